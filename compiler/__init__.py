@@ -1,0 +1,1 @@
+"""The compiler proper: driver, passes, diagnostics, target registry, writer and CLI."""

@@ -1,0 +1,124 @@
+"""The ``svcc`` / ``svc`` command: argument parsing → ``compiler.driver`` → exit code.
+
+Nothing else lives here: rendering is in ``compiler.render``, logic in the driver. Every
+failure is one line on stderr (``svcc: error: ...``) and an exit code from the
+specification: 0 success, 1 ineligible selection, 2 input/output errors. A traceback
+reaching a user is a bug: unexpected exceptions are reported in one line with exit 3
+(``SVCC_DEBUG=1`` shows the traceback).
+"""
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
+
+from svcc import __version__
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--module-name", metavar="DOTTED",
+                   help="logical module name (default: the file name stem)")
+    p.add_argument("--python-version", metavar="3.N",
+                   help="Python grammar to parse with (default: the running interpreter's)")
+    p.add_argument("--requirements", metavar="FILE",
+                   help="declared application dependencies (pip requirement lines)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="svcc", description="Compile Python code into services.")
+    parser.add_argument("--version", action="version", version=f"svcc {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    inspect = sub.add_parser("inspect", help="report the readiness of each public function")
+    inspect.add_argument("path", help="a .py file, an .ipynb notebook, or a directory")
+    _common(inspect)
+    inspect.add_argument("--format", choices=("text", "json"), default="text")
+    inspect.add_argument("--ir", action="store_true", help="print the IR instead")
+    inspect.add_argument("--encoding", help="source encoding (default: PEP 263 detection)")
+
+    compile_ = sub.add_parser("compile", help="compile a file with a target into a directory")
+    compile_.add_argument("path", help="a .py file or an .ipynb notebook")
+    compile_.add_argument("--target", required=True, help="a target name (see `svcc targets`)")
+    compile_.add_argument("--output-dir", required=True, metavar="DIR",
+                          help="a new or empty directory")
+    compile_.add_argument("--select", metavar="NAMES",
+                          help="comma-separated function names or full ids")
+    _common(compile_)
+    compile_.add_argument("--format", choices=("json", "text"), default="json")
+
+    targets = sub.add_parser("targets", help="list the installed targets")
+    targets.add_argument("--format", choices=("text", "json"), default="text")
+    return parser
+
+
+def _requirements(args: argparse.Namespace) -> object:
+    if not args.requirements:
+        return None
+    from pathlib import Path
+
+    from svcc.compiler.requirements import load_requirements
+
+    return load_requirements(Path(args.requirements))
+
+
+def _cmd_inspect(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from svcc.compiler import render
+
+    path = Path(args.path)
+    if path.is_dir():
+        if args.module_name:
+            from svcc.compiler.errors import UsageError
+
+            raise UsageError("--module-name names one module; it cannot apply to a directory")
+        return render.inspect_directory(path, args, _requirements(args))
+    return render.inspect_file(path, args, _requirements(args))
+
+
+def _cmd_compile(args: argparse.Namespace) -> int:
+    from svcc.compiler import driver, render
+
+    result = driver.compile_file(
+        args.path, target=args.target, output_dir=args.output_dir,
+        module_name=args.module_name, select=args.select,
+        python_version=args.python_version, requirements=_requirements(args),  # type: ignore[arg-type]
+    )
+    render.compile_result(result, args.format)
+    return 0
+
+
+def _cmd_targets(args: argparse.Namespace) -> int:
+    from svcc.compiler import render
+
+    render.targets(args.format)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from svcc.compiler.errors import ExitCode, SvccError
+
+    commands = {"inspect": _cmd_inspect, "compile": _cmd_compile, "targets": _cmd_targets}
+    try:
+        return commands[args.command](args)
+    except SvccError as exc:
+        sys.stderr.write(f"svcc: error: {exc}\n")
+        return int(exc.exit_code)
+    except KeyboardInterrupt:
+        sys.stderr.write("svcc: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:
+        if os.environ.get("SVCC_DEBUG"):
+            raise
+        sys.stderr.write(f"svcc: internal error: {type(exc).__name__}: {exc} "
+                         "(a bug: rerun with SVCC_DEBUG=1 and report it)\n")
+        return int(ExitCode.INTERNAL)

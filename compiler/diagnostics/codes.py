@@ -1,0 +1,198 @@
+"""Every diagnostic code svcc emits, in one table. Codes are never renumbered or reused.
+
+Each code is a module-level ``Final`` constant that registers itself (mypy's
+``errorcodes`` style). ``docs/diagnostics.md`` is generated from this table
+(``python -m svcc.compiler.diagnostics``); ``tests/test_codes.py`` fails when the
+two disagree, when a number is skipped, or when a code has no fixture triggering it.
+
+Families: ``SVC-R`` readiness reasons (attached to a capability), ``SVC-F`` front-end
+notes and errors (attached to the module).
+"""
+
+from typing import Final, Literal
+
+from attrs import frozen
+
+Severity = Literal["error", "warning"]
+Dimension = Literal["binding", "inputs", "outputs", "execution", "source"]
+ReadinessClass = Literal["eligible", "conditional", "unsupported", "ambiguous"]
+
+CLASS_ORDER: Final[dict[ReadinessClass, int]] = {
+    "eligible": 0,
+    "conditional": 1,
+    "ambiguous": 2,
+    "unsupported": 3,
+}
+
+
+@frozen
+class Code:
+    code: str
+    title: str
+    severity: Severity
+    dimension: Dimension
+    # The readiness class an error of this code forces; None for warnings and front-end codes.
+    klass: ReadinessClass | None
+    explanation: str
+
+
+REGISTRY: dict[str, Code] = {}
+
+
+def _code(
+    code: str,
+    title: str,
+    severity: Severity,
+    dimension: Dimension,
+    klass: ReadinessClass | None,
+    explanation: str,
+) -> Code:
+    if code in REGISTRY:
+        raise AssertionError(f"duplicate diagnostic code {code}")
+    entry = Code(code, title, severity, dimension, klass, explanation)
+    REGISTRY[code] = entry
+    return entry
+
+
+# --- readiness: binding -------------------------------------------------------------------
+R001_DECORATED: Final = _code(
+    "SVC-R001", "decorated function", "error", "binding", "conditional",
+    "A decorator may replace the function, so the callable served is not the one read.",
+)
+R002_REBOUND: Final = _code(
+    "SVC-R002", "name bound more than once", "error", "binding", "ambiguous",
+    "The module binds the name more than once at import; which object is served is unclear.",
+)
+R003_DELETED: Final = _code(
+    "SVC-R003", "name deleted at module level", "error", "binding", "ambiguous",
+    "A module-level `del` removes or may remove the binding before it is served.",
+)
+R004_UNANNOTATED: Final = _code(
+    "SVC-R004", "parameter without annotation", "warning", "inputs", None,
+    "The parameter accepts any JSON value; annotate it to get validation and a schema.",
+)
+R005_ANY: Final = _code(
+    "SVC-R005", "parameter annotated Any", "warning", "inputs", None,
+    "The parameter accepts any JSON value.",
+)
+R006_CONDITIONAL_DEF: Final = _code(
+    "SVC-R006", "definition under if/try/loop/with", "error", "binding", "ambiguous",
+    "The function exists only on some paths through module import (an optional-dependency "
+    "fallback, a platform check, a loop).",
+)
+R007_MODULE_EFFECT: Final = _code(
+    "SVC-R007", "module-level statement with import-time effects", "error", "execution",
+    "conditional",
+    "Importing the module runs code that may fail or change bindings (a call, I/O, a loop, "
+    "an assignment from a call, a decorator or default evaluated at definition time). "
+    "Applies to every capability of the module.",
+)
+R008_UNRESOLVED_IMPORT: Final = _code(
+    "SVC-R008", "unresolved module-level import", "error", "execution", "conditional",
+    "An unguarded module-level import is neither standard library, nor a module beside the "
+    "source, nor provided by a declared requirement: the server would fail to start. "
+    "Declare it with --requirements FILE.",
+)
+R009_UNRESOLVED_CALL_IMPORT: Final = _code(
+    "SVC-R009", "unresolved import in the function body", "error", "execution", "conditional",
+    "An unguarded import inside the function is not resolvable: calls would fail. "
+    "Declare it with --requirements FILE.",
+)
+R010_COMPLEX_CLASS: Final = _code(
+    "SVC-R010", "module-level class with import-time behaviour", "error", "execution",
+    "conditional",
+    "A class whose bases, decorators, keywords or body run code at import (anything beyond "
+    "builtin/typing/enum bases, annotations, literal assignments, docstrings and undecorated "
+    "defs). Applies to every capability of the module.",
+)
+R011_UNSUPPORTED_TYPE: Final = _code(
+    "SVC-R011", "annotation not expressible as JSON", "error", "inputs", "unsupported",
+    "The parameter's type has no exact JSON shape (a callable, an arbitrary class, bytes, "
+    "a set, non-string dict keys...).",
+)
+R012_UNRESOLVED_TYPE: Final = _code(
+    "SVC-R012", "annotation not resolvable statically", "error", "inputs", "ambiguous",
+    "The annotation names something svcc cannot resolve without running code.",
+)
+R013_STAR_IMPORT_TYPE: Final = _code(
+    "SVC-R013", "annotation may come from a star import", "error", "inputs", "ambiguous",
+    "The annotation names something not defined in the module, and a star import could "
+    "provide it.",
+)
+R014_VAR_POSITIONAL: Final = _code(
+    "SVC-R014", "*args parameter", "error", "inputs", "unsupported",
+    "Variadic positional parameters have no named JSON field.",
+)
+R015_VAR_KEYWORD: Final = _code(
+    "SVC-R015", "**kwargs parameter", "error", "inputs", "unsupported",
+    "Variadic keyword parameters make the request object open-ended.",
+)
+R016_GENERATOR: Final = _code(
+    "SVC-R016", "generator function", "error", "outputs", "unsupported",
+    "A generator's result is an iterator, not a JSON value.",
+)
+R017_ASYNC_GENERATOR: Final = _code(
+    "SVC-R017", "async generator function", "error", "outputs", "unsupported",
+    "An async generator's result is an async iterator, not a JSON value.",
+)
+R018_RETURN_TYPE: Final = _code(
+    "SVC-R018", "return annotation not expressible as JSON", "warning", "outputs", None,
+    "Return types are documentation only; this one is documented as any JSON value.",
+)
+R019_GLOBAL_REBIND: Final = _code(
+    "SVC-R019", "rebound through a global statement", "error", "binding", "ambiguous",
+    "A function declares the capability's name `global` and may rebind it after import.",
+)
+
+# --- front end ----------------------------------------------------------------------------
+F001_SYNTAX: Final = _code(
+    "SVC-F001", "syntax error", "error", "source", None,
+    "The source does not parse with the requested Python grammar.",
+)
+F002_DECODE: Final = _code(
+    "SVC-F002", "undecodable source", "error", "source", None,
+    "The bytes are not text in the declared or detected encoding.",
+)
+F003_NOTEBOOK: Final = _code(
+    "SVC-F003", "invalid notebook", "error", "source", None,
+    "The file is not a valid Jupyter notebook (JSON or nbformat schema).",
+)
+F004_LINE_MAGIC: Final = _code(
+    "SVC-F004", "line magic removed", "warning", "source", None,
+    "An IPython line magic (`%...`) or help query (`?`) is not Python; the line was removed.",
+)
+F005_CELL_MAGIC: Final = _code(
+    "SVC-F005", "cell magic cell dropped", "warning", "source", None,
+    "A cell starting with a cell magic (`%%...`) is not Python; the whole cell was dropped.",
+)
+F006_SHELL_ESCAPE: Final = _code(
+    "SVC-F006", "shell escape removed", "warning", "source", None,
+    "An IPython shell escape (`!...`) is not Python; the line was removed. Declare what it "
+    "installed with --requirements.",
+)
+
+
+def markdown_table() -> str:
+    """The body of ``docs/diagnostics.md``."""
+    lines = [
+        "# Diagnostic codes",
+        "",
+        "Generated from `compiler/diagnostics/codes.py` by "
+        "`python -m svcc.compiler.diagnostics > docs/diagnostics.md`; "
+        "a test keeps them in sync. Codes are never renumbered.",
+        "",
+        "An `error` reason blocks generation and sets the capability's class; a `warning` "
+        "informs. `SVC-R` codes are readiness reasons attached to a capability; `SVC-F` codes "
+        "are front-end diagnostics attached to the module.",
+        "",
+        "| code | title | severity | dimension | class | explanation |",
+        "|---|---|---|---|---|---|",
+    ]
+    for entry in REGISTRY.values():
+        klass = entry.klass or "—"
+        lines.append(
+            f"| {entry.code} | {entry.title} | {entry.severity} | {entry.dimension} | "
+            f"{klass} | {entry.explanation} |"
+        )
+    return "\n".join(lines) + "\n"
+

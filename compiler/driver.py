@@ -1,0 +1,375 @@
+"""The library API: what the CLI and the analysis service call.
+
+``analyze_source`` / ``analyze_file`` / ``analyze_directory`` run a front end and the
+readiness pass and return an :class:`Analysis` (IR + readiness + front-end diagnostics).
+``compile_file`` adds selection and a target, and hands the ``FileTree`` to the writer.
+Input problems raise :class:`~svcc.compiler.errors.InputError`; the CLI maps them to exit
+codes, the service to HTTP statuses.
+"""
+
+import os
+from collections.abc import Callable, Iterator
+from functools import cache
+from pathlib import Path
+from typing import Any, Final, TypeVar
+
+from attrs import frozen
+
+from svcc.compiler.diagnostics import Diagnostic
+from svcc.compiler.errors import InputError
+from svcc.compiler.passes.readiness import Environment, ReadinessPass, ReadinessReport
+from svcc.compiler.requirements import DeclaredRequirements
+from svcc.ir.canonical import canonical_json, digest_bytes
+from svcc.ir.model import ModuleIR, SourceFormat
+
+T = TypeVar("T")
+
+SUFFIXES: Final[dict[str, SourceFormat]] = {".py": "python", ".ipynb": "notebook"}
+MAX_SOURCE_BYTES: Final = 16 * 1024 * 1024
+SKIP_DIRS: Final = frozenset({"__pycache__", "node_modules"})
+
+
+@frozen(kw_only=True)
+class AnalysisOptions:
+    python_version: tuple[int, int]
+    requirements: DeclaredRequirements | None = None
+    encoding: str | None = None
+
+
+@frozen(kw_only=True)
+class Analysis:
+    """One source analysed. ``ir``/``readiness`` are ``None`` when ``error`` is set."""
+
+    path: str
+    module: str
+    source_format: SourceFormat
+    source_bytes: bytes
+    module_text: str | None
+    ir: ModuleIR | None
+    ir_json: bytes | None
+    readiness: ReadinessReport | None
+    diagnostics: tuple[Diagnostic, ...]
+
+    @property
+    def error(self) -> Diagnostic | None:
+        return next((d for d in self.diagnostics if d.severity == "error"), None)
+
+    def error_message(self) -> str:
+        error = self.error
+        assert error is not None
+        return f"{error.location(self.path)}: {error.message}"
+
+    def document(self) -> dict[str, Any]:
+        """The readiness document, or ``{"error": ...}`` for a source that did not analyse."""
+        if self.readiness is None:
+            error = self.error
+            assert error is not None
+            return {"error": {"path": self.path, **error.to_json()}}
+        doc = self.readiness.to_json()
+        doc["diagnostics"] = [d.to_json() for d in self.diagnostics]
+        return doc
+
+
+def version_tuple(version: str | tuple[int, int] | None) -> tuple[int, int]:
+    from svcc.frontends.python._source import parse_python_version, running_version
+
+    if version is None:
+        return running_version()
+    if isinstance(version, tuple):
+        return version
+    try:
+        return parse_python_version(version)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+
+
+def check_module_name(name: str) -> str:
+    from svcc.frontends.python import module_name_problem
+
+    problem = module_name_problem(name)
+    if problem:
+        raise InputError(problem)
+    return name
+
+
+def source_format_of(path: str | Path) -> SourceFormat:
+    suffix = Path(path).suffix.lower()
+    if suffix not in SUFFIXES:
+        raise InputError(f"{path}: unsupported format {suffix or '(no suffix)'!r}: "
+                         "expected a .py file or an .ipynb notebook")
+    return SUFFIXES[suffix]
+
+
+def analyze_source(
+    source: bytes | str,
+    *,
+    path: str = "module.py",
+    module: str | None = None,
+    python_version: str | tuple[int, int] | None = None,
+    encoding: str | None = None,
+    source_format: SourceFormat | None = None,
+    requirements: DeclaredRequirements | None = None,
+    local_modules: frozenset[str] = frozenset(),
+    check_name: bool = True,
+) -> Analysis:
+    """Analyse source held in memory. ``path`` is the display path (relative)."""
+    data = source.encode("utf-8") if isinstance(source, str) else source
+    fmt = source_format or source_format_of(path)
+    name = module if module is not None else Path(path).stem
+    if check_name:
+        check_module_name(name)
+    version = version_tuple(python_version)
+    if fmt == "notebook":
+        from svcc.frontends.notebook import read_notebook
+
+        result = read_notebook(data, path=path, module=name, python_version=version)
+    else:
+        from svcc.frontends.python import read_python
+
+        result = read_python(data, path=path, module=name, python_version=version,
+                             encoding=encoding)
+    ir_json = readiness = None
+    if result.ir is not None:
+        from svcc.ir.serde import ir_to_json
+
+        ir_json = ir_to_json(result.ir)
+        env = Environment(
+            local_modules=local_modules,
+            declared_imports=requirements.import_names if requirements else frozenset(),
+            declared_requirements=requirements.distributions if requirements else (),
+        )
+        readiness = ReadinessPass().run(result.ir, env, digest_bytes(ir_json))
+    return Analysis(path=path, module=name, source_format=fmt, source_bytes=data,
+                    module_text=result.module_text, ir=result.ir, ir_json=ir_json,
+                    readiness=readiness, diagnostics=result.diagnostics)
+
+
+@cache
+def modules_beside(directory: str) -> frozenset[str]:
+    """Importable names in ``directory``: ``*.py`` stems and packages (``__init__.py``)."""
+    names: set[str] = set()
+    try:
+        with os.scandir(directory) as it:
+            for entry in it:
+                if entry.name.endswith(".py") and entry.is_file():
+                    names.add(entry.name[:-3])
+                elif entry.is_dir(follow_symlinks=False) and os.path.exists(
+                        os.path.join(entry.path, "__init__.py")):
+                    names.add(entry.name)
+    except OSError:
+        pass
+    return frozenset(n for n in names if n.isidentifier())
+
+
+def read_source_file(path: Path) -> bytes:
+    try:
+        if path.is_dir():
+            raise InputError(f"{path}: is a directory (inspect accepts directories; "
+                             "compile needs one file)")
+        size = path.stat().st_size
+        if size > MAX_SOURCE_BYTES:
+            raise InputError(f"{path}: {size} bytes is over the {MAX_SOURCE_BYTES}-byte limit")
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{path}: file not found") from None
+    except PermissionError:
+        raise InputError(f"{path}: permission denied") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def analyze_file(
+    path: str | Path,
+    *,
+    module_name: str | None = None,
+    python_version: str | tuple[int, int] | None = None,
+    requirements: DeclaredRequirements | None = None,
+    encoding: str | None = None,
+) -> Analysis:
+    path = Path(path)
+    fmt = source_format_of(path)
+    module = check_module_name(module_name if module_name is not None else path.stem)
+    data = read_source_file(path)
+    return analyze_source(
+        data, path=path.name, module=module, python_version=python_version, encoding=encoding,
+        source_format=fmt, requirements=requirements,
+        local_modules=modules_beside(str(path.parent.resolve())), check_name=False,
+    )
+
+
+# -- directories --------------------------------------------------------------------------
+
+def python_files(root: Path) -> list[str]:
+    """Relative POSIX paths of every ``.py`` below ``root``, sorted; hidden directories,
+    ``__pycache__`` and symlinks are skipped (a symlink could lead outside the tree)."""
+    out: list[str] = []
+    for current, dirs, files in os.walk(root, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS)
+        for name in files:
+            if name.endswith(".py"):
+                full = os.path.join(current, name)
+                if not os.path.islink(full):
+                    out.append(Path(full).relative_to(root).as_posix())
+    out.sort()
+    return out
+
+
+def module_name_for(relpath: str) -> str | None:
+    parts = relpath[:-3].split("/")
+    if parts[-1] == "__init__" and len(parts) > 1:
+        parts.pop()
+    name = ".".join(parts)
+    return name if all(p.isidentifier() for p in parts) else None
+
+
+_DIR_STATE: dict[str, Any] = {}
+
+
+def _analyze_in_directory(relpath: str) -> Any:
+    root: Path = _DIR_STATE["root"]
+    options: AnalysisOptions = _DIR_STATE["options"]
+    render: Callable[[Analysis], Any] = _DIR_STATE["render"]
+    full = root / relpath
+    module = module_name_for(relpath)
+    try:
+        data = read_source_file(full)
+    except InputError as exc:
+        return render(_failed(relpath, module or "", str(exc)))
+    if module is None:
+        return render(_failed(relpath, "", f"cannot derive a module name from {relpath!r}"))
+    local = modules_beside(str(full.parent)) | modules_beside(str(root))
+    analysis = analyze_source(
+        data, path=relpath, module=module, python_version=options.python_version,
+        encoding=options.encoding, source_format="python", requirements=options.requirements,
+        local_modules=local, check_name=False,
+    )
+    return render(analysis)
+
+
+def _failed(relpath: str, module: str, message: str) -> Analysis:
+    from svcc.compiler.diagnostics import diag
+    from svcc.compiler.diagnostics.codes import F002_DECODE
+
+    return Analysis(path=relpath, module=module, source_format="python", source_bytes=b"",
+                    module_text=None, ir=None, ir_json=None, readiness=None,
+                    diagnostics=(diag(F002_DECODE, message, None),))
+
+
+def _init_worker(state: dict[str, Any]) -> None:
+    _DIR_STATE.update(state)
+
+
+SERIAL_BELOW: Final = 16
+
+
+def analyze_directory(
+    root: str | Path,
+    *,
+    render: Callable[[Analysis], T],
+    python_version: str | tuple[int, int] | None = None,
+    requirements: DeclaredRequirements | None = None,
+    encoding: str | None = None,
+    workers: int | None = None,
+) -> Iterator[tuple[str, T]]:
+    """Analyse every ``.py`` below ``root`` in parallel; yield ``(relative path, render(a))``
+    in sorted path order as results arrive.
+
+    ``render`` runs in the worker (it must be a module-level function), so only what it
+    returns crosses the process boundary and no worker holds more than one tree at a time.
+    """
+    root = Path(root)
+    if not root.is_dir():
+        raise InputError(f"{root}: not a directory")
+    files = python_files(root)
+    options = AnalysisOptions(python_version=version_tuple(python_version),
+                              requirements=requirements, encoding=encoding)
+    state = {"root": root, "options": options, "render": render}
+    count = workers or os.cpu_count() or 1
+    if count <= 1 or len(files) < SERIAL_BELOW:
+        _init_worker(state)
+        for rel in files:
+            yield rel, _analyze_in_directory(rel)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from svcc.ir.serde import converter
+
+    converter()  # build once before forking: workers inherit it
+    context = multiprocessing.get_context("fork")
+    chunk = max(1, min(16, len(files) // (count * 8)))
+    with ProcessPoolExecutor(max_workers=count, mp_context=context, initializer=_init_worker,
+                             initargs=(state,)) as pool:
+        yield from zip(files, pool.map(_analyze_in_directory, files, chunksize=chunk),
+                       strict=True)
+
+
+def render_document(analysis: Analysis) -> bytes:
+    """Canonical JSON of the readiness document (a directory worker's ``render``)."""
+    return canonical_json(analysis.document())
+
+
+def render_ir(analysis: Analysis) -> bytes:
+    if analysis.ir_json is None:
+        return canonical_json(analysis.document())
+    return analysis.ir_json
+
+
+# -- compile ------------------------------------------------------------------------------
+
+@frozen(kw_only=True)
+class CompileResult:
+    target: str
+    output_dir: Path
+    files: tuple[str, ...]
+    capabilities: tuple[str, ...]
+    analysis: Analysis
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "target": self.target,
+            "output_dir": str(self.output_dir),
+            "module": self.analysis.module,
+            "capabilities": list(self.capabilities),
+            "execution": {"mode": "direct"},
+            "files": list(self.files),
+        }
+
+
+def compile_file(
+    path: str | Path,
+    *,
+    target: str,
+    output_dir: str | Path,
+    module_name: str | None = None,
+    select: str | None = None,
+    python_version: str | tuple[int, int] | None = None,
+    requirements: DeclaredRequirements | None = None,
+) -> CompileResult:
+    """Front end → readiness → selection → target → writer. Nothing is written unless
+    every step succeeds; the target is resolved before the source is read."""
+    from svcc.compiler.errors import IneligibleError
+    from svcc.compiler.passes.select import SelectPass, parse_selection
+    from svcc.compiler.registry import get_target
+    from svcc.compiler.target import EmitContext
+    from svcc.compiler.writer import write_tree
+
+    backend = get_target(target)
+    selection = parse_selection(select)
+    analysis = analyze_file(path, module_name=module_name, python_version=python_version,
+                            requirements=requirements)
+    if analysis.error is not None or analysis.ir is None or analysis.readiness is None:
+        raise InputError(analysis.error_message())
+    if analysis.module_text is None:
+        raise IneligibleError(f"{analysis.path}: no module text")
+    selected = SelectPass().run(analysis.ir, analysis.readiness, selection, analysis.path)
+    ctx = EmitContext(
+        readiness=analysis.readiness, source_path=analysis.path,
+        source_bytes=analysis.source_bytes, module_text=analysis.module_text,
+        requirements=requirements.lines if requirements else (),
+    )
+    tree = backend.emit(selected, ctx)
+    written = write_tree(tree, output_dir)
+    return CompileResult(target=backend.name, output_dir=written, files=tuple(tree.paths()),
+                         capabilities=tuple(c.id for c in selected.capabilities),
+                         analysis=analysis)

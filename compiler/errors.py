@@ -1,0 +1,42 @@
+"""The one exception root and the few kinds the CLI maps to exit codes.
+
+Passes and front ends return diagnostics; these are raised only for usage and I/O
+problems (exit 2), an ineligible selection (exit 1) and broken invariants (bugs).
+"""
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    OK = 0
+    INELIGIBLE = 1
+    INPUT = 2
+    INTERNAL = 3
+
+
+class SvccError(Exception):
+    exit_code = ExitCode.INPUT
+
+
+class InputError(SvccError):
+    """Missing or unreadable input, unsupported format, syntax error, bad option value."""
+
+
+class OutputError(SvccError):
+    """The output directory is refused (non-empty, symlinked) or could not be written."""
+
+
+class UsageError(SvccError):
+    """A request that cannot be understood: unknown target, unknown selection."""
+
+
+class IneligibleError(SvccError):
+    """A selected capability is not eligible; the message carries the reason codes."""
+
+    exit_code = ExitCode.INELIGIBLE
+
+
+class InternalError(SvccError):
+    """A broken invariant inside svcc: always a bug."""
+
+    exit_code = ExitCode.INTERNAL

@@ -1,0 +1,1 @@
+"""Front ends: source (``.py``, ``.ipynb``) to IR, by reading, never by running."""

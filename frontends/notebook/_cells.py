@@ -1,0 +1,112 @@
+"""Notebook code cells → one Python module, with IPython syntax removed.
+
+A cell that parses as Python is kept byte for byte (``%`` can legally start a
+continuation line). A cell that does not is cleaned line by line: a cell magic (``%%``)
+drops the whole cell; line magics, help queries and shell escapes (``!``, ``x = !ls``)
+are removed, each with a diagnostic naming the cell and line.
+"""
+
+import re
+from collections.abc import Callable
+
+from attrs import frozen
+
+from svcc.compiler.diagnostics import Diagnostic, diag
+from svcc.compiler.diagnostics.codes import F004_LINE_MAGIC, F005_CELL_MAGIC, F006_SHELL_ESCAPE
+from svcc.ir.model import Span
+
+_ASSIGN_MAGIC = re.compile(r"^\s*[\w.,\s\[\]]+=\s*([!%])")
+_TRIPLE = re.compile(r"'''|\"\"\"")
+
+
+@frozen
+class Cell:
+    index: int  # 1-based position among all cells
+    source: str
+
+
+@frozen
+class Converted:
+    text: str
+    line_map: tuple[tuple[int, int], ...]
+    diagnostics: tuple[Diagnostic, ...]
+
+
+def _span(cell: int, line: int, width: int) -> Span:
+    return Span(line=line, column=0, end_line=line, end_column=width, cell=cell)
+
+
+def _clean_cell(cell: Cell, diagnostics: list[Diagnostic]) -> list[str] | None:
+    """The cell's lines with IPython syntax blanked, or ``None`` when the cell is dropped."""
+    lines = cell.source.split("\n")
+    first = next((ln for ln in lines if ln.strip()), "")
+    if first.lstrip().startswith("%%"):
+        number = lines.index(first) + 1
+        diagnostics.append(diag(F005_CELL_MAGIC,
+                                f"cell {cell.index}: cell magic {first.strip().split()[0]} "
+                                "dropped the whole cell", _span(cell.index, number, len(first))))
+        return None
+    out: list[str] = []
+    in_string: str | None = None
+    continuing = False
+    for number, line in enumerate(lines, start=1):
+        stripped = line.strip()
+        if in_string is None and (continuing or _is_ipython(stripped, line)):
+            indent = line[: len(line) - len(line.lstrip())]
+            if not continuing:
+                code, what = (
+                    (F006_SHELL_ESCAPE, "shell escape") if _is_shell(stripped, line)
+                    else (F004_LINE_MAGIC, "line magic")
+                )
+                diagnostics.append(diag(code, f"cell {cell.index}: {what} "
+                                        f"{stripped[:40]!r} removed",
+                                        _span(cell.index, number, len(line))))
+            continuing = stripped.endswith("\\")
+            out.append(f"{indent}pass" if indent else "")
+            continue
+        for match in _TRIPLE.finditer(line):
+            quote = match.group(0)
+            if in_string is None:
+                in_string = quote
+            elif in_string == quote:
+                in_string = None
+        out.append(line)
+    return out
+
+
+def _is_shell(stripped: str, line: str) -> bool:
+    match = _ASSIGN_MAGIC.match(line)
+    return stripped.startswith("!") or bool(match and match.group(1) == "!")
+
+
+def _is_ipython(stripped: str, line: str) -> bool:
+    if not stripped or stripped.startswith("#"):
+        return False
+    return (stripped[0] in "%!?" or (stripped.endswith("?") and not stripped.endswith("??=")
+                                      and "#" not in stripped)
+            or bool(_ASSIGN_MAGIC.match(line)))
+
+
+def convert(cells: list[Cell], parses: Callable[[str], bool]) -> Converted:
+    """Join code cells into one module; ``parses(text)`` says whether a cell is plain Python.
+
+    Each cell is preceded by a ``# %% [cell N]`` marker (the percent format editors read),
+    and the line map sends every module line back to ``(cell, line in cell)``.
+    """
+    lines: list[str] = []
+    line_map: list[tuple[int, int]] = []
+    diagnostics: list[Diagnostic] = []
+    for cell in cells:
+        cell_lines: list[str] | None
+        cell_lines = cell.source.split("\n") if parses(cell.source) else _clean_cell(
+            cell, diagnostics)
+        if cell_lines is None:
+            continue
+        lines.append(f"# %% [cell {cell.index}]")
+        line_map.append((cell.index, 1))
+        for number, line in enumerate(cell_lines, start=1):
+            lines.append(line)
+            line_map.append((cell.index, number))
+    text = "\n".join(lines) + "\n" if lines else ""
+    line_map.append(line_map[-1] if line_map else (1, 1))  # the final empty line
+    return Converted(text=text, line_map=tuple(line_map), diagnostics=tuple(diagnostics))

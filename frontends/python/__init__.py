@@ -1,0 +1,147 @@
+"""The Python front end: source text → ``ModuleIR``, by ``ast`` only.
+
+Never imports or executes the source. Every failure is returned as a diagnostic
+(``SVC-F###``), never raised, so callers (CLI, service, directory workers) decide what
+an error means for them.
+"""
+
+import ast
+import keyword
+import warnings
+from collections.abc import Sequence
+
+from attrs import frozen
+
+from svcc.compiler.diagnostics import Diagnostic, diag
+from svcc.compiler.diagnostics.codes import F001_SYNTAX, F002_DECODE
+from svcc.frontends.python._lower import ModuleLowerer
+from svcc.frontends.python._source import (
+    SourceDecodeError,
+    SourceText,
+    decode_source,
+    parse_python_version,
+    running_version,
+)
+from svcc.ir.canonical import digest_bytes
+from svcc.ir.model import ModuleIR, SourceFormat, SourceInfo, Span
+
+# Module names a bundle's own files and runtime occupy: a user module by these names would
+# shadow them (the specification names `app`, `json` and the web framework's module).
+RESERVED_MODULE_NAMES = frozenset(
+    {
+        "app", "json", "fastapi", "starlette", "pydantic", "pydantic_core", "uvicorn", "mcp",
+        "anyio", "server", "source", "wsgi", "gunicorn", "svc_governed", "svc_runtime",
+        "svcc", "typing_extensions",
+    }
+)
+
+
+@frozen(kw_only=True)
+class FrontendResult:
+    """``ir`` is ``None`` exactly when an error diagnostic stopped the front end."""
+
+    ir: ModuleIR | None
+    diagnostics: tuple[Diagnostic, ...]
+    module_text: str | None
+
+
+def module_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot name the generated module, or ``None`` when it can."""
+    parts = name.split(".")
+    for part in parts:
+        if not part.isidentifier() or keyword.iskeyword(part):
+            return f"invalid module name {name!r}: {part!r} is not a Python identifier"
+    if parts[0] in RESERVED_MODULE_NAMES:
+        return (f"module name {name!r} clashes with the runtime's own module {parts[0]!r}; "
+                "choose another with --module-name")
+    return None
+
+
+def parse(text: str, version: tuple[int, int], filename: str) -> ast.Module:
+    """``ast.parse`` with the requested grammar and no warnings leaking to stderr."""
+    feature = min(version, running_version())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(text, filename=filename, feature_version=feature)
+
+
+def syntax_diagnostic(exc: BaseException, version: tuple[int, int],
+                      src: SourceText | None) -> Diagnostic:
+    if isinstance(exc, SyntaxError):
+        line = exc.lineno or 1
+        col = max((exc.offset or 1) - 1, 0)
+        message = exc.msg or "invalid syntax"
+    elif isinstance(exc, RecursionError | MemoryError):
+        line, col, message = 1, 0, "source nested too deeply to parse"
+    else:
+        line, col, message = 1, 0, str(exc) or type(exc).__name__
+    if version > running_version():
+        message += (f" (svcc runs on Python {running_version()[0]}.{running_version()[1]} and "
+                    f"parses {version[0]}.{version[1]} code with that grammar)")
+    if src is not None:
+        line = min(max(line, 1), max(len(src.lines), 1))
+        span = src.make_span(line, col, line, col)
+    else:
+        span = Span(line=line, column=col, end_line=line, end_column=col)
+    return diag(F001_SYNTAX, message, span)
+
+
+def lower_text(
+    text: str,
+    *,
+    module: str,
+    path: str,
+    source_sha256: str,
+    encoding: str,
+    python_version: tuple[int, int],
+    source_format: SourceFormat = "python",
+    line_map: Sequence[tuple[int, int]] | None = None,
+) -> FrontendResult:
+    src = SourceText(text, line_map)
+    try:
+        tree = parse(text, python_version, path)
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as exc:
+        return FrontendResult(ir=None, diagnostics=(syntax_diagnostic(exc, python_version, src),),
+                              module_text=text)
+    source = SourceInfo(
+        path=path, format=source_format, sha256=source_sha256,
+        module_sha256=digest_bytes(text.encode("utf-8")), encoding=encoding,
+        python_version=f"{python_version[0]}.{python_version[1]}",
+    )
+    try:
+        ir = ModuleLowerer(tree, src, module=module, source=source).lower()
+    except RecursionError:
+        return FrontendResult(
+            ir=None, diagnostics=(syntax_diagnostic(RecursionError(), python_version, src),),
+            module_text=text)
+    return FrontendResult(ir=ir, diagnostics=(), module_text=text)
+
+
+def read_python(
+    data: bytes,
+    *,
+    path: str,
+    module: str,
+    python_version: tuple[int, int],
+    encoding: str | None = None,
+) -> FrontendResult:
+    """A ``.py`` file's bytes → IR. ``encoding`` overrides PEP 263 detection."""
+    try:
+        text, used = decode_source(data, encoding)
+    except SourceDecodeError as exc:
+        line = exc.line or 1
+        span = Span(line=line, column=0, end_line=line, end_column=0)
+        return FrontendResult(ir=None, diagnostics=(diag(F002_DECODE, str(exc), span),),
+                              module_text=None)
+    return lower_text(text, module=module, path=path, source_sha256=digest_bytes(data),
+                      encoding=used, python_version=python_version)
+
+
+__all__ = [
+    "RESERVED_MODULE_NAMES",
+    "FrontendResult",
+    "lower_text",
+    "module_name_problem",
+    "parse_python_version",
+    "read_python",
+]

@@ -1,0 +1,617 @@
+"""A parsed module (``ast``) → ``ModuleIR``. Reads; never imports or evaluates.
+
+Two passes over the top-level statements: the first builds the symbol table that
+annotations resolve against (imports, TypedDicts, aliases, classes); the second
+records the facts: statements with their import-time behaviour, bindings, imports,
+classes, TypedDicts and the public functions (capabilities).
+"""
+
+import ast
+
+from svcc.frontends.python._source import SourceText, short
+from svcc.frontends.python._statements import (
+    assigned_names,
+    decorator_is_harmless,
+    first_code_running,
+    import_bindings,
+    is_literal,
+    is_main_guard,
+    is_name_chain,
+    is_type_checking,
+    is_type_expression,
+    is_typing_constructor,
+)
+from svcc.frontends.python._types import (
+    REQUIREDNESS,
+    TYPEDDICT,
+    Symbols,
+    TypeResolver,
+    typing_names,
+)
+from svcc.ir.model import (
+    Binding,
+    BindingKind,
+    Capability,
+    ClassDecl,
+    Decorator,
+    Default,
+    GlobalWrite,
+    Import,
+    ModuleIR,
+    Parameter,
+    ParamKind,
+    Returns,
+    SourceInfo,
+    Statement,
+    StatementKind,
+    TypedDictDecl,
+    TypedDictField,
+)
+from svcc.ir.types import AnyType, TypeNode
+
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+
+# Class bases that add no import-time behaviour of their own.
+PLAIN_BASE_MODULES = ("builtins.", "typing.", "typing_extensions.", "enum.", "abc.ABC")
+_NEWTYPE = typing_names("NewType")
+_TYPEVARS = typing_names("TypeVar", "ParamSpec", "TypeVarTuple")
+_NAMEDTUPLE = typing_names("NamedTuple")
+
+
+class ModuleLowerer:
+    def __init__(self, tree: ast.Module, src: SourceText, *, module: str,
+                 source: SourceInfo) -> None:
+        self.tree = tree
+        self.src = src
+        self.module = module
+        self.source = source
+        self.symbols = Symbols()
+        self.types = TypeResolver(self.symbols, src.segment)
+        self.future_annotations = any(
+            isinstance(s, ast.ImportFrom) and s.module == "__future__"
+            and any(a.name == "annotations" for a in s.names)
+            for s in tree.body
+        )
+        self.statements: list[Statement] = []
+        self.bindings: list[Binding] = []
+        self.imports: list[Import] = []
+        self.classes: list[ClassDecl] = []
+        self.typed_dicts: dict[str, TypedDictDecl] = {}
+        self.globals: list[GlobalWrite] = []
+        self.capabilities: dict[str, Capability] = {}
+
+    # -- pass 1: symbols --------------------------------------------------------------------
+    def _collect_symbols(self, body: list[ast.stmt]) -> None:
+        for stmt in body:
+            if isinstance(stmt, ast.Import | ast.ImportFrom):
+                self._symbol_import(stmt)
+            elif isinstance(stmt, ast.ClassDef):
+                self._symbol_class(stmt)
+            elif isinstance(stmt, ast.Assign | ast.AnnAssign):
+                self._symbol_assign(stmt)
+            elif isinstance(stmt, ast.If):
+                if not is_main_guard(stmt.test):
+                    self._collect_symbols(stmt.body)
+                    self._collect_symbols(stmt.orelse)
+            elif isinstance(stmt, ast.Try | ast.TryStar):
+                self._collect_symbols(stmt.body)
+                for handler in stmt.handlers:
+                    self._collect_symbols(handler.body)
+                self._collect_symbols(stmt.orelse)
+                self._collect_symbols(stmt.finalbody)
+
+    def _symbol_import(self, stmt: ast.Import | ast.ImportFrom) -> None:
+        if isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                if alias.asname:
+                    self.symbols.imports[alias.asname] = alias.name
+                else:
+                    head = alias.name.split(".", 1)[0]
+                    self.symbols.imports[head] = head
+            return
+        base = ("." * stmt.level) + (stmt.module or "")
+        for alias in stmt.names:
+            if alias.name == "*":
+                self.symbols.star_import = True
+                continue
+            sep = "" if base.endswith(".") else "."
+            self.symbols.imports[alias.asname or alias.name] = f"{base}{sep}{alias.name}"
+
+    def _symbol_class(self, stmt: ast.ClassDef) -> None:
+        self.symbols.imports.pop(stmt.name, None)
+        self.symbols.aliases.pop(stmt.name, None)
+        if self._is_typeddict_class(stmt):
+            self.symbols.typed_dicts.add(stmt.name)
+            self.symbols.classes.pop(stmt.name, None)
+            return
+        self.symbols.typed_dicts.discard(stmt.name)
+        quals = [self.symbols.qualify(b) for b in stmt.bases]
+        if any(q and q.startswith("enum.") for q in quals):
+            why = "enum classes are not supported yet"
+        elif any(q in _NAMEDTUPLE for q in quals):
+            why = "NamedTuple classes are not supported yet"
+        else:
+            why = f"class `{stmt.name}` is not a JSON type"
+        self.symbols.classes[stmt.name] = why
+
+    def _is_typeddict_class(self, stmt: ast.ClassDef) -> bool:
+        for base in stmt.bases:
+            qual = self.symbols.qualify(base)
+            if qual in TYPEDDICT or (qual or "").startswith("typeddict."):
+                return True
+        return False
+
+    def _symbol_assign(self, stmt: ast.Assign | ast.AnnAssign) -> None:
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        if len(targets) != 1 or not isinstance(targets[0], ast.Name) or stmt.value is None:
+            return
+        name, value = targets[0].id, stmt.value
+        if isinstance(value, ast.Call):
+            func = self.symbols.qualify(value.func)
+            if func in TYPEDDICT:
+                self.symbols.typed_dicts.add(name)
+            elif func in _NEWTYPE and len(value.args) == 2:
+                self.symbols.aliases[name] = value.args[1]
+            elif func in _TYPEVARS:
+                self.symbols.classes[name] = "type variables have no JSON shape"
+            return
+        if is_type_expression(value, self.symbols) and not (
+            isinstance(value, ast.Constant) and isinstance(value.value, str)
+        ):
+            self.symbols.aliases[name] = value
+
+    # -- pass 2: facts ----------------------------------------------------------------------
+    def lower(self) -> ModuleIR:
+        self._collect_symbols(self.tree.body)
+        for stmt in self.tree.body:
+            kind, detail, node = self._classify(stmt)
+            self.statements.append(
+                Statement(kind=kind, detail=detail, binds=tuple(self._binds_of(stmt)),
+                          span=self.src.span(node))
+            )
+            self._collect(stmt, guards=(), guarded=False)
+        return ModuleIR(
+            module=self.module,
+            source=self.source,
+            docstring=ast.get_docstring(self.tree, clean=True),
+            future_annotations=self.future_annotations,
+            statements=tuple(self.statements),
+            bindings=tuple(self.bindings),
+            imports=tuple(self.imports),
+            classes=tuple(self.classes),
+            typed_dicts=tuple(self.typed_dicts.values()),
+            globals=tuple(self.globals),
+            capabilities=tuple(self.capabilities.values()),
+        )
+
+    def _binds_of(self, stmt: ast.stmt) -> list[str]:
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            return [stmt.name]
+        if isinstance(stmt, ast.Import | ast.ImportFrom):
+            return import_bindings(stmt)
+        if isinstance(stmt, ast.Assign):
+            out: list[str] = []
+            for t in stmt.targets:
+                out.extend(assigned_names(t) or [])
+            return out
+        if isinstance(stmt, ast.AnnAssign | ast.AugAssign):
+            if isinstance(stmt, ast.AnnAssign) and stmt.value is None:
+                return []
+            return assigned_names(stmt.target) or []
+        return []
+
+    # Statement classification ------------------------------------------------------------
+    def _classify(self, stmt: ast.stmt) -> tuple[StatementKind, str, ast.AST]:
+        if isinstance(stmt, ast.Import | ast.ImportFrom):
+            return "import", "import", stmt
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+            effect = self._definition_effect(stmt)
+            return effect if effect else ("def", "function definition", stmt)
+        if isinstance(stmt, ast.ClassDef):
+            if stmt.name in self.symbols.typed_dicts:
+                return "typeddict", "TypedDict definition", stmt
+            return "class", "class definition", stmt
+        if isinstance(stmt, ast.Assign | ast.AnnAssign):
+            return self._classify_assign(stmt)
+        if isinstance(stmt, ast.Expr):
+            value = stmt.value
+            if isinstance(value, ast.Constant):
+                if isinstance(value.value, str):
+                    return "docstring", "string literal", stmt
+                if value.value is Ellipsis:
+                    return "pass", "ellipsis", stmt
+            call = first_code_running(value)
+            if call is not None:
+                return "effect", self._describe(call), call
+            return "expression", "expression statement without calls", stmt
+        if isinstance(stmt, ast.Pass):
+            return "pass", "pass", stmt
+        if isinstance(stmt, ast.If):
+            if is_main_guard(stmt.test):
+                return "main-guard", 'if __name__ == "__main__" block', stmt
+            if is_type_checking(stmt.test, self.symbols):
+                bad = self._unsafe_in(stmt.orelse)
+                if bad is None:
+                    return "type-checking", "if TYPE_CHECKING block", stmt
+                return "effect", f"{self._describe(bad)} in the else branch", bad
+            bad = self._unsafe_if(stmt)
+            if bad is None:
+                return "fallback", "if block holding only definitions", stmt
+            return "effect", f"{self._describe(bad)} under a module-level if", bad
+        if isinstance(stmt, ast.Try | ast.TryStar):
+            bad = self._unsafe_try(stmt)
+            if bad is None:
+                return "fallback", "try block holding only definitions", stmt
+            return "effect", f"{self._describe(bad)} under a module-level try", bad
+        return "effect", self._describe(stmt), stmt
+
+    def _classify_assign(self, stmt: ast.Assign | ast.AnnAssign) -> tuple[StatementKind, str, ast.AST]:
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        if any(assigned_names(t) is None for t in targets):
+            return "effect", "assignment to an attribute or item", stmt
+        value = stmt.value
+        if value is None:
+            return "annotation", "variable annotation", stmt
+        if is_literal(value):
+            return "constant", "literal constant", stmt
+        if is_type_expression(value, self.symbols) or is_typing_constructor(value, self.symbols):
+            return "type-alias", "type alias", stmt
+        if is_name_chain(value):
+            return "alias", f"alias of {short(self.src.segment(value), 40)}", stmt
+        call = first_code_running(value)
+        if call is not None:
+            return "effect", f"assignment from {self._describe(call)}", call
+        return "effect", "assignment of a computed value", stmt
+
+    def _definition_effect(self, fn: FunctionNode) -> tuple[StatementKind, str, ast.AST] | None:
+        """Decorators, defaults (and annotations without PEP 563) run at definition time."""
+        for dec in fn.decorator_list:
+            if not decorator_is_harmless(dec, self.symbols):
+                return "effect", f"decorator @{short(self.src.segment(dec), 40)} evaluated at definition", dec
+        args = fn.args
+        for default in [*args.defaults, *(d for d in args.kw_defaults if d is not None)]:
+            call = first_code_running(default)
+            if call is not None:
+                return "effect", f"default value evaluating {self._describe(call)}", call
+        if not self.future_annotations:
+            every = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+            every += [a for a in (args.vararg, args.kwarg) if a is not None]
+            for annotation in [a.annotation for a in every] + [fn.returns]:
+                call = first_code_running(annotation)
+                if call is not None:
+                    return "effect", f"annotation evaluating {self._describe(call)}", call
+        return None
+
+    def _unsafe_in(self, body: list[ast.stmt]) -> ast.AST | None:
+        """The first statement (or sub-expression) of ``body`` that is not a definition."""
+        for stmt in body:
+            kind, _, node = self._classify(stmt)
+            if kind in ("effect", "main-guard", "expression"):
+                return node
+        return None
+
+    def _unsafe_if(self, stmt: ast.If) -> ast.AST | None:
+        call = first_code_running(stmt.test)
+        if call is not None:
+            return call
+        return self._unsafe_in(stmt.body) or self._unsafe_in(stmt.orelse)
+
+    def _unsafe_try(self, stmt: ast.Try | ast.TryStar) -> ast.AST | None:
+        for handler in stmt.handlers:
+            call = first_code_running(handler.type)
+            if call is not None:
+                return call
+            bad = self._unsafe_in(handler.body)
+            if bad is not None:
+                return bad
+        return (self._unsafe_in(stmt.body) or self._unsafe_in(stmt.orelse)
+                or self._unsafe_in(stmt.finalbody))
+
+    def _describe(self, node: ast.AST) -> str:
+        if isinstance(node, ast.Call):
+            return f"call to {short(self.src.segment(node.func), 40)}()"
+        names: dict[type, str] = {
+            ast.For: "for loop", ast.AsyncFor: "async for loop", ast.While: "while loop",
+            ast.With: "with statement", ast.AsyncWith: "async with statement",
+            ast.Delete: "del statement", ast.AugAssign: "augmented assignment",
+            ast.Raise: "raise statement", ast.Assert: "assert statement",
+            ast.Match: "match statement", ast.Global: "global statement",
+            ast.Nonlocal: "nonlocal statement", ast.Await: "await expression",
+            ast.ListComp: "comprehension", ast.SetComp: "comprehension",
+            ast.DictComp: "comprehension", ast.GeneratorExp: "generator expression",
+            ast.NamedExpr: "assignment expression", ast.If: "if block",
+        }
+        return names.get(type(node), type(node).__name__.lower() + " statement")
+
+    # Facts: bindings, imports, classes, capabilities ---------------------------------------
+    def _bind(self, name: str, kind: BindingKind, guards: tuple[str, ...], node: ast.AST) -> None:
+        self.bindings.append(
+            Binding(name=name, kind=kind, conditional=bool(guards), span=self.src.span(node))
+        )
+
+    def _collect(self, stmt: ast.stmt, guards: tuple[str, ...], guarded: bool,
+                 type_checking: bool = False) -> None:
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+            if type_checking:
+                return
+            self._bind(stmt.name, "def", guards, stmt)
+            self._scan_function(stmt, stmt.name)
+            if not stmt.name.startswith("_"):
+                self.capabilities.pop(stmt.name, None)  # the last definition wins
+                self.capabilities[stmt.name] = self._capability(stmt, guards)
+        elif isinstance(stmt, ast.ClassDef):
+            if type_checking:
+                return
+            self._bind(stmt.name, "class", guards, stmt)
+            if stmt.name in self.symbols.typed_dicts:
+                self.typed_dicts[stmt.name] = self._typed_dict(stmt)
+            else:
+                self.classes.append(self._class_decl(stmt))
+        elif isinstance(stmt, ast.Import | ast.ImportFrom):
+            self._record_import(stmt, "", guarded or type_checking, type_checking)
+            if not type_checking:
+                for name in import_bindings(stmt):
+                    self._bind(name, "import", guards, stmt)
+        elif isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            kind: BindingKind = "augassign" if isinstance(stmt, ast.AugAssign) else "assign"
+            for name in self._binds_of(stmt):
+                self._bind(name, kind, guards, stmt)
+            if isinstance(stmt, ast.Assign):
+                self._functional_typed_dict(stmt)
+        elif isinstance(stmt, ast.Delete):
+            for target in stmt.targets:
+                for name in assigned_names(target) or []:
+                    self._bind(name, "delete", guards, stmt)
+        elif isinstance(stmt, ast.For | ast.AsyncFor):
+            for name in assigned_names(stmt.target) or []:
+                self._bind(name, "for", (*guards, "for"), stmt)
+            for sub in [*stmt.body, *stmt.orelse]:
+                self._collect(sub, (*guards, "for"), guarded)
+        elif isinstance(stmt, ast.While):
+            for sub in [*stmt.body, *stmt.orelse]:
+                self._collect(sub, (*guards, "while"), guarded)
+        elif isinstance(stmt, ast.If):
+            if is_main_guard(stmt.test):
+                return
+            if is_type_checking(stmt.test, self.symbols):
+                for sub in stmt.body:
+                    self._collect(sub, (*guards, "if"), True, type_checking=True)
+                for sub in stmt.orelse:
+                    self._collect(sub, (*guards, "if"), True)
+                return
+            for sub in [*stmt.body, *stmt.orelse]:
+                self._collect(sub, (*guards, "if"), True, type_checking)
+        elif isinstance(stmt, ast.Try | ast.TryStar):
+            parts = [*stmt.body, *stmt.orelse, *stmt.finalbody]
+            for handler in stmt.handlers:
+                parts.extend(handler.body)
+            for sub in parts:
+                self._collect(sub, (*guards, "try"), True, type_checking)
+        elif isinstance(stmt, ast.With | ast.AsyncWith):
+            for item in stmt.items:
+                if item.optional_vars is not None:
+                    for name in assigned_names(item.optional_vars) or []:
+                        self._bind(name, "with", guards, stmt)
+            for sub in stmt.body:
+                self._collect(sub, (*guards, "with"), guarded)
+        elif isinstance(stmt, ast.Match):
+            for case in stmt.cases:
+                for sub in case.body:
+                    self._collect(sub, (*guards, "match"), guarded)
+
+    def _record_import(self, stmt: ast.Import | ast.ImportFrom, scope: str, guarded: bool,
+                       type_checking: bool) -> None:
+        span = self.src.span(stmt)
+        if isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                self.imports.append(Import(module=alias.name, names=(), level=0, scope=scope,
+                                           guarded=guarded, type_checking=type_checking,
+                                           span=span))
+            return
+        self.imports.append(Import(
+            module=stmt.module or "", names=tuple(a.name for a in stmt.names), level=stmt.level,
+            scope=scope, guarded=guarded, type_checking=type_checking, span=span,
+        ))
+
+    def _scan_function(self, fn: FunctionNode, scope: str) -> None:
+        """Imports and ``global`` declarations anywhere in the body (statements only)."""
+        stack: list[tuple[ast.stmt, bool]] = [(s, False) for s in reversed(fn.body)]
+        while stack:
+            stmt, guarded = stack.pop()
+            if isinstance(stmt, ast.Import | ast.ImportFrom):
+                self._record_import(stmt, scope, guarded, False)
+            elif isinstance(stmt, ast.Global):
+                span = self.src.span(stmt)
+                for name in stmt.names:
+                    self.globals.append(GlobalWrite(name=name, function=scope, span=span))
+            elif isinstance(stmt, ast.Try | ast.TryStar | ast.If):
+                children: list[ast.stmt] = [*stmt.body, *stmt.orelse]
+                if not isinstance(stmt, ast.If):
+                    children += stmt.finalbody
+                    for handler in stmt.handlers:
+                        children.extend(handler.body)
+                stack.extend((s, True) for s in reversed(children))
+            elif isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
+                stack.extend((s, guarded) for s in reversed([*stmt.body, *stmt.orelse]))
+            elif isinstance(stmt, ast.With | ast.AsyncWith | ast.FunctionDef | ast.AsyncFunctionDef
+                            | ast.ClassDef):
+                stack.extend((s, guarded) for s in reversed(stmt.body))
+            elif isinstance(stmt, ast.Match):
+                for case in reversed(stmt.cases):
+                    stack.extend((s, guarded) for s in reversed(case.body))
+
+    # Classes --------------------------------------------------------------------------------
+    def _class_decl(self, stmt: ast.ClassDef) -> ClassDecl:
+        bases = tuple(self.symbols.qualify(b) or self.src.segment(b) for b in stmt.bases)
+        decorators = tuple(Decorator(text=self.src.segment(d), span=self.src.span(d))
+                           for d in stmt.decorator_list)
+        reason, node = self._class_problem(stmt)
+        return ClassDecl(
+            name=stmt.name, bases=bases,
+            keywords=tuple(self.src.segment(k) for k in stmt.keywords),
+            decorators=decorators, plain=reason is None, reason=reason,
+            reason_span=self.src.span(node) if node is not None else None,
+            span=self.src.span(stmt),
+        )
+
+    def _class_problem(self, stmt: ast.ClassDef) -> tuple[str | None, ast.AST | None]:
+        for dec in stmt.decorator_list:
+            if not decorator_is_harmless(dec, self.symbols):
+                return f"decorator @{short(self.src.segment(dec), 40)}", dec
+        for base in stmt.bases:
+            target = base.value if isinstance(base, ast.Subscript) else base
+            qual = self.symbols.qualify(target)
+            if qual is None or not self._plain_base(qual):
+                return f"base class {short(self.src.segment(base), 40)}", base
+        if stmt.keywords:
+            return f"class keyword {short(self.src.segment(stmt.keywords[0]), 40)}", stmt.keywords[0]
+        for item in stmt.body:
+            if isinstance(item, ast.Expr) and isinstance(item.value, ast.Constant):
+                continue
+            if isinstance(item, ast.Pass):
+                continue
+            if isinstance(item, ast.AnnAssign) and (item.value is None or is_literal(item.value)):
+                continue
+            if isinstance(item, ast.Assign) and is_literal(item.value):
+                continue
+            if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
+                effect = self._definition_effect(item)
+                if effect is None:
+                    continue
+                return f"method {item.name}: {effect[1]}", effect[2]
+            return f"class body statement ({self._describe(item)})", item
+        return None, None
+
+    def _plain_base(self, qual: str) -> bool:
+        if qual.startswith("local."):
+            name = qual.split(".", 1)[1]
+            return any(c.name == name and c.plain for c in self.classes)
+        return qual.startswith(PLAIN_BASE_MODULES)
+
+    # TypedDicts -----------------------------------------------------------------------------
+    def _typed_dict(self, stmt: ast.ClassDef) -> TypedDictDecl:
+        total = True
+        for kw in stmt.keywords:
+            if kw.arg == "total" and isinstance(kw.value, ast.Constant):
+                total = bool(kw.value.value)
+        fields: dict[str, TypedDictField] = {}
+        for base in stmt.bases:
+            qual = self.symbols.qualify(base) or ""
+            if qual.startswith("typeddict."):
+                parent = self.typed_dicts.get(qual.split(".", 1)[1])
+                if parent is not None:
+                    fields.update((f.name, f) for f in parent.fields)
+        for item in stmt.body:
+            if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+                fields[item.target.id] = self._typed_dict_field(
+                    item.target.id, item.annotation, total, item)
+        return TypedDictDecl(name=stmt.name, total=total, fields=tuple(fields.values()),
+                             span=self.src.span(stmt))
+
+    def _typed_dict_field(self, name: str, annotation: ast.expr, total: bool,
+                          node: ast.AST) -> TypedDictField:
+        required = total
+        inner = annotation
+        while isinstance(inner, ast.Subscript):
+            qual = self.symbols.qualify(inner.value)
+            if qual in REQUIREDNESS:
+                if qual.endswith(".Required"):
+                    required = True
+                elif qual.endswith(".NotRequired"):
+                    required = False
+                inner = inner.slice
+            elif qual in typing_names("Annotated") and isinstance(inner.slice, ast.Tuple):
+                inner = inner.slice.elts[0]
+            else:
+                break
+        return TypedDictField(name=name, annotation=self.src.segment(annotation),
+                              type=self.types.resolve(annotation), required=required,
+                              span=self.src.span(node))
+
+    def _functional_typed_dict(self, stmt: ast.Assign) -> None:
+        """``Movie = TypedDict("Movie", {"title": str}, total=False)``."""
+        value = stmt.value
+        if not (isinstance(value, ast.Call) and self.symbols.qualify(value.func) in TYPEDDICT
+                and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+            return
+        name = stmt.targets[0].id
+        total = True
+        for kw in value.keywords:
+            if kw.arg == "total" and isinstance(kw.value, ast.Constant):
+                total = bool(kw.value.value)
+        fields: list[TypedDictField] = []
+        if len(value.args) >= 2 and isinstance(value.args[1], ast.Dict):
+            for key, ann in zip(value.args[1].keys, value.args[1].values, strict=True):
+                if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                    fields.append(self._typed_dict_field(key.value, ann, total, key))
+        self.typed_dicts[name] = TypedDictDecl(name=name, total=total, fields=tuple(fields),
+                                               span=self.src.span(stmt))
+
+    # Capabilities ---------------------------------------------------------------------------
+    def _capability(self, fn: FunctionNode, guards: tuple[str, ...]) -> Capability:
+        is_async = isinstance(fn, ast.AsyncFunctionDef)
+        generator = self._is_generator(fn)
+        form = ("async_generator" if is_async else "generator") if generator else "function"
+        returns = Returns(
+            annotation=self.src.segment(fn.returns) if fn.returns else None,
+            type=self.types.resolve(fn.returns) if fn.returns else AnyType(),
+            span=self.src.span(fn.returns) if fn.returns else None,
+        )
+        return Capability(
+            id=f"python:{self.module}:{fn.name}",
+            name=fn.name,
+            qualname=fn.name,
+            execution="async" if is_async else "sync",
+            form=form,
+            params=tuple(self._params(fn.args)),
+            returns=returns,
+            docstring=ast.get_docstring(fn, clean=True),
+            decorators=tuple(Decorator(text=self.src.segment(d), span=self.src.span(d))
+                             for d in fn.decorator_list),
+            guards=guards,
+            span=self.src.span(fn),
+        )
+
+    def _params(self, args: ast.arguments) -> list[Parameter]:
+        positional = [*args.posonlyargs, *args.args]
+        defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults))
+        defaults += args.defaults
+        out: list[Parameter] = []
+        for index, (arg, default) in enumerate(zip(positional, defaults, strict=True)):
+            kind: ParamKind = (
+                "positional_only" if index < len(args.posonlyargs) else "positional_or_keyword"
+            )
+            out.append(self._param(arg, kind, default))
+        if args.vararg is not None:
+            out.append(self._param(args.vararg, "var_positional", None))
+        for arg, kw_default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
+            out.append(self._param(arg, "keyword_only", kw_default))
+        if args.kwarg is not None:
+            out.append(self._param(args.kwarg, "var_keyword", None))
+        return out
+
+    def _param(self, arg: ast.arg, kind: ParamKind, default: ast.expr | None) -> Parameter:
+        annotation = arg.annotation
+        type_: TypeNode = AnyType() if annotation is None else self.types.resolve(annotation)
+        return Parameter(
+            name=arg.arg,
+            kind=kind,
+            annotation=self.src.segment(annotation) if annotation is not None else None,
+            type=type_,
+            default=(Default(text=self.src.segment(default), span=self.src.span(default))
+                     if default is not None else None),
+            span=self.src.span(arg),
+        )
+
+    def _is_generator(self, fn: FunctionNode) -> bool:
+        if "yield" not in self.src.text_of_lines(fn.lineno, fn.end_lineno or fn.lineno):
+            return False
+        stack: list[ast.AST] = list(fn.body)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, ast.Yield | ast.YieldFrom):
+                return True
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+                continue
+            stack.extend(ast.iter_child_nodes(node))
+        return False

@@ -1,0 +1,125 @@
+"""Source text handling shared by the Python and notebook front ends: decoding, the
+grammar version, source segments and spans.
+
+``ast`` reports columns as UTF-8 byte offsets; spans are stored in characters, and
+notebook spans are mapped back to (cell, line) through a line map.
+"""
+
+import ast
+import io
+import re
+import sys
+import tokenize
+from collections.abc import Sequence
+
+from svcc.ir.model import Span
+
+_VERSION_RE = re.compile(r"^3\.(\d{1,2})$")
+MIN_MINOR = 7
+
+
+class SourceDecodeError(ValueError):
+    def __init__(self, message: str, line: int | None) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+def parse_python_version(text: str) -> tuple[int, int]:
+    """``"3.11"`` → ``(3, 11)``. Raises ``ValueError`` with a one-line reason."""
+    match = _VERSION_RE.match(text.strip())
+    if not match or int(match.group(1)) < MIN_MINOR:
+        raise ValueError(
+            f"unsupported --python-version {text!r}: expected 3.N with N >= {MIN_MINOR}"
+        )
+    return (3, int(match.group(1)))
+
+
+def running_version() -> tuple[int, int]:
+    return (sys.version_info[0], sys.version_info[1])
+
+
+def decode_source(data: bytes, encoding: str | None = None) -> tuple[str, str]:
+    """Decode Python source bytes: an explicit ``encoding`` wins, else PEP 263 (cookie, BOM,
+    UTF-8 default). Newlines are normalised to ``\\n``. Returns ``(text, encoding)``."""
+    if encoding is None:
+        try:
+            encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        except SyntaxError as exc:
+            raise SourceDecodeError(str(exc), None) from None
+    try:
+        text = data.decode(encoding)
+    except LookupError:
+        raise SourceDecodeError(f"unknown encoding {encoding!r}", None) from None
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise SourceDecodeError(
+            f"not valid {encoding} at byte {exc.start} (line {line})", line
+        ) from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text, encoding
+
+
+class SourceText:
+    """The module's lines, with segment and span extraction for AST nodes.
+
+    ``line_map`` (notebooks) maps a 1-based module line to ``(cell, line in cell)``.
+    """
+
+    __slots__ = ("line_map", "lines")
+
+    def __init__(self, text: str, line_map: Sequence[tuple[int, int]] | None = None) -> None:
+        self.lines = text.split("\n")
+        self.line_map = line_map
+
+    def _char_col(self, lineno: int, byte_col: int) -> int:
+        if not 0 < lineno <= len(self.lines):
+            return byte_col
+        line = self.lines[lineno - 1]
+        if line.isascii():
+            return byte_col
+        return len(line.encode("utf-8")[:byte_col].decode("utf-8", "replace"))
+
+    def span(self, node: ast.AST) -> Span:
+        lineno: int = getattr(node, "lineno", 1)
+        end_lineno: int = getattr(node, "end_lineno", None) or lineno
+        col = self._char_col(lineno, getattr(node, "col_offset", 0))
+        end_col = self._char_col(end_lineno, getattr(node, "end_col_offset", None) or 0)
+        return self.make_span(lineno, col, end_lineno, end_col)
+
+    def make_span(self, line: int, col: int, end_line: int, end_col: int) -> Span:
+        if self.line_map is None:
+            return Span(line=line, column=col, end_line=end_line, end_column=end_col)
+        cell, cell_line = self.line_map[min(line, len(self.line_map)) - 1]
+        end_cell, end_cell_line = self.line_map[min(end_line, len(self.line_map)) - 1]
+        if end_cell != cell:  # a construct never crosses cells; clamp defensively
+            end_cell_line, end_col = cell_line, col
+        return Span(line=cell_line, column=col, end_line=end_cell_line, end_column=end_col,
+                    cell=cell)
+
+    def segment(self, node: ast.AST) -> str:
+        """The exact source text of ``node`` (what ``ast.get_source_segment`` returns, without
+        re-splitting the whole source on every call)."""
+        lineno: int = node.lineno  # type: ignore[attr-defined]
+        end_lineno: int = node.end_lineno  # type: ignore[attr-defined]
+        col: int = node.col_offset  # type: ignore[attr-defined]
+        end_col: int = node.end_col_offset  # type: ignore[attr-defined]
+        if lineno == end_lineno:
+            line = self.lines[lineno - 1]
+            if line.isascii():
+                return line[col:end_col]
+            return line.encode("utf-8")[col:end_col].decode("utf-8", "replace")
+        first = self.lines[lineno - 1].encode("utf-8")[col:].decode("utf-8", "replace")
+        last = self.lines[end_lineno - 1].encode("utf-8")[:end_col].decode("utf-8", "replace")
+        return "\n".join([first, *self.lines[lineno : end_lineno - 1], last])
+
+    def text_of_lines(self, start: int, end: int) -> str:
+        return "\n".join(self.lines[start - 1 : end])
+
+
+def short(text: str, limit: int = 60) -> str:
+    """One line of at most ``limit`` characters, for messages."""
+    first = " ".join(text.split())
+    return first if len(first) <= limit else first[: limit - 1] + "…"

@@ -1,0 +1,284 @@
+"""Annotation expressions → the closed type algebra, resolved statically.
+
+Names resolve through the module's own symbol table (imports, TypedDicts, type
+aliases, classes) and the builtins; nothing is imported or evaluated. What resolves but
+has no exact JSON shape becomes ``UnsupportedType``; what cannot be resolved becomes
+``UnresolvedType`` (a star import may provide it, or the name is unknown).
+"""
+
+import ast
+from collections.abc import Callable
+
+from svcc.ir.types import (
+    AnyType,
+    BoolType,
+    DictType,
+    FloatType,
+    IntType,
+    ListType,
+    LiteralType,
+    LiteralValue,
+    NoneType,
+    StrType,
+    TupleType,
+    TypeNode,
+    UnionType,
+    UnresolvedType,
+    UnsupportedType,
+)
+
+MAX_DEPTH = 48
+
+TYPING_MODULES = ("typing", "typing_extensions")
+
+
+def typing_names(*names: str) -> frozenset[str]:
+    return frozenset(f"{m}.{n}" for m in TYPING_MODULES for n in names)
+
+
+SCALARS: dict[str, TypeNode] = {
+    "builtins.int": IntType(),
+    "builtins.float": FloatType(),
+    "builtins.str": StrType(),
+    "builtins.bool": BoolType(),
+    "builtins.object": AnyType(),
+    "typing.Any": AnyType(),
+    "typing_extensions.Any": AnyType(),
+    "builtins.None": NoneType(),
+}
+LIST_ORIGINS = frozenset(
+    {"builtins.list", "collections.abc.Sequence", "collections.abc.MutableSequence"}
+) | typing_names("List", "Sequence", "MutableSequence")
+DICT_ORIGINS = frozenset(
+    {"builtins.dict", "collections.abc.Mapping", "collections.abc.MutableMapping"}
+) | typing_names("Dict", "Mapping", "MutableMapping")
+TUPLE_ORIGINS = frozenset({"builtins.tuple"}) | typing_names("Tuple")
+UNION = typing_names("Union")
+OPTIONAL = typing_names("Optional")
+LITERAL = typing_names("Literal")
+ANNOTATED = typing_names("Annotated")
+REQUIREDNESS = typing_names("Required", "NotRequired", "ReadOnly")
+TYPEDDICT = typing_names("TypedDict")
+
+UNSUPPORTED_WHY: dict[str, str] = {
+    "builtins.bytes": "bytes are not JSON",
+    "builtins.bytearray": "bytes are not JSON",
+    "builtins.set": "sets are not JSON (use list)",
+    "builtins.frozenset": "sets are not JSON (use list)",
+    "builtins.complex": "complex numbers are not JSON",
+    "builtins.type": "classes are not JSON",
+}
+
+BUILTIN_NAMES = frozenset(
+    {"int", "float", "str", "bool", "object", "list", "dict", "tuple", "bytes", "bytearray",
+     "set", "frozenset", "complex", "type", "memoryview", "range", "slice", "Ellipsis"}
+)
+
+
+class Symbols:
+    """What a name means at module level, as far as annotations are concerned."""
+
+    def __init__(self) -> None:
+        self.imports: dict[str, str] = {}  # local name -> qualified name
+        self.typed_dicts: set[str] = set()
+        self.aliases: dict[str, ast.expr] = {}
+        self.classes: dict[str, str] = {}  # local class -> why it is not a JSON type
+        self.star_import = False
+
+    def qualify(self, node: ast.expr) -> str | None:
+        """Resolve ``Name``/``Attribute`` chains to a dotted name (``typing.List``)."""
+        parts: list[str] = []
+        current = node
+        while isinstance(current, ast.Attribute):
+            parts.append(current.attr)
+            current = current.value
+        if not isinstance(current, ast.Name):
+            return None
+        head = current.id
+        parts.reverse()
+        if head in self.imports:
+            return ".".join([self.imports[head], *parts])
+        if not parts:
+            if head in self.typed_dicts:
+                return f"typeddict.{head}"
+            if head in self.classes:
+                return f"local.{head}"
+            if head in self.aliases:
+                return f"alias.{head}"
+            if head in BUILTIN_NAMES:
+                return f"builtins.{head}"
+        return None
+
+
+class TypeResolver:
+    def __init__(self, symbols: Symbols, segment: Callable[[ast.AST], str]) -> None:
+        self.symbols = symbols
+        self.segment = segment
+
+    def resolve(self, node: ast.expr, depth: int = 0, alias_chain: tuple[str, ...] = ()) -> TypeNode:
+        if depth > MAX_DEPTH:
+            return UnsupportedType(text=self._text(node), reason="annotation nested too deeply")
+        if isinstance(node, ast.Constant):
+            if node.value is None:
+                return NoneType()
+            if isinstance(node.value, str):
+                return self._forward(node, depth, alias_chain)
+            return UnresolvedType(text=self._text(node), reason="invalid-annotation")
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+            return union(
+                [self.resolve(node.left, depth + 1, alias_chain),
+                 self.resolve(node.right, depth + 1, alias_chain)]
+            )
+        if isinstance(node, ast.Subscript):
+            return self._subscript(node, depth, alias_chain)
+        if isinstance(node, ast.Name | ast.Attribute):
+            return self._named(node, depth, alias_chain)
+        return UnresolvedType(text=self._text(node), reason="invalid-annotation")
+
+    def _text(self, node: ast.AST) -> str:
+        try:
+            return self.segment(node)
+        except (AttributeError, IndexError):
+            return ast.unparse(node)
+
+    def _forward(self, node: ast.Constant, depth: int, alias_chain: tuple[str, ...]) -> TypeNode:
+        try:
+            inner = ast.parse(str(node.value).strip(), mode="eval").body
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return UnresolvedType(text=str(node.value), reason="invalid-annotation")
+        # Spans inside a string annotation are relative to the string: use unparse for text.
+        resolver = TypeResolver(self.symbols, ast.unparse)
+        return resolver.resolve(inner, depth + 1, alias_chain)
+
+    def _unknown(self, node: ast.expr) -> TypeNode:
+        reason = "star-import" if self.symbols.star_import else "unknown-name"
+        return UnresolvedType(text=self._text(node), reason=reason)
+
+    def _named(self, node: ast.Name | ast.Attribute, depth: int,
+               alias_chain: tuple[str, ...]) -> TypeNode:
+        qual = self.symbols.qualify(node)
+        if qual is None:
+            return self._unknown(node)
+        return self._qualified(qual, node, depth, alias_chain)
+
+    def _qualified(self, qual: str, node: ast.expr, depth: int,
+                   alias_chain: tuple[str, ...]) -> TypeNode:
+        from svcc.ir.types import TypedDictType
+
+        if qual in SCALARS:
+            return SCALARS[qual]
+        kind, _, name = qual.partition(".")
+        if kind == "typeddict":
+            return TypedDictType(name=name)
+        if kind == "alias":
+            if name in alias_chain:
+                return UnsupportedType(text=self._text(node), reason="recursive type alias")
+            return self.resolve(self.symbols.aliases[name], depth + 1, (*alias_chain, name))
+        if kind == "local":
+            return UnsupportedType(text=self._text(node), reason=self.symbols.classes[name])
+        if qual in LIST_ORIGINS:
+            return ListType(item=AnyType())
+        if qual in DICT_ORIGINS:
+            return DictType(value=AnyType())
+        if qual in TUPLE_ORIGINS:
+            return TupleType(items=(), variadic=AnyType())
+        if qual in UNSUPPORTED_WHY:
+            return UnsupportedType(text=self._text(node), reason=UNSUPPORTED_WHY[qual])
+        return UnsupportedType(text=self._text(node), reason=f"`{qual}` has no JSON shape")
+
+    def _subscript(self, node: ast.Subscript, depth: int,
+                   alias_chain: tuple[str, ...]) -> TypeNode:
+        origin = self.symbols.qualify(node.value)
+        if origin is None:
+            if isinstance(node.value, ast.Name | ast.Attribute):
+                return self._unknown(node)
+            return UnresolvedType(text=self._text(node), reason="invalid-annotation")
+        args = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
+        d = depth + 1
+
+        if origin in OPTIONAL:
+            if len(args) != 1:
+                return UnresolvedType(text=self._text(node), reason="invalid-annotation")
+            return union([self.resolve(args[0], d, alias_chain), NoneType()])
+        if origin in UNION:
+            return union([self.resolve(a, d, alias_chain) for a in args])
+        if origin in ANNOTATED or origin in REQUIREDNESS:
+            return self.resolve(args[0], d, alias_chain)
+        if origin in LITERAL:
+            return self._literal(node, args)
+        if origin in LIST_ORIGINS:
+            if len(args) != 1:
+                return UnresolvedType(text=self._text(node), reason="invalid-annotation")
+            return ListType(item=self.resolve(args[0], d, alias_chain))
+        if origin in DICT_ORIGINS:
+            if len(args) != 2:
+                return UnresolvedType(text=self._text(node), reason="invalid-annotation")
+            key = self.resolve(args[0], d, alias_chain)
+            if isinstance(key, UnresolvedType):
+                return key
+            if not isinstance(key, StrType):
+                return UnsupportedType(text=self._text(node), reason="JSON object keys are strings")
+            return DictType(value=self.resolve(args[1], d, alias_chain))
+        if origin in TUPLE_ORIGINS:
+            if len(args) == 2 and isinstance(args[1], ast.Constant) and args[1].value is Ellipsis:
+                return TupleType(items=(), variadic=self.resolve(args[0], d, alias_chain))
+            if len(args) == 1 and isinstance(args[0], ast.Tuple) and not args[0].elts:
+                return TupleType(items=())
+            return TupleType(items=tuple(self.resolve(a, d, alias_chain) for a in args))
+        base = self._qualified(origin, node.value, d, alias_chain)
+        if isinstance(base, UnsupportedType | UnresolvedType):
+            return UnsupportedType(text=self._text(node), reason=base.reason) if isinstance(
+                base, UnsupportedType) else base
+        return UnsupportedType(text=self._text(node), reason=f"`{origin}[...]` has no JSON shape")
+
+    def _literal(self, node: ast.Subscript, args: list[ast.expr]) -> TypeNode:
+        values: list[LiteralValue] = []
+        for arg in args:
+            value = literal_value(arg)
+            if value is _NOT_LITERAL:
+                nested = arg
+                if isinstance(nested, ast.Subscript) and self.symbols.qualify(nested.value) in LITERAL:
+                    inner = self._literal(nested, list(nested.slice.elts) if isinstance(
+                        nested.slice, ast.Tuple) else [nested.slice])
+                    if isinstance(inner, LiteralType):
+                        values.extend(inner.values)
+                        continue
+                return UnsupportedType(
+                    text=self._text(node), reason="Literal values must be str, int, bool or None"
+                )
+            values.append(value)  # type: ignore[arg-type]
+        unique: list[LiteralValue] = []
+        for v in values:
+            if not any(type(v) is type(u) and v == u for u in unique):
+                unique.append(v)
+        return LiteralType(values=tuple(unique))
+
+
+_NOT_LITERAL = object()
+
+
+def literal_value(node: ast.expr) -> object:
+    if isinstance(node, ast.Constant) and (
+        node.value is None or isinstance(node.value, str | int | bool)
+    ) and not isinstance(node.value, float):
+        return node.value
+    if (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, ast.USub)
+        and isinstance(node.operand, ast.Constant)
+        and type(node.operand.value) is int
+    ):
+        return -node.operand.value
+    return _NOT_LITERAL
+
+
+def union(options: list[TypeNode]) -> TypeNode:
+    """Flatten nested unions, drop duplicates (source order kept); one option is itself."""
+    flat: list[TypeNode] = []
+    for option in options:
+        for member in option.options if isinstance(option, UnionType) else (option,):
+            if member not in flat:
+                flat.append(member)
+    if any(isinstance(m, AnyType) for m in flat):
+        return AnyType()
+    return flat[0] if len(flat) == 1 else UnionType(options=tuple(flat))

@@ -1,0 +1,53 @@
+"""The capability IR: facts read from source, never evaluated.
+
+Public names are re-exported here; the modules behind them are ``model`` (the
+records), ``types`` (the closed type algebra), ``serde`` (the one converter) and
+``canonical`` (the exact bytes and digests).
+"""
+
+from svcc.ir.canonical import canonical_json, digest_bytes, digest_json
+from svcc.ir.model import (
+    Binding,
+    Capability,
+    ClassDecl,
+    Decorator,
+    Default,
+    GlobalWrite,
+    Import,
+    ModuleIR,
+    Parameter,
+    ParamKind,
+    Returns,
+    SourceInfo,
+    Span,
+    Statement,
+    StatementKind,
+    TypedDictDecl,
+    TypedDictField,
+)
+from svcc.ir.schema import IR_SCHEMA, READINESS_SCHEMA
+
+__all__ = [
+    "IR_SCHEMA",
+    "READINESS_SCHEMA",
+    "Binding",
+    "Capability",
+    "ClassDecl",
+    "Decorator",
+    "Default",
+    "GlobalWrite",
+    "Import",
+    "ModuleIR",
+    "ParamKind",
+    "Parameter",
+    "Returns",
+    "SourceInfo",
+    "Span",
+    "Statement",
+    "StatementKind",
+    "TypedDictDecl",
+    "TypedDictField",
+    "canonical_json",
+    "digest_bytes",
+    "digest_json",
+]

@@ -1,0 +1,249 @@
+"""The IR records: one module's facts, read from its source without running it.
+
+Everything here is a frozen attrs class holding tuples, and every element read from
+source carries a :class:`Span`. The IR states facts (what is bound where, which
+imports are guarded, what a default's source text is); judging those facts is the
+readiness pass's job, so the IR never depends on the environment (installed
+packages, declared requirements, sibling files).
+"""
+
+from typing import Literal
+
+from attrs import frozen
+
+from svcc.ir.schema import IR_SCHEMA
+from svcc.ir.types import TypeNode
+
+
+@frozen(kw_only=True)
+class Span:
+    """A source region. Lines are 1-based, columns 0-based characters.
+
+    For notebooks, ``cell`` is the 1-based position of the cell among all cells and
+    ``line`` counts within that cell; for ``.py`` input ``cell`` is ``None``.
+    """
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    cell: int | None = None
+
+
+SourceFormat = Literal["python", "notebook"]
+
+
+@frozen(kw_only=True)
+class SourceInfo:
+    """Where the module came from. ``path`` is relative (a file name, or a path inside the
+    analysed directory), never absolute, so the IR is the same on every machine."""
+
+    path: str
+    format: SourceFormat
+    sha256: str
+    module_sha256: str
+    encoding: str
+    python_version: str
+
+
+@frozen(kw_only=True)
+class Default:
+    """A default's presence and its source text; the expression is never evaluated."""
+
+    text: str
+    span: Span
+
+
+ParamKind = Literal[
+    "positional_only", "positional_or_keyword", "var_positional", "keyword_only", "var_keyword"
+]
+
+
+@frozen(kw_only=True)
+class Parameter:
+    name: str
+    kind: ParamKind
+    annotation: str | None
+    type: TypeNode
+    default: Default | None
+    span: Span
+
+
+@frozen(kw_only=True)
+class Returns:
+    annotation: str | None
+    type: TypeNode
+    span: Span | None
+
+
+@frozen(kw_only=True)
+class Decorator:
+    text: str
+    span: Span
+
+
+FunctionForm = Literal["function", "generator", "async_generator"]
+
+
+@frozen(kw_only=True)
+class Capability:
+    """A public module-level function: one candidate operation/tool."""
+
+    id: str
+    name: str
+    qualname: str
+    execution: Literal["sync", "async"]
+    form: FunctionForm
+    params: tuple[Parameter, ...]
+    returns: Returns
+    docstring: str | None
+    decorators: tuple[Decorator, ...]
+    # Enclosing module-level compound statements ("if", "try", "for", ...), outermost first;
+    # empty for a plain top-level ``def``.
+    guards: tuple[str, ...]
+    span: Span
+
+
+BindingKind = Literal[
+    "def", "class", "import", "assign", "augassign", "delete", "for", "with", "other"
+]
+
+
+@frozen(kw_only=True)
+class Binding:
+    """One module-level (re)binding of a name that happens at import time."""
+
+    name: str
+    kind: BindingKind
+    conditional: bool
+    span: Span
+
+
+ImportResolutionHint = Literal["absolute", "relative"]
+
+
+@frozen(kw_only=True)
+class Import:
+    """One imported module. ``scope`` is ``""`` at module level, else the function's qualname.
+
+    ``guarded`` is true inside ``try``/``if`` (optional-dependency fallbacks) and under
+    ``if TYPE_CHECKING:`` (``type_checking``), where a missing module cannot stop a server.
+    """
+
+    module: str
+    names: tuple[str, ...]
+    level: int
+    scope: str
+    guarded: bool
+    type_checking: bool
+    span: Span
+
+
+StatementKind = Literal[
+    "import",
+    "def",
+    "class",
+    "typeddict",
+    "constant",
+    "alias",
+    "expression",
+    "type-alias",
+    "annotation",
+    "docstring",
+    "pass",
+    "main-guard",
+    "type-checking",
+    "fallback",
+    "effect",
+]
+
+
+@frozen(kw_only=True)
+class Statement:
+    """A module-level statement, classified syntactically.
+
+    ``effect`` statements may fail or change bindings at import (a call, a loop, an
+    assignment from a call, a decorator or default evaluated at definition time); ``detail``
+    says which, and ``span`` points at the exact sub-expression when there is one.
+    """
+
+    kind: StatementKind
+    detail: str
+    binds: tuple[str, ...]
+    span: Span
+
+
+@frozen(kw_only=True)
+class ClassDecl:
+    """A module-level class that is not a TypedDict.
+
+    ``bases`` are resolved dotted names (``builtins.Exception``, ``enum.Enum``,
+    ``local.Base``) or the source text when unresolvable. ``plain`` is true when the body
+    holds only annotations, literal assignments, docstrings and undecorated defs.
+    """
+
+    name: str
+    bases: tuple[str, ...]
+    keywords: tuple[str, ...]
+    decorators: tuple[Decorator, ...]
+    plain: bool
+    # Why the class is not plain, pointing at the part that runs code at import.
+    reason: str | None
+    reason_span: Span | None
+    span: Span
+
+
+@frozen(kw_only=True)
+class TypedDictField:
+    name: str
+    annotation: str
+    type: TypeNode
+    required: bool
+    span: Span
+
+
+@frozen(kw_only=True)
+class TypedDictDecl:
+    """A TypedDict with its fields flattened over TypedDict bases, requiredness resolved."""
+
+    name: str
+    total: bool
+    fields: tuple[TypedDictField, ...]
+    span: Span
+
+
+@frozen(kw_only=True)
+class GlobalWrite:
+    """``global NAME`` inside a function: the function may rebind a module-level name."""
+
+    name: str
+    function: str
+    span: Span
+
+
+@frozen(kw_only=True)
+class ModuleIR:
+    schema: str = IR_SCHEMA
+    module: str
+    source: SourceInfo
+    docstring: str | None
+    future_annotations: bool
+    statements: tuple[Statement, ...]
+    bindings: tuple[Binding, ...]
+    imports: tuple[Import, ...]
+    classes: tuple[ClassDecl, ...]
+    typed_dicts: tuple[TypedDictDecl, ...]
+    globals: tuple[GlobalWrite, ...]
+    capabilities: tuple[Capability, ...]
+
+    def capability(self, name_or_id: str) -> Capability | None:
+        for cap in self.capabilities:
+            if name_or_id in (cap.name, cap.id):
+                return cap
+        return None
+
+    def typed_dict(self, name: str) -> TypedDictDecl | None:
+        for decl in self.typed_dicts:
+            if decl.name == name:
+                return decl
+        return None

@@ -1,0 +1,84 @@
+"""The one converter between IR objects and plain JSON values.
+
+Strict by construction: unknown keys are refused, type nodes are a tagged union on
+``kind``, and a structuring failure is reported with JSON paths
+(``... @ $.capabilities[0].params[1].type``) through ``cattrs.transform_error``.
+"""
+
+from functools import cache
+from typing import Any, TypeVar
+
+from svcc.ir.canonical import canonical_json, digest_bytes
+from svcc.ir.model import ModuleIR
+from svcc.ir.types import TYPE_NODE_CLASSES, TypeNode
+
+T = TypeVar("T")
+
+
+class IRFormatError(ValueError):
+    """A JSON document is not a valid IR document; ``errors`` lists ``message @ path``."""
+
+    def __init__(self, errors: list[str]) -> None:
+        super().__init__("; ".join(errors))
+        self.errors = errors
+
+
+@cache
+def converter() -> Any:
+    """Build (once, lazily: cattrs costs tens of milliseconds to import) the converter."""
+    import cattrs
+    from cattrs.strategies import configure_tagged_union
+
+    conv = cattrs.Converter(forbid_extra_keys=True, detailed_validation=True)
+    configure_tagged_union(
+        TypeNode, conv, tag_generator=lambda cl: cl.KIND, tag_name="kind"
+    )
+    return conv
+
+
+def unstructure(value: Any) -> Any:
+    return converter().unstructure(value)
+
+
+def structure(data: Any, cls: type[T]) -> T:
+    import cattrs
+
+    try:
+        return converter().structure(data, cls)  # type: ignore[no-any-return]
+    except cattrs.BaseValidationError as exc:
+        raise IRFormatError(cattrs.transform_error(exc)) from None
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        # Unknown union tag or a non-object where an object belongs.
+        raise IRFormatError([f"invalid value: {exc!r} @ $"]) from None
+
+
+def ir_to_json(ir: ModuleIR) -> bytes:
+    return canonical_json(unstructure(ir))
+
+
+def ir_from_json(data: bytes | str) -> ModuleIR:
+    import json
+
+    try:
+        value = json.loads(data)
+    except ValueError as exc:
+        raise IRFormatError([f"not JSON: {exc}"]) from None
+    if not isinstance(value, dict):
+        raise IRFormatError(["expected a JSON object @ $"])
+    return structure(value, ModuleIR)
+
+
+def ir_digest(ir: ModuleIR) -> str:
+    return digest_bytes(ir_to_json(ir))
+
+
+__all__ = [
+    "TYPE_NODE_CLASSES",
+    "IRFormatError",
+    "converter",
+    "ir_digest",
+    "ir_from_json",
+    "ir_to_json",
+    "structure",
+    "unstructure",
+]

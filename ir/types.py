@@ -1,0 +1,185 @@
+"""The closed type algebra of parameter and return annotations.
+
+Every annotation the front end reads becomes one of these nodes. The set is closed on
+purpose: back ends ``match`` on :data:`TypeNode` and end with ``assert_never``, so adding
+a kind fails type-checking in every target until each handles it. Two leaf kinds carry
+what could *not* be expressed (``unsupported``) or resolved (``unresolved``), so the IR
+keeps the fact and the readiness pass judges it.
+"""
+
+from typing import ClassVar, Literal
+
+from attrs import frozen
+
+# A JSON scalar usable inside ``Literal[...]``.
+LiteralValue = str | int | bool | None
+
+
+@frozen(kw_only=True)
+class AnyType:
+    """Any JSON value: no annotation, ``Any``/``object``, or a bare ``list``'s items."""
+
+    KIND: ClassVar[str] = "any"
+
+
+@frozen(kw_only=True)
+class IntType:
+    KIND: ClassVar[str] = "int"
+
+
+@frozen(kw_only=True)
+class FloatType:
+    """A JSON number; integers are accepted (``float`` accepts ``int`` in Python typing)."""
+
+    KIND: ClassVar[str] = "float"
+
+
+@frozen(kw_only=True)
+class StrType:
+    KIND: ClassVar[str] = "str"
+
+
+@frozen(kw_only=True)
+class BoolType:
+    KIND: ClassVar[str] = "bool"
+
+
+@frozen(kw_only=True)
+class NoneType:
+    KIND: ClassVar[str] = "none"
+
+
+@frozen(kw_only=True)
+class ListType:
+    KIND: ClassVar[str] = "list"
+    item: "TypeNode"
+
+
+@frozen(kw_only=True)
+class DictType:
+    """``dict[str, T]``: JSON object keys are strings, so only ``str`` keys are expressible."""
+
+    KIND: ClassVar[str] = "dict"
+    value: "TypeNode"
+
+
+@frozen(kw_only=True)
+class TupleType:
+    """``tuple[A, B]`` (fixed ``items``) or ``tuple[T, ...]`` (``variadic`` item)."""
+
+    KIND: ClassVar[str] = "tuple"
+    items: tuple["TypeNode", ...]
+    variadic: "TypeNode | None" = None
+
+
+@frozen(kw_only=True)
+class UnionType:
+    """Flattened, de-duplicated alternatives in source order; ``Optional[X]`` is ``X | None``."""
+
+    KIND: ClassVar[str] = "union"
+    options: tuple["TypeNode", ...]
+
+
+@frozen(kw_only=True)
+class LiteralType:
+    KIND: ClassVar[str] = "literal"
+    values: tuple[LiteralValue, ...]
+
+
+@frozen(kw_only=True)
+class TypedDictType:
+    """A reference by name to a ``TypedDictDecl`` of the same module."""
+
+    KIND: ClassVar[str] = "typeddict"
+    name: str
+
+
+@frozen(kw_only=True)
+class UnsupportedType:
+    """A resolvable annotation with no exact JSON shape (callables, arbitrary classes, ...)."""
+
+    KIND: ClassVar[str] = "unsupported"
+    text: str
+    reason: str
+
+
+UnresolvedReason = Literal["unknown-name", "star-import", "invalid-annotation"]
+
+
+@frozen(kw_only=True)
+class UnresolvedType:
+    """An annotation naming something that cannot be resolved statically."""
+
+    KIND: ClassVar[str] = "unresolved"
+    text: str
+    reason: UnresolvedReason
+
+
+TypeNode = (
+    AnyType
+    | IntType
+    | FloatType
+    | StrType
+    | BoolType
+    | NoneType
+    | ListType
+    | DictType
+    | TupleType
+    | UnionType
+    | LiteralType
+    | TypedDictType
+    | UnsupportedType
+    | UnresolvedType
+)
+
+TYPE_NODE_CLASSES: tuple[type, ...] = (
+    AnyType,
+    IntType,
+    FloatType,
+    StrType,
+    BoolType,
+    NoneType,
+    ListType,
+    DictType,
+    TupleType,
+    UnionType,
+    LiteralType,
+    TypedDictType,
+    UnsupportedType,
+    UnresolvedType,
+)
+
+
+def iter_leaves(node: TypeNode) -> "list[TypeNode]":
+    """All nodes of a type tree, depth first (used to find unsupported/unresolved parts)."""
+    out: list[TypeNode] = []
+    stack: list[TypeNode] = [node]
+    while stack:
+        current = stack.pop()
+        out.append(current)
+        match current:
+            case ListType(item=item):
+                stack.append(item)
+            case DictType(value=value):
+                stack.append(value)
+            case TupleType(items=items, variadic=variadic):
+                stack.extend(reversed(items))
+                if variadic is not None:
+                    stack.append(variadic)
+            case UnionType(options=options):
+                stack.extend(reversed(options))
+            case _:
+                pass
+    return out
+
+
+def _resolve_forward_references() -> None:
+    """The recursive nodes name ``TypeNode`` before it exists; resolve them so the converter
+    sees real types (cattrs cannot structure a string annotation)."""
+    import attrs
+
+    for cls in TYPE_NODE_CLASSES:
+        attrs.resolve_types(cls, globals(), {"TypeNode": TypeNode})
+
+
+_resolve_forward_references()
