@@ -11,9 +11,12 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from svcc import __version__
+
+if TYPE_CHECKING:
+    from svcc.compiler.requirements import DeclaredRequirements
 
 
 class _Parser(argparse.ArgumentParser):
@@ -22,12 +25,19 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--module-name", metavar="DOTTED",
-                   help="logical module name (default: the file name stem)")
-    p.add_argument("--python-version", metavar="3.N",
-                   help="Python grammar to parse with (default: the running interpreter's)")
-    p.add_argument("--requirements", metavar="FILE",
-                   help="declared application dependencies (pip requirement lines)")
+    p.add_argument(
+        "--module-name", metavar="DOTTED", help="logical module name (default: the file name stem)"
+    )
+    p.add_argument(
+        "--python-version",
+        metavar="3.N",
+        help="Python grammar to parse with (default: the running interpreter's)",
+    )
+    p.add_argument(
+        "--requirements",
+        metavar="FILE",
+        help="declared application dependencies (pip requirement lines)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -45,10 +55,12 @@ def build_parser() -> argparse.ArgumentParser:
     compile_ = sub.add_parser("compile", help="compile a file with a target into a directory")
     compile_.add_argument("path", help="a .py file or an .ipynb notebook")
     compile_.add_argument("--target", required=True, help="a target name (see `svcc targets`)")
-    compile_.add_argument("--output-dir", required=True, metavar="DIR",
-                          help="a new or empty directory")
-    compile_.add_argument("--select", metavar="NAMES",
-                          help="comma-separated function names or full ids")
+    compile_.add_argument(
+        "--output-dir", required=True, metavar="DIR", help="a new or empty directory"
+    )
+    compile_.add_argument(
+        "--select", metavar="NAMES", help="comma-separated function names or full ids"
+    )
     _common(compile_)
     compile_.add_argument("--format", choices=("json", "text"), default="json")
 
@@ -57,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _requirements(args: argparse.Namespace) -> object:
+def _requirements(args: argparse.Namespace) -> "DeclaredRequirements | None":
     if not args.requirements:
         return None
     from pathlib import Path
@@ -86,9 +98,13 @@ def _cmd_compile(args: argparse.Namespace) -> int:
     from svcc.compiler import driver, render
 
     result = driver.compile_file(
-        args.path, target=args.target, output_dir=args.output_dir,
-        module_name=args.module_name, select=args.select,
-        python_version=args.python_version, requirements=_requirements(args),  # type: ignore[arg-type]
+        args.path,
+        target=args.target,
+        output_dir=args.output_dir,
+        module_name=args.module_name,
+        select=args.select,
+        python_version=args.python_version,
+        requirements=_requirements(args),
     )
     render.compile_result(result, args.format)
     return 0
@@ -119,6 +135,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         if os.environ.get("SVCC_DEBUG"):
             raise
-        sys.stderr.write(f"svcc: internal error: {type(exc).__name__}: {exc} "
-                         "(a bug: rerun with SVCC_DEBUG=1 and report it)\n")
+        sys.stderr.write(
+            f"svcc: internal error: {type(exc).__name__}: {exc} "
+            "(a bug: rerun with SVCC_DEBUG=1 and report it)\n"
+        )
         return int(ExitCode.INTERNAL)

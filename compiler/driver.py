@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any, Final, TypeVar
 
 from attrs import frozen
-
 from svcc.compiler.diagnostics import Diagnostic
 from svcc.compiler.errors import InputError
 from svcc.compiler.passes.readiness import Environment, ReadinessPass, ReadinessReport
@@ -95,8 +94,10 @@ def check_module_name(name: str) -> str:
 def source_format_of(path: str | Path) -> SourceFormat:
     suffix = Path(path).suffix.lower()
     if suffix not in SUFFIXES:
-        raise InputError(f"{path}: unsupported format {suffix or '(no suffix)'!r}: "
-                         "expected a .py file or an .ipynb notebook")
+        raise InputError(
+            f"{path}: unsupported format {suffix or '(no suffix)'!r}: "
+            "expected a .py file or an .ipynb notebook"
+        )
     return SUFFIXES[suffix]
 
 
@@ -126,8 +127,9 @@ def analyze_source(
     else:
         from svcc.frontends.python import read_python
 
-        result = read_python(data, path=path, module=name, python_version=version,
-                             encoding=encoding)
+        result = read_python(
+            data, path=path, module=name, python_version=version, encoding=encoding
+        )
     ir_json = readiness = None
     if result.ir is not None:
         from svcc.ir.serde import ir_to_json
@@ -139,9 +141,17 @@ def analyze_source(
             declared_requirements=requirements.distributions if requirements else (),
         )
         readiness = ReadinessPass().run(result.ir, env, digest_bytes(ir_json))
-    return Analysis(path=path, module=name, source_format=fmt, source_bytes=data,
-                    module_text=result.module_text, ir=result.ir, ir_json=ir_json,
-                    readiness=readiness, diagnostics=result.diagnostics)
+    return Analysis(
+        path=path,
+        module=name,
+        source_format=fmt,
+        source_bytes=data,
+        module_text=result.module_text,
+        ir=result.ir,
+        ir_json=ir_json,
+        readiness=readiness,
+        diagnostics=result.diagnostics,
+    )
 
 
 @cache
@@ -154,7 +164,8 @@ def modules_beside(directory: str) -> frozenset[str]:
                 if entry.name.endswith(".py") and entry.is_file():
                     names.add(entry.name[:-3])
                 elif entry.is_dir(follow_symlinks=False) and os.path.exists(
-                        os.path.join(entry.path, "__init__.py")):
+                    os.path.join(entry.path, "__init__.py")
+                ):
                     names.add(entry.name)
     except OSError:
         pass
@@ -164,8 +175,9 @@ def modules_beside(directory: str) -> frozenset[str]:
 def read_source_file(path: Path) -> bytes:
     try:
         if path.is_dir():
-            raise InputError(f"{path}: is a directory (inspect accepts directories; "
-                             "compile needs one file)")
+            raise InputError(
+                f"{path}: is a directory (inspect accepts directories; compile needs one file)"
+            )
         size = path.stat().st_size
         if size > MAX_SOURCE_BYTES:
             raise InputError(f"{path}: {size} bytes is over the {MAX_SOURCE_BYTES}-byte limit")
@@ -191,13 +203,20 @@ def analyze_file(
     module = check_module_name(module_name if module_name is not None else path.stem)
     data = read_source_file(path)
     return analyze_source(
-        data, path=path.name, module=module, python_version=python_version, encoding=encoding,
-        source_format=fmt, requirements=requirements,
-        local_modules=modules_beside(str(path.parent.resolve())), check_name=False,
+        data,
+        path=path.name,
+        module=module,
+        python_version=python_version,
+        encoding=encoding,
+        source_format=fmt,
+        requirements=requirements,
+        local_modules=modules_beside(str(path.parent.resolve())),
+        check_name=False,
     )
 
 
 # -- directories --------------------------------------------------------------------------
+
 
 def python_files(root: Path) -> list[str]:
     """Relative POSIX paths of every ``.py`` below ``root``, sorted; hidden directories,
@@ -239,9 +258,15 @@ def _analyze_in_directory(relpath: str) -> Any:
         return render(_failed(relpath, "", f"cannot derive a module name from {relpath!r}"))
     local = modules_beside(str(full.parent)) | modules_beside(str(root))
     analysis = analyze_source(
-        data, path=relpath, module=module, python_version=options.python_version,
-        encoding=options.encoding, source_format="python", requirements=options.requirements,
-        local_modules=local, check_name=False,
+        data,
+        path=relpath,
+        module=module,
+        python_version=options.python_version,
+        encoding=options.encoding,
+        source_format="python",
+        requirements=options.requirements,
+        local_modules=local,
+        check_name=False,
     )
     return render(analysis)
 
@@ -250,9 +275,17 @@ def _failed(relpath: str, module: str, message: str) -> Analysis:
     from svcc.compiler.diagnostics import diag
     from svcc.compiler.diagnostics.codes import F002_DECODE
 
-    return Analysis(path=relpath, module=module, source_format="python", source_bytes=b"",
-                    module_text=None, ir=None, ir_json=None, readiness=None,
-                    diagnostics=(diag(F002_DECODE, message, None),))
+    return Analysis(
+        path=relpath,
+        module=module,
+        source_format="python",
+        source_bytes=b"",
+        module_text=None,
+        ir=None,
+        ir_json=None,
+        readiness=None,
+        diagnostics=(diag(F002_DECODE, message, None),),
+    )
 
 
 def _init_worker(state: dict[str, Any]) -> None:
@@ -281,8 +314,9 @@ def analyze_directory(
     if not root.is_dir():
         raise InputError(f"{root}: not a directory")
     files = python_files(root)
-    options = AnalysisOptions(python_version=version_tuple(python_version),
-                              requirements=requirements, encoding=encoding)
+    options = AnalysisOptions(
+        python_version=version_tuple(python_version), requirements=requirements, encoding=encoding
+    )
     state = {"root": root, "options": options, "render": render}
     count = workers or os.cpu_count() or 1
     if count <= 1 or len(files) < SERIAL_BELOW:
@@ -298,10 +332,10 @@ def analyze_directory(
     converter()  # build once before forking: workers inherit it
     context = multiprocessing.get_context("fork")
     chunk = max(1, min(16, len(files) // (count * 8)))
-    with ProcessPoolExecutor(max_workers=count, mp_context=context, initializer=_init_worker,
-                             initargs=(state,)) as pool:
-        yield from zip(files, pool.map(_analyze_in_directory, files, chunksize=chunk),
-                       strict=True)
+    with ProcessPoolExecutor(
+        max_workers=count, mp_context=context, initializer=_init_worker, initargs=(state,)
+    ) as pool:
+        yield from zip(files, pool.map(_analyze_in_directory, files, chunksize=chunk), strict=True)
 
 
 def render_document(analysis: Analysis) -> bytes:
@@ -316,6 +350,7 @@ def render_ir(analysis: Analysis) -> bytes:
 
 
 # -- compile ------------------------------------------------------------------------------
+
 
 @frozen(kw_only=True)
 class CompileResult:
@@ -356,20 +391,27 @@ def compile_file(
 
     backend = get_target(target)
     selection = parse_selection(select)
-    analysis = analyze_file(path, module_name=module_name, python_version=python_version,
-                            requirements=requirements)
+    analysis = analyze_file(
+        path, module_name=module_name, python_version=python_version, requirements=requirements
+    )
     if analysis.error is not None or analysis.ir is None or analysis.readiness is None:
         raise InputError(analysis.error_message())
     if analysis.module_text is None:
         raise IneligibleError(f"{analysis.path}: no module text")
     selected = SelectPass().run(analysis.ir, analysis.readiness, selection, analysis.path)
     ctx = EmitContext(
-        readiness=analysis.readiness, source_path=analysis.path,
-        source_bytes=analysis.source_bytes, module_text=analysis.module_text,
+        readiness=analysis.readiness,
+        source_path=analysis.path,
+        source_bytes=analysis.source_bytes,
+        module_text=analysis.module_text,
         requirements=requirements.lines if requirements else (),
     )
     tree = backend.emit(selected, ctx)
     written = write_tree(tree, output_dir)
-    return CompileResult(target=backend.name, output_dir=written, files=tuple(tree.paths()),
-                         capabilities=tuple(c.id for c in selected.capabilities),
-                         analysis=analysis)
+    return CompileResult(
+        target=backend.name,
+        output_dir=written,
+        files=tuple(tree.paths()),
+        capabilities=tuple(c.id for c in selected.capabilities),
+        analysis=analysis,
+    )

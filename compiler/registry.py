@@ -11,7 +11,6 @@ from importlib.metadata import EntryPoint, entry_points
 from typing import Final
 
 from attrs import frozen
-
 from svcc.compiler.errors import InternalError, UsageError
 from svcc.compiler.target import Target
 
@@ -31,11 +30,13 @@ class TargetEntry:
         except Exception as exc:
             raise InternalError(
                 f"target {self.name!r} ({self.value}, from {self.distribution}) failed to "
-                f"load: {exc}") from None
+                f"load: {exc}"
+            ) from None
         target = obj() if isinstance(obj, type) else obj
         if not isinstance(target, Target) or target.name != self.name:
             raise InternalError(
-                f"target {self.name!r} ({self.value}) is not a Target named {self.name!r}")
+                f"target {self.name!r} ({self.value}) is not a Target named {self.name!r}"
+            )
         return target
 
 
@@ -51,7 +52,8 @@ def discover() -> dict[str, TargetEntry]:
             raise InternalError(
                 f"two targets are named {ep.name!r}: {previous.value} (from "
                 f"{previous.distribution}) and {entry.value} (from {entry.distribution}); "
-                "uninstall one")
+                "uninstall one"
+            )
         found[ep.name] = entry
     return dict(sorted(found.items()))
 

@@ -20,8 +20,14 @@ from svcc.compiler.driver import (
 from svcc.compiler.errors import InputError
 from svcc.compiler.requirements import DeclaredRequirements
 
-_COLOURS = {"eligible": "32", "conditional": "33", "ambiguous": "35", "unsupported": "31",
-            "error": "31", "warning": "33"}
+_COLOURS = {
+    "eligible": "32",
+    "conditional": "33",
+    "ambiguous": "35",
+    "unsupported": "31",
+    "error": "31",
+    "warning": "33",
+}
 
 
 def _colour(enabled: bool, key: str, text: str) -> str:
@@ -44,8 +50,10 @@ def readiness_table(analysis: Analysis, colour: bool) -> str:
     lines = []
     counts = report.to_json()["summary"]
     summary = ", ".join(f"{n} {k}" for k, n in counts.items() if n)
-    lines.append(f"{analysis.path} (module {analysis.module}): "
-                 f"{len(report.assessments)} capabilities{': ' + summary if summary else ''}")
+    lines.append(
+        f"{analysis.path} (module {analysis.module}): "
+        f"{len(report.assessments)} capabilities{': ' + summary if summary else ''}"
+    )
     for d in analysis.diagnostics:
         lines.append(f"  note: {d.code} {d.location(analysis.path)}: {d.message}")
     if not report.assessments:
@@ -62,8 +70,11 @@ def readiness_table(analysis: Analysis, colour: bool) -> str:
         for r in a.reasons:
             where = ""
             if r.span is not None:
-                where = (f"cell {r.span.cell} line {r.span.line}" if r.span.cell is not None
-                         else f"line {r.span.line}")
+                where = (
+                    f"cell {r.span.cell} line {r.span.line}"
+                    if r.span.cell is not None
+                    else f"line {r.span.line}"
+                )
             sev = _colour(colour, r.severity, r.severity)
             text = f"{r.code} {sev} {where}: {r.message}"
             if first:
@@ -74,14 +85,22 @@ def readiness_table(analysis: Analysis, colour: bool) -> str:
     return "\n".join(lines)
 
 
-def inspect_file(path: Path, args: argparse.Namespace,
-                 requirements: DeclaredRequirements | None) -> int:
-    analysis = analyze_file(path, module_name=args.module_name,
-                            python_version=args.python_version, requirements=requirements,
-                            encoding=args.encoding)
+def inspect_file(
+    path: Path, args: argparse.Namespace, requirements: DeclaredRequirements | None
+) -> int:
+    analysis = analyze_file(
+        path,
+        module_name=args.module_name,
+        python_version=args.python_version,
+        requirements=requirements,
+        encoding=args.encoding,
+    )
     if analysis.error is not None:
-        raise InputError(f"{path.parent / analysis.error_message()}"
-                         if str(path.parent) != "." else analysis.error_message())
+        raise InputError(
+            f"{path.parent / analysis.error_message()}"
+            if str(path.parent) != "."
+            else analysis.error_message()
+        )
     if args.ir:
         assert analysis.ir_json is not None
         _write(analysis.ir_json)
@@ -99,10 +118,14 @@ def _text_entry(analysis: Analysis) -> bytes:
     return (readiness_table(analysis, False) + "\n").encode()
 
 
-def inspect_directory(root: Path, args: argparse.Namespace,
-                      requirements: DeclaredRequirements | None) -> int:
-    common: dict[str, Any] = {"python_version": args.python_version,
-                              "requirements": requirements, "encoding": args.encoding}
+def inspect_directory(
+    root: Path, args: argparse.Namespace, requirements: DeclaredRequirements | None
+) -> int:
+    common: dict[str, Any] = {
+        "python_version": args.python_version,
+        "requirements": requirements,
+        "encoding": args.encoding,
+    }
     if args.format == "text" and not args.ir:
         out = sys.stdout.buffer
         for _, text in analyze_directory(root, render=_text_entry, **common):
@@ -143,13 +166,23 @@ def targets(fmt: str) -> None:
     if fmt == "json":
         from svcc.ir.canonical import canonical_json
 
-        _write(canonical_json({"targets": [
-            {"name": e.name, "value": e.value, "distribution": e.distribution}
-            for e in found.values()]}))
+        _write(
+            canonical_json(
+                {
+                    "targets": [
+                        {"name": e.name, "value": e.value, "distribution": e.distribution}
+                        for e in found.values()
+                    ]
+                }
+            )
+        )
         return
     if not found:
         _write(b"no targets installed\n")
         return
     width = max(len(n) for n in found)
-    _write("".join(f"{e.name.ljust(width)}  {e.value}  ({e.distribution})\n"
-                   for e in found.values()).encode())
+    _write(
+        "".join(
+            f"{e.name.ljust(width)}  {e.value}  ({e.distribution})\n" for e in found.values()
+        ).encode()
+    )

@@ -10,7 +10,6 @@ import re
 from pathlib import Path
 
 from attrs import frozen
-
 from svcc.compiler.errors import InputError
 
 # Distributions whose import name differs from their normalised name (documented in README).
@@ -79,8 +78,10 @@ def parse_requirements(text: str, origin: str) -> DeclaredRequirements:
         tokens = [t for t in entry.split() if not t.startswith("--hash")]
         entry = " ".join(tokens)
         if entry.startswith("-"):
-            raise InputError(f"{origin}:{start}: options such as {entry.split()[0]!r} are not "
-                             "supported in a declared requirements file; list requirements only")
+            raise InputError(
+                f"{origin}:{start}: options such as {entry.split()[0]!r} are not "
+                "supported in a declared requirements file; list requirements only"
+            )
         try:
             requirement = Requirement(entry)
         except InvalidRequirement as exc:
@@ -95,8 +96,11 @@ def parse_requirements(text: str, origin: str) -> DeclaredRequirements:
         provided.add(name.replace("-", "_"))
         provided.update(KNOWN_IMPORT_NAMES.get(name, ()))
         provided.update(metadata.get(name, ()))
-    return DeclaredRequirements(lines=tuple(lines), distributions=tuple(sorted(set(names))),
-                                import_names=frozenset(provided))
+    return DeclaredRequirements(
+        lines=tuple(lines),
+        distributions=tuple(sorted(set(names))),
+        import_names=frozenset(provided),
+    )
 
 
 def load_requirements(path: Path) -> DeclaredRequirements:

@@ -8,7 +8,6 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, ClassVar, Protocol, runtime_checkable
 
 from attrs import frozen
-
 from svcc.ir.model import ModuleIR
 
 if TYPE_CHECKING:

@@ -7,6 +7,7 @@ temporary sibling, then renamed into place in one step, so a refused or failed w
 leaves nothing behind, and of two concurrent writers exactly one wins.
 """
 
+import contextlib
 import errno
 import os
 import secrets
@@ -21,11 +22,17 @@ _FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0
 
 
 def _require_host_support() -> None:
-    if (not hasattr(os, "O_NOFOLLOW") or not hasattr(os, "O_DIRECTORY")
-            or os.open not in os.supports_dir_fd or os.mkdir not in os.supports_dir_fd
-            or os.rename not in os.supports_dir_fd):
-        raise OutputError("this host lacks directory-descriptor/no-follow file facilities; "
-                          "svcc refuses to write output here")
+    if (
+        not hasattr(os, "O_NOFOLLOW")
+        or not hasattr(os, "O_DIRECTORY")
+        or os.open not in os.supports_dir_fd
+        or os.mkdir not in os.supports_dir_fd
+        or os.rename not in os.supports_dir_fd
+    ):
+        raise OutputError(
+            "this host lacks directory-descriptor/no-follow file facilities; "
+            "svcc refuses to write output here"
+        )
 
 
 def _components(path: Path) -> list[str]:
@@ -75,13 +82,19 @@ class _Transaction:
                 pass
             except OSError as exc:
                 if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-                    raise OutputError(f"{self.output}: {walked} is a symlink or not a "
-                                      "directory; refusing to write through it") from None
-                raise OutputError(f"{self.output}: cannot open {walked}: {_describe(exc)}") from None
+                    raise OutputError(
+                        f"{self.output}: {walked} is a symlink or not a "
+                        "directory; refusing to write through it"
+                    ) from None
+                raise OutputError(
+                    f"{self.output}: cannot open {walked}: {_describe(exc)}"
+                ) from None
             try:
                 os.mkdir(name, 0o755, dir_fd=fd)
             except OSError as exc:
-                raise OutputError(f"{self.output}: cannot create {walked}: {_describe(exc)}") from None
+                raise OutputError(
+                    f"{self.output}: cannot create {walked}: {_describe(exc)}"
+                ) from None
             self.created_parents.append((fd, name))
             fd = self._open_dir(name, fd)
         return fd
@@ -93,13 +106,17 @@ class _Transaction:
             return
         except OSError as exc:
             if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-                raise OutputError(f"{self.output}: exists and is a symlink or a file; output "
-                                  "must go to a new or empty directory") from None
+                raise OutputError(
+                    f"{self.output}: exists and is a symlink or a file; output "
+                    "must go to a new or empty directory"
+                ) from None
             raise OutputError(f"{self.output}: {_describe(exc)}") from None
         try:
             if os.listdir(fd):
-                raise OutputError(f"{self.output}: directory is not empty; output must go to a "
-                                  "new or empty directory (there is no force option)")
+                raise OutputError(
+                    f"{self.output}: directory is not empty; output must go to a "
+                    "new or empty directory (there is no force option)"
+                )
         finally:
             os.close(fd)
 
@@ -117,15 +134,18 @@ class _Transaction:
                 os.rename(temp, name, src_dir_fd=parent, dst_dir_fd=parent)
             except OSError as exc:
                 if exc.errno in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR, errno.EISDIR):
-                    raise OutputError(f"{self.output}: appeared or filled while writing (another "
-                                      "writer?); nothing written") from None
+                    raise OutputError(
+                        f"{self.output}: appeared or filled while writing (another "
+                        "writer?); nothing written"
+                    ) from None
                 raise
         except BaseException as exc:
             shutil.rmtree(temp, dir_fd=parent, ignore_errors=True)
             self._remove_created_parents()
             if isinstance(exc, OSError) and not isinstance(exc, OutputError):
-                raise OutputError(f"{self.output}: write failed: {_describe(exc)}; nothing "
-                                  "written") from None
+                raise OutputError(
+                    f"{self.output}: write failed: {_describe(exc)}; nothing written"
+                ) from None
             raise
         return Path("/", *parts)
 
@@ -161,10 +181,8 @@ class _Transaction:
 
     def close(self) -> None:
         for fd in self.fds:
-            try:
+            with contextlib.suppress(OSError):
                 os.close(fd)
-            except OSError:
-                pass
 
 
 def write_tree(tree: FileTree, output_dir: str | Path) -> Path:

@@ -11,8 +11,9 @@ class Rectangle(TypedDict):
 
 
 def circle_area(radius: float, /, *, unit: Literal["m", "cm"] = "m") -> float:
-    """Area of a circle of the given radius."""
-    return math.pi * radius**2
+    """Area of a circle of the given radius, in square metres or square centimetres."""
+    area = math.pi * radius**2
+    return area if unit == "m" else area * 10_000
 
 
 def rectangle_area(rect: Rectangle) -> float:

@@ -10,7 +10,6 @@ packages, declared requirements, sibling files).
 from typing import Literal
 
 from attrs import frozen
-
 from svcc.ir.schema import IR_SCHEMA
 from svcc.ir.types import TypeNode
 

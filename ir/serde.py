@@ -23,6 +23,11 @@ class IRFormatError(ValueError):
         self.errors = errors
 
 
+def _kind_of(cls: type) -> str:
+    kind: str = cls.KIND  # type: ignore[attr-defined]  # every TypeNode class has one
+    return kind
+
+
 @cache
 def converter() -> Any:
     """Build (once, lazily: cattrs costs tens of milliseconds to import) the converter."""
@@ -30,9 +35,7 @@ def converter() -> Any:
     from cattrs.strategies import configure_tagged_union
 
     conv = cattrs.Converter(forbid_extra_keys=True, detailed_validation=True)
-    configure_tagged_union(
-        TypeNode, conv, tag_generator=lambda cl: cl.KIND, tag_name="kind"
-    )
+    configure_tagged_union(TypeNode, conv, tag_generator=_kind_of, tag_name="kind")
     return conv
 
 

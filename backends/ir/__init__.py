@@ -8,7 +8,6 @@ attrs class with a ``name``, a ``description`` and ``emit``, registered under th
 from typing import ClassVar
 
 from attrs import frozen
-
 from svcc.compiler.target import EmitContext, FileTree
 from svcc.ir.canonical import canonical_json
 from svcc.ir.model import ModuleIR
@@ -21,7 +20,9 @@ class IrTarget:
     description: ClassVar[str] = "the capability IR and readiness report of the selection"
 
     def emit(self, ir: ModuleIR, ctx: EmitContext) -> FileTree:
-        return FileTree.of({
-            "capability-ir.json": ir_to_json(ir),
-            "readiness.json": canonical_json(ctx.readiness.to_json()),
-        })
+        return FileTree.of(
+            {
+                "capability-ir.json": ir_to_json(ir),
+                "readiness.json": canonical_json(ctx.readiness.to_json()),
+            }
+        )

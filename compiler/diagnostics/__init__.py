@@ -7,7 +7,6 @@ package is a leaf (it imports only ``svcc.ir``) so front ends can use it too.
 from typing import Any
 
 from attrs import frozen
-
 from svcc.compiler.diagnostics.codes import REGISTRY, Code, Dimension, Severity
 from svcc.ir.model import Span
 
@@ -59,7 +58,8 @@ def diag(code: Code, message: str, span: Span | None) -> Diagnostic:
 
 def render(diagnostic: Diagnostic, path: str, source_lines: list[str] | None = None) -> str:
     """One diagnostic for people: location, severity, code, message, and the line underlined."""
-    head = f"{diagnostic.location(path)}: {diagnostic.severity}: {diagnostic.code} {diagnostic.message}"
+    d = diagnostic
+    head = f"{d.location(path)}: {d.severity}: {d.code} {d.message}"
     span = diagnostic.span
     if span is None or not source_lines or span.cell is not None:
         return head

@@ -39,7 +39,7 @@ class Code:
 REGISTRY: dict[str, Code] = {}
 
 
-def _code(
+def _code(  # noqa: PLR0917 -- the table below reads as rows of positional columns
     code: str,
     title: str,
     severity: Severity,
@@ -56,117 +56,214 @@ def _code(
 
 # --- readiness: binding -------------------------------------------------------------------
 R001_DECORATED: Final = _code(
-    "SVC-R001", "decorated function", "error", "binding", "conditional",
+    "SVC-R001",
+    "decorated function",
+    "error",
+    "binding",
+    "conditional",
     "A decorator may replace the function, so the callable served is not the one read.",
 )
 R002_REBOUND: Final = _code(
-    "SVC-R002", "name bound more than once", "error", "binding", "ambiguous",
+    "SVC-R002",
+    "name bound more than once",
+    "error",
+    "binding",
+    "ambiguous",
     "The module binds the name more than once at import; which object is served is unclear.",
 )
 R003_DELETED: Final = _code(
-    "SVC-R003", "name deleted at module level", "error", "binding", "ambiguous",
+    "SVC-R003",
+    "name deleted at module level",
+    "error",
+    "binding",
+    "ambiguous",
     "A module-level `del` removes or may remove the binding before it is served.",
 )
 R004_UNANNOTATED: Final = _code(
-    "SVC-R004", "parameter without annotation", "warning", "inputs", None,
+    "SVC-R004",
+    "parameter without annotation",
+    "warning",
+    "inputs",
+    None,
     "The parameter accepts any JSON value; annotate it to get validation and a schema.",
 )
 R005_ANY: Final = _code(
-    "SVC-R005", "parameter annotated Any", "warning", "inputs", None,
+    "SVC-R005",
+    "parameter annotated Any",
+    "warning",
+    "inputs",
+    None,
     "The parameter accepts any JSON value.",
 )
 R006_CONDITIONAL_DEF: Final = _code(
-    "SVC-R006", "definition under if/try/loop/with", "error", "binding", "ambiguous",
+    "SVC-R006",
+    "definition under if/try/loop/with",
+    "error",
+    "binding",
+    "ambiguous",
     "The function exists only on some paths through module import (an optional-dependency "
     "fallback, a platform check, a loop).",
 )
 R007_MODULE_EFFECT: Final = _code(
-    "SVC-R007", "module-level statement with import-time effects", "error", "execution",
+    "SVC-R007",
+    "module-level statement with import-time effects",
+    "error",
+    "execution",
     "conditional",
     "Importing the module runs code that may fail or change bindings (a call, I/O, a loop, "
     "an assignment from a call, a decorator or default evaluated at definition time). "
     "Applies to every capability of the module.",
 )
 R008_UNRESOLVED_IMPORT: Final = _code(
-    "SVC-R008", "unresolved module-level import", "error", "execution", "conditional",
+    "SVC-R008",
+    "unresolved module-level import",
+    "error",
+    "execution",
+    "conditional",
     "An unguarded module-level import is neither standard library, nor a module beside the "
     "source, nor provided by a declared requirement: the server would fail to start. "
     "Declare it with --requirements FILE.",
 )
 R009_UNRESOLVED_CALL_IMPORT: Final = _code(
-    "SVC-R009", "unresolved import in the function body", "error", "execution", "conditional",
+    "SVC-R009",
+    "unresolved import in the function body",
+    "error",
+    "execution",
+    "conditional",
     "An unguarded import inside the function is not resolvable: calls would fail. "
     "Declare it with --requirements FILE.",
 )
 R010_COMPLEX_CLASS: Final = _code(
-    "SVC-R010", "module-level class with import-time behaviour", "error", "execution",
+    "SVC-R010",
+    "module-level class with import-time behaviour",
+    "error",
+    "execution",
     "conditional",
     "A class whose bases, decorators, keywords or body run code at import (anything beyond "
     "builtin/typing/enum bases, annotations, literal assignments, docstrings and undecorated "
     "defs). Applies to every capability of the module.",
 )
 R011_UNSUPPORTED_TYPE: Final = _code(
-    "SVC-R011", "annotation not expressible as JSON", "error", "inputs", "unsupported",
+    "SVC-R011",
+    "annotation not expressible as JSON",
+    "error",
+    "inputs",
+    "unsupported",
     "The parameter's type has no exact JSON shape (a callable, an arbitrary class, bytes, "
     "a set, non-string dict keys...).",
 )
 R012_UNRESOLVED_TYPE: Final = _code(
-    "SVC-R012", "annotation not resolvable statically", "error", "inputs", "ambiguous",
+    "SVC-R012",
+    "annotation not resolvable statically",
+    "error",
+    "inputs",
+    "ambiguous",
     "The annotation names something svcc cannot resolve without running code.",
 )
 R013_STAR_IMPORT_TYPE: Final = _code(
-    "SVC-R013", "annotation may come from a star import", "error", "inputs", "ambiguous",
-    "The annotation names something not defined in the module, and a star import could "
-    "provide it.",
+    "SVC-R013",
+    "annotation may come from a star import",
+    "error",
+    "inputs",
+    "ambiguous",
+    "The annotation names something not defined in the module, and a star import could provide it.",
 )
 R014_VAR_POSITIONAL: Final = _code(
-    "SVC-R014", "*args parameter", "error", "inputs", "unsupported",
+    "SVC-R014",
+    "*args parameter",
+    "error",
+    "inputs",
+    "unsupported",
     "Variadic positional parameters have no named JSON field.",
 )
 R015_VAR_KEYWORD: Final = _code(
-    "SVC-R015", "**kwargs parameter", "error", "inputs", "unsupported",
+    "SVC-R015",
+    "**kwargs parameter",
+    "error",
+    "inputs",
+    "unsupported",
     "Variadic keyword parameters make the request object open-ended.",
 )
 R016_GENERATOR: Final = _code(
-    "SVC-R016", "generator function", "error", "outputs", "unsupported",
+    "SVC-R016",
+    "generator function",
+    "error",
+    "outputs",
+    "unsupported",
     "A generator's result is an iterator, not a JSON value.",
 )
 R017_ASYNC_GENERATOR: Final = _code(
-    "SVC-R017", "async generator function", "error", "outputs", "unsupported",
+    "SVC-R017",
+    "async generator function",
+    "error",
+    "outputs",
+    "unsupported",
     "An async generator's result is an async iterator, not a JSON value.",
 )
 R018_RETURN_TYPE: Final = _code(
-    "SVC-R018", "return annotation not expressible as JSON", "warning", "outputs", None,
+    "SVC-R018",
+    "return annotation not expressible as JSON",
+    "warning",
+    "outputs",
+    None,
     "Return types are documentation only; this one is documented as any JSON value.",
 )
 R019_GLOBAL_REBIND: Final = _code(
-    "SVC-R019", "rebound through a global statement", "error", "binding", "ambiguous",
+    "SVC-R019",
+    "rebound through a global statement",
+    "error",
+    "binding",
+    "ambiguous",
     "A function declares the capability's name `global` and may rebind it after import.",
 )
 
 # --- front end ----------------------------------------------------------------------------
 F001_SYNTAX: Final = _code(
-    "SVC-F001", "syntax error", "error", "source", None,
+    "SVC-F001",
+    "syntax error",
+    "error",
+    "source",
+    None,
     "The source does not parse with the requested Python grammar.",
 )
 F002_DECODE: Final = _code(
-    "SVC-F002", "undecodable source", "error", "source", None,
+    "SVC-F002",
+    "undecodable source",
+    "error",
+    "source",
+    None,
     "The bytes are not text in the declared or detected encoding.",
 )
 F003_NOTEBOOK: Final = _code(
-    "SVC-F003", "invalid notebook", "error", "source", None,
+    "SVC-F003",
+    "invalid notebook",
+    "error",
+    "source",
+    None,
     "The file is not a valid Jupyter notebook (JSON or nbformat schema).",
 )
 F004_LINE_MAGIC: Final = _code(
-    "SVC-F004", "line magic removed", "warning", "source", None,
+    "SVC-F004",
+    "line magic removed",
+    "warning",
+    "source",
+    None,
     "An IPython line magic (`%...`) or help query (`?`) is not Python; the line was removed.",
 )
 F005_CELL_MAGIC: Final = _code(
-    "SVC-F005", "cell magic cell dropped", "warning", "source", None,
+    "SVC-F005",
+    "cell magic cell dropped",
+    "warning",
+    "source",
+    None,
     "A cell starting with a cell magic (`%%...`) is not Python; the whole cell was dropped.",
 )
 F006_SHELL_ESCAPE: Final = _code(
-    "SVC-F006", "shell escape removed", "warning", "source", None,
+    "SVC-F006",
+    "shell escape removed",
+    "warning",
+    "source",
+    None,
     "An IPython shell escape (`!...`) is not Python; the line was removed. Declare what it "
     "installed with --requirements.",
 )
@@ -195,4 +292,3 @@ def markdown_table() -> str:
             f"{klass} | {entry.explanation} |"
         )
     return "\n".join(lines) + "\n"
-

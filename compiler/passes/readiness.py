@@ -10,7 +10,6 @@ import sys
 from typing import Any, ClassVar
 
 from attrs import field, frozen
-
 from svcc.compiler.diagnostics import Diagnostic, diag
 from svcc.compiler.diagnostics import codes as C
 from svcc.compiler.diagnostics.codes import CLASS_ORDER, ReadinessClass
@@ -92,8 +91,7 @@ class ReadinessReport:
 
 def _order(d: Diagnostic) -> tuple[int, int, int, str, str]:
     s = d.span
-    return ((s.cell or 0, s.line, s.column, d.code, d.message) if s
-            else (0, 0, 0, d.code, d.message))
+    return (s.cell or 0, s.line, s.column, d.code, d.message) if s else (0, 0, 0, d.code, d.message)
 
 
 class ReadinessPass:
@@ -109,13 +107,21 @@ class ReadinessPass:
             klass: ReadinessClass = "eligible"
             for reason in reasons:
                 forced = reason.entry.klass
-                if reason.severity == "error" and forced and CLASS_ORDER[forced] > CLASS_ORDER[klass]:
+                if (
+                    reason.severity == "error"
+                    and forced
+                    and CLASS_ORDER[forced] > CLASS_ORDER[klass]
+                ):
                     klass = forced
-            assessments.append(Assessment(capability_id=cap.id, name=cap.name, klass=klass,
-                                          reasons=tuple(reasons)))
+            assessments.append(
+                Assessment(capability_id=cap.id, name=cap.name, klass=klass, reasons=tuple(reasons))
+            )
         return ReadinessReport(
-            module=ir.module, source=unstructure(ir.source), ir_digest=ir_digest,
-            assessments=tuple(assessments), requirements=env.declared_requirements,
+            module=ir.module,
+            source=unstructure(ir.source),
+            ir_digest=ir_digest,
+            assessments=tuple(assessments),
+            requirements=env.declared_requirements,
         )
 
     # -- module-wide -------------------------------------------------------------------------
@@ -123,8 +129,13 @@ class ReadinessPass:
         out: list[Diagnostic] = []
         for stmt in ir.statements:
             if stmt.kind == "effect":
-                out.append(diag(C.R007_MODULE_EFFECT,
-                                f"module-level {stmt.detail} runs at import", stmt.span))
+                out.append(
+                    diag(
+                        C.R007_MODULE_EFFECT,
+                        f"module-level {stmt.detail} runs at import",
+                        stmt.span,
+                    )
+                )
         for imp in ir.imports:
             if imp.scope == "" and not imp.guarded:
                 problem = import_problem(imp, env)
@@ -132,64 +143,97 @@ class ReadinessPass:
                     out.append(diag(C.R008_UNRESOLVED_IMPORT, problem, imp.span))
         for cls in ir.classes:
             if not cls.plain:
-                out.append(diag(C.R010_COMPLEX_CLASS,
-                                f"class {cls.name}: {cls.reason} runs code at import",
-                                cls.reason_span or cls.span))
+                out.append(
+                    diag(
+                        C.R010_COMPLEX_CLASS,
+                        f"class {cls.name}: {cls.reason} runs code at import",
+                        cls.reason_span or cls.span,
+                    )
+                )
         return out
 
     # -- per capability ----------------------------------------------------------------------
-    def _capability_reasons(self, ir: ModuleIR, cap: Capability,
-                            env: Environment) -> list[Diagnostic]:
+    def _capability_reasons(
+        self, ir: ModuleIR, cap: Capability, env: Environment
+    ) -> list[Diagnostic]:
         out: list[Diagnostic] = []
         for dec in cap.decorators:
-            out.append(diag(C.R001_DECORATED,
-                            f"decorator @{dec.text} may replace {cap.name}", dec.span))
+            out.append(
+                diag(C.R001_DECORATED, f"decorator @{dec.text} may replace {cap.name}", dec.span)
+            )
         if cap.guards:
-            out.append(diag(C.R006_CONDITIONAL_DEF,
-                            f"{cap.name} is defined under a module-level {cap.guards[-1]}",
-                            cap.span))
+            out.append(
+                diag(
+                    C.R006_CONDITIONAL_DEF,
+                    f"{cap.name} is defined under a module-level {cap.guards[-1]}",
+                    cap.span,
+                )
+            )
         for binding in ir.bindings:
             if binding.name != cap.name or (binding.kind == "def" and binding.span == cap.span):
                 continue
             if binding.kind == "delete":
-                out.append(diag(C.R003_DELETED, f"{cap.name} is deleted at module level",
-                                binding.span))
+                out.append(
+                    diag(C.R003_DELETED, f"{cap.name} is deleted at module level", binding.span)
+                )
             else:
-                out.append(diag(C.R002_REBOUND,
-                                f"{cap.name} is bound again here ({binding.kind})", binding.span))
+                out.append(
+                    diag(
+                        C.R002_REBOUND,
+                        f"{cap.name} is bound again here ({binding.kind})",
+                        binding.span,
+                    )
+                )
         for write in ir.globals:
             if write.name == cap.name:
-                out.append(diag(C.R019_GLOBAL_REBIND,
-                                f"{write.function}() declares `global {cap.name}`", write.span))
+                out.append(
+                    diag(
+                        C.R019_GLOBAL_REBIND,
+                        f"{write.function}() declares `global {cap.name}`",
+                        write.span,
+                    )
+                )
         for param in cap.params:
             if param.kind == "var_positional":
-                out.append(diag(C.R014_VAR_POSITIONAL, f"*{param.name} has no named field",
-                                param.span))
+                out.append(
+                    diag(C.R014_VAR_POSITIONAL, f"*{param.name} has no named field", param.span)
+                )
                 continue
             if param.kind == "var_keyword":
-                out.append(diag(C.R015_VAR_KEYWORD, f"**{param.name} makes the input open-ended",
-                                param.span))
+                out.append(
+                    diag(
+                        C.R015_VAR_KEYWORD, f"**{param.name} makes the input open-ended", param.span
+                    )
+                )
                 continue
             if param.annotation is None:
-                out.append(diag(C.R004_UNANNOTATED,
-                                f"parameter {param.name!r} has no annotation: any JSON value",
-                                param.span))
+                out.append(
+                    diag(
+                        C.R004_UNANNOTATED,
+                        f"parameter {param.name!r} has no annotation: any JSON value",
+                        param.span,
+                    )
+                )
             elif isinstance(param.type, AnyType) and "Any" in param.annotation:
-                out.append(diag(C.R005_ANY, f"parameter {param.name!r} is Any: any JSON value",
-                                param.span))
-            out.extend(self._type_reasons(ir, param.type, f"parameter {param.name!r}",
-                                          param.span))
+                out.append(
+                    diag(C.R005_ANY, f"parameter {param.name!r} is Any: any JSON value", param.span)
+                )
+            out.extend(self._type_reasons(ir, param.type, f"parameter {param.name!r}", param.span))
         if cap.form == "generator":
             out.append(diag(C.R016_GENERATOR, f"{cap.name} is a generator", cap.span))
         elif cap.form == "async_generator":
-            out.append(diag(C.R017_ASYNC_GENERATOR, f"{cap.name} is an async generator",
-                            cap.span))
+            out.append(diag(C.R017_ASYNC_GENERATOR, f"{cap.name} is an async generator", cap.span))
         if cap.returns.span is not None:
             for leaf in iter_leaves(cap.returns.type):
                 if isinstance(leaf, UnsupportedType | UnresolvedType):
-                    out.append(diag(C.R018_RETURN_TYPE,
-                                    f"return type {leaf.text!r}: {_why(leaf)}; documented as "
-                                    "any JSON value", cap.returns.span))
+                    out.append(
+                        diag(
+                            C.R018_RETURN_TYPE,
+                            f"return type {leaf.text!r}: {_why(leaf)}; documented as "
+                            "any JSON value",
+                            cap.returns.span,
+                        )
+                    )
                     break
         for imp in ir.imports:
             if imp.scope == cap.qualname and not imp.guarded:
@@ -198,8 +242,9 @@ class ReadinessPass:
                     out.append(diag(C.R009_UNRESOLVED_CALL_IMPORT, problem, imp.span))
         return out
 
-    def _type_reasons(self, ir: ModuleIR, node: TypeNode, what: str,
-                      span: Span) -> list[Diagnostic]:
+    def _type_reasons(
+        self, ir: ModuleIR, node: TypeNode, what: str, span: Span
+    ) -> list[Diagnostic]:
         out: list[Diagnostic] = []
         seen: set[str] = set()
         pending: list[tuple[TypeNode, str]] = [(node, what)]
@@ -207,21 +252,33 @@ class ReadinessPass:
             current, where = pending.pop(0)
             for leaf in iter_leaves(current):
                 if isinstance(leaf, UnsupportedType):
-                    out.append(diag(C.R011_UNSUPPORTED_TYPE,
-                                    f"{where}: {leaf.text!r}: {leaf.reason}", span))
+                    out.append(
+                        diag(
+                            C.R011_UNSUPPORTED_TYPE, f"{where}: {leaf.text!r}: {leaf.reason}", span
+                        )
+                    )
                 elif isinstance(leaf, UnresolvedType):
-                    code = C.R013_STAR_IMPORT_TYPE if leaf.reason == "star-import" else (
-                        C.R012_UNRESOLVED_TYPE)
+                    code = (
+                        C.R013_STAR_IMPORT_TYPE
+                        if leaf.reason == "star-import"
+                        else (C.R012_UNRESOLVED_TYPE)
+                    )
                     out.append(diag(code, f"{where}: {leaf.text!r}: {_why(leaf)}", span))
                 elif isinstance(leaf, TypedDictType) and leaf.name not in seen:
                     seen.add(leaf.name)
                     decl = ir.typed_dict(leaf.name)
                     if decl is None:
-                        out.append(diag(C.R012_UNRESOLVED_TYPE,
-                                        f"{where}: TypedDict {leaf.name!r} is not defined", span))
+                        out.append(
+                            diag(
+                                C.R012_UNRESOLVED_TYPE,
+                                f"{where}: TypedDict {leaf.name!r} is not defined",
+                                span,
+                            )
+                        )
                         continue
-                    pending.extend((f.type, f"{where} field {leaf.name}.{f.name}")
-                                   for f in decl.fields)
+                    pending.extend(
+                        (f.type, f"{where} field {leaf.name}.{f.name}") for f in decl.fields
+                    )
         return out
 
 
@@ -245,8 +302,11 @@ def import_problem(imp: Import, env: Environment) -> str | None:
         shown = "." * imp.level + imp.module
         return f"relative import {shown!r} does not resolve to a module beside the source"
     root = imp.module.split(".", 1)[0]
-    if (root == "__future__" or root in sys.stdlib_module_names or root in env.local_modules
-            or root in env.declared_imports):
+    if (
+        root == "__future__"
+        or root in sys.stdlib_module_names
+        or root in env.local_modules
+        or root in env.declared_imports
+    ):
         return None
-    return (f"import {imp.module!r} is not standard library, beside the source, or declared; "
-            f"{hint}")
+    return f"import {imp.module!r} is not standard library, beside the source, or declared; {hint}"

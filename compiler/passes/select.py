@@ -1,4 +1,4 @@
-"""The selection pass: ``--select`` and generate rules 2–3 of the specification.
+"""The selection pass: ``--select`` and generate rules 2-3 of the specification.
 
 Without ``--select`` every capability must be eligible. With it, each entry (a name or a
 full id) must exist (else exit 2) and be eligible (else exit 1 with its reason codes);
@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 import attrs
-
 from svcc.compiler.diagnostics import Diagnostic
 from svcc.compiler.errors import IneligibleError, UsageError
 from svcc.compiler.passes.readiness import Assessment, ReadinessReport
@@ -45,8 +44,9 @@ def describe_blocking(assessment: Assessment) -> str:
 class SelectPass:
     name: ClassVar[str] = "select"
 
-    def run(self, ir: ModuleIR, report: ReadinessReport, selection: Sequence[str] | None,
-            path: str) -> ModuleIR:
+    def run(
+        self, ir: ModuleIR, report: ReadinessReport, selection: Sequence[str] | None, path: str
+    ) -> ModuleIR:
         if selection is None:
             chosen = list(ir.capabilities)
             if not chosen:

@@ -24,7 +24,7 @@ def notebook_cells(data: bytes) -> list[Cell]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            nb = nbformat.reads(text, as_version=4)
+            nb = nbformat.reads(text, as_version=4)  # type: ignore[no-untyped-call]
             nbformat.validate(nb)
         except nbformat.ValidationError as exc:
             raise ValueError(f"notebook does not follow nbformat: {exc.message}") from None
@@ -47,8 +47,9 @@ def read_notebook(
     try:
         cells = notebook_cells(data)
     except ValueError as exc:
-        return FrontendResult(ir=None, diagnostics=(diag(F003_NOTEBOOK, str(exc), None),),
-                              module_text=None)
+        return FrontendResult(
+            ir=None, diagnostics=(diag(F003_NOTEBOOK, str(exc), None),), module_text=None
+        )
 
     def parses(text: str) -> bool:
         try:
@@ -59,12 +60,20 @@ def read_notebook(
 
     converted = convert(cells, parses)
     result = lower_text(
-        converted.text, module=module, path=path, source_sha256=digest_bytes(data),
-        encoding="utf-8", python_version=python_version, source_format="notebook",
+        converted.text,
+        module=module,
+        path=path,
+        source_sha256=digest_bytes(data),
+        encoding="utf-8",
+        python_version=python_version,
+        source_format="notebook",
         line_map=converted.line_map,
     )
-    return FrontendResult(ir=result.ir, diagnostics=converted.diagnostics + result.diagnostics,
-                          module_text=result.module_text)
+    return FrontendResult(
+        ir=result.ir,
+        diagnostics=converted.diagnostics + result.diagnostics,
+        module_text=result.module_text,
+    )
 
 
 __all__ = ["read_notebook"]

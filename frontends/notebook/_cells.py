@@ -10,7 +10,6 @@ import re
 from collections.abc import Callable
 
 from attrs import frozen
-
 from svcc.compiler.diagnostics import Diagnostic, diag
 from svcc.compiler.diagnostics.codes import F004_LINE_MAGIC, F005_CELL_MAGIC, F006_SHELL_ESCAPE
 from svcc.ir.model import Span
@@ -42,9 +41,13 @@ def _clean_cell(cell: Cell, diagnostics: list[Diagnostic]) -> list[str] | None:
     first = next((ln for ln in lines if ln.strip()), "")
     if first.lstrip().startswith("%%"):
         number = lines.index(first) + 1
-        diagnostics.append(diag(F005_CELL_MAGIC,
-                                f"cell {cell.index}: cell magic {first.strip().split()[0]} "
-                                "dropped the whole cell", _span(cell.index, number, len(first))))
+        diagnostics.append(
+            diag(
+                F005_CELL_MAGIC,
+                f"cell magic {first.strip().split()[0]} dropped the whole cell",
+                _span(cell.index, number, len(first)),
+            )
+        )
         return None
     out: list[str] = []
     in_string: str | None = None
@@ -55,12 +58,17 @@ def _clean_cell(cell: Cell, diagnostics: list[Diagnostic]) -> list[str] | None:
             indent = line[: len(line) - len(line.lstrip())]
             if not continuing:
                 code, what = (
-                    (F006_SHELL_ESCAPE, "shell escape") if _is_shell(stripped, line)
+                    (F006_SHELL_ESCAPE, "shell escape")
+                    if _is_shell(stripped, line)
                     else (F004_LINE_MAGIC, "line magic")
                 )
-                diagnostics.append(diag(code, f"cell {cell.index}: {what} "
-                                        f"{stripped[:40]!r} removed",
-                                        _span(cell.index, number, len(line))))
+                diagnostics.append(
+                    diag(
+                        code,
+                        f"{what} {stripped[:40]!r} removed",
+                        _span(cell.index, number, len(line)),
+                    )
+                )
             continuing = stripped.endswith("\\")
             out.append(f"{indent}pass" if indent else "")
             continue
@@ -82,9 +90,11 @@ def _is_shell(stripped: str, line: str) -> bool:
 def _is_ipython(stripped: str, line: str) -> bool:
     if not stripped or stripped.startswith("#"):
         return False
-    return (stripped[0] in "%!?" or (stripped.endswith("?") and not stripped.endswith("??=")
-                                      and "#" not in stripped)
-            or bool(_ASSIGN_MAGIC.match(line)))
+    return (
+        stripped[0] in "%!?"
+        or (stripped.endswith("?") and not stripped.endswith("??=") and "#" not in stripped)
+        or bool(_ASSIGN_MAGIC.match(line))
+    )
 
 
 def convert(cells: list[Cell], parses: Callable[[str], bool]) -> Converted:
@@ -98,8 +108,9 @@ def convert(cells: list[Cell], parses: Callable[[str], bool]) -> Converted:
     diagnostics: list[Diagnostic] = []
     for cell in cells:
         cell_lines: list[str] | None
-        cell_lines = cell.source.split("\n") if parses(cell.source) else _clean_cell(
-            cell, diagnostics)
+        cell_lines = (
+            cell.source.split("\n") if parses(cell.source) else _clean_cell(cell, diagnostics)
+        )
         if cell_lines is None:
             continue
         lines.append(f"# %% [cell {cell.index}]")

@@ -11,7 +11,6 @@ import warnings
 from collections.abc import Sequence
 
 from attrs import frozen
-
 from svcc.compiler.diagnostics import Diagnostic, diag
 from svcc.compiler.diagnostics.codes import F001_SYNTAX, F002_DECODE
 from svcc.frontends.python._lower import ModuleLowerer
@@ -29,9 +28,23 @@ from svcc.ir.model import ModuleIR, SourceFormat, SourceInfo, Span
 # shadow them (the specification names `app`, `json` and the web framework's module).
 RESERVED_MODULE_NAMES = frozenset(
     {
-        "app", "json", "fastapi", "starlette", "pydantic", "pydantic_core", "uvicorn", "mcp",
-        "anyio", "server", "source", "wsgi", "gunicorn", "svc_governed", "svc_runtime",
-        "svcc", "typing_extensions",
+        "app",
+        "json",
+        "fastapi",
+        "starlette",
+        "pydantic",
+        "pydantic_core",
+        "uvicorn",
+        "mcp",
+        "anyio",
+        "server",
+        "source",
+        "wsgi",
+        "gunicorn",
+        "svc_governed",
+        "svc_runtime",
+        "svcc",
+        "typing_extensions",
     }
 )
 
@@ -52,8 +65,10 @@ def module_name_problem(name: str) -> str | None:
         if not part.isidentifier() or keyword.iskeyword(part):
             return f"invalid module name {name!r}: {part!r} is not a Python identifier"
     if parts[0] in RESERVED_MODULE_NAMES:
-        return (f"module name {name!r} clashes with the runtime's own module {parts[0]!r}; "
-                "choose another with --module-name")
+        return (
+            f"module name {name!r} clashes with the runtime's own module {parts[0]!r}; "
+            "choose another with --module-name"
+        )
     return None
 
 
@@ -65,8 +80,9 @@ def parse(text: str, version: tuple[int, int], filename: str) -> ast.Module:
         return ast.parse(text, filename=filename, feature_version=feature)
 
 
-def syntax_diagnostic(exc: BaseException, version: tuple[int, int],
-                      src: SourceText | None) -> Diagnostic:
+def syntax_diagnostic(
+    exc: BaseException, version: tuple[int, int], src: SourceText | None
+) -> Diagnostic:
     if isinstance(exc, SyntaxError):
         line = exc.lineno or 1
         col = max((exc.offset or 1) - 1, 0)
@@ -76,8 +92,10 @@ def syntax_diagnostic(exc: BaseException, version: tuple[int, int],
     else:
         line, col, message = 1, 0, str(exc) or type(exc).__name__
     if version > running_version():
-        message += (f" (svcc runs on Python {running_version()[0]}.{running_version()[1]} and "
-                    f"parses {version[0]}.{version[1]} code with that grammar)")
+        message += (
+            f" (svcc runs on Python {running_version()[0]}.{running_version()[1]} and "
+            f"parses {version[0]}.{version[1]} code with that grammar)"
+        )
     if src is not None:
         line = min(max(line, 1), max(len(src.lines), 1))
         span = src.make_span(line, col, line, col)
@@ -101,19 +119,25 @@ def lower_text(
     try:
         tree = parse(text, python_version, path)
     except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as exc:
-        return FrontendResult(ir=None, diagnostics=(syntax_diagnostic(exc, python_version, src),),
-                              module_text=text)
+        return FrontendResult(
+            ir=None, diagnostics=(syntax_diagnostic(exc, python_version, src),), module_text=text
+        )
     source = SourceInfo(
-        path=path, format=source_format, sha256=source_sha256,
-        module_sha256=digest_bytes(text.encode("utf-8")), encoding=encoding,
+        path=path,
+        format=source_format,
+        sha256=source_sha256,
+        module_sha256=digest_bytes(text.encode("utf-8")),
+        encoding=encoding,
         python_version=f"{python_version[0]}.{python_version[1]}",
     )
     try:
         ir = ModuleLowerer(tree, src, module=module, source=source).lower()
     except RecursionError:
         return FrontendResult(
-            ir=None, diagnostics=(syntax_diagnostic(RecursionError(), python_version, src),),
-            module_text=text)
+            ir=None,
+            diagnostics=(syntax_diagnostic(RecursionError(), python_version, src),),
+            module_text=text,
+        )
     return FrontendResult(ir=ir, diagnostics=(), module_text=text)
 
 
@@ -131,10 +155,17 @@ def read_python(
     except SourceDecodeError as exc:
         line = exc.line or 1
         span = Span(line=line, column=0, end_line=line, end_column=0)
-        return FrontendResult(ir=None, diagnostics=(diag(F002_DECODE, str(exc), span),),
-                              module_text=None)
-    return lower_text(text, module=module, path=path, source_sha256=digest_bytes(data),
-                      encoding=used, python_version=python_version)
+        return FrontendResult(
+            ir=None, diagnostics=(diag(F002_DECODE, str(exc), span),), module_text=None
+        )
+    return lower_text(
+        text,
+        module=module,
+        path=path,
+        source_sha256=digest_bytes(data),
+        encoding=used,
+        python_version=python_version,
+    )
 
 
 __all__ = [

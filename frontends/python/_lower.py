@@ -35,6 +35,7 @@ from svcc.ir.model import (
     ClassDecl,
     Decorator,
     Default,
+    FunctionForm,
     GlobalWrite,
     Import,
     ModuleIR,
@@ -59,8 +60,9 @@ _NAMEDTUPLE = typing_names("NamedTuple")
 
 
 class ModuleLowerer:
-    def __init__(self, tree: ast.Module, src: SourceText, *, module: str,
-                 source: SourceInfo) -> None:
+    def __init__(
+        self, tree: ast.Module, src: SourceText, *, module: str, source: SourceInfo
+    ) -> None:
         self.tree = tree
         self.src = src
         self.module = module
@@ -68,7 +70,8 @@ class ModuleLowerer:
         self.symbols = Symbols()
         self.types = TypeResolver(self.symbols, src.segment)
         self.future_annotations = any(
-            isinstance(s, ast.ImportFrom) and s.module == "__future__"
+            isinstance(s, ast.ImportFrom)
+            and s.module == "__future__"
             and any(a.name == "annotations" for a in s.names)
             for s in tree.body
         )
@@ -166,8 +169,12 @@ class ModuleLowerer:
         for stmt in self.tree.body:
             kind, detail, node = self._classify(stmt)
             self.statements.append(
-                Statement(kind=kind, detail=detail, binds=tuple(self._binds_of(stmt)),
-                          span=self.src.span(node))
+                Statement(
+                    kind=kind,
+                    detail=detail,
+                    binds=tuple(self._binds_of(stmt)),
+                    span=self.src.span(node),
+                )
             )
             self._collect(stmt, guards=(), guarded=False)
         return ModuleIR(
@@ -245,7 +252,9 @@ class ModuleLowerer:
             return "effect", f"{self._describe(bad)} under a module-level try", bad
         return "effect", self._describe(stmt), stmt
 
-    def _classify_assign(self, stmt: ast.Assign | ast.AnnAssign) -> tuple[StatementKind, str, ast.AST]:
+    def _classify_assign(
+        self, stmt: ast.Assign | ast.AnnAssign
+    ) -> tuple[StatementKind, str, ast.AST]:
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
         if any(assigned_names(t) is None for t in targets):
             return "effect", "assignment to an attribute or item", stmt
@@ -267,7 +276,11 @@ class ModuleLowerer:
         """Decorators, defaults (and annotations without PEP 563) run at definition time."""
         for dec in fn.decorator_list:
             if not decorator_is_harmless(dec, self.symbols):
-                return "effect", f"decorator @{short(self.src.segment(dec), 40)} evaluated at definition", dec
+                return (
+                    "effect",
+                    f"decorator @{short(self.src.segment(dec), 40)} evaluated at definition",
+                    dec,
+                )
         args = fn.args
         for default in [*args.defaults, *(d for d in args.kw_defaults if d is not None)]:
             call = first_code_running(default)
@@ -304,22 +317,35 @@ class ModuleLowerer:
             bad = self._unsafe_in(handler.body)
             if bad is not None:
                 return bad
-        return (self._unsafe_in(stmt.body) or self._unsafe_in(stmt.orelse)
-                or self._unsafe_in(stmt.finalbody))
+        return (
+            self._unsafe_in(stmt.body)
+            or self._unsafe_in(stmt.orelse)
+            or self._unsafe_in(stmt.finalbody)
+        )
 
     def _describe(self, node: ast.AST) -> str:
         if isinstance(node, ast.Call):
             return f"call to {short(self.src.segment(node.func), 40)}()"
         names: dict[type, str] = {
-            ast.For: "for loop", ast.AsyncFor: "async for loop", ast.While: "while loop",
-            ast.With: "with statement", ast.AsyncWith: "async with statement",
-            ast.Delete: "del statement", ast.AugAssign: "augmented assignment",
-            ast.Raise: "raise statement", ast.Assert: "assert statement",
-            ast.Match: "match statement", ast.Global: "global statement",
-            ast.Nonlocal: "nonlocal statement", ast.Await: "await expression",
-            ast.ListComp: "comprehension", ast.SetComp: "comprehension",
-            ast.DictComp: "comprehension", ast.GeneratorExp: "generator expression",
-            ast.NamedExpr: "assignment expression", ast.If: "if block",
+            ast.For: "for loop",
+            ast.AsyncFor: "async for loop",
+            ast.While: "while loop",
+            ast.With: "with statement",
+            ast.AsyncWith: "async with statement",
+            ast.Delete: "del statement",
+            ast.AugAssign: "augmented assignment",
+            ast.Raise: "raise statement",
+            ast.Assert: "assert statement",
+            ast.Match: "match statement",
+            ast.Global: "global statement",
+            ast.Nonlocal: "nonlocal statement",
+            ast.Await: "await expression",
+            ast.ListComp: "comprehension",
+            ast.SetComp: "comprehension",
+            ast.DictComp: "comprehension",
+            ast.GeneratorExp: "generator expression",
+            ast.NamedExpr: "assignment expression",
+            ast.If: "if block",
         }
         return names.get(type(node), type(node).__name__.lower() + " statement")
 
@@ -329,8 +355,9 @@ class ModuleLowerer:
             Binding(name=name, kind=kind, conditional=bool(guards), span=self.src.span(node))
         )
 
-    def _collect(self, stmt: ast.stmt, guards: tuple[str, ...], guarded: bool,
-                 type_checking: bool = False) -> None:
+    def _collect(
+        self, stmt: ast.stmt, guards: tuple[str, ...], guarded: bool, type_checking: bool = False
+    ) -> None:
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
             if type_checking:
                 return
@@ -399,19 +426,35 @@ class ModuleLowerer:
                 for sub in case.body:
                     self._collect(sub, (*guards, "match"), guarded)
 
-    def _record_import(self, stmt: ast.Import | ast.ImportFrom, scope: str, guarded: bool,
-                       type_checking: bool) -> None:
+    def _record_import(
+        self, stmt: ast.Import | ast.ImportFrom, scope: str, guarded: bool, type_checking: bool
+    ) -> None:
         span = self.src.span(stmt)
         if isinstance(stmt, ast.Import):
             for alias in stmt.names:
-                self.imports.append(Import(module=alias.name, names=(), level=0, scope=scope,
-                                           guarded=guarded, type_checking=type_checking,
-                                           span=span))
+                self.imports.append(
+                    Import(
+                        module=alias.name,
+                        names=(),
+                        level=0,
+                        scope=scope,
+                        guarded=guarded,
+                        type_checking=type_checking,
+                        span=span,
+                    )
+                )
             return
-        self.imports.append(Import(
-            module=stmt.module or "", names=tuple(a.name for a in stmt.names), level=stmt.level,
-            scope=scope, guarded=guarded, type_checking=type_checking, span=span,
-        ))
+        self.imports.append(
+            Import(
+                module=stmt.module or "",
+                names=tuple(a.name for a in stmt.names),
+                level=stmt.level,
+                scope=scope,
+                guarded=guarded,
+                type_checking=type_checking,
+                span=span,
+            )
+        )
 
     def _scan_function(self, fn: FunctionNode, scope: str) -> None:
         """Imports and ``global`` declarations anywhere in the body (statements only)."""
@@ -433,8 +476,10 @@ class ModuleLowerer:
                 stack.extend((s, True) for s in reversed(children))
             elif isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
                 stack.extend((s, guarded) for s in reversed([*stmt.body, *stmt.orelse]))
-            elif isinstance(stmt, ast.With | ast.AsyncWith | ast.FunctionDef | ast.AsyncFunctionDef
-                            | ast.ClassDef):
+            elif isinstance(
+                stmt,
+                ast.With | ast.AsyncWith | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef,
+            ):
                 stack.extend((s, guarded) for s in reversed(stmt.body))
             elif isinstance(stmt, ast.Match):
                 for case in reversed(stmt.cases):
@@ -443,13 +488,17 @@ class ModuleLowerer:
     # Classes --------------------------------------------------------------------------------
     def _class_decl(self, stmt: ast.ClassDef) -> ClassDecl:
         bases = tuple(self.symbols.qualify(b) or self.src.segment(b) for b in stmt.bases)
-        decorators = tuple(Decorator(text=self.src.segment(d), span=self.src.span(d))
-                           for d in stmt.decorator_list)
+        decorators = tuple(
+            Decorator(text=self.src.segment(d), span=self.src.span(d)) for d in stmt.decorator_list
+        )
         reason, node = self._class_problem(stmt)
         return ClassDecl(
-            name=stmt.name, bases=bases,
+            name=stmt.name,
+            bases=bases,
             keywords=tuple(self.src.segment(k) for k in stmt.keywords),
-            decorators=decorators, plain=reason is None, reason=reason,
+            decorators=decorators,
+            plain=reason is None,
+            reason=reason,
             reason_span=self.src.span(node) if node is not None else None,
             span=self.src.span(stmt),
         )
@@ -464,7 +513,9 @@ class ModuleLowerer:
             if qual is None or not self._plain_base(qual):
                 return f"base class {short(self.src.segment(base), 40)}", base
         if stmt.keywords:
-            return f"class keyword {short(self.src.segment(stmt.keywords[0]), 40)}", stmt.keywords[0]
+            return f"class keyword {short(self.src.segment(stmt.keywords[0]), 40)}", stmt.keywords[
+                0
+            ]
         for item in stmt.body:
             if isinstance(item, ast.Expr) and isinstance(item.value, ast.Constant):
                 continue
@@ -504,12 +555,15 @@ class ModuleLowerer:
         for item in stmt.body:
             if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
                 fields[item.target.id] = self._typed_dict_field(
-                    item.target.id, item.annotation, total, item)
-        return TypedDictDecl(name=stmt.name, total=total, fields=tuple(fields.values()),
-                             span=self.src.span(stmt))
+                    item.target.id, item.annotation, total, item
+                )
+        return TypedDictDecl(
+            name=stmt.name, total=total, fields=tuple(fields.values()), span=self.src.span(stmt)
+        )
 
-    def _typed_dict_field(self, name: str, annotation: ast.expr, total: bool,
-                          node: ast.AST) -> TypedDictField:
+    def _typed_dict_field(
+        self, name: str, annotation: ast.expr, total: bool, node: ast.AST
+    ) -> TypedDictField:
         required = total
         inner = annotation
         while isinstance(inner, ast.Subscript):
@@ -524,15 +578,23 @@ class ModuleLowerer:
                 inner = inner.slice.elts[0]
             else:
                 break
-        return TypedDictField(name=name, annotation=self.src.segment(annotation),
-                              type=self.types.resolve(annotation), required=required,
-                              span=self.src.span(node))
+        return TypedDictField(
+            name=name,
+            annotation=self.src.segment(annotation),
+            type=self.types.resolve(annotation),
+            required=required,
+            span=self.src.span(node),
+        )
 
     def _functional_typed_dict(self, stmt: ast.Assign) -> None:
         """``Movie = TypedDict("Movie", {"title": str}, total=False)``."""
         value = stmt.value
-        if not (isinstance(value, ast.Call) and self.symbols.qualify(value.func) in TYPEDDICT
-                and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+        if not (
+            isinstance(value, ast.Call)
+            and self.symbols.qualify(value.func) in TYPEDDICT
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+        ):
             return
         name = stmt.targets[0].id
         total = True
@@ -544,14 +606,17 @@ class ModuleLowerer:
             for key, ann in zip(value.args[1].keys, value.args[1].values, strict=True):
                 if isinstance(key, ast.Constant) and isinstance(key.value, str):
                     fields.append(self._typed_dict_field(key.value, ann, total, key))
-        self.typed_dicts[name] = TypedDictDecl(name=name, total=total, fields=tuple(fields),
-                                               span=self.src.span(stmt))
+        self.typed_dicts[name] = TypedDictDecl(
+            name=name, total=total, fields=tuple(fields), span=self.src.span(stmt)
+        )
 
     # Capabilities ---------------------------------------------------------------------------
     def _capability(self, fn: FunctionNode, guards: tuple[str, ...]) -> Capability:
         is_async = isinstance(fn, ast.AsyncFunctionDef)
         generator = self._is_generator(fn)
-        form = ("async_generator" if is_async else "generator") if generator else "function"
+        form: FunctionForm = (
+            ("async_generator" if is_async else "generator") if generator else "function"
+        )
         returns = Returns(
             annotation=self.src.segment(fn.returns) if fn.returns else None,
             type=self.types.resolve(fn.returns) if fn.returns else AnyType(),
@@ -566,8 +631,10 @@ class ModuleLowerer:
             params=tuple(self._params(fn.args)),
             returns=returns,
             docstring=ast.get_docstring(fn, clean=True),
-            decorators=tuple(Decorator(text=self.src.segment(d), span=self.src.span(d))
-                             for d in fn.decorator_list),
+            decorators=tuple(
+                Decorator(text=self.src.segment(d), span=self.src.span(d))
+                for d in fn.decorator_list
+            ),
             guards=guards,
             span=self.src.span(fn),
         )
@@ -598,8 +665,11 @@ class ModuleLowerer:
             kind=kind,
             annotation=self.src.segment(annotation) if annotation is not None else None,
             type=type_,
-            default=(Default(text=self.src.segment(default), span=self.src.span(default))
-                     if default is not None else None),
+            default=(
+                Default(text=self.src.segment(default), span=self.src.span(default))
+                if default is not None
+                else None
+            ),
             span=self.src.span(arg),
         )
 

@@ -96,8 +96,9 @@ class SourceText:
         end_cell, end_cell_line = self.line_map[min(end_line, len(self.line_map)) - 1]
         if end_cell != cell:  # a construct never crosses cells; clamp defensively
             end_cell_line, end_col = cell_line, col
-        return Span(line=cell_line, column=col, end_line=end_cell_line, end_column=end_col,
-                    cell=cell)
+        return Span(
+            line=cell_line, column=col, end_line=end_cell_line, end_column=end_col, cell=cell
+        )
 
     def segment(self, node: ast.AST) -> str:
         """The exact source text of ``node`` (what ``ast.get_source_segment`` returns, without

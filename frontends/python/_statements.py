@@ -11,23 +11,39 @@ import ast
 from svcc.frontends.python._types import Symbols, typing_names
 
 # Calls that only build typing objects: harmless at import when the name is typing's.
-TYPING_CONSTRUCTORS = typing_names("TypeVar", "NewType", "ParamSpec", "TypeVarTuple",
-                                   "TypedDict", "NamedTuple", "TypeAliasType")
+TYPING_CONSTRUCTORS = typing_names(
+    "TypeVar", "NewType", "ParamSpec", "TypeVarTuple", "TypedDict", "NamedTuple", "TypeAliasType"
+)
 
 # Decorators whose evaluation at definition time runs no user code.
 HARMLESS_DECORATORS = frozenset(
     {
-        "functools.cache", "functools.lru_cache", "functools.cached_property",
-        "functools.total_ordering", "functools.singledispatch",
-        "dataclasses.dataclass", "abc.abstractmethod", "enum.unique",
-        "contextlib.contextmanager", "contextlib.asynccontextmanager",
-        "builtins.staticmethod", "builtins.classmethod", "builtins.property",
+        "functools.cache",
+        "functools.lru_cache",
+        "functools.cached_property",
+        "functools.total_ordering",
+        "functools.singledispatch",
+        "dataclasses.dataclass",
+        "abc.abstractmethod",
+        "enum.unique",
+        "contextlib.contextmanager",
+        "contextlib.asynccontextmanager",
+        "builtins.staticmethod",
+        "builtins.classmethod",
+        "builtins.property",
     }
 ) | typing_names("overload", "final", "runtime_checkable", "no_type_check", "override")
 
 _CODE_RUNNING = (
-    ast.Call, ast.Await, ast.Yield, ast.YieldFrom, ast.ListComp, ast.SetComp, ast.DictComp,
-    ast.GeneratorExp, ast.NamedExpr,
+    ast.Call,
+    ast.Await,
+    ast.Yield,
+    ast.YieldFrom,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+    ast.NamedExpr,
 )
 
 
@@ -77,15 +93,23 @@ def is_type_expression(node: ast.expr, symbols: Symbols) -> bool:
         if not is_type_expression(node.value, symbols):
             return False
         args = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-        return all(is_type_expression(a, symbols) or is_literal(a) or isinstance(a, ast.List)
-                   for a in args)
+        return all(
+            is_type_expression(a, symbols) or is_literal(a) or isinstance(a, ast.List) for a in args
+        )
     if isinstance(node, ast.Name | ast.Attribute):
         qual = symbols.qualify(node)
         if qual is None:
             return False
         head = qual.split(".", 1)[0]
-        return head in {"typing", "typing_extensions", "builtins", "collections", "typeddict",
-                        "alias", "local"}
+        return head in {
+            "typing",
+            "typing_extensions",
+            "builtins",
+            "collections",
+            "typeddict",
+            "alias",
+            "local",
+        }
     return False
 
 
@@ -108,8 +132,9 @@ def decorator_is_harmless(node: ast.expr, symbols: Symbols) -> bool:
 
 
 def is_main_guard(test: ast.expr) -> bool:
-    if not (isinstance(test, ast.Compare) and len(test.ops) == 1
-            and isinstance(test.ops[0], ast.Eq)):
+    if not (
+        isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
+    ):
         return False
     sides = [test.left, test.comparators[0]]
     names = [s for s in sides if isinstance(s, ast.Name) and s.id == "__name__"]

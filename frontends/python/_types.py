@@ -23,6 +23,7 @@ from svcc.ir.types import (
     TupleType,
     TypeNode,
     UnionType,
+    UnresolvedReason,
     UnresolvedType,
     UnsupportedType,
 )
@@ -70,8 +71,26 @@ UNSUPPORTED_WHY: dict[str, str] = {
 }
 
 BUILTIN_NAMES = frozenset(
-    {"int", "float", "str", "bool", "object", "list", "dict", "tuple", "bytes", "bytearray",
-     "set", "frozenset", "complex", "type", "memoryview", "range", "slice", "Ellipsis"}
+    {
+        "int",
+        "float",
+        "str",
+        "bool",
+        "object",
+        "list",
+        "dict",
+        "tuple",
+        "bytes",
+        "bytearray",
+        "set",
+        "frozenset",
+        "complex",
+        "type",
+        "memoryview",
+        "range",
+        "slice",
+        "Ellipsis",
+    }
 )
 
 
@@ -115,7 +134,9 @@ class TypeResolver:
         self.symbols = symbols
         self.segment = segment
 
-    def resolve(self, node: ast.expr, depth: int = 0, alias_chain: tuple[str, ...] = ()) -> TypeNode:
+    def resolve(
+        self, node: ast.expr, depth: int = 0, alias_chain: tuple[str, ...] = ()
+    ) -> TypeNode:
         if depth > MAX_DEPTH:
             return UnsupportedType(text=self._text(node), reason="annotation nested too deeply")
         if isinstance(node, ast.Constant):
@@ -126,8 +147,10 @@ class TypeResolver:
             return UnresolvedType(text=self._text(node), reason="invalid-annotation")
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
             return union(
-                [self.resolve(node.left, depth + 1, alias_chain),
-                 self.resolve(node.right, depth + 1, alias_chain)]
+                [
+                    self.resolve(node.left, depth + 1, alias_chain),
+                    self.resolve(node.right, depth + 1, alias_chain),
+                ]
             )
         if isinstance(node, ast.Subscript):
             return self._subscript(node, depth, alias_chain)
@@ -151,18 +174,20 @@ class TypeResolver:
         return resolver.resolve(inner, depth + 1, alias_chain)
 
     def _unknown(self, node: ast.expr) -> TypeNode:
-        reason = "star-import" if self.symbols.star_import else "unknown-name"
+        reason: UnresolvedReason = "star-import" if self.symbols.star_import else "unknown-name"
         return UnresolvedType(text=self._text(node), reason=reason)
 
-    def _named(self, node: ast.Name | ast.Attribute, depth: int,
-               alias_chain: tuple[str, ...]) -> TypeNode:
+    def _named(
+        self, node: ast.Name | ast.Attribute, depth: int, alias_chain: tuple[str, ...]
+    ) -> TypeNode:
         qual = self.symbols.qualify(node)
         if qual is None:
             return self._unknown(node)
         return self._qualified(qual, node, depth, alias_chain)
 
-    def _qualified(self, qual: str, node: ast.expr, depth: int,
-                   alias_chain: tuple[str, ...]) -> TypeNode:
+    def _qualified(
+        self, qual: str, node: ast.expr, depth: int, alias_chain: tuple[str, ...]
+    ) -> TypeNode:
         from svcc.ir.types import TypedDictType
 
         if qual in SCALARS:
@@ -186,8 +211,7 @@ class TypeResolver:
             return UnsupportedType(text=self._text(node), reason=UNSUPPORTED_WHY[qual])
         return UnsupportedType(text=self._text(node), reason=f"`{qual}` has no JSON shape")
 
-    def _subscript(self, node: ast.Subscript, depth: int,
-                   alias_chain: tuple[str, ...]) -> TypeNode:
+    def _subscript(self, node: ast.Subscript, depth: int, alias_chain: tuple[str, ...]) -> TypeNode:
         origin = self.symbols.qualify(node.value)
         if origin is None:
             if isinstance(node.value, ast.Name | ast.Attribute):
@@ -227,8 +251,11 @@ class TypeResolver:
             return TupleType(items=tuple(self.resolve(a, d, alias_chain) for a in args))
         base = self._qualified(origin, node.value, d, alias_chain)
         if isinstance(base, UnsupportedType | UnresolvedType):
-            return UnsupportedType(text=self._text(node), reason=base.reason) if isinstance(
-                base, UnsupportedType) else base
+            return (
+                UnsupportedType(text=self._text(node), reason=base.reason)
+                if isinstance(base, UnsupportedType)
+                else base
+            )
         return UnsupportedType(text=self._text(node), reason=f"`{origin}[...]` has no JSON shape")
 
     def _literal(self, node: ast.Subscript, args: list[ast.expr]) -> TypeNode:
@@ -237,9 +264,16 @@ class TypeResolver:
             value = literal_value(arg)
             if value is _NOT_LITERAL:
                 nested = arg
-                if isinstance(nested, ast.Subscript) and self.symbols.qualify(nested.value) in LITERAL:
-                    inner = self._literal(nested, list(nested.slice.elts) if isinstance(
-                        nested.slice, ast.Tuple) else [nested.slice])
+                if (
+                    isinstance(nested, ast.Subscript)
+                    and self.symbols.qualify(nested.value) in LITERAL
+                ):
+                    inner = self._literal(
+                        nested,
+                        list(nested.slice.elts)
+                        if isinstance(nested.slice, ast.Tuple)
+                        else [nested.slice],
+                    )
                     if isinstance(inner, LiteralType):
                         values.extend(inner.values)
                         continue
@@ -258,9 +292,11 @@ _NOT_LITERAL = object()
 
 
 def literal_value(node: ast.expr) -> object:
-    if isinstance(node, ast.Constant) and (
-        node.value is None or isinstance(node.value, str | int | bool)
-    ) and not isinstance(node.value, float):
+    if (
+        isinstance(node, ast.Constant)
+        and (node.value is None or isinstance(node.value, str | int | bool))
+        and not isinstance(node.value, float)
+    ):
         return node.value
     if (
         isinstance(node, ast.UnaryOp)
