@@ -89,7 +89,7 @@ R004_UNANNOTATED: Final = _code(
 )
 R005_ANY: Final = _code(
     "SVC-R005",
-    "parameter annotated Any",
+    "parameter annotated Any or object",
     "warning",
     "inputs",
     None,

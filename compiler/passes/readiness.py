@@ -180,7 +180,7 @@ class ReadinessPass:
                 out.append(
                     diag(
                         C.R002_REBOUND,
-                        f"{cap.name} is bound again here ({binding.kind})",
+                        f"{cap.name} is also bound here ({binding.kind})",
                         binding.span,
                     )
                 )
@@ -214,10 +214,9 @@ class ReadinessPass:
                         param.span,
                     )
                 )
-            elif isinstance(param.type, AnyType) and "Any" in param.annotation:
-                out.append(
-                    diag(C.R005_ANY, f"parameter {param.name!r} is Any: any JSON value", param.span)
-                )
+            elif isinstance(param.type, AnyType):
+                why = f"parameter {param.name!r} is {param.annotation}: any JSON value"
+                out.append(diag(C.R005_ANY, why, param.span))
             out.extend(self._type_reasons(ir, param.type, f"parameter {param.name!r}", param.span))
         if cap.form == "generator":
             out.append(diag(C.R016_GENERATOR, f"{cap.name} is a generator", cap.span))

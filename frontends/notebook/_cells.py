@@ -12,6 +12,7 @@ from collections.abc import Callable
 from attrs import frozen
 from svcc.compiler.diagnostics import Diagnostic, diag
 from svcc.compiler.diagnostics.codes import F004_LINE_MAGIC, F005_CELL_MAGIC, F006_SHELL_ESCAPE
+from svcc.frontends.python._source import short
 from svcc.ir.model import Span
 
 _ASSIGN_MAGIC = re.compile(r"^\s*[\w.,\s\[\]]+=\s*([!%])")
@@ -65,7 +66,7 @@ def _clean_cell(cell: Cell, diagnostics: list[Diagnostic]) -> list[str] | None:
                 diagnostics.append(
                     diag(
                         code,
-                        f"{what} {stripped[:40]!r} removed",
+                        f"{what} {short(stripped, 50)!r} removed",
                         _span(cell.index, number, len(line)),
                     )
                 )
@@ -90,11 +91,8 @@ def _is_shell(stripped: str, line: str) -> bool:
 def _is_ipython(stripped: str, line: str) -> bool:
     if not stripped or stripped.startswith("#"):
         return False
-    return (
-        stripped[0] in "%!?"
-        or (stripped.endswith("?") and not stripped.endswith("??=") and "#" not in stripped)
-        or bool(_ASSIGN_MAGIC.match(line))
-    )
+    code = stripped.split("#", 1)[0].rstrip()
+    return stripped[0] in "%!?" or code.endswith("?") or bool(_ASSIGN_MAGIC.match(line))
 
 
 def convert(cells: list[Cell], parses: Callable[[str], bool]) -> Converted:

@@ -265,6 +265,8 @@ class ModuleLowerer:
             return "constant", "literal constant", stmt
         if is_type_expression(value, self.symbols) or is_typing_constructor(value, self.symbols):
             return "type-alias", "type alias", stmt
+        if isinstance(value, ast.Lambda):
+            return "def", "lambda definition", stmt
         if is_name_chain(value):
             return "alias", f"alias of {short(self.src.segment(value), 40)}", stmt
         call = first_code_running(value)

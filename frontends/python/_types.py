@@ -7,6 +7,7 @@ has no exact JSON shape becomes ``UnsupportedType``; what cannot be resolved bec
 """
 
 import ast
+import builtins
 from collections.abc import Callable
 
 from svcc.ir.types import (
@@ -70,7 +71,7 @@ UNSUPPORTED_WHY: dict[str, str] = {
     "builtins.type": "classes are not JSON",
 }
 
-BUILTIN_NAMES = frozenset(
+BUILTIN_NAMES = frozenset(dir(builtins)) | frozenset(
     {
         "int",
         "float",

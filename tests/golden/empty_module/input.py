@@ -1,0 +1,5 @@
+"""Nothing to expose here."""
+
+import os
+
+_PRIVATE = os.sep

@@ -1,0 +1,18 @@
+"""A script with a main guard: nothing runs at import."""
+
+import argparse
+
+
+def convert(celsius: float) -> float:
+    return celsius * 9 / 5 + 32
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("c", type=float)
+    print(convert(parser.parse_args().c))
+
+
+if __name__ == "__main__":
+    main()
+    convert = None

@@ -1,0 +1,73 @@
+"""Shared test helpers: the golden corpus, running the real ``svcc`` command."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
+GOLDEN = TESTS / "golden"
+BIN = Path(sys.executable).parent
+SVCC = str(BIN / "svcc")
+
+_EXPECT = re.compile(r"#\s*expect:\s*((?:SVC-[A-Z]\d{3}\s*)+)")
+
+
+def cases() -> list[str]:
+    return sorted(
+        p.name
+        for p in GOLDEN.iterdir()
+        if p.is_dir() and any((p / f"input{s}").exists() for s in (".py", ".ipynb"))
+    )
+
+
+def case_input(case: str) -> Path:
+    for suffix in (".py", ".ipynb"):
+        path = GOLDEN / case / f"input{suffix}"
+        if path.exists():
+            return path
+    raise FileNotFoundError(case)
+
+
+def case_options(case: str) -> dict[str, Any]:
+    path = GOLDEN / case / "options.toml"
+    return tomllib.loads(path.read_text()) if path.exists() else {}
+
+
+def expected_markers(path: Path) -> set[tuple[str, int | None, int]]:
+    """``(code, cell, line)`` for every ``# expect: SVC-...`` marker in a fixture."""
+    out: set[tuple[str, int | None, int]] = set()
+    if path.suffix == ".ipynb":
+        nb = json.loads(path.read_text())
+        for index, cell in enumerate(nb["cells"], start=1):
+            raw = cell.get("source", "")
+            source = raw if isinstance(raw, str) else "".join(raw) if isinstance(raw, list) else ""
+            for number, line in enumerate(source.split("\n"), start=1):
+                for match in _EXPECT.finditer(line):
+                    out.update((code, index, number) for code in match.group(1).split())
+        return out
+    text = path.read_bytes().decode("utf-8", "replace")
+    for number, line in enumerate(text.split("\n"), start=1):
+        for match in _EXPECT.finditer(line):
+            out.update((code, None, number) for code in match.group(1).split())
+    return out
+
+
+def run_svcc(
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run(
+        [SVCC, *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=full_env,
+        timeout=timeout,
+        check=False,
+    )
