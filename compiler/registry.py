@@ -11,7 +11,7 @@ from importlib.metadata import EntryPoint, entry_points
 from typing import Final
 
 from attrs import frozen
-from svcc.compiler.errors import InternalError, UsageError
+from svcc.compiler.errors import UsageError
 from svcc.compiler.target import Target
 
 GROUP: Final = "svcc.targets"
@@ -28,13 +28,13 @@ class TargetEntry:
         try:
             obj = self.entry_point.load()
         except Exception as exc:
-            raise InternalError(
+            raise UsageError(
                 f"target {self.name!r} ({self.value}, from {self.distribution}) failed to "
                 f"load: {exc}"
             ) from None
         target = obj() if isinstance(obj, type) else obj
         if not isinstance(target, Target) or target.name != self.name:
-            raise InternalError(
+            raise UsageError(
                 f"target {self.name!r} ({self.value}) is not a Target named {self.name!r}"
             )
         return target
@@ -49,7 +49,7 @@ def discover() -> dict[str, TargetEntry]:
         if previous is not None:
             if (previous.value, previous.distribution) == (entry.value, entry.distribution):
                 continue  # the same distribution seen twice on the path
-            raise InternalError(
+            raise UsageError(
                 f"two targets are named {ep.name!r}: {previous.value} (from "
                 f"{previous.distribution}) and {entry.value} (from {entry.distribution}); "
                 "uninstall one"

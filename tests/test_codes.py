@@ -1,0 +1,43 @@
+"""The diagnostic table: unique, contiguous, documented, and every code triggered."""
+
+import re
+import subprocess
+import sys
+
+from helpers import ROOT, case_input, case_options, cases, expected_markers
+
+from svcc.compiler.diagnostics.codes import REGISTRY, markdown_table
+
+# Codes once published are never renumbered or reused; retiring one keeps its number.
+PUBLISHED = [f"SVC-R{n:03d}" for n in range(1, 20)] + [f"SVC-F{n:03d}" for n in range(1, 7)]
+
+
+def test_codes_are_contiguous_and_never_renumbered() -> None:
+    codes = list(REGISTRY)
+    assert codes[: len(PUBLISHED)] == PUBLISHED
+    for family in {c[:5] for c in codes}:
+        numbers = sorted(int(c[5:]) for c in codes if c.startswith(family))
+        assert numbers == list(range(1, len(numbers) + 1)), family
+    assert all(re.fullmatch(r"SVC-[RF]\d{3}", c) for c in codes)
+
+
+def test_readiness_codes_say_what_they_block() -> None:
+    for entry in REGISTRY.values():
+        if entry.code.startswith("SVC-R"):
+            assert (entry.severity == "error") == (entry.klass is not None), entry.code
+
+
+def test_docs_are_in_sync() -> None:
+    assert (ROOT / "docs" / "diagnostics.md").read_text() == markdown_table(), (
+        "regenerate: python -m svcc.compiler.diagnostics > docs/diagnostics.md")
+    printed = subprocess.run([sys.executable, "-m", "svcc.compiler.diagnostics"],
+                             capture_output=True, text=True, check=True).stdout
+    assert printed == markdown_table()
+
+
+def test_every_code_has_a_fixture_that_triggers_it() -> None:
+    triggered: set[str] = set()
+    for case in cases():
+        triggered |= {code for code, _, _ in expected_markers(case_input(case))}
+        triggered |= set(case_options(case).get("expect", []))
+    assert set(REGISTRY) - triggered == set()

@@ -1,0 +1,159 @@
+"""The safe writer: new-or-empty directories only, no symlinks, all or nothing."""
+
+import os
+import subprocess
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from svcc.compiler.errors import OutputError
+from svcc.compiler.target import FileTree, FileTreeError
+from svcc.compiler.writer import write_tree
+
+TREE = FileTree.of({"a.txt": b"alpha", "sub/b.txt": b"beta", "sub/deep/c.bin": bytes(range(256))})
+
+
+def read_tree(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def leftovers(parent: Path) -> list[str]:
+    return [p.name for p in parent.iterdir() if ".svcc-" in p.name]
+
+
+def test_writes_new_directory_with_missing_parents(tmp_path: Path) -> None:
+    out = tmp_path / "x" / "y" / "bundle"
+    written = write_tree(TREE, out)
+    assert written == out
+    assert read_tree(out) == dict(TREE)
+    assert oct(os.stat(out / "a.txt").st_mode & 0o777) == "0o644"
+
+
+def test_writes_into_existing_empty_directory(tmp_path: Path) -> None:
+    out = tmp_path / "empty"
+    out.mkdir()
+    write_tree(TREE, out)
+    assert read_tree(out) == dict(TREE)
+    assert leftovers(tmp_path) == []
+
+
+def test_relative_paths_and_dotdot_resolve_lexically(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    write_tree(TREE, "../rel/out")
+    assert read_tree(tmp_path / "rel" / "out") == dict(TREE)
+
+
+def test_refuses_non_empty_directory_and_keeps_it(tmp_path: Path) -> None:
+    out = tmp_path / "full"
+    out.mkdir()
+    (out / "mine.txt").write_text("keep")
+    with pytest.raises(OutputError, match="not empty"):
+        write_tree(TREE, out)
+    assert read_tree(out) == {"mine.txt": b"keep"}
+    assert leftovers(tmp_path) == []
+
+
+def test_refuses_pre_existing_file(tmp_path: Path) -> None:
+    target = tmp_path / "file"
+    target.write_text("data")
+    with pytest.raises(OutputError, match="symlink or a file"):
+        write_tree(TREE, target)
+    assert target.read_text() == "data"
+
+
+@pytest.mark.parametrize("where", ["target", "parent", "grandparent"])
+def test_refuses_symlinks_anywhere_on_the_path(tmp_path: Path, where: str) -> None:
+    real = tmp_path / "real"
+    (real / "inner").mkdir(parents=True)
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    out = {"target": link, "parent": link / "out", "grandparent": link / "inner" / "out"}[where]
+    with pytest.raises(OutputError, match="symlink"):
+        write_tree(TREE, out)
+    assert sorted(p.name for p in real.rglob("*")) == ["inner"]
+
+
+def test_dangling_symlink_target_refused(tmp_path: Path) -> None:
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    with pytest.raises(OutputError):
+        write_tree(TREE, tmp_path / "dangling")
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_failed_write_removes_created_parents(tmp_path: Path) -> None:
+    parent = tmp_path / "ro"
+    parent.mkdir()
+    (parent / "blocker").write_text("")  # a file where a directory is needed
+    with pytest.raises(OutputError):
+        write_tree(TREE, parent / "blocker" / "out")
+    assert sorted(p.name for p in parent.iterdir()) == ["blocker"]
+
+
+def test_file_tree_validation() -> None:
+    for bad in ["/abs", "../up", "a/../b", "a//b", "", "a\\b", "./a", "nul\0"]:
+        with pytest.raises(FileTreeError):
+            FileTree.of({bad: b""})
+    with pytest.raises(FileTreeError, match="parent is also a file"):
+        FileTree.of({"a": b"", "a/b": b""})
+    assert FileTree.of({"b": b"", "a": b""}).paths() == ["a", "b"]
+
+
+def _mount_tmpfs(path: Path, size: str) -> bool:
+    if os.geteuid() != 0:
+        return False
+    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
+                          capture_output=True, check=False)
+    return proc.returncode == 0
+
+
+def test_full_disk_leaves_nothing(tmp_path: Path) -> None:
+    mount = tmp_path / "tiny"
+    mount.mkdir()
+    if not _mount_tmpfs(mount, "64k"):
+        pytest.skip("cannot mount a tmpfs here (needs root and mount permission)")
+    try:
+        big = FileTree.of({"small.txt": b"x", "big.bin": os.urandom(512 * 1024)})
+        with pytest.raises(OutputError, match="No space left"):
+            write_tree(big, mount / "out")
+        assert list(mount.iterdir()) == []
+    finally:
+        subprocess.run(["umount", str(mount)], check=False)
+
+
+def _writer(args: tuple[str, int]) -> str:
+    target, n = args
+    tree = FileTree.of({f"f{i}.txt": f"writer {n}".encode() for i in range(50)})
+    try:
+        write_tree(tree, target)
+    except OutputError:
+        return "refused"
+    return f"writer {n}"
+
+
+def test_concurrent_writers_exactly_one_wins(tmp_path: Path) -> None:
+    for round_ in range(3):
+        target = tmp_path / f"race{round_}"
+        if round_ == 1:
+            target.mkdir()  # racing into an existing empty directory
+        with ProcessPoolExecutor(max_workers=6) as pool:
+            results = list(pool.map(_writer, [(str(target), n) for n in range(6)]))
+        winners = [r for r in results if r != "refused"]
+        assert len(winners) == 1, results
+        contents = set(read_tree(target).values())
+        assert contents == {winners[0].encode()}
+        assert len(read_tree(target)) == 50
+        assert leftovers(tmp_path) == []
+
+
+def test_host_check_runs_before_writing(tmp_path: Path) -> None:
+    # The facilities the writer needs exist on every supported POSIX host; the check must
+    # not refuse a normal Linux machine.
+    code = ("import os; from svcc.compiler.writer import _require_host_support as r; r(); "
+            "print('ok')")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=False)
+    assert proc.stdout.strip() == "ok", proc.stderr
