@@ -16,11 +16,14 @@ EXAMPLE = ROOT / "examples" / "shapes.py"
 
 def test_both_console_scripts_are_the_same_entry_point() -> None:
     for name in ("svcc", "svc"):
-        proc = subprocess.run([str(BIN / name), "--version"], capture_output=True, text=True,
-                              check=False)
-        assert proc.returncode == 0 and proc.stdout == f"svcc {svcc.__version__}\n"
-    module = subprocess.run([sys.executable, "-m", "svcc", "--version"], capture_output=True,
-                            text=True, check=False)
+        proc = subprocess.run(
+            [str(BIN / name), "--version"], capture_output=True, text=True, check=False
+        )
+        assert proc.returncode == 0
+        assert proc.stdout == f"svcc {svcc.__version__}\n"
+    module = subprocess.run(
+        [sys.executable, "-m", "svcc", "--version"], capture_output=True, text=True, check=False
+    )
     assert module.stdout == f"svcc {svcc.__version__}\n"
 
 
@@ -29,9 +32,13 @@ def test_inspect_text_table() -> None:
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0].startswith("shapes.py (module shapes): 4 capabilities")
-    assert "NAME" in lines[1] and "CLASS" in lines[1] and "REASONS" in lines[1]
-    assert any(ln.split()[:2] == ["describe", "eligible"] and "SVC-R004" in ln and "line 29" in ln
-               for ln in lines)
+    assert "NAME" in lines[1]
+    assert "CLASS" in lines[1]
+    assert "REASONS" in lines[1]
+    assert any(
+        ln.split()[:2] == ["describe", "eligible"] and "SVC-R004" in ln and "line 29" in ln
+        for ln in lines
+    )
     assert "\033[" not in proc.stdout  # no colour when stdout is not a terminal
 
 
@@ -40,9 +47,14 @@ def test_inspect_json_is_the_readiness_document() -> None:
     assert proc.returncode == 0
     doc = json.loads(proc.stdout)
     assert doc["schema"] == "svc.readiness/v1"
-    assert doc["ir_digest"].startswith("sha256:") and len(doc["ir_digest"]) == 71
+    assert doc["ir_digest"].startswith("sha256:")
+    assert len(doc["ir_digest"]) == 71
     assert [a["name"] for a in doc["assessments"]] == [
-        "circle_area", "rectangle_area", "scale", "describe"]
+        "circle_area",
+        "rectangle_area",
+        "scale",
+        "describe",
+    ]
     assert all(a["can_generate_interface"] for a in doc["assessments"])
 
 
@@ -51,7 +63,8 @@ def test_inspect_ir_and_its_digest() -> None:
     doc = json.loads(run_svcc("inspect", str(EXAMPLE), "--format", "json").stdout)
     import hashlib
 
-    assert ir.stdout.endswith("\n") and "\n" not in ir.stdout[:-1]
+    assert ir.stdout.endswith("\n")
+    assert "\n" not in ir.stdout[:-1]
     assert doc["ir_digest"] == "sha256:" + hashlib.sha256(ir.stdout.encode()).hexdigest()
     assert json.loads(ir.stdout)["schema"] == "svc.capability-ir/v1"
 
@@ -59,21 +72,27 @@ def test_inspect_ir_and_its_digest() -> None:
 def test_module_name_option_sets_ids(tmp_path: Path) -> None:
     proc = run_svcc("inspect", str(EXAMPLE), "--format", "json", "--module-name", "geo.shapes")
     assert json.loads(proc.stdout)["assessments"][0]["capability_id"] == (
-        "python:geo.shapes:circle_area")
+        "python:geo.shapes:circle_area"
+    )
 
 
-@pytest.mark.parametrize(("name", "fragment"), [
-    ("app", "clashes with the runtime's own module 'app'"),
-    ("json", "clashes"),
-    ("fastapi.x", "clashes"),
-    ("1abc", "not a Python identifier"),
-    ("a..b", "not a Python identifier"),
-    ("class", "not a Python identifier"),
-])
+@pytest.mark.parametrize(
+    ("name", "fragment"),
+    [
+        ("app", "clashes with the runtime's own module 'app'"),
+        ("json", "clashes"),
+        ("fastapi.x", "clashes"),
+        ("1abc", "not a Python identifier"),
+        ("a..b", "not a Python identifier"),
+        ("class", "not a Python identifier"),
+    ],
+)
 def test_module_name_refusals(name: str, fragment: str) -> None:
     proc = run_svcc("inspect", str(EXAMPLE), "--module-name", name)
     assert proc.returncode == 2
-    assert fragment in proc.stderr and proc.stderr.count("\n") == 1 and not proc.stdout
+    assert fragment in proc.stderr
+    assert proc.stderr.count("\n") == 1
+    assert not proc.stdout
 
 
 def test_input_errors_exit_2_with_one_line(tmp_path: Path) -> None:
@@ -94,8 +113,10 @@ def test_input_errors_exit_2_with_one_line(tmp_path: Path) -> None:
         proc = run_svcc(*args)
         assert proc.returncode == 2, (args, proc.stderr)
         assert fragment in proc.stderr, (args, proc.stderr)
-        assert proc.stderr.startswith("svcc: error: ") and proc.stderr.count("\n") == 1
-        assert "Traceback" not in proc.stderr and not proc.stdout
+        assert proc.stderr.startswith("svcc: error: ")
+        assert proc.stderr.count("\n") == 1
+        assert "Traceback" not in proc.stderr
+        assert not proc.stdout
 
 
 def test_grammar_follows_python_version(tmp_path: Path) -> None:
@@ -103,23 +124,28 @@ def test_grammar_follows_python_version(tmp_path: Path) -> None:
     src.write_text("def f(x: int) -> int:\n    if (y := x):\n        return y\n    return 0\n")
     assert run_svcc("inspect", str(src), "--python-version", "3.8").returncode == 0
     old = run_svcc("inspect", str(src), "--python-version", "3.7")
-    assert old.returncode == 2 and "walrus.py:2:" in old.stderr
+    assert old.returncode == 2
+    assert "walrus.py:2:" in old.stderr
 
 
 def test_requirements_declare_imports(tmp_path: Path) -> None:
     src = tmp_path / "model.py"
     src.write_text("import sklearn\nimport yaml\n\ndef fit(x: int) -> int:\n    return x\n")
     reqs = tmp_path / "requirements.txt"
-    reqs.write_text("# app deps\nscikit-learn>=1.3  # ML\npyyaml==6.0.1 \\\n    --hash=sha256:abc\n")
+    reqs.write_text(
+        "# app deps\nscikit-learn>=1.3  # ML\npyyaml==6.0.1 \\\n    --hash=sha256:abc\n"
+    )
     plain = json.loads(run_svcc("inspect", str(src), "--format", "json").stdout)
     assert {r["code"] for r in plain["assessments"][0]["reasons"]} == {"SVC-R008"}
-    declared = json.loads(run_svcc("inspect", str(src), "--format", "json",
-                                   "--requirements", str(reqs)).stdout)
+    declared = json.loads(
+        run_svcc("inspect", str(src), "--format", "json", "--requirements", str(reqs)).stdout
+    )
     assert declared["assessments"][0]["class"] == "eligible"
     assert declared["requirements"] == ["pyyaml", "scikit-learn"]
     reqs.write_text("-r other.txt\n")
     bad = run_svcc("inspect", str(src), "--requirements", str(reqs))
-    assert bad.returncode == 2 and "requirements.txt:1" in bad.stderr
+    assert bad.returncode == 2
+    assert "requirements.txt:1" in bad.stderr
 
 
 def test_sibling_modules_resolve(tmp_path: Path) -> None:
@@ -127,8 +153,7 @@ def test_sibling_modules_resolve(tmp_path: Path) -> None:
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("")
     src = tmp_path / "main.py"
-    src.write_text("import helpers\nfrom pkg import thing\n\ndef f(x: int) -> int:\n"
-                   "    return x\n")
+    src.write_text("import helpers\nfrom pkg import thing\n\ndef f(x: int) -> int:\n    return x\n")
     doc = json.loads(run_svcc("inspect", str(src), "--format", "json").stdout)
     assert doc["assessments"][0]["class"] == "eligible"
 
@@ -173,7 +198,8 @@ def test_inspect_directory_text(tmp_path: Path) -> None:
     proc = run_svcc("inspect", str(tmp_path))
     assert proc.returncode == 0
     assert "a.py (module a): 1 capabilities" in proc.stdout
-    assert "b.py:1:" in proc.stdout and "error" in proc.stdout
+    assert "b.py:1:" in proc.stdout
+    assert "error" in proc.stdout
 
 
 def test_notebook_inspect_reports_cells() -> None:
@@ -199,16 +225,22 @@ def test_compile_with_ir_target(tmp_path: Path) -> None:
     assert sorted(p.name for p in out.iterdir()) == result["files"]
     ir = json.loads((out / "capability-ir.json").read_text())
     assert [c["name"] for c in ir["capabilities"]] == [
-        "circle_area", "rectangle_area", "scale", "describe"]
+        "circle_area",
+        "rectangle_area",
+        "scale",
+        "describe",
+    ]
 
 
 def test_compile_select_restricts_and_refusals_leave_nothing(tmp_path: Path) -> None:
     src = GOLDEN / "decorators" / "input.py"
     ok = tmp_path / "sel"
     # every capability of that module is conditional: selection cannot override it
-    proc = run_svcc("compile", str(src), "--target", "ir", "--output-dir", str(ok),
-                    "--select", "plain")
-    assert proc.returncode == 1 and "plain is conditional (SVC-R008 line 3, SVC-R007 line 5" in proc.stderr
+    proc = run_svcc(
+        "compile", str(src), "--target", "ir", "--output-dir", str(ok), "--select", "plain"
+    )
+    assert proc.returncode == 1
+    assert "plain is conditional (SVC-R008 line 3, SVC-R007 line 5" in proc.stderr
     assert not ok.exists()
     mixed = GOLDEN / "varargs" / "input.py"
     for args, code, fragment in [
@@ -227,10 +259,21 @@ def test_compile_select_restricts_and_refusals_leave_nothing(tmp_path: Path) -> 
 def test_compile_select_by_full_id(tmp_path: Path) -> None:
     src = GOLDEN / "param_kinds" / "input.py"
     out = tmp_path / "o"
-    proc = run_svcc("compile", str(src), "--target", "ir", "--output-dir", str(out),
-                    "--select", "python:input:kwonly,no_params", "--format", "text")
+    proc = run_svcc(
+        "compile",
+        str(src),
+        "--target",
+        "ir",
+        "--output-dir",
+        str(out),
+        "--select",
+        "python:input:kwonly,no_params",
+        "--format",
+        "text",
+    )
     assert proc.returncode == 0, proc.stderr
-    assert "python:input:kwonly" in proc.stdout and "python:input:no_params" in proc.stdout
+    assert "python:input:kwonly" in proc.stdout
+    assert "python:input:no_params" in proc.stdout
 
 
 def test_compile_output_refusals(tmp_path: Path) -> None:
@@ -255,11 +298,14 @@ def test_compile_output_refusals(tmp_path: Path) -> None:
 
 def test_compile_unknown_target_and_syntax_error(tmp_path: Path) -> None:
     proc = run_svcc("compile", str(EXAMPLE), "--target", "irr", "--output-dir", str(tmp_path / "o"))
-    assert proc.returncode == 2 and "did you mean" in proc.stderr
+    assert proc.returncode == 2
+    assert "did you mean" in proc.stderr
     bad = tmp_path / "bad.py"
     bad.write_text("x = (\n")
     proc = run_svcc("compile", str(bad), "--target", "ir", "--output-dir", str(tmp_path / "o"))
-    assert proc.returncode == 2 and "bad.py:" in proc.stderr and not (tmp_path / "o").exists()
+    assert proc.returncode == 2
+    assert "bad.py:" in proc.stderr
+    assert not (tmp_path / "o").exists()
 
 
 def test_usage_errors_exit_2() -> None:

@@ -1,7 +1,8 @@
 """Golden IR and readiness documents for the fixture corpus, and exact reason placement.
 
 Each case is ``tests/golden/<case>/input.{py,ipynb}`` (+ ``options.toml``). The emitted
-``capability-ir.json`` / ``readiness.json`` (or ``error.json``) sit beside the input;
+``capability-ir.json`` / ``readiness.json`` (or ``error.json``) sit in ``analysis/`` beside
+the input;
 ``# expect: SVC-R###`` markers pin every reason to its line.
 """
 
@@ -68,5 +69,5 @@ def test_no_stray_golden_files(case: str) -> None:
         if analyse(case).ir_json is None
         else {"capability-ir.json", "readiness.json"}
     )
-    present = {p.name for p in case_input(case).parent.glob("*.json")}
+    present = {p.name for p in (case_input(case).parent / "analysis").glob("*.json")}
     assert present == expected

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from helpers import run_svcc
 
-HOSTILE = '''
+HOSTILE = """
 import pathlib, sys, os
 pathlib.Path({marker!r}).write_text("imported")
 print("SIDE EFFECT ON STDOUT")
@@ -15,7 +15,7 @@ os._exit(42)
 def victim(x: int) -> int:
     pathlib.Path({marker!r}).write_text("called")
     return x
-'''
+"""
 
 
 def _hostile(tmp_path: Path, suffix: str = ".py") -> tuple[Path, Path]:
@@ -36,7 +36,8 @@ def _hostile(tmp_path: Path, suffix: str = ".py") -> tuple[Path, Path]:
 
 def _assert_untouched(proc_out: str, proc_err: str, marker: Path) -> None:
     assert not marker.exists()
-    assert "SIDE EFFECT" not in proc_out and "SIDE EFFECT" not in proc_err
+    assert "SIDE EFFECT" not in proc_out
+    assert "SIDE EFFECT" not in proc_err
 
 
 def test_inspect_never_executes(tmp_path: Path) -> None:
@@ -64,8 +65,10 @@ def test_compile_never_executes(tmp_path: Path) -> None:
     assert refused.returncode == 1  # module-level effects make `victim` conditional
     _assert_untouched(refused.stdout, refused.stderr, marker)
     quiet = tmp_path / "quiet.py"
-    quiet.write_text("import pathlib\n\n\ndef victim(x: int) -> int:\n"
-                     f"    pathlib.Path({str(marker)!r}).write_text('called')\n    return x\n")
+    quiet.write_text(
+        "import pathlib\n\n\ndef victim(x: int) -> int:\n"
+        f"    pathlib.Path({str(marker)!r}).write_text('called')\n    return x\n"
+    )
     proc = run_svcc("compile", str(quiet), "--target", "ir", "--output-dir", str(tmp_path / "b"))
     assert proc.returncode == 0, proc.stderr
     _assert_untouched(proc.stdout, proc.stderr, marker)

@@ -5,7 +5,6 @@ import sys
 from pathlib import Path
 
 from helpers import ROOT, run_svcc
-
 from svcc.compiler.registry import discover
 
 
@@ -20,21 +19,31 @@ def test_builtin_and_out_of_tree_targets_are_listed() -> None:
 
 def test_out_of_tree_target_emits(tmp_path: Path) -> None:
     out = tmp_path / "docs"
-    proc = run_svcc("compile", str(ROOT / "examples" / "shapes.py"), "--target", "sample",
-                    "--output-dir", str(out))
+    proc = run_svcc(
+        "compile",
+        str(ROOT / "examples" / "shapes.py"),
+        "--target",
+        "sample",
+        "--output-dir",
+        str(out),
+    )
     assert proc.returncode == 0, proc.stderr
     text = (out / "CAPABILITIES.md").read_text()
-    assert text.startswith("# shapes\n") and "`circle_area(radius, unit)`" in text
+    assert text.startswith("# shapes\n")
+    assert "`circle_area(radius, unit)`" in text
 
 
 def test_listing_does_not_import_targets() -> None:
-    code = ("import sys; from svcc.compiler.registry import discover; discover(); "
-            "print(any(m.startswith(('svcc.backends.ir', 'svcc_sample_target')) "
-            "for m in sys.modules))")
+    code = (
+        "import sys; from svcc.compiler.registry import discover; discover(); "
+        "print(any(m.startswith(('svcc.backends.ir', 'svcc_sample_target')) "
+        "for m in sys.modules))"
+    )
     import subprocess
 
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout.strip()
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
     assert out == "False"
 
 
@@ -50,19 +59,36 @@ def test_duplicate_target_names_are_fatal(tmp_path: Path) -> None:
     proc = run_svcc("targets", env={"PYTHONPATH": str(tmp_path)})
     assert proc.returncode == 2
     assert "two targets are named 'ir'" in proc.stderr
-    assert "(from svcc)" in proc.stderr and "(from rogue_target)" in proc.stderr
+    assert "(from svcc)" in proc.stderr
+    assert "(from rogue_target)" in proc.stderr
 
 
 def test_broken_target_fails_cleanly(tmp_path: Path) -> None:
     _fake_distribution(tmp_path, "broken_target", "broken = does_not_exist:Target")
-    proc = run_svcc("compile", str(ROOT / "examples" / "shapes.py"), "--target", "broken",
-                    "--output-dir", str(tmp_path / "o"), env={"PYTHONPATH": str(tmp_path)})
+    proc = run_svcc(
+        "compile",
+        str(ROOT / "examples" / "shapes.py"),
+        "--target",
+        "broken",
+        "--output-dir",
+        str(tmp_path / "o"),
+        env={"PYTHONPATH": str(tmp_path)},
+    )
     assert proc.returncode == 2
-    assert "target 'broken'" in proc.stderr and "failed to load" in proc.stderr
-    assert "Traceback" not in proc.stderr and not (tmp_path / "o").exists()
+    assert "target 'broken'" in proc.stderr
+    assert "failed to load" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "o").exists()
 
 
 def test_unknown_target_suggests() -> None:
-    proc = run_svcc("compile", str(ROOT / "examples" / "shapes.py"), "--target", "sampel",
-                    "--output-dir", "/nonexistent/never")
-    assert proc.returncode == 2 and "did you mean 'sample'?" in proc.stderr
+    proc = run_svcc(
+        "compile",
+        str(ROOT / "examples" / "shapes.py"),
+        "--target",
+        "sampel",
+        "--output-dir",
+        "/nonexistent/never",
+    )
+    assert proc.returncode == 2
+    assert "did you mean 'sample'?" in proc.stderr

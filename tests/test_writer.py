@@ -7,7 +7,6 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import pytest
-
 from svcc.compiler.errors import OutputError
 from svcc.compiler.target import FileTree, FileTreeError
 from svcc.compiler.writer import write_tree
@@ -16,8 +15,11 @@ TREE = FileTree.of({"a.txt": b"alpha", "sub/b.txt": b"beta", "sub/deep/c.bin": b
 
 
 def read_tree(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 def leftovers(parent: Path) -> list[str]:
@@ -40,7 +42,9 @@ def test_writes_into_existing_empty_directory(tmp_path: Path) -> None:
     assert leftovers(tmp_path) == []
 
 
-def test_relative_paths_and_dotdot_resolve_lexically(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_relative_paths_and_dotdot_resolve_lexically(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (tmp_path / "work").mkdir()
     monkeypatch.chdir(tmp_path / "work")
     write_tree(TREE, "../rel/out")
@@ -105,8 +109,11 @@ def test_file_tree_validation() -> None:
 def _mount_tmpfs(path: Path, size: str) -> bool:
     if os.geteuid() != 0:
         return False
-    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
-                          capture_output=True, check=False)
+    proc = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
+        capture_output=True,
+        check=False,
+    )
     return proc.returncode == 0
 
 
@@ -152,8 +159,8 @@ def test_concurrent_writers_exactly_one_wins(tmp_path: Path) -> None:
 def test_host_check_runs_before_writing(tmp_path: Path) -> None:
     # The facilities the writer needs exist on every supported POSIX host; the check must
     # not refuse a normal Linux machine.
-    code = ("import os; from svcc.compiler.writer import _require_host_support as r; r(); "
-            "print('ok')")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=False)
+    code = (
+        "import os; from svcc.compiler.writer import _require_host_support as r; r(); print('ok')"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert proc.stdout.strip() == "ok", proc.stderr

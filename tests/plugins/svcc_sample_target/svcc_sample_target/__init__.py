@@ -3,7 +3,6 @@
 from typing import ClassVar
 
 from attrs import frozen
-
 from svcc.compiler.target import EmitContext, FileTree
 from svcc.ir.model import ModuleIR
 
