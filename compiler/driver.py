@@ -245,6 +245,11 @@ _DIR_STATE: dict[str, Any] = {}
 
 
 def _analyze_in_directory(relpath: str) -> Any:
+    _DIR_STATE["count"] += 1
+    if _DIR_STATE["count"] % GC_EVERY == 0:
+        import gc
+
+        gc.collect()
     root: Path = _DIR_STATE["root"]
     options: AnalysisOptions = _DIR_STATE["options"]
     render: Callable[[Analysis], Any] = _DIR_STATE["render"]
@@ -289,10 +294,18 @@ def _failed(relpath: str, module: str, message: str) -> Analysis:
 
 
 def _init_worker(state: dict[str, Any]) -> None:
+    """Directory workers pause the cyclic garbage collector: syntax trees and IR records hold
+    no reference cycles, and collections that walk every tree node cost about a tenth of the
+    analysis. ``_analyze_in_directory`` still collects every ``GC_EVERY`` files."""
+    import gc
+
     _DIR_STATE.update(state)
+    _DIR_STATE["count"] = 0
+    gc.disable()
 
 
 SERIAL_BELOW: Final = 16
+GC_EVERY: Final = 64
 
 
 def analyze_directory(
@@ -320,9 +333,16 @@ def analyze_directory(
     state = {"root": root, "options": options, "render": render}
     count = workers or os.cpu_count() or 1
     if count <= 1 or len(files) < SERIAL_BELOW:
+        import gc
+
+        enabled = gc.isenabled()
         _init_worker(state)
-        for rel in files:
-            yield rel, _analyze_in_directory(rel)
+        try:
+            for rel in files:
+                yield rel, _analyze_in_directory(rel)
+        finally:
+            if enabled:
+                gc.enable()
         return
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor

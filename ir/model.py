@@ -110,7 +110,7 @@ BindingKind = Literal[
 
 @frozen(kw_only=True)
 class Binding:
-    """One module-level (re)binding of a name that happens at import time."""
+    """One module-level (re)binding, at import time, of a capability's name."""
 
     name: str
     kind: BindingKind

@@ -76,7 +76,8 @@ class ModuleLowerer:
             for s in tree.body
         )
         self.statements: list[Statement] = []
-        self.bindings: list[Binding] = []
+        # (name, kind, conditional, node): materialised only for capability names (see lower()).
+        self._bindings: list[tuple[str, BindingKind, bool, ast.AST]] = []
         self.imports: list[Import] = []
         self.classes: list[ClassDecl] = []
         self.typed_dicts: dict[str, TypedDictDecl] = {}
@@ -183,7 +184,7 @@ class ModuleLowerer:
             docstring=ast.get_docstring(self.tree, clean=True),
             future_annotations=self.future_annotations,
             statements=tuple(self.statements),
-            bindings=tuple(self.bindings),
+            bindings=self._capability_bindings(),
             imports=tuple(self.imports),
             classes=tuple(self.classes),
             typed_dicts=tuple(self.typed_dicts.values()),
@@ -353,8 +354,16 @@ class ModuleLowerer:
 
     # Facts: bindings, imports, classes, capabilities ---------------------------------------
     def _bind(self, name: str, kind: BindingKind, guards: tuple[str, ...], node: ast.AST) -> None:
-        self.bindings.append(
-            Binding(name=name, kind=kind, conditional=bool(guards), span=self.src.span(node))
+        self._bindings.append((name, kind, bool(guards), node))
+
+    def _capability_bindings(self) -> tuple[Binding, ...]:
+        """Module-level bindings of the names the passes judge: the capabilities' names.
+        Other names' bindings are not recorded (a module binds thousands of them)."""
+        names = set(self.capabilities)
+        return tuple(
+            Binding(name=name, kind=kind, conditional=conditional, span=self.src.span(node))
+            for name, kind, conditional, node in self._bindings
+            if name in names
         )
 
     def _collect(
