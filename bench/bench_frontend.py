@@ -25,10 +25,12 @@ import sys
 import sysconfig
 import tempfile
 import time
-import venv
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+from wheelenv import install_wheel_venv  # noqa: E402 -- tools/ is not a package
+
 EXCLUDED = ("test", "idlelib", "site-packages")
 
 BARE = """
@@ -59,30 +61,7 @@ def copy_stdlib(target: Path) -> int:
 
 
 def install_svcc(workdir: Path) -> Path:
-    dist = workdir / "dist"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "build",
-            "--wheel",
-            "--no-isolation",
-            "--outdir",
-            str(dist),
-            str(ROOT),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    env_dir = workdir / "venv"
-    venv.create(env_dir, with_pip=True)
-    (wheel,) = dist.glob("svcc-*.whl")
-    subprocess.run(
-        [str(env_dir / "bin" / "python"), "-m", "pip", "install", "-q", str(wheel)],
-        check=True,
-        capture_output=True,
-    )
-    return env_dir / "bin" / "svcc"
+    return install_wheel_venv(workdir) / "bin" / "svcc"
 
 
 def run_measured(

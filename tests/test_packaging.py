@@ -4,11 +4,13 @@ into site-packages, and the package list matches the folders that hold ``__init_
 import subprocess
 import sys
 import tomllib
-import venv
 from pathlib import Path
 
 import pytest
 from helpers import ROOT
+
+sys.path.insert(0, str(ROOT / "tools"))
+from wheelenv import install_wheel_venv
 
 TOP_LEVEL = ["backends", "compiler", "frontends", "ir", "runtime", "service", "svcc"]
 
@@ -35,28 +37,8 @@ def test_package_list_matches_folders() -> None:
 
 @pytest.mark.slow
 def test_wheel_installs_under_one_namespace(tmp_path: Path) -> None:
-    dist = tmp_path / "dist"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "build",
-            "--wheel",
-            "--no-isolation",
-            "--outdir",
-            str(dist),
-            str(ROOT),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    (wheel,) = dist.glob("svcc-*.whl")
-    env_dir = tmp_path / "venv"
-    venv.create(env_dir, with_pip=True)
+    env_dir = install_wheel_venv(tmp_path)
     python = env_dir / "bin" / "python"
-    subprocess.run(
-        [str(python), "-m", "pip", "install", "-q", str(wheel)], check=True, capture_output=True
-    )
     probe = (
         "import importlib.util, json, site, sys, os\n"
         "import svcc.ir, svcc.compiler.cli\n"
