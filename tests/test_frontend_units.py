@@ -1,0 +1,77 @@
+"""Front-end details that the golden corpus does not show on its own."""
+
+import pytest
+from svcc.compiler.driver import analyze_source
+from svcc.compiler.render import readiness_table
+from svcc.frontends.notebook._cells import Cell, convert
+from svcc.frontends.python import parse
+from svcc.ir.types import FloatType, IntType, ListType, NoneType, UnionType
+
+
+def _parses(text: str) -> bool:
+    try:
+        parse(text, (3, 11), "cell")
+    except SyntaxError:
+        return False
+    return True
+
+
+def test_percent_continuation_lines_are_python() -> None:
+    source = "y = (10\n     % 3)\n"
+    converted = convert([Cell(1, source)], _parses)
+    assert converted.text == "# %% [cell 1]\n" + source + "\n"
+    assert converted.diagnostics == ()
+
+
+def test_magic_inside_indented_block_becomes_pass() -> None:
+    converted = convert([Cell(2, "for i in range(3):\n    %time f(i)\n")], _parses)
+    assert "    pass" in converted.text
+    assert [d.code for d in converted.diagnostics] == ["SVC-F004"]
+    assert converted.diagnostics[0].span is not None
+    assert (converted.diagnostics[0].span.cell, converted.diagnostics[0].span.line) == (2, 2)
+
+
+def test_magic_lines_inside_strings_are_kept() -> None:
+    source = 'x = """\n%not a magic\n"""\n%time x\n'
+    converted = convert([Cell(1, source)], _parses)
+    assert "%not a magic" in converted.text
+    assert [d.span.line for d in converted.diagnostics if d.span] == [4]
+
+
+def test_defaults_are_source_text_never_evaluated() -> None:
+    analysis = analyze_source(
+        "def f(a: int = 1 + 2, b: float = 1e3, c: str = 'x' * 3, /) -> None:\n    pass\n",
+        path="m.py",
+        python_version="3.11",
+    )
+    assert analysis.ir is not None
+    params = analysis.ir.capabilities[0].params
+    assert [p.default.text for p in params if p.default] == ["1 + 2", "1e3", "'x' * 3"]
+    assert [p.kind for p in params] == ["positional_only"] * 3
+
+
+def test_types_and_spans_with_unicode() -> None:
+    analysis = analyze_source(
+        "def f(é: int | None, ü: list[float]) -> None:\n    pass\n",
+        path="m.py",
+        python_version="3.11",
+    )
+    assert analysis.ir is not None
+    first, second = analysis.ir.capabilities[0].params
+    assert first.type == UnionType(options=(IntType(), NoneType()))
+    assert second.type == ListType(item=FloatType())
+    assert (second.span.column, second.span.end_column) == (21, 35)  # characters, not bytes
+
+
+def test_colour_only_when_asked() -> None:
+    analysis = analyze_source("def f(x) -> int:\n    return 1\n", path="m.py")
+    assert "\033[" in readiness_table(analysis, colour=True)
+    assert "\033[" not in readiness_table(analysis, colour=False)
+
+
+@pytest.mark.parametrize("version", ["3.7", "3.8", "3.11", "3.13"])
+def test_python_versions_accepted(version: str) -> None:
+    assert (
+        analyze_source("def f() -> int:\n    return 1\n", path="m.py", python_version=version).ir
+        is not None
+    )
