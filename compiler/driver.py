@@ -132,8 +132,14 @@ def analyze_source(
         )
     ir_json = readiness = None
     if result.ir is not None:
+        from svcc.compiler.errors import InternalError
         from svcc.ir.serde import ir_to_json
+        from svcc.ir.verify import IRInvariantError, verify
 
+        try:
+            verify(result.ir)
+        except IRInvariantError as exc:  # a front-end bug: never emit invalid IR
+            raise InternalError(f"{path}: {exc}") from None
         ir_json = ir_to_json(result.ir)
         env = Environment(
             local_modules=local_modules,

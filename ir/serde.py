@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 from svcc.ir.canonical import canonical_json, digest_bytes
 from svcc.ir.model import ModuleIR
-from svcc.ir.types import TYPE_NODE_CLASSES, TypeNode
+from svcc.ir.types import TYPE_NODE_CLASSES, LiteralValue, TypeNode
 
 T = TypeVar("T")
 
@@ -21,6 +21,13 @@ class IRFormatError(ValueError):
     def __init__(self, errors: list[str]) -> None:
         super().__init__("; ".join(errors))
         self.errors = errors
+
+
+def _literal_value(value: Any, _: Any) -> LiteralValue:
+    """A ``Literal[...]`` member: a JSON string, integer, boolean or null, nothing else."""
+    if value is None or type(value) in (str, int, bool):
+        return value  # type: ignore[no-any-return]
+    raise ValueError(f"{value!r} is not a str, int, bool or null literal")
 
 
 def _kind_of(cls: type) -> str:
@@ -35,6 +42,18 @@ def converter() -> Any:
     from cattrs.strategies import configure_tagged_union
 
     conv = cattrs.Converter(forbid_extra_keys=True, detailed_validation=True)
+    # ``TypeNode | None`` (an optional node, e.g. ``TupleType.variadic``) is a union of its
+    # own to cattrs: route both directions through the tagged union so the tag is kept.
+    conv.register_unstructure_hook(
+        TypeNode | None,
+        lambda value: None if value is None else conv.unstructure(value, unstructure_as=TypeNode),
+    )
+    conv.register_structure_hook(
+        TypeNode | None,
+        lambda value, _: None if value is None else conv.structure(value, TypeNode),  # type: ignore[arg-type]  # a union, not a class
+    )
+    conv.register_structure_hook(LiteralValue, _literal_value)
+    # After the optional hooks: the strategy builds its members' hooks eagerly.
     configure_tagged_union(TypeNode, conv, tag_generator=_kind_of, tag_name="kind")
     return conv
 
@@ -68,7 +87,13 @@ def ir_from_json(data: bytes | str) -> ModuleIR:
         raise IRFormatError([f"not JSON: {exc}"]) from None
     if not isinstance(value, dict):
         raise IRFormatError(["expected a JSON object @ $"])
-    return structure(value, ModuleIR)
+    from svcc.ir.verify import IRInvariantError, verify
+
+    ir = structure(value, ModuleIR)
+    try:
+        return verify(ir)
+    except IRInvariantError as exc:
+        raise IRFormatError(exc.problems) from None
 
 
 def ir_digest(ir: ModuleIR) -> str:

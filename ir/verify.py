@@ -1,0 +1,93 @@
+"""IR invariants: what every ``ModuleIR`` must satisfy, whoever built it.
+
+Front ends are tested to produce valid IR and IR read back from JSON is checked too, so a
+target can rely on these facts without re-checking them. A violation is a bug (or a
+tampered document), reported with the path of each offending element.
+"""
+
+from svcc.ir.model import ModuleIR, SourceFormat, Span
+from svcc.ir.schema import IR_SCHEMA
+from svcc.ir.types import TypedDictType, TypeNode, iter_leaves
+
+_KIND_ORDER = {
+    "positional_only": 0,
+    "positional_or_keyword": 1,
+    "var_positional": 2,
+    "keyword_only": 3,
+    "var_keyword": 4,
+}
+
+
+class IRInvariantError(ValueError):
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("invalid IR: " + "; ".join(problems))
+        self.problems = problems
+
+
+def _span(span: Span | None, fmt: SourceFormat, where: str, out: list[str]) -> None:
+    if span is None:
+        return
+    if span.line < 1 or span.end_line < span.line or span.column < 0:
+        out.append(f"span out of order @ {where}")
+    if (span.cell is not None) != (fmt == "notebook"):
+        out.append(f"cell must be set exactly for notebook sources @ {where}")
+
+
+def problems(ir: ModuleIR) -> list[str]:
+    out: list[str] = []
+    fmt = ir.source.format
+    if ir.schema != IR_SCHEMA:
+        out.append(f"schema is {ir.schema!r}, expected {IR_SCHEMA!r} @ $.schema")
+    declared = {t.name for t in ir.typed_dicts}
+
+    def check_type(node: TypeNode, where: str) -> None:
+        for leaf in iter_leaves(node):
+            if isinstance(leaf, TypedDictType) and leaf.name not in declared:
+                out.append(f"TypedDict {leaf.name!r} is not declared @ {where}")
+
+    for i, decl in enumerate(ir.typed_dicts):
+        where = f"$.typed_dicts[{i}]"
+        _span(decl.span, fmt, where, out)
+        names = [f.name for f in decl.fields]
+        if len(set(names)) != len(names):
+            out.append(f"duplicate field names @ {where}")
+        for j, field in enumerate(decl.fields):
+            check_type(field.type, f"{where}.fields[{j}].type")
+    seen_ids: set[str] = set()
+    capability_names = set()
+    for i, cap in enumerate(ir.capabilities):
+        where = f"$.capabilities[{i}]"
+        _span(cap.span, fmt, where, out)
+        if cap.id != f"python:{ir.module}:{cap.qualname}":
+            out.append(f"id {cap.id!r} does not match module and qualname @ {where}.id")
+        if cap.id in seen_ids:
+            out.append(f"duplicate capability id {cap.id!r} @ {where}.id")
+        seen_ids.add(cap.id)
+        capability_names.add(cap.name)
+        if not cap.name.isidentifier() or cap.name.startswith("_"):
+            out.append(f"capability name {cap.name!r} is not a public identifier @ {where}.name")
+        param_names = [p.name for p in cap.params]
+        if len(set(param_names)) != len(param_names):
+            out.append(f"duplicate parameter names @ {where}.params")
+        order = [_KIND_ORDER[p.kind] for p in cap.params]
+        if order != sorted(order):
+            out.append(f"parameter kinds out of order @ {where}.params")
+        for kind in ("var_positional", "var_keyword"):
+            if sum(p.kind == kind for p in cap.params) > 1:
+                out.append(f"more than one {kind} parameter @ {where}.params")
+        for j, param in enumerate(cap.params):
+            _span(param.span, fmt, f"{where}.params[{j}]", out)
+            check_type(param.type, f"{where}.params[{j}].type")
+        check_type(cap.returns.type, f"{where}.returns.type")
+    for i, binding in enumerate(ir.bindings):
+        if binding.name not in capability_names:
+            out.append(f"binding of {binding.name!r}, not a capability @ $.bindings[{i}]")
+    return out
+
+
+def verify(ir: ModuleIR) -> ModuleIR:
+    """Return ``ir`` unchanged, or raise :class:`IRInvariantError` listing every violation."""
+    found = problems(ir)
+    if found:
+        raise IRInvariantError(found)
+    return ir

@@ -1,0 +1,75 @@
+"""Every registered target (built-in or third-party) on every corpus IR: same bytes twice,
+also under another hash seed, and only relative POSIX paths."""
+
+import hashlib
+import json
+import subprocess
+import sys
+
+import pytest
+from helpers import case_input, cases
+from svcc.compiler.driver import Analysis, analyze_file
+from svcc.compiler.registry import discover
+from svcc.compiler.target import EmitContext, FileTree
+
+TARGETS = sorted(discover())
+
+
+def _analyses() -> list[Analysis]:
+    out = []
+    for case in cases():
+        analysis = analyze_file(case_input(case), module_name=case, python_version="3.11")
+        if analysis.ir is not None and analysis.ir.capabilities:
+            out.append(analysis)
+    return out
+
+
+def _emit(target_name: str, analysis: Analysis) -> FileTree:
+    assert analysis.ir is not None
+    assert analysis.readiness is not None
+    assert analysis.module_text is not None
+    ctx = EmitContext(
+        readiness=analysis.readiness,
+        source_path=analysis.path,
+        source_bytes=analysis.source_bytes,
+        module_text=analysis.module_text,
+    )
+    return discover()[target_name].load().emit(analysis.ir, ctx)
+
+
+def _digest(tree: FileTree) -> str:
+    h = hashlib.sha256()
+    for path, data in tree:
+        h.update(path.encode() + b"\0" + hashlib.sha256(data).digest())
+    return h.hexdigest()
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_target_is_deterministic_with_valid_paths(target: str) -> None:
+    digests = {}
+    for analysis in _analyses():
+        first, second = _emit(target, analysis), _emit(target, analysis)
+        assert first == second
+        assert len(first) > 0
+        for path in first.paths():
+            assert not path.startswith("/")
+            assert ".." not in path.split("/")
+            assert "\\" not in path
+        digests[analysis.path + analysis.module] = _digest(first)
+    code = (
+        "import json, sys\n"
+        "sys.path.insert(0, sys.argv[1])\n"
+        "import test_conformance as t\n"
+        "print(json.dumps({a.path + a.module: t._digest(t._emit(sys.argv[2], a))"
+        " for a in t._analyses()}))\n"
+    )
+    tests_dir = str(case_input(cases()[0]).parent.parent.parent)
+    for seed in ("7", "31337"):
+        proc = subprocess.run(
+            [sys.executable, "-c", code, tests_dir, target],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={"PYTHONHASHSEED": seed, "PATH": ""},
+        )
+        assert json.loads(proc.stdout) == digests

@@ -1,0 +1,64 @@
+"""The IR's converter and invariants: round trips, strictness, located errors."""
+
+import json
+
+import attrs
+import pytest
+from helpers import case_input, cases
+from svcc.compiler.driver import analyze_file
+from svcc.ir.serde import IRFormatError, ir_from_json, ir_to_json
+from svcc.ir.types import TypedDictType
+from svcc.ir.verify import IRInvariantError, verify
+
+
+def _irs() -> list[bytes]:
+    out = []
+    for case in cases():
+        analysis = analyze_file(case_input(case), module_name=case, python_version="3.11")
+        if analysis.ir_json is not None:
+            out.append(analysis.ir_json)
+    return out
+
+
+def test_every_golden_ir_round_trips_byte_for_byte() -> None:
+    for data in _irs():
+        assert ir_to_json(ir_from_json(data)) == data
+
+
+def test_unknown_keys_are_refused_with_their_path() -> None:
+    doc = json.loads(_irs()[0])
+    doc["capabilities"][0]["params"][0]["type"]["surprise"] = 1
+    with pytest.raises(IRFormatError) as info:
+        ir_from_json(json.dumps(doc))
+    assert info.value.errors == ["extra fields found (surprise) @ $.capabilities[0].params[0].type"]
+
+
+def test_invariants_are_checked_when_reading() -> None:
+    doc = json.loads(_irs()[0])
+    doc["capabilities"][0]["id"] = "python:other:thing"
+    with pytest.raises(IRFormatError, match=r"does not match module and qualname @ \$\.capab"):
+        ir_from_json(json.dumps(doc))
+
+
+def test_verify_reports_every_problem() -> None:
+    ir = ir_from_json(_irs()[0])
+    cap = ir.capabilities[0]
+    broken = attrs.evolve(
+        ir,
+        capabilities=(cap, cap),
+        typed_dicts=(),
+        schema="svc.capability-ir/v0",
+    )
+    broken = attrs.evolve(
+        broken,
+        capabilities=(
+            attrs.evolve(cap, returns=attrs.evolve(cap.returns, type=TypedDictType(name="Nope"))),
+            cap,
+        ),
+    )
+    with pytest.raises(IRInvariantError) as info:
+        verify(broken)
+    text = str(info.value)
+    assert "schema is 'svc.capability-ir/v0'" in text
+    assert "duplicate capability id" in text
+    assert "TypedDict 'Nope' is not declared @ $.capabilities[0].returns.type" in text
