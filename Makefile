@@ -1,0 +1,30 @@
+.PHONY: help setup check lint types test golden docs bench
+
+VENV ?= .venv
+PY := $(VENV)/bin/python
+
+help: ## list the targets
+	@grep -E '^[a-z]+:.*## ' Makefile | sed -e 's/:.*## /\t/'
+
+setup: ## create the venv with svcc, the test tools and the sample plugin
+	python3 -m venv $(VENV) && $(VENV)/bin/pip install -q -e '.[test]' -e tests/plugins/svcc_sample_target
+
+check: lint types test ## lint, types and the whole test suite
+
+lint: ## ruff check and format check
+	$(PY) -m ruff check . && $(PY) -m ruff format --check .
+
+types: ## mypy --strict over the installed layout
+	$(PY) tools/typecheck.py
+
+test: ## the test suite
+	$(VENV)/bin/pytest
+
+golden: ## rewrite the golden documents (review the diff!)
+	$(VENV)/bin/pytest tests/test_golden.py --snapshot-update
+
+docs: ## regenerate docs/diagnostics.md from the code table
+	$(PY) -m svcc.compiler.diagnostics > docs/diagnostics.md
+
+bench: ## front-end benchmark (not part of the tests)
+	$(PY) bench/bench_frontend.py
