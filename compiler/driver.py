@@ -53,10 +53,11 @@ class Analysis:
     def error(self) -> Diagnostic | None:
         return next((d for d in self.diagnostics if d.severity == "error"), None)
 
-    def error_message(self) -> str:
+    def error_message(self, shown_path: str | None = None) -> str:
+        """``path:line:col: message``; ``shown_path`` is the path as the user gave it."""
         error = self.error
         assert error is not None
-        return f"{error.location(self.path)}: {error.message}"
+        return f"{error.location(shown_path or self.path)}: {error.message}"
 
     def document(self) -> dict[str, Any]:
         """The readiness document, or ``{"error": ...}`` for a source that did not analyse."""
@@ -284,7 +285,7 @@ def _analyze_in_directory(relpath: str) -> Any:
 
 def _failed(relpath: str, module: str, message: str) -> Analysis:
     from svcc.compiler.diagnostics import diag
-    from svcc.compiler.diagnostics.codes import F002_DECODE
+    from svcc.compiler.diagnostics.codes import F007_NOT_ANALYSABLE
 
     return Analysis(
         path=relpath,
@@ -295,7 +296,7 @@ def _failed(relpath: str, module: str, message: str) -> Analysis:
         ir=None,
         ir_json=None,
         readiness=None,
-        diagnostics=(diag(F002_DECODE, message, None),),
+        diagnostics=(diag(F007_NOT_ANALYSABLE, message, None),),
     )
 
 
@@ -421,7 +422,7 @@ def compile_file(
         path, module_name=module_name, python_version=python_version, requirements=requirements
     )
     if analysis.error is not None or analysis.ir is None or analysis.readiness is None:
-        raise InputError(analysis.error_message())
+        raise InputError(analysis.error_message(str(path)))
     if analysis.module_text is None:
         raise IneligibleError(f"{analysis.path}: no module text")
     selected = SelectPass().run(analysis.ir, analysis.readiness, selection, analysis.path)

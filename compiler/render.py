@@ -96,11 +96,7 @@ def inspect_file(
         encoding=args.encoding,
     )
     if analysis.error is not None:
-        raise InputError(
-            f"{path.parent / analysis.error_message()}"
-            if str(path.parent) != "."
-            else analysis.error_message()
-        )
+        raise InputError(analysis.error_message(str(path)))
     if args.ir:
         assert analysis.ir_json is not None
         _write(analysis.ir_json)

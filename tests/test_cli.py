@@ -173,6 +173,7 @@ def test_inspect_directory_json(tmp_path: Path) -> None:
     assert files["broken.py"]["error"]["code"] == "SVC-F001"
     assert files["broken.py"]["error"]["line"] == 1
     assert "module name" in files["my-script.py"]["error"]["message"]
+    assert files["my-script.py"]["error"]["code"] == "SVC-F007"
     assert files["pkg/good.py"]["assessments"][0]["capability_id"] == "python:pkg.good:f"
 
 

@@ -267,6 +267,15 @@ F006_SHELL_ESCAPE: Final = _code(
     "An IPython shell escape (`!...`) is not Python; the line was removed. Declare what it "
     "installed with --requirements.",
 )
+F007_NOT_ANALYSABLE: Final = _code(
+    "SVC-F007",
+    "file not analysable",
+    "error",
+    "source",
+    None,
+    "In a directory analysis, a file that cannot be read, is over the size limit, or whose "
+    "path gives no valid module name.",
+)
 
 
 def markdown_table() -> str:
