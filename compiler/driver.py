@@ -161,7 +161,6 @@ def analyze_source(
     )
 
 
-@cache
 def modules_beside(directory: str) -> frozenset[str]:
     """Importable names in ``directory``: ``*.py`` stems and packages (``__init__.py``)."""
     names: set[str] = set()
@@ -248,18 +247,15 @@ def module_name_for(relpath: str) -> str | None:
     return name if all(p.isidentifier() for p in parts) else None
 
 
-_DIR_STATE: dict[str, Any] = {}
-
-
-def _analyze_in_directory(relpath: str) -> Any:
-    _DIR_STATE["count"] += 1
-    if _DIR_STATE["count"] % GC_EVERY == 0:
-        import gc
-
-        gc.collect()
-    root: Path = _DIR_STATE["root"]
-    options: AnalysisOptions = _DIR_STATE["options"]
-    render: Callable[[Analysis], Any] = _DIR_STATE["render"]
+def _analyze_entry(
+    root: Path,
+    relpath: str,
+    options: AnalysisOptions,
+    render: Callable[[Analysis], T],
+    siblings: Callable[[str], frozenset[str]],
+) -> T:
+    """One file of a directory analysis; ``siblings`` lists a directory's modules (memoised
+    by the caller for the length of one directory analysis, never longer)."""
     full = root / relpath
     module = module_name_for(relpath)
     try:
@@ -268,7 +264,6 @@ def _analyze_in_directory(relpath: str) -> Any:
         return render(_failed(relpath, module or "", str(exc)))
     if module is None:
         return render(_failed(relpath, "", f"cannot derive a module name from {relpath!r}"))
-    local = modules_beside(str(full.parent)) | modules_beside(str(root))
     analysis = analyze_source(
         data,
         path=relpath,
@@ -277,10 +272,40 @@ def _analyze_in_directory(relpath: str) -> Any:
         encoding=options.encoding,
         source_format="python",
         requirements=options.requirements,
-        local_modules=local,
+        local_modules=siblings(str(full.parent)) | siblings(str(root)),
         check_name=False,
     )
     return render(analysis)
+
+
+# State of a pool worker process: set once by ``_init_pool_worker``, private to that process.
+_WORKER: dict[str, Any] = {}
+
+
+def _init_pool_worker(
+    root: Path, options: AnalysisOptions, render: Callable[[Analysis], Any]
+) -> None:
+    """Pool workers pause the cyclic garbage collector: syntax trees and IR records hold no
+    reference cycles, and collections that walk every tree node cost about a tenth of the
+    analysis. ``_pool_task`` still collects every ``GC_EVERY`` files. Only these dedicated
+    processes do this; a caller's process (the CLI, the service) is never touched."""
+    import gc
+
+    gc.disable()
+    _WORKER.update(
+        root=root, options=options, render=render, count=0, siblings=cache(modules_beside)
+    )
+
+
+def _pool_task(relpath: str) -> Any:
+    _WORKER["count"] += 1
+    if _WORKER["count"] % GC_EVERY == 0:
+        import gc
+
+        gc.collect()
+    return _analyze_entry(
+        _WORKER["root"], relpath, _WORKER["options"], _WORKER["render"], _WORKER["siblings"]
+    )
 
 
 def _failed(relpath: str, module: str, message: str) -> Analysis:
@@ -298,17 +323,6 @@ def _failed(relpath: str, module: str, message: str) -> Analysis:
         readiness=None,
         diagnostics=(diag(F007_NOT_ANALYSABLE, message, None),),
     )
-
-
-def _init_worker(state: dict[str, Any]) -> None:
-    """Directory workers pause the cyclic garbage collector: syntax trees and IR records hold
-    no reference cycles, and collections that walk every tree node cost about a tenth of the
-    analysis. ``_analyze_in_directory`` still collects every ``GC_EVERY`` files."""
-    import gc
-
-    _DIR_STATE.update(state)
-    _DIR_STATE["count"] = 0
-    gc.disable()
 
 
 SERIAL_BELOW: Final = 16
@@ -337,19 +351,11 @@ def analyze_directory(
     options = AnalysisOptions(
         python_version=version_tuple(python_version), requirements=requirements, encoding=encoding
     )
-    state = {"root": root, "options": options, "render": render}
     count = workers or os.cpu_count() or 1
     if count <= 1 or len(files) < SERIAL_BELOW:
-        import gc
-
-        enabled = gc.isenabled()
-        _init_worker(state)
-        try:
-            for rel in files:
-                yield rel, _analyze_in_directory(rel)
-        finally:
-            if enabled:
-                gc.enable()
+        siblings = cache(modules_beside)
+        for rel in files:
+            yield rel, _analyze_entry(root, rel, options, render, siblings)
         return
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -360,9 +366,12 @@ def analyze_directory(
     context = multiprocessing.get_context("fork")
     chunk = max(1, min(16, len(files) // (count * 8)))
     with ProcessPoolExecutor(
-        max_workers=count, mp_context=context, initializer=_init_worker, initargs=(state,)
+        max_workers=count,
+        mp_context=context,
+        initializer=_init_pool_worker,
+        initargs=(root, options, render),
     ) as pool:
-        yield from zip(files, pool.map(_analyze_in_directory, files, chunksize=chunk), strict=True)
+        yield from zip(files, pool.map(_pool_task, files, chunksize=chunk), strict=True)
 
 
 def render_document(analysis: Analysis) -> bytes:

@@ -4,6 +4,7 @@ Colour only when stdout is a terminal and ``NO_COLOR`` is unset.
 """
 
 import argparse
+import json
 import os
 import sys
 from pathlib import Path
@@ -132,8 +133,6 @@ def inspect_directory(
     out = sys.stdout.buffer
     out.write(b'{"files":{')
     first = True
-    import json
-
     for rel, doc in analyze_directory(root, render=renderer, **common):
         if not first:
             out.write(b",")

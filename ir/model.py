@@ -118,9 +118,6 @@ class Binding:
     span: Span
 
 
-ImportResolutionHint = Literal["absolute", "relative"]
-
-
 @frozen(kw_only=True)
 class Import:
     """One imported module. ``scope`` is ``""`` at module level, else the function's qualname.

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 from svcc.ir.canonical import canonical_json, digest_bytes
 from svcc.ir.model import ModuleIR
-from svcc.ir.types import TYPE_NODE_CLASSES, LiteralValue, TypeNode
+from svcc.ir.types import LiteralValue, TypeNode
 
 T = TypeVar("T")
 
@@ -101,7 +101,6 @@ def ir_digest(ir: ModuleIR) -> str:
 
 
 __all__ = [
-    "TYPE_NODE_CLASSES",
     "IRFormatError",
     "converter",
     "ir_digest",

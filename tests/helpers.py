@@ -71,3 +71,16 @@ def run_svcc(
         timeout=timeout,
         check=False,
     )
+
+
+def modules_loaded_by(statement: str, candidates: tuple[str, ...]) -> list[str]:
+    """Which of ``candidates`` a fresh interpreter has imported after ``statement``."""
+    code = (
+        f"import sys\n{statement}\n"
+        f"print(','.join(m for m in {candidates!r} "
+        "if any(k == m or k.startswith(m + '.') for k in sys.modules)))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    return out.split(",") if out else []

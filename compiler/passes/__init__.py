@@ -1,1 +1,1 @@
-"""Named passes over the IR. Each module holds one pass; ``compiler.pipeline`` lists them."""
+"""Named passes over the IR, one per module; ``compiler.driver`` runs readiness, then select."""

@@ -251,12 +251,10 @@ class TypeResolver:
                 return TupleType(items=())
             return TupleType(items=tuple(self.resolve(a, d, alias_chain) for a in args))
         base = self._qualified(origin, node.value, d, alias_chain)
-        if isinstance(base, UnsupportedType | UnresolvedType):
-            return (
-                UnsupportedType(text=self._text(node), reason=base.reason)
-                if isinstance(base, UnsupportedType)
-                else base
-            )
+        if isinstance(base, UnresolvedType):
+            return base
+        if isinstance(base, UnsupportedType):
+            return UnsupportedType(text=self._text(node), reason=base.reason)
         return UnsupportedType(text=self._text(node), reason=f"`{origin}[...]` has no JSON shape")
 
     def _literal(self, node: ast.Subscript, args: list[ast.expr]) -> TypeNode:
