@@ -1,0 +1,1 @@
+"""What the REST and MCP back ends share: the JSON Schema lowering, bundle assembly, templates."""

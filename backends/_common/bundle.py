@@ -1,0 +1,98 @@
+"""Assembling a service bundle: source layout, runtime copy, analysis documents, manifest.
+
+Every bundle (REST, MCP; direct or governed) is the same skeleton around its own server
+file, so the rules live here once: the source keeps its exact bytes (a ``.py`` file is
+copied as read, so its encoding declaration stays true; a notebook's converted module is
+written as UTF-8 and the notebook's original bytes are kept under ``original/``), a dotted
+module name becomes packages under ``source/``, the runtime modules are copied byte for
+byte from ``svcc.runtime`` into ``svc_runtime/``, and the manifest hashes every other file.
+"""
+
+from collections.abc import Iterable, Mapping
+from importlib import resources
+from typing import Any, Final
+
+from svcc import __version__
+from svcc.compiler.target import EmitContext, FileTree
+from svcc.ir.canonical import canonical_json, digest_bytes
+from svcc.ir.model import ModuleIR
+from svcc.ir.serde import ir_to_json
+
+RUNTIME_PACKAGE: Final = "svc_runtime"
+IR_FILE: Final = "capability-ir.json"
+READINESS_FILE: Final = "readiness.json"
+
+
+def source_files(ir: ModuleIR, ctx: EmitContext) -> tuple[str, dict[str, bytes]]:
+    """``(module path, files)``: the module under ``source/`` with package ``__init__``s."""
+    parts = ir.module.split(".")
+    files: dict[str, bytes] = {}
+    for depth in range(1, len(parts)):
+        files["/".join(["source", *parts[:depth], "__init__.py"])] = b""
+    module_path = "/".join(["source", *parts]) + ".py"
+    if ir.source.format == "notebook":
+        files[module_path] = ctx.module_text.encode("utf-8")
+        files[f"original/{ctx.source_path}"] = ctx.source_bytes
+    else:
+        files[module_path] = ctx.source_bytes
+    return module_path, files
+
+
+def runtime_files(modules: Iterable[str]) -> dict[str, bytes]:
+    """``svc_runtime/<module>.py`` copied byte for byte from the installed ``svcc.runtime``."""
+    package = resources.files("svcc.runtime")
+    return {
+        f"{RUNTIME_PACKAGE}/{name}.py": package.joinpath(f"{name}.py").read_bytes()
+        for name in ("__init__", *modules)
+    }
+
+
+def analysis_files(ir: ModuleIR, ctx: EmitContext) -> dict[str, bytes]:
+    """The selected IR and the module's readiness report."""
+    return {
+        IR_FILE: ir_to_json(ir),
+        READINESS_FILE: canonical_json(ctx.readiness.to_json()),
+    }
+
+
+def requirement_files(server: Iterable[str], ctx: EmitContext) -> dict[str, bytes]:
+    """``requirements.txt`` (the server's own, sorted) and, when the user declared
+    dependencies, ``application-requirements.txt`` (as declared, in file order)."""
+    files = {"requirements.txt": "".join(f"{r}\n" for r in sorted(server)).encode()}
+    if ctx.requirements:
+        files["application-requirements.txt"] = "".join(
+            f"{line}\n" for line in ctx.requirements
+        ).encode()
+    return files
+
+
+def with_manifest(
+    name: str,
+    schema: str,
+    files: Mapping[str, bytes],
+    *,
+    ir: ModuleIR,
+    module_path: str,
+    interface: str,
+    execution: Mapping[str, Any],
+) -> FileTree:
+    """The tree plus its manifest, which hashes every other file and links the digests."""
+    manifest = {
+        "schema": schema,
+        "generator": {"name": "svcc", "version": __version__},
+        "interface": interface,
+        "module": ir.module,
+        "execution": dict(execution),
+        "capabilities": [{"id": c.id, "name": c.name} for c in ir.capabilities],
+        "source": {
+            "path": module_path,
+            "digest": digest_bytes(files[module_path]),
+            "original": ir.source.path,
+            "original_digest": ir.source.sha256,
+            "format": ir.source.format,
+        },
+        "ir_digest": digest_bytes(files[IR_FILE]),
+        "readiness_digest": digest_bytes(files[READINESS_FILE]),
+        "files": {path: digest_bytes(data) for path, data in sorted(files.items())},
+    }
+    return FileTree.of({**files, name: canonical_json(manifest)})

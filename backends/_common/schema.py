@@ -1,0 +1,191 @@
+"""The one lowering of the type algebra to JSON Schema (2020-12, as OpenAPI 3.1 and MCP use it).
+
+REST and MCP share it: a capability's request schema is built here once and each back end
+only places it (``components/schemas`` in OpenAPI, ``inputSchema`` in MCP). TypedDicts
+become named definitions referenced as ``#/$defs/<Name>``; :func:`relocate_refs` moves
+them under another prefix. The generated servers build their validators from these very
+schemas, so every rule written here is both documented and enforced:
+
+- objects are closed (``additionalProperties: false``); required = no default;
+- defaults are never evaluated nor copied: an optional field simply may be omitted;
+- ``null`` is accepted only where the annotation is nullable (``x: int = None`` is not);
+- positional-only parameters with defaults cannot leave a gap: supplying a later one
+  requires the earlier ones (``dependentRequired``), and the description says so.
+"""
+
+from collections.abc import Mapping
+from typing import Any, assert_never
+
+from attrs import frozen
+from svcc.ir.model import Capability, ModuleIR
+from svcc.ir.types import (
+    AnyType,
+    BoolType,
+    DictType,
+    FloatType,
+    IntType,
+    ListType,
+    LiteralType,
+    NoneType,
+    StrType,
+    TupleType,
+    TypedDictType,
+    TypeNode,
+    UnionType,
+    UnresolvedType,
+    UnsupportedType,
+)
+
+DEFS_PREFIX = "#/$defs/"
+JSON = dict[str, Any]
+
+
+class LoweringError(ValueError):
+    """An eligible capability whose types cannot be lowered (generate exit code 1)."""
+
+
+def type_schema(node: TypeNode, defs: set[str]) -> JSON:
+    """JSON Schema of one type node; TypedDict names referenced are added to ``defs``."""
+    match node:
+        case AnyType():
+            return {}
+        case IntType():
+            return {"type": "integer"}
+        case FloatType():
+            return {"type": "number"}
+        case StrType():
+            return {"type": "string"}
+        case BoolType():
+            return {"type": "boolean"}
+        case NoneType():
+            return {"type": "null"}
+        case ListType(item=item):
+            return {"type": "array", "items": type_schema(item, defs)}
+        case DictType(value=value):
+            return {"type": "object", "additionalProperties": type_schema(value, defs)}
+        case TupleType(items=items, variadic=variadic):
+            if variadic is not None:
+                return {"type": "array", "items": type_schema(variadic, defs)}
+            if not items:
+                return {"type": "array", "maxItems": 0}
+            return {
+                "type": "array",
+                "prefixItems": [type_schema(i, defs) for i in items],
+                "items": False,
+                "minItems": len(items),
+                "maxItems": len(items),
+            }
+        case UnionType(options=options):
+            if any(isinstance(o, AnyType) for o in options):
+                return {}
+            return {"anyOf": [type_schema(o, defs) for o in options]}
+        case LiteralType(values=values):
+            return {"const": values[0]} if len(values) == 1 else {"enum": list(values)}
+        case TypedDictType(name=name):
+            defs.add(name)
+            return {"$ref": DEFS_PREFIX + name}
+        case UnsupportedType() | UnresolvedType():
+            raise LoweringError(f"{node.text!r} has no JSON Schema")
+        case _:
+            assert_never(node)
+
+
+def _typed_dict_defs(ir: ModuleIR, names: set[str]) -> JSON:
+    """Definitions for ``names`` and every TypedDict they reach, sorted by name."""
+    out: JSON = {}
+    pending = sorted(names)
+    while pending:
+        name = pending.pop(0)
+        if name in out:
+            continue
+        decl = ir.typed_dict(name)
+        if decl is None:
+            raise LoweringError(f"TypedDict {name!r} is not defined")
+        reached: set[str] = set()
+        out[name] = {
+            "type": "object",
+            "title": name,
+            "properties": {f.name: type_schema(f.type, reached) for f in decl.fields},
+            "required": [f.name for f in decl.fields if f.required],
+            "additionalProperties": False,
+        }
+        pending.extend(sorted(reached - set(out)))
+    return dict(sorted(out.items()))
+
+
+@frozen(kw_only=True)
+class RequestSchema:
+    """A capability's request body schema and the TypedDict definitions it references."""
+
+    schema: JSON
+    defs: JSON
+
+    def self_contained(self) -> JSON:
+        """One document with ``$defs`` inline (MCP ``inputSchema``)."""
+        return {**self.schema, "$defs": self.defs} if self.defs else dict(self.schema)
+
+
+def _gap_rule(cap: Capability) -> tuple[JSON, str | None]:
+    """``dependentRequired`` for positional-only parameters with defaults, and its prose."""
+    optional = [p.name for p in cap.params if p.kind == "positional_only" and p.default]
+    if len(optional) < 2:
+        return {}, None
+    rule = {later: optional[:i] for i, later in enumerate(optional) if i > 0}
+    names = ", ".join(f"`{n}`" for n in optional)
+    prose = (
+        f"Positional-only parameters {names} keep their order: supplying one requires "
+        "supplying every earlier one (a gap is refused with 422)."
+    )
+    return rule, prose
+
+
+def request_schema(ir: ModuleIR, cap: Capability) -> RequestSchema:
+    """The closed object of a capability's parameters (``{}`` bodies for no parameters)."""
+    refs: set[str] = set()
+    properties: JSON = {}
+    required: list[str] = []
+    for param in cap.params:
+        if param.kind in ("var_positional", "var_keyword"):
+            raise LoweringError(f"{cap.name}: *{param.name} cannot be a request field")
+        properties[param.name] = type_schema(param.type, refs)
+        if param.default is None:
+            required.append(param.name)
+    schema: JSON = {
+        "type": "object",
+        "title": f"{cap.name}_request",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+    }
+    dependent, prose = _gap_rule(cap)
+    if dependent:
+        schema["dependentRequired"] = dependent
+        schema["description"] = prose
+    return RequestSchema(schema=schema, defs=_typed_dict_defs(ir, refs))
+
+
+def result_schema(ir: ModuleIR, cap: Capability) -> RequestSchema | None:
+    """The documented result (return types are never enforced); ``None`` when unknown."""
+    if cap.returns.annotation is None:
+        return None
+    refs: set[str] = set()
+    try:
+        schema = type_schema(cap.returns.type, refs)
+    except LoweringError:
+        return None
+    return RequestSchema(schema=schema, defs=_typed_dict_defs(ir, refs))
+
+
+def relocate_refs(value: Any, prefix: str) -> Any:
+    """A copy of ``value`` with ``#/$defs/X`` references rewritten to ``prefix + X``."""
+    if isinstance(value, Mapping):
+        out = {}
+        for key, sub in value.items():
+            if key == "$ref" and isinstance(sub, str) and sub.startswith(DEFS_PREFIX):
+                out[key] = prefix + sub[len(DEFS_PREFIX) :]
+            else:
+                out[key] = relocate_refs(sub, prefix)
+        return out
+    if isinstance(value, list):
+        return [relocate_refs(v, prefix) for v in value]
+    return value
