@@ -40,6 +40,16 @@ def _common(p: argparse.ArgumentParser) -> None:
     )
 
 
+INTERFACES = ("rest",)
+
+
+def _generate_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--output-dir", required=True, metavar="DIR", help="a new or empty directory")
+    p.add_argument("--select", metavar="NAMES", help="comma-separated function names or full ids")
+    _common(p)
+    p.add_argument("--format", choices=("json", "text"), default="json")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="svcc", description="Compile Python code into services.")
     parser.add_argument("--version", action="version", version=f"svcc {__version__}")
@@ -55,14 +65,26 @@ def build_parser() -> argparse.ArgumentParser:
     compile_ = sub.add_parser("compile", help="compile a file with a target into a directory")
     compile_.add_argument("path", help="a .py file or an .ipynb notebook")
     compile_.add_argument("--target", required=True, help="a target name (see `svcc targets`)")
-    compile_.add_argument(
-        "--output-dir", required=True, metavar="DIR", help="a new or empty directory"
+    _generate_options(compile_)
+
+    generate = sub.add_parser(
+        "generate", help="write a service bundle (same as compile --target INTERFACE)"
     )
-    compile_.add_argument(
-        "--select", metavar="NAMES", help="comma-separated function names or full ids"
+    generate.add_argument("interface", choices=INTERFACES, help="the bundle to write")
+    generate.add_argument("path", help="a .py file or an .ipynb notebook")
+    _generate_options(generate)
+
+    serve = sub.add_parser(
+        "serve", help="run a bundle in its own environment (requirements installed, cached)"
     )
-    _common(compile_)
-    compile_.add_argument("--format", choices=("json", "text"), default="json")
+    serve.add_argument("bundle", help="a directory written by `svcc generate`")
+    serve.add_argument("--host", default="127.0.0.1", help="default 127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000, help="default 8000")
+    serve.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        help="where environments are kept (default $SVCC_CACHE_DIR or ~/.cache/svcc)",
+    )
 
     targets = sub.add_parser("targets", help="list the installed targets")
     targets.add_argument("--format", choices=("text", "json"), default="text")
@@ -99,7 +121,7 @@ def _cmd_compile(args: argparse.Namespace) -> int:
 
     result = driver.compile_file(
         args.path,
-        target=args.target,
+        target=args.target if args.command == "compile" else args.interface,
         output_dir=args.output_dir,
         module_name=args.module_name,
         select=args.select,
@@ -108,6 +130,20 @@ def _cmd_compile(args: argparse.Namespace) -> int:
     )
     render.compile_result(result, args.format)
     return 0
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from svcc.compiler.serve import serve
+
+    serve(
+        args.bundle,
+        host=args.host,
+        port=args.port,
+        cache_dir=Path(args.cache_dir) if args.cache_dir else None,
+    )
+    return 0  # not reached: serve() becomes the server
 
 
 def _cmd_targets(args: argparse.Namespace) -> int:
@@ -121,7 +157,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from svcc.compiler.errors import ExitCode, SvccError
 
-    commands = {"inspect": _cmd_inspect, "compile": _cmd_compile, "targets": _cmd_targets}
+    commands = {
+        "inspect": _cmd_inspect,
+        "compile": _cmd_compile,
+        "generate": _cmd_compile,
+        "serve": _cmd_serve,
+        "targets": _cmd_targets,
+    }
     try:
         return commands[args.command](args)
     except SvccError as exc:

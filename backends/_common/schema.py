@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any, assert_never
 
 from attrs import frozen
+from svcc.compiler.errors import IneligibleError
 from svcc.ir.model import Capability, ModuleIR
 from svcc.ir.types import (
     AnyType,
@@ -40,7 +41,7 @@ DEFS_PREFIX = "#/$defs/"
 JSON = dict[str, Any]
 
 
-class LoweringError(ValueError):
+class LoweringError(IneligibleError):
     """An eligible capability whose types cannot be lowered (generate exit code 1)."""
 
 

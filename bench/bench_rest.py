@@ -1,0 +1,209 @@
+"""Requests/second of a generated REST server against a hand-written FastAPI app.
+
+Both serve the same small sync function with the same semantics: a strict pydantic
+model with extra fields forbidden, the sync function run in the thread pool, the result
+not validated (svcc documents return types, it does not enforce them). Both run under
+uvicorn with one worker; the same load generator (keep-alive connections on loopback,
+in a separate process) alternates between them over several rounds in one run, and the
+medians are compared. Resident memory of each server is read after its load.
+
+Usage: ``python bench/bench_rest.py [--seconds 4] [--rounds 3] [--connections 32]``.
+Not part of the test suite; it never asserts a time.
+"""
+
+import argparse
+import asyncio
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTHON = sys.executable
+SVCC = str(Path(PYTHON).parent / "svcc")
+
+SOURCE = '''\
+"""The benchmark's function."""
+
+
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+'''
+
+HANDWRITTEN = '''\
+"""What a careful person writes by hand for the same function and semantics."""
+
+from fastapi import FastAPI
+from pydantic import BaseModel, ConfigDict
+
+
+def add(a: int, b: int) -> int:
+    return a + b
+
+
+class AddRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    a: int
+    b: int
+
+
+app = FastAPI()
+
+
+@app.post("/capabilities/add")
+def add_endpoint(request: AddRequest):  # sync: FastAPI runs it in the thread pool
+    return add(request.a, request.b)
+'''
+
+BODY = b'{"a": 20, "b": 22}'
+REQUEST = (
+    b"POST /capabilities/add HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+    b"Content-Type: application/json\r\nContent-Length: "
+    + str(len(BODY)).encode()
+    + b"\r\n\r\n"
+    + BODY
+)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start(directory: Path, port: int) -> subprocess.Popen[bytes]:
+    proc = subprocess.Popen(
+        [PYTHON, "-m", "uvicorn", "app:app", "--port", str(port), "--workers", "1",
+         "--no-access-log", "--log-level", "warning"],
+        cwd=directory,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return proc
+        except OSError:
+            if proc.poll() is not None:
+                raise SystemExit(f"server in {directory} failed: {proc.stderr.read()!r}")  # type: ignore[union-attr]
+            time.sleep(0.05)
+    raise SystemExit(f"server in {directory} did not start")
+
+
+def rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+LOADGEN = textwrap.dedent(
+    """
+    import asyncio, sys, time
+    port, seconds, conns = int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
+    request = sys.stdin.buffer.read()
+    try:
+        import uvloop
+        uvloop.install()
+    except ImportError:
+        pass
+
+    async def client(deadline, counts):
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        done = errors = 0
+        while time.monotonic() < deadline:
+            writer.write(request)
+            head = await reader.readuntil(b"\\r\\n\\r\\n")
+            length = 0
+            for line in head.split(b"\\r\\n"):
+                if line[:15].lower() == b"content-length:":
+                    length = int(line[15:])
+            await reader.readexactly(length)
+            if head.startswith(b"HTTP/1.1 200"):
+                done += 1
+            else:
+                errors += 1
+        writer.close()
+        counts.append((done, errors))
+
+    async def main():
+        counts = []
+        deadline = time.monotonic() + seconds
+        await asyncio.gather(*(client(deadline, counts) for _ in range(conns)))
+        print(sum(c[0] for c in counts), sum(c[1] for c in counts))
+
+    asyncio.run(main())
+    """
+)
+
+
+def load(port: int, seconds: float, connections: int) -> float:
+    started = time.monotonic()
+    out = subprocess.run(
+        [PYTHON, "-c", LOADGEN, str(port), str(seconds), str(connections)],
+        input=REQUEST, capture_output=True, check=True,
+    ).stdout.split()
+    elapsed = time.monotonic() - started
+    done, errors = int(out[0]), int(out[1])
+    if errors:
+        raise SystemExit(f"{errors} non-200 responses on port {port}")
+    return done / max(elapsed, seconds)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=4.0)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--connections", type=int, default=32)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="svcc-bench-rest-") as tmp:
+        base = Path(tmp)
+        (base / "add.py").write_text(SOURCE)
+        generated = base / "generated"
+        subprocess.run(
+            [SVCC, "compile", str(base / "add.py"), "--target", "rest",
+             "--output-dir", str(generated)],
+            check=True, capture_output=True,
+        )
+        handwritten = base / "handwritten"
+        handwritten.mkdir()
+        (handwritten / "app.py").write_text(HANDWRITTEN)
+        servers = {"generated": generated, "handwritten": handwritten}
+        rates: dict[str, list[float]] = {name: [] for name in servers}
+        memory: dict[str, int] = {}
+        for round_ in range(args.rounds):
+            for name, directory in servers.items():
+                port = free_port()
+                proc = start(directory, port)
+                try:
+                    load(port, 1.0, args.connections)  # warm-up
+                    rate = load(port, args.seconds, args.connections)
+                    rates[name].append(rate)
+                    memory[name] = rss_kib(proc.pid)
+                finally:
+                    proc.send_signal(signal.SIGINT)
+                    proc.wait(timeout=10)
+                print(f"round {round_ + 1}: {name:11s} {rate:8.0f} req/s  "
+                      f"RSS {memory[name] / 1024:.1f} MiB", flush=True)
+    gen, hand = statistics.median(rates["generated"]), statistics.median(rates["handwritten"])
+    print(f"\ngenerated   {gen:8.0f} req/s (median of {args.rounds})")
+    print(f"handwritten {hand:8.0f} req/s")
+    print(f"ratio generated/handwritten: {gen / hand:.2f}x (target >= 1.5x)")
+    print(f"memory after load: generated {memory['generated'] / 1024:.1f} MiB, "
+          f"handwritten {memory['handwritten'] / 1024:.1f} MiB, "
+          f"ratio {memory['generated'] / memory['handwritten']:.2f}x (target <= 1.1x)")
+    return 0
+
+
+if __name__ == "__main__":
+    os.chdir(ROOT)
+    raise SystemExit(main())
