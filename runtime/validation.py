@@ -58,6 +58,32 @@ def _array(node: Mapping[str, Any], convert: Any) -> cs.CoreSchema:
     return cs.list_schema(cs.any_schema() if items is True else convert(items), strict=True)
 
 
+def _literal(values: list[Any]) -> cs.CoreSchema:
+    """Literal values compared with their JSON type first: ``true`` is never ``1``."""
+    groups: dict[str, list[Any]] = {}
+    for value in values:
+        kind = {bool: "boolean", int: "integer", str: "string", type(None): "null"}.get(
+            type(value)
+        )
+        if kind is None:
+            raise StartupError(f"unsupported literal value {value!r} in a request schema")
+        groups.setdefault(kind, []).append(value)
+    choices = [
+        _SCALARS[kind]()
+        if kind == "null"
+        else cs.chain_schema([_SCALARS[kind](), cs.literal_schema(members)])
+        for kind, members in groups.items()
+    ]
+    if len(choices) == 1:
+        return choices[0]
+    expected = ", ".join(json.dumps(v) for v in values)
+    return cs.union_schema(
+        choices,
+        custom_error_type="literal_error",
+        custom_error_message=f"Input should be one of {expected}",
+    )
+
+
 _SCALARS = {
     "integer": lambda: cs.int_schema(strict=True),
     "number": lambda: cs.float_schema(strict=True, allow_inf_nan=False),
@@ -78,9 +104,9 @@ def to_core_schema(node: Any) -> cs.CoreSchema:
     if "anyOf" in node:
         return cs.union_schema([to_core_schema(s) for s in node["anyOf"]])
     if "const" in node:
-        return cs.literal_schema([node["const"]])
+        return _literal([node["const"]])
     if "enum" in node:
-        return cs.literal_schema(list(node["enum"]))
+        return _literal(list(node["enum"]))
     kind = node.get("type")
     if kind == "object":
         return _object(node, to_core_schema)

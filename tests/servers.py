@@ -1,0 +1,91 @@
+"""Generated bundles under real servers on loopback: compile, start, wait, stop."""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+from helpers import run_svcc
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "rest"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def generate(source: Path, out: Path, *args: str, interface: str = "rest") -> dict[str, object]:
+    proc = run_svcc("generate", interface, str(source), "--output-dir", str(out), *args)
+    assert proc.returncode == 0, proc.stderr
+    result: dict[str, object] = json.loads(proc.stdout)
+    return result
+
+
+class Server:
+    def __init__(self, proc: subprocess.Popen[bytes], url: str, log: Path) -> None:
+        self.proc = proc
+        self.url = url
+        self.log = log
+
+    def client(self, **kwargs: object) -> httpx.Client:
+        return httpx.Client(base_url=self.url, timeout=30, **kwargs)  # type: ignore[arg-type]
+
+    def log_text(self) -> str:
+        return self.log.read_text(errors="replace")
+
+
+def _command(port: int) -> list[str]:
+    return [sys.executable, "-m", "uvicorn", "app:app", "--host", "127.0.0.1", "--port", str(port)]
+
+
+@contextmanager
+def serving(bundle: Path, env: dict[str, str] | None = None) -> Iterator[Server]:
+    """The bundle under uvicorn (this venv has the bundle's requirements) until the block ends."""
+    port = free_port()
+    log = bundle.parent / f"{bundle.name}-{port}.log"
+    with log.open("wb") as sink:
+        proc = subprocess.Popen(
+            _command(port),
+            cwd=bundle,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, **(env or {})},
+        )
+    server = Server(proc, f"http://127.0.0.1:{port}", log)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            if proc.poll() is not None:
+                raise AssertionError(f"server exited {proc.returncode}: {server.log_text()}")
+            try:
+                if httpx.get(server.url + "/health", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                raise AssertionError(f"server did not start: {server.log_text()}")
+            time.sleep(0.05)
+        yield server
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def failed_start(bundle: Path) -> tuple[int, str]:
+    """Start the bundle expecting startup to be refused: ``(exit code, output)``."""
+    proc = subprocess.run(
+        _command(free_port()), cwd=bundle, capture_output=True, text=True, timeout=60, check=False
+    )
+    return proc.returncode, proc.stdout + proc.stderr
