@@ -12,7 +12,6 @@ Not part of the test suite; it never asserts a time.
 """
 
 import argparse
-import asyncio
 import os
 import signal
 import socket
@@ -81,8 +80,19 @@ def free_port() -> int:
 
 def start(directory: Path, port: int) -> subprocess.Popen[bytes]:
     proc = subprocess.Popen(
-        [PYTHON, "-m", "uvicorn", "app:app", "--port", str(port), "--workers", "1",
-         "--no-access-log", "--log-level", "warning"],
+        [
+            PYTHON,
+            "-m",
+            "uvicorn",
+            "app:app",
+            "--port",
+            str(port),
+            "--workers",
+            "1",
+            "--no-access-log",
+            "--log-level",
+            "warning",
+        ],
         cwd=directory,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -94,7 +104,7 @@ def start(directory: Path, port: int) -> subprocess.Popen[bytes]:
                 return proc
         except OSError:
             if proc.poll() is not None:
-                raise SystemExit(f"server in {directory} failed: {proc.stderr.read()!r}")  # type: ignore[union-attr]
+                raise SystemExit(f"server in {directory} failed: {proc.stderr.read()!r}") from None  # type: ignore[union-attr]
             time.sleep(0.05)
     raise SystemExit(f"server in {directory} did not start")
 
@@ -150,7 +160,9 @@ def load(port: int, seconds: float, connections: int) -> float:
     started = time.monotonic()
     out = subprocess.run(
         [PYTHON, "-c", LOADGEN, str(port), str(seconds), str(connections)],
-        input=REQUEST, capture_output=True, check=True,
+        input=REQUEST,
+        capture_output=True,
+        check=True,
     ).stdout.split()
     elapsed = time.monotonic() - started
     done, errors = int(out[0]), int(out[1])
@@ -170,9 +182,17 @@ def main() -> int:
         (base / "add.py").write_text(SOURCE)
         generated = base / "generated"
         subprocess.run(
-            [SVCC, "compile", str(base / "add.py"), "--target", "rest",
-             "--output-dir", str(generated)],
-            check=True, capture_output=True,
+            [
+                SVCC,
+                "compile",
+                str(base / "add.py"),
+                "--target",
+                "rest",
+                "--output-dir",
+                str(generated),
+            ],
+            check=True,
+            capture_output=True,
         )
         handwritten = base / "handwritten"
         handwritten.mkdir()
@@ -192,15 +212,20 @@ def main() -> int:
                 finally:
                     proc.send_signal(signal.SIGINT)
                     proc.wait(timeout=10)
-                print(f"round {round_ + 1}: {name:11s} {rate:8.0f} req/s  "
-                      f"RSS {memory[name] / 1024:.1f} MiB", flush=True)
+                print(
+                    f"round {round_ + 1}: {name:11s} {rate:8.0f} req/s  "
+                    f"RSS {memory[name] / 1024:.1f} MiB",
+                    flush=True,
+                )
     gen, hand = statistics.median(rates["generated"]), statistics.median(rates["handwritten"])
     print(f"\ngenerated   {gen:8.0f} req/s (median of {args.rounds})")
     print(f"handwritten {hand:8.0f} req/s")
     print(f"ratio generated/handwritten: {gen / hand:.2f}x (target >= 1.5x)")
-    print(f"memory after load: generated {memory['generated'] / 1024:.1f} MiB, "
-          f"handwritten {memory['handwritten'] / 1024:.1f} MiB, "
-          f"ratio {memory['generated'] / memory['handwritten']:.2f}x (target <= 1.1x)")
+    print(
+        f"memory after load: generated {memory['generated'] / 1024:.1f} MiB, "
+        f"handwritten {memory['handwritten'] / 1024:.1f} MiB, "
+        f"ratio {memory['generated'] / memory['handwritten']:.2f}x (target <= 1.1x)"
+    )
     return 0
 
 

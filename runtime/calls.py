@@ -31,7 +31,7 @@ _KINDS = {
 class CallShape:
     """How one capability is called: which parameters go by position, in order."""
 
-    __slots__ = ("name", "positional", "is_async")
+    __slots__ = ("is_async", "name", "positional")
 
     def __init__(self, name: str, positional: tuple[str, ...], is_async: bool) -> None:
         self.name = name

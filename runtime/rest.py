@@ -68,7 +68,7 @@ _INTERNAL_ERROR = _error_body("Internal Server Error")
 class CapabilityEndpoint:
     """``POST /capabilities/<name>`` as a raw ASGI app: everything is prepared at startup."""
 
-    __slots__ = ("_function", "_shape", "_validator", "_max_body")
+    __slots__ = ("_function", "_max_body", "_shape", "_validator")
 
     def __init__(
         self,
@@ -158,16 +158,20 @@ class CapabilityEndpoint:
         return body
 
     async def _http_exception(self, send: Send, exc: HTTPException) -> None:
-        headers = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in
-                   (exc.headers or {}).items()]
+        headers = [
+            (k.lower().encode("latin-1"), v.encode("latin-1"))
+            for k, v in (exc.headers or {}).items()
+        ]
         if exc.status_code in (204, 304) or exc.status_code < 200:
             await _respond(send, exc.status_code, b"", headers)
             return
         try:
             body = _error_body(exc.detail)
         except Exception:
-            log.exception("capability %s raised an HTTP exception with an unencodable detail",
-                          self._shape.name)
+            log.exception(
+                "capability %s raised an HTTP exception with an unencodable detail",
+                self._shape.name,
+            )
             await _respond(send, 500, _INTERNAL_ERROR)
             return
         await _respond(send, exc.status_code, body, [*_JSON_HEADERS, *headers])
@@ -221,9 +225,7 @@ def create_app(bundle: Path) -> FastAPI:
         path = f"/capabilities/{name}"
         operation = openapi["paths"][path]["post"]
         schema_ref = operation["requestBody"]["content"]["application/json"]["schema"]
-        validator = RequestValidator(
-            definitions[schema_ref["$ref"].rsplit("/", 1)[1]], definitions
-        )
+        validator = RequestValidator(definitions[schema_ref["$ref"].rsplit("/", 1)[1]], definitions)
         function, shape = functions[name]
         endpoint = CapabilityEndpoint(function, shape, validator, max_body)
         app.router.routes.append(Route(path, endpoint, methods=["POST"], name=name))
@@ -235,8 +237,6 @@ def create_app(bundle: Path) -> FastAPI:
         return Response(openapi_bytes, media_type="application/json")
 
     app.add_api_route("/health", health, methods=["GET"], include_in_schema=False)
-    app.add_api_route(
-        "/openapi.json", openapi_document, methods=["GET"], include_in_schema=False
-    )
+    app.add_api_route("/openapi.json", openapi_document, methods=["GET"], include_in_schema=False)
     _docs_routes(app, title)
     return app

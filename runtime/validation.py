@@ -12,7 +12,7 @@ hand-edited schema cannot silently validate less than it documents.
 """
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pydantic_core import SchemaValidator, ValidationError
@@ -58,24 +58,25 @@ def _array(node: Mapping[str, Any], convert: Any) -> cs.CoreSchema:
     return cs.list_schema(cs.any_schema() if items is True else convert(items), strict=True)
 
 
+def _literal_group(kind: str, members: list[Any]) -> cs.CoreSchema:
+    if kind == "null":
+        return cs.none_schema()
+    return cs.chain_schema([_SCALARS[kind](), cs.literal_schema(members)])
+
+
 def _literal(values: list[Any]) -> cs.CoreSchema:
     """Literal values compared with their JSON type first: ``true`` is never ``1``."""
     groups: dict[str, list[Any]] = {}
     for value in values:
-        kind = {bool: "boolean", int: "integer", str: "string", type(None): "null"}.get(
-            type(value)
-        )
+        kind = {bool: "boolean", int: "integer", str: "string", type(None): "null"}.get(type(value))
         if kind is None:
             raise StartupError(f"unsupported literal value {value!r} in a request schema")
         groups.setdefault(kind, []).append(value)
-    choices = [
-        _SCALARS[kind]()
-        if kind == "null"
-        else cs.chain_schema([_SCALARS[kind](), cs.literal_schema(members)])
-        for kind, members in groups.items()
+    choices: list[cs.CoreSchema | tuple[cs.CoreSchema, str]] = [
+        _literal_group(kind, members) for kind, members in groups.items()
     ]
     if len(choices) == 1:
-        return choices[0]
+        return _literal_group(*next(iter(groups.items())))
     expected = ", ".join(json.dumps(v) for v in values)
     return cs.union_schema(
         choices,
@@ -84,7 +85,7 @@ def _literal(values: list[Any]) -> cs.CoreSchema:
     )
 
 
-_SCALARS = {
+_SCALARS: dict[str, Callable[[], cs.CoreSchema]] = {
     "integer": lambda: cs.int_schema(strict=True),
     "number": lambda: cs.float_schema(strict=True, allow_inf_nan=False),
     "string": lambda: cs.str_schema(strict=True),
@@ -143,7 +144,7 @@ def _reachable(schema: Any, definitions: Mapping[str, Any]) -> list[tuple[str, A
 class RequestValidator:
     """Validates one capability's raw JSON body into the dict of supplied arguments."""
 
-    __slots__ = ("_validator", "_dependent")
+    __slots__ = ("_dependent", "_validator")
 
     def __init__(self, schema: Mapping[str, Any], definitions: Mapping[str, Any]) -> None:
         core = to_core_schema(schema)
@@ -181,7 +182,7 @@ class RequestValidator:
         return values
 
     def _check_gaps(self, values: Mapping[str, Any]) -> None:
-        errors = []
+        errors: list[dict[str, Any]] = []
         for name, needs in self._dependent:
             if name in values:
                 errors.extend(

@@ -20,9 +20,7 @@ from servers import FIXTURES, Server, generate, serving
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("rules") / "bundle"
-    generate(
-        FIXTURES / "rules.py", out, "--requirements", str(FIXTURES / "requirements.txt")
-    )
+    generate(FIXTURES / "rules.py", out, "--requirements", str(FIXTURES / "requirements.txt"))
     return out
 
 
@@ -96,7 +94,9 @@ def test_valid_call(client: httpx.Client) -> None:
 
 
 def test_unexpected_field(client: httpx.Client) -> None:
-    assert errors(call(client, "add", {"a": 1, "b": 2, "c": 3})) == [(("body", "c"), "extra_forbidden")]
+    assert errors(call(client, "add", {"a": 1, "b": 2, "c": 3})) == [
+        (("body", "c"), "extra_forbidden")
+    ]
 
 
 def test_missing_field(client: httpx.Client) -> None:
@@ -131,8 +131,12 @@ def test_str_is_strict(client: httpx.Client, value: Any) -> None:
 
 @pytest.mark.parametrize(
     ("body", "kind"),
-    [(b"[1, 2]", "dict_type"), (b'"text"', "dict_type"), (b"{nope", "json_invalid"),
-     (b"", "missing")],
+    [
+        (b"[1, 2]", "dict_type"),
+        (b'"text"', "dict_type"),
+        (b"{nope", "json_invalid"),
+        (b"", "missing"),
+    ],
 )
 def test_body_must_be_a_json_object(client: httpx.Client, body: bytes, kind: str) -> None:
     response = client.post(
@@ -155,11 +159,10 @@ def test_non_json_content_type_is_refused(client: httpx.Client) -> None:
 
 
 def test_oversize_body_is_refused(tmp_path: Path, bundle: Path) -> None:
-    with serving(bundle, env={"SVC_MAX_BODY_BYTES": "64"}) as small:
-        with small.client() as c:
-            response = c.post("/capabilities/greet", json={"name": "x" * 100})
-            assert response.status_code == 413
-            assert call(c, "greet", {"name": "x"}).status_code == 200
+    with serving(bundle, env={"SVC_MAX_BODY_BYTES": "64"}) as small, small.client() as c:
+        response = c.post("/capabilities/greet", json={"name": "x" * 100})
+        assert response.status_code == 413
+        assert call(c, "greet", {"name": "x"}).status_code == 200
 
 
 def test_any_value_parameter(client: httpx.Client) -> None:
@@ -206,7 +209,11 @@ def test_positional_only_call_semantics(client: httpx.Client) -> None:
     assert call(client, "positional", {"a": 1}).json() == [1, 10, 20, 0, 0]
     assert call(client, "positional", {"a": 1, "b": 2}).json() == [1, 2, 20, 0, 0]
     assert call(client, "positional", {"a": 1, "b": 2, "c": 3, "d": 4, "e": 5}).json() == [
-        1, 2, 3, 4, 5,
+        1,
+        2,
+        3,
+        4,
+        5,
     ]
     assert call(client, "positional", {"a": 1, "d": 4}).json() == [1, 10, 20, 4, 0]
 
@@ -236,7 +243,9 @@ def test_keyword_only(client: httpx.Client) -> None:
 def test_nested_typed_dict(client: httpx.Client) -> None:
     shape = {"name": "tri", "points": [{"x": 0, "y": 0}, {"x": 1, "y": 0.5}]}
     assert call(client, "shape_size", {"shape": shape}).json() == {
-        "name": "tri", "points": 2, "meta": False,
+        "name": "tri",
+        "points": 2,
+        "meta": False,
     }
     shape["meta"] = {"colour": "red"}
     assert call(client, "shape_size", {"shape": shape}).json()["meta"] is True
@@ -255,7 +264,10 @@ def test_nested_typed_dict(client: httpx.Client) -> None:
             (("body", "shape", "points", 0, "x"), "float_type"),
         ),
         ({"points": []}, (("body", "shape", "name"), "missing")),
-        ({"name": "t", "points": [], "meta": {"a": 1}}, (("body", "shape", "meta", "a"), "string_type")),
+        (
+            {"name": "t", "points": [], "meta": {"a": 1}},
+            (("body", "shape", "meta", "a"), "string_type"),
+        ),
     ],
 )
 def test_nested_errors_name_the_exact_path(
@@ -275,7 +287,9 @@ def test_recursive_typed_dict(client: httpx.Client) -> None:
 
 def test_literal_and_tuple(client: httpx.Client) -> None:
     assert call(client, "pick", {"mode": "slow", "level": 2}).json() == "slow-2"
-    assert [loc for loc, _ in errors(call(client, "pick", {"mode": "medium"}))] == [("body", "mode")]
+    assert [loc for loc, _ in errors(call(client, "pick", {"mode": "medium"}))] == [
+        ("body", "mode")
+    ]
     assert [loc for loc, _ in errors(call(client, "pick", {"mode": "fast", "level": True}))] == [
         ("body", "level")
     ]

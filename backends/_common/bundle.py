@@ -12,11 +12,12 @@ from collections.abc import Iterable, Mapping
 from importlib import resources
 from typing import Any, Final
 
-from svcc import __version__
 from svcc.compiler.target import EmitContext, FileTree
 from svcc.ir.canonical import canonical_json, digest_bytes
 from svcc.ir.model import ModuleIR
 from svcc.ir.serde import ir_to_json
+
+from svcc import __version__
 
 RUNTIME_PACKAGE: Final = "svc_runtime"
 IR_FILE: Final = "capability-ir.json"

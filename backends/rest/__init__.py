@@ -9,7 +9,6 @@ import json
 from typing import ClassVar, Final
 
 from attrs import frozen
-from svcc import __version__
 from svcc.backends._common.bundle import (
     analysis_files,
     requirement_files,
@@ -21,6 +20,8 @@ from svcc.backends._common.templates import render
 from svcc.backends.rest._openapi import openapi_document
 from svcc.compiler.target import EmitContext, FileTree
 from svcc.ir.model import ModuleIR
+
+from svcc import __version__
 
 MANIFEST: Final = "svc-rest.json"
 MANIFEST_SCHEMA: Final = "svc.rest-bundle/v1"
@@ -50,9 +51,7 @@ class RestTarget:
         files |= runtime_files(RUNTIME_MODULES)
         files |= requirement_files(SERVER_REQUIREMENTS, ctx)
         files["openapi.json"] = pretty_json(openapi_document(ir))
-        files["app.py"] = render(
-            __name__, "app.py.jinja", module=ir.module, version=__version__
-        )
+        files["app.py"] = render(__name__, "app.py.jinja", module=ir.module, version=__version__)
         return with_manifest(
             MANIFEST,
             MANIFEST_SCHEMA,

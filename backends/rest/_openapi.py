@@ -69,7 +69,7 @@ def _error(description: str, ref: str = "svc.Error") -> JSON:
     return {"description": description, "content": _json_content({"$ref": COMPONENTS + ref})}
 
 
-def _operation(cap: Capability, request: RequestSchema, result: RequestSchema | None) -> JSON:
+def _operation(cap: Capability, result: RequestSchema | None) -> JSON:
     doc = (cap.docstring or "").strip()
     summary = doc.splitlines()[0] if doc else cap.name.replace("_", " ").capitalize()
     result_doc = relocate_refs(result.schema, COMPONENTS) if result else {}
@@ -111,7 +111,7 @@ def openapi_document(ir: ModuleIR) -> dict[str, Any]:
         schemas[request_component(cap)] = relocate_refs(request.schema, COMPONENTS)
         for defs in (request.defs, result.defs if result else {}):
             schemas.update(relocate_refs(defs, COMPONENTS))
-        paths[f"/capabilities/{cap.name}"] = {"post": _operation(cap, request, result)}
+        paths[f"/capabilities/{cap.name}"] = {"post": _operation(cap, result)}
     paths["/health"] = {
         "get": {
             "operationId": "svc.health",
