@@ -1,0 +1,242 @@
+"""The generated REST server: a FastAPI application whose capability routes are pre-built.
+
+``create_app(bundle)`` verifies the bundle (manifest digests), imports the bundled source,
+checks every callable's shape against the IR, and builds one raw ASGI endpoint per
+capability. Each endpoint reads the body, validates it in one pass against the request
+schema published in ``openapi.json``, calls the function (sync functions in the thread
+pool, async functions awaited) and encodes the result once. Infrastructure routes
+(``/health``, ``/openapi.json``, ``/docs`` with locally served Swagger UI assets) are
+ordinary FastAPI routes; ``/openapi.json`` serves the bundled file's exact bytes.
+"""
+
+import logging
+import os
+from collections.abc import Awaitable, Callable, MutableMapping
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from anyio import to_thread
+from fastapi import FastAPI
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import HTMLResponse, Response
+from starlette.exceptions import HTTPException
+from starlette.routing import Route
+from starlette.staticfiles import StaticFiles
+
+from .calls import CallShape, import_source, resolve_capabilities
+from .encoding import encode_result
+from .integrity import StartupError, load_document, load_manifest
+from .validation import RequestInvalid, RequestValidator
+
+MANIFEST = "svc-rest.json"
+MANIFEST_SCHEMA = "svc.rest-bundle/v1"
+DEFAULT_MAX_BODY = 16 * 1024 * 1024
+DOCS_ASSETS = "/docs/assets"
+
+log = logging.getLogger("svc.rest")
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+_JSON_HEADERS = [(b"content-type", b"application/json")]
+
+
+async def _respond(send: Send, status: int, body: bytes, headers: Any = None) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                *(headers or _JSON_HEADERS),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+def _error_body(detail: Any) -> bytes:
+    return encode_result({"detail": detail})
+
+
+_INTERNAL_ERROR = _error_body("Internal Server Error")
+
+
+class CapabilityEndpoint:
+    """``POST /capabilities/<name>`` as a raw ASGI app: everything is prepared at startup."""
+
+    __slots__ = ("_function", "_max_body", "_shape", "_validator")
+
+    def __init__(
+        self,
+        function: Callable[..., Any],
+        shape: CallShape,
+        validator: RequestValidator,
+        max_body: int,
+    ) -> None:
+        self._function = function
+        self._shape = shape
+        self._validator = validator
+        self._max_body = max_body
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        body = await self._read_body(scope, receive, send)
+        if body is None:
+            return
+        try:
+            values = self._validator.validate_json(body)
+        except RequestInvalid as exc:
+            await _respond(send, 422, _error_body(exc.errors))
+            return
+        args, kwargs = self._shape.bind(values)
+        try:
+            if self._shape.is_async:
+                result = await self._function(*args, **kwargs)
+            else:
+                result = await to_thread.run_sync(partial(self._function, *args, **kwargs))
+        except HTTPException as exc:  # the function's own HTTP answer is kept as raised
+            await self._http_exception(send, exc)
+            return
+        except Exception:
+            log.exception("capability %s raised", self._shape.name)
+            await _respond(send, 500, _INTERNAL_ERROR)
+            return
+        try:
+            payload = encode_result(result)
+        except Exception:
+            log.exception("capability %s returned a value that is not JSON", self._shape.name)
+            await _respond(send, 500, _INTERNAL_ERROR)
+            return
+        await _respond(send, 200, payload)
+
+    async def _read_body(self, scope: Scope, receive: Receive, send: Send) -> bytes | None:
+        for name, value in scope["headers"]:
+            if name == b"content-type":
+                media = value.split(b";", 1)[0].strip().lower()
+                if media != b"application/json" and not media.endswith(b"+json"):
+                    await _respond(
+                        send, 415, _error_body("Unsupported Media Type: send application/json")
+                    )
+                    return None
+            elif name == b"content-length" and value.isdigit() and int(value) > self._max_body:
+                await _respond(send, 413, _error_body("Request body too large"))
+                return None
+        chunks = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return None
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self._max_body:
+                await _respond(send, 413, _error_body("Request body too large"))
+                return None
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        if not body:
+            await _respond(
+                send,
+                422,
+                _error_body(
+                    [
+                        {
+                            "type": "missing",
+                            "loc": ["body"],
+                            "msg": "Field required: the body must be a JSON object",
+                            "input": None,
+                        }
+                    ]
+                ),
+            )
+            return None
+        return body
+
+    async def _http_exception(self, send: Send, exc: HTTPException) -> None:
+        headers = [
+            (k.lower().encode("latin-1"), v.encode("latin-1"))
+            for k, v in (exc.headers or {}).items()
+        ]
+        if exc.status_code in (204, 304) or exc.status_code < 200:
+            await _respond(send, exc.status_code, b"", headers)
+            return
+        try:
+            body = _error_body(exc.detail)
+        except Exception:
+            log.exception(
+                "capability %s raised an HTTP exception with an unencodable detail",
+                self._shape.name,
+            )
+            await _respond(send, 500, _INTERNAL_ERROR)
+            return
+        await _respond(send, exc.status_code, body, [*_JSON_HEADERS, *headers])
+
+
+def _max_body() -> int:
+    raw = os.environ.get("SVC_MAX_BODY_BYTES", "")
+    if not raw:
+        return DEFAULT_MAX_BODY
+    if not raw.isdigit() or int(raw) <= 0:
+        raise StartupError(f"SVC_MAX_BODY_BYTES={raw!r} is not a positive integer")
+    return int(raw)
+
+
+def _docs_routes(app: FastAPI, title: str) -> None:
+    """Swagger UI from the ``swagger_ui_bundle`` package: ``/docs`` works offline."""
+    try:
+        from swagger_ui_bundle import swagger_ui_path
+    except ImportError as exc:
+        raise StartupError(f"swagger-ui-bundle-v2 is not installed ({exc})") from None
+    page = get_swagger_ui_html(
+        openapi_url="/openapi.json",
+        title=f"{title} - Swagger UI",
+        swagger_js_url=f"{DOCS_ASSETS}/swagger-ui-bundle.js",
+        swagger_css_url=f"{DOCS_ASSETS}/swagger-ui.css",
+        swagger_favicon_url=f"{DOCS_ASSETS}/favicon-32x32.png",
+    ).body
+
+    async def docs() -> HTMLResponse:
+        return HTMLResponse(page)
+
+    app.add_api_route("/docs", docs, methods=["GET"], include_in_schema=False)
+    app.mount(DOCS_ASSETS, StaticFiles(directory=str(swagger_ui_path)), name="docs-assets")
+
+
+def create_app(bundle: Path) -> FastAPI:
+    """Verify, import and build; any problem is a one-line :class:`StartupError`."""
+    manifest = load_manifest(bundle, MANIFEST, MANIFEST_SCHEMA)
+    ir = load_document(bundle, "capability-ir.json")
+    openapi_bytes = (bundle / "openapi.json").read_bytes()
+    openapi = load_document(bundle, "openapi.json")
+    module = import_source(bundle, manifest["module"])
+    functions = resolve_capabilities(module, ir["capabilities"])
+    max_body = _max_body()
+
+    title = openapi["info"]["title"]
+    app = FastAPI(title=title, docs_url=None, redoc_url=None, openapi_url=None)
+    definitions = openapi.get("components", {}).get("schemas", {})
+    for capability in ir["capabilities"]:
+        name = capability["name"]
+        path = f"/capabilities/{name}"
+        operation = openapi["paths"][path]["post"]
+        schema_ref = operation["requestBody"]["content"]["application/json"]["schema"]
+        validator = RequestValidator(definitions[schema_ref["$ref"].rsplit("/", 1)[1]], definitions)
+        function, shape = functions[name]
+        endpoint = CapabilityEndpoint(function, shape, validator, max_body)
+        app.router.routes.append(Route(path, endpoint, methods=["POST"], name=name))
+
+    async def health() -> dict[str, str]:
+        return {"status": "ok"}
+
+    async def openapi_document() -> Response:
+        return Response(openapi_bytes, media_type="application/json")
+
+    app.add_api_route("/health", health, methods=["GET"], include_in_schema=False)
+    app.add_api_route("/openapi.json", openapi_document, methods=["GET"], include_in_schema=False)
+    _docs_routes(app, title)
+    return app

@@ -1,0 +1,228 @@
+"""Request validators built from the request's own JSON Schema.
+
+The schema published in ``openapi.json`` (and as MCP ``inputSchema``) is the single source
+of truth: this module turns it into one pydantic-core validator per capability at startup,
+so what the server accepts is exactly what the document promises. The raw body is parsed
+and validated in one pass (``validate_json``), strictly: strings and booleans are never
+numbers, objects are closed, and an explicit ``null`` is accepted only where the schema
+allows ``null``.
+
+Only the subset svcc emits is understood; anything else is a :class:`StartupError`, so a
+hand-edited schema cannot silently validate less than it documents.
+"""
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pydantic_core import SchemaValidator, ValidationError
+from pydantic_core import core_schema as cs
+
+from .integrity import StartupError
+
+
+class RequestInvalid(Exception):
+    """The request does not satisfy its schema. ``errors`` use FastAPI's 422 item shape."""
+
+    def __init__(self, errors: list[dict[str, Any]]) -> None:
+        super().__init__(errors)
+        self.errors = errors
+
+
+def _ref_name(ref: str) -> str:
+    for prefix in ("#/components/schemas/", "#/$defs/"):
+        if ref.startswith(prefix):
+            return ref[len(prefix) :]
+    raise StartupError(f"unsupported $ref {ref!r} in a request schema")
+
+
+def _object(node: Mapping[str, Any], convert: Any) -> cs.CoreSchema:
+    if "properties" in node or node.get("additionalProperties") is False:
+        required = set(node.get("required", ()))
+        fields = {
+            name: cs.typed_dict_field(convert(sub), required=name in required)
+            for name, sub in node.get("properties", {}).items()
+        }
+        return cs.typed_dict_schema(fields, extra_behavior="forbid", strict=True)
+    values = node.get("additionalProperties", True)
+    value_schema = cs.any_schema() if values is True else convert(values)
+    return cs.dict_schema(cs.str_schema(strict=True), value_schema, strict=True)
+
+
+def _array(node: Mapping[str, Any], convert: Any) -> cs.CoreSchema:
+    if "prefixItems" in node:
+        return cs.tuple_schema([convert(s) for s in node["prefixItems"]], strict=True)
+    if node.get("maxItems") == 0 and "items" not in node:
+        return cs.tuple_schema([], strict=True)
+    items = node.get("items", True)
+    return cs.list_schema(cs.any_schema() if items is True else convert(items), strict=True)
+
+
+def _literal_group(kind: str, members: list[Any]) -> cs.CoreSchema:
+    if kind == "null":
+        return cs.none_schema()
+    return cs.chain_schema([_SCALARS[kind](), cs.literal_schema(members)])
+
+
+def _literal(values: list[Any]) -> cs.CoreSchema:
+    """Literal values compared with their JSON type first: ``true`` is never ``1``."""
+    groups: dict[str, list[Any]] = {}
+    for value in values:
+        kind = {bool: "boolean", int: "integer", str: "string", type(None): "null"}.get(type(value))
+        if kind is None:
+            raise StartupError(f"unsupported literal value {value!r} in a request schema")
+        groups.setdefault(kind, []).append(value)
+    choices: list[cs.CoreSchema | tuple[cs.CoreSchema, str]] = [
+        _literal_group(kind, members) for kind, members in groups.items()
+    ]
+    if len(choices) == 1:
+        return _literal_group(*next(iter(groups.items())))
+    expected = ", ".join(json.dumps(v) for v in values)
+    return cs.union_schema(
+        choices,
+        custom_error_type="literal_error",
+        custom_error_message=f"Input should be one of {expected}",
+    )
+
+
+_SCALARS: dict[str, Callable[[], cs.CoreSchema]] = {
+    "integer": lambda: cs.int_schema(strict=True),
+    "number": lambda: cs.float_schema(strict=True, allow_inf_nan=False),
+    "string": lambda: cs.str_schema(strict=True),
+    "boolean": lambda: cs.bool_schema(strict=True),
+    "null": cs.none_schema,
+}
+
+
+def to_core_schema(node: Any) -> cs.CoreSchema:
+    """One JSON Schema node (svcc's subset) → a strict pydantic-core schema."""
+    if node is True or node == {}:
+        return cs.any_schema()
+    if not isinstance(node, Mapping):
+        raise StartupError(f"unsupported request schema node {node!r}")
+    if "$ref" in node:
+        return cs.definition_reference_schema(_ref_name(node["$ref"]))
+    if "anyOf" in node:
+        return cs.union_schema([to_core_schema(s) for s in node["anyOf"]])
+    if "const" in node:
+        return _literal([node["const"]])
+    if "enum" in node:
+        return _literal(list(node["enum"]))
+    kind = node.get("type")
+    if kind == "object":
+        return _object(node, to_core_schema)
+    if kind == "array":
+        return _array(node, to_core_schema)
+    if isinstance(kind, str) and kind in _SCALARS:
+        return _SCALARS[kind]()
+    if not any(key in node for key in ("type", "anyOf", "enum", "const", "$ref")):
+        return cs.any_schema()  # annotation-only node (title, description)
+    raise StartupError(f"unsupported request schema node {json.dumps(node, sort_keys=True)}")
+
+
+def _reachable(schema: Any, definitions: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """The definitions ``schema`` references, directly or through other definitions."""
+    found: dict[str, Any] = {}
+    pending = [schema]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, Mapping):
+            ref = node.get("$ref")
+            if isinstance(ref, str):
+                name = _ref_name(ref)
+                if name not in found:
+                    if name not in definitions:
+                        raise StartupError(f"request schema references undefined {ref!r}")
+                    found[name] = definitions[name]
+                    pending.append(definitions[name])
+            pending.extend(v for k, v in node.items() if k != "$ref")
+        elif isinstance(node, list):
+            pending.extend(node)
+    return sorted(found.items())
+
+
+class RequestValidator:
+    """Validates one capability's raw JSON body into the dict of supplied arguments."""
+
+    __slots__ = ("_dependent", "_validator")
+
+    def __init__(self, schema: Mapping[str, Any], definitions: Mapping[str, Any]) -> None:
+        core = to_core_schema(schema)
+        reachable = _reachable(schema, definitions)
+        if reachable:
+            refs = []
+            for name, sub in reachable:
+                converted = dict(to_core_schema(sub))
+                converted["ref"] = name
+                refs.append(converted)
+            core = cs.definitions_schema(core, refs)  # type: ignore[arg-type]
+        self._validator = SchemaValidator(core)
+        # dependentRequired: supplying a later positional-only parameter requires the earlier.
+        self._dependent = tuple(
+            (name, tuple(needs)) for name, needs in schema.get("dependentRequired", {}).items()
+        )
+
+    def validate_json(self, body: bytes) -> dict[str, Any]:
+        try:
+            values: dict[str, Any] = self._validator.validate_json(body, strict=True)
+        except ValidationError as exc:
+            raise RequestInvalid(format_errors(exc)) from None
+        if self._dependent:
+            self._check_gaps(values)
+        return values
+
+    def validate_python(self, data: Any) -> dict[str, Any]:
+        """The same rules for an already-parsed value (MCP arguments)."""
+        try:
+            values: dict[str, Any] = self._validator.validate_python(data, strict=True)
+        except ValidationError as exc:
+            raise RequestInvalid(format_errors(exc)) from None
+        if self._dependent:
+            self._check_gaps(values)
+        return values
+
+    def _check_gaps(self, values: Mapping[str, Any]) -> None:
+        errors: list[dict[str, Any]] = []
+        for name, needs in self._dependent:
+            if name in values:
+                errors.extend(
+                    {
+                        "type": "positional_gap",
+                        "loc": ["body", missing],
+                        "msg": (
+                            f"Field required: {name!r} is positional-only and comes after "
+                            f"{missing!r}; supply {missing!r} as well"
+                        ),
+                        "input": None,
+                    }
+                    for missing in needs
+                    if missing not in values
+                )
+        if errors:
+            raise RequestInvalid(errors)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, bytes):  # the raw body, for json_invalid
+        return value.decode("utf-8", "replace")
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):
+        return str(value)
+    return value
+
+
+def format_errors(exc: ValidationError) -> list[dict[str, Any]]:
+    """pydantic errors in FastAPI's shape, ``loc`` prefixed with ``"body"``."""
+    out = []
+    for error in exc.errors(include_url=False):
+        item: dict[str, Any] = {
+            "type": error["type"],
+            "loc": ["body", *error["loc"]],
+            "msg": error["msg"],
+            "input": _jsonable(error.get("input")),
+        }
+        if error.get("ctx"):
+            item["ctx"] = {k: _jsonable(v) for k, v in error["ctx"].items()}
+        out.append(item)
+    return out

@@ -1,0 +1,124 @@
+"""Importing the bundled source, checking each callable's shape, and binding validated values.
+
+The IR records every parameter's name, kind and whether it has a default; the server
+compares that with the imported function before serving, so a function renamed, removed
+or re-shaped since generation stops startup instead of failing on the first request.
+Binding keeps Python's call semantics: positional-only parameters are passed by position
+(the request schema guarantees there is no gap), everything else by keyword, and an
+omitted parameter is simply not passed so the function applies its own default.
+"""
+
+import importlib
+import inspect
+import os
+import sys
+import traceback
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from .integrity import StartupError
+
+_KINDS = {
+    inspect.Parameter.POSITIONAL_ONLY: "positional_only",
+    inspect.Parameter.POSITIONAL_OR_KEYWORD: "positional_or_keyword",
+    inspect.Parameter.VAR_POSITIONAL: "var_positional",
+    inspect.Parameter.KEYWORD_ONLY: "keyword_only",
+    inspect.Parameter.VAR_KEYWORD: "var_keyword",
+}
+
+
+class CallShape:
+    """How one capability is called: which parameters go by position, in order."""
+
+    __slots__ = ("is_async", "name", "positional")
+
+    def __init__(self, name: str, positional: tuple[str, ...], is_async: bool) -> None:
+        self.name = name
+        self.positional = positional
+        self.is_async = is_async
+
+    @classmethod
+    def from_ir(cls, capability: Mapping[str, Any]) -> "CallShape":
+        params = capability["params"]
+        positional = tuple(p["name"] for p in params if p["kind"] == "positional_only")
+        return cls(capability["name"], positional, capability["execution"] == "async")
+
+    def bind(self, values: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+        """Split validated values into ``(args, kwargs)``; ``values`` is consumed."""
+        if not self.positional:
+            return [], values
+        args = [values.pop(name) for name in self.positional if name in values]
+        return args, values
+
+
+def import_source(bundle: Path, module: str) -> Any:
+    """Import the bundled module from ``source/`` (first on ``sys.path``)."""
+    source = str(bundle / "source")
+    if source not in sys.path:
+        sys.path.insert(0, source)
+    try:
+        return importlib.import_module(module)
+    except BaseException as exc:  # the user's module ran and failed: report, never trace
+        if os.environ.get("SVC_DEBUG"):
+            traceback.print_exc()
+        detail = f"{type(exc).__name__}: {exc}".strip().splitlines()
+        raise StartupError(
+            f"importing module {module!r} failed: {detail[0] if detail else type(exc).__name__}"
+        ) from None
+
+
+def shape_problem(function: Any, capability: Mapping[str, Any]) -> str | None:
+    """Why ``function`` is not the callable the IR describes, or ``None``."""
+    name = capability["name"]
+    if not callable(function) or not inspect.isfunction(inspect.unwrap(function)):
+        return f"{name} is no longer a function"
+    is_async = inspect.iscoroutinefunction(function)
+    if is_async != (capability["execution"] == "async"):
+        was = "async" if capability["execution"] == "async" else "sync"
+        return f"{name} was {was} at generation and is not now"
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError):
+        return f"{name} has no readable signature"
+    actual = [
+        (p.name, _KINDS[p.kind], p.default is not inspect.Parameter.empty)
+        for p in signature.parameters.values()
+    ]
+    expected = [(p["name"], p["kind"], p["default"] is not None) for p in capability["params"]]
+    if actual == expected:
+        return None
+    for index, (want, have) in enumerate(zip(expected, actual, strict=False)):
+        if want != have:
+            return (
+                f"{name}: parameter {index + 1} was {_describe(want)} at generation "
+                f"and is now {_describe(have)}"
+            )
+    if len(expected) > len(actual):
+        return f"{name}: parameter {_describe(expected[len(actual)])} was removed"
+    return f"{name}: parameter {_describe(actual[len(expected)])} was added"
+
+
+def _describe(param: tuple[str, str, bool]) -> str:
+    name, kind, has_default = param
+    return f"{name!r} ({kind.replace('_', '-')}{', with default' if has_default else ''})"
+
+
+def resolve_capabilities(
+    module: Any, capabilities: list[Mapping[str, Any]]
+) -> dict[str, tuple[Callable[..., Any], CallShape]]:
+    """Every capability's function and call shape; any mismatch stops startup."""
+    out: dict[str, tuple[Callable[..., Any], CallShape]] = {}
+    for capability in capabilities:
+        name = capability["name"]
+        function = getattr(module, name, None)
+        if function is None:
+            raise StartupError(
+                f"capability {name!r} is missing from module {module.__name__!r} "
+                "(removed or renamed since generation)"
+            )
+        problem = shape_problem(function, capability)
+        if problem:
+            raise StartupError(f"callable shape changed since generation: {problem}")
+        out[name] = (function, CallShape.from_ir(capability))
+    return out

@@ -1,0 +1,105 @@
+"""Golden bundle trees: ``tests/golden/<case>/<target>/`` holds the whole emitted bundle.
+
+A case opts in with ``targets = [...]`` in its ``options.toml``. The comparison is of whole
+trees (missing, extra and different files all fail); ``pytest --snapshot-update`` rewrites
+them, and the diff is reviewed as the behaviour change. A target folder for a target the
+case does not list is stale and fails. Emitted Python is checked by ruff and compileall,
+and the runtime copies are byte-identical to ``svcc.runtime``.
+"""
+
+import py_compile
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import GOLDEN, ROOT, case_input, case_options, cases
+from svcc.compiler.driver import analyze_file
+from svcc.compiler.passes.select import SelectPass
+from svcc.compiler.registry import get_target
+from svcc.compiler.target import EmitContext, FileTree
+
+BUNDLE_TARGETS = ("rest",)
+CASES = [(case, target) for case in cases() for target in case_options(case).get("targets", [])]
+
+
+def emit(case: str, target: str) -> FileTree:
+    options = case_options(case)
+    analysis = analyze_file(
+        case_input(case),
+        module_name=options.get("module_name", case),
+        python_version=options.get("python_version", "3.11"),
+    )
+    assert analysis.ir is not None
+    assert analysis.readiness is not None
+    assert analysis.module_text is not None
+    selected = SelectPass().run(analysis.ir, analysis.readiness, None, analysis.path)
+    ctx = EmitContext(
+        readiness=analysis.readiness,
+        source_path=analysis.path,
+        source_bytes=analysis.source_bytes,
+        module_text=analysis.module_text,
+    )
+    return get_target(target).emit(selected, ctx)
+
+
+def tree_on_disk(root: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+
+
+@pytest.mark.parametrize(("case", "target"), CASES)
+def test_bundle_tree(case: str, target: str, request: pytest.FixtureRequest) -> None:
+    emitted = dict(emit(case, target))
+    folder = GOLDEN / case / target
+    if request.config.getoption("--snapshot-update"):
+        shutil.rmtree(folder, ignore_errors=True)
+        for path, data in emitted.items():
+            (folder / path).parent.mkdir(parents=True, exist_ok=True)
+            (folder / path).write_bytes(data)
+    stored = tree_on_disk(folder)
+    assert sorted(stored) == sorted(emitted), "files differ (run pytest --snapshot-update)"
+    for path, data in emitted.items():
+        assert stored[path] == data, f"{case}/{target}/{path} differs"
+
+
+def test_enough_bundle_cases() -> None:
+    chosen = {case for case, _ in CASES}
+    assert len(chosen) >= 3
+    assert any(case_input(c).suffix == ".ipynb" for c in chosen)
+    assert any("." in case_options(c).get("module_name", "") for c in chosen)
+
+
+@pytest.mark.parametrize("case", cases())
+def test_no_stale_bundle_folders(case: str) -> None:
+    listed = set(case_options(case).get("targets", []))
+    present = {t for t in BUNDLE_TARGETS if (GOLDEN / case / t).exists()}
+    assert present <= listed
+
+
+@pytest.mark.parametrize(("case", "target"), CASES)
+def test_runtime_copies_are_byte_identical(case: str, target: str) -> None:
+    emitted = dict(emit(case, target))
+    runtime = [p for p in emitted if p.startswith("svc_runtime/")]
+    assert runtime
+    for path in runtime:
+        assert emitted[path] == (ROOT / "runtime" / path.split("/", 1)[1]).read_bytes()
+
+
+def test_emitted_python_is_clean(tmp_path: Path) -> None:
+    """``app.py`` of every golden bundle passes ruff (lint and format) and compiles."""
+    apps = sorted(str(GOLDEN / case / target / "app.py") for case, target in CASES)
+    for app in apps:
+        py_compile.compile(app, cfile=str(tmp_path / "app.pyc"), doraise=True)
+    for args in (["check", "--no-cache"], ["format", "--check", "--no-cache"]):
+        proc = subprocess.run(
+            [sys.executable, "-m", "ruff", *args, "--isolated", "--line-length", "100", *apps],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert proc.returncode == 0, proc.stdout + proc.stderr
