@@ -1,0 +1,104 @@
+"""``svcc serve``: a real environment is built from the bundle's requirements (from the
+package registry), cached outside the bundle, reused, and the server answers on loopback."""
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from helpers import SVCC, run_svcc
+from servers import FIXTURES, free_port, generate
+
+pytestmark = pytest.mark.slow
+
+
+def serve(bundle: Path, cache: Path, port: int) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [SVCC, "serve", str(bundle), "--port", str(port), "--cache-dir", str(cache)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
+    )
+
+
+def wait_healthy(proc: subprocess.Popen[str], port: int, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            output = proc.stdout.read() if proc.stdout else ""
+            raise AssertionError(f"svcc serve exited {proc.returncode}: {output}")
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.2)
+    raise AssertionError("svcc serve did not become healthy")
+
+
+def stop(proc: subprocess.Popen[str]) -> str:
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    return proc.stdout.read() if proc.stdout else ""
+
+
+def test_serve_installs_caches_and_serves(tmp_path: Path) -> None:
+    bundle = tmp_path / "bundle"
+    generate(FIXTURES / "rules.py", bundle, "--requirements", str(FIXTURES / "requirements.txt"))
+    before = sorted(p.relative_to(bundle) for p in bundle.rglob("*"))
+    cache = tmp_path / "cache"
+
+    port = free_port()
+    proc = serve(bundle, cache, port)
+    try:
+        wait_healthy(proc, port, timeout=600)
+        response = httpx.post(f"http://127.0.0.1:{port}/capabilities/add", json={"a": 1, "b": 2})
+        assert response.json() == 3
+    finally:
+        first_output = stop(proc)
+    assert "installing the bundle's requirements" in first_output
+    envs = [p for p in (cache / "envs").iterdir() if p.is_dir()]
+    assert len(envs) == 1
+    assert (envs[0] / ".svcc-ready").is_file()
+    python = envs[0] / "bin" / "python"
+    check = subprocess.run(
+        [str(python), "-c", "import fastapi, uvicorn, swagger_ui_bundle, svcc"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert "No module named 'svcc'" in check.stderr  # the bundle never needs svcc
+    # nothing was written into the bundle (bytecode caches aside)
+    after = sorted(
+        p.relative_to(bundle) for p in bundle.rglob("*") if "__pycache__" not in p.parts
+    )
+    assert after == [p for p in before if "__pycache__" not in p.parts]
+
+    port = free_port()
+    started = time.monotonic()
+    proc = serve(bundle, cache, port)
+    try:
+        wait_healthy(proc, port, timeout=60)
+        reused_in = time.monotonic() - started
+    finally:
+        second_output = stop(proc)
+    assert "installing" not in second_output
+    assert reused_in < 30
+
+
+def test_serve_refuses_what_is_not_a_bundle(tmp_path: Path) -> None:
+    proc = run_svcc("serve", str(tmp_path))
+    assert proc.returncode == 2
+    assert "not a svcc bundle" in proc.stderr
+    proc = run_svcc("serve", str(tmp_path / "missing"))
+    assert proc.returncode == 2
+    assert "not a directory" in proc.stderr
