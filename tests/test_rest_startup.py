@@ -100,7 +100,7 @@ def test_source_failing_at_import_is_one_line(bundle: Path) -> None:
 def test_missing_file(bundle: Path, name: str) -> None:
     (bundle / name).unlink()
     if name.endswith(".py"):
-        code, output = failed_start(bundle)
+        code, _ = failed_start(bundle)
         assert code != 0  # the runtime itself is gone: the import fails before our checks
         return
     assert "missing" in refused(bundle)

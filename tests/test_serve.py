@@ -78,9 +78,7 @@ def test_serve_installs_caches_and_serves(tmp_path: Path) -> None:
     )
     assert "No module named 'svcc'" in check.stderr  # the bundle never needs svcc
     # nothing was written into the bundle (bytecode caches aside)
-    after = sorted(
-        p.relative_to(bundle) for p in bundle.rglob("*") if "__pycache__" not in p.parts
-    )
+    after = sorted(p.relative_to(bundle) for p in bundle.rglob("*") if "__pycache__" not in p.parts)
     assert after == [p for p in before if "__pycache__" not in p.parts]
 
     port = free_port()
