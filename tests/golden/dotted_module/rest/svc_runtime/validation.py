@@ -94,12 +94,25 @@ _SCALARS: dict[str, Callable[[], cs.CoreSchema]] = {
 }
 
 
+# Every keyword svcc emits. Anything else would be documented but not enforced: refused.
+_KEYWORDS = frozenset(
+    {
+        "$ref", "additionalProperties", "anyOf", "const", "dependentRequired", "description",
+        "enum", "items", "maxItems", "minItems", "prefixItems", "properties", "required",
+        "title", "type",
+    }
+)  # fmt: skip
+
+
 def to_core_schema(node: Any) -> cs.CoreSchema:
     """One JSON Schema node (svcc's subset) → a strict pydantic-core schema."""
     if node is True or node == {}:
         return cs.any_schema()
     if not isinstance(node, Mapping):
         raise StartupError(f"unsupported request schema node {node!r}")
+    unknown = sorted(set(node) - _KEYWORDS)
+    if unknown:
+        raise StartupError(f"unsupported keyword {unknown[0]!r} in a request schema")
     if "$ref" in node:
         return cs.definition_reference_schema(_ref_name(node["$ref"]))
     if "anyOf" in node:
@@ -115,7 +128,7 @@ def to_core_schema(node: Any) -> cs.CoreSchema:
         return _array(node, to_core_schema)
     if isinstance(kind, str) and kind in _SCALARS:
         return _SCALARS[kind]()
-    if not any(key in node for key in ("type", "anyOf", "enum", "const", "$ref")):
+    if kind is None:
         return cs.any_schema()  # annotation-only node (title, description)
     raise StartupError(f"unsupported request schema node {json.dumps(node, sort_keys=True)}")
 
