@@ -26,5 +26,6 @@ golden: ## rewrite the golden documents (review the diff!)
 docs: ## regenerate docs/diagnostics.md from the code table
 	$(PY) -m svcc.compiler.diagnostics > docs/diagnostics.md
 
-bench: ## front-end benchmark (not part of the tests)
+bench: ## benchmarks: front end, generated REST server (not part of the tests)
 	$(PY) bench/bench_frontend.py
+	$(PY) bench/bench_rest.py

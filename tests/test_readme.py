@@ -10,7 +10,8 @@ def test_readme_commands_and_ci_agree() -> None:
     blocks = re.findall(r"```sh\n(.+?)\n```", readme, flags=re.S)
     assert len(blocks) >= 2
     setup_and_run, test_command = blocks[0], blocks[1]
-    assert "svcc inspect examples/shapes.py" in setup_and_run
+    assert "svcc generate rest examples/shapes.py" in setup_and_run
+    assert "svcc serve" in setup_and_run
     assert "pytest" in test_command
     ci = (ROOT / ".ci" / "run").read_text().splitlines()
     assert test_command in ci
