@@ -11,7 +11,7 @@ import os
 from collections.abc import Callable, Iterator
 from functools import cache
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from attrs import frozen
 from svcc.compiler.diagnostics import Diagnostic
@@ -20,6 +20,9 @@ from svcc.compiler.passes.readiness import Environment, ReadinessPass, Readiness
 from svcc.compiler.requirements import DeclaredRequirements
 from svcc.ir.canonical import canonical_json, digest_bytes
 from svcc.ir.model import ModuleIR, SourceFormat
+
+if TYPE_CHECKING:
+    from svcc.compiler.target import FileTree, Target
 
 T = TypeVar("T")
 
@@ -407,6 +410,34 @@ class CompileResult:
         }
 
 
+def emit_analysis(
+    analysis: Analysis,
+    backend: "Target",
+    *,
+    select: str | None = None,
+    requirements: DeclaredRequirements | None = None,
+) -> "tuple[ModuleIR, FileTree]":
+    """Selection → target, in memory: ``(the selected IR, the tree)``. No I/O."""
+    from svcc.compiler.errors import IneligibleError
+    from svcc.compiler.passes.select import SelectPass, parse_selection
+    from svcc.compiler.target import EmitContext
+
+    selection = parse_selection(select)
+    if analysis.error is not None or analysis.ir is None or analysis.readiness is None:
+        raise InputError(analysis.error_message())
+    if analysis.module_text is None:
+        raise IneligibleError(f"{analysis.path}: no module text")
+    selected = SelectPass().run(analysis.ir, analysis.readiness, selection, analysis.path)
+    ctx = EmitContext(
+        readiness=analysis.readiness,
+        source_path=analysis.path,
+        source_bytes=analysis.source_bytes,
+        module_text=analysis.module_text,
+        requirements=requirements.lines if requirements else (),
+    )
+    return selected, backend.emit(selected, ctx)
+
+
 def compile_file(
     path: str | Path,
     *,
@@ -418,31 +449,20 @@ def compile_file(
     requirements: DeclaredRequirements | None = None,
 ) -> CompileResult:
     """Front end → readiness → selection → target → writer. Nothing is written unless
-    every step succeeds; the target is resolved before the source is read."""
-    from svcc.compiler.errors import IneligibleError
-    from svcc.compiler.passes.select import SelectPass, parse_selection
+    every step succeeds; the target and the selection syntax are checked before the
+    source is read."""
+    from svcc.compiler.passes.select import parse_selection
     from svcc.compiler.registry import get_target
-    from svcc.compiler.target import EmitContext
     from svcc.compiler.writer import write_tree
 
     backend = get_target(target)
-    selection = parse_selection(select)
+    parse_selection(select)
     analysis = analyze_file(
         path, module_name=module_name, python_version=python_version, requirements=requirements
     )
-    if analysis.error is not None or analysis.ir is None or analysis.readiness is None:
+    if analysis.error is not None:
         raise InputError(analysis.error_message(str(path)))
-    if analysis.module_text is None:
-        raise IneligibleError(f"{analysis.path}: no module text")
-    selected = SelectPass().run(analysis.ir, analysis.readiness, selection, analysis.path)
-    ctx = EmitContext(
-        readiness=analysis.readiness,
-        source_path=analysis.path,
-        source_bytes=analysis.source_bytes,
-        module_text=analysis.module_text,
-        requirements=requirements.lines if requirements else (),
-    )
-    tree = backend.emit(selected, ctx)
+    selected, tree = emit_analysis(analysis, backend, select=select, requirements=requirements)
     written = write_tree(tree, output_dir)
     return CompileResult(
         target=backend.name,

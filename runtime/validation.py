@@ -176,18 +176,16 @@ class RequestValidator:
         )
 
     def validate_json(self, body: bytes) -> dict[str, Any]:
-        try:
-            values: dict[str, Any] = self._validator.validate_json(body, strict=True)
-        except ValidationError as exc:
-            raise RequestInvalid(format_errors(exc)) from None
-        if self._dependent:
-            self._check_gaps(values)
-        return values
+        """The raw body, parsed and validated in one pass."""
+        return self._checked(self._validator.validate_json, body)
 
     def validate_python(self, data: Any) -> dict[str, Any]:
         """The same rules for an already-parsed value (MCP arguments)."""
+        return self._checked(self._validator.validate_python, data)
+
+    def _checked(self, validate: Callable[..., Any], data: Any) -> dict[str, Any]:
         try:
-            values: dict[str, Any] = self._validator.validate_python(data, strict=True)
+            values: dict[str, Any] = validate(data, strict=True)
         except ValidationError as exc:
             raise RequestInvalid(format_errors(exc)) from None
         if self._dependent:
