@@ -40,7 +40,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     )
 
 
-INTERFACES = ("rest",)
+INTERFACES = ("rest", "mcp")
 
 
 def _generate_options(p: argparse.ArgumentParser) -> None:

@@ -20,7 +20,7 @@ from typing import Final
 from attrs import frozen
 from svcc.compiler.errors import InputError
 
-MANIFESTS: Final = {"svc-rest.json": "rest"}
+MANIFESTS: Final = {"svc-rest.json": "rest", "svc-mcp.json": "mcp"}
 READY_MARKER: Final = ".svcc-ready"
 
 
@@ -103,7 +103,10 @@ def ensure_environment(bundle: Bundle, cache_dir: Path) -> Path:
     return python
 
 
-def server_command(python: Path, host: str, port: int) -> list[str]:
+def server_command(bundle: Bundle, python: Path, host: str, port: int) -> list[str]:
+    """REST: uvicorn on ``host:port``; MCP: ``server.py`` speaking MCP on stdin/stdout."""
+    if bundle.interface == "mcp":
+        return [str(python), "server.py"]
     return [str(python), "-m", "uvicorn", "app:app", "--host", host, "--port", str(port)]
 
 
@@ -113,7 +116,7 @@ def serve(path: str | Path, *, host: str, port: int, cache_dir: Path | None = No
     if not 0 < port < 65536:
         raise InputError(f"--port {port}: expected 1-65535")
     python = ensure_environment(bundle, cache_dir or default_cache_dir())
-    command = server_command(python, host, port)
+    command = server_command(bundle, python, host, port)
     os.chdir(bundle.path)
     sys.stdout.flush()
     sys.stderr.flush()

@@ -8,6 +8,7 @@ module name becomes packages under ``source/``, the runtime modules are copied b
 byte from ``svcc.runtime`` into ``svc_runtime/``, and the manifest hashes every other file.
 """
 
+import json
 from collections.abc import Iterable, Mapping
 from importlib import resources
 from typing import Any, Final
@@ -22,6 +23,11 @@ from svcc import __version__
 RUNTIME_PACKAGE: Final = "svc_runtime"
 IR_FILE: Final = "capability-ir.json"
 READINESS_FILE: Final = "readiness.json"
+
+
+def pretty_json(value: object) -> bytes:
+    """Sorted, indented, one trailing newline: deterministic and readable in review."""
+    return (json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
 
 
 def source_files(ir: ModuleIR, ctx: EmitContext) -> tuple[str, dict[str, bytes]]:

@@ -5,12 +5,12 @@ Everything that runs in the bundle is ``svc_runtime`` (copied from ``svcc.runtim
 the server serves at ``/openapi.json`` and what its request validators are built from.
 """
 
-import json
 from typing import ClassVar, Final
 
 from attrs import frozen
 from svcc.backends._common.bundle import (
     analysis_files,
+    pretty_json,
     requirement_files,
     runtime_files,
     source_files,
@@ -33,11 +33,6 @@ SERVER_REQUIREMENTS: Final = (
     "swagger-ui-bundle-v2>=5.31,<6",
     "uvicorn[standard]>=0.30,<1",
 )
-
-
-def pretty_json(value: object) -> bytes:
-    """Sorted, indented, one trailing newline: deterministic and readable in review."""
-    return (json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
 
 
 @frozen

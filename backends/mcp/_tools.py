@@ -1,0 +1,57 @@
+"""IR → MCP tool definitions (``mcp-tools.json``, served as they are written).
+
+The input schema is the shared request schema of the capability, made self-contained with
+``$defs`` (REST places the same schema in ``components/schemas``). A result schema, when the
+return annotation is expressible, is always wrapped as ``{"result": ...}`` because MCP
+requires an object at the root of ``outputSchema``; wrapping every tool the same way keeps
+the rule simple for clients.
+"""
+
+import re
+from typing import Any, Final
+
+from svcc.backends._common.schema import JSON, LoweringError, request_schema, result_schema
+from svcc.ir.model import Capability, ModuleIR
+
+TOOLS_SCHEMA: Final = "svc.mcp-tools/v1"
+# MCP tool names: 1-128 characters of letters, digits, "_", "-" and "." (dotted repository names).
+_NAME: Final = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+
+
+def output_schema(ir: ModuleIR, cap: Capability) -> JSON | None:
+    result = result_schema(ir, cap)
+    if result is None:
+        return None
+    schema: JSON = {
+        "type": "object",
+        "properties": {"result": result.schema},
+        "required": ["result"],
+        "additionalProperties": False,
+    }
+    if result.defs:
+        schema["$defs"] = result.defs
+    return schema
+
+
+def tool_definition(ir: ModuleIR, cap: Capability) -> JSON:
+    doc = (cap.docstring or "").strip()
+    tool: JSON = {
+        "name": cap.name,
+        "description": doc or f"Call {cap.name}.",
+        "inputSchema": request_schema(ir, cap).self_contained(),
+    }
+    output = output_schema(ir, cap)
+    if output is not None:
+        tool["outputSchema"] = output
+    return tool
+
+
+def tools_document(ir: ModuleIR) -> dict[str, Any]:
+    seen: set[str] = set()
+    for cap in ir.capabilities:
+        if not _NAME.fullmatch(cap.name):
+            raise LoweringError(f"{cap.name!r} is not a valid MCP tool name")
+        if cap.name in seen:
+            raise LoweringError(f"two capabilities would be the MCP tool {cap.name!r}")
+        seen.add(cap.name)
+    return {"schema": TOOLS_SCHEMA, "tools": [tool_definition(ir, c) for c in ir.capabilities]}

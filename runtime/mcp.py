@@ -1,0 +1,159 @@
+"""The generated MCP server: the official SDK's low-level ``Server`` over stdio.
+
+``main(bundle)`` first moves the protocol off file descriptor 1: the wire keeps a private
+duplicate and fd 1 points at stderr for the life of the process, so nothing the user's
+code prints (at import or in a call, from Python or C) can corrupt the protocol stream.
+Then the bundle is verified like the REST bundle (manifest digests, source import, callable
+shapes) and each tool is served with the definition in ``mcp-tools.json``. Arguments are
+validated by the same validators as REST requests (built from each tool's
+``inputSchema``); invalid arguments, a failing function or a result that does not match
+the declared ``outputSchema`` are tool errors (``isError``), never protocol crashes.
+"""
+
+import json
+import logging
+import os
+import sys
+from collections.abc import Callable
+from functools import partial
+from io import TextIOWrapper
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import anyio
+import mcp_types as types
+from anyio import to_thread
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+from pydantic_core import to_jsonable_python
+
+from .calls import CallShape, import_source, resolve_capabilities
+from .integrity import StartupError, exit_on_startup_error, load_document, load_manifest
+from .validation import RequestInvalid, RequestValidator
+
+MANIFEST = "svc-mcp.json"
+MANIFEST_SCHEMA = "svc.mcp-bundle/v1"
+TOOLS_FILE = "mcp-tools.json"
+
+log = logging.getLogger("svc.mcp")
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+def _validator(schema: dict[str, Any]) -> RequestValidator:
+    """A validator for a self-contained schema (its definitions under ``$defs``)."""
+    body = {key: value for key, value in schema.items() if key != "$defs"}
+    return RequestValidator(body, schema.get("$defs", {}))
+
+
+def _error(text: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+
+
+def describe_errors(errors: list[dict[str, Any]], what: str = "invalid arguments") -> str:
+    """``invalid arguments: shape.points.0.y: Field required (missing); ...``"""
+    parts = []
+    for error in errors:
+        path = ".".join(str(p) for p in error["loc"][1:]) or "(arguments)"
+        parts.append(f"{path}: {error['msg']} ({error['type']})")
+    return f"{what}: " + "; ".join(parts)
+
+
+class Tool:
+    """One served tool: definition, function, call shape and validators, built at startup."""
+
+    __slots__ = ("definition", "_function", "_shape", "_arguments", "_result")
+
+    def __init__(
+        self, definition: dict[str, Any], function: Callable[..., Any], shape: CallShape
+    ) -> None:
+        self.definition = types.Tool.model_validate(definition)
+        self._function = function
+        self._shape = shape
+        self._arguments = _validator(definition["inputSchema"])
+        output = definition.get("outputSchema")
+        self._result = _validator(output) if output is not None else None
+
+    async def call(self, arguments: dict[str, Any] | None) -> types.CallToolResult:
+        try:
+            values = self._arguments.validate_python({} if arguments is None else arguments)
+        except RequestInvalid as exc:
+            return _error(describe_errors(exc.errors))
+        args, kwargs = self._shape.bind(values)
+        try:
+            if self._shape.is_async:
+                result = await self._function(*args, **kwargs)
+            else:
+                result = await to_thread.run_sync(partial(self._function, *args, **kwargs))
+            plain = to_jsonable_python(result)
+            text = plain if isinstance(plain, str) else _ENCODER.encode(plain)
+        except Exception:
+            log.exception("tool %s failed", self._shape.name)
+            return _error("internal error: the tool failed (details are in the server log)")
+        content = [types.TextContent(type="text", text=text)]
+        if self._result is None:
+            return types.CallToolResult(content=content)
+        structured = {"result": plain}
+        try:
+            self._result.validate_python(structured)
+        except RequestInvalid as exc:
+            log.error(
+                "tool %s: %s", self._shape.name, describe_errors(exc.errors, "result mismatch")
+            )
+            return _error("internal error: the result does not match the declared return type")
+        return types.CallToolResult(content=content, structured_content=structured)
+
+
+def create_server(bundle: Path) -> Server[Any]:
+    """Verify, import and build; any problem is a one-line :class:`StartupError`."""
+    manifest = load_manifest(bundle, MANIFEST, MANIFEST_SCHEMA)
+    ir = load_document(bundle, "capability-ir.json")
+    document = load_document(bundle, TOOLS_FILE)
+    module = import_source(bundle, manifest["module"])
+    functions = resolve_capabilities(module, ir["capabilities"])
+    definitions = {tool["name"]: tool for tool in document["tools"]}
+    if set(definitions) != set(functions):
+        raise StartupError(f"{TOOLS_FILE} does not list exactly the bundle's capabilities")
+    tools = {name: Tool(definitions[name], *functions[name]) for name in functions}
+    listing = types.ListToolsResult(tools=[tools[t["name"]].definition for t in document["tools"]])
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return listing
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        tool = tools.get(params.name)
+        if tool is None:
+            return _error(f"unknown tool {params.name!r}")
+        return await tool.call(params.arguments)
+
+    version = str(manifest.get("generator", {}).get("version", ""))
+    return Server(
+        manifest["module"], version=version, on_list_tools=list_tools, on_call_tool=call_tool
+    )
+
+
+def protect_protocol_stream() -> BinaryIO:
+    """The wire, on a private duplicate of fd 1; fd 1 itself now writes to stderr."""
+    sys.stdout.flush()
+    wire = os.dup(1)
+    os.set_inheritable(wire, False)
+    os.dup2(2, 1)
+    return os.fdopen(wire, "wb")
+
+
+async def _serve(server: Server[Any], wire: BinaryIO) -> None:
+    stdout = anyio.wrap_file(TextIOWrapper(wire, encoding="utf-8"))
+    async with stdio_server(stdout=stdout) as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def main(bundle: Path) -> None:
+    wire = protect_protocol_stream()
+    if not logging.getLogger().handlers:
+        logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
+    with exit_on_startup_error("svc-mcp"):
+        server = create_server(bundle)
+    try:
+        anyio.run(_serve, server, wire)
+    except KeyboardInterrupt:
+        pass
