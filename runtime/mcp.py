@@ -76,7 +76,7 @@ class Tool:
 
     async def call(self, arguments: dict[str, Any] | None) -> types.CallToolResult:
         try:
-            values = self._arguments.validate_python({} if arguments is None else arguments)
+            values = self._arguments.validate_value({} if arguments is None else arguments)
         except RequestInvalid as exc:
             return _error(describe_errors(exc.errors))
         args, kwargs = self._shape.bind(values)
@@ -95,7 +95,7 @@ class Tool:
             return types.CallToolResult(content=content)
         structured = {"result": plain}
         try:
-            self._result.validate_python(structured)
+            self._result.validate_value(structured)
         except RequestInvalid as exc:
             log.error(
                 "tool %s: %s", self._shape.name, describe_errors(exc.errors, "result mismatch")

@@ -15,7 +15,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pydantic_core import SchemaValidator, ValidationError
+from pydantic_core import SchemaValidator, ValidationError, to_json
 from pydantic_core import core_schema as cs
 
 from .integrity import StartupError
@@ -177,20 +177,18 @@ class RequestValidator:
 
     def validate_json(self, body: bytes) -> dict[str, Any]:
         """The raw body, parsed and validated in one pass."""
-        return self._checked(self._validator.validate_json, body)
-
-    def validate_python(self, data: Any) -> dict[str, Any]:
-        """The same rules for an already-parsed value (MCP arguments)."""
-        return self._checked(self._validator.validate_python, data)
-
-    def _checked(self, validate: Callable[..., Any], data: Any) -> dict[str, Any]:
         try:
-            values: dict[str, Any] = validate(data, strict=True)
+            values: dict[str, Any] = self._validator.validate_json(body, strict=True)
         except ValidationError as exc:
             raise RequestInvalid(format_errors(exc)) from None
         if self._dependent:
             self._check_gaps(values)
         return values
+
+    def validate_value(self, data: Any) -> dict[str, Any]:
+        """The same rules for a value already decoded from JSON (MCP arguments), checked
+        in JSON mode so that arrays become tuples exactly where a body's would."""
+        return self.validate_json(to_json(data))
 
     def _check_gaps(self, values: Mapping[str, Any]) -> None:
         errors: list[dict[str, Any]] = []

@@ -22,7 +22,7 @@ from svcc.compiler.driver import analyze_file, emit_analysis
 from svcc.compiler.registry import get_target
 from svcc.compiler.target import FileTree
 
-BUNDLE_TARGETS = ("rest",)
+BUNDLE_TARGETS = ("rest", "mcp")
 RUNTIME_DIR = "svc_runtime/"
 CASES = [(case, target) for case in cases() for target in case_options(case).get("targets", [])]
 
@@ -84,8 +84,9 @@ def test_runtime_copies_are_byte_identical(case: str, target: str) -> None:
 
 
 def test_emitted_python_is_clean(tmp_path: Path) -> None:
-    """``app.py`` of every golden bundle passes ruff (lint and format) and compiles."""
-    apps = sorted(str(GOLDEN / case / target / "app.py") for case, target in CASES)
+    """The glue of every golden bundle passes ruff (lint and format) and compiles."""
+    glue = {"rest": "app.py", "mcp": "server.py"}
+    apps = sorted(str(GOLDEN / case / target / glue[target]) for case, target in CASES)
     for app in apps:
         py_compile.compile(app, cfile=str(tmp_path / "app.pyc"), doraise=True)
     for args in (["check", "--no-cache"], ["format", "--check", "--no-cache"]):

@@ -254,3 +254,28 @@ def test_unwritable_parent_exits_2(source: Path, tmp_path: Path) -> None:
     parent.mkdir(mode=0o500)
     code, _, _ = generate(str(source), "--output-dir", str(parent / "o"))
     assert code == 2
+
+
+def test_generate_mcp_shares_the_rules(source: Path, tmp_path: Path) -> None:
+    proc = run_svcc("generate", "mcp", str(source), "--output-dir", str(tmp_path / "m"))
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["execution"] == {"mode": "direct"}
+    assert "server.py" in result["files"]
+    assert "mcp-tools.json" in result["files"]
+    assert "svc-mcp.json" in result["files"]
+    path = tmp_path / "mixed.py"
+    path.write_text(MIXED)
+    proc = run_svcc("generate", "mcp", str(path), "--output-dir", str(tmp_path / "n"))
+    assert proc.returncode == 1
+    assert "SVC-R016" in proc.stderr
+
+
+def test_mcp_tool_name_outside_the_limits_exits_1(tmp_path: Path) -> None:
+    latin = GOLDEN / "encoding_latin1" / "input.py"
+    proc = run_svcc("generate", "mcp", str(latin), "--output-dir", str(tmp_path / "m"))
+    assert proc.returncode == 1
+    assert "cannot be an MCP tool name" in proc.stderr
+    assert not (tmp_path / "m").exists()
+    proc = run_svcc("generate", "rest", str(latin), "--output-dir", str(tmp_path / "r"))
+    assert proc.returncode == 0, proc.stderr

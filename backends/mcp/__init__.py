@@ -39,7 +39,9 @@ class McpTarget:
         files |= runtime_files(RUNTIME_MODULES)
         files |= requirement_files(SERVER_REQUIREMENTS, ctx)
         files["mcp-tools.json"] = pretty_json(tools_document(ir))
-        files["server.py"] = render(__name__, "server.py.jinja", module=ir.module, version=__version__)
+        files["server.py"] = render(
+            __name__, "server.py.jinja", module=ir.module, version=__version__
+        )
         return with_manifest(
             MANIFEST,
             MANIFEST_SCHEMA,

@@ -50,7 +50,10 @@ def tools_document(ir: ModuleIR) -> dict[str, Any]:
     seen: set[str] = set()
     for cap in ir.capabilities:
         if not _NAME.fullmatch(cap.name):
-            raise LoweringError(f"{cap.name!r} is not a valid MCP tool name")
+            raise LoweringError(
+                f"{cap.name!r} cannot be an MCP tool name (1-128 ASCII letters, digits, "
+                "'_', '-' or '.'); select other functions or rename it"
+            )
         if cap.name in seen:
             raise LoweringError(f"two capabilities would be the MCP tool {cap.name!r}")
         seen.add(cap.name)
