@@ -10,6 +10,7 @@ validated by the same validators as REST requests (built from each tool's
 the declared ``outputSchema`` are tool errors (``isError``), never protocol crashes.
 """
 
+import contextlib
 import json
 import logging
 import os
@@ -46,8 +47,12 @@ def _validator(schema: dict[str, Any]) -> RequestValidator:
     return RequestValidator(body, schema.get("$defs", {}))
 
 
+def _text(text: str) -> list[types.ContentBlock]:
+    return [types.TextContent(type="text", text=text)]
+
+
 def _error(text: str) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+    return types.CallToolResult(content=_text(text), is_error=True)
 
 
 def describe_errors(errors: list[dict[str, Any]], what: str = "invalid arguments") -> str:
@@ -62,7 +67,7 @@ def describe_errors(errors: list[dict[str, Any]], what: str = "invalid arguments
 class Tool:
     """One served tool: definition, function, call shape and validators, built at startup."""
 
-    __slots__ = ("definition", "_function", "_shape", "_arguments", "_result")
+    __slots__ = ("_arguments", "_function", "_result", "_shape", "definition")
 
     def __init__(
         self, definition: dict[str, Any], function: Callable[..., Any], shape: CallShape
@@ -90,7 +95,7 @@ class Tool:
         except Exception:
             log.exception("tool %s failed", self._shape.name)
             return _error("internal error: the tool failed (details are in the server log)")
-        content = [types.TextContent(type="text", text=text)]
+        content = _text(text)
         if self._result is None:
             return types.CallToolResult(content=content)
         structured = {"result": plain}
@@ -117,10 +122,10 @@ def create_server(bundle: Path) -> Server[Any]:
     tools = {name: Tool(definitions[name], *functions[name]) for name in functions}
     listing = types.ListToolsResult(tools=[tools[t["name"]].definition for t in document["tools"]])
 
-    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+    async def list_tools(_ctx: Any, _params: Any) -> types.ListToolsResult:
         return listing
 
-    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(_ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         tool = tools.get(params.name)
         if tool is None:
             return _error(f"unknown tool {params.name!r}")
@@ -153,7 +158,5 @@ def main(bundle: Path) -> None:
         logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
     with exit_on_startup_error("svc-mcp"):
         server = create_server(bundle)
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         anyio.run(_serve, server, wire)
-    except KeyboardInterrupt:
-        pass

@@ -8,7 +8,6 @@ request schema of the same capability.
 from typing import ClassVar, Final
 
 from attrs import frozen
-from svcc import __version__
 from svcc.backends._common.bundle import (
     analysis_files,
     pretty_json,
@@ -21,6 +20,8 @@ from svcc.backends._common.templates import render
 from svcc.backends.mcp._tools import tools_document
 from svcc.compiler.target import EmitContext, FileTree
 from svcc.ir.model import ModuleIR
+
+from svcc import __version__
 
 MANIFEST: Final = "svc-mcp.json"
 MANIFEST_SCHEMA: Final = "svc.mcp-bundle/v1"
