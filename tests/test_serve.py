@@ -100,3 +100,35 @@ def test_serve_refuses_what_is_not_a_bundle(tmp_path: Path) -> None:
     proc = run_svcc("serve", str(tmp_path / "missing"))
     assert proc.returncode == 2
     assert "not a directory" in proc.stderr
+
+
+def test_serve_runs_an_mcp_bundle_over_stdio(tmp_path: Path) -> None:
+    """The environment is installed with stdout kept clean: it is the protocol stream."""
+    import asyncio
+
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    bundle = tmp_path / "bundle"
+    source = tmp_path / "tools.py"
+    source.write_text('def add(a: int, b: int) -> int:\n    """Add."""\n    return a + b\n')
+    generate(source, bundle, interface="mcp")
+
+    async def scenario() -> tuple[list[str], object]:
+        params = StdioServerParameters(
+            command=SVCC, args=["serve", str(bundle), "--cache-dir", str(tmp_path / "cache")]
+        )
+        with (tmp_path / "stderr.log").open("w") as errlog:
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                tools = await session.list_tools()
+                result = await session.call_tool("add", {"a": 20, "b": 22})
+                return [t.name for t in tools.tools], result.structured_content
+
+    names, structured = asyncio.run(asyncio.wait_for(scenario(), timeout=600))
+    assert names == ["add"]
+    assert structured == {"result": 42}
+    assert "installing the bundle's requirements" in (tmp_path / "stderr.log").read_text()
