@@ -1,0 +1,234 @@
+"""The server side of governed execution: startup checks, the template, one call at a time.
+
+Startup checks the policy and every plan against the IR and the manifest, and the host's
+POSIX facilities, without importing the source; then it starts the template (in the
+policy's clean environment) and waits until it is ready. A call takes a concurrency slot
+(excess calls wait, they are never dropped), hands the template a fresh socket, sends the
+arguments, and waits for the result until the wall deadline, when the worker's whole
+process group is killed. A template that died is started again on the next call.
+"""
+
+import asyncio
+import atexit
+import contextlib
+import json
+import os
+import pickle
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from svc_runtime.integrity import StartupError, sha256_file
+
+from . import protocol as p
+from .template import READY
+
+TEMPLATE_START_SECONDS = 30
+
+
+class CallTimeout(Exception):
+    """The call passed its wall deadline; its process group was killed."""
+
+
+class CallFailed(Exception):
+    """Any other failure of a governed call. The message is for the server log only."""
+
+
+def check_host() -> None:
+    missing = [
+        name
+        for name, present in (
+            ("os.fork", hasattr(os, "fork")),
+            ("os.setpgid", hasattr(os, "setpgid")),
+            ("os.killpg", hasattr(os, "killpg")),
+            ("socket.AF_UNIX", hasattr(socket, "AF_UNIX")),
+            ("socket.SOCK_SEQPACKET", hasattr(socket, "SOCK_SEQPACKET")),
+            ("socket.send_fds", hasattr(socket, "send_fds")),
+            ("signal.setitimer", hasattr(signal, "setitimer")),
+        )
+        if not present
+    ]
+    if missing:
+        raise StartupError(
+            "governed local-process execution needs a POSIX host (fork, process groups, Unix "
+            f"sockets with descriptor passing); this one lacks {', '.join(missing)}"
+        )
+
+
+def _call_of(capability: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "name": capability["name"],
+        "execution": capability["execution"],
+        "params": [
+            {"name": q["name"], "kind": q["kind"], "default": q["default"] is not None}
+            for q in capability["params"]
+        ],
+    }
+
+
+def check_plans(bundle: Path, manifest: Mapping[str, Any], ir: Mapping[str, Any]) -> None:
+    """Every capability has a plan bound to this source, this policy and this call shape."""
+    policy_path = bundle / "execution" / "policy.json"
+    policy = json.loads(policy_path.read_bytes())
+    if policy.get("schema") != "svc.execution/v1":
+        raise StartupError("execution/policy.json is not an svc.execution/v1 policy")
+    policy_digest = sha256_file(policy_path)
+    for capability in ir["capabilities"]:
+        name = capability["name"]
+        path = bundle / "execution" / "plans" / f"{name}.json"
+        try:
+            plan = json.loads(path.read_bytes())
+        except (OSError, ValueError):
+            raise StartupError(f"execution/plans/{name}.json is missing or invalid") from None
+        if plan.get("policy_digest") != policy_digest:
+            raise StartupError(f"execution/plans/{name}.json was planned for another policy")
+        if plan.get("source", {}).get("digest") != manifest["source"]["digest"]:
+            raise StartupError(f"execution/plans/{name}.json binds another source")
+        call = dict(plan.get("call", {}))
+        for param in call.get("params", []):
+            param["default"] = bool(param.get("default"))
+        if call != _call_of(capability):
+            raise StartupError(f"execution/plans/{name}.json does not match the call shape")
+
+
+def _environment(policy: Mapping[str, Any]) -> dict[str, str]:
+    env = policy["environment"]
+    if env["inherit"]:
+        return dict(os.environ)
+    return {name: os.environ[name] for name in env["allow"] if name in os.environ}
+
+
+class GovernedExecutor:
+    def __init__(self, bundle: Path) -> None:
+        self._bundle = bundle
+        self._policy = json.loads((bundle / "execution" / "policy.json").read_bytes())
+        limits = self._policy["limits"]
+        self.max_input = int(limits["max_input_bytes"])
+        self._wall = int(limits["wall_time_ms"]) / 1000
+        self._slots_count = int(limits["max_concurrent_calls"])
+        self._slots: asyncio.Semaphore | None = None
+        self._process: subprocess.Popen[bytes] | None = None
+        self._control: socket.socket | None = None
+        atexit.register(self.close)
+
+    # -- the template ----------------------------------------------------------------------
+    def start(self) -> None:
+        """Start the template and wait until it is ready (a failure is a StartupError)."""
+        self.close()
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        entry = self._bundle / "execution" / "worker.py"
+        try:
+            self._process = subprocess.Popen(
+                [sys.executable, "-s", str(entry), str(theirs.fileno())],
+                pass_fds=[theirs.fileno()],
+                env=_environment(self._policy),
+                cwd=self._bundle,
+                stdin=subprocess.DEVNULL,
+                stdout=sys.stderr.fileno(),
+            )
+        except OSError as exc:
+            ours.close()
+            raise StartupError(f"cannot start the worker template: {exc.strerror}") from None
+        finally:
+            theirs.close()
+        ours.settimeout(TEMPLATE_START_SECONDS)
+        try:
+            ready = ours.recv(16)
+        except OSError:
+            ready = b""
+        if ready != READY:
+            ours.close()
+            self._process.kill()
+            self._process.wait()
+            raise StartupError("the worker template failed to start (see the line above)")
+        ours.settimeout(None)
+        self._control = ours
+
+    def close(self) -> None:
+        if self._control is not None:
+            self._control.close()  # the template sees EOF, kills its workers and exits
+            self._control = None
+        if self._process is not None:
+            try:
+                self._process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
+            self._process = None
+
+    def _dispatch(self, worker_end: socket.socket) -> None:
+        for attempt in (1, 2):
+            if self._control is None or self._process is None or self._process.poll() is not None:
+                try:
+                    self.start()
+                except StartupError as exc:
+                    raise CallFailed(f"template restart failed: {exc}") from None
+            assert self._control is not None
+            try:
+                socket.send_fds(self._control, [b"C"], [worker_end.fileno()])
+                return
+            except OSError:
+                if attempt == 2:
+                    raise CallFailed("the worker template does not answer") from None
+                self.close()
+
+    # -- one call ---------------------------------------------------------------------------
+    async def call(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> bytes:
+        """The result as finite JSON bytes; :class:`CallTimeout` or :class:`CallFailed`."""
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(self._slots_count)
+        async with self._slots:
+            return await self._call(name, args, kwargs)
+
+    async def _call(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> bytes:
+        payload = pickle.dumps((name, args, kwargs), protocol=pickle.HIGHEST_PROTOCOL)
+        ours, worker_end = socket.socket.socketpair()
+        try:
+            self._dispatch(worker_end)
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            worker_end.close()
+        ours.setblocking(False)
+        reader, writer = await asyncio.open_connection(sock=ours)
+        pid: list[int] = []
+        try:
+            return await asyncio.wait_for(self._exchange(reader, writer, payload, pid), self._wall)
+        except TimeoutError:
+            if pid:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(pid[0], signal.SIGKILL)
+            raise CallTimeout(f"{name} passed its {self._wall:g} s deadline") from None
+        finally:
+            writer.close()
+
+    async def _exchange(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        payload: bytes,
+        pid: list[int],
+    ) -> bytes:
+        writer.write(p.frame(b"A", payload))
+        try:
+            kind, size = p.HEADER.unpack(await reader.readexactly(p.HEADER.size))
+            if kind != p.PID or size > 32:
+                raise CallFailed("worker protocol error")
+            pid.append(int(await reader.readexactly(size)))
+            await writer.drain()
+            kind, size = p.HEADER.unpack(await reader.readexactly(p.HEADER.size))
+            if size > self._policy["limits"]["max_output_bytes"] + 64:
+                raise CallFailed("worker sent more than the output limit")
+            data = await reader.readexactly(size)
+        except (asyncio.IncompleteReadError, ConnectionError):
+            raise CallFailed("the worker ended without a result (killed or crashed)") from None
+        if kind == p.RESULT:
+            return data
+        if kind == p.ERROR:
+            raise CallFailed(f"worker reported {data.decode(errors='replace')}")
+        raise CallFailed("worker protocol error")
