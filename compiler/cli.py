@@ -46,6 +46,11 @@ INTERFACES = ("rest", "mcp")
 def _generate_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--output-dir", required=True, metavar="DIR", help="a new or empty directory")
     p.add_argument("--select", metavar="NAMES", help="comma-separated function names or full ids")
+    p.add_argument(
+        "--execution-policy",
+        metavar="FILE",
+        help="governed execution: a svc.execution/v1 policy (JSON; {} means the defaults)",
+    )
     _common(p)
     p.add_argument("--format", choices=("json", "text"), default="json")
 
@@ -127,6 +132,7 @@ def _cmd_compile(args: argparse.Namespace) -> int:
         select=args.select,
         python_version=args.python_version,
         requirements=_requirements(args),
+        execution_policy=args.execution_policy,
     )
     render.compile_result(result, args.format)
     return 0

@@ -22,6 +22,7 @@ from svcc.ir.canonical import canonical_json, digest_bytes
 from svcc.ir.model import ModuleIR, SourceFormat
 
 if TYPE_CHECKING:
+    from svcc.compiler.policy import ExecutionPolicy
     from svcc.compiler.target import FileTree, Target
 
 T = TypeVar("T")
@@ -398,6 +399,7 @@ class CompileResult:
     files: tuple[str, ...]
     capabilities: tuple[str, ...]
     analysis: Analysis
+    execution: dict[str, str]
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -405,7 +407,7 @@ class CompileResult:
             "output_dir": str(self.output_dir),
             "module": self.analysis.module,
             "capabilities": list(self.capabilities),
-            "execution": {"mode": "direct"},
+            "execution": dict(self.execution),
             "files": list(self.files),
         }
 
@@ -416,6 +418,7 @@ def emit_analysis(
     *,
     select: str | None = None,
     requirements: DeclaredRequirements | None = None,
+    execution: "ExecutionPolicy | None" = None,
 ) -> "tuple[ModuleIR, FileTree]":
     """Selection → target, in memory: ``(the selected IR, the tree)``. No I/O."""
     from svcc.compiler.errors import IneligibleError
@@ -434,6 +437,7 @@ def emit_analysis(
         source_bytes=analysis.source_bytes,
         module_text=analysis.module_text,
         requirements=requirements.lines if requirements else (),
+        execution=execution,
     )
     return selected, backend.emit(selected, ctx)
 
@@ -447,6 +451,7 @@ def compile_file(
     select: str | None = None,
     python_version: str | tuple[int, int] | None = None,
     requirements: DeclaredRequirements | None = None,
+    execution_policy: str | Path | None = None,
 ) -> CompileResult:
     """Front end → readiness → selection → target → writer. Nothing is written unless
     every step succeeds; the target and the selection syntax are checked before the
@@ -457,12 +462,22 @@ def compile_file(
 
     backend = get_target(target)
     parse_selection(select)
+    policy = None
+    if execution_policy is not None:
+        from svcc.compiler.errors import UsageError
+        from svcc.compiler.policy import load_policy
+
+        if not getattr(backend, "supports_execution_policy", False):
+            raise UsageError(f"target {backend.name!r} has no governed execution mode")
+        policy = load_policy(execution_policy)
     analysis = analyze_file(
         path, module_name=module_name, python_version=python_version, requirements=requirements
     )
     if analysis.error is not None:
         raise InputError(analysis.error_message(str(path)))
-    selected, tree = emit_analysis(analysis, backend, select=select, requirements=requirements)
+    selected, tree = emit_analysis(
+        analysis, backend, select=select, requirements=requirements, execution=policy
+    )
     written = write_tree(tree, output_dir)
     return CompileResult(
         target=backend.name,
@@ -470,4 +485,7 @@ def compile_file(
         files=tuple(tree.paths()),
         capabilities=tuple(c.id for c in selected.capabilities),
         analysis=analysis,
+        execution=(
+            {"mode": "governed", "backend": "local-process"} if policy else {"mode": "direct"}
+        ),
     )

@@ -12,6 +12,7 @@ from svcc.ir.model import ModuleIR
 
 if TYPE_CHECKING:
     from svcc.compiler.passes.readiness import ReadinessReport
+    from svcc.compiler.policy import ExecutionPolicy
 
 
 class FileTreeError(ValueError):
@@ -71,6 +72,9 @@ class EmitContext:
     source_bytes: bytes
     module_text: str
     requirements: tuple[str, ...] = ()
+    # Governed execution (``--execution-policy``); ``None`` is direct mode. Only targets whose
+    # class sets ``supports_execution_policy = True`` are given one.
+    execution: "ExecutionPolicy | None" = None
 
 
 @runtime_checkable

@@ -65,22 +65,45 @@ def _error_body(detail: Any) -> bytes:
 _INTERNAL_ERROR = _error_body("Internal Server Error")
 
 
+Invoke = Callable[[list[Any], dict[str, Any]], Awaitable[bytes]]
+
+
+def direct_invoker(function: Callable[..., Any], shape: CallShape) -> Invoke:
+    """Direct mode: the function in this process, its result encoded once."""
+    if shape.is_async:
+
+        async def invoke_async(args: list[Any], kwargs: dict[str, Any]) -> bytes:
+            return encode_result(await function(*args, **kwargs))
+
+        return invoke_async
+
+    async def invoke_sync(args: list[Any], kwargs: dict[str, Any]) -> bytes:
+        return encode_result(await to_thread.run_sync(partial(function, *args, **kwargs)))
+
+    return invoke_sync
+
+
 class CapabilityEndpoint:
     """``POST /capabilities/<name>`` as a raw ASGI app: everything is prepared at startup."""
 
-    __slots__ = ("_function", "_max_body", "_shape", "_validator")
+    __slots__ = ("_invoke", "_max_body", "_preserve_http", "_shape", "_timeouts", "_validator")
 
     def __init__(
         self,
-        function: Callable[..., Any],
+        invoke: Invoke,
         shape: CallShape,
         validator: RequestValidator,
         max_body: int,
+        *,
+        timeouts: tuple[type[BaseException], ...] = (),
+        preserve_http: bool = True,
     ) -> None:
-        self._function = function
+        self._invoke = invoke
         self._shape = shape
         self._validator = validator
         self._max_body = max_body
+        self._timeouts = timeouts
+        self._preserve_http = preserve_http
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         body = await self._read_body(scope, receive, send)
@@ -93,21 +116,21 @@ class CapabilityEndpoint:
             return
         args, kwargs = self._shape.bind(values)
         try:
-            if self._shape.is_async:
-                result = await self._function(*args, **kwargs)
+            payload = await self._invoke(args, kwargs)
+        except HTTPException as exc:
+            if not self._preserve_http:  # pragma: no cover - governed workers never raise here
+                raise
+            await self._http_exception(send, exc)  # the function's own answer, as raised
+            return
+        except self._timeouts as exc:
+            log.error("capability %s: %s", self._shape.name, exc)
+            await _respond(send, 504, _error_body("Gateway Timeout"))
+            return
+        except Exception as exc:
+            if self._timeouts:  # governed: the worker already logged the details
+                log.error("capability %s: %s", self._shape.name, exc)
             else:
-                result = await to_thread.run_sync(partial(self._function, *args, **kwargs))
-        except HTTPException as exc:  # the function's own HTTP answer is kept as raised
-            await self._http_exception(send, exc)
-            return
-        except Exception:
-            log.exception("capability %s raised", self._shape.name)
-            await _respond(send, 500, _INTERNAL_ERROR)
-            return
-        try:
-            payload = encode_result(result)
-        except Exception:
-            log.exception("capability %s returned a value that is not JSON", self._shape.name)
+                log.exception("capability %s failed", self._shape.name)
             await _respond(send, 500, _INTERNAL_ERROR)
             return
         await _respond(send, 200, payload)
@@ -207,15 +230,37 @@ def _docs_routes(app: FastAPI, title: str) -> None:
     app.mount(DOCS_ASSETS, StaticFiles(directory=str(swagger_ui_path)), name="docs-assets")
 
 
+def _endpoints(
+    bundle: Path, manifest: dict[str, Any], ir: dict[str, Any]
+) -> tuple[dict[str, tuple[Invoke, CallShape]], int, dict[str, Any]]:
+    """Per capability ``(invoke, shape)``, the body limit, and endpoint options by mode."""
+    capabilities = ir["capabilities"]
+    if manifest["execution"]["mode"] == "governed":
+        from .governed.executor import CallTimeout, GovernedExecutor, check_host, check_plans
+
+        check_host()
+        check_plans(bundle, manifest, ir)  # the source is never imported in this process
+        executor = GovernedExecutor(bundle)
+        executor.start()
+        invokers = {
+            c["name"]: (partial(executor.call, c["name"]), CallShape.from_ir(c))
+            for c in capabilities
+        }
+        options = {"timeouts": (CallTimeout,), "preserve_http": False}
+        return invokers, executor.max_input, options  # type: ignore[return-value]
+    module = import_source(bundle, manifest["module"])
+    functions = resolve_capabilities(module, capabilities)
+    direct = {name: (direct_invoker(f, shape), shape) for name, (f, shape) in functions.items()}
+    return direct, _max_body(), {}
+
+
 def create_app(bundle: Path) -> FastAPI:
-    """Verify, import and build; any problem is a one-line :class:`StartupError`."""
+    """Verify, import (direct mode) and build; any problem is a one-line StartupError."""
     manifest = load_manifest(bundle, MANIFEST, MANIFEST_SCHEMA)
     ir = load_document(bundle, "capability-ir.json")
     openapi_bytes = (bundle / "openapi.json").read_bytes()
     openapi = load_document(bundle, "openapi.json")
-    module = import_source(bundle, manifest["module"])
-    functions = resolve_capabilities(module, ir["capabilities"])
-    max_body = _max_body()
+    invokers, max_body, options = _endpoints(bundle, manifest, ir)
 
     title = openapi["info"]["title"]
     app = FastAPI(title=title, docs_url=None, redoc_url=None, openapi_url=None)
@@ -226,8 +271,8 @@ def create_app(bundle: Path) -> FastAPI:
         operation = openapi["paths"][path]["post"]
         schema_ref = operation["requestBody"]["content"]["application/json"]["schema"]
         validator = RequestValidator(definitions[schema_ref["$ref"].rsplit("/", 1)[1]], definitions)
-        function, shape = functions[name]
-        endpoint = CapabilityEndpoint(function, shape, validator, max_body)
+        invoke, shape = invokers[name]
+        endpoint = CapabilityEndpoint(invoke, shape, validator, max_body, **options)
         app.router.routes.append(Route(path, endpoint, methods=["POST"], name=name))
 
     async def health() -> dict[str, str]:

@@ -45,11 +45,13 @@ def source_files(ir: ModuleIR, ctx: EmitContext) -> tuple[str, dict[str, bytes]]
     return module_path, files
 
 
-def runtime_files(modules: Iterable[str]) -> dict[str, bytes]:
-    """``svc_runtime/<module>.py`` copied byte for byte from the installed ``svcc.runtime``."""
-    package = resources.files("svcc.runtime")
+def runtime_files(
+    modules: Iterable[str], *, package: str = "svcc.runtime", into: str = RUNTIME_PACKAGE
+) -> dict[str, bytes]:
+    """``<into>/<module>.py`` copied byte for byte from the installed ``package``."""
+    folder = resources.files(package)
     return {
-        f"{RUNTIME_PACKAGE}/{name}.py": package.joinpath(f"{name}.py").read_bytes()
+        f"{into}/{name}.py": folder.joinpath(f"{name}.py").read_bytes()
         for name in ("__init__", *modules)
     }
 

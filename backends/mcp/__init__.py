@@ -16,6 +16,7 @@ from svcc.backends._common.bundle import (
     source_files,
     with_manifest,
 )
+from svcc.backends._common.governed import execution_mode, governed_files
 from svcc.backends._common.templates import render
 from svcc.backends.mcp._tools import tools_document
 from svcc.compiler.target import EmitContext, FileTree
@@ -32,6 +33,7 @@ SERVER_REQUIREMENTS: Final = ("mcp>=2.3,<3", "pydantic>=2.9,<3")
 @frozen
 class McpTarget:
     name: ClassVar[str] = "mcp"
+    supports_execution_policy: ClassVar[bool] = True
     description: ClassVar[str] = "an MCP server over stdio (official SDK; run: svcc serve)"
 
     def emit(self, ir: ModuleIR, ctx: EmitContext) -> FileTree:
@@ -43,6 +45,8 @@ class McpTarget:
         files["server.py"] = render(
             __name__, "server.py.jinja", module=ir.module, version=__version__
         )
+        if ctx.execution is not None:
+            files |= governed_files(ir, ctx.execution, files, module_path)
         return with_manifest(
             MANIFEST,
             MANIFEST_SCHEMA,
@@ -50,5 +54,5 @@ class McpTarget:
             ir=ir,
             module_path=module_path,
             interface="mcp",
-            execution={"mode": "direct"},
+            execution=execution_mode(ctx.execution),
         )

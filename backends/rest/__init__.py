@@ -16,6 +16,7 @@ from svcc.backends._common.bundle import (
     source_files,
     with_manifest,
 )
+from svcc.backends._common.governed import execution_mode, governed_files
 from svcc.backends._common.templates import render
 from svcc.backends.rest._openapi import openapi_document
 from svcc.compiler.target import EmitContext, FileTree
@@ -38,6 +39,7 @@ SERVER_REQUIREMENTS: Final = (
 @frozen
 class RestTarget:
     name: ClassVar[str] = "rest"
+    supports_execution_policy: ClassVar[bool] = True
     description: ClassVar[str] = "a FastAPI REST application with OpenAPI 3.1 (run: svcc serve)"
 
     def emit(self, ir: ModuleIR, ctx: EmitContext) -> FileTree:
@@ -47,6 +49,8 @@ class RestTarget:
         files |= requirement_files(SERVER_REQUIREMENTS, ctx)
         files["openapi.json"] = pretty_json(openapi_document(ir))
         files["app.py"] = render(__name__, "app.py.jinja", module=ir.module, version=__version__)
+        if ctx.execution is not None:
+            files |= governed_files(ir, ctx.execution, files, module_path)
         return with_manifest(
             MANIFEST,
             MANIFEST_SCHEMA,
@@ -54,5 +58,5 @@ class RestTarget:
             ir=ir,
             module_path=module_path,
             interface="rest",
-            execution={"mode": "direct"},
+            execution=execution_mode(ctx.execution),
         )

@@ -22,8 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from svc_runtime.integrity import StartupError, sha256_file
-
+from ..integrity import StartupError, sha256_file
 from . import protocol as p
 from .template import READY
 
@@ -186,7 +185,7 @@ class GovernedExecutor:
 
     async def _call(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> bytes:
         payload = pickle.dumps((name, args, kwargs), protocol=pickle.HIGHEST_PROTOCOL)
-        ours, worker_end = socket.socket.socketpair()
+        ours, worker_end = socket.socketpair()
         try:
             self._dispatch(worker_end)
         except BaseException:

@@ -13,6 +13,7 @@ module, so a bundle changed after startup gives a sanitised error, never a silen
 """
 
 import asyncio
+import contextlib
 import ctypes
 import hashlib
 import json
@@ -30,8 +31,7 @@ import types
 from pathlib import Path
 from typing import Any
 
-from svc_runtime.calls import CallShape, shape_problem
-
+from ..calls import CallShape, shape_problem
 from . import protocol as p
 
 PR_SET_CHILD_SUBREAPER = 36
@@ -76,7 +76,9 @@ class Prepared:
             (self.root / "execution" / "plans" / f"{name}.json", self.plan_digests[name]),
             (self.root / "execution" / "policy.json", self.policy_digest),
         ]
-        out += [(self.root / rel, digest) for rel, digest in sorted(plan["source"]["files"].items())]
+        out += [
+            (self.root / rel, digest) for rel, digest in sorted(plan["source"]["files"].items())
+        ]
         return out
 
 
@@ -95,9 +97,7 @@ def _finite_json(value: Any, depth: int = 0) -> bool:
     if kind is list:
         return all(_finite_json(item, depth + 1) for item in value)
     if kind is dict:
-        return all(
-            type(k) is str and _finite_json(v, depth + 1) for k, v in value.items()
-        )
+        return all(type(k) is str and _finite_json(v, depth + 1) for k, v in value.items())
     return False
 
 
@@ -134,7 +134,7 @@ def _execute_module(prepared: Prepared) -> types.ModuleType:
 
 def run_call(conn: socket.socket, prepared: Prepared) -> None:
     conn.sendall(p.frame(p.PID, str(os.getpid()).encode()))
-    kind, size = p.HEADER.unpack(_read_exact(conn, p.HEADER.size))
+    _, size = p.HEADER.unpack(_read_exact(conn, p.HEADER.size))
     name, args, kwargs = pickle.loads(_read_exact(conn, size))
 
     def fail(error: str, detail: str) -> None:
@@ -233,10 +233,8 @@ def serve(root: Path, control: socket.socket) -> None:
                 return
             workdir = workers.pop(pid, None)
             if workdir is not None:
-                try:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(pid, signal.SIGKILL)  # leftovers of the call's process group
-                except (ProcessLookupError, PermissionError):
-                    pass
                 shutil.rmtree(workdir, ignore_errors=True)
 
     try:
@@ -262,21 +260,19 @@ def serve(root: Path, control: socket.socket) -> None:
                     workers[pid] = workdir
     finally:
         for pid in list(workers):
-            try:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
         reap()
         for workdir in workers.values():
             shutil.rmtree(workdir, ignore_errors=True)
 
 
 def main(root: Path, control_fd: int) -> None:
+    sys.path.insert(0, str(root / "source"))  # sibling modules and parent packages
     control = socket.socket(fileno=control_fd)
     try:
-        serve(root, control)
-    except KeyboardInterrupt:
-        pass
+        with contextlib.suppress(KeyboardInterrupt):
+            serve(root, control)
     except Exception as exc:
         sys.stderr.write(f"svc-governed: template failed: {type(exc).__name__}: {exc}\n")
         raise SystemExit(2) from None

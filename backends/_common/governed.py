@@ -1,0 +1,71 @@
+"""The execution files of a governed bundle (policy ``svc.execution/v1``, local-process).
+
+``execution/policy.json`` is the normalised policy (every default written out),
+``execution/plans/<name>.json`` binds each capability to the source digest, the policy digest
+and its call shape, and ``execution/worker.py`` starts the worker template; the runtime
+is copied as ``svc_runtime/governed/``. The interface files (OpenAPI, tool definitions) are not touched:
+they are byte-identical to the direct bundle's.
+"""
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from svcc.backends._common.bundle import runtime_files
+from svcc.backends._common.templates import render
+from svcc.compiler.policy import ExecutionPolicy
+from svcc.ir.canonical import canonical_json, digest_bytes
+from svcc.ir.model import Capability, ModuleIR
+
+from svcc import __version__
+
+PLAN_SCHEMA: Final = "svc.execution-plan/v1"
+GOVERNED_PACKAGE: Final = "svc_runtime/governed"
+GOVERNED_MODULES: Final = ("executor", "protocol", "template")
+
+
+def execution_mode(policy: ExecutionPolicy | None) -> dict[str, str]:
+    if policy is None:
+        return {"mode": "direct"}
+    return {"mode": "governed", "backend": "local-process"}
+
+
+def _call(cap: Capability) -> dict[str, Any]:
+    return {
+        "name": cap.name,
+        "execution": cap.execution,
+        "params": [
+            {"name": p.name, "kind": p.kind, "default": p.default is not None} for p in cap.params
+        ],
+    }
+
+
+def governed_files(
+    ir: ModuleIR, policy: ExecutionPolicy, files: Mapping[str, bytes], module_path: str
+) -> dict[str, bytes]:
+    """The files a governed bundle adds; ``files`` are the bundle's source files so far."""
+    policy_bytes = canonical_json(policy.to_json())
+    source_files = {
+        path: digest_bytes(data)
+        for path, data in sorted(files.items())
+        if path.startswith("source/")
+    }
+    out = {"execution/policy.json": policy_bytes}
+    for cap in ir.capabilities:
+        plan = {
+            "schema": PLAN_SCHEMA,
+            "capability": cap.id,
+            "module": ir.module,
+            "source": {
+                "path": module_path,
+                "digest": digest_bytes(files[module_path]),
+                "files": source_files,
+            },
+            "policy_digest": digest_bytes(policy_bytes),
+            "call": _call(cap),
+        }
+        out[f"execution/plans/{cap.name}.json"] = canonical_json(plan)
+    out["execution/worker.py"] = render(
+        "svcc.backends._common", "worker.py.jinja", module=ir.module, version=__version__
+    )
+    out |= runtime_files(GOVERNED_MODULES, package="svcc.runtime.governed", into=GOVERNED_PACKAGE)
+    return out
