@@ -85,7 +85,7 @@ def shape_problem(function: Any, capability: Mapping[str, Any]) -> str | None:
         (p.name, _KINDS[p.kind], p.default is not inspect.Parameter.empty)
         for p in signature.parameters.values()
     ]
-    expected = [(p["name"], p["kind"], p["default"] is not None) for p in capability["params"]]
+    expected = [(p["name"], p["kind"], bool(p["default"])) for p in capability["params"]]
     if actual == expected:
         return None
     for index, (want, have) in enumerate(zip(expected, actual, strict=False)):

@@ -15,7 +15,7 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from functools import partial
 from io import TextIOWrapper
 from pathlib import Path
@@ -64,17 +64,47 @@ def describe_errors(errors: list[dict[str, Any]], what: str = "invalid arguments
     return f"{what}: " + "; ".join(parts)
 
 
-class Tool:
-    """One served tool: definition, function, call shape and validators, built at startup."""
+Invoke = Callable[[list[Any], dict[str, Any]], Awaitable[Any]]
 
-    __slots__ = ("_arguments", "_function", "_result", "_shape", "definition")
+
+def direct_invoker(function: Callable[..., Any], shape: CallShape) -> Invoke:
+    """Direct mode: the function in this process; the result as a plain JSON value."""
+
+    async def invoke(args: list[Any], kwargs: dict[str, Any]) -> Any:
+        if shape.is_async:
+            result = await function(*args, **kwargs)
+        else:
+            result = await to_thread.run_sync(partial(function, *args, **kwargs))
+        return to_jsonable_python(result)
+
+    return invoke
+
+
+def governed_invoker(executor: Any, name: str) -> Invoke:
+    """Governed mode: a fresh worker returns finite JSON bytes."""
+
+    async def invoke(args: list[Any], kwargs: dict[str, Any]) -> Any:
+        return json.loads(await executor.call(name, args, kwargs))
+
+    return invoke
+
+
+class Tool:
+    """One served tool: definition, invoker, call shape and validators, built at startup."""
+
+    __slots__ = ("_arguments", "_invoke", "_result", "_shape", "_timeouts", "definition")
 
     def __init__(
-        self, definition: dict[str, Any], function: Callable[..., Any], shape: CallShape
+        self,
+        definition: dict[str, Any],
+        invoke: Invoke,
+        shape: CallShape,
+        timeouts: tuple[type[BaseException], ...] = (),
     ) -> None:
         self.definition = types.Tool.model_validate(definition)
-        self._function = function
+        self._invoke = invoke
         self._shape = shape
+        self._timeouts = timeouts
         self._arguments = _validator(definition["inputSchema"])
         output = definition.get("outputSchema")
         self._result = _validator(output) if output is not None else None
@@ -86,14 +116,16 @@ class Tool:
             return _error(describe_errors(exc.errors))
         args, kwargs = self._shape.bind(values)
         try:
-            if self._shape.is_async:
-                result = await self._function(*args, **kwargs)
-            else:
-                result = await to_thread.run_sync(partial(self._function, *args, **kwargs))
-            plain = to_jsonable_python(result)
+            plain = await self._invoke(args, kwargs)
             text = plain if isinstance(plain, str) else _ENCODER.encode(plain)
-        except Exception:
-            log.exception("tool %s failed", self._shape.name)
+        except self._timeouts as exc:
+            log.error("tool %s: %s", self._shape.name, exc)
+            return _error("timed out: the tool passed its time limit")
+        except Exception as exc:
+            if self._timeouts:  # governed: the worker already logged the details
+                log.error("tool %s: %s", self._shape.name, exc)
+            else:
+                log.exception("tool %s failed", self._shape.name)
             return _error("internal error: the tool failed (details are in the server log)")
         content = _text(text)
         if self._result is None:
@@ -109,17 +141,43 @@ class Tool:
         return types.CallToolResult(content=content, structured_content=structured)
 
 
+def _tools(
+    bundle: Path, manifest: dict[str, Any], ir: dict[str, Any], definitions: dict[str, Any]
+) -> dict[str, Tool]:
+    capabilities = ir["capabilities"]
+    if manifest["execution"]["mode"] == "governed":
+        from .governed.executor import CallTimeout, GovernedExecutor, check_host, check_plans
+
+        check_host()
+        check_plans(bundle, manifest, ir)  # the source is never imported in this process
+        executor = GovernedExecutor(bundle)
+        executor.start()
+        return {
+            c["name"]: Tool(
+                definitions[c["name"]],
+                governed_invoker(executor, c["name"]),
+                CallShape.from_ir(c),
+                (CallTimeout,),
+            )
+            for c in capabilities
+        }
+    module = import_source(bundle, manifest["module"])
+    functions = resolve_capabilities(module, capabilities)
+    return {
+        name: Tool(definitions[name], direct_invoker(function, shape), shape)
+        for name, (function, shape) in functions.items()
+    }
+
+
 def create_server(bundle: Path) -> Server[Any]:
     """Verify, import and build; any problem is a one-line :class:`StartupError`."""
     manifest = load_manifest(bundle, MANIFEST, MANIFEST_SCHEMA)
     ir = load_document(bundle, "capability-ir.json")
     document = load_document(bundle, TOOLS_FILE)
-    module = import_source(bundle, manifest["module"])
-    functions = resolve_capabilities(module, ir["capabilities"])
     definitions = {tool["name"]: tool for tool in document["tools"]}
-    if set(definitions) != set(functions):
+    if set(definitions) != {c["name"] for c in ir["capabilities"]}:
         raise StartupError(f"{TOOLS_FILE} does not list exactly the bundle's capabilities")
-    tools = {name: Tool(definitions[name], *functions[name]) for name in functions}
+    tools = _tools(bundle, manifest, ir, definitions)
     listing = types.ListToolsResult(tools=[tools[t["name"]].definition for t in document["tools"]])
 
     async def list_tools(_ctx: Any, _params: Any) -> types.ListToolsResult:

@@ -1,10 +1,10 @@
 """The execution files of a governed bundle (policy ``svc.execution/v1``, local-process).
 
 ``execution/policy.json`` is the normalised policy (every default written out),
-``execution/plans/<name>.json`` binds each capability to the source digest, the policy digest
-and its call shape, and ``execution/worker.py`` starts the worker template; the runtime
-is copied as ``svc_runtime/governed/``. The interface files (OpenAPI, tool definitions) are not touched:
-they are byte-identical to the direct bundle's.
+``execution/plans/<name>.json`` binds each capability to the source digest, the policy
+digest and its call shape, and ``execution/worker.py`` starts the worker template; the
+runtime is copied as ``svc_runtime/governed/``. The interface files (OpenAPI, tool
+definitions) are not touched: they are byte-identical to the direct bundle's.
 """
 
 from collections.abc import Mapping
