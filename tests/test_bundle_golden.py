@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from helpers import GOLDEN, ROOT, case_input, case_options, cases
 from svcc.compiler.driver import analyze_file, emit_analysis
+from svcc.compiler.policy import parse_policy
 from svcc.compiler.registry import get_target
 from svcc.compiler.target import FileTree
 
@@ -34,7 +35,9 @@ def emit(case: str, target: str) -> FileTree:
         module_name=options.get("module_name", case),
         python_version=options.get("python_version", "3.11"),
     )
-    return emit_analysis(analysis, get_target(target))[1]
+    policy = options.get("execution_policy")
+    execution = parse_policy(policy, "options.toml") if policy is not None else None
+    return emit_analysis(analysis, get_target(target), execution=execution)[1]
 
 
 def tree_on_disk(root: Path) -> dict[str, bytes]:
@@ -65,6 +68,7 @@ def test_enough_bundle_cases() -> None:
     assert len(chosen) >= 3
     assert any(case_input(c).suffix == ".ipynb" for c in chosen)
     assert any("." in case_options(c).get("module_name", "") for c in chosen)
+    assert any("execution_policy" in case_options(c) for c in chosen)
 
 
 @pytest.mark.parametrize("case", cases())
@@ -81,12 +85,15 @@ def test_runtime_copies_are_byte_identical(case: str, target: str) -> None:
     assert runtime
     for path in runtime:
         assert emitted[path] == (ROOT / "runtime" / path.split("/", 1)[1]).read_bytes()
+    governed = any(p.startswith(RUNTIME_DIR + "governed/") for p in runtime)
+    assert governed == ("execution_policy" in case_options(case))
 
 
 def test_emitted_python_is_clean(tmp_path: Path) -> None:
     """The glue of every golden bundle passes ruff (lint and format) and compiles."""
     glue = {"rest": "app.py", "mcp": "server.py"}
     apps = sorted(str(GOLDEN / case / target / glue[target]) for case, target in CASES)
+    apps += sorted(str(p) for p in GOLDEN.glob("*/*/execution/worker.py"))
     for app in apps:
         py_compile.compile(app, cfile=str(tmp_path / "app.pyc"), doraise=True)
     for args in (["check", "--no-cache"], ["format", "--check", "--no-cache"]):

@@ -279,3 +279,70 @@ def test_mcp_tool_name_outside_the_limits_exits_1(tmp_path: Path) -> None:
     assert not (tmp_path / "m").exists()
     proc = run_svcc("generate", "rest", str(latin), "--output-dir", str(tmp_path / "r"))
     assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("policy", "code", "message"),
+    [
+        ("{}", 0, ""),
+        ('{"limits": {"wall_time_ms": 100}, "environment": {"allow": ["HOME"]}}', 0, ""),
+        ('{"network": "deny"}', 1, "network: 'deny' cannot be enforced"),
+        ('{"subprocess": "deny"}', 1, "subprocess: 'deny' cannot be enforced"),
+        ('{"limitz": {}}', 2, "extra fields found (limitz)"),
+        ('{"limits": {"wall_time_ms": "5"}}', 2, "$.limits.wall_time_ms"),
+        ('{"working_directory": "bundle"}', 2, "$.working_directory"),
+        ("[]", 2, "JSON object"),
+        ("{nope", 2, "not valid JSON"),
+        ('{"limits": {"wall_time_ms": NaN}}', 2, "not valid JSON"),
+    ],
+)
+def test_execution_policy(
+    source: Path, tmp_path: Path, policy: str, code: int, message: str
+) -> None:
+    path = tmp_path / "policy.json"
+    path.write_text(policy)
+    out = tmp_path / "o"
+    proc = run_svcc(
+        "generate", "rest", str(source), "--output-dir", str(out), "--execution-policy", str(path)
+    )
+    assert proc.returncode == code, proc.stderr
+    if code:
+        assert message in proc.stderr
+        assert proc.stderr.count("\n") == 1
+        assert not out.exists()
+    else:
+        assert json.loads(proc.stdout)["execution"] == {
+            "mode": "governed",
+            "backend": "local-process",
+        }
+        written = json.loads((out / "execution" / "policy.json").read_text())
+        assert written["schema"] == "svc.execution/v1"
+        assert written["limits"]["max_output_bytes"] == 1024 * 1024
+
+
+def test_execution_policy_needs_a_target_that_supports_it(source: Path, tmp_path: Path) -> None:
+    path = tmp_path / "policy.json"
+    path.write_text("{}")
+    proc = run_svcc(
+        "compile",
+        str(source),
+        "--target",
+        "ir",
+        "--output-dir",
+        str(tmp_path / "o"),
+        "--execution-policy",
+        str(path),
+    )
+    assert proc.returncode == 2
+    assert "no governed execution mode" in proc.stderr
+    proc = run_svcc(
+        "generate",
+        "rest",
+        str(source),
+        "--output-dir",
+        str(tmp_path / "o"),
+        "--execution-policy",
+        str(tmp_path / "missing.json"),
+    )
+    assert proc.returncode == 2
+    assert "missing.json: file not found" in proc.stderr
