@@ -30,3 +30,4 @@ bench: ## benchmarks: front end, generated REST and MCP servers (not part of the
 	$(PY) bench/bench_frontend.py
 	$(PY) bench/bench_rest.py
 	$(PY) bench/bench_mcp.py
+	$(PY) bench/bench_governed.py

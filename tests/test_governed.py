@@ -106,7 +106,8 @@ def test_environment_is_clean(client: httpx.Client) -> None:
 def test_fresh_working_directory_removed_afterwards(client: httpx.Client) -> None:
     first = call(client, "workdir", {}).json()
     second = call(client, "workdir", {}).json()
-    assert first["existing"] == [] and second["existing"] == []
+    assert first["existing"] == []
+    assert second["existing"] == []
     assert first["cwd"] != second["cwd"]
     deadline = time.monotonic() + 5
     while os.path.exists(first["cwd"]) and time.monotonic() < deadline:
