@@ -146,12 +146,9 @@ def _tools(
 ) -> dict[str, Tool]:
     capabilities = ir["capabilities"]
     if manifest["execution"]["mode"] == "governed":
-        from .governed.executor import CallTimeout, GovernedExecutor, check_host, check_plans
+        from .governed.executor import CallTimeout, start_executor
 
-        check_host()
-        check_plans(bundle, manifest, ir)  # the source is never imported in this process
-        executor = GovernedExecutor(bundle)
-        executor.start()
+        executor = start_executor(bundle, manifest, ir)  # the source is never imported here
         return {
             c["name"]: Tool(
                 definitions[c["name"]],

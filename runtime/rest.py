@@ -236,12 +236,9 @@ def _endpoints(
     """Per capability ``(invoke, shape)``, the body limit, and endpoint options by mode."""
     capabilities = ir["capabilities"]
     if manifest["execution"]["mode"] == "governed":
-        from .governed.executor import CallTimeout, GovernedExecutor, check_host, check_plans
+        from .governed.executor import CallTimeout, start_executor
 
-        check_host()
-        check_plans(bundle, manifest, ir)  # the source is never imported in this process
-        executor = GovernedExecutor(bundle)
-        executor.start()
+        executor = start_executor(bundle, manifest, ir)  # the source is never imported here
         invokers = {
             c["name"]: (partial(executor.call, c["name"]), CallShape.from_ir(c))
             for c in capabilities

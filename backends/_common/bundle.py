@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from importlib import resources
 from typing import Any, Final
 
+from attrs import frozen
 from svcc.compiler.target import EmitContext, FileTree
 from svcc.ir.canonical import canonical_json, digest_bytes
 from svcc.ir.model import ModuleIR
@@ -105,3 +106,39 @@ def with_manifest(
         "files": {path: digest_bytes(data) for path, data in sorted(files.items())},
     }
     return FileTree.of({**files, name: canonical_json(manifest)})
+
+
+@frozen(kw_only=True)
+class BundleKind:
+    """What distinguishes one interface's bundle from another's."""
+
+    interface: str
+    manifest: str
+    manifest_schema: str
+    runtime_modules: tuple[str, ...]
+    server_requirements: tuple[str, ...]
+
+
+def assemble(
+    kind: BundleKind, ir: ModuleIR, ctx: EmitContext, interface_files: Mapping[str, bytes]
+) -> FileTree:
+    """The whole bundle: shared skeleton, the interface's own files, governed files when
+    ``ctx.execution`` is set, and the manifest over all of them."""
+    from svcc.backends._common.governed import execution_mode, governed_files
+
+    module_path, files = source_files(ir, ctx)
+    files |= analysis_files(ir, ctx)
+    files |= runtime_files(kind.runtime_modules)
+    files |= requirement_files(kind.server_requirements, ctx)
+    files |= interface_files
+    if ctx.execution is not None:
+        files |= governed_files(ir, ctx.execution, files, module_path)
+    return with_manifest(
+        kind.manifest,
+        kind.manifest_schema,
+        files,
+        ir=ir,
+        module_path=module_path,
+        interface=kind.interface,
+        execution=execution_mode(ctx.execution),
+    )

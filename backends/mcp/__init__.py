@@ -8,15 +8,7 @@ request schema of the same capability.
 from typing import ClassVar, Final
 
 from attrs import frozen
-from svcc.backends._common.bundle import (
-    analysis_files,
-    pretty_json,
-    requirement_files,
-    runtime_files,
-    source_files,
-    with_manifest,
-)
-from svcc.backends._common.governed import execution_mode, governed_files
+from svcc.backends._common.bundle import BundleKind, assemble, pretty_json
 from svcc.backends._common.templates import render
 from svcc.backends.mcp._tools import tools_document
 from svcc.compiler.target import EmitContext, FileTree
@@ -24,10 +16,13 @@ from svcc.ir.model import ModuleIR
 
 from svcc import __version__
 
-MANIFEST: Final = "svc-mcp.json"
-MANIFEST_SCHEMA: Final = "svc.mcp-bundle/v1"
-RUNTIME_MODULES: Final = ("calls", "integrity", "mcp", "validation")
-SERVER_REQUIREMENTS: Final = ("mcp>=2.3,<3", "pydantic>=2.9,<3")
+BUNDLE: Final = BundleKind(
+    interface="mcp",
+    manifest="svc-mcp.json",
+    manifest_schema="svc.mcp-bundle/v1",
+    runtime_modules=("calls", "integrity", "mcp", "validation"),
+    server_requirements=("mcp>=2.3,<3", "pydantic>=2.9,<3"),
+)
 
 
 @frozen
@@ -37,22 +32,14 @@ class McpTarget:
     description: ClassVar[str] = "an MCP server over stdio (official SDK; run: svcc serve)"
 
     def emit(self, ir: ModuleIR, ctx: EmitContext) -> FileTree:
-        module_path, files = source_files(ir, ctx)
-        files |= analysis_files(ir, ctx)
-        files |= runtime_files(RUNTIME_MODULES)
-        files |= requirement_files(SERVER_REQUIREMENTS, ctx)
-        files["mcp-tools.json"] = pretty_json(tools_document(ir))
-        files["server.py"] = render(
-            __name__, "server.py.jinja", module=ir.module, version=__version__
-        )
-        if ctx.execution is not None:
-            files |= governed_files(ir, ctx.execution, files, module_path)
-        return with_manifest(
-            MANIFEST,
-            MANIFEST_SCHEMA,
-            files,
-            ir=ir,
-            module_path=module_path,
-            interface="mcp",
-            execution=execution_mode(ctx.execution),
+        return assemble(
+            BUNDLE,
+            ir,
+            ctx,
+            {
+                "mcp-tools.json": pretty_json(tools_document(ir)),
+                "server.py": render(
+                    __name__, "server.py.jinja", module=ir.module, version=__version__
+                ),
+            },
         )

@@ -231,3 +231,14 @@ class GovernedExecutor:
         if kind == p.ERROR:
             raise CallFailed(f"worker reported {data.decode(errors='replace')}")
         raise CallFailed("worker protocol error")
+
+
+def start_executor(
+    bundle: Path, manifest: Mapping[str, Any], ir: Mapping[str, Any]
+) -> GovernedExecutor:
+    """The governed startup rules, then a ready template. Never imports the source."""
+    check_host()
+    check_plans(bundle, manifest, ir)
+    executor = GovernedExecutor(bundle)
+    executor.start()
+    return executor
