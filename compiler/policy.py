@@ -109,7 +109,7 @@ def parse_policy(data: Any, origin: str) -> ExecutionPolicy:
     try:
         policy: ExecutionPolicy = _converter().structure(data, ExecutionPolicy)
     except ClassValidationError as exc:
-        problems = transform_error(exc, path="$")
+        problems = transform_error(exc, path="$", format_exception=_explain)
         raise InputError(f"{origin}: invalid execution policy: {'; '.join(problems)}") from None
     except (TypeError, ValueError) as exc:
         raise InputError(f"{origin}: invalid execution policy: {exc}") from None
@@ -143,3 +143,12 @@ def load_policy(path: str | Path) -> ExecutionPolicy:
 
 def _no_constant(name: str) -> None:
     raise ValueError(f"{name} is not JSON")
+
+
+def _explain(exc: BaseException, kind: type | None) -> str:
+    """cattrs' wording, but a validator's own message when it has one."""
+    from cattrs.v import format_exception
+
+    if type(exc) is ValueError and str(exc):
+        return str(exc)
+    return format_exception(exc, kind)
