@@ -91,6 +91,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="where environments are kept (default $SVCC_CACHE_DIR or ~/.cache/svcc)",
     )
 
+    analysis = sub.add_parser(
+        "serve-analysis", help="run the HTTP analysis service (Falcon under gunicorn)"
+    )
+    analysis.add_argument(
+        "--workspace", default=".", metavar="DIR", help="root of every client path (default .)"
+    )
+    analysis.add_argument("--bind", default="127.0.0.1:8080", metavar="HOST:PORT")
+    analysis.add_argument("--workers", type=int, default=2)
+    analysis.add_argument("--max-upload-bytes", type=int, default=16 * 1024 * 1024)
+    analysis.add_argument("--max-directory-files", type=int, default=10_000)
+
     targets = sub.add_parser("targets", help="list the installed targets")
     targets.add_argument("--format", choices=("text", "json"), default="text")
     return parser
@@ -152,6 +163,27 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     return 0  # not reached: serve() becomes the server
 
 
+def _cmd_serve_analysis(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from svcc.compiler.errors import UsageError
+
+    if not Path(args.workspace).is_dir():
+        raise UsageError(f"--workspace {args.workspace}: not a directory")
+    if args.workers < 1 or args.max_upload_bytes < 1 or args.max_directory_files < 1:
+        raise UsageError("--workers and the limits must be positive")
+    from svcc.service.server import serve_analysis
+
+    serve_analysis(
+        workspace=args.workspace,
+        bind=args.bind,
+        workers=args.workers,
+        max_upload_bytes=args.max_upload_bytes,
+        max_directory_files=args.max_directory_files,
+    )
+    return 0
+
+
 def _cmd_targets(args: argparse.Namespace) -> int:
     from svcc.compiler import render
 
@@ -168,6 +200,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "compile": _cmd_compile,
         "generate": _cmd_compile,
         "serve": _cmd_serve,
+        "serve-analysis": _cmd_serve_analysis,
         "targets": _cmd_targets,
     }
     try:

@@ -60,7 +60,7 @@ class Dependency:
     packages: tuple[str, ...] = field(default=(), validator=_matches(_SYSTEM_PACKAGE, "package"))
 
 
-def _version(_: object, __: Any, value: tuple[int, int]) -> None:
+def _version(_: object, __: Any, value: tuple[int, ...]) -> None:
     if len(value) != 2 or value[0] != 3 or not 0 <= value[1] <= 99:
         raise ValueError(f"python_version: {value!r} is not a Python 3 version like [3, 12]")
 
@@ -107,8 +107,8 @@ def _version_hook(value: Any, _: type) -> tuple[int, int]:
         if len(parts) == 2 and all(p.isdigit() for p in parts):
             return (int(parts[0]), int(parts[1]))
         raise ValueError(f'python_version {value!r}: expected "3.N" or [3, N]')
-    if isinstance(value, list) and all(type(v) is int for v in value):
-        return tuple(value)  # type: ignore[return-value]
+    if isinstance(value, list) and len(value) == 2 and all(type(v) is int for v in value):
+        return (value[0], value[1])
     raise TypeError('python_version: expected "3.N" or [3, N]')
 
 

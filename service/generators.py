@@ -74,11 +74,15 @@ def requirement_lines(conf: ContainerizerConfiguration) -> list[str]:
     return [chosen[key] for key in sorted(chosen)]
 
 
-def requirements_file(conf: ContainerizerConfiguration) -> dict[str, bytes]:
-    return {"requirements.txt": "".join(f"{line}\n" for line in requirement_lines(conf)).encode()}
+def requirements_file(
+    conf: ContainerizerConfiguration, name: str = "requirements.txt"
+) -> dict[str, bytes]:
+    return {name: "".join(f"{line}\n" for line in requirement_lines(conf)).encode()}
 
 
-def containerfile(conf: ContainerizerConfiguration) -> dict[str, bytes]:
+def containerfile(
+    conf: ContainerizerConfiguration, requirements: str = "requirements.txt"
+) -> dict[str, bytes]:
     major, minor = conf.python_version
     packages = sorted({p for d in conf.dependencies for p in d.packages})
     return {
@@ -91,5 +95,6 @@ def containerfile(conf: ContainerizerConfiguration) -> dict[str, bytes]:
             source=f"{conf.main_folder}/" if conf.main_folder else ".",
             port=conf.server.port,
             conf_file=conf.server.wsgi_conf_file_name,
+            requirements=requirements,
         )
     }
