@@ -106,7 +106,7 @@ def upload(http: httpx.Client, route: str, name: str, data: bytes, **fields: str
     return http.post(route, files={"file": (name, data)}, data=fields)
 
 
-# -- /analyze_file/ ------------------------------------------------------------------------------
+# -- /analyze_file/ ----------------------------------------------------------------------------
 
 
 def test_analyze_file(http: httpx.Client) -> None:
@@ -174,7 +174,7 @@ def test_analyze_file_errors(http: httpx.Client) -> None:
     json_error(upload(http, "/analyze_file/", "big.py", b"#" * (MAX_UPLOAD + 1)), 413)
 
 
-# -- /analyse_directory/ ---------------------------------------------------------------------------
+# -- /analyse_directory/ -----------------------------------------------------------------------
 
 
 def test_analyse_directory(http: httpx.Client) -> None:
@@ -214,7 +214,7 @@ def test_directory_limits_and_errors(http: httpx.Client) -> None:
     json_error(http.post("/analyse_directory/"), 400)
 
 
-# -- /process_file/ ----------------------------------------------------------------------------------
+# -- /process_file/ ----------------------------------------------------------------------------
 
 
 def test_process_notebook(http: httpx.Client, workspace: Path) -> None:
@@ -248,7 +248,7 @@ def test_process_file_errors(http: httpx.Client) -> None:
     json_error(upload(http, "/process_file/", "bad.ipynb", b"{not a notebook"), 422)
 
 
-# -- /containerize_file/ ------------------------------------------------------------------------------
+# -- /containerize_file/ -----------------------------------------------------------------------
 
 
 def test_containerize_file(http: httpx.Client, workspace: Path) -> None:
@@ -298,7 +298,7 @@ def test_containerize_errors(http: httpx.Client) -> None:
     )
 
 
-# -- generation -----------------------------------------------------------------------------------------
+# -- generation --------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
