@@ -26,8 +26,9 @@ golden: ## rewrite the golden documents (review the diff!)
 docs: ## regenerate docs/diagnostics.md from the code table
 	$(PY) -m svcc.compiler.diagnostics > docs/diagnostics.md
 
-bench: ## benchmarks: front end, generated REST and MCP servers (not part of the tests)
+bench: ## benchmarks: front end, generated servers, analysis service (not part of the tests)
 	$(PY) bench/bench_frontend.py
 	$(PY) bench/bench_rest.py
 	$(PY) bench/bench_mcp.py
 	$(PY) bench/bench_governed.py
+	$(PY) bench/bench_service.py
