@@ -86,7 +86,7 @@ def direct_invoker(function: Callable[..., Any], shape: CallShape) -> Invoke:
 class CapabilityEndpoint:
     """``POST /capabilities/<name>`` as a raw ASGI app: everything is prepared at startup."""
 
-    __slots__ = ("_invoke", "_max_body", "_preserve_http", "_shape", "_timeouts", "_validator")
+    __slots__ = ("_invoke", "_max_body", "_shape", "_timeouts", "_validator")
 
     def __init__(
         self,
@@ -96,14 +96,12 @@ class CapabilityEndpoint:
         max_body: int,
         *,
         timeouts: tuple[type[BaseException], ...] = (),
-        preserve_http: bool = True,
     ) -> None:
         self._invoke = invoke
         self._shape = shape
         self._validator = validator
         self._max_body = max_body
         self._timeouts = timeouts
-        self._preserve_http = preserve_http
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         body = await self._read_body(scope, receive, send)
@@ -117,9 +115,7 @@ class CapabilityEndpoint:
         args, kwargs = self._shape.bind(values)
         try:
             payload = await self._invoke(args, kwargs)
-        except HTTPException as exc:
-            if not self._preserve_http:  # pragma: no cover - governed workers never raise here
-                raise
+        except HTTPException as exc:  # direct mode only: workers sanitise theirs
             await self._http_exception(send, exc)  # the function's own answer, as raised
             return
         except self._timeouts as exc:
@@ -243,7 +239,7 @@ def _endpoints(
             c["name"]: (partial(executor.call, c["name"]), CallShape.from_ir(c))
             for c in capabilities
         }
-        options = {"timeouts": (CallTimeout,), "preserve_http": False}
+        options = {"timeouts": (CallTimeout,)}
         return invokers, executor.max_input, options  # type: ignore[return-value]
     module = import_source(bundle, manifest["module"])
     functions = resolve_capabilities(module, capabilities)

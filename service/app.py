@@ -17,7 +17,7 @@ from typing import Any, Final
 
 import falcon
 from falcon.media.multipart import MultipartParseError
-from svcc.compiler.errors import IneligibleError, InputError, OutputError, SvccError
+from svcc.compiler.errors import InputError, OutputError, SvccError
 from svcc.service.config import ConfigError, ContainerizerConfiguration, parse_configuration
 from svcc.service.workspace import Exists, PathRefused, Workspace
 
@@ -313,7 +313,7 @@ class Service:
 
 
 def _unexpected(req: falcon.Request, _resp: falcon.Response, exc: Exception, _params: Any) -> None:
-    if isinstance(exc, IneligibleError | SvccError):
+    if isinstance(exc, SvccError):
         raise falcon.HTTPBadRequest(description=str(exc))
     log.exception("unexpected error on %s %s", req.method, req.path)
     raise falcon.HTTPInternalServerError(description=f"{type(exc).__name__} (details are logged)")
