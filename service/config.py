@@ -103,10 +103,12 @@ def _strict(kind: type) -> Any:
 
 def _version_hook(value: Any, _: type) -> tuple[int, int]:
     if isinstance(value, str):
-        parts = value.split(".")
-        if len(parts) == 2 and all(p.isdigit() for p in parts):
-            return (int(parts[0]), int(parts[1]))
-        raise ValueError(f'python_version {value!r}: expected "3.N" or [3, N]')
+        from svcc.frontends.python._source import parse_python_version
+
+        try:
+            return parse_python_version(value)  # the front end's own rule for "3.N"
+        except ValueError as exc:
+            raise ValueError(str(exc).replace("--python-version", "python_version")) from None
     if isinstance(value, list) and len(value) == 2 and all(type(v) is int for v in value):
         return (value[0], value[1])
     raise TypeError('python_version: expected "3.N" or [3, N]')

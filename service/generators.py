@@ -16,6 +16,7 @@ from typing import Final
 
 from svcc.backends._common.templates import render
 from svcc.backends.rest import BUNDLE as REST_BUNDLE
+from svcc.compiler.requirements import canonical_name
 from svcc.service.config import ContainerizerConfiguration
 
 PACKAGE: Final = "svcc.service"
@@ -53,8 +54,7 @@ def server_files(conf: ContainerizerConfiguration) -> dict[str, bytes]:
 
 def _name(requirement: str) -> str:
     match = re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", requirement)
-    base = match.group(0) if match else requirement
-    return re.sub(r"[-_.]+", "-", base).lower()
+    return canonical_name(match.group(0) if match else requirement)
 
 
 def requirement_lines(conf: ContainerizerConfiguration) -> list[str]:

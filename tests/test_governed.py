@@ -82,11 +82,21 @@ def template_pid(server: Server) -> int:
     return templates[0]
 
 
-def test_the_server_never_imports_the_source(server: Server, bundle: Path) -> None:
-    maps = Path(f"/proc/{server.proc.pid}/maps").read_text()
-    assert "gov.py" not in maps
-    modules = json.loads((bundle / "svc-rest.json").read_text())["execution"]
-    assert modules == {"mode": "governed", "backend": "local-process"}
+def _loads_source(bundle: Path) -> bool:
+    """Whether the server process loads ``source/gov.py``: ``PYTHONVERBOSE`` makes it log
+    every module it imports (workers get a clean environment, so they stay quiet)."""
+    with serving(bundle, env={"PYTHONVERBOSE": "1"}) as verbose, verbose.client() as c:
+        assert call(c, "add", {"a": 1, "b": 2}).json() == 3
+        return "source/gov.py" in verbose.log_text()
+
+
+def test_the_server_never_imports_the_source(bundle: Path, tmp_path: Path) -> None:
+    assert not _loads_source(bundle)
+    direct = tmp_path / "direct"  # the control: a direct server does import it
+    generate(FIXTURE / "gov.py", direct, "--requirements", str(FIXTURE / "requirements.txt"))
+    assert _loads_source(direct)
+    execution = json.loads((bundle / "svc-rest.json").read_text())["execution"]
+    assert execution == {"mode": "governed", "backend": "local-process"}
 
 
 def test_globals_and_mutable_defaults_reset_every_call(client: httpx.Client) -> None:

@@ -32,14 +32,11 @@ from pathlib import Path
 from typing import Any
 
 from ..calls import CallShape, shape_problem
+from ..integrity import sha256_file
 from . import protocol as p
 
 PR_SET_CHILD_SUBREAPER = 36
 READY = b"ready"
-
-
-def sha256_file(path: Path) -> str:
-    return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 class Prepared:
