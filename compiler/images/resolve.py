@@ -1,0 +1,160 @@
+"""The lock must equal the resolved dependency set: server requirements plus the declared
+application requirements, closed over each locked wheel's ``Requires-Dist``.
+
+Resolution is offline and exact: every requirement must be satisfied by the locked version
+of its distribution, each wheel's metadata is read from the wheel itself (never installed),
+markers are evaluated for the target platform, and anything locked but not reached is named
+as extra, anything reached but not locked as missing.
+"""
+
+import email.parser
+import zipfile
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Final
+
+from packaging.markers import InvalidMarker, Marker
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+from svcc.compiler.images.errors import ImageInputError
+from svcc.compiler.images.lockfile import LockedWheel, WheelLock
+
+MAX_METADATA_BYTES: Final = 64 * 1024
+MACHINES: Final = {"linux/amd64": "x86_64", "linux/arm64": "aarch64"}
+
+
+def marker_environment(platform: str, python_version: str) -> dict[str, str]:
+    """The PEP 508 environment of a CPython ``python_version`` image on ``platform``."""
+    return {
+        "implementation_name": "cpython",
+        "implementation_version": f"{python_version}.0",
+        "os_name": "posix",
+        "platform_machine": MACHINES[platform],
+        "platform_python_implementation": "CPython",
+        "platform_release": "",
+        "platform_system": "Linux",
+        "platform_version": "",
+        "python_full_version": f"{python_version}.0",
+        "python_version": python_version,
+        "sys_platform": "linux",
+    }
+
+
+def parse_requirement_lines(lines: Iterable[str], origin: str) -> list[Requirement]:
+    """PEP 508 requirements, one per non-comment line (``--hash`` options dropped)."""
+    out: list[Requirement] = []
+    for number, raw in enumerate(lines, 1):
+        text = raw.split(" #", 1)[0].strip()
+        if not text or text.startswith("#"):
+            continue
+        text = " ".join(part for part in text.split() if not part.startswith("--hash"))
+        try:
+            out.append(Requirement(text))
+        except InvalidRequirement as exc:
+            raise ImageInputError("lock_mismatch", f"{origin}:{number}: {exc}") from None
+    return out
+
+
+def wheel_requires(path: Path) -> list[str]:
+    """``Requires-Dist`` of the wheel at ``path``, read from its METADATA (bounded)."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = [
+                n
+                for n in archive.namelist()
+                if n.count("/") == 1 and n.endswith(".dist-info/METADATA")
+            ]
+            if len(names) != 1:
+                raise ImageInputError("wheel_invalid", f"{path.name}: no single METADATA")
+            info = archive.getinfo(names[0])
+            if info.file_size > 16 * MAX_METADATA_BYTES:
+                raise ImageInputError("wheel_invalid", f"{path.name}: METADATA too large")
+            data = archive.read(info)
+    except (OSError, zipfile.BadZipFile) as exc:
+        raise ImageInputError("wheel_invalid", f"{path.name}: not a wheel: {exc}") from None
+    head = data.split(b"\n\n", 1)[0]
+    if len(head) > MAX_METADATA_BYTES:
+        raise ImageInputError(
+            "wheel_invalid", f"{path.name}: metadata headers over {MAX_METADATA_BYTES} bytes"
+        )
+    message = email.parser.BytesHeaderParser().parsebytes(head)
+    return [str(v) for v in message.get_all("Requires-Dist") or []]
+
+
+def check_roots(lock: WheelLock, roots: Iterable[Requirement], env: Mapping[str, str]) -> None:
+    """Each root requirement that applies is locked, at a version it accepts."""
+    locked = lock.by_name()
+    for req in roots:
+        if _applies(req, env, ()):
+            _satisfied(req, locked, "requirements")
+
+
+def _applies(req: Requirement, env: Mapping[str, str], extras: Iterable[str]) -> bool:
+    if req.marker is None:
+        return True
+    try:
+        return any(req.marker.evaluate({**env, "extra": extra}) for extra in ("", *extras))
+    except InvalidMarker:
+        return True
+
+
+def _satisfied(req: Requirement, locked: Mapping[str, LockedWheel], by: str) -> LockedWheel:
+    name = canonicalize_name(req.name)
+    wheel = locked.get(name)
+    if wheel is None:
+        raise ImageInputError(
+            "lock_mismatch", f"missing from the lock: {name} (required by {by}: {req})"
+        )
+    if req.specifier and not req.specifier.contains(wheel.version, prereleases=True):
+        raise ImageInputError(
+            "lock_mismatch",
+            f"{name}=={wheel.version} in the lock does not satisfy {req} (required by {by})",
+        )
+    return wheel
+
+
+def resolve(
+    lock: WheelLock,
+    roots: Iterable[Requirement],
+    requires_of: Callable[[LockedWheel], list[str]],
+    env: Mapping[str, str],
+) -> None:
+    """Walk from ``roots`` through each locked wheel's requirements (with the extras asked
+    for); the locked names must be exactly those reached."""
+    locked = lock.by_name()
+    extras_of: dict[str, set[str]] = {}
+    # markers are evaluated once, when a requirement is queued (a child's with its parent's
+    # extras), never again when it is taken
+    queue = [(r, "requirements") for r in roots if _applies(r, env, ())]
+    while queue:
+        req, by = queue.pop()
+        wheel = _satisfied(req, locked, by)
+        wanted = {canonicalize_name(e) for e in req.extras}
+        seen = extras_of.get(wheel.name)
+        if seen is not None and wanted <= seen:
+            continue
+        extras_of[wheel.name] = (seen or set()) | wanted
+        for line in requires_of(wheel):
+            try:
+                child = Requirement(line)
+            except InvalidRequirement as exc:
+                raise ImageInputError(
+                    "wheel_invalid", f"{wheel.name}: bad Requires-Dist {line!r}: {exc}"
+                ) from None
+            marker = child.marker
+            if marker is not None:
+                extras = extras_of[wheel.name]
+                if not any(_evaluate(marker, {**env, "extra": e}) for e in ("", *sorted(extras))):
+                    continue
+            queue.append((child, f"{wheel.name}=={wheel.version}"))
+    extra = sorted(set(locked) - set(extras_of))
+    if extra:
+        raise ImageInputError(
+            "lock_mismatch",
+            "locked but not required by the server or application dependencies: "
+            + ", ".join(extra),
+        )
+
+
+def _evaluate(marker: Marker, env: Mapping[str, str]) -> bool:
+    return marker.evaluate(dict(env))
