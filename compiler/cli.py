@@ -102,6 +102,10 @@ def build_parser() -> argparse.ArgumentParser:
     analysis.add_argument("--max-upload-bytes", type=int, default=16 * 1024 * 1024)
     analysis.add_argument("--max-directory-files", type=int, default=10_000)
 
+    from svcc.compiler.plugins import cli as plugins_cli
+
+    plugins_cli.add_parser(sub)
+
     targets = sub.add_parser("targets", help="list the installed targets")
     targets.add_argument("--format", choices=("text", "json"), default="text")
     return parser
@@ -191,6 +195,12 @@ def _cmd_targets(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_plugins(args: argparse.Namespace) -> int:
+    from svcc.compiler.plugins import cli as plugins_cli
+
+    return plugins_cli.command(args)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from svcc.compiler.errors import ExitCode, SvccError
@@ -202,6 +212,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "serve": _cmd_serve,
         "serve-analysis": _cmd_serve_analysis,
         "targets": _cmd_targets,
+        "plugins": _cmd_plugins,
     }
     try:
         return commands[args.command](args)

@@ -35,6 +35,6 @@ class ImageInputError(InputError):
     def __init__(self, code: str, message: str) -> None:
         if code not in CODES:
             raise ValueError(f"unknown image error code {code!r}")
-        super().__init__(message)
+        super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message

@@ -113,22 +113,21 @@ def _satisfied(req: Requirement, locked: Mapping[str, LockedWheel], by: str) -> 
     return wheel
 
 
-def resolve(
-    lock: WheelLock,
+def closure(
     roots: Iterable[Requirement],
+    available: Mapping[str, LockedWheel],
     requires_of: Callable[[LockedWheel], list[str]],
     env: Mapping[str, str],
-) -> None:
-    """Walk from ``roots`` through each locked wheel's requirements (with the extras asked
-    for); the locked names must be exactly those reached."""
-    locked = lock.by_name()
+) -> dict[str, LockedWheel]:
+    """The wheels reached from ``roots`` through each wheel's requirements (with the extras
+    asked for), each required at a version its requirers accept."""
     extras_of: dict[str, set[str]] = {}
     # markers are evaluated once, when a requirement is queued (a child's with its parent's
     # extras), never again when it is taken
     queue = [(r, "requirements") for r in roots if _applies(r, env, ())]
     while queue:
         req, by = queue.pop()
-        wheel = _satisfied(req, locked, by)
+        wheel = _satisfied(req, available, by)
         wanted = {canonicalize_name(e) for e in req.extras}
         seen = extras_of.get(wheel.name)
         if seen is not None and wanted <= seen:
@@ -144,10 +143,25 @@ def resolve(
             marker = child.marker
             if marker is not None:
                 extras = extras_of[wheel.name]
-                if not any(_evaluate(marker, {**env, "extra": e}) for e in ("", *sorted(extras))):
+                if not any(
+                    _evaluate(marker, {**env, "extra": e}) for e in ("", *sorted(extras))
+                ):
                     continue
             queue.append((child, f"{wheel.name}=={wheel.version}"))
-    extra = sorted(set(locked) - set(extras_of))
+    return {name: available[name] for name in sorted(extras_of)}
+
+
+def resolve(
+    lock: WheelLock,
+    roots: Iterable[Requirement],
+    requires_of: Callable[[LockedWheel], list[str]],
+    env: Mapping[str, str],
+) -> None:
+    """The locked names must be exactly those reached from ``roots``: a missing package is
+    named (``closure`` fails on it), and so is every extra one."""
+    locked = lock.by_name()
+    reached = closure(roots, locked, requires_of, env)
+    extra = sorted(set(locked) - set(reached))
     if extra:
         raise ImageInputError(
             "lock_mismatch",
@@ -158,3 +172,28 @@ def resolve(
 
 def _evaluate(marker: Marker, env: Mapping[str, str]) -> bool:
     return marker.evaluate(dict(env))
+
+
+def lock_from_wheels(
+    roots: Iterable[Requirement], wheels: Iterable[Path], env: Mapping[str, str]
+) -> list[LockedWheel]:
+    """The lock for ``roots`` from a set of wheel files: their closure, hashed. (Where two
+    wheels of one distribution are offered, the first by file name wins.)"""
+    import hashlib
+
+    from packaging.utils import parse_wheel_filename
+
+    by_name: dict[str, tuple[LockedWheel, Path]] = {}
+    for path in sorted(wheels):
+        name, version, _, _ = parse_wheel_filename(path.name)
+        key = canonicalize_name(name)
+        if key not in by_name:
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+            by_name[key] = (LockedWheel(key, str(version), digest, 0), path)
+    reached = closure(
+        roots,
+        {k: w for k, (w, _) in by_name.items()},
+        lambda w: wheel_requires(by_name[w.name][1]),
+        env,
+    )
+    return list(reached.values())
