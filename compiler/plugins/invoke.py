@@ -112,6 +112,8 @@ def _spawn(python: Path, module: str, request: bytes, timeout_ms: int) -> tuple[
             [str(python), "-I", "-m", module], env=env, cwd=workdir, timeout_ms=timeout_ms,
             stdin=request, max_stdout=MAX_STDOUT, max_stderr=MAX_STDERR,
         )
+    except OSError as exc:
+        raise PluginFailure("plugin_failed", f"cannot start: {exc.strerror}") from None
     except Exceeded as exc:
         if exc.what == "timeout":
             raise PluginFailure("timeout", f"no response within {timeout_ms} ms") from None

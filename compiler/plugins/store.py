@@ -34,6 +34,10 @@ INSTALL_RECORD: Final = "install.json"
 PIP_TIMEOUT_S: Final = 600
 
 
+def _root(plugins_dir: Path | None) -> Path:
+    return (plugins_dir or default_plugins_dir()).absolute()
+
+
 def default_plugins_dir() -> Path:
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "svcc" / "plugins"
@@ -88,7 +92,7 @@ def install(
     wheelhouse: Path,
     plugins_dir: Path | None = None,
 ) -> Installed:
-    root = (plugins_dir or default_plugins_dir()).absolute()
+    root = _root(plugins_dir)
     expected = sha256.lower()
     if len(expected) != 64 or expected.strip("0123456789abcdef"):
         raise _fail("plugin_invalid", "--sha256 must be 64 hex digits")
@@ -166,7 +170,7 @@ def _load(path: Path) -> Installed:
 
 
 def installed(plugins_dir: Path | None = None) -> list[Installed]:
-    root = plugins_dir or default_plugins_dir()
+    root = _root(plugins_dir)
     if not root.is_dir():
         return []
     return [
@@ -179,7 +183,7 @@ def installed(plugins_dir: Path | None = None) -> list[Installed]:
 
 
 def enabled_versions(plugins_dir: Path | None = None) -> dict[str, str]:
-    path = (plugins_dir or default_plugins_dir()) / ENABLED
+    path = (_root(plugins_dir)) / ENABLED
     try:
         data = json.loads(path.read_text())
     except FileNotFoundError:
@@ -199,7 +203,7 @@ def _write_enabled(root: Path, versions: dict[str, str]) -> None:
 
 
 def enable(name: str, version: str, plugins_dir: Path | None = None) -> Installed:
-    root = plugins_dir or default_plugins_dir()
+    root = _root(plugins_dir)
     key = canonicalize_name(name)
     match = [p for p in installed(root) if p.name == key and p.version == version]
     if not match:
@@ -209,7 +213,7 @@ def enable(name: str, version: str, plugins_dir: Path | None = None) -> Installe
 
 
 def disable(name: str, plugins_dir: Path | None = None) -> None:
-    root = plugins_dir or default_plugins_dir()
+    root = _root(plugins_dir)
     versions = enabled_versions(root)
     if versions.pop(canonicalize_name(name), None) is None:
         raise _fail("plugin_not_enabled", f"{name} is not enabled")
@@ -217,7 +221,7 @@ def disable(name: str, plugins_dir: Path | None = None) -> None:
 
 
 def active(name: str, plugins_dir: Path | None = None) -> Installed:
-    root = plugins_dir or default_plugins_dir()
+    root = _root(plugins_dir)
     key = canonicalize_name(name)
     version = enabled_versions(root).get(key)
     if version is None:
