@@ -65,8 +65,10 @@ def repository_bundle(out: Path, interface: str) -> Path:
     manifest = json.loads(tree.get(name) or b"")
     manifest["bundle_kind"] = "repository"
     manifest["provenance"] = {
-        "kind": "directory", "url": "https://git.example/team/shapes.git",
-        "commit": "0" * 40, "subdir": ".",
+        "kind": "directory",
+        "url": "https://git.example/team/shapes.git",
+        "commit": "0" * 40,
+        "subdir": ".",
     }
     files = {p: d for p, d in tree if p != name}
     files[name] = canonical_json(manifest)
@@ -82,9 +84,7 @@ def image_lock(bundle: Path, wheelhouse: Path, out: Path, platform: str = "linux
         for line in (bundle / name).read_text().splitlines()
         if line.strip()
     ]
-    wheels = lock_from_wheels(
-        roots, wheelhouse.glob("*.whl"), marker_environment(platform, "3.11")
-    )
+    wheels = lock_from_wheels(roots, wheelhouse.glob("*.whl"), marker_environment(platform, "3.11"))
     out.write_bytes(render_lock(wheels))
     return out
 
@@ -93,8 +93,21 @@ def build_wheels(out: Path) -> tuple[Path, Path]:
     """``(svcc wheel, svc-oci wheel)``, built offline from the checkout."""
     for source in (ROOT, ROOT / "extensions" / "svc-oci"):
         subprocess.run(
-            [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-             "--disable-pip-version-check", str(source), "-w", str(out)],
-            check=True, capture_output=True, env={**os.environ, "PIP_NO_INDEX": "1"},
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "wheel",
+                "-q",
+                "--no-deps",
+                "--no-build-isolation",
+                "--disable-pip-version-check",
+                str(source),
+                "-w",
+                str(out),
+            ],
+            check=True,
+            capture_output=True,
+            env={**os.environ, "PIP_NO_INDEX": "1"},
         )
     return next(out.glob("svcc-*.whl")), next(out.glob("svc_oci-*.whl"))

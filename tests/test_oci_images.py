@@ -60,8 +60,9 @@ def svcc(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
 
 
 class Plugin:
-    def __init__(self, root: Path, record: dict[str, Any], wheel: Path, lock: Path,
-                 wheelhouse: Path) -> None:
+    def __init__(
+        self, root: Path, record: dict[str, Any], wheel: Path, lock: Path, wheelhouse: Path
+    ) -> None:
         self.root, self.record, self.wheel, self.lock = root, record, wheel, lock
         self.wheelhouse = wheelhouse
 
@@ -84,8 +85,19 @@ def plugin(stack: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> P
     root = work / "plugins"
     sha = _sha256(ext_wheel)
     record = json.loads(
-        svcc("plugins", "install", str(ext_wheel), "--sha256", sha, "--requirements", str(lock),
-             "--wheelhouse", str(wheelhouse), "--plugins-dir", str(root)).stdout
+        svcc(
+            "plugins",
+            "install",
+            str(ext_wheel),
+            "--sha256",
+            sha,
+            "--requirements",
+            str(lock),
+            "--wheelhouse",
+            str(wheelhouse),
+            "--plugins-dir",
+            str(root),
+        ).stdout
     )
     assert record["enabled"] is False  # installation never activates
     listed = json.loads(svcc("plugins", "list", "--plugins-dir", str(root)).stdout)
@@ -103,8 +115,14 @@ def _sha256(path: Path) -> str:
 class Build:
     """One build's inputs: request, policy, and where they are written."""
 
-    def __init__(self, stack: dict[str, Any], plugin: Plugin, work: Path, interface: str,
-                 engine: str = "DOCKER") -> None:
+    def __init__(
+        self,
+        stack: dict[str, Any],
+        plugin: Plugin,
+        work: Path,
+        interface: str,
+        engine: str = "DOCKER",
+    ) -> None:
         self.work = work
         self.plugin = plugin
         work.mkdir(parents=True, exist_ok=True)
@@ -131,8 +149,11 @@ class Build:
         }
 
     def policy(self, **override: Any) -> dict[str, Any]:
-        target = {k: v for k, v in self.request.items()
-                  if k not in ("schema", "timeout_ms", "max_log_bytes")}
+        target = {
+            k: v
+            for k, v in self.request.items()
+            if k not in ("schema", "timeout_ms", "max_log_bytes")
+        }
         grant = {
             "operation": "image.build",
             "permissions": ["image.build", "registry.read"],
@@ -147,31 +168,55 @@ class Build:
             node[keys[-1]] = value
         return {"schema": "svc.operator-policy/v1", "grants": [grant]}
 
-    def files(self, request: dict[str, Any] | None = None,
-              policy: dict[str, Any] | None = None) -> tuple[Path, Path]:
+    def files(
+        self, request: dict[str, Any] | None = None, policy: dict[str, Any] | None = None
+    ) -> tuple[Path, Path]:
         args, pol = self.work / "build.json", self.work / "policy.json"
         args.write_text(json.dumps(request or self.request))
         pol.write_text(json.dumps(policy or self.policy()))
         return args, pol
 
-    def run_api(self, request: dict[str, Any] | None = None,
-                policy: dict[str, Any] | None = None, timeout_ms: int = 600_000
-                ) -> dict[str, Any]:
+    def run_api(
+        self,
+        request: dict[str, Any] | None = None,
+        policy: dict[str, Any] | None = None,
+        timeout_ms: int = 600_000,
+    ) -> dict[str, Any]:
         args, pol = self.files(request, policy)
-        return run("svc-oci", "build", arguments=args, operator_policy=pol,
-                   timeout_ms=timeout_ms, plugins_dir=self.plugin.root).result
+        return run(
+            "svc-oci",
+            "build",
+            arguments=args,
+            operator_policy=pol,
+            timeout_ms=timeout_ms,
+            plugins_dir=self.plugin.root,
+        ).result
 
-    def run_cli(self, request: dict[str, Any] | None = None,
-                policy: dict[str, Any] | None = None) -> subprocess.CompletedProcess[str]:
+    def run_cli(
+        self, request: dict[str, Any] | None = None, policy: dict[str, Any] | None = None
+    ) -> subprocess.CompletedProcess[str]:
         args, pol = self.files(request, policy)
-        return svcc("plugins", "run", "svc-oci", "build", "--arguments", str(args),
-                    "--operator-policy", str(pol), "--timeout-ms", "600000",
-                    "--plugins-dir", str(self.plugin.root), check=False)
+        return svcc(
+            "plugins",
+            "run",
+            "svc-oci",
+            "build",
+            "--arguments",
+            str(args),
+            "--operator-policy",
+            str(pol),
+            "--timeout-ms",
+            "600000",
+            "--plugins-dir",
+            str(self.plugin.root),
+            check=False,
+        )
 
 
 @pytest.fixture(scope="session")
-def rest_build(stack: dict[str, Any], plugin: Plugin,
-               tmp_path_factory: pytest.TempPathFactory) -> tuple[Build, dict[str, Any]]:
+def rest_build(
+    stack: dict[str, Any], plugin: Plugin, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Build, dict[str, Any]]:
     build = Build(stack, plugin, tmp_path_factory.mktemp("rest"), "rest")
     done = build.run_cli()
     assert done.returncode == 0, done.stderr
@@ -179,15 +224,21 @@ def rest_build(stack: dict[str, Any], plugin: Plugin,
 
 
 @pytest.fixture(scope="session")
-def mcp_build(stack: dict[str, Any], plugin: Plugin,
-              tmp_path_factory: pytest.TempPathFactory) -> tuple[Build, dict[str, Any]]:
+def mcp_build(
+    stack: dict[str, Any], plugin: Plugin, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Build, dict[str, Any]]:
     build = Build(stack, plugin, tmp_path_factory.mktemp("mcp"), "mcp")
     return build, build.run_api()
 
 
 def inspect(stack: dict[str, Any], tmp: Path, ref: str) -> dict[str, Any]:
-    out = subprocess.run([DOCKER, "image", "inspect", ref], env=docker_env(stack, tmp),
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [DOCKER, "image", "inspect", ref],
+        env=docker_env(stack, tmp),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(out.stdout)[0]  # type: ignore[no-any-return]
 
 
@@ -206,8 +257,9 @@ def test_build_result_and_image_facts(
     labels = image["Config"]["Labels"]
     assert labels["io.svcc.inputs-sha256"] == result["inputs_sha256"]
     plan = result["delivery_plan"]
-    assert labels["io.svcc.delivery-plan-sha256"] == (
-        result["delivery_manifest"]["delivery_plan_sha256"]
+    assert (
+        labels["io.svcc.delivery-plan-sha256"]
+        == (result["delivery_manifest"]["delivery_plan_sha256"])
     )
     assert plan["run"]["user"] == "65532:65532"
     assert plan["base_image"] == stack["BASE_IMAGE"]
@@ -246,12 +298,16 @@ print(json.dumps(out))
 
 
 @pytest.fixture
-def rest_container(stack: dict[str, Any], rest_build: tuple[Build, dict[str, Any]],
-                   tmp_path: Path) -> Iterator[str]:
+def rest_container(
+    stack: dict[str, Any], rest_build: tuple[Build, dict[str, Any]], tmp_path: Path
+) -> Iterator[str]:
     env = docker_env(stack, tmp_path)
     cid = subprocess.run(
         [DOCKER, "run", "-d", "--rm", "--network", "none", rest_build[1]["image_id"]],
-        env=env, capture_output=True, text=True, check=True,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.strip()
     try:
         yield cid
@@ -259,20 +315,31 @@ def rest_container(stack: dict[str, Any], rest_build: tuple[Build, dict[str, Any
         subprocess.run([DOCKER, "rm", "-f", cid], env=env, capture_output=True, check=False)
 
 
-def exec_in(stack: dict[str, Any], tmp: Path, cid: str, *argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([DOCKER, "exec", cid, *argv], env=docker_env(stack, tmp),
-                          capture_output=True, text=True, check=False, timeout=60)
+def exec_in(
+    stack: dict[str, Any], tmp: Path, cid: str, *argv: str
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [DOCKER, "exec", cid, *argv],
+        env=docker_env(stack, tmp),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
 
 
 def test_rest_image_answers_like_svcc_serve(
-    stack: dict[str, Any], rest_build: tuple[Build, dict[str, Any]], rest_container: str,
+    stack: dict[str, Any],
+    rest_build: tuple[Build, dict[str, Any]],
+    rest_container: str,
     tmp_path: Path,
 ) -> None:
     payload = json.dumps(REQUESTS)
     deadline = time.monotonic() + 60
     while True:
-        done = exec_in(stack, tmp_path, rest_container,
-                       "/opt/svc/venv/bin/python", "-c", CALLER, payload)
+        done = exec_in(
+            stack, tmp_path, rest_container, "/opt/svc/venv/bin/python", "-c", CALLER, payload
+        )
         if done.returncode == 0 or time.monotonic() > deadline:
             break
         time.sleep(0.3)
@@ -343,8 +410,9 @@ GRANT_FIELDS = [
 
 
 @pytest.fixture(scope="session")
-def refusal_build(stack: dict[str, Any], plugin: Plugin,
-                  tmp_path_factory: pytest.TempPathFactory) -> Build:
+def refusal_build(
+    stack: dict[str, Any], plugin: Plugin, tmp_path_factory: pytest.TempPathFactory
+) -> Build:
     return Build(stack, plugin, tmp_path_factory.mktemp("refusals"), "rest")
 
 
@@ -363,7 +431,8 @@ def test_grant_missing_and_cli_keeps_core_codes(refusal_build: Build) -> None:
     assert info.value.code == "grant_missing"
     done = refusal_build.run_cli(policy=refusal_build.policy(**{"target.tag": "x:y"}))
     assert done.returncode == 2
-    assert "grant_mismatch" in done.stderr and "target.tag" in done.stderr
+    assert "grant_mismatch" in done.stderr
+    assert "target.tag" in done.stderr
 
 
 def _refused_in_extension(build: Build, request: dict[str, Any], code: str) -> str:
@@ -401,16 +470,22 @@ def test_lock_must_equal_the_resolved_set(refusal_build: Build, tmp_path: Path) 
     assert "h11" in detail
     wheelhouse = state_dir() / "wheelhouse" / "amd64"
     everything = lock_from_wheels(
-        [Requirement("mcp>=2.3,<3"), Requirement("fastapi>=0.115,<1"),
-         Requirement("swagger-ui-bundle-v2>=5.31,<6"), Requirement("uvicorn[standard]>=0.30,<1")],
-        wheelhouse.glob("*.whl"), marker_environment("linux/amd64", "3.11"),
+        [
+            Requirement("mcp>=2.3,<3"),
+            Requirement("fastapi>=0.115,<1"),
+            Requirement("swagger-ui-bundle-v2>=5.31,<6"),
+            Requirement("uvicorn[standard]>=0.30,<1"),
+        ],
+        wheelhouse.glob("*.whl"),
+        marker_environment("linux/amd64", "3.11"),
     )
     extra = tmp_path / "extra.lock"
     extra.write_bytes(render_lock(everything))
     detail = _refused_in_extension(
         refusal_build, {**refusal_build.request, "requirements": str(extra)}, "lock_mismatch"
     )
-    assert "mcp" in detail and "not required" in detail
+    assert "mcp" in detail
+    assert "not required" in detail
 
 
 def _broken_bundle(build: Build, tmp: Path, how: str) -> Path:
@@ -467,7 +542,9 @@ def test_ignored_files_are_not_copied(refusal_build: Build, tmp_path: Path) -> N
     _refused_in_extension(refusal_build, request, "log_budget_exceeded")
 
 
-@pytest.mark.parametrize("endpoint", ["tcp://127.0.0.1:2375", "ssh://builder@host", "relative.sock"])
+@pytest.mark.parametrize(
+    "endpoint", ["tcp://127.0.0.1:2375", "ssh://builder@host", "relative.sock"]
+)
 def test_tcp_and_ssh_engines_are_refused(refusal_build: Build, endpoint: str) -> None:
     request = copy.deepcopy(refusal_build.request)
     request["engine"]["socket"] = endpoint
@@ -489,20 +566,43 @@ def test_timeout_and_log_budget(refusal_build: Build) -> None:
 
 def test_plugin_hash_mismatch_and_pth_wheel(plugin: Plugin, tmp_path: Path) -> None:
     root = tmp_path / "plugins"
-    done = svcc("plugins", "install", str(plugin.wheel), "--sha256", "0" * 64,
-                "--requirements", str(plugin.lock), "--wheelhouse", str(plugin.wheelhouse),
-                "--plugins-dir", str(root), check=False)
+    done = svcc(
+        "plugins",
+        "install",
+        str(plugin.wheel),
+        "--sha256",
+        "0" * 64,
+        "--requirements",
+        str(plugin.lock),
+        "--wheelhouse",
+        str(plugin.wheelhouse),
+        "--plugins-dir",
+        str(root),
+        check=False,
+    )
     assert done.returncode == 2
     assert "plugin_hash_mismatch" in done.stderr
     evil = tmp_path / plugin.wheel.name
     shutil.copy(plugin.wheel, evil)
     with zipfile.ZipFile(evil, "a") as archive:
         archive.writestr("svc_oci_hook.pth", "import os\n")
-    done = svcc("plugins", "install", str(evil), "--sha256", _sha256(evil),
-                "--requirements", str(plugin.lock), "--wheelhouse", str(plugin.wheelhouse),
-                "--plugins-dir", str(root), check=False)
+    done = svcc(
+        "plugins",
+        "install",
+        str(evil),
+        "--sha256",
+        _sha256(evil),
+        "--requirements",
+        str(plugin.lock),
+        "--wheelhouse",
+        str(plugin.wheelhouse),
+        "--plugins-dir",
+        str(root),
+        check=False,
+    )
     assert done.returncode == 2
-    assert "plugin_invalid" in done.stderr and "svc_oci_hook.pth" in done.stderr
+    assert "plugin_invalid" in done.stderr
+    assert "svc_oci_hook.pth" in done.stderr
     assert not root.exists() or not any(root.rglob("install.json"))
 
 
@@ -513,12 +613,21 @@ def test_disabled_plugin_does_not_run(plugin: Plugin, refusal_build: Build) -> N
             refusal_build.run_api()
         assert info.value.code == "plugin_not_enabled"
     finally:
-        svcc("plugins", "enable", "svc-oci", "--version", plugin.record["version"],
-             "--plugins-dir", str(plugin.root))
+        svcc(
+            "plugins",
+            "enable",
+            "svc-oci",
+            "--version",
+            plugin.record["version"],
+            "--plugins-dir",
+            str(plugin.root),
+        )
 
 
 def test_same_inputs_same_inputs_sha256_on_docker_and_podman(
-    stack: dict[str, Any], plugin: Plugin, rest_build: tuple[Build, dict[str, Any]],
+    stack: dict[str, Any],
+    plugin: Plugin,
+    rest_build: tuple[Build, dict[str, Any]],
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     if "CI_PODMAN_DOCKER_HOST" not in stack:
@@ -529,9 +638,13 @@ def test_same_inputs_same_inputs_sha256_on_docker_and_podman(
     assert result["inputs_sha256"] == docker_result["inputs_sha256"]
     assert result["delivery_plan"] == docker_result["delivery_plan"]
     assert result["delivery_manifest"]["files"] == docker_result["delivery_manifest"]["files"]
-    out = subprocess.run([DOCKER, "image", "inspect", result["image_id"]],
-                         env=docker_env(stack, build.work, "PODMAN"),
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [DOCKER, "image", "inspect", result["image_id"]],
+        env=docker_env(stack, build.work, "PODMAN"),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     image = json.loads(out.stdout)[0]
     assert image["Config"]["User"] == "65532:65532"
     assert image["Config"]["Labels"]["io.svcc.inputs-sha256"] == result["inputs_sha256"]

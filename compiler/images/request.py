@@ -9,7 +9,6 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from attrs import asdict, frozen
-
 from svcc.compiler.images.errors import ImageInputError
 
 SCHEMA: Final = "svc.oci-build/v1"
@@ -84,8 +83,17 @@ def parse_build_request(obj: object) -> BuildRequest:
     _only(
         obj,
         "request",
-        {"schema", "bundle", "interface", "base_image", "platform", "tag", "requirements",
-         "wheelhouse", "engine"},
+        {
+            "schema",
+            "bundle",
+            "interface",
+            "base_image",
+            "platform",
+            "tag",
+            "requirements",
+            "wheelhouse",
+            "engine",
+        },
         {"timeout_ms", "max_log_bytes"},
     )
     if obj["schema"] != SCHEMA:
@@ -148,9 +156,7 @@ def _differences(granted: object, wanted: object, prefix: str) -> list[str]:
     return [] if same else [prefix.rstrip(".")]
 
 
-def check_build_grant(
-    policy: object, request: BuildRequest, plugin: PluginIdentity
-) -> None:
+def check_build_grant(policy: object, request: BuildRequest, plugin: PluginIdentity) -> None:
     """An ``image.build`` grant with both permissions, bound literally to this extension and
     every target field; otherwise ``grant_missing`` / ``grant_mismatch`` naming the fields."""
     if not isinstance(policy, dict) or policy.get("schema") != "svc.operator-policy/v1":
@@ -175,6 +181,4 @@ def check_build_grant(
             best = problems
     if best is None:
         raise ImageInputError("grant_missing", "operator policy: no image.build grant")
-    raise ImageInputError(
-        "grant_mismatch", "image.build grant does not match: " + ", ".join(best)
-    )
+    raise ImageInputError("grant_mismatch", "image.build grant does not match: " + ", ".join(best))

@@ -143,9 +143,7 @@ def closure(
             marker = child.marker
             if marker is not None:
                 extras = extras_of[wheel.name]
-                if not any(
-                    _evaluate(marker, {**env, "extra": e}) for e in ("", *sorted(extras))
-                ):
+                if not any(_evaluate(marker, {**env, "extra": e}) for e in ("", *sorted(extras))):
                     continue
             queue.append((child, f"{wheel.name}=={wheel.version}"))
     return {name: available[name] for name in sorted(extras_of)}

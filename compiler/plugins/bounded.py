@@ -5,6 +5,7 @@ waiting, and on any breach the child's whole process group (it runs in a new ses
 killed. Used for extensions (by the core) and for the engine client (by svc-oci).
 """
 
+import contextlib
 import os
 import selectors
 import signal
@@ -46,8 +47,13 @@ def run_bounded(
     deadline = time.monotonic() + timeout_ms / 1000
     proc = subprocess.Popen(
         list(argv),
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        cwd=cwd, env=dict(env), close_fds=True, start_new_session=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=cwd,
+        env=dict(env),
+        close_fds=True,
+        start_new_session=True,
     )
     assert proc.stdin is not None
     assert proc.stdout is not None
@@ -75,7 +81,9 @@ def run_bounded(
                 buf += chunk
                 if shared_budget and len(out) + len(err) > max_stdout:
                     raise Exceeded("output")
-                if not shared_budget and len(buf) > (max_stdout if what == "stdout" else max_stderr):
+                if not shared_budget and len(buf) > (
+                    max_stdout if what == "stdout" else max_stderr
+                ):
                     raise Exceeded(what)
         try:
             status = proc.wait(max(deadline - time.monotonic(), 0.001))
@@ -84,10 +92,8 @@ def run_bounded(
     finally:
         sel.close()
         if proc.poll() is None:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
             proc.wait()
         proc.stdout.close()
         proc.stderr.close()

@@ -9,25 +9,29 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 
-def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+def add_parser(sub: "argparse._SubParsersAction[Any]") -> None:
     plugins = sub.add_parser("plugins", help="install, enable and run extensions (svc-oci)")
     psub = plugins.add_subparsers(dest="plugins_command", required=True)
 
     def dir_option(p: argparse.ArgumentParser) -> None:
         p.add_argument(
-            "--plugins-dir", metavar="DIR",
+            "--plugins-dir",
+            metavar="DIR",
             help="where extensions live (default $XDG_DATA_HOME/svcc/plugins)",
         )
 
     install = psub.add_parser("install", help="install an extension wheel offline")
     install.add_argument("wheel", help="the extension's wheel")
     install.add_argument("--sha256", required=True, metavar="HEX", help="the wheel's sha256")
-    install.add_argument("--requirements", required=True, metavar="LOCK",
-                         help="wheel lock of its dependencies")
-    install.add_argument("--wheelhouse", required=True, metavar="DIR",
-                         help="directory holding the locked wheels")
+    install.add_argument(
+        "--requirements", required=True, metavar="LOCK", help="wheel lock of its dependencies"
+    )
+    install.add_argument(
+        "--wheelhouse", required=True, metavar="DIR", help="directory holding the locked wheels"
+    )
     dir_option(install)
     listing = psub.add_parser("list", help="installed extensions (JSON)")
     dir_option(listing)
@@ -42,10 +46,15 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
     run.add_argument("name")
     run.add_argument("operation")
     run.add_argument("--arguments", required=True, metavar="FILE", help="the request (JSON)")
-    run.add_argument("--operator-policy", required=True, metavar="FILE",
-                     help="svc.operator-policy/v1 with the operation's grant")
-    run.add_argument("--timeout-ms", type=int, default=10_000, metavar="N",
-                     help="1 to 600000 (default 10000)")
+    run.add_argument(
+        "--operator-policy",
+        required=True,
+        metavar="FILE",
+        help="svc.operator-policy/v1 with the operation's grant",
+    )
+    run.add_argument(
+        "--timeout-ms", type=int, default=10_000, metavar="N", help="1 to 600000 (default 10000)"
+    )
     dir_option(run)
 
 
@@ -56,8 +65,11 @@ def command(args: argparse.Namespace) -> int:
     sub = args.plugins_command
     if sub == "install":
         done = store.install(
-            Path(args.wheel), sha256=args.sha256, requirements=Path(args.requirements),
-            wheelhouse=Path(args.wheelhouse), plugins_dir=root,
+            Path(args.wheel),
+            sha256=args.sha256,
+            requirements=Path(args.requirements),
+            wheelhouse=Path(args.wheelhouse),
+            plugins_dir=root,
         )
         _print(done.to_json(enabled=False))
     elif sub == "list":
@@ -73,8 +85,11 @@ def command(args: argparse.Namespace) -> int:
 
         try:
             outcome = run(
-                args.name, args.operation, arguments=Path(args.arguments),
-                operator_policy=Path(args.operator_policy), timeout_ms=args.timeout_ms,
+                args.name,
+                args.operation,
+                arguments=Path(args.arguments),
+                operator_policy=Path(args.operator_policy),
+                timeout_ms=args.timeout_ms,
                 plugins_dir=root,
             )
         except PluginFailure:

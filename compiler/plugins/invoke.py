@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any, Final
 
 from attrs import frozen
-
 from svcc.compiler.images.errors import ImageInputError
 from svcc.compiler.images.request import (
     PluginIdentity,
@@ -82,19 +81,23 @@ def run(
         raise ImageInputError("request_invalid", f"--timeout-ms must be 1 to {TIMEOUT_MAX_MS}")
     plugin = active(name, plugins_dir)
     if operation not in plugin.operations:
-        raise ImageInputError(
-            "request_invalid", f"{plugin.name} has no operation {operation!r}"
-        )
+        raise ImageInputError("request_invalid", f"{plugin.name} has no operation {operation!r}")
     args = _read_json(arguments, "arguments")
     policy = _read_json(operator_policy, "operator policy")
     identity = PluginIdentity(
-        name=plugin.name, version=plugin.version, sha256=plugin.sha256,
+        name=plugin.name,
+        version=plugin.version,
+        sha256=plugin.sha256,
         lock_sha256=plugin.lock_sha256,
     )
     authorise(operation, args, policy, identity)
     request = json.dumps(
-        {"schema": ENVELOPE, "operation": operation, "arguments": args,
-         "plugin": {"name": plugin.name, "version": plugin.version}},
+        {
+            "schema": ENVELOPE,
+            "operation": operation,
+            "arguments": args,
+            "plugin": {"name": plugin.name, "version": plugin.version},
+        },
         sort_keys=True,
     ).encode()
     if len(request) > MAX_REQUEST:
@@ -105,12 +108,16 @@ def run(
 
 def _spawn(python: Path, module: str, request: bytes, timeout_ms: int) -> tuple[bytes, bytes, int]:
     workdir = Path(tempfile.mkdtemp(prefix="svc-plugin-"))
-    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": str(workdir),
-           "TMPDIR": str(workdir)}
+    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": str(workdir), "TMPDIR": str(workdir)}
     try:
         done = run_bounded(
-            [str(python), "-I", "-m", module], env=env, cwd=workdir, timeout_ms=timeout_ms,
-            stdin=request, max_stdout=MAX_STDOUT, max_stderr=MAX_STDERR,
+            [str(python), "-I", "-m", module],
+            env=env,
+            cwd=workdir,
+            timeout_ms=timeout_ms,
+            stdin=request,
+            max_stdout=MAX_STDOUT,
+            max_stderr=MAX_STDERR,
         )
     except OSError as exc:
         raise PluginFailure("plugin_failed", f"cannot start: {exc.strerror}") from None

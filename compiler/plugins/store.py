@@ -19,7 +19,6 @@ from typing import Any, Final
 
 from attrs import frozen
 from packaging.utils import canonicalize_name, parse_wheel_filename
-
 from svcc.compiler.images.errors import ImageInputError
 from svcc.compiler.images.lockfile import LockedWheel, parse_lock, render_lock
 from svcc.compiler.plugins.wheels import (
@@ -128,14 +127,34 @@ def install(
         (staging / "requirements.lock").write_bytes(render_lock(pins))
         subprocess.run(
             [sys.executable, "-m", "venv", "--without-pip", str(staging / "venv")],
-            check=True, env=_clean_env(), capture_output=True, timeout=PIP_TIMEOUT_S,
+            check=True,
+            env=_clean_env(),
+            capture_output=True,
+            timeout=PIP_TIMEOUT_S,
         )
         done = subprocess.run(
-            [sys.executable, "-m", "pip", "--python", str(staging / "venv" / "bin" / "python"),
-             "install", "--no-index", "--only-binary=:all:", "--require-hashes", "--no-compile",
-             "--find-links", str(house), "-r", str(staging / "requirements.lock")],
-            env=_clean_env(), capture_output=True, text=True, timeout=PIP_TIMEOUT_S,
-            cwd=staging, check=False,
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "--python",
+                str(staging / "venv" / "bin" / "python"),
+                "install",
+                "--no-index",
+                "--only-binary=:all:",
+                "--require-hashes",
+                "--no-compile",
+                "--find-links",
+                str(house),
+                "-r",
+                str(staging / "requirements.lock"),
+            ],
+            env=_clean_env(),
+            capture_output=True,
+            text=True,
+            timeout=PIP_TIMEOUT_S,
+            cwd=staging,
+            check=False,
         )
         if done.returncode != 0:
             tail = (done.stderr.strip().splitlines() or ["pip failed"])[-1]

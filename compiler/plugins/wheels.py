@@ -14,7 +14,6 @@ from typing import Any, Final
 
 from attrs import frozen
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
-
 from svcc.compiler.images.errors import ImageInputError
 from svcc.compiler.images.lockfile import LockedWheel
 
@@ -40,9 +39,8 @@ def startup_hooks(archive: zipfile.ZipFile) -> list[str]:
     hooks = []
     for name in archive.namelist():
         base = name.rsplit("/", 1)[-1]
-        top_level = name.count("/") == 0 or (
-            name.count("/") == 2 and ".data/purelib/" in name or ".data/platlib/" in name
-        )
+        in_lib = ".data/purelib/" in name or ".data/platlib/" in name
+        top_level = "/" not in name or (name.count("/") == 2 and in_lib)
         if base.endswith(".pth") or (top_level and base in HOOK_MODULES):
             hooks.append(name)
     return hooks
@@ -78,9 +76,7 @@ def check_wheel(path: Path, *, code: str = "wheel_invalid") -> CheckedWheel:
     return CheckedWheel(path, canonicalize_name(name), str(version), sha256_of(path), expanded)
 
 
-def locked_wheels(
-    locked: tuple[LockedWheel, ...], wheelhouse: Path
-) -> list[CheckedWheel]:
+def locked_wheels(locked: tuple[LockedWheel, ...], wheelhouse: Path) -> list[CheckedWheel]:
     """For each locked wheel, the one wheel file in ``wheelhouse`` with its name, version and
     hash; totals within the limits."""
     candidates: dict[tuple[str, str], list[Path]] = {}
@@ -100,7 +96,9 @@ def locked_wheels(
     total = expanded = 0
     for wheel in locked:
         found = [
-            c for c in candidates.get((wheel.name, wheel.version), []) if sha256_of(c) == wheel.sha256
+            c
+            for c in candidates.get((wheel.name, wheel.version), [])
+            if sha256_of(c) == wheel.sha256
         ]
         if not found:
             raise ImageInputError(
@@ -120,7 +118,9 @@ def locked_wheels(
 def extension_manifest(path: Path, name: str, version: str) -> dict[str, Any]:
     """The ``svc-extension.json`` inside the extension wheel, checked against its METADATA."""
     with zipfile.ZipFile(path) as archive:
-        metas = [n for n in archive.namelist() if n.count("/") == 1 and n.endswith(".dist-info/METADATA")]
+        metas = [
+            n for n in archive.namelist() if n.count("/") == 1 and n.endswith(".dist-info/METADATA")
+        ]
         manifests = [n for n in archive.namelist() if n.rsplit("/", 1)[-1] == MANIFEST_NAME]
         if len(metas) != 1 or len(manifests) != 1:
             raise ImageInputError(
@@ -134,7 +134,13 @@ def extension_manifest(path: Path, name: str, version: str) -> dict[str, Any]:
             manifest = json.loads(archive.read(manifests[0]))
         except ValueError as exc:
             raise ImageInputError("plugin_invalid", f"{MANIFEST_NAME}: not JSON: {exc}") from None
-    if not isinstance(manifest, dict) or set(manifest) != {"schema", "name", "version", "module", "operations"}:
+    if not isinstance(manifest, dict) or set(manifest) != {
+        "schema",
+        "name",
+        "version",
+        "module",
+        "operations",
+    }:
         raise ImageInputError(
             "plugin_invalid",
             f"{MANIFEST_NAME}: must have exactly schema, name, version, module, operations",
@@ -143,7 +149,10 @@ def extension_manifest(path: Path, name: str, version: str) -> dict[str, Any]:
         "schema": (manifest["schema"], MANIFEST_SCHEMA),
         "name": (canonicalize_name(str(manifest["name"])), canonicalize_name(str(meta["Name"]))),
         "version": (manifest["version"], str(meta["Version"])),
-        "file name": ((canonicalize_name(str(meta["Name"])), str(meta["Version"])), (name, version)),
+        "file name": (
+            (canonicalize_name(str(meta["Name"])), str(meta["Version"])),
+            (name, version),
+        ),
     }
     for what, (have, want) in facts.items():
         if have != want:

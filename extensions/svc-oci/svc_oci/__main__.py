@@ -32,7 +32,9 @@ def main() -> int:
         if not isinstance(request, dict) or request.get("schema") != "svc.extension/v1":
             raise ImageInputError("request_invalid", "request is not svc.extension/v1")
         if request.get("operation") != "build":
-            raise ImageInputError("request_invalid", f"unknown operation {request.get('operation')!r}")
+            raise ImageInputError(
+                "request_invalid", f"unknown operation {request.get('operation')!r}"
+            )
         result = build(request.get("arguments"))
     except ImageInputError as exc:
         respond({"ok": False, "error": {"code": exc.code, "message": exc.message}})

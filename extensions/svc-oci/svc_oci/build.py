@@ -45,8 +45,10 @@ def _check_engine(request: BuildRequest) -> None:
         raise ImageInputError("engine_refused", f"engine.socket {socket}: {exc.strerror}") from None
     if not stat.S_ISSOCK(mode):
         raise ImageInputError("engine_refused", f"engine.socket {socket}: not a Unix socket")
-    for what, path in (("executable", request.engine.executable),
-                       ("builder", request.engine.builder)):
+    for what, path in (
+        ("executable", request.engine.executable),
+        ("builder", request.engine.builder),
+    ):
         if path is not None and not (os.path.isfile(path) and os.access(path, os.X_OK)):
             raise ImageInputError("engine_refused", f"engine.{what} {path}: not an executable")
 
@@ -125,14 +127,16 @@ def build(arguments: Any) -> dict[str, Any]:
             if copied.hexdigest() != wheel.sha256:
                 raise ImageInputError("wheel_invalid", f"{wheel.path.name} changed while copied")
             files[f"wheels/{wheel.path.name}"] = wheel.sha256
-        for path in context.rglob("*"):  # deterministic modes for every engine
-            path.chmod(0o755 if path.is_dir() else 0o644)
+        for entry in context.rglob("*"):  # deterministic modes for every engine
+            entry.chmod(0o755 if entry.is_dir() else 0o644)
         inputs_sha256 = _digest(canonical_json(dict(sorted(files.items()))))
         target_json = json.loads(tree.get("target.json") or b"{}")
         labels = {**target_json["labels"], LABEL_INPUTS: inputs_sha256}
         engine = Engine(request, work)
         image_id = engine.build(
-            context, tag=tag, labels={LABEL_INPUTS: inputs_sha256},
+            context,
+            tag=tag,
+            labels={LABEL_INPUTS: inputs_sha256},
             source_date_epoch=int(target_json["source_date_epoch"]),
         )
         engine.verify(image_id, tag=tag, platform=request.platform, user=USER, labels=labels)

@@ -43,14 +43,20 @@ class Engine:
     def _run(self, argv: list[str], *, timeout_ms: int, budget: int) -> bytes:
         try:
             done = run_bounded(
-                [self.request.engine.executable, *argv], env=self.env, cwd=self.work,
-                timeout_ms=timeout_ms, max_stdout=budget, max_stderr=budget, shared_budget=True,
+                [self.request.engine.executable, *argv],
+                env=self.env,
+                cwd=self.work,
+                timeout_ms=timeout_ms,
+                max_stdout=budget,
+                max_stderr=budget,
+                shared_budget=True,
             )
         except Exceeded as exc:
             if exc.what == "timeout":
                 raise ImageInputError(
-                    "timeout", f"the engine client did not finish within {timeout_ms} ms "
-                    "(daemon work may continue)"
+                    "timeout",
+                    f"the engine client did not finish within {timeout_ms} ms "
+                    "(daemon work may continue)",
                 ) from None
             raise ImageInputError(
                 "log_budget_exceeded", f"the engine client wrote more than {budget} bytes"
@@ -67,19 +73,39 @@ class Engine:
         self, context: Path, *, tag: str, labels: dict[str, str], source_date_epoch: int
     ) -> str:
         iidfile = self.work / "image-id"
-        args = ["--platform", self.request.platform, "--network", "none",
-                "--build-arg", f"SOURCE_DATE_EPOCH={source_date_epoch}",
-                "--iidfile", str(iidfile), "-f", str(context / "Containerfile")]
+        args = [
+            "--platform",
+            self.request.platform,
+            "--network",
+            "none",
+            "--build-arg",
+            f"SOURCE_DATE_EPOCH={source_date_epoch}",
+            "--iidfile",
+            str(iidfile),
+            "-f",
+            str(context / "Containerfile"),
+        ]
         for key, value in sorted(labels.items()):
             args += ["--label", f"{key}={value}"]
         if self.request.engine.builder is not None:
-            argv = ["buildx", "build", "--progress", "plain", "--provenance=false",
-                    "--output", f"type=docker,name={tag},rewrite-timestamp=true", *args]
+            argv = [
+                "buildx",
+                "build",
+                "--progress",
+                "plain",
+                "--provenance=false",
+                "--output",
+                f"type=docker,name={tag},rewrite-timestamp=true",
+                *args,
+            ]
         else:
             argv = ["build", "-t", tag, *args]
         self.env["SOURCE_DATE_EPOCH"] = str(source_date_epoch)
-        self._run([*argv, str(context)], timeout_ms=self.request.timeout_ms,
-                  budget=self.request.max_log_bytes)
+        self._run(
+            [*argv, str(context)],
+            timeout_ms=self.request.timeout_ms,
+            budget=self.request.max_log_bytes,
+        )
         try:
             image_id = iidfile.read_text().strip()
         except OSError:
@@ -89,8 +115,9 @@ class Engine:
         return image_id
 
     def inspect(self, ref: str) -> dict[str, Any]:
-        out = self._run(["image", "inspect", ref], timeout_ms=INSPECT_TIMEOUT_MS,
-                        budget=INSPECT_BUDGET)
+        out = self._run(
+            ["image", "inspect", ref], timeout_ms=INSPECT_TIMEOUT_MS, budget=INSPECT_BUDGET
+        )
         try:
             found = json.loads(out)
         except ValueError:
