@@ -20,8 +20,12 @@ from svcc.compiler.target import FileTree
 GOLDEN = TESTS / "golden_oci"
 BASE = "registry.test:5444/ci/base@sha256:" + "b" * 64
 PINS = {
-    "rest": ["fastapi==0.115.0", "pydantic==2.9.0", "swagger-ui-bundle-v2==5.31.0",
-             "uvicorn==0.30.0"],
+    "rest": [
+        "fastapi==0.115.0",
+        "pydantic==2.9.0",
+        "swagger-ui-bundle-v2==5.31.0",
+        "uvicorn==0.30.0",
+    ],
     "mcp": ["mcp==2.3.0", "pydantic==2.9.0"],
 }
 
@@ -47,16 +51,20 @@ def context(tmp: Path, interface: str, **options: object) -> FileTree:
 
 @pytest.mark.parametrize("interface", ["rest", "mcp"])
 def test_golden_context(interface: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
-    emitted = {p: d for p, d in context(tmp_path, interface)
-               if not p.startswith("bundle/svc_runtime/")}
+    emitted = {
+        p: d for p, d in context(tmp_path, interface) if not p.startswith("bundle/svc_runtime/")
+    }
     folder = GOLDEN / interface
     if request.config.getoption("--snapshot-update"):
         shutil.rmtree(folder, ignore_errors=True)
         for path, data in emitted.items():
             (folder / path).parent.mkdir(parents=True, exist_ok=True)
             (folder / path).write_bytes(data)
-    stored = {p.relative_to(folder).as_posix(): p.read_bytes()
-              for p in sorted(folder.rglob("*")) if p.is_file()}
+    stored = {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
     assert sorted(stored) == sorted(emitted)
     for path, data in emitted.items():
         assert stored[path] == data, path
@@ -84,10 +92,12 @@ def refused(tmp: Path, code: str, **options: object) -> str:
 
 
 def test_refusals(tmp_path: Path) -> None:
-    assert "not pinned" in refused(tmp_path, "base_not_pinned",
-                                   base_image="registry.test:5444/ci/base:bookworm")
-    assert "IP literals" in refused(tmp_path, "reference_invalid",
-                                    base_image="127.0.0.1:5000/ci/base@sha256:" + "b" * 64)
+    assert "not pinned" in refused(
+        tmp_path, "base_not_pinned", base_image="registry.test:5444/ci/base:bookworm"
+    )
+    assert "IP literals" in refused(
+        tmp_path, "reference_invalid", base_image="127.0.0.1:5000/ci/base@sha256:" + "b" * 64
+    )
     missing = lock_file(tmp_path, "rest", PINS["rest"][:-1])
     assert "missing from the lock: uvicorn" in refused(tmp_path, "lock_mismatch", lock=missing)
     old = lock_file(tmp_path, "rest", [*PINS["rest"][:-1], "uvicorn==0.20.0"])
