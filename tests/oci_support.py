@@ -111,3 +111,102 @@ def build_wheels(out: Path) -> tuple[Path, Path]:
             env={**os.environ, "PIP_NO_INDEX": "1"},
         )
     return next(out.glob("svcc-*.whl")), next(out.glob("svc_oci-*.whl"))
+
+
+def install_plugin(work: Path, svcc: str) -> dict[str, Any]:
+    """Build the svcc and svc-oci wheels, lock svc-oci's dependencies from the stack's
+    plugin wheelhouse, install and enable it under ``work/plugins``: the install record
+    plus ``plugins_dir``, ``wheel``, ``lock`` and ``wheelhouse``."""
+    import hashlib
+    import shutil
+
+    wheelhouse = work / "wheelhouse"
+    shutil.copytree(state_dir() / "wheelhouse" / "plugin", wheelhouse)
+    svcc_wheel, ext_wheel = build_wheels(work / "built")
+    shutil.copy(svcc_wheel, wheelhouse)
+    locked = lock_from_wheels(
+        [Requirement("svcc")], wheelhouse.glob("*.whl"), marker_environment("linux/amd64", "3.11")
+    )
+    lock = work / "plugin.lock"
+    lock.write_bytes(render_lock(locked))
+    root = work / "plugins"
+    sha = hashlib.sha256(ext_wheel.read_bytes()).hexdigest()
+
+    def run(*args: str) -> Any:
+        done = subprocess.run(
+            [svcc, "plugins", *args, "--plugins-dir", str(root)],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise AssertionError(f"svcc plugins {args[0]}: {done.stderr}")
+        return json.loads(done.stdout)
+
+    record: dict[str, Any] = run(
+        "install",
+        str(ext_wheel),
+        "--sha256",
+        sha,
+        "--requirements",
+        str(lock),
+        "--wheelhouse",
+        str(wheelhouse),
+    )
+    installed_disabled = [p["enabled"] for p in run("list")] == [False]
+    run("enable", "svc-oci", "--version", record["version"])
+    return {
+        **record,
+        "plugins_dir": root,
+        "wheel": ext_wheel,
+        "lock": lock,
+        "wheelhouse": wheelhouse,
+        "installed_disabled": installed_disabled,
+    }
+
+
+def build_request(
+    stack_env: dict[str, str],
+    bundle: Path,
+    lock: Path,
+    interface: str,
+    *,
+    tag: str,
+    engine: str = "DOCKER",
+    docker: str = "/usr/local/bin/docker",
+) -> dict[str, Any]:
+    return {
+        "schema": "svc.oci-build/v1",
+        "bundle": str(bundle),
+        "interface": interface,
+        "base_image": stack_env["BASE_IMAGE"],
+        "platform": "linux/amd64",
+        "tag": tag,
+        "requirements": str(lock),
+        "wheelhouse": str(state_dir() / "wheelhouse" / "amd64"),
+        "engine": {
+            "executable": docker,
+            "socket": stack_env[f"CI_{engine}_DOCKER_HOST"].removeprefix("unix://"),
+            "builder": stack_env["CI_DOCKER_BUILDX"] if engine == "DOCKER" else None,
+        },
+        "timeout_ms": 480_000,
+    }
+
+
+def build_policy(request: dict[str, Any], plugin: dict[str, Any]) -> dict[str, Any]:
+    """The ``image.build`` grant that admits exactly ``request`` for the installed plugin."""
+    target = {
+        k: v for k, v in request.items() if k not in ("schema", "timeout_ms", "max_log_bytes")
+    }
+    return {
+        "schema": "svc.operator-policy/v1",
+        "grants": [
+            {
+                "operation": "image.build",
+                "permissions": ["image.build", "registry.read"],
+                "plugin": {k: plugin[k] for k in ("name", "version", "sha256", "lock_sha256")},
+                "target": json.loads(json.dumps(target)),
+            }
+        ],
+    }

@@ -21,7 +21,15 @@ from typing import Any
 import pytest
 from helpers import SVCC
 from mcp_client import McpBundle
-from oci_support import build_wheels, image_lock, load_stack, repository_bundle, state_dir
+from oci_support import (
+    build_policy,
+    build_request,
+    image_lock,
+    install_plugin,
+    load_stack,
+    repository_bundle,
+    state_dir,
+)
 from packaging.requirements import Requirement
 from servers import serving
 from svcc.compiler.images.errors import ImageInputError
@@ -60,11 +68,12 @@ def svcc(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
 
 
 class Plugin:
-    def __init__(
-        self, root: Path, record: dict[str, Any], wheel: Path, lock: Path, wheelhouse: Path
-    ) -> None:
-        self.root, self.record, self.wheel, self.lock = root, record, wheel, lock
-        self.wheelhouse = wheelhouse
+    def __init__(self, record: dict[str, Any]) -> None:
+        self.record = record
+        self.root: Path = record["plugins_dir"]
+        self.wheel: Path = record["wheel"]
+        self.lock: Path = record["lock"]
+        self.wheelhouse: Path = record["wheelhouse"]
 
     def identity(self) -> dict[str, str]:
         return {k: self.record[k] for k in ("name", "version", "sha256", "lock_sha256")}
@@ -72,38 +81,10 @@ class Plugin:
 
 @pytest.fixture(scope="session")
 def plugin(stack: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> Plugin:
-    work = tmp_path_factory.mktemp("plugin")
-    wheelhouse = work / "wheelhouse"
-    shutil.copytree(state_dir() / "wheelhouse" / "plugin", wheelhouse)
-    svcc_wheel, ext_wheel = build_wheels(work / "built")
-    shutil.copy(svcc_wheel, wheelhouse)
-    locked = lock_from_wheels(
-        [Requirement("svcc")], wheelhouse.glob("*.whl"), marker_environment("linux/amd64", "3.11")
-    )
-    lock = work / "plugin.lock"
-    lock.write_bytes(render_lock(locked))
-    root = work / "plugins"
-    sha = _sha256(ext_wheel)
-    record = json.loads(
-        svcc(
-            "plugins",
-            "install",
-            str(ext_wheel),
-            "--sha256",
-            sha,
-            "--requirements",
-            str(lock),
-            "--wheelhouse",
-            str(wheelhouse),
-            "--plugins-dir",
-            str(root),
-        ).stdout
-    )
+    record = install_plugin(tmp_path_factory.mktemp("plugin"), SVCC)
     assert record["enabled"] is False  # installation never activates
-    listed = json.loads(svcc("plugins", "list", "--plugins-dir", str(root)).stdout)
-    assert [p["enabled"] for p in listed] == [False]
-    svcc("plugins", "enable", "svc-oci", "--version", record["version"], "--plugins-dir", str(root))
-    return Plugin(root, record, ext_wheel, lock, wheelhouse)
+    assert record["installed_disabled"]
+    return Plugin(record)
 
 
 def _sha256(path: Path) -> str:
@@ -130,43 +111,26 @@ class Build:
         self.lock = image_lock(
             self.bundle, state_dir() / "wheelhouse" / "amd64", work / f"{interface}.lock"
         )
-        socket = stack[f"CI_{engine}_DOCKER_HOST"].removeprefix("unix://")
-        self.request: dict[str, Any] = {
-            "schema": "svc.oci-build/v1",
-            "bundle": str(self.bundle),
-            "interface": interface,
-            "base_image": stack["BASE_IMAGE"],
-            "platform": "linux/amd64",
-            "tag": f"svcc-test/shapes-{interface}:{engine.lower()}",
-            "requirements": str(self.lock),
-            "wheelhouse": str(state_dir() / "wheelhouse" / "amd64"),
-            "engine": {
-                "executable": DOCKER,
-                "socket": socket,
-                "builder": stack["CI_DOCKER_BUILDX"] if engine == "DOCKER" else None,
-            },
-            "timeout_ms": 480_000,
-        }
+        self.request: dict[str, Any] = build_request(
+            stack,
+            self.bundle,
+            self.lock,
+            interface,
+            tag=f"svcc-test/shapes-{interface}:{engine.lower()}",
+            engine=engine,
+            docker=DOCKER,
+        )
 
     def policy(self, **override: Any) -> dict[str, Any]:
-        target = {
-            k: v
-            for k, v in self.request.items()
-            if k not in ("schema", "timeout_ms", "max_log_bytes")
-        }
-        grant = {
-            "operation": "image.build",
-            "permissions": ["image.build", "registry.read"],
-            "plugin": self.plugin.identity(),
-            "target": copy.deepcopy(target),
-        }
+        policy = build_policy(self.request, self.plugin.record)
+        grant = policy["grants"][0]
         for path, value in override.items():
             node = grant
             keys = path.split(".")
             for key in keys[:-1]:
                 node = node[key]
             node[keys[-1]] = value
-        return {"schema": "svc.operator-policy/v1", "grants": [grant]}
+        return policy
 
     def files(
         self, request: dict[str, Any] | None = None, policy: dict[str, Any] | None = None
