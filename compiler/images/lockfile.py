@@ -124,8 +124,9 @@ def _is_hex(text: str) -> bool:
     return all(c in "0123456789abcdefABCDEF" for c in text)
 
 
-def parse_lock(data: bytes, origin: str = "lock") -> WheelLock:
-    """The lock in ``data``; ``ImageInputError("lock_invalid")`` naming line and column."""
+def parse_lock(data: bytes, origin: str = "lock", *, allow_empty: bool = False) -> WheelLock:
+    """The lock in ``data``; ``ImageInputError("lock_invalid")`` naming line and column.
+    ``allow_empty``: an extension without dependencies locks nothing."""
     if len(data) > MAX_LOCK_BYTES:
         raise ImageInputError(
             "lock_invalid", f"{origin}: {len(data)} bytes, over the {MAX_LOCK_BYTES}-byte limit"
@@ -163,7 +164,7 @@ def parse_lock(data: bytes, origin: str = "lock") -> WheelLock:
             )
         seen[wheel.name] = wheel.line
         wheels.append(wheel)
-    if not wheels:
+    if not wheels and not allow_empty:
         raise ImageInputError("lock_invalid", f"{origin}: no wheels locked")
     if len(wheels) > MAX_WHEELS:
         raise ImageInputError(

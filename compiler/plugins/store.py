@@ -107,7 +107,7 @@ def install(
         lock_bytes = requirements.read_bytes()
     except OSError as exc:
         raise _fail("lock_invalid", f"{requirements}: {exc.strerror}") from None
-    lock = parse_lock(lock_bytes, str(requirements))
+    lock = parse_lock(lock_bytes, str(requirements), allow_empty=True)
     if name in lock.by_name():
         raise _fail("lock_invalid", f"{requirements}: locks the extension {name} itself")
     deps = locked_wheels(lock.wheels, wheelhouse)  # hashes and start-up hooks checked here
