@@ -112,3 +112,41 @@ def test_single_file_bundles_are_refused() -> None:
     assert info.value.code == "bundle_invalid"
     assert "'file' bundle" in info.value.message
     assert "direct repository bundles only" in info.value.message
+
+
+def _bundle_copy(tmp: Path) -> Path:
+    return repository_bundle(tmp / "bundle", "rest")
+
+
+def test_read_bundle_refuses_special_files_and_symlinked_dirs(tmp_path: Path) -> None:
+    import json
+    import os
+
+    bundle = _bundle_copy(tmp_path / "fifo")
+    target = bundle / "app.py"
+    target.unlink()
+    os.mkfifo(target)
+    with pytest.raises(ImageInputError, match="special file"):
+        read_bundle(bundle)
+
+    bundle = _bundle_copy(tmp_path / "dirlink")
+    shutil.move(bundle / "source", tmp_path / "elsewhere")
+    (bundle / "source").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(ImageInputError, match="not a plain directory"):
+        read_bundle(bundle)
+
+    bundle = _bundle_copy(tmp_path / "governed")
+    manifest = json.loads((bundle / "svc-rest.json").read_text())
+    manifest["execution"] = {"mode": "governed"}
+    (bundle / "svc-rest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ImageInputError, match="not direct"):
+        read_bundle(bundle)
+
+    bundle = _bundle_copy(tmp_path / "ignored")
+    (bundle / ".git").mkdir()
+    (bundle / ".git" / "HEAD").write_text("ref\n")
+    (bundle / ".env.local").write_text("K=V\n")
+    (bundle / "tls.pem").write_text("pem\n")
+    (bundle / "Dockerfile").write_text("FROM x\n")
+    paths = read_bundle(bundle).tree.paths()
+    assert not [p for p in paths if p.startswith(".") or p.endswith(".pem") or p == "Dockerfile"]
