@@ -99,9 +99,9 @@ def main() -> int:
             return build()
 
         cold1, first = cold()
+        size = int(docker("image", "inspect", "--format", "{{.Size}}", first["image_id"]))
         cold2, second = cold()
         warm, third = build()
-        size = int(docker("image", "inspect", "--format", "{{.Size}}", first["image_id"]))
 
         # baseline: the same context built by hand (wheels staged), warm
         ctx = work / "context"
