@@ -57,21 +57,16 @@ class OciTarget:
     )
 
     interface: Literal["rest", "mcp"] = field(
-        default="rest", metadata={"help": "the bundle inside the image", "metavar": "rest|mcp"}
+        metadata={"help": "the bundle inside the image", "metavar": "rest|mcp"}
     )
     base_image: str = field(
-        default="",
-        metadata={"help": "base image pinned by digest (REF@sha256:...)", "metavar": "REF"},
+        metadata={"help": "base image pinned by digest (REF@sha256:...)", "metavar": "REF"}
+    )
+    lock: str = field(
+        metadata={"help": "wheel lock: name==version --hash=sha256:HEX per line", "metavar": "LOCK"}
     )
     platform: Literal["linux/amd64", "linux/arm64"] = field(
         default="linux/amd64", metadata={"help": "target platform", "metavar": "OS/ARCH"}
-    )
-    lock: str = field(
-        default="",
-        metadata={
-            "help": "wheel lock: name==version --hash=sha256:HEX per line",
-            "metavar": "LOCK",
-        },
     )
     source_date_epoch: int = field(
         default=0,
