@@ -133,10 +133,16 @@ def main() -> int:
             "svcc-bench/shapes:hand",
             str(ctx),
         ]
-        subprocess.run(hand_argv, env=hand, capture_output=True, check=True)
-        start = time.perf_counter()
-        subprocess.run(hand_argv, env=hand, capture_output=True, check=True)
-        baseline = time.perf_counter() - start
+
+        def by_hand() -> float:
+            start = time.perf_counter()
+            done = subprocess.run(hand_argv, env=hand, capture_output=True, text=True, check=False)
+            if done.returncode != 0:
+                raise SystemExit(f"hand build failed: {done.stderr[-2000:]}")
+            return time.perf_counter() - start
+
+        by_hand()
+        baseline = by_hand()
 
     same = first["image_id"] == second["image_id"] == third["image_id"]
     print(f"cold build (svc-oci, empty build cache): {cold1:.1f} s, again {cold2:.1f} s")

@@ -567,6 +567,29 @@ def test_plugin_hash_mismatch_and_pth_wheel(plugin: Plugin, tmp_path: Path) -> N
     assert done.returncode == 2
     assert "plugin_invalid" in done.stderr
     assert "svc_oci_hook.pth" in done.stderr
+    # a locked dependency with a start-up hook (setuptools ships distutils-precedence.pth)
+    setuptools = next(plugin.wheelhouse.glob("setuptools-*.whl"))
+    name, version = setuptools.name.split("-")[:2]
+    hooked = tmp_path / "hooked.lock"
+    hooked.write_text(
+        plugin.lock.read_text() + f"{name}=={version} --hash=sha256:{_sha256(setuptools)}\n"
+    )
+    done = svcc(
+        "plugins",
+        "install",
+        str(plugin.wheel),
+        "--sha256",
+        _sha256(plugin.wheel),
+        "--requirements",
+        str(hooked),
+        "--wheelhouse",
+        str(plugin.wheelhouse),
+        "--plugins-dir",
+        str(root),
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "distutils-precedence.pth" in done.stderr
     assert not root.exists() or not any(root.rglob("install.json"))
 
 
