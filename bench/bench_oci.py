@@ -129,6 +129,8 @@ def main() -> int:
             "--network",
             "none",
             "--load",
+            "-f",
+            str(ctx / "Containerfile"),
             "-t",
             "svcc-bench/shapes:hand",
             str(ctx),
