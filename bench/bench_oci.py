@@ -7,6 +7,12 @@ engine's own time, measured in the same run).
 Usage: ``python bench/bench_oci.py`` (needs the stack: ``.ci/oci/ci-stack-up.sh .oci-state``
 and ``.ci/oci/wheelhouse.sh .oci-state``). It empties the stack engine's build cache.
 Not part of the test suite; it never asserts a time.
+
+Measured here (Docker Engine 28.5.2, classic overlay2 image store): two cold builds do not give
+the same image: the layers of the COPY steps differ (directory times). BuildKit's
+``rewrite-timestamp`` is not applied by the docker driver's exporter into the classic store,
+and its OCI exporter needs the containerd image store; ``inputs_sha256`` and the context bytes
+are stable.
 """
 
 import json
