@@ -7,19 +7,17 @@ markers are evaluated for the target platform, and anything locked but not reach
 as extra, anything reached but not locked as missing.
 """
 
-import email.parser
 import zipfile
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Final
 
-from packaging.markers import InvalidMarker, Marker
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from svcc.compiler.images.errors import ImageInputError
 from svcc.compiler.images.lockfile import LockedWheel, WheelLock
+from svcc.compiler.images.wheelmeta import metadata_headers
 
-MAX_METADATA_BYTES: Final = 64 * 1024
 MACHINES: Final = {"linux/amd64": "x86_64", "linux/arm64": "aarch64"}
 
 
@@ -56,28 +54,12 @@ def parse_requirement_lines(lines: Iterable[str], origin: str) -> list[Requireme
 
 
 def wheel_requires(path: Path) -> list[str]:
-    """``Requires-Dist`` of the wheel at ``path``, read from its METADATA (bounded)."""
+    """``Requires-Dist`` of the wheel at ``path``, read from its METADATA."""
     try:
         with zipfile.ZipFile(path) as archive:
-            names = [
-                n
-                for n in archive.namelist()
-                if n.count("/") == 1 and n.endswith(".dist-info/METADATA")
-            ]
-            if len(names) != 1:
-                raise ImageInputError("wheel_invalid", f"{path.name}: no single METADATA")
-            info = archive.getinfo(names[0])
-            if info.file_size > 16 * MAX_METADATA_BYTES:
-                raise ImageInputError("wheel_invalid", f"{path.name}: METADATA too large")
-            data = archive.read(info)
+            message = metadata_headers(archive, path.name, "wheel_invalid")
     except (OSError, zipfile.BadZipFile) as exc:
         raise ImageInputError("wheel_invalid", f"{path.name}: not a wheel: {exc}") from None
-    head = data.split(b"\n\n", 1)[0]
-    if len(head) > MAX_METADATA_BYTES:
-        raise ImageInputError(
-            "wheel_invalid", f"{path.name}: metadata headers over {MAX_METADATA_BYTES} bytes"
-        )
-    message = email.parser.BytesHeaderParser().parsebytes(head)
     return [str(v) for v in message.get_all("Requires-Dist") or []]
 
 
@@ -90,12 +72,10 @@ def check_roots(lock: WheelLock, roots: Iterable[Requirement], env: Mapping[str,
 
 
 def _applies(req: Requirement, env: Mapping[str, str], extras: Iterable[str]) -> bool:
+    """Whether ``req``'s marker holds in ``env`` with no extra or one of ``extras``."""
     if req.marker is None:
         return True
-    try:
-        return any(req.marker.evaluate({**env, "extra": extra}) for extra in ("", *extras))
-    except InvalidMarker:
-        return True
+    return any(req.marker.evaluate({**env, "extra": extra}) for extra in ("", *extras))
 
 
 def _satisfied(req: Requirement, locked: Mapping[str, LockedWheel], by: str) -> LockedWheel:
@@ -140,11 +120,8 @@ def closure(
                 raise ImageInputError(
                     "wheel_invalid", f"{wheel.name}: bad Requires-Dist {line!r}: {exc}"
                 ) from None
-            marker = child.marker
-            if marker is not None:
-                extras = extras_of[wheel.name]
-                if not any(_evaluate(marker, {**env, "extra": e}) for e in ("", *sorted(extras))):
-                    continue
+            if not _applies(child, env, sorted(extras_of[wheel.name])):
+                continue
             queue.append((child, f"{wheel.name}=={wheel.version}"))
     return {name: available[name] for name in sorted(extras_of)}
 
@@ -166,10 +143,6 @@ def resolve(
             "locked but not required by the server or application dependencies: "
             + ", ".join(extra),
         )
-
-
-def _evaluate(marker: Marker, env: Mapping[str, str]) -> bool:
-    return marker.evaluate(dict(env))
 
 
 def lock_from_wheels(

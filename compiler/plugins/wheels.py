@@ -8,7 +8,6 @@ carrying one is refused, whether it is the extension or one of its locked depend
 import hashlib
 import json
 import zipfile
-from email.parser import BytesHeaderParser
 from pathlib import Path
 from typing import Any, Final
 
@@ -16,11 +15,11 @@ from attrs import frozen
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from svcc.compiler.images.errors import ImageInputError
 from svcc.compiler.images.lockfile import LockedWheel
+from svcc.compiler.images.wheelmeta import metadata_headers
 
 MAX_WHEEL_BYTES: Final = 64 * 1024 * 1024
 MAX_ALL_WHEELS: Final = 256 * 1024 * 1024
 MAX_EXPANDED: Final = 512 * 1024 * 1024
-MAX_METADATA_HEADERS: Final = 64 * 1024
 MANIFEST_NAME: Final = "svc-extension.json"
 MANIFEST_SCHEMA: Final = "svc.extension-manifest/v1"
 HOOK_MODULES: Final = ("sitecustomize.py", "usercustomize.py")
@@ -118,18 +117,10 @@ def locked_wheels(locked: tuple[LockedWheel, ...], wheelhouse: Path) -> list[Che
 def extension_manifest(path: Path, name: str, version: str) -> dict[str, Any]:
     """The ``svc-extension.json`` inside the extension wheel, checked against its METADATA."""
     with zipfile.ZipFile(path) as archive:
-        metas = [
-            n for n in archive.namelist() if n.count("/") == 1 and n.endswith(".dist-info/METADATA")
-        ]
+        meta = metadata_headers(archive, path.name, "plugin_invalid")
         manifests = [n for n in archive.namelist() if n.rsplit("/", 1)[-1] == MANIFEST_NAME]
-        if len(metas) != 1 or len(manifests) != 1:
-            raise ImageInputError(
-                "plugin_invalid", f"{path.name}: needs one METADATA and one {MANIFEST_NAME}"
-            )
-        head = archive.read(metas[0]).split(b"\n\n", 1)[0]
-        if len(head) > MAX_METADATA_HEADERS:
-            raise ImageInputError("plugin_invalid", f"{path.name}: metadata headers too large")
-        meta = BytesHeaderParser().parsebytes(head)
+        if len(manifests) != 1:
+            raise ImageInputError("plugin_invalid", f"{path.name}: needs one {MANIFEST_NAME}")
         try:
             manifest = json.loads(archive.read(manifests[0]))
         except ValueError as exc:
