@@ -14,7 +14,19 @@ from svcc.compiler.errors import IneligibleError
 from svcc.compiler.registry import discover
 from svcc.compiler.target import EmitContext, FileTree
 
-TARGETS = sorted(discover())
+
+def _needs_options(name: str) -> bool:
+    cls = discover()[name].entry_point.load()
+    return (
+        isinstance(cls, type)
+        and attrs.has(cls)
+        and any(f.default is attrs.NOTHING for f in attrs.fields(cls))
+    )
+
+
+# A target with required options (oci: an image context around a repository bundle) cannot
+# be run on bare corpus IR; its own tests cover determinism (tests/test_oci_context.py).
+TARGETS = sorted(name for name in discover() if not _needs_options(name))
 
 
 def _analyses() -> list[Analysis]:
