@@ -51,6 +51,8 @@ def read_lock(path: str) -> WheelLock:
 class OciTarget:
     name: ClassVar[str] = "oci"
     supports_execution_policy: ClassVar[bool] = False
+    # writes a build context, not a servable bundle (`svcc serve` does not run it)
+    bundle: ClassVar[None] = None
     description: ClassVar[str] = (
         "an image build context (Containerfile, bundle, lock, delivery plan) for a direct "
         "repository bundle"
