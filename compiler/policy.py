@@ -79,6 +79,13 @@ class ExecutionPolicy:
         }
 
 
+def execution_mode(policy: ExecutionPolicy | None) -> dict[str, str]:
+    """The ``execution`` record of a manifest and of a compile result: one shape everywhere."""
+    if policy is None:
+        return {"mode": "direct"}
+    return {"mode": "governed", "backend": "local-process"}
+
+
 def _converter() -> Any:
     from cattrs import Converter
 
