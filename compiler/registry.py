@@ -53,6 +53,19 @@ class TargetOption:
     def flag(self) -> str:
         return "--" + self.name.replace("_", "-")
 
+    def check(self, target: str, value: object) -> None:
+        """Refuse a value of the wrong type or outside the choices (library callers)."""
+        if value is None and self.optional:
+            return
+        expected = {"str": str, "int": int, "bool": bool}[self.kind]
+        if not isinstance(value, expected) or (self.kind == "int" and isinstance(value, bool)):
+            raise UsageError(f"target {target!r} option {self.flag}: expected {self.kind}")
+        if self.choices is not None and value not in self.choices:
+            raise UsageError(
+                f"target {target!r} option {self.flag}: {value!r} is not one of "
+                f"{', '.join(self.choices)}"
+            )
+
     def to_json(self) -> dict[str, Any]:
         return {
             "name": self.name,
@@ -161,19 +174,21 @@ class TargetEntry:
 
     def load(self, options: Mapping[str, object] | None = None) -> Target:
         cls = self.load_class()
-        target_options(cls)  # a malformed option declaration is named before it is used
+        given = dict(options or {})
+        declared = {o.name: o for o in target_options(cls)}
+        for key, value in given.items():
+            option = declared.get(key)
+            if option is None:
+                known = ", ".join(o.flag for o in declared.values()) or "none"
+                raise UsageError(f"target {self.name!r} has no option {key!r} (options: {known})")
+            option.check(self.name, value)
+        missing = [o.flag for o in declared.values() if o.required and o.name not in given]
+        if missing:
+            raise UsageError(f"target {self.name!r} needs {', '.join(missing)}")
         try:
-            target = cls(**dict(options or {}))
-        except TypeError as exc:
-            missing = [o.flag for o in target_options(cls) if o.required]
-            if missing and not options:
-                raise UsageError(
-                    f"target {self.name!r} needs {', '.join(missing)} (see `svcc targets`)"
-                ) from None
+            return cls(**given)
+        except (TypeError, ValueError) as exc:  # an attrs validator refusing a value
             raise UsageError(f"target {self.name!r}: {exc}") from None
-        except ValueError as exc:  # an attrs validator refusing a value
-            raise UsageError(f"target {self.name!r}: {exc}") from None
-        return target
 
 
 def discover() -> dict[str, TargetEntry]:
