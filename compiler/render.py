@@ -96,7 +96,7 @@ def readiness_table(analysis: Analysis, colour: bool) -> str:
         own = [r for r in a.reasons if r not in shared]
         row = f"  {a.name.ljust(width)}  {klass}  "
         if not own:
-            lines.append(row + ("-" if not shared else "(every function's reasons)"))
+            lines.append(row + ("-" if not shared else "(only the reasons every function has)"))
         for i, r in enumerate(own):
             first, *rest = _reason_lines(analysis, r, colour, indent)
             lines.append((row if i == 0 else indent) + first)
