@@ -89,7 +89,7 @@ class Analysis:
 
 
 def version_tuple(version: str | tuple[int, int] | None) -> tuple[int, int]:
-    from svcc.frontends.python._source import parse_python_version, running_version
+    from svcc.ir.python_version import parse_python_version, running_version
 
     if version is None:
         return running_version()

@@ -103,12 +103,9 @@ def _strict(kind: type) -> Any:
 
 def _version_hook(value: Any, _: type) -> tuple[int, int]:
     if isinstance(value, str):
-        from svcc.frontends.python._source import parse_python_version
+        from svcc.ir.python_version import parse_python_version
 
-        try:
-            return parse_python_version(value)  # the front end's own rule for "3.N"
-        except ValueError as exc:
-            raise ValueError(str(exc).replace("--python-version", "python_version")) from None
+        return parse_python_version(value, "python_version")  # the one rule for "3.N"
     if isinstance(value, list) and len(value) == 2 and all(type(v) is int for v in value):
         return (value[0], value[1])
     raise TypeError('python_version: expected "3.N" or [3, N]')

@@ -14,8 +14,8 @@
 import re
 from typing import Final
 
-from svcc.backends._common.templates import render
 from svcc.backends.rest import BUNDLE as REST_BUNDLE
+from svcc.backends.templates import render
 from svcc.compiler.requirements import canonical_name
 from svcc.service.config import ContainerizerConfiguration
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from svcc.backends._common.runtime_copy import runtime_files
-from svcc.backends._common.templates import render
+from svcc.backends.templates import render
 from svcc.compiler.policy import ExecutionPolicy
 from svcc.ir.canonical import canonical_json, digest_bytes
 from svcc.ir.model import Capability, ModuleIR

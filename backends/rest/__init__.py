@@ -9,8 +9,8 @@ from typing import ClassVar, Final
 
 from attrs import frozen
 from svcc.backends._common.bundle import assemble, pretty_json
-from svcc.backends._common.templates import render
 from svcc.backends.rest._openapi import openapi_document
+from svcc.backends.templates import render
 from svcc.compiler.target import BundleSpec, EmitContext, FileTree
 from svcc.ir.model import ModuleIR
 

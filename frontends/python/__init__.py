@@ -18,11 +18,11 @@ from svcc.frontends.python._source import (
     SourceDecodeError,
     SourceText,
     decode_source,
-    parse_python_version,
-    running_version,
+    short,
 )
 from svcc.ir.canonical import digest_bytes
 from svcc.ir.model import ModuleIR, SourceFormat, SourceInfo, Span
+from svcc.ir.python_version import parse_python_version, running_version
 
 
 @frozen(kw_only=True)
@@ -145,4 +145,5 @@ __all__ = [
     "module_name_problem",
     "parse_python_version",
     "read_python",
+    "short",
 ]
