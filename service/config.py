@@ -113,7 +113,8 @@ def _version_hook(value: Any, _: type) -> tuple[int, int]:
 
 def parse_configuration(data: Any) -> ContainerizerConfiguration:
     """Decoded JSON → configuration; any problem is a one-line :class:`ConfigError`."""
-    from cattrs import ClassValidationError, Converter, transform_error
+    from cattrs import ClassValidationError, Converter
+    from svcc.compiler.explain import structure_problems
 
     if not isinstance(data, dict):
         raise ConfigError("conf must be a JSON object")
@@ -124,16 +125,7 @@ def parse_configuration(data: Any) -> ContainerizerConfiguration:
     try:
         return converter.structure(data, ContainerizerConfiguration)
     except ClassValidationError as exc:
-        problems = transform_error(exc, path="conf", format_exception=_explain)
+        problems = structure_problems(exc, "conf")
         raise ConfigError("invalid conf: " + "; ".join(problems)) from None
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"invalid conf: {exc}") from None
-
-
-def _explain(exc: BaseException, kind: type | None) -> str:
-    """cattrs' wording, but a validator's own message when it has one."""
-    from cattrs.v import format_exception
-
-    if type(exc) is ValueError and str(exc):
-        return str(exc)
-    return format_exception(exc, kind)
