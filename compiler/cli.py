@@ -22,7 +22,26 @@ if TYPE_CHECKING:
 FORMAT_HELP = "output format (default: text on a terminal, json when piped)"
 
 
+class _Formatter(argparse.HelpFormatter):
+    """argparse's formatter, told the width up front: argparse builds one for every option
+    it adds, and left to itself each asks ``shutil`` (whose import pulls in the compression
+    modules) for the terminal size, on every start of every command."""
+
+    def __init__(self, prog: str, **kwargs: int | None) -> None:
+        if kwargs.get("width") is None:
+            try:
+                columns = int(os.environ.get("COLUMNS", "")) or os.get_terminal_size(1).columns
+            except (ValueError, OSError):
+                columns = 80
+            kwargs["width"] = columns - 2
+        super().__init__(prog, **kwargs)  # type: ignore[arg-type]
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message}\n")
 
@@ -174,7 +193,7 @@ def build_parser(target: "type[Target] | None" = None) -> argparse.ArgumentParse
 
 def _selected_target(argv: Sequence[str]) -> "type[Target] | None":
     """For ``compile``: the class named by ``--target``, so its options can be parsed."""
-    pre = argparse.ArgumentParser(add_help=False)
+    pre = _Parser(add_help=False)
     pre.add_argument("command", nargs="?")
     pre.add_argument("--target")
     known, _ = pre.parse_known_args(argv)

@@ -131,8 +131,13 @@ def analyze_source(
     requirements: DeclaredRequirements | None = None,
     local_modules: frozenset[str] = frozenset(),
     check_name: bool = True,
+    serialize: bool = True,
 ) -> Analysis:
-    """Analyse source held in memory. ``path`` is the display path (relative)."""
+    """Analyse source held in memory. ``path`` is the display path (relative).
+
+    ``serialize=False`` skips the IR's JSON and so its digest (``ir_json`` is ``None`` and
+    ``readiness.ir_digest`` empty): for a report that shows neither, such as the CLI's text
+    table, which then never builds the cattrs converter."""
     data = source.encode("utf-8") if isinstance(source, str) else source
     fmt = source_format or source_format_of(path)
     name = module if module is not None else Path(path).stem
@@ -159,13 +164,14 @@ def analyze_source(
             verify(result.ir)
         except IRInvariantError as exc:  # a front-end bug: never emit invalid IR
             raise InternalError(f"{path}: {exc}") from None
-        ir_json = ir_to_json(result.ir)
+        ir_json = ir_to_json(result.ir) if serialize else None
         env = Environment(
             local_modules=local_modules,
             declared_imports=requirements.import_names if requirements else frozenset(),
             declared_requirements=requirements.distributions if requirements else (),
         )
-        readiness = ReadinessPass().run(result.ir, env, digest_bytes(ir_json))
+        digest = digest_bytes(ir_json) if ir_json is not None else ""
+        readiness = ReadinessPass().run(result.ir, env, digest)
     return Analysis(
         path=path,
         module=name,
@@ -227,7 +233,9 @@ def analyze_file(
     python_version: str | tuple[int, int] | None = None,
     requirements: DeclaredRequirements | None = None,
     encoding: str | None = None,
+    serialize: bool = True,
 ) -> Analysis:
+    """One file on disk (see :func:`analyze_source` for ``serialize``)."""
     path = Path(path)
     refuse_directory(path)
     fmt = source_format_of(path)
@@ -243,6 +251,7 @@ def analyze_file(
         requirements=requirements,
         local_modules=modules_beside(str(path.parent.resolve())),
         check_name=False,
+        serialize=serialize,
     )
 
 

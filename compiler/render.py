@@ -113,6 +113,7 @@ def inspect_file(
         python_version=args.python_version,
         requirements=requirements,
         encoding=args.encoding,
+        serialize=args.ir or fmt == "json",  # the text table shows no IR: no converter
     )
     if analysis.error is not None:
         raise InputError(analysis.error_message(str(path)))

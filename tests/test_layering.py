@@ -280,3 +280,13 @@ def test_cli_startup_imports_stay_lazy() -> None:
     assert modules_loaded_by("import svcc.compiler.cli", heavy) == []
     # and they do load when a command needs them: the check can fail
     assert modules_loaded_by("import svcc.ir.serde as s; s.converter()", heavy) == ["cattrs"]
+
+
+def test_the_text_report_builds_no_converter() -> None:
+    """``svcc inspect FILE`` on a terminal shows no IR: it must not pay for cattrs (nor for
+    argparse's terminal probe through ``shutil``); the JSON report does need the converter."""
+    example = ROOT / "examples" / "shapes.py"
+    run = "from svcc.compiler.cli import main; main(['inspect', {!r}, '--format', {!r}])"
+    heavy = ("cattrs", "shutil", "importlib.metadata", "packaging")
+    assert modules_loaded_by(run.format(str(example), "text"), heavy) == []
+    assert modules_loaded_by(run.format(str(example), "json"), heavy) == ["cattrs"]
