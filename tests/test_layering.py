@@ -286,7 +286,11 @@ def test_the_text_report_builds_no_converter() -> None:
     """``svcc inspect FILE`` on a terminal shows no IR: it must not pay for cattrs (nor for
     argparse's terminal probe through ``shutil``); the JSON report does need the converter."""
     example = ROOT / "examples" / "shapes.py"
-    run = "from svcc.compiler.cli import main; main(['inspect', {!r}, '--format', {!r}])"
+    run = (
+        "import os; out = sys.stdout; sys.stdout = open(os.devnull, 'w')\n"
+        "from svcc.compiler.cli import main; main(['inspect', {!r}, '--format', {!r}])\n"
+        "sys.stdout = out"
+    )
     heavy = ("cattrs", "shutil", "importlib.metadata", "packaging")
     assert modules_loaded_by(run.format(str(example), "text"), heavy) == []
     assert modules_loaded_by(run.format(str(example), "json"), heavy) == ["cattrs"]
