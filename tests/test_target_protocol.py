@@ -5,7 +5,6 @@ every conformance check, and served by ``svcc serve`` without any edit to svcc."
 
 import json
 import os
-import signal
 import socket
 import subprocess
 import time
@@ -215,9 +214,5 @@ def test_sample_plugin_bundle_is_served(tmp_path: Path) -> None:
         assert page.text == (bundle / "CAPABILITIES.md").read_text()
         assert httpx.get(f"http://127.0.0.1:{port}/health").json() == {"status": "ok"}
     finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        proc.kill()  # the stdlib server has nothing to clean up
+        proc.wait()
