@@ -106,3 +106,12 @@ def test_emitted_python_is_clean(tmp_path: Path) -> None:
             check=False,
         )
         assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize(("case", "target"), CASES)
+def test_bundles_carry_no_notes_for_svccs_developers(case: str, target: str) -> None:
+    """A bundle is read by its users: nothing in it points at svcc's own tests or layout."""
+    for path, data in emit(case, target):
+        text = data.decode("utf-8", "replace")
+        for marker in ("tests/", "test_layering", "runtime/`", "``runtime/``"):
+            assert marker not in text, f"{case}/{target}/{path} mentions {marker!r}"
