@@ -22,6 +22,21 @@ if TYPE_CHECKING:
 FORMAT_HELP = "output format (default: text on a terminal, json when piped)"
 
 
+def _terminal_columns() -> int:
+    """``shutil.get_terminal_size().columns`` without importing shutil: ``$COLUMNS``, else
+    the terminal on stdout, else 80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns if columns > 0 else 80
+
+
 class _Formatter(argparse.HelpFormatter):
     """argparse's formatter, told the width up front: argparse builds one for every option
     it adds, and left to itself each asks ``shutil`` (whose import pulls in the compression
@@ -29,11 +44,7 @@ class _Formatter(argparse.HelpFormatter):
 
     def __init__(self, prog: str, **kwargs: int | None) -> None:
         if kwargs.get("width") is None:
-            try:
-                columns = int(os.environ.get("COLUMNS", "")) or os.get_terminal_size(1).columns
-            except (ValueError, OSError):
-                columns = 80
-            kwargs["width"] = columns - 2
+            kwargs["width"] = _terminal_columns() - 2
         super().__init__(prog, **kwargs)  # type: ignore[arg-type]
 
 

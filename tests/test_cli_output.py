@@ -124,3 +124,10 @@ def test_a_module_wide_reason_is_shown_once() -> None:
     assert "  every function:\n    SVC-R007 error cell 3, line 2: " in proc.stdout
     assert "        statistics.mean(data)  # expect: SVC-R007\n" in proc.stdout  # its cell's line
     assert "summarize  conditional  (only the reasons every function has)" in proc.stdout
+
+
+@pytest.mark.parametrize("columns", ["60", "120"])
+def test_help_wraps_to_the_terminal_width(columns: str) -> None:
+    shown = run_svcc("compile", "--help", env={"COLUMNS": columns}).stdout
+    widest = max(len(line) for line in shown.splitlines())
+    assert int(columns) - 20 < widest <= int(columns)
