@@ -21,7 +21,7 @@ from svcc.compiler.images.resolve import (
     marker_environment,
     parse_requirement_lines,
 )
-from svcc.compiler.target import EmitContext, FileTree
+from svcc.compiler.target import BundleSpec, EmitContext, FileTree
 from svcc.ir.model import ModuleIR
 
 BASE_PYTHON = "3.11"  # the marker environment the lock is checked in (the base's Python)
@@ -52,7 +52,7 @@ class OciTarget:
     name: ClassVar[str] = "oci"
     supports_execution_policy: ClassVar[bool] = False
     # writes a build context, not a servable bundle (`svcc serve` does not run it)
-    bundle: ClassVar[None] = None
+    bundle: ClassVar[BundleSpec | None] = None
     description: ClassVar[str] = (
         "an image build context (Containerfile, bundle, lock, delivery plan) for a direct "
         "repository bundle"

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from svcc.backends._common.bundle import pretty_json
-from svcc.backends._common.templates import render
+from svcc.backends.templates import render
 from svcc.compiler.images.bundle_input import BundleInput
 from svcc.compiler.images.lockfile import WheelLock, render_lock
 from svcc.compiler.images.reference import ImageReference
