@@ -13,7 +13,7 @@ import attrs
 from attrs import field, frozen
 from svcc.backends.k8s._manifests import Interface, Resources, Workload
 from svcc.backends.k8s._options import workload_of
-from svcc.compiler.target import EmitContext, FileTree
+from svcc.compiler.target import BundleSpec, EmitContext, FileTree
 from svcc.ir.model import ModuleIR
 
 
@@ -29,6 +29,7 @@ class K8sTarget:
         "policy) for a published image (run: kubectl apply -k)"
     )
     supports_execution_policy: ClassVar[bool] = False
+    bundle: ClassVar[BundleSpec | None] = None  # manifests for a cluster, not a service
 
     image: str | None = field(
         default=None,
