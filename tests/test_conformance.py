@@ -14,19 +14,13 @@ from svcc.compiler.errors import IneligibleError
 from svcc.compiler.registry import discover
 from svcc.compiler.target import EmitContext, FileTree
 
-
-def _needs_options(name: str) -> bool:
-    cls = discover()[name].entry_point.load()
-    return (
-        isinstance(cls, type)
-        and attrs.has(cls)
-        and any(f.default is attrs.NOTHING for f in attrs.fields(cls))
-    )
-
-
-# A target with required options (oci: an image context around a repository bundle) cannot
-# be run on bare corpus IR; its own tests cover determinism (tests/test_oci_context.py).
-TARGETS = sorted(name for name in discover() if not _needs_options(name))
+# oci wraps a repository bundle (a single-file IR is refused by design); its own tests cover
+# determinism (tests/test_oci_context.py).
+TARGETS = sorted(name for name in discover() if name != "oci")
+# Targets whose required options have no default get example values here.
+OPTIONS: dict[str, dict[str, object]] = {
+    "k8s": {"image": "registry.test:5443/team/app@sha256:" + "a" * 64, "inputs_sha256": "b" * 64}
+}
 
 
 def _analyses() -> list[Analysis]:
@@ -59,7 +53,8 @@ def _emit(target_name: str, analysis: Analysis) -> FileTree | str:
         module_text=analysis.module_text,
     )
     try:
-        return discover()[target_name].load().emit(analysis.ir, ctx)
+        target = attrs.evolve(discover()[target_name].load(), **OPTIONS.get(target_name, {}))
+        return target.emit(analysis.ir, ctx)
     except IneligibleError as exc:
         return str(exc)
 
