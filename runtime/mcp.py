@@ -146,9 +146,18 @@ def _tools(
 ) -> dict[str, Tool]:
     capabilities = ir["capabilities"]
     if manifest["execution"]["mode"] == "governed":
-        from .governed.executor import CallTimeout, start_executor
+        if manifest["execution"].get("backend") == "oci-container":
+            from .container import executor as container
 
-        executor = start_executor(bundle, manifest, ir)  # the source is never imported here
+            backend: Any = container
+
+            executor: Any = backend.start_container_executor(bundle, manifest, ir)
+        else:
+            from .governed import executor as local
+
+            backend = local
+            executor = local.start_executor(bundle, manifest, ir)  # never imports the source
+        CallTimeout = backend.CallTimeout
         return {
             c["name"]: Tool(
                 definitions[c["name"]],

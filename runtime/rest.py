@@ -86,7 +86,7 @@ def direct_invoker(function: Callable[..., Any], shape: CallShape) -> Invoke:
 class CapabilityEndpoint:
     """``POST /capabilities/<name>`` as a raw ASGI app: everything is prepared at startup."""
 
-    __slots__ = ("_invoke", "_max_body", "_shape", "_timeouts", "_validator")
+    __slots__ = ("_invoke", "_max_body", "_shape", "_timeouts", "_unavailable", "_validator")
 
     def __init__(
         self,
@@ -96,12 +96,14 @@ class CapabilityEndpoint:
         max_body: int,
         *,
         timeouts: tuple[type[BaseException], ...] = (),
+        unavailable: tuple[type[BaseException], ...] = (),
     ) -> None:
         self._invoke = invoke
         self._shape = shape
         self._validator = validator
         self._max_body = max_body
         self._timeouts = timeouts
+        self._unavailable = unavailable  # governed OCI: out of memory (503)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         body = await self._read_body(scope, receive, send)
@@ -121,6 +123,10 @@ class CapabilityEndpoint:
         except self._timeouts as exc:
             log.error("capability %s: %s", self._shape.name, exc)
             await _respond(send, 504, _error_body("Gateway Timeout"))
+            return
+        except self._unavailable as exc:
+            log.error("capability %s: %s", self._shape.name, exc)
+            await _respond(send, 503, _error_body("Service Unavailable"))
             return
         except Exception as exc:
             if self._timeouts:  # governed: the worker already logged the details
@@ -232,14 +238,25 @@ def _endpoints(
     """Per capability ``(invoke, shape)``, the body limit, and endpoint options by mode."""
     capabilities = ir["capabilities"]
     if manifest["execution"]["mode"] == "governed":
-        from .governed.executor import CallTimeout, start_executor
+        options: dict[str, Any] = {}
+        if manifest["execution"].get("backend") == "oci-container":
+            from .container import executor as container
 
-        executor = start_executor(bundle, manifest, ir)  # the source is never imported here
+            backend: Any = container
+
+            options["unavailable"] = (backend.CallOOM,)
+            executor: Any = backend.start_container_executor(bundle, manifest, ir)
+            options["on_shutdown"] = executor.close  # uvicorn re-raises SIGTERM: no atexit
+        else:
+            from .governed import executor as local
+
+            backend = local
+            executor = local.start_executor(bundle, manifest, ir)  # never imports the source
         invokers = {
             c["name"]: (partial(executor.call, c["name"]), CallShape.from_ir(c))
             for c in capabilities
         }
-        options = {"timeouts": (CallTimeout,)}
+        options["timeouts"] = (backend.CallTimeout,)
         return invokers, executor.max_input, options  # type: ignore[return-value]
     module = import_source(bundle, manifest["module"])
     functions = resolve_capabilities(module, capabilities)
@@ -254,9 +271,12 @@ def create_app(bundle: Path) -> FastAPI:
     openapi_bytes = (bundle / "openapi.json").read_bytes()
     openapi = load_document(bundle, "openapi.json")
     invokers, max_body, options = _endpoints(bundle, manifest, ir)
+    on_shutdown = options.pop("on_shutdown", None)
 
     title = openapi["info"]["title"]
     app = FastAPI(title=title, docs_url=None, redoc_url=None, openapi_url=None)
+    if on_shutdown is not None:
+        app.router.on_shutdown.append(on_shutdown)
     definitions = openapi.get("components", {}).get("schemas", {})
     for capability in ir["capabilities"]:
         name = capability["name"]
