@@ -17,7 +17,10 @@ from typing import ClassVar, Final, Literal
 from attrs import field, frozen
 from svcc.backends.templates import render
 from svcc.compiler.images.errors import ImageInputError
-from svcc.compiler.images.lockfile import parse_lock, render_lock
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from svcc.backends.oci import read_lock
+from svcc.compiler.images.lockfile import render_lock
 from svcc.compiler.images.reference import parse_reference
 from svcc.compiler.target import BundleSpec, EmitContext, FileTree
 from svcc.ir.canonical import canonical_json, digest_bytes
@@ -51,15 +54,35 @@ class RuntimeImageTarget:
     platform: Literal["linux/amd64", "linux/arm64"] = field(
         default="linux/amd64", metadata={"help": "target platform", "metavar": "OS/ARCH"}
     )
+    lock: str | None = field(
+        default=None,
+        metadata={
+            "help": "wheel lock of the declared dependencies: name==version "
+            "--hash=sha256:HEX per line (needed with --requirements)",
+            "metavar": "LOCK",
+        },
+    )
 
     def emit(self, ir: ModuleIR, ctx: EmitContext) -> FileTree:
         if not self.base_image:
             raise ImageInputError("base_not_pinned", "--base-image is required (REF@sha256:...)")
         base = parse_reference(self.base_image, what="base image", require_digest=True)
         lock = None
-        if ctx.requirements:
-            text = "".join(f"{line}\n" for line in ctx.requirements).encode()
-            lock = render_lock(parse_lock(text, "--requirements").wheels)
+        if ctx.requirements and not self.lock:
+            raise ImageInputError(
+                "lock_invalid",
+                "the declared dependencies are installed from hash-checked wheels: give --lock",
+            )
+        if self.lock:
+            wheels = read_lock(self.lock).wheels
+            locked = {w.name for w in wheels}
+            for line in ctx.requirements:
+                name = canonicalize_name(Requirement(line).name)
+                if name not in locked:
+                    raise ImageInputError(
+                        "lock_invalid", f"{self.lock}: the declared dependency {name} is not locked"
+                    )
+            lock = render_lock(wheels)
         worker = worker_bytes()
         labels = {
             PROTOCOL_LABEL: WORKER_PROTOCOL,
