@@ -15,11 +15,11 @@ from importlib import resources
 from typing import ClassVar, Final, Literal
 
 from attrs import field, frozen
-from svcc.backends.templates import render
-from svcc.compiler.images.errors import ImageInputError
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from svcc.backends.oci import read_lock
+from svcc.backends.templates import render
+from svcc.compiler.images.errors import ImageInputError
 from svcc.compiler.images.lockfile import render_lock
 from svcc.compiler.images.reference import parse_reference
 from svcc.compiler.target import BundleSpec, EmitContext, FileTree

@@ -356,7 +356,6 @@ class ContainerExecutor:
         return p.frame(p.REQUEST, pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
 
     def _call(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> bytes:
-        deadline = time.monotonic() + self._wall
         request = self._request(name, args, kwargs)
         with self._lock:
             self._in_flight += 1
@@ -368,7 +367,9 @@ class ContainerExecutor:
                     slot = self._launch()
                 except (EngineError, OSError) as exc:
                     raise CallFailed(f"cannot start a worker container: {exc}") from None
-            return self._exchange(slot, request, deadline)
+            # The deadline bounds the call in its container, not the wait for a container
+            # (a cold start has the engine's own timeout).
+            return self._exchange(slot, request, time.monotonic() + self._wall)
         finally:
             with self._lock:
                 self._in_flight -= 1
