@@ -179,7 +179,7 @@ def test_deadline_is_504_and_server_keeps_serving(
     response = call(client, "sleep", {"seconds": 60})
     assert response.status_code == 504
     assert response.json() == {"detail": "Gateway Timeout"}
-    assert time.monotonic() - started < 15
+    assert time.monotonic() - started < 20  # 4 s, plus at most 10 s of container start-up
     assert call(client, "add", {"a": 2, "b": 3}).json() == 5
 
 

@@ -45,6 +45,7 @@ LABEL_INSTANCE = "io.svcc.instance"
 LABEL_HOST = "io.svcc.server-host"
 LABEL_PID = "io.svcc.server-pid"
 REFILL_YIELD_SECONDS = 0.05
+STARTUP_GRACE_SECONDS = 10.0
 
 
 class CallTimeout(Exception):
@@ -66,6 +67,7 @@ class Slot:
         self.container = container
         self.sock = sock
         self.buffered = buffered
+        self.started = time.monotonic()
 
 
 def _pid_alive(pid: int) -> bool:
@@ -367,9 +369,12 @@ class ContainerExecutor:
                     slot = self._launch()
                 except (EngineError, OSError) as exc:
                     raise CallFailed(f"cannot start a worker container: {exc}") from None
-            # The deadline bounds the call in its container, not the wait for a container
-            # (a cold start has the engine's own timeout).
-            return self._exchange(slot, request, time.monotonic() + self._wall)
+            # The deadline bounds the call in its container, not the wait for a container:
+            # the first seconds of a container's start (the engine, the interpreter) are not
+            # charged to the call, which cannot tell them apart from its own time.
+            now = time.monotonic()
+            grace = max(0.0, slot.started + STARTUP_GRACE_SECONDS - now)
+            return self._exchange(slot, request, now + self._wall + grace)
         finally:
             with self._lock:
                 self._in_flight -= 1
