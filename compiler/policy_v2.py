@@ -113,20 +113,6 @@ class OciExecution:
 AnyExecution = ExecutionPolicy | OciExecution
 
 
-def execution_record(execution: AnyExecution | None) -> dict[str, str]:
-    """The ``execution`` record of a manifest and a compile result, for every mode."""
-    if execution is None:
-        return {"mode": "direct"}
-    if isinstance(execution, OciExecution):
-        return {
-            "mode": "governed",
-            "backend": "oci-container",
-            "image": execution.image,
-            "platform": execution.platform,
-        }
-    return {"mode": "governed", "backend": "local-process"}
-
-
 def parse_policy_v2(data: dict[str, Any], origin: str) -> ExecutionPolicyV2:
     from cattrs import ClassValidationError
     from svcc.compiler.explain import structure_problems
