@@ -134,6 +134,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=40)
     parser.add_argument("--seconds", type=float, default=8.0)
+    parser.add_argument(
+        "--pause", type=float, default=0.5, help="seconds between warm-pool calls (refill time)"
+    )
     options = parser.parse_args()
     stack = stack_env()
     env = {
@@ -161,8 +164,10 @@ def main() -> None:
         results: dict[str, list[float]] = {}
         servers = {pool: serve(bundles[pool], 18600 + pool, env) for pool in bundles}
         try:
-            timed_calls("http://127.0.0.1:18602", 3, 0.3)  # warm-up
-            results["warm pool (2)"] = timed_calls("http://127.0.0.1:18602", options.calls, 0.3)
+            timed_calls("http://127.0.0.1:18602", 3, options.pause)  # warm-up
+            results["warm pool (2)"] = timed_calls(
+                "http://127.0.0.1:18602", options.calls, options.pause
+            )
             results["pool 0 (cold)"] = timed_calls("http://127.0.0.1:18600", options.calls // 2, 0)
             results["docker run --rm"] = docker_run_calls(
                 image, bundles[0], options.calls // 2, env
