@@ -206,7 +206,9 @@ def test_no_container_left_after_sigkill_and_restart(
         sys.executable,
         "-m", "uvicorn", "app:app", "--host", "127.0.0.1", "--port", str(port),
     ]  # fmt: skip
-    proc = subprocess.Popen(command, cwd=bundle, env=env, stderr=subprocess.DEVNULL)
+    log = bundle.parent / "killed-server.log"
+    with log.open("wb") as sink:
+        proc = subprocess.Popen(command, cwd=bundle, env=env, stdout=sink, stderr=sink)
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -216,7 +218,8 @@ def test_no_container_left_after_sigkill_and_restart(
                 if reply.status_code == 200:
                     break
             except httpx.TransportError:
-                assert time.monotonic() < deadline
+                assert proc.poll() is None, log.read_text()
+                assert time.monotonic() < deadline, log.read_text()
                 time.sleep(0.1)
         while not containers(engine_env, {proc.pid}) and time.monotonic() < deadline:
             time.sleep(0.1)
