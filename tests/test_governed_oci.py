@@ -6,9 +6,11 @@ runs in a fresh, locked-down container used once; none is left behind."""
 import concurrent.futures
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -63,13 +65,19 @@ def build_image(engine_env: dict[str, str], context: Path, *extra: str) -> str:
     )  # fmt: skip
 
 
-def readable_dir(tmp_path_factory: pytest.TempPathFactory, name: str) -> Path:
-    """A directory the container worker (uid 65532) can read: pytest's base is 0700."""
-    folder = tmp_path_factory.mktemp(name)
-    for path in [folder, *folder.parents]:
-        if path == Path("/tmp"):
-            break
-        path.chmod(path.stat().st_mode | 0o005)
+@pytest.fixture(scope="session")
+def readable_root() -> Iterator[Path]:
+    """A folder the container worker (uid 65532) can read. Not under pytest's base, which
+    is 0700 and which any pytest session on the machine may chmod back to 0700."""
+    root = Path(tempfile.mkdtemp(prefix="svcc-gov-oci-"))
+    root.chmod(0o755)
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def readable_dir(root: Path, name: str) -> Path:
+    folder = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=root))
+    folder.chmod(0o755)
     return folder
 
 
@@ -109,8 +117,8 @@ def containers(engine_env: dict[str, str], pids: set[int]) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def bundle(runtime_image: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return generate(readable_dir(tmp_path_factory, "gov-oci") / "rest", runtime_image, "rest")
+def bundle(runtime_image: str, readable_root: Path) -> Path:
+    return generate(readable_dir(readable_root, "gov-oci") / "rest", runtime_image, "rest")
 
 
 @pytest.fixture(scope="module")
@@ -237,11 +245,11 @@ def test_no_container_left_after_sigkill_and_restart(
 def test_startup_refusals(
     runtime_image: str,
     engine_env: dict[str, str],
-    tmp_path_factory: pytest.TempPathFactory,
+    readable_root: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("DOCKER_HOST", engine_env["DOCKER_HOST"])
-    folder = readable_dir(tmp_path_factory, "refused")
+    folder = readable_dir(readable_root, "refused")
     absent = generate(folder / "absent", "sha256:" + "0" * 64, "rest")
     code, output = failed_start(absent)
     assert code != 0
@@ -267,9 +275,9 @@ def test_startup_refusals(
 
 
 def test_mcp_governed_oci(
-    runtime_image: str, engine_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+    runtime_image: str, engine_env: dict[str, str], readable_root: Path
 ) -> None:
-    out = generate(readable_dir(tmp_path_factory, "gov-oci-mcp") / "mcp", runtime_image, "mcp")
+    out = generate(readable_dir(readable_root, "gov-oci-mcp") / "mcp", runtime_image, "mcp")
     client = McpBundle(out, env={**SERVER_ENV, "DOCKER_HOST": engine_env["DOCKER_HOST"]})
     try:
         assert [client.call("counter", {}).structured_content for _ in range(2)] == [
