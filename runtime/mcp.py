@@ -55,12 +55,17 @@ def _error(text: str) -> types.CallToolResult:
     return types.CallToolResult(content=_text(text), is_error=True)
 
 
-def describe_errors(errors: list[dict[str, Any]], what: str = "invalid arguments") -> str:
-    """``invalid arguments: shape.points.0.y: Field required (missing); ...``"""
+def describe_errors(
+    errors: list[dict[str, Any]], what: str = "invalid arguments", more: int = 0
+) -> str:
+    """``invalid arguments: shape.points.0.y: Field required (missing); ...`` (bounded:
+    the validator keeps the first errors and counts the rest)."""
     parts = []
     for error in errors:
         path = ".".join(str(p) for p in error["loc"][1:]) or "(arguments)"
         parts.append(f"{path}: {error['msg']} ({error['type']})")
+    if more:
+        parts.append(f"and {more} more")
     return f"{what}: " + "; ".join(parts)
 
 
@@ -113,7 +118,7 @@ class Tool:
         try:
             values = self._arguments.validate_value({} if arguments is None else arguments)
         except RequestInvalid as exc:
-            return _error(describe_errors(exc.errors))
+            return _error(describe_errors(exc.errors, more=exc.more))
         args, kwargs = self._shape.bind(values)
         try:
             plain = await self._invoke(args, kwargs)

@@ -27,6 +27,7 @@ from . import protocol as p
 from .template import READY
 
 TEMPLATE_START_SECONDS = 30
+DEFAULT_MAX_QUEUED = 64  # policies written before ``limits.max_queued_calls`` existed
 
 
 class CallTimeout(Exception):
@@ -35,6 +36,10 @@ class CallTimeout(Exception):
 
 class CallFailed(Exception):
     """Any other failure of a governed call. The message is for the server log only."""
+
+
+class CallBusy(Exception):
+    """Every slot is taken and the queue is full: the call was not started."""
 
 
 def check_host() -> None:
@@ -109,7 +114,11 @@ class GovernedExecutor:
         self.max_input = int(limits["max_input_bytes"])
         self._wall = int(limits["wall_time_ms"]) / 1000
         self._slots_count = int(limits["max_concurrent_calls"])
+        self._max_queued = int(limits.get("max_queued_calls", DEFAULT_MAX_QUEUED))
         self._slots: asyncio.Semaphore | None = None
+        self._queued = 0
+        # A client told to come back later waits about one call's deadline.
+        self.retry_after = self._wall
         self._process: subprocess.Popen[bytes] | None = None
         self._control: socket.socket | None = None
         atexit.register(self.close)
@@ -180,8 +189,20 @@ class GovernedExecutor:
         """The result as finite JSON bytes; :class:`CallTimeout` or :class:`CallFailed`."""
         if self._slots is None:
             self._slots = asyncio.Semaphore(self._slots_count)
-        async with self._slots:
+        if self._slots.locked() and self._queued >= self._max_queued:
+            raise CallBusy(
+                f"{self._slots_count} calls running and {self._queued} waiting "
+                "(limits.max_queued_calls): answered 503"
+            )
+        self._queued += 1
+        try:
+            await self._slots.acquire()
+        finally:
+            self._queued -= 1
+        try:
             return await self._call(name, args, kwargs)
+        finally:
+            self._slots.release()
 
     async def _call(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> bytes:
         payload = pickle.dumps((name, args, kwargs), protocol=pickle.HIGHEST_PROTOCOL)
@@ -199,10 +220,11 @@ class GovernedExecutor:
         try:
             return await asyncio.wait_for(self._exchange(reader, writer, payload, pid), self._wall)
         except TimeoutError:
-            if pid:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(pid[0], signal.SIGKILL)
+            _kill_group(pid)
             raise CallTimeout(f"{name} passed its {self._wall:g} s deadline") from None
+        except asyncio.CancelledError:  # the client went away: so does the worker
+            _kill_group(pid)
+            raise
         finally:
             writer.close()
 
@@ -231,6 +253,12 @@ class GovernedExecutor:
         if kind == p.ERROR:
             raise CallFailed(f"worker reported {data.decode(errors='replace')}")
         raise CallFailed("worker protocol error")
+
+
+def _kill_group(pid: list[int]) -> None:
+    if pid:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid[0], signal.SIGKILL)
 
 
 def start_executor(
