@@ -1,10 +1,15 @@
 """Hostile requests and hostile functions against generated servers under uvicorn: the
 server keeps answering, 422s stay small, and every failure is a JSON answer."""
 
+import concurrent.futures
 import json
+import os
+import shutil
+import signal
+import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -118,3 +123,180 @@ def test_framework_routes_still_answer(rest_server: Server) -> None:
         assert client.get("/capabilities/echo").status_code == 405
         assert client.post("/capabilities/nope", json={}).status_code == 404
         assert client.post("/capabilities/echo", json={"text": "hi"}).json() == "hi"
+
+
+# -- governed local-process mode -------------------------------------------------------------
+
+AS_ROOT = os.geteuid() == 0
+GOVERNED_POLICY: dict[str, object] = {
+    "limits": {
+        "wall_time_ms": 4000,
+        "max_concurrent_calls": 1,
+        "max_queued_calls": 1,
+        "max_log_bytes": 4096,
+    },
+    # As root a worker could read any process's /proc files: run workers as nobody.
+    **({"worker_user": "nobody"} if AS_ROOT else {}),
+}
+SECRET = {"SVC_HOSTILE_SECRET": "server-only-secret"}
+
+
+@pytest.fixture(scope="module")
+def shared_dir() -> Iterator[Path]:
+    """A directory every user may write (pid files of calls run as nobody)."""
+    path = Path(tempfile.mkdtemp(prefix="svcc-hostile-"))
+    os.chmod(path, 0o1777)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def governed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    tmp = tmp_path_factory.mktemp("hostile-governed")
+    policy = tmp / "policy.json"
+    policy.write_text(json.dumps(GOVERNED_POLICY))
+    out = tmp / "rest"
+    generate(
+        FIXTURE / "gov_hostile.py",
+        out,
+        "--requirements",
+        str(FIXTURE / "requirements.txt"),
+        "--execution-policy",
+        str(policy),
+    )
+    if AS_ROOT:  # nobody must be able to reach the bundle it runs
+        for parent in [out, *out.parents]:
+            os.chmod(parent, os.stat(parent).st_mode | 0o005)
+    with serving(out, env=SECRET) as server:
+        yield server
+
+
+def gcall(server: Server, name: str, body: object, timeout: float = 30) -> httpx.Response:
+    return httpx.post(f"{server.url}/capabilities/{name}", json=body, timeout=timeout)
+
+
+def alive(pid: int) -> bool:
+    """Running (a zombie has finished: it only waits for its parent)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def wait_until(predicate: Callable[[], bool], seconds: float = 10) -> bool:
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def read_pid(path: Path) -> int:
+    assert wait_until(lambda: path.exists() and path.read_text() != "")
+    return int(path.read_text())
+
+
+def template_of(server: Server) -> int:
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == server.proc.pid and "worker.py" in (
+                entry / "cmdline"
+            ).read_bytes().decode(errors="replace"):
+                return int(entry.name)
+    raise AssertionError("no template")
+
+
+@pytest.mark.parametrize("mode", ["setsid", "double_fork"])
+def test_processes_a_call_starts_do_not_outlive_it(governed: Server, mode: str) -> None:
+    answer = gcall(governed, "escape", {"mode": mode})
+    assert answer.status_code == 200, governed.log_text()[-2000:]
+    pid = answer.json()
+    assert not alive(pid), f"{mode}: process {pid} outlived its call"
+
+
+def test_a_call_killed_at_the_deadline_leaves_nothing_running(
+    governed: Server, shared_dir: Path
+) -> None:
+    pidfile = shared_dir / "hang-escape.pid"
+    answer = gcall(governed, "escape_and_hang", {"pidfile": str(pidfile)})
+    assert answer.status_code == 504
+    pid = read_pid(pidfile)
+    assert wait_until(lambda: not alive(pid)), f"session leader {pid} outlived its call"
+
+
+def test_a_worker_cannot_read_the_server_or_the_template(governed: Server) -> None:
+    for pid in (governed.proc.pid, template_of(governed)):
+        for what in ("environ", "mem"):
+            answer = gcall(governed, "peek", {"path": f"/proc/{pid}/{what}"})
+            assert answer.status_code == 200
+            assert answer.json().startswith("refused"), (pid, what, answer.json())
+    assert SECRET["SVC_HOSTILE_SECRET"] not in governed.log_text()
+
+
+def test_a_forged_result_that_is_not_json_is_a_500(governed: Server) -> None:
+    answer = gcall(governed, "forge", {})
+    assert answer.status_code == 500
+    assert answer.json() == {"detail": "Internal Server Error"}
+    assert "not strict, finite JSON" in governed.log_text()
+
+
+def test_worker_output_is_bounded_per_call(governed: Server) -> None:
+    before = len(governed.log_text())
+    answer = gcall(governed, "chatty", {"megabytes": 8})
+    assert answer.status_code == 200
+    assert wait_until(lambda: "more bytes of stdout/stderr dropped" in governed.log_text())
+    grown = len(governed.log_text()) - before
+    assert grown < 64 * 1024, grown  # 16 MiB were written
+    assert "(over the 4096-byte per-call budget" in governed.log_text()
+
+
+def test_a_disconnected_client_cancels_its_call(governed: Server, shared_dir: Path) -> None:
+    pidfile = shared_dir / "abandoned.pid"
+    with pytest.raises(httpx.ReadTimeout):
+        gcall(governed, "hang", {"pidfile": str(pidfile), "seconds": 3.5}, timeout=1)
+    pid = read_pid(pidfile)
+    assert wait_until(lambda: not alive(pid), 2.5), "the abandoned call kept running"
+    assert "the client disconnected; call cancelled" in governed.log_text()
+
+
+def test_the_queue_is_bounded_and_answers_503(governed: Server, shared_dir: Path) -> None:
+    pidfile = shared_dir / "busy.pid"
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        running = pool.submit(gcall, governed, "hang", {"pidfile": str(pidfile), "seconds": 2})
+        read_pid(pidfile)  # the one slot is taken
+        queued = pool.submit(gcall, governed, "where", {})
+        time.sleep(0.3)  # let it reach the queue
+        refused = gcall(governed, "where", {})
+        assert refused.status_code == 503
+        assert refused.headers["retry-after"] == "4"
+        assert "Service Unavailable" in refused.json()["detail"]
+        assert running.result().status_code == 200
+        assert queued.result().status_code == 200
+
+
+def test_a_full_working_directory_is_removed_off_the_critical_path(governed: Server) -> None:
+    answer = gcall(governed, "litter", {"files": 300})
+    assert answer.status_code == 200
+    workdir = answer.json()
+    assert gcall(governed, "where", {}).status_code == 200
+    assert wait_until(lambda: not os.path.exists(workdir), 30)
+
+
+def test_killing_the_template_leaks_no_directories(governed: Server, shared_dir: Path) -> None:
+    pidfile = shared_dir / "orphaned.pid"
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        hung = pool.submit(gcall, governed, "hang", {"pidfile": str(pidfile), "seconds": 3})
+        worker = read_pid(pidfile)
+        workdir = os.readlink(f"/proc/{worker}/cwd")
+        scratch = os.path.dirname(workdir)
+        os.kill(template_of(governed), signal.SIGKILL)
+        assert hung.result().status_code == 500
+    assert wait_until(lambda: not alive(worker), 5), "the worker outlived its template"
+    assert gcall(governed, "where", {}).status_code == 200  # a new template
+    assert wait_until(lambda: not os.path.exists(scratch), 10), scratch
