@@ -10,6 +10,7 @@ validated by the same validators as REST requests (built from each tool's
 the declared ``outputSchema`` are tool errors (``isError``), never protocol crashes.
 """
 
+import asyncio
 import contextlib
 import json
 import logging
@@ -97,7 +98,7 @@ def governed_invoker(executor: Any, name: str) -> Invoke:
 class Tool:
     """One served tool: definition, invoker, call shape and validators, built at startup."""
 
-    __slots__ = ("_arguments", "_invoke", "_result", "_shape", "_timeouts", "definition")
+    __slots__ = ("_arguments", "_busy", "_invoke", "_result", "_shape", "_timeouts", "definition")
 
     def __init__(
         self,
@@ -105,8 +106,10 @@ class Tool:
         invoke: Invoke,
         shape: CallShape,
         timeouts: tuple[type[BaseException], ...] = (),
+        busy: tuple[type[BaseException], ...] = (),
     ) -> None:
         self.definition = types.Tool.model_validate(definition)
+        self._busy = busy
         self._invoke = invoke
         self._shape = shape
         self._timeouts = timeouts
@@ -126,7 +129,12 @@ class Tool:
         except self._timeouts as exc:
             log.error("tool %s: %s", self._shape.name, exc)
             return _error("timed out: the tool passed its time limit")
-        except Exception as exc:
+        except self._busy as exc:
+            log.warning("tool %s: %s", self._shape.name, exc)
+            return _error("busy: too many calls are waiting; retry later")
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # SystemExit, KeyboardInterrupt...: a tool error too
             if self._timeouts:  # governed: the worker already logged the details
                 log.error("tool %s: %s", self._shape.name, exc)
             else:
@@ -151,7 +159,7 @@ def _tools(
 ) -> dict[str, Tool]:
     capabilities = ir["capabilities"]
     if manifest["execution"]["mode"] == "governed":
-        from .governed.executor import CallTimeout, start_executor
+        from .governed.executor import CallBusy, CallTimeout, start_executor
 
         executor = start_executor(bundle, manifest, ir)  # the source is never imported here
         return {
@@ -160,6 +168,7 @@ def _tools(
                 governed_invoker(executor, c["name"]),
                 CallShape.from_ir(c),
                 (CallTimeout,),
+                (CallBusy,),
             )
             for c in capabilities
         }

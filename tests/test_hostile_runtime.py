@@ -14,6 +14,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from mcp_client import McpBundle
 from servers import Server, generate, serving
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "hostile"
@@ -300,3 +301,37 @@ def test_killing_the_template_leaks_no_directories(governed: Server, shared_dir:
     assert wait_until(lambda: not alive(worker), 5), "the worker outlived its template"
     assert gcall(governed, "where", {}).status_code == 200  # a new template
     assert wait_until(lambda: not os.path.exists(scratch), 10), scratch
+
+
+# -- MCP, where the same rules apply -----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def mcp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpBundle]:
+    out = tmp_path_factory.mktemp("hostile-mcp") / "bundle"
+    generate(
+        FIXTURE / "hostile.py",
+        out,
+        "--requirements",
+        str(FIXTURE / "requirements.txt"),
+        interface="mcp",
+    )
+    client = McpBundle(out)
+    yield client
+    client.close()
+
+
+@pytest.mark.parametrize("name", ["leave", "interrupt", "leave_async"])
+def test_mcp_system_exit_is_a_tool_error_and_the_server_stays(mcp: McpBundle, name: str) -> None:
+    result = mcp.call(name, {})
+    assert result.is_error
+    assert "internal error" in result.content[0].text  # type: ignore[union-attr]
+    assert mcp.call("echo", {"text": "still here"}).structured_content == {"result": "still here"}
+
+
+def test_mcp_invalid_arguments_are_bounded(mcp: McpBundle) -> None:
+    result = mcp.call("total", {"xs": ["a"] * 5000})
+    assert result.is_error
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert text.count("(int_type)") == 20
+    assert text.endswith("and 4980 more")
