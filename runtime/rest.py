@@ -34,7 +34,7 @@ from starlette.staticfiles import StaticFiles
 from .calls import CallShape, import_source, resolve_capabilities
 from .encoding import encode_result
 from .integrity import StartupError, load_document, load_manifest
-from .prevalidate import OFFLOAD_BYTES, Prevalidator
+from .prevalidate import OFFLOAD_BYTES, Prevalidator, return_large_buffers
 from .validation import RequestInvalid, RequestValidator
 
 MANIFEST = "svc-rest.json"
@@ -398,7 +398,10 @@ def create_app(bundle: Path) -> RestApp:
             definitions[schema_ref["$ref"].rsplit("/", 1)[1]],
             definitions,
         )
-    prevalidator = Prevalidator(schemas) if max_body > OFFLOAD_BYTES else None
+    prevalidator = None
+    if max_body > OFFLOAD_BYTES:
+        prevalidator = Prevalidator(schemas)
+        return_large_buffers()
     endpoints: dict[str, CapabilityEndpoint] = {}
     for name, (schema, _) in schemas.items():
         path = f"/capabilities/{name}"
