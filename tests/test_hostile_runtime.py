@@ -152,24 +152,26 @@ def shared_dir() -> Iterator[Path]:
 
 
 @pytest.fixture(scope="module")
-def governed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    tmp = tmp_path_factory.mktemp("hostile-governed")
-    policy = tmp / "policy.json"
-    policy.write_text(json.dumps(GOVERNED_POLICY))
-    out = tmp / "rest"
-    generate(
-        FIXTURE / "gov_hostile.py",
-        out,
-        "--requirements",
-        str(FIXTURE / "requirements.txt"),
-        "--execution-policy",
-        str(policy),
-    )
-    if AS_ROOT:  # nobody must be able to reach the bundle it runs
-        for parent in [out, *out.parents]:
-            os.chmod(parent, os.stat(parent).st_mode | 0o005)
-    with serving(out, env=SECRET) as server:
-        yield server
+def governed() -> Iterator[Server]:
+    # Outside pytest's private temporary root: nobody must be able to reach the bundle.
+    tmp = Path(tempfile.mkdtemp(prefix="svcc-hostile-governed-"))
+    os.chmod(tmp, 0o755)
+    try:
+        policy = tmp / "policy.json"
+        policy.write_text(json.dumps(GOVERNED_POLICY))
+        out = tmp / "rest"
+        generate(
+            FIXTURE / "gov_hostile.py",
+            out,
+            "--requirements",
+            str(FIXTURE / "requirements.txt"),
+            "--execution-policy",
+            str(policy),
+        )
+        with serving(out, env=SECRET) as server:
+            yield server
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def gcall(server: Server, name: str, body: object, timeout: float = 30) -> httpx.Response:
