@@ -55,7 +55,7 @@ class Environment:
 
 def _user_name(_: object, __: object, name: str | None) -> None:
     if name is not None and not _USER_NAME.fullmatch(name):
-        raise ValueError(f"{name!r} is not a user name or numeric user id")
+        raise ValueError(f"worker_user: {name!r} is not a user name or numeric user id")
 
 
 @frozen(kw_only=True)

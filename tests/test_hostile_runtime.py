@@ -6,6 +6,8 @@ import json
 import os
 import shutil
 import signal
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -337,3 +339,40 @@ def test_mcp_invalid_arguments_are_bounded(mcp: McpBundle) -> None:
     text = result.content[0].text  # type: ignore[union-attr]
     assert text.count("(int_type)") == 20
     assert text.endswith("and 4980 more")
+
+
+def test_policy_fields_for_the_queue_the_log_budget_and_the_worker_user() -> None:
+    from svcc.compiler.errors import InputError
+    from svcc.compiler.policy import parse_policy
+
+    defaults = parse_policy({}, "p.json").to_json()
+    assert defaults["limits"]["max_queued_calls"] == 64
+    assert defaults["limits"]["max_log_bytes"] == 65536
+    assert defaults["worker_user"] is None
+    assert parse_policy({"worker_user": "nobody"}, "p.json").worker_user == "nobody"
+    assert parse_policy({"worker_user": "65534"}, "p.json").worker_user == "65534"
+    for bad in ("root\nUSER x", "", "a b", "x" * 40):
+        with pytest.raises(InputError, match="worker_user"):
+            parse_policy({"worker_user": bad}, "p.json")
+    with pytest.raises(InputError, match="max_queued_calls"):
+        parse_policy({"limits": {"max_queued_calls": -1}}, "p.json")
+
+
+def test_an_unknown_worker_user_stops_startup_with_one_line(tmp_path: Path) -> None:
+    policy = tmp_path / "policy.json"
+    policy.write_text(json.dumps({"worker_user": "no-such-user-svcc"}))
+    out = tmp_path / "rest"
+    generate(
+        FIXTURE / "gov_hostile.py",
+        out,
+        "--requirements",
+        str(FIXTURE / "requirements.txt"),
+        "--execution-policy",
+        str(policy),
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", "import app"], cwd=out, capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 3
+    assert "worker_user 'no-such-user-svcc' does not exist on this host" in proc.stderr
+    assert "Traceback" not in proc.stderr
