@@ -304,6 +304,8 @@ class RestApp:
         await self.framework(scope, receive, send)
 
     def __getattr__(self, name: str) -> Any:
+        if name == "framework":  # not set yet (copying, unpickling): no recursion
+            raise AttributeError(name)
         return getattr(self.framework, name)
 
 
