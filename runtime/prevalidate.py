@@ -11,8 +11,6 @@ is started again on the next large body; meanwhile bodies are validated in the s
 """
 
 import asyncio
-import contextlib
-import ctypes
 import multiprocessing
 from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor
@@ -22,15 +20,6 @@ from typing import Any
 from .validation import RequestInvalid, RequestValidator
 
 OFFLOAD_BYTES = 256 * 1024
-_M_MMAP_THRESHOLD = -3  # glibc mallopt()
-
-
-def return_large_buffers() -> None:
-    """Large request bodies are allocated and freed outside the heap, so the memory they
-    took returns to the system after the request. glibc otherwise raises its mmap threshold
-    after the first large free and keeps later bodies' memory in the heap. Elsewhere: no-op."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None).mallopt(_M_MMAP_THRESHOLD, OFFLOAD_BYTES)
 
 
 Schemas = Mapping[str, tuple[Mapping[str, Any], Mapping[str, Any]]]

@@ -34,7 +34,7 @@ from starlette.staticfiles import StaticFiles
 from .calls import CallShape, import_source, resolve_capabilities
 from .encoding import encode_result
 from .integrity import StartupError, load_document, load_manifest
-from .prevalidate import OFFLOAD_BYTES, Prevalidator, return_large_buffers
+from .prevalidate import OFFLOAD_BYTES, Prevalidator
 from .validation import RequestInvalid, RequestValidator
 
 MANIFEST = "svc-rest.json"
@@ -143,9 +143,18 @@ class CapabilityEndpoint:
         body = await self._read_body(scope, receive, send)
         if body is None:
             return
+        if self._prevalidator is None or len(body) <= OFFLOAD_BYTES:
+            await self._serve(body, receive, send)
+            return
         try:
-            if self._prevalidator is not None and len(body) > OFFLOAD_BYTES:
-                await self._prevalidator.check(self._shape.name, body)
+            await self._prevalidator.check(self._shape.name, body)
+        except RequestInvalid as exc:
+            await _respond(send, 422, encode_result(exc.body()))
+            return
+        await self._serve(body, receive, send)
+
+    async def _serve(self, body: bytes, receive: Receive, send: Send) -> None:
+        try:
             values = self._validator.validate_json(body)
         except RequestInvalid as exc:
             await _respond(send, 422, encode_result(exc.body()))
@@ -400,10 +409,7 @@ def create_app(bundle: Path) -> RestApp:
             definitions[schema_ref["$ref"].rsplit("/", 1)[1]],
             definitions,
         )
-    prevalidator = None
-    if max_body > OFFLOAD_BYTES:
-        prevalidator = Prevalidator(schemas)
-        return_large_buffers()
+    prevalidator = Prevalidator(schemas) if max_body > OFFLOAD_BYTES else None
     endpoints: dict[str, CapabilityEndpoint] = {}
     for name, (schema, _) in schemas.items():
         path = f"/capabilities/{name}"
