@@ -321,21 +321,15 @@ class RestApp:
 async def _guarded(
     endpoint: CapabilityEndpoint, scope: Scope, receive: Receive, send: Send
 ) -> None:
-    """The endpoint, with the JSON 500 for anything it lets escape before answering."""
-    started = False
-
-    async def tracking_send(message: Message) -> None:
-        nonlocal started
-        started = True
-        await send(message)
-
+    """The endpoint, with the JSON 500 for anything it lets escape (if it had already
+    started answering, the server refuses the second start: nothing more can be said)."""
     try:
-        await endpoint(scope, receive, tracking_send)
+        await endpoint(scope, receive, send)
     except asyncio.CancelledError:
         raise
     except BaseException:
         log.exception("unhandled error in %s", scope["path"])
-        if not started:
+        with contextlib.suppress(Exception):
             await _respond(send, 500, _INTERNAL_ERROR)
 
 
