@@ -248,10 +248,14 @@ def kill_descendants() -> None:
             os.waitpid(-1, 0)
 
 
+_LIBC: list[Any] = []
+
+
 def prctl(option: int, value: int) -> bool:
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return int(libc.prctl(option, value, 0, 0, 0)) == 0
+        if not _LIBC:
+            _LIBC.append(ctypes.CDLL(None, use_errno=True))
+        return int(_LIBC[0].prctl(option, value, 0, 0, 0)) == 0
     except (OSError, AttributeError):
         return False  # not Linux
 
