@@ -295,6 +295,8 @@ def _check_replaceable(parent: int, name: str, overwrite: bool, where: Path) -> 
     except OSError as exc:
         raise OutputError(f"{where / name}: {_describe(exc)}") from None
     if not stat.S_ISREG(info.st_mode):
-        raise OutputError(f"{where / name}: exists and is not a regular file; refusing to replace it")
+        raise OutputError(
+            f"{where / name}: exists and is not a regular file; refusing to replace it"
+        )
     if not overwrite:
         raise TargetExists(where / name, "exists; refusing to replace it")

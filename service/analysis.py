@@ -8,7 +8,12 @@ module-level function with ``args`` (``{name, annotation: {type, of}}``), ``retu
 restricted to the selected functions. Everything comes from the compiler's own passes.
 """
 
-from collections.abc import Collection
+import logging
+import os
+import time
+from collections.abc import Collection, Iterator
+from functools import cache
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from svcc.compiler.driver import Analysis
@@ -30,6 +35,8 @@ from svcc.ir.types import (
     UnresolvedType,
     UnsupportedType,
 )
+
+log = logging.getLogger("svcc.service")
 
 
 def annotation(node: TypeNode) -> dict[str, Any]:
@@ -110,3 +117,158 @@ def apply_selection(
     readiness = document["readiness"]
     readiness["assessments"] = [a for a in readiness["assessments"] if keep(a["name"])]
     return document
+
+
+# -- the work a request hands to its bounded child (svcc.service.budget) ----------------------
+
+
+class Unanalysable(Exception):
+    """The source did not analyse (syntax, encoding, format); the message says where."""
+
+
+def module_for(filename: str) -> str:
+    """A module name for an uploaded file: its stem with non-identifier characters replaced."""
+    stem = PurePosixPath(filename).stem
+    cleaned = "".join(c if c.isalnum() or c == "_" else "_" for c in stem) or "module"
+    cleaned = cleaned if cleaned.isascii() else "".join(c if c.isascii() else "_" for c in cleaned)
+    return cleaned if not cleaned[0].isdigit() else f"m_{cleaned}"
+
+
+def analyse_upload(
+    data: bytes, filename: str, *, python_version: str, encoding: str | None
+) -> dict[str, Any]:
+    """The result document of one uploaded file; a notebook goes through the notebook front
+    end (its suffix decides, as on the command line)."""
+    from svcc.compiler.driver import analyze_source
+
+    name = PurePosixPath(filename).name or "upload.py"
+    notebook = PurePosixPath(name).suffix.lower() == ".ipynb"
+    analysis = analyze_source(
+        data,
+        path=name,
+        module=module_for(name),
+        python_version=python_version,
+        encoding=encoding,
+        source_format="notebook" if notebook else "python",
+        check_name=False,
+    )
+    if analysis.error is not None:
+        raise Unanalysable(analysis.error_message())
+    return result_document(analysis)
+
+
+def process_upload(data: bytes, name: str, notebook: bool) -> str:
+    """The processed module text (header + module), or :class:`Unanalysable`."""
+    from svcc.compiler.driver import analyze_source
+
+    analysis = analyze_source(
+        data,
+        path=name,
+        module=module_for(name),
+        source_format="notebook" if notebook else "python",
+        check_name=False,
+    )
+    if analysis.module_text is None:
+        raise Unanalysable(analysis.error_message() if analysis.error else "not processable")
+    removed = sum(1 for d in analysis.diagnostics if d.code in ("SVC-F004", "SVC-F005", "SVC-F006"))
+    header = f"# Processed by svcc from {name}"
+    if notebook:
+        header += f" (notebook; {removed} magic or shell lines removed)"
+    return f"{header}\n{analysis.module_text}"
+
+
+class _FileOverBudget(Exception):
+    pass
+
+
+def _error_entry(relpath: str, message: str) -> dict[str, Any]:
+    from svcc.compiler.diagnostics import diag
+    from svcc.compiler.diagnostics.codes import F007_NOT_ANALYSABLE
+
+    return {"error": {"path": relpath, **diag(F007_NOT_ANALYSABLE, message, None).to_json()}}
+
+
+def analyse_tree(
+    root: Path,
+    files: list[str],
+    *,
+    python_version: str,
+    encoding: str | None,
+    file_seconds: float,
+    total_seconds: float,
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``(relative path, result document)`` for each of ``files`` below ``root``.
+
+    Each file is fenced off: a file that fails to read, is not a regular file, raises inside
+    the front end, runs out of memory or uses more than ``file_seconds`` of CPU costs its
+    own entry (``{"error": ...}``) and nothing else. Files not reached within
+    ``total_seconds`` get an entry saying so."""
+    import signal
+    import stat
+
+    from svcc.compiler.driver import (
+        analyze_source,
+        module_name_for,
+        modules_beside,
+        read_source_file,
+    )
+    from svcc.compiler.errors import InputError
+
+    siblings = cache(modules_beside)
+    deadline = time.monotonic() + total_seconds
+
+    def over(_signum: int, _frame: object) -> None:
+        raise _FileOverBudget
+
+    previous = signal.signal(signal.SIGPROF, over)
+    try:
+        for relpath in files:
+            if time.monotonic() > deadline:
+                yield (
+                    relpath,
+                    _error_entry(
+                        relpath,
+                        f"not analysed: the request's {total_seconds:g}-second budget ran out",
+                    ),
+                )
+                continue
+            full = root / relpath
+            module = module_name_for(relpath)
+            try:
+                info = os.stat(full, follow_symlinks=False)
+                if not stat.S_ISREG(info.st_mode):
+                    raise InputError(f"{relpath}: not a regular file")
+                if module is None:
+                    raise InputError(f"cannot derive a module name from {relpath!r}")
+                signal.setitimer(signal.ITIMER_PROF, file_seconds)
+                try:
+                    analysis = analyze_source(
+                        read_source_file(full),
+                        path=relpath,
+                        module=module,
+                        python_version=python_version,
+                        encoding=encoding,
+                        source_format="python",
+                        local_modules=siblings(str(full.parent)) | siblings(str(root)),
+                        check_name=False,
+                    )
+                    entry = result_document(analysis)
+                finally:
+                    signal.setitimer(signal.ITIMER_PROF, 0)
+            except _FileOverBudget:
+                entry = _error_entry(
+                    relpath, f"not analysed: over the {file_seconds:g}-second budget per file"
+                )
+            except MemoryError:
+                entry = _error_entry(relpath, "not analysed: over the memory budget")
+            except InputError as exc:
+                entry = _error_entry(relpath, str(exc).replace(f"{root}/", ""))
+            except OSError as exc:
+                entry = _error_entry(relpath, f"cannot read: {exc.strerror or exc}")
+            except Exception as exc:  # a front-end bug must not cost the other files
+                log.exception("analysing %s", relpath)
+                entry = _error_entry(relpath, f"internal error: {type(exc).__name__} (logged)")
+            yield relpath, entry
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)

@@ -74,7 +74,8 @@ def server_files(conf: ContainerizerConfiguration) -> dict[str, bytes]:
 
 def requirement_lines(conf: ContainerizerConfiguration) -> list[str]:
     """Each requirement parsed by ``packaging`` (the configuration already refused any that
-    does not parse) and written as given, one per line (a parsed requirement holds no line break)."""
+    does not parse) and written as given, one per line (a parsed requirement holds no line
+    break)."""
     from packaging.requirements import Requirement
 
     chosen: dict[str, str] = {}
