@@ -8,6 +8,7 @@ module-level function with ``args`` (``{name, annotation: {type, of}}``), ``retu
 restricted to the selected functions. Everything comes from the compiler's own passes.
 """
 
+import json
 import logging
 import os
 import time
@@ -126,6 +127,10 @@ class Unanalysable(Exception):
     """The source did not analyse (syntax, encoding, format); the message says where."""
 
 
+class Refused(Exception):
+    """A request the child found unacceptable (an unknown function name, too many files)."""
+
+
 def module_for(filename: str) -> str:
     """A module name for an uploaded file: its stem with non-identifier characters replaced."""
     stem = PurePosixPath(filename).stem
@@ -134,11 +139,23 @@ def module_for(filename: str) -> str:
     return cleaned if not cleaned[0].isdigit() else f"m_{cleaned}"
 
 
+def encode(document: Any) -> bytes:
+    """The JSON bytes of an answer (done in the child: its cost is within the budget)."""
+    return json.dumps(document, ensure_ascii=False).encode("utf-8")
+
+
 def analyse_upload(
-    data: bytes, filename: str, *, python_version: str, encoding: str | None
-) -> dict[str, Any]:
-    """The result document of one uploaded file; a notebook goes through the notebook front
-    end (its suffix decides, as on the command line)."""
+    data: bytes,
+    filename: str,
+    *,
+    python_version: str,
+    encoding: str | None,
+    only: list[str] | None,
+    ignore: list[str],
+) -> bytes:
+    """The result document (JSON) of one uploaded file, restricted to the selection; a
+    notebook goes through the notebook front end (its suffix decides, as on the command
+    line). An unknown name in ``only`` is :class:`Refused`."""
     from svcc.compiler.driver import analyze_source
 
     name = PurePosixPath(filename).name or "upload.py"
@@ -154,7 +171,17 @@ def analyse_upload(
     )
     if analysis.error is not None:
         raise Unanalysable(analysis.error_message())
-    return result_document(analysis)
+    document = apply_selection(result_document(analysis), only, ignore)
+    known = {f["name"] for f in document["functions"]}
+    unknown = [name for name in only or () if name not in known]
+    if unknown:
+        raise Refused(f"unknown function {unknown[0]!r}")
+    try:
+        return encode(document)
+    except UnicodeEncodeError as exc:
+        raise Unanalysable(
+            f"{name}: the source holds text that is not valid Unicode ({exc.reason})"
+        ) from None
 
 
 def process_upload(data: bytes, name: str, notebook: bool) -> str:
@@ -181,11 +208,12 @@ class _FileOverBudget(Exception):
     pass
 
 
-def _error_entry(relpath: str, message: str) -> dict[str, Any]:
+def _error_entry(relpath: str, message: str) -> bytes:
     from svcc.compiler.diagnostics import diag
     from svcc.compiler.diagnostics.codes import F007_NOT_ANALYSABLE
 
-    return {"error": {"path": relpath, **diag(F007_NOT_ANALYSABLE, message, None).to_json()}}
+    error = diag(F007_NOT_ANALYSABLE, message, None).to_json()
+    return encode({"error": {"path": relpath, **error}})
 
 
 def analyse_tree(
@@ -196,8 +224,10 @@ def analyse_tree(
     encoding: str | None,
     file_seconds: float,
     total_seconds: float,
-) -> Iterator[tuple[str, dict[str, Any]]]:
-    """``(relative path, result document)`` for each of ``files`` below ``root``.
+    only: list[str] | None = None,
+    ignore: Collection[str] = (),
+) -> Iterator[tuple[str, bytes]]:
+    """``(relative path, result document as JSON)`` for each of ``files`` below ``root``.
 
     Each file is fenced off: a file that fails to read, is not a regular file, raises inside
     the front end, runs out of memory or uses more than ``file_seconds`` of CPU costs its
@@ -252,9 +282,13 @@ def analyse_tree(
                         local_modules=siblings(str(full.parent)) | siblings(str(root)),
                         check_name=False,
                     )
-                    entry = result_document(analysis)
+                    entry = encode(apply_selection(result_document(analysis), only, ignore))
                 finally:
                     signal.setitimer(signal.ITIMER_PROF, 0)
+            except UnicodeEncodeError as exc:
+                entry = _error_entry(
+                    relpath, f"the source holds text that is not valid Unicode ({exc.reason})"
+                )
             except _FileOverBudget:
                 entry = _error_entry(
                     relpath, f"not analysed: over the {file_seconds:g}-second budget per file"
@@ -272,3 +306,12 @@ def analyse_tree(
     finally:
         signal.setitimer(signal.ITIMER_PROF, 0)
         signal.signal(signal.SIGPROF, previous)
+
+
+def directory_answer(prefix: str, entries: Iterator[tuple[str, bytes]]) -> bytes:
+    """``{workspace path: result}`` as JSON, assembled from entries already encoded."""
+    parts = []
+    for rel, entry in entries:
+        key = rel if prefix == "." else f"{prefix}/{rel}"
+        parts.append(json.dumps(key, ensure_ascii=False).encode("utf-8") + b": " + entry)
+    return b"{" + b", ".join(parts) + b"}"

@@ -23,9 +23,10 @@ from falcon.media.multipart import MultipartParseError
 from svcc.compiler.errors import InputError, OutputError, SvccError
 from svcc.service.analysis import (
     Unanalysable,
+    Refused,
     analyse_tree,
     analyse_upload,
-    apply_selection,
+    directory_answer,
     module_for,
     process_upload,
 )
@@ -209,6 +210,8 @@ class Service:
             raise falcon.HTTPUnprocessableEntity(
                 title="Over the analysis budget", description=str(exc)
             ) from None
+        except Refused as exc:
+            raise falcon.HTTPBadRequest(description=str(exc)) from None
         except Unanalysable as exc:
             raise unanalysable(
                 title="Source not analysable", description=self.workspace.shown(str(exc))
@@ -227,18 +230,14 @@ class Service:
         filename, data = params.file
         version = _python_version(params.text("python_version"))
         encoding = _encoding(params.text("encoding"))
-        document = self._bounded(
-            lambda: analyse_upload(data, filename, python_version=version, encoding=encoding)
+        only = params.names("functions_to_analyze")
+        ignore = params.names("ignore") or []
+        resp.data = self._bounded(
+            lambda: analyse_upload(
+                data, filename, python_version=version, encoding=encoding, only=only, ignore=ignore
+            )
         )
-        document = apply_selection(
-            document, params.names("functions_to_analyze"), params.names("ignore") or []
-        )
-        only = params.names("functions_to_analyze") or []
-        known = {f["name"] for f in document["functions"]}
-        unknown = [name for name in only if name not in known]
-        if unknown:
-            raise falcon.HTTPBadRequest(description=f"unknown function {unknown[0]!r}")
-        resp.media = document
+        resp.content_type = falcon.MEDIA_JSON
 
     def on_post_analyse_directory(self, req: falcon.Request, resp: falcon.Response) -> None:
         from svcc.compiler.driver import python_files
@@ -248,35 +247,32 @@ class Service:
         directory = self._path(given, "directory_path")
         if not directory.is_dir():
             raise falcon.HTTPBadRequest(description=f"directory_path {given!r} is not a directory")
-        files = python_files(directory)
-        if len(files) > self.max_files:
-            raise falcon.HTTPBadRequest(
-                description=f"{len(files)} Python files is over the {self.max_files}-file limit"
-            )
         only = params.names("functions_to_analyze")
         ignore = params.names("ignore") or []
         version = _python_version(params.text("python_version"))
         encoding = _encoding(params.text("encoding"))
         budget = self.budget
-
-        def work() -> dict[str, dict[str, Any]]:
-            return dict(
-                analyse_tree(
-                    directory,
-                    files,
-                    python_version=version,
-                    encoding=encoding,
-                    file_seconds=budget.seconds / 4,
-                    total_seconds=budget.seconds * 0.9,
-                )
-            )
-
+        limit = self.max_files
         prefix = self.workspace.relative(directory)
-        results = {}
-        for rel, document in self._bounded(work).items():
-            key = rel if prefix == "." else f"{prefix}/{rel}"
-            results[key] = apply_selection(document, only, ignore)
-        resp.media = results
+
+        def work() -> bytes:
+            files = python_files(directory)  # the walk too is within the budget
+            if len(files) > limit:
+                raise Refused(f"{len(files)} Python files is over the {limit}-file limit")
+            entries = analyse_tree(
+                directory,
+                files,
+                python_version=version,
+                encoding=encoding,
+                file_seconds=budget.seconds / 4,
+                total_seconds=budget.seconds * 0.9,
+                only=only,
+                ignore=ignore,
+            )
+            return directory_answer(prefix, entries)
+
+        resp.data = self._bounded(work)
+        resp.content_type = falcon.MEDIA_JSON
 
     # -- processing ---------------------------------------------------------------------------
     def on_post_process_file(self, req: falcon.Request, resp: falcon.Response) -> None:
