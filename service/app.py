@@ -22,8 +22,8 @@ import falcon
 from falcon.media.multipart import MultipartParseError
 from svcc.compiler.errors import InputError, OutputError, SvccError
 from svcc.service.analysis import (
-    Unanalysable,
     Refused,
+    Unanalysable,
     analyse_tree,
     analyse_upload,
     directory_answer,
