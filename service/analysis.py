@@ -36,6 +36,7 @@ from svcc.ir.types import (
     UnresolvedType,
     UnsupportedType,
 )
+from svcc.service.budget import mark_memory, memory_exhausted
 
 log = logging.getLogger("svcc.service")
 
@@ -170,6 +171,8 @@ def analyse_upload(
         check_name=False,
     )
     if analysis.error is not None:
+        if memory_exhausted():
+            raise MemoryError
         raise Unanalysable(analysis.error_message())
     document = apply_selection(result_document(analysis), only, ignore)
     known = {f["name"] for f in document["functions"]}
@@ -196,6 +199,8 @@ def process_upload(data: bytes, name: str, notebook: bool) -> str:
         check_name=False,
     )
     if analysis.module_text is None:
+        if memory_exhausted():
+            raise MemoryError
         raise Unanalysable(analysis.error_message() if analysis.error else "not processable")
     removed = sum(1 for d in analysis.diagnostics if d.code in ("SVC-F004", "SVC-F005", "SVC-F006"))
     header = f"# Processed by svcc from {name}"
@@ -271,6 +276,7 @@ def analyse_tree(
                 if module is None:
                     raise InputError(f"cannot derive a module name from {relpath!r}")
                 signal.setitimer(signal.ITIMER_PROF, file_seconds)
+                mark_memory()
                 try:
                     analysis = analyze_source(
                         read_source_file(full),
@@ -282,6 +288,8 @@ def analyse_tree(
                         local_modules=siblings(str(full.parent)) | siblings(str(root)),
                         check_name=False,
                     )
+                    if analysis.error is not None and memory_exhausted():
+                        raise MemoryError
                     entry = encode(apply_selection(result_document(analysis), only, ignore))
                 finally:
                     signal.setitimer(signal.ITIMER_PROF, 0)

@@ -36,6 +36,7 @@ from svcc.service.budget import (
     Budget,
     ChildFailed,
     OverBudget,
+    memory_exhausted,
     run_within,
 )
 from svcc.service.config import ConfigError, ContainerizerConfiguration, parse_configuration
@@ -319,6 +320,8 @@ class Service:
         def work() -> dict[str, bytes]:
             analysis = analyze_file(source, module_name=module_for(source.name))
             if analysis.error is not None:
+                if memory_exhausted():
+                    raise MemoryError
                 raise InputError(analysis.error_message(filename))
             _, tree = emit_analysis(analysis, get_target("rest"))
             return dict(tree)

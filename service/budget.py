@@ -52,6 +52,35 @@ class ChildFailed(Exception):
     """The child raised something that could not cross back (a bug); the text is its traceback."""
 
 
+# In the child only: the memory budget and the resident size when the watch was last marked.
+_WATCH: dict[str, int] = {}
+
+
+def _status_kib(field: str) -> int:
+    with open("/proc/self/status", "rb") as handle:
+        for line in handle:
+            if line.startswith(field.encode() + b":"):
+                return int(line.split()[1])
+    return 0
+
+
+def mark_memory() -> None:
+    """Start watching the peak resident size afresh (Linux resets it on ``clear_refs`` 5)."""
+    with contextlib.suppress(OSError), open("/proc/self/clear_refs", "wb") as handle:
+        handle.write(b"5")
+    _WATCH["mark"] = _status_kib("VmRSS") * 1024
+
+
+def memory_exhausted() -> bool:
+    """Whether the work since :func:`mark_memory` came near the budget. The front ends turn
+    a ``MemoryError`` into a diagnostic (CPython's parser raises it for deep nesting too);
+    this tells an analysis that ran out of its budget from a source that is merely deep."""
+    if "budget" not in _WATCH:
+        return False
+    peak = _status_kib("VmHWM") * 1024
+    return peak - _WATCH.get("mark", 0) >= _WATCH["budget"] // 2
+
+
 def _address_space() -> int:
     with open("/proc/self/statm", "rb") as handle:
         return int(handle.read().split()[0]) * resource.getpagesize()
@@ -66,6 +95,8 @@ def _limit_child(budget: Budget) -> None:
     _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
     if hard == resource.RLIM_INFINITY or limit < hard:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    _WATCH["budget"] = budget.memory_bytes
+    mark_memory()
     seconds = max(1, int(budget.seconds + 0.999))
     resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds + 1))
 
