@@ -395,7 +395,9 @@ def test_containerize_python_version(http: httpx.Client, workspace: Path) -> Non
         ),
         400,
     )
-    assert "python_version" in body["description"] and "3.11" in body["description"]
+    assert "python_version" in body["description"]
+    assert "3.11" in body["description"]
     assert not (workspace / "c2").exists()
     body = json_error(http.post("/generate_containerfile/", json={"python_version": [3, 8]}), 400)
-    assert "python_version" in body["description"] and "3.14" in body["description"]
+    assert "python_version" in body["description"]
+    assert "3.14" in body["description"]
