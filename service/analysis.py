@@ -8,6 +8,7 @@ module-level function with ``args`` (``{name, annotation: {type, of}}``), ``retu
 restricted to the selected functions. Everything comes from the compiler's own passes.
 """
 
+import contextlib
 import json
 import logging
 import os
@@ -323,3 +324,37 @@ def directory_answer(prefix: str, entries: Iterator[tuple[str, bytes]]) -> bytes
         key = rel if prefix == "." else f"{prefix}/{rel}"
         parts.append(json.dumps(key, ensure_ascii=False).encode("utf-8") + b": " + entry)
     return b"{" + b", ".join(parts) + b"}"
+
+
+def warm_up() -> None:
+    """Import and exercise everything an analysis uses, once, in the process that forks the
+    analysis children (gunicorn's master builds the application before forking its
+    workers): a child then starts warm instead of importing the compiler on every request,
+    and ``gc.freeze`` keeps the collector from touching (and so copying) what it inherited."""
+    import gc
+
+    source = (
+        b'"""m."""\n\ndef f(x: int, y: list[str] | None = None) -> dict[str, int]:\n    return {}\n'
+    )
+    notebook = json.dumps(
+        {
+            "nbformat": 4,
+            "nbformat_minor": 5,
+            "metadata": {},
+            "cells": [
+                {
+                    "cell_type": "code",
+                    "id": "c1",
+                    "metadata": {},
+                    "execution_count": None,
+                    "outputs": [],
+                    "source": "def g(x: int) -> int:\n    return x\n",
+                }
+            ],
+        }
+    ).encode()
+    for name, data in (("warm.py", source), ("warm.ipynb", notebook)):
+        with contextlib.suppress(Unanalysable):
+            analyse_upload(data, name, python_version="3.11", encoding=None, only=None, ignore=[])
+    gc.collect()
+    gc.freeze()

@@ -29,6 +29,7 @@ from svcc.service.analysis import (
     directory_answer,
     module_for,
     process_upload,
+    warm_up,
 )
 from svcc.service.budget import (
     DEFAULT_MEMORY,
@@ -430,6 +431,7 @@ def create_app(
     multipart.parse_options.max_body_part_buffer_size = max_upload_bytes
     multipart.parse_options.max_body_part_count = 64
     app.req_options.media_handlers[falcon.MEDIA_MULTIPART] = multipart
+    warm_up()
     budget = Budget(memory_bytes=analysis_memory_bytes, seconds=analysis_seconds)
     service = Service(
         Workspace(workspace), max_upload_bytes, max_directory_files, budget, multipart
