@@ -36,9 +36,9 @@ def free_port() -> int:
 
 
 def isolation_ratio(source: bytes, rounds: int = 200) -> None:
-    """The same analysis in-process and in a bounded child; the ratio is the fork's cost."""
+    """The same analysis in-process and in the worker's sandbox; the ratio is the fork's cost."""
     from svcc.service.analysis import analyse_upload
-    from svcc.service.budget import Budget, run_within
+    from svcc.service.budget import Budget, Sandbox
 
     def analyse() -> bytes:
         return analyse_upload(
@@ -46,15 +46,28 @@ def isolation_ratio(source: bytes, rounds: int = 200) -> None:
         )
 
     analyse()  # warm imports and caches, as a running worker has them
-    budget = Budget()
+    sandbox = Sandbox(Budget())
+
+    def isolated() -> bytes:
+        return sandbox.run(
+            analyse_upload,
+            source,
+            "shapes.py",
+            python_version="3.11",
+            encoding=None,
+            only=None,
+            ignore=[],
+        )
+
     timings = {}
-    for name, call in (("direct", analyse), ("child", lambda: run_within(budget, analyse))):
+    for name, call in (("direct", analyse), ("child", isolated)):
         started = time.perf_counter()
         for _ in range(rounds):
             call()
         timings[name] = (time.perf_counter() - started) / rounds
+    sandbox.stop()
     print(
-        f"analysis of shapes.py: direct {timings['direct'] * 1000:.2f} ms, in a bounded child "
+        f"analysis of shapes.py: direct {timings['direct'] * 1000:.2f} ms, in the worker's sandbox "
         f"{timings['child'] * 1000:.2f} ms, ratio {timings['child'] / timings['direct']:.2f}"
     )
 

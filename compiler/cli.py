@@ -113,13 +113,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=60,
         metavar="S",
-        help="CPU and wall-clock seconds one request's analysis may take (default 60; 422)",
+        help="CPU seconds one request's analysis may take, wall clock twice that (default 60)",
     )
     analysis.add_argument(
         "--worker-timeout",
         type=int,
         metavar="S",
-        help="gunicorn's worker timeout (default: the analysis seconds + 30; over it: 503)",
+        help="gunicorn's worker timeout (default: twice the analysis seconds + 30; 503)",
     )
 
     targets = sub.add_parser("targets", help="list the installed targets")

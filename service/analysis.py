@@ -358,3 +358,49 @@ def warm_up() -> None:
             analyse_upload(data, name, python_version="3.11", encoding=None, only=None, ignore=[])
     gc.collect()
     gc.freeze()
+
+
+def analyse_directory_answer(
+    directory: Path,
+    prefix: str,
+    *,
+    limit: int,
+    python_version: str,
+    encoding: str | None,
+    only: list[str] | None,
+    ignore: list[str],
+    file_seconds: float,
+    total_seconds: float,
+) -> bytes:
+    """The JSON answer of ``/analyse_directory/``; the walk too is within the budget."""
+    from svcc.compiler.driver import python_files
+
+    files = python_files(directory)
+    if len(files) > limit:
+        raise Refused(f"{len(files)} Python files is over the {limit}-file limit")
+    entries = analyse_tree(
+        directory,
+        files,
+        python_version=python_version,
+        encoding=encoding,
+        file_seconds=file_seconds,
+        total_seconds=total_seconds,
+        only=only,
+        ignore=ignore,
+    )
+    return directory_answer(prefix, entries)
+
+
+def bundle_files(source: Path, shown: str) -> dict[str, bytes]:
+    """The REST bundle of ``source`` (``shown`` is the path as the client gave it)."""
+    from svcc.compiler.driver import analyze_file, emit_analysis
+    from svcc.compiler.errors import InputError
+    from svcc.compiler.registry import get_target
+
+    analysis = analyze_file(source, module_name=module_for(source.name))
+    if analysis.error is not None:
+        if memory_exhausted():
+            raise MemoryError
+        raise InputError(analysis.error_message(shown))
+    _, tree = emit_analysis(analysis, get_target("rest"))
+    return dict(tree)

@@ -24,10 +24,9 @@ from svcc.compiler.errors import InputError, OutputError, SvccError
 from svcc.service.analysis import (
     Refused,
     Unanalysable,
-    analyse_tree,
+    analyse_directory_answer,
     analyse_upload,
-    directory_answer,
-    module_for,
+    bundle_files,
     process_upload,
     warm_up,
 )
@@ -37,8 +36,7 @@ from svcc.service.budget import (
     Budget,
     ChildFailed,
     OverBudget,
-    memory_exhausted,
-    run_within,
+    Sandbox,
 )
 from svcc.service.config import ConfigError, ContainerizerConfiguration, parse_configuration
 from svcc.service.workspace import Exists, PathRefused, Workspace
@@ -189,6 +187,7 @@ class Service:
         self.max_upload = max_upload
         self.max_files = max_files
         self.budget = budget
+        self.sandbox = Sandbox(budget)
         self.multipart = multipart
 
     def _params(self, req: falcon.Request) -> Request:
@@ -202,12 +201,15 @@ class Service:
 
     def _bounded(
         self,
-        work: Callable[[], T],
-        unanalysable: Callable[..., falcon.HTTPError] = falcon.HTTPBadRequest,
+        function: Callable[..., T],
+        *args: Any,
+        unanalysable_status: Callable[..., falcon.HTTPError] = falcon.HTTPBadRequest,
+        **kwargs: Any,
     ) -> T:
-        """``work`` in a child under the request budget; an overrun is a JSON 422."""
+        """``function(*args, **kwargs)`` in the worker's sandbox under the request budget;
+        an overrun is a JSON 422."""
         try:
-            return run_within(self.budget, work)
+            return self.sandbox.run(function, *args, **kwargs)
         except OverBudget as exc:
             raise falcon.HTTPUnprocessableEntity(
                 title="Over the analysis budget", description=str(exc)
@@ -215,7 +217,7 @@ class Service:
         except Refused as exc:
             raise falcon.HTTPBadRequest(description=str(exc)) from None
         except Unanalysable as exc:
-            raise unanalysable(
+            raise unanalysable_status(
                 title="Source not analysable", description=self.workspace.shown(str(exc))
             ) from None
         except ChildFailed as exc:
@@ -235,14 +237,17 @@ class Service:
         only = params.names("functions_to_analyze")
         ignore = params.names("ignore") or []
         resp.data = self._bounded(
-            lambda: analyse_upload(
-                data, filename, python_version=version, encoding=encoding, only=only, ignore=ignore
-            )
+            analyse_upload,
+            data,
+            filename,
+            python_version=version,
+            encoding=encoding,
+            only=only,
+            ignore=ignore,
         )
         resp.content_type = falcon.MEDIA_JSON
 
     def on_post_analyse_directory(self, req: falcon.Request, resp: falcon.Response) -> None:
-        from svcc.compiler.driver import python_files
 
         params = self._params(req)
         given = params.required("directory_path")
@@ -253,27 +258,18 @@ class Service:
         ignore = params.names("ignore") or []
         version = _python_version(params.text("python_version"))
         encoding = _encoding(params.text("encoding"))
-        budget = self.budget
-        limit = self.max_files
-        prefix = self.workspace.relative(directory)
-
-        def work() -> bytes:
-            files = python_files(directory)  # the walk too is within the budget
-            if len(files) > limit:
-                raise Refused(f"{len(files)} Python files is over the {limit}-file limit")
-            entries = analyse_tree(
-                directory,
-                files,
-                python_version=version,
-                encoding=encoding,
-                file_seconds=budget.seconds / 4,
-                total_seconds=budget.seconds * 0.9,
-                only=only,
-                ignore=ignore,
-            )
-            return directory_answer(prefix, entries)
-
-        resp.data = self._bounded(work)
+        resp.data = self._bounded(
+            analyse_directory_answer,
+            directory,
+            self.workspace.relative(directory),
+            limit=self.max_files,
+            python_version=version,
+            encoding=encoding,
+            only=only,
+            ignore=ignore,
+            file_seconds=self.budget.seconds / 4,
+            total_seconds=self.budget.seconds * 0.9,
+        )
         resp.content_type = falcon.MEDIA_JSON
 
     # -- processing ---------------------------------------------------------------------------
@@ -293,15 +289,16 @@ class Service:
         target = self._path(params.text("output") or default, "output")
         overwrite = params.flag("overwrite")
         text = self._bounded(
-            lambda: process_upload(data, name, suffix == ".ipynb"),
-            unanalysable=falcon.HTTPUnprocessableEntity,
+            process_upload,
+            data,
+            name,
+            suffix == ".ipynb",
+            unanalysable_status=falcon.HTTPUnprocessableEntity,
         )
         written = self._write(target.parent, {target.name: text.encode()}, overwrite)
         resp.media = {"status": "success", "output_path": written[0]}
 
     def on_post_containerize_file(self, req: falcon.Request, resp: falcon.Response) -> None:
-        from svcc.compiler.driver import analyze_file, emit_analysis
-        from svcc.compiler.registry import get_target
         from svcc.compiler.target import FileTree
         from svcc.compiler.writer import write_tree
         from svcc.service.generators import containerfile, requirements_file, server_files
@@ -318,17 +315,8 @@ class Service:
         except ConfigError as exc:
             raise falcon.HTTPBadRequest(description=str(exc)) from None
 
-        def work() -> dict[str, bytes]:
-            analysis = analyze_file(source, module_name=module_for(source.name))
-            if analysis.error is not None:
-                if memory_exhausted():
-                    raise MemoryError
-                raise InputError(analysis.error_message(filename))
-            _, tree = emit_analysis(analysis, get_target("rest"))
-            return dict(tree)
-
         try:
-            files = self._bounded(work)
+            files = self._bounded(bundle_files, source, filename)
         except SvccError as exc:
             raise falcon.HTTPInternalServerError(
                 title="Containerization failed", description=self.workspace.shown(str(exc))

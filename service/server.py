@@ -100,7 +100,7 @@ def serve_analysis(
             "bind": bind,
             "workers": workers,
             "worker_class": f"{__name__}.JsonErrorWorker",
-            "timeout": worker_timeout or int(analysis_seconds) + TIMEOUT_MARGIN,
+            "timeout": worker_timeout or int(2 * analysis_seconds) + TIMEOUT_MARGIN,
             "accesslog": "-",
             "control_socket_disable": True,
         },
