@@ -401,3 +401,24 @@ def test_containerize_python_version(http: httpx.Client, workspace: Path) -> Non
     body = json_error(http.post("/generate_containerfile/", json={"python_version": [3, 8]}), 400)
     assert "python_version" in body["description"]
     assert "3.14" in body["description"]
+
+
+def test_service_imports_only_public_modules() -> None:
+    """The service is a client of the compiler: no ``_private`` module of another package."""
+    import ast
+
+    from helpers import ROOT
+
+    for path in (ROOT / "service").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = (
+                [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else []
+            )
+            for name in names:
+                if name.startswith("svcc.") and not name.startswith("svcc.service"):
+                    private = [p for p in name.split(".") if p.startswith("_")]
+                    assert not private, f"{path.name} imports {name}"
