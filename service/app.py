@@ -317,7 +317,11 @@ class Service:
 
         try:
             files = self._bounded(bundle_files, source, filename)
-        except SvccError as exc:
+        except InputError as exc:  # the client named something that is not analysable
+            raise falcon.HTTPBadRequest(
+                title="Source not analysable", description=self.workspace.shown(str(exc))
+            ) from None
+        except SvccError as exc:  # the specification's "any other exception": 500
             raise falcon.HTTPInternalServerError(
                 title="Containerization failed", description=self.workspace.shown(str(exc))
             ) from None
@@ -339,6 +343,8 @@ class Service:
             raise falcon.HTTPUnsupportedMediaType(description="send conf as application/json")
         try:
             data = json.loads(body or b"{}")
+        except RecursionError:
+            raise falcon.HTTPBadRequest(description="conf is nested too deeply") from None
         except ValueError as exc:
             raise falcon.HTTPBadRequest(
                 description=f"conf is not valid JSON: {str(exc)[:200]}"

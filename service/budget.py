@@ -234,6 +234,11 @@ class Sandbox:
         memory, CPU or wall-clock time."""
         if self.pid and self.owner != os.getpid():  # inherited through a fork: not ours
             self.pid = 0
+        if self.pid and os.waitpid(self.pid, os.WNOHANG)[0]:  # it died between calls
+            self.pid = 0
+            for fd in (self.requests, self.replies):
+                with contextlib.suppress(OSError):
+                    os.close(fd)
         if not self.pid:
             self._start()
         request = pickle.dumps((function, args, kwargs), protocol=pickle.HIGHEST_PROTOCOL)

@@ -422,3 +422,19 @@ def test_service_imports_only_public_modules() -> None:
                 if name.startswith("svcc.") and not name.startswith("svcc.service"):
                     private = [p for p in name.split(".") if p.startswith("_")]
                     assert not private, f"{path.name} imports {name}"
+
+
+def test_more_client_errors_are_400(http: httpx.Client) -> None:
+    """Each of these was a JSON (or HTML) 500."""
+    deep = b'{"a":' * 100_000
+    json_error(
+        http.post(
+            "/generate_server_files/", content=deep, headers={"content-type": "application/json"}
+        ),
+        400,
+    )
+    body = json_error(
+        http.post("/containerize_file/", data={"filename": "nope.py", "output": "o9"}), 400
+    )
+    assert "nope.py" in body["description"]
+    json_error(http.post("/containerize_file/", data={"filename": "a_file", "output": "o9"}), 400)
