@@ -14,10 +14,10 @@ import logging
 import os
 import time
 from collections.abc import Collection, Iterator
-from functools import cache
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from attrs import frozen
 from svcc.compiler.driver import Analysis
 from svcc.ir.serde import unstructure
 from svcc.ir.types import (
@@ -37,7 +37,7 @@ from svcc.ir.types import (
     UnresolvedType,
     UnsupportedType,
 )
-from svcc.service.budget import mark_memory, memory_exhausted
+from svcc.service.budget import OverBudget, mark_memory, memory_exhausted
 
 log = logging.getLogger("svcc.service")
 
@@ -222,6 +222,102 @@ def _error_entry(relpath: str, message: str) -> bytes:
     return encode({"error": {"path": relpath, **error}})
 
 
+@frozen(kw_only=True)
+class TreeJob:
+    """What every file of one directory analysis shares (sent to pool workers once)."""
+
+    root: Path
+    python_version: str
+    encoding: str | None
+    file_seconds: float
+    total_seconds: float
+    deadline: float  # time.monotonic(): one clock for every process on the machine
+    only: tuple[str, ...] | None
+    ignore: tuple[str, ...]
+    token: str  # one directory analysis: the sibling-module cache lives no longer
+
+
+_SIBLINGS: dict[tuple[str, str], frozenset[str]] = {}
+SERIAL_BELOW = 16
+
+
+def _over(_signum: int, _frame: object) -> None:
+    raise _FileOverBudget
+
+
+def _siblings(job: TreeJob, directory: str) -> frozenset[str]:
+    from svcc.compiler.driver import modules_beside
+
+    key = (job.token, directory)
+    if key not in _SIBLINGS:
+        if any(token != job.token for token, _ in _SIBLINGS):
+            _SIBLINGS.clear()
+        _SIBLINGS[key] = modules_beside(directory)
+    return _SIBLINGS[key]
+
+
+def fenced_entry(job: TreeJob, relpath: str) -> bytes:
+    """The JSON entry of one file; whatever goes wrong costs this entry only. Expects
+    ``SIGPROF`` to raise :class:`_FileOverBudget` (``analyse_tree`` installs it)."""
+    import signal
+    import stat
+
+    from svcc.compiler.driver import analyze_source, module_name_for, read_source_file
+    from svcc.compiler.errors import InputError
+
+    if time.monotonic() > job.deadline:
+        return _error_entry(
+            relpath, f"not analysed: the request's {job.total_seconds:g}-second budget ran out"
+        )
+    full = job.root / relpath
+    module = module_name_for(relpath)
+    try:
+        info = os.stat(full, follow_symlinks=False)
+        if not stat.S_ISREG(info.st_mode):
+            raise InputError(f"{relpath}: not a regular file")
+        if module is None:
+            raise InputError(f"cannot derive a module name from {relpath!r}")
+        signal.setitimer(signal.ITIMER_PROF, job.file_seconds)
+        mark_memory()
+        try:
+            analysis = analyze_source(
+                read_source_file(full),
+                path=relpath,
+                module=module,
+                python_version=job.python_version,
+                encoding=job.encoding,
+                source_format="python",
+                local_modules=_siblings(job, str(full.parent)) | _siblings(job, str(job.root)),
+                check_name=False,
+            )
+            if analysis.error is not None and memory_exhausted():
+                raise MemoryError
+            document = apply_selection(result_document(analysis), job.only, job.ignore)
+            return encode(document)
+        finally:
+            signal.setitimer(signal.ITIMER_PROF, 0)
+    except UnicodeEncodeError as exc:
+        message = f"the source holds text that is not valid Unicode ({exc.reason})"
+    except _FileOverBudget:
+        message = f"not analysed: over the {job.file_seconds:g}-second budget per file"
+    except MemoryError:
+        message = "not analysed: over the memory budget"
+    except InputError as exc:
+        message = str(exc).replace(f"{job.root}/", "")
+    except OSError as exc:
+        message = f"cannot read: {exc.strerror or exc}"
+    except Exception as exc:  # a front-end bug must not cost the other files
+        log.exception("analysing %s", relpath)
+        message = f"internal error: {type(exc).__name__} (logged)"
+    return _error_entry(relpath, message)
+
+
+def _install_fence() -> None:
+    import signal
+
+    signal.signal(signal.SIGPROF, _over)
+
+
 def analyse_tree(
     root: Path,
     files: list[str],
@@ -232,86 +328,55 @@ def analyse_tree(
     total_seconds: float,
     only: list[str] | None = None,
     ignore: Collection[str] = (),
+    workers: int | None = None,
 ) -> Iterator[tuple[str, bytes]]:
-    """``(relative path, result document as JSON)`` for each of ``files`` below ``root``.
+    """``(relative path, result document as JSON)`` for each of ``files`` below ``root``,
+    in order; in parallel (one forked process per core) from :data:`SERIAL_BELOW` files.
 
-    Each file is fenced off: a file that fails to read, is not a regular file, raises inside
-    the front end, runs out of memory or uses more than ``file_seconds`` of CPU costs its
-    own entry (``{"error": ...}``) and nothing else. Files not reached within
-    ``total_seconds`` get an entry saying so."""
+    Each file is fenced off (:func:`fenced_entry`): a file that fails to read, is not a
+    regular file, raises inside the front end, runs out of memory or uses more than
+    ``file_seconds`` of CPU costs its own entry (``{"error": ...}``) and nothing else. Files
+    not reached within ``total_seconds`` get an entry saying so."""
+    import secrets
     import signal
-    import stat
 
-    from svcc.compiler.driver import (
-        analyze_source,
-        module_name_for,
-        modules_beside,
-        read_source_file,
+    job = TreeJob(
+        root=root,
+        python_version=python_version,
+        encoding=encoding,
+        file_seconds=file_seconds,
+        total_seconds=total_seconds,
+        deadline=time.monotonic() + total_seconds,
+        only=tuple(only) if only is not None else None,
+        ignore=tuple(ignore),
+        token=secrets.token_hex(8),
     )
-    from svcc.compiler.errors import InputError
-
-    siblings = cache(modules_beside)
-    deadline = time.monotonic() + total_seconds
-
-    def over(_signum: int, _frame: object) -> None:
-        raise _FileOverBudget
-
-    previous = signal.signal(signal.SIGPROF, over)
+    count = workers or os.cpu_count() or 1
+    previous = signal.signal(signal.SIGPROF, _over)
     try:
-        for relpath in files:
-            if time.monotonic() > deadline:
-                yield (
-                    relpath,
-                    _error_entry(
-                        relpath,
-                        f"not analysed: the request's {total_seconds:g}-second budget ran out",
-                    ),
+        if count <= 1 or len(files) < SERIAL_BELOW:
+            for relpath in files:
+                yield relpath, fenced_entry(job, relpath)
+            return
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
+        from functools import partial
+
+        chunk = max(1, min(16, len(files) // (count * 8)))
+        try:
+            with ProcessPoolExecutor(
+                max_workers=count,
+                mp_context=multiprocessing.get_context("fork"),
+                initializer=_install_fence,
+            ) as pool:
+                yield from zip(
+                    files, pool.map(partial(fenced_entry, job), files, chunksize=chunk), strict=True
                 )
-                continue
-            full = root / relpath
-            module = module_name_for(relpath)
-            try:
-                info = os.stat(full, follow_symlinks=False)
-                if not stat.S_ISREG(info.st_mode):
-                    raise InputError(f"{relpath}: not a regular file")
-                if module is None:
-                    raise InputError(f"cannot derive a module name from {relpath!r}")
-                signal.setitimer(signal.ITIMER_PROF, file_seconds)
-                mark_memory()
-                try:
-                    analysis = analyze_source(
-                        read_source_file(full),
-                        path=relpath,
-                        module=module,
-                        python_version=python_version,
-                        encoding=encoding,
-                        source_format="python",
-                        local_modules=siblings(str(full.parent)) | siblings(str(root)),
-                        check_name=False,
-                    )
-                    if analysis.error is not None and memory_exhausted():
-                        raise MemoryError
-                    entry = encode(apply_selection(result_document(analysis), only, ignore))
-                finally:
-                    signal.setitimer(signal.ITIMER_PROF, 0)
-            except UnicodeEncodeError as exc:
-                entry = _error_entry(
-                    relpath, f"the source holds text that is not valid Unicode ({exc.reason})"
-                )
-            except _FileOverBudget:
-                entry = _error_entry(
-                    relpath, f"not analysed: over the {file_seconds:g}-second budget per file"
-                )
-            except MemoryError:
-                entry = _error_entry(relpath, "not analysed: over the memory budget")
-            except InputError as exc:
-                entry = _error_entry(relpath, str(exc).replace(f"{root}/", ""))
-            except OSError as exc:
-                entry = _error_entry(relpath, f"cannot read: {exc.strerror or exc}")
-            except Exception as exc:  # a front-end bug must not cost the other files
-                log.exception("analysing %s", relpath)
-                entry = _error_entry(relpath, f"internal error: {type(exc).__name__} (logged)")
-            yield relpath, entry
+        except BrokenProcessPool:
+            raise OverBudget(
+                "a process analysing this directory was ended (over the CPU or memory budget)"
+            ) from None
     finally:
         signal.setitimer(signal.ITIMER_PROF, 0)
         signal.signal(signal.SIGPROF, previous)

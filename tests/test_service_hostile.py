@@ -338,17 +338,27 @@ def test_huge_module_costs_a_422_not_the_worker(
     assert http.post("/analyze_file/", files={"file": ("g.py", GOOD)}).status_code == 200
 
 
-def test_bad_files_cost_only_their_own_entry(http: httpx.Client, workspace: Path) -> None:
+@pytest.mark.parametrize("extra", [0, 20], ids=["serial", "parallel"])
+def test_bad_files_cost_only_their_own_entry(
+    http: httpx.Client, workspace: Path, extra: int
+) -> None:
     big = workspace / "mixed" / "huge.py"
     big.write_bytes(b"x = 1\n" * (15 * 1024 * 1024 // 6))
+    more = [workspace / "mixed" / f"more{i}.py" for i in range(extra)]
+    for path in more:
+        path.write_text(GOOD)
     try:
         response = http.post("/analyse_directory/", data={"directory_path": "mixed"})
     finally:
         big.unlink()
+        for path in more:
+            path.unlink()
     assert response.status_code == 200, response.text[:500]
     result = response.json()
-    assert set(result) == {"mixed/good.py", "mixed/huge.py", "mixed/pipe.py", "mixed/surrogate.py"}
-    assert [f["name"] for f in result["mixed/good.py"]["functions"]] == ["area"]
+    expected = {"good.py", "huge.py", "pipe.py", "surrogate.py", *(p.name for p in more)}
+    assert set(result) == {f"mixed/{name}" for name in expected}
+    for name in ["good.py", *(p.name for p in more)]:
+        assert [f["name"] for f in result[f"mixed/{name}"]["functions"]] == ["area"]
     assert "regular file" in result["mixed/pipe.py"]["error"]["message"]
     assert "memory" in result["mixed/huge.py"]["error"]["message"]
     surrogate = result["mixed/surrogate.py"]
