@@ -135,6 +135,18 @@ class Request:
                 "application/x-www-form-urlencoded or the query string"
             )
 
+    def upload(self) -> tuple[str, bytes]:
+        """The uploaded file; its name reaches generated text (a header, a default output
+        name), so it must be one printable line of at most 255 bytes."""
+        if self.file is None:
+            raise falcon.HTTPBadRequest(description="file is required (multipart upload)")
+        name, data = self.file
+        if not name.isprintable() or len(name.encode("utf-8", "surrogatepass")) > 255:
+            raise falcon.HTTPBadRequest(
+                description="the uploaded file name must be one printable line of at most 255 bytes"
+            )
+        return name, data
+
     def text(self, name: str, default: str | None = None) -> str | None:
         return self.fields.get(name, default)
 
@@ -229,9 +241,7 @@ class Service:
     # -- analysis ---------------------------------------------------------------------------
     def on_post_analyze_file(self, req: falcon.Request, resp: falcon.Response) -> None:
         params = self._params(req)
-        if params.file is None:
-            raise falcon.HTTPBadRequest(description="file is required (multipart upload)")
-        filename, data = params.file
+        filename, data = params.upload()
         version = _python_version(params.text("python_version"))
         encoding = _encoding(params.text("encoding"))
         only = params.names("functions_to_analyze")
@@ -275,9 +285,7 @@ class Service:
     # -- processing ---------------------------------------------------------------------------
     def on_post_process_file(self, req: falcon.Request, resp: falcon.Response) -> None:
         params = self._params(req)
-        if params.file is None:
-            raise falcon.HTTPBadRequest(description="file is required (multipart upload)")
-        filename, data = params.file
+        filename, data = params.upload()
         name = PurePosixPath(filename).name
         suffix = PurePosixPath(name).suffix.lower()
         if suffix not in (".py", ".ipynb"):

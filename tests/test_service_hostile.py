@@ -448,3 +448,20 @@ def test_more_client_errors_are_400(http: httpx.Client) -> None:
     )
     assert "nope.py" in body["description"]
     json_error(http.post("/containerize_file/", data={"filename": "a_file", "output": "o9"}), 400)
+
+
+def test_upload_name_cannot_inject_lines(http: httpx.Client, workspace: Path) -> None:
+    """RFC 5987 ``filename*`` decodes percent escapes: a line break in the name would end the
+    processed file's header comment and inject code."""
+    body = (
+        b'--b\r\nContent-Disposition: form-data; name="file"; '
+        b"filename*=UTF-8''x%0Aimport%20os%0A.py\r\n\r\n" + GOOD.encode() + b"\r\n--b--\r\n"
+    )
+    response = http.post(
+        "/process_file/",
+        content=body,
+        headers={"content-type": "multipart/form-data; boundary=b"},
+        params={"output": "injected_header.py"},
+    )
+    assert "printable" in json_error(response, 400)["description"]
+    assert not (workspace / "injected_header.py").exists()
