@@ -6,7 +6,9 @@ Scalar parameters come as multipart form fields, url-encoded fields or query par
 files as ``multipart/form-data``; ``conf`` as a JSON body (the object itself, or
 ``{"conf": {...}}``). Errors are JSON ``{"title", "description"}``, never a traceback. Every
 client path is confined to the workspace; existing files are only replaced with
-``overwrite=true``.
+``overwrite=true``. A body is read in full (bounded, chunked or not) before anything parses
+it, and every analysis of client input runs in the worker's :class:`~svcc.service.budget.Sandbox`
+under the request budget (an overrun is a 422).
 """
 
 import codecs
