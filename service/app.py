@@ -286,11 +286,13 @@ class Service:
 
     # -- processing ---------------------------------------------------------------------------
     def on_post_process_file(self, req: falcon.Request, resp: falcon.Response) -> None:
+        from svcc.compiler.driver import SUFFIXES
+
         params = self._params(req)
         filename, data = params.upload()
         name = PurePosixPath(filename).name
         suffix = PurePosixPath(name).suffix.lower()
-        if suffix not in (".py", ".ipynb"):
+        if suffix not in SUFFIXES:
             raise falcon.HTTPBadRequest(
                 title="Invalid file type",
                 description=f"{name[:200]!r}: expected a .py file or a notebook",

@@ -135,14 +135,18 @@ class Dependency:
     packages: tuple[str, ...] = field(default=(), validator=_matches(_SYSTEM_PACKAGE, "package"))
 
 
+def _unsupported(shown: str) -> str:
+    (major, low), (_, high) = SUPPORTED_PYTHON
+    return (
+        f"python_version: {shown} is not supported: generated bundles run on "
+        f"Python {major}.{low} to {major}.{high}"
+    )
+
+
 def _version(_: object, __: Any, value: tuple[int, ...]) -> None:
     (low_major, low), (_high_major, high) = SUPPORTED_PYTHON
     if len(value) != 2 or value[0] != low_major or not low <= value[1] <= high:
-        shown = ".".join(str(v) for v in value)
-        raise ValueError(
-            f"python_version: {shown} is not supported: generated bundles run on "
-            f"Python {low_major}.{low} to {low_major}.{high}"
-        )
+        raise ValueError(_unsupported(".".join(str(v) for v in value)))
 
 
 @frozen(kw_only=True)
@@ -195,10 +199,12 @@ def _strict(kind: type) -> Any:
 
 def _version_hook(value: Any, _: type) -> tuple[int, int]:
     if isinstance(value, str):
-        match = re.fullmatch(r"(\d{1,2})\.(\d{1,3})", value.strip())
-        if match:
-            return (int(match.group(1)), int(match.group(2)))
-        raise ValueError(f'python_version: {value[:20]!r} is not a version like "3.12"')
+        from svcc.ir.python_version import parse_python_version
+
+        try:
+            return parse_python_version(value, "python_version")  # the one rule for "3.N"
+        except ValueError:
+            raise ValueError(_unsupported(value[:20])) from None
     if isinstance(value, list) and len(value) == 2 and all(type(v) is int for v in value):
         return (value[0], value[1])
     raise TypeError('python_version: expected "3.N" or [3, N]')
@@ -206,7 +212,8 @@ def _version_hook(value: Any, _: type) -> tuple[int, int]:
 
 def parse_configuration(data: Any) -> ContainerizerConfiguration:
     """Decoded JSON → configuration; any problem is a one-line :class:`ConfigError`."""
-    from cattrs import ClassValidationError, Converter, transform_error
+    from cattrs import ClassValidationError, Converter
+    from svcc.compiler.explain import structure_problems
 
     if not isinstance(data, dict):
         raise ConfigError("conf must be a JSON object")
@@ -217,16 +224,7 @@ def parse_configuration(data: Any) -> ContainerizerConfiguration:
     try:
         return converter.structure(data, ContainerizerConfiguration)
     except ClassValidationError as exc:
-        problems = transform_error(exc, path="conf", format_exception=_explain)
+        problems = structure_problems(exc, "conf")
         raise ConfigError("invalid conf: " + "; ".join(problems)) from None
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"invalid conf: {exc}") from None
-
-
-def _explain(exc: BaseException, kind: type | None) -> str:
-    """cattrs' wording, but a validator's own message when it has one."""
-    from cattrs.v import format_exception
-
-    if type(exc) is ValueError and str(exc):
-        return str(exc)
-    return format_exception(exc, kind)

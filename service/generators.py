@@ -11,38 +11,15 @@
   ``python:<python_version>-<container_image_tag>``.
 """
 
-from functools import cache
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from svcc.backends.rest import BUNDLE as REST_BUNDLE
-from svcc.compiler.requirements import canonical_name
+from svcc.backends.templates import render
+from svcc.compiler.requirements import is_pinned, requirement_name
 from svcc.service.config import ContainerizerConfiguration
-
-if TYPE_CHECKING:
-    import jinja2
 
 PACKAGE: Final = "svcc.service"
 SERVER_EXTRAS: Final = ("gunicorn>=22,<28", "uvicorn-worker>=0.2,<1")
-
-
-@cache
-def _environment() -> "jinja2.Environment":
-    """The service's own templates, rendered as the back ends render theirs (strict,
-    deterministic, no autoescape: every value was validated by the configuration)."""
-    import jinja2
-
-    return jinja2.Environment(
-        loader=jinja2.PackageLoader(PACKAGE, "templates"),
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        autoescape=False,
-    )
-
-
-def _render(name: str, **view: object) -> bytes:
-    return _environment().get_template(name).render(**view).encode("utf-8")
 
 
 def _module(file_name: str) -> str:
@@ -57,12 +34,14 @@ def server_files(conf: ContainerizerConfiguration) -> dict[str, bytes]:
         else server.host
     )
     return {
-        server.wsgi_file_name: _render(
+        server.wsgi_file_name: render(
+            PACKAGE,
             "wsgi.py.jinja",
             api_module=_module(conf.api_filename),
             conf_file=server.wsgi_conf_file_name,
         ),
-        server.wsgi_conf_file_name: _render(
+        server.wsgi_conf_file_name: render(
+            PACKAGE,
             "gunicorn.conf.py.jinja",
             wsgi_module=_module(server.wsgi_file_name),
             bind=f"{host}:{server.port}",
@@ -73,11 +52,6 @@ def server_files(conf: ContainerizerConfiguration) -> dict[str, bytes]:
 
 
 def requirement_lines(conf: ContainerizerConfiguration) -> list[str]:
-    """Each requirement parsed by ``packaging`` (the configuration already refused any that
-    does not parse) and written as given, one per line (a parsed requirement holds no line
-    break)."""
-    from packaging.requirements import Requirement
-
     chosen: dict[str, str] = {}
     candidates = [
         *REST_BUNDLE.server_requirements,
@@ -86,12 +60,10 @@ def requirement_lines(conf: ContainerizerConfiguration) -> list[str]:
         *conf.svc_requirements,
         *(d.name for d in conf.dependencies),
     ]
-    for text in candidates:
-        requirement = Requirement(text)
-        key = canonical_name(requirement.name)
-        pinned = bool(requirement.specifier or requirement.marker)
-        if key not in chosen or pinned:
-            chosen[key] = text
+    for requirement in candidates:
+        key = requirement_name(requirement)
+        if key not in chosen or is_pinned(requirement):
+            chosen[key] = requirement
     return [chosen[key] for key in sorted(chosen)]
 
 
@@ -107,7 +79,8 @@ def containerfile(
     major, minor = conf.python_version
     packages = sorted({p for d in conf.dependencies for p in d.packages})
     return {
-        "Containerfile": _render(
+        "Containerfile": render(
+            PACKAGE,
             "Containerfile.jinja",
             base_image=f"python:{major}.{minor}-{conf.container_image_tag}",
             family=conf.family,
