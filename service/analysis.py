@@ -162,15 +162,20 @@ def analyse_upload(
 
     name = PurePosixPath(filename).name or "upload.py"
     notebook = PurePosixPath(name).suffix.lower() == ".ipynb"
-    analysis = analyze_source(
-        data,
-        path=name,
-        module=module_for(name),
-        python_version=python_version,
-        encoding=encoding,
-        source_format="notebook" if notebook else "python",
-        check_name=False,
-    )
+    try:
+        analysis = analyze_source(
+            data,
+            path=name,
+            module=module_for(name),
+            python_version=python_version,
+            encoding=encoding,
+            source_format="notebook" if notebook else "python",
+            check_name=False,
+        )
+    except UnicodeEncodeError as exc:  # a lone surrogate escape reaching the IR's JSON
+        raise Unanalysable(
+            f"{name}: the source holds text that is not valid Unicode ({exc.reason})"
+        ) from None
     if analysis.error is not None:
         if memory_exhausted():
             raise MemoryError

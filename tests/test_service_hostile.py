@@ -465,3 +465,11 @@ def test_upload_name_cannot_inject_lines(http: httpx.Client, workspace: Path) ->
     )
     assert "printable" in json_error(response, 400)["description"]
     assert not (workspace / "injected_header.py").exists()
+
+
+def test_lone_surrogate_upload_is_a_client_error(http: httpx.Client) -> None:
+    source = b'def f(x: int) -> int:\n    "\\ud800"\n    return x\n'
+    response = http.post("/analyze_file/", files={"file": ("s.py", source)})
+    assert response.status_code in (200, 400), response.text  # never a 500
+    if response.status_code == 400:
+        assert "s.py" in json_error(response, 400)["description"]
