@@ -128,13 +128,35 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
             from svcc.compiler.errors import UsageError
 
             raise UsageError("--module-name names one module; it cannot apply to a directory")
-        return render.inspect_directory(path, args, _requirements(args))
+        return render.inspect_repository(path, args, _requirements(args))
     return render.inspect_file(path, args, _requirements(args))
 
 
 def _cmd_compile(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from svcc.compiler import driver, render
 
+    if Path(args.path).is_dir():
+        from svcc.compiler.repository import compile_repository
+
+        if args.module_name:
+            from svcc.compiler.errors import UsageError
+
+            raise UsageError("--module-name names one module; a directory names its own")
+        render.compile_result(
+            compile_repository(
+                args.path,
+                target=args.target if args.command == "compile" else args.interface,
+                output_dir=args.output_dir,
+                select=args.select,
+                python_version=args.python_version,
+                requirements=_requirements(args),
+                execution_policy=args.execution_policy,
+            ),
+            args.format,
+        )
+        return 0
     result = driver.compile_file(
         args.path,
         target=args.target if args.command == "compile" else args.interface,

@@ -143,7 +143,70 @@ def inspect_directory(
     return 0
 
 
-def compile_result(result: CompileResult, fmt: str) -> None:
+def inspect_repository(
+    root: Path, args: argparse.Namespace, requirements: DeclaredRequirements | None
+) -> int:
+    """``inspect DIR``: the repository front end, readiness over the module graph, one
+    section per module with dotted names (text) or one document (json)."""
+    from svcc.compiler.repository import analyze_repository
+    from svcc.ir.canonical import canonical_json
+
+    analysis = analyze_repository(
+        root, python_version=args.python_version, requirements=requirements
+    )
+    if args.ir:
+        modules = analysis.repository.modules
+        _write(
+            canonical_json(
+                {
+                    "modules": {
+                        name: json.loads(analysis_ir) if (analysis_ir := _ir_bytes(m)) else None
+                        for name, m in sorted(modules.items())
+                    }
+                }
+            )
+        )
+        return 0
+    if args.format == "json":
+        _write(canonical_json(analysis.document()))
+        return 0
+    colour = _use_colour()
+    lines = [f"{root}: source roots {', '.join(analysis.repository.tree.roots)}"]
+    for d in analysis.repository.diagnostics:
+        lines.append(f"  note: {d.code} {d.message}")
+    for module in sorted(analysis.reports):
+        doc = analysis.module_document(module)
+        source = analysis.repository.modules[module]
+        if "error" in doc:
+            error = doc["error"]
+            lines.append(f"{source.file.path} (module {module}): error: {error['message']}")
+            continue
+        report = analysis.reports[module]
+        assert report is not None
+        lines.append(_repository_table(module, source.file.path, report, colour))
+    _write(("\n".join(lines) + "\n").encode())
+    return 0
+
+
+def _ir_bytes(module: Any) -> bytes | None:
+    from svcc.ir.serde import ir_to_json
+
+    return ir_to_json(module.ir) if module.ir is not None else None
+
+
+def _repository_table(module: str, path: str, report: Any, colour: bool) -> str:
+    lines = [f"{path} (module {module}): {len(report.assessments)} capabilities"]
+    for a in report.assessments:
+        klass = _colour(colour, a.klass, a.klass.ljust(11))
+        lines.append(f"  {module}.{a.name}  {klass}")
+        for r in a.reasons:
+            where = f"line {r.span.line}" if r.span is not None else "-"
+            sev = _colour(colour, r.severity, r.severity)
+            lines.append(f"      {r.code} {sev} {where}: {r.message}")
+    return "\n".join(lines)
+
+
+def compile_result(result: Any, fmt: str) -> None:
     if fmt == "json":
         from svcc.ir.canonical import canonical_json
 

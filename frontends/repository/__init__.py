@@ -1,0 +1,95 @@
+"""The repository front end: a tree → one IR per module plus the module graph.
+
+Reads the tree (``_tree``: source roots, declared files, refusals, limits), runs the Python
+front end on every declared module, and resolves every import (``_graph``). Like the other
+front ends it never imports or executes anything; problems are diagnostics, and only what
+stops the reading of the whole tree raises :class:`TreeRefused`.
+"""
+
+from pathlib import Path
+
+from attrs import frozen
+from svcc.compiler.diagnostics import Diagnostic
+from svcc.frontends.python import FrontendResult, read_python
+from svcc.frontends.repository._graph import Edge, ModuleGraph, Resolution, parents
+from svcc.frontends.repository._tree import (
+    ProjectConfig,
+    RepositoryTree,
+    SourceFile,
+    TreeLimits,
+    TreeRefused,
+    module_name,
+    read_tree,
+)
+from svcc.ir.model import ModuleIR
+
+
+@frozen(kw_only=True)
+class ModuleSource:
+    """One declared module: its file, and what the Python front end made of it."""
+
+    file: SourceFile
+    result: FrontendResult
+
+    @property
+    def ir(self) -> ModuleIR | None:
+        return self.result.ir
+
+
+@frozen(kw_only=True)
+class Repository:
+    tree: RepositoryTree
+    modules: dict[str, ModuleSource]
+    graph: ModuleGraph
+
+    @property
+    def diagnostics(self) -> tuple[Diagnostic, ...]:
+        return self.tree.diagnostics
+
+
+def lower_file(file: SourceFile, python_version: tuple[int, int]) -> FrontendResult:
+    return read_python(
+        file.data, path=file.path, module=file.module, python_version=python_version
+    )
+
+
+def build_repository(
+    tree: RepositoryTree, results: dict[str, FrontendResult]
+) -> Repository:
+    modules = {
+        f.module: ModuleSource(file=f, result=results[f.module]) for f in tree.files
+    }
+    irs = {name: m.ir for name, m in modules.items() if m.ir is not None}
+    graph = ModuleGraph(
+        {f.module: f.is_package for f in tree.files}, tree.namespaces, irs
+    )
+    return Repository(tree=tree, modules=modules, graph=graph)
+
+
+def read_repository(
+    root: Path, *, python_version: tuple[int, int], limits: TreeLimits | None = None
+) -> Repository:
+    """Read and lower every module of the tree at ``root`` (serially)."""
+    tree = read_tree(root, limits)
+    results = {f.module: lower_file(f, python_version) for f in tree.files}
+    return build_repository(tree, results)
+
+
+__all__ = [
+    "Edge",
+    "ModuleGraph",
+    "ModuleSource",
+    "ProjectConfig",
+    "Repository",
+    "RepositoryTree",
+    "Resolution",
+    "SourceFile",
+    "TreeLimits",
+    "TreeRefused",
+    "build_repository",
+    "lower_file",
+    "module_name",
+    "parents",
+    "read_repository",
+    "read_tree",
+]
