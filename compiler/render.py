@@ -12,7 +12,6 @@ from typing import Any
 
 from svcc.compiler.driver import (
     Analysis,
-    CompileResult,
     analyze_directory,
     analyze_file,
     render_document,

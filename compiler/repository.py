@@ -78,7 +78,9 @@ def declared_requirements(
     return parse_requirements("\n".join(deps), "pyproject.toml dependencies")
 
 
-def read_checked(root: Path, python_version: tuple[int, int], limits: TreeLimits | None) -> Repository:
+def read_checked(
+    root: Path, python_version: tuple[int, int], limits: TreeLimits | None
+) -> Repository:
     from svcc.frontends.repository import read_repository
 
     if not root.is_dir():
@@ -294,9 +296,7 @@ def write_repository_bundle(
 ) -> RepositoryCompileResult:
     from svcc.compiler.writer import write_tree
 
-    selected = select(
-        analysis, selection, exclude=exclude, include_all_ready=include_all_ready
-    )
+    selected = select(analysis, selection, exclude=exclude, include_all_ready=include_all_ready)
     tree = repository_bundle(analysis, interface, selected, name=name, provenance=provenance)
     written = write_tree(tree, output_dir)
     return RepositoryCompileResult(

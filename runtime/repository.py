@@ -60,9 +60,7 @@ class DeclaredSourceFinder(importlib.abc.MetaPathFinder):
             )
         if fullname in self.namespaces:
             spec = importlib.machinery.ModuleSpec(fullname, None, is_package=True)
-            spec.submodule_search_locations = [
-                str(self.source.joinpath(*fullname.split(".")))
-            ]
+            spec.submodule_search_locations = [str(self.source.joinpath(*fullname.split(".")))]
             return spec
         raise ModuleNotFoundError(
             f"No module named {fullname!r} (not declared in this repository bundle)",
@@ -111,4 +109,3 @@ def resolve_repository_capabilities(
             raise StartupError(f"callable shape changed since generation: {problem}")
         out[capability["name"]] = (function, CallShape.from_ir(capability))
     return out
-

@@ -114,9 +114,7 @@ def tools(spec: RepositoryBundleSpec) -> dict[str, Any]:
 
 
 def _ir_document(spec: RepositoryBundleSpec) -> bytes:
-    capabilities = [
-        unstructure(c) for ir in spec.modules for c in ir.capabilities
-    ]
+    capabilities = [unstructure(c) for ir in spec.modules for c in ir.capabilities]
     return canonical_json(
         {
             "schema": REPOSITORY_IR_SCHEMA,
@@ -126,9 +124,7 @@ def _ir_document(spec: RepositoryBundleSpec) -> bytes:
     )
 
 
-def emit_repository(
-    interface: Interface, kind: BundleKind, spec: RepositoryBundleSpec
-) -> FileTree:
+def emit_repository(interface: Interface, kind: BundleKind, spec: RepositoryBundleSpec) -> FileTree:
     names = [c.name for ir in spec.modules for c in ir.capabilities]
     if len(set(names)) != len(names):
         raise LoweringError("two selected capabilities have the same name")
@@ -175,4 +171,3 @@ def emit_repository(
         "files": {path: digest_bytes(data) for path, data in sorted(files.items())},
     }
     return FileTree.of({**files, kind.manifest: canonical_json(manifest)})
-

@@ -119,9 +119,7 @@ class RepositoryReadiness:
         graph = self.repo.graph
         starts: list[tuple[str, Span | None]] = [(p, None) for p in parents(module)]
         starts += [
-            (e.target, e.span)
-            for e in graph.edges.get(module, [])
-            if e.scope in ("", cap.qualname)
+            (e.target, e.span) for e in graph.edges.get(module, []) if e.scope in ("", cap.qualname)
         ]
         out: list[Diagnostic] = []
         reported = {module}

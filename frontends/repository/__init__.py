@@ -48,21 +48,13 @@ class Repository:
 
 
 def lower_file(file: SourceFile, python_version: tuple[int, int]) -> FrontendResult:
-    return read_python(
-        file.data, path=file.path, module=file.module, python_version=python_version
-    )
+    return read_python(file.data, path=file.path, module=file.module, python_version=python_version)
 
 
-def build_repository(
-    tree: RepositoryTree, results: dict[str, FrontendResult]
-) -> Repository:
-    modules = {
-        f.module: ModuleSource(file=f, result=results[f.module]) for f in tree.files
-    }
+def build_repository(tree: RepositoryTree, results: dict[str, FrontendResult]) -> Repository:
+    modules = {f.module: ModuleSource(file=f, result=results[f.module]) for f in tree.files}
     irs = {name: m.ir for name, m in modules.items() if m.ir is not None}
-    graph = ModuleGraph(
-        {f.module: f.is_package for f in tree.files}, tree.namespaces, irs
-    )
+    graph = ModuleGraph({f.module: f.is_package for f in tree.files}, tree.namespaces, irs)
     return Repository(tree=tree, modules=modules, graph=graph)
 
 

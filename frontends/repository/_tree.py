@@ -102,13 +102,9 @@ def read_config(root: Path, limits: TreeLimits) -> ProjectConfig:
     try:
         info = path.lstat()
     except FileNotFoundError:
-        return ProjectConfig(
-            source_roots=None, name=None, dependencies=(), pyproject_sha256=None
-        )
+        return ProjectConfig(source_roots=None, name=None, dependencies=(), pyproject_sha256=None)
     if not stat.S_ISREG(info.st_mode):
-        raise TreeRefused(
-            diag(F008_REPOSITORY_ENTRY, f"{PYPROJECT} is not a regular file", None)
-        )
+        raise TreeRefused(diag(F008_REPOSITORY_ENTRY, f"{PYPROJECT} is not a regular file", None))
     if info.st_size > limits.max_pyproject_bytes:
         raise TreeRefused(
             diag(
@@ -270,8 +266,12 @@ class _Walker:
 
     @staticmethod
     def _shown(source_root: str, relpath: str) -> str:
-        return relpath if source_root == "." else f"{source_root}/{relpath}" if relpath else (
-            source_root
+        return (
+            relpath
+            if source_root == "."
+            else f"{source_root}/{relpath}"
+            if relpath
+            else (source_root)
         )
 
     def _declare(self, path: Path, source_root: str, relpath: str, shown: str, size: int) -> bool:
