@@ -102,9 +102,57 @@ def build_parser() -> argparse.ArgumentParser:
     analysis.add_argument("--max-upload-bytes", type=int, default=16 * 1024 * 1024)
     analysis.add_argument("--max-directory-files", type=int, default=10_000)
 
+    _expose_parser(sub)
+
     targets = sub.add_parser("targets", help="list the installed targets")
     targets.add_argument("--format", choices=("text", "json"), default="text")
     return parser
+
+
+def _expose_parser(sub: "argparse._SubParsersAction[_Parser]") -> None:
+    expose = sub.add_parser("expose", help="repository bundles under operator and exposure policies")
+    actions = expose.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    build = actions.add_parser("build", help="build a direct REST/MCP bundle from a repository")
+    build.add_argument("interface", choices=INTERFACES, help="the bundle to build")
+    build.add_argument("directory", nargs="?", help="a local tree (or give --git and --ref)")
+    build.add_argument("--git", metavar="URL", help="an https:// repository")
+    build.add_argument("--ref", metavar="COMMIT", help="the full 40-hex commit to build")
+    build.add_argument("--subdir", default=".", metavar="DIR", help="folder of the project (.)")
+    build.add_argument("--operator-policy", required=True, metavar="FILE")
+    build.add_argument("--policy", required=True, metavar="FILE", help="the exposure policy")
+    build.add_argument("--readiness-policy", required=True, metavar="FILE")
+    build.add_argument("--output-dir", required=True, metavar="DIR", help="a new or empty directory")
+    build.add_argument("--python-version", metavar="3.N")
+    build.add_argument(
+        "--requirements", metavar="FILE", help="declared dependencies (replaces pyproject's)"
+    )
+    build.add_argument("--format", choices=("json", "text"), default="json")
+
+
+def _cmd_expose(args: argparse.Namespace) -> int:
+    from svcc.compiler import render
+    from svcc.compiler.errors import UsageError
+    from svcc.compiler.expose import ExposeRequest, expose_build
+
+    if (args.directory is None) == (args.git is None):
+        raise UsageError("expose build needs either a directory or --git URL --ref COMMIT")
+    result = expose_build(
+        ExposeRequest(
+            interface=args.interface,
+            output_dir=args.output_dir,
+            operator_policy=args.operator_policy,
+            policy=args.policy,
+            readiness_policy=args.readiness_policy,
+            directory=args.directory,
+            git=args.git,
+            ref=args.ref,
+            subdir=args.subdir,
+            python_version=args.python_version,
+            requirements=_requirements(args),
+        )
+    )
+    render.compile_result(result, args.format)
+    return 0
 
 
 def _requirements(args: argparse.Namespace) -> "DeclaredRequirements | None":
@@ -224,6 +272,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "serve": _cmd_serve,
         "serve-analysis": _cmd_serve_analysis,
         "targets": _cmd_targets,
+        "expose": _cmd_expose,
     }
     try:
         return commands[args.command](args)
