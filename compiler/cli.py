@@ -110,7 +110,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _expose_parser(sub: "argparse._SubParsersAction[_Parser]") -> None:
-    expose = sub.add_parser("expose", help="repository bundles under operator and exposure policies")
+    expose = sub.add_parser(
+        "expose", help="repository bundles under operator and exposure policies"
+    )
     actions = expose.add_subparsers(dest="action", required=True, parser_class=_Parser)
     build = actions.add_parser("build", help="build a direct REST/MCP bundle from a repository")
     build.add_argument("interface", choices=INTERFACES, help="the bundle to build")
@@ -121,7 +123,9 @@ def _expose_parser(sub: "argparse._SubParsersAction[_Parser]") -> None:
     build.add_argument("--operator-policy", required=True, metavar="FILE")
     build.add_argument("--policy", required=True, metavar="FILE", help="the exposure policy")
     build.add_argument("--readiness-policy", required=True, metavar="FILE")
-    build.add_argument("--output-dir", required=True, metavar="DIR", help="a new or empty directory")
+    build.add_argument(
+        "--output-dir", required=True, metavar="DIR", help="a new or empty directory"
+    )
     build.add_argument("--python-version", metavar="3.N")
     build.add_argument(
         "--requirements", metavar="FILE", help="declared dependencies (replaces pyproject's)"

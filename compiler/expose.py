@@ -57,7 +57,7 @@ def _load(path: str | Path, schema: str) -> dict[str, Any]:
     except ValueError as exc:
         raise PolicyError(f"{path}: not valid JSON: {exc}") from None
     if not isinstance(doc, dict) or doc.get("schema") != schema:
-        raise PolicyError(f"{path}: not a {schema} document (\"schema\": \"{schema}\")")
+        raise PolicyError(f'{path}: not a {schema} document ("schema": "{schema}")')
     return doc
 
 
@@ -98,7 +98,7 @@ def load_operator_policy(path: str | Path) -> tuple[GitGrant, ...]:
     for index, grant in enumerate(doc["grants"]):
         where = f"{path}: grants[{index}]"
         if not isinstance(grant, dict) or not isinstance(grant.get("operation"), str):
-            raise PolicyError(f"{where}: expected an object with an \"operation\"")
+            raise PolicyError(f'{where}: expected an object with an "operation"')
         if grant["operation"] != "git.fetch":
             continue
         _keys(grant, where, {"operation", "repository", "commit"}, {"subdir", "ca_file"})
@@ -113,7 +113,10 @@ def load_operator_policy(path: str | Path) -> tuple[GitGrant, ...]:
             raise PolicyError(f"{where}: ca_file: expected an absolute path or null")
         out.append(
             GitGrant(
-                repository=grant["repository"], commit=grant["commit"], subdir=subdir, ca_file=ca_file
+                repository=grant["repository"],
+                commit=grant["commit"],
+                subdir=subdir,
+                ca_file=ca_file,
             )
         )
     return tuple(out)
@@ -180,16 +183,23 @@ class ExposeRequest:
 def expose_build(request: ExposeRequest) -> Any:
     """Policies first, then acquisition, analysis, selection and the bundle."""
     from svcc.compiler.git_fetch import GitSource, acquire, check_commit, check_subdir, check_url
-    from svcc.compiler.repository import analyze_repository, local_name, tree_digest, write_repository_bundle
+    from svcc.compiler.repository import (
+        analyze_repository,
+        local_name,
+        tree_digest,
+        write_repository_bundle,
+    )
 
     grants = load_operator_policy(request.operator_policy)
     exposure = load_exposure_policy(request.policy)
     readiness = load_readiness_policy(request.readiness_policy)
     if "direct" not in exposure.execution:
-        raise PolicyError(f"{request.policy}: the exposure policy does not allow execution \"direct\"")
+        raise PolicyError(
+            f'{request.policy}: the exposure policy does not allow execution "direct"'
+        )
     if "direct" not in readiness:
         raise PolicyError(
-            f"{request.readiness_policy}: the readiness policy does not allow execution \"direct\""
+            f'{request.readiness_policy}: the readiness policy does not allow execution "direct"'
         )
     if request.interface not in exposure.interfaces:
         raise PolicyError(

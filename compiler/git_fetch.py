@@ -68,7 +68,9 @@ def check_url(url: str) -> str:
 
 def check_commit(ref: str) -> str:
     if not COMMIT_RE.fullmatch(ref):
-        raise GitError(f"--ref {ref!r}: expected a full 40-hex commit id (no branch, tag or short id)")
+        raise GitError(
+            f"--ref {ref!r}: expected a full 40-hex commit id (no branch, tag or short id)"
+        )
     return ref
 
 
@@ -145,7 +147,11 @@ def _explain(stderr: bytes) -> str:
     text = stderr.decode("utf-8", "replace")
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     joined = " ".join(lines)
-    if "not our ref" in joined or "couldn't find remote ref" in joined or "upload-pack: not our" in joined:
+    if (
+        "not our ref" in joined
+        or "couldn't find remote ref" in joined
+        or "upload-pack: not our" in joined
+    ):
         return "the commit is not in the repository"
     if "server certificate verification failed" in joined or "SSL certificate problem" in joined:
         return "TLS certificate verification failed (check the grant's ca_file)"
@@ -161,7 +167,13 @@ def _entries(listing: bytes) -> Iterator[tuple[str, str, str, int, str]]:
             continue
         meta, _, path = record.partition(b"\t")
         mode, kind, oid, size = meta.decode().split()
-        yield mode, kind, oid, (int(size) if size != "-" else 0), path.decode("utf-8", "surrogateescape")
+        yield (
+            mode,
+            kind,
+            oid,
+            (int(size) if size != "-" else 0),
+            path.decode("utf-8", "surrogateescape"),
+        )
 
 
 def _wanted(relpath: str) -> bool:
@@ -173,8 +185,8 @@ def export(git: _Git, source: GitSource, into: Path, limits: GitLimits) -> int:
     returns the number of entries listed. Refuses symlinks, submodules and LFS pointers."""
     prefix = "/".join(p for p in source.subdir.split("/") if p not in ("", "."))
     if prefix:
-        kind = git.run("cat-file", "-t", f"{source.commit}:{prefix}", what="--subdir").strip()
-        if kind != b"tree":
+        found = git.run("cat-file", "-t", f"{source.commit}:{prefix}", what="--subdir").strip()
+        if found != b"tree":
             raise GitError(f"--subdir {source.subdir!r}: not a folder at commit {source.commit}")
     args = ["ls-tree", "-r", "-z", "-l", "--full-tree", source.commit]
     if prefix:
@@ -202,7 +214,9 @@ def export(git: _Git, source: GitSource, into: Path, limits: GitLimits) -> int:
     if not wanted:
         return count
     batch = git.run(
-        "cat-file", "--batch", stdin=b"".join(f"{oid}\n".encode() for oid, _, _ in wanted),
+        "cat-file",
+        "--batch",
+        stdin=b"".join(f"{oid}\n".encode() for oid, _, _ in wanted),
         what="reading blobs",
     )
     offset = 0
@@ -271,8 +285,14 @@ def acquire(
                 timeout=limits.timeout_s,
             )
             git.run(
-                "fetch", "--quiet", "--depth", "1", "--no-tags", "--no-recurse-submodules",
-                source.url, source.commit,
+                "fetch",
+                "--quiet",
+                "--depth",
+                "1",
+                "--no-tags",
+                "--no-recurse-submodules",
+                source.url,
+                source.commit,
                 what=f"fetching {source.url} at {source.commit}",
             )
             if _pack_bytes(git.repo) > limits.max_fetch_bytes:

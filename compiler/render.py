@@ -177,8 +177,8 @@ def inspect_repository(
         doc = analysis.module_document(module)
         source = analysis.repository.modules[module]
         if "error" in doc:
-            error = doc["error"]
-            lines.append(f"{source.file.path} (module {module}): error: {error['message']}")
+            error = next(d for d in source.result.diagnostics if d.severity == "error")
+            lines.append(f"{error.location(source.file.path)}: error: {error.message}")
             continue
         report = analysis.reports[module]
         assert report is not None

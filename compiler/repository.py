@@ -48,12 +48,11 @@ class RepositoryAnalysis:
             return {"error": {"path": source.file.path, **error.to_json()}}
         doc = report.to_json()
         doc["diagnostics"] = [d.to_json() for d in source.result.diagnostics]
-        for entry in doc["assessments"]:
-            entry["qualified_name"] = f"{module}.{entry['name']}"
         return doc
 
     def document(self, modules: Sequence[str] | None = None) -> dict[str, Any]:
-        """``inspect DIR --format json``: per module, with dotted ids, plus the graph."""
+        """``inspect DIR --format json``: one readiness document per module file (keyed by
+        path, as for single files; ids are dotted), which module each path is, the graph."""
         tree = self.repository.tree
         chosen = sorted(self.reports) if modules is None else sorted(modules)
         return {
@@ -61,7 +60,11 @@ class RepositoryAnalysis:
             "source_roots": list(tree.roots),
             "dependencies": list(self.requirements.lines) if self.requirements else [],
             "diagnostics": [d.to_json() | {"path": None} for d in tree.diagnostics],
-            "modules": {m: self.module_document(m) for m in chosen},
+            "files": {
+                self.repository.modules[m].file.path: self.module_document(m)
+                for m in sorted(chosen, key=lambda m: self.repository.modules[m].file.path)
+            },
+            "modules": {m: self.repository.modules[m].file.path for m in chosen},
             "graph": self.repository.graph.to_json(),
         }
 
@@ -221,8 +224,8 @@ def repository_bundle(
                 f"module {module!r} clashes with the bundle runtime's own module {top!r}"
             )
     modules = tuple(
-        qualified(attrs.evolve(repo.modules[m].ir, capabilities=tuple(caps)))  # type: ignore[arg-type]
-        for m, caps in sorted(by_module.items())
+        qualified(attrs.evolve(ir, capabilities=tuple(caps)))
+        for ir, caps in ((_ir_of(repo, m), c) for m, c in sorted(by_module.items()))
     )
     sources = tuple(
         DeclaredSource(
@@ -253,6 +256,12 @@ def repository_bundle(
         provenance=provenance,
     )
     return emit_repository(interface, kind, spec)  # type: ignore[arg-type]
+
+
+def _ir_of(repo: Repository, module: str) -> ModuleIR:
+    ir = repo.modules[module].ir
+    assert ir is not None  # selected capabilities come from analysed modules only
+    return ir
 
 
 def _bundle_kind(interface: str) -> Any:

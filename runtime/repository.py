@@ -44,8 +44,8 @@ class DeclaredSourceFinder(importlib.abc.MetaPathFinder):
     def find_spec(
         self,
         fullname: str,
-        path: Sequence[str] | None = None,
-        target: ModuleType | None = None,
+        path: Sequence[str] | None = None,  # noqa: ARG002 -- the finder protocol
+        target: ModuleType | None = None,  # noqa: ARG002
     ) -> importlib.machinery.ModuleSpec | None:
         if fullname.split(".", 1)[0] not in self.packages:
             return None

@@ -98,15 +98,15 @@ def publish(server: dict[str, str], name: str, commits: list[dict[str, Any]]) ->
 
 def shop_files() -> dict[str, Any]:
     root = REPOS / "src_layout"
-    return {
-        str(p.relative_to(root)): p.read_text() for p in sorted(root.rglob("*")) if p.is_file()
-    }
+    return {str(p.relative_to(root)): p.read_text() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 @pytest.fixture(scope="session")
 def shop_repo(git_server: dict[str, str]) -> dict[str, str]:
     first = {f"app/{k}": v for k, v in shop_files().items()}
-    later = {"app/src/shop/tax.py": 'RATES = {}\n\n\ndef rate(region: str) -> float:\n    return 1.0\n'}
+    later = {
+        "app/src/shop/tax.py": "RATES = {}\n\n\ndef rate(region: str) -> float:\n    return 1.0\n"
+    }
     ids = publish(git_server, "shop", [first, later])
     return {"url": f"{git_server['url']}/shop.git", "old": ids[0], "tip": ids[1]}
 
@@ -149,7 +149,13 @@ def policies(
 
 
 def grant(url: str, commit: str, ca: str | None, subdir: str = "app") -> dict[str, Any]:
-    return {"operation": "git.fetch", "repository": url, "commit": commit, "subdir": subdir, "ca_file": ca}
+    return {
+        "operation": "git.fetch",
+        "repository": url,
+        "commit": commit,
+        "subdir": subdir,
+        "ca_file": ca,
+    }
 
 
 def leftovers() -> set[str]:
@@ -164,8 +170,18 @@ def test_non_tip_commit_is_built_and_served(
     args = policies(tmp_path, [grant(url, old, git_server["ca"])])
     out = tmp_path / "bundle"
     proc = run_svcc(
-        "expose", "build", "rest", "--git", url, "--ref", old, "--subdir", "app",
-        *args, "--output-dir", str(out),
+        "expose",
+        "build",
+        "rest",
+        "--git",
+        url,
+        "--ref",
+        old,
+        "--subdir",
+        "app",
+        *args,
+        "--output-dir",
+        str(out),
         env={"GIT_SSL_CAINFO": "/nonexistent/ca.pem"},  # the grant's CA must win
     )
     assert proc.returncode == 0, proc.stderr
@@ -180,7 +196,9 @@ def test_non_tip_commit_is_built_and_served(
         # the old commit's tax table (the tip's would give 10.0)
         assert client.post("/capabilities/shop.pricing.total", json={"amount": 5}).json() == 6.0
     local = tmp_path / "local"
-    proc = run_svcc("expose", "build", "rest", str(REPOS / "src_layout"), *args, "--output-dir", str(local))
+    proc = run_svcc(
+        "expose", "build", "rest", str(REPOS / "src_layout"), *args, "--output-dir", str(local)
+    )
     assert proc.returncode == 0, proc.stderr
     assert (local / "source" / "shop" / "pricing.py").read_bytes() == (
         out / "source" / "shop" / "pricing.py"
@@ -198,7 +216,9 @@ def refused(tmp_path: Path, *args: str) -> tuple[int, str]:
     return proc.returncode, lines[0]
 
 
-def test_refusals_of_the_url_and_ref(shop_repo: dict[str, str], git_server: dict[str, str], tmp_path: Path) -> None:
+def test_refusals_of_the_url_and_ref(
+    shop_repo: dict[str, str], git_server: dict[str, str], tmp_path: Path
+) -> None:
     url, old = shop_repo["url"], shop_repo["old"]
     for bad, message in [
         (url.replace("https://", "http://"), "only https:// repositories"),
@@ -258,8 +278,7 @@ def test_symlink_submodule_and_lfs_pointer_are_refused(
         files["vendor"] = ("gitlink", "1" * 40)
     else:
         files["data.bin"] = (
-            "version https://git-lfs.github.com/spec/v1\n"
-            "oid sha256:" + "a" * 64 + "\nsize 12345\n"
+            "version https://git-lfs.github.com/spec/v1\noid sha256:" + "a" * 64 + "\nsize 12345\n"
         )
     (commit,) = publish(git_server, kind, [files])
     url = f"{git_server['url']}/{kind}.git"
@@ -275,7 +294,11 @@ def test_symlink_submodule_and_lfs_pointer_are_refused(
     )
     code, line = refused(tmp_path, "--git", url, "--ref", commit, *args)
     assert code == 2
-    assert {"symlink": "symlinks are refused", "submodule": "submodules are refused", "lfs": "LFS pointers are refused"}[kind] in line
+    assert {
+        "symlink": "symlinks are refused",
+        "submodule": "submodules are refused",
+        "lfs": "LFS pointers are refused",
+    }[kind] in line
 
 
 def test_over_a_limit_is_refused(git_server: dict[str, str], tmp_path: Path) -> None:
@@ -309,14 +332,24 @@ def test_policy_refusals_come_before_reading_input(tmp_path: Path) -> None:
     args = policies(
         tmp_path,
         [],
-        exposure={"schema": "svc.exposure-policy/v1", "include": [TOTAL], "interfaces": ["mcp"], "execution": ["direct"]},
+        exposure={
+            "schema": "svc.exposure-policy/v1",
+            "include": [TOTAL],
+            "interfaces": ["mcp"],
+            "execution": ["direct"],
+        },
     )
     code, line = refused(tmp_path, missing, *args)
     assert "does not allow interface 'rest'" in line
     args = policies(
         tmp_path,
         [],
-        exposure={"schema": "svc.exposure-policy/v1", "include": [TOTAL], "interfaces": ["rest"], "execution": ["local-process"]},
+        exposure={
+            "schema": "svc.exposure-policy/v1",
+            "include": [TOTAL],
+            "interfaces": ["rest"],
+            "execution": ["local-process"],
+        },
     )
     code, line = refused(tmp_path, missing, *args)
     assert 'exposure policy does not allow execution "direct"' in line
@@ -329,7 +362,13 @@ def test_policies_are_strict(tmp_path: Path) -> None:
     args = policies(
         tmp_path,
         [],
-        exposure={"schema": "svc.exposure-policy/v1", "include": [TOTAL], "interfaces": ["rest"], "execution": ["direct"], "extra": 1},
+        exposure={
+            "schema": "svc.exposure-policy/v1",
+            "include": [TOTAL],
+            "interfaces": ["rest"],
+            "execution": ["direct"],
+            "extra": 1,
+        },
     )
     code, line = refused(tmp_path, str(REPOS / "src_layout"), *args)
     assert code == 2
@@ -337,12 +376,27 @@ def test_policies_are_strict(tmp_path: Path) -> None:
     args = policies(
         tmp_path,
         [],
-        exposure={"schema": "svc.exposure-policy/v1", "include": ["shop.pricing.total"], "interfaces": ["rest"], "execution": ["direct"]},
+        exposure={
+            "schema": "svc.exposure-policy/v1",
+            "include": ["shop.pricing.total"],
+            "interfaces": ["rest"],
+            "execution": ["direct"],
+        },
     )
     code, line = refused(tmp_path, str(REPOS / "src_layout"), *args)
     assert "not a full capability id" in line
     (tmp_path / "operator.json").write_text('{"schema": "svc.operator-policy/v2", "grants": []}')
-    proc = run_svcc("expose", "build", "rest", str(REPOS / "src_layout"), *args[:1], str(tmp_path / "operator.json"), *args[2:], "--output-dir", str(tmp_path / "o"))
+    proc = run_svcc(
+        "expose",
+        "build",
+        "rest",
+        str(REPOS / "src_layout"),
+        *args[:1],
+        str(tmp_path / "operator.json"),
+        *args[2:],
+        "--output-dir",
+        str(tmp_path / "o"),
+    )
     assert proc.returncode == 2
     assert "not a svc.operator-policy/v1 document" in proc.stderr
 
@@ -361,7 +415,9 @@ def test_exposure_selection_include_all_ready_and_exclude(tmp_path: Path) -> Non
         },
     )
     out = tmp_path / "b"
-    proc = run_svcc("expose", "build", "mcp", str(REPOS / "src_layout"), *args, "--output-dir", str(out))
+    proc = run_svcc(
+        "expose", "build", "mcp", str(REPOS / "src_layout"), *args, "--output-dir", str(out)
+    )
     assert proc.returncode == 0, proc.stderr
     ids = [c["id"] for c in json.loads((out / "svc-mcp.json").read_bytes())["capabilities"]]
     assert ids == [

@@ -260,7 +260,7 @@ class _Walker:
                 continue
             if not entry.name.endswith(".py"):
                 continue
-            if self._declare(Path(entry.path), source_root, relpath, shown, info.st_size):
+            if self._declare(Path(entry.path), relpath, shown, info.st_size):
                 holds = True
         return holds
 
@@ -274,7 +274,7 @@ class _Walker:
             else (source_root)
         )
 
-    def _declare(self, path: Path, source_root: str, relpath: str, shown: str, size: int) -> bool:
+    def _declare(self, path: Path, relpath: str, shown: str, size: int) -> bool:
         named = module_name(relpath)
         if named is None:
             self.diagnostics.append(
