@@ -58,13 +58,39 @@ def build_repository(tree: RepositoryTree, results: dict[str, FrontendResult]) -
     return Repository(tree=tree, modules=modules, graph=graph)
 
 
+PARALLEL_FROM = 64
+
+
+def _lower_chunk(args: tuple[list[SourceFile], tuple[int, int]]) -> list[FrontendResult]:
+    files, version = args
+    return [lower_file(f, version) for f in files]
+
+
 def read_repository(
-    root: Path, *, python_version: tuple[int, int], limits: TreeLimits | None = None
+    root: Path,
+    *,
+    python_version: tuple[int, int],
+    limits: TreeLimits | None = None,
+    workers: int | None = 1,
 ) -> Repository:
-    """Read and lower every module of the tree at ``root`` (serially)."""
+    """Read and lower every module of the tree at ``root``; with ``workers`` > 1 (``None``:
+    one per CPU) and a large tree, the modules are lowered in forked worker processes."""
+    import os
+
     tree = read_tree(root, limits)
-    results = {f.module: lower_file(f, python_version) for f in tree.files}
-    return build_repository(tree, results)
+    count = workers if workers is not None else (os.cpu_count() or 1)
+    if count <= 1 or len(tree.files) < PARALLEL_FROM:
+        results = {f.module: lower_file(f, python_version) for f in tree.files}
+        return build_repository(tree, results)
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    files = list(tree.files)
+    size = max(1, len(files) // (count * 4))
+    chunks = [(files[i : i + size], python_version) for i in range(0, len(files), size)]
+    with ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("fork")) as pool:
+        lowered = [r for chunk in pool.map(_lower_chunk, chunks) for r in chunk]
+    return build_repository(tree, {f.module: r for f, r in zip(files, lowered, strict=True)})
 
 
 __all__ = [
