@@ -151,7 +151,7 @@ def inspect_repository(
     from svcc.ir.canonical import canonical_json
 
     analysis = analyze_repository(
-        root, python_version=args.python_version, requirements=requirements
+        root, python_version=args.python_version, requirements=requirements, strict=False
     )
     if args.ir:
         modules = analysis.repository.modules

@@ -10,7 +10,7 @@ same functions, so a local tree and a git snapshot of it give the same bytes.
 import difflib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 from attrs import frozen
@@ -19,6 +19,9 @@ from svcc.compiler.passes.readiness import Assessment, ReadinessReport
 from svcc.compiler.requirements import DeclaredRequirements, parse_requirements
 from svcc.frontends.repository import Repository, TreeLimits, TreeRefused
 from svcc.ir.model import Capability, ModuleIR
+
+if TYPE_CHECKING:
+    from svcc.compiler.driver import Analysis
 
 REPOSITORY_READINESS_SCHEMA: Final = "svc.repository-readiness/v1"
 INTERFACES: Final = ("rest", "mcp")
@@ -29,6 +32,7 @@ class RepositoryAnalysis:
     repository: Repository
     reports: Mapping[str, ReadinessReport | None]
     requirements: DeclaredRequirements | None
+    ir_json: Mapping[str, bytes]
 
     def capabilities(self) -> list[tuple[ModuleIR, Capability, Assessment]]:
         out = []
@@ -39,6 +43,60 @@ class RepositoryAnalysis:
             for cap, assessment in zip(ir.capabilities, report.assessments, strict=True):
                 out.append((ir, cap, assessment))
         return out
+
+    def file_analyses(self) -> "list[tuple[str, Analysis]]":
+        """One :class:`~svcc.compiler.driver.Analysis` per file, sorted by path: every
+        module, and every refused or skipped ``.py`` file as an error entry (the per-file
+        shape of directory analyses)."""
+        from svcc.compiler.diagnostics import Diagnostic, diag
+        from svcc.compiler.diagnostics.codes import F007_NOT_ANALYSABLE
+        from svcc.compiler.driver import Analysis
+
+        out: list[tuple[str, Analysis]] = []
+        for module, source in self.repository.modules.items():
+            report = self.reports[module]
+            ir = source.ir
+            out.append(
+                (
+                    source.file.path,
+                    Analysis(
+                        path=source.file.path,
+                        module=module,
+                        source_format="python",
+                        source_bytes=source.file.data,
+                        module_text=source.result.module_text,
+                        ir=ir,
+                        ir_json=self.ir_json.get(module),
+                        readiness=report,
+                        diagnostics=source.result.diagnostics,
+                    ),
+                )
+            )
+        for path, problem in self.repository.tree.problems:
+            if not path.endswith(".py"):
+                continue
+            error: Diagnostic = (
+                problem
+                if problem.severity == "error"
+                else diag(F007_NOT_ANALYSABLE, problem.message, None)
+            )
+            out.append(
+                (
+                    path,
+                    Analysis(
+                        path=path,
+                        module="",
+                        source_format="python",
+                        source_bytes=b"",
+                        module_text=None,
+                        ir=None,
+                        ir_json=None,
+                        readiness=None,
+                        diagnostics=(error,),
+                    ),
+                )
+            )
+        return sorted(out, key=lambda item: item[0])
 
     def module_document(self, module: str) -> dict[str, Any]:
         source = self.repository.modules[module]
@@ -59,7 +117,7 @@ class RepositoryAnalysis:
             "schema": REPOSITORY_READINESS_SCHEMA,
             "source_roots": list(tree.roots),
             "dependencies": list(self.requirements.lines) if self.requirements else [],
-            "diagnostics": [d.to_json() | {"path": None} for d in tree.diagnostics],
+            "diagnostics": [d.to_json() | {"path": path} for path, d in tree.problems],
             "files": {
                 self.repository.modules[m].file.path: self.module_document(m)
                 for m in sorted(chosen, key=lambda m: self.repository.modules[m].file.path)
@@ -82,18 +140,25 @@ def declared_requirements(
 
 
 def read_checked(
-    root: Path, python_version: tuple[int, int], limits: TreeLimits | None
+    root: Path,
+    python_version: tuple[int, int],
+    limits: TreeLimits | None,
+    *,
+    strict: bool = True,
+    encoding: str | None = None,
 ) -> Repository:
     from svcc.frontends.repository import read_repository
 
     if not root.is_dir():
         raise InputError(f"{root}: not a directory")
     try:
-        repo = read_repository(root, python_version=python_version, limits=limits)
+        repo = read_repository(
+            root, python_version=python_version, limits=limits, encoding=encoding
+        )
     except TreeRefused as exc:
         raise InputError(f"{root}: {exc.diagnostic.code} {exc}") from None
     errors = repo.tree.errors
-    if errors:
+    if errors and strict:
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
         raise InputError(f"{root}: {errors[0].code} {errors[0].message}{more}")
     return repo
@@ -105,18 +170,28 @@ def analyze_repository(
     python_version: str | tuple[int, int] | None = None,
     requirements: DeclaredRequirements | None = None,
     limits: TreeLimits | None = None,
+    strict: bool = True,
+    encoding: str | None = None,
 ) -> RepositoryAnalysis:
+    """Front end and readiness over the graph. ``strict`` (bundles) refuses a tree with any
+    refused entry (exit 2); otherwise (``inspect``, the analysis service) refused entries are
+    reported in the document and the rest is analysed."""
     from svcc.compiler.driver import version_tuple
     from svcc.compiler.passes.repository_readiness import RepositoryReadiness
 
-    repo = read_checked(Path(root), version_tuple(python_version), limits)
+    repo = read_checked(
+        Path(root), version_tuple(python_version), limits, strict=strict, encoding=encoding
+    )
     declared = declared_requirements(repo, requirements)
     readiness = RepositoryReadiness(
         repo,
         declared.import_names if declared else frozenset(),
         declared.distributions if declared else (),
     )
-    return RepositoryAnalysis(repository=repo, reports=readiness.run(), requirements=declared)
+    reports = readiness.run()
+    return RepositoryAnalysis(
+        repository=repo, reports=reports, requirements=declared, ir_json=readiness.ir_json
+    )
 
 
 # -- selection ------------------------------------------------------------------------------

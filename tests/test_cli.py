@@ -180,6 +180,7 @@ def test_inspect_directory_json(tmp_path: Path) -> None:
     assert files["broken.py"]["error"]["line"] == 1
     (skipped,) = doc["diagnostics"]  # a repository: my-script.py is not an importable module
     assert skipped["code"] == "SVC-F011"
+    assert skipped["path"] == "my-script.py"
     assert skipped["message"].startswith("my-script.py: not an importable module name")
     assert files["pkg/good.py"]["assessments"][0]["capability_id"] == "python:pkg.good:f"
 
@@ -191,7 +192,7 @@ def verdicts(doc: dict[str, object]) -> list[tuple[object, ...]]:
     ]
 
 
-def test_inspect_directory_parallel_matches_serial(tmp_path: Path) -> None:
+def test_inspect_directory_matches_single_files(tmp_path: Path) -> None:
     for case in sorted(GOLDEN.iterdir()):
         if (case / "input.py").exists():
             shutil.copy(case / "input.py", tmp_path / f"{case.name}.py")

@@ -47,8 +47,16 @@ class Repository:
         return self.tree.diagnostics
 
 
-def lower_file(file: SourceFile, python_version: tuple[int, int]) -> FrontendResult:
-    return read_python(file.data, path=file.path, module=file.module, python_version=python_version)
+def lower_file(
+    file: SourceFile, python_version: tuple[int, int], encoding: str | None = None
+) -> FrontendResult:
+    return read_python(
+        file.data,
+        path=file.path,
+        module=file.module,
+        python_version=python_version,
+        encoding=encoding,
+    )
 
 
 def build_repository(tree: RepositoryTree, results: dict[str, FrontendResult]) -> Repository:
@@ -61,9 +69,11 @@ def build_repository(tree: RepositoryTree, results: dict[str, FrontendResult]) -
 PARALLEL_FROM = 64
 
 
-def _lower_chunk(args: tuple[list[SourceFile], tuple[int, int]]) -> list[FrontendResult]:
-    files, version = args
-    return [lower_file(f, version) for f in files]
+def _lower_chunk(
+    args: tuple[list[SourceFile], tuple[int, int], str | None],
+) -> list[FrontendResult]:
+    files, version, encoding = args
+    return [lower_file(f, version, encoding) for f in files]
 
 
 def read_repository(
@@ -72,6 +82,7 @@ def read_repository(
     python_version: tuple[int, int],
     limits: TreeLimits | None = None,
     workers: int | None = 1,
+    encoding: str | None = None,
 ) -> Repository:
     """Read and lower every module of the tree at ``root``; with ``workers`` > 1 (``None``:
     one per CPU) and a large tree, the modules are lowered in forked worker processes."""
@@ -80,14 +91,14 @@ def read_repository(
     tree = read_tree(root, limits)
     count = workers if workers is not None else (os.cpu_count() or 1)
     if count <= 1 or len(tree.files) < PARALLEL_FROM:
-        results = {f.module: lower_file(f, python_version) for f in tree.files}
+        results = {f.module: lower_file(f, python_version, encoding) for f in tree.files}
         return build_repository(tree, results)
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     files = list(tree.files)
     size = max(1, len(files) // (count * 4))
-    chunks = [(files[i : i + size], python_version) for i in range(0, len(files), size)]
+    chunks = [(files[i : i + size], python_version, encoding) for i in range(0, len(files), size)]
     with ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("fork")) as pool:
         lowered = [r for chunk in pool.map(_lower_chunk, chunks) for r in chunk]
     return build_repository(tree, {f.module: r for f, r in zip(files, lowered, strict=True)})

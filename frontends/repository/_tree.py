@@ -71,7 +71,12 @@ class RepositoryTree:
     # ``__init__.py``.
     namespaces: frozenset[str]
     config: ProjectConfig
-    diagnostics: tuple[Diagnostic, ...]
+    # Entries refused or skipped, each with the path it concerns (sorted by path).
+    problems: tuple[tuple[str, Diagnostic], ...]
+
+    @property
+    def diagnostics(self) -> tuple[Diagnostic, ...]:
+        return tuple(d for _, d in self.problems)
 
     @property
     def errors(self) -> tuple[Diagnostic, ...]:
@@ -211,11 +216,11 @@ class _Walker:
         self.files: list[SourceFile] = []
         self.claimed: dict[str, str] = {}
         self.namespaces: set[str] = set()
-        self.diagnostics: list[Diagnostic] = []
+        self.problems: list[tuple[str, Diagnostic]] = []
         self.total = 0
 
-    def refuse(self, message: str) -> None:
-        self.diagnostics.append(diag(F008_REPOSITORY_ENTRY, message, None))
+    def refuse(self, shown: str, message: str) -> None:
+        self.problems.append((shown, diag(F008_REPOSITORY_ENTRY, f"{shown}: {message}", None)))
 
     def limit(self, message: str) -> None:
         raise TreeRefused(diag(F010_REPOSITORY_LIMIT, message, None))
@@ -231,7 +236,7 @@ class _Walker:
             with os.scandir(folder) as it:
                 entries = sorted(it, key=lambda e: e.name)
         except OSError as exc:
-            self.refuse(f"{self._shown(source_root, rel) or '.'}: cannot be read: {exc.strerror}")
+            self.refuse(self._shown(source_root, rel) or ".", f"cannot be read: {exc.strerror}")
             return False
         holds = False
         for entry in entries:
@@ -240,7 +245,7 @@ class _Walker:
             try:
                 info = entry.stat(follow_symlinks=False)
             except OSError as exc:
-                self.refuse(f"{shown}: cannot be read: {exc.strerror}")
+                self.refuse(shown, f"cannot be read: {exc.strerror}")
                 continue
             mode = info.st_mode
             if stat.S_ISDIR(mode):
@@ -253,10 +258,10 @@ class _Walker:
                         self.namespaces.add(dotted[0])
                 continue
             if stat.S_ISLNK(mode):
-                self.refuse(f"{shown}: symlinks are refused; a repository holds regular files")
+                self.refuse(shown, "symlinks are refused; a repository holds regular files")
                 continue
             if not stat.S_ISREG(mode):
-                self.refuse(f"{shown}: special file (not a regular file or folder) refused")
+                self.refuse(shown, "special file (not a regular file or folder) refused")
                 continue
             if not entry.name.endswith(".py"):
                 continue
@@ -277,11 +282,14 @@ class _Walker:
     def _declare(self, path: Path, relpath: str, shown: str, size: int) -> bool:
         named = module_name(relpath)
         if named is None:
-            self.diagnostics.append(
-                diag(
-                    F011_NOT_A_MODULE,
-                    f"{shown}: not an importable module name; the file is not a module",
-                    None,
+            self.problems.append(
+                (
+                    shown,
+                    diag(
+                        F011_NOT_A_MODULE,
+                        f"{shown}: not an importable module name; the file is not a module",
+                        None,
+                    ),
                 )
             )
             return False
@@ -299,11 +307,14 @@ class _Walker:
             )
         module, is_package = named
         if module in self.claimed:
-            self.diagnostics.append(
-                diag(
-                    F009_DUPLICATE_MODULE,
-                    f"{shown} and {self.claimed[module]} both give module {module!r}",
-                    None,
+            self.problems.append(
+                (
+                    shown,
+                    diag(
+                        F009_DUPLICATE_MODULE,
+                        f"{shown} and {self.claimed[module]} both give module {module!r}",
+                        None,
+                    ),
                 )
             )
             return False
@@ -311,10 +322,10 @@ class _Walker:
         try:
             data = path.read_bytes()
         except OSError as exc:
-            self.refuse(f"{shown}: cannot be read: {exc.strerror}")
+            self.refuse(shown, f"cannot be read: {exc.strerror}")
             return False
         if len(data) != size:
-            self.refuse(f"{shown}: changed while it was read")
+            self.refuse(shown, "changed while it was read")
             return False
         self.files.append(SourceFile(path=shown, module=module, is_package=is_package, data=data))
         return True
@@ -339,5 +350,5 @@ def read_tree(root: Path, limits: TreeLimits | None = None) -> RepositoryTree:
         files=tuple(files),
         namespaces=frozenset(walker.namespaces - {f.module for f in files}),
         config=config,
-        diagnostics=tuple(walker.diagnostics),
+        problems=tuple(sorted(walker.problems, key=lambda p: p[0])),
     )
