@@ -22,6 +22,7 @@ from svcc.ir.model import Capability, ModuleIR
 
 if TYPE_CHECKING:
     from svcc.compiler.driver import Analysis
+    from svcc.compiler.policy import ExecutionPolicy
 
 REPOSITORY_READINESS_SCHEMA: Final = "svc.repository-readiness/v1"
 INTERFACES: Final = ("rest", "mcp")
@@ -266,6 +267,7 @@ def repository_bundle(
     *,
     name: str,
     provenance: Mapping[str, Any],
+    execution: "ExecutionPolicy | None" = None,
 ) -> "Any":
     """The bundle's ``FileTree``: the import closure of ``selected`` under ``source/``."""
     from svcc.backends._common.repository_bundle import (
@@ -329,6 +331,7 @@ def repository_bundle(
         readiness=readiness,
         requirements=analysis.requirements.lines if analysis.requirements else (),
         provenance=provenance,
+        execution=execution,
     )
     return emit_repository(interface, kind, spec)  # type: ignore[arg-type]
 
@@ -355,6 +358,7 @@ class RepositoryCompileResult:
     output_dir: Path
     files: tuple[str, ...]
     capabilities: tuple[str, ...]
+    execution: Mapping[str, str]
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -362,7 +366,7 @@ class RepositoryCompileResult:
             "output_dir": str(self.output_dir),
             "bundle_kind": "repository",
             "capabilities": list(self.capabilities),
-            "execution": {"mode": "direct"},
+            "execution": dict(self.execution),
             "files": list(self.files),
         }
 
@@ -377,17 +381,23 @@ def write_repository_bundle(
     provenance: Mapping[str, Any],
     exclude: Sequence[str] = (),
     include_all_ready: bool = False,
+    execution: "ExecutionPolicy | None" = None,
 ) -> RepositoryCompileResult:
     from svcc.compiler.writer import write_tree
 
     selected = select(analysis, selection, exclude=exclude, include_all_ready=include_all_ready)
-    tree = repository_bundle(analysis, interface, selected, name=name, provenance=provenance)
+    tree = repository_bundle(
+        analysis, interface, selected, name=name, provenance=provenance, execution=execution
+    )
     written = write_tree(tree, output_dir)
     return RepositoryCompileResult(
         target=interface,
         output_dir=written,
         files=tuple(tree.paths()),
         capabilities=tuple(cap.id for _, cap in selected),
+        execution=(
+            {"mode": "governed", "backend": "local-process"} if execution else {"mode": "direct"}
+        ),
     )
 
 
@@ -411,12 +421,12 @@ def compile_repository(
 
     if target not in INTERFACES:
         raise UsageError(f"target {target!r} cannot compile a directory (rest or mcp)")
-    if execution_policy is not None:
-        raise UsageError(
-            "--execution-policy is not supported for repository bundles yet; "
-            "compile a single file for governed execution"
-        )
     selection = parse_selection(select)
+    policy = None
+    if execution_policy is not None:
+        from svcc.compiler.policy import load_policy
+
+        policy = load_policy(execution_policy)
     root = Path(root)
     analysis = analyze_repository(root, python_version=python_version, requirements=requirements)
     return write_repository_bundle(
@@ -426,4 +436,5 @@ def compile_repository(
         selection=selection,
         name=analysis.repository.tree.config.name or local_name(root),
         provenance={"kind": "directory", "repository_digest": tree_digest(analysis.repository)},
+        execution=policy,
     )

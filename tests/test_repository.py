@@ -329,3 +329,42 @@ def test_flat_and_cycle_bundles_served(tmp_path: Path) -> None:
     with serving(tmp_path / "cycle") as server, server.client() as client:
         assert client.post("/capabilities/pkg.a.ping", json={"n": 5}).json() == 5
         assert httpx.get(server.url + "/health").json() == {"status": "ok"}
+
+
+def test_governed_repository_bundles(tmp_path: Path) -> None:
+    """``--execution-policy`` on a repository: each call in a fresh worker that imports
+    through the same closed set; REST under uvicorn and MCP through the official client."""
+    policy = tmp_path / "policy.json"
+    policy.write_text("{}")
+    rest, mcp = tmp_path / "rest", tmp_path / "mcp"
+    for target, out in (("rest", rest), ("mcp", mcp)):
+        result = compile_repository(
+            REPOS / "src_layout",
+            target=target,
+            output_dir=out,
+            select="shop.pricing.total,shop.tax.rate",
+            execution_policy=policy,
+        )
+        assert result.execution == {"mode": "governed", "backend": "local-process"}
+    plan = json.loads((rest / "execution" / "plans" / "shop.pricing.total.json").read_bytes())
+    assert (plan["module"], plan["function"]) == ("shop.pricing", "total")
+    direct = tmp_path / "direct"
+    compile_repository(
+        REPOS / "src_layout",
+        target="rest",
+        output_dir=direct,
+        select="shop.pricing.total,shop.tax.rate",
+    )
+    assert (rest / "openapi.json").read_bytes() == (direct / "openapi.json").read_bytes()
+    with serving(rest) as server, server.client() as client:
+        response = client.post("/capabilities/shop.pricing.total", json={"amount": 10})
+        assert response.status_code == 200, server.log_text()
+        assert response.json() == 12.0
+        assert client.post("/capabilities/shop.tax.rate", json={"region": "eu"}).json() == 0.2
+    bundle = McpBundle(mcp)
+    try:
+        result = bundle.call("shop.pricing.total", {"amount": 1, "qty": 3})
+        assert not result.is_error, result
+        assert result.structured_content == {"result": 3.6}
+    finally:
+        bundle.close()

@@ -29,7 +29,7 @@ def execution_mode(policy: ExecutionPolicy | None) -> dict[str, str]:
     return {"mode": "governed", "backend": "local-process"}
 
 
-def _call(cap: Capability) -> dict[str, Any]:
+def call_shape(cap: Capability) -> dict[str, Any]:
     return {
         "name": cap.name,
         "execution": cap.execution,
@@ -61,7 +61,7 @@ def governed_files(
                 "files": source_files,
             },
             "policy_digest": digest_bytes(policy_bytes),
-            "call": _call(cap),
+            "call": call_shape(cap),
         }
         out[f"execution/plans/{cap.name}.json"] = canonical_json(plan)
     out["execution/worker.py"] = render(

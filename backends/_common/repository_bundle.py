@@ -20,8 +20,10 @@ from svcc.backends._common.bundle import (
     pretty_json,
     runtime_files,
 )
+from svcc.backends._common.governed import execution_mode
 from svcc.backends._common.schema import LoweringError
 from svcc.backends._common.templates import render
+from svcc.compiler.policy import ExecutionPolicy
 from svcc.compiler.target import FileTree
 from svcc.ir.canonical import canonical_json, digest_bytes
 from svcc.ir.model import ModuleIR
@@ -61,6 +63,8 @@ class RepositoryBundleSpec:
     readiness: Mapping[str, Any]
     requirements: tuple[str, ...]
     provenance: Mapping[str, Any]
+    # Governed local-process execution (``--execution-policy``); ``None`` is direct mode.
+    execution: ExecutionPolicy | None = None
 
 
 def qualified(ir: ModuleIR) -> ModuleIR:
@@ -124,6 +128,54 @@ def _ir_document(spec: RepositoryBundleSpec) -> bytes:
     )
 
 
+def governed_files(
+    spec: RepositoryBundleSpec,
+    policy: ExecutionPolicy,
+    files: Mapping[str, bytes],
+    repository: Mapping[str, Any],
+) -> dict[str, bytes]:
+    """The governed execution files: one plan per capability binding its module, function,
+    module file, every declared source file and the policy; the worker imports through the
+    same closed set as a direct server."""
+    from svcc.backends._common.governed import (
+        GOVERNED_MODULES,
+        GOVERNED_PACKAGE,
+        PLAN_SCHEMA,
+        call_shape,
+    )
+
+    policy_bytes = canonical_json(policy.to_json())
+    sources = {
+        path: digest_bytes(data)
+        for path, data in sorted(files.items())
+        if path.startswith("source/")
+    }
+    paths = {s.module: s.bundle_path for s in spec.sources}
+    out = {"execution/policy.json": policy_bytes}
+    for ir in spec.modules:
+        for cap in ir.capabilities:
+            plan = {
+                "schema": PLAN_SCHEMA,
+                "capability": cap.id,
+                "module": ir.module,
+                "function": cap.qualname,
+                "repository": dict(repository),
+                "source": {
+                    "path": paths[ir.module],
+                    "digest": digest_bytes(files[paths[ir.module]]),
+                    "files": sources,
+                },
+                "policy_digest": digest_bytes(policy_bytes),
+                "call": call_shape(cap),
+            }
+            out[f"execution/plans/{cap.name}.json"] = canonical_json(plan)
+    out["execution/worker.py"] = render(
+        "svcc.backends._common", "worker.py.jinja", module=spec.name, version=__version__
+    )
+    out |= runtime_files(GOVERNED_MODULES, package="svcc.runtime.governed", into=GOVERNED_PACKAGE)
+    return out
+
+
 def emit_repository(interface: Interface, kind: BundleKind, spec: RepositoryBundleSpec) -> FileTree:
     names = [c.name for ir in spec.modules for c in ir.capabilities]
     if len(set(names)) != len(names):
@@ -147,6 +199,13 @@ def emit_repository(interface: Interface, kind: BundleKind, spec: RepositoryBund
         files["server.py"] = render(
             "svcc.backends.mcp", "server.py.jinja", module=spec.name, version=__version__
         )
+    repository = {
+        "modules": {s.module: s.bundle_path for s in spec.sources},
+        "namespace_packages": list(spec.namespaces),
+        "packages": list(spec.packages),
+    }
+    if spec.execution is not None:
+        files |= governed_files(spec, spec.execution, files, repository)
     capabilities = sorted(
         ({"id": c.id, "name": c.name} for ir in spec.modules for c in ir.capabilities),
         key=lambda c: c["id"],
@@ -157,12 +216,10 @@ def emit_repository(interface: Interface, kind: BundleKind, spec: RepositoryBund
         "generator": {"name": "svcc", "version": __version__},
         "interface": interface,
         "module": spec.name,
-        "execution": {"mode": "direct"},
+        "execution": execution_mode(spec.execution),
         "capabilities": capabilities,
         "repository": {
-            "modules": {s.module: s.bundle_path for s in spec.sources},
-            "namespace_packages": list(spec.namespaces),
-            "packages": list(spec.packages),
+            **repository,
             "original_paths": {s.bundle_path: s.path for s in spec.sources},
         },
         "provenance": dict(spec.provenance),
