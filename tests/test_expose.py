@@ -426,3 +426,70 @@ def test_exposure_selection_include_all_ready_and_exclude(tmp_path: Path) -> Non
         "python:shop.tax:rate",
         "python:shop.util:clamp",
     ]  # remote.fetch is conditional: not "ready"; fields_of is excluded
+
+
+def test_interrupt_during_fetch_removes_the_temporary_directory(tmp_path: Path) -> None:
+    """Ctrl-C (SIGINT) and SIGTERM while git waits on a server that never answers."""
+    import signal
+    import socket
+    import threading
+    import time
+
+    from helpers import SVCC
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    port = listener.getsockname()[1]
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(listener.accept()[0])  # never answers the TLS handshake
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    url, commit = f"https://127.0.0.1:{port}/stuck.git", "b" * 40
+    args = policies(tmp_path, [grant(url, commit, None, subdir=".")])
+    try:
+        for sig, code in ((signal.SIGINT, 130), (signal.SIGTERM, 130)):
+            before = leftovers()
+            proc = subprocess.Popen(
+                [
+                    SVCC,
+                    "expose",
+                    "build",
+                    "rest",
+                    "--git",
+                    url,
+                    "--ref",
+                    commit,
+                    *args,
+                    "--output-dir",
+                    str(tmp_path / "out"),
+                ],
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            deadline = time.monotonic() + 30
+            while leftovers() == before and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert leftovers() != before, "the fetch did not start"
+            time.sleep(0.3)
+            proc.send_signal(sig)
+            _, stderr = proc.communicate(timeout=30)
+            assert proc.returncode == code, stderr
+            assert stderr.strip() == "svcc: interrupted"
+            assert leftovers() == before
+            assert not (tmp_path / "out").exists()
+    finally:
+        stop.set()
+        thread.join()
+        for conn in held:
+            conn.close()
+        listener.close()

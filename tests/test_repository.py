@@ -368,3 +368,16 @@ def test_governed_repository_bundles(tmp_path: Path) -> None:
         assert result.structured_content == {"result": 3.6}
     finally:
         bundle.close()
+
+
+def test_schema_name_collisions_are_refused_at_generation(tmp_path: Path) -> None:
+    for name, field in (("a", "x: int"), ("b", "y: str")):
+        (tmp_path / f"{name}.py").write_text(
+            "from typing import TypedDict\n\n\n"
+            f"class Item(TypedDict):\n    {field}\n\n\n"
+            f"def {name}_size(item: Item) -> int:\n    return 1\n"
+        )
+    with pytest.raises(IneligibleError, match="schema 'Item' is defined differently"):
+        compile_repository(tmp_path, target="rest", output_dir=tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+    compile_repository(tmp_path, target="rest", output_dir=tmp_path / "one", select="a.a_size")
