@@ -11,10 +11,14 @@ or fetched, and names what is missing.
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from attrs import frozen
 from svcc.compiler.errors import SvccError
+
+if TYPE_CHECKING:
+    from svcc.compiler.repository import RepositoryCompileResult
+    from svcc.compiler.requirements import DeclaredRequirements
 
 OPERATOR_SCHEMA: Final = "svc.operator-policy/v1"
 EXPOSURE_SCHEMA: Final = "svc.exposure-policy/v1"
@@ -177,10 +181,10 @@ class ExposeRequest:
     ref: str | None = None
     subdir: str = "."
     python_version: str | None = None
-    requirements: Any = None
+    requirements: "DeclaredRequirements | None" = None
 
 
-def expose_build(request: ExposeRequest) -> Any:
+def expose_build(request: ExposeRequest) -> "RepositoryCompileResult":
     """Policies first, then acquisition, analysis, selection and the bundle."""
     from svcc.compiler.git_fetch import GitSource, acquire, check_commit, check_subdir, check_url
     from svcc.compiler.repository import (
@@ -208,7 +212,7 @@ def expose_build(request: ExposeRequest) -> Any:
     if not exposure.include and not exposure.include_all_ready:
         raise PolicyError(f"{request.policy}: the exposure policy selects nothing")
 
-    def build(root: Path, name: str, provenance: dict[str, Any]) -> Any:
+    def build(root: Path, name: str, provenance: dict[str, Any]) -> "RepositoryCompileResult":
         analysis = analyze_repository(
             root, python_version=request.python_version, requirements=request.requirements
         )

@@ -8,17 +8,19 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from svcc.compiler.driver import (
     Analysis,
-    analyze_directory,
+    CompileResult,
     analyze_file,
     render_document,
-    render_ir,
 )
 from svcc.compiler.errors import InputError
 from svcc.compiler.requirements import DeclaredRequirements
+
+if TYPE_CHECKING:
+    from svcc.compiler.repository import RepositoryCompileResult
 
 _COLOURS = {
     "eligible": "32",
@@ -107,41 +109,6 @@ def inspect_file(
     return 0
 
 
-def _text_entry(analysis: Analysis) -> bytes:
-    """A directory worker's renderer for text output (runs in the worker process)."""
-    if analysis.readiness is None:
-        return f"{analysis.error_message()}: error\n".encode()
-    return (readiness_table(analysis, False) + "\n").encode()
-
-
-def inspect_directory(
-    root: Path, args: argparse.Namespace, requirements: DeclaredRequirements | None
-) -> int:
-    common: dict[str, Any] = {
-        "python_version": args.python_version,
-        "requirements": requirements,
-        "encoding": args.encoding,
-    }
-    if args.format == "text" and not args.ir:
-        out = sys.stdout.buffer
-        for _, text in analyze_directory(root, render=_text_entry, **common):
-            out.write(text)
-        out.flush()
-        return 0
-    renderer = render_ir if args.ir else render_document
-    out = sys.stdout.buffer
-    out.write(b'{"files":{')
-    first = True
-    for rel, doc in analyze_directory(root, render=renderer, **common):
-        if not first:
-            out.write(b",")
-        first = False
-        out.write(json.dumps(rel, ensure_ascii=False).encode() + b":" + doc.rstrip(b"\n"))
-    out.write(b"}}\n")
-    out.flush()
-    return 0
-
-
 def inspect_repository(
     root: Path, args: argparse.Namespace, requirements: DeclaredRequirements | None
 ) -> int:
@@ -205,7 +172,7 @@ def _repository_table(module: str, path: str, report: Any, colour: bool) -> str:
     return "\n".join(lines)
 
 
-def compile_result(result: Any, fmt: str) -> None:
+def compile_result(result: "CompileResult | RepositoryCompileResult", fmt: str) -> None:
     if fmt == "json":
         from svcc.ir.canonical import canonical_json
 

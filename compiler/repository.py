@@ -21,8 +21,10 @@ from svcc.frontends.repository import Repository, TreeLimits, TreeRefused
 from svcc.ir.model import Capability, ModuleIR
 
 if TYPE_CHECKING:
+    from svcc.backends._common.bundle import BundleKind
     from svcc.compiler.driver import Analysis
     from svcc.compiler.policy import ExecutionPolicy
+    from svcc.compiler.target import FileTree
 
 REPOSITORY_READINESS_SCHEMA: Final = "svc.repository-readiness/v1"
 INTERFACES: Final = ("rest", "mcp")
@@ -268,7 +270,7 @@ def repository_bundle(
     name: str,
     provenance: Mapping[str, Any],
     execution: "ExecutionPolicy | None" = None,
-) -> "Any":
+) -> "FileTree":
     """The bundle's ``FileTree``: the import closure of ``selected`` under ``source/``."""
     from svcc.backends._common.repository_bundle import (
         DeclaredSource,
@@ -333,7 +335,7 @@ def repository_bundle(
         provenance=provenance,
         execution=execution,
     )
-    return emit_repository(interface, kind, spec)  # type: ignore[arg-type]
+    return emit_repository("rest" if interface == "rest" else "mcp", kind, spec)
 
 
 def _ir_of(repo: Repository, module: str) -> ModuleIR:
@@ -342,7 +344,7 @@ def _ir_of(repo: Repository, module: str) -> ModuleIR:
     return ir
 
 
-def _bundle_kind(interface: str) -> Any:
+def _bundle_kind(interface: str) -> "BundleKind":
     if interface == "rest":
         from svcc.backends.rest import BUNDLE
 
