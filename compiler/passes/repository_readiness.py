@@ -10,7 +10,7 @@ module once, so import cycles terminate.
 """
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import attrs
 from svcc.compiler.diagnostics import Diagnostic, diag
@@ -62,6 +62,8 @@ class RepositoryReadiness:
         self.envs: dict[str, Environment] = {}
         self.ir_json: dict[str, bytes] = {}
         self._risks: dict[str, list[str]] = {}
+        self._closures: dict[str, list[str]] = {}
+        self._module_level: dict[str, tuple[list[Diagnostic], frozenset[str]]] = {}
 
     def resolver(self, module: str, ir: ModuleIR) -> Callable[[Import], str | None]:
         by_import: dict[Import, Resolution] = {
@@ -115,16 +117,17 @@ class RepositoryReadiness:
                 ]
         return self._risks[module]
 
-    def inherited(self, module: str, cap: Capability) -> list[Diagnostic]:
-        graph = self.repo.graph
-        starts: list[tuple[str, Span | None]] = [(p, None) for p in parents(module)]
-        starts += [
-            (e.target, e.span) for e in graph.edges.get(module, []) if e.scope in ("", cap.qualname)
-        ]
+    def closure(self, target: str) -> list[str]:
+        if target not in self._closures:
+            self._closures[target] = self.repo.graph.import_closure([target])
+        return self._closures[target]
+
+    def _walk(
+        self, starts: Sequence[tuple[str, Span | None]], reported: set[str]
+    ) -> list[Diagnostic]:
         out: list[Diagnostic] = []
-        reported = {module}
         for target, span in starts:
-            for reached in graph.import_closure([target]):
+            for reached in self.closure(target):
                 if reached in reported:
                     continue
                 reported.add(reached)
@@ -141,6 +144,19 @@ class RepositoryReadiness:
                     )
                 )
         return out
+
+    def inherited(self, module: str, cap: Capability) -> list[Diagnostic]:
+        """Reasons from the modules that importing ``module`` executes (shared by all its
+        capabilities, computed once), then from ``cap``'s own function-scope imports."""
+        edges = self.repo.graph.edges.get(module, [])
+        if module not in self._module_level:
+            reported = {module}
+            starts: list[tuple[str, Span | None]] = [(p, None) for p in parents(module)]
+            starts += [(e.target, e.span) for e in edges if e.scope == ""]
+            self._module_level[module] = (self._walk(starts, reported), frozenset(reported))
+        shared, seen = self._module_level[module]
+        own = [(e.target, e.span) for e in edges if e.scope == cap.qualname]
+        return [*shared, *self._walk(own, set(seen))] if own else list(shared)
 
     def report(self, module: str) -> ReadinessReport | None:
         ir = self.repo.modules[module].ir

@@ -119,10 +119,12 @@ class ModuleGraph:
     def import_closure(self, starts: Iterable[str]) -> list[str]:
         """Every repository module executed when ``starts`` are imported (module-level
         imports, transitively; cycles terminate), in discovery order."""
+        from collections import deque
+
         seen: dict[str, None] = {}
-        pending = [m for s in starts for m in self._loaded(s)]
+        pending = deque(m for s in starts for m in self._loaded(s))
         while pending:
-            current = pending.pop(0)
+            current = pending.popleft()
             if current in seen:
                 continue
             seen[current] = None
