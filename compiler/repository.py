@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 REPOSITORY_READINESS_SCHEMA: Final = "svc.repository-readiness/v1"
 INTERFACES: Final = ("rest", "mcp")
+MAX_MANIFEST_BYTES: Final = 1024 * 1024  # the specification's bundle manifest limit
 
 
 @frozen(kw_only=True)
@@ -391,6 +392,12 @@ def write_repository_bundle(
     tree = repository_bundle(
         analysis, interface, selected, name=name, provenance=provenance, execution=execution
     )
+    manifest = tree.get("svc-rest.json" if interface == "rest" else "svc-mcp.json") or b""
+    if len(manifest) > MAX_MANIFEST_BYTES:
+        raise InputError(
+            f"the bundle manifest would be {len(manifest)} bytes, over the "
+            f"{MAX_MANIFEST_BYTES}-byte limit; select fewer capabilities"
+        )
     written = write_tree(tree, output_dir)
     return RepositoryCompileResult(
         target=interface,
