@@ -381,3 +381,21 @@ def test_schema_name_collisions_are_refused_at_generation(tmp_path: Path) -> Non
         compile_repository(tmp_path, target="rest", output_dir=tmp_path / "out")
     assert not (tmp_path / "out").exists()
     compile_repository(tmp_path, target="rest", output_dir=tmp_path / "one", select="a.a_size")
+
+
+def test_bundle_bytes_do_not_depend_on_hash_seed(tmp_path: Path) -> None:
+    trees = []
+    for seed in ("1", "2"):
+        out = tmp_path / seed
+        proc = run_svcc(
+            "compile",
+            str(REPOS / "namespace"),
+            "--target",
+            "rest",
+            "--output-dir",
+            str(out),
+            env={"PYTHONHASHSEED": seed},
+        )
+        assert proc.returncode == 0, proc.stderr
+        trees.append({str(p): d for p, d in tree_of(out).items()})
+    assert trees[0] == trees[1]
