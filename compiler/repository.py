@@ -8,6 +8,7 @@ same functions, so a local tree and a git snapshot of it give the same bytes.
 """
 
 import difflib
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -303,6 +304,11 @@ def repository_bundle(
             raise IneligibleError(
                 f"module {module!r} clashes with the bundle runtime's own module {top!r}"
             )
+        if top in sys.stdlib_module_names:
+            raise IneligibleError(
+                f"module {module!r} ({repo.modules[module].file.path}) would shadow the "
+                f"standard library module {top!r} in the server; rename it"
+            )
     modules = tuple(
         qualified(attrs.evolve(ir, capabilities=tuple(caps)))
         for ir, caps in ((_ir_of(repo, m), c) for m, c in sorted(by_module.items()))
@@ -330,7 +336,7 @@ def repository_bundle(
         modules=modules,
         sources=sources,
         namespaces=namespaces,
-        packages=tuple(sorted(graph.tops)),
+        packages=tuple(sorted(t for t in graph.tops if t not in sys.stdlib_module_names)),
         readiness=readiness,
         requirements=analysis.requirements.lines if analysis.requirements else (),
         provenance=provenance,

@@ -399,3 +399,16 @@ def test_bundle_bytes_do_not_depend_on_hash_seed(tmp_path: Path) -> None:
         assert proc.returncode == 0, proc.stderr
         trees.append({str(p): d for p, d in tree_of(out).items()})
     assert trees[0] == trees[1]
+
+
+def test_modules_shadowing_the_standard_library_are_refused_in_bundles(tmp_path: Path) -> None:
+    (tmp_path / "logging.py").write_text("def log(text: str) -> str:\n    return text\n")
+    (tmp_path / "app2.py").write_text(
+        "import logging\n\n\ndef run(text: str) -> str:\n    return logging.log(text)\n"
+    )
+    (tmp_path / "alone.py").write_text("def one() -> int:\n    return 1\n")
+    with pytest.raises(IneligibleError, match="would shadow the standard library module 'logging'"):
+        compile_repository(tmp_path, target="rest", output_dir=tmp_path / "out", select="app2.run")
+    compile_repository(tmp_path, target="rest", output_dir=tmp_path / "ok", select="alone.one")
+    manifest = json.loads((tmp_path / "ok" / "svc-rest.json").read_bytes())
+    assert manifest["repository"]["packages"] == ["alone", "app2"]  # never hijacks `logging`
