@@ -22,10 +22,9 @@ from svcc.frontends.repository import Repository, TreeLimits, TreeRefused
 from svcc.ir.model import Capability, ModuleIR
 
 if TYPE_CHECKING:
-    from svcc.backends._common.bundle import BundleKind
     from svcc.compiler.driver import Analysis
     from svcc.compiler.policy import ExecutionPolicy
-    from svcc.compiler.target import FileTree
+    from svcc.compiler.target import BundleSpec, FileTree
 
 REPOSITORY_READINESS_SCHEMA: Final = "svc.repository-readiness/v1"
 INTERFACES: Final = ("rest", "mcp")
@@ -280,13 +279,10 @@ def repository_bundle(
         emit_repository,
         qualified,
     )
-    from svcc.compiler.registry import get_target
-    from svcc.frontends.python import RESERVED_MODULE_NAMES
 
     if interface not in INTERFACES:
         raise UsageError(f"target {interface!r} cannot build a repository bundle (rest or mcp)")
     kind = _bundle_kind(interface)
-    get_target(interface)
     repo = analysis.repository
     graph = repo.graph
     by_module: dict[str, list[Capability]] = {}
@@ -300,9 +296,9 @@ def repository_bundle(
     closure = sorted(graph.import_closure(starts))
     for module in closure:
         top = module.split(".", 1)[0]
-        if top in RESERVED_MODULE_NAMES:
+        if kind.module_name_problem(module) is not None:
             raise IneligibleError(
-                f"module {module!r} clashes with the bundle runtime's own module {top!r}"
+                f"module {module!r} clashes with the {interface} bundle's own module {top!r}"
             )
         if top in sys.stdlib_module_names:
             raise IneligibleError(
@@ -351,14 +347,12 @@ def _ir_of(repo: Repository, module: str) -> ModuleIR:
     return ir
 
 
-def _bundle_kind(interface: str) -> "BundleKind":
-    if interface == "rest":
-        from svcc.backends.rest import BUNDLE
+def _bundle_kind(interface: str) -> "BundleSpec":
+    from svcc.compiler.registry import get_target
 
-        return BUNDLE
-    from svcc.backends.mcp import BUNDLE as MCP_BUNDLE
-
-    return MCP_BUNDLE
+    bundle = get_target(interface).bundle
+    assert bundle is not None  # rest and mcp write servable bundles
+    return bundle
 
 
 @frozen(kw_only=True)

@@ -14,17 +14,12 @@ from typing import Any, Final, Literal
 
 import attrs
 from attrs import frozen
-from svcc.backends._common.bundle import (
-    READINESS_FILE,
-    BundleKind,
-    pretty_json,
-    runtime_files,
-)
-from svcc.backends._common.governed import execution_mode
+from svcc.backends._common.bundle import READINESS_FILE, pretty_json
+from svcc.backends._common.runtime_copy import runtime_files
 from svcc.backends._common.schema import LoweringError
-from svcc.backends._common.templates import render
-from svcc.compiler.policy import ExecutionPolicy
-from svcc.compiler.target import FileTree
+from svcc.backends.templates import render
+from svcc.compiler.policy import ExecutionPolicy, execution_mode
+from svcc.compiler.target import BundleSpec, FileTree
 from svcc.ir.canonical import canonical_json, digest_bytes
 from svcc.ir.model import ModuleIR
 from svcc.ir.serde import unstructure
@@ -176,7 +171,7 @@ def governed_files(
     return out
 
 
-def emit_repository(interface: Interface, kind: BundleKind, spec: RepositoryBundleSpec) -> FileTree:
+def emit_repository(interface: Interface, kind: BundleSpec, spec: RepositoryBundleSpec) -> FileTree:
     names = [c.name for ir in spec.modules for c in ir.capabilities]
     if len(set(names)) != len(names):
         raise LoweringError("two selected capabilities have the same name")

@@ -10,6 +10,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+import attrs
 from attrs import field, frozen
 from svcc.compiler.diagnostics import Diagnostic, diag
 from svcc.compiler.diagnostics import codes as C
@@ -102,8 +103,6 @@ class ReadinessPass:
     name: ClassVar[str] = "readiness"
 
     def run(self, ir: ModuleIR, env: Environment, ir_digest: str) -> ReadinessReport:
-        from svcc.ir.serde import unstructure
-
         module_wide = self._module_reasons(ir, env)
         assessments = []
         for cap in ir.capabilities:
@@ -122,7 +121,7 @@ class ReadinessPass:
             )
         return ReadinessReport(
             module=ir.module,
-            source=unstructure(ir.source),
+            source=attrs.asdict(ir.source),  # plain fields: no converter needed
             ir_digest=ir_digest,
             assessments=tuple(assessments),
             requirements=env.declared_requirements,
