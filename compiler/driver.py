@@ -9,7 +9,7 @@ codes, the service to HTTP statuses.
 
 import json
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
@@ -263,34 +263,6 @@ def python_files(root: Path) -> list[str]:
                     out.append(Path(full).relative_to(root).as_posix())
     out.sort()
     return out
-
-
-def analyze_directory(
-    root: str | Path,
-    *,
-    render: Callable[[Analysis], T],
-    python_version: str | tuple[int, int] | None = None,
-    requirements: DeclaredRequirements | None = None,
-    encoding: str | None = None,
-) -> Iterator[tuple[str, T]]:
-    """Analyse a directory as a repository (``compiler.repository``): imports between its
-    files resolve over the module graph. Yields ``(relative path, render(analysis))`` per
-    ``.py`` file in path order; a file that is refused or not a module (a symlink, a name
-    that cannot be imported) gets an error entry, so every file keeps its entry."""
-    from svcc.compiler.repository import analyze_repository
-
-    root = Path(root)
-    if not root.is_dir():
-        raise InputError(f"{root}: not a directory")
-    analysis = analyze_repository(
-        root,
-        python_version=python_version,
-        requirements=requirements,
-        encoding=encoding,
-        strict=False,
-    )
-    for path, entry in analysis.file_analyses():
-        yield path, render(entry)
 
 
 def render_document(analysis: Analysis) -> bytes:

@@ -9,12 +9,13 @@ same functions, so a local tree and a git snapshot of it give the same bytes.
 
 import difflib
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import attrs
 from attrs import frozen
+from svcc.compiler.driver import Analysis
 from svcc.compiler.errors import IneligibleError, InputError, UsageError
 from svcc.compiler.passes.readiness import Assessment, ReadinessReport
 from svcc.compiler.requirements import DeclaredRequirements, parse_requirements
@@ -22,9 +23,10 @@ from svcc.frontends.repository import Repository, TreeLimits, TreeRefused
 from svcc.ir.model import Capability, ModuleIR
 
 if TYPE_CHECKING:
-    from svcc.compiler.driver import Analysis
     from svcc.compiler.policy import ExecutionPolicy
     from svcc.compiler.target import BundleSpec, FileTree
+
+T = TypeVar("T")
 
 REPOSITORY_READINESS_SCHEMA: Final = "svc.repository-readiness/v1"
 INTERFACES: Final = ("rest", "mcp")
@@ -48,13 +50,12 @@ class RepositoryAnalysis:
                 out.append((ir, cap, assessment))
         return out
 
-    def file_analyses(self) -> "list[tuple[str, Analysis]]":
+    def file_analyses(self) -> list[tuple[str, Analysis]]:
         """One :class:`~svcc.compiler.driver.Analysis` per file, sorted by path: every
         module, and every refused or skipped ``.py`` file as an error entry (the per-file
         shape of directory analyses)."""
         from svcc.compiler.diagnostics import Diagnostic, diag
         from svcc.compiler.diagnostics.codes import F007_NOT_ANALYSABLE
-        from svcc.compiler.driver import Analysis
 
         out: list[tuple[str, Analysis]] = []
         for module, source in self.repository.modules.items():
@@ -273,7 +274,7 @@ def repository_bundle(
     execution: "ExecutionPolicy | None" = None,
 ) -> "FileTree":
     """The bundle's ``FileTree``: the import closure of ``selected`` under ``source/``."""
-    from svcc.backends._common.repository_bundle import (
+    from svcc.backends.repository_bundle import (
         DeclaredSource,
         RepositoryBundleSpec,
         emit_repository,
@@ -447,3 +448,29 @@ def compile_repository(
         provenance={"kind": "directory", "repository_digest": tree_digest(analysis.repository)},
         execution=policy,
     )
+
+
+def analyze_directory(
+    root: str | Path,
+    *,
+    render: Callable[[Analysis], T],
+    python_version: str | tuple[int, int] | None = None,
+    requirements: DeclaredRequirements | None = None,
+    encoding: str | None = None,
+) -> Iterator[tuple[str, T]]:
+    """Analyse a directory as a repository (``compiler.repository``): imports between its
+    files resolve over the module graph. Yields ``(relative path, render(analysis))`` per
+    ``.py`` file in path order; a file that is refused or not a module (a symlink, a name
+    that cannot be imported) gets an error entry, so every file keeps its entry."""
+    root = Path(root)
+    if not root.is_dir():
+        raise InputError(f"{root}: not a directory")
+    analysis = analyze_repository(
+        root,
+        python_version=python_version,
+        requirements=requirements,
+        encoding=encoding,
+        strict=False,
+    )
+    for path, entry in analysis.file_analyses():
+        yield path, render(entry)

@@ -157,7 +157,8 @@ class Service:
         resp.media = document
 
     def on_post_analyse_directory(self, req: falcon.Request, resp: falcon.Response) -> None:
-        from svcc.compiler.driver import analyze_directory, python_files
+        from svcc.compiler.driver import python_files
+        from svcc.compiler.repository import analyze_directory
         from svcc.service.analysis import apply_selection, result_document
 
         params = self._params(req)

@@ -79,7 +79,7 @@ def _merge(into: dict[str, Any], part: Mapping[str, Any], what: str) -> None:
 
 
 def openapi(spec: RepositoryBundleSpec) -> dict[str, Any]:
-    from svcc.backends.rest._openapi import openapi_document
+    from svcc.backends.rest import openapi_document
 
     paths: dict[str, Any] = {}
     schemas: dict[str, Any] = {}
@@ -99,7 +99,7 @@ def openapi(spec: RepositoryBundleSpec) -> dict[str, Any]:
 
 
 def tools(spec: RepositoryBundleSpec) -> dict[str, Any]:
-    from svcc.backends.mcp._tools import TOOLS_SCHEMA, tools_document
+    from svcc.backends.mcp import TOOLS_SCHEMA, tools_document
 
     out: list[Any] = []
     seen: set[str] = set()
