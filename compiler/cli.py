@@ -215,13 +215,25 @@ def _expose_parser(sub: "argparse._SubParsersAction[_Parser]") -> None:
     build.add_argument("--git", metavar="URL", help="an https:// repository")
     build.add_argument("--ref", metavar="COMMIT", help="the full 40-hex commit to build")
     build.add_argument("--subdir", default=".", metavar="DIR", help="folder of the project (.)")
-    build.add_argument("--operator-policy", required=True, metavar="FILE")
+    build.add_argument(
+        "--operator-policy",
+        required=True,
+        metavar="FILE",
+        help="svc.operator-policy/v1: the git.fetch grant (docs/policies.md)",
+    )
     build.add_argument("--policy", required=True, metavar="FILE", help="the exposure policy")
-    build.add_argument("--readiness-policy", required=True, metavar="FILE")
+    build.add_argument(
+        "--readiness-policy",
+        required=True,
+        metavar="FILE",
+        help="svc.readiness-policy/v1: must allow direct execution",
+    )
     build.add_argument(
         "--output-dir", required=True, metavar="DIR", help="a new or empty directory"
     )
-    build.add_argument("--python-version", metavar="3.N")
+    build.add_argument(
+        "--python-version", metavar="3.N", help="Python grammar to parse with (default: running)"
+    )
     build.add_argument(
         "--requirements", metavar="FILE", help="declared dependencies (replaces pyproject's)"
     )
@@ -312,7 +324,7 @@ def _cmd_compile(args: argparse.Namespace) -> int:
 
     from svcc.compiler import driver, render
 
-    if Path(args.path).is_dir():
+    if args.command == "compile" and Path(args.path).is_dir():  # generate: one file (spec)
         from svcc.compiler.repository import compile_repository
 
         if args.module_name:
@@ -322,7 +334,7 @@ def _cmd_compile(args: argparse.Namespace) -> int:
         render.compile_result(
             compile_repository(
                 args.path,
-                target=args.target if args.command == "compile" else args.interface,
+                target=args.target,
                 output_dir=args.output_dir,
                 select=args.select,
                 python_version=args.python_version,
