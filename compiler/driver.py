@@ -265,6 +265,15 @@ def python_files(root: Path) -> list[str]:
     return out
 
 
+def module_name_for(relpath: str) -> str | None:
+    """The dotted module of a ``.py`` path below its root (the repository front end's
+    rule: ``a/__init__.py`` is ``a``), or ``None`` when the path is not importable."""
+    from svcc.frontends.repository import module_name
+
+    named = module_name(relpath)
+    return named[0] if named else None
+
+
 def render_document(analysis: Analysis) -> bytes:
     """Canonical JSON of the readiness document (a directory worker's ``render``)."""
     return canonical_json(analysis.document())

@@ -196,39 +196,6 @@ def test_analyse_directory_reports_unparsable_files_in_their_entry(
     assert result["geometry.py"]["capabilities"]
 
 
-def test_analyse_directory_resolves_imports_between_files(
-    http: httpx.Client, workspace: Path
-) -> None:
-    """The repository front end: relative and absolute imports between the directory's
-    files resolve, import-time effects propagate, and the response keeps the per-file shape."""
-    import shutil
-
-    shop = workspace / "shoprepo"
-    (shop / "shop").mkdir(parents=True)
-    (shop / "shop" / "__init__.py").write_text("")
-    (shop / "shop" / "tax.py").write_text("def rate() -> float:\n    return 0.2\n")
-    (shop / "shop" / "io.py").write_text("DATA = open('x').read()\n")
-    (shop / "shop" / "pricing.py").write_text(
-        "from .tax import rate\nfrom shop import io\n\n\n"
-        "def total(x: float) -> float:\n    return x * (1 + rate())\n"
-    )
-    try:
-        result = http.post("/analyse_directory/", data={"directory_path": "shoprepo"}).json()
-    finally:
-        shutil.rmtree(shop)
-    assert list(result) == [
-        "shoprepo/shop/__init__.py",
-        "shoprepo/shop/io.py",
-        "shoprepo/shop/pricing.py",
-        "shoprepo/shop/tax.py",
-    ]
-    pricing = result["shoprepo/shop/pricing.py"]
-    (assessment,) = pricing["readiness"]["assessments"]
-    assert assessment["capability_id"] == "python:shop.pricing:total"
-    assert [r["code"] for r in assessment["reasons"]] == ["SVC-R020"]  # not SVC-R008
-    assert "shop/io.py:1:" in assessment["reasons"][0]["message"]
-
-
 @pytest.mark.parametrize(
     "path", ["..", "../outside", "/etc", "escape", "escape/.", "pkg/../../outside"]
 )
