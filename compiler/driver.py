@@ -1,6 +1,6 @@
 """The library API: what the CLI and the analysis service call.
 
-``analyze_source`` / ``analyze_file`` / ``analyze_directory`` run a front end and the
+``analyze_source`` / ``analyze_file`` run a front end and the
 readiness pass and return an :class:`Analysis` (IR + readiness + front-end diagnostics).
 ``compile_file`` adds selection and a target, and hands the ``FileTree`` to the writer.
 Input problems raise :class:`~svcc.compiler.errors.InputError`; the CLI maps them to exit

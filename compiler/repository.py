@@ -9,13 +9,12 @@ same functions, so a local tree and a git snapshot of it give the same bytes.
 
 import difflib
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 from attrs import frozen
-from svcc.compiler.driver import Analysis
 from svcc.compiler.errors import IneligibleError, InputError, UsageError
 from svcc.compiler.passes.readiness import Assessment, ReadinessReport
 from svcc.compiler.requirements import DeclaredRequirements, parse_requirements
@@ -26,7 +25,6 @@ if TYPE_CHECKING:
     from svcc.compiler.policy import ExecutionPolicy
     from svcc.compiler.target import BundleSpec, FileTree
 
-T = TypeVar("T")
 
 REPOSITORY_READINESS_SCHEMA: Final = "svc.repository-readiness/v1"
 INTERFACES: Final = ("rest", "mcp")
@@ -49,59 +47,6 @@ class RepositoryAnalysis:
             for cap, assessment in zip(ir.capabilities, report.assessments, strict=True):
                 out.append((ir, cap, assessment))
         return out
-
-    def file_analyses(self) -> list[tuple[str, Analysis]]:
-        """One :class:`~svcc.compiler.driver.Analysis` per file, sorted by path: every
-        module, and every refused or skipped ``.py`` file as an error entry (the per-file
-        shape of directory analyses)."""
-        from svcc.compiler.diagnostics import Diagnostic, diag
-        from svcc.compiler.diagnostics.codes import F007_NOT_ANALYSABLE
-
-        out: list[tuple[str, Analysis]] = []
-        for module, source in self.repository.modules.items():
-            report = self.reports[module]
-            ir = source.ir
-            out.append(
-                (
-                    source.file.path,
-                    Analysis(
-                        path=source.file.path,
-                        module=module,
-                        source_format="python",
-                        source_bytes=source.file.data,
-                        module_text=source.result.module_text,
-                        ir=ir,
-                        ir_json=self.ir_json.get(module),
-                        readiness=report,
-                        diagnostics=source.result.diagnostics,
-                    ),
-                )
-            )
-        for path, problem in self.repository.tree.problems:
-            if not path.endswith(".py"):
-                continue
-            error: Diagnostic = (
-                problem
-                if problem.severity == "error"
-                else diag(F007_NOT_ANALYSABLE, problem.message, None)
-            )
-            out.append(
-                (
-                    path,
-                    Analysis(
-                        path=path,
-                        module="",
-                        source_format="python",
-                        source_bytes=b"",
-                        module_text=None,
-                        ir=None,
-                        ir_json=None,
-                        readiness=None,
-                        diagnostics=(error,),
-                    ),
-                )
-            )
-        return sorted(out, key=lambda item: item[0])
 
     def module_document(self, module: str) -> dict[str, Any]:
         source = self.repository.modules[module]
@@ -448,29 +393,3 @@ def compile_repository(
         provenance={"kind": "directory", "repository_digest": tree_digest(analysis.repository)},
         execution=policy,
     )
-
-
-def analyze_directory(
-    root: str | Path,
-    *,
-    render: Callable[[Analysis], T],
-    python_version: str | tuple[int, int] | None = None,
-    requirements: DeclaredRequirements | None = None,
-    encoding: str | None = None,
-) -> Iterator[tuple[str, T]]:
-    """Analyse a directory as a repository (``compiler.repository``): imports between its
-    files resolve over the module graph. Yields ``(relative path, render(analysis))`` per
-    ``.py`` file in path order; a file that is refused or not a module (a symlink, a name
-    that cannot be imported) gets an error entry, so every file keeps its entry."""
-    root = Path(root)
-    if not root.is_dir():
-        raise InputError(f"{root}: not a directory")
-    analysis = analyze_repository(
-        root,
-        python_version=python_version,
-        requirements=requirements,
-        encoding=encoding,
-        strict=False,
-    )
-    for path, entry in analysis.file_analyses():
-        yield path, render(entry)
