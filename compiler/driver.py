@@ -9,13 +9,14 @@ codes, the service to HTTP statuses.
 
 import os
 from collections.abc import Callable, Iterator
-from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from attrs import frozen
+from svcc.compiler.closure import EMPTY, LocalClosure
 from svcc.compiler.diagnostics import Diagnostic
 from svcc.compiler.errors import InputError
+from svcc.compiler.source_files import MAX_SOURCE_BYTES, read_source_file
 from svcc.compiler.passes.readiness import Environment, ReadinessPass, ReadinessReport
 from svcc.compiler.requirements import DeclaredRequirements
 from svcc.ir.canonical import canonical_json, digest_bytes
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 SUFFIXES: Final[dict[str, SourceFormat]] = {".py": "python", ".ipynb": "notebook"}
-MAX_SOURCE_BYTES: Final = 16 * 1024 * 1024
 SKIP_DIRS: Final = frozenset({"__pycache__", "node_modules"})
 
 
@@ -52,6 +52,10 @@ class Analysis:
     ir_json: bytes | None
     readiness: ReadinessReport | None
     diagnostics: tuple[Diagnostic, ...]
+    # The local import closure: bundle path ("source/...") -> exact bytes, to be copied.
+    local_files: tuple[tuple[str, bytes], ...] = ()
+    # The main module is a package's ``__init__.py`` (bundled as ``source/<pkg>/__init__.py``).
+    is_package: bool = False
 
     @property
     def error(self) -> Diagnostic | None:
@@ -69,9 +73,7 @@ class Analysis:
             error = self.error
             assert error is not None
             return {"error": {"path": self.path, **error.to_json()}}
-        doc = self.readiness.to_json()
-        doc["diagnostics"] = [d.to_json() for d in self.diagnostics]
-        return doc
+        return self.readiness.to_json()
 
 
 def version_tuple(version: str | tuple[int, int] | None) -> tuple[int, int]:
@@ -115,10 +117,15 @@ def analyze_source(
     encoding: str | None = None,
     source_format: SourceFormat | None = None,
     requirements: DeclaredRequirements | None = None,
-    local_modules: frozenset[str] = frozenset(),
+    layout: "Layout | None" = None,
     check_name: bool = True,
+    governed: bool = False,
 ) -> Analysis:
-    """Analyse source held in memory. ``path`` is the display path (relative)."""
+    """Analyse source held in memory. ``path`` is the display path (relative).
+
+    ``layout`` (files on disk only) says where the modules beside the source are: their
+    closure is found and judged, and carried for the bundle. ``governed`` asks for the
+    rules of governed execution (results must be exactly JSON)."""
     data = source.encode("utf-8") if isinstance(source, str) else source
     fmt = source_format or source_format_of(path)
     name = module if module is not None else Path(path).stem
@@ -136,6 +143,7 @@ def analyze_source(
             data, path=path, module=name, python_version=version, encoding=encoding
         )
     ir_json = readiness = None
+    local_files: tuple[tuple[str, bytes], ...] = ()
     if result.ir is not None:
         from svcc.compiler.errors import InternalError
         from svcc.ir.serde import ir_to_json
@@ -146,12 +154,21 @@ def analyze_source(
         except IRInvariantError as exc:  # a front-end bug: never emit invalid IR
             raise InternalError(f"{path}: {exc}") from None
         ir_json = ir_to_json(result.ir)
+        closure = layout.closure(result.ir, version) if layout is not None else None
+        if closure is not None:
+            local_files = tuple(closure.files.items())
+        is_package = layout.is_package if layout is not None else False
         env = Environment(
-            local_modules=local_modules,
+            closure=closure if closure is not None else EMPTY,
+            package=name if is_package else name.rpartition(".")[0],
+            reserved=_reserved_names(),
             declared_imports=requirements.import_names if requirements else frozenset(),
             declared_requirements=requirements.distributions if requirements else (),
+            governed=governed,
         )
-        readiness = ReadinessPass().run(result.ir, env, digest_bytes(ir_json))
+        readiness = ReadinessPass().run(
+            result.ir, env, digest_bytes(ir_json), diagnostics=result.diagnostics
+        )
     return Analysis(
         path=path,
         module=name,
@@ -162,42 +179,86 @@ def analyze_source(
         ir_json=ir_json,
         readiness=readiness,
         diagnostics=result.diagnostics,
+        local_files=local_files,
+        is_package=layout.is_package if layout is not None else False,
     )
 
 
-def modules_beside(directory: str) -> frozenset[str]:
-    """Importable names in ``directory``: ``*.py`` stems and packages (``__init__.py``)."""
-    names: set[str] = set()
-    try:
-        with os.scandir(directory) as it:
-            for entry in it:
-                if entry.name.endswith(".py") and entry.is_file():
-                    names.add(entry.name[:-3])
-                elif entry.is_dir(follow_symlinks=False) and os.path.exists(
-                    os.path.join(entry.path, "__init__.py")
-                ):
-                    names.add(entry.name)
-    except OSError:
-        pass
-    return frozenset(n for n in names if n.isidentifier())
+def _reserved_names() -> frozenset[str]:
+    from svcc.frontends.python import RESERVED_MODULE_NAMES
+
+    return RESERVED_MODULE_NAMES
 
 
-def read_source_file(path: Path) -> bytes:
-    try:
-        if path.is_dir():
-            raise InputError(
-                f"{path}: is a directory (inspect accepts directories; compile needs one file)"
+@frozen(kw_only=True)
+class Layout:
+    """Where a file on disk sits: the directories the bundle's ``source/`` mirrors
+    (``mounts``: package prefix → directory) and the shared per-file facts cache."""
+
+    root: Path
+    mounts: tuple[tuple[str, Path], ...]
+    module: str
+    is_package: bool
+    cache: dict[str, Any]
+
+    def closure(self, ir: ModuleIR, version: tuple[int, int]) -> "LocalClosure":
+        from svcc.compiler.closure import ImportFact, build_closure
+
+        facts = [
+            ImportFact(
+                level=imp.level,
+                module=imp.module,
+                names=imp.names,
+                required=imp.scope == "" and not imp.guarded,
+                line=imp.span.line,
             )
-        size = path.stat().st_size
-        if size > MAX_SOURCE_BYTES:
-            raise InputError(f"{path}: {size} bytes is over the {MAX_SOURCE_BYTES}-byte limit")
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"{path}: file not found") from None
-    except PermissionError:
-        raise InputError(f"{path}: permission denied") from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+            for imp in ir.imports
+            if not imp.type_checking
+        ]
+        return build_closure(
+            facts,
+            module=self.module,
+            mounts=self.mounts,
+            root=self.root,
+            python_version=version,
+            is_package=self.is_package,
+            cache=self.cache,
+        )
+
+
+def layout_of(
+    path: Path, module_name: str | None, cache: dict[str, Any] | None = None
+) -> Layout:
+    """The module name and mounts of a file: by default its dotted name from the nearest
+    source root (see :func:`svcc.compiler.closure.source_root`); with ``--module-name``,
+    the file's directory holds both the top of ``source/`` and the named package."""
+    from svcc.compiler.closure import source_root
+
+    absolute = Path(os.path.abspath(path))
+    is_package = absolute.name == "__init__.py"
+    if module_name is None:
+        root, module = source_root(absolute)
+        if is_package and "." in module:
+            module = module.rpartition(".")[0]
+        else:
+            is_package = False
+        return Layout(
+            root=root,
+            mounts=(("", root),),
+            module=module,
+            is_package=is_package,
+            cache=cache if cache is not None else {},
+        )
+    folder = absolute.parent
+    package = module_name.rpartition(".")[0]
+    mounts = ((package, folder), ("", folder)) if package else (("", folder),)
+    return Layout(
+        root=folder,
+        mounts=mounts,
+        module=module_name,
+        is_package=False,
+        cache=cache if cache is not None else {},
+    )
 
 
 def analyze_file(
@@ -207,21 +268,28 @@ def analyze_file(
     python_version: str | tuple[int, int] | None = None,
     requirements: DeclaredRequirements | None = None,
     encoding: str | None = None,
+    governed: bool = False,
+    display_path: str | None = None,
+    facts_cache: dict[str, Any] | None = None,
 ) -> Analysis:
+    """A file on disk, with its local import closure. ``display_path`` is the path shown
+    (default: the file name); ``facts_cache`` is shared by a directory analysis."""
     path = Path(path)
     fmt = source_format_of(path)
-    module = check_module_name(module_name if module_name is not None else path.stem)
+    layout = layout_of(path, module_name, facts_cache)
+    module = check_module_name(layout.module)
     data = read_source_file(path)
     return analyze_source(
         data,
-        path=path.name,
+        path=display_path or path.name,
         module=module,
         python_version=python_version,
         encoding=encoding,
         source_format=fmt,
         requirements=requirements,
-        local_modules=modules_beside(str(path.parent.resolve())),
+        layout=layout,
         check_name=False,
+        governed=governed,
     )
 
 
@@ -229,13 +297,14 @@ def analyze_file(
 
 
 def python_files(root: Path) -> list[str]:
-    """Relative POSIX paths of every ``.py`` below ``root``, sorted; hidden directories,
-    ``__pycache__`` and symlinks are skipped (a symlink could lead outside the tree)."""
+    """Relative POSIX paths of every ``.py`` and ``.ipynb`` below ``root``, sorted; hidden
+    directories, ``__pycache__`` and symlinks are skipped (a symlink could lead outside the
+    tree)."""
     out: list[str] = []
     for current, dirs, files in os.walk(root, followlinks=False):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS)
         for name in files:
-            if name.endswith(".py"):
+            if Path(name).suffix.lower() in SUFFIXES:
                 full = os.path.join(current, name)
                 if not os.path.islink(full):
                     out.append(Path(full).relative_to(root).as_posix())
@@ -243,43 +312,37 @@ def python_files(root: Path) -> list[str]:
     return out
 
 
-def module_name_for(relpath: str) -> str | None:
-    parts = relpath[:-3].split("/")
-    if parts[-1] == "__init__" and len(parts) > 1:
-        parts.pop()
-    name = ".".join(parts)
-    return name if all(p.isidentifier() for p in parts) else None
-
-
 def _analyze_entry(
     root: Path,
     relpath: str,
     options: AnalysisOptions,
     render: Callable[[Analysis], T],
-    siblings: Callable[[str], frozenset[str]],
-) -> T:
-    """One file of a directory analysis; ``siblings`` lists a directory's modules (memoised
-    by the caller for the length of one directory analysis, never longer)."""
-    full = root / relpath
-    module = module_name_for(relpath)
+    facts: dict[str, Any],
+) -> tuple[bool, T]:
+    """One file of a directory analysis, exactly as ``inspect FILE`` analyses it (same
+    module name from the nearest source root, same local import closure), so the two
+    always agree. ``facts`` is the per-file facts cache, shared for the length of one
+    directory analysis, never longer. Returns ``(failed, rendered)``; a file that fails
+    in any way costs only its own entry."""
     try:
-        data = read_source_file(full)
+        analysis = analyze_file(
+            root / relpath,
+            python_version=options.python_version,
+            encoding=options.encoding,
+            requirements=options.requirements,
+            display_path=relpath,
+            facts_cache=facts,
+        )
     except InputError as exc:
-        return render(_failed(relpath, module or "", str(exc)))
-    if module is None:
-        return render(_failed(relpath, "", f"cannot derive a module name from {relpath!r}"))
-    analysis = analyze_source(
-        data,
-        path=relpath,
-        module=module,
-        python_version=options.python_version,
-        encoding=options.encoding,
-        source_format="python",
-        requirements=options.requirements,
-        local_modules=siblings(str(full.parent)) | siblings(str(root)),
-        check_name=False,
-    )
-    return render(analysis)
+        message = str(exc)
+        full = str(root / relpath)
+        if message.startswith(full + ": "):
+            message = message[len(full) + 2 :]
+        analysis = _failed(relpath, "", message)
+    try:
+        return analysis.error is not None, render(analysis)
+    except (UnicodeError, ValueError, RecursionError) as exc:  # never lose the other files
+        return True, render(_failed(relpath, analysis.module, f"cannot be reported: {exc}"))
 
 
 # State of a pool worker process: set once by ``_init_pool_worker``, private to that process.
@@ -296,9 +359,7 @@ def _init_pool_worker(
     import gc
 
     gc.disable()
-    _WORKER.update(
-        root=root, options=options, render=render, count=0, siblings=cache(modules_beside)
-    )
+    _WORKER.update(root=root, options=options, render=render, count=0, facts={})
 
 
 def _pool_task(relpath: str) -> Any:
@@ -308,7 +369,7 @@ def _pool_task(relpath: str) -> Any:
 
         gc.collect()
     return _analyze_entry(
-        _WORKER["root"], relpath, _WORKER["options"], _WORKER["render"], _WORKER["siblings"]
+        _WORKER["root"], relpath, _WORKER["options"], _WORKER["render"], _WORKER["facts"]
     )
 
 
@@ -319,7 +380,7 @@ def _failed(relpath: str, module: str, message: str) -> Analysis:
     return Analysis(
         path=relpath,
         module=module,
-        source_format="python",
+        source_format=SUFFIXES.get(Path(relpath).suffix.lower(), "python"),
         source_bytes=b"",
         module_text=None,
         ir=None,
@@ -341,9 +402,11 @@ def analyze_directory(
     requirements: DeclaredRequirements | None = None,
     encoding: str | None = None,
     workers: int | None = None,
+    on_failure: Callable[[str], None] | None = None,
 ) -> Iterator[tuple[str, T]]:
-    """Analyse every ``.py`` below ``root`` in parallel; yield ``(relative path, render(a))``
-    in sorted path order as results arrive.
+    """Analyse every ``.py`` and ``.ipynb`` below ``root`` in parallel; yield ``(relative
+    path, render(a))`` in sorted path order as results arrive. ``on_failure(path)`` is
+    called (in this process) for each file that could not be analysed.
 
     ``render`` runs in the worker (it must be a module-level function), so only what it
     returns crosses the process boundary and no worker holds more than one tree at a time.
@@ -357,9 +420,12 @@ def analyze_directory(
     )
     count = workers or os.cpu_count() or 1
     if count <= 1 or len(files) < SERIAL_BELOW:
-        siblings = cache(modules_beside)
+        facts: dict[str, Any] = {}
         for rel in files:
-            yield rel, _analyze_entry(root, rel, options, render, siblings)
+            failed, value = _analyze_entry(root, rel, options, render, facts)
+            if failed and on_failure is not None:
+                on_failure(rel)
+            yield rel, value
         return
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -375,7 +441,12 @@ def analyze_directory(
         initializer=_init_pool_worker,
         initargs=(root, options, render),
     ) as pool:
-        yield from zip(files, pool.map(_pool_task, files, chunksize=chunk), strict=True)
+        for rel, (failed, value) in zip(
+            files, pool.map(_pool_task, files, chunksize=chunk), strict=True
+        ):
+            if failed and on_failure is not None:
+                on_failure(rel)
+            yield rel, value
 
 
 def render_document(analysis: Analysis) -> bytes:
@@ -437,6 +508,8 @@ def emit_analysis(
         source_bytes=analysis.source_bytes,
         module_text=analysis.module_text,
         requirements=requirements.lines if requirements else (),
+        local_files=analysis.local_files,
+        module_is_package=analysis.is_package,
         execution=execution,
     )
     return selected, backend.emit(selected, ctx)
@@ -471,7 +544,11 @@ def compile_file(
             raise UsageError(f"target {backend.name!r} has no governed execution mode")
         policy = load_policy(execution_policy)
     analysis = analyze_file(
-        path, module_name=module_name, python_version=python_version, requirements=requirements
+        path,
+        module_name=module_name,
+        python_version=python_version,
+        requirements=requirements,
+        governed=policy is not None,
     )
     if analysis.error is not None:
         raise InputError(analysis.error_message(str(path)))

@@ -58,6 +58,19 @@ ParamKind = Literal[
 ]
 
 
+ParamUseKind = Literal["call", "isinstance", "issubclass", "decorator"]
+
+
+@frozen(kw_only=True)
+class ParamUse:
+    """A use of a parameter in its function's body that needs a callable or a class:
+    ``p(...)``, ``isinstance(x, p)``, ``issubclass(c, p)``, ``@p``. Only the first use of
+    each kind is recorded."""
+
+    kind: ParamUseKind
+    span: Span
+
+
 @frozen(kw_only=True)
 class Parameter:
     name: str
@@ -66,6 +79,7 @@ class Parameter:
     type: TypeNode
     default: Default | None
     span: Span
+    uses: tuple[ParamUse, ...] = ()
 
 
 @frozen(kw_only=True)

@@ -7,19 +7,22 @@ beside the source, declared requirements) is an input here and never part of the
 """
 
 import sys
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 from attrs import field, frozen
+from svcc.compiler.closure import EMPTY, LocalClosure, resolve_relative
 from svcc.compiler.diagnostics import Diagnostic, diag
 from svcc.compiler.diagnostics import codes as C
-from svcc.compiler.diagnostics.codes import CLASS_ORDER, ReadinessClass
+from svcc.compiler.diagnostics.codes import CLASS_ORDER, Code, ReadinessClass
 from svcc.ir.model import Capability, Import, ModuleIR, Span
 from svcc.ir.schema import READINESS_SCHEMA
 from svcc.ir.types import (
     AnyType,
+    TupleType,
     TypedDictType,
     TypeNode,
     UnresolvedType,
+    UnionType,
     UnsupportedType,
     iter_leaves,
 )
@@ -27,11 +30,20 @@ from svcc.ir.types import (
 
 @frozen(kw_only=True)
 class Environment:
-    """What the source can import besides the standard library."""
+    """What the source can import besides the standard library.
 
-    local_modules: frozenset[str] = frozenset()
+    ``closure`` holds the modules beside the source that the bundle will contain (found by
+    :mod:`svcc.compiler.closure`); ``package`` is the main module's package, against which
+    its relative imports resolve; ``reserved`` are the names the bundle's own files take.
+    """
+
+    closure: LocalClosure = EMPTY
+    package: str = ""
+    reserved: frozenset[str] = frozenset()
     declared_imports: frozenset[str] = frozenset()
     declared_requirements: tuple[str, ...] = ()
+    # Governed execution: results must be exactly JSON (generation with a policy).
+    governed: bool = False
 
 
 @frozen(kw_only=True)
@@ -97,7 +109,15 @@ def _order(d: Diagnostic) -> tuple[int, int, int, str, str]:
 class ReadinessPass:
     name: ClassVar[str] = "readiness"
 
-    def run(self, ir: ModuleIR, env: Environment, ir_digest: str) -> ReadinessReport:
+    def run(
+        self,
+        ir: ModuleIR,
+        env: Environment,
+        ir_digest: str,
+        diagnostics: tuple[Diagnostic, ...] = (),
+    ) -> ReadinessReport:
+        """``diagnostics`` are the front end's (notebook magics, ...): the report carries
+        them so that the bundle's ``readiness.json`` is the very document ``inspect`` prints."""
         from svcc.ir.serde import unstructure
 
         module_wide = self._module_reasons(ir, env)
@@ -122,6 +142,7 @@ class ReadinessPass:
             ir_digest=ir_digest,
             assessments=tuple(assessments),
             requirements=env.declared_requirements,
+            diagnostics=diagnostics,
         )
 
     # -- module-wide -------------------------------------------------------------------------
@@ -136,11 +157,22 @@ class ReadinessPass:
                         stmt.span,
                     )
                 )
+        resolver = ImportResolver(env)
         for imp in ir.imports:
             if imp.scope == "" and not imp.guarded:
-                problem = import_problem(imp, env)
-                if problem:
-                    out.append(diag(C.R008_UNRESOLVED_IMPORT, problem, imp.span))
+                found = resolver.problem(imp, C.R008_UNRESOLVED_IMPORT)
+                if found:
+                    out.append(diag(found[0], found[1], imp.span))
+        if env.package and env.package in env.closure.modules:
+            problem = resolver.closure_problem([env.package])
+            if problem:
+                out.append(
+                    diag(
+                        C.R021_LOCAL_IMPORT,
+                        f"importing {ir.module} runs its package {env.package!r}: {problem}",
+                        None,
+                    )
+                )
         for cls in ir.classes:
             if not cls.plain:
                 out.append(
@@ -217,6 +249,11 @@ class ReadinessPass:
             elif isinstance(param.type, AnyType):
                 why = f"parameter {param.name!r} is {param.annotation}: any JSON value"
                 out.append(diag(C.R005_ANY, why, param.span))
+            if isinstance(param.type, AnyType):
+                out.extend(
+                    diag(C.R020_UNTYPED_CALLABLE, _use_message(param.name, use.kind), use.span)
+                    for use in param.uses
+                )
             out.extend(self._type_reasons(ir, param.type, f"parameter {param.name!r}", param.span))
         if cap.form == "generator":
             out.append(diag(C.R016_GENERATOR, f"{cap.name} is a generator", cap.span))
@@ -234,11 +271,21 @@ class ReadinessPass:
                         )
                     )
                     break
+        if env.governed and cap.returns.span is not None and never_json(cap.returns.type):
+            out.append(
+                diag(
+                    C.R022_GOVERNED_RETURN,
+                    f"return type {cap.returns.annotation!r} can never be a JSON value, and "
+                    "governed workers return exactly JSON",
+                    cap.returns.span,
+                )
+            )
+        resolver = ImportResolver(env)
         for imp in ir.imports:
             if imp.scope == cap.qualname and not imp.guarded:
-                problem = import_problem(imp, env)
-                if problem:
-                    out.append(diag(C.R009_UNRESOLVED_CALL_IMPORT, problem, imp.span))
+                found = resolver.problem(imp, C.R009_UNRESOLVED_CALL_IMPORT)
+                if found:
+                    out.append(diag(found[0], found[1], imp.span))
         return out
 
     def _type_reasons(
@@ -281,6 +328,26 @@ class ReadinessPass:
         return out
 
 
+def _use_message(name: str, kind: str) -> str:
+    what = {
+        "call": f"{name}(...) calls it",
+        "isinstance": f"isinstance(..., {name}) needs a class",
+        "issubclass": f"issubclass(..., {name}) needs a class",
+        "decorator": f"@{name} needs a callable",
+    }[kind]
+    return f"parameter {name!r} has no JSON type and {what}: no JSON value can be one"
+
+
+def never_json(node: TypeNode) -> bool:
+    """True when no value of the type is exactly JSON (a tuple is never a list, a set or
+    bytes or a class instance never any JSON type). Unknown and ``Any`` may be JSON."""
+    if isinstance(node, TupleType | UnsupportedType):
+        return True
+    if isinstance(node, UnionType):
+        return all(never_json(option) for option in node.options)
+    return False
+
+
 def _why(leaf: UnsupportedType | UnresolvedType) -> str:
     if isinstance(leaf, UnsupportedType):
         return leaf.reason
@@ -291,21 +358,110 @@ def _why(leaf: UnsupportedType | UnresolvedType) -> str:
     }[leaf.reason]
 
 
-def import_problem(imp: Import, env: Environment) -> str | None:
-    """Why an import cannot be satisfied by the bundle's environment, or ``None``."""
-    hint = "declare its distribution in a requirements file and pass --requirements FILE"
-    if imp.level > 0:
-        targets = [imp.module.split(".", 1)[0]] if imp.module else list(imp.names)
-        if imp.level == 1 and targets and all(t in env.local_modules for t in targets):
-            return None
-        shown = "." * imp.level + imp.module
-        return f"relative import {shown!r} does not resolve to a module beside the source"
-    root = imp.module.split(".", 1)[0]
-    if (
+HINT: Final = "declare its distribution in a requirements file and pass --requirements FILE"
+
+
+def _available(root: str, env: Environment) -> bool:
+    return (
         root == "__future__"
         or root in sys.stdlib_module_names
-        or root in env.local_modules
         or root in env.declared_imports
-    ):
-        return None
-    return f"import {imp.module!r} is not standard library, beside the source, or declared; {hint}"
+    )
+
+
+class ImportResolver:
+    """The import rules: an import resolves to a module beside the source that the bundle
+    will hold (and whose own imports resolve, transitively), or to the standard library,
+    or to a declared requirement. Local modules win over the standard library, as they do
+    when the file runs as a script (``source/`` is first on ``sys.path`` in a bundle)."""
+
+    def __init__(self, env: Environment) -> None:
+        self.env = env
+        self._memo: dict[str, str | None] = {}
+
+    def problem(self, imp: Import, unresolved: Code) -> tuple[Code, str] | None:
+        env = self.env
+        if imp.level > 0:
+            shown = "." * imp.level + imp.module
+            base = resolve_relative(env.package, imp.level, imp.module)
+            if base is None:
+                if not env.package:
+                    return C.R021_LOCAL_IMPORT, (
+                        f"relative import {shown!r} needs a package, and the module is "
+                        "top-level: pass --module-name PKG.NAME (or inspect the file inside "
+                        "its package folder)"
+                    )
+                return C.R021_LOCAL_IMPORT, (
+                    f"relative import {shown!r} reaches above the top package "
+                    f"{env.package.split('.')[0]!r}"
+                )
+            if base not in env.closure.located:
+                return C.R021_LOCAL_IMPORT, (
+                    f"relative import {shown!r} resolves to {base!r}, which is not in the "
+                    "file's directory tree, so the bundle cannot contain it"
+                )
+            return self._local(base)
+        root = imp.module.split(".", 1)[0]
+        if root in env.closure.located:
+            if imp.module not in env.closure.located:
+                return C.R021_LOCAL_IMPORT, f"{imp.module!r} is not found beside the source"
+            return self._local(imp.module)
+        if _available(root, env):
+            return None
+        return unresolved, (
+            f"import {imp.module!r} is not standard library, beside the source, or "
+            f"declared; {HINT}"
+        )
+
+    def _local(self, name: str) -> tuple[Code, str] | None:
+        root = name.split(".", 1)[0]
+        if root in self.env.reserved:
+            return C.R021_LOCAL_IMPORT, (
+                f"local module {root!r} clashes with a module of the bundle itself; rename it"
+            )
+        problem = self.closure_problem([name])
+        return (C.R021_LOCAL_IMPORT, problem) if problem else None
+
+    def closure_problem(self, names: list[str]) -> str | None:
+        """Why importing the local modules ``names`` (with the packages on their way and
+        what they import, transitively) would fail, or ``None``."""
+        closure = self.env.closure
+        if closure.truncated:
+            return "the local import closure is too large for a single-file bundle"
+        key = ",".join(names)
+        if key in self._memo:
+            return self._memo[key]
+        result: str | None = None
+        stack = list(names)
+        seen: set[str] = set()
+        while stack and result is None:
+            name = stack.pop()
+            parts = name.split(".")
+            for depth in range(1, len(parts) + 1):
+                prefix = ".".join(parts[:depth])
+                if prefix in seen:
+                    continue
+                seen.add(prefix)
+                module = closure.modules.get(prefix)
+                if module is None:
+                    continue
+                if module.error is not None:
+                    result = module.error
+                    break
+                for required in module.requires:
+                    top = required.split(".", 1)[0]
+                    if top in closure.located:
+                        if required not in closure.located:
+                            result = f"{module.path} imports {required!r}, not found beside it"
+                            break
+                        stack.append(required)
+                    elif not _available(top, self.env):
+                        result = (
+                            f"{module.path} imports {required!r}, which is not standard "
+                            f"library, beside the source, or declared; {HINT}"
+                        )
+                        break
+                if result is not None:
+                    break
+        self._memo[key] = result
+        return result

@@ -63,7 +63,15 @@ def module_name_problem(name: str) -> str | None:
     parts = name.split(".")
     for part in parts:
         if not part.isidentifier() or keyword.iskeyword(part):
-            return f"invalid module name {name!r}: {part!r} is not a Python identifier"
+            return (
+                f"invalid module name {name!r}: {part!r} is not a Python identifier; "
+                "name the module with --module-name NAME"
+            )
+    if parts[0] == "__main__":
+        return (
+            f"module name {name!r} cannot be served: `__main__` is the server's own entry "
+            "module; name the module with --module-name NAME"
+        )
     if parts[0] in RESERVED_MODULE_NAMES:
         return (
             f"module name {name!r} clashes with the runtime's own module {parts[0]!r}; "
@@ -87,6 +95,8 @@ def syntax_diagnostic(
         line = exc.lineno or 1
         col = max((exc.offset or 1) - 1, 0)
         message = exc.msg or "invalid syntax"
+        if src is not None and message.startswith("Pattern matching is only supported"):
+            line, col = _first_match(src, (line, col))
     elif isinstance(exc, RecursionError | MemoryError):
         line, col, message = 1, 0, "source nested too deeply to parse"
     else:
@@ -102,6 +112,19 @@ def syntax_diagnostic(
     else:
         span = Span(line=line, column=col, end_line=line, end_column=col)
     return diag(F001_SYNTAX, message, span)
+
+
+def _first_match(src: SourceText, fallback: tuple[int, int]) -> tuple[int, int]:
+    """The grammar error for ``match`` under an older grammar points past the statement;
+    the newest grammar finds the ``match`` keyword itself."""
+    try:
+        tree = parse("\n".join(src.lines), running_version(), "<match>")
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+        return fallback
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Match):
+            return node.lineno, node.col_offset
+    return fallback
 
 
 def lower_text(
@@ -171,6 +194,9 @@ def read_python(
 __all__ = [
     "RESERVED_MODULE_NAMES",
     "FrontendResult",
+    "SourceDecodeError",
+    "decode_source",
+    "parse",
     "lower_text",
     "module_name_problem",
     "parse_python_version",

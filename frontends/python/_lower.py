@@ -41,6 +41,8 @@ from svcc.ir.model import (
     ModuleIR,
     Parameter,
     ParamKind,
+    ParamUse,
+    ParamUseKind,
     Returns,
     SourceInfo,
     Statement,
@@ -639,7 +641,7 @@ class ModuleLowerer:
             qualname=fn.name,
             execution="async" if is_async else "sync",
             form=form,
-            params=tuple(self._params(fn.args)),
+            params=tuple(self._params(fn.args, self._param_uses(fn))),
             returns=returns,
             docstring=ast.get_docstring(fn, clean=True),
             decorators=tuple(
@@ -650,7 +652,50 @@ class ModuleLowerer:
             span=self.src.span(fn),
         )
 
-    def _params(self, args: ast.arguments) -> list[Parameter]:
+    def _param_uses(self, fn: FunctionNode) -> dict[str, tuple[ParamUse, ...]]:
+        """Where the body needs a parameter to be a callable or a class (first use per kind).
+
+        One walk of the body; a name rebound in the body is still reported (conservative:
+        the readiness pass only asks about parameters without a JSON type)."""
+        args = fn.args
+        names = {
+            a.arg
+            for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+            if a is not None
+        }
+        found: dict[str, dict[ParamUseKind, ParamUse]] = {}
+
+        def note(node: ast.expr, kind: ParamUseKind, where: ast.AST) -> None:
+            if isinstance(node, ast.Name) and node.id in names:
+                found.setdefault(node.id, {}).setdefault(
+                    kind, ParamUse(kind=kind, span=self.src.span(where))
+                )
+
+        for stmt in fn.body:
+            for node in ast.walk(stmt):
+                if isinstance(node, ast.Call):
+                    note(node.func, "call", node)
+                    func = node.func
+                    if (
+                        isinstance(func, ast.Name)
+                        and func.id in ("isinstance", "issubclass")
+                        and len(node.args) == 2
+                    ):
+                        kind: ParamUseKind = (
+                            "isinstance" if func.id == "isinstance" else "issubclass"
+                        )
+                        classes = node.args[1]
+                        for item in classes.elts if isinstance(classes, ast.Tuple) else [classes]:
+                            note(item, kind, item)
+                elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                    for dec in node.decorator_list:
+                        target = dec.func if isinstance(dec, ast.Call) else dec
+                        note(target, "decorator", dec)
+        return {name: tuple(uses.values()) for name, uses in found.items()}
+
+    def _params(
+        self, args: ast.arguments, uses: dict[str, tuple[ParamUse, ...]]
+    ) -> list[Parameter]:
         positional = [*args.posonlyargs, *args.args]
         defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults))
         defaults += args.defaults
@@ -659,16 +704,22 @@ class ModuleLowerer:
             kind: ParamKind = (
                 "positional_only" if index < len(args.posonlyargs) else "positional_or_keyword"
             )
-            out.append(self._param(arg, kind, default))
+            out.append(self._param(arg, kind, default, uses))
         if args.vararg is not None:
-            out.append(self._param(args.vararg, "var_positional", None))
+            out.append(self._param(args.vararg, "var_positional", None, uses))
         for arg, kw_default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
-            out.append(self._param(arg, "keyword_only", kw_default))
+            out.append(self._param(arg, "keyword_only", kw_default, uses))
         if args.kwarg is not None:
-            out.append(self._param(args.kwarg, "var_keyword", None))
+            out.append(self._param(args.kwarg, "var_keyword", None, uses))
         return out
 
-    def _param(self, arg: ast.arg, kind: ParamKind, default: ast.expr | None) -> Parameter:
+    def _param(
+        self,
+        arg: ast.arg,
+        kind: ParamKind,
+        default: ast.expr | None,
+        uses: dict[str, tuple[ParamUse, ...]],
+    ) -> Parameter:
         annotation = arg.annotation
         type_: TypeNode = AnyType() if annotation is None else self.types.resolve(annotation)
         return Parameter(
@@ -682,6 +733,7 @@ class ModuleLowerer:
                 else None
             ),
             span=self.src.span(arg),
+            uses=uses.get(arg.arg, ()),
         )
 
     def _is_generator(self, fn: FunctionNode) -> bool:

@@ -16,6 +16,8 @@ from svcc.ir.model import Span
 
 _VERSION_RE = re.compile(r"^3\.(\d{1,2})$")
 MIN_MINOR = 7
+# The newest grammar svcc knows of; a later 3.N is a typo or a version not yet released.
+MAX_MINOR = 14
 
 
 class SourceDecodeError(ValueError):
@@ -27,9 +29,9 @@ class SourceDecodeError(ValueError):
 def parse_python_version(text: str) -> tuple[int, int]:
     """``"3.11"`` → ``(3, 11)``. Raises ``ValueError`` with a one-line reason."""
     match = _VERSION_RE.match(text.strip())
-    if not match or int(match.group(1)) < MIN_MINOR:
+    if not match or not MIN_MINOR <= int(match.group(1)) <= MAX_MINOR:
         raise ValueError(
-            f"unsupported --python-version {text!r}: expected 3.N with N >= {MIN_MINOR}"
+            f"unsupported --python-version {text!r}: supported 3.{MIN_MINOR} to 3.{MAX_MINOR}"
         )
     return (3, int(match.group(1)))
 
@@ -55,6 +57,12 @@ def decode_source(data: bytes, encoding: str | None = None) -> tuple[str, str]:
         raise SourceDecodeError(
             f"not valid {encoding} at byte {exc.start} (line {line})", line
         ) from None
+    except Exception as exc:  # a codec that refuses all input (`undefined`) or misbehaves
+        raise SourceDecodeError(
+            f"encoding {encoding!r} cannot decode source: {type(exc).__name__}: {exc}", None
+        ) from None
+    if not isinstance(text, str):
+        raise SourceDecodeError(f"encoding {encoding!r} is not a text encoding", None)
     if text.startswith("\ufeff"):
         text = text[1:]
     if "\r" in text:
