@@ -127,6 +127,27 @@ def _first_match(src: SourceText, fallback: tuple[int, int]) -> tuple[int, int]:
     return fallback
 
 
+def duplicate_parameter(tree: ast.Module) -> SyntaxError | None:
+    """The first function or lambda naming a parameter twice. ``ast.parse`` accepts it (the
+    compiler refuses it later), so the module could never be imported. Identifiers are
+    already NFKC-normalised by the parser, so look-alikes (``ｘ`` and ``x``) collide too."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            args = node.args
+            seen: set[str] = set()
+            every = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+            every += [a for a in (args.vararg, args.kwarg) if a is not None]
+            for arg in every:
+                if arg.arg in seen:
+                    error = SyntaxError(
+                        f"duplicate argument {arg.arg!r} in function definition"
+                    )
+                    error.lineno, error.offset = arg.lineno, arg.col_offset + 1
+                    return error
+                seen.add(arg.arg)
+    return None
+
+
 def lower_text(
     text: str,
     *,
@@ -144,6 +165,11 @@ def lower_text(
     except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as exc:
         return FrontendResult(
             ir=None, diagnostics=(syntax_diagnostic(exc, python_version, src),), module_text=text
+        )
+    duplicate = duplicate_parameter(tree)
+    if duplicate is not None:
+        return FrontendResult(
+            ir=None, diagnostics=(syntax_diagnostic(duplicate, python_version, src),), module_text=text
         )
     source = SourceInfo(
         path=path,

@@ -8,6 +8,7 @@ classes, TypedDicts and the public functions (capabilities).
 
 import ast
 
+import attrs
 from svcc.frontends.python._source import SourceText, short
 from svcc.frontends.python._statements import (
     assigned_names,
@@ -26,6 +27,8 @@ from svcc.frontends.python._types import (
     TYPEDDICT,
     Symbols,
     TypeResolver,
+    is_utf8,
+    printable,
     typing_names,
 )
 from svcc.ir.model import (
@@ -50,7 +53,7 @@ from svcc.ir.model import (
     TypedDictDecl,
     TypedDictField,
 )
-from svcc.ir.types import AnyType, TypeNode
+from svcc.ir.types import AnyType, TypeNode, UnsupportedType
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -183,7 +186,7 @@ class ModuleLowerer:
         return ModuleIR(
             module=self.module,
             source=self.source,
-            docstring=ast.get_docstring(self.tree, clean=True),
+            docstring=_doc(ast.get_docstring(self.tree, clean=True)),
             future_annotations=self.future_annotations,
             statements=tuple(self.statements),
             bindings=self._capability_bindings(),
@@ -618,7 +621,16 @@ class ModuleLowerer:
         if len(value.args) >= 2 and isinstance(value.args[1], ast.Dict):
             for key, ann in zip(value.args[1].keys, value.args[1].values, strict=True):
                 if isinstance(key, ast.Constant) and isinstance(key.value, str):
-                    fields.append(self._typed_dict_field(key.value, ann, total, key))
+                    field = self._typed_dict_field(printable(key.value), ann, total, key)
+                    if not is_utf8(key.value):
+                        field = attrs.evolve(
+                            field,
+                            type=UnsupportedType(
+                                text=field.annotation,
+                                reason="the key holds a lone surrogate, which is not JSON text",
+                            ),
+                        )
+                    fields.append(field)
         self.typed_dicts[name] = TypedDictDecl(
             name=name, total=total, fields=tuple(fields), span=self.src.span(stmt)
         )
@@ -643,7 +655,7 @@ class ModuleLowerer:
             form=form,
             params=tuple(self._params(fn.args, self._param_uses(fn))),
             returns=returns,
-            docstring=ast.get_docstring(fn, clean=True),
+            docstring=_doc(ast.get_docstring(fn, clean=True)),
             decorators=tuple(
                 Decorator(text=self.src.segment(d), span=self.src.span(d))
                 for d in fn.decorator_list
@@ -748,3 +760,7 @@ class ModuleLowerer:
                 continue
             stack.extend(ast.iter_child_nodes(node))
         return False
+
+
+def _doc(text: str | None) -> str | None:
+    return None if text is None else printable(text)
