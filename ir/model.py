@@ -169,6 +169,14 @@ StatementKind = Literal[
 
 
 @frozen(kw_only=True)
+class NameRead:
+    """A name a module-level statement looks up outside itself when it runs at import."""
+
+    name: str
+    span: Span
+
+
+@frozen(kw_only=True)
 class Statement:
     """A module-level statement, classified syntactically.
 
@@ -179,8 +187,12 @@ class Statement:
 
     kind: StatementKind
     detail: str
+    # Every module-level name the statement may bind, nested blocks included.
     binds: tuple[str, ...]
     span: Span
+    # Names read from module scope when the statement runs at import, first read of each,
+    # in order (unconditional parts only: not the bodies of if/try/loops/with/match).
+    reads: tuple[NameRead, ...] = ()
 
 
 @frozen(kw_only=True)

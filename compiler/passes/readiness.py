@@ -6,6 +6,7 @@ produced it, each pointing at the statement that causes it. The environment (mod
 beside the source, declared requirements) is an input here and never part of the IR.
 """
 
+import builtins
 import sys
 from typing import Any, ClassVar, Final
 
@@ -173,6 +174,7 @@ class ReadinessPass:
                         None,
                     )
                 )
+        out.extend(_undefined_at_import(ir))
         for cls in ir.classes:
             if not cls.plain:
                 out.append(
@@ -326,6 +328,39 @@ class ReadinessPass:
                         (f.type, f"{where} field {leaf.name}.{f.name}") for f in decl.fields
                     )
         return out
+
+
+# Names every module has before its first statement runs.
+_MODULE_NAMES: Final = frozenset(dir(builtins)) | frozenset(
+    {
+        "__name__", "__doc__", "__file__", "__spec__", "__loader__", "__package__",
+        "__builtins__", "__path__", "__cached__", "__annotations__", "__dict__",
+    }
+)  # fmt: skip
+
+
+def _undefined_at_import(ir: ModuleIR) -> list[Diagnostic]:
+    """Names read at import before anything binds them: the import raises NameError
+    (``Alias = Alias``, a TypedDict field of an unknown type). A star import may bind
+    anything, so it turns the rule off."""
+    if any("*" in imp.names for imp in ir.imports if imp.scope == ""):
+        return []
+    bound = set(_MODULE_NAMES)
+    out: list[Diagnostic] = []
+    for stmt in ir.statements:
+        for read in stmt.reads:
+            if read.name not in bound:
+                out.append(
+                    diag(
+                        C.R023_UNDEFINED_AT_IMPORT,
+                        f"{read.name!r} is read at import before anything binds it "
+                        "(NameError)",
+                        read.span,
+                    )
+                )
+                bound.add(read.name)  # report each name once
+        bound.update(stmt.binds)
+    return out
 
 
 def _use_message(name: str, kind: str) -> str:

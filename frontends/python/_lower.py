@@ -15,12 +15,14 @@ from svcc.frontends.python._statements import (
     decorator_is_harmless,
     first_code_running,
     import_bindings,
+    import_time_reads,
     is_literal,
     is_main_guard,
     is_name_chain,
     is_type_checking,
     is_type_expression,
     is_typing_constructor,
+    nested_bindings,
 )
 from svcc.frontends.python._types import (
     REQUIREDNESS,
@@ -42,6 +44,7 @@ from svcc.ir.model import (
     GlobalWrite,
     Import,
     ModuleIR,
+    NameRead,
     Parameter,
     ParamKind,
     ParamUse,
@@ -178,8 +181,14 @@ class ModuleLowerer:
                 Statement(
                     kind=kind,
                     detail=detail,
-                    binds=tuple(self._binds_of(stmt)),
+                    binds=tuple(dict.fromkeys(nested_bindings(stmt))),
                     span=self.src.span(node),
+                    reads=tuple(
+                        NameRead(name=name, span=self.src.span(read))
+                        for name, read in import_time_reads(
+                            stmt, not self.future_annotations
+                        ).items()
+                    ),
                 )
             )
             self._collect(stmt, guards=(), guarded=False)
