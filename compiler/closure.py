@@ -110,7 +110,9 @@ def imports_of(tree: ast.Module) -> list[ImportFact]:
         for stmt in body:
             if isinstance(stmt, ast.Import):
                 out.extend(
-                    ImportFact(level=0, module=a.name, names=(), required=required, line=stmt.lineno)
+                    ImportFact(
+                        level=0, module=a.name, names=(), required=required, line=stmt.lineno
+                    )
                     for a in stmt.names
                 )
             elif isinstance(stmt, ast.ImportFrom):

@@ -16,9 +16,9 @@ from attrs import frozen
 from svcc.compiler.closure import EMPTY, LocalClosure
 from svcc.compiler.diagnostics import Diagnostic
 from svcc.compiler.errors import InputError
-from svcc.compiler.source_files import MAX_SOURCE_BYTES, read_source_file
 from svcc.compiler.passes.readiness import Environment, ReadinessPass, ReadinessReport
 from svcc.compiler.requirements import DeclaredRequirements
+from svcc.compiler.source_files import read_source_file
 from svcc.ir.canonical import canonical_json, digest_bytes
 from svcc.ir.model import ModuleIR, SourceFormat
 
@@ -226,9 +226,7 @@ class Layout:
         )
 
 
-def layout_of(
-    path: Path, module_name: str | None, cache: dict[str, Any] | None = None
-) -> Layout:
+def layout_of(path: Path, module_name: str | None, cache: dict[str, Any] | None = None) -> Layout:
     """The module name and mounts of a file: by default its dotted name from the nearest
     source root (see :func:`svcc.compiler.closure.source_root`); with ``--module-name``,
     the file's directory holds both the top of ``source/`` and the named package."""

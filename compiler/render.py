@@ -118,17 +118,19 @@ def _text_entry(analysis: Analysis) -> bytes:
 def inspect_directory(
     root: Path, args: argparse.Namespace, requirements: DeclaredRequirements | None
 ) -> int:
+    failed: list[str] = []
     common: dict[str, Any] = {
         "python_version": args.python_version,
         "requirements": requirements,
         "encoding": args.encoding,
+        "on_failure": failed.append,
     }
     if args.format == "text" and not args.ir:
         out = sys.stdout.buffer
         for _, text in analyze_directory(root, render=_text_entry, **common):
             out.write(text)
         out.flush()
-        return 0
+        return _directory_status(failed)
     renderer = render_ir if args.ir else render_document
     out = sys.stdout.buffer
     out.write(b'{"files":{')
@@ -140,7 +142,17 @@ def inspect_directory(
         out.write(json.dumps(rel, ensure_ascii=False).encode() + b":" + doc.rstrip(b"\n"))
     out.write(b"}}\n")
     out.flush()
-    return 0
+    return _directory_status(failed)
+
+
+def _directory_status(failed: list[str]) -> int:
+    """Exit 2 when any file could not be analysed (its entry says why), else 0."""
+    if not failed:
+        return 0
+    sys.stderr.write(
+        f"svcc: error: {len(failed)} file(s) could not be analysed (first: {failed[0]})\n"
+    )
+    return 2
 
 
 def compile_result(result: CompileResult, fmt: str) -> None:

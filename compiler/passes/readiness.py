@@ -22,8 +22,8 @@ from svcc.ir.types import (
     TupleType,
     TypedDictType,
     TypeNode,
-    UnresolvedType,
     UnionType,
+    UnresolvedType,
     UnsupportedType,
     iter_leaves,
 )
@@ -353,8 +353,7 @@ def _undefined_at_import(ir: ModuleIR) -> list[Diagnostic]:
                 out.append(
                     diag(
                         C.R023_UNDEFINED_AT_IMPORT,
-                        f"{read.name!r} is read at import before anything binds it "
-                        "(NameError)",
+                        f"{read.name!r} is read at import before anything binds it (NameError)",
                         read.span,
                     )
                 )
@@ -397,11 +396,7 @@ HINT: Final = "declare its distribution in a requirements file and pass --requir
 
 
 def _available(root: str, env: Environment) -> bool:
-    return (
-        root == "__future__"
-        or root in sys.stdlib_module_names
-        or root in env.declared_imports
-    )
+    return root == "__future__" or root in sys.stdlib_module_names or root in env.declared_imports
 
 
 class ImportResolver:
@@ -444,8 +439,7 @@ class ImportResolver:
         if _available(root, env):
             return None
         return unresolved, (
-            f"import {imp.module!r} is not standard library, beside the source, or "
-            f"declared; {HINT}"
+            f"import {imp.module!r} is not standard library, beside the source, or declared; {HINT}"
         )
 
     def _local(self, name: str) -> tuple[Code, str] | None:

@@ -130,7 +130,7 @@ def _first_match(src: SourceText, fallback: tuple[int, int]) -> tuple[int, int]:
 def duplicate_parameter(tree: ast.Module) -> SyntaxError | None:
     """The first function or lambda naming a parameter twice. ``ast.parse`` accepts it (the
     compiler refuses it later), so the module could never be imported. Identifiers are
-    already NFKC-normalised by the parser, so look-alikes (``ｘ`` and ``x``) collide too."""
+    already NFKC-normalised by the parser, so look-alikes (fullwidth x and ``x``) collide."""
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
             args = node.args
@@ -139,9 +139,7 @@ def duplicate_parameter(tree: ast.Module) -> SyntaxError | None:
             every += [a for a in (args.vararg, args.kwarg) if a is not None]
             for arg in every:
                 if arg.arg in seen:
-                    error = SyntaxError(
-                        f"duplicate argument {arg.arg!r} in function definition"
-                    )
+                    error = SyntaxError(f"duplicate argument {arg.arg!r} in function definition")
                     error.lineno, error.offset = arg.lineno, arg.col_offset + 1
                     return error
                 seen.add(arg.arg)
@@ -169,7 +167,9 @@ def lower_text(
     duplicate = duplicate_parameter(tree)
     if duplicate is not None:
         return FrontendResult(
-            ir=None, diagnostics=(syntax_diagnostic(duplicate, python_version, src),), module_text=text
+            ir=None,
+            diagnostics=(syntax_diagnostic(duplicate, python_version, src),),
+            module_text=text,
         )
     source = SourceInfo(
         path=path,

@@ -183,11 +183,9 @@ def expression_reads(node: ast.AST | None, out: dict[str, ast.AST], local: set[s
                 if isinstance(target, ast.Name):
                     bound.add(target.id)
         elif isinstance(sub, ast.Lambda):
-            for arg in [*sub.args.posonlyargs, *sub.args.args, *sub.args.kwonlyargs]:
-                bound.add(arg.arg)
-            for arg in (sub.args.vararg, sub.args.kwarg):
-                if arg is not None:
-                    bound.add(arg.arg)
+            every = [*sub.args.posonlyargs, *sub.args.args, *sub.args.kwonlyargs]
+            every += [a for a in (sub.args.vararg, sub.args.kwarg) if a is not None]
+            bound.update(a.arg for a in every)
     for sub in ast.walk(node):
         if (
             isinstance(sub, ast.Name)
@@ -214,9 +212,9 @@ def nested_bindings(stmt: ast.stmt) -> list[str]:
             continue
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
             names.append(node.id)
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            names.append(node.name)
-        elif isinstance(node, ast.MatchAs | ast.MatchStar) and node.name:
+        elif (isinstance(node, ast.ExceptHandler) and node.name) or (
+            isinstance(node, ast.MatchAs | ast.MatchStar) and node.name
+        ):
             names.append(node.name)
         elif isinstance(node, ast.MatchMapping) and node.rest:
             names.append(node.rest)
@@ -275,5 +273,5 @@ def _statement_reads(
     elif isinstance(stmt, ast.For | ast.AsyncFor):
         expression_reads(stmt.iter, out, local)
     elif isinstance(stmt, ast.With | ast.AsyncWith):
-        for item in stmt.items:
-            expression_reads(item.context_expr, out, local)
+        for with_item in stmt.items:
+            expression_reads(with_item.context_expr, out, local)
