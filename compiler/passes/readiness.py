@@ -15,7 +15,7 @@ from svcc.compiler.closure import EMPTY, LocalClosure, resolve_relative
 from svcc.compiler.diagnostics import Diagnostic, diag
 from svcc.compiler.diagnostics import codes as C
 from svcc.compiler.diagnostics.codes import CLASS_ORDER, Code, ReadinessClass
-from svcc.ir.model import Capability, Import, ModuleIR, Span
+from svcc.ir.model import Capability, Evaluation, Import, ModuleIR, Span
 from svcc.ir.schema import READINESS_SCHEMA
 from svcc.ir.types import (
     AnyType,
@@ -150,12 +150,13 @@ class ReadinessPass:
     def _module_reasons(self, ir: ModuleIR, env: Environment) -> list[Diagnostic]:
         out: list[Diagnostic] = []
         for stmt in ir.statements:
-            if stmt.kind == "effect":
+            effect = first_effect(stmt.evaluations, {})
+            if effect is not None:
                 out.append(
                     diag(
                         C.R007_MODULE_EFFECT,
-                        f"module-level {stmt.detail} runs at import",
-                        stmt.span,
+                        f"module-level {effect.text} runs at import",
+                        effect.span,
                     )
                 )
         resolver = ImportResolver(env)
@@ -175,13 +176,16 @@ class ReadinessPass:
                     )
                 )
         out.extend(_undefined_at_import(ir))
+        plain: dict[str, bool] = {}  # local classes defined so far: is each one plain?
         for cls in ir.classes:
-            if not cls.plain:
+            effect = first_effect(cls.evaluations, plain)
+            plain[cls.name] = effect is None
+            if effect is not None:
                 out.append(
                     diag(
                         C.R010_COMPLEX_CLASS,
-                        f"class {cls.name}: {cls.reason} runs code at import",
-                        cls.reason_span or cls.span,
+                        f"class {cls.name}: {effect.text} runs code at import",
+                        effect.span,
                     )
                 )
         return out
@@ -328,6 +332,54 @@ class ReadinessPass:
                         (f.type, f"{where} field {leaf.name}.{f.name}") for f in decl.fields
                     )
         return out
+
+
+def _typing(*names: str) -> frozenset[str]:
+    return frozenset(
+        f"{module}.{name}" for module in ("typing", "typing_extensions") for name in names
+    )
+
+
+# Decorators whose evaluation at definition time runs no user code (bare, or called with
+# literal arguments only).
+HARMLESS_DECORATORS: Final = frozenset(
+    {
+        "functools.cache",
+        "functools.lru_cache",
+        "functools.cached_property",
+        "functools.total_ordering",
+        "functools.singledispatch",
+        "dataclasses.dataclass",
+        "abc.abstractmethod",
+        "enum.unique",
+        "contextlib.contextmanager",
+        "contextlib.asynccontextmanager",
+        "builtins.staticmethod",
+        "builtins.classmethod",
+        "builtins.property",
+    }
+) | _typing("overload", "final", "runtime_checkable", "no_type_check", "override")
+
+# Class bases that add no import-time behaviour of their own (plus local plain classes).
+PLAIN_BASE_PREFIXES: Final = ("builtins.", "typing.", "typing_extensions.", "enum.", "abc.ABC")
+
+
+def first_effect(evaluations: tuple[Evaluation, ...], plain: dict[str, bool]) -> Evaluation | None:
+    """The first evaluation that may run user code at import, or ``None``. ``plain`` says,
+    for the local classes defined so far, whether each is a plain base."""
+    for evaluation in evaluations:
+        callee = evaluation.callee or ""
+        if evaluation.kind == "decorator":
+            if callee in HARMLESS_DECORATORS and evaluation.literal_arguments:
+                continue
+        elif evaluation.kind == "base":
+            if callee.startswith("local."):
+                if plain.get(callee.split(".", 1)[1], False):
+                    continue
+            elif callee.startswith(PLAIN_BASE_PREFIXES):
+                continue
+        return evaluation
+    return None
 
 
 # Names every module has before its first statement runs.

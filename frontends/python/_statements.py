@@ -15,25 +15,6 @@ TYPING_CONSTRUCTORS = typing_names(
     "TypeVar", "NewType", "ParamSpec", "TypeVarTuple", "TypedDict", "NamedTuple", "TypeAliasType"
 )
 
-# Decorators whose evaluation at definition time runs no user code.
-HARMLESS_DECORATORS = frozenset(
-    {
-        "functools.cache",
-        "functools.lru_cache",
-        "functools.cached_property",
-        "functools.total_ordering",
-        "functools.singledispatch",
-        "dataclasses.dataclass",
-        "abc.abstractmethod",
-        "enum.unique",
-        "contextlib.contextmanager",
-        "contextlib.asynccontextmanager",
-        "builtins.staticmethod",
-        "builtins.classmethod",
-        "builtins.property",
-    }
-) | typing_names("overload", "final", "runtime_checkable", "no_type_check", "override")
-
 _CODE_RUNNING = (
     ast.Call,
     ast.Await,
@@ -120,15 +101,6 @@ def is_typing_constructor(node: ast.expr, symbols: Symbols) -> bool:
         is_literal(a) or is_type_expression(a, symbols) or isinstance(a, ast.Dict | ast.List)
         for a in [*node.args, *(k.value for k in node.keywords)]
     )
-
-
-def decorator_is_harmless(node: ast.expr, symbols: Symbols) -> bool:
-    target = node.func if isinstance(node, ast.Call) else node
-    if symbols.qualify(target) not in HARMLESS_DECORATORS:
-        return False
-    if isinstance(node, ast.Call):
-        return all(is_literal(a) for a in [*node.args, *(k.value for k in node.keywords)])
-    return True
 
 
 def is_main_guard(test: ast.expr) -> bool:
