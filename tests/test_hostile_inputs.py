@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from helpers import run_svcc
+from mcp_client import McpBundle
 from servers import generate, serving
 
 
@@ -60,6 +61,21 @@ def test_literals_mixing_json_types_are_served(tmp_path: Path) -> None:
         refused = http.post("/capabilities/pick", json={"a": "b", "b": 2, "c": True})
         assert refused.status_code == 422
         assert {e["loc"][-1] for e in refused.json()["detail"]} == {"a", "b", "c"}
+
+
+def test_literals_mixing_json_types_are_served_over_mcp(tmp_path: Path) -> None:
+    source = write(tmp_path, "lits.py", LITERALS)
+    bundle = tmp_path / "mcp"
+    generate(source, bundle, interface="mcp")
+    client = McpBundle(bundle)
+    try:
+        result = client.call("pick", {"a": None, "b": True, "c": 1})
+        assert not result.is_error, result.content
+        assert "True" in str(result.structured_content)
+        refused = client.call("pick", {"a": "b", "b": 1, "c": "a"})
+        assert refused.is_error
+    finally:
+        client.close()
 
 
 def test_names_undefined_at_import_are_seen(tmp_path: Path) -> None:
