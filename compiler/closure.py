@@ -14,7 +14,7 @@ symlinks are not followed (a link could lead outside the tree).
 import ast
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from attrs import frozen
 from svcc.compiler.errors import InputError
@@ -55,9 +55,10 @@ class LocalClosure:
 
 EMPTY: Final = LocalClosure(modules={}, files={}, mounted=frozenset({""}), located=frozenset())
 
-# Per-file facts read once: ``(bytes, imports or None, error)``; a directory analysis
-# shares one cache across its files so each module is read and parsed once per worker.
-FactsCache = dict[str, tuple[bytes, "list[ImportFact] | None", "str | None"]]
+# Per-file facts read once (path -> ``(bytes, imports or None, error)``) and module
+# lookups; a directory analysis shares one cache across its files so each module is read,
+# parsed and looked up once per worker.
+FactsCache = dict[Any, Any]
 
 
 def source_root(path: Path) -> tuple[Path, str]:
@@ -180,10 +181,18 @@ def absolute_names(fact: ImportFact, package: str) -> list[str] | None:
 
 
 class _Finder:
-    def __init__(self, mounts: tuple[tuple[str, Path], ...]) -> None:
+    def __init__(self, mounts: tuple[tuple[str, Path], ...], memo: dict[Any, Any]) -> None:
         self.mounts = mounts
+        self.memo = memo  # shared by a directory analysis: file-system lookups done once
 
     def locate(self, name: str) -> list[tuple[str, Path | None, bool]] | None:
+        key = ("locate", self.mounts, name)
+        if key not in self.memo:
+            self.memo[key] = self._locate(name)
+        found: list[tuple[str, Path | None, bool]] | None = self.memo[key]
+        return found
+
+    def _locate(self, name: str) -> list[tuple[str, Path | None, bool]] | None:
         """``[(dotted, file, is_package), ...]`` for ``name`` and the packages on its way
         (``file`` is ``None`` for a namespace package), or ``None`` when ``name`` is not
         under a mounted directory."""
@@ -239,8 +248,8 @@ def build_closure(
 ) -> LocalClosure:
     """The closure of the main module (its imports given), ``module`` its dotted name.
     The packages above the main module are part of it: importing it runs them."""
-    finder = _Finder(mounts)
     cache = {} if cache is None else cache
+    finder = _Finder(mounts, cache)
     located: set[str] = set()
     modules: dict[str, LocalModule] = {}
     files: dict[str, bytes] = {}

@@ -7,6 +7,8 @@ an error means for them.
 
 import ast
 import keyword
+import re
+import unicodedata
 import warnings
 from collections.abc import Sequence
 
@@ -127,11 +129,45 @@ def _first_match(src: SourceText, fallback: tuple[int, int]) -> tuple[int, int]:
     return fallback
 
 
-def duplicate_parameter(tree: ast.Module) -> SyntaxError | None:
+_LAMBDA_PARAMS = re.compile(r"\blambda\b([^:]*):")
+
+
+def _lambda_may_repeat(text: str) -> bool:
+    """A cheap over-approximation: some ``lambda a, b:`` in the text names a parameter
+    twice (after NFKC, as the parser normalises identifiers)."""
+    for match in _LAMBDA_PARAMS.finditer(text):
+        names = [
+            unicodedata.normalize("NFKC", part.split("=", 1)[0].strip().lstrip("*").strip())
+            for part in match.group(1).split(",")
+        ]
+        names = [n for n in names if n and n != "/"]
+        if len(names) != len(set(names)):
+            return True
+    return False
+
+
+def duplicate_parameter(tree: ast.Module, text: str) -> SyntaxError | None:
     """The first function or lambda naming a parameter twice. ``ast.parse`` accepts it (the
     compiler refuses it later), so the module could never be imported. Identifiers are
-    already NFKC-normalised by the parser, so look-alikes (fullwidth x and ``x``) collide."""
-    for node in ast.walk(tree):
+    already NFKC-normalised by the parser, so look-alikes (fullwidth x and ``x``) collide.
+
+    Functions are statements, so only statement lists are walked; lambdas hide in any
+    expression, so the whole tree is walked only when a lambda's parameter list, read from
+    the text, repeats a name."""
+    nodes: list[ast.AST]
+    if "lambda" in text and _lambda_may_repeat(text):
+        nodes = list(ast.walk(tree))
+    else:
+        nodes = []
+        pending: list[ast.AST] = [tree]
+        while pending:
+            node = pending.pop()
+            nodes.append(node)
+            for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+                children = getattr(node, field, None)
+                if isinstance(children, list):
+                    pending.extend(children)
+    for node in nodes:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
             args = node.args
             seen: set[str] = set()
@@ -164,7 +200,7 @@ def lower_text(
         return FrontendResult(
             ir=None, diagnostics=(syntax_diagnostic(exc, python_version, src),), module_text=text
         )
-    duplicate = duplicate_parameter(tree)
+    duplicate = duplicate_parameter(tree, text)
     if duplicate is not None:
         return FrontendResult(
             ir=None,
