@@ -7,8 +7,9 @@ Input problems raise :class:`~svcc.compiler.errors.InputError`; the CLI maps the
 codes, the service to HTTP statuses.
 """
 
+import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
@@ -20,7 +21,7 @@ from svcc.compiler.passes.readiness import Environment, ReadinessPass, Readiness
 from svcc.compiler.requirements import DeclaredRequirements
 from svcc.compiler.source_files import read_source_file
 from svcc.ir.canonical import canonical_json, digest_bytes
-from svcc.ir.model import ModuleIR, SourceFormat
+from svcc.ir.model import ModuleIR, SourceFormat, Span
 
 if TYPE_CHECKING:
     from svcc.compiler.policy import ExecutionPolicy
@@ -67,6 +68,19 @@ class Analysis:
         assert error is not None
         return f"{error.location(shown_path or self.path)}: {error.message}"
 
+    def lines_for(self, span: Span | None) -> list[str] | None:
+        """The lines ``span`` counts in (the module's, or its notebook cell's), for excerpts."""
+        if span is None:
+            return None
+        if span.cell is None or self.source_format != "notebook":
+            return self.module_text.splitlines() if self.module_text is not None else None
+        try:
+            raw = json.loads(self.source_bytes)["cells"][span.cell - 1]["source"]
+        except (ValueError, KeyError, IndexError, TypeError):
+            return None
+        text = "".join(raw) if isinstance(raw, list) else raw
+        return text.splitlines() if isinstance(text, str) else None
+
     def document(self) -> dict[str, Any]:
         """The readiness document, or ``{"error": ...}`` for a source that did not analyse."""
         if self.readiness is None:
@@ -77,7 +91,7 @@ class Analysis:
 
 
 def version_tuple(version: str | tuple[int, int] | None) -> tuple[int, int]:
-    from svcc.frontends.python._source import parse_python_version, running_version
+    from svcc.ir.python_version import parse_python_version, running_version
 
     if version is None:
         return running_version()
@@ -120,12 +134,16 @@ def analyze_source(
     layout: "Layout | None" = None,
     check_name: bool = True,
     governed: bool = False,
+    serialize: bool = True,
 ) -> Analysis:
     """Analyse source held in memory. ``path`` is the display path (relative).
 
     ``layout`` (files on disk only) says where the modules beside the source are: their
     closure is found and judged, and carried for the bundle. ``governed`` asks for the
-    rules of governed execution (results must be exactly JSON)."""
+    rules of governed execution (results must be exactly JSON). ``serialize=False`` skips
+    the IR's JSON and so its digest (``ir_json`` is ``None`` and ``readiness.ir_digest``
+    empty): for a report that shows neither, such as the CLI's text table, which then
+    never builds the cattrs converter."""
     data = source.encode("utf-8") if isinstance(source, str) else source
     fmt = source_format or source_format_of(path)
     name = module if module is not None else Path(path).stem
@@ -153,7 +171,7 @@ def analyze_source(
             verify(result.ir)
         except IRInvariantError as exc:  # a front-end bug: never emit invalid IR
             raise InternalError(f"{path}: {exc}") from None
-        ir_json = ir_to_json(result.ir)
+        ir_json = ir_to_json(result.ir) if serialize else None
         closure = layout.closure(result.ir, version) if layout is not None else None
         if closure is not None:
             local_files = tuple(closure.files.items())
@@ -166,9 +184,8 @@ def analyze_source(
             declared_requirements=requirements.distributions if requirements else (),
             governed=governed,
         )
-        readiness = ReadinessPass().run(
-            result.ir, env, digest_bytes(ir_json), diagnostics=result.diagnostics
-        )
+        digest = digest_bytes(ir_json) if ir_json is not None else ""
+        readiness = ReadinessPass().run(result.ir, env, digest, diagnostics=result.diagnostics)
     return Analysis(
         path=path,
         module=name,
@@ -185,9 +202,10 @@ def analyze_source(
 
 
 def _reserved_names() -> frozenset[str]:
-    from svcc.frontends.python import RESERVED_MODULE_NAMES
+    """Names every bundle takes (a target's own are checked when it is chosen)."""
+    from svcc.compiler.target import BUNDLE_RESERVED
 
-    return RESERVED_MODULE_NAMES
+    return BUNDLE_RESERVED
 
 
 @frozen(kw_only=True)
@@ -259,6 +277,15 @@ def layout_of(path: Path, module_name: str | None, cache: dict[str, Any] | None 
     )
 
 
+def refuse_directory(path: Path) -> None:
+    """A directory where one source file is expected, said as such (not "no suffix")."""
+    if path.is_dir():
+        raise InputError(
+            f"{path}: is a directory; give one .py file or .ipynb notebook "
+            "(`svcc inspect` also accepts a directory)"
+        )
+
+
 def analyze_file(
     path: str | Path,
     *,
@@ -269,10 +296,13 @@ def analyze_file(
     governed: bool = False,
     display_path: str | None = None,
     facts_cache: dict[str, Any] | None = None,
+    serialize: bool = True,
 ) -> Analysis:
     """A file on disk, with its local import closure. ``display_path`` is the path shown
-    (default: the file name); ``facts_cache`` is shared by a directory analysis."""
+    (default: the file name); ``facts_cache`` is shared by a directory analysis; see
+    :func:`analyze_source` for ``serialize``."""
     path = Path(path)
+    refuse_directory(path)
     fmt = source_format_of(path)
     layout = layout_of(path, module_name, facts_cache)
     module = check_module_name(layout.module)
@@ -288,6 +318,7 @@ def analyze_file(
         layout=layout,
         check_name=False,
         governed=governed,
+        serialize=serialize,
     )
 
 
@@ -499,7 +530,25 @@ def emit_analysis(
         raise InputError(analysis.error_message())
     if analysis.module_text is None:
         raise IneligibleError(f"{analysis.path}: no module text")
-    selected = SelectPass().run(analysis.ir, analysis.readiness, selection, analysis.path)
+    if backend.bundle is not None:
+        problem = backend.bundle.module_name_problem(analysis.module)
+        if problem:
+            raise InputError(problem)
+        for local in sorted({p.split("/")[1].removesuffix(".py") for p, _ in analysis.local_files}):
+            if local != analysis.module.split(".")[0] and backend.bundle.module_name_problem(local):
+                raise IneligibleError(
+                    f"{analysis.path}: imports the local module {local!r}, which clashes with "
+                    f"the {backend.bundle.interface} bundle's own module of that name; rename it"
+                )
+    try:
+        selected = SelectPass().run(analysis.ir, analysis.readiness, selection, analysis.path)
+    except IneligibleError as exc:
+        from svcc.compiler.diagnostics import render
+
+        exc.details = tuple(
+            render(r, analysis.path, analysis.lines_for(r.span)) for r in exc.reasons
+        )
+        raise
     ctx = EmitContext(
         readiness=analysis.readiness,
         source_path=analysis.path,
@@ -523,22 +572,32 @@ def compile_file(
     python_version: str | tuple[int, int] | None = None,
     requirements: DeclaredRequirements | None = None,
     execution_policy: str | Path | None = None,
+    target_options: Mapping[str, object] | None = None,
+    servable_only: bool = False,
 ) -> CompileResult:
     """Front end → readiness → selection → target → writer. Nothing is written unless
     every step succeeds; the target and the selection syntax are checked before the
-    source is read."""
+    source is read. ``target_options`` are the target's own options (field → value);
+    ``servable_only`` refuses a target that writes no service (``svcc generate``)."""
     from svcc.compiler.passes.select import parse_selection
+    from svcc.compiler.policy import execution_mode
     from svcc.compiler.registry import get_target
     from svcc.compiler.writer import write_tree
 
-    backend = get_target(target)
+    backend = get_target(target, target_options)
+    if servable_only and backend.bundle is None:
+        from svcc.compiler.errors import UsageError
+
+        raise UsageError(
+            f"target {target!r} writes no service bundle; use `svcc compile --target {target}`"
+        )
     parse_selection(select)
     policy = None
     if execution_policy is not None:
         from svcc.compiler.errors import UsageError
         from svcc.compiler.policy import load_policy
 
-        if not getattr(backend, "supports_execution_policy", False):
+        if not backend.supports_execution_policy:
             raise UsageError(f"target {backend.name!r} has no governed execution mode")
         policy = load_policy(execution_policy)
     analysis = analyze_file(
@@ -560,7 +619,5 @@ def compile_file(
         files=tuple(tree.paths()),
         capabilities=tuple(c.id for c in selected.capabilities),
         analysis=analysis,
-        execution=(
-            {"mode": "governed", "backend": "local-process"} if policy else {"mode": "direct"}
-        ),
+        execution=execution_mode(policy),
     )

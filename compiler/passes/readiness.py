@@ -10,6 +10,7 @@ import builtins
 import sys
 from typing import Any, ClassVar, Final
 
+import attrs
 from attrs import field, frozen
 from svcc.compiler.closure import EMPTY, LocalClosure, resolve_relative
 from svcc.compiler.diagnostics import Diagnostic, diag
@@ -119,8 +120,6 @@ class ReadinessPass:
     ) -> ReadinessReport:
         """``diagnostics`` are the front end's (notebook magics, ...): the report carries
         them so that the bundle's ``readiness.json`` is the very document ``inspect`` prints."""
-        from svcc.ir.serde import unstructure
-
         module_wide = self._module_reasons(ir, env)
         assessments = []
         for cap in ir.capabilities:
@@ -139,7 +138,7 @@ class ReadinessPass:
             )
         return ReadinessReport(
             module=ir.module,
-            source=unstructure(ir.source),
+            source=attrs.asdict(ir.source),  # plain fields: no converter needed
             ir_digest=ir_digest,
             assessments=tuple(assessments),
             requirements=env.declared_requirements,
