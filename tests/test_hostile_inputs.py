@@ -124,7 +124,8 @@ def test_governed_return_never_json_is_refused(tmp_path: Path) -> None:
         "--execution-policy", str(policy),
     )  # fmt: skip
     assert governed.returncode == 1
-    assert "pair is unsupported (SVC-R022 line 1)" in governed.stderr
+    assert "pair is unsupported (SVC-R022 line 1" in governed.stderr
+    assert "can never be a JSON value" in governed.stderr
     assert "maybe" not in governed.stderr
     assert not (tmp_path / "g").exists()
 
