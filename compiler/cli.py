@@ -215,6 +215,10 @@ def build_parser(target: "type[Target] | None" = None) -> argparse.ArgumentParse
         help="gunicorn's worker timeout (default: twice the analysis seconds + 30; 503)",
     )
 
+    from svcc.compiler.plugins import cli as plugins_cli
+
+    plugins_cli.add_parser(sub)
+
     targets = sub.add_parser("targets", help="list the installed targets and their options")
     targets.add_argument(
         "--format", choices=("text", "json"), default="text", help="output format (default text)"
@@ -350,6 +354,12 @@ def _cmd_targets(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_plugins(args: argparse.Namespace) -> int:
+    from svcc.compiler.plugins import cli as plugins_cli
+
+    return plugins_cli.command(args)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     from svcc.compiler.errors import ExitCode, IneligibleError, SvccError
@@ -368,6 +378,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "serve": _cmd_serve,
         "serve-analysis": _cmd_serve_analysis,
         "targets": _cmd_targets,
+        "plugins": _cmd_plugins,
     }
     try:
         return commands[args.command](args)
