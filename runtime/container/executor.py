@@ -128,6 +128,7 @@ class ContainerExecutor:
         self.max_input = int(limits["max_input_bytes"])
         self._max_output = int(limits["max_output_bytes"])
         self._wall = int(limits["wall_time_ms"]) / 1000
+        self.retry_after = self._wall
         self._pool_size = int(self._policy["pool"]["size"])
         self._shapes = {c["name"]: CallShape.from_ir(c) for c in ir["capabilities"]}
         self.instance = uuid.uuid4().hex
