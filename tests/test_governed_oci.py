@@ -290,3 +290,18 @@ def test_mcp_governed_oci(
         assert client.call("add", {"a": 1, "b": 2}).structured_content == {"result": 3}
     finally:
         client.close()
+    assert orphans(engine_env) == []  # the MCP server removed its pool when stdin closed
+
+
+def orphans(engine_env: dict[str, str]) -> list[str]:
+    """Governed containers whose server process on this host is gone."""
+    out = docker(
+        engine_env, "ps", "-a", "--filter", "label=io.svcc.governed=1",
+        "--format", '{{.ID}} {{.Label "io.svcc.server-pid"}}',
+    )  # fmt: skip
+    dead = []
+    for line in out.splitlines():
+        container, pid = line.split()
+        if not Path(f"/proc/{pid}").exists():
+            dead.append(container)
+    return dead
