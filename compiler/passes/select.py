@@ -14,6 +14,7 @@ import attrs
 from svcc.compiler.diagnostics import Diagnostic
 from svcc.compiler.errors import IneligibleError, UsageError
 from svcc.compiler.passes.readiness import Assessment, ReadinessReport
+from svcc.ir.index import module_index
 from svcc.ir.model import ModuleIR
 
 
@@ -53,18 +54,22 @@ class SelectPass:
                 raise IneligibleError(f"{path}: no public module-level functions to expose")
         else:
             chosen = []
+            chosen_ids: set[str] = set()
+            by_name = module_index(ir).capabilities
             for item in selection:
-                cap = ir.capability(item)
+                cap = by_name.get(item)
                 if cap is None:
                     names = [c.name for c in ir.capabilities]
                     close = difflib.get_close_matches(item, names, n=1)
                     hint = f"; did you mean {close[0]!r}?" if close else ""
                     raise UsageError(f"{path}: unknown selection {item!r}{hint}")
-                if cap not in chosen:
+                if cap.id not in chosen_ids:
+                    chosen_ids.add(cap.id)
                     chosen.append(cap)
+        assessments = {a.capability_id: a for a in report.assessments}
         blocked = []
         for cap in chosen:
-            assessment = report.assessment(cap.id)
+            assessment = assessments.get(cap.id)
             assert assessment is not None
             if not assessment.can_generate_interface:
                 blocked.append(describe_blocking(assessment))

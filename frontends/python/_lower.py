@@ -8,6 +8,8 @@ classes, TypedDicts and the public functions (capabilities).
 
 import ast
 
+import attrs
+
 from svcc.frontends.python._source import SourceText, short
 from svcc.frontends.python._statements import (
     assigned_names,
@@ -80,7 +82,9 @@ class ModuleLowerer:
         self._bindings: list[tuple[str, BindingKind, bool, ast.AST]] = []
         self.imports: list[Import] = []
         self.classes: list[ClassDecl] = []
+        self._plain_classes: set[str] = set()  # names of plain classes recorded so far
         self.typed_dicts: dict[str, TypedDictDecl] = {}
+        self._td_dependents: dict[str, set[str]] = {}  # TypedDict name -> names inheriting it
         self.globals: list[GlobalWrite] = []
         self.capabilities: dict[str, Capability] = {}
 
@@ -382,9 +386,12 @@ class ModuleLowerer:
                 return
             self._bind(stmt.name, "class", guards, stmt)
             if stmt.name in self.symbols.typed_dicts:
-                self.typed_dicts[stmt.name] = self._typed_dict(stmt)
+                self._store_typed_dict(self._typed_dict(stmt))
             else:
-                self.classes.append(self._class_decl(stmt))
+                decl = self._class_decl(stmt)
+                self.classes.append(decl)
+                if decl.plain:
+                    self._plain_classes.add(decl.name)
         elif isinstance(stmt, ast.Import | ast.ImportFrom):
             self._record_import(stmt, "", guarded or type_checking, type_checking)
             if not type_checking:
@@ -547,7 +554,7 @@ class ModuleLowerer:
     def _plain_base(self, qual: str) -> bool:
         if qual.startswith("local."):
             name = qual.split(".", 1)[1]
-            return any(c.name == name and c.plain for c in self.classes)
+            return name in self._plain_classes
         return qual.startswith(PLAIN_BASE_MODULES)
 
     # TypedDicts -----------------------------------------------------------------------------
@@ -556,21 +563,51 @@ class ModuleLowerer:
         for kw in stmt.keywords:
             if kw.arg == "total" and isinstance(kw.value, ast.Constant):
                 total = bool(kw.value.value)
-        fields: dict[str, TypedDictField] = {}
+        # Bases by name (inherited fields are not copied: see ``TypedDictDecl``); a base not
+        # defined yet is ignored, as before.
+        bases: list[str] = []
         for base in stmt.bases:
             qual = self.symbols.qualify(base) or ""
             if qual.startswith("typeddict."):
-                parent = self.typed_dicts.get(qual.split(".", 1)[1])
-                if parent is not None:
-                    fields.update((f.name, f) for f in parent.fields)
+                parent = qual.split(".", 1)[1]
+                if parent in self.typed_dicts and parent not in bases:
+                    bases.append(parent)
+        fields: dict[str, TypedDictField] = {}
         for item in stmt.body:
             if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
                 fields[item.target.id] = self._typed_dict_field(
                     item.target.id, item.annotation, total, item
                 )
         return TypedDictDecl(
-            name=stmt.name, total=total, fields=tuple(fields.values()), span=self.src.span(stmt)
+            name=stmt.name,
+            total=total,
+            fields=tuple(fields.values()),
+            span=self.src.span(stmt),
+            bases=tuple(bases),
         )
+
+    def _store_typed_dict(self, decl: TypedDictDecl) -> None:
+        """Record ``decl``; a TypedDict that redefines a name others inherit from keeps
+        the earlier definition's meaning for them (and for itself, in ``class A(A)``): their
+        fields are written out in full before the name changes meaning."""
+        name = decl.name
+        if name in self.typed_dicts:
+            if name in decl.bases:
+                decl = self._materialised(decl)
+            for dependent in sorted(self._td_dependents.pop(name, set())):
+                old = self.typed_dicts.get(dependent)
+                if old is not None and name in old.bases:
+                    self.typed_dicts[dependent] = self._materialised(old)
+        for base in decl.bases:
+            self._td_dependents.setdefault(base, set()).add(name)
+        self.typed_dicts[name] = decl
+
+    def _materialised(self, decl: TypedDictDecl) -> TypedDictDecl:
+        from svcc.ir.index import flattened_fields
+
+        temporary = "<materialised>"  # not an identifier: never a TypedDict's name
+        fields = flattened_fields({**self.typed_dicts, temporary: decl}, temporary)
+        return attrs.evolve(decl, fields=fields, bases=())
 
     def _typed_dict_field(
         self, name: str, annotation: ast.expr, total: bool, node: ast.AST
@@ -617,8 +654,8 @@ class ModuleLowerer:
             for key, ann in zip(value.args[1].keys, value.args[1].values, strict=True):
                 if isinstance(key, ast.Constant) and isinstance(key.value, str):
                     fields.append(self._typed_dict_field(key.value, ann, total, key))
-        self.typed_dicts[name] = TypedDictDecl(
-            name=name, total=total, fields=tuple(fields), span=self.src.span(stmt)
+        self._store_typed_dict(
+            TypedDictDecl(name=name, total=total, fields=tuple(fields), span=self.src.span(stmt))
         )
 
     # Capabilities ---------------------------------------------------------------------------
