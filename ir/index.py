@@ -37,8 +37,8 @@ class ModuleIndex:
     __slots__ = (
         "_fields",
         "bindings",
-        "derived",
         "capabilities",
+        "derived",
         "globals",
         "imports",
         "typed_dicts",

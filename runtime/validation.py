@@ -223,7 +223,9 @@ class RequestValidator:
                         ),
                         "input": None,
                     }
-                    for need, name in sorted(missing.items(), key=lambda i: (self._order.get(i[0], -1), i[0]))
+                    for need, name in sorted(
+                        missing.items(), key=lambda i: (self._order.get(i[0], -1), i[0])
+                    )
                 ]
             )
 

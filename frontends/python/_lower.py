@@ -9,7 +9,6 @@ classes, TypedDicts and the public functions (capabilities).
 import ast
 
 import attrs
-
 from svcc.frontends.python._source import SourceText, short
 from svcc.frontends.python._statements import (
     assigned_names,
