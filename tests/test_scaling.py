@@ -215,3 +215,72 @@ def test_literal_members_deduplicated_by_json_type() -> None:
     assert ir is not None
     param_type = ir.capabilities[0].params[0].type
     assert param_type.values == (1, True, "a", None, 0, False)  # type: ignore[union-attr]
+
+
+TRICKY = '''"""Module docstring."""
+from __future__ import annotations
+import os
+from typing import TypedDict
+x = (
+1,
+2)
+s = """
+def fake(a: int) -> int:
+    return a
+else:
+"""
+t = 1 + \\
+2
+if os.name:
+    def cond(a: int) -> int:
+        return a
+else:
+    pass
+try:
+    import json
+except ImportError:
+    pass
+finally:
+    pass
+@staticmethod
+def decorated(a: int) -> int:
+    return a
+class Base(TypedDict):
+    a: int
+class Child(Base):
+    b: str
+def take(c: Child, /, d: int = 1) -> int:
+    return 1
+def take(c: Child) -> int:
+    return 2
+'''
+
+
+@pytest.mark.parametrize("slice_lines", [1, 2, 3, 7])
+def test_sliced_parsing_gives_the_same_ir(
+    monkeypatch: pytest.MonkeyPatch, slice_lines: int
+) -> None:
+    """Long modules are parsed a slice of lines at a time (``frontends/python/_chunks``):
+    cuts inside strings, brackets, continuations and clauses must not change the IR."""
+    import svcc.frontends.python as python_frontend
+
+    source = TRICKY * 3 + "x = 1\n" * 5
+    whole = analyse(source)
+    monkeypatch.setattr(python_frontend, "SLICE_LINES", slice_lines)
+    sliced = analyse(source)
+    assert sliced.ir_json == whole.ir_json
+    assert sliced.readiness == whole.readiness
+
+
+@pytest.mark.parametrize("slice_lines", [1, 4])
+def test_sliced_parsing_reports_the_same_syntax_error(
+    monkeypatch: pytest.MonkeyPatch, slice_lines: int
+) -> None:
+    import svcc.frontends.python as python_frontend
+
+    source = "x = 1\n" * 10 + "def broken(:\n    pass\n" + "y = 2\n" * 10
+    whole = analyze_source(source, path="big.py")
+    monkeypatch.setattr(python_frontend, "SLICE_LINES", slice_lines)
+    sliced = analyze_source(source, path="big.py")
+    assert whole.error is not None
+    assert sliced.diagnostics == whole.diagnostics

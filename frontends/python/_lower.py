@@ -7,6 +7,7 @@ classes, TypedDicts and the public functions (capabilities).
 """
 
 import ast
+from collections.abc import Callable, Iterable, Iterator
 
 import attrs
 from svcc.frontends.python._source import SourceText, short
@@ -60,22 +61,49 @@ _TYPEVARS = typing_names("TypeVar", "ParamSpec", "TypeVarTuple")
 _NAMEDTUPLE = typing_names("NamedTuple")
 
 
+def public_defs(stmt: ast.stmt) -> Iterator[str]:
+    """Names of public functions defined by ``stmt`` at module level, inside any compound
+    statement (a superset of what ``ModuleLowerer._collect`` records as capabilities)."""
+    stack = [stmt]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, ast.FunctionDef | ast.AsyncFunctionDef):
+            if not current.name.startswith("_"):
+                yield current.name
+        elif isinstance(current, ast.If | ast.For | ast.AsyncFor | ast.While):
+            stack.extend([*current.body, *current.orelse])
+        elif isinstance(current, ast.Try | ast.TryStar):
+            stack.extend([*current.body, *current.orelse, *current.finalbody])
+            for handler in current.handlers:
+                stack.extend(handler.body)
+        elif isinstance(current, ast.With | ast.AsyncWith):
+            stack.extend(current.body)
+        elif isinstance(current, ast.Match):
+            for case in current.cases:
+                stack.extend(case.body)
+
+
 class ModuleLowerer:
     def __init__(
-        self, tree: ast.Module, src: SourceText, *, module: str, source: SourceInfo
+        self,
+        tree: ast.Module | Callable[[], Iterable[ast.stmt]],
+        src: SourceText,
+        *,
+        module: str,
+        source: SourceInfo,
     ) -> None:
-        self.tree = tree
+        # The top-level statements, read once per pass: a parsed module, or a function that
+        # parses them afresh a slice at a time (long modules: see ``_chunks``).
+        self._body = (lambda: tree.body) if isinstance(tree, ast.Module) else tree
         self.src = src
         self.module = module
         self.source = source
         self.symbols = Symbols()
         self.types = TypeResolver(self.symbols, src.segment)
-        self.future_annotations = any(
-            isinstance(s, ast.ImportFrom)
-            and s.module == "__future__"
-            and any(a.name == "annotations" for a in s.names)
-            for s in tree.body
-        )
+        self.future_annotations = False
+        self.docstring: str | None = None
+        # Public names a module-level ``def`` binds: only their bindings are kept (see _bind).
+        self._def_names: set[str] = set()
         self.statements: list[Statement] = []
         # (name, kind, conditional, node): materialised only for capability names (see lower()).
         self._bindings: list[tuple[str, BindingKind, bool, ast.AST]] = []
@@ -169,8 +197,20 @@ class ModuleLowerer:
 
     # -- pass 2: facts ----------------------------------------------------------------------
     def lower(self) -> ModuleIR:
-        self._collect_symbols(self.tree.body)
-        for stmt in self.tree.body:
+        for position, stmt in enumerate(self._body()):
+            if position == 0:
+                self.docstring = ast.get_docstring(
+                    ast.Module(body=[stmt], type_ignores=[]), clean=True
+                )
+            if (
+                isinstance(stmt, ast.ImportFrom)
+                and stmt.module == "__future__"
+                and any(a.name == "annotations" for a in stmt.names)
+            ):
+                self.future_annotations = True
+            self._collect_symbols([stmt])
+            self._def_names.update(public_defs(stmt))
+        for stmt in self._body():
             kind, detail, node = self._classify(stmt)
             self.statements.append(
                 Statement(
@@ -184,7 +224,7 @@ class ModuleLowerer:
         return ModuleIR(
             module=self.module,
             source=self.source,
-            docstring=ast.get_docstring(self.tree, clean=True),
+            docstring=self.docstring,
             future_annotations=self.future_annotations,
             statements=tuple(self.statements),
             bindings=self._capability_bindings(),
@@ -357,7 +397,10 @@ class ModuleLowerer:
 
     # Facts: bindings, imports, classes, capabilities ---------------------------------------
     def _bind(self, name: str, kind: BindingKind, guards: tuple[str, ...], node: ast.AST) -> None:
-        self._bindings.append((name, kind, bool(guards), node))
+        # Only a capability's bindings reach the IR, and capabilities are public defs: other
+        # names' nodes are not kept (they would keep every statement's tree alive).
+        if name in self._def_names:
+            self._bindings.append((name, kind, bool(guards), node))
 
     def _capability_bindings(self) -> tuple[Binding, ...]:
         """Module-level bindings of the names the passes judge: the capabilities' names.
