@@ -8,7 +8,7 @@ Strict by construction: unknown keys are refused, type nodes are a tagged union 
 from functools import cache
 from typing import Any, TypeVar
 
-from svcc.ir.canonical import canonical_json, digest_bytes
+from svcc.ir.canonical import ENCODER, digest_bytes
 from svcc.ir.model import ModuleIR
 from svcc.ir.types import LiteralValue, TypeNode
 
@@ -74,8 +74,39 @@ def structure(data: Any, cls: type[T]) -> T:
         raise IRFormatError([f"invalid value: {exc!r} @ $"]) from None
 
 
+_BATCH = 4096  # records encoded per write: bounded lists whatever the module's size
+
+
 def ir_to_json(ir: ModuleIR) -> bytes:
-    return canonical_json(unstructure(ir))
+    """``canonical_json(unstructure(ir))``, byte for byte, built one record at a time.
+
+    Unstructuring the whole IR first builds a dict per statement, span and parameter before
+    the first byte is written (about 1 KB per module-level statement); here each record of
+    the IR's lists is unstructured and encoded on its own, so only the output accumulates.
+    """
+    import io
+
+    import attrs
+
+    conv = converter()
+    out = io.BytesIO()
+    out.write(b"{")
+    for position, field in enumerate(sorted(attrs.fields(ModuleIR), key=lambda f: f.name)):
+        value = getattr(ir, field.name)
+        out.write(b"," if position else b"")
+        out.write(ENCODER.encode(field.name).encode("utf-8") + b":")
+        if not isinstance(value, tuple):
+            out.write(ENCODER.encode(conv.unstructure(value)).encode("utf-8"))
+            continue
+        out.write(b"[")
+        for start in range(0, len(value), _BATCH):
+            batch = value[start : start + _BATCH]
+            out.write(b"," if start else b"")
+            encoded = ",".join(ENCODER.encode(conv.unstructure(item)) for item in batch)
+            out.write(encoded.encode("utf-8"))
+        out.write(b"]")
+    out.write(b"}\n")
+    return out.getvalue()
 
 
 def ir_from_json(data: bytes | str) -> ModuleIR:

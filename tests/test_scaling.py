@@ -284,3 +284,22 @@ def test_sliced_parsing_reports_the_same_syntax_error(
     sliced = analyze_source(source, path="big.py")
     assert whole.error is not None
     assert sliced.diagnostics == whole.diagnostics
+
+
+GOLDEN_INPUTS = sorted((Path(__file__).parent / "golden").glob("*/input.py"))
+
+
+@pytest.mark.parametrize(
+    "path", [*GOLDEN_INPUTS, None], ids=lambda p: p.parent.name if p else "tricky"
+)
+def test_streamed_ir_json_is_the_canonical_encoding(path: Path | None) -> None:
+    """``ir_to_json`` encodes record by record; the bytes are exactly the canonical JSON of
+    the whole unstructured IR."""
+    from svcc.ir.canonical import canonical_json
+    from svcc.ir.serde import ir_to_json, unstructure
+
+    source = path.read_bytes() if path else (TRICKY * 2).encode()
+    analysis = analyze_source(source, path=path.name if path else "tricky.py", check_name=False)
+    if analysis.ir is None:
+        pytest.skip("the fixture does not analyse")
+    assert ir_to_json(analysis.ir) == canonical_json(unstructure(analysis.ir))
