@@ -91,10 +91,10 @@ def ir_to_json(ir: ModuleIR) -> bytes:
     conv = converter()
     out = io.BytesIO()
     out.write(b"{")
-    for position, field in enumerate(sorted(attrs.fields(ModuleIR), key=lambda f: f.name)):
-        value = getattr(ir, field.name)
+    for position, name in enumerate(sorted(attrs.fields_dict(ModuleIR))):
+        value = getattr(ir, name)
         out.write(b"," if position else b"")
-        out.write(ENCODER.encode(field.name).encode("utf-8") + b":")
+        out.write(ENCODER.encode(name).encode("utf-8") + b":")
         if not isinstance(value, tuple):
             out.write(ENCODER.encode(conv.unstructure(value)).encode("utf-8"))
             continue
