@@ -87,7 +87,13 @@ def ir_to_json(ir: ModuleIR) -> bytes:
     import io
 
     import attrs
+    from svcc.ir.index import module_index
 
+    # Once per IR object: the analysis and the bundle of an unselected module share it.
+    derived = module_index(ir).derived
+    cached: bytes | None = derived.get(__name__)
+    if cached is not None:
+        return cached
     conv = converter()
     out = io.BytesIO()
     out.write(b"{")
@@ -106,7 +112,8 @@ def ir_to_json(ir: ModuleIR) -> bytes:
             out.write(encoded.encode("utf-8"))
         out.write(b"]")
     out.write(b"}\n")
-    return out.getvalue()
+    data = derived[__name__] = out.getvalue()
+    return data
 
 
 def ir_from_json(data: bytes | str) -> ModuleIR:

@@ -75,4 +75,6 @@ class SelectPass:
                 blocked.append(describe_blocking(assessment))
         if blocked:
             raise IneligibleError(f"{path}: cannot generate: " + "; ".join(blocked))
+        if tuple(chosen) == ir.capabilities:
+            return ir  # the same object: what was derived from it (its JSON) is reused
         return attrs.evolve(ir, capabilities=tuple(chosen))
