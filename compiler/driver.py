@@ -18,7 +18,7 @@ from svcc.compiler.diagnostics import Diagnostic
 from svcc.compiler.errors import InputError
 from svcc.compiler.passes.readiness import Environment, ReadinessPass, ReadinessReport
 from svcc.compiler.requirements import DeclaredRequirements
-from svcc.ir.canonical import canonical_json, digest_bytes
+from svcc.ir.canonical import canonical_json
 from svcc.ir.model import ModuleIR, SourceFormat
 
 if TYPE_CHECKING:
@@ -49,9 +49,18 @@ class Analysis:
     source_bytes: bytes
     module_text: str | None
     ir: ModuleIR | None
-    ir_json: bytes | None
     readiness: ReadinessReport | None
     diagnostics: tuple[Diagnostic, ...]
+
+    @property
+    def ir_json(self) -> bytes | None:
+        """The IR's canonical JSON, encoded on first use (once per IR): a readiness report
+        needs only its digest, which is computed without holding the document."""
+        if self.ir is None:
+            return None
+        from svcc.ir.serde import ir_to_json
+
+        return ir_to_json(self.ir)
 
     @property
     def error(self) -> Diagnostic | None:
@@ -135,23 +144,22 @@ def analyze_source(
         result = read_python(
             data, path=path, module=name, python_version=version, encoding=encoding
         )
-    ir_json = readiness = None
+    readiness = None
     if result.ir is not None:
         from svcc.compiler.errors import InternalError
-        from svcc.ir.serde import ir_to_json
+        from svcc.ir.serde import ir_digest
         from svcc.ir.verify import IRInvariantError, verify
 
         try:
             verify(result.ir)
         except IRInvariantError as exc:  # a front-end bug: never emit invalid IR
             raise InternalError(f"{path}: {exc}") from None
-        ir_json = ir_to_json(result.ir)
         env = Environment(
             local_modules=local_modules,
             declared_imports=requirements.import_names if requirements else frozenset(),
             declared_requirements=requirements.distributions if requirements else (),
         )
-        readiness = ReadinessPass().run(result.ir, env, digest_bytes(ir_json))
+        readiness = ReadinessPass().run(result.ir, env, ir_digest(result.ir))
     return Analysis(
         path=path,
         module=name,
@@ -159,7 +167,6 @@ def analyze_source(
         source_bytes=data,
         module_text=result.module_text,
         ir=result.ir,
-        ir_json=ir_json,
         readiness=readiness,
         diagnostics=result.diagnostics,
     )
@@ -323,7 +330,6 @@ def _failed(relpath: str, module: str, message: str) -> Analysis:
         source_bytes=b"",
         module_text=None,
         ir=None,
-        ir_json=None,
         readiness=None,
         diagnostics=(diag(F007_NOT_ANALYSABLE, message, None),),
     )
