@@ -104,7 +104,24 @@ def build_parser() -> argparse.ArgumentParser:
 
     targets = sub.add_parser("targets", help="list the installed targets")
     targets.add_argument("--format", choices=("text", "json"), default="text")
+    _clients_parser(sub)
     return parser
+
+
+CLIENT_FORMATS = ("postman", "bruno", "insomnia", "http")  # svcc.clients.FORMATS, kept lazy
+
+
+def _clients_parser(sub: "argparse._SubParsersAction[_Parser]") -> None:
+    clients = sub.add_parser("clients", help="client collections from a REST bundle")
+    actions = clients.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    export = actions.add_parser("export", help="write a collection into a new or empty folder")
+    export.add_argument("--format", required=True, choices=CLIENT_FORMATS)
+    sync = actions.add_parser("sync", help="regenerate an exported folder; never overwrites edits")
+    for p in (export, sync):
+        p.add_argument("--bundle", required=True, metavar="REST_BUNDLE", help="svcc generate rest output")
+        p.add_argument("--output-dir", required=True, metavar="DIR", help="the collection folder")
+        p.add_argument("--base-url", metavar="URL", help="http(s) base URL (default http://127.0.0.1:8000)")
+        p.add_argument("--name", help="the collection's name (default: the bundle's module)")
 
 
 def _requirements(args: argparse.Namespace) -> "DeclaredRequirements | None":
@@ -191,6 +208,26 @@ def _cmd_targets(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_clients(args: argparse.Namespace) -> int:
+    import json
+
+    from svcc import clients
+
+    if args.action == "export":
+        options = clients.ExportOptions(
+            format=args.format,
+            base_url=args.base_url or clients.DEFAULT_BASE_URL,
+            name=args.name,
+        )
+        result = clients.export_collection(args.bundle, args.output_dir, options)
+    else:
+        result = clients.sync_collection(
+            args.output_dir, args.bundle, base_url=args.base_url, name=args.name
+        )
+    sys.stdout.write(json.dumps(result.to_json()) + "\n")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from svcc.compiler.errors import ExitCode, SvccError
@@ -202,6 +239,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "serve": _cmd_serve,
         "serve-analysis": _cmd_serve_analysis,
         "targets": _cmd_targets,
+        "clients": _cmd_clients,
     }
     try:
         return commands[args.command](args)
