@@ -69,13 +69,6 @@ def check_base_url(raw: str) -> str:
     """An absolute http(s) URL without credentials, query or fragment; no trailing ``/``."""
     if len(raw) > MAX_URL_CHARS:
         raise UsageError(f"--base-url is over {MAX_URL_CHARS} characters")
-    if _UNSAFE_URL.search(raw):
-        bad = _UNSAFE_URL.search(raw)
-        assert bad is not None
-        raise UsageError(
-            f"--base-url {raw!r}: character {bad.group()!r} is not allowed (percent-encode it; "
-            "IDN hosts in their xn-- form)"
-        )
     try:
         parts = urlsplit(raw)
         port = parts.port
@@ -94,6 +87,12 @@ def check_base_url(raw: str) -> str:
         raise UsageError(f"--base-url {raw!r}: a base URL has no query string")
     if parts.fragment or "#" in raw:
         raise UsageError(f"--base-url {raw!r}: a base URL has no fragment")
+    bad = _UNSAFE_URL.search(raw)
+    if bad is not None:
+        raise UsageError(
+            f"--base-url {raw!r}: character {bad.group()!r} is not allowed (percent-encode it; "
+            "IDN hosts in their xn-- form)"
+        )
     if port == 0:
         raise UsageError(f"--base-url {raw!r}: port 0 is not a server port")
     return raw.rstrip("/")
