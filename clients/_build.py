@@ -2,12 +2,11 @@
 
 from typing import Final
 
-from svcc.compiler.errors import InputError, InternalError
-
 from svcc.clients._bundle import Capability, RestBundle
 from svcc.clients._collection import HEALTH_ID, Collection, Request, file_stems
 from svcc.clients._examples import dumps_body, example_body
 from svcc.clients._validator import BundleValidators, Rejected, bundle_validators
+from svcc.compiler.errors import InputError, InternalError
 
 MAX_BODY_CHARS: Final = 256 * 1024
 HEALTH_SUMMARY: Final = "Health check: GET /health answers 200 while the server is up."
@@ -37,9 +36,7 @@ def checked_body(cap: Capability, bundle: RestBundle, validators: BundleValidato
         )
         text = dumps_body(body)
         if len(text) > MAX_BODY_CHARS:
-            raise InputError(
-                f"{cap.name}: the example body is over {MAX_BODY_CHARS} characters"
-            )
+            raise InputError(f"{cap.name}: the example body is over {MAX_BODY_CHARS} characters")
         try:
             validators.check(cap.schema, text.encode("utf-8"))
         except Rejected as exc:
@@ -61,12 +58,15 @@ def checked_body(cap: Capability, bundle: RestBundle, validators: BundleValidato
 
 
 def build_collection(bundle: RestBundle, *, base_url: str, name: str) -> Collection:
-    stems = file_stems([(HEALTH_ID, "health"), *((c.id, c.name) for c in bundle.capabilities)])
+    # The health request's ids are the module's own: two collections imported side by side
+    # (Insomnia matches resources by id) never share one.
+    health = f"{HEALTH_ID}:{bundle.module}"
+    stems = file_stems([(health, "health"), *((c.id, c.name) for c in bundle.capabilities)])
     requests = [
         Request(
-            key=HEALTH_ID,
+            key=health,
             name="health",
-            stem=stems[HEALTH_ID],
+            stem=stems[health],
             method="GET",
             path="/health",
             summary=HEALTH_SUMMARY,
@@ -88,6 +88,4 @@ def build_collection(bundle: RestBundle, *, base_url: str, name: str) -> Collect
             )
             for cap in bundle.capabilities
         )
-    return Collection(
-        name=name, module=bundle.module, base_url=base_url, requests=tuple(requests)
-    )
+    return Collection(name=name, module=bundle.module, base_url=base_url, requests=tuple(requests))

@@ -33,7 +33,7 @@ _RESERVED_STEMS: Final = frozenset(
 
 @frozen(kw_only=True)
 class Request:
-    key: str  # the capability id (or HEALTH_ID): the source of every id
+    key: str  # the capability id (or HEALTH_ID:<module>): the source of every id
     name: str  # shown in the client: the capability's route name
     stem: str  # file stem, unique even on case-insensitive file systems
     method: str

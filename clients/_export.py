@@ -5,11 +5,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from attrs import frozen
-from svcc.compiler.errors import ExitCode, InputError, OutputError, SvccError, UsageError
-from svcc.compiler.target import FileTree
-
-from svcc.clients._bundle import RestBundle, load_rest_bundle
 from svcc.clients._build import build_collection
+from svcc.clients._bundle import RestBundle, load_rest_bundle
 from svcc.clients._collection import DEFAULT_BASE_URL, check_base_url, check_name
 from svcc.clients._folder import MISSING, NOT_A_FILE, Folder
 from svcc.clients._formats import RENDERERS
@@ -21,6 +18,8 @@ from svcc.clients._record import (
     parse_record,
     record_of,
 )
+from svcc.compiler.errors import ExitCode, InputError, OutputError, SvccError, UsageError
+from svcc.compiler.target import FileTree
 
 FORMATS: Final = tuple(RENDERERS)
 MAX_FILE_BYTES: Final = 16 * 1024 * 1024
@@ -160,7 +159,9 @@ def sync_collection(
                 f"{out}: no {RECORD}; not an export folder (create one with `svc clients export`)"
             )
         if raw == NOT_A_FILE:
-            raise InputError(f"{out / RECORD}: not a regular file (or over {MAX_RECORD_BYTES} bytes)")
+            raise InputError(
+                f"{out / RECORD}: not a regular file (or over {MAX_RECORD_BYTES} bytes)"
+            )
         assert isinstance(raw, bytes)
         record = parse_record(raw, out, FORMATS)
         bundle = load_rest_bundle(bundle_dir)

@@ -41,7 +41,11 @@ def _postman_item(request: Request) -> dict[str, Any]:
     http: dict[str, Any] = {"method": request.method, "header": [], "url": url}
     if request.body is not None:
         http["header"] = [{"key": "Content-Type", "value": "application/json"}]
-        http["body"] = {"mode": "raw", "raw": request.body, "options": {"raw": {"language": "json"}}}
+        http["body"] = {
+            "mode": "raw",
+            "raw": request.body,
+            "options": {"raw": {"language": "json"}},
+        }
     http["description"] = _doc(request)
     test = [
         f"pm.test({json.dumps(request.name + ': status is 200')}, function () {{",

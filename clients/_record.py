@@ -78,7 +78,9 @@ def parse_record(data: bytes, where: Path, formats: tuple[str, ...]) -> ExportRe
     )
     if not ok:
         raise InputError(f"{problem} (fields missing or of the wrong type)")
-    assert isinstance(bundle, dict) and isinstance(options, dict) and isinstance(files, dict)
+    assert isinstance(bundle, dict)
+    assert isinstance(options, dict)
+    assert isinstance(files, dict)
     for path, value in files.items():
         if not safe_relpath(path) or not isinstance(value, str) or not _DIGEST.fullmatch(value):
             raise InputError(f"{problem} (bad file entry {str(path)[:200]!r})")

@@ -14,9 +14,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Protocol
 
-from svcc.compiler.errors import InputError
-
 from svcc.clients._bundle import VALIDATION_MODULES, RestBundle
+from svcc.compiler.errors import InputError
 
 
 class Validator(Protocol):

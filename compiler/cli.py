@@ -118,9 +118,13 @@ def _clients_parser(sub: "argparse._SubParsersAction[_Parser]") -> None:
     export.add_argument("--format", required=True, choices=CLIENT_FORMATS)
     sync = actions.add_parser("sync", help="regenerate an exported folder; never overwrites edits")
     for p in (export, sync):
-        p.add_argument("--bundle", required=True, metavar="REST_BUNDLE", help="svcc generate rest output")
+        p.add_argument(
+            "--bundle", required=True, metavar="REST_BUNDLE", help="svcc generate rest output"
+        )
         p.add_argument("--output-dir", required=True, metavar="DIR", help="the collection folder")
-        p.add_argument("--base-url", metavar="URL", help="http(s) base URL (default http://127.0.0.1:8000)")
+        p.add_argument(
+            "--base-url", metavar="URL", help="http(s) base URL (default http://127.0.0.1:8000)"
+        )
         p.add_argument("--name", help="the collection's name (default: the bundle's module)")
 
 

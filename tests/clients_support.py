@@ -19,5 +19,7 @@ def npm_tool(name: str) -> Path:
         pytest.skip(f"{name}: Node.js is not installed (apt-get install nodejs npm)")
     path = NPM_DIR / "node_modules" / ".bin" / name
     if not path.exists():
-        pytest.skip(f"{name} is not installed: run `npm ci` inside tools/clients-npm (.ci/run does)")
+        pytest.skip(
+            f"{name} is not installed: run `npm ci` inside tools/clients-npm (.ci/run does)"
+        )
     return path

@@ -36,15 +36,15 @@ def export(bundle: Path, out: Path, fmt: str, *extra: str) -> dict[str, object]:
 
 
 def sync(bundle: Path, out: Path, *extra: str) -> "tuple[int, dict[str, object] | None, str]":
-    proc = run_svcc(
-        "clients", "sync", "--bundle", str(bundle), "--output-dir", str(out), *extra
-    )
+    proc = run_svcc("clients", "sync", "--bundle", str(bundle), "--output-dir", str(out), *extra)
     return proc.returncode, json.loads(proc.stdout) if proc.returncode == 0 else None, proc.stderr
 
 
 def tree(root: Path) -> dict[str, bytes]:
     return {
-        p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
     }
 
 
@@ -84,7 +84,8 @@ def test_bodies_follow_defaults_literals_nesting_and_positional_rules(
 def test_braces_are_escaped_in_the_body_text(bundles: dict[str, Path], tmp_path: Path) -> None:
     export(bundles["catalog"], tmp_path / "h", "http")
     text = (tmp_path / "h" / "requests.http").read_text()
-    assert "{{not" not in text and "{%" not in text.split("> {%")[0].split("note")[-1]
+    assert "{{not" not in text
+    assert "{%" not in text.split("> {%")[0].split("note")[-1]
     assert r"\u007b\u007bnot a variable\u007d\u007d" in text
 
 
@@ -92,12 +93,14 @@ def test_dumps_body_round_trips_every_string() -> None:
     value = {"a": "{{x}} {% y %} }", "b": ["\u2028\x85", "😀{"], "c": {"{": 1.5}}
     text = dumps_body(value)
     assert json.loads(text) == value
-    assert "{{" not in text.replace("{\n", "") and "\u2028" not in text
+    assert "{{" not in text.replace("{\n", "")
+    assert "\u2028" not in text
 
 
 def test_literal_defaults_are_parsed_never_run() -> None:
     assert literal_default("(1, 'a')") == (1, "a")
-    assert literal_default("1e400") is not None and literal_default("1e400") != float("inf")
+    assert literal_default("1e400") is not None
+    assert literal_default("1e400") != float("inf")
     for text in ("__import__('os').getcwd()", "PAGE_SIZE", "b'x'", "{1, 2}", "10**100**100"):
         value = literal_default(text)
         assert not isinstance(value, str | int | list | tuple | dict) or value is None
@@ -142,7 +145,8 @@ def test_bad_base_urls_are_refused(
         "--output-dir", str(tmp_path / "out"), "--base-url", url,
     )  # fmt: skip
     assert proc.returncode == 2, proc.stderr
-    assert why in proc.stderr and proc.stderr.count("\n") == 1
+    assert why in proc.stderr
+    assert proc.stderr.count("\n") == 1
     assert not (tmp_path / "out").exists()
 
 
@@ -152,7 +156,9 @@ def test_base_url_with_a_path_prefix_is_kept(bundles: dict[str, Path], tmp_path:
     assert doc["variable"] == [{"key": "baseUrl", "value": "https://api.test/v1", "type": "string"}]
 
 
-@pytest.mark.parametrize("target", ["openapi.json", "source/shapes.py", "svc_runtime/validation.py"])
+@pytest.mark.parametrize(
+    "target", ["openapi.json", "source/shapes.py", "svc_runtime/validation.py"]
+)
 def test_a_changed_bundle_is_refused(bundles: dict[str, Path], tmp_path: Path, target: str) -> None:
     bundle = tmp_path / "b"
     shutil.copytree(bundles["shapes"], bundle)
@@ -175,7 +181,8 @@ def test_a_consistently_rewritten_manifest_still_needs_its_files(
     (bundle / "openapi.json").unlink()
     proc = run_svcc("clients", "export", "--bundle", str(bundle), "--format", "http",
                     "--output-dir", str(tmp_path / "out"))  # fmt: skip
-    assert proc.returncode == 2 and "openapi.json is missing" in proc.stderr
+    assert proc.returncode == 2
+    assert "openapi.json is missing" in proc.stderr
 
 
 @pytest.mark.parametrize(
@@ -204,13 +211,15 @@ def test_export_refuses_a_non_empty_folder_and_an_existing_export(
     export(bundles["shapes"], out, "http")
     again = run_svcc("clients", "export", "--bundle", str(bundles["shapes"]), "--format", "http",
                      "--output-dir", str(out))  # fmt: skip
-    assert again.returncode == 2 and "svc clients sync" in again.stderr
+    assert again.returncode == 2
+    assert "svc clients sync" in again.stderr
     other = tmp_path / "other"
     other.mkdir()
     (other / "mine.txt").write_text("mine")
     proc = run_svcc("clients", "export", "--bundle", str(bundles["shapes"]), "--format", "http",
                     "--output-dir", str(other))  # fmt: skip
-    assert proc.returncode == 2 and "not empty" in proc.stderr
+    assert proc.returncode == 2
+    assert "not empty" in proc.stderr
     assert sorted(p.name for p in other.iterdir()) == ["mine.txt"]
 
 
@@ -218,7 +227,8 @@ def test_export_refuses_a_non_empty_folder_and_an_existing_export(
 def test_bad_names_are_refused(bundles: dict[str, Path], tmp_path: Path, name: str) -> None:
     proc = run_svcc("clients", "export", "--bundle", str(bundles["shapes"]), "--format", "postman",
                     "--output-dir", str(tmp_path / "o"), "--name", name)  # fmt: skip
-    assert proc.returncode == 2 and "--name" in proc.stderr
+    assert proc.returncode == 2
+    assert "--name" in proc.stderr
 
 
 # -- determinism ---------------------------------------------------------------------------
@@ -264,7 +274,9 @@ def test_sync_of_an_unchanged_bundle_writes_nothing(
     before = {p: os.stat(out / p).st_mtime_ns for p in tree(out)}
     code, result, err = sync(bundles["catalog"], out)
     assert code == 0, err
-    assert result is not None and result["written"] == [] and result["removed"] == []
+    assert result is not None
+    assert result["written"] == []
+    assert result["removed"] == []
     assert {p: os.stat(out / p).st_mtime_ns for p in tree(out)} == before
 
 
@@ -288,7 +300,8 @@ def test_sync_follows_the_bundle_and_leaves_unrelated_files(
     assert (out / "notes.md").read_text() == "my notes\n"
     assert (out / "extra" / "mine.bru").exists()
     record = json.loads((out / "svc-clients.json").read_text())
-    assert "ping.bru" in record["files"] and "coords.bru" not in record["files"]
+    assert "ping.bru" in record["files"]
+    assert "coords.bru" not in record["files"]
     assert "notes.md" not in record["files"]
     # the synced folder is exactly a fresh export of the new bundle, plus the user's files
     fresh = tmp_path / "fresh"
@@ -321,7 +334,8 @@ def test_sync_refuses_to_remove_an_edited_file_that_is_no_longer_generated(
     (out / "coords.bru").write_text((out / "coords.bru").read_text() + "\n")
     before = tree(out)
     code, _, err = sync(_edited_catalog(tmp_path, drop="coords"), out)
-    assert code == 1 and "coords.bru (edited since the export, and no longer generated)" in err
+    assert code == 1
+    assert "coords.bru (edited since the export, and no longer generated)" in err
     assert tree(out) == before
 
 
@@ -333,7 +347,8 @@ def test_sync_never_overwrites_a_file_it_did_not_write(
     (out / "ping.bru").write_text("mine\n")
     bundle = _edited_catalog(tmp_path, add="\n\ndef ping() -> str:\n    return 'pong'\n")
     code, _, err = sync(bundle, out)
-    assert code == 1 and "ping.bru (exists and was not written by the export)" in err
+    assert code == 1
+    assert "ping.bru (exists and was not written by the export)" in err
     assert (out / "ping.bru").read_text() == "mine\n"
 
 
@@ -347,7 +362,8 @@ def test_sync_does_not_follow_a_symlink_in_place_of_its_file(
     (out / "requests.http").unlink()
     (out / "requests.http").symlink_to(outside)
     code, _, err = sync(bundles["shapes"], out, "--base-url", "http://127.0.0.1:9")
-    assert code == 1 and "requests.http (not a regular file)" in err
+    assert code == 1
+    assert "requests.http (not a regular file)" in err
     assert outside.read_text() == "precious\n"
 
 
@@ -366,18 +382,24 @@ def test_sync_recreates_a_deleted_file_and_applies_new_options(
     assert record["options"]["base_url"] == "https://api.test"
     # a second sync keeps the option from the record
     code, result, _ = sync(bundles["shapes"], out)
-    assert code == 0 and result is not None and result["written"] == []
+    assert code == 0
+    assert result is not None
+    assert result["written"] == []
 
 
 def test_sync_needs_an_export_record(bundles: dict[str, Path], tmp_path: Path) -> None:
     (tmp_path / "plain").mkdir()
     code, _, err = sync(bundles["shapes"], tmp_path / "plain")
-    assert code == 2 and "no svc-clients.json" in err
+    assert code == 2
+    assert "no svc-clients.json" in err
     out = tmp_path / "out"
     export(bundles["shapes"], out, "http")
-    (out / "svc-clients.json").write_text('{"schema": "svc.clients-export/v1", "files": {"../x": 1}}')
+    (out / "svc-clients.json").write_text(
+        '{"schema": "svc.clients-export/v1", "files": {"../x": 1}}'
+    )
     code, _, err = sync(bundles["shapes"], out)
-    assert code == 2 and "not a svc.clients-export/v1 record" in err
+    assert code == 2
+    assert "not a svc.clients-export/v1 record" in err
 
 
 def test_record_hashes_every_written_file(bundles: dict[str, Path], tmp_path: Path) -> None:
@@ -387,7 +409,9 @@ def test_record_hashes_every_written_file(bundles: dict[str, Path], tmp_path: Pa
     export(bundles["shapes"], out, "bruno")
     record = json.loads((out / "svc-clients.json").read_text())
     files = {p: d for p, d in tree(out).items() if p != "svc-clients.json"}
-    assert record["files"] == {p: "sha256:" + hashlib.sha256(d).hexdigest() for p, d in files.items()}
+    assert record["files"] == {
+        p: "sha256:" + hashlib.sha256(d).hexdigest() for p, d in files.items()
+    }
     manifest = (bundles["shapes"] / "svc-rest.json").read_bytes()
     assert record["bundle"]["manifest_digest"] == "sha256:" + hashlib.sha256(manifest).hexdigest()
     assert record["format"] == "bruno"

@@ -49,7 +49,9 @@ class Live:
 
 
 @pytest.fixture(scope="module", params=sorted(SOURCES))
-def live(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
+def live(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Live]:
     root = tmp_path_factory.mktemp(f"live-{request.param}")
     bundle = root / "bundle"
     generate(SOURCES[request.param], bundle)
@@ -105,7 +107,8 @@ def test_bru_runs_the_bruno_collection(live: Live) -> None:
     assert code == 0, summary
     assert summary["totalRequests"] == summary["passedRequests"] == live.requests
     assert summary["totalAssertions"] == summary["passedAssertions"] == live.requests
-    assert order[0].startswith("health") and order[0].endswith(".bru")
+    assert order[0].startswith("health")
+    assert order[0].endswith(".bru")
     if not live.control:
         return
     code, summary, _ = run(live.export("bruno", live.broken_url))

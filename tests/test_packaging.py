@@ -12,7 +12,7 @@ from helpers import ROOT
 sys.path.insert(0, str(ROOT / "tools"))
 from wheelenv import install_wheel_venv
 
-TOP_LEVEL = ["backends", "compiler", "frontends", "ir", "runtime", "service", "svcc"]
+TOP_LEVEL = ["backends", "clients", "compiler", "frontends", "ir", "runtime", "service", "svcc"]
 
 
 def _config() -> dict[str, object]:
