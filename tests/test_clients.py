@@ -416,3 +416,42 @@ def test_record_hashes_every_written_file(bundles: dict[str, Path], tmp_path: Pa
     assert record["bundle"]["manifest_digest"] == "sha256:" + hashlib.sha256(manifest).hexdigest()
     assert record["format"] == "bruno"
     assert record["options"] == {"base_url": "http://127.0.0.1:8000", "name": "shapes"}
+
+
+def _rewrite_manifest(bundle: Path, tmp_path: Path, capabilities: list[dict[str, str]]) -> Path:
+    """A copy whose manifest lists other capabilities (the manifest is not self-hashed:
+    content metadata, not a signature), to reach the limits on names and requests."""
+    copy = tmp_path / "b"
+    shutil.copytree(bundle, copy)
+    manifest = json.loads((copy / "svc-rest.json").read_text())
+    manifest["capabilities"] = capabilities
+    (copy / "svc-rest.json").write_text(json.dumps(manifest))
+    return copy
+
+
+@pytest.mark.parametrize(
+    ("capabilities", "message"),
+    [
+        ([{"id": "python:x:a", "name": "../../etc"}], "is not a route name"),
+        ([{"id": "python:x:a", "name": "a" * 201}], "is not a route name"),
+        ([{"id": f"python:x:f{i}", "name": f"f{i}"} for i in range(1001)], "at most 1000"),
+        ([{"id": "python:x:nope", "name": "nope"}], "no request schema for POST"),
+        ([{"id": "python:shapes:scale", "name": "scale"}] * 2, "appears twice"),
+    ],
+)
+def test_manifest_limits_and_names(
+    bundles: dict[str, Path], tmp_path: Path, capabilities: list[dict[str, str]], message: str
+) -> None:
+    bundle = _rewrite_manifest(bundles["shapes"], tmp_path, capabilities)
+    proc = run_svcc("clients", "export", "--bundle", str(bundle), "--format", "bruno",
+                    "--output-dir", str(tmp_path / "out"))  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    assert message in proc.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_file_names_stay_distinct_without_case(bundles: dict[str, Path], tmp_path: Path) -> None:
+    export(bundles["catalog"], tmp_path / "b", "bruno")
+    names = [p.name for p in (tmp_path / "b").glob("*.bru")]
+    assert len({n.casefold() for n in names}) == len(names)
+    assert sum(n.casefold().startswith("health") for n in names) == 3  # GET /health and two
