@@ -20,6 +20,7 @@ refuses is dropped and the body checked again.
 import ast
 import json
 import math
+import re
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -188,23 +189,23 @@ def dumps_body(body: Any) -> str:
     separators and other unprintable characters are escaped for the line-based formats.
     """
     text = json.dumps(body, indent=2, ensure_ascii=False, allow_nan=False)
-    out: list[str] = []
-    in_string = escaped = False
-    for ch in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-            elif ch in "{}" or not ch.isprintable():
-                out.append(f"\\u{ord(ch):04x}" if ord(ch) <= 0xFFFF else _surrogates(ch))
-                continue
-        elif ch == '"':
-            in_string = True
-        out.append(ch)
-    return "".join(out)
+    return _STRING.sub(_escape_string, text)
+
+
+_STRING: Final = re.compile(r'"(?:[^"\\]|\\.)*"')
+_UNSAFE: Final = re.compile(r"[{}]|[^\x20-\x7e]")
+
+
+def _escape_string(match: "re.Match[str]") -> str:
+    token = match.group()
+    if not _UNSAFE.search(token):
+        return token
+    return "".join(
+        (f"\\u{ord(ch):04x}" if ord(ch) <= 0xFFFF else _surrogates(ch))
+        if ch in "{}" or not ch.isprintable()
+        else ch
+        for ch in token
+    )
 
 
 def _surrogates(ch: str) -> str:

@@ -90,7 +90,7 @@ def test_braces_are_escaped_in_the_body_text(bundles: dict[str, Path], tmp_path:
 
 
 def test_dumps_body_round_trips_every_string() -> None:
-    value = {"a": "{{x}} {% y %} }", "b": ["\u2028\x85", "😀{"], "c": {"{": 1.5}}
+    value = {"a": "{{x}} {% y %} }", "b": ["\u2028\x85", "😀{", "\\{"], "c": {"{": 1.5}}
     text = dumps_body(value)
     assert json.loads(text) == value
     assert "{{" not in text.replace("{\n", "")
