@@ -8,6 +8,7 @@ between the check and the use. ``source/`` is hashed like every other file and n
 further: export neither scans nor runs the user's code.
 """
 
+import errno
 import hashlib
 import json
 import os
@@ -35,7 +36,8 @@ CAPABILITY_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-
 MAX_NAME_CHARS: Final = 200
 
 _KEEP: Final = frozenset({OPENAPI, IR, *(f"svc_runtime/{m}.py" for m in VALIDATION_MODULES)})
-_FLAGS: Final = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+# No symlink followed; O_NONBLOCK so a FIFO in a bundle cannot hang the export.
+_FLAGS: Final = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 
 
 @frozen(kw_only=True)
@@ -70,6 +72,8 @@ def _read(path: Path, what: str, limit: int) -> bytes:
     except FileNotFoundError:
         raise InputError(f"{what} is missing") from None
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise InputError(f"{what} is a symlink; bundles hold regular files only") from None
         raise InputError(f"{what} cannot be read: {os.strerror(exc.errno or 0)}") from None
     try:
         info = os.fstat(fd)

@@ -36,18 +36,18 @@ _SCALARS: Final[Mapping[str, Any]] = {
     "boolean": True,
     "null": None,
 }
-_UNSET: Final = object()
+UNSET: Final = object()  # "no usable literal default"
 
 
 def literal_default(text: str) -> Any:
-    """The JSON value of a literal default, or ``_UNSET`` when it is not a JSON literal."""
+    """The JSON value of a literal default, or ``UNSET`` when it is not a JSON literal."""
     if len(text) > MAX_DEFAULT_CHARS:
-        return _UNSET
+        return UNSET
     try:
         value = ast.literal_eval(text)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return _UNSET
-    return value if _is_json(value) else _UNSET
+        return UNSET
+    return value if _is_json(value) else UNSET
 
 
 def _is_json(value: Any, depth: int = 0) -> bool:
@@ -160,7 +160,7 @@ def example_body(
     for name in properties:
         if name not in required and name not in drop and name in defaults:
             default = literal_default(defaults[name])
-            if default is not _UNSET:
+            if default is not UNSET:
                 chosen[name] = _jsonify(default)
     # Positional-only parameters in signature order: after the first one left out, every
     # later optional one is left out too (the server refuses a gap).

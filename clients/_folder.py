@@ -8,6 +8,7 @@ reader sees the old bytes or the new ones, never a mix.
 
 import contextlib
 import errno
+import fcntl
 import os
 import secrets
 import stat
@@ -36,6 +37,11 @@ class Folder:
                 raise OutputError(f"{root}: is a symlink or not a directory") from None
             raise OutputError(f"{root}: {os.strerror(exc.errno or 0)}") from None
         self._dirs: dict[str, int] = {"": self.fd}
+        try:  # one sync at a time per folder (released when the descriptor closes)
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(self.fd)
+            raise OutputError(f"{root}: another sync is running on this folder") from None
 
     def close(self) -> None:
         for fd in self._dirs.values():

@@ -13,7 +13,7 @@ import pytest
 from clients_support import CATALOG, FORMATS, SHAPES
 from helpers import run_svcc
 from servers import generate
-from svcc.clients._examples import dumps_body, example_body, literal_default
+from svcc.clients._examples import UNSET, dumps_body, example_body, literal_default
 
 
 @pytest.fixture(scope="module")
@@ -97,13 +97,23 @@ def test_dumps_body_round_trips_every_string() -> None:
     assert "\u2028" not in text
 
 
-def test_literal_defaults_are_parsed_never_run() -> None:
+def test_literal_defaults_are_parsed_never_run(tmp_path: Path) -> None:
     assert literal_default("(1, 'a')") == (1, "a")
-    assert literal_default("1e400") is not None
-    assert literal_default("1e400") != float("inf")
-    for text in ("__import__('os').getcwd()", "PAGE_SIZE", "b'x'", "{1, 2}", "10**100**100"):
-        value = literal_default(text)
-        assert not isinstance(value, str | int | list | tuple | dict) or value is None
+    assert literal_default("None") is None
+    assert literal_default("-2.5") == -2.5
+    marker = tmp_path / "ran"
+    for text in (
+        f"open({str(marker)!r}, 'w')",  # a call: never evaluated
+        "PAGE_SIZE",  # a name
+        "b'x'",  # not JSON
+        "{1, 2}",  # not JSON
+        "10**100",  # an operation
+        "1e400",  # not finite
+        "2**64",
+        "18446744073709551616",  # beyond 64-bit integers
+    ):
+        assert literal_default(text) is UNSET, text
+    assert not marker.exists()
 
 
 def test_example_body_without_ir_defaults_keeps_required_only() -> None:
@@ -455,3 +465,37 @@ def test_file_names_stay_distinct_without_case(bundles: dict[str, Path], tmp_pat
     names = [p.name for p in (tmp_path / "b").glob("*.bru")]
     assert len({n.casefold() for n in names}) == len(names)
     assert sum(n.casefold().startswith("health") for n in names) == 3  # GET /health and two
+
+
+def test_a_fifo_never_hangs_export_or_sync(bundles: dict[str, Path], tmp_path: Path) -> None:
+    bundle = tmp_path / "b"
+    shutil.copytree(bundles["shapes"], bundle)
+    (bundle / "readiness.json").unlink()
+    os.mkfifo(bundle / "readiness.json")
+    proc = run_svcc("clients", "export", "--bundle", str(bundle), "--format", "http",
+                    "--output-dir", str(tmp_path / "o"), timeout=60)  # fmt: skip
+    assert proc.returncode == 2
+    assert "readiness.json is not a regular file" in proc.stderr
+    out = tmp_path / "out"
+    export(bundles["shapes"], out, "bruno")
+    (out / "scale.bru").unlink()
+    os.mkfifo(out / "scale.bru")
+    code, _, err = sync(bundles["shapes"], out)
+    assert code == 1
+    assert "scale.bru (not a regular file)" in err
+
+
+def test_concurrent_syncs_are_refused(bundles: dict[str, Path], tmp_path: Path) -> None:
+    import fcntl
+
+    out = tmp_path / "out"
+    export(bundles["shapes"], out, "http")
+    fd = os.open(out, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        code, _, err = sync(bundles["shapes"], out)
+        assert code == 2
+        assert "another sync is running" in err
+    finally:
+        os.close(fd)
+    assert sync(bundles["shapes"], out)[0] == 0
