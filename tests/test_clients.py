@@ -499,3 +499,36 @@ def test_concurrent_syncs_are_refused(bundles: dict[str, Path], tmp_path: Path) 
     finally:
         os.close(fd)
     assert sync(bundles["shapes"], out)[0] == 0
+
+
+def test_bodies_are_checked_by_the_bundles_own_validator(
+    bundles: dict[str, Path], tmp_path: Path
+) -> None:
+    """A bundle whose validator refuses ``radius`` (manifest digest updated to match: the
+    manifest is metadata, not a signature) gets no collection: the check runs the bundle's
+    code, not svcc's copy."""
+    import hashlib
+
+    bundle = tmp_path / "b"
+    shutil.copytree(bundles["shapes"], bundle)
+    validation = bundle / "svc_runtime" / "validation.py"
+    code = validation.read_text()
+    marker = "        if self._dependent:\n            self._check_gaps(values)\n"
+    assert marker in code
+    refuse = (
+        '        if "radius" in values:\n'
+        '            raise RequestInvalid([{"type": "x", "loc": ["body", "radius"], '
+        '"msg": "refused by this bundle", "input": None}])\n'
+    )
+    validation.write_text(code.replace(marker, marker + refuse))
+    manifest = json.loads((bundle / "svc-rest.json").read_text())
+    manifest["files"]["svc_runtime/validation.py"] = (
+        "sha256:" + hashlib.sha256(validation.read_bytes()).hexdigest()
+    )
+    (bundle / "svc-rest.json").write_text(json.dumps(manifest))
+    proc = run_svcc("clients", "export", "--bundle", str(bundle), "--format", "postman",
+                    "--output-dir", str(tmp_path / "out"))  # fmt: skip
+    assert proc.returncode == 3
+    assert "circle_area: the bundle's validator refuses the example body" in proc.stderr
+    assert "refused by this bundle at body.radius" in proc.stderr
+    assert not (tmp_path / "out").exists()
