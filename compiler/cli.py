@@ -220,7 +220,7 @@ def _cmd_clients(args: argparse.Namespace) -> int:
     if args.action == "export":
         options = clients.ExportOptions(
             format=args.format,
-            base_url=args.base_url or clients.DEFAULT_BASE_URL,
+            base_url=clients.DEFAULT_BASE_URL if args.base_url is None else args.base_url,
             name=args.name,
         )
         result = clients.export_collection(args.bundle, args.output_dir, options)

@@ -145,6 +145,7 @@ def test_example_body_without_ir_defaults_keeps_required_only() -> None:
         ("http://127.0.0.1:8000/{{x}}", "not allowed"),
         ("http://exa mple.com", "not allowed"),
         ("127.0.0.1:8000", "only http"),
+        ("", "only http"),
     ],
 )
 def test_bad_base_urls_are_refused(
