@@ -533,3 +533,10 @@ def test_bodies_are_checked_by_the_bundles_own_validator(
     assert "circle_area: the bundle's validator refuses the example body" in proc.stderr
     assert "refused by this bundle at body.radius" in proc.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_cli_format_choices_are_the_library_formats() -> None:
+    from svcc.clients import FORMATS as LIBRARY
+    from svcc.compiler.cli import CLIENT_FORMATS
+
+    assert CLIENT_FORMATS == LIBRARY == FORMATS
