@@ -64,7 +64,16 @@ def _render(bundle: RestBundle, options: ExportOptions) -> tuple[dict[str, bytes
     if options.format not in RENDERERS:
         raise UsageError(f"unknown format {options.format!r} (choose from {', '.join(FORMATS)})")
     base_url = check_base_url(options.base_url)
-    name = check_name(options.name if options.name is not None else bundle.module)
+    if options.name is not None:
+        name = check_name(options.name)
+    else:
+        try:
+            name = check_name(bundle.module)
+        except UsageError:
+            raise UsageError(
+                f"the bundle's module name {bundle.module[:120]!r} cannot name a collection; "
+                "pass --name NAME"
+            ) from None
     collection = build_collection(bundle, base_url=base_url, name=name)
     files = RENDERERS[options.format](collection)
     for path, data in files.items():

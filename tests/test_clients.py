@@ -540,3 +540,19 @@ def test_cli_format_choices_are_the_library_formats() -> None:
     from svcc.compiler.cli import CLIENT_FORMATS
 
     assert CLIENT_FORMATS == LIBRARY == FORMATS
+
+
+def test_a_module_name_that_cannot_name_a_collection_asks_for_name(
+    bundles: dict[str, Path], tmp_path: Path
+) -> None:
+    copy = tmp_path / "b"
+    shutil.copytree(bundles["shapes"], copy)
+    manifest = json.loads((copy / "svc-rest.json").read_text())
+    manifest["module"] = "m" * 150
+    (copy / "svc-rest.json").write_text(json.dumps(manifest))
+    proc = run_svcc("clients", "export", "--bundle", str(copy), "--format", "http",
+                    "--output-dir", str(tmp_path / "o"))  # fmt: skip
+    assert proc.returncode == 2
+    assert "pass --name NAME" in proc.stderr
+    export(copy, tmp_path / "named", "http", "--name", "Shapes API")
+    assert (tmp_path / "named" / "requests.http").read_text().startswith("# Shapes API\n")
