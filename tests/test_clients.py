@@ -4,16 +4,48 @@ Everything here runs the real command (or the library it wraps) on bundles gener
 ``svcc generate rest``; the tools that run the collections are in test_clients_tools.py.
 """
 
+import contextlib
+import io
 import json
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 from clients_support import CATALOG, FORMATS, SHAPES
-from helpers import run_svcc
-from servers import generate
+from helpers import run_svcc as run_svcc_process
 from svcc.clients._examples import UNSET, dumps_body, example_body, literal_default
+from svcc.compiler.cli import main
+
+
+def run_svcc(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 120
+) -> "subprocess.CompletedProcess[str]":
+    """The command in this process (the same ``main`` the console script calls), which
+    keeps these many small runs fast; with ``env`` (a hash seed), a fresh process."""
+    if env is not None:
+        return run_svcc_process(*args, env=env, timeout=timeout)
+    streams = [io.TextIOWrapper(io.BytesIO(), encoding="utf-8") for _ in range(2)]
+    with contextlib.redirect_stdout(streams[0]), contextlib.redirect_stderr(streams[1]):
+        try:
+            code = main(list(args))
+        except SystemExit as exc:  # argparse usage errors
+            code = int(exc.code or 0)
+    out, err = (_text(s) for s in streams)
+    return subprocess.CompletedProcess(list(args), code, out, err)
+
+
+def _text(stream: io.TextIOWrapper) -> str:
+    stream.flush()
+    raw = stream.buffer
+    assert isinstance(raw, io.BytesIO)
+    return raw.getvalue().decode()
+
+
+def generate(source: Path, out: Path, *args: str, interface: str = "rest") -> None:
+    proc = run_svcc("generate", interface, str(source), "--output-dir", str(out), *args)
+    assert proc.returncode == 0, proc.stderr
 
 
 @pytest.fixture(scope="module")
@@ -556,3 +588,14 @@ def test_a_module_name_that_cannot_name_a_collection_asks_for_name(
     assert "pass --name NAME" in proc.stderr
     export(copy, tmp_path / "named", "http", "--name", "Shapes API")
     assert (tmp_path / "named" / "requests.http").read_text().startswith("# Shapes API\n")
+
+
+def test_the_installed_command_reports_a_refusal_in_one_line(
+    bundles: dict[str, Path], tmp_path: Path
+) -> None:
+    proc = run_svcc_process("clients", "export", "--bundle", str(bundles["mcp"]), "--format",
+                            "http", "--output-dir", str(tmp_path / "o"))  # fmt: skip
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("svcc: error: ")
+    assert proc.stderr.count("\n") == 1
+    assert proc.stdout == ""
