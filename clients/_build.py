@@ -1,6 +1,6 @@
 """A verified bundle → the :class:`Collection` every format renders, bodies checked."""
 
-from typing import Final
+from typing import Any, Final
 
 from svcc.clients._bundle import Capability, RestBundle
 from svcc.clients._collection import HEALTH_ID, Collection, Request, file_stems
@@ -12,10 +12,11 @@ MAX_BODY_CHARS: Final = 256 * 1024
 HEALTH_SUMMARY: Final = "Health check: GET /health answers 200 while the server is up."
 
 
-def _error_text(errors: list[dict[str, object]]) -> str:
+def _error_text(errors: list[dict[str, Any]]) -> str:
     first = errors[0] if errors else {}
-    loc = ".".join(str(p) for p in first.get("loc", ()) or ())  # type: ignore[attr-defined]
-    return f"{first.get('msg', 'refused')} at {loc or 'body'}"
+    loc = first.get("loc")
+    where = ".".join(str(p) for p in loc) if isinstance(loc, list) else ""
+    return f"{first.get('msg', 'refused')} at {where or 'body'}"
 
 
 def checked_body(cap: Capability, bundle: RestBundle, validators: BundleValidators) -> str:

@@ -125,15 +125,15 @@ def _plan(
     for path in sorted(set(old) | set(new)):
         state = folder.read(path, MAX_FILE_BYTES)
         if path in new:
-            if state == NOT_A_FILE:
-                conflicts.append(f"{path} (not a regular file)")
-            elif state == MISSING:
+            if state == MISSING:
                 write.append(path)
+            elif not isinstance(state, bytes):
+                conflicts.append(f"{path} (not a regular file)")
             elif state == new[path]:
                 unchanged.append(path)
             elif path not in old:
                 conflicts.append(f"{path} (exists and was not written by the export)")
-            elif digest(state) == old[path]:  # type: ignore[arg-type]
+            elif digest(state) == old[path]:
                 write.append(path)
             else:
                 conflicts.append(f"{path} (edited since the export)")

@@ -34,7 +34,7 @@ class Live:
         self.requests = requests
 
     def export(self, fmt: str, base_url: str | None = None) -> Path:
-        out = self.root / f"{fmt}-{abs(hash(base_url)) if base_url else 'live'}"
+        out = self.root / f"{fmt}-{'broken' if base_url == self.broken_url else 'live'}"
         if not out.exists():
             proc = run_svcc(
                 "clients", "export", "--bundle", str(self.bundle), "--format", fmt,
