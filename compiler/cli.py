@@ -17,9 +17,42 @@ from svcc import __version__
 
 if TYPE_CHECKING:
     from svcc.compiler.requirements import DeclaredRequirements
+    from svcc.compiler.target import Target
+
+FORMAT_HELP = "output format (default: text on a terminal, json when piped)"
+
+
+def _terminal_columns() -> int:
+    """``shutil.get_terminal_size().columns`` without importing shutil: ``$COLUMNS``, else
+    the terminal on stdout, else 80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns if columns > 0 else 80
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's formatter, told the width up front: argparse builds one for every option
+    it adds, and left to itself each asks ``shutil`` (whose import pulls in the compression
+    modules) for the terminal size, on every start of every command."""
+
+    def __init__(self, prog: str, **kwargs: int | None) -> None:
+        if kwargs.get("width") is None:
+            kwargs["width"] = _terminal_columns() - 2
+        super().__init__(prog, **kwargs)  # type: ignore[arg-type]
 
 
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message}\n")
 
@@ -40,7 +73,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     )
 
 
-INTERFACES = ("rest", "mcp")
+def _format(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", choices=("text", "json"), default=None, help=FORMAT_HELP)
 
 
 def _generate_options(p: argparse.ArgumentParser) -> None:
@@ -52,30 +86,68 @@ def _generate_options(p: argparse.ArgumentParser) -> None:
         help="governed execution: a svc.execution/v1 policy (JSON; {} means the defaults)",
     )
     _common(p)
-    p.add_argument("--format", choices=("json", "text"), default="json")
+    _format(p)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _target_options(p: argparse.ArgumentParser, target: "type[Target]") -> None:
+    """The selected target's own options (its attrs fields), in their own help group."""
+    from svcc.compiler.registry import target_options
+
+    group = p.add_argument_group(f"options of target {target.name!r}")
+    for option in target_options(target):
+        kwargs: dict[str, object] = {"dest": f"target_option_{option.name}"}
+        if option.kind == "bool":
+            kwargs |= {"action": argparse.BooleanOptionalAction, "default": option.default}
+        else:
+            kwargs |= {
+                "type": int if option.kind == "int" else str,
+                "choices": option.choices,
+                "metavar": option.metavar,
+                "default": option.default,
+                "required": option.required,
+            }
+        shown = f" (one of: {', '.join(option.choices)})" if option.choices else ""
+        if not option.required and option.default is not None:
+            shown += " (default: %(default)s)"
+        group.add_argument(option.flag, help=option.help + shown, **kwargs)  # type: ignore[arg-type]
+
+
+def build_parser(target: "type[Target] | None" = None) -> argparse.ArgumentParser:
+    """The whole command line; ``target`` is the class ``compile --target`` selected, whose
+    options are added to ``compile``."""
     parser = _Parser(prog="svcc", description="Compile Python code into services.")
-    parser.add_argument("--version", action="version", version=f"svcc {__version__}")
+    parser.add_argument(
+        "--version", action="version", version=f"svcc {__version__}", help="print the version"
+    )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     inspect = sub.add_parser("inspect", help="report the readiness of each public function")
     inspect.add_argument("path", help="a .py file, an .ipynb notebook, or a directory")
     _common(inspect)
-    inspect.add_argument("--format", choices=("text", "json"), default="text")
+    _format(inspect)
     inspect.add_argument("--ir", action="store_true", help="print the IR instead")
-    inspect.add_argument("--encoding", help="source encoding (default: PEP 263 detection)")
+    inspect.add_argument(
+        "--encoding", metavar="NAME", help="source encoding (default: PEP 263 detection)"
+    )
 
     compile_ = sub.add_parser("compile", help="compile a file with a target into a directory")
     compile_.add_argument("path", help="a .py file or an .ipynb notebook")
-    compile_.add_argument("--target", required=True, help="a target name (see `svcc targets`)")
+    compile_.add_argument(
+        "--target",
+        required=True,
+        metavar="NAME",
+        help="a target name (`svcc targets` lists them and their options)",
+    )
     _generate_options(compile_)
+    if target is not None:
+        _target_options(compile_, target)
 
     generate = sub.add_parser(
         "generate", help="write a service bundle (same as compile --target INTERFACE)"
     )
-    generate.add_argument("interface", choices=INTERFACES, help="the bundle to write")
+    generate.add_argument(
+        "interface", metavar="INTERFACE", help="a target that writes a service: rest, mcp, ..."
+    )
     generate.add_argument("path", help="a .py file or an .ipynb notebook")
     _generate_options(generate)
 
@@ -83,8 +155,10 @@ def build_parser() -> argparse.ArgumentParser:
         "serve", help="run a bundle in its own environment (requirements installed, cached)"
     )
     serve.add_argument("bundle", help="a directory written by `svcc generate`")
-    serve.add_argument("--host", default="127.0.0.1", help="default 127.0.0.1")
-    serve.add_argument("--port", type=int, default=8000, help="default 8000")
+    serve.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)"
+    )
+    serve.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
     serve.add_argument(
         "--cache-dir",
         metavar="DIR",
@@ -97,13 +171,34 @@ def build_parser() -> argparse.ArgumentParser:
     analysis.add_argument(
         "--workspace", default=".", metavar="DIR", help="root of every client path (default .)"
     )
-    analysis.add_argument("--bind", default="127.0.0.1:8080", metavar="HOST:PORT")
-    analysis.add_argument("--workers", type=int, default=2)
-    analysis.add_argument("--max-upload-bytes", type=int, default=16 * 1024 * 1024)
-    analysis.add_argument("--max-directory-files", type=int, default=10_000)
+    analysis.add_argument(
+        "--bind",
+        default="127.0.0.1:8080",
+        metavar="HOST:PORT",
+        help="address to listen on (default %(default)s)",
+    )
+    analysis.add_argument(
+        "--workers", type=int, default=2, help="gunicorn worker processes (default %(default)s)"
+    )
+    analysis.add_argument(
+        "--max-upload-bytes",
+        type=int,
+        default=16 * 1024 * 1024,
+        metavar="N",
+        help="largest request body accepted (default %(default)s)",
+    )
+    analysis.add_argument(
+        "--max-directory-files",
+        type=int,
+        default=10_000,
+        metavar="N",
+        help="most files one directory analysis reads (default %(default)s)",
+    )
 
-    targets = sub.add_parser("targets", help="list the installed targets")
-    targets.add_argument("--format", choices=("text", "json"), default="text")
+    targets = sub.add_parser("targets", help="list the installed targets and their options")
+    targets.add_argument(
+        "--format", choices=("text", "json"), default="text", help="output format (default text)"
+    )
     _clients_parser(sub)
     return parser
 
@@ -115,7 +210,9 @@ def _clients_parser(sub: "argparse._SubParsersAction[_Parser]") -> None:
     clients = sub.add_parser("clients", help="client collections from a REST bundle")
     actions = clients.add_subparsers(dest="action", required=True, parser_class=_Parser)
     export = actions.add_parser("export", help="write a collection into a new or empty folder")
-    export.add_argument("--format", required=True, choices=CLIENT_FORMATS)
+    export.add_argument(
+        "--format", required=True, choices=CLIENT_FORMATS, help="the collection format"
+    )
     sync = actions.add_parser("sync", help="regenerate an exported folder; never overwrites edits")
     for p in (export, sync):
         p.add_argument(
@@ -126,6 +223,32 @@ def _clients_parser(sub: "argparse._SubParsersAction[_Parser]") -> None:
             "--base-url", metavar="URL", help="http(s) base URL (default http://127.0.0.1:8000)"
         )
         p.add_argument("--name", help="the collection's name (default: the bundle's module)")
+
+
+def _selected_target(argv: Sequence[str]) -> "type[Target] | None":
+    """For ``compile``: the class named by ``--target``, so its options can be parsed."""
+    pre = _Parser(add_help=False)
+    pre.add_argument("command", nargs="?")
+    pre.add_argument("--target")
+    known, _ = pre.parse_known_args(argv)
+    if known.command != "compile" or not known.target:
+        return None
+    from svcc.compiler.registry import load_target_class
+
+    return load_target_class(known.target)
+
+
+def _text_on_stderr(args: argparse.Namespace) -> bool:
+    """Refusals get their source excerpts when a person reads them (or asked for text)."""
+    fmt = getattr(args, "format", None)
+    return fmt == "text" or (fmt is None and sys.stderr.isatty())
+
+
+def _output_format(args: argparse.Namespace) -> str:
+    """``--format`` as given, else text for a person at a terminal and JSON for a pipe."""
+    if args.format is not None:
+        return str(args.format)
+    return "text" if sys.stdout.isatty() else "json"
 
 
 def _requirements(args: argparse.Namespace) -> "DeclaredRequirements | None":
@@ -149,13 +272,18 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
             from svcc.compiler.errors import UsageError
 
             raise UsageError("--module-name names one module; it cannot apply to a directory")
-        return render.inspect_directory(path, args, _requirements(args))
-    return render.inspect_file(path, args, _requirements(args))
+        return render.inspect_directory(path, args, _output_format(args), _requirements(args))
+    return render.inspect_file(path, args, _output_format(args), _requirements(args))
 
 
 def _cmd_compile(args: argparse.Namespace) -> int:
     from svcc.compiler import driver, render
 
+    options = {
+        key.removeprefix("target_option_"): value
+        for key, value in vars(args).items()
+        if key.startswith("target_option_") and value is not None
+    }
     result = driver.compile_file(
         args.path,
         target=args.target if args.command == "compile" else args.interface,
@@ -165,8 +293,10 @@ def _cmd_compile(args: argparse.Namespace) -> int:
         python_version=args.python_version,
         requirements=_requirements(args),
         execution_policy=args.execution_policy,
+        target_options=options,
+        servable_only=args.command == "generate",
     )
-    render.compile_result(result, args.format)
+    render.compile_result(result, _output_format(args))
     return 0
 
 
@@ -233,8 +363,15 @@ def _cmd_clients(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    from svcc.compiler.errors import ExitCode, SvccError
+    argv = list(sys.argv[1:] if argv is None else argv)
+    from svcc.compiler.errors import ExitCode, IneligibleError, SvccError
+
+    try:
+        target = _selected_target(argv)
+    except SvccError as exc:  # an unknown or broken target: its options cannot be parsed
+        sys.stderr.write(f"svcc: error: {exc}\n")
+        return int(exc.exit_code)
+    args = build_parser(target).parse_args(argv)
 
     commands = {
         "inspect": _cmd_inspect,
@@ -249,6 +386,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return commands[args.command](args)
     except SvccError as exc:
         sys.stderr.write(f"svcc: error: {exc}\n")
+        if isinstance(exc, IneligibleError) and exc.details and _text_on_stderr(args):
+            sys.stderr.write("".join(f"  {line}\n" for d in exc.details for line in d.split("\n")))
         return int(exc.exit_code)
     except KeyboardInterrupt:
         sys.stderr.write("svcc: interrupted\n")

@@ -7,8 +7,9 @@ Input problems raise :class:`~svcc.compiler.errors.InputError`; the CLI maps the
 codes, the service to HTTP statuses.
 """
 
+import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
@@ -19,7 +20,7 @@ from svcc.compiler.errors import InputError
 from svcc.compiler.passes.readiness import Environment, ReadinessPass, ReadinessReport
 from svcc.compiler.requirements import DeclaredRequirements
 from svcc.ir.canonical import canonical_json, digest_bytes
-from svcc.ir.model import ModuleIR, SourceFormat
+from svcc.ir.model import ModuleIR, SourceFormat, Span
 
 if TYPE_CHECKING:
     from svcc.compiler.policy import ExecutionPolicy
@@ -63,6 +64,19 @@ class Analysis:
         assert error is not None
         return f"{error.location(shown_path or self.path)}: {error.message}"
 
+    def lines_for(self, span: Span | None) -> list[str] | None:
+        """The lines ``span`` counts in (the module's, or its notebook cell's), for excerpts."""
+        if span is None:
+            return None
+        if span.cell is None or self.source_format != "notebook":
+            return self.module_text.splitlines() if self.module_text is not None else None
+        try:
+            raw = json.loads(self.source_bytes)["cells"][span.cell - 1]["source"]
+        except (ValueError, KeyError, IndexError, TypeError):
+            return None
+        text = "".join(raw) if isinstance(raw, list) else raw
+        return text.splitlines() if isinstance(text, str) else None
+
     def document(self) -> dict[str, Any]:
         """The readiness document, or ``{"error": ...}`` for a source that did not analyse."""
         if self.readiness is None:
@@ -75,7 +89,7 @@ class Analysis:
 
 
 def version_tuple(version: str | tuple[int, int] | None) -> tuple[int, int]:
-    from svcc.frontends.python._source import parse_python_version, running_version
+    from svcc.ir.python_version import parse_python_version, running_version
 
     if version is None:
         return running_version()
@@ -117,8 +131,13 @@ def analyze_source(
     requirements: DeclaredRequirements | None = None,
     local_modules: frozenset[str] = frozenset(),
     check_name: bool = True,
+    serialize: bool = True,
 ) -> Analysis:
-    """Analyse source held in memory. ``path`` is the display path (relative)."""
+    """Analyse source held in memory. ``path`` is the display path (relative).
+
+    ``serialize=False`` skips the IR's JSON and so its digest (``ir_json`` is ``None`` and
+    ``readiness.ir_digest`` empty): for a report that shows neither, such as the CLI's text
+    table, which then never builds the cattrs converter."""
     data = source.encode("utf-8") if isinstance(source, str) else source
     fmt = source_format or source_format_of(path)
     name = module if module is not None else Path(path).stem
@@ -145,13 +164,14 @@ def analyze_source(
             verify(result.ir)
         except IRInvariantError as exc:  # a front-end bug: never emit invalid IR
             raise InternalError(f"{path}: {exc}") from None
-        ir_json = ir_to_json(result.ir)
+        ir_json = ir_to_json(result.ir) if serialize else None
         env = Environment(
             local_modules=local_modules,
             declared_imports=requirements.import_names if requirements else frozenset(),
             declared_requirements=requirements.distributions if requirements else (),
         )
-        readiness = ReadinessPass().run(result.ir, env, digest_bytes(ir_json))
+        digest = digest_bytes(ir_json) if ir_json is not None else ""
+        readiness = ReadinessPass().run(result.ir, env, digest)
     return Analysis(
         path=path,
         module=name,
@@ -182,12 +202,18 @@ def modules_beside(directory: str) -> frozenset[str]:
     return frozenset(n for n in names if n.isidentifier())
 
 
+def refuse_directory(path: Path) -> None:
+    """A directory where one source file is expected, said as such (not "no suffix")."""
+    if path.is_dir():
+        raise InputError(
+            f"{path}: is a directory; give one .py file or .ipynb notebook "
+            "(`svcc inspect` also accepts a directory)"
+        )
+
+
 def read_source_file(path: Path) -> bytes:
     try:
-        if path.is_dir():
-            raise InputError(
-                f"{path}: is a directory (inspect accepts directories; compile needs one file)"
-            )
+        refuse_directory(path)
         size = path.stat().st_size
         if size > MAX_SOURCE_BYTES:
             raise InputError(f"{path}: {size} bytes is over the {MAX_SOURCE_BYTES}-byte limit")
@@ -207,8 +233,11 @@ def analyze_file(
     python_version: str | tuple[int, int] | None = None,
     requirements: DeclaredRequirements | None = None,
     encoding: str | None = None,
+    serialize: bool = True,
 ) -> Analysis:
+    """One file on disk (see :func:`analyze_source` for ``serialize``)."""
     path = Path(path)
+    refuse_directory(path)
     fmt = source_format_of(path)
     module = check_module_name(module_name if module_name is not None else path.stem)
     data = read_source_file(path)
@@ -222,6 +251,7 @@ def analyze_file(
         requirements=requirements,
         local_modules=modules_beside(str(path.parent.resolve())),
         check_name=False,
+        serialize=serialize,
     )
 
 
@@ -430,7 +460,19 @@ def emit_analysis(
         raise InputError(analysis.error_message())
     if analysis.module_text is None:
         raise IneligibleError(f"{analysis.path}: no module text")
-    selected = SelectPass().run(analysis.ir, analysis.readiness, selection, analysis.path)
+    if backend.bundle is not None:
+        problem = backend.bundle.module_name_problem(analysis.module)
+        if problem:
+            raise InputError(problem)
+    try:
+        selected = SelectPass().run(analysis.ir, analysis.readiness, selection, analysis.path)
+    except IneligibleError as exc:
+        from svcc.compiler.diagnostics import render
+
+        exc.details = tuple(
+            render(r, analysis.path, analysis.lines_for(r.span)) for r in exc.reasons
+        )
+        raise
     ctx = EmitContext(
         readiness=analysis.readiness,
         source_path=analysis.path,
@@ -452,22 +494,32 @@ def compile_file(
     python_version: str | tuple[int, int] | None = None,
     requirements: DeclaredRequirements | None = None,
     execution_policy: str | Path | None = None,
+    target_options: Mapping[str, object] | None = None,
+    servable_only: bool = False,
 ) -> CompileResult:
     """Front end → readiness → selection → target → writer. Nothing is written unless
     every step succeeds; the target and the selection syntax are checked before the
-    source is read."""
+    source is read. ``target_options`` are the target's own options (field → value);
+    ``servable_only`` refuses a target that writes no service (``svcc generate``)."""
     from svcc.compiler.passes.select import parse_selection
+    from svcc.compiler.policy import execution_mode
     from svcc.compiler.registry import get_target
     from svcc.compiler.writer import write_tree
 
-    backend = get_target(target)
+    backend = get_target(target, target_options)
+    if servable_only and backend.bundle is None:
+        from svcc.compiler.errors import UsageError
+
+        raise UsageError(
+            f"target {target!r} writes no service bundle; use `svcc compile --target {target}`"
+        )
     parse_selection(select)
     policy = None
     if execution_policy is not None:
         from svcc.compiler.errors import UsageError
         from svcc.compiler.policy import load_policy
 
-        if not getattr(backend, "supports_execution_policy", False):
+        if not backend.supports_execution_policy:
             raise UsageError(f"target {backend.name!r} has no governed execution mode")
         policy = load_policy(execution_policy)
     analysis = analyze_file(
@@ -485,7 +537,5 @@ def compile_file(
         files=tuple(tree.paths()),
         capabilities=tuple(c.id for c in selected.capabilities),
         analysis=analysis,
-        execution=(
-            {"mode": "governed", "backend": "local-process"} if policy else {"mode": "direct"}
-        ),
+        execution=execution_mode(policy),
     )

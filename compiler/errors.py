@@ -4,7 +4,12 @@ Passes and front ends return diagnostics; these are raised only for usage and I/
 problems (exit 2), an ineligible selection (exit 1) and broken invariants (bugs).
 """
 
+from collections.abc import Sequence
 from enum import IntEnum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from svcc.compiler.diagnostics import Diagnostic
 
 
 class ExitCode(IntEnum):
@@ -31,9 +36,16 @@ class UsageError(SvccError):
 
 
 class IneligibleError(SvccError):
-    """A selected capability is not eligible; the message carries the reason codes."""
+    """A selected capability is not eligible; the message carries each reason's code and
+    message; ``reasons`` are the diagnostics themselves and ``details`` each one rendered
+    with its source line, for text output."""
 
     exit_code = ExitCode.INELIGIBLE
+
+    def __init__(self, message: str, reasons: "Sequence[Diagnostic]" = ()) -> None:
+        super().__init__(message)
+        self.reasons = tuple(reasons)
+        self.details: tuple[str, ...] = ()
 
 
 class InternalError(SvccError):

@@ -79,6 +79,13 @@ class ExecutionPolicy:
         }
 
 
+def execution_mode(policy: ExecutionPolicy | None) -> dict[str, str]:
+    """The ``execution`` record of a manifest and of a compile result: one shape everywhere."""
+    if policy is None:
+        return {"mode": "direct"}
+    return {"mode": "governed", "backend": "local-process"}
+
+
 def _converter() -> Any:
     from cattrs import Converter
 
@@ -102,14 +109,15 @@ def _strict_int(value: Any, _: type) -> int:
 
 def parse_policy(data: Any, origin: str) -> ExecutionPolicy:
     """A policy from decoded JSON; problems are :class:`InputError` naming the field."""
-    from cattrs import ClassValidationError, transform_error
+    from cattrs import ClassValidationError
+    from svcc.compiler.explain import structure_problems
 
     if not isinstance(data, dict):
         raise InputError(f"{origin}: an execution policy is a JSON object")
     try:
         policy: ExecutionPolicy = _converter().structure(data, ExecutionPolicy)
     except ClassValidationError as exc:
-        problems = transform_error(exc, path="$", format_exception=_explain)
+        problems = structure_problems(exc, "$")
         raise InputError(f"{origin}: invalid execution policy: {'; '.join(problems)}") from None
     except (TypeError, ValueError) as exc:
         raise InputError(f"{origin}: invalid execution policy: {exc}") from None
@@ -143,12 +151,3 @@ def load_policy(path: str | Path) -> ExecutionPolicy:
 
 def _no_constant(name: str) -> None:
     raise ValueError(f"{name} is not JSON")
-
-
-def _explain(exc: BaseException, kind: type | None) -> str:
-    """cattrs' wording, but a validator's own message when it has one."""
-    from cattrs.v import format_exception
-
-    if type(exc) is ValueError and str(exc):
-        return str(exc)
-    return format_exception(exc, kind)

@@ -7,9 +7,11 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from svcc.compiler.diagnostics import Diagnostic, excerpt, where
 from svcc.compiler.driver import (
     Analysis,
     CompileResult,
@@ -18,8 +20,12 @@ from svcc.compiler.driver import (
     render_document,
     render_ir,
 )
-from svcc.compiler.errors import InputError
+from svcc.compiler.errors import InputError, SvccError
+from svcc.compiler.passes.readiness import Assessment
 from svcc.compiler.requirements import DeclaredRequirements
+
+if TYPE_CHECKING:
+    from svcc.compiler.target import Target
 
 _COLOURS = {
     "eligible": "32",
@@ -45,6 +51,23 @@ def _write(data: bytes) -> None:
     sys.stdout.flush()
 
 
+def _reason_lines(analysis: Analysis, r: Diagnostic, colour: bool, indent: str) -> list[str]:
+    sev = _colour(colour, r.severity, r.severity)
+    at = f" {where(r.span)}" if r.span is not None else ""
+    lines = [f"{r.code} {sev}{at}: {r.message}"]
+    if r.severity == "error":
+        lines += [f"{indent}    {x}" for x in excerpt(r.span, analysis.lines_for(r.span))]
+    return lines
+
+
+def module_wide(assessments: Sequence[Assessment]) -> list[Diagnostic]:
+    """Reasons every capability carries (a module-level effect, an import): said once."""
+    if len(assessments) < 2:
+        return []
+    shared = set(assessments[0].reasons).intersection(*(a.reasons for a in assessments[1:]))
+    return [r for r in assessments[0].reasons if r in shared]
+
+
 def readiness_table(analysis: Analysis, colour: bool) -> str:
     report = analysis.readiness
     assert report is not None
@@ -60,34 +83,29 @@ def readiness_table(analysis: Analysis, colour: bool) -> str:
     if not report.assessments:
         lines.append("  (no public module-level functions)")
         return "\n".join(lines)
-    width = max(len(a.name) for a in report.assessments)
-    width = max(width, 4)
+    shared = module_wide(report.assessments)
+    if shared:
+        lines.append("  every function:")
+        for r in shared:
+            lines += ["    " + x for x in _reason_lines(analysis, r, colour, "")]
+    width = max(4, *(len(a.name) for a in report.assessments))
     lines.append(f"  {'NAME'.ljust(width)}  {'CLASS'.ljust(11)}  REASONS")
+    indent = " " * (width + 15)
     for a in report.assessments:
         klass = _colour(colour, a.klass, a.klass.ljust(11))
-        first = True
-        if not a.reasons:
-            lines.append(f"  {a.name.ljust(width)}  {klass}  -")
-        for r in a.reasons:
-            where = ""
-            if r.span is not None:
-                where = (
-                    f"cell {r.span.cell} line {r.span.line}"
-                    if r.span.cell is not None
-                    else f"line {r.span.line}"
-                )
-            sev = _colour(colour, r.severity, r.severity)
-            text = f"{r.code} {sev} {where}: {r.message}"
-            if first:
-                lines.append(f"  {a.name.ljust(width)}  {klass}  {text}")
-                first = False
-            else:
-                lines.append(f"  {' ' * width}  {' ' * 11}  {text}")
+        own = [r for r in a.reasons if r not in shared]
+        row = f"  {a.name.ljust(width)}  {klass}  "
+        if not own:
+            lines.append(row + ("-" if not shared else "(only the reasons every function has)"))
+        for i, r in enumerate(own):
+            first, *rest = _reason_lines(analysis, r, colour, indent)
+            lines.append((row if i == 0 else indent) + first)
+            lines += rest
     return "\n".join(lines)
 
 
 def inspect_file(
-    path: Path, args: argparse.Namespace, requirements: DeclaredRequirements | None
+    path: Path, args: argparse.Namespace, fmt: str, requirements: DeclaredRequirements | None
 ) -> int:
     analysis = analyze_file(
         path,
@@ -95,13 +113,14 @@ def inspect_file(
         python_version=args.python_version,
         requirements=requirements,
         encoding=args.encoding,
+        serialize=args.ir or fmt == "json",  # the text table shows no IR: no converter
     )
     if analysis.error is not None:
         raise InputError(analysis.error_message(str(path)))
     if args.ir:
         assert analysis.ir_json is not None
         _write(analysis.ir_json)
-    elif args.format == "json":
+    elif fmt == "json":
         _write(render_document(analysis))
     else:
         _write((readiness_table(analysis, _use_colour()) + "\n").encode())
@@ -116,14 +135,14 @@ def _text_entry(analysis: Analysis) -> bytes:
 
 
 def inspect_directory(
-    root: Path, args: argparse.Namespace, requirements: DeclaredRequirements | None
+    root: Path, args: argparse.Namespace, fmt: str, requirements: DeclaredRequirements | None
 ) -> int:
     common: dict[str, Any] = {
         "python_version": args.python_version,
         "requirements": requirements,
         "encoding": args.encoding,
     }
-    if args.format == "text" and not args.ir:
+    if fmt == "text" and not args.ir:
         out = sys.stdout.buffer
         for _, text in analyze_directory(root, render=_text_entry, **common):
             out.write(text)
@@ -155,9 +174,17 @@ def compile_result(result: CompileResult, fmt: str) -> None:
 
 
 def targets(fmt: str) -> None:
-    from svcc.compiler.registry import discover
+    from svcc.compiler.registry import discover, target_options
 
     found = discover()
+    listed = []
+    for entry in found.values():
+        try:
+            cls: type[Target] | None = entry.load_class()
+            options = target_options(cls) if cls is not None else ()
+        except SvccError as exc:  # a broken plug-in is listed, not fatal to the listing
+            cls, options, problem = None, (), str(exc)
+        listed.append((entry, cls, options, problem if cls is None else ""))
     if fmt == "json":
         from svcc.ir.canonical import canonical_json
 
@@ -165,8 +192,19 @@ def targets(fmt: str) -> None:
             canonical_json(
                 {
                     "targets": [
-                        {"name": e.name, "value": e.value, "distribution": e.distribution}
-                        for e in found.values()
+                        {
+                            "name": e.name,
+                            "value": e.value,
+                            "distribution": e.distribution,
+                            "description": cls.description if cls else None,
+                            "servable": cls.bundle is not None if cls else None,
+                            "supports_execution_policy": (
+                                cls.supports_execution_policy if cls else None
+                            ),
+                            "options": [o.to_json() for o in options],
+                            "error": problem or None,
+                        }
+                        for e, cls, options, problem in listed
                     ]
                 }
             )
@@ -176,8 +214,16 @@ def targets(fmt: str) -> None:
         _write(b"no targets installed\n")
         return
     width = max(len(n) for n in found)
-    _write(
-        "".join(
-            f"{e.name.ljust(width)}  {e.value}  ({e.distribution})\n" for e in found.values()
-        ).encode()
-    )
+    lines = []
+    for e, cls, options, problem in listed:
+        about = cls.description if cls else f"error: {problem}"
+        lines.append(f"{e.name.ljust(width)}  {about}  ({e.value}, {e.distribution})")
+        for o in options:
+            value = f" {o.metavar or o.kind.upper()}" if o.kind != "bool" else ""
+            extra = " (required)" if o.required else ""
+            if o.choices:
+                extra += f" (one of {', '.join(o.choices)})"
+            if o.default is not None:
+                extra += f" (default {o.default})"
+            lines.append(f"{' ' * width}    {o.flag}{value}: {o.help}{extra}")
+    _write("".join(f"{line}\n" for line in lines).encode())

@@ -6,7 +6,6 @@ installed beside svcc, by a short documented table of well-known distributions w
 import name differs, and otherwise by the normalised distribution name.
 """
 
-import re
 from pathlib import Path
 
 from attrs import frozen
@@ -44,7 +43,29 @@ class DeclaredRequirements:
 
 
 def canonical_name(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
+    """A distribution name as PEP 503 compares it (``packaging``'s rule)."""
+    from packaging.utils import canonicalize_name
+
+    return str(canonicalize_name(name))
+
+
+def requirement_name(line: str) -> str:
+    """The canonical distribution name of one requirement line (``Foo[x]>=1`` → ``foo``).
+    Raises ``ValueError`` for a line that is not a requirement."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        return canonical_name(Requirement(line).name)
+    except InvalidRequirement as exc:
+        raise ValueError(f"invalid requirement {line!r}: {exc}") from None
+
+
+def is_pinned(line: str) -> bool:
+    """Whether a requirement line constrains more than the name (a version, URL or marker)."""
+    from packaging.requirements import Requirement
+
+    requirement = Requirement(line)
+    return bool(requirement.specifier or requirement.url or requirement.marker)
 
 
 def _import_names_from_metadata() -> dict[str, set[str]]:

@@ -18,27 +18,51 @@ from pathlib import Path
 from typing import Final
 
 from attrs import frozen
-from svcc.compiler.errors import InputError
+from svcc.compiler.errors import InputError, SvccError
+from svcc.compiler.target import BundleSpec
 
-MANIFESTS: Final = {"svc-rest.json": "rest", "svc-mcp.json": "mcp"}
 READY_MARKER: Final = ".svcc-ready"
 
 
 @frozen(kw_only=True)
 class Bundle:
     path: Path
-    interface: str
+    target: str
+    spec: BundleSpec
     requirements: tuple[Path, ...]
+
+
+def _bundle_kinds() -> tuple[dict[str, BundleSpec], list[str]]:
+    """Every installed servable target's bundle, and the targets that failed to load (a
+    broken plug-in must not stop another target's bundle from being served)."""
+    from svcc.compiler.registry import discover
+
+    kinds: dict[str, BundleSpec] = {}
+    broken: list[str] = []
+    for name, entry in discover().items():
+        try:
+            spec = entry.load_class().bundle
+        except SvccError:
+            broken.append(name)
+            continue
+        if spec is not None:
+            kinds[name] = spec
+    return kinds, broken
 
 
 def open_bundle(path: str | Path) -> Bundle:
     root = Path(path)
     if not root.is_dir():
         raise InputError(f"{root}: not a directory (expected a bundle written by svcc)")
-    found = [kind for name, kind in MANIFESTS.items() if (root / name).is_file()]
+    kinds, broken = _bundle_kinds()
+    found = [(name, spec) for name, spec in kinds.items() if (root / spec.manifest).is_file()]
     if not found:
-        known = ", ".join(MANIFESTS)
-        raise InputError(f"{root}: not a svcc bundle (no {known})")
+        known = ", ".join(sorted(spec.manifest for spec in kinds.values()))
+        unloaded = f"; targets that failed to load: {', '.join(broken)}" if broken else ""
+        raise InputError(f"{root}: not a svcc bundle (no {known}){unloaded}")
+    if len(found) > 1:
+        names = ", ".join(spec.manifest for _, spec in found)
+        raise InputError(f"{root}: more than one bundle manifest ({names})")
     requirements = tuple(
         root / name
         for name in ("requirements.txt", "application-requirements.txt")
@@ -46,7 +70,8 @@ def open_bundle(path: str | Path) -> Bundle:
     )
     if not requirements:
         raise InputError(f"{root}: the bundle has no requirements.txt")
-    return Bundle(path=root.resolve(), interface=found[0], requirements=requirements)
+    target, spec = found[0]
+    return Bundle(path=root.resolve(), target=target, spec=spec, requirements=requirements)
 
 
 def default_cache_dir() -> Path:
@@ -92,7 +117,8 @@ def ensure_environment(bundle: Bundle, cache_dir: Path) -> Path:
         sys.stderr.write(f"svcc: installing the bundle's requirements into {env}\n")
         try:
             _run([sys.executable, "-m", "venv", str(env)], "creating the environment")
-            install = [str(python), "-m", "pip", "install", "--disable-pip-version-check", "-q"]
+            # pip's own progress goes to stderr: a first serve downloads for tens of seconds
+            install = [str(python), "-m", "pip", "install", "--disable-pip-version-check"]
             for path in bundle.requirements:
                 install += ["-r", str(path)]
             _run(install, "installing the bundle's requirements")
@@ -103,11 +129,28 @@ def ensure_environment(bundle: Bundle, cache_dir: Path) -> Path:
     return python
 
 
-def server_command(bundle: Bundle, python: Path, host: str, port: int) -> list[str]:
-    """REST: uvicorn on ``host:port``; MCP: ``server.py`` speaking MCP on stdin/stdout."""
-    if bundle.interface == "mcp":
-        return [str(python), "server.py"]
-    return [str(python), "-m", "uvicorn", "app:app", "--host", host, "--port", str(port)]
+def check_port_free(host: str, port: int) -> None:
+    """Refuse a port another process holds before minutes are spent on an environment.
+
+    The server binds it again a moment later; this check only turns the common mistake
+    (a server already running) into an input error naming the port.
+    """
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise InputError(f"--host {host}: {exc.strerror}") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            raise InputError(
+                f"port {port} on {host} is not available ({exc.strerror}); "
+                "stop what holds it or choose another with --port"
+            ) from None
 
 
 def serve(path: str | Path, *, host: str, port: int, cache_dir: Path | None = None) -> None:
@@ -115,8 +158,12 @@ def serve(path: str | Path, *, host: str, port: int, cache_dir: Path | None = No
     bundle = open_bundle(path)
     if not 0 < port < 65536:
         raise InputError(f"--port {port}: expected 1-65535")
+    if bundle.spec.listens:
+        check_port_free(host, port)
     python = ensure_environment(bundle, cache_dir or default_cache_dir())
-    command = server_command(bundle, python, host, port)
+    if bundle.spec.listens:
+        check_port_free(host, port)  # again: the install may have taken minutes
+    command = bundle.spec.serve_command(str(python), host, port)
     os.chdir(bundle.path)
     sys.stdout.flush()
     sys.stderr.flush()

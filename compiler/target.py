@@ -1,11 +1,16 @@
-"""What a back end plugs into: the ``Target`` protocol, its ``EmitContext`` and ``FileTree``.
+"""What a back end plugs into: the ``Target`` protocol, its ``EmitContext`` and ``FileTree``,
+and the ``BundleSpec`` a servable target declares.
 
 A target turns IR into a ``FileTree`` and does no I/O; the writer is the only code that
-touches the output directory. ``docs/adding-a-target.md`` walks through a whole target.
+touches the output directory. A target that writes a runnable service declares its bundle
+here, once: the manifest's name, the glue file, how ``svcc serve`` runs it, the module names
+it occupies and the runtime modules it copies. The CLI, ``svcc serve``, the selection of a
+module name and the golden tests all read that declaration, so adding a servable target
+means adding one package. ``docs/adding-a-target.md`` walks through a whole target.
 """
 
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, ClassVar, Final, Protocol, runtime_checkable
 
 from attrs import frozen
 from svcc.ir.model import ModuleIR
@@ -77,11 +82,66 @@ class EmitContext:
     execution: "ExecutionPolicy | None" = None
 
 
+# Names every bundle occupies whatever its interface: the source and runtime folders, svcc
+# itself (a bundle never imports it) and ``json``, which the specification names because a
+# user module by that name would shadow the standard library's in the bundle.
+BUNDLE_RESERVED: Final = frozenset({"json", "source", "svc_runtime", "svc_governed", "svcc"})
+HOST: Final = "{host}"
+PORT: Final = "{port}"
+
+
+@frozen(kw_only=True)
+class BundleSpec:
+    """How a servable target's bundle is laid out and run: declared once, read everywhere.
+
+    ``serve`` is the command ``svcc serve`` runs from the bundle directory after the bundle's
+    own interpreter (``{host}`` and ``{port}`` are replaced); a command without ``{port}``
+    speaks on stdin/stdout. ``reserved_modules`` are top-level module names the bundle's
+    files and server dependencies occupy: a user module by one of those names would shadow
+    them, so compiling for this target refuses it (``BUNDLE_RESERVED`` is added).
+    """
+
+    interface: str
+    manifest: str
+    manifest_schema: str
+    glue: str
+    serve: tuple[str, ...]
+    reserved_modules: frozenset[str] = frozenset()
+    runtime_modules: tuple[str, ...] = ()
+    server_requirements: tuple[str, ...] = ()
+
+    @property
+    def listens(self) -> bool:
+        """Whether the server listens on ``--host``/``--port`` (else it uses stdio)."""
+        return any(PORT in arg for arg in self.serve)
+
+    def serve_command(self, python: str, host: str, port: int) -> list[str]:
+        args = [a.replace(HOST, host).replace(PORT, str(port)) for a in self.serve]
+        return [python, *args]
+
+    def module_name_problem(self, module: str) -> str | None:
+        """Why ``module`` cannot be the user's module in this bundle, or ``None``."""
+        top = module.split(".", 1)[0]
+        if top in self.reserved_modules or top in BUNDLE_RESERVED:
+            return (
+                f"module name {module!r} clashes with the {self.interface} bundle's own "
+                f"module {top!r}; choose another with --module-name"
+            )
+        return None
+
+
 @runtime_checkable
 class Target(Protocol):
-    """A back end. Implementations are frozen attrs classes whose fields are their options."""
+    """A back end. Implementations are frozen attrs classes whose fields are their options
+    (``svcc compile --target NAME --<option>``; see ``compiler.registry``).
+
+    ``bundle`` is ``None`` for a target that writes artifacts rather than a service (``ir``);
+    ``supports_execution_policy`` says whether ``--execution-policy`` may be given.
+    """
 
     name: ClassVar[str]
     description: ClassVar[str]
+    supports_execution_policy: ClassVar[bool]
+    bundle: ClassVar[BundleSpec | None]
 
     def emit(self, ir: ModuleIR, ctx: EmitContext) -> FileTree: ...

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 from svcc.ir.canonical import canonical_json, digest_bytes
 from svcc.ir.model import ModuleIR
-from svcc.ir.types import LiteralValue, TypeNode
+from svcc.ir.types import LiteralValue, TypeNode, resolve_forward_references
 
 T = TypeVar("T")
 
@@ -41,6 +41,7 @@ def converter() -> Any:
     import cattrs
     from cattrs.strategies import configure_tagged_union
 
+    resolve_forward_references()
     conv = cattrs.Converter(forbid_extra_keys=True, detailed_validation=True)
     # ``TypeNode | None`` (an optional node, e.g. ``TupleType.variadic``) is a union of its
     # own to cattrs: route both directions through the tagged union so the tag is kept.

@@ -7,6 +7,7 @@ what could *not* be expressed (``unsupported``) or resolved (``unresolved``), so
 keeps the fact and the readiness pass judges it.
 """
 
+from functools import cache
 from typing import ClassVar, Literal
 
 from attrs import frozen
@@ -173,13 +174,13 @@ def iter_leaves(node: TypeNode) -> "list[TypeNode]":
     return out
 
 
-def _resolve_forward_references() -> None:
-    """The recursive nodes name ``TypeNode`` before it exists; resolve them so the converter
-    sees real types (cattrs cannot structure a string annotation)."""
+@cache
+def resolve_forward_references() -> None:
+    """The recursive nodes name ``TypeNode`` before it exists; resolve them (once, when the
+    converter is built) so cattrs sees real types: it cannot structure a string annotation.
+    Not at import: evaluating the annotations costs every ``svcc inspect`` that never
+    converts an IR, such as the text report."""
     import attrs
 
     for cls in TYPE_NODE_CLASSES:
         attrs.resolve_types(cls, globals(), {"TypeNode": TypeNode})
-
-
-_resolve_forward_references()

@@ -186,7 +186,7 @@ class Service:
 
     # -- processing ---------------------------------------------------------------------------
     def on_post_process_file(self, req: falcon.Request, resp: falcon.Response) -> None:
-        from svcc.compiler.driver import analyze_source
+        from svcc.compiler.driver import SUFFIXES, analyze_source
 
         params = self._params(req)
         if params.file is None:
@@ -194,7 +194,7 @@ class Service:
         filename, data = params.file
         name = PurePosixPath(filename).name
         suffix = PurePosixPath(name).suffix.lower()
-        if suffix not in (".py", ".ipynb"):
+        if suffix not in SUFFIXES:
             raise falcon.HTTPBadRequest(
                 title="Invalid file type",
                 description=f"{name!r}: expected a .py file or a notebook",
@@ -203,7 +203,7 @@ class Service:
             data,
             path=name,
             module=_module_for(name),
-            source_format="notebook" if suffix == ".ipynb" else "python",
+            source_format=SUFFIXES[suffix],
             check_name=False,
         )
         if analysis.module_text is None:

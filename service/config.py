@@ -103,12 +103,9 @@ def _strict(kind: type) -> Any:
 
 def _version_hook(value: Any, _: type) -> tuple[int, int]:
     if isinstance(value, str):
-        from svcc.frontends.python._source import parse_python_version
+        from svcc.ir.python_version import parse_python_version
 
-        try:
-            return parse_python_version(value)  # the front end's own rule for "3.N"
-        except ValueError as exc:
-            raise ValueError(str(exc).replace("--python-version", "python_version")) from None
+        return parse_python_version(value, "python_version")  # the one rule for "3.N"
     if isinstance(value, list) and len(value) == 2 and all(type(v) is int for v in value):
         return (value[0], value[1])
     raise TypeError('python_version: expected "3.N" or [3, N]')
@@ -116,7 +113,8 @@ def _version_hook(value: Any, _: type) -> tuple[int, int]:
 
 def parse_configuration(data: Any) -> ContainerizerConfiguration:
     """Decoded JSON → configuration; any problem is a one-line :class:`ConfigError`."""
-    from cattrs import ClassValidationError, Converter, transform_error
+    from cattrs import ClassValidationError, Converter
+    from svcc.compiler.explain import structure_problems
 
     if not isinstance(data, dict):
         raise ConfigError("conf must be a JSON object")
@@ -127,16 +125,7 @@ def parse_configuration(data: Any) -> ContainerizerConfiguration:
     try:
         return converter.structure(data, ContainerizerConfiguration)
     except ClassValidationError as exc:
-        problems = transform_error(exc, path="conf", format_exception=_explain)
+        problems = structure_problems(exc, "conf")
         raise ConfigError("invalid conf: " + "; ".join(problems)) from None
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"invalid conf: {exc}") from None
-
-
-def _explain(exc: BaseException, kind: type | None) -> str:
-    """cattrs' wording, but a validator's own message when it has one."""
-    from cattrs.v import format_exception
-
-    if type(exc) is ValueError and str(exc):
-        return str(exc)
-    return format_exception(exc, kind)

@@ -11,12 +11,11 @@
   ``python:<python_version>-<container_image_tag>``.
 """
 
-import re
 from typing import Final
 
-from svcc.backends._common.templates import render
 from svcc.backends.rest import BUNDLE as REST_BUNDLE
-from svcc.compiler.requirements import canonical_name
+from svcc.backends.templates import render
+from svcc.compiler.requirements import is_pinned, requirement_name
 from svcc.service.config import ContainerizerConfiguration
 
 PACKAGE: Final = "svcc.service"
@@ -52,11 +51,6 @@ def server_files(conf: ContainerizerConfiguration) -> dict[str, bytes]:
     }
 
 
-def _name(requirement: str) -> str:
-    match = re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", requirement)
-    return canonical_name(match.group(0) if match else requirement)
-
-
 def requirement_lines(conf: ContainerizerConfiguration) -> list[str]:
     chosen: dict[str, str] = {}
     candidates = [
@@ -67,9 +61,8 @@ def requirement_lines(conf: ContainerizerConfiguration) -> list[str]:
         *(d.name for d in conf.dependencies),
     ]
     for requirement in candidates:
-        key = _name(requirement)
-        pinned = requirement != re.match(r"[A-Za-z0-9._\[\]-]*", requirement).group(0)  # type: ignore[union-attr]
-        if key not in chosen or pinned:
+        key = requirement_name(requirement)
+        if key not in chosen or is_pinned(requirement):
             chosen[key] = requirement
     return [chosen[key] for key in sorted(chosen)]
 

@@ -20,10 +20,12 @@ import pytest
 from helpers import GOLDEN, ROOT, case_input, case_options, cases
 from svcc.compiler.driver import analyze_file, emit_analysis
 from svcc.compiler.policy import parse_policy
-from svcc.compiler.registry import get_target
+from svcc.compiler.registry import get_target, servable_targets
 from svcc.compiler.target import FileTree
 
-BUNDLE_TARGETS = ("rest", "mcp")
+# Every installed target that writes a service, third-party ones included: each declares
+# its glue file, so a new target is covered by listing it in a case's options.toml.
+BUNDLES = servable_targets()
 RUNTIME_DIR = "svc_runtime/"
 CASES = [(case, target) for case in cases() for target in case_options(case).get("targets", [])]
 
@@ -65,6 +67,7 @@ def test_bundle_tree(case: str, target: str, request: pytest.FixtureRequest) -> 
 
 def test_enough_bundle_cases() -> None:
     chosen = {case for case, _ in CASES}
+    assert set(BUNDLES) <= {target for _, target in CASES}, "a servable target has no golden"
     assert len(chosen) >= 3
     assert any(case_input(c).suffix == ".ipynb" for c in chosen)
     assert any("." in case_options(c).get("module_name", "") for c in chosen)
@@ -74,7 +77,7 @@ def test_enough_bundle_cases() -> None:
 @pytest.mark.parametrize("case", cases())
 def test_no_stale_bundle_folders(case: str) -> None:
     listed = set(case_options(case).get("targets", []))
-    present = {t for t in BUNDLE_TARGETS if (GOLDEN / case / t).exists()}
+    present = {t for t in BUNDLES if (GOLDEN / case / t).exists()}
     assert present <= listed
 
 
@@ -82,7 +85,7 @@ def test_no_stale_bundle_folders(case: str) -> None:
 def test_runtime_copies_are_byte_identical(case: str, target: str) -> None:
     emitted = dict(emit(case, target))
     runtime = [p for p in emitted if p.startswith(RUNTIME_DIR)]
-    assert runtime
+    assert bool(runtime) == bool(BUNDLES[target].runtime_modules)
     for path in runtime:
         assert emitted[path] == (ROOT / "runtime" / path.split("/", 1)[1]).read_bytes()
     governed = any(p.startswith(RUNTIME_DIR + "governed/") for p in runtime)
@@ -91,8 +94,7 @@ def test_runtime_copies_are_byte_identical(case: str, target: str) -> None:
 
 def test_emitted_python_is_clean(tmp_path: Path) -> None:
     """The glue of every golden bundle passes ruff (lint and format) and compiles."""
-    glue = {"rest": "app.py", "mcp": "server.py"}
-    apps = sorted(str(GOLDEN / case / target / glue[target]) for case, target in CASES)
+    apps = sorted(str(GOLDEN / case / target / BUNDLES[target].glue) for case, target in CASES)
     apps += sorted(str(p) for p in GOLDEN.glob("*/*/execution/worker.py"))
     for app in apps:
         py_compile.compile(app, cfile=str(tmp_path / "app.pyc"), doraise=True)
@@ -104,3 +106,12 @@ def test_emitted_python_is_clean(tmp_path: Path) -> None:
             check=False,
         )
         assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize(("case", "target"), CASES)
+def test_bundles_carry_no_notes_for_svccs_developers(case: str, target: str) -> None:
+    """A bundle is read by its users: nothing in it points at svcc's own tests or layout."""
+    for path, data in emit(case, target):
+        text = data.decode("utf-8", "replace")
+        for marker in ("tests/", "test_layering", "runtime/`", "``runtime/``"):
+            assert marker not in text, f"{case}/{target}/{path} mentions {marker!r}"

@@ -15,6 +15,10 @@ from svcc.compiler.registry import discover
 from svcc.compiler.target import EmitContext, FileTree
 
 TARGETS = sorted(discover())
+# Targets whose required options have no default get example values here.
+OPTIONS: dict[str, dict[str, object]] = {
+    "k8s": {"image": "registry.test:5443/team/app@sha256:" + "a" * 64, "inputs_sha256": "b" * 64}
+}
 
 
 def _analyses() -> list[Analysis]:
@@ -47,7 +51,8 @@ def _emit(target_name: str, analysis: Analysis) -> FileTree | str:
         module_text=analysis.module_text,
     )
     try:
-        return discover()[target_name].load().emit(analysis.ir, ctx)
+        target = attrs.evolve(discover()[target_name].load(), **OPTIONS.get(target_name, {}))
+        return target.emit(analysis.ir, ctx)
     except IneligibleError as exc:
         return str(exc)
 

@@ -1,38 +1,281 @@
-"""Import layering: runtime/ never imports svcc; back ends never import front ends;
-the IR depends on nothing else of svcc."""
+"""Import layering, checked on the source tree so it can fail:
+
+- layers point one way: ``runtime/`` imports nothing of svcc; back ends never import front
+  ends or the service; the IR imports nothing of svcc outside itself; front ends use the
+  compiler only through the leaf ``svcc.compiler.diagnostics``, which itself imports only
+  the IR;
+- no module imports another package's private module (a dotted name with a ``_x`` part
+  may be imported only from inside the package that holds ``_x``);
+- no import cycle between svcc's modules (imports inside functions count, since a lazy
+  import still ties the two modules together; ``if TYPE_CHECKING:`` imports do not).
+
+``test_the_checker_catches_planted_violations`` plants each kind of violation in a copy of
+a small tree and expects the checker to report it.
+"""
 
 import ast
+import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from helpers import ROOT, modules_loaded_by
 
+# Which svcc packages each layer may not import (prefixes of dotted names).
+BANNED: dict[str, tuple[str, ...]] = {
+    "svcc.runtime": ("svcc",),
+    "svcc.ir": (
+        "svcc.compiler",
+        "svcc.frontends",
+        "svcc.backends",
+        "svcc.service",
+        "svcc.runtime",
+    ),
+    "svcc.compiler.diagnostics": (
+        "svcc.compiler.",
+        "svcc.frontends",
+        "svcc.backends",
+        "svcc.service",
+    ),
+    "svcc.frontends": ("svcc.backends", "svcc.service", "svcc.compiler."),
+    "svcc.backends": ("svcc.frontends", "svcc.service"),
+    "svcc.compiler": ("svcc.service",),
+    # collections are exported from a bundle's files, never from source or the IR model
+    "svcc.clients": ("svcc.frontends", "svcc.backends", "svcc.service", "svcc.ir"),
+    "svcc.compiler.cli": (),  # the command line sits on top of everything, the service too
+}
+# Exceptions to a ban: the leaf a layer is allowed (``svcc.compiler.`` bans every other
+# compiler module for the front ends).
+ALLOWED: dict[str, tuple[str, ...]] = {
+    "svcc.compiler.diagnostics": ("svcc.compiler.diagnostics",),
+    "svcc.frontends": ("svcc.compiler.diagnostics",),
+    "svcc.clients": ("svcc.backends.templates",),  # the one jinja environment
+}
 
-def imports_of(path: Path) -> set[str]:
-    names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+
+def package_folders(root: Path) -> dict[str, Path]:
+    """``svcc.x`` → folder, from pyproject's package-dir (the folders are not named svcc)."""
+    config = tomllib.loads((root / "pyproject.toml").read_text())
+    return {
+        name: root / folder for name, folder in config["tool"]["setuptools"]["package-dir"].items()
+    }
+
+
+def modules(root: Path) -> dict[str, Path]:
+    """Every svcc module's dotted name → its file."""
+    out: dict[str, Path] = {}
+    folders = package_folders(root)
+    for package, folder in folders.items():
+        for path in folder.rglob("*.py"):
+            parts = path.relative_to(folder).with_suffix("").parts
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            out[".".join((package, *parts))] = path
+    return out
+
+
+def _type_checking_only(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _walk(tree: ast.AST) -> Iterator[ast.AST]:
+    """``ast.walk`` without the bodies of ``if TYPE_CHECKING:``."""
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.If) and _type_checking_only(node):
+            yield from (n for child in node.orelse for n in [child, *_walk(child)])
+            continue
+        yield node
+        yield from _walk(node)
+
+
+def imports_of(name: str, path: Path, known: dict[str, Path]) -> set[str]:
+    """Dotted names ``name`` imports: the module when ``from X import y`` names a module."""
+    is_package = path.name == "__init__.py"
+    out: set[str] = set()
+    for node in _walk(ast.parse(path.read_text(), filename=str(path))):
         if isinstance(node, ast.Import):
-            names.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names.add(node.module)
-    return names
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = name.split(".")
+                anchor = parts if is_package else parts[:-1]
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join([*anchor, *([base] if base else [])])
+            for alias in node.names:
+                full = f"{base}.{alias.name}"
+                out.add(full if full in known else base)
+    return out
+
+
+def _within(name: str, package: str) -> bool:
+    return name == package or name.startswith(package.rstrip(".") + ".")
+
+
+def layer_violations(root: Path) -> list[str]:
+    known = modules(root)
+    found = []
+    for name, path in sorted(known.items()):
+        layer = max((p for p in BANNED if _within(name, p)), key=len, default=None)
+        if layer is None:
+            continue
+        for imported in sorted(imports_of(name, path, known)):
+            if not imported.startswith("svcc"):
+                continue
+            if any(_within(imported, a) for a in ALLOWED.get(layer, ())) or _within(
+                imported, layer
+            ):
+                continue
+            if any(
+                imported == b.rstrip(".") or imported.startswith(b if b.endswith(".") else b + ".")
+                for b in BANNED[layer]
+            ):
+                found.append(f"{name} imports {imported} (layer {layer})")
+    return found
+
+
+def private_violations(root: Path) -> list[str]:
+    known = modules(root)
+    found = []
+    for name, path in sorted(known.items()):
+        for imported in sorted(imports_of(name, path, known)):
+            parts = imported.split(".")
+            for i, part in enumerate(parts):
+                if part.startswith("_") and not part.startswith("__"):
+                    owner = ".".join(parts[:i])
+                    if not _within(name, owner):
+                        found.append(f"{name} imports {imported}, private to {owner}")
+                    break
+    return found
+
+
+def cycles(root: Path) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan), each sorted."""
+    known = modules(root)
+    graph = {
+        name: sorted(i for i in imports_of(name, path, known) if i in known and i != name)
+        for name, path in known.items()
+    }
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in graph[node]:
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(out)
+
+
+def test_layers_point_one_way() -> None:
+    assert layer_violations(ROOT) == []
+
+
+def test_no_private_module_is_imported_from_another_package() -> None:
+    assert private_violations(ROOT) == []
+
+
+def test_no_import_cycles() -> None:
+    assert cycles(ROOT) == []
+
+
+def test_the_checker_sees_the_whole_tree() -> None:
+    known = modules(ROOT)
+    assert "svcc.runtime.governed.executor" in known
+    assert "svcc.compiler.diagnostics.codes" in known
+    assert "svcc.frontends.python._lower" in known
+    assert len(known) > 60
+
+
+def _tree(tmp_path: Path) -> Path:
+    """A minimal svcc-shaped tree with the same package-dir layout."""
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.setuptools.package-dir]\n"svcc" = "svcc"\n"svcc.a" = "a"\n"svcc.b" = "b"\n'
+        '"svcc.runtime" = "runtime"\n'
+    )
+    for folder in ("svcc", "a", "a/_private", "b", "runtime"):
+        (tmp_path / folder).mkdir(parents=True, exist_ok=True)
+        (tmp_path / folder / "__init__.py").write_text("")
+    (tmp_path / "a" / "_private" / "x.py").write_text("VALUE = 1\n")
+    (tmp_path / "a" / "one.py").write_text("from svcc.a._private.x import VALUE\n")
+    (tmp_path / "b" / "two.py").write_text("import json\n")
+    (tmp_path / "runtime" / "r.py").write_text("from . import helpers\n")
+    (tmp_path / "runtime" / "helpers.py").write_text("")
+    return tmp_path
+
+
+def test_the_checker_passes_a_clean_tree(tmp_path: Path) -> None:
+    root = _tree(tmp_path)
+    assert (layer_violations(root), private_violations(root), cycles(root)) == ([], [], [])
 
 
 @pytest.mark.parametrize(
-    ("folder", "banned"),
+    ("file", "text", "check", "expected"),
     [
-        ("runtime", ("svcc",)),
-        ("backends", ("svcc.frontends",)),
-        ("ir", ("svcc.compiler", "svcc.frontends", "svcc.backends", "svcc.service")),
-        ("frontends", ("svcc.backends", "svcc.service")),
-        # collections are exported from a bundle's files, never from source or the IR model
-        ("clients", ("svcc.frontends", "svcc.backends", "svcc.service", "svcc.ir")),
+        (
+            "b/two.py",
+            "from svcc.a._private.x import VALUE\n",
+            private_violations,
+            ["svcc.b.two imports svcc.a._private.x, private to svcc.a"],
+        ),
+        (
+            "b/two.py",
+            "from svcc.a._private import x\n",
+            private_violations,
+            ["svcc.b.two imports svcc.a._private.x, private to svcc.a"],
+        ),
+        (
+            "runtime/r.py",
+            "def f():\n    import svcc.a.one\n",
+            layer_violations,
+            ["svcc.runtime.r imports svcc.a.one (layer svcc.runtime)"],
+        ),
+        (
+            "a/_private/x.py",
+            "def f():\n    from svcc.a import one\n",  # lazy, still a cycle
+            cycles,
+            [["svcc.a._private.x", "svcc.a.one"]],
+        ),
+        (
+            "a/_private/x.py",
+            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from svcc.a import one\n",
+            cycles,
+            [],  # a type-only import is not a cycle
+        ),
     ],
 )
-def test_layering(folder: str, banned: tuple[str, ...]) -> None:
-    for path in (ROOT / folder).rglob("*.py"):
-        bad = {m for m in imports_of(path) if m == banned or m.startswith(banned)}
-        assert not bad, f"{path.relative_to(ROOT)} imports {sorted(bad)}"
+def test_the_checker_catches_planted_violations(
+    tmp_path: Path, file: str, text: str, check: object, expected: list[object]
+) -> None:
+    root = _tree(tmp_path)
+    (root / file).write_text(text)
+    assert callable(check)
+    assert check(root) == expected
 
 
 def test_cli_startup_imports_stay_lazy() -> None:
@@ -40,3 +283,17 @@ def test_cli_startup_imports_stay_lazy() -> None:
     assert modules_loaded_by("import svcc.compiler.cli", heavy) == []
     # and they do load when a command needs them: the check can fail
     assert modules_loaded_by("import svcc.ir.serde as s; s.converter()", heavy) == ["cattrs"]
+
+
+def test_the_text_report_builds_no_converter() -> None:
+    """``svcc inspect FILE`` on a terminal shows no IR: it must not pay for cattrs (nor for
+    argparse's terminal probe through ``shutil``); the JSON report does need the converter."""
+    example = ROOT / "examples" / "shapes.py"
+    run = (
+        "import os; out = sys.stdout; sys.stdout = open(os.devnull, 'w')\n"
+        "from svcc.compiler.cli import main; main(['inspect', {!r}, '--format', {!r}])\n"
+        "sys.stdout = out"
+    )
+    heavy = ("cattrs", "shutil", "importlib.metadata", "packaging")
+    assert modules_loaded_by(run.format(str(example), "text"), heavy) == []
+    assert modules_loaded_by(run.format(str(example), "json"), heavy) == ["cattrs"]

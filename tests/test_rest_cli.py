@@ -124,7 +124,7 @@ def test_ineligible_without_selection_exits_1_with_reason_codes(tmp_path: Path) 
     path.write_text(MIXED)
     code, _, stderr = generate(str(path), "--output-dir", str(tmp_path / "o"))
     assert code == 1
-    assert "numbers is unsupported (SVC-R016 line 9)" in stderr
+    assert "numbers is unsupported (SVC-R016 line 9: numbers is a generator)" in stderr
     assert not (tmp_path / "o").exists()
 
 

@@ -65,6 +65,7 @@ def test_serve_installs_caches_and_serves(tmp_path: Path) -> None:
     finally:
         first_output = stop(proc)
     assert "installing the bundle's requirements" in first_output
+    assert "Successfully installed" in first_output  # pip's progress is shown, not hidden
     envs = [p for p in (cache / "envs").iterdir() if p.is_dir()]
     assert len(envs) == 1
     assert (envs[0] / ".svcc-ready").is_file()

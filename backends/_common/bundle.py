@@ -10,18 +10,18 @@ byte from ``svcc.runtime`` into ``svc_runtime/``, and the manifest hashes every 
 
 import json
 from collections.abc import Iterable, Mapping
-from importlib import resources
 from typing import Any, Final
 
-from attrs import frozen
-from svcc.compiler.target import EmitContext, FileTree
+from svcc.backends._common.governed import governed_files
+from svcc.backends._common.runtime_copy import runtime_files
+from svcc.compiler.policy import execution_mode
+from svcc.compiler.target import BundleSpec, EmitContext, FileTree
 from svcc.ir.canonical import canonical_json, digest_bytes
 from svcc.ir.model import ModuleIR
 from svcc.ir.serde import ir_to_json
 
 from svcc import __version__
 
-RUNTIME_PACKAGE: Final = "svc_runtime"
 IR_FILE: Final = "capability-ir.json"
 READINESS_FILE: Final = "readiness.json"
 
@@ -44,17 +44,6 @@ def source_files(ir: ModuleIR, ctx: EmitContext) -> tuple[str, dict[str, bytes]]
     else:
         files[module_path] = ctx.source_bytes
     return module_path, files
-
-
-def runtime_files(
-    modules: Iterable[str], *, package: str = "svcc.runtime", into: str = RUNTIME_PACKAGE
-) -> dict[str, bytes]:
-    """``<into>/<module>.py`` copied byte for byte from the installed ``package``."""
-    folder = resources.files(package)
-    return {
-        f"{into}/{name}.py": folder.joinpath(f"{name}.py").read_bytes()
-        for name in ("__init__", *modules)
-    }
 
 
 def analysis_files(ir: ModuleIR, ctx: EmitContext) -> dict[str, bytes]:
@@ -108,24 +97,11 @@ def with_manifest(
     return FileTree.of({**files, name: canonical_json(manifest)})
 
 
-@frozen(kw_only=True)
-class BundleKind:
-    """What distinguishes one interface's bundle from another's."""
-
-    interface: str
-    manifest: str
-    manifest_schema: str
-    runtime_modules: tuple[str, ...]
-    server_requirements: tuple[str, ...]
-
-
 def assemble(
-    kind: BundleKind, ir: ModuleIR, ctx: EmitContext, interface_files: Mapping[str, bytes]
+    kind: BundleSpec, ir: ModuleIR, ctx: EmitContext, interface_files: Mapping[str, bytes]
 ) -> FileTree:
     """The whole bundle: shared skeleton, the interface's own files, governed files when
     ``ctx.execution`` is set, and the manifest over all of them."""
-    from svcc.backends._common.governed import execution_mode, governed_files
-
     module_path, files = source_files(ir, ctx)
     files |= analysis_files(ir, ctx)
     files |= runtime_files(kind.runtime_modules)

@@ -10,8 +10,8 @@ definitions) are not touched: they are byte-identical to the direct bundle's.
 from collections.abc import Mapping
 from typing import Any, Final
 
-from svcc.backends._common.bundle import runtime_files
-from svcc.backends._common.templates import render
+from svcc.backends._common.runtime_copy import runtime_files
+from svcc.backends.templates import render
 from svcc.compiler.policy import ExecutionPolicy
 from svcc.ir.canonical import canonical_json, digest_bytes
 from svcc.ir.model import Capability, ModuleIR
@@ -21,12 +21,6 @@ from svcc import __version__
 PLAN_SCHEMA: Final = "svc.execution-plan/v1"
 GOVERNED_PACKAGE: Final = "svc_runtime/governed"
 GOVERNED_MODULES: Final = ("executor", "protocol", "template")
-
-
-def execution_mode(policy: ExecutionPolicy | None) -> dict[str, str]:
-    if policy is None:
-        return {"mode": "direct"}
-    return {"mode": "governed", "backend": "local-process"}
 
 
 def _call(cap: Capability) -> dict[str, Any]:

@@ -8,7 +8,7 @@ attrs class with a ``name``, a ``description`` and ``emit``, registered under th
 from typing import ClassVar
 
 from attrs import frozen
-from svcc.compiler.target import EmitContext, FileTree
+from svcc.compiler.target import BundleSpec, EmitContext, FileTree
 from svcc.ir.canonical import canonical_json
 from svcc.ir.model import ModuleIR
 from svcc.ir.serde import ir_to_json
@@ -18,6 +18,8 @@ from svcc.ir.serde import ir_to_json
 class IrTarget:
     name: ClassVar[str] = "ir"
     description: ClassVar[str] = "the capability IR and readiness report of the selection"
+    supports_execution_policy: ClassVar[bool] = False
+    bundle: ClassVar[BundleSpec | None] = None  # artifacts, not a service
 
     def emit(self, ir: ModuleIR, ctx: EmitContext) -> FileTree:
         return FileTree.of(

@@ -8,15 +8,31 @@ request schema of the same capability.
 from typing import ClassVar, Final
 
 from attrs import frozen
-from svcc.backends._common.bundle import BundleKind, assemble, pretty_json
-from svcc.backends._common.templates import render
+from svcc.backends._common.bundle import assemble, pretty_json
 from svcc.backends.mcp._tools import tools_document
-from svcc.compiler.target import EmitContext, FileTree
+from svcc.backends.templates import render
+from svcc.compiler.target import BundleSpec, EmitContext, FileTree
 from svcc.ir.model import ModuleIR
 
 from svcc import __version__
 
-BUNDLE: Final = BundleKind(
+BUNDLE: Final = BundleSpec(
+    glue="server.py",
+    serve=("server.py",),
+    # The glue and the server's own top-level modules: a user module by one of these names
+    # would shadow them inside the bundle.
+    reserved_modules=frozenset(
+        {
+            "server",
+            "mcp",
+            "pydantic",
+            "pydantic_core",
+            "anyio",
+            "starlette",
+            "uvicorn",
+            "typing_extensions",
+        }
+    ),
     interface="mcp",
     manifest="svc-mcp.json",
     manifest_schema="svc.mcp-bundle/v1",
@@ -29,6 +45,7 @@ BUNDLE: Final = BundleKind(
 class McpTarget:
     name: ClassVar[str] = "mcp"
     supports_execution_policy: ClassVar[bool] = True
+    bundle: ClassVar[BundleSpec | None] = BUNDLE
     description: ClassVar[str] = "an MCP server over stdio (official SDK; run: svcc serve)"
 
     def emit(self, ir: ModuleIR, ctx: EmitContext) -> FileTree:

@@ -8,15 +8,32 @@ the server serves at ``/openapi.json`` and what its request validators are built
 from typing import ClassVar, Final
 
 from attrs import frozen
-from svcc.backends._common.bundle import BundleKind, assemble, pretty_json
-from svcc.backends._common.templates import render
+from svcc.backends._common.bundle import assemble, pretty_json
 from svcc.backends.rest._openapi import openapi_document
-from svcc.compiler.target import EmitContext, FileTree
+from svcc.backends.templates import render
+from svcc.compiler.target import BundleSpec, EmitContext, FileTree
 from svcc.ir.model import ModuleIR
 
 from svcc import __version__
 
-BUNDLE: Final = BundleKind(
+BUNDLE: Final = BundleSpec(
+    glue="app.py",
+    serve=("-m", "uvicorn", "app:app", "--host", "{host}", "--port", "{port}"),
+    # The glue and the server's own top-level modules: a user module by one of these names
+    # would shadow them inside the bundle.
+    reserved_modules=frozenset(
+        {
+            "app",
+            "fastapi",
+            "starlette",
+            "pydantic",
+            "pydantic_core",
+            "uvicorn",
+            "anyio",
+            "typing_extensions",
+            "swagger_ui_bundle",
+        }
+    ),
     interface="rest",
     manifest="svc-rest.json",
     manifest_schema="svc.rest-bundle/v1",
@@ -35,6 +52,7 @@ BUNDLE: Final = BundleKind(
 class RestTarget:
     name: ClassVar[str] = "rest"
     supports_execution_policy: ClassVar[bool] = True
+    bundle: ClassVar[BundleSpec | None] = BUNDLE
     description: ClassVar[str] = "a FastAPI REST application with OpenAPI 3.1 (run: svcc serve)"
 
     def emit(self, ir: ModuleIR, ctx: EmitContext) -> FileTree:

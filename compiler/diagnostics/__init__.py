@@ -4,6 +4,7 @@ Front ends and passes return diagnostics; they raise only for bugs and usage err
 package is a leaf (it imports only ``svcc.ir``) so front ends can use it too.
 """
 
+from collections.abc import Sequence
 from typing import Any
 
 from attrs import frozen
@@ -48,27 +49,41 @@ class Diagnostic:
         if span is None:
             return path
         if span.cell is not None:
-            return f"{path}: cell {span.cell}, line {span.line}"
+            return f"{path}: {where(span)}"
         return f"{path}:{span.line}:{span.column + 1}"
+
+
+def where(span: Span) -> str:
+    """A span for people, one way everywhere: ``line L`` or ``cell N, line L``."""
+    if span.cell is not None:
+        return f"cell {span.cell}, line {span.line}"
+    return f"line {span.line}"
 
 
 def diag(code: Code, message: str, span: Span | None) -> Diagnostic:
     return Diagnostic(code=code.code, message=message, span=span)
 
 
-def render(diagnostic: Diagnostic, path: str, source_lines: list[str] | None = None) -> str:
+def excerpt(span: Span | None, lines: Sequence[str] | None) -> list[str]:
+    """The spanned line and a caret underline, or nothing when the line is not at hand.
+
+    ``lines`` are the lines the span counts in: the module's, or for a notebook span the
+    lines of its cell. Tabs are kept so the carets stay under the text.
+    """
+    if span is None or not lines or not 0 < span.line <= len(lines):
+        return []
+    text = lines[span.line - 1].rstrip("\r\n")
+    end = span.end_column if span.end_line == span.line else len(text)
+    width = max(1, min(end, len(text)) - span.column)
+    pad = "".join(c if c == "\t" else " " for c in text[: span.column])
+    return [text, pad + "^" * width]
+
+
+def render(diagnostic: Diagnostic, path: str, source_lines: Sequence[str] | None = None) -> str:
     """One diagnostic for people: location, severity, code, message, and the line underlined."""
     d = diagnostic
     head = f"{d.location(path)}: {d.severity}: {d.code} {d.message}"
-    span = diagnostic.span
-    if span is None or not source_lines or span.cell is not None:
-        return head
-    if not 0 < span.line <= len(source_lines):
-        return head
-    text = source_lines[span.line - 1].rstrip("\n")
-    end = span.end_column if span.end_line == span.line else len(text)
-    width = max(1, end - span.column)
-    return f"{head}\n    {text}\n    {' ' * span.column}{'^' * width}"
+    return "\n".join([head, *(f"    {line}" for line in excerpt(d.span, source_lines))])
 
 
-__all__ = ["Code", "Diagnostic", "Dimension", "Severity", "diag", "render"]
+__all__ = ["Code", "Diagnostic", "Dimension", "Severity", "diag", "excerpt", "render", "where"]

@@ -9,6 +9,7 @@ beside the source, declared requirements) is an input here and never part of the
 import sys
 from typing import Any, ClassVar
 
+import attrs
 from attrs import field, frozen
 from svcc.compiler.diagnostics import Diagnostic, diag
 from svcc.compiler.diagnostics import codes as C
@@ -98,8 +99,6 @@ class ReadinessPass:
     name: ClassVar[str] = "readiness"
 
     def run(self, ir: ModuleIR, env: Environment, ir_digest: str) -> ReadinessReport:
-        from svcc.ir.serde import unstructure
-
         module_wide = self._module_reasons(ir, env)
         assessments = []
         for cap in ir.capabilities:
@@ -118,7 +117,7 @@ class ReadinessPass:
             )
         return ReadinessReport(
             module=ir.module,
-            source=unstructure(ir.source),
+            source=attrs.asdict(ir.source),  # plain fields: no converter needed
             ir_digest=ir_digest,
             assessments=tuple(assessments),
             requirements=env.declared_requirements,

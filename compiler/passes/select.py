@@ -11,10 +11,12 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 import attrs
-from svcc.compiler.diagnostics import Diagnostic
+from svcc.compiler.diagnostics import Diagnostic, where
 from svcc.compiler.errors import IneligibleError, UsageError
 from svcc.compiler.passes.readiness import Assessment, ReadinessReport
 from svcc.ir.model import ModuleIR
+
+SHOWN_NAMES = 20  # of the module's functions, when a selection names one it lacks
 
 
 def parse_selection(text: str | None) -> tuple[str, ...] | None:
@@ -26,18 +28,15 @@ def parse_selection(text: str | None) -> tuple[str, ...] | None:
     return items
 
 
-def _where(reason: Diagnostic) -> str:
-    span = reason.span
-    if span is None:
-        return ""
-    if span.cell is not None:
-        return f" cell {span.cell} line {span.line}"
-    return f" line {span.line}"
+def describe_reason(reason: Diagnostic) -> str:
+    """``SVC-R007 line 10: module-level call runs at import``."""
+    at = f" {where(reason.span)}" if reason.span is not None else ""
+    return f"{reason.code}{at}: {reason.message}"
 
 
 def describe_blocking(assessment: Assessment) -> str:
-    """``area is conditional (SVC-R001 line 3, SVC-R007 line 10)``."""
-    reasons = ", ".join(f"{r.code}{_where(r)}" for r in assessment.blocking())
+    """``area is conditional (SVC-R001 line 3: decorated function; SVC-R007 line 10: ...)``."""
+    reasons = "; ".join(describe_reason(r) for r in assessment.blocking())
     return f"{assessment.name} is {assessment.klass} ({reasons})"
 
 
@@ -53,21 +52,34 @@ class SelectPass:
                 raise IneligibleError(f"{path}: no public module-level functions to expose")
         else:
             chosen = []
+            unknown = []
+            names = [c.name for c in ir.capabilities]
             for item in selection:
                 cap = ir.capability(item)
                 if cap is None:
-                    names = [c.name for c in ir.capabilities]
                     close = difflib.get_close_matches(item, names, n=1)
-                    hint = f"; did you mean {close[0]!r}?" if close else ""
-                    raise UsageError(f"{path}: unknown selection {item!r}{hint}")
-                if cap not in chosen:
+                    hint = f" (did you mean {close[0]!r}?)" if close else ""
+                    unknown.append(f"{item!r}{hint}")
+                elif cap not in chosen:
                     chosen.append(cap)
-        blocked = []
+            if unknown:
+                known = ", ".join(names[:SHOWN_NAMES]) or "none"
+                if len(names) > SHOWN_NAMES:
+                    known += f" and {len(names) - SHOWN_NAMES} more"
+                raise UsageError(
+                    f"{path}: unknown selection {', '.join(unknown)}; the module's functions "
+                    f"are: {known}"
+                )
+        blocked: list[Assessment] = []
         for cap in chosen:
             assessment = report.assessment(cap.id)
             assert assessment is not None
             if not assessment.can_generate_interface:
-                blocked.append(describe_blocking(assessment))
+                blocked.append(assessment)
         if blocked:
-            raise IneligibleError(f"{path}: cannot generate: " + "; ".join(blocked))
+            reasons = list(dict.fromkeys(r for a in blocked for r in a.blocking()))
+            raise IneligibleError(
+                f"{path}: cannot generate: " + "; ".join(map(describe_blocking, blocked)),
+                reasons,
+            )
         return attrs.evolve(ir, capabilities=tuple(chosen))

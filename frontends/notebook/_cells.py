@@ -12,7 +12,7 @@ from collections.abc import Callable
 from attrs import frozen
 from svcc.compiler.diagnostics import Diagnostic, diag
 from svcc.compiler.diagnostics.codes import F004_LINE_MAGIC, F005_CELL_MAGIC, F006_SHELL_ESCAPE
-from svcc.frontends.python._source import short
+from svcc.frontends.python import short
 from svcc.ir.model import Span
 
 _ASSIGN_MAGIC = re.compile(r"^\s*[\w.,\s\[\]]+=\s*([!%])")

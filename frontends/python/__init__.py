@@ -18,35 +18,11 @@ from svcc.frontends.python._source import (
     SourceDecodeError,
     SourceText,
     decode_source,
-    parse_python_version,
-    running_version,
+    short,
 )
 from svcc.ir.canonical import digest_bytes
 from svcc.ir.model import ModuleIR, SourceFormat, SourceInfo, Span
-
-# Module names a bundle's own files and runtime occupy: a user module by these names would
-# shadow them (the specification names `app`, `json` and the web framework's module).
-RESERVED_MODULE_NAMES = frozenset(
-    {
-        "app",
-        "json",
-        "fastapi",
-        "starlette",
-        "pydantic",
-        "pydantic_core",
-        "uvicorn",
-        "mcp",
-        "anyio",
-        "server",
-        "source",
-        "wsgi",
-        "gunicorn",
-        "svc_governed",
-        "svc_runtime",
-        "svcc",
-        "typing_extensions",
-    }
-)
+from svcc.ir.python_version import parse_python_version, running_version
 
 
 @frozen(kw_only=True)
@@ -64,11 +40,6 @@ def module_name_problem(name: str) -> str | None:
     for part in parts:
         if not part.isidentifier() or keyword.iskeyword(part):
             return f"invalid module name {name!r}: {part!r} is not a Python identifier"
-    if parts[0] in RESERVED_MODULE_NAMES:
-        return (
-            f"module name {name!r} clashes with the runtime's own module {parts[0]!r}; "
-            "choose another with --module-name"
-        )
     return None
 
 
@@ -169,10 +140,10 @@ def read_python(
 
 
 __all__ = [
-    "RESERVED_MODULE_NAMES",
     "FrontendResult",
     "lower_text",
     "module_name_problem",
     "parse_python_version",
     "read_python",
+    "short",
 ]

@@ -1,5 +1,5 @@
-"""Source text handling shared by the Python and notebook front ends: decoding, the
-grammar version, source segments and spans.
+"""Source text handling shared by the Python and notebook front ends: decoding, source
+segments and spans (the ``3.N`` rule is ``svcc.ir.python_version``).
 
 ``ast`` reports columns as UTF-8 byte offsets; spans are stored in characters, and
 notebook spans are mapped back to (cell, line) through a line map.
@@ -7,35 +7,16 @@ notebook spans are mapped back to (cell, line) through a line map.
 
 import ast
 import io
-import re
-import sys
 import tokenize
 from collections.abc import Sequence
 
 from svcc.ir.model import Span
-
-_VERSION_RE = re.compile(r"^3\.(\d{1,2})$")
-MIN_MINOR = 7
 
 
 class SourceDecodeError(ValueError):
     def __init__(self, message: str, line: int | None) -> None:
         super().__init__(message)
         self.line = line
-
-
-def parse_python_version(text: str) -> tuple[int, int]:
-    """``"3.11"`` → ``(3, 11)``. Raises ``ValueError`` with a one-line reason."""
-    match = _VERSION_RE.match(text.strip())
-    if not match or int(match.group(1)) < MIN_MINOR:
-        raise ValueError(
-            f"unsupported --python-version {text!r}: expected 3.N with N >= {MIN_MINOR}"
-        )
-    return (3, int(match.group(1)))
-
-
-def running_version() -> tuple[int, int]:
-    return (sys.version_info[0], sys.version_info[1])
 
 
 def decode_source(data: bytes, encoding: str | None = None) -> tuple[str, str]:

@@ -1,4 +1,5 @@
-"""The one jinja2 environment every back end renders with (glue only, strict, deterministic)."""
+"""The one jinja2 environment every back end (and the analysis service) renders with: glue
+only, strict, deterministic. Public, so the service need not reach into ``backends._common``."""
 
 from functools import cache
 

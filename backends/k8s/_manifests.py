@@ -1,0 +1,246 @@
+"""Kubernetes objects for one published image, as plain data (no I/O, no YAML).
+
+Everything here is a pure function of a :class:`Workload`, so the same inputs give the same
+documents. The objects are hardened by default (DESIGN §11): the image by digest only,
+non-root 65532, a read-only root file system, no capabilities, the runtime's default seccomp
+profile, no service-account token, and egress denied.
+"""
+
+from typing import Any, Final, Literal
+
+from attrs import frozen
+
+PORT: Final = 8000
+UID: Final = 65532
+# Seconds the pod keeps serving after it is marked terminating, so that endpoint removal has
+# reached every proxy before the server stops accepting connections (SIGTERM); the server
+# then drains what is in flight within the rest of the grace period.
+PRE_STOP_SECONDS: Final = 5
+GRACE_SECONDS: Final = 30
+# Label values are at most 63 characters, a sha256 is 64 hex digits: labels carry a prefix
+# (enough to select by), annotations the whole digest.
+LABEL_DIGEST_CHARS: Final = 32
+
+Interface = Literal["rest", "mcp"]
+
+
+@frozen(kw_only=True)
+class Resources:
+    cpu_request: str
+    cpu_limit: str
+    memory_request: str
+    memory_limit: str
+
+
+@frozen(kw_only=True)
+class Workload:
+    """What the manifests say, decided before any of them is built."""
+
+    name: str
+    namespace: str | None
+    image: str
+    interface: Interface
+    replicas: int
+    max_replicas: int
+    capabilities_sha256: str
+    inputs_sha256: str
+    resources: Resources
+    writable_tmp: bool
+
+
+def labels(w: Workload) -> dict[str, str]:
+    return {
+        "app.kubernetes.io/name": w.name,
+        "app.kubernetes.io/component": w.interface,
+        "app.kubernetes.io/managed-by": "svcc",
+        "svcc.io/capabilities-sha256": w.capabilities_sha256[:LABEL_DIGEST_CHARS],
+        "svcc.io/inputs-sha256": w.inputs_sha256[:LABEL_DIGEST_CHARS],
+    }
+
+
+def selector(w: Workload) -> dict[str, str]:
+    """Stable across releases (a Deployment's selector is immutable): name only."""
+    return {"app.kubernetes.io/name": w.name}
+
+
+def annotations(w: Workload) -> dict[str, str]:
+    return {
+        "svcc.io/capabilities-sha256": w.capabilities_sha256,
+        "svcc.io/inputs-sha256": w.inputs_sha256,
+        "svcc.io/image": w.image,
+    }
+
+
+def metadata(w: Workload, *, with_annotations: bool = False) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": w.name}
+    if w.namespace is not None:
+        meta["namespace"] = w.namespace
+    meta["labels"] = labels(w)
+    if with_annotations:
+        meta["annotations"] = annotations(w)
+    return meta
+
+
+def _probe(path: str, *, period: int, failures: int) -> dict[str, Any]:
+    return {
+        "httpGet": {"path": path, "port": "http"},
+        "periodSeconds": period,
+        "timeoutSeconds": 2,
+        "failureThreshold": failures,
+    }
+
+
+def container(w: Workload) -> dict[str, Any]:
+    c: dict[str, Any] = {
+        "name": "server",
+        "image": w.image,
+        "imagePullPolicy": "IfNotPresent",
+    }
+    if w.interface == "rest":
+        c["ports"] = [{"name": "http", "containerPort": PORT, "protocol": "TCP"}]
+        c["startupProbe"] = _probe("/health", period=2, failures=30)
+        c["readinessProbe"] = _probe("/health", period=5, failures=2)
+        c["livenessProbe"] = _probe("/health", period=10, failures=3)
+        c["lifecycle"] = {"preStop": {"sleep": {"seconds": PRE_STOP_SECONDS}}}
+    else:
+        # MCP speaks JSON-RPC on stdin/stdout: keep stdin open for `kubectl attach -i`.
+        c["stdin"] = True
+        c["tty"] = False
+    c["resources"] = {
+        "requests": {"cpu": w.resources.cpu_request, "memory": w.resources.memory_request},
+        "limits": {"cpu": w.resources.cpu_limit, "memory": w.resources.memory_limit},
+    }
+    c["securityContext"] = {
+        "allowPrivilegeEscalation": False,
+        "capabilities": {"drop": ["ALL"]},
+        "privileged": False,
+        "readOnlyRootFilesystem": True,
+        "runAsGroup": UID,
+        "runAsNonRoot": True,
+        "runAsUser": UID,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+    if w.writable_tmp:
+        c["volumeMounts"] = [{"name": "tmp", "mountPath": "/tmp"}]
+    return c
+
+
+def deployment(w: Workload) -> dict[str, Any]:
+    pod: dict[str, Any] = {
+        "automountServiceAccountToken": False,
+        "enableServiceLinks": False,
+        "terminationGracePeriodSeconds": GRACE_SECONDS,
+        "securityContext": {
+            "fsGroup": UID,
+            "runAsGroup": UID,
+            "runAsNonRoot": True,
+            "runAsUser": UID,
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
+        "containers": [container(w)],
+    }
+    if w.writable_tmp:
+        pod["volumes"] = [{"name": "tmp", "emptyDir": {"medium": "Memory", "sizeLimit": "64Mi"}}]
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": metadata(w, with_annotations=True),
+        "spec": {
+            "replicas": w.replicas,
+            "revisionHistoryLimit": 5,
+            "selector": {"matchLabels": selector(w)},
+            "strategy": {
+                "type": "RollingUpdate",
+                "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0},
+            },
+            "template": {
+                "metadata": {"labels": labels(w), "annotations": annotations(w)},
+                "spec": pod,
+            },
+        },
+    }
+
+
+def service(w: Workload) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": metadata(w),
+        "spec": {
+            "type": "ClusterIP",
+            "selector": selector(w),
+            "ports": [{"name": "http", "port": 80, "targetPort": "http", "protocol": "TCP"}],
+        },
+    }
+
+
+def autoscaler(w: Workload) -> dict[str, Any]:
+    return {
+        "apiVersion": "autoscaling/v2",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": metadata(w),
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": w.name},
+            "minReplicas": w.replicas,
+            "maxReplicas": w.max_replicas,
+            "metrics": [
+                {
+                    "type": "Resource",
+                    "resource": {
+                        "name": "cpu",
+                        "target": {"type": "Utilization", "averageUtilization": 70},
+                    },
+                }
+            ],
+        },
+    }
+
+
+def disruption_budget(w: Workload) -> dict[str, Any]:
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": metadata(w),
+        "spec": {"maxUnavailable": 1, "selector": {"matchLabels": selector(w)}},
+    }
+
+
+def network_policy(w: Workload) -> dict[str, Any]:
+    """Ingress only to the HTTP port (REST) or none at all (MCP); egress denied."""
+    ingress: list[dict[str, Any]] = []
+    if w.interface == "rest":
+        ingress.append({"ports": [{"port": PORT, "protocol": "TCP"}]})
+    return {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": metadata(w),
+        "spec": {
+            "podSelector": {"matchLabels": selector(w)},
+            "policyTypes": ["Ingress", "Egress"],
+            "ingress": ingress,
+            "egress": [],
+        },
+    }
+
+
+def resources_of(w: Workload) -> dict[str, dict[str, Any]]:
+    """File name → object. An MCP server has no Service (stdio has no port) and no
+    autoscaler (each client owns one session on one pod's stdin)."""
+    out = {"deployment.yaml": deployment(w)}
+    if w.interface == "rest":
+        out["service.yaml"] = service(w)
+        out["hpa.yaml"] = autoscaler(w)
+    out["pdb.yaml"] = disruption_budget(w)
+    out["networkpolicy.yaml"] = network_policy(w)
+    return out
+
+
+def kustomization(w: Workload, files: list[str]) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "apiVersion": "kustomize.config.k8s.io/v1beta1",
+        "kind": "Kustomization",
+    }
+    if w.namespace is not None:
+        doc["namespace"] = w.namespace
+    doc["resources"] = files
+    return doc

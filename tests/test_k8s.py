@@ -1,0 +1,283 @@
+"""The ``k8s`` target: a Kustomize base validated against the Kubernetes API schemas
+(``kubernetes-validate --strict``; no cluster runs here), golden trees, determinism, every
+option refused with one line, and the REST server draining on SIGTERM as a pod must."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import httpx
+import kubernetes_validate
+import pytest
+import yaml
+from helpers import ROOT, run_svcc
+from servers import generate, serving
+from svcc.backends.k8s import K8sTarget
+from svcc.compiler.driver import analyze_file, emit_analysis
+from svcc.compiler.errors import SvccError
+from svcc.compiler.target import FileTree
+
+GOLDEN = ROOT / "tests" / "golden_k8s"
+EXAMPLE = ROOT / "examples" / "shapes.py"
+IMAGE = "registry.test:5443/team/shapes@sha256:" + "a" * 64
+INPUTS = "b" * 64
+# the oldest and the newest API the emitted objects are checked against
+KUBERNETES = ("1.30.0", "1.37.0")
+CASES: dict[str, dict[str, Any]] = {
+    "rest_defaults": {"image": IMAGE, "inputs_sha256": INPUTS},
+    "rest_namespaced": {
+        "image": IMAGE,
+        "inputs_sha256": INPUTS,
+        "namespace": "shop",
+        "replicas": 3,
+        "max_replicas": 9,
+        "writable_tmp": True,
+        "app_name": "shapes-api",
+    },
+    "mcp": {"image": IMAGE, "inputs_sha256": INPUTS, "interface": "mcp"},
+}
+
+
+def emit(**options: Any) -> FileTree:
+    return emit_analysis(analyze_file(EXAMPLE), K8sTarget(**options))[1]
+
+
+def objects(tree: FileTree) -> dict[str, dict[str, Any]]:
+    return {path: yaml.safe_load(data) for path, data in tree if path != "kustomization.yaml"}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("version", KUBERNETES)
+def test_every_object_validates_strictly(case: str, version: str) -> None:
+    for path, doc in objects(emit(**CASES[case])).items():
+        assert kubernetes_validate.validate(doc, version, strict=True), path
+
+
+def test_strict_validation_can_fail() -> None:
+    """The check above is not vacuous: an unknown field or a wrong type is caught."""
+    deployment = objects(emit(**CASES["rest_defaults"]))["deployment.yaml"]
+    deployment["spec"]["template"]["spec"]["containers"][0]["securityContxt"] = {}
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(deployment, KUBERNETES[-1], strict=True)
+    deployment = objects(emit(**CASES["rest_defaults"]))["deployment.yaml"]
+    deployment["spec"]["replicas"] = "two"
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(deployment, KUBERNETES[-1], strict=True)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_golden_tree(case: str, request: pytest.FixtureRequest) -> None:
+    emitted = dict(emit(**CASES[case]))
+    folder = GOLDEN / case
+    if request.config.getoption("--snapshot-update"):
+        for old in folder.glob("*"):
+            old.unlink()
+        folder.mkdir(parents=True, exist_ok=True)
+        for path, data in emitted.items():
+            (folder / path).write_bytes(data)
+    stored = {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+    assert sorted(stored) == sorted(emitted), "files differ (run pytest --snapshot-update)"
+    for path, data in emitted.items():
+        assert stored[path] == data, f"{case}/{path} differs"
+
+
+def test_hardened_by_default() -> None:
+    tree = objects(emit(**CASES["rest_defaults"]))
+    pod = tree["deployment.yaml"]["spec"]["template"]["spec"]
+    (server,) = pod["containers"]
+    assert server["image"] == IMAGE
+    assert "@sha256:" in server["image"]
+    assert pod["automountServiceAccountToken"] is False
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    context = server["securityContext"]
+    assert context["readOnlyRootFilesystem"] is True
+    assert context["allowPrivilegeEscalation"] is False
+    assert context["capabilities"] == {"drop": ["ALL"]}
+    assert (context["runAsUser"], context["runAsGroup"]) == (65532, 65532)
+    assert "volumes" not in pod  # nothing writable unless asked for
+    for probe in ("readinessProbe", "livenessProbe"):
+        assert server[probe]["httpGet"] == {"path": "/health", "port": "http"}
+    policy = tree["networkpolicy.yaml"]["spec"]
+    assert policy["policyTypes"] == ["Ingress", "Egress"]
+    assert policy["egress"] == []
+    assert tree["service.yaml"]["spec"]["ports"][0]["targetPort"] == "http"
+    assert tree["hpa.yaml"]["spec"]["minReplicas"] == 2
+
+
+def test_labels_carry_the_digests() -> None:
+    analysis = analyze_file(EXAMPLE)
+    assert analysis.ir is not None
+    ids = sorted(c.id for c in analysis.ir.capabilities)
+    from svcc.backends.k8s._options import capabilities_digest
+
+    digest = capabilities_digest(ids)
+    for doc in objects(emit(**CASES["rest_defaults"])).values():
+        labels = doc["metadata"]["labels"]
+        assert digest.startswith(labels["svcc.io/capabilities-sha256"])
+        assert INPUTS.startswith(labels["svcc.io/inputs-sha256"])
+        assert all(len(v) <= 63 for v in labels.values())
+    deployment = objects(emit(**CASES["rest_defaults"]))["deployment.yaml"]
+    assert deployment["metadata"]["annotations"]["svcc.io/capabilities-sha256"] == digest
+    assert deployment["metadata"]["annotations"]["svcc.io/inputs-sha256"] == INPUTS
+    # another selection, another digest
+    other = emit_analysis(analysis, K8sTarget(**CASES["rest_defaults"]), select="scale")[1]
+    labels = objects(other)["deployment.yaml"]["metadata"]["labels"]
+    assert not digest.startswith(labels["svcc.io/capabilities-sha256"])
+
+
+def test_mcp_has_no_service_and_says_so() -> None:
+    tree = dict(emit(**CASES["mcp"]))
+    assert "service.yaml" not in tree
+    assert "hpa.yaml" not in tree
+    assert b"no Service" in tree["kustomization.yaml"]
+    (server,) = objects(emit(**CASES["mcp"]))["deployment.yaml"]["spec"]["template"]["spec"][
+        "containers"
+    ]
+    assert server["stdin"] is True
+    assert "ports" not in server
+    assert "readinessProbe" not in server
+
+
+def test_kustomization_lists_every_object() -> None:
+    for options in CASES.values():
+        tree = dict(emit(**options))
+        kustomization = yaml.safe_load(tree["kustomization.yaml"])
+        assert sorted(kustomization["resources"]) == sorted(set(tree) - {"kustomization.yaml"})
+        assert kustomization.get("namespace") == options.get("namespace")
+
+
+def test_deterministic_across_hash_seeds() -> None:
+    code = (
+        "import hashlib, sys\n"
+        "sys.path.insert(0, sys.argv[1])\n"
+        "import test_k8s as t\n"
+        "h = hashlib.sha256()\n"
+        "for case in sorted(t.CASES):\n"
+        "    for p, d in t.emit(**t.CASES[case]): h.update(p.encode() + d)\n"
+        "print(h.hexdigest())\n"
+    )
+    seen = {
+        subprocess.run(
+            [sys.executable, "-c", code, str(ROOT / "tests")],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        ).stdout
+        for seed in ("0", "7", "31337")
+    }
+    assert len(seen) == 1
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({}, "needs --image"),
+        ({"image": "registry.test:5443/team/shapes:1.0"}, "by digest"),
+        ({"image": "https://registry.test/team/shapes@sha256:" + "a" * 64}, "by digest"),
+        ({"image": "127.0.0.1:5000/team/shapes@sha256:" + "a" * 64}, "IP literals"),
+        ({"image": "registry/team/shapes@sha256:" + "a" * 64}, "DNS name"),
+        ({"image": IMAGE}, "--inputs-sha256"),
+        ({"image": IMAGE, "inputs_sha256": "B" * 64}, "--inputs-sha256"),
+        ({"image": IMAGE, "inputs_sha256": INPUTS, "replicas": 0}, "--replicas"),
+        ({"image": IMAGE, "inputs_sha256": INPUTS, "replicas": 4, "max_replicas": 2}, "--max"),
+        ({"image": IMAGE, "inputs_sha256": INPUTS, "namespace": "Shop_1"}, "--namespace"),
+        ({"image": IMAGE, "inputs_sha256": INPUTS, "app_name": "9lives"}, "--app-name"),
+        ({"image": IMAGE, "inputs_sha256": INPUTS, "memory_limit": "lots"}, "--memory-limit"),
+        ({"push_result": "/nonexistent/push.json"}, "file not found"),
+    ],
+)
+def test_bad_options_are_one_line_errors(options: dict[str, Any], message: str) -> None:
+    with pytest.raises(SvccError) as info:
+        emit(**options)
+    assert message in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_push_result_file(tmp_path: Path) -> None:
+    result = {
+        "schema": "svc.oci-push-result/v1",
+        "destination": "registry.test:5443/team/shapes:1.0",
+        "digest_reference": IMAGE,
+        "image_id": "sha256:" + "c" * 64,
+        "config_digest": "sha256:" + "d" * 64,
+        "manifest_digest": "sha256:" + "a" * 64,
+        "index_digest": None,
+        "platform": "linux/amd64",
+        "inputs_sha256": INPUTS,
+        "published": True,
+    }
+    path = tmp_path / "push.json"
+    path.write_text(json.dumps({"schema": "svc.extension/v1", "ok": True, "result": result}))
+    assert dict(emit(push_result=str(path))) == dict(emit(**CASES["rest_defaults"]))
+    path.write_text(json.dumps({**result, "published": False}))
+    with pytest.raises(SvccError, match="not published"):
+        emit(push_result=str(path))
+    with pytest.raises(SvccError, match="drop --image"):
+        emit(push_result=str(path), image=IMAGE)
+
+
+def test_cli_writes_a_base(tmp_path: Path) -> None:
+    out = tmp_path / "base"
+    proc = run_svcc(
+        "compile", str(EXAMPLE), "--target", "k8s", "--output-dir", str(out),
+        "--image", IMAGE, "--inputs-sha256", INPUTS, "--namespace", "shop", "--format", "json",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        ["deployment.yaml", "hpa.yaml", "kustomization.yaml", "networkpolicy.yaml", "pdb.yaml",
+         "service.yaml"]
+    )  # fmt: skip
+    bad = run_svcc(
+        "compile", str(EXAMPLE), "--target", "k8s", "--output-dir", str(tmp_path / "x"),
+        "--image", "registry.test:5443/team/shapes:latest", "--inputs-sha256", INPUTS,
+    )  # fmt: skip
+    assert bad.returncode == 2
+    assert "by digest" in bad.stderr
+    assert not (tmp_path / "x").exists()
+
+
+def test_rest_server_drains_on_sigterm(tmp_path: Path) -> None:
+    """What a pod's termination needs: after SIGTERM the server accepts no new connection
+    (the readiness probe fails), finishes the request in flight with its answer, then exits
+    by itself, within the grace period the Deployment gives it."""
+    bundle = tmp_path / "slow-rest"
+    generate(ROOT / "tests" / "fixtures" / "k8s" / "slow.py", bundle)
+    with serving(bundle) as server:
+        answers: list[httpx.Response] = []
+        started = threading.Event()
+
+        def call() -> None:
+            with server.client() as client:
+                started.set()
+                answers.append(client.post("/capabilities/slow", json={"seconds": 2.0}))
+
+        caller = threading.Thread(target=call)
+        caller.start()
+        started.wait()
+        # the request is in flight once the server has accepted it; give it the connection
+        with server.client() as probe:
+            assert probe.get("/health").status_code == 200
+        server.proc.send_signal(signal.SIGTERM)
+        refused = False
+        for _ in range(200):
+            try:
+                httpx.get(server.url + "/health", timeout=0.5)
+            except httpx.TransportError:
+                refused = True
+                break
+            threading.Event().wait(0.01)
+        assert refused, "the server still accepted new connections after SIGTERM"
+        assert server.proc.poll() is None or answers, "exited before answering the call in flight"
+        caller.join(timeout=30)
+        assert [a.status_code for a in answers] == [200]
+        assert answers[0].json() == 2.0
+        # uvicorn re-raises the signal once drained: the exit status says "stopped by SIGTERM"
+        assert server.proc.wait(timeout=30) in (0, -signal.SIGTERM)
+        assert "Finished server process" in server.log_text()
