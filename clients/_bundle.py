@@ -19,11 +19,10 @@ from pathlib import Path
 from typing import Any, Final
 
 from attrs import frozen
-from svcc.compiler.errors import InputError
+from svcc.compiler.errors import InputError, InternalError
+from svcc.compiler.registry import load_target_class, servable_targets
+from svcc.compiler.target import BundleSpec
 
-MANIFEST: Final = "svc-rest.json"
-MANIFEST_SCHEMA: Final = "svc.rest-bundle/v1"
-OTHER_MANIFESTS: Final = {"svc-mcp.json": "an MCP bundle"}
 OPENAPI: Final = "openapi.json"
 IR: Final = "capability-ir.json"
 VALIDATION_MODULES: Final = ("__init__", "integrity", "validation")
@@ -95,26 +94,26 @@ def _sha256(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
-def _verify_files(root: Path, files: Any) -> dict[str, bytes]:
+def _verify_files(root: Path, files: Any, name: str) -> dict[str, bytes]:
     """Re-hash every listed file; return the bytes of the ones export reads."""
     if not isinstance(files, dict) or not files:
-        raise InputError(f"{root}: {MANIFEST} lists no files")
+        raise InputError(f"{root}: {name} lists no files")
     kept: dict[str, bytes] = {}
     for relpath, expected in sorted(files.items()):
         parts = str(relpath).split("/")
         if relpath.startswith("/") or any(p in ("", ".", "..") for p in parts):
-            raise InputError(f"{root}: {MANIFEST} lists an invalid path {relpath!r}")
+            raise InputError(f"{root}: {name} lists an invalid path {relpath!r}")
         data = _read(root.joinpath(*parts), f"{root}: {relpath}", MAX_DOCUMENT_BYTES)
         if _sha256(data) != expected:
             raise InputError(
-                f"{root}: {relpath} does not match its digest in {MANIFEST} (the bundle was "
+                f"{root}: {relpath} does not match its digest in {name} (the bundle was "
                 "changed after generation; regenerate it)"
             )
         if relpath in _KEEP:
             kept[relpath] = data
     missing = sorted(_KEEP - {IR} - set(kept))
     if missing:
-        raise InputError(f"{root}: {MANIFEST} does not list {missing[0]}; not a REST bundle")
+        raise InputError(f"{root}: {name} does not list {missing[0]}; not a REST bundle")
     return kept
 
 
@@ -148,10 +147,10 @@ def _ir_params(ir: Any) -> dict[str, tuple[dict[str, str], tuple[str, ...]]]:
 
 def _capability(entry: Any, openapi: Any, params: Mapping[str, Any], where: str) -> Capability:
     if not isinstance(entry, dict):
-        raise InputError(f"{where}: {MANIFEST} has a malformed capability entry")
+        raise InputError(f"{where}: the manifest has a malformed capability entry")
     cap_id, name = entry.get("id"), entry.get("name")
     if not isinstance(cap_id, str) or not isinstance(name, str):
-        raise InputError(f"{where}: {MANIFEST} has a capability without id and name")
+        raise InputError(f"{where}: the manifest has a capability without id and name")
     if len(name) > MAX_NAME_CHARS or not CAPABILITY_NAME.fullmatch(name):
         raise InputError(f"{where}: capability name {name[:MAX_NAME_CHARS]!r} is not a route name")
     route = f"/capabilities/{name}"
@@ -178,29 +177,43 @@ def _capability(entry: Any, openapi: Any, params: Mapping[str, Any], where: str)
     )
 
 
+def rest_bundle_spec() -> BundleSpec:
+    """The REST target's own declaration of its bundle (manifest name and schema)."""
+    spec = load_target_class("rest").bundle
+    if spec is None:  # pragma: no cover - the rest target always declares its bundle
+        raise InternalError("the rest target declares no bundle")
+    return spec
+
+
+def _not_rest(root: Path, manifest: str) -> InputError:
+    """Name the bundle it is instead, from the installed targets' declarations."""
+    for name, spec in sorted(servable_targets().items()):
+        if spec.manifest != manifest and (root / spec.manifest).exists():
+            return InputError(
+                f"{root}: is a bundle of the {name!r} target ({spec.manifest}), not a REST bundle; "
+                "client collections are exported from `svcc generate rest` output"
+            )
+    return InputError(f"{root}: no {manifest}; not a REST bundle (svcc generate rest)")
+
+
 def load_rest_bundle(path: str | Path) -> RestBundle:
     """Verify ``path`` as a REST bundle and read what export needs (InputError otherwise)."""
     root = Path(path)
     if not root.is_dir():
         raise InputError(f"{root}: not a directory (expected a REST bundle)")
-    if not (root / MANIFEST).exists():
-        for other, kind in OTHER_MANIFESTS.items():
-            if (root / other).exists():
-                raise InputError(
-                    f"{root}: is {kind} ({other}); client collections are exported from a "
-                    "REST bundle (svcc generate rest)"
-                )
-        raise InputError(f"{root}: no {MANIFEST}; not a REST bundle (svcc generate rest)")
-    raw = _read(root / MANIFEST, f"{root}: {MANIFEST}", MAX_MANIFEST_BYTES)
-    manifest = _json(raw, f"{root}: {MANIFEST}")
-    if not isinstance(manifest, dict) or manifest.get("schema") != MANIFEST_SCHEMA:
-        raise InputError(f"{root}: {MANIFEST} is not a {MANIFEST_SCHEMA} document")
-    kept = _verify_files(root, manifest.get("files"))
+    spec = rest_bundle_spec()
+    if not (root / spec.manifest).exists():
+        raise _not_rest(root, spec.manifest)
+    raw = _read(root / spec.manifest, f"{root}: {spec.manifest}", MAX_MANIFEST_BYTES)
+    manifest = _json(raw, f"{root}: {spec.manifest}")
+    if not isinstance(manifest, dict) or manifest.get("schema") != spec.manifest_schema:
+        raise InputError(f"{root}: {spec.manifest} is not a {spec.manifest_schema} document")
+    kept = _verify_files(root, manifest.get("files"), spec.manifest)
     openapi = _json(kept[OPENAPI], f"{root}: {OPENAPI}")
     ir = _json(kept[IR], f"{root}: {IR}") if IR in kept else {}
     entries = manifest.get("capabilities")
     if not isinstance(entries, list):
-        raise InputError(f"{root}: {MANIFEST} has no capability list")
+        raise InputError(f"{root}: {spec.manifest} has no capability list")
     if len(entries) > MAX_CAPABILITIES:
         raise InputError(
             f"{root}: {len(entries)} capabilities; a collection holds at most {MAX_CAPABILITIES}"

@@ -231,7 +231,7 @@ def test_a_consistently_rewritten_manifest_still_needs_its_files(
 @pytest.mark.parametrize(
     ("which", "message"),
     [
-        ("mcp", "is an MCP bundle"),
+        ("mcp", "is a bundle of the 'mcp' target (svc-mcp.json), not a REST bundle"),
         ("missing", "not a directory"),
         ("source", "no svc-rest.json; not a REST bundle"),
     ],
