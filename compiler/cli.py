@@ -208,7 +208,9 @@ CLIENT_FORMATS = ("postman", "bruno", "insomnia", "http")  # svcc.clients.FORMAT
 
 def _clients_parser(sub: "argparse._SubParsersAction[_Parser]") -> None:
     clients = sub.add_parser("clients", help="client collections from a REST bundle")
-    actions = clients.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    actions = clients.add_subparsers(
+        dest="action", metavar="{export,sync}", required=True, parser_class=_Parser
+    )
     export = actions.add_parser("export", help="write a collection into a new or empty folder")
     export.add_argument(
         "--format", required=True, choices=CLIENT_FORMATS, help="the collection format"
