@@ -194,6 +194,26 @@ def build_parser(target: "type[Target] | None" = None) -> argparse.ArgumentParse
         metavar="N",
         help="most files one directory analysis reads (default %(default)s)",
     )
+    analysis.add_argument(
+        "--max-analysis-memory",
+        type=int,
+        default=1024,
+        metavar="MIB",
+        help="memory one request's analysis may add, in MiB (default 1024; over it: 422)",
+    )
+    analysis.add_argument(
+        "--max-analysis-seconds",
+        type=int,
+        default=60,
+        metavar="S",
+        help="CPU seconds one request's analysis may take, wall clock twice that (default 60)",
+    )
+    analysis.add_argument(
+        "--worker-timeout",
+        type=int,
+        metavar="S",
+        help="gunicorn's worker timeout (default: twice the analysis seconds + 30; 503)",
+    )
 
     targets = sub.add_parser("targets", help="list the installed targets and their options")
     targets.add_argument(
@@ -323,7 +343,15 @@ def _cmd_serve_analysis(args: argparse.Namespace) -> int:
 
     if not Path(args.workspace).is_dir():
         raise UsageError(f"--workspace {args.workspace}: not a directory")
-    if args.workers < 1 or args.max_upload_bytes < 1 or args.max_directory_files < 1:
+    limits = (
+        args.workers,
+        args.max_upload_bytes,
+        args.max_directory_files,
+        args.max_analysis_memory,
+        args.max_analysis_seconds,
+        args.worker_timeout or 1,
+    )
+    if min(limits) < 1:
         raise UsageError("--workers and the limits must be positive")
     from svcc.service.server import serve_analysis
 
@@ -333,6 +361,9 @@ def _cmd_serve_analysis(args: argparse.Namespace) -> int:
         workers=args.workers,
         max_upload_bytes=args.max_upload_bytes,
         max_directory_files=args.max_directory_files,
+        analysis_memory_bytes=args.max_analysis_memory * 1024 * 1024,
+        analysis_seconds=args.max_analysis_seconds,
+        worker_timeout=args.worker_timeout,
     )
     return 0
 

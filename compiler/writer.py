@@ -12,6 +12,8 @@ import errno
 import os
 import secrets
 import shutil
+import stat
+from collections.abc import Mapping
 from pathlib import Path
 
 from svcc.compiler.errors import OutputError
@@ -193,3 +195,108 @@ def write_tree(tree: FileTree, output_dir: str | Path) -> Path:
         return transaction.write(tree)
     finally:
         transaction.close()
+
+
+# -- single files into a directory (the analysis service's ``process_file``/``generate_*``) --
+
+
+class TargetExists(OutputError):
+    """A file to write exists and the caller did not ask to replace it."""
+
+    def __init__(self, path: Path, message: str) -> None:
+        super().__init__(f"{path}: {message}")
+        self.path = path
+
+
+_NAME_MAX = 255
+
+
+def _check_flat_name(name: str) -> None:
+    if (
+        not name
+        or name in (".", "..")
+        or "/" in name
+        or "\0" in name
+        or len(os.fsencode(name)) > _NAME_MAX
+    ):
+        raise OutputError(f"{name!r}: not a valid file name")
+
+
+def write_files(
+    directory: str | Path, files: Mapping[str, bytes], *, overwrite: bool = False
+) -> list[Path]:
+    """Write ``files`` (flat names → bytes) into ``directory``, created if missing; return
+    the absolute paths in the order given.
+
+    Unlike :func:`write_tree` the directory may hold other files: this is for tools that
+    add files to a project. The same descriptor discipline applies: every directory on the
+    way is opened with ``O_NOFOLLOW`` (a symlink anywhere is refused), each file is written
+    to an ``O_EXCL`` temporary beside its target and moved into place relative to the
+    directory's descriptor, so a path swapped for a symlink between a check and the write
+    is never followed. Without ``overwrite`` the file is linked into place, which fails if
+    the name appeared meanwhile (:class:`TargetExists`); with it, only a regular file is
+    replaced. Every target is checked before anything is written; a failure removes what
+    this call created (a file already replaced with ``overwrite`` stays replaced)."""
+    _require_host_support()
+    for name in files:
+        _check_flat_name(name)
+    parts = _components(Path(directory))
+    transaction = _Transaction(Path(directory))
+    temporaries: list[str] = []
+    linked: list[str] = []
+    fd = -1
+    try:
+        fd = transaction.open_parent([*parts, ""])
+        for name in files:
+            _check_replaceable(fd, name, overwrite, Path("/", *parts))
+        for name, data in files.items():
+            temp = f".{name[: _NAME_MAX - 32]}.svcc-{secrets.token_hex(6)}"
+            out = os.open(temp, _FILE_FLAGS, 0o644, dir_fd=fd)
+            temporaries.append(temp)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(out, view) :]
+            finally:
+                os.close(out)
+        for temp, name in zip(temporaries, files, strict=True):
+            if overwrite:
+                os.rename(temp, name, src_dir_fd=fd, dst_dir_fd=fd)
+            else:
+                try:
+                    os.link(temp, name, src_dir_fd=fd, dst_dir_fd=fd, follow_symlinks=False)
+                except FileExistsError:
+                    raise TargetExists(
+                        Path("/", *parts, name), "appeared while writing; nothing written"
+                    ) from None
+                linked.append(name)
+                os.unlink(temp, dir_fd=fd)
+    except BaseException as exc:
+        if fd >= 0:
+            for name in [*temporaries, *linked]:
+                with contextlib.suppress(OSError):
+                    os.unlink(name, dir_fd=fd)
+        transaction._remove_created_parents()
+        if isinstance(exc, OSError) and not isinstance(exc, OutputError):
+            raise OutputError(
+                f"{Path('/', *parts)}: write failed: {_describe(exc)}; nothing written"
+            ) from None
+        raise
+    finally:
+        transaction.close()
+    return [Path("/", *parts, name) for name in files]
+
+
+def _check_replaceable(parent: int, name: str, overwrite: bool, where: Path) -> None:
+    try:
+        info = os.stat(name, dir_fd=parent, follow_symlinks=False)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise OutputError(f"{where / name}: {_describe(exc)}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise OutputError(
+            f"{where / name}: exists and is not a regular file; refusing to replace it"
+        )
+    if not overwrite:
+        raise TargetExists(where / name, "exists; refusing to replace it")
