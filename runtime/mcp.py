@@ -172,8 +172,12 @@ def _tools(
             )
             for c in capabilities
         }
-    module = import_source(bundle, manifest["module"])
-    functions = resolve_capabilities(module, capabilities)
+    if manifest.get("bundle_kind") == "repository":  # only repository bundles carry it
+        from .repository import resolve_repository_capabilities
+
+        functions = resolve_repository_capabilities(bundle, manifest, capabilities)
+    else:
+        functions = resolve_capabilities(import_source(bundle, manifest["module"]), capabilities)
     return {
         name: Tool(definitions[name], direct_invoker(function, shape), shape)
         for name, (function, shape) in functions.items()

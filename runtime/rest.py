@@ -378,8 +378,12 @@ def _endpoints(
         }
         errors = GovernedErrors((CallTimeout,), (CallBusy,), executor.retry_after)
         return invokers, executor.max_input, errors  # type: ignore[return-value]
-    module = import_source(bundle, manifest["module"])
-    functions = resolve_capabilities(module, capabilities)
+    if manifest.get("bundle_kind") == "repository":  # only repository bundles carry it
+        from .repository import resolve_repository_capabilities
+
+        functions = resolve_repository_capabilities(bundle, manifest, capabilities)
+    else:
+        functions = resolve_capabilities(import_source(bundle, manifest["module"]), capabilities)
     direct = {name: (direct_invoker(f, shape), shape) for name, (f, shape) in functions.items()}
     return direct, _max_body(), None
 

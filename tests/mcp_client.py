@@ -22,8 +22,13 @@ T = TypeVar("T")
 
 
 class McpBundle:
-    def __init__(self, bundle: Path, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, bundle: Path, env: dict[str, str] | None = None, command: list[str] | None = None
+    ) -> None:
+        """``command``: how to start the server (default: ``python server.py`` in the bundle;
+        the OCI tests pass ``docker run -i IMAGE``)."""
         self.bundle = bundle
+        self._command = command or [sys.executable, "server.py"]
         self.errlog_path = bundle.parent / f"{bundle.name}-stderr.log"
         self._env = {**os.environ, **(env or {})}
         self._ready = threading.Event()
@@ -48,7 +53,7 @@ class McpBundle:
 
     async def _main(self) -> None:
         params = StdioServerParameters(
-            command=sys.executable, args=["server.py"], cwd=str(self.bundle), env=self._env
+            command=self._command[0], args=self._command[1:], cwd=str(self.bundle), env=self._env
         )
         with self.errlog_path.open("w") as errlog:
             async with (

@@ -29,6 +29,9 @@ def build_view(target: Path) -> None:
                     (link / item.name).symlink_to(item)
         else:
             link.symlink_to(ROOT / folder, target_is_directory=True)
+    # extensions shipped from this repository are checked with the core they build on
+    for package in sorted(ROOT.glob("extensions/*/*/__init__.py")):
+        (target / package.parent.name).symlink_to(package.parent, target_is_directory=True)
 
 
 def main() -> int:
@@ -44,6 +47,11 @@ def main() -> int:
             str(ROOT / "pyproject.toml"),
             "-p",
             "svcc",
+            *[
+                a
+                for p in sorted(ROOT.glob("extensions/*/*/__init__.py"))
+                for a in ("-p", p.parent.name)
+            ],
             *sys.argv[1:],
         ]
         return subprocess.call(command, cwd=view, env=env)

@@ -65,3 +65,6 @@ class RestTarget:
                 "app.py": render(__name__, "app.py.jinja", module=ir.module, version=__version__),
             },
         )
+
+
+__all__ = ["BUNDLE", "RestTarget", "openapi_document"]

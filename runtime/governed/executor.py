@@ -98,7 +98,10 @@ def check_plans(bundle: Path, manifest: Mapping[str, Any], ir: Mapping[str, Any]
             raise StartupError(f"execution/plans/{name}.json is missing or invalid") from None
         if plan.get("policy_digest") != policy_digest:
             raise StartupError(f"execution/plans/{name}.json was planned for another policy")
-        if plan.get("source", {}).get("digest") != manifest["source"]["digest"]:
+        source = plan.get("source", {})
+        if source.get("digest") is None or source.get("digest") != manifest["files"].get(
+            source.get("path")
+        ):
             raise StartupError(f"execution/plans/{name}.json binds another source")
         call = dict(plan.get("call", {}))
         for param in call.get("params", []):

@@ -73,6 +73,9 @@ class Prepared:
             self.plans[plan["call"]["name"]] = plan
             self.plan_digests[plan["call"]["name"]] = sha256_file(path)
         first = next(iter(self.plans.values()))
+        # Repository bundles: each plan names its module and function, and the declared
+        # module set that a worker imports from (``svc_runtime.repository``).
+        self.repository: dict[str, Any] | None = first.get("repository")
         self.module = first["module"]
         source = first["source"]
         data = (root / source["path"]).read_bytes()
@@ -134,6 +137,24 @@ def _log(name: str, message: str) -> None:
     sys.stderr.flush()
 
 
+def _import_declared(prepared: Prepared, module: str) -> types.ModuleType:
+    """Repository bundles: the closed import set, then the plan's module (its files were
+    re-verified by the worker before this runs)."""
+    import importlib
+
+    from ..repository import DeclaredSourceFinder
+
+    repo = prepared.repository
+    assert repo is not None
+    sys.meta_path.insert(
+        0,
+        DeclaredSourceFinder(
+            prepared.root / "source", repo["modules"], repo["namespace_packages"], repo["packages"]
+        ),
+    )
+    return importlib.import_module(module)
+
+
 def _execute_module(prepared: Prepared) -> types.ModuleType:
     import importlib
     import importlib.util
@@ -172,8 +193,11 @@ def run_call(
             return fail(p.CHANGED, f"{path.relative_to(prepared.root)} changed since startup")
     try:
         drop_privileges()
-        module = _execute_module(prepared)
-        function = getattr(module, name, None)
+        if prepared.repository is not None:
+            module = _import_declared(prepared, plan["module"])
+        else:
+            module = _execute_module(prepared)
+        function = getattr(module, plan.get("function", name), None)
         problem = shape_problem(function, plan["call"]) if function else "function is missing"
         if problem:
             return fail(p.CHANGED, f"callable shape changed: {problem}")

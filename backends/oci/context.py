@@ -1,0 +1,143 @@
+"""The build context of an image: Containerfile, bundle, lock, delivery plan, target.json.
+
+Pure: a validated bundle and the options in, a ``FileTree`` out, the same bytes for the same
+inputs. The wheels are not part of it: whoever builds (the svc-oci extension, or a person
+with ``docker build``) stages the locked wheels into ``wheels/``, checking each hash.
+"""
+
+import json
+from datetime import UTC, datetime
+from typing import Any, Final
+
+from svcc.backends._common.bundle import pretty_json
+from svcc.backends.templates import render
+from svcc.compiler.images.bundle_input import BundleInput
+from svcc.compiler.images.lockfile import WheelLock, render_lock
+from svcc.compiler.images.reference import ImageReference
+from svcc.compiler.target import FileTree
+from svcc.ir.canonical import canonical_json, digest_bytes
+
+from svcc import __version__
+
+USER: Final = "65532:65532"
+PORT: Final = 8000
+INTERFACE_FILES: Final = {"rest": "openapi.json", "mcp": "mcp-tools.json"}
+LABEL_INPUTS: Final = "io.svcc.inputs-sha256"
+LABEL_PLAN: Final = "io.svcc.delivery-plan-sha256"
+
+
+def command(interface: str) -> list[str]:
+    if interface == "rest":
+        return [
+            "/opt/svc/venv/bin/python",
+            "-m",
+            "uvicorn",
+            "app:app",
+            "--host",
+            "0.0.0.0",
+            "--port",
+            str(PORT),
+            "--no-access-log",
+        ]
+    return ["/opt/svc/venv/bin/python", "-u", "server.py"]
+
+
+def created(source_date_epoch: int) -> str:
+    return datetime.fromtimestamp(source_date_epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def delivery_plan(
+    bundle: BundleInput, base: ImageReference, platform: str, lock: WheelLock
+) -> dict[str, Any]:
+    """What the image will be, decided before any engine runs; its digest is a label."""
+    manifest_bytes = bundle.tree.get(bundle.manifest_name)
+    assert manifest_bytes is not None
+    return {
+        "schema": "svc.delivery-plan/v1",
+        "interface": bundle.interface,
+        "platform": platform,
+        "base_image": str(base),
+        "bundle": {
+            "manifest": bundle.manifest_name,
+            "manifest_digest": digest_bytes(manifest_bytes),
+            "capabilities": list(bundle.manifest.get("capabilities", [])),
+            "provenance": bundle.manifest.get("provenance"),
+        },
+        "wheels": [
+            {"name": w.name, "version": w.version, "sha256": w.sha256}
+            for w in sorted(lock.wheels, key=lambda w: w.name)
+        ],
+        "run": {
+            "user": USER,
+            "workdir": "/opt/svc/bundle",
+            "command": command(bundle.interface),
+            "port": PORT if bundle.interface == "rest" else None,
+            "stdio": bundle.interface == "mcp",
+        },
+    }
+
+
+def labels(bundle: BundleInput, plan_digest: str, source_date_epoch: int) -> dict[str, str]:
+    """DESIGN §9: enough for a registry to say what an image serves without pulling it.
+    The inputs label depends on the staged wheels and is added by the builder."""
+    tree = bundle.tree
+    interface_doc = tree.get(INTERFACE_FILES[bundle.interface]) or b""
+    readiness = tree.get("readiness.json") or b""
+    provenance = bundle.manifest.get("provenance") or {}
+    out = {
+        LABEL_PLAN: plan_digest.removeprefix("sha256:"),
+        "io.svcc.readiness-sha256": digest_bytes(readiness).removeprefix("sha256:"),
+        "io.svcc.interface-sha256": digest_bytes(interface_doc).removeprefix("sha256:"),
+        "io.svcc.interface": bundle.interface,
+        "org.opencontainers.image.created": created(source_date_epoch),
+        "org.opencontainers.image.version": str(
+            bundle.manifest.get("generator", {}).get("version", __version__)
+        ),
+    }
+    if isinstance(provenance, dict):
+        if provenance.get("commit"):
+            out["org.opencontainers.image.revision"] = str(provenance["commit"])
+        if provenance.get("url"):
+            out["org.opencontainers.image.source"] = str(provenance["url"])
+    return dict(sorted(out.items()))
+
+
+def build_context(
+    bundle: BundleInput,
+    *,
+    base: ImageReference,
+    platform: str,
+    lock: WheelLock,
+    source_date_epoch: int = 0,
+) -> FileTree:
+    plan = delivery_plan(bundle, base, platform, lock)
+    plan_bytes = pretty_json(plan)
+    plan_digest = digest_bytes(plan_bytes)
+    label_map = labels(bundle, plan_digest, source_date_epoch)
+    containerfile = render(
+        __name__.rsplit(".", 1)[0],
+        "Containerfile.jinja",
+        version=__version__,
+        base_image=str(base),
+        platform=platform,
+        interface=bundle.interface,
+        labels=[(k, json.dumps(v)) for k, v in label_map.items()],
+    )
+    target = {
+        "schema": "svc.oci-target/v1",
+        "interface": bundle.interface,
+        "platform": platform,
+        "base_image": str(base),
+        "source_date_epoch": source_date_epoch,
+        "labels": label_map,
+        "delivery_plan_digest": plan_digest,
+        "lock_sha256": digest_bytes(render_lock(lock.wheels)),
+    }
+    files = {f"bundle/{path}": data for path, data in bundle.tree}
+    files |= {
+        "Containerfile": containerfile,
+        "requirements.lock": render_lock(lock.wheels),
+        "delivery-plan.json": plan_bytes,
+        "target.json": canonical_json(target),
+    }
+    return FileTree.of(files)

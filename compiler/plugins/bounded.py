@@ -1,0 +1,100 @@
+"""Running a child process with its output and time bounded *while* it runs.
+
+Output is counted as it is read (not after the fact), the deadline covers reading and
+waiting, and on any breach the child's whole process group (it runs in a new session) is
+killed. Used for extensions (by the core) and for the engine client (by svc-oci).
+"""
+
+import contextlib
+import os
+import selectors
+import signal
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from attrs import frozen
+
+
+class Exceeded(Exception):
+    """``what`` is ``"timeout"`` or the name of the stream over its budget."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(what)
+        self.what = what
+
+
+@frozen
+class Completed:
+    status: int
+    stdout: bytes
+    stderr: bytes
+
+
+def run_bounded(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    cwd: Path,
+    timeout_ms: int,
+    stdin: bytes = b"",
+    max_stdout: int,
+    max_stderr: int,
+    shared_budget: bool = False,
+) -> Completed:
+    """``shared_budget``: stdout and stderr count against one budget (``max_stdout``)."""
+    deadline = time.monotonic() + timeout_ms / 1000
+    proc = subprocess.Popen(
+        list(argv),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=cwd,
+        env=dict(env),
+        close_fds=True,
+        start_new_session=True,
+    )
+    assert proc.stdin is not None
+    assert proc.stdout is not None
+    assert proc.stderr is not None
+    try:
+        proc.stdin.write(stdin)
+        proc.stdin.close()
+    except BrokenPipeError:
+        pass
+    out, err = bytearray(), bytearray()
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdout, selectors.EVENT_READ, ("stdout", out))
+    sel.register(proc.stderr, selectors.EVENT_READ, ("stderr", err))
+    try:
+        while sel.get_map():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise Exceeded("timeout")
+            for key, _ in sel.select(left):
+                what, buf = key.data
+                chunk = os.read(key.fd, 65536)
+                if not chunk:
+                    sel.unregister(key.fileobj)
+                    continue
+                buf += chunk
+                if shared_budget and len(out) + len(err) > max_stdout:
+                    raise Exceeded("output")
+                if not shared_budget and len(buf) > (
+                    max_stdout if what == "stdout" else max_stderr
+                ):
+                    raise Exceeded(what)
+        try:
+            status = proc.wait(max(deadline - time.monotonic(), 0.001))
+        except subprocess.TimeoutExpired:
+            raise Exceeded("timeout") from None
+    finally:
+        sel.close()
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
+    return Completed(status, bytes(out), bytes(err))

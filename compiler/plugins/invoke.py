@@ -1,0 +1,148 @@
+"""``svc plugins run NAME OP``: one ``svc.extension/v1`` request in, one response out.
+
+The core authorises first (the operator policy's grant for the operation, bound to the
+installed extension), before the extension starts or any input is read. The extension then
+runs in a fresh process: ``python -I`` of its own environment, a clean environment, a new
+session, a fresh empty working directory, no inherited descriptors, and bounded request,
+stdout, stderr and time (the whole process group is killed at the deadline).
+"""
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any, Final
+
+from attrs import frozen
+from svcc.compiler.images.errors import ImageInputError
+from svcc.compiler.images.request import (
+    PluginIdentity,
+    check_build_grant,
+    parse_build_request,
+)
+from svcc.compiler.plugins.bounded import Exceeded, run_bounded
+from svcc.compiler.plugins.store import active
+
+ENVELOPE: Final = "svc.extension/v1"
+MAX_REQUEST: Final = 1024 * 1024
+MAX_STDOUT: Final = 4 * 1024 * 1024
+MAX_STDERR: Final = 64 * 1024
+TIMEOUT_DEFAULT_MS: Final = 10_000
+TIMEOUT_MAX_MS: Final = 600_000
+
+
+class PluginFailure(Exception):
+    """The extension ran and failed (or broke the protocol); ``code`` and ``detail`` are for
+    the Python API only: the CLI shows ``plugin_failed``."""
+
+    def __init__(self, code: str, detail: str) -> None:
+        super().__init__(f"{code}: {detail}")
+        self.code = code
+        self.detail = detail
+
+
+@frozen
+class Outcome:
+    result: dict[str, Any]
+
+
+def _read_json(path: Path, what: str) -> Any:
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_REQUEST + 1)
+    except OSError as exc:
+        raise ImageInputError("request_invalid", f"{what} {path}: {exc.strerror}") from None
+    if len(data) > MAX_REQUEST:
+        raise ImageInputError("request_invalid", f"{what} {path}: over {MAX_REQUEST} bytes")
+    try:
+        return json.loads(data)
+    except ValueError as exc:
+        raise ImageInputError("request_invalid", f"{what} {path}: not JSON: {exc}") from None
+
+
+def authorise(operation: str, arguments: Any, policy: Any, plugin: PluginIdentity) -> None:
+    """The grant the operation needs; unknown operations have none."""
+    if operation == "build":
+        check_build_grant(policy, parse_build_request(arguments), plugin)
+        return
+    raise ImageInputError("grant_missing", f"no grant can authorise operation {operation!r}")
+
+
+def run(
+    name: str,
+    operation: str,
+    *,
+    arguments: Path,
+    operator_policy: Path,
+    timeout_ms: int = TIMEOUT_DEFAULT_MS,
+    plugins_dir: Path | None = None,
+) -> Outcome:
+    if not 1 <= timeout_ms <= TIMEOUT_MAX_MS:
+        raise ImageInputError("request_invalid", f"--timeout-ms must be 1 to {TIMEOUT_MAX_MS}")
+    plugin = active(name, plugins_dir)
+    if operation not in plugin.operations:
+        raise ImageInputError("request_invalid", f"{plugin.name} has no operation {operation!r}")
+    args = _read_json(arguments, "arguments")
+    policy = _read_json(operator_policy, "operator policy")
+    identity = PluginIdentity(
+        name=plugin.name,
+        version=plugin.version,
+        sha256=plugin.sha256,
+        lock_sha256=plugin.lock_sha256,
+    )
+    authorise(operation, args, policy, identity)
+    request = json.dumps(
+        {
+            "schema": ENVELOPE,
+            "operation": operation,
+            "arguments": args,
+            "plugin": {"name": plugin.name, "version": plugin.version},
+        },
+        sort_keys=True,
+    ).encode()
+    if len(request) > MAX_REQUEST:
+        raise ImageInputError("request_invalid", "the request is over the size limit")
+    stdout, stderr, status = _spawn(plugin.python, plugin.module, request, timeout_ms)
+    return Outcome(_response(stdout, stderr, status))
+
+
+def _spawn(python: Path, module: str, request: bytes, timeout_ms: int) -> tuple[bytes, bytes, int]:
+    workdir = Path(tempfile.mkdtemp(prefix="svc-plugin-"))
+    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": str(workdir), "TMPDIR": str(workdir)}
+    try:
+        done = run_bounded(
+            [str(python), "-I", "-m", module],
+            env=env,
+            cwd=workdir,
+            timeout_ms=timeout_ms,
+            stdin=request,
+            max_stdout=MAX_STDOUT,
+            max_stderr=MAX_STDERR,
+        )
+    except OSError as exc:
+        raise PluginFailure("plugin_failed", f"cannot start: {exc.strerror}") from None
+    except Exceeded as exc:
+        if exc.what == "timeout":
+            raise PluginFailure("timeout", f"no response within {timeout_ms} ms") from None
+        raise PluginFailure("plugin_failed", f"{exc.what} over its bound") from None
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return done.stdout, done.stderr, done.status
+
+
+def _response(stdout: bytes, stderr: bytes, status: int) -> dict[str, Any]:
+    try:
+        response = json.loads(stdout)
+    except ValueError:
+        tail = stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
+        raise PluginFailure(
+            "plugin_failed", f"no JSON response (exit {status}): {tail[0][:300]}"
+        ) from None
+    if not isinstance(response, dict) or response.get("schema") != ENVELOPE:
+        raise PluginFailure("plugin_failed", f"response is not {ENVELOPE}")
+    if response.get("ok") is True and isinstance(response.get("result"), dict):
+        return response["result"]  # type: ignore[no-any-return]
+    error = response.get("error")
+    if isinstance(error, dict) and isinstance(error.get("code"), str):
+        raise PluginFailure(error["code"], str(error.get("message", "")))
+    raise PluginFailure("plugin_failed", "malformed response")

@@ -1,0 +1,212 @@
+"""The OCI stack (``.ci/oci``) as the tests see it, and the inputs of image builds.
+
+The stack is stood up by ``.ci/run`` (``.ci/oci/ci-stack-up.sh``) and described by
+``stack.json`` in ``$SVCC_OCI_STATE`` (default ``<checkout>/.oci-state``); tests that need
+it skip with the reason when it or its wheelhouse is absent.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from helpers import ROOT
+from packaging.requirements import Requirement
+from svcc.backends.mcp import McpTarget
+from svcc.backends.rest import RestTarget
+from svcc.compiler import driver
+from svcc.compiler.images.lockfile import render_lock
+from svcc.compiler.images.resolve import lock_from_wheels, marker_environment
+from svcc.compiler.target import FileTree
+from svcc.ir.canonical import canonical_json
+
+EXAMPLE = ROOT / "examples" / "shapes.py"
+
+
+def state_dir() -> Path:
+    return Path(os.environ.get("SVCC_OCI_STATE") or ROOT / ".oci-state")
+
+
+def load_stack() -> dict[str, Any] | str:
+    """The stack's description, or why it is not there (the skip reason)."""
+    path = state_dir() / "stack.json"
+    if not path.is_file():
+        return f"no OCI stack ({path} is absent; .ci/run stands it up with .ci/oci/ci-stack-up.sh)"
+    stack: dict[str, Any] = json.loads(path.read_text())
+    env = stack["env"]
+    sock = env.get("CI_DOCKER_DOCKER_HOST", "").removeprefix("unix://")
+    if not sock or not Path(sock).is_socket():
+        return f"the OCI stack in {path.parent} is not running (no Docker socket {sock!r})"
+    if not (state_dir() / "wheelhouse" / "amd64").is_dir():
+        return f"no wheelhouse in {path.parent} (.ci/oci/wheelhouse.sh)"
+    return stack
+
+
+def write_tree(tree: FileTree, out: Path) -> Path:
+    for path, data in tree:
+        target = out / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    return out
+
+
+def repository_bundle(out: Path, interface: str) -> Path:
+    """A direct repository bundle of examples/shapes.py.
+
+    Stand-in until ``svcc compile DIR`` (issue 11) lands on main: the single-file bundle
+    with the contract's repository keys added to its manifest (bundle_kind, provenance).
+    """
+    analysis = driver.analyze_file(EXAMPLE)
+    backend = RestTarget() if interface == "rest" else McpTarget()
+    _, tree = driver.emit_analysis(analysis, backend)
+    name = "svc-rest.json" if interface == "rest" else "svc-mcp.json"
+    manifest = json.loads(tree.get(name) or b"")
+    manifest["bundle_kind"] = "repository"
+    manifest["provenance"] = {
+        "kind": "directory",
+        "url": "https://git.example/team/shapes.git",
+        "commit": "0" * 40,
+        "subdir": ".",
+    }
+    files = {p: d for p, d in tree if p != name}
+    files[name] = canonical_json(manifest)
+    return write_tree(FileTree.of(files), out)
+
+
+def image_lock(bundle: Path, wheelhouse: Path, out: Path, platform: str = "linux/amd64") -> Path:
+    """The exact lock of the bundle's requirements from the wheelhouse."""
+    roots = [
+        Requirement(line)
+        for name in ("requirements.txt", "application-requirements.txt")
+        if (bundle / name).is_file()
+        for line in (bundle / name).read_text().splitlines()
+        if line.strip()
+    ]
+    wheels = lock_from_wheels(roots, wheelhouse.glob("*.whl"), marker_environment(platform, "3.11"))
+    out.write_bytes(render_lock(wheels))
+    return out
+
+
+def build_wheels(out: Path) -> tuple[Path, Path]:
+    """``(svcc wheel, svc-oci wheel)``, built offline from the checkout."""
+    for source in (ROOT, ROOT / "extensions" / "svc-oci"):
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "wheel",
+                "-q",
+                "--no-deps",
+                "--no-build-isolation",
+                "--disable-pip-version-check",
+                str(source),
+                "-w",
+                str(out),
+            ],
+            check=True,
+            capture_output=True,
+            env={**os.environ, "PIP_NO_INDEX": "1"},
+        )
+    return next(out.glob("svcc-*.whl")), next(out.glob("svc_oci-*.whl"))
+
+
+def install_plugin(work: Path, svcc: str) -> dict[str, Any]:
+    """Build the svcc and svc-oci wheels, lock svc-oci's dependencies from the stack's
+    plugin wheelhouse, install and enable it under ``work/plugins``: the install record
+    plus ``plugins_dir``, ``wheel``, ``lock`` and ``wheelhouse``."""
+    import hashlib
+    import shutil
+
+    wheelhouse = work / "wheelhouse"
+    shutil.copytree(state_dir() / "wheelhouse" / "plugin", wheelhouse)
+    svcc_wheel, ext_wheel = build_wheels(work / "built")
+    shutil.copy(svcc_wheel, wheelhouse)
+    locked = lock_from_wheels(
+        [Requirement("svcc")], wheelhouse.glob("*.whl"), marker_environment("linux/amd64", "3.11")
+    )
+    lock = work / "plugin.lock"
+    lock.write_bytes(render_lock(locked))
+    root = work / "plugins"
+    sha = hashlib.sha256(ext_wheel.read_bytes()).hexdigest()
+
+    def run(*args: str) -> Any:
+        done = subprocess.run(
+            [svcc, "plugins", *args, "--plugins-dir", str(root)],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise AssertionError(f"svcc plugins {args[0]}: {done.stderr}")
+        return json.loads(done.stdout)
+
+    record: dict[str, Any] = run(
+        "install",
+        str(ext_wheel),
+        "--sha256",
+        sha,
+        "--requirements",
+        str(lock),
+        "--wheelhouse",
+        str(wheelhouse),
+    )
+    installed_disabled = [p["enabled"] for p in run("list")] == [False]
+    run("enable", "svc-oci", "--version", record["version"])
+    return {
+        **record,
+        "plugins_dir": root,
+        "wheel": ext_wheel,
+        "lock": lock,
+        "wheelhouse": wheelhouse,
+        "installed_disabled": installed_disabled,
+    }
+
+
+def build_request(
+    stack_env: dict[str, str],
+    bundle: Path,
+    lock: Path,
+    interface: str,
+    *,
+    tag: str,
+    engine: str = "DOCKER",
+    docker: str = "/usr/local/bin/docker",
+) -> dict[str, Any]:
+    return {
+        "schema": "svc.oci-build/v1",
+        "bundle": str(bundle),
+        "interface": interface,
+        "base_image": stack_env["BASE_IMAGE"],
+        "platform": "linux/amd64",
+        "tag": tag,
+        "requirements": str(lock),
+        "wheelhouse": str(state_dir() / "wheelhouse" / "amd64"),
+        "engine": {
+            "executable": docker,
+            "socket": stack_env[f"CI_{engine}_DOCKER_HOST"].removeprefix("unix://"),
+            "builder": stack_env["CI_DOCKER_BUILDX"] if engine == "DOCKER" else None,
+        },
+        "timeout_ms": 480_000,
+    }
+
+
+def build_policy(request: dict[str, Any], plugin: dict[str, Any]) -> dict[str, Any]:
+    """The ``image.build`` grant that admits exactly ``request`` for the installed plugin."""
+    target = {
+        k: v for k, v in request.items() if k not in ("schema", "timeout_ms", "max_log_bytes")
+    }
+    return {
+        "schema": "svc.operator-policy/v1",
+        "grants": [
+            {
+                "operation": "image.build",
+                "permissions": ["image.build", "registry.read"],
+                "plugin": {k: plugin[k] for k in ("name", "version", "sha256", "lock_sha256")},
+                "target": json.loads(json.dumps(target)),
+            }
+        ],
+    }

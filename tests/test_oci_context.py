@@ -1,0 +1,153 @@
+"""The oci target's build context: golden trees, determinism, and its refusals (no engine).
+
+``tests/golden_oci/<interface>/`` holds the whole context but the runtime copies under
+``bundle/svc_runtime/`` (pinned by the bundle manifest's digests); ``pytest
+--snapshot-update`` rewrites it.
+"""
+
+import shutil
+from pathlib import Path
+
+import pytest
+from helpers import TESTS
+from oci_support import EXAMPLE, repository_bundle
+from svcc.backends.oci import OciTarget
+from svcc.compiler import driver
+from svcc.compiler.images.bundle_input import read_bundle
+from svcc.compiler.images.errors import ImageInputError
+from svcc.compiler.target import FileTree
+
+GOLDEN = TESTS / "golden_oci"
+BASE = "registry.test:5444/ci/base@sha256:" + "b" * 64
+PINS = {
+    "rest": [
+        "fastapi==0.115.0",
+        "pydantic==2.9.0",
+        "swagger-ui-bundle-v2==5.31.0",
+        "uvicorn==0.30.0",
+    ],
+    "mcp": ["mcp==2.3.0", "pydantic==2.9.0"],
+}
+
+
+def lock_file(tmp: Path, interface: str, pins: list[str] | None = None) -> Path:
+    path = tmp / f"{interface}.lock"
+    lines = [f"{pin} --hash=sha256:{i:064x}\n" for i, pin in enumerate(pins or PINS[interface])]
+    path.write_text("# locked for the golden context\n" + "".join(lines))
+    return path
+
+
+def context(tmp: Path, interface: str, **options: object) -> FileTree:
+    bundle = read_bundle(repository_bundle(tmp / f"bundle-{interface}", interface))
+    target = OciTarget(
+        interface=interface,  # type: ignore[arg-type]
+        base_image=str(options.get("base_image", BASE)),
+        platform=str(options.get("platform", "linux/amd64")),  # type: ignore[arg-type]
+        lock=str(options.get("lock") or lock_file(tmp, interface)),
+        source_date_epoch=int(options.get("source_date_epoch", 1_700_000_000)),  # type: ignore[call-overload]
+    )
+    return target.wrap(bundle)
+
+
+@pytest.mark.parametrize("interface", ["rest", "mcp"])
+def test_golden_context(interface: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    emitted = {
+        p: d for p, d in context(tmp_path, interface) if not p.startswith("bundle/svc_runtime/")
+    }
+    folder = GOLDEN / interface
+    if request.config.getoption("--snapshot-update"):
+        shutil.rmtree(folder, ignore_errors=True)
+        for path, data in emitted.items():
+            (folder / path).parent.mkdir(parents=True, exist_ok=True)
+            (folder / path).write_bytes(data)
+    stored = {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+    assert sorted(stored) == sorted(emitted)
+    for path, data in emitted.items():
+        assert stored[path] == data, path
+
+
+def test_context_is_deterministic_and_options_show(tmp_path: Path) -> None:
+    first = context(tmp_path / "a", "rest")
+    assert context(tmp_path / "b", "rest") == first
+    arm = dict(context(tmp_path / "c", "rest", platform="linux/arm64"))
+    changed = sorted(p for p, d in first if arm[p] != d)
+    assert changed == ["Containerfile", "delivery-plan.json", "target.json"]
+    containerfile = dict(first)["Containerfile"].decode()
+    assert "USER 65532:65532" in containerfile
+    assert "--no-index --only-binary=:all:" in containerfile
+    assert "--require-hashes" in containerfile
+    assert f"FROM {BASE} AS dependencies" in containerfile
+    assert "EXPOSE 8000" in containerfile
+    assert "EXPOSE" not in dict(context(tmp_path / "d", "mcp"))["Containerfile"].decode()
+
+
+def refused(tmp: Path, code: str, **options: object) -> str:
+    with pytest.raises(ImageInputError) as info:
+        context(tmp, "rest", **options)
+    assert info.value.code == code
+    return info.value.message
+
+
+def test_refusals(tmp_path: Path) -> None:
+    assert "not pinned" in refused(
+        tmp_path, "base_not_pinned", base_image="registry.test:5444/ci/base:bookworm"
+    )
+    assert "IP literals" in refused(
+        tmp_path, "reference_invalid", base_image="127.0.0.1:5000/ci/base@sha256:" + "b" * 64
+    )
+    missing = lock_file(tmp_path, "rest", PINS["rest"][:-1])
+    assert "missing from the lock: uvicorn" in refused(tmp_path, "lock_mismatch", lock=missing)
+    old = lock_file(tmp_path, "rest", [*PINS["rest"][:-1], "uvicorn==0.20.0"])
+    assert "does not satisfy" in refused(tmp_path, "lock_mismatch", lock=old)
+
+
+def test_single_file_bundles_are_refused() -> None:
+    analysis = driver.analyze_file(EXAMPLE)
+    target = OciTarget(interface="rest", base_image=BASE, lock="/unused")
+    with pytest.raises(ImageInputError) as info:
+        driver.emit_analysis(analysis, target)
+    assert info.value.code == "bundle_invalid"
+    assert "'file' bundle" in info.value.message
+    assert "direct repository bundles only" in info.value.message
+
+
+def _bundle_copy(tmp: Path) -> Path:
+    return repository_bundle(tmp / "bundle", "rest")
+
+
+def test_read_bundle_refuses_special_files_and_symlinked_dirs(tmp_path: Path) -> None:
+    import json
+    import os
+
+    bundle = _bundle_copy(tmp_path / "fifo")
+    target = bundle / "app.py"
+    target.unlink()
+    os.mkfifo(target)
+    with pytest.raises(ImageInputError, match="special file"):
+        read_bundle(bundle)
+
+    bundle = _bundle_copy(tmp_path / "dirlink")
+    shutil.move(bundle / "source", tmp_path / "elsewhere")
+    (bundle / "source").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(ImageInputError, match="not a plain directory"):
+        read_bundle(bundle)
+
+    bundle = _bundle_copy(tmp_path / "governed")
+    manifest = json.loads((bundle / "svc-rest.json").read_text())
+    manifest["execution"] = {"mode": "governed"}
+    (bundle / "svc-rest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ImageInputError, match="not direct"):
+        read_bundle(bundle)
+
+    bundle = _bundle_copy(tmp_path / "ignored")
+    (bundle / ".git").mkdir()
+    (bundle / ".git" / "HEAD").write_text("ref\n")
+    (bundle / ".env.local").write_text("K=V\n")
+    (bundle / "tls.pem").write_text("pem\n")
+    (bundle / "Dockerfile").write_text("FROM x\n")
+    paths = read_bundle(bundle).tree.paths()
+    assert not [p for p in paths if p.startswith(".") or p.endswith(".pem") or p == "Dockerfile"]

@@ -1,0 +1,240 @@
+"""svc plugins without an engine: install/list/enable/disable and the invocation contract,
+with a real (test) extension wheel, svc-probe, that reports the process it runs in."""
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import SVCC, TESTS
+from svcc.compiler.images.errors import ImageInputError
+from svcc.compiler.plugins import store
+from svcc.compiler.plugins.invoke import PluginFailure, run
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def probe(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    work = tmp_path_factory.mktemp("probe")
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "--disable-pip-version-check",
+            str(TESTS / "plugins" / "svc_probe"),
+            "-w",
+            str(work),
+        ],
+        check=True,
+        capture_output=True,
+        env={**os.environ, "PIP_NO_INDEX": "1"},
+    )
+    wheel = next(work.glob("svc_probe-*.whl"))
+    lock = work / "empty.lock"
+    lock.write_text("# no dependencies\n")
+    (work / "wheelhouse").mkdir()
+    root = work / "plugins"
+    installed = store.install(
+        wheel,
+        sha256=hashlib.sha256(wheel.read_bytes()).hexdigest(),
+        requirements=lock,
+        wheelhouse=work / "wheelhouse",
+        plugins_dir=root,
+    )
+    return {"work": work, "root": root, "installed": installed, "wheel": wheel, "lock": lock}
+
+
+def request(tag: str) -> dict[str, Any]:
+    return {
+        "schema": "svc.oci-build/v1",
+        "bundle": "/b",
+        "interface": "rest",
+        "base_image": "registry.test/ci/base@sha256:" + "a" * 64,
+        "platform": "linux/amd64",
+        "tag": tag,
+        "requirements": "/r.lock",
+        "wheelhouse": "/w",
+        "engine": {"executable": "/usr/bin/docker", "socket": "/run/d.sock", "builder": None},
+    }
+
+
+def files(probe: dict[str, Any], tag: str) -> tuple[Path, Path]:
+    installed = probe["installed"]
+    req = request(tag)
+    target = {k: v for k, v in req.items() if k != "schema"}
+    policy = {
+        "schema": "svc.operator-policy/v1",
+        "grants": [
+            {
+                "operation": "image.build",
+                "permissions": ["registry.read", "image.build"],
+                "plugin": {
+                    "name": installed.name,
+                    "version": installed.version,
+                    "sha256": installed.sha256,
+                    "lock_sha256": installed.lock_sha256,
+                },
+                "target": target,
+            }
+        ],
+    }
+    args, pol = probe["work"] / f"{tag}.json", probe["work"] / f"{tag}-policy.json"
+    args.write_text(json.dumps(req))
+    pol.write_text(json.dumps(policy))
+    return args, pol
+
+
+def invoke(probe: dict[str, Any], tag: str, timeout_ms: int = 10_000) -> dict[str, Any]:
+    args, pol = files(probe, tag)
+    return run(
+        "svc-probe",
+        "build",
+        arguments=args,
+        operator_policy=pol,
+        timeout_ms=timeout_ms,
+        plugins_dir=probe["root"],
+    ).result
+
+
+def test_install_never_activates_and_enable_disable(probe: dict[str, Any]) -> None:
+    root = probe["root"]
+    assert store.enabled_versions(root) == {}
+    with pytest.raises(ImageInputError) as info:
+        invoke(probe, "probe:env")
+    assert info.value.code == "plugin_not_enabled"
+    with pytest.raises(ImageInputError):
+        store.enable("svc-probe", "9.9", root)
+    store.enable("svc-probe", "1.0.0", root)
+    listed = json.loads(
+        subprocess.run(
+            [SVCC, "plugins", "list", "--plugins-dir", str(root)],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )
+    assert [(p["name"], p["version"], p["enabled"]) for p in listed] == [
+        ("svc-probe", "1.0.0", True)
+    ]
+    again = subprocess.run(
+        [
+            SVCC,
+            "plugins",
+            "install",
+            str(probe["wheel"]),
+            "--sha256",
+            probe["installed"].sha256,
+            "--requirements",
+            str(probe["lock"]),
+            "--wheelhouse",
+            str(probe["work"] / "wheelhouse"),
+            "--plugins-dir",
+            str(root),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert again.returncode == 2
+    assert "already installed" in again.stderr
+
+
+def test_fresh_isolated_process(probe: dict[str, Any]) -> None:
+    store.enable("svc-probe", "1.0.0", probe["root"])
+    leaked = os.open(os.devnull, os.O_RDONLY)
+    os.set_inheritable(leaked, True)
+    os.environ["SVCC_PROBE_SECRET"] = "x"
+    try:
+        result = invoke(probe, "probe:env")
+    finally:
+        os.close(leaked)
+        del os.environ["SVCC_PROBE_SECRET"]
+    assert result["env"] == ["HOME", "LANG", "PATH", "TMPDIR"]
+    assert result["cwd_entries"] == []
+    assert result["cwd"] != os.getcwd()
+    assert not Path(result["cwd"]).exists()  # removed afterwards
+    assert result["session_leader"] is True
+    assert leaked not in result["fds"]
+    assert max(result["fds"]) <= 3  # stdin, stdout, stderr and the listing itself
+    assert result["flags"] == [1, 1]
+    assert result["request"]["schema"] == "svc.extension/v1"
+    assert result["request"]["arguments"]["tag"] == "probe:env"
+
+
+def test_bounds_and_redaction(probe: dict[str, Any]) -> None:
+    store.enable("svc-probe", "1.0.0", probe["root"])
+    with pytest.raises(PluginFailure) as info:
+        invoke(probe, "probe:sleep", timeout_ms=500)
+    assert info.value.code == "timeout"
+    with pytest.raises(PluginFailure) as info:
+        invoke(probe, "probe:spam")
+    assert info.value.code == "plugin_failed"
+    assert "stdout" in info.value.detail
+    with pytest.raises(PluginFailure) as info:
+        invoke(probe, "probe:fail")
+    assert (info.value.code, info.value.detail) == ("engine_failed", "secret detail")
+    args, pol = files(probe, "probe:fail")
+    cli = subprocess.run(
+        [
+            SVCC,
+            "plugins",
+            "run",
+            "svc-probe",
+            "build",
+            "--arguments",
+            str(args),
+            "--operator-policy",
+            str(pol),
+            "--plugins-dir",
+            str(probe["root"]),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (cli.returncode, cli.stdout, cli.stderr) == (1, "", "svcc: error: plugin_failed\n")
+    with pytest.raises(ImageInputError) as refused:
+        invoke(probe, "probe:env", timeout_ms=600_001)
+    assert refused.value.code == "request_invalid"
+
+
+def test_disable(probe: dict[str, Any]) -> None:
+    store.enable("svc-probe", "1.0.0", probe["root"])
+    store.disable("svc-probe", probe["root"])
+    assert store.enabled_versions(probe["root"]) == {}
+    with pytest.raises(ImageInputError) as info:
+        store.disable("svc-probe", probe["root"])
+    assert info.value.code == "plugin_not_enabled"
+
+
+def test_manifest_must_agree_with_metadata(probe: dict[str, Any], tmp_path: Path) -> None:
+    import zipfile
+
+    wheel = tmp_path / probe["wheel"].name
+    with zipfile.ZipFile(probe["wheel"]) as src, zipfile.ZipFile(wheel, "w") as dst:
+        for item in src.infolist():
+            data = src.read(item)
+            if item.filename.endswith("svc-extension.json"):
+                data = data.replace(b'"1.0.0"', b'"2.0.0"')
+            dst.writestr(item, data)
+    with pytest.raises(ImageInputError) as info:
+        store.install(
+            wheel,
+            sha256=hashlib.sha256(wheel.read_bytes()).hexdigest(),
+            requirements=probe["lock"],
+            wheelhouse=probe["work"] / "wheelhouse",
+            plugins_dir=tmp_path / "plugins",
+        )
+    assert info.value.code == "plugin_invalid"
+    assert "version" in info.value.message
+    assert not (tmp_path / "plugins" / "svc-probe" / "1.0.0").exists()
