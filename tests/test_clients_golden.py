@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from clients_support import CATALOG, FORMATS, SHAPES
+from clients_support import CATALOG, FORMATS, SHAPES, SHOP_REPO, build_rest_bundle
 from helpers import ROOT
 from svcc.clients import ExportOptions, export_collection
 from svcc.compiler.driver import analyze_file, emit_analysis
@@ -20,7 +20,7 @@ from svcc.compiler.registry import get_target
 from svcc.compiler.writer import write_tree
 
 GOLDEN = ROOT / "tests" / "golden_clients"
-CASES = {"shapes": SHAPES, "catalog": CATALOG}
+CASES = {"shapes": SHAPES, "catalog": CATALOG, "repository": SHOP_REPO}
 
 
 @pytest.fixture(scope="module")
@@ -28,6 +28,9 @@ def bundles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("golden-bundles")
     out = {}
     for case, source in CASES.items():
+        if source.is_dir():
+            out[case] = build_rest_bundle(source, root / case, "--python-version", "3.11")
+            continue
         analysis = analyze_file(source, module_name=case, python_version="3.11")
         out[case] = write_tree(emit_analysis(analysis, get_target("rest"))[1], root / case)
     return out
@@ -105,4 +108,5 @@ def test_insomnia_export_has_the_v4_structure(case: str) -> None:
 CASES_CAPABILITIES = {
     "shapes": ["circle_area", "rectangle_area", "scale", "describe"],
     "catalog": ["quote", "page", "tree_size", "coords", "health", "Health"],
+    "repository": ["shop.pricing.total", "shop.tax.rate"],
 }

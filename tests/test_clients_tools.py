@@ -15,11 +15,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from clients_support import CATALOG, NPM_DIR, SHAPES, npm_tool
+from clients_support import CATALOG, NPM_DIR, SHAPES, SHOP_REPO, build_rest_bundle, npm_tool
 from helpers import run_svcc
-from servers import Server, generate, serving
+from servers import Server, serving
 
-SOURCES = {"shapes": SHAPES, "catalog": CATALOG}
+SOURCES = {"shapes": SHAPES, "catalog": CATALOG, "repository": SHOP_REPO}
 TIMEOUT = 180
 
 
@@ -54,7 +54,7 @@ def live(
 ) -> Iterator[Live]:
     root = tmp_path_factory.mktemp(f"live-{request.param}")
     bundle = root / "bundle"
-    generate(SOURCES[request.param], bundle)
+    build_rest_bundle(SOURCES[request.param], bundle)
     manifest = json.loads((bundle / "svc-rest.json").read_text())
     with serving(bundle) as server:
         requests = len(manifest["capabilities"]) + 1
