@@ -150,9 +150,10 @@ def inspect_repository(
             )
         )
         return 0
+    failed = sorted(m for m in analysis.reports if "error" in analysis.module_document(m))
     if fmt == "json":
         _write(canonical_json(analysis.document()))
-        return 0
+        return _directory_status(failed)
     colour = _use_colour()
     lines = [f"{root}: source roots {', '.join(analysis.repository.tree.roots)}"]
     for d in analysis.repository.diagnostics:
@@ -168,7 +169,17 @@ def inspect_repository(
         assert report is not None
         lines.append(_repository_table(module, source.file.path, report, colour))
     _write(("\n".join(lines) + "\n").encode())
-    return 0
+    return _directory_status(failed)
+
+
+def _directory_status(failed: list[str]) -> int:
+    """Exit 2 when any module could not be analysed (its entry says why), else 0."""
+    if not failed:
+        return 0
+    sys.stderr.write(
+        f"svcc: error: {len(failed)} module(s) could not be analysed (first: {failed[0]})\n"
+    )
+    return 2
 
 
 def _ir_bytes(module: Any) -> bytes | None:

@@ -96,9 +96,11 @@ def _literal(values: list[Any]) -> cs.CoreSchema:
     if len(choices) == 1:
         return _literal_group(*next(iter(groups.items())))
     expected = ", ".join(json.dumps(v) for v in values)
+    # pydantic-core refuses a custom message for one of its own error types, so members of
+    # several JSON types report under their own type name (a startup crash otherwise).
     return cs.union_schema(
         choices,
-        custom_error_type="literal_error",
+        custom_error_type="literal_mismatch",
         custom_error_message=f"Input should be one of {expected}",
     )
 

@@ -216,7 +216,6 @@ R019_GLOBAL_REBIND: Final = _code(
     "ambiguous",
     "A function declares the capability's name `global` and may rebind it after import.",
 )
-
 # --- front end ----------------------------------------------------------------------------
 F001_SYNTAX: Final = _code(
     "SVC-F001",
@@ -278,16 +277,6 @@ F007_NOT_ANALYSABLE: Final = _code(
 )
 
 # --- repositories -----------------------------------------------------------------------------
-R020_IMPORTED_MODULE_RISK: Final = _code(
-    "SVC-R020",
-    "imported repository module runs code at import",
-    "error",
-    "execution",
-    "conditional",
-    "A repository module this capability imports (directly, transitively, or as a parent "
-    "package) runs code at import, cannot be analysed, or has an unresolved import; the "
-    "message names that module's file and line.",
-)
 F008_REPOSITORY_ENTRY: Final = _code(
     "SVC-F008",
     "repository entry refused",
@@ -323,6 +312,61 @@ F011_NOT_A_MODULE: Final = _code(
     None,
     "A `.py` file whose path relative to its source root is not a dotted Python name "
     "(`my-script.py`, `2024/x.py`) cannot be imported, so it is not a module of the repository.",
+)
+
+
+# --- readiness, added later (numbers continue; codes are never renumbered) ---------------
+R020_UNTYPED_CALLABLE: Final = _code(
+    "SVC-R020",
+    "untyped parameter used as a callable or class",
+    "error",
+    "inputs",
+    "unsupported",
+    "A parameter without a JSON type (unannotated or `Any`) is called, instantiated, used as "
+    "the class argument of `isinstance`/`issubclass`, or used as a decorator: no JSON value "
+    "can be a callable or a class, so every call would fail.",
+)
+R021_LOCAL_IMPORT: Final = _code(
+    "SVC-R021",
+    "local import the bundle cannot hold",
+    "error",
+    "execution",
+    "conditional",
+    "An import reaches a module beside the source that cannot be copied into the bundle "
+    "faithfully (a relative import above the top package or outside the file's directory, "
+    "a local module that does not parse, or one whose own imports are not available). "
+    "Pass --module-name PKG.MODULE for a module inside a package.",
+)
+R022_GOVERNED_RETURN: Final = _code(
+    "SVC-R022",
+    "governed result can never be JSON",
+    "error",
+    "outputs",
+    "unsupported",
+    "In governed mode the worker returns exactly JSON; the declared return type (a tuple, a "
+    "set, bytes, a class instance) can never be, so every call would fail.",
+)
+R023_UNDEFINED_AT_IMPORT: Final = _code(
+    "SVC-R023",
+    "name undefined at import",
+    "error",
+    "execution",
+    "unsupported",
+    "A module-level statement evaluated at import (an assignment, a class body or base, a "
+    "TypedDict field, a default, a decorator, an annotation without PEP 563) reads a name "
+    "that is not bound at that point: importing the module raises NameError. Applies to "
+    "every capability of the module.",
+)
+
+R024_IMPORTED_MODULE_RISK: Final = _code(
+    "SVC-R024",
+    "imported repository module runs code at import",
+    "error",
+    "execution",
+    "conditional",
+    "A repository module this capability imports (directly, transitively, or as a parent "
+    "package) runs code at import, cannot be analysed, or has an unresolved import; the "
+    "message names that module's file and line.",
 )
 
 

@@ -7,6 +7,8 @@ an error means for them.
 
 import ast
 import keyword
+import re
+import unicodedata
 import warnings
 from collections.abc import Sequence
 
@@ -39,7 +41,15 @@ def module_name_problem(name: str) -> str | None:
     parts = name.split(".")
     for part in parts:
         if not part.isidentifier() or keyword.iskeyword(part):
-            return f"invalid module name {name!r}: {part!r} is not a Python identifier"
+            return (
+                f"invalid module name {name!r}: {part!r} is not a Python identifier; "
+                "name the module with --module-name NAME"
+            )
+    if parts[0] == "__main__":
+        return (
+            f"module name {name!r} cannot be served: `__main__` is the server's own entry "
+            "module; name the module with --module-name NAME"
+        )
     return None
 
 
@@ -58,6 +68,8 @@ def syntax_diagnostic(
         line = exc.lineno or 1
         col = max((exc.offset or 1) - 1, 0)
         message = exc.msg or "invalid syntax"
+        if src is not None and message.startswith("Pattern matching is only supported"):
+            line, col = _first_match(src, (line, col))
     elif isinstance(exc, RecursionError | MemoryError):
         line, col, message = 1, 0, "source nested too deeply to parse"
     else:
@@ -73,6 +85,72 @@ def syntax_diagnostic(
     else:
         span = Span(line=line, column=col, end_line=line, end_column=col)
     return diag(F001_SYNTAX, message, span)
+
+
+def _first_match(src: SourceText, fallback: tuple[int, int]) -> tuple[int, int]:
+    """The grammar error for ``match`` under an older grammar points past the statement;
+    the newest grammar finds the ``match`` keyword itself."""
+    try:
+        tree = parse("\n".join(src.lines), running_version(), "<match>")
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+        return fallback
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Match):
+            return node.lineno, node.col_offset
+    return fallback
+
+
+_LAMBDA_PARAMS = re.compile(r"\blambda\b([^:]*):")
+
+
+def _lambda_may_repeat(text: str) -> bool:
+    """A cheap over-approximation: some ``lambda a, b:`` in the text names a parameter
+    twice (after NFKC, as the parser normalises identifiers)."""
+    for match in _LAMBDA_PARAMS.finditer(text):
+        names = [
+            unicodedata.normalize("NFKC", part.split("=", 1)[0].strip().lstrip("*").strip())
+            for part in match.group(1).split(",")
+        ]
+        names = [n for n in names if n and n != "/"]
+        if len(names) != len(set(names)):
+            return True
+    return False
+
+
+def duplicate_parameter(tree: ast.Module, text: str) -> SyntaxError | None:
+    """The first function or lambda naming a parameter twice. ``ast.parse`` accepts it (the
+    compiler refuses it later), so the module could never be imported. Identifiers are
+    already NFKC-normalised by the parser, so look-alikes (fullwidth x and ``x``) collide.
+
+    Functions are statements, so only statement lists are walked; lambdas hide in any
+    expression, so the whole tree is walked only when a lambda's parameter list, read from
+    the text, repeats a name."""
+    nodes: list[ast.AST]
+    if "lambda" in text and _lambda_may_repeat(text):
+        nodes = list(ast.walk(tree))
+    else:
+        nodes = []
+        pending: list[ast.AST] = [tree]
+        while pending:
+            node = pending.pop()
+            nodes.append(node)
+            for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+                children = getattr(node, field, None)
+                if isinstance(children, list):
+                    pending.extend(children)
+    for node in nodes:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            args = node.args
+            seen: set[str] = set()
+            every = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+            every += [a for a in (args.vararg, args.kwarg) if a is not None]
+            for arg in every:
+                if arg.arg in seen:
+                    error = SyntaxError(f"duplicate argument {arg.arg!r} in function definition")
+                    error.lineno, error.offset = arg.lineno, arg.col_offset + 1
+                    return error
+                seen.add(arg.arg)
+    return None
 
 
 def lower_text(
@@ -92,6 +170,13 @@ def lower_text(
     except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as exc:
         return FrontendResult(
             ir=None, diagnostics=(syntax_diagnostic(exc, python_version, src),), module_text=text
+        )
+    duplicate = duplicate_parameter(tree, text)
+    if duplicate is not None:
+        return FrontendResult(
+            ir=None,
+            diagnostics=(syntax_diagnostic(duplicate, python_version, src),),
+            module_text=text,
         )
     source = SourceInfo(
         path=path,
@@ -141,6 +226,9 @@ def read_python(
 
 __all__ = [
     "FrontendResult",
+    "SourceDecodeError",
+    "decode_source",
+    "parse",
     "lower_text",
     "module_name_problem",
     "parse_python_version",

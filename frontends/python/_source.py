@@ -36,6 +36,12 @@ def decode_source(data: bytes, encoding: str | None = None) -> tuple[str, str]:
         raise SourceDecodeError(
             f"not valid {encoding} at byte {exc.start} (line {line})", line
         ) from None
+    except Exception as exc:  # a codec that refuses all input (`undefined`) or misbehaves
+        raise SourceDecodeError(
+            f"encoding {encoding!r} cannot decode source: {type(exc).__name__}: {exc}", None
+        ) from None
+    if not isinstance(text, str):
+        raise SourceDecodeError(f"encoding {encoding!r} is not a text encoding", None)
     if text.startswith("\ufeff"):
         text = text[1:]
     if "\r" in text:

@@ -279,6 +279,10 @@ class TypeResolver:
                 return UnsupportedType(
                     text=self._text(node), reason="Literal values must be str, int, bool or None"
                 )
+            if isinstance(value, str) and not is_utf8(value):
+                return UnsupportedType(
+                    text=self._text(node), reason="a string with a lone surrogate is not JSON text"
+                )
             values.append(value)  # type: ignore[arg-type]
         unique: list[LiteralValue] = []
         for v in values:
@@ -288,6 +292,23 @@ class TypeResolver:
 
 
 _NOT_LITERAL = object()
+
+
+def is_utf8(text: str) -> bool:
+    """False for a string holding a lone surrogate (``"\\ud800"``): it has no UTF-8 form,
+    so it can be neither JSON text nor part of a document svcc writes."""
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def printable(text: str) -> str:
+    """``text`` with lone surrogates written as ``\\udXXX`` escapes (for documentation)."""
+    return text if is_utf8(text) else text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def literal_value(node: ast.expr) -> object:
