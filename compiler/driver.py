@@ -333,6 +333,24 @@ def python_files(root: Path) -> list[str]:
     return out
 
 
+def failed_analysis(path: str, message: str) -> Analysis:
+    """An entry for a file that could not be analysed at all (``SVC-F007``)."""
+    from svcc.compiler.diagnostics import diag
+    from svcc.compiler.diagnostics.codes import F007_NOT_ANALYSABLE
+
+    return Analysis(
+        path=path,
+        module="",
+        source_format=SUFFIXES.get(Path(path).suffix.lower(), "python"),
+        source_bytes=b"",
+        module_text=None,
+        ir=None,
+        ir_json=None,
+        readiness=None,
+        diagnostics=(diag(F007_NOT_ANALYSABLE, message, None),),
+    )
+
+
 def render_document(analysis: Analysis) -> bytes:
     """Canonical JSON of the readiness document (a directory worker's ``render``)."""
     return canonical_json(analysis.document())

@@ -11,7 +11,8 @@ from svcc.compiler.diagnostics.codes import REGISTRY, markdown_table
 PUBLISHED = (
     [f"SVC-R{n:03d}" for n in range(1, 20)]
     + [f"SVC-F{n:03d}" for n in range(1, 8)]
-    + [f"SVC-R{n:03d}" for n in range(20, 24)]
+    + [f"SVC-R{n:03d}" for n in range(20, 25)]
+    + [f"SVC-F{n:03d}" for n in range(8, 12)]
 )
 
 

@@ -182,13 +182,16 @@ def test_devices_and_pipes_are_refused_without_waiting(tmp_path: Path) -> None:
         proc = run_svcc("inspect", str(tmp_path / name), timeout=20)
         assert proc.returncode == 2
         assert f"{name}: is {what}" in proc.stderr
-    # in a directory, the pipe is one failed entry (symlinks are never followed there)
+    # in a directory (a repository), the pipe and the symlink are refused entries
     write(tmp_path, "ok.py", "def f(x: int) -> int:\n    return x\n")
     proc = run_svcc("inspect", str(tmp_path), "--format", "json", timeout=20)
     assert proc.returncode == 2
-    files = json.loads(proc.stdout)["files"]
-    assert set(files) == {"ok.py", "pipe.py"}
-    assert "named pipe" in files["pipe.py"]["error"]["message"]
+    doc = json.loads(proc.stdout)
+    assert set(doc["files"]) == {"ok.py"}
+    refused = {d["path"]: d for d in doc["diagnostics"]}
+    assert set(refused) == {"pipe.py", "zero.py"}
+    assert "special file" in refused["pipe.py"]["message"]
+    assert refused["pipe.py"]["code"] == "SVC-F008"
 
 
 def test_notebook_without_nbformat_is_refused(tmp_path: Path) -> None:

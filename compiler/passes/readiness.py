@@ -474,7 +474,10 @@ class ImportResolver:
         env = self.env
         if env.resolve_import is not None:
             message = env.resolve_import(imp)
-            return None if message is None else (unresolved, message)
+            if message is None:
+                return None
+            # a relative import that does not resolve in the repository cannot be bundled
+            return (C.R021_LOCAL_IMPORT if imp.level > 0 else unresolved), message
         if imp.level > 0:
             shown = "." * imp.level + imp.module
             base = resolve_relative(env.package, imp.level, imp.module)
