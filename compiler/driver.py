@@ -20,7 +20,7 @@ from svcc.compiler.errors import InputError
 from svcc.compiler.passes.readiness import Environment, ReadinessPass, ReadinessReport
 from svcc.compiler.requirements import DeclaredRequirements
 from svcc.compiler.source_files import read_source_file
-from svcc.ir.canonical import canonical_json, digest_bytes
+from svcc.ir.canonical import canonical_json
 from svcc.ir.model import ModuleIR, SourceFormat, Span
 
 if TYPE_CHECKING:
@@ -42,13 +42,22 @@ class Analysis:
     source_bytes: bytes
     module_text: str | None
     ir: ModuleIR | None
-    ir_json: bytes | None
     readiness: ReadinessReport | None
     diagnostics: tuple[Diagnostic, ...]
     # The local import closure: bundle path ("source/...") -> exact bytes, to be copied.
     local_files: tuple[tuple[str, bytes], ...] = ()
     # The main module is a package's ``__init__.py`` (bundled as ``source/<pkg>/__init__.py``).
     is_package: bool = False
+
+    @property
+    def ir_json(self) -> bytes | None:
+        """The IR's canonical JSON, encoded on first use (once per IR): a readiness report
+        needs only its digest, which is computed without holding the document."""
+        if self.ir is None:
+            return None
+        from svcc.ir.serde import ir_to_json
+
+        return ir_to_json(self.ir)
 
     @property
     def error(self) -> Diagnostic | None:
@@ -133,9 +142,9 @@ def analyze_source(
     ``layout`` (files on disk only) says where the modules beside the source are: their
     closure is found and judged, and carried for the bundle. ``governed`` asks for the
     rules of governed execution (results must be exactly JSON). ``serialize=False`` skips
-    the IR's JSON and so its digest (``ir_json`` is ``None`` and ``readiness.ir_digest``
-    empty): for a report that shows neither, such as the CLI's text table, which then
-    never builds the cattrs converter."""
+    the IR's digest (``readiness.ir_digest`` is empty): for a report that shows neither it
+    nor the IR, such as the CLI's text table, which then never builds the cattrs converter
+    (``ir_json`` is encoded only if asked for)."""
     data = source.encode("utf-8") if isinstance(source, str) else source
     fmt = source_format or source_format_of(path)
     name = module if module is not None else Path(path).stem
@@ -152,18 +161,17 @@ def analyze_source(
         result = read_python(
             data, path=path, module=name, python_version=version, encoding=encoding
         )
-    ir_json = readiness = None
+    readiness = None
     local_files: tuple[tuple[str, bytes], ...] = ()
     if result.ir is not None:
         from svcc.compiler.errors import InternalError
-        from svcc.ir.serde import ir_to_json
+        from svcc.ir.serde import ir_digest
         from svcc.ir.verify import IRInvariantError, verify
 
         try:
             verify(result.ir)
         except IRInvariantError as exc:  # a front-end bug: never emit invalid IR
             raise InternalError(f"{path}: {exc}") from None
-        ir_json = ir_to_json(result.ir) if serialize else None
         closure = layout.closure(result.ir, version) if layout is not None else None
         if closure is not None:
             local_files = tuple(closure.files.items())
@@ -176,7 +184,7 @@ def analyze_source(
             declared_requirements=requirements.distributions if requirements else (),
             governed=governed,
         )
-        digest = digest_bytes(ir_json) if ir_json is not None else ""
+        digest = ir_digest(result.ir) if serialize else ""
         readiness = ReadinessPass().run(result.ir, env, digest, diagnostics=result.diagnostics)
     return Analysis(
         path=path,
@@ -185,7 +193,6 @@ def analyze_source(
         source_bytes=data,
         module_text=result.module_text,
         ir=result.ir,
-        ir_json=ir_json,
         readiness=readiness,
         diagnostics=result.diagnostics,
         local_files=local_files,
@@ -345,7 +352,6 @@ def failed_analysis(path: str, message: str) -> Analysis:
         source_bytes=b"",
         module_text=None,
         ir=None,
-        ir_json=None,
         readiness=None,
         diagnostics=(diag(F007_NOT_ANALYSABLE, message, None),),
     )

@@ -241,12 +241,15 @@ class TypedDictField:
 
 @frozen(kw_only=True)
 class TypedDictDecl:
-    """A TypedDict with its fields flattened over TypedDict bases, requiredness resolved."""
+    """A TypedDict: the fields its own body declares (requiredness resolved) and the names of
+    its TypedDict ``bases`` in order. Inherited fields are not repeated here (a chain of depth
+    D would hold D²/2 of them); ``svcc.ir.index.ModuleIndex.typed_dict_fields`` lists them all."""
 
     name: str
     total: bool
     fields: tuple[TypedDictField, ...]
     span: Span
+    bases: tuple[str, ...] = ()
 
 
 @frozen(kw_only=True)

@@ -17,6 +17,7 @@ from svcc.compiler.closure import EMPTY, LocalClosure, resolve_relative
 from svcc.compiler.diagnostics import Diagnostic, diag
 from svcc.compiler.diagnostics import codes as C
 from svcc.compiler.diagnostics.codes import CLASS_ORDER, Code, ReadinessClass
+from svcc.ir.index import module_index
 from svcc.ir.model import Capability, Evaluation, Import, ModuleIR, Span
 from svcc.ir.schema import READINESS_SCHEMA
 from svcc.ir.types import (
@@ -210,8 +211,9 @@ class ReadinessPass:
                     cap.span,
                 )
             )
-        for binding in ir.bindings:
-            if binding.name != cap.name or (binding.kind == "def" and binding.span == cap.span):
+        index = module_index(ir)
+        for binding in index.bindings.get(cap.name, ()):
+            if binding.kind == "def" and binding.span == cap.span:
                 continue
             if binding.kind == "delete":
                 out.append(
@@ -225,15 +227,14 @@ class ReadinessPass:
                         binding.span,
                     )
                 )
-        for write in ir.globals:
-            if write.name == cap.name:
-                out.append(
-                    diag(
-                        C.R019_GLOBAL_REBIND,
-                        f"{write.function}() declares `global {cap.name}`",
-                        write.span,
-                    )
+        for write in index.globals.get(cap.name, ()):
+            out.append(
+                diag(
+                    C.R019_GLOBAL_REBIND,
+                    f"{write.function}() declares `global {cap.name}`",
+                    write.span,
                 )
+            )
         for param in cap.params:
             if param.kind == "var_positional":
                 out.append(
@@ -290,8 +291,8 @@ class ReadinessPass:
                 )
             )
         resolver = ImportResolver(env)
-        for imp in ir.imports:
-            if imp.scope == cap.qualname and not imp.guarded:
+        for imp in index.imports.get(cap.qualname, ()):
+            if not imp.guarded:
                 found = resolver.problem(imp, C.R009_UNRESOLVED_CALL_IMPORT)
                 if found:
                     out.append(diag(found[0], found[1], imp.span))
@@ -304,7 +305,7 @@ class ReadinessPass:
         seen: set[str] = set()
         pending: list[tuple[TypeNode, str]] = [(node, what)]
         while pending:
-            current, where = pending.pop(0)
+            current, where = pending.pop()
             for leaf in iter_leaves(current):
                 if isinstance(leaf, UnsupportedType):
                     out.append(
@@ -321,8 +322,8 @@ class ReadinessPass:
                     out.append(diag(code, f"{where}: {leaf.text!r}: {_why(leaf)}", span))
                 elif isinstance(leaf, TypedDictType) and leaf.name not in seen:
                     seen.add(leaf.name)
-                    decl = ir.typed_dict(leaf.name)
-                    if decl is None:
+                    index = module_index(ir)
+                    if leaf.name not in index.typed_dicts:
                         out.append(
                             diag(
                                 C.R012_UNRESOLVED_TYPE,
@@ -332,7 +333,8 @@ class ReadinessPass:
                         )
                         continue
                     pending.extend(
-                        (f.type, f"{where} field {leaf.name}.{f.name}") for f in decl.fields
+                        (f.type, f"{where} field {leaf.name}.{f.name}")
+                        for f in index.typed_dict_fields(leaf.name)
                     )
         return out
 

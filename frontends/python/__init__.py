@@ -10,11 +10,12 @@ import keyword
 import re
 import unicodedata
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from attrs import frozen
 from svcc.compiler.diagnostics import Diagnostic, diag
 from svcc.compiler.diagnostics.codes import F001_SYNTAX, F002_DECODE
+from svcc.frontends.python._chunks import SLICE_LINES, top_level_statements
 from svcc.frontends.python._lower import ModuleLowerer
 from svcc.frontends.python._source import (
     SourceDecodeError,
@@ -153,6 +154,31 @@ def duplicate_parameter(tree: ast.Module, text: str) -> SyntaxError | None:
     return None
 
 
+_PARSE_ERRORS = (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError)
+
+
+class _SliceParseError(Exception):
+    """A parse error met while the lowerer reads a sliced module (its first pass)."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def _sliced_body(
+    text: str, lines: Sequence[str], version: tuple[int, int], path: str
+) -> Callable[[], Iterator[ast.stmt]]:
+    def statements() -> Iterator[ast.stmt]:
+        try:
+            yield from top_level_statements(
+                text, lines, lambda t: parse(t, version, path), SLICE_LINES
+            )
+        except _PARSE_ERRORS as exc:  # raised by parsing only, never by the lowerer
+            raise _SliceParseError(exc) from None
+
+    return statements
+
+
 def lower_text(
     text: str,
     *,
@@ -165,13 +191,34 @@ def lower_text(
     line_map: Sequence[tuple[int, int]] | None = None,
 ) -> FrontendResult:
     src = SourceText(text, line_map)
+    body: ast.Module | Callable[[], Iterator[ast.stmt]]
     try:
-        tree = parse(text, python_version, path)
-    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as exc:
+        if len(src.lines) <= SLICE_LINES:
+            body = parse(text, python_version, path)
+        else:  # parsed a slice at a time, once per pass (see ``_chunks``)
+            body = _sliced_body(text, src.lines, python_version, path)
+    except _PARSE_ERRORS as exc:
         return FrontendResult(
             ir=None, diagnostics=(syntax_diagnostic(exc, python_version, src),), module_text=text
         )
-    duplicate = duplicate_parameter(tree, text)
+    try:
+        if isinstance(body, ast.Module):
+            duplicate = duplicate_parameter(body, text)
+        else:  # one statement at a time, as the slices are parsed
+            duplicate = next(
+                (
+                    found
+                    for stmt in body()
+                    if (found := duplicate_parameter(ast.Module([stmt], []), text)) is not None
+                ),
+                None,
+            )
+    except _SliceParseError as exc:
+        return FrontendResult(
+            ir=None,
+            diagnostics=(syntax_diagnostic(exc.error, python_version, src),),
+            module_text=text,
+        )
     if duplicate is not None:
         return FrontendResult(
             ir=None,
@@ -187,7 +234,13 @@ def lower_text(
         python_version=f"{python_version[0]}.{python_version[1]}",
     )
     try:
-        ir = ModuleLowerer(tree, src, module=module, source=source).lower()
+        ir = ModuleLowerer(body, src, module=module, source=source).lower()
+    except _SliceParseError as exc:
+        return FrontendResult(
+            ir=None,
+            diagnostics=(syntax_diagnostic(exc.error, python_version, src),),
+            module_text=text,
+        )
     except RecursionError:
         return FrontendResult(
             ir=None,

@@ -7,6 +7,7 @@ classes, TypedDicts and the public functions (capabilities).
 """
 
 import ast
+from collections.abc import Callable, Iterable, Iterator
 
 import attrs
 from svcc.frontends.python._source import SourceText, short
@@ -65,28 +66,56 @@ _TYPEVARS = typing_names("TypeVar", "ParamSpec", "TypeVarTuple")
 _NAMEDTUPLE = typing_names("NamedTuple")
 
 
+def public_defs(stmt: ast.stmt) -> Iterator[str]:
+    """Names of public functions defined by ``stmt`` at module level, inside any compound
+    statement (a superset of what ``ModuleLowerer._collect`` records as capabilities)."""
+    stack = [stmt]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, ast.FunctionDef | ast.AsyncFunctionDef):
+            if not current.name.startswith("_"):
+                yield current.name
+        elif isinstance(current, ast.If | ast.For | ast.AsyncFor | ast.While):
+            stack.extend([*current.body, *current.orelse])
+        elif isinstance(current, ast.Try | ast.TryStar):
+            stack.extend([*current.body, *current.orelse, *current.finalbody])
+            for handler in current.handlers:
+                stack.extend(handler.body)
+        elif isinstance(current, ast.With | ast.AsyncWith):
+            stack.extend(current.body)
+        elif isinstance(current, ast.Match):
+            for case in current.cases:
+                stack.extend(case.body)
+
+
 class ModuleLowerer:
     def __init__(
-        self, tree: ast.Module, src: SourceText, *, module: str, source: SourceInfo
+        self,
+        tree: ast.Module | Callable[[], Iterable[ast.stmt]],
+        src: SourceText,
+        *,
+        module: str,
+        source: SourceInfo,
     ) -> None:
-        self.tree = tree
+        # The top-level statements, read once per pass: a parsed module, or a function that
+        # parses them afresh a slice at a time (long modules: see ``_chunks``).
+        self._body = (lambda: tree.body) if isinstance(tree, ast.Module) else tree
         self.src = src
         self.module = module
         self.source = source
         self.symbols = Symbols()
         self.types = TypeResolver(self.symbols, src.segment)
-        self.future_annotations = any(
-            isinstance(s, ast.ImportFrom)
-            and s.module == "__future__"
-            and any(a.name == "annotations" for a in s.names)
-            for s in tree.body
-        )
+        self.future_annotations = False
+        self.docstring: str | None = None
+        # Public names a module-level ``def`` binds: only their bindings are kept (see _bind).
+        self._def_names: set[str] = set()
         self.statements: list[Statement] = []
         # (name, kind, conditional, node): materialised only for capability names (see lower()).
         self._bindings: list[tuple[str, BindingKind, bool, ast.AST]] = []
         self.imports: list[Import] = []
         self.classes: list[ClassDecl] = []
         self.typed_dicts: dict[str, TypedDictDecl] = {}
+        self._td_dependents: dict[str, set[str]] = {}  # TypedDict name -> names inheriting it
         self.globals: list[GlobalWrite] = []
         self.capabilities: dict[str, Capability] = {}
 
@@ -172,8 +201,20 @@ class ModuleLowerer:
 
     # -- pass 2: facts ----------------------------------------------------------------------
     def lower(self) -> ModuleIR:
-        self._collect_symbols(self.tree.body)
-        for stmt in self.tree.body:
+        for position, stmt in enumerate(self._body()):
+            if position == 0:
+                self.docstring = ast.get_docstring(
+                    ast.Module(body=[stmt], type_ignores=[]), clean=True
+                )
+            if (
+                isinstance(stmt, ast.ImportFrom)
+                and stmt.module == "__future__"
+                and any(a.name == "annotations" for a in stmt.names)
+            ):
+                self.future_annotations = True
+            self._collect_symbols([stmt])
+            self._def_names.update(public_defs(stmt))
+        for stmt in self._body():
             kind, detail, node, evaluations = self._classify(stmt)
             self.statements.append(
                 Statement(
@@ -194,7 +235,7 @@ class ModuleLowerer:
         return ModuleIR(
             module=self.module,
             source=self.source,
-            docstring=_doc(ast.get_docstring(self.tree, clean=True)),
+            docstring=_doc(self.docstring),
             future_annotations=self.future_annotations,
             statements=tuple(self.statements),
             bindings=self._capability_bindings(),
@@ -381,7 +422,10 @@ class ModuleLowerer:
 
     # Facts: bindings, imports, classes, capabilities ---------------------------------------
     def _bind(self, name: str, kind: BindingKind, guards: tuple[str, ...], node: ast.AST) -> None:
-        self._bindings.append((name, kind, bool(guards), node))
+        # Only a capability's bindings reach the IR, and capabilities are public defs: other
+        # names' nodes are not kept (they would keep every statement's tree alive).
+        if name in self._def_names:
+            self._bindings.append((name, kind, bool(guards), node))
 
     def _capability_bindings(self) -> tuple[Binding, ...]:
         """Module-level bindings of the names the passes judge: the capabilities' names.
@@ -409,7 +453,7 @@ class ModuleLowerer:
                 return
             self._bind(stmt.name, "class", guards, stmt)
             if stmt.name in self.symbols.typed_dicts:
-                self.typed_dicts[stmt.name] = self._typed_dict(stmt)
+                self._store_typed_dict(self._typed_dict(stmt))
             else:
                 self.classes.append(self._class_decl(stmt))
         elif isinstance(stmt, ast.Import | ast.ImportFrom):
@@ -580,21 +624,51 @@ class ModuleLowerer:
         for kw in stmt.keywords:
             if kw.arg == "total" and isinstance(kw.value, ast.Constant):
                 total = bool(kw.value.value)
-        fields: dict[str, TypedDictField] = {}
+        # Bases by name (inherited fields are not copied: see ``TypedDictDecl``); a base not
+        # defined yet is ignored, as before.
+        bases: list[str] = []
         for base in stmt.bases:
             qual = self.symbols.qualify(base) or ""
             if qual.startswith("typeddict."):
-                parent = self.typed_dicts.get(qual.split(".", 1)[1])
-                if parent is not None:
-                    fields.update((f.name, f) for f in parent.fields)
+                parent = qual.split(".", 1)[1]
+                if parent in self.typed_dicts and parent not in bases:
+                    bases.append(parent)
+        fields: dict[str, TypedDictField] = {}
         for item in stmt.body:
             if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
                 fields[item.target.id] = self._typed_dict_field(
                     item.target.id, item.annotation, total, item
                 )
         return TypedDictDecl(
-            name=stmt.name, total=total, fields=tuple(fields.values()), span=self.src.span(stmt)
+            name=stmt.name,
+            total=total,
+            fields=tuple(fields.values()),
+            span=self.src.span(stmt),
+            bases=tuple(bases),
         )
+
+    def _store_typed_dict(self, decl: TypedDictDecl) -> None:
+        """Record ``decl``; a TypedDict that redefines a name others inherit from keeps
+        the earlier definition's meaning for them (and for itself, in ``class A(A)``): their
+        fields are written out in full before the name changes meaning."""
+        name = decl.name
+        if name in self.typed_dicts:
+            if name in decl.bases:
+                decl = self._materialised(decl)
+            for dependent in sorted(self._td_dependents.pop(name, set())):
+                old = self.typed_dicts.get(dependent)
+                if old is not None and name in old.bases:
+                    self.typed_dicts[dependent] = self._materialised(old)
+        for base in decl.bases:
+            self._td_dependents.setdefault(base, set()).add(name)
+        self.typed_dicts[name] = decl
+
+    def _materialised(self, decl: TypedDictDecl) -> TypedDictDecl:
+        from svcc.ir.index import flattened_fields
+
+        temporary = "<materialised>"  # not an identifier: never a TypedDict's name
+        fields = flattened_fields({**self.typed_dicts, temporary: decl}, temporary)
+        return attrs.evolve(decl, fields=fields, bases=())
 
     def _typed_dict_field(
         self, name: str, annotation: ast.expr, total: bool, node: ast.AST
@@ -650,8 +724,8 @@ class ModuleLowerer:
                             ),
                         )
                     fields.append(field)
-        self.typed_dicts[name] = TypedDictDecl(
-            name=name, total=total, fields=tuple(fields), span=self.src.span(stmt)
+        self._store_typed_dict(
+            TypedDictDecl(name=name, total=total, fields=tuple(fields), span=self.src.span(stmt))
         )
 
     # Capabilities ---------------------------------------------------------------------------

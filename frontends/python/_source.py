@@ -72,6 +72,8 @@ class SourceText:
     def span(self, node: ast.AST) -> Span:
         lineno: int = getattr(node, "lineno", 1)
         end_lineno: int = getattr(node, "end_lineno", None) or lineno
+        if end_lineno == lineno:
+            end_lineno = lineno  # one int object for both (a long module holds millions)
         col = self._char_col(lineno, getattr(node, "col_offset", 0))
         end_col = self._char_col(end_lineno, getattr(node, "end_col_offset", None) or 0)
         return self.make_span(lineno, col, end_lineno, end_col)
