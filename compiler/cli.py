@@ -94,7 +94,8 @@ def _generate_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--runtime-platform",
         choices=("linux/amd64", "linux/arm64"),
-        help="v2 policy: the worker image's platform",
+        metavar="OS/ARCH",
+        help="v2 policy: the worker image's platform (linux/amd64 or linux/arm64)",
     )
     _common(p)
     _format(p)
