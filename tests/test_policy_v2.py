@@ -218,3 +218,8 @@ def test_runtime_image_context_with_hash_checked_requirements(tmp_path: Path) ->
         str(tmp_path / "f"),
     )
     assert tagged.returncode == 2, tagged.stderr
+    unpinned_base = run_svcc(
+        "compile", str(FIXTURE), "--target", "runtime-image", "--output-dir", str(tmp_path / "h")
+    )
+    assert unpinned_base.returncode == 2, unpinned_base.stderr
+    assert "--base-image is required" in unpinned_base.stderr

@@ -45,7 +45,8 @@ class RuntimeImageTarget:
     supports_execution_policy: ClassVar[bool] = False
     bundle: ClassVar[BundleSpec | None] = None
 
-    base_image: str = field(
+    base_image: str | None = field(
+        default=None,
         metadata={
             "help": "base image with python3, pinned by digest (REF@sha256:...)",
             "metavar": "REF",
