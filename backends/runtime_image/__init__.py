@@ -50,7 +50,7 @@ class RuntimeImageTarget:
         metadata={
             "help": "base image with python3, pinned by digest (REF@sha256:...)",
             "metavar": "REF",
-        }
+        },
     )
     platform: Literal["linux/amd64", "linux/arm64"] = field(
         default="linux/amd64", metadata={"help": "target platform", "metavar": "OS/ARCH"}
