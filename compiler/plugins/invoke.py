@@ -15,6 +15,7 @@ from typing import Any, Final
 
 from attrs import frozen
 from svcc.compiler.images.errors import ImageInputError
+from svcc.compiler.images.push_request import check_push_grant, parse_push_request
 from svcc.compiler.images.request import (
     PluginIdentity,
     check_build_grant,
@@ -64,6 +65,9 @@ def authorise(operation: str, arguments: Any, policy: Any, plugin: PluginIdentit
     """The grant the operation needs; unknown operations have none."""
     if operation == "build":
         check_build_grant(policy, parse_build_request(arguments), plugin)
+        return
+    if operation == "push":
+        check_push_grant(policy, parse_push_request(arguments), plugin)
         return
     raise ImageInputError("grant_missing", f"no grant can authorise operation {operation!r}")
 
