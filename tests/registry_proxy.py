@@ -73,9 +73,7 @@ class RegistryProxy:
                     conn.request(method, path, body=body, headers=headers)
                     response = conn.getresponse()
                     data = response.read()
-                    out = {
-                        k: v for k, v in response.getheaders() if k.lower() not in HOP
-                    }
+                    out = {k: v for k, v in response.getheaders() if k.lower() not in HOP}
                 finally:
                     conn.close()
                 own = f"https://{proxy.upstream_host}:{proxy.port}"

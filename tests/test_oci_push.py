@@ -28,16 +28,13 @@ from oci_support import state_dir
 from registry_proxy import RegistryProxy
 from svcc.compiler.images.errors import ImageInputError
 from svcc.compiler.plugins.invoke import PluginFailure, run
-from test_oci_images import (  # noqa: F401  (session fixtures shared with the build tests)
-    DOCKER,
-    Build,
-    Plugin,
-    docker_env,
-    mcp_build,
-    plugin,
-    rest_build,
-    stack,
-)
+from test_oci_images import DOCKER, Build, Plugin, docker_env
+
+# the build tests' session fixtures (pytest registers them by their own names)
+from test_oci_images import mcp_build as _mcp_build  # noqa: F401
+from test_oci_images import plugin as _plugin  # noqa: F401
+from test_oci_images import rest_build as _rest_build  # noqa: F401
+from test_oci_images import stack as _stack  # noqa: F401
 
 pytestmark = pytest.mark.slow
 CERTS_D = Path("/etc/docker/certs.d")
@@ -55,9 +52,7 @@ class Registry:
     def call(
         self, method: str, path: str, body: bytes | None = None, ctype: str | None = None
     ) -> tuple[int, dict[str, str], bytes]:
-        request = urllib.request.Request(
-            f"https://{self.registry}{path}", data=body, method=method
-        )
+        request = urllib.request.Request(f"https://{self.registry}{path}", data=body, method=method)
         request.add_header("Authorization", self.auth)
         request.add_header(
             "Accept",
@@ -273,7 +268,8 @@ def test_push_then_pull_by_digest_and_run(
         "published": True,
     }
     found = registry.manifest(pusher.repo, "v1")
-    assert found is not None and found[0] == digest
+    assert found is not None
+    assert found[0] == digest
     assert json.loads(found[1])["config"]["digest"] == rest_build[1]["image_id"]
     staging = {t for t in registry.tags(pusher.repo) if t.startswith("svc-upload-")}
     assert len(staging) >= 1  # left, never deleted
@@ -284,7 +280,11 @@ def test_push_then_pull_by_digest_and_run(
         json.dumps({"auths": {stack["REGISTRY"]: {"auth": pusher.auth}}})
     )
     pulled = subprocess.run(
-        [DOCKER, "pull", result["digest_reference"]], env=env, capture_output=True, text=True
+        [DOCKER, "pull", result["digest_reference"]],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert pulled.returncode == 0, pulled.stderr
     inspected = subprocess.run(
@@ -313,6 +313,7 @@ def test_push_then_pull_by_digest_and_run(
         done = subprocess.run(
             [DOCKER, "exec", cid, "/opt/svc/venv/bin/python", "-c", probe],
             env=env,
+            check=False,
             capture_output=True,
             text=True,
             timeout=60,
@@ -460,13 +461,17 @@ def test_podman_api_is_refused_naming_both_versions(
 ) -> None:
     request = pusher.request(rest_build[1], "podman", engine="PODMAN")
     detail = pusher.refused(request, "engine_unsupported")
-    assert "1.41" in detail and "1.46" in detail
+    assert "1.41" in detail
+    assert "1.46" in detail
 
 
 def test_request_refusals(pusher: Pusher, rest_build: tuple[Build, dict[str, Any]]) -> None:
     request = pusher.request(rest_build[1], "refusals")
     cases: list[tuple[dict[str, Any], str]] = [
-        ({**request, "destination": request["destination"].rpartition(":")[0]}, "reference_invalid"),
+        (
+            {**request, "destination": request["destination"].rpartition(":")[0]},
+            "reference_invalid",
+        ),
         ({**request, "destination": "https://registry.test:5443/a/b:c"}, "reference_invalid"),
         ({**request, "destination": "u:p@registry.test:5443/a/b:c"}, "reference_invalid"),
         ({**request, "destination": "127.0.0.1:5443/a/b:c"}, "reference_invalid"),
@@ -522,9 +527,11 @@ def test_registry_500_to_the_promotion(
     registry = Registry(stack)
     assert registry.manifest(pusher.repo, tag) is None  # nothing published
     staging = re.findall(r"svc-upload-[0-9a-f]{16}", detail)
-    assert staging and staging[0] in registry.tags(pusher.repo)  # left in place
+    assert staging
+    assert staging[0] in registry.tags(pusher.repo)  # left in place
     left = registry.manifest(pusher.repo, staging[0])  # our image (its config is the image id)
-    assert left is not None and json.loads(left[1])["config"]["digest"] == published[1]["image_id"]
+    assert left is not None
+    assert json.loads(left[1])["config"]["digest"] == published[1]["image_id"]
 
 
 def test_registry_500_to_the_staging_upload(
@@ -550,6 +557,7 @@ def test_registry_500_to_the_staging_upload(
 
 
 def test_destination_changed_between_check_and_promotion(
+    *,
     stack: dict[str, Any],
     pusher: Pusher,
     proxy: RegistryProxy,
@@ -574,13 +582,16 @@ def test_destination_changed_between_check_and_promotion(
     request = pusher.request(rest_build[1], tag, registry=proxy.registry)
     detail = pusher.refused(request, "remote_state_unconfirmed")
     assert raced == [201]
-    assert "destination_exists" in detail and other[0] in detail
+    assert "destination_exists" in detail
+    assert other[0] in detail
     after = registry.manifest(pusher.repo, tag)
-    assert after is not None and after[0] == other[0]  # the other client's image, untouched
+    assert after is not None
+    assert after[0] == other[0]  # the other client's image, untouched
     assert not [m for m, p, _ in proxy.seen if m == "PUT" and p == target]  # never promoted
     staging = re.findall(r"svc-upload-[0-9a-f]{16}", detail)[0]
     left = registry.manifest(pusher.repo, staging)
-    assert left is not None and json.loads(left[1])["config"]["digest"] == published[1]["image_id"]
+    assert left is not None
+    assert json.loads(left[1])["config"]["digest"] == published[1]["image_id"]
 
 
 def test_no_output_carries_a_credential(pusher: Pusher) -> None:

@@ -134,11 +134,6 @@ def parse_push_request(obj: object) -> PushRequest:
             "reference_invalid",
             f"destination {request.destination!r}: a destination is a tag, not a digest",
         )
-    if ref.repository.count("/") < 1:
-        raise ImageInputError(
-            "reference_invalid",
-            f"destination {request.destination!r}: write registry/namespace/image:tag",
-        )
     return request
 
 

@@ -51,7 +51,7 @@ def _refuse(path: str, message: str) -> ImageInputError:
 def read_credentials(path: str, registry: str) -> Credentials:
     """The one record for ``registry`` (``host[:port]``, exactly as in the destination)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        fd = os.open(path, os.O_RDONLY)  # a mounted secret is often a symlink
     except OSError as exc:
         raise _refuse(path, exc.strerror or "cannot be opened") from None
     with os.fdopen(fd, "rb") as handle:
