@@ -33,6 +33,10 @@ class RegistryProxy:
         self.before: list[Hook] = []
         self.after: list[After] = []
         self.seen: list[tuple[str, str, int]] = []
+        # "the registry stops in the middle of an upload": the first request this matches has
+        # part of its body read, then the connection is cut and the proxy stops listening
+        self.stop_during: Callable[[str, str], bool] | None = None
+        self.stopped = threading.Event()
         proxy = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -56,8 +60,17 @@ class RegistryProxy:
                 return self.rfile.read(int(length)) if length else None
 
             def _handle(self) -> None:
-                body = self._body()
                 method, path = self.command, self.path
+                if proxy.stop_during is not None and proxy.stop_during(method, path):
+                    proxy.stop_during = None
+                    self.rfile.read(1024 * 1024)  # the upload is under way...
+                    proxy.seen.append((method, path, 0))
+                    proxy.stopped.set()
+                    threading.Thread(target=proxy.stop, daemon=True).start()
+                    self.close_connection = True
+                    self.connection.close()  # ...and the registry goes away
+                    return
+                body = self._body()
                 for hook in proxy.before:
                     answer = hook(method, path)
                     if answer is not None:
@@ -103,6 +116,7 @@ class RegistryProxy:
         self.server.socket = server_context.wrap_socket(self.server.socket, server_side=True)
         self.port: int = self.server.server_address[1]
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.closed = False
 
     @property
     def registry(self) -> str:
@@ -112,6 +126,12 @@ class RegistryProxy:
         self.thread.start()
         return self
 
+    def stop(self) -> None:
+        """Stop listening (idempotent): new connections are refused from now on."""
+        if not self.closed:
+            self.closed = True
+            self.server.shutdown()
+            self.server.server_close()
+
     def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.stop()

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import test_oci_images
 from helpers import SVCC
 from oci_support import state_dir
 from registry_proxy import RegistryProxy
@@ -30,11 +31,10 @@ from svcc.compiler.images.errors import ImageInputError
 from svcc.compiler.plugins.invoke import PluginFailure, run
 from test_oci_images import DOCKER, Build, Plugin, docker_env
 
-# the build tests' session fixtures (pytest registers them by their own names)
-from test_oci_images import mcp_build as _mcp_build  # noqa: F401
-from test_oci_images import plugin as _plugin  # noqa: F401
-from test_oci_images import rest_build as _rest_build  # noqa: F401
-from test_oci_images import stack as _stack  # noqa: F401
+# the build tests' session fixtures, shared (pytest finds fixtures among module attributes;
+# set through globals() so that the parameters naming them shadow no import)
+for _name in ("stack", "plugin", "rest_build", "mcp_build"):
+    globals()[_name] = getattr(test_oci_images, _name)
 
 pytestmark = pytest.mark.slow
 CERTS_D = Path("/etc/docker/certs.d")
@@ -597,3 +597,54 @@ def test_destination_changed_between_check_and_promotion(
 def test_no_output_carries_a_credential(pusher: Pusher) -> None:
     assert len(pusher.outputs) >= 5
     pusher.assert_no_secret()
+
+
+@pytest.fixture(scope="session")
+def large_image(stack: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """A large image (a 48 MiB layer of fresh random bytes, so it is never in the registry)
+    that passes the local checks: the build-result fields of it."""
+    work = tmp_path_factory.mktemp("large")
+    (work / "big.bin").write_bytes(secrets.token_bytes(48 * 1024 * 1024))
+    inputs = secrets.token_hex(32)
+    (work / "Containerfile").write_text(
+        f"FROM {stack['BASE_IMAGE']}\nCOPY big.bin /big.bin\nUSER 65532:65532\n"
+        f"LABEL io.svcc.inputs-sha256={inputs}\n"
+    )
+    iid = work / "iid"
+    env = {**docker_env(stack, work), "DOCKER_BUILDKIT": "0"}
+    subprocess.run(
+        [
+            DOCKER,
+            "build",
+            "-q",
+            "--iidfile",
+            str(iid),
+            "-f",
+            str(work / "Containerfile"),
+            str(work),
+        ],
+        env=env,
+        capture_output=True,
+        check=True,
+        timeout=300,
+    )
+    return {"image_id": iid.read_text().strip(), "platform": "linux/amd64", "inputs_sha256": inputs}
+
+
+def test_registry_stops_in_the_middle_of_an_upload(
+    stack: dict[str, Any], pusher: Pusher, proxy: RegistryProxy, large_image: dict[str, Any]
+) -> None:
+    def big_upload(method: str, path: str) -> bool:
+        return method in ("PATCH", "PUT") and "/blobs/uploads/" in path
+
+    proxy.stop_during = big_upload
+    tag = "stopped"
+    request = pusher.request(large_image, tag, registry=proxy.registry)
+    request["timeout_ms"] = 15_000  # the engine retries a dead registry: the deadline ends it
+    detail = pusher.refused(request, "remote_state_unconfirmed")
+    assert proxy.stopped.is_set()
+    assert ("engine_failed" in detail) or ("timeout" in detail)
+    registry = Registry(stack)
+    assert registry.manifest(pusher.repo, tag) is None
+    staging = re.findall(r"svc-upload-[0-9a-f]{16}", detail)[0]
+    assert registry.manifest(pusher.repo, staging) is None
