@@ -648,3 +648,37 @@ def test_registry_stops_in_the_middle_of_an_upload(
     assert registry.manifest(pusher.repo, tag) is None
     staging = re.findall(r"svc-upload-[0-9a-f]{16}", detail)[0]
     assert registry.manifest(pusher.repo, staging) is None
+
+
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [
+        (b'{"errors":[{"code":"NAME_UNKNOWN","message":"injected"}]}', "NAME_UNKNOWN"),
+        (b"not found", "no code"),
+    ],
+)
+def test_only_the_exact_manifest_unknown_counts_as_absent(
+    *,
+    stack: dict[str, Any],
+    pusher: Pusher,
+    proxy: RegistryProxy,
+    rest_build: tuple[Build, dict[str, Any]],
+    body: bytes,
+    code: str,
+) -> None:
+    """A 404 that is not MANIFEST_UNKNOWN, right before promotion, stops the promotion."""
+    tag = f"odd-404-{secrets.token_hex(2)}"
+    target = f"/v2/{pusher.repo}/manifests/{tag}"
+
+    def odd_404(method: str, path: str) -> tuple[int, bytes] | None:
+        uploaded = any(m == "PUT" and "/manifests/svc-upload-" in p for m, p, _ in proxy.seen)
+        if method == "GET" and path == target and uploaded:  # the check before promotion
+            return 404, body
+        return None
+
+    proxy.before.append(odd_404)
+    request = pusher.request(rest_build[1], tag, registry=proxy.registry)
+    detail = pusher.refused(request, "remote_state_unconfirmed")
+    assert code in detail
+    assert not [m for m, p, _ in proxy.seen if m == "PUT" and p == target]
+    assert Registry(stack).manifest(pusher.repo, tag) is None
