@@ -682,3 +682,22 @@ def test_only_the_exact_manifest_unknown_counts_as_absent(
     assert code in detail
     assert not [m for m, p, _ in proxy.seen if m == "PUT" and p == target]
     assert Registry(stack).manifest(pusher.repo, tag) is None
+
+
+def test_push_killed_by_the_core_deadline_is_unconfirmed(
+    pusher: Pusher, rest_build: tuple[Build, dict[str, Any]]
+) -> None:
+    """The core cannot know how far a killed push got: never a plain timeout."""
+    request = pusher.request(rest_build[1], "killed")
+    args, pol = pusher.files(request, None)
+    with pytest.raises(PluginFailure) as info:
+        run(
+            "svc-oci",
+            "push",
+            arguments=args,
+            operator_policy=pol,
+            timeout_ms=300,
+            plugins_dir=pusher.plugin.root,
+        )
+    assert info.value.code == "remote_state_unconfirmed"
+    assert info.value.detail.startswith("timeout")
