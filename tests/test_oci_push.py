@@ -211,6 +211,30 @@ class Pusher:
         self.outputs += [done.stdout, done.stderr]
         return done
 
+    def direct(self, request: dict[str, Any]) -> subprocess.CompletedProcess[str]:
+        """The extension run by hand (no core): its own stdout and stderr, unfiltered."""
+        from svcc.compiler.plugins.store import active
+
+        installed = active("svc-oci", self.plugin.root)
+        envelope = {
+            "schema": "svc.extension/v1",
+            "operation": "push",
+            "arguments": request,
+            "plugin": {"name": "svc-oci", "version": installed.version},
+        }
+        done = subprocess.run(
+            [str(installed.python), "-I", "-m", installed.module],
+            input=json.dumps(envelope),
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+            env={"PATH": "/usr/bin:/bin", "HOME": str(self.work)},
+            cwd=self.work,
+        )
+        self.outputs += [done.stdout, done.stderr]
+        return done
+
     def assert_no_secret(self) -> None:
         for text in self.outputs:
             assert self.password not in text
@@ -554,6 +578,11 @@ def test_registry_500_to_the_staging_upload(
     staging = re.findall(r"svc-upload-[0-9a-f]{16}", detail)[0]
     assert registry.manifest(pusher.repo, tag) is None
     assert registry.manifest(pusher.repo, staging) is None
+    # the engine's own complaint reaches the extension's stderr, without the credentials
+    done = pusher.direct(pusher.request(rest_build[1], f"{tag}-2", registry=proxy.registry))
+    assert json.loads(done.stdout)["error"]["code"] == "remote_state_unconfirmed"
+    assert done.stderr.strip()
+    pusher.assert_no_secret()
 
 
 def test_destination_changed_between_check_and_promotion(
