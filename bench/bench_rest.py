@@ -1,11 +1,15 @@
-"""Requests/second of a generated REST server against a hand-written FastAPI app.
+"""Requests/second of a generated REST server against a hand-written FastAPI app and a
+hand-optimised raw ASGI app.
 
-Both serve the same small sync function with the same semantics: a strict pydantic
-model with extra fields forbidden, the sync function run in the thread pool, the result
-not validated (svcc documents return types, it does not enforce them). Both run under
-uvicorn with one worker; the same load generator (keep-alive connections on loopback,
-in a separate process) alternates between them over several rounds in one run, and the
-medians are compared. Resident memory of each server is read after its load.
+All three serve the same small sync function with the same semantics: strict validation
+with extra fields forbidden, the sync function run in the thread pool, the result not
+validated (svcc documents return types, it does not enforce them) and encoded once. The
+raw ASGI baseline is the floor of that work under uvicorn: one strict pydantic-core
+``validate_json``, the function through anyio's thread pool, one JSON encode, two
+``send`` calls, no framework. All run under uvicorn with one worker; the same load
+generator (keep-alive connections on loopback, in a separate process) alternates between
+them over several rounds in one run, and the medians are compared. Resident memory of
+each server is read after its load.
 
 Usage: ``python bench/bench_rest.py [--seconds 4] [--rounds 3] [--connections 32]``.
 Not part of the test suite; it never asserts a time.
@@ -60,6 +64,67 @@ app = FastAPI()
 @app.post("/capabilities/add")
 def add_endpoint(request: AddRequest):  # sync: FastAPI runs it in the thread pool
     return add(request.a, request.b)
+'''
+
+RAW = '''\
+"""The same work as the generated endpoint, by hand, as raw ASGI: the floor under uvicorn."""
+
+import json
+from functools import partial
+
+from anyio import to_thread
+from pydantic_core import SchemaValidator, ValidationError
+from pydantic_core import core_schema as cs
+
+
+def add(a: int, b: int) -> int:
+    return a + b
+
+
+_int = cs.int_schema(strict=True)
+_validator = SchemaValidator(
+    cs.typed_dict_schema(
+        {"a": cs.typed_dict_field(_int), "b": cs.typed_dict_field(_int)},
+        extra_behavior="forbid",
+        strict=True,
+    )
+)
+_encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
+_JSON = (b"content-type", b"application/json")
+
+
+async def _answer(send, status, payload):
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [_JSON, (b"content-length", str(len(payload)).encode())],
+        }
+    )
+    await send({"type": "http.response.body", "body": payload})
+
+
+async def app(scope, receive, send):
+    if scope["type"] == "lifespan":
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            else:
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+    message = await receive()
+    body = message.get("body", b"")
+    while message.get("more_body", False):
+        message = await receive()
+        body += message.get("body", b"")
+    try:
+        values = _validator.validate_json(body, strict=True)
+    except ValidationError as exc:
+        await _answer(send, 422, _encode({"detail": exc.errors(include_url=False)}).encode())
+        return
+    result = await to_thread.run_sync(partial(add, **values))
+    await _answer(send, 200, _encode(result).encode())
 '''
 
 BODY = b'{"a": 20, "b": 22}'
@@ -197,7 +262,10 @@ def main() -> int:
         handwritten = base / "handwritten"
         handwritten.mkdir()
         (handwritten / "app.py").write_text(HANDWRITTEN)
-        servers = {"generated": generated, "handwritten": handwritten}
+        raw = base / "raw"
+        raw.mkdir()
+        (raw / "app.py").write_text(RAW)
+        servers = {"generated": generated, "handwritten": handwritten, "raw ASGI": raw}
         rates: dict[str, list[float]] = {name: [] for name in servers}
         memory: dict[str, int] = {}
         for round_ in range(args.rounds):
@@ -218,9 +286,12 @@ def main() -> int:
                     flush=True,
                 )
     gen, hand = statistics.median(rates["generated"]), statistics.median(rates["handwritten"])
+    raw_rate = statistics.median(rates["raw ASGI"])
     print(f"\ngenerated   {gen:8.0f} req/s (median of {args.rounds})")
     print(f"handwritten {hand:8.0f} req/s")
+    print(f"raw ASGI    {raw_rate:8.0f} req/s")
     print(f"ratio generated/handwritten: {gen / hand:.2f}x (target >= 1.5x)")
+    print(f"ratio generated/raw ASGI: {gen / raw_rate:.2f}x (target >= 0.9x)")
     print(
         f"memory after load: generated {memory['generated'] / 1024:.1f} MiB, "
         f"handwritten {memory['handwritten'] / 1024:.1f} MiB, "

@@ -1,7 +1,15 @@
 """Load test of the analysis service: 8 concurrent clients, 200 ``/analyze_file/`` requests
 against ``svcc serve-analysis`` with 2 gunicorn workers on loopback. Zero errors expected;
-prints p50/p99 latency and throughput. Usage: ``python bench/bench_service.py
-[--clients 8] [--requests 200]``. Not part of the test suite; it never asserts a time.
+prints p50/p99 latency and throughput.
+
+Each analysis runs in a forked child under the request budget (``svcc.service.budget``);
+the bench also prints that isolation's cost in the same run: the same analysis called
+directly vs through ``run_within``, and the ratio. With ``--huge`` it then sends 15 MB of
+``x = 1`` lines and prints the answer, its time and the worker's peak resident memory
+(``VmHWM``), then checks the worker still answers.
+
+Usage: ``python bench/bench_service.py [--clients 8] [--requests 200] [--huge]``. Not part
+of the test suite; it never asserts a time.
 """
 
 import argparse
@@ -27,12 +35,74 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def isolation_ratio(source: bytes, rounds: int = 200) -> None:
+    """The same analysis in-process and in the worker's sandbox; the ratio is the fork's cost."""
+    from svcc.service.analysis import analyse_upload
+    from svcc.service.budget import Budget, Sandbox
+
+    def analyse() -> bytes:
+        return analyse_upload(
+            source, "shapes.py", python_version="3.11", encoding=None, only=None, ignore=[]
+        )
+
+    analyse()  # warm imports and caches, as a running worker has them
+    sandbox = Sandbox(Budget())
+
+    def isolated() -> bytes:
+        return sandbox.run(
+            analyse_upload,
+            source,
+            "shapes.py",
+            python_version="3.11",
+            encoding=None,
+            only=None,
+            ignore=[],
+        )
+
+    timings = {}
+    for name, call in (("direct", analyse), ("child", isolated)):
+        started = time.perf_counter()
+        for _ in range(rounds):
+            call()
+        timings[name] = (time.perf_counter() - started) / rounds
+    sandbox.stop()
+    print(
+        f"analysis of shapes.py: direct {timings['direct'] * 1000:.2f} ms, in the worker's sandbox "
+        f"{timings['child'] * 1000:.2f} ms, ratio {timings['child'] / timings['direct']:.2f}"
+    )
+
+
+def huge_upload(url: str, master: int) -> None:
+    from pathlib import Path as P
+
+    (worker, *_) = [int(p) for p in P(f"/proc/{master}/task/{master}/children").read_text().split()]
+    source = b"x = 1\n" * (15 * 1024 * 1024 // 6)
+    started = time.perf_counter()
+    response = httpx.post(url + "/analyze_file/", files={"file": ("huge.py", source)}, timeout=300)
+    took = time.perf_counter() - started
+    peaks = {}
+    for pid in [int(p) for p in P(f"/proc/{master}/task/{master}/children").read_text().split()]:
+        for line in P(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                peaks[pid] = int(line.split()[1]) / 1024
+    print(
+        f"15 MB of `x = 1`: {response.status_code} in {took:.1f} s "
+        f"({response.text[:120]}); worker peak RSS "
+        + ", ".join(f"{mib:.0f} MiB" for mib in peaks.values())
+        + f"; worker {worker} {'alive' if worker in peaks else 'gone'}"
+    )
+    again = httpx.post(url + "/analyze_file/", files={"file": ("g.py", b"x = 1\n")}, timeout=60)
+    print(f"next request: {again.status_code}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument("--huge", action="store_true", help="also send 15 MB of `x = 1`")
     args = parser.parse_args()
     source = (ROOT / "examples" / "shapes.py").read_bytes()
+    isolation_ratio(source)
     with tempfile.TemporaryDirectory(prefix="svcc-bench-service-") as workspace:
         port = free_port()
         proc = subprocess.Popen(
@@ -85,6 +155,8 @@ def main() -> int:
             for t in threads:
                 t.join()
             elapsed = time.monotonic() - started
+            if args.huge:
+                huge_upload(url, proc.pid)
         finally:
             proc.send_signal(signal.SIGTERM)
             proc.wait(timeout=30)

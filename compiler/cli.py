@@ -194,16 +194,101 @@ def build_parser(target: "type[Target] | None" = None) -> argparse.ArgumentParse
         metavar="N",
         help="most files one directory analysis reads (default %(default)s)",
     )
+    analysis.add_argument(
+        "--max-analysis-memory",
+        type=int,
+        default=1024,
+        metavar="MIB",
+        help="memory one request's analysis may add, in MiB (default 1024; over it: 422)",
+    )
+    analysis.add_argument(
+        "--max-analysis-seconds",
+        type=int,
+        default=60,
+        metavar="S",
+        help="CPU seconds one request's analysis may take, wall clock twice that (default 60)",
+    )
+    analysis.add_argument(
+        "--worker-timeout",
+        type=int,
+        metavar="S",
+        help="gunicorn's worker timeout (default: twice the analysis seconds + 30; 503)",
+    )
 
     from svcc.compiler.plugins import cli as plugins_cli
 
     plugins_cli.add_parser(sub)
+    _expose_parser(sub)
 
     targets = sub.add_parser("targets", help="list the installed targets and their options")
     targets.add_argument(
         "--format", choices=("text", "json"), default="text", help="output format (default text)"
     )
     return parser
+
+
+def _expose_parser(sub: "argparse._SubParsersAction[_Parser]") -> None:
+    expose = sub.add_parser(
+        "expose", help="repository bundles under operator and exposure policies"
+    )
+    actions = expose.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    build = actions.add_parser("build", help="build a direct REST/MCP bundle from a repository")
+    build.add_argument("interface", choices=("rest", "mcp"), help="the bundle to build")
+    build.add_argument("directory", nargs="?", help="a local tree (or give --git and --ref)")
+    build.add_argument("--git", metavar="URL", help="an https:// repository")
+    build.add_argument("--ref", metavar="COMMIT", help="the full 40-hex commit to build")
+    build.add_argument("--subdir", default=".", metavar="DIR", help="folder of the project (.)")
+    build.add_argument(
+        "--operator-policy",
+        required=True,
+        metavar="FILE",
+        help="svc.operator-policy/v1: the git.fetch grant (docs/policies.md)",
+    )
+    build.add_argument("--policy", required=True, metavar="FILE", help="the exposure policy")
+    build.add_argument(
+        "--readiness-policy",
+        required=True,
+        metavar="FILE",
+        help="svc.readiness-policy/v1: must allow direct execution",
+    )
+    build.add_argument(
+        "--output-dir", required=True, metavar="DIR", help="a new or empty directory"
+    )
+    build.add_argument(
+        "--python-version", metavar="3.N", help="Python grammar to parse with (default: running)"
+    )
+    build.add_argument(
+        "--requirements", metavar="FILE", help="declared dependencies (replaces pyproject's)"
+    )
+    build.add_argument(
+        "--format", choices=("json", "text"), help="output format (default: text on a terminal)"
+    )
+
+
+def _cmd_expose(args: argparse.Namespace) -> int:
+    from svcc.compiler import render
+    from svcc.compiler.errors import UsageError
+    from svcc.compiler.expose import ExposeRequest, expose_build
+
+    if (args.directory is None) == (args.git is None):
+        raise UsageError("expose build needs either a directory or --git URL --ref COMMIT")
+    result = expose_build(
+        ExposeRequest(
+            interface=args.interface,
+            output_dir=args.output_dir,
+            operator_policy=args.operator_policy,
+            policy=args.policy,
+            readiness_policy=args.readiness_policy,
+            directory=args.directory,
+            git=args.git,
+            ref=args.ref,
+            subdir=args.subdir,
+            python_version=args.python_version,
+            requirements=_requirements(args),
+        )
+    )
+    render.compile_result(result, _output_format(args))
+    return 0
 
 
 def _selected_target(argv: Sequence[str]) -> "type[Target] | None":
@@ -253,13 +338,35 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
             from svcc.compiler.errors import UsageError
 
             raise UsageError("--module-name names one module; it cannot apply to a directory")
-        return render.inspect_directory(path, args, _output_format(args), _requirements(args))
+        return render.inspect_repository(path, args, _output_format(args), _requirements(args))
     return render.inspect_file(path, args, _output_format(args), _requirements(args))
 
 
 def _cmd_compile(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from svcc.compiler import driver, render
 
+    if args.command == "compile" and Path(args.path).is_dir():  # generate: one file (spec)
+        from svcc.compiler.repository import compile_repository
+
+        if args.module_name:
+            from svcc.compiler.errors import UsageError
+
+            raise UsageError("--module-name names one module; a directory names its own")
+        render.compile_result(
+            compile_repository(
+                args.path,
+                target=args.target,
+                output_dir=args.output_dir,
+                select=args.select,
+                python_version=args.python_version,
+                requirements=_requirements(args),
+                execution_policy=args.execution_policy,
+            ),
+            _output_format(args),
+        )
+        return 0
     options = {
         key.removeprefix("target_option_"): value
         for key, value in vars(args).items()
@@ -302,7 +409,15 @@ def _cmd_serve_analysis(args: argparse.Namespace) -> int:
 
     if not Path(args.workspace).is_dir():
         raise UsageError(f"--workspace {args.workspace}: not a directory")
-    if args.workers < 1 or args.max_upload_bytes < 1 or args.max_directory_files < 1:
+    limits = (
+        args.workers,
+        args.max_upload_bytes,
+        args.max_directory_files,
+        args.max_analysis_memory,
+        args.max_analysis_seconds,
+        args.worker_timeout or 1,
+    )
+    if min(limits) < 1:
         raise UsageError("--workers and the limits must be positive")
     from svcc.service.server import serve_analysis
 
@@ -312,6 +427,9 @@ def _cmd_serve_analysis(args: argparse.Namespace) -> int:
         workers=args.workers,
         max_upload_bytes=args.max_upload_bytes,
         max_directory_files=args.max_directory_files,
+        analysis_memory_bytes=args.max_analysis_memory * 1024 * 1024,
+        analysis_seconds=args.max_analysis_seconds,
+        worker_timeout=args.worker_timeout,
     )
     return 0
 
@@ -348,6 +466,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "serve-analysis": _cmd_serve_analysis,
         "targets": _cmd_targets,
         "plugins": _cmd_plugins,
+        "expose": _cmd_expose,
     }
     try:
         return commands[args.command](args)

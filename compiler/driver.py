@@ -1,6 +1,6 @@
 """The library API: what the CLI and the analysis service call.
 
-``analyze_source`` / ``analyze_file`` / ``analyze_directory`` run a front end and the
+``analyze_source`` / ``analyze_file`` run a front end and the
 readiness pass and return an :class:`Analysis` (IR + readiness + front-end diagnostics).
 ``compile_file`` adds selection and a target, and hands the ``FileTree`` to the writer.
 Input problems raise :class:`~svcc.compiler.errors.InputError`; the CLI maps them to exit
@@ -9,8 +9,7 @@ codes, the service to HTTP statuses.
 
 import json
 import os
-from collections.abc import Callable, Iterator, Mapping
-from functools import cache
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
@@ -31,13 +30,6 @@ T = TypeVar("T")
 SUFFIXES: Final[dict[str, SourceFormat]] = {".py": "python", ".ipynb": "notebook"}
 MAX_SOURCE_BYTES: Final = 16 * 1024 * 1024
 SKIP_DIRS: Final = frozenset({"__pycache__", "node_modules"})
-
-
-@frozen(kw_only=True)
-class AnalysisOptions:
-    python_version: tuple[int, int]
-    requirements: DeclaredRequirements | None = None
-    encoding: str | None = None
 
 
 @frozen(kw_only=True)
@@ -274,138 +266,12 @@ def python_files(root: Path) -> list[str]:
 
 
 def module_name_for(relpath: str) -> str | None:
-    parts = relpath[:-3].split("/")
-    if parts[-1] == "__init__" and len(parts) > 1:
-        parts.pop()
-    name = ".".join(parts)
-    return name if all(p.isidentifier() for p in parts) else None
+    """The dotted module of a ``.py`` path below its root (the repository front end's
+    rule: ``a/__init__.py`` is ``a``), or ``None`` when the path is not importable."""
+    from svcc.frontends.repository import module_name
 
-
-def _analyze_entry(
-    root: Path,
-    relpath: str,
-    options: AnalysisOptions,
-    render: Callable[[Analysis], T],
-    siblings: Callable[[str], frozenset[str]],
-) -> T:
-    """One file of a directory analysis; ``siblings`` lists a directory's modules (memoised
-    by the caller for the length of one directory analysis, never longer)."""
-    full = root / relpath
-    module = module_name_for(relpath)
-    try:
-        data = read_source_file(full)
-    except InputError as exc:
-        return render(_failed(relpath, module or "", str(exc)))
-    if module is None:
-        return render(_failed(relpath, "", f"cannot derive a module name from {relpath!r}"))
-    analysis = analyze_source(
-        data,
-        path=relpath,
-        module=module,
-        python_version=options.python_version,
-        encoding=options.encoding,
-        source_format="python",
-        requirements=options.requirements,
-        local_modules=siblings(str(full.parent)) | siblings(str(root)),
-        check_name=False,
-    )
-    return render(analysis)
-
-
-# State of a pool worker process: set once by ``_init_pool_worker``, private to that process.
-_WORKER: dict[str, Any] = {}
-
-
-def _init_pool_worker(
-    root: Path, options: AnalysisOptions, render: Callable[[Analysis], Any]
-) -> None:
-    """Pool workers pause the cyclic garbage collector: syntax trees and IR records hold no
-    reference cycles, and collections that walk every tree node cost about a tenth of the
-    analysis. ``_pool_task`` still collects every ``GC_EVERY`` files. Only these dedicated
-    processes do this; a caller's process (the CLI, the service) is never touched."""
-    import gc
-
-    gc.disable()
-    _WORKER.update(
-        root=root, options=options, render=render, count=0, siblings=cache(modules_beside)
-    )
-
-
-def _pool_task(relpath: str) -> Any:
-    _WORKER["count"] += 1
-    if _WORKER["count"] % GC_EVERY == 0:
-        import gc
-
-        gc.collect()
-    return _analyze_entry(
-        _WORKER["root"], relpath, _WORKER["options"], _WORKER["render"], _WORKER["siblings"]
-    )
-
-
-def _failed(relpath: str, module: str, message: str) -> Analysis:
-    from svcc.compiler.diagnostics import diag
-    from svcc.compiler.diagnostics.codes import F007_NOT_ANALYSABLE
-
-    return Analysis(
-        path=relpath,
-        module=module,
-        source_format="python",
-        source_bytes=b"",
-        module_text=None,
-        ir=None,
-        ir_json=None,
-        readiness=None,
-        diagnostics=(diag(F007_NOT_ANALYSABLE, message, None),),
-    )
-
-
-SERIAL_BELOW: Final = 16
-GC_EVERY: Final = 64
-
-
-def analyze_directory(
-    root: str | Path,
-    *,
-    render: Callable[[Analysis], T],
-    python_version: str | tuple[int, int] | None = None,
-    requirements: DeclaredRequirements | None = None,
-    encoding: str | None = None,
-    workers: int | None = None,
-) -> Iterator[tuple[str, T]]:
-    """Analyse every ``.py`` below ``root`` in parallel; yield ``(relative path, render(a))``
-    in sorted path order as results arrive.
-
-    ``render`` runs in the worker (it must be a module-level function), so only what it
-    returns crosses the process boundary and no worker holds more than one tree at a time.
-    """
-    root = Path(root)
-    if not root.is_dir():
-        raise InputError(f"{root}: not a directory")
-    files = python_files(root)
-    options = AnalysisOptions(
-        python_version=version_tuple(python_version), requirements=requirements, encoding=encoding
-    )
-    count = workers or os.cpu_count() or 1
-    if count <= 1 or len(files) < SERIAL_BELOW:
-        siblings = cache(modules_beside)
-        for rel in files:
-            yield rel, _analyze_entry(root, rel, options, render, siblings)
-        return
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    from svcc.ir.serde import converter
-
-    converter()  # build once before forking: workers inherit it
-    context = multiprocessing.get_context("fork")
-    chunk = max(1, min(16, len(files) // (count * 8)))
-    with ProcessPoolExecutor(
-        max_workers=count,
-        mp_context=context,
-        initializer=_init_pool_worker,
-        initargs=(root, options, render),
-    ) as pool:
-        yield from zip(files, pool.map(_pool_task, files, chunksize=chunk), strict=True)
+    named = module_name(relpath)
+    return named[0] if named else None
 
 
 def render_document(analysis: Analysis) -> bytes:

@@ -19,6 +19,7 @@ POLICY_SCHEMA: Final = "svc.execution/v1"
 MAX_POLICY_BYTES: Final = 64 * 1024
 MIB: Final = 1024 * 1024
 _ENV_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_USER_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,31}\$?|[0-9]{1,10}")
 
 Control = Literal["inherit", "allow", "deny"]
 UNENFORCEABLE: Final = ("deny",)
@@ -34,6 +35,8 @@ class Limits:
     max_input_bytes: int = field(default=MIB, validator=_between(1, 1024 * MIB))
     max_output_bytes: int = field(default=MIB, validator=_between(1, 1024 * MIB))
     max_concurrent_calls: int = field(default=8, validator=_between(1, 1024))
+    max_queued_calls: int = field(default=64, validator=_between(0, 100_000))
+    max_log_bytes: int = field(default=64 * 1024, validator=_between(0, 1024 * MIB))
 
 
 def _env_names(_: object, __: object, names: tuple[str, ...]) -> None:
@@ -50,6 +53,11 @@ class Environment:
     inherit: bool = False
 
 
+def _user_name(_: object, __: object, name: str | None) -> None:
+    if name is not None and not _USER_NAME.fullmatch(name):
+        raise ValueError(f"worker_user: {name!r} is not a user name or numeric user id")
+
+
 @frozen(kw_only=True)
 class ExecutionPolicy:
     schema: Literal["svc.execution/v1"] = POLICY_SCHEMA
@@ -58,6 +66,7 @@ class ExecutionPolicy:
     working_directory: Literal["fresh"] = "fresh"
     network: Control = "inherit"
     subprocess: Control = "inherit"
+    worker_user: str | None = field(default=None, validator=_user_name)
 
     def to_json(self) -> dict[str, Any]:
         """The normalised policy, every default written out (what the bundle carries)."""
@@ -68,6 +77,8 @@ class ExecutionPolicy:
                 "max_input_bytes": self.limits.max_input_bytes,
                 "max_output_bytes": self.limits.max_output_bytes,
                 "max_concurrent_calls": self.limits.max_concurrent_calls,
+                "max_queued_calls": self.limits.max_queued_calls,
+                "max_log_bytes": self.limits.max_log_bytes,
             },
             "environment": {
                 "allow": sorted(self.environment.allow),
@@ -76,6 +87,7 @@ class ExecutionPolicy:
             "working_directory": self.working_directory,
             "network": self.network,
             "subprocess": self.subprocess,
+            "worker_user": self.worker_user,
         }
 
 

@@ -15,16 +15,15 @@ from svcc.compiler.diagnostics import Diagnostic, excerpt, where
 from svcc.compiler.driver import (
     Analysis,
     CompileResult,
-    analyze_directory,
     analyze_file,
     render_document,
-    render_ir,
 )
 from svcc.compiler.errors import InputError, SvccError
 from svcc.compiler.passes.readiness import Assessment
 from svcc.compiler.requirements import DeclaredRequirements
 
 if TYPE_CHECKING:
+    from svcc.compiler.repository import RepositoryCompileResult
     from svcc.compiler.target import Target
 
 _COLOURS = {
@@ -127,42 +126,70 @@ def inspect_file(
     return 0
 
 
-def _text_entry(analysis: Analysis) -> bytes:
-    """A directory worker's renderer for text output (runs in the worker process)."""
-    if analysis.readiness is None:
-        return f"{analysis.error_message()}: error\n".encode()
-    return (readiness_table(analysis, False) + "\n").encode()
-
-
-def inspect_directory(
+def inspect_repository(
     root: Path, args: argparse.Namespace, fmt: str, requirements: DeclaredRequirements | None
 ) -> int:
-    common: dict[str, Any] = {
-        "python_version": args.python_version,
-        "requirements": requirements,
-        "encoding": args.encoding,
-    }
-    if fmt == "text" and not args.ir:
-        out = sys.stdout.buffer
-        for _, text in analyze_directory(root, render=_text_entry, **common):
-            out.write(text)
-        out.flush()
+    """``inspect DIR``: the repository front end, readiness over the module graph, one
+    section per module with dotted names (text) or one document (json)."""
+    from svcc.compiler.repository import analyze_repository
+    from svcc.ir.canonical import canonical_json
+
+    analysis = analyze_repository(
+        root, python_version=args.python_version, requirements=requirements, strict=False
+    )
+    if args.ir:
+        modules = analysis.repository.modules
+        _write(
+            canonical_json(
+                {
+                    "modules": {
+                        name: json.loads(analysis_ir) if (analysis_ir := _ir_bytes(m)) else None
+                        for name, m in sorted(modules.items())
+                    }
+                }
+            )
+        )
         return 0
-    renderer = render_ir if args.ir else render_document
-    out = sys.stdout.buffer
-    out.write(b'{"files":{')
-    first = True
-    for rel, doc in analyze_directory(root, render=renderer, **common):
-        if not first:
-            out.write(b",")
-        first = False
-        out.write(json.dumps(rel, ensure_ascii=False).encode() + b":" + doc.rstrip(b"\n"))
-    out.write(b"}}\n")
-    out.flush()
+    if fmt == "json":
+        _write(canonical_json(analysis.document()))
+        return 0
+    colour = _use_colour()
+    lines = [f"{root}: source roots {', '.join(analysis.repository.tree.roots)}"]
+    for d in analysis.repository.diagnostics:
+        lines.append(f"  note: {d.code} {d.message}")
+    for module in sorted(analysis.reports):
+        doc = analysis.module_document(module)
+        source = analysis.repository.modules[module]
+        if "error" in doc:
+            error = next(d for d in source.result.diagnostics if d.severity == "error")
+            lines.append(f"{error.location(source.file.path)}: error: {error.message}")
+            continue
+        report = analysis.reports[module]
+        assert report is not None
+        lines.append(_repository_table(module, source.file.path, report, colour))
+    _write(("\n".join(lines) + "\n").encode())
     return 0
 
 
-def compile_result(result: CompileResult, fmt: str) -> None:
+def _ir_bytes(module: Any) -> bytes | None:
+    from svcc.ir.serde import ir_to_json
+
+    return ir_to_json(module.ir) if module.ir is not None else None
+
+
+def _repository_table(module: str, path: str, report: Any, colour: bool) -> str:
+    lines = [f"{path} (module {module}): {len(report.assessments)} capabilities"]
+    for a in report.assessments:
+        klass = _colour(colour, a.klass, a.klass.ljust(11))
+        lines.append(f"  {module}.{a.name}  {klass}")
+        for r in a.reasons:
+            where = f"line {r.span.line}" if r.span is not None else "-"
+            sev = _colour(colour, r.severity, r.severity)
+            lines.append(f"      {r.code} {sev} {where}: {r.message}")
+    return "\n".join(lines)
+
+
+def compile_result(result: "CompileResult | RepositoryCompileResult", fmt: str) -> None:
     if fmt == "json":
         from svcc.ir.canonical import canonical_json
 

@@ -10,6 +10,7 @@ validated by the same validators as REST requests (built from each tool's
 the declared ``outputSchema`` are tool errors (``isError``), never protocol crashes.
 """
 
+import asyncio
 import contextlib
 import json
 import logging
@@ -55,12 +56,17 @@ def _error(text: str) -> types.CallToolResult:
     return types.CallToolResult(content=_text(text), is_error=True)
 
 
-def describe_errors(errors: list[dict[str, Any]], what: str = "invalid arguments") -> str:
-    """``invalid arguments: shape.points.0.y: Field required (missing); ...``"""
+def describe_errors(
+    errors: list[dict[str, Any]], what: str = "invalid arguments", more: int = 0
+) -> str:
+    """``invalid arguments: shape.points.0.y: Field required (missing); ...`` (bounded:
+    the validator keeps the first errors and counts the rest)."""
     parts = []
     for error in errors:
         path = ".".join(str(p) for p in error["loc"][1:]) or "(arguments)"
         parts.append(f"{path}: {error['msg']} ({error['type']})")
+    if more:
+        parts.append(f"and {more} more")
     return f"{what}: " + "; ".join(parts)
 
 
@@ -92,7 +98,7 @@ def governed_invoker(executor: Any, name: str) -> Invoke:
 class Tool:
     """One served tool: definition, invoker, call shape and validators, built at startup."""
 
-    __slots__ = ("_arguments", "_invoke", "_result", "_shape", "_timeouts", "definition")
+    __slots__ = ("_arguments", "_busy", "_invoke", "_result", "_shape", "_timeouts", "definition")
 
     def __init__(
         self,
@@ -100,8 +106,10 @@ class Tool:
         invoke: Invoke,
         shape: CallShape,
         timeouts: tuple[type[BaseException], ...] = (),
+        busy: tuple[type[BaseException], ...] = (),
     ) -> None:
         self.definition = types.Tool.model_validate(definition)
+        self._busy = busy
         self._invoke = invoke
         self._shape = shape
         self._timeouts = timeouts
@@ -113,7 +121,7 @@ class Tool:
         try:
             values = self._arguments.validate_value({} if arguments is None else arguments)
         except RequestInvalid as exc:
-            return _error(describe_errors(exc.errors))
+            return _error(describe_errors(exc.errors, more=exc.more))
         args, kwargs = self._shape.bind(values)
         try:
             plain = await self._invoke(args, kwargs)
@@ -121,7 +129,12 @@ class Tool:
         except self._timeouts as exc:
             log.error("tool %s: %s", self._shape.name, exc)
             return _error("timed out: the tool passed its time limit")
-        except Exception as exc:
+        except self._busy as exc:
+            log.warning("tool %s: %s", self._shape.name, exc)
+            return _error("busy: too many calls are waiting; retry later")
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # SystemExit, KeyboardInterrupt...: a tool error too
             if self._timeouts:  # governed: the worker already logged the details
                 log.error("tool %s: %s", self._shape.name, exc)
             else:
@@ -146,7 +159,7 @@ def _tools(
 ) -> dict[str, Tool]:
     capabilities = ir["capabilities"]
     if manifest["execution"]["mode"] == "governed":
-        from .governed.executor import CallTimeout, start_executor
+        from .governed.executor import CallBusy, CallTimeout, start_executor
 
         executor = start_executor(bundle, manifest, ir)  # the source is never imported here
         return {
@@ -155,11 +168,16 @@ def _tools(
                 governed_invoker(executor, c["name"]),
                 CallShape.from_ir(c),
                 (CallTimeout,),
+                (CallBusy,),
             )
             for c in capabilities
         }
-    module = import_source(bundle, manifest["module"])
-    functions = resolve_capabilities(module, capabilities)
+    if manifest.get("bundle_kind") == "repository":  # only repository bundles carry it
+        from .repository import resolve_repository_capabilities
+
+        functions = resolve_repository_capabilities(bundle, manifest, capabilities)
+    else:
+        functions = resolve_capabilities(import_source(bundle, manifest["module"]), capabilities)
     return {
         name: Tool(definitions[name], direct_invoker(function, shape), shape)
         for name, (function, shape) in functions.items()

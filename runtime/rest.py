@@ -1,15 +1,22 @@
-"""The generated REST server: a FastAPI application whose capability routes are pre-built.
+"""The generated REST server: capability routes dispatched ahead of a FastAPI application.
 
 ``create_app(bundle)`` verifies the bundle (manifest digests), imports the bundled source,
 checks every callable's shape against the IR, and builds one raw ASGI endpoint per
-capability. Each endpoint reads the body, validates it in one pass against the request
-schema published in ``openapi.json``, calls the function (sync functions in the thread
-pool, async functions awaited) and encodes the result once. Infrastructure routes
-(``/health``, ``/openapi.json``, ``/docs`` with locally served Swagger UI assets) are
-ordinary FastAPI routes; ``/openapi.json`` serves the bundled file's exact bytes.
+capability. The application it returns looks each request's path up in a dict of those
+endpoints first (a ``POST`` to a capability never passes through the framework's
+middleware and routing); everything else (``/health``, ``/openapi.json``, ``/docs`` with
+locally served Swagger UI assets, 404s, a ``GET`` to a capability's 405) is answered by the
+FastAPI application. Each endpoint reads the body, validates it in one pass against the
+request schema published in ``openapi.json`` (a large body is checked first in a helper
+process: see ``prevalidate``), calls the function (sync functions in the thread pool,
+async functions awaited) and encodes the result once. Whatever a function raises, even
+``SystemExit``, the client gets a JSON answer.
 """
 
+import asyncio
+import contextlib
 import logging
+import math
 import os
 from collections.abc import Awaitable, Callable, MutableMapping
 from functools import partial
@@ -27,6 +34,7 @@ from starlette.staticfiles import StaticFiles
 from .calls import CallShape, import_source, resolve_capabilities
 from .encoding import encode_result
 from .integrity import StartupError, load_document, load_manifest
+from .prevalidate import OFFLOAD_BYTES, Prevalidator
 from .validation import RequestInvalid, RequestValidator
 
 MANIFEST = "svc-rest.json"
@@ -63,6 +71,7 @@ def _error_body(detail: Any) -> bytes:
 
 
 _INTERNAL_ERROR = _error_body("Internal Server Error")
+_UNAVAILABLE = _error_body("Service Unavailable: too many calls waiting; retry later")
 
 
 Invoke = Callable[[list[Any], dict[str, Any]], Awaitable[bytes]]
@@ -83,10 +92,34 @@ def direct_invoker(function: Callable[..., Any], shape: CallShape) -> Invoke:
     return invoke_sync
 
 
+class GovernedErrors:
+    """How a governed executor's failures map to answers (direct mode has none)."""
+
+    __slots__ = ("busy", "retry_after", "timeouts")
+
+    def __init__(
+        self,
+        timeouts: tuple[type[BaseException], ...],
+        busy: tuple[type[BaseException], ...],
+        retry_after: float,
+    ) -> None:
+        self.timeouts = timeouts
+        self.busy = busy
+        self.retry_after = str(max(1, math.ceil(retry_after))).encode()
+
+
 class CapabilityEndpoint:
     """``POST /capabilities/<name>`` as a raw ASGI app: everything is prepared at startup."""
 
-    __slots__ = ("_invoke", "_max_body", "_shape", "_timeouts", "_validator")
+    __slots__ = (
+        "_governed",
+        "_invoke",
+        "_max_body",
+        "_prevalidator",
+        "_shape",
+        "_timeouts",
+        "_validator",
+    )
 
     def __init__(
         self,
@@ -95,38 +128,88 @@ class CapabilityEndpoint:
         validator: RequestValidator,
         max_body: int,
         *,
-        timeouts: tuple[type[BaseException], ...] = (),
+        prevalidator: Prevalidator | None = None,
+        governed: GovernedErrors | None = None,
     ) -> None:
         self._invoke = invoke
         self._shape = shape
         self._validator = validator
         self._max_body = max_body
-        self._timeouts = timeouts
+        self._prevalidator = prevalidator
+        self._governed = governed
+        self._timeouts = governed.timeouts if governed else ()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         body = await self._read_body(scope, receive, send)
         if body is None:
             return
+        if self._prevalidator is None or len(body) <= OFFLOAD_BYTES:
+            await self._serve(body, receive, send)
+            return
+        try:
+            await self._prevalidator.check(self._shape.name, body)
+        except RequestInvalid as exc:
+            await _respond(send, 422, encode_result(exc.body()))
+            return
+        await self._serve(body, receive, send)
+
+    async def _serve(self, body: bytes, receive: Receive, send: Send) -> None:
         try:
             values = self._validator.validate_json(body)
         except RequestInvalid as exc:
-            await _respond(send, 422, _error_body(exc.errors))
+            await _respond(send, 422, encode_result(exc.body()))
             return
+        del body
         args, kwargs = self._shape.bind(values)
+        if self._governed is not None:
+            await self._governed_call(receive, send, args, kwargs)
+            return
         try:
             payload = await self._invoke(args, kwargs)
         except HTTPException as exc:  # direct mode only: workers sanitise theirs
             await self._http_exception(send, exc)  # the function's own answer, as raised
             return
-        except self._timeouts as exc:
+        except asyncio.CancelledError:
+            raise
+        except BaseException:  # SystemExit, KeyboardInterrupt...: the JSON 500, never text
+            log.exception("capability %s failed", self._shape.name)
+            await _respond(send, 500, _INTERNAL_ERROR)
+            return
+        await _respond(send, 200, payload)
+
+    async def _governed_call(
+        self, receive: Receive, send: Send, args: list[Any], kwargs: dict[str, Any]
+    ) -> None:
+        """The call, cancelled (its worker killed) if the client goes away first."""
+        governed = self._governed
+        assert governed is not None
+        call = asyncio.ensure_future(self._invoke(args, kwargs))
+        gone = asyncio.ensure_future(_disconnected(receive))
+        try:
+            await asyncio.wait((call, gone), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if not call.done():
+                call.cancel()
+            gone.cancel()
+        if not call.done() or call.cancelled():
+            with contextlib.suppress(BaseException):  # the client is gone: nothing to answer
+                await call
+            log.warning("capability %s: the client disconnected; call cancelled", self._shape.name)
+            return
+        try:
+            payload = call.result()
+        except governed.busy as exc:
+            log.warning("capability %s: %s", self._shape.name, exc)
+            await _respond(
+                send, 503, _UNAVAILABLE, [*_JSON_HEADERS, (b"retry-after", governed.retry_after)]
+            )
+            return
+        except governed.timeouts as exc:
             log.error("capability %s: %s", self._shape.name, exc)
             await _respond(send, 504, _error_body("Gateway Timeout"))
             return
-        except Exception as exc:
-            if self._timeouts:  # governed: the worker already logged the details
-                log.error("capability %s: %s", self._shape.name, exc)
-            else:
-                log.exception("capability %s failed", self._shape.name)
+        except Exception as exc:  # the worker already logged the details
+            log.error("capability %s: %s", self._shape.name, exc)
             await _respond(send, 500, _INTERNAL_ERROR)
             return
         await _respond(send, 200, payload)
@@ -177,23 +260,77 @@ class CapabilityEndpoint:
         return body
 
     async def _http_exception(self, send: Send, exc: HTTPException) -> None:
-        headers = [
-            (k.lower().encode("latin-1"), v.encode("latin-1"))
-            for k, v in (exc.headers or {}).items()
-        ]
-        if exc.status_code in (204, 304) or exc.status_code < 200:
-            await _respond(send, exc.status_code, b"", headers)
-            return
         try:
-            body = _error_body(exc.detail)
+            headers = [
+                (k.lower().encode("latin-1"), v.encode("latin-1"))
+                for k, v in (exc.headers or {}).items()
+            ]
+            body = b"" if _bodiless(exc.status_code) else _error_body(exc.detail)
         except Exception:
             log.exception(
-                "capability %s raised an HTTP exception with an unencodable detail",
+                "capability %s raised an HTTP exception that cannot be sent "
+                "(a header that is not latin-1, or a detail that is not JSON)",
                 self._shape.name,
             )
             await _respond(send, 500, _INTERNAL_ERROR)
             return
+        if _bodiless(exc.status_code):
+            await _respond(send, exc.status_code, b"", headers)
+            return
         await _respond(send, exc.status_code, body, [*_JSON_HEADERS, *headers])
+
+
+def _bodiless(status: int) -> bool:
+    return status in (204, 304) or status < 200
+
+
+async def _disconnected(receive: Receive) -> None:
+    """Returns when the client has gone (the body was already read in full)."""
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return
+
+
+class RestApp:
+    """The ASGI application: capability ``POST``s straight to their endpoint, everything
+    else to FastAPI. Attribute access falls through to the FastAPI application."""
+
+    def __init__(self, endpoints: dict[str, CapabilityEndpoint], framework: FastAPI) -> None:
+        self._endpoints = endpoints
+        self.framework = framework
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST":
+            path = scope["path"]
+            root = scope.get("root_path")
+            if root and path.startswith(root):
+                path = path[len(root) :]
+            endpoint = self._endpoints.get(path)
+            if endpoint is not None:
+                await _guarded(endpoint, scope, receive, send)
+                return
+        await self.framework(scope, receive, send)
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "framework":  # not set yet (copying, unpickling): no recursion
+            raise AttributeError(name)
+        return getattr(self.framework, name)
+
+
+async def _guarded(
+    endpoint: CapabilityEndpoint, scope: Scope, receive: Receive, send: Send
+) -> None:
+    """The endpoint, with the JSON 500 for anything it lets escape (if it had already
+    started answering, the server refuses the second start: nothing more can be said)."""
+    try:
+        await endpoint(scope, receive, send)
+    except asyncio.CancelledError:
+        raise
+    except BaseException:
+        log.exception("unhandled error in %s", scope["path"])
+        with contextlib.suppress(Exception):
+            await _respond(send, 500, _INTERNAL_ERROR)
 
 
 def _max_body() -> int:
@@ -228,44 +365,63 @@ def _docs_routes(app: FastAPI, title: str) -> None:
 
 def _endpoints(
     bundle: Path, manifest: dict[str, Any], ir: dict[str, Any]
-) -> tuple[dict[str, tuple[Invoke, CallShape]], int, dict[str, Any]]:
-    """Per capability ``(invoke, shape)``, the body limit, and endpoint options by mode."""
+) -> tuple[dict[str, tuple[Invoke, CallShape]], int, GovernedErrors | None]:
+    """Per capability ``(invoke, shape)``, the body limit, and governed error mapping."""
     capabilities = ir["capabilities"]
     if manifest["execution"]["mode"] == "governed":
-        from .governed.executor import CallTimeout, start_executor
+        from .governed.executor import CallBusy, CallTimeout, start_executor
 
         executor = start_executor(bundle, manifest, ir)  # the source is never imported here
         invokers = {
             c["name"]: (partial(executor.call, c["name"]), CallShape.from_ir(c))
             for c in capabilities
         }
-        options = {"timeouts": (CallTimeout,)}
-        return invokers, executor.max_input, options  # type: ignore[return-value]
-    module = import_source(bundle, manifest["module"])
-    functions = resolve_capabilities(module, capabilities)
+        errors = GovernedErrors((CallTimeout,), (CallBusy,), executor.retry_after)
+        return invokers, executor.max_input, errors  # type: ignore[return-value]
+    if manifest.get("bundle_kind") == "repository":  # only repository bundles carry it
+        from .repository import resolve_repository_capabilities
+
+        functions = resolve_repository_capabilities(bundle, manifest, capabilities)
+    else:
+        functions = resolve_capabilities(import_source(bundle, manifest["module"]), capabilities)
     direct = {name: (direct_invoker(f, shape), shape) for name, (f, shape) in functions.items()}
-    return direct, _max_body(), {}
+    return direct, _max_body(), None
 
 
-def create_app(bundle: Path) -> FastAPI:
+def create_app(bundle: Path) -> RestApp:
     """Verify, import (direct mode) and build; any problem is a one-line StartupError."""
     manifest = load_manifest(bundle, MANIFEST, MANIFEST_SCHEMA)
     ir = load_document(bundle, "capability-ir.json")
     openapi_bytes = (bundle / "openapi.json").read_bytes()
     openapi = load_document(bundle, "openapi.json")
-    invokers, max_body, options = _endpoints(bundle, manifest, ir)
+    invokers, max_body, governed = _endpoints(bundle, manifest, ir)
 
     title = openapi["info"]["title"]
     app = FastAPI(title=title, docs_url=None, redoc_url=None, openapi_url=None)
     definitions = openapi.get("components", {}).get("schemas", {})
+    schemas = {}
     for capability in ir["capabilities"]:
-        name = capability["name"]
-        path = f"/capabilities/{name}"
-        operation = openapi["paths"][path]["post"]
+        operation = openapi["paths"][f"/capabilities/{capability['name']}"]["post"]
         schema_ref = operation["requestBody"]["content"]["application/json"]["schema"]
-        validator = RequestValidator(definitions[schema_ref["$ref"].rsplit("/", 1)[1]], definitions)
+        schemas[capability["name"]] = (
+            definitions[schema_ref["$ref"].rsplit("/", 1)[1]],
+            definitions,
+        )
+    prevalidator = Prevalidator(schemas) if max_body > OFFLOAD_BYTES else None
+    endpoints: dict[str, CapabilityEndpoint] = {}
+    for name, (schema, _) in schemas.items():
+        path = f"/capabilities/{name}"
         invoke, shape = invokers[name]
-        endpoint = CapabilityEndpoint(invoke, shape, validator, max_body, **options)
+        endpoint = CapabilityEndpoint(
+            invoke,
+            shape,
+            RequestValidator(schema, definitions),
+            max_body,
+            prevalidator=prevalidator,
+            governed=governed,
+        )
+        endpoints[path] = endpoint
+        # Also a framework route: a GET is its 405, and the route table stays complete.
         app.router.routes.append(Route(path, endpoint, methods=["POST"], name=name))
 
     async def health() -> dict[str, str]:
@@ -277,4 +433,4 @@ def create_app(bundle: Path) -> FastAPI:
     app.add_api_route("/health", health, methods=["GET"], include_in_schema=False)
     app.add_api_route("/openapi.json", openapi_document, methods=["GET"], include_in_schema=False)
     _docs_routes(app, title)
-    return app
+    return RestApp(endpoints, app)

@@ -20,13 +20,29 @@ from pydantic_core import core_schema as cs
 
 from .integrity import StartupError
 
+# A 422 lists at most this many errors (and how many more there were); each error's
+# ``input`` is at most an excerpt of about this many characters of its JSON.
+MAX_ERRORS = 20
+MAX_INPUT_EXCERPT = 120
+# Above this size a body is validated with arrays that stop at their first invalid item:
+# the same result for a valid body, bounded work and memory for a hostile one.
+FAIL_FAST_BYTES = 64 * 1024
+
 
 class RequestInvalid(Exception):
-    """The request does not satisfy its schema. ``errors`` use FastAPI's 422 item shape."""
+    """The request does not satisfy its schema. ``errors`` use FastAPI's 422 item shape
+    (at most :data:`MAX_ERRORS`); ``more`` counts the errors found beyond them."""
 
-    def __init__(self, errors: list[dict[str, Any]]) -> None:
+    def __init__(self, errors: list[dict[str, Any]], more: int = 0) -> None:
         super().__init__(errors)
         self.errors = errors
+        self.more = more
+
+    def body(self) -> dict[str, Any]:
+        """The 422 document: FastAPI's ``detail``, plus ``more_errors`` when bounded."""
+        if self.more:
+            return {"detail": self.errors, "more_errors": self.more}
+        return {"detail": self.errors}
 
 
 def _ref_name(ref: str) -> str:
@@ -49,13 +65,15 @@ def _object(node: Mapping[str, Any], convert: Any) -> cs.CoreSchema:
     return cs.dict_schema(cs.str_schema(strict=True), value_schema, strict=True)
 
 
-def _array(node: Mapping[str, Any], convert: Any) -> cs.CoreSchema:
+def _array(node: Mapping[str, Any], convert: Any, fail_fast: bool) -> cs.CoreSchema:
     if "prefixItems" in node:
         return cs.tuple_schema([convert(s) for s in node["prefixItems"]], strict=True)
     if node.get("maxItems") == 0 and "items" not in node:
         return cs.tuple_schema([], strict=True)
     items = node.get("items", True)
-    return cs.list_schema(cs.any_schema() if items is True else convert(items), strict=True)
+    return cs.list_schema(
+        cs.any_schema() if items is True else convert(items), strict=True, fail_fast=fail_fast
+    )
 
 
 def _literal_group(kind: str, members: list[Any]) -> cs.CoreSchema:
@@ -104,8 +122,13 @@ _KEYWORDS = frozenset(
 )  # fmt: skip
 
 
-def to_core_schema(node: Any) -> cs.CoreSchema:
-    """One JSON Schema node (svcc's subset) → a strict pydantic-core schema."""
+def to_core_schema(node: Any, fail_fast: bool = False) -> cs.CoreSchema:
+    """One JSON Schema node (svcc's subset) → a strict pydantic-core schema; with
+    ``fail_fast``, arrays stop validating at their first invalid item."""
+
+    def convert(sub: Any) -> cs.CoreSchema:
+        return to_core_schema(sub, fail_fast)
+
     if node is True or node == {}:
         return cs.any_schema()
     if not isinstance(node, Mapping):
@@ -116,16 +139,16 @@ def to_core_schema(node: Any) -> cs.CoreSchema:
     if "$ref" in node:
         return cs.definition_reference_schema(_ref_name(node["$ref"]))
     if "anyOf" in node:
-        return cs.union_schema([to_core_schema(s) for s in node["anyOf"]])
+        return cs.union_schema([convert(s) for s in node["anyOf"]])
     if "const" in node:
         return _literal([node["const"]])
     if "enum" in node:
         return _literal(list(node["enum"]))
     kind = node.get("type")
     if kind == "object":
-        return _object(node, to_core_schema)
+        return _object(node, convert)
     if kind == "array":
-        return _array(node, to_core_schema)
+        return _array(node, convert, fail_fast)
     if isinstance(kind, str) and kind in _SCALARS:
         return _SCALARS[kind]()
     if kind is None:
@@ -157,19 +180,11 @@ def _reachable(schema: Any, definitions: Mapping[str, Any]) -> list[tuple[str, A
 class RequestValidator:
     """Validates one capability's raw JSON body into the dict of supplied arguments."""
 
-    __slots__ = ("_dependent", "_validator")
+    __slots__ = ("_dependent", "_fail_fast", "_validator")
 
     def __init__(self, schema: Mapping[str, Any], definitions: Mapping[str, Any]) -> None:
-        core = to_core_schema(schema)
-        reachable = _reachable(schema, definitions)
-        if reachable:
-            refs = []
-            for name, sub in reachable:
-                converted = dict(to_core_schema(sub))
-                converted["ref"] = name
-                refs.append(converted)
-            core = cs.definitions_schema(core, refs)  # type: ignore[arg-type]
-        self._validator = SchemaValidator(core)
+        self._validator = _build(schema, definitions, fail_fast=False)
+        self._fail_fast = _build(schema, definitions, fail_fast=True)
         # dependentRequired: supplying a later positional-only parameter requires the earlier.
         self._dependent = tuple(
             (name, tuple(needs)) for name, needs in schema.get("dependentRequired", {}).items()
@@ -177,10 +192,13 @@ class RequestValidator:
 
     def validate_json(self, body: bytes) -> dict[str, Any]:
         """The raw body, parsed and validated in one pass."""
+        validator = self._fail_fast if len(body) > FAIL_FAST_BYTES else self._validator
         try:
-            values: dict[str, Any] = self._validator.validate_json(body, strict=True)
+            values: dict[str, Any] = validator.validate_json(body, strict=True)
         except ValidationError as exc:
-            raise RequestInvalid(format_errors(exc)) from None
+            raise RequestInvalid(
+                format_errors(exc), max(exc.error_count() - MAX_ERRORS, 0)
+            ) from None
         if self._dependent:
             self._check_gaps(values)
         return values
@@ -211,25 +229,48 @@ class RequestValidator:
             raise RequestInvalid(errors)
 
 
+def _build(
+    schema: Mapping[str, Any], definitions: Mapping[str, Any], *, fail_fast: bool
+) -> SchemaValidator:
+    core = to_core_schema(schema, fail_fast)
+    reachable = _reachable(schema, definitions)
+    if reachable:
+        refs = []
+        for name, sub in reachable:
+            converted = dict(to_core_schema(sub, fail_fast))
+            converted["ref"] = name
+            refs.append(converted)
+        core = cs.definitions_schema(core, refs)  # type: ignore[arg-type]
+    return SchemaValidator(core)
+
+
 def _jsonable(value: Any) -> Any:
-    if isinstance(value, bytes):  # the raw body, for json_invalid
-        return value.decode("utf-8", "replace")
+    """A short excerpt of an offending value: never more than about a line of it."""
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
     try:
-        json.dumps(value, allow_nan=False)
+        text = json.dumps(value, allow_nan=False, ensure_ascii=False)
     except (TypeError, ValueError):
-        return str(value)
-    return value
+        text = str(value)
+        value = text
+    if len(text) <= MAX_INPUT_EXCERPT:
+        return value
+    if isinstance(value, str):
+        return value[:MAX_INPUT_EXCERPT] + "…"
+    return text[:MAX_INPUT_EXCERPT] + "…"
 
 
 def format_errors(exc: ValidationError) -> list[dict[str, Any]]:
-    """pydantic errors in FastAPI's shape, ``loc`` prefixed with ``"body"``."""
+    """The first :data:`MAX_ERRORS` pydantic errors in FastAPI's shape, ``loc`` prefixed
+    with ``"body"``. A body that is not JSON is never echoed (``input`` is null)."""
     out = []
-    for error in exc.errors(include_url=False):
+    for error in exc.errors(include_url=False)[:MAX_ERRORS]:
+        invalid_json = error["type"] == "json_invalid"
         item: dict[str, Any] = {
             "type": error["type"],
             "loc": ["body", *error["loc"]],
             "msg": error["msg"],
-            "input": _jsonable(error.get("input")),
+            "input": None if invalid_json else _jsonable(error.get("input")),
         }
         if error.get("ctx"):
             item["ctx"] = {k: _jsonable(v) for k, v in error["ctx"].items()}

@@ -8,9 +8,16 @@ module-level function with ``args`` (``{name, annotation: {type, of}}``), ``retu
 restricted to the selected functions. Everything comes from the compiler's own passes.
 """
 
-from collections.abc import Collection
+import contextlib
+import json
+import logging
+import os
+import time
+from collections.abc import Collection, Iterator
+from pathlib import Path, PurePosixPath
 from typing import Any
 
+from attrs import frozen
 from svcc.compiler.driver import Analysis
 from svcc.ir.serde import unstructure
 from svcc.ir.types import (
@@ -30,6 +37,9 @@ from svcc.ir.types import (
     UnresolvedType,
     UnsupportedType,
 )
+from svcc.service.budget import OverBudget, mark_memory, memory_exhausted
+
+log = logging.getLogger("svcc.service")
 
 
 def annotation(node: TypeNode) -> dict[str, Any]:
@@ -110,3 +120,357 @@ def apply_selection(
     readiness = document["readiness"]
     readiness["assessments"] = [a for a in readiness["assessments"] if keep(a["name"])]
     return document
+
+
+# -- the work a request hands to its bounded child (svcc.service.budget) ----------------------
+
+
+class Unanalysable(Exception):
+    """The source did not analyse (syntax, encoding, format); the message says where."""
+
+
+class Refused(Exception):
+    """A request the child found unacceptable (an unknown function name, too many files)."""
+
+
+def module_for(filename: str) -> str:
+    """A module name for an uploaded file: its stem with non-identifier characters replaced."""
+    stem = PurePosixPath(filename).stem
+    cleaned = "".join(c if c.isalnum() or c == "_" else "_" for c in stem) or "module"
+    cleaned = cleaned if cleaned.isascii() else "".join(c if c.isascii() else "_" for c in cleaned)
+    return cleaned if not cleaned[0].isdigit() else f"m_{cleaned}"
+
+
+def encode(document: Any) -> bytes:
+    """The JSON bytes of an answer (done in the child: its cost is within the budget)."""
+    return json.dumps(document, ensure_ascii=False).encode("utf-8")
+
+
+def analyse_upload(
+    data: bytes,
+    filename: str,
+    *,
+    python_version: str,
+    encoding: str | None,
+    only: list[str] | None,
+    ignore: list[str],
+) -> bytes:
+    """The result document (JSON) of one uploaded file, restricted to the selection; a
+    notebook goes through the notebook front end (its suffix decides, as on the command
+    line). An unknown name in ``only`` is :class:`Refused`."""
+    from svcc.compiler.driver import analyze_source
+
+    name = PurePosixPath(filename).name or "upload.py"
+    notebook = PurePosixPath(name).suffix.lower() == ".ipynb"
+    try:
+        analysis = analyze_source(
+            data,
+            path=name,
+            module=module_for(name),
+            python_version=python_version,
+            encoding=encoding,
+            source_format="notebook" if notebook else "python",
+            check_name=False,
+        )
+    except UnicodeEncodeError as exc:  # a lone surrogate escape reaching the IR's JSON
+        raise Unanalysable(
+            f"{name}: the source holds text that is not valid Unicode ({exc.reason})"
+        ) from None
+    if analysis.error is not None:
+        if memory_exhausted():
+            raise MemoryError
+        raise Unanalysable(analysis.error_message())
+    document = apply_selection(result_document(analysis), only, ignore)
+    known = {f["name"] for f in document["functions"]}
+    unknown = [name for name in only or () if name not in known]
+    if unknown:
+        raise Refused(f"unknown function {unknown[0]!r}")
+    try:
+        return encode(document)
+    except UnicodeEncodeError as exc:
+        raise Unanalysable(
+            f"{name}: the source holds text that is not valid Unicode ({exc.reason})"
+        ) from None
+
+
+def process_upload(data: bytes, name: str, notebook: bool) -> str:
+    """The processed module text (header + module), or :class:`Unanalysable`."""
+    from svcc.compiler.driver import analyze_source
+
+    analysis = analyze_source(
+        data,
+        path=name,
+        module=module_for(name),
+        source_format="notebook" if notebook else "python",
+        check_name=False,
+    )
+    if analysis.module_text is None:
+        if memory_exhausted():
+            raise MemoryError
+        raise Unanalysable(analysis.error_message() if analysis.error else "not processable")
+    removed = sum(1 for d in analysis.diagnostics if d.code in ("SVC-F004", "SVC-F005", "SVC-F006"))
+    header = f"# Processed by svcc from {name}"
+    if notebook:
+        header += f" (notebook; {removed} magic or shell lines removed)"
+    return f"{header}\n{analysis.module_text}"
+
+
+class _FileOverBudget(Exception):
+    pass
+
+
+def _error_entry(relpath: str, message: str) -> bytes:
+    from svcc.compiler.diagnostics import diag
+    from svcc.compiler.diagnostics.codes import F007_NOT_ANALYSABLE
+
+    error = diag(F007_NOT_ANALYSABLE, message, None).to_json()
+    return encode({"error": {"path": relpath, **error}})
+
+
+@frozen(kw_only=True)
+class TreeJob:
+    """What every file of one directory analysis shares (sent to pool workers once)."""
+
+    root: Path
+    python_version: str
+    encoding: str | None
+    file_seconds: float
+    total_seconds: float
+    deadline: float  # time.monotonic(): one clock for every process on the machine
+    only: tuple[str, ...] | None
+    ignore: tuple[str, ...]
+    token: str  # one directory analysis: the sibling-module cache lives no longer
+
+
+_SIBLINGS: dict[tuple[str, str], frozenset[str]] = {}
+SERIAL_BELOW = 16
+
+
+def _over(_signum: int, _frame: object) -> None:
+    raise _FileOverBudget
+
+
+def _siblings(job: TreeJob, directory: str) -> frozenset[str]:
+    from svcc.compiler.driver import modules_beside
+
+    key = (job.token, directory)
+    if key not in _SIBLINGS:
+        if any(token != job.token for token, _ in _SIBLINGS):
+            _SIBLINGS.clear()
+        _SIBLINGS[key] = modules_beside(directory)
+    return _SIBLINGS[key]
+
+
+def fenced_entry(job: TreeJob, relpath: str) -> bytes:
+    """The JSON entry of one file; whatever goes wrong costs this entry only. Expects
+    ``SIGPROF`` to raise :class:`_FileOverBudget` (``analyse_tree`` installs it)."""
+    import signal
+    import stat
+
+    from svcc.compiler.driver import analyze_source, module_name_for, read_source_file
+    from svcc.compiler.errors import InputError
+
+    if time.monotonic() > job.deadline:
+        return _error_entry(
+            relpath, f"not analysed: the request's {job.total_seconds:g}-second budget ran out"
+        )
+    full = job.root / relpath
+    module = module_name_for(relpath)
+    try:
+        info = os.stat(full, follow_symlinks=False)
+        if not stat.S_ISREG(info.st_mode):
+            raise InputError(f"{relpath}: not a regular file")
+        if module is None:
+            raise InputError(f"cannot derive a module name from {relpath!r}")
+        signal.setitimer(signal.ITIMER_PROF, job.file_seconds)
+        mark_memory()
+        try:
+            analysis = analyze_source(
+                read_source_file(full),
+                path=relpath,
+                module=module,
+                python_version=job.python_version,
+                encoding=job.encoding,
+                source_format="python",
+                local_modules=_siblings(job, str(full.parent)) | _siblings(job, str(job.root)),
+                check_name=False,
+            )
+            if analysis.error is not None and memory_exhausted():
+                raise MemoryError
+            document = apply_selection(result_document(analysis), job.only, job.ignore)
+            return encode(document)
+        finally:
+            signal.setitimer(signal.ITIMER_PROF, 0)
+    except UnicodeEncodeError as exc:
+        message = f"the source holds text that is not valid Unicode ({exc.reason})"
+    except _FileOverBudget:
+        message = f"not analysed: over the {job.file_seconds:g}-second budget per file"
+    except MemoryError:
+        message = "not analysed: over the memory budget"
+    except InputError as exc:
+        message = str(exc).replace(f"{job.root}/", "")
+    except OSError as exc:
+        message = f"cannot read: {exc.strerror or exc}"
+    except Exception as exc:  # a front-end bug must not cost the other files
+        log.exception("analysing %s", relpath)
+        message = f"internal error: {type(exc).__name__} (logged)"
+    return _error_entry(relpath, message)
+
+
+def _install_fence() -> None:
+    import signal
+
+    signal.signal(signal.SIGPROF, _over)
+
+
+def analyse_tree(
+    root: Path,
+    files: list[str],
+    *,
+    python_version: str,
+    encoding: str | None,
+    file_seconds: float,
+    total_seconds: float,
+    only: list[str] | None = None,
+    ignore: Collection[str] = (),
+    workers: int | None = None,
+) -> Iterator[tuple[str, bytes]]:
+    """``(relative path, result document as JSON)`` for each of ``files`` below ``root``,
+    in order; in parallel (one forked process per core) from :data:`SERIAL_BELOW` files.
+
+    Each file is fenced off (:func:`fenced_entry`): a file that fails to read, is not a
+    regular file, raises inside the front end, runs out of memory or uses more than
+    ``file_seconds`` of CPU costs its own entry (``{"error": ...}``) and nothing else. Files
+    not reached within ``total_seconds`` get an entry saying so."""
+    import secrets
+    import signal
+
+    job = TreeJob(
+        root=root,
+        python_version=python_version,
+        encoding=encoding,
+        file_seconds=file_seconds,
+        total_seconds=total_seconds,
+        deadline=time.monotonic() + total_seconds,
+        only=tuple(only) if only is not None else None,
+        ignore=tuple(ignore),
+        token=secrets.token_hex(8),
+    )
+    count = workers or os.cpu_count() or 1
+    previous = signal.signal(signal.SIGPROF, _over)
+    try:
+        if count <= 1 or len(files) < SERIAL_BELOW:
+            for relpath in files:
+                yield relpath, fenced_entry(job, relpath)
+            return
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
+        from functools import partial
+
+        chunk = max(1, min(16, len(files) // (count * 8)))
+        try:
+            with ProcessPoolExecutor(
+                max_workers=count,
+                mp_context=multiprocessing.get_context("fork"),
+                initializer=_install_fence,
+            ) as pool:
+                yield from zip(
+                    files, pool.map(partial(fenced_entry, job), files, chunksize=chunk), strict=True
+                )
+        except BrokenProcessPool:
+            raise OverBudget(
+                "a process analysing this directory was ended (over the CPU or memory budget)"
+            ) from None
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
+
+
+def directory_answer(prefix: str, entries: Iterator[tuple[str, bytes]]) -> bytes:
+    """``{workspace path: result}`` as JSON, assembled from entries already encoded."""
+    parts = []
+    for rel, entry in entries:
+        key = rel if prefix == "." else f"{prefix}/{rel}"
+        parts.append(json.dumps(key, ensure_ascii=False).encode("utf-8") + b": " + entry)
+    return b"{" + b", ".join(parts) + b"}"
+
+
+def warm_up() -> None:
+    """Import and exercise everything an analysis uses, once, in the process that forks the
+    analysis children (gunicorn's master builds the application before forking its
+    workers): a child then starts warm instead of importing the compiler on every request,
+    and ``gc.freeze`` keeps the collector from touching (and so copying) what it inherited."""
+    import gc
+
+    source = (
+        b'"""m."""\n\ndef f(x: int, y: list[str] | None = None) -> dict[str, int]:\n    return {}\n'
+    )
+    notebook = json.dumps(
+        {
+            "nbformat": 4,
+            "nbformat_minor": 5,
+            "metadata": {},
+            "cells": [
+                {
+                    "cell_type": "code",
+                    "id": "c1",
+                    "metadata": {},
+                    "execution_count": None,
+                    "outputs": [],
+                    "source": "def g(x: int) -> int:\n    return x\n",
+                }
+            ],
+        }
+    ).encode()
+    for name, data in (("warm.py", source), ("warm.ipynb", notebook)):
+        with contextlib.suppress(Unanalysable):
+            analyse_upload(data, name, python_version="3.11", encoding=None, only=None, ignore=[])
+    gc.collect()
+    gc.freeze()
+
+
+def analyse_directory_answer(
+    directory: Path,
+    prefix: str,
+    *,
+    limit: int,
+    python_version: str,
+    encoding: str | None,
+    only: list[str] | None,
+    ignore: list[str],
+    file_seconds: float,
+    total_seconds: float,
+) -> bytes:
+    """The JSON answer of ``/analyse_directory/``; the walk too is within the budget."""
+    from svcc.compiler.driver import python_files
+
+    files = python_files(directory)
+    if len(files) > limit:
+        raise Refused(f"{len(files)} Python files is over the {limit}-file limit")
+    entries = analyse_tree(
+        directory,
+        files,
+        python_version=python_version,
+        encoding=encoding,
+        file_seconds=file_seconds,
+        total_seconds=total_seconds,
+        only=only,
+        ignore=ignore,
+    )
+    return directory_answer(prefix, entries)
+
+
+def bundle_files(source: Path, shown: str) -> dict[str, bytes]:
+    """The REST bundle of ``source`` (``shown`` is the path as the client gave it)."""
+    from svcc.compiler.driver import analyze_file, emit_analysis
+    from svcc.compiler.errors import InputError
+    from svcc.compiler.registry import get_target
+
+    analysis = analyze_file(source, module_name=module_for(source.name))
+    if analysis.error is not None:
+        if memory_exhausted():
+            raise MemoryError
+        raise InputError(analysis.error_message(shown))
+    _, tree = emit_analysis(analysis, get_target("rest"))
+    return dict(tree)

@@ -6,20 +6,44 @@ Scalar parameters come as multipart form fields, url-encoded fields or query par
 files as ``multipart/form-data``; ``conf`` as a JSON body (the object itself, or
 ``{"conf": {...}}``). Errors are JSON ``{"title", "description"}``, never a traceback. Every
 client path is confined to the workspace; existing files are only replaced with
-``overwrite=true``.
+``overwrite=true``. A body is read in full (bounded, chunked or not) before anything parses
+it, and every analysis of client input runs in the worker's :class:`~svcc.service.budget.Sandbox`
+under the request budget (an overrun is a 422).
 """
 
 import codecs
+import io
 import json
 import logging
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
-from typing import Any, Final
+from typing import Any, Final, TypeVar
+from urllib.parse import parse_qsl
 
 import falcon
 from falcon.media.multipart import MultipartParseError
 from svcc.compiler.errors import InputError, OutputError, SvccError
+from svcc.service.analysis import (
+    Refused,
+    Unanalysable,
+    analyse_directory_answer,
+    analyse_upload,
+    bundle_files,
+    process_upload,
+    warm_up,
+)
+from svcc.service.budget import (
+    DEFAULT_MEMORY,
+    DEFAULT_SECONDS,
+    Budget,
+    ChildFailed,
+    OverBudget,
+    Sandbox,
+)
 from svcc.service.config import ConfigError, ContainerizerConfiguration, parse_configuration
 from svcc.service.workspace import Exists, PathRefused, Workspace
+
+T = TypeVar("T")
 
 log = logging.getLogger("svcc.service")
 
@@ -29,35 +53,101 @@ MAX_CONF_BYTES: Final = 1024 * 1024
 CONTAINER_REQUIREMENTS: Final = "container-requirements.txt"
 
 
-class Request:
-    """The parameters of one request, from the form or the query string, read once."""
+def read_body(req: falcon.Request, limit: int) -> bytes:
+    """The whole request body, at most ``limit`` bytes, whatever its framing.
 
-    def __init__(self, req: falcon.Request, max_upload: int) -> None:
+    ``Content-Length`` bodies are read to their announced length (a shorter body is a 400);
+    chunked bodies (no length; gunicorn decodes the chunks) are read to their end. Over the
+    limit is a 413 before anything acts on the request: a handler never sees a body it did
+    not read in full."""
+    length = req.content_length
+    chunked = "chunked" in (req.get_header("Transfer-Encoding") or "").lower()
+    if length is not None and length > limit:
+        raise falcon.HTTPContentTooLarge(
+            description=f"the request body is over the {limit}-byte limit"
+        )
+    if not chunked and not length:
+        return b""
+    want = limit + 1 if chunked or length is None else length
+    parts: list[bytes] = []
+    size = 0
+    while size < want:
+        chunk = req.stream.read(min(want - size, 1 << 20))
+        if not chunk:
+            break
+        parts.append(chunk)
+        size += len(chunk)
+    if size > limit:
+        raise falcon.HTTPContentTooLarge(
+            description=f"the request body is over the {limit}-byte limit"
+        )
+    if length is not None and not chunked and size != length:
+        raise falcon.HTTPBadRequest(
+            description=f"the body ended after {size} of {length} announced bytes"
+        )
+    return b"".join(parts)
+
+
+def media_type(req: falcon.Request) -> str:
+    return (req.content_type or "").split(";")[0].strip().lower()
+
+
+class Request:
+    """The parameters of one request, from the form or the query string, read once.
+
+    The body is read in full (bounded, chunked or not) before it is parsed; a body in a
+    media type the route does not take is a 415, never silently ignored."""
+
+    def __init__(self, req: falcon.Request, max_upload: int, multipart: Any) -> None:
         self.fields: dict[str, str] = {
             key: value if isinstance(value, str) else ",".join(value)
             for key, value in req.params.items()
         }
         self.file: tuple[str, bytes] | None = None
-        if req.content_length and req.content_length > max_upload:
-            raise falcon.HTTPContentTooLarge(
-                description=f"the request body is over the {max_upload}-byte limit"
-            )
-        media = (req.content_type or "").split(";")[0].strip().lower()
+        body = read_body(req, max_upload)
+        media = media_type(req)
         if media == "multipart/form-data":
             try:
-                for part in req.get_media():
+                form = multipart.deserialize(io.BytesIO(body), req.content_type, len(body))
+                for part in form:
                     if part.filename is not None:
                         self.file = (part.filename, part.get_data())
                     else:
-                        self.fields[part.name] = part.get_text() or ""
+                        self.fields[part.name or ""] = part.get_text() or ""
             except MultipartParseError as exc:
                 if "exceed" in str(exc).lower() or "size" in str(exc).lower():
                     raise falcon.HTTPContentTooLarge(description=str(exc)) from None
                 raise falcon.HTTPBadRequest(
                     description=f"malformed multipart body: {exc}"
                 ) from None
+            except (UnicodeDecodeError, ValueError) as exc:
+                raise falcon.HTTPBadRequest(
+                    description=f"malformed multipart body: {type(exc).__name__}: {exc}"[:300]
+                ) from None
         elif media == "application/x-www-form-urlencoded":
-            self.fields.update({k: str(v) for k, v in req.get_media().items()})
+            try:
+                text = body.decode("utf-8")
+                pairs = parse_qsl(text, keep_blank_values=True, strict_parsing=False)
+            except (UnicodeDecodeError, ValueError):
+                raise falcon.HTTPBadRequest(description="the form body is not UTF-8") from None
+            self.fields.update(dict(pairs))
+        elif body:
+            raise falcon.HTTPUnsupportedMediaType(
+                description="send parameters as multipart/form-data, "
+                "application/x-www-form-urlencoded or the query string"
+            )
+
+    def upload(self) -> tuple[str, bytes]:
+        """The uploaded file; its name reaches generated text (a header, a default output
+        name), so it must be one printable line of at most 255 bytes."""
+        if self.file is None:
+            raise falcon.HTTPBadRequest(description="file is required (multipart upload)")
+        name, data = self.file
+        if not name.isprintable() or len(name.encode("utf-8", "surrogatepass")) > 255:
+            raise falcon.HTTPBadRequest(
+                description="the uploaded file name must be one printable line of at most 255 bytes"
+            )
+        return name, data
 
     def text(self, name: str, default: str | None = None) -> str | None:
         return self.fields.get(name, default)
@@ -84,9 +174,11 @@ class Request:
 def _encoding(value: str | None) -> str:
     name = value or "utf-8"
     try:
+        if len(name) > 64:
+            raise LookupError
         codecs.lookup(name)
     except LookupError:
-        raise falcon.HTTPBadRequest(description=f"unknown encoding {name!r}") from None
+        raise falcon.HTTPBadRequest(description=f"unknown encoding {name[:64]!r}") from None
     return name
 
 
@@ -101,20 +193,19 @@ def _python_version(value: str | None) -> str:
     return text
 
 
-def _module_for(filename: str) -> str:
-    stem = PurePosixPath(filename).stem
-    cleaned = "".join(c if c.isalnum() or c == "_" else "_" for c in stem) or "module"
-    return cleaned if not cleaned[0].isdigit() else f"m_{cleaned}"
-
-
 class Service:
-    def __init__(self, workspace: Workspace, max_upload: int, max_files: int) -> None:
+    def __init__(
+        self, workspace: Workspace, max_upload: int, max_files: int, budget: Budget, multipart: Any
+    ) -> None:
         self.workspace = workspace
         self.max_upload = max_upload
         self.max_files = max_files
+        self.budget = budget
+        self.sandbox = Sandbox(budget)
+        self.multipart = multipart
 
     def _params(self, req: falcon.Request) -> Request:
-        return Request(req, self.max_upload)
+        return Request(req, self.max_upload, self.multipart)
 
     def _path(self, given: str, what: str) -> Path:
         try:
@@ -122,108 +213,105 @@ class Service:
         except PathRefused as exc:
             raise falcon.HTTPBadRequest(description=str(exc)) from None
 
+    def _bounded(
+        self,
+        function: Callable[..., T],
+        *args: Any,
+        unanalysable_status: Callable[..., falcon.HTTPError] = falcon.HTTPBadRequest,
+        **kwargs: Any,
+    ) -> T:
+        """``function(*args, **kwargs)`` in the worker's sandbox under the request budget;
+        an overrun is a JSON 422."""
+        try:
+            return self.sandbox.run(function, *args, **kwargs)
+        except OverBudget as exc:
+            raise falcon.HTTPUnprocessableEntity(
+                title="Over the analysis budget", description=str(exc)
+            ) from None
+        except Refused as exc:
+            raise falcon.HTTPBadRequest(description=str(exc)) from None
+        except Unanalysable as exc:
+            raise unanalysable_status(
+                title="Source not analysable", description=self.workspace.shown(str(exc))
+            ) from None
+        except ChildFailed as exc:
+            log.error("analysis child failed:\n%s", exc)
+            raise falcon.HTTPInternalServerError(
+                description="the analysis failed (details are logged)"
+            ) from None
+
     # -- analysis ---------------------------------------------------------------------------
     def on_post_analyze_file(self, req: falcon.Request, resp: falcon.Response) -> None:
-        from svcc.compiler.driver import analyze_source
-        from svcc.service.analysis import apply_selection, result_document
-
         params = self._params(req)
-        if params.file is None:
-            raise falcon.HTTPBadRequest(description="file is required (multipart upload)")
-        filename, data = params.file
-        analysis = analyze_source(
+        filename, data = params.upload()
+        version = _python_version(params.text("python_version"))
+        encoding = _encoding(params.text("encoding"))
+        only = params.names("functions_to_analyze")
+        ignore = params.names("ignore") or []
+        resp.data = self._bounded(
+            analyse_upload,
             data,
-            path=PurePosixPath(filename).name or "upload.py",
-            module=_module_for(filename),
-            python_version=_python_version(params.text("python_version")),
-            encoding=_encoding(params.text("encoding")),
-            source_format="python",
-            check_name=False,
+            filename,
+            python_version=version,
+            encoding=encoding,
+            only=only,
+            ignore=ignore,
         )
-        if analysis.error is not None:
-            raise falcon.HTTPBadRequest(
-                title="Source not analysable", description=analysis.error_message()
-            )
-        document = apply_selection(
-            result_document(analysis),
-            params.names("functions_to_analyze"),
-            params.names("ignore") or [],
-        )
-        only = params.names("functions_to_analyze") or []
-        known = {f["name"] for f in document["functions"]}
-        unknown = [name for name in only if name not in known]
-        if unknown:
-            raise falcon.HTTPBadRequest(description=f"unknown function {unknown[0]!r}")
-        resp.media = document
+        resp.content_type = falcon.MEDIA_JSON
 
     def on_post_analyse_directory(self, req: falcon.Request, resp: falcon.Response) -> None:
-        from svcc.compiler.driver import analyze_directory, python_files
-        from svcc.service.analysis import apply_selection, result_document
 
         params = self._params(req)
         given = params.required("directory_path")
         directory = self._path(given, "directory_path")
         if not directory.is_dir():
             raise falcon.HTTPBadRequest(description=f"directory_path {given!r} is not a directory")
-        count = len(python_files(directory))
-        if count > self.max_files:
-            raise falcon.HTTPBadRequest(
-                description=f"{count} Python files is over the {self.max_files}-file limit"
-            )
         only = params.names("functions_to_analyze")
         ignore = params.names("ignore") or []
-        prefix = self.workspace.relative(directory)
-        results = {}
-        for rel, document in analyze_directory(
+        version = _python_version(params.text("python_version"))
+        encoding = _encoding(params.text("encoding"))
+        resp.data = self._bounded(
+            analyse_directory_answer,
             directory,
-            render=result_document,
-            python_version=_python_version(params.text("python_version")),
-            encoding=_encoding(params.text("encoding")),
-        ):
-            key = rel if prefix == "." else f"{prefix}/{rel}"
-            results[key] = apply_selection(document, only, ignore)
-        resp.media = results
+            self.workspace.relative(directory),
+            limit=self.max_files,
+            python_version=version,
+            encoding=encoding,
+            only=only,
+            ignore=ignore,
+            file_seconds=self.budget.seconds / 4,
+            total_seconds=self.budget.seconds * 0.9,
+        )
+        resp.content_type = falcon.MEDIA_JSON
 
     # -- processing ---------------------------------------------------------------------------
     def on_post_process_file(self, req: falcon.Request, resp: falcon.Response) -> None:
-        from svcc.compiler.driver import SUFFIXES, analyze_source
+        from svcc.compiler.driver import SUFFIXES
 
         params = self._params(req)
-        if params.file is None:
-            raise falcon.HTTPBadRequest(description="file is required (multipart upload)")
-        filename, data = params.file
+        filename, data = params.upload()
         name = PurePosixPath(filename).name
         suffix = PurePosixPath(name).suffix.lower()
         if suffix not in SUFFIXES:
             raise falcon.HTTPBadRequest(
                 title="Invalid file type",
-                description=f"{name!r}: expected a .py file or a notebook",
+                description=f"{name[:200]!r}: expected a .py file or a notebook",
             )
-        analysis = analyze_source(
-            data,
-            path=name,
-            module=_module_for(name),
-            source_format=SUFFIXES[suffix],
-            check_name=False,
-        )
-        if analysis.module_text is None:
-            message = analysis.error_message() if analysis.error else "not processable"
-            raise falcon.HTTPUnprocessableEntity(description=message)
-        removed = sum(
-            1 for d in analysis.diagnostics if d.code in ("SVC-F004", "SVC-F005", "SVC-F006")
-        )
-        header = f"# Processed by svcc from {name}"
-        if suffix == ".ipynb":
-            header += f" (notebook; {removed} magic or shell lines removed)"
-        text = f"{header}\n{analysis.module_text}"
         default = f"{PurePosixPath(name).stem}{'' if suffix == '.ipynb' else '_processed'}.py"
         target = self._path(params.text("output") or default, "output")
-        written = self._write(target.parent, {target.name: text.encode()}, params.flag("overwrite"))
+        overwrite = params.flag("overwrite")
+        text = self._bounded(
+            process_upload,
+            data,
+            name,
+            suffix == ".ipynb",
+            unanalysable_status=falcon.HTTPUnprocessableEntity,
+        )
+        written = self._write(target.parent, {target.name: text.encode()}, overwrite)
         resp.media = {"status": "success", "output_path": written[0]}
 
     def on_post_containerize_file(self, req: falcon.Request, resp: falcon.Response) -> None:
-        from svcc.compiler.driver import analyze_file, emit_analysis
-        from svcc.compiler.registry import get_target
+        from svcc.compiler.target import FileTree
         from svcc.compiler.writer import write_tree
         from svcc.service.generators import containerfile, requirements_file, server_files
 
@@ -233,41 +321,46 @@ class Service:
             raise falcon.HTTPBadRequest(description="filename is empty")
         source = self._path(filename, "filename")
         output = self._path(params.required("output"), "output")
-        conf = ContainerizerConfiguration()
+        version = params.text("python_version")
         try:
-            analysis = analyze_file(source, module_name=_module_for(source.name))
-            if analysis.error is not None:
-                raise InputError(analysis.error_message(filename))
-            _, tree = emit_analysis(analysis, get_target("rest"))
-        except SvccError as exc:
+            conf = parse_configuration({} if version is None else {"python_version": version})
+        except ConfigError as exc:
+            raise falcon.HTTPBadRequest(description=str(exc)) from None
+
+        try:
+            files = self._bounded(bundle_files, source, filename)
+        except InputError as exc:  # the client named something that is not analysable
+            raise falcon.HTTPBadRequest(
+                title="Source not analysable", description=self.workspace.shown(str(exc))
+            ) from None
+        except SvccError as exc:  # the specification's "any other exception": 500
             raise falcon.HTTPInternalServerError(
-                title="Containerization failed", description=str(exc)
+                title="Containerization failed", description=self.workspace.shown(str(exc))
             ) from None
         # The bundle's own requirements.txt stays as its manifest says; the image installs a
         # superset (gunicorn and its uvicorn worker) from container-requirements.txt.
-        files = dict(tree)
         files |= server_files(conf)
         files |= requirements_file(conf, CONTAINER_REQUIREMENTS)
         files |= containerfile(conf, CONTAINER_REQUIREMENTS)
-        from svcc.compiler.target import FileTree
-
         try:
             write_tree(FileTree.of(files), output)
         except OutputError as exc:
-            raise falcon.HTTPConflict(description=str(exc)) from None
+            raise falcon.HTTPConflict(description=self.workspace.shown(str(exc))) from None
         resp.media = {"status": "success", "output_path": self.workspace.relative(output)}
 
     # -- generation -------------------------------------------------------------------------
     def _conf(self, req: falcon.Request) -> ContainerizerConfiguration:
-        if req.content_length and req.content_length > MAX_CONF_BYTES:
-            raise falcon.HTTPContentTooLarge(description="conf is over 1 MiB")
-        media = (req.content_type or "").split(";")[0].strip().lower()
-        if media != "application/json":
+        body = read_body(req, MAX_CONF_BYTES)
+        if body and media_type(req) != "application/json":
             raise falcon.HTTPUnsupportedMediaType(description="send conf as application/json")
         try:
-            data = json.loads(req.bounded_stream.read(MAX_CONF_BYTES + 1) or b"{}")
+            data = json.loads(body or b"{}")
+        except RecursionError:
+            raise falcon.HTTPBadRequest(description="conf is nested too deeply") from None
         except ValueError as exc:
-            raise falcon.HTTPBadRequest(description=f"conf is not valid JSON: {exc}") from None
+            raise falcon.HTTPBadRequest(
+                description=f"conf is not valid JSON: {str(exc)[:200]}"
+            ) from None
         if isinstance(data, dict) and set(data) == {"conf"}:
             data = data["conf"]
         try:
@@ -278,6 +371,7 @@ class Service:
     def _generate(self, req: falcon.Request, resp: falcon.Response, kind: str) -> None:
         from svcc.service import generators
 
+        overwrite = req.get_param_as_bool("overwrite") or False
         conf = self._conf(req)
         makers = {
             "server": generators.server_files,
@@ -286,7 +380,6 @@ class Service:
         }
         files = makers[kind](conf)
         directory = self._path(conf.project_path, "project_path")
-        overwrite = req.get_param_as_bool("overwrite") or False
         written = self._write(directory, files, overwrite)
         resp.media = {
             "status": "success",
@@ -335,6 +428,8 @@ def create_app(
     *,
     max_upload_bytes: int = DEFAULT_MAX_UPLOAD,
     max_directory_files: int = DEFAULT_MAX_FILES,
+    analysis_memory_bytes: int = DEFAULT_MEMORY,
+    analysis_seconds: float = DEFAULT_SECONDS,
 ) -> "falcon.App[falcon.Request, falcon.Response]":
     app: falcon.App[falcon.Request, falcon.Response] = falcon.App()
     app.req_options.strip_url_path_trailing_slash = False
@@ -342,7 +437,11 @@ def create_app(
     multipart.parse_options.max_body_part_buffer_size = max_upload_bytes
     multipart.parse_options.max_body_part_count = 64
     app.req_options.media_handlers[falcon.MEDIA_MULTIPART] = multipart
-    service = Service(Workspace(workspace), max_upload_bytes, max_directory_files)
+    warm_up()
+    budget = Budget(memory_bytes=analysis_memory_bytes, seconds=analysis_seconds)
+    service = Service(
+        Workspace(workspace), max_upload_bytes, max_directory_files, budget, multipart
+    )
     for route, suffix in ROUTES.items():
         app.add_route(route, service, suffix=suffix)
     app.add_error_handler(Exception, _unexpected)

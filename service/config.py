@@ -1,21 +1,32 @@
 """``ContainerizerConfiguration`` and friends: the ``conf`` of the generation operations.
 
-Defaults follow the specification exactly (Python ``(3, 8)``, ``alpine`` /
-``alpine3.18``, port 5001, 2 workers, timeout 60, ``gunicorn``, ``wsgi.py``,
-``gunicorn.conf.py``, ``app.py``). Parsing is strict: an unknown key or a wrong type is a
-:class:`ConfigError` naming the JSON path, which the service answers with 400.
+Defaults follow the specification (``alpine`` / ``alpine3.18``, port 5001, 2 workers,
+timeout 60, ``gunicorn``, ``wsgi.py``, ``gunicorn.conf.py``, ``app.py``) except the Python
+version: the specification's ``(3, 8)`` cannot install or import a generated bundle (its
+runtime and pinned server packages need 3.11+), so the default is the oldest Python the
+bundles support and anything outside :data:`SUPPORTED_PYTHON` is refused.
+
+Parsing is strict: an unknown key or a wrong type is a :class:`ConfigError` naming the JSON
+path, which the service answers with 400. Every value that reaches a generated file is
+validated here, in Python, against the grammar of the place it lands in (a module name is an
+identifier, a requirement parses with ``packaging``, a folder is a relative path of plain
+names); templates only ever receive checked values.
 """
 
+import codecs
+import keyword
 import re
 from typing import Any, Final
 
 from attrs import field, frozen, validators
 
 DEFAULT_SERVER_APP: Final = "gunicorn"
-_PACKAGE: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*(?:[<>=!~]=?[A-Za-z0-9.*+!-]+)?")
+SUPPORTED_PYTHON: Final = ((3, 11), (3, 14))
+"""The oldest and newest Python a generated bundle (runtime + pinned server packages) runs on."""
+MAX_TEXT: Final = 255
 _SYSTEM_PACKAGE: Final = re.compile(r"[a-z0-9][a-z0-9.+-]*")
 _FILE_NAME: Final = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
-_HOST: Final = re.compile(r"[0-9A-Za-z.:\[\]-]+")
+_FOLDER: Final = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*(?:/[A-Za-z0-9_][A-Za-z0-9_.-]*)*")
 
 
 class ConfigError(ValueError):
@@ -26,10 +37,74 @@ def _matches(pattern: re.Pattern[str], what: str) -> Any:
     def check(_: object, attribute: Any, value: Any) -> None:
         values = value if isinstance(value, tuple) else (value,)
         for item in values:
+            if len(item) > MAX_TEXT:
+                raise ValueError(f"{attribute.name}: longer than {MAX_TEXT} characters")
             if not pattern.fullmatch(item):
                 raise ValueError(f"{attribute.name}: {item!r} is not a valid {what}")
 
     return check
+
+
+def _module_file(_: object, attribute: Any, value: str) -> None:
+    """A file Python imports by name: ``<identifier>.py``, ASCII, not a keyword."""
+    stem = value[:-3] if value.endswith(".py") else ""
+    if (
+        len(value) > MAX_TEXT
+        or not stem.isascii()
+        or not stem.isidentifier()
+        or keyword.iskeyword(stem)
+    ):
+        raise ValueError(
+            f"{attribute.name}: {value[:80]!r} is not a Python module file name "
+            "(an ASCII identifier followed by .py, e.g. app.py)"
+        )
+
+
+def _requirements(_: object, attribute: Any, value: Any) -> None:
+    """Each entry is one PEP 508 requirement (no URL), so nothing else reaches requirements.txt."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    for item in value if isinstance(value, tuple) else (value,):
+        if len(item) > MAX_TEXT or not item.isprintable():
+            raise ValueError(f"{attribute.name}: {item[:80]!r} is not a valid requirement")
+        try:
+            parsed = Requirement(item)
+        except InvalidRequirement as exc:
+            reason = str(exc).splitlines()[0]
+            raise ValueError(
+                f"{attribute.name}: {item!r} is not a valid requirement ({reason})"
+            ) from None
+        if parsed.url:
+            raise ValueError(f"{attribute.name}: {item!r}: direct URL references are refused")
+
+
+def _folder(_: object, attribute: Any, value: str | None) -> None:
+    if value is None:
+        return
+    parts = value.rstrip("/").split("/")
+    if (
+        len(value) > 1024
+        or not _FOLDER.fullmatch(value.rstrip("/"))
+        or any(p in (".", "..") or len(p) > MAX_TEXT for p in parts)
+    ):
+        raise ValueError(
+            f"{attribute.name}: {value[:80]!r} is not a relative folder of plain names "
+            "(letters, digits, '_', '.', '-'; no '..')"
+        )
+
+
+def _encoding(_: object, attribute: Any, value: str) -> None:
+    try:
+        if len(value) > MAX_TEXT:
+            raise LookupError
+        codecs.lookup(value)
+    except LookupError:
+        raise ValueError(f"{attribute.name}: unknown encoding {value[:80]!r}") from None
+
+
+def _bounded(_: object, attribute: Any, value: str) -> None:
+    if not value or len(value) > 1024 or "\0" in value:
+        raise ValueError(f"{attribute.name}: expected a path of 1 to 1024 characters")
 
 
 def _positive(_: object, attribute: Any, value: int) -> None:
@@ -40,7 +115,7 @@ def _positive(_: object, attribute: Any, value: int) -> None:
 @frozen(kw_only=True)
 class ServerConfiguration:
     server_app: str = field(default=DEFAULT_SERVER_APP, validator=validators.in_(["gunicorn"]))
-    wsgi_file_name: str = field(default="wsgi.py", validator=_matches(_FILE_NAME, "file name"))
+    wsgi_file_name: str = field(default="wsgi.py", validator=_module_file)
     wsgi_conf_file_name: str = field(
         default=f"{DEFAULT_SERVER_APP}.conf.py", validator=_matches(_FILE_NAME, "file name")
     )
@@ -56,19 +131,28 @@ class ServerConfiguration:
 class Dependency:
     """A Python dependency and the system packages it needs in the image."""
 
-    name: str = field(validator=_matches(_PACKAGE, "requirement"))
+    name: str = field(validator=_requirements)
     packages: tuple[str, ...] = field(default=(), validator=_matches(_SYSTEM_PACKAGE, "package"))
 
 
+def _unsupported(shown: str) -> str:
+    (major, low), (_, high) = SUPPORTED_PYTHON
+    return (
+        f"python_version: {shown} is not supported: generated bundles run on "
+        f"Python {major}.{low} to {major}.{high}"
+    )
+
+
 def _version(_: object, __: Any, value: tuple[int, ...]) -> None:
-    if len(value) != 2 or value[0] != 3 or not 0 <= value[1] <= 99:
-        raise ValueError(f"python_version: {value!r} is not a Python 3 version like [3, 12]")
+    (low_major, low), (_high_major, high) = SUPPORTED_PYTHON
+    if len(value) != 2 or value[0] != low_major or not low <= value[1] <= high:
+        raise ValueError(_unsupported(".".join(str(v) for v in value)))
 
 
 @frozen(kw_only=True)
 class ContainerizerConfiguration:
-    python_version: tuple[int, int] = field(default=(3, 8), validator=_version)
-    encoding: str = "utf-8"
+    python_version: tuple[int, int] = field(default=SUPPORTED_PYTHON[0], validator=_version)
+    encoding: str = field(default="utf-8", validator=_encoding)
     container_image: str = field(
         default="alpine", validator=_matches(re.compile(r"[a-z0-9][a-z0-9._/-]*"), "image name")
     )
@@ -76,12 +160,24 @@ class ContainerizerConfiguration:
         default="alpine3.18", validator=_matches(re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*"), "tag")
     )
     dependencies: tuple[Dependency, ...] = ()
-    custom_packages: tuple[str, ...] = field(default=(), validator=_matches(_PACKAGE, "package"))
-    project_path: str = "."
-    main_folder: str | None = None
-    api_filename: str = field(default="app.py", validator=_matches(_FILE_NAME, "file name"))
+    custom_packages: tuple[str, ...] = field(default=(), validator=_requirements)
+    project_path: str = field(default=".", validator=_bounded)
+    main_folder: str | None = field(default=None, validator=_folder)
+    api_filename: str = field(default="app.py", validator=_module_file)
     server: ServerConfiguration = ServerConfiguration()
-    svc_requirements: tuple[str, ...] = field(default=(), validator=_matches(_PACKAGE, "package"))
+    svc_requirements: tuple[str, ...] = field(default=(), validator=_requirements)
+
+    def __attrs_post_init__(self) -> None:
+        names = {
+            "api_filename": self.api_filename,
+            "server.wsgi_file_name": self.server.wsgi_file_name,
+            "server.wsgi_conf_file_name": self.server.wsgi_conf_file_name,
+        }
+        seen: dict[str, str] = {}
+        for what, name in names.items():
+            if name in seen:
+                raise ValueError(f"{what}: {name!r} is also {seen[name]}; give distinct names")
+            seen[name] = what
 
     @property
     def family(self) -> str:
@@ -105,7 +201,10 @@ def _version_hook(value: Any, _: type) -> tuple[int, int]:
     if isinstance(value, str):
         from svcc.ir.python_version import parse_python_version
 
-        return parse_python_version(value, "python_version")  # the one rule for "3.N"
+        try:
+            return parse_python_version(value, "python_version")  # the one rule for "3.N"
+        except ValueError:
+            raise ValueError(_unsupported(value[:20])) from None
     if isinstance(value, list) and len(value) == 2 and all(type(v) is int for v in value):
         return (value[0], value[1])
     raise TypeError('python_version: expected "3.N" or [3, N]')

@@ -2,11 +2,62 @@
 
 gunicorn's ``BaseApplication`` takes the application object directly, so the workspace and
 limits chosen on the command line reach every worker without environment variables.
+
+Every answer is JSON, including the ones gunicorn writes itself: :class:`JsonErrorWorker`
+(gunicorn's sync worker) writes its error pages (a malformed request line, headers over the
+limit, a bad chunk) as ``{"title", "description"}``, and a request still running when the
+worker's timeout fires is answered 503 in JSON before the worker is replaced. The worker
+timeout is set above the analysis budget, so an analysis is always ended by its budget
+(a JSON 422) first.
 """
 
-from typing import Any
+import json
+from typing import Any, Final
 
+from gunicorn import util
 from gunicorn.app.base import BaseApplication
+from gunicorn.workers.sync import SyncWorker
+
+TIMEOUT_MARGIN: Final = 30
+
+
+def write_json_error(sock: Any, status_int: int, reason: str, mesg: str) -> None:
+    """gunicorn's ``util.write_error`` with a JSON body in Falcon's error shape."""
+    body = json.dumps({"title": f"{status_int} {reason}", "description": mesg or reason}).encode()
+    head = (
+        f"HTTP/1.1 {status_int} {reason}\r\nConnection: close\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    )
+    util.write_nonblock(sock, head.encode("latin-1") + body)
+
+
+class JsonErrorWorker(SyncWorker):  # type: ignore[misc]
+    """gunicorn's sync worker whose own error answers are JSON (see the module docstring)."""
+
+    timed_out = False
+
+    def init_process(self) -> None:
+        util.write_error = write_json_error  # this worker process only
+        super().init_process()
+
+    def handle_abort(self, sig: int, frame: Any) -> None:
+        self.timed_out = True  # SIGABRT is how the arbiter ends a worker over its timeout
+        super().handle_abort(sig, frame)
+
+    def handle_error(self, req: Any, client: Any, addr: Any, exc: BaseException) -> None:
+        if self.timed_out and isinstance(exc, SystemExit):
+            self.log.error("request over the %s-second worker timeout", self.cfg.timeout)
+            try:
+                write_json_error(
+                    client,
+                    503,
+                    "Service Unavailable",
+                    f"the request took longer than the {self.cfg.timeout}-second worker timeout",
+                )
+            except Exception:
+                self.log.debug("failed to send the timeout answer")
+            return
+        super().handle_error(req, client, addr, exc)
 
 
 class AnalysisServer(BaseApplication):  # type: ignore[misc]
@@ -24,19 +75,32 @@ class AnalysisServer(BaseApplication):  # type: ignore[misc]
 
 
 def serve_analysis(
-    *, workspace: str, bind: str, workers: int, max_upload_bytes: int, max_directory_files: int
+    *,
+    workspace: str,
+    bind: str,
+    workers: int,
+    max_upload_bytes: int,
+    max_directory_files: int,
+    analysis_memory_bytes: int,
+    analysis_seconds: float,
+    worker_timeout: int | None = None,
 ) -> None:
     from svcc.service.app import create_app
 
     application = create_app(
-        workspace, max_upload_bytes=max_upload_bytes, max_directory_files=max_directory_files
+        workspace,
+        max_upload_bytes=max_upload_bytes,
+        max_directory_files=max_directory_files,
+        analysis_memory_bytes=analysis_memory_bytes,
+        analysis_seconds=analysis_seconds,
     )
     AnalysisServer(
         application,
         {
             "bind": bind,
             "workers": workers,
-            "timeout": 120,
+            "worker_class": f"{__name__}.JsonErrorWorker",
+            "timeout": worker_timeout or int(2 * analysis_seconds) + TIMEOUT_MARGIN,
             "accesslog": "-",
             "control_socket_disable": True,
         },

@@ -40,7 +40,15 @@ def test_docs_are_in_sync() -> None:
 
 
 # Codes no single-file fixture can show, and the test that triggers each.
-TRIGGERED_ELSEWHERE = {"SVC-F007": "tests/test_cli.py::test_inspect_directory_json"}
+TRIGGERED_ELSEWHERE = {
+    "SVC-F007": "tests/test_cli.py::test_inspect_directory_json",
+    "SVC-R020": "tests/test_repository.py::"
+    "test_import_time_io_makes_importers_conditional_naming_file_and_line",
+    "SVC-F008": "tests/test_repository.py::test_symlink_and_fifo_are_refused",
+    "SVC-F009": "tests/test_repository.py::test_duplicate_module_names_are_refused",
+    "SVC-F010": "tests/test_repository.py::test_oversize_file_is_refused",
+    "SVC-F011": "tests/test_repository.py::test_configured_source_roots_hidden_and_build_folders",
+}
 
 
 def test_every_code_has_a_fixture_that_triggers_it() -> None:

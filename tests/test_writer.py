@@ -164,3 +164,165 @@ def test_host_check_runs_before_writing(tmp_path: Path) -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert proc.stdout.strip() == "ok", proc.stderr
+
+
+def test_symlink_stepped_out_of_with_dotdot_is_refused(tmp_path: Path) -> None:
+    # The kernel reads ``link/../out`` through ``link`` (into real's parent); lexical
+    # folding would have written beside ``link`` instead. The README promises a refusal.
+    (tmp_path / "elsewhere" / "real").mkdir(parents=True)
+    (tmp_path / "here").mkdir()
+    (tmp_path / "here" / "link").symlink_to(tmp_path / "elsewhere" / "real")
+    with pytest.raises(OutputError, match="link is a symlink"):
+        write_tree(TREE, tmp_path / "here" / "link" / ".." / "out")
+    assert sorted(p.name for p in (tmp_path / "here").iterdir()) == ["link"]
+    assert sorted(p.name for p in (tmp_path / "elsewhere").iterdir()) == ["real"]
+
+
+def test_existing_empty_directory_keeps_its_mode(tmp_path: Path) -> None:
+    out = tmp_path / "private"
+    out.mkdir()
+    os.chmod(out, 0o700)
+    write_tree(TREE, out)
+    assert oct(os.stat(out).st_mode & 0o777) == "0o700"
+    assert read_tree(out) == dict(TREE)
+    fresh = tmp_path / "fresh"
+    write_tree(TREE, fresh)
+    assert oct(os.stat(fresh).st_mode & 0o777) == oct(0o755 & ~_umask())
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+# A writer that is signalled half-way through its tree (a real signal, delivered by the
+# kernel to a real process): the staging tree must be gone when the process has ended.
+_SIGNALLED_WRITER = """
+import os, signal, sys
+from svcc.compiler import writer
+from svcc.compiler.target import FileTree
+
+signum = int(sys.argv[2])
+real_write = os.write
+count = 0
+
+def write(fd, data):
+    global count
+    count += 1
+    if count == 50:
+        os.kill(os.getpid(), signum)
+    return real_write(fd, data)
+
+writer.os.write = write
+tree = FileTree.of({f"d{i // 20}/f{i}.txt": b"x" * 1000 for i in range(200)})
+writer.write_tree(tree, sys.argv[1])
+print("finished")
+"""
+
+
+@pytest.mark.parametrize("signum", [15, 2], ids=["SIGTERM", "SIGINT"])
+def test_signal_during_write_removes_the_staging_tree(tmp_path: Path, signum: int) -> None:
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, "-c", _SIGNALLED_WRITER, str(out), str(signum)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert "finished" not in proc.stdout
+    if signum == 15:
+        assert proc.returncode == -15, proc.stderr  # the signal's own effect, as without us
+    else:
+        assert "KeyboardInterrupt" in proc.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_stale_staging_trees_of_dead_writers_are_swept(tmp_path: Path) -> None:
+    import fcntl
+
+    stale = tmp_path / ".out.svcc-0123456789ab"
+    (stale / "sub").mkdir(parents=True)
+    (stale / "sub" / "big.bin").write_bytes(b"x" * 4096)
+    os.utime(stale, (0, 0))
+    held = tmp_path / ".out.svcc-ba9876543210"  # a live writer holds its lock
+    held.mkdir()
+    os.utime(held, (0, 0))
+    recent = tmp_path / ".out.svcc-aaaaaaaaaaaa"  # just created: maybe not locked yet
+    recent.mkdir()
+    other = tmp_path / ".other.svcc-0123456789ab"  # another output's: not ours to judge
+    other.mkdir()
+    os.utime(other, (0, 0))
+    fd = os.open(held, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        write_tree(TREE, tmp_path / "out")
+    finally:
+        os.close(fd)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [".out.svcc-ba9876543210", ".out.svcc-aaaaaaaaaaaa", ".other.svcc-0123456789ab", "out"]
+    )
+
+
+def _svcc_compile(out: Path, source: Path, *prefix: str) -> subprocess.CompletedProcess[str]:
+    svcc = str(Path(sys.executable).parent / "svcc")
+    return subprocess.run(
+        [*prefix, svcc, "compile", str(source), "--target", "rest", "--output-dir", str(out)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+ADD = "def add(a: int, b: int) -> int:\n    return a + b\n"
+
+
+def test_read_only_file_system_is_an_output_error_naming_the_directory(tmp_path: Path) -> None:
+    source = tmp_path / "add.py"
+    source.write_text(ADD)
+    mount = tmp_path / "ro"
+    mount.mkdir()
+    if os.geteuid() != 0 or (
+        subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(mount)],
+            capture_output=True,
+            check=False,
+        ).returncode
+        != 0
+    ):
+        pytest.skip("cannot mount a read-only tmpfs here (needs root and mount permission)")
+    try:
+        proc = _svcc_compile(mount / "out", source)
+        assert proc.returncode == 2, proc.stderr
+        assert f"cannot write in {mount}: Read-only file system" in proc.stderr
+        assert ".svcc-" not in proc.stderr
+        assert "Traceback" not in proc.stderr
+    finally:
+        subprocess.run(["umount", str(mount)], check=False)
+
+
+def test_directory_without_write_permission_is_an_output_error() -> None:
+    import shutil
+    import tempfile
+
+    base = Path(tempfile.mkdtemp(prefix="svcc-writer-perm-"))  # reachable by nobody
+    try:
+        os.chmod(base, 0o755)
+        source = base / "add.py"
+        source.write_text(ADD)
+        os.chmod(source, 0o644)
+        locked = base / "locked"
+        locked.mkdir()
+        os.chmod(locked, 0o555)
+        prefix: tuple[str, ...] = ()
+        if os.geteuid() == 0:  # root ignores permissions: run the CLI as nobody
+            if not shutil.which("setpriv"):
+                pytest.skip("running as root without setpriv")
+            prefix = ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups")
+        proc = _svcc_compile(locked / "out", source, *prefix)
+        assert proc.returncode == 2, proc.stderr
+        assert f"cannot write in {locked}: Permission denied" in proc.stderr
+        assert list(locked.iterdir()) == []
+    finally:
+        os.chmod(base / "locked", 0o755)
+        shutil.rmtree(base)

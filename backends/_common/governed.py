@@ -23,7 +23,7 @@ GOVERNED_PACKAGE: Final = "svc_runtime/governed"
 GOVERNED_MODULES: Final = ("executor", "protocol", "template")
 
 
-def _call(cap: Capability) -> dict[str, Any]:
+def call_shape(cap: Capability) -> dict[str, Any]:
     return {
         "name": cap.name,
         "execution": cap.execution,
@@ -55,7 +55,7 @@ def governed_files(
                 "files": source_files,
             },
             "policy_digest": digest_bytes(policy_bytes),
-            "call": _call(cap),
+            "call": call_shape(cap),
         }
         out[f"execution/plans/{cap.name}.json"] = canonical_json(plan)
     out["execution/worker.py"] = render(

@@ -9,7 +9,7 @@ from typing import ClassVar, Final
 
 from attrs import frozen
 from svcc.backends._common.bundle import assemble, pretty_json
-from svcc.backends.mcp._tools import tools_document
+from svcc.backends.mcp._tools import TOOLS_SCHEMA, tools_document
 from svcc.backends.templates import render
 from svcc.compiler.target import BundleSpec, EmitContext, FileTree
 from svcc.ir.model import ModuleIR
@@ -60,3 +60,6 @@ class McpTarget:
                 ),
             },
         )
+
+
+__all__ = ["BUNDLE", "TOOLS_SCHEMA", "McpTarget", "tools_document"]

@@ -37,7 +37,7 @@ BUNDLE: Final = BundleSpec(
     interface="rest",
     manifest="svc-rest.json",
     manifest_schema="svc.rest-bundle/v1",
-    runtime_modules=("calls", "encoding", "integrity", "rest", "validation"),
+    runtime_modules=("calls", "encoding", "integrity", "prevalidate", "rest", "validation"),
     # The server's own requirements: pinned to the major versions the runtime is tested with.
     server_requirements=(
         "fastapi>=0.115,<1",
@@ -65,3 +65,6 @@ class RestTarget:
                 "app.py": render(__name__, "app.py.jinja", module=ir.module, version=__version__),
             },
         )
+
+
+__all__ = ["BUNDLE", "RestTarget", "openapi_document"]

@@ -277,6 +277,54 @@ F007_NOT_ANALYSABLE: Final = _code(
     "path gives no valid module name.",
 )
 
+# --- repositories -----------------------------------------------------------------------------
+R020_IMPORTED_MODULE_RISK: Final = _code(
+    "SVC-R020",
+    "imported repository module runs code at import",
+    "error",
+    "execution",
+    "conditional",
+    "A repository module this capability imports (directly, transitively, or as a parent "
+    "package) runs code at import, cannot be analysed, or has an unresolved import; the "
+    "message names that module's file and line.",
+)
+F008_REPOSITORY_ENTRY: Final = _code(
+    "SVC-F008",
+    "repository entry refused",
+    "error",
+    "source",
+    None,
+    "A symlink, special file (FIFO, socket, device) or path escaping the tree inside a "
+    "repository's source roots; a repository bundle holds regular files only.",
+)
+F009_DUPLICATE_MODULE: Final = _code(
+    "SVC-F009",
+    "two files claim one module name",
+    "error",
+    "source",
+    None,
+    "Two files of a repository give the same dotted module name (`pkg/mod.py` and "
+    "`pkg/mod/__init__.py`, or the same path in two source roots).",
+)
+F010_REPOSITORY_LIMIT: Final = _code(
+    "SVC-F010",
+    "repository over a limit",
+    "error",
+    "source",
+    None,
+    "The declared files of a repository exceed a limit: 4,096 files, 64 MiB in all, or the "
+    "per-file bound.",
+)
+F011_NOT_A_MODULE: Final = _code(
+    "SVC-F011",
+    "file skipped: not an importable module",
+    "warning",
+    "source",
+    None,
+    "A `.py` file whose path relative to its source root is not a dotted Python name "
+    "(`my-script.py`, `2024/x.py`) cannot be imported, so it is not a module of the repository.",
+)
+
 
 def markdown_table() -> str:
     """The body of ``docs/diagnostics.md``."""

@@ -7,6 +7,7 @@ beside the source, declared requirements) is an input here and never part of the
 """
 
 import sys
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import attrs
@@ -33,6 +34,9 @@ class Environment:
     local_modules: frozenset[str] = frozenset()
     declared_imports: frozenset[str] = frozenset()
     declared_requirements: tuple[str, ...] = ()
+    # Repositories: resolves an import over the module graph (why it fails, or ``None``);
+    # replaces the single-file rules below when set.
+    resolve_import: Callable[[Import], str | None] | None = None
 
 
 @frozen(kw_only=True)
@@ -280,6 +284,12 @@ class ReadinessPass:
         return out
 
 
+def module_reasons(ir: ModuleIR, env: Environment) -> list[Diagnostic]:
+    """The reasons that apply to every capability of ``ir`` (its import-time risks); the
+    repository pass propagates them to the modules that import ``ir``."""
+    return ReadinessPass()._module_reasons(ir, env)
+
+
 def _why(leaf: UnsupportedType | UnresolvedType) -> str:
     if isinstance(leaf, UnsupportedType):
         return leaf.reason
@@ -292,6 +302,8 @@ def _why(leaf: UnsupportedType | UnresolvedType) -> str:
 
 def import_problem(imp: Import, env: Environment) -> str | None:
     """Why an import cannot be satisfied by the bundle's environment, or ``None``."""
+    if env.resolve_import is not None:
+        return env.resolve_import(imp)
     hint = "declare its distribution in a requirements file and pass --requirements FILE"
     if imp.level > 0:
         targets = [imp.module.split(".", 1)[0]] if imp.module else list(imp.names)

@@ -1,11 +1,16 @@
 """The server side of governed execution: startup checks, the template, one call at a time.
 
 Startup checks the policy and every plan against the IR and the manifest, and the host's
-POSIX facilities, without importing the source; then it starts the template (in the
-policy's clean environment) and waits until it is ready. A call takes a concurrency slot
-(excess calls wait, they are never dropped), hands the template a fresh socket, sends the
-arguments, and waits for the result until the wall deadline, when the worker's whole
-process group is killed. A template that died is started again on the next call.
+POSIX facilities, without importing the source; then it makes the server non-dumpable
+(its workers cannot read its ``/proc/<pid>/environ`` or ``mem``), starts the template (in
+the policy's clean environment, working in a fresh scratch directory that holds every
+call's directory) and waits until it is ready. A call takes a concurrency slot (up to
+``limits.max_queued_calls`` calls wait; past that the call is refused with
+:class:`CallBusy`, a 503), hands the template a fresh socket, sends the arguments, and
+waits for the result until the wall deadline, or until the client goes away (the task is
+cancelled), when the worker's whole process group is killed. The result is checked again
+here to be strict, finite JSON. A template that died is started again on the next call;
+its scratch directory, with whatever calls left in it, is removed in the background.
 """
 
 import asyncio
@@ -14,19 +19,23 @@ import contextlib
 import json
 import os
 import pickle
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from ..integrity import StartupError, sha256_file
 from . import protocol as p
-from .template import READY
+from .template import PR_SET_DUMPABLE, READY, prctl, worker_identity
 
 TEMPLATE_START_SECONDS = 30
+DEFAULT_MAX_QUEUED = 64  # policies written before ``limits.max_queued_calls`` existed
 
 
 class CallTimeout(Exception):
@@ -35,6 +44,10 @@ class CallTimeout(Exception):
 
 class CallFailed(Exception):
     """Any other failure of a governed call. The message is for the server log only."""
+
+
+class CallBusy(Exception):
+    """Every slot is taken and the queue is full: the call was not started."""
 
 
 def check_host() -> None:
@@ -85,7 +98,10 @@ def check_plans(bundle: Path, manifest: Mapping[str, Any], ir: Mapping[str, Any]
             raise StartupError(f"execution/plans/{name}.json is missing or invalid") from None
         if plan.get("policy_digest") != policy_digest:
             raise StartupError(f"execution/plans/{name}.json was planned for another policy")
-        if plan.get("source", {}).get("digest") != manifest["source"]["digest"]:
+        source = plan.get("source", {})
+        if source.get("digest") is None or source.get("digest") != manifest["files"].get(
+            source.get("path")
+        ):
             raise StartupError(f"execution/plans/{name}.json binds another source")
         call = dict(plan.get("call", {}))
         for param in call.get("params", []):
@@ -109,15 +125,25 @@ class GovernedExecutor:
         self.max_input = int(limits["max_input_bytes"])
         self._wall = int(limits["wall_time_ms"]) / 1000
         self._slots_count = int(limits["max_concurrent_calls"])
+        self._max_queued = int(limits.get("max_queued_calls", DEFAULT_MAX_QUEUED))
         self._slots: asyncio.Semaphore | None = None
+        self._queued = 0
+        # A client told to come back later waits about one call's deadline.
+        self.retry_after = self._wall
         self._process: subprocess.Popen[bytes] | None = None
         self._control: socket.socket | None = None
+        self._scratch: str | None = None
+        self._worker_user = self._policy.get("worker_user")
         atexit.register(self.close)
 
     # -- the template ----------------------------------------------------------------------
     def start(self) -> None:
         """Start the template and wait until it is ready (a failure is a StartupError)."""
-        self.close()
+        self.close(background=True)
+        prctl(PR_SET_DUMPABLE, 0)
+        self._scratch = tempfile.mkdtemp(prefix="svc-governed-")
+        if self._worker_user is not None:
+            os.chmod(self._scratch, 0o711)  # workers may enter their own directory only
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         entry = self._bundle / "execution" / "worker.py"
         try:
@@ -125,7 +151,7 @@ class GovernedExecutor:
                 [sys.executable, "-s", str(entry), str(theirs.fileno())],
                 pass_fds=[theirs.fileno()],
                 env=_environment(self._policy),
-                cwd=self._bundle,
+                cwd=self._scratch,
                 stdin=subprocess.DEVNULL,
                 stdout=sys.stderr.fileno(),
             )
@@ -147,7 +173,7 @@ class GovernedExecutor:
         ours.settimeout(None)
         self._control = ours
 
-    def close(self) -> None:
+    def close(self, background: bool = False) -> None:
         if self._control is not None:
             self._control.close()  # the template sees EOF, kills its workers and exits
             self._control = None
@@ -158,6 +184,12 @@ class GovernedExecutor:
                 self._process.kill()
                 self._process.wait()
             self._process = None
+        if self._scratch is not None:  # what a dead template's calls left behind
+            scratch, self._scratch = self._scratch, None
+            if background:
+                threading.Thread(target=shutil.rmtree, args=(scratch, True), daemon=True).start()
+            else:
+                shutil.rmtree(scratch, ignore_errors=True)
 
     def _dispatch(self, worker_end: socket.socket) -> None:
         for attempt in (1, 2):
@@ -180,8 +212,20 @@ class GovernedExecutor:
         """The result as finite JSON bytes; :class:`CallTimeout` or :class:`CallFailed`."""
         if self._slots is None:
             self._slots = asyncio.Semaphore(self._slots_count)
-        async with self._slots:
+        if self._slots.locked() and self._queued >= self._max_queued:
+            raise CallBusy(
+                f"{self._slots_count} calls running and {self._queued} waiting "
+                "(limits.max_queued_calls): answered 503"
+            )
+        self._queued += 1
+        try:
+            await self._slots.acquire()
+        finally:
+            self._queued -= 1
+        try:
             return await self._call(name, args, kwargs)
+        finally:
+            self._slots.release()
 
     async def _call(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> bytes:
         payload = pickle.dumps((name, args, kwargs), protocol=pickle.HIGHEST_PROTOCOL)
@@ -199,10 +243,11 @@ class GovernedExecutor:
         try:
             return await asyncio.wait_for(self._exchange(reader, writer, payload, pid), self._wall)
         except TimeoutError:
-            if pid:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(pid[0], signal.SIGKILL)
+            _kill_group(pid)
             raise CallTimeout(f"{name} passed its {self._wall:g} s deadline") from None
+        except asyncio.CancelledError:  # the client went away: so does the worker
+            _kill_group(pid)
+            raise
         finally:
             writer.close()
 
@@ -227,10 +272,30 @@ class GovernedExecutor:
         except (asyncio.IncompleteReadError, ConnectionError):
             raise CallFailed("the worker ended without a result (killed or crashed)") from None
         if kind == p.RESULT:
-            return data
+            return _strict_json(data)
         if kind == p.ERROR:
             raise CallFailed(f"worker reported {data.decode(errors='replace')}")
         raise CallFailed("worker protocol error")
+
+
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _strict_json(data: bytes) -> bytes:
+    """The worker's result, served only if it is strict, finite JSON (a worker runs the
+    user's code: what it sends is checked, not trusted)."""
+    try:
+        json.loads(data.decode("utf-8"), parse_constant=_no_constant)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise CallFailed("worker sent a result that is not strict, finite JSON") from None
+    return data
+
+
+def _kill_group(pid: list[int]) -> None:
+    if pid:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid[0], signal.SIGKILL)
 
 
 def start_executor(
@@ -240,5 +305,9 @@ def start_executor(
     check_host()
     check_plans(bundle, manifest, ir)
     executor = GovernedExecutor(bundle)
+    try:
+        worker_identity(executor._worker_user)
+    except RuntimeError as exc:
+        raise StartupError(f"execution/policy.json: {exc}") from None
     executor.start()
     return executor

@@ -4,9 +4,21 @@ The template starts with the policy's clean environment, imports only the runtim
 the bundle's execution files and compiles the verified source bytes (compiling runs none of
 it). It is single-threaded, so forking it is safe. For each call the server sends one
 message carrying a fresh socket (``SCM_RIGHTS``); the template forks a worker that gets its
-own process group and a fresh temporary working directory, and answers on that socket. The
-template reaps every worker, kills what is left of its process group, removes its directory,
-and (as a child subreaper) also reaps orphans, so no zombie outlives a call.
+own process group, a fresh working directory (under the template's working directory, a
+scratch directory the server owns and removes if the template dies) and a pipe for its
+stdout and stderr, and answers on that socket.
+
+Nothing a call starts outlives it. A worker is itself a child subreaper: whatever its
+code starts (``setsid``, ``start_new_session``, a double fork) stays below it, and it kills
+and reaps all of that before it answers. A worker killed at the deadline leaves its
+descendants to the template (also a subreaper), which kills every child that is not a
+live worker. A worker dies with the template (``PR_SET_PDEATHSIG``), the template with the
+server. The template and the server are not dumpable, so a worker cannot read their
+``/proc/<pid>/environ`` or ``mem`` (as root it could anyway: the policy's ``worker_user``
+runs workers as an unprivileged user). A worker's output goes through the template, at
+most ``limits.max_log_bytes`` per call; the rest is counted and dropped with a note. A
+working directory left full is renamed away and removed by a separate cleaner process,
+so a call that leaves 500k files never stalls the next.
 
 A worker re-checks the digests of its plan, the policy and the source before running the
 module, so a bundle changed after startup gives a sanitised error, never a silent change.
@@ -15,6 +27,7 @@ module, so a bundle changed after startup gives a sanitised error, never a silen
 import asyncio
 import contextlib
 import ctypes
+import errno
 import hashlib
 import json
 import math
@@ -28,6 +41,7 @@ import sys
 import tempfile
 import traceback
 import types
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,8 +49,12 @@ from ..calls import CallShape, shape_problem
 from ..integrity import sha256_file
 from . import protocol as p
 
+PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
 READY = b"ready"
+DEFAULT_MAX_LOG_BYTES = 64 * 1024  # policies written before ``limits.max_log_bytes``
+TRASH = ".trash"
 
 
 class Prepared:
@@ -55,6 +73,9 @@ class Prepared:
             self.plans[plan["call"]["name"]] = plan
             self.plan_digests[plan["call"]["name"]] = sha256_file(path)
         first = next(iter(self.plans.values()))
+        # Repository bundles: each plan names its module and function, and the declared
+        # module set that a worker imports from (``svc_runtime.repository``).
+        self.repository: dict[str, Any] | None = first.get("repository")
         self.module = first["module"]
         source = first["source"]
         data = (root / source["path"]).read_bytes()
@@ -64,7 +85,9 @@ class Prepared:
         self.code = compile(data, str(self.source_path), "exec", dont_inherit=True)
         limits = self.policy["limits"]
         self.max_output = int(limits["max_output_bytes"])
+        self.max_log = int(limits.get("max_log_bytes", DEFAULT_MAX_LOG_BYTES))
         self.wall_seconds = int(limits["wall_time_ms"]) / 1000
+        self.user = worker_identity(self.policy.get("worker_user"))
 
     def checks(self, name: str) -> list[tuple[Path, str]]:
         """Files a worker re-verifies before running ``name``: plan, policy, source files."""
@@ -114,6 +137,24 @@ def _log(name: str, message: str) -> None:
     sys.stderr.flush()
 
 
+def _import_declared(prepared: Prepared, module: str) -> types.ModuleType:
+    """Repository bundles: the closed import set, then the plan's module (its files were
+    re-verified by the worker before this runs)."""
+    import importlib
+
+    from ..repository import DeclaredSourceFinder
+
+    repo = prepared.repository
+    assert repo is not None
+    sys.meta_path.insert(
+        0,
+        DeclaredSourceFinder(
+            prepared.root / "source", repo["modules"], repo["namespace_packages"], repo["packages"]
+        ),
+    )
+    return importlib.import_module(module)
+
+
 def _execute_module(prepared: Prepared) -> types.ModuleType:
     import importlib
     import importlib.util
@@ -129,7 +170,9 @@ def _execute_module(prepared: Prepared) -> types.ModuleType:
     return module
 
 
-def run_call(conn: socket.socket, prepared: Prepared) -> None:
+def run_call(
+    conn: socket.socket, prepared: Prepared, drop_privileges: Callable[[], None] = lambda: None
+) -> None:
     conn.sendall(p.frame(p.PID, str(os.getpid()).encode()))
     _, size = p.HEADER.unpack(_read_exact(conn, p.HEADER.size))
     name, args, kwargs = pickle.loads(_read_exact(conn, size))
@@ -149,8 +192,12 @@ def run_call(conn: socket.socket, prepared: Prepared) -> None:
         if actual != digest:
             return fail(p.CHANGED, f"{path.relative_to(prepared.root)} changed since startup")
     try:
-        module = _execute_module(prepared)
-        function = getattr(module, name, None)
+        drop_privileges()
+        if prepared.repository is not None:
+            module = _import_declared(prepared, plan["module"])
+        else:
+            module = _execute_module(prepared)
+        function = getattr(module, plan.get("function", name), None)
         problem = shape_problem(function, plan["call"]) if function else "function is missing"
         if problem:
             return fail(p.CHANGED, f"callable shape changed: {problem}")
@@ -159,8 +206,10 @@ def run_call(conn: socket.socket, prepared: Prepared) -> None:
         else:
             result = function(*args, **kwargs)  # type: ignore[misc]
     except BaseException:  # the user's code failed, whatever it raised: sanitised
+        kill_descendants()
         sys.stderr.write(f"svc-governed: {name}: the call raised\n{traceback.format_exc()}")
         return fail(p.EXCEPTION, "exception (traceback above)")
+    kill_descendants()  # the call has ended: so has everything it started
     if not _finite_json(result):
         return fail(p.NOT_JSON, f"result of type {type(result).__name__} is not finite JSON")
     payload = json.dumps(result, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
@@ -171,20 +220,102 @@ def run_call(conn: socket.socket, prepared: Prepared) -> None:
     return None
 
 
-def _worker(conn_fd: int, workdir: str, prepared: Prepared, closing: list[Any]) -> None:
+def worker_identity(user: Any) -> tuple[int, int] | None:
+    """``(uid, gid)`` of the policy's ``worker_user`` (a name or a numeric id), or None."""
+    if user is None:
+        return None
+    import pwd
+
+    try:
+        entry = pwd.getpwuid(int(user)) if str(user).isdigit() else pwd.getpwnam(str(user))
+    except KeyError:
+        raise RuntimeError(f"worker_user {user!r} does not exist on this host") from None
+    if os.geteuid() != 0 and entry.pw_uid != os.geteuid():
+        raise RuntimeError(f"worker_user {user!r} needs the server to run as root")
+    return entry.pw_uid, entry.pw_gid
+
+
+def _children(parent: int) -> list[int]:
+    """Pids whose parent is ``parent`` (from ``/proc``: Linux)."""
+    out: list[int] = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return out
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == parent:
+            out.append(int(entry))
+    return out
+
+
+def kill_descendants() -> None:
+    """Kill and reap everything below this process (a subreaper: orphans come back here)."""
+    me = os.getpid()
+    for _ in range(10_000):
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return  # no child at all: the common case costs one system call
+        if pid:
+            continue
+        for child in _children(me):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(child, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(-1, 0)
+
+
+_LIBC: list[Any] = []
+
+
+def prctl(option: int, value: int) -> bool:
+    try:
+        if not _LIBC:
+            _LIBC.append(ctypes.CDLL(None, use_errno=True))
+        return int(_LIBC[0].prctl(option, value, 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False  # not Linux
+
+
+def _worker(
+    conn_fd: int,
+    workdir: str,
+    log_fd: int,
+    prepared: Prepared,
+    *,
+    closing: list[Any],
+    template: int,
+) -> None:
     """In the forked child: own process group, fresh directory, one call, then exit."""
     code = 0
     try:
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         for item in closing:
-            item.close()
+            if isinstance(item, int):
+                os.close(item)
+            else:
+                item.close()
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != template:  # the template died before the line above
+            os._exit(1)
+        prctl(PR_SET_CHILD_SUBREAPER, 1)
+        os.dup2(log_fd, 1)
+        os.dup2(log_fd, 2)
+        os.close(log_fd)
         os.setpgid(0, 0)
         os.chdir(workdir)
         # A backstop if the server cannot kill us: the default SIGALRM action terminates.
         signal.setitimer(signal.ITIMER_REAL, prepared.wall_seconds + 1.0)
         with socket.socket(fileno=conn_fd) as conn:
-            run_call(conn, prepared)
+            run_call(conn, prepared, lambda: _become(prepared.user))
     except BaseException:  # nothing may escape a forked child
         code = 1
     finally:
@@ -195,45 +326,225 @@ def _worker(conn_fd: int, workdir: str, prepared: Prepared, closing: list[Any]) 
             os._exit(code)
 
 
+def _become(user: tuple[int, int] | None) -> None:
+    """Drop to the policy's worker user (after the files were verified, before user code)."""
+    if user is None:
+        return
+    uid, gid = user
+    template = os.getppid()
+    os.setgroups([])
+    os.setgid(gid)
+    os.setuid(uid)
+    prctl(PR_SET_DUMPABLE, 0)  # a credential change resets both of these
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != template:
+        os._exit(1)
+
+
 # -- template ----------------------------------------------------------------------------------
 
 
-def _become_subreaper() -> None:
+class Call:
+    """What the template tracks for one live worker."""
+
+    __slots__ = ("dropped", "pid", "workdir", "written")
+
+    def __init__(self, pid: int, workdir: str) -> None:
+        self.pid = pid
+        self.workdir = workdir
+        self.written = 0
+        self.dropped = 0
+
+
+class Template:
+    """The template's state: live calls, their output pipes, the cleaner."""
+
+    def __init__(self, prepared: Prepared, scratch: Path) -> None:
+        self.prepared = prepared
+        self.scratch = scratch
+        self.calls: dict[int, Call] = {}
+        self.logs: dict[int, Call] = {}  # read end of a call's output pipe → its call
+        self.cleaner: int | None = None
+        self.selector = selectors.DefaultSelector()
+
+    # -- output --------------------------------------------------------------------------
+    def read_log(self, fd: int) -> None:
+        call = self.logs[fd]
+        try:
+            data = os.read(fd, 65536)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self.selector.unregister(fd)
+            os.close(fd)
+            del self.logs[fd]
+            if call.dropped:
+                _write_all(
+                    2,
+                    f"svc-governed: worker {call.pid}: {call.dropped} more bytes of stdout/"
+                    f"stderr dropped (over the {self.prepared.max_log}-byte per-call budget, "
+                    "limits.max_log_bytes)\n".encode(),
+                )
+            return
+        room = max(self.prepared.max_log - call.written, 0)
+        if room:
+            _write_all(2, data[:room])
+        call.written += min(room, len(data))
+        call.dropped += max(len(data) - room, 0)
+
+    # -- calls ---------------------------------------------------------------------------
+    def start(self, fd: int, closing: list[Any]) -> None:
+        workdir = tempfile.mkdtemp(prefix="svc-call-", dir=self.scratch)
+        if self.prepared.user is not None:
+            os.chown(workdir, *self.prepared.user)
+        read_end, write_end = os.pipe()
+        template = os.getpid()
+        pid = os.fork()
+        if pid == 0:
+            _worker(
+                fd,
+                workdir,
+                write_end,
+                self.prepared,
+                closing=[*closing, read_end],
+                template=template,
+            )
+        os.close(fd)
+        os.close(write_end)
+        os.set_blocking(read_end, False)
+        call = Call(pid, workdir)
+        self.calls[pid] = call
+        self.logs[read_end] = call
+        self.selector.register(read_end, selectors.EVENT_READ)
+
+    def reap(self) -> None:
+        strays = False
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            call = self.calls.pop(pid, None)
+            if call is None:
+                if pid == self.cleaner:
+                    self.cleaner = None
+                else:
+                    strays = True  # an orphan of a killed worker came back here
+                continue
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)  # leftovers of the call's process group
+            if os.WIFSIGNALED(status):
+                strays = True  # killed before it could clean up below itself
+            self.remove(call.workdir)
+        if strays:
+            self.kill_strays()
+        self.clean()
+
+    def kill_strays(self) -> None:
+        """Kill every child that is neither a live worker nor the cleaner."""
+        keep = set(self.calls) | {self.cleaner}
+        for pid in _children(os.getpid()):
+            if pid not in keep:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+
+    # -- directories ---------------------------------------------------------------------
+    def remove(self, workdir: str) -> None:
+        """An empty directory goes now; a full one is moved away for the cleaner."""
+        try:
+            os.rmdir(workdir)
+            return
+        except OSError as exc:
+            if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                shutil.rmtree(workdir, ignore_errors=True)
+                return
+        trash = self.scratch / TRASH
+        with contextlib.suppress(FileExistsError):
+            trash.mkdir()
+        with contextlib.suppress(OSError):
+            os.rename(workdir, trash / os.path.basename(workdir))
+
+    def clean(self) -> None:
+        """A cleaner process empties the trash, off the template's critical path."""
+        trash = self.scratch / TRASH
+        if self.cleaner is not None or not trash.exists() or not any(os.scandir(trash)):
+            return
+        pid = os.fork()
+        if pid == 0:
+            _clean(trash)
+        self.cleaner = pid
+
+    def close(self) -> None:
+        for pid in list(self.calls):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
+        for _ in range(50):
+            self.reap()
+            if not self.calls:
+                break
+            signal.sigtimedwait([signal.SIGCHLD], 0.1)
+        self.kill_strays()
+        if self.cleaner is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.cleaner, signal.SIGKILL)
+        shutil.rmtree(self.scratch / TRASH, ignore_errors=True)
+        for fd in list(self.logs):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+def _clean(trash: Path) -> None:
+    """In the forked cleaner: remove everything in the trash, then exit."""
+    code = 0
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass  # not Linux: orphans go to init, which reaps them
+        signal.set_wakeup_fd(-1)
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        with contextlib.suppress(OSError):
+            os.nice(10)
+        while True:
+            entries = list(os.scandir(trash))
+            if not entries:
+                break
+            for entry in entries:
+                shutil.rmtree(entry.path, ignore_errors=True)
+                if os.path.lexists(entry.path):  # cannot be removed: stop trying
+                    raise SystemExit(1)
+    except BaseException:
+        code = 1
+    finally:
+        os._exit(code)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        try:
+            view = view[os.write(fd, view) :]
+        except BlockingIOError:
+            continue
+        except OSError:
+            return
 
 
 def serve(root: Path, control: socket.socket) -> None:
     prepared = Prepared(root)
-    _become_subreaper()
+    prctl(PR_SET_CHILD_SUBREAPER, 1)  # not Linux: orphans go to init, which reaps them
+    prctl(PR_SET_DUMPABLE, 0)  # workers cannot read this process's memory or environment
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the template does not outlive the server
+    template = Template(prepared, Path.cwd())  # the server's scratch directory
     wake_r, wake_w = socket.socketpair()
     wake_r.setblocking(False)
     wake_w.setblocking(False)
     signal.set_wakeup_fd(wake_w.fileno())
     signal.signal(signal.SIGCHLD, lambda *_: None)
-    selector = selectors.DefaultSelector()
+    selector = template.selector
     selector.register(control, selectors.EVENT_READ)
     selector.register(wake_r, selectors.EVENT_READ)
-    workers: dict[int, str] = {}
     control.sendall(READY)
-
-    def reap() -> None:
-        while True:
-            try:
-                pid, _ = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                return
-            if pid == 0:
-                return
-            workdir = workers.pop(pid, None)
-            if workdir is not None:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(pid, signal.SIGKILL)  # leftovers of the call's process group
-                shutil.rmtree(workdir, ignore_errors=True)
-
     try:
         while True:
             for key, _ in selector.select():
@@ -243,25 +554,19 @@ def serve(root: Path, control: socket.socket) -> None:
                             pass
                     except BlockingIOError:
                         pass
-                    reap()
+                    template.reap()
+                    continue
+                if key.fileobj is not control:
+                    if key.fd in template.logs:
+                        template.read_log(key.fd)
                     continue
                 message, fds, _, _ = socket.recv_fds(control, 16, 4)
                 if not message:
                     return  # the server is gone
                 for fd in fds:
-                    workdir = tempfile.mkdtemp(prefix="svc-call-")
-                    pid = os.fork()
-                    if pid == 0:
-                        _worker(fd, workdir, prepared, [selector, control, wake_r, wake_w])
-                    os.close(fd)
-                    workers[pid] = workdir
+                    template.start(fd, [selector, control, wake_r, wake_w, *template.logs])
     finally:
-        for pid in list(workers):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(pid, signal.SIGKILL)
-        reap()
-        for workdir in workers.values():
-            shutil.rmtree(workdir, ignore_errors=True)
+        template.close()
 
 
 def main(root: Path, control_fd: int) -> None:

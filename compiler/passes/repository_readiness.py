@@ -1,0 +1,186 @@
+"""Readiness over a repository's module graph.
+
+Each module is judged by the ordinary readiness pass, with imports resolved over the graph
+(local ones, absolute or relative, resolve to repository modules; external ones against the
+standard library and the declared dependencies). Then every capability inherits the
+import-time risks of each repository module that importing it executes: its parent
+packages, the modules it imports at module level and in its own body, transitively. Each
+inherited reason (``SVC-R020``) names the risky module's file and line; the walk visits a
+module once, so import cycles terminate.
+"""
+
+import sys
+from collections.abc import Callable, Sequence
+
+import attrs
+from svcc.compiler.diagnostics import Diagnostic, diag
+from svcc.compiler.diagnostics.codes import CLASS_ORDER, R020_IMPORTED_MODULE_RISK, ReadinessClass
+from svcc.compiler.passes.readiness import (
+    Assessment,
+    Environment,
+    ReadinessPass,
+    ReadinessReport,
+    module_reasons,
+)
+from svcc.frontends.repository import Repository, Resolution, parents
+from svcc.ir.canonical import digest_bytes
+from svcc.ir.model import Capability, Import, ModuleIR, Span
+from svcc.ir.serde import ir_to_json
+
+DECLARE_HINT = (
+    "declare it in [project] dependencies of pyproject.toml, [tool.svcc] dependencies, "
+    "or with --requirements FILE"
+)
+
+
+def _order(d: Diagnostic) -> tuple[int, int, str, str]:
+    s = d.span
+    return (s.line, s.column, d.code, d.message) if s else (0, 0, d.code, d.message)
+
+
+def classify(reasons: list[Diagnostic]) -> ReadinessClass:
+    klass: ReadinessClass = "eligible"
+    for reason in reasons:
+        forced = reason.entry.klass
+        if reason.severity == "error" and forced and CLASS_ORDER[forced] > CLASS_ORDER[klass]:
+            klass = forced
+    return klass
+
+
+class RepositoryReadiness:
+    """Runs once per repository; ``reports`` maps module name → its readiness report."""
+
+    def __init__(
+        self,
+        repo: Repository,
+        declared_imports: frozenset[str],
+        declared_requirements: tuple[str, ...],
+    ) -> None:
+        self.repo = repo
+        self.declared_imports = declared_imports
+        self.declared_requirements = declared_requirements
+        self.envs: dict[str, Environment] = {}
+        self.ir_json: dict[str, bytes] = {}
+        self._risks: dict[str, list[str]] = {}
+        self._closures: dict[str, list[str]] = {}
+        self._module_level: dict[str, tuple[list[Diagnostic], frozenset[str]]] = {}
+
+    def resolver(self, module: str, ir: ModuleIR) -> Callable[[Import], str | None]:
+        by_import: dict[Import, Resolution] = {
+            imp: self.repo.graph.resolutions[(module, i)] for i, imp in enumerate(ir.imports)
+        }
+
+        def resolve(imp: Import) -> str | None:
+            res = by_import[imp]
+            if res.problem is not None:
+                return res.problem
+            if res.external is None:
+                return None
+            root = res.external.split(".", 1)[0]
+            if (
+                root == "__future__"
+                or root in sys.stdlib_module_names
+                or root in self.declared_imports
+            ):
+                return None
+            return (
+                f"import {res.external!r} is not standard library, a module of the "
+                f"repository, or a declared dependency; {DECLARE_HINT}"
+            )
+
+        return resolve
+
+    def env(self, module: str, ir: ModuleIR) -> Environment:
+        if module not in self.envs:
+            self.envs[module] = Environment(
+                declared_imports=self.declared_imports,
+                declared_requirements=self.declared_requirements,
+                resolve_import=self.resolver(module, ir),
+            )
+        return self.envs[module]
+
+    def risks(self, module: str) -> list[str]:
+        """The import-time risks of one module, each ``path:line: message``."""
+        if module not in self._risks:
+            source = self.repo.modules[module]
+            ir = source.ir
+            if ir is None:
+                error = next((d for d in source.result.diagnostics if d.severity == "error"), None)
+                where = error.location(source.file.path) if error else source.file.path
+                message = error.message if error else "cannot be analysed"
+                self._risks[module] = [f"{where}: {message}"]
+            else:
+                self._risks[module] = [
+                    f"{r.location(source.file.path)}: {r.message}"
+                    for r in sorted(module_reasons(ir, self.env(module, ir)), key=_order)
+                    if r.severity == "error"
+                ]
+        return self._risks[module]
+
+    def closure(self, target: str) -> list[str]:
+        if target not in self._closures:
+            self._closures[target] = self.repo.graph.import_closure([target])
+        return self._closures[target]
+
+    def _walk(
+        self, starts: Sequence[tuple[str, Span | None]], reported: set[str]
+    ) -> list[Diagnostic]:
+        out: list[Diagnostic] = []
+        for target, span in starts:
+            for reached in self.closure(target):
+                if reached in reported:
+                    continue
+                reported.add(reached)
+                risks = self.risks(reached)
+                if not risks:
+                    continue
+                more = f" (and {len(risks) - 1} more)" if len(risks) > 1 else ""
+                via = "" if reached == target else f" through {target}"
+                out.append(
+                    diag(
+                        R020_IMPORTED_MODULE_RISK,
+                        f"importing {reached}{via} runs code at import: {risks[0]}{more}",
+                        span,
+                    )
+                )
+        return out
+
+    def inherited(self, module: str, cap: Capability) -> list[Diagnostic]:
+        """Reasons from the modules that importing ``module`` executes (shared by all its
+        capabilities, computed once), then from ``cap``'s own function-scope imports."""
+        edges = self.repo.graph.edges.get(module, [])
+        if module not in self._module_level:
+            reported = {module}
+            starts: list[tuple[str, Span | None]] = [(p, None) for p in parents(module)]
+            starts += [(e.target, e.span) for e in edges if e.scope == ""]
+            self._module_level[module] = (self._walk(starts, reported), frozenset(reported))
+        shared, seen = self._module_level[module]
+        own = [(e.target, e.span) for e in edges if e.scope == cap.qualname]
+        return [*shared, *self._walk(own, set(seen))] if own else list(shared)
+
+    def report(self, module: str) -> ReadinessReport | None:
+        ir = self.repo.modules[module].ir
+        if ir is None:
+            return None
+        ir_json = ir_to_json(ir)
+        self.ir_json[module] = ir_json
+        base = ReadinessPass().run(ir, self.env(module, ir), digest_bytes(ir_json))
+        assessments = []
+        for cap, assessment in zip(ir.capabilities, base.assessments, strict=True):
+            extra = self.inherited(module, cap)
+            if not extra:
+                assessments.append(assessment)
+                continue
+            reasons = sorted([*assessment.reasons, *extra], key=_order)
+            assessments.append(
+                Assessment(
+                    capability_id=assessment.capability_id,
+                    name=assessment.name,
+                    klass=classify(reasons),
+                    reasons=tuple(reasons),
+                )
+            )
+        return attrs.evolve(base, assessments=tuple(assessments))
+
+    def run(self) -> dict[str, ReadinessReport | None]:
+        return {module: self.report(module) for module in sorted(self.repo.modules)}

@@ -1,0 +1,124 @@
+"""The repository front end: a tree → one IR per module plus the module graph.
+
+Reads the tree (``_tree``: source roots, declared files, refusals, limits), runs the Python
+front end on every declared module, and resolves every import (``_graph``). Like the other
+front ends it never imports or executes anything; problems are diagnostics, and only what
+stops the reading of the whole tree raises :class:`TreeRefused`.
+"""
+
+from pathlib import Path
+
+from attrs import frozen
+from svcc.compiler.diagnostics import Diagnostic
+from svcc.frontends.python import FrontendResult, read_python
+from svcc.frontends.repository._graph import Edge, ModuleGraph, Resolution, parents
+from svcc.frontends.repository._tree import (
+    ProjectConfig,
+    RepositoryTree,
+    SourceFile,
+    TreeLimits,
+    TreeRefused,
+    module_name,
+    read_tree,
+)
+from svcc.ir.model import ModuleIR
+
+
+@frozen(kw_only=True)
+class ModuleSource:
+    """One declared module: its file, and what the Python front end made of it."""
+
+    file: SourceFile
+    result: FrontendResult
+
+    @property
+    def ir(self) -> ModuleIR | None:
+        return self.result.ir
+
+
+@frozen(kw_only=True)
+class Repository:
+    tree: RepositoryTree
+    modules: dict[str, ModuleSource]
+    graph: ModuleGraph
+
+    @property
+    def diagnostics(self) -> tuple[Diagnostic, ...]:
+        return self.tree.diagnostics
+
+
+def lower_file(
+    file: SourceFile, python_version: tuple[int, int], encoding: str | None = None
+) -> FrontendResult:
+    return read_python(
+        file.data,
+        path=file.path,
+        module=file.module,
+        python_version=python_version,
+        encoding=encoding,
+    )
+
+
+def build_repository(tree: RepositoryTree, results: dict[str, FrontendResult]) -> Repository:
+    modules = {f.module: ModuleSource(file=f, result=results[f.module]) for f in tree.files}
+    irs = {name: m.ir for name, m in modules.items() if m.ir is not None}
+    graph = ModuleGraph({f.module: f.is_package for f in tree.files}, tree.namespaces, irs)
+    return Repository(tree=tree, modules=modules, graph=graph)
+
+
+PARALLEL_FROM = 64
+
+
+def _lower_chunk(
+    args: tuple[list[SourceFile], tuple[int, int], str | None],
+) -> list[FrontendResult]:
+    files, version, encoding = args
+    return [lower_file(f, version, encoding) for f in files]
+
+
+def read_repository(
+    root: Path,
+    *,
+    python_version: tuple[int, int],
+    limits: TreeLimits | None = None,
+    workers: int | None = 1,
+    encoding: str | None = None,
+) -> Repository:
+    """Read and lower every module of the tree at ``root``; with ``workers`` > 1 (``None``:
+    one per CPU) and a large tree, the modules are lowered in forked worker processes."""
+    import os
+
+    tree = read_tree(root, limits)
+    count = workers if workers is not None else (os.cpu_count() or 1)
+    if count <= 1 or len(tree.files) < PARALLEL_FROM:
+        results = {f.module: lower_file(f, python_version, encoding) for f in tree.files}
+        return build_repository(tree, results)
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    files = list(tree.files)
+    size = max(1, len(files) // (count * 4))
+    chunks = [(files[i : i + size], python_version, encoding) for i in range(0, len(files), size)]
+    with ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("fork")) as pool:
+        lowered = [r for chunk in pool.map(_lower_chunk, chunks) for r in chunk]
+    return build_repository(tree, {f.module: r for f, r in zip(files, lowered, strict=True)})
+
+
+__all__ = [
+    "Edge",
+    "ModuleGraph",
+    "ModuleSource",
+    "ProjectConfig",
+    "Repository",
+    "RepositoryTree",
+    "Resolution",
+    "SourceFile",
+    "TreeLimits",
+    "TreeRefused",
+    "build_repository",
+    "lower_file",
+    "module_name",
+    "parents",
+    "read_repository",
+    "read_tree",
+]

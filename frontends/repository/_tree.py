@@ -1,0 +1,354 @@
+"""Reading a repository tree: which files are declared, under which source roots, within limits.
+
+A repository is read from a directory (a local tree, or the export of a git commit). Source
+roots come from ``[tool.svcc] source-roots`` of the project's ``pyproject.toml``, else ``src/``
+when it holds Python files, else the tree root. Every ``.py`` file below a root is declared
+(hidden folders and build/tool folders skipped); anything that is not a regular file or a
+folder (a symlink, a FIFO, a socket, a device) is refused, because a bundle built from the
+tree must hold exactly the bytes that were read. Limits are checked while walking, so a huge
+tree is refused before it is read.
+"""
+
+import os
+import stat
+import tomllib
+from pathlib import Path
+from typing import Any, Final
+
+from attrs import frozen
+from svcc.compiler.diagnostics import Diagnostic, diag
+from svcc.compiler.diagnostics.codes import (
+    F008_REPOSITORY_ENTRY,
+    F009_DUPLICATE_MODULE,
+    F010_REPOSITORY_LIMIT,
+    F011_NOT_A_MODULE,
+)
+
+# Folders that never hold the project's modules: tool caches, virtual environments, build
+# output. Hidden folders (a leading dot: .git, .venv, .tox, ...) are skipped too.
+SKIPPED_DIRS: Final = frozenset(
+    {"__pycache__", "node_modules", "build", "dist", "venv", "env", "site-packages", "htmlcov"}
+)
+PYPROJECT: Final = "pyproject.toml"
+
+
+@frozen(kw_only=True)
+class TreeLimits:
+    """The specification's bundle limits (files, total size), applied to the declared files,
+    plus a per-file bound and a bound on ``pyproject.toml``."""
+
+    max_files: int = 4096
+    max_total_bytes: int = 64 * 1024 * 1024
+    max_file_bytes: int = 4 * 1024 * 1024
+    max_pyproject_bytes: int = 1024 * 1024
+
+
+@frozen(kw_only=True)
+class SourceFile:
+    """A declared module file. ``path`` is relative to the tree root (POSIX)."""
+
+    path: str
+    module: str
+    is_package: bool
+    data: bytes
+
+
+@frozen(kw_only=True)
+class ProjectConfig:
+    """What ``pyproject.toml`` says about the project (absent file → all empty)."""
+
+    source_roots: tuple[str, ...] | None
+    name: str | None
+    dependencies: tuple[str, ...]
+    pyproject_sha256: str | None
+
+
+@frozen(kw_only=True)
+class RepositoryTree:
+    roots: tuple[str, ...]
+    files: tuple[SourceFile, ...]
+    # Namespace packages: dotted names of folders below a root that hold modules but no
+    # ``__init__.py``.
+    namespaces: frozenset[str]
+    config: ProjectConfig
+    # Entries refused or skipped, each with the path it concerns (sorted by path).
+    problems: tuple[tuple[str, Diagnostic], ...]
+
+    @property
+    def diagnostics(self) -> tuple[Diagnostic, ...]:
+        return tuple(d for _, d in self.problems)
+
+    @property
+    def errors(self) -> tuple[Diagnostic, ...]:
+        return tuple(d for d in self.diagnostics if d.severity == "error")
+
+
+class TreeRefused(Exception):
+    """The tree cannot be read at all (a limit, a bad ``pyproject.toml``, an unreadable root)."""
+
+    def __init__(self, diagnostic: Diagnostic) -> None:
+        super().__init__(diagnostic.message)
+        self.diagnostic = diagnostic
+
+
+def _str_list(value: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise TreeRefused(
+            diag(F008_REPOSITORY_ENTRY, f"{PYPROJECT}: {where} must be a list of strings", None)
+        )
+    return tuple(value)
+
+
+def read_config(root: Path, limits: TreeLimits) -> ProjectConfig:
+    """``[tool.svcc] source-roots`` / ``dependencies`` and ``[project] dependencies``."""
+    from svcc.ir.canonical import digest_bytes
+
+    path = root / PYPROJECT
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        return ProjectConfig(source_roots=None, name=None, dependencies=(), pyproject_sha256=None)
+    if not stat.S_ISREG(info.st_mode):
+        raise TreeRefused(diag(F008_REPOSITORY_ENTRY, f"{PYPROJECT} is not a regular file", None))
+    if info.st_size > limits.max_pyproject_bytes:
+        raise TreeRefused(
+            diag(
+                F010_REPOSITORY_LIMIT,
+                f"{PYPROJECT} is {info.st_size} bytes, over the "
+                f"{limits.max_pyproject_bytes}-byte limit",
+                None,
+            )
+        )
+    data = path.read_bytes()
+    try:
+        doc = tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise TreeRefused(
+            diag(F008_REPOSITORY_ENTRY, f"{PYPROJECT} is not valid TOML: {exc}", None)
+        ) from None
+    tool = doc.get("tool", {}).get("svcc", {})
+    if not isinstance(tool, dict):
+        tool = {}
+    roots = None
+    if "source-roots" in tool:
+        roots = _str_list(tool["source-roots"], "[tool.svcc] source-roots")
+        for entry in roots:
+            parts = entry.split("/")
+            if entry.startswith("/") or "\\" in entry or ".." in parts or not entry:
+                raise TreeRefused(
+                    diag(
+                        F008_REPOSITORY_ENTRY,
+                        f"{PYPROJECT}: source root {entry!r} escapes the tree "
+                        "(give a relative path without '..')",
+                        None,
+                    )
+                )
+    if "dependencies" in tool:
+        deps = _str_list(tool["dependencies"], "[tool.svcc] dependencies")
+    else:
+        project = doc.get("project", {})
+        deps = _str_list(project.get("dependencies", []), "[project] dependencies")
+    name = doc.get("project", {}).get("name")
+    return ProjectConfig(
+        source_roots=roots,
+        name=name if isinstance(name, str) and name else None,
+        dependencies=deps,
+        pyproject_sha256=digest_bytes(data),
+    )
+
+
+def _has_python(folder: Path) -> bool:
+    for _current, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if not _skipped(d)]
+        if any(f.endswith(".py") for f in files):
+            return True
+    return False
+
+
+def _skipped(name: str) -> bool:
+    return name.startswith(".") or name in SKIPPED_DIRS or name.endswith(".egg-info")
+
+
+def _normal_root(entry: str) -> str:
+    parts = [p for p in entry.split("/") if p not in ("", ".")]
+    return "/".join(parts) or "."
+
+
+def choose_roots(root: Path, config: ProjectConfig) -> tuple[str, ...]:
+    if config.source_roots is not None:
+        roots = tuple(dict.fromkeys(_normal_root(r) for r in config.source_roots))
+        for entry in roots:
+            folder = root / entry
+            if folder.is_symlink() or not folder.is_dir():
+                raise TreeRefused(
+                    diag(
+                        F008_REPOSITORY_ENTRY,
+                        f"{PYPROJECT}: source root {entry!r} is not a folder of the tree",
+                        None,
+                    )
+                )
+        return roots
+    src = root / "src"
+    if not src.is_symlink() and src.is_dir() and _has_python(src):
+        return ("src",)
+    return (".",)
+
+
+def module_name(relpath: str) -> tuple[str, bool] | None:
+    """``a/b.py`` → ``("a.b", False)``; ``a/__init__.py`` → ``("a", True)``; None when the
+    path is not a dotted Python name."""
+    import keyword
+
+    parts = relpath[:-3].split("/")
+    is_package = parts[-1] == "__init__"
+    if is_package:
+        parts.pop()
+    if not parts or any(not p.isidentifier() or keyword.iskeyword(p) for p in parts):
+        return None
+    return ".".join(parts), is_package
+
+
+class _Walker:
+    def __init__(self, root: Path, roots: tuple[str, ...], limits: TreeLimits) -> None:
+        self.root = root
+        self.roots = roots
+        self.limits = limits
+        self.files: list[SourceFile] = []
+        self.claimed: dict[str, str] = {}
+        self.namespaces: set[str] = set()
+        self.problems: list[tuple[str, Diagnostic]] = []
+        self.total = 0
+
+    def refuse(self, shown: str, message: str) -> None:
+        self.problems.append((shown, diag(F008_REPOSITORY_ENTRY, f"{shown}: {message}", None)))
+
+    def limit(self, message: str) -> None:
+        raise TreeRefused(diag(F010_REPOSITORY_LIMIT, message, None))
+
+    def walk(self, source_root: str) -> None:
+        base = self.root if source_root == "." else self.root / source_root
+        others = {r for r in self.roots if r != source_root}
+        self._folder(base, source_root, "", others)
+
+    def _folder(self, folder: Path, source_root: str, rel: str, others: set[str]) -> bool:
+        """Walk one folder; returns whether it holds any module (for namespace packages)."""
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            self.refuse(self._shown(source_root, rel) or ".", f"cannot be read: {exc.strerror}")
+            return False
+        holds = False
+        for entry in entries:
+            relpath = f"{rel}/{entry.name}" if rel else entry.name
+            shown = self._shown(source_root, relpath)
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError as exc:
+                self.refuse(shown, f"cannot be read: {exc.strerror}")
+                continue
+            mode = info.st_mode
+            if stat.S_ISDIR(mode):
+                if _skipped(entry.name) or shown in others:
+                    continue
+                if self._folder(Path(entry.path), source_root, relpath, others):
+                    holds = True
+                    dotted = module_name(relpath + "/__init__.py")
+                    if dotted is not None and not (Path(entry.path) / "__init__.py").exists():
+                        self.namespaces.add(dotted[0])
+                continue
+            if stat.S_ISLNK(mode):
+                self.refuse(shown, "symlinks are refused; a repository holds regular files")
+                continue
+            if not stat.S_ISREG(mode):
+                self.refuse(shown, "special file (not a regular file or folder) refused")
+                continue
+            if not entry.name.endswith(".py"):
+                continue
+            if self._declare(Path(entry.path), relpath, shown, info.st_size):
+                holds = True
+        return holds
+
+    @staticmethod
+    def _shown(source_root: str, relpath: str) -> str:
+        return (
+            relpath
+            if source_root == "."
+            else f"{source_root}/{relpath}"
+            if relpath
+            else (source_root)
+        )
+
+    def _declare(self, path: Path, relpath: str, shown: str, size: int) -> bool:
+        named = module_name(relpath)
+        if named is None:
+            self.problems.append(
+                (
+                    shown,
+                    diag(
+                        F011_NOT_A_MODULE,
+                        f"{shown}: not an importable module name; the file is not a module",
+                        None,
+                    ),
+                )
+            )
+            return False
+        if len(self.files) + 1 > self.limits.max_files:
+            self.limit(
+                f"more than {self.limits.max_files} declared files (at {shown}); "
+                "narrow [tool.svcc] source-roots"
+            )
+        if size > self.limits.max_file_bytes:
+            self.limit(f"{shown}: {size} bytes is over the {self.limits.max_file_bytes}-byte limit")
+        self.total += size
+        if self.total > self.limits.max_total_bytes:
+            self.limit(
+                f"declared files exceed {self.limits.max_total_bytes} bytes in all (at {shown})"
+            )
+        module, is_package = named
+        if module in self.claimed:
+            self.problems.append(
+                (
+                    shown,
+                    diag(
+                        F009_DUPLICATE_MODULE,
+                        f"{shown} and {self.claimed[module]} both give module {module!r}",
+                        None,
+                    ),
+                )
+            )
+            return False
+        self.claimed[module] = shown
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            self.refuse(shown, f"cannot be read: {exc.strerror}")
+            return False
+        if len(data) != size:
+            self.refuse(shown, "changed while it was read")
+            return False
+        self.files.append(SourceFile(path=shown, module=module, is_package=is_package, data=data))
+        return True
+
+
+def read_tree(root: Path, limits: TreeLimits | None = None) -> RepositoryTree:
+    """Walk ``root``: declared files, namespaces, configuration and refusals.
+
+    Raises :class:`TreeRefused` for what stops the reading (limits, ``pyproject.toml``);
+    entries refused one by one (symlinks, special files, duplicate modules) are error
+    diagnostics of the returned tree, so a user sees all of them at once.
+    """
+    limits = limits or TreeLimits()
+    config = read_config(root, limits)
+    roots = choose_roots(root, config)
+    walker = _Walker(root, roots, limits)
+    for source_root in roots:
+        walker.walk(source_root)
+    files = sorted(walker.files, key=lambda f: f.module)
+    return RepositoryTree(
+        roots=roots,
+        files=tuple(files),
+        namespaces=frozenset(walker.namespaces - {f.module for f in files}),
+        config=config,
+        problems=tuple(sorted(walker.problems, key=lambda p: p[0])),
+    )

@@ -1,0 +1,495 @@
+"""``svcc expose build``: policies, and git acquisition against a real HTTPS server on loopback."""
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import run_svcc
+from servers import serving
+
+HERE = Path(__file__).resolve().parent
+REPOS = HERE / "fixtures" / "repos"
+GITSERVER = HERE / "gitserver"
+TOTAL = "python:shop.pricing:total"
+
+
+@pytest.fixture(scope="session")
+def git_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """The loopback HTTPS git server (private CA, name git.test), for the whole session."""
+    if shutil.which("git") is None or shutil.which("openssl") is None:
+        pytest.skip("git and openssl are needed for the HTTPS git server")
+    state = tmp_path_factory.mktemp("gitserver")
+    up = subprocess.run(
+        ["bash", str(GITSERVER / "git-https-up.sh"), str(state)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert up.returncode == 0, up.stdout + up.stderr
+    port = (state / "githttpd.port").read_text().strip()
+    try:
+        yield {
+            "url": f"https://git.test:{port}",
+            "ca": str(state / "ca.crt"),
+            "repos": str(state / "repos"),
+        }
+    finally:
+        subprocess.run(
+            ["bash", str(GITSERVER / "git-https-down.sh"), str(state)],
+            capture_output=True,
+            check=False,
+            timeout=30,
+        )
+
+
+def _git(cwd: Path, *args: str) -> str:
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_DATE": "@1700000000",
+        "GIT_COMMITTER_DATE": "@1700000000",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+    }
+    return subprocess.run(
+        ["git", "-c", "user.name=ci", "-c", "user.email=ci@test", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+
+
+def publish(server: dict[str, str], name: str, commits: list[dict[str, Any]]) -> list[str]:
+    """A bare repository ``name.git`` with one commit per mapping (path → text, or a
+    ``("symlink", target)`` / ``("gitlink", sha)`` tuple); returns the commit ids."""
+    work = Path(tempfile.mkdtemp(prefix="svcc-test-work-"))
+    try:
+        _git(work, "init", "-q", "-b", "main")
+        ids = []
+        for files in commits:
+            for rel, content in files.items():
+                path = work / rel
+                path.parent.mkdir(parents=True, exist_ok=True)
+                if isinstance(content, tuple) and content[0] == "symlink":
+                    path.unlink(missing_ok=True)
+                    path.symlink_to(content[1])
+                    _git(work, "add", rel)
+                elif isinstance(content, tuple) and content[0] == "gitlink":
+                    _git(work, "update-index", "--add", "--cacheinfo", f"160000,{content[1]},{rel}")
+                else:
+                    path.write_text(content)
+                    _git(work, "add", rel)
+            _git(work, "commit", "-q", "-m", f"commit {len(ids) + 1}")
+            ids.append(_git(work, "rev-parse", "HEAD"))
+        target = Path(server["repos"]) / f"{name}.git"
+        shutil.rmtree(target, ignore_errors=True)
+        _git(work, "clone", "-q", "--bare", str(work), str(target))
+        return ids
+    finally:
+        shutil.rmtree(work)
+
+
+def shop_files() -> dict[str, Any]:
+    root = REPOS / "src_layout"
+    return {str(p.relative_to(root)): p.read_text() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="session")
+def shop_repo(git_server: dict[str, str]) -> dict[str, str]:
+    first = {f"app/{k}": v for k, v in shop_files().items()}
+    later = {
+        "app/src/shop/tax.py": "RATES = {}\n\n\ndef rate(region: str) -> float:\n    return 1.0\n"
+    }
+    ids = publish(git_server, "shop", [first, later])
+    return {"url": f"{git_server['url']}/shop.git", "old": ids[0], "tip": ids[1]}
+
+
+def policies(
+    tmp: Path,
+    grants: list[dict[str, Any]],
+    *,
+    exposure: dict[str, Any] | None = None,
+    readiness: list[str] | None = None,
+) -> list[str]:
+    operator = tmp / "operator.json"
+    operator.write_text(json.dumps({"schema": "svc.operator-policy/v1", "grants": grants}))
+    policy = tmp / "exposure.json"
+    policy.write_text(
+        json.dumps(
+            exposure
+            or {
+                "schema": "svc.exposure-policy/v1",
+                "include": [TOTAL],
+                "include_all_ready": False,
+                "exclude": [],
+                "interfaces": ["rest", "mcp"],
+                "execution": ["direct"],
+            }
+        )
+    )
+    ready = tmp / "readiness.json"
+    ready.write_text(
+        json.dumps({"schema": "svc.readiness-policy/v1", "execution": readiness or ["direct"]})
+    )
+    return [
+        "--operator-policy",
+        str(operator),
+        "--policy",
+        str(policy),
+        "--readiness-policy",
+        str(ready),
+    ]
+
+
+def grant(url: str, commit: str, ca: str | None, subdir: str = "app") -> dict[str, Any]:
+    return {
+        "operation": "git.fetch",
+        "repository": url,
+        "commit": commit,
+        "subdir": subdir,
+        "ca_file": ca,
+    }
+
+
+def leftovers() -> set[str]:
+    return {p.name for p in Path(tempfile.gettempdir()).glob("svcc-git-*")}
+
+
+def test_non_tip_commit_is_built_and_served(
+    shop_repo: dict[str, str], git_server: dict[str, str], tmp_path: Path
+) -> None:
+    before = leftovers()
+    url, old = shop_repo["url"], shop_repo["old"]
+    args = policies(tmp_path, [grant(url, old, git_server["ca"])])
+    out = tmp_path / "bundle"
+    proc = run_svcc(
+        "expose",
+        "build",
+        "rest",
+        "--git",
+        url,
+        "--ref",
+        old,
+        "--subdir",
+        "app",
+        *args,
+        "--output-dir",
+        str(out),
+        env={"GIT_SSL_CAINFO": "/nonexistent/ca.pem"},  # the grant's CA must win
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert leftovers() == before
+    manifest = json.loads((out / "svc-rest.json").read_bytes())
+    assert manifest["provenance"]["url"] == url
+    assert manifest["provenance"]["commit"] == old
+    assert manifest["provenance"]["subdir"] == "app"
+    assert manifest["provenance"]["repository_digest"].startswith("sha256:")
+    assert manifest["capabilities"] == [{"id": TOTAL, "name": "shop.pricing.total"}]
+    with serving(out) as server, server.client() as client:
+        # the old commit's tax table (the tip's would give 10.0)
+        assert client.post("/capabilities/shop.pricing.total", json={"amount": 5}).json() == 6.0
+    local = tmp_path / "local"
+    proc = run_svcc(
+        "expose", "build", "rest", str(REPOS / "src_layout"), *args, "--output-dir", str(local)
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert (local / "source" / "shop" / "pricing.py").read_bytes() == (
+        out / "source" / "shop" / "pricing.py"
+    ).read_bytes()
+
+
+def refused(tmp_path: Path, *args: str) -> tuple[int, str]:
+    before = leftovers()
+    out = tmp_path / "out"
+    proc = run_svcc("expose", "build", "rest", *args, "--output-dir", str(out))
+    assert leftovers() == before, "a temporary directory was left behind"
+    assert not out.exists()
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    return proc.returncode, lines[0]
+
+
+def test_refusals_of_the_url_and_ref(
+    shop_repo: dict[str, str], git_server: dict[str, str], tmp_path: Path
+) -> None:
+    url, old = shop_repo["url"], shop_repo["old"]
+    for bad, message in [
+        (url.replace("https://", "http://"), "only https:// repositories"),
+        (url.replace("https://", "https://user:pw@"), "credentials in the URL are refused"),
+        (url + "?x=1", "query or fragment"),
+    ]:
+        args = policies(tmp_path, [grant(bad, old, git_server["ca"])])
+        code, line = refused(tmp_path, "--git", bad, "--ref", old, "--subdir", "app", *args)
+        assert code == 2
+        assert message in line
+    args = policies(tmp_path, [grant(url, old[:12], git_server["ca"])])
+    code, line = refused(tmp_path, "--git", url, "--ref", old[:12], "--subdir", "app", *args)
+    assert code == 2
+    assert "full 40-hex commit" in line
+    unknown = "0" * 40
+    args = policies(tmp_path, [grant(url, unknown, git_server["ca"])])
+    code, line = refused(tmp_path, "--git", url, "--ref", unknown, "--subdir", "app", *args)
+    assert code == 2
+    assert "not in the repository" in line
+
+
+def test_wrong_ca_is_refused(shop_repo: dict[str, str], tmp_path: Path) -> None:
+    import certifi
+
+    url, old = shop_repo["url"], shop_repo["old"]
+    for ca in (certifi.where(), None):
+        args = policies(tmp_path, [grant(url, old, ca)])
+        code, line = refused(tmp_path, "--git", url, "--ref", old, "--subdir", "app", *args)
+        assert code == 2
+        assert "certificate verification failed" in line
+
+
+def test_grant_must_match_url_commit_and_subdir(
+    shop_repo: dict[str, str], git_server: dict[str, str], tmp_path: Path
+) -> None:
+    url, old, tip = shop_repo["url"], shop_repo["old"], shop_repo["tip"]
+    ca = git_server["ca"]
+    for granted in (
+        grant(url + "/", old, ca),
+        grant(url, tip, ca),
+        grant(url, old, ca, subdir="."),
+    ):
+        args = policies(tmp_path, [granted])
+        code, line = refused(tmp_path, "--git", url, "--ref", old, "--subdir", "app", *args)
+        assert code == 2
+        assert line.endswith(f"no git.fetch grant for repository {url} commit {old} subdir app")
+
+
+@pytest.mark.parametrize("kind", ["symlink", "submodule", "lfs"])
+def test_symlink_submodule_and_lfs_pointer_are_refused(
+    kind: str, git_server: dict[str, str], tmp_path: Path
+) -> None:
+    files: dict[str, Any] = {"mod.py": "def f() -> int:\n    return 1\n"}
+    if kind == "symlink":
+        files["link.py"] = ("symlink", "mod.py")
+    elif kind == "submodule":
+        files["vendor"] = ("gitlink", "1" * 40)
+    else:
+        files["data.bin"] = (
+            "version https://git-lfs.github.com/spec/v1\noid sha256:" + "a" * 64 + "\nsize 12345\n"
+        )
+    (commit,) = publish(git_server, kind, [files])
+    url = f"{git_server['url']}/{kind}.git"
+    args = policies(
+        tmp_path,
+        [grant(url, commit, git_server["ca"], subdir=".")],
+        exposure={
+            "schema": "svc.exposure-policy/v1",
+            "include_all_ready": True,
+            "interfaces": ["rest"],
+            "execution": ["direct"],
+        },
+    )
+    code, line = refused(tmp_path, "--git", url, "--ref", commit, *args)
+    assert code == 2
+    assert {
+        "symlink": "symlinks are refused",
+        "submodule": "submodules are refused",
+        "lfs": "LFS pointers are refused",
+    }[kind] in line
+
+
+def test_over_a_limit_is_refused(git_server: dict[str, str], tmp_path: Path) -> None:
+    files = {"big.py": "#" * (4 * 1024 * 1024 + 10) + "\n"}
+    (commit,) = publish(git_server, "big", [files])
+    url = f"{git_server['url']}/big.git"
+    args = policies(
+        tmp_path,
+        [grant(url, commit, git_server["ca"], subdir=".")],
+        exposure={
+            "schema": "svc.exposure-policy/v1",
+            "include_all_ready": True,
+            "interfaces": ["rest"],
+            "execution": ["direct"],
+        },
+    )
+    code, line = refused(tmp_path, "--git", url, "--ref", commit, *args)
+    assert code == 2
+    assert "SVC-F010 big.py" in line
+
+
+def test_policy_refusals_come_before_reading_input(tmp_path: Path) -> None:
+    missing = str(tmp_path / "no-such-dir")
+    args = policies(tmp_path, [], readiness=["local-process"])
+    code, line = refused(tmp_path, missing, *args)
+    assert (code, line) == (
+        2,
+        f"svcc: error: {tmp_path / 'readiness.json'}: the readiness policy does not allow "
+        'execution "direct"',
+    )
+    args = policies(
+        tmp_path,
+        [],
+        exposure={
+            "schema": "svc.exposure-policy/v1",
+            "include": [TOTAL],
+            "interfaces": ["mcp"],
+            "execution": ["direct"],
+        },
+    )
+    code, line = refused(tmp_path, missing, *args)
+    assert "does not allow interface 'rest'" in line
+    args = policies(
+        tmp_path,
+        [],
+        exposure={
+            "schema": "svc.exposure-policy/v1",
+            "include": [TOTAL],
+            "interfaces": ["rest"],
+            "execution": ["local-process"],
+        },
+    )
+    code, line = refused(tmp_path, missing, *args)
+    assert 'exposure policy does not allow execution "direct"' in line
+    args = policies(tmp_path, [])
+    code, line = refused(tmp_path, "--git", "https://git.test:1/x.git", "--ref", "a" * 40, *args)
+    assert "no git.fetch grant" in line
+
+
+def test_policies_are_strict(tmp_path: Path) -> None:
+    args = policies(
+        tmp_path,
+        [],
+        exposure={
+            "schema": "svc.exposure-policy/v1",
+            "include": [TOTAL],
+            "interfaces": ["rest"],
+            "execution": ["direct"],
+            "extra": 1,
+        },
+    )
+    code, line = refused(tmp_path, str(REPOS / "src_layout"), *args)
+    assert code == 2
+    assert "unknown key 'extra'" in line
+    args = policies(
+        tmp_path,
+        [],
+        exposure={
+            "schema": "svc.exposure-policy/v1",
+            "include": ["shop.pricing.total"],
+            "interfaces": ["rest"],
+            "execution": ["direct"],
+        },
+    )
+    code, line = refused(tmp_path, str(REPOS / "src_layout"), *args)
+    assert "not a full capability id" in line
+    (tmp_path / "operator.json").write_text('{"schema": "svc.operator-policy/v2", "grants": []}')
+    proc = run_svcc(
+        "expose",
+        "build",
+        "rest",
+        str(REPOS / "src_layout"),
+        *args[:1],
+        str(tmp_path / "operator.json"),
+        *args[2:],
+        "--output-dir",
+        str(tmp_path / "o"),
+    )
+    assert proc.returncode == 2
+    assert "not a svc.operator-policy/v1 document" in proc.stderr
+
+
+def test_exposure_selection_include_all_ready_and_exclude(tmp_path: Path) -> None:
+    args = policies(
+        tmp_path,
+        [],
+        exposure={
+            "schema": "svc.exposure-policy/v1",
+            "include": [],
+            "include_all_ready": True,
+            "exclude": ["python:shop.util:fields_of"],
+            "interfaces": ["mcp"],
+            "execution": ["direct", "local-process"],
+        },
+    )
+    out = tmp_path / "b"
+    proc = run_svcc(
+        "expose", "build", "mcp", str(REPOS / "src_layout"), *args, "--output-dir", str(out)
+    )
+    assert proc.returncode == 0, proc.stderr
+    ids = [c["id"] for c in json.loads((out / "svc-mcp.json").read_bytes())["capabilities"]]
+    assert ids == [
+        "python:shop.pricing:discount",
+        "python:shop.pricing:total",
+        "python:shop.tax:rate",
+        "python:shop.util:clamp",
+    ]  # remote.fetch is conditional: not "ready"; fields_of is excluded
+
+
+def test_interrupt_during_fetch_removes_the_temporary_directory(tmp_path: Path) -> None:
+    """Ctrl-C (SIGINT) and SIGTERM while git waits on a server that never answers."""
+    import signal
+    import socket
+    import threading
+    import time
+
+    from helpers import SVCC
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    port = listener.getsockname()[1]
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(listener.accept()[0])  # never answers the TLS handshake
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    url, commit = f"https://127.0.0.1:{port}/stuck.git", "b" * 40
+    args = policies(tmp_path, [grant(url, commit, None, subdir=".")])
+    try:
+        for sig, code in ((signal.SIGINT, 130), (signal.SIGTERM, 130)):
+            before = leftovers()
+            proc = subprocess.Popen(
+                [
+                    SVCC,
+                    "expose",
+                    "build",
+                    "rest",
+                    "--git",
+                    url,
+                    "--ref",
+                    commit,
+                    *args,
+                    "--output-dir",
+                    str(tmp_path / "out"),
+                ],
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            deadline = time.monotonic() + 30
+            while leftovers() == before and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert leftovers() != before, "the fetch did not start"
+            time.sleep(0.3)
+            proc.send_signal(sig)
+            _, stderr = proc.communicate(timeout=30)
+            assert proc.returncode == code, stderr
+            assert stderr.strip() == "svcc: interrupted"
+            assert leftovers() == before
+            assert not (tmp_path / "out").exists()
+    finally:
+        stop.set()
+        thread.join()
+        for conn in held:
+            conn.close()
+        listener.close()
