@@ -476,6 +476,9 @@ def test_wrong_password_and_wrong_ca_fail_closed(
     request = pusher.request(rest_build[1], "wrong-ca", ca_file=str(other_ca))
     detail = pusher.refused(request, "registry_untrusted")
     assert "certificate" in detail
+    # without ca_file only the system's trust applies, which does not know the stack's CA
+    del request["authentication"]["ca_file"]
+    assert "certificate" in pusher.refused(request, "registry_untrusted")
     assert registry.tags(pusher.repo) == tags
     assert registry.manifest(pusher.repo, "wrong-password") is None
 
