@@ -25,15 +25,16 @@ from typing import Any
 import pytest
 import test_oci_images
 from helpers import SVCC
-from oci_support import state_dir
+from oci_support import EXAMPLE, image_lock, state_dir
 from registry_proxy import RegistryProxy
 from svcc.compiler.images.errors import ImageInputError
 from svcc.compiler.plugins.invoke import PluginFailure, run
+from svcc.compiler.repository import compile_repository
 from test_oci_images import DOCKER, Build, Plugin, docker_env
 
 # the build tests' session fixtures, shared (pytest finds fixtures among module attributes;
 # set through globals() so that the parameters naming them shadow no import)
-for _name in ("stack", "plugin", "rest_build", "mcp_build"):
+for _name in ("stack", "plugin", "mcp_build"):
     globals()[_name] = getattr(test_oci_images, _name)
 
 pytestmark = pytest.mark.slow
@@ -242,6 +243,30 @@ class Pusher:
 
 
 @pytest.fixture(scope="session")
+def served_build(
+    stack: dict[str, Any], plugin: Plugin, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Build, dict[str, Any]]:
+    """A REST image of a real repository bundle (``svcc compile DIR``), built once: the one
+    published, pulled back and run."""
+    work = tmp_path_factory.mktemp("served")
+    build = Build(stack, plugin, work, "rest")
+    source = work / "src"
+    source.mkdir()
+    shutil.copy(EXAMPLE, source / "shapes.py")
+    bundle = work / "repository-bundle"
+    compile_repository(source, target="rest", output_dir=bundle)
+    lock = image_lock(bundle, state_dir() / "wheelhouse" / "amd64", work / "repository.lock")
+    build.bundle, build.lock = bundle, lock
+    build.request = {
+        **build.request,
+        "bundle": str(bundle),
+        "requirements": str(lock),
+        "tag": "svcc-test/shapes-repository:push",
+    }
+    return build, build.run_api()
+
+
+@pytest.fixture(scope="session")
 def pusher(
     stack: dict[str, Any], plugin: Plugin, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Pusher]:
@@ -252,10 +277,10 @@ def pusher(
 
 @pytest.fixture(scope="session")
 def published(
-    pusher: Pusher, rest_build: tuple[Build, dict[str, Any]]
+    pusher: Pusher, served_build: tuple[Build, dict[str, Any]]
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The REST image published through the core CLI: (request, result)."""
-    request = pusher.request(rest_build[1], "v1")
+    request = pusher.request(served_build[1], "v1")
     done = pusher.cli(request)
     assert done.returncode == 0, done.stderr
     return request, json.loads(done.stdout)
@@ -273,7 +298,7 @@ def test_push_then_pull_by_digest_and_run(
     stack: dict[str, Any],
     pusher: Pusher,
     published: tuple[dict[str, Any], dict[str, Any]],
-    rest_build: tuple[Build, dict[str, Any]],
+    served_build: tuple[Build, dict[str, Any]],
     tmp_path: Path,
 ) -> None:
     request, result = published
@@ -283,18 +308,18 @@ def test_push_then_pull_by_digest_and_run(
         "schema": "svc.oci-push-result/v1",
         "destination": request["destination"],
         "digest_reference": f"{stack['REGISTRY']}/{pusher.repo}@{digest}",
-        "image_id": rest_build[1]["image_id"],
-        "config_digest": rest_build[1]["image_id"],
+        "image_id": served_build[1]["image_id"],
+        "config_digest": served_build[1]["image_id"],
         "manifest_digest": digest,
         "index_digest": None,
         "platform": "linux/amd64",
-        "inputs_sha256": rest_build[1]["inputs_sha256"],
+        "inputs_sha256": served_build[1]["inputs_sha256"],
         "published": True,
     }
     found = registry.manifest(pusher.repo, "v1")
     assert found is not None
     assert found[0] == digest
-    assert json.loads(found[1])["config"]["digest"] == rest_build[1]["image_id"]
+    assert json.loads(found[1])["config"]["digest"] == served_build[1]["image_id"]
     staging = {t for t in registry.tags(pusher.repo) if t.startswith("svc-upload-")}
     assert len(staging) >= 1  # left, never deleted
     assert all(re.fullmatch(r"svc-upload-[0-9a-f]{16}", t) for t in staging)
@@ -318,7 +343,7 @@ def test_push_then_pull_by_digest_and_run(
         text=True,
         check=True,
     )
-    assert json.loads(inspected.stdout)[0]["Id"] == rest_build[1]["image_id"]
+    assert json.loads(inspected.stdout)[0]["Id"] == served_build[1]["image_id"]
     cid = subprocess.run(
         [DOCKER, "run", "-d", "--rm", "--network", "none", result["digest_reference"]],
         env=env,
@@ -328,11 +353,18 @@ def test_push_then_pull_by_digest_and_run(
     ).stdout.strip()
     try:
         probe = (
-            "import urllib.request,time\n"
-            "for _ in range(100):\n"
+            "import urllib.request, time\n"
+            "deadline = time.monotonic() + 60\n"
+            "while True:\n"
             "    try:\n"
-            "        print(urllib.request.urlopen('http://127.0.0.1:8000/health').status); break\n"
-            "    except OSError: time.sleep(0.1)\n"
+            "        req = urllib.request.Request('http://127.0.0.1:8000/capabilities/"
+            "shapes.circle_area', data=b'{\"radius\": 2}', method='POST',"
+            " headers={'content-type': 'application/json'})\n"
+            "        print(urllib.request.urlopen(req).read().decode())\n"
+            "        break\n"
+            "    except OSError as exc:\n"
+            "        if time.monotonic() > deadline: raise SystemExit(repr(exc))\n"
+            "        time.sleep(0.2)\n"
         )
         done = subprocess.run(
             [DOCKER, "exec", cid, "/opt/svc/venv/bin/python", "-c", probe],
@@ -340,9 +372,10 @@ def test_push_then_pull_by_digest_and_run(
             check=False,
             capture_output=True,
             text=True,
-            timeout=60,
+            timeout=90,
         )
-        assert done.stdout.strip() == "200", done.stderr
+        assert done.returncode == 0, done.stderr
+        assert abs(float(done.stdout) - 12.566) < 0.01
     finally:
         subprocess.run([DOCKER, "rm", "-f", cid], env=env, capture_output=True, check=False)
 
@@ -377,9 +410,9 @@ def test_another_image_to_the_same_tag_is_refused(
 
 
 def test_grant_is_checked_by_the_core_for_the_exact_repository(
-    pusher: Pusher, rest_build: tuple[Build, dict[str, Any]]
+    pusher: Pusher, served_build: tuple[Build, dict[str, Any]]
 ) -> None:
-    request = pusher.request(rest_build[1], "grant")
+    request = pusher.request(served_build[1], "grant")
     policy = pusher.policy(request)
     policy["grants"][0]["repository"] += "-other"
     with pytest.raises(ImageInputError) as info:
@@ -420,7 +453,7 @@ def test_grant_is_checked_by_the_core_for_the_exact_repository(
 def test_credentials_file_rules(
     stack: dict[str, Any],
     pusher: Pusher,
-    rest_build: tuple[Build, dict[str, Any]],
+    served_build: tuple[Build, dict[str, Any]],
     how: str,
     words: str,
 ) -> None:
@@ -437,19 +470,19 @@ def test_credentials_file_rules(
     }
     path = pusher.work / f"creds-{how}.json"
     path.write_text(json.dumps(documents[how]))
-    request = pusher.request(rest_build[1], f"creds-{how}", config_file=path)
+    request = pusher.request(served_build[1], f"creds-{how}", config_file=path)
     detail = pusher.refused(request, "credentials_refused")
     assert words in detail
     assert registry.tags(pusher.repo) == tags
 
 
 def test_wrong_password_and_wrong_ca_fail_closed(
-    stack: dict[str, Any], pusher: Pusher, rest_build: tuple[Build, dict[str, Any]]
+    stack: dict[str, Any], pusher: Pusher, served_build: tuple[Build, dict[str, Any]]
 ) -> None:
     registry = Registry(stack)
     tags = registry.tags(pusher.repo)
     wrong = pusher.credentials(password="not-the-password")
-    request = pusher.request(rest_build[1], "wrong-password", config_file=wrong)
+    request = pusher.request(served_build[1], "wrong-password", config_file=wrong)
     pusher.refused(request, "registry_unauthorized")
     # a CA that did not sign the registry's certificate: trust is added, never disabled
     other_ca = pusher.work / "other-ca.crt"
@@ -473,7 +506,7 @@ def test_wrong_password_and_wrong_ca_fail_closed(
         capture_output=True,
         check=True,
     )
-    request = pusher.request(rest_build[1], "wrong-ca", ca_file=str(other_ca))
+    request = pusher.request(served_build[1], "wrong-ca", ca_file=str(other_ca))
     detail = pusher.refused(request, "registry_untrusted")
     assert "certificate" in detail
     # without ca_file only the system's trust applies, which does not know the stack's CA
@@ -484,16 +517,16 @@ def test_wrong_password_and_wrong_ca_fail_closed(
 
 
 def test_podman_api_is_refused_naming_both_versions(
-    stack: dict[str, Any], pusher: Pusher, rest_build: tuple[Build, dict[str, Any]]
+    stack: dict[str, Any], pusher: Pusher, served_build: tuple[Build, dict[str, Any]]
 ) -> None:
-    request = pusher.request(rest_build[1], "podman", engine="PODMAN")
+    request = pusher.request(served_build[1], "podman", engine="PODMAN")
     detail = pusher.refused(request, "engine_unsupported")
     assert "1.41" in detail
     assert "1.46" in detail
 
 
-def test_request_refusals(pusher: Pusher, rest_build: tuple[Build, dict[str, Any]]) -> None:
-    request = pusher.request(rest_build[1], "refusals")
+def test_request_refusals(pusher: Pusher, served_build: tuple[Build, dict[str, Any]]) -> None:
+    request = pusher.request(served_build[1], "refusals")
     cases: list[tuple[dict[str, Any], str]] = [
         (
             {**request, "destination": request["destination"].rpartition(":")[0]},
@@ -534,7 +567,7 @@ def test_registry_500_to_the_promotion(
     pusher: Pusher,
     proxy: RegistryProxy,
     published: tuple[dict[str, Any], dict[str, Any]],
-    rest_build: tuple[Build, dict[str, Any]],
+    served_build: tuple[Build, dict[str, Any]],
 ) -> None:
     tag = "five-hundred"
     target = f"/v2/{pusher.repo}/manifests/{tag}"
@@ -545,7 +578,7 @@ def test_registry_500_to_the_promotion(
         return None
 
     proxy.before.append(fail)
-    request = pusher.request(rest_build[1], tag, registry=proxy.registry)
+    request = pusher.request(served_build[1], tag, registry=proxy.registry)
     detail = pusher.refused(request, "remote_state_unconfirmed")
     assert "500" in detail
     assert ("PUT", target, 500) in proxy.seen
@@ -565,7 +598,7 @@ def test_registry_500_to_the_staging_upload(
     stack: dict[str, Any],
     pusher: Pusher,
     proxy: RegistryProxy,
-    rest_build: tuple[Build, dict[str, Any]],
+    served_build: tuple[Build, dict[str, Any]],
 ) -> None:
     def fail(method: str, path: str) -> tuple[int, bytes] | None:
         if method == "PUT" and "/manifests/svc-upload-" in path:
@@ -575,14 +608,14 @@ def test_registry_500_to_the_staging_upload(
     proxy.before.append(fail)
     tag = "staging-five-hundred"
     registry = Registry(stack)
-    request = pusher.request(rest_build[1], tag, registry=proxy.registry)
+    request = pusher.request(served_build[1], tag, registry=proxy.registry)
     detail = pusher.refused(request, "remote_state_unconfirmed")
     assert "engine_failed" in detail
     staging = re.findall(r"svc-upload-[0-9a-f]{16}", detail)[0]
     assert registry.manifest(pusher.repo, tag) is None
     assert registry.manifest(pusher.repo, staging) is None
     # the engine's own complaint reaches the extension's stderr, without the credentials
-    done = pusher.direct(pusher.request(rest_build[1], f"{tag}-2", registry=proxy.registry))
+    done = pusher.direct(pusher.request(served_build[1], f"{tag}-2", registry=proxy.registry))
     assert json.loads(done.stdout)["error"]["code"] == "remote_state_unconfirmed"
     assert done.stderr.strip()
     pusher.assert_no_secret()
@@ -595,7 +628,7 @@ def test_destination_changed_between_check_and_promotion(
     proxy: RegistryProxy,
     published: tuple[dict[str, Any], dict[str, Any]],
     published_mcp: tuple[dict[str, Any], dict[str, Any]],
-    rest_build: tuple[Build, dict[str, Any]],
+    served_build: tuple[Build, dict[str, Any]],
 ) -> None:
     tag = "raced"
     target = f"/v2/{pusher.repo}/manifests/{tag}"
@@ -611,7 +644,7 @@ def test_destination_changed_between_check_and_promotion(
             raced.append(put[0])
 
     proxy.after.append(another_client)
-    request = pusher.request(rest_build[1], tag, registry=proxy.registry)
+    request = pusher.request(served_build[1], tag, registry=proxy.registry)
     detail = pusher.refused(request, "remote_state_unconfirmed")
     assert raced == [201]
     assert "destination_exists" in detail
@@ -694,7 +727,7 @@ def test_only_the_exact_manifest_unknown_counts_as_absent(
     stack: dict[str, Any],
     pusher: Pusher,
     proxy: RegistryProxy,
-    rest_build: tuple[Build, dict[str, Any]],
+    served_build: tuple[Build, dict[str, Any]],
     body: bytes,
     code: str,
 ) -> None:
@@ -709,7 +742,7 @@ def test_only_the_exact_manifest_unknown_counts_as_absent(
         return None
 
     proxy.before.append(odd_404)
-    request = pusher.request(rest_build[1], tag, registry=proxy.registry)
+    request = pusher.request(served_build[1], tag, registry=proxy.registry)
     detail = pusher.refused(request, "remote_state_unconfirmed")
     assert code in detail
     assert not [m for m, p, _ in proxy.seen if m == "PUT" and p == target]
@@ -717,10 +750,10 @@ def test_only_the_exact_manifest_unknown_counts_as_absent(
 
 
 def test_push_killed_by_the_core_deadline_is_unconfirmed(
-    pusher: Pusher, rest_build: tuple[Build, dict[str, Any]]
+    pusher: Pusher, served_build: tuple[Build, dict[str, Any]]
 ) -> None:
     """The core cannot know how far a killed push got: never a plain timeout."""
-    request = pusher.request(rest_build[1], "killed")
+    request = pusher.request(served_build[1], "killed")
     args, pol = pusher.files(request, None)
     with pytest.raises(PluginFailure) as info:
         run(
