@@ -224,7 +224,32 @@ def build_parser(target: "type[Target] | None" = None) -> argparse.ArgumentParse
     targets.add_argument(
         "--format", choices=("text", "json"), default="text", help="output format (default text)"
     )
+    _clients_parser(sub)
     return parser
+
+
+CLIENT_FORMATS = ("postman", "bruno", "insomnia", "http")  # svcc.clients.FORMATS, kept lazy
+
+
+def _clients_parser(sub: "argparse._SubParsersAction[_Parser]") -> None:
+    clients = sub.add_parser("clients", help="client collections from a REST bundle")
+    actions = clients.add_subparsers(
+        dest="action", metavar="{export,sync}", required=True, parser_class=_Parser
+    )
+    export = actions.add_parser("export", help="write a collection into a new or empty folder")
+    export.add_argument(
+        "--format", required=True, choices=CLIENT_FORMATS, help="the collection format"
+    )
+    sync = actions.add_parser("sync", help="regenerate an exported folder; never overwrites edits")
+    for p in (export, sync):
+        p.add_argument(
+            "--bundle", required=True, metavar="REST_BUNDLE", help="svcc generate rest output"
+        )
+        p.add_argument("--output-dir", required=True, metavar="DIR", help="the collection folder")
+        p.add_argument(
+            "--base-url", metavar="URL", help="http(s) base URL (default http://127.0.0.1:8000)"
+        )
+        p.add_argument("--name", help="the collection's name (default: the bundle's module)")
 
 
 def _expose_parser(sub: "argparse._SubParsersAction[_Parser]") -> None:
@@ -441,6 +466,26 @@ def _cmd_targets(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_clients(args: argparse.Namespace) -> int:
+    import json
+
+    from svcc import clients
+
+    if args.action == "export":
+        options = clients.ExportOptions(
+            format=args.format,
+            base_url=clients.DEFAULT_BASE_URL if args.base_url is None else args.base_url,
+            name=args.name,
+        )
+        result = clients.export_collection(args.bundle, args.output_dir, options)
+    else:
+        result = clients.sync_collection(
+            args.output_dir, args.bundle, base_url=args.base_url, name=args.name
+        )
+    sys.stdout.write(json.dumps(result.to_json()) + "\n")
+    return 0
+
+
 def _cmd_plugins(args: argparse.Namespace) -> int:
     from svcc.compiler.plugins import cli as plugins_cli
 
@@ -465,6 +510,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "serve": _cmd_serve,
         "serve-analysis": _cmd_serve_analysis,
         "targets": _cmd_targets,
+        "clients": _cmd_clients,
         "plugins": _cmd_plugins,
         "expose": _cmd_expose,
     }

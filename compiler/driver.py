@@ -11,24 +11,24 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final
 
 from attrs import frozen
+from svcc.compiler.closure import EMPTY, LocalClosure
 from svcc.compiler.diagnostics import Diagnostic
 from svcc.compiler.errors import InputError
 from svcc.compiler.passes.readiness import Environment, ReadinessPass, ReadinessReport
 from svcc.compiler.requirements import DeclaredRequirements
-from svcc.ir.canonical import canonical_json, digest_bytes
+from svcc.compiler.source_files import read_source_file
+from svcc.ir.canonical import canonical_json
 from svcc.ir.model import ModuleIR, SourceFormat, Span
 
 if TYPE_CHECKING:
     from svcc.compiler.policy import ExecutionPolicy
     from svcc.compiler.target import FileTree, Target
 
-T = TypeVar("T")
 
 SUFFIXES: Final[dict[str, SourceFormat]] = {".py": "python", ".ipynb": "notebook"}
-MAX_SOURCE_BYTES: Final = 16 * 1024 * 1024
 SKIP_DIRS: Final = frozenset({"__pycache__", "node_modules"})
 
 
@@ -42,9 +42,22 @@ class Analysis:
     source_bytes: bytes
     module_text: str | None
     ir: ModuleIR | None
-    ir_json: bytes | None
     readiness: ReadinessReport | None
     diagnostics: tuple[Diagnostic, ...]
+    # The local import closure: bundle path ("source/...") -> exact bytes, to be copied.
+    local_files: tuple[tuple[str, bytes], ...] = ()
+    # The main module is a package's ``__init__.py`` (bundled as ``source/<pkg>/__init__.py``).
+    is_package: bool = False
+
+    @property
+    def ir_json(self) -> bytes | None:
+        """The IR's canonical JSON, encoded on first use (once per IR): a readiness report
+        needs only its digest, which is computed without holding the document."""
+        if self.ir is None:
+            return None
+        from svcc.ir.serde import ir_to_json
+
+        return ir_to_json(self.ir)
 
     @property
     def error(self) -> Diagnostic | None:
@@ -75,9 +88,7 @@ class Analysis:
             error = self.error
             assert error is not None
             return {"error": {"path": self.path, **error.to_json()}}
-        doc = self.readiness.to_json()
-        doc["diagnostics"] = [d.to_json() for d in self.diagnostics]
-        return doc
+        return self.readiness.to_json()
 
 
 def version_tuple(version: str | tuple[int, int] | None) -> tuple[int, int]:
@@ -121,15 +132,19 @@ def analyze_source(
     encoding: str | None = None,
     source_format: SourceFormat | None = None,
     requirements: DeclaredRequirements | None = None,
-    local_modules: frozenset[str] = frozenset(),
+    layout: "Layout | None" = None,
     check_name: bool = True,
+    governed: bool = False,
     serialize: bool = True,
 ) -> Analysis:
     """Analyse source held in memory. ``path`` is the display path (relative).
 
-    ``serialize=False`` skips the IR's JSON and so its digest (``ir_json`` is ``None`` and
-    ``readiness.ir_digest`` empty): for a report that shows neither, such as the CLI's text
-    table, which then never builds the cattrs converter."""
+    ``layout`` (files on disk only) says where the modules beside the source are: their
+    closure is found and judged, and carried for the bundle. ``governed`` asks for the
+    rules of governed execution (results must be exactly JSON). ``serialize=False`` skips
+    the IR's digest (``readiness.ir_digest`` is empty): for a report that shows neither it
+    nor the IR, such as the CLI's text table, which then never builds the cattrs converter
+    (``ir_json`` is encoded only if asked for)."""
     data = source.encode("utf-8") if isinstance(source, str) else source
     fmt = source_format or source_format_of(path)
     name = module if module is not None else Path(path).stem
@@ -146,24 +161,31 @@ def analyze_source(
         result = read_python(
             data, path=path, module=name, python_version=version, encoding=encoding
         )
-    ir_json = readiness = None
+    readiness = None
+    local_files: tuple[tuple[str, bytes], ...] = ()
     if result.ir is not None:
         from svcc.compiler.errors import InternalError
-        from svcc.ir.serde import ir_to_json
+        from svcc.ir.serde import ir_digest
         from svcc.ir.verify import IRInvariantError, verify
 
         try:
             verify(result.ir)
         except IRInvariantError as exc:  # a front-end bug: never emit invalid IR
             raise InternalError(f"{path}: {exc}") from None
-        ir_json = ir_to_json(result.ir) if serialize else None
+        closure = layout.closure(result.ir, version) if layout is not None else None
+        if closure is not None:
+            local_files = tuple(closure.files.items())
+        is_package = layout.is_package if layout is not None else False
         env = Environment(
-            local_modules=local_modules,
+            closure=closure if closure is not None else EMPTY,
+            package=name if is_package else name.rpartition(".")[0],
+            reserved=_reserved_names(),
             declared_imports=requirements.import_names if requirements else frozenset(),
             declared_requirements=requirements.distributions if requirements else (),
+            governed=governed,
         )
-        digest = digest_bytes(ir_json) if ir_json is not None else ""
-        readiness = ReadinessPass().run(result.ir, env, digest)
+        digest = ir_digest(result.ir) if serialize else ""
+        readiness = ReadinessPass().run(result.ir, env, digest, diagnostics=result.diagnostics)
     return Analysis(
         path=path,
         module=name,
@@ -171,27 +193,87 @@ def analyze_source(
         source_bytes=data,
         module_text=result.module_text,
         ir=result.ir,
-        ir_json=ir_json,
         readiness=readiness,
         diagnostics=result.diagnostics,
+        local_files=local_files,
+        is_package=layout.is_package if layout is not None else False,
     )
 
 
-def modules_beside(directory: str) -> frozenset[str]:
-    """Importable names in ``directory``: ``*.py`` stems and packages (``__init__.py``)."""
-    names: set[str] = set()
-    try:
-        with os.scandir(directory) as it:
-            for entry in it:
-                if entry.name.endswith(".py") and entry.is_file():
-                    names.add(entry.name[:-3])
-                elif entry.is_dir(follow_symlinks=False) and os.path.exists(
-                    os.path.join(entry.path, "__init__.py")
-                ):
-                    names.add(entry.name)
-    except OSError:
-        pass
-    return frozenset(n for n in names if n.isidentifier())
+def _reserved_names() -> frozenset[str]:
+    """Names every bundle takes (a target's own are checked when it is chosen)."""
+    from svcc.compiler.target import BUNDLE_RESERVED
+
+    return BUNDLE_RESERVED
+
+
+@frozen(kw_only=True)
+class Layout:
+    """Where a file on disk sits: the directories the bundle's ``source/`` mirrors
+    (``mounts``: package prefix → directory) and the shared per-file facts cache."""
+
+    root: Path
+    mounts: tuple[tuple[str, Path], ...]
+    module: str
+    is_package: bool
+    cache: dict[str, Any]
+
+    def closure(self, ir: ModuleIR, version: tuple[int, int]) -> "LocalClosure":
+        from svcc.compiler.closure import ImportFact, build_closure
+
+        facts = [
+            ImportFact(
+                level=imp.level,
+                module=imp.module,
+                names=imp.names,
+                required=imp.scope == "" and not imp.guarded,
+                line=imp.span.line,
+            )
+            for imp in ir.imports
+            if not imp.type_checking
+        ]
+        return build_closure(
+            facts,
+            module=self.module,
+            mounts=self.mounts,
+            root=self.root,
+            python_version=version,
+            is_package=self.is_package,
+            cache=self.cache,
+        )
+
+
+def layout_of(path: Path, module_name: str | None, cache: dict[str, Any] | None = None) -> Layout:
+    """The module name and mounts of a file: by default its dotted name from the nearest
+    source root (see :func:`svcc.compiler.closure.source_root`); with ``--module-name``,
+    the file's directory holds both the top of ``source/`` and the named package."""
+    from svcc.compiler.closure import source_root
+
+    absolute = Path(os.path.abspath(path))
+    is_package = absolute.name == "__init__.py"
+    if module_name is None:
+        root, module = source_root(absolute)
+        if is_package and "." in module:
+            module = module.rpartition(".")[0]
+        else:
+            is_package = False
+        return Layout(
+            root=root,
+            mounts=(("", root),),
+            module=module,
+            is_package=is_package,
+            cache=cache if cache is not None else {},
+        )
+    folder = absolute.parent
+    package = module_name.rpartition(".")[0]
+    mounts = ((package, folder), ("", folder)) if package else (("", folder),)
+    return Layout(
+        root=folder,
+        mounts=mounts,
+        module=module_name,
+        is_package=False,
+        cache=cache if cache is not None else {},
+    )
 
 
 def refuse_directory(path: Path) -> None:
@@ -203,21 +285,6 @@ def refuse_directory(path: Path) -> None:
         )
 
 
-def read_source_file(path: Path) -> bytes:
-    try:
-        refuse_directory(path)
-        size = path.stat().st_size
-        if size > MAX_SOURCE_BYTES:
-            raise InputError(f"{path}: {size} bytes is over the {MAX_SOURCE_BYTES}-byte limit")
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"{path}: file not found") from None
-    except PermissionError:
-        raise InputError(f"{path}: permission denied") from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
-
-
 def analyze_file(
     path: str | Path,
     *,
@@ -225,24 +292,31 @@ def analyze_file(
     python_version: str | tuple[int, int] | None = None,
     requirements: DeclaredRequirements | None = None,
     encoding: str | None = None,
+    governed: bool = False,
+    display_path: str | None = None,
+    facts_cache: dict[str, Any] | None = None,
     serialize: bool = True,
 ) -> Analysis:
-    """One file on disk (see :func:`analyze_source` for ``serialize``)."""
+    """A file on disk, with its local import closure. ``display_path`` is the path shown
+    (default: the file name); ``facts_cache`` is shared by a directory analysis; see
+    :func:`analyze_source` for ``serialize``."""
     path = Path(path)
     refuse_directory(path)
     fmt = source_format_of(path)
-    module = check_module_name(module_name if module_name is not None else path.stem)
+    layout = layout_of(path, module_name, facts_cache)
+    module = check_module_name(layout.module)
     data = read_source_file(path)
     return analyze_source(
         data,
-        path=path.name,
+        path=display_path or path.name,
         module=module,
         python_version=python_version,
         encoding=encoding,
         source_format=fmt,
         requirements=requirements,
-        local_modules=modules_beside(str(path.parent.resolve())),
+        layout=layout,
         check_name=False,
+        governed=governed,
         serialize=serialize,
     )
 
@@ -251,13 +325,14 @@ def analyze_file(
 
 
 def python_files(root: Path) -> list[str]:
-    """Relative POSIX paths of every ``.py`` below ``root``, sorted; hidden directories,
-    ``__pycache__`` and symlinks are skipped (a symlink could lead outside the tree)."""
+    """Relative POSIX paths of every ``.py`` and ``.ipynb`` below ``root``, sorted; hidden
+    directories, ``__pycache__`` and symlinks are skipped (a symlink could lead outside the
+    tree)."""
     out: list[str] = []
     for current, dirs, files in os.walk(root, followlinks=False):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS)
         for name in files:
-            if name.endswith(".py"):
+            if Path(name).suffix.lower() in SUFFIXES:
                 full = os.path.join(current, name)
                 if not os.path.islink(full):
                     out.append(Path(full).relative_to(root).as_posix())
@@ -265,13 +340,21 @@ def python_files(root: Path) -> list[str]:
     return out
 
 
-def module_name_for(relpath: str) -> str | None:
-    """The dotted module of a ``.py`` path below its root (the repository front end's
-    rule: ``a/__init__.py`` is ``a``), or ``None`` when the path is not importable."""
-    from svcc.frontends.repository import module_name
+def failed_analysis(path: str, message: str) -> Analysis:
+    """An entry for a file that could not be analysed at all (``SVC-F007``)."""
+    from svcc.compiler.diagnostics import diag
+    from svcc.compiler.diagnostics.codes import F007_NOT_ANALYSABLE
 
-    named = module_name(relpath)
-    return named[0] if named else None
+    return Analysis(
+        path=path,
+        module="",
+        source_format=SUFFIXES.get(Path(path).suffix.lower(), "python"),
+        source_bytes=b"",
+        module_text=None,
+        ir=None,
+        readiness=None,
+        diagnostics=(diag(F007_NOT_ANALYSABLE, message, None),),
+    )
 
 
 def render_document(analysis: Analysis) -> bytes:
@@ -330,6 +413,12 @@ def emit_analysis(
         problem = backend.bundle.module_name_problem(analysis.module)
         if problem:
             raise InputError(problem)
+        for local in sorted({p.split("/")[1].removesuffix(".py") for p, _ in analysis.local_files}):
+            if local != analysis.module.split(".")[0] and backend.bundle.module_name_problem(local):
+                raise IneligibleError(
+                    f"{analysis.path}: imports the local module {local!r}, which clashes with "
+                    f"the {backend.bundle.interface} bundle's own module of that name; rename it"
+                )
     try:
         selected = SelectPass().run(analysis.ir, analysis.readiness, selection, analysis.path)
     except IneligibleError as exc:
@@ -345,6 +434,8 @@ def emit_analysis(
         source_bytes=analysis.source_bytes,
         module_text=analysis.module_text,
         requirements=requirements.lines if requirements else (),
+        local_files=analysis.local_files,
+        module_is_package=analysis.is_package,
         execution=execution,
     )
     return selected, backend.emit(selected, ctx)
@@ -389,7 +480,11 @@ def compile_file(
             raise UsageError(f"target {backend.name!r} has no governed execution mode")
         policy = load_policy(execution_policy)
     analysis = analyze_file(
-        path, module_name=module_name, python_version=python_version, requirements=requirements
+        path,
+        module_name=module_name,
+        python_version=python_version,
+        requirements=requirements,
+        governed=policy is not None,
     )
     if analysis.error is not None:
         raise InputError(analysis.error_message(str(path)))

@@ -150,9 +150,17 @@ def inspect_repository(
             )
         )
         return 0
+    failed = sorted(m for m in analysis.reports if "error" in analysis.module_document(m))
+    failed += [path for path, d in analysis.repository.tree.problems if d.severity == "error"]
+    notebooks = _notebooks(root, args, requirements)
+    failed += [path for path, a in notebooks.items() if a.error is not None]
     if fmt == "json":
-        _write(canonical_json(analysis.document()))
-        return 0
+        doc = analysis.document()
+        doc["files"] = dict(
+            sorted({**doc["files"], **{p: a.document() for p, a in notebooks.items()}}.items())
+        )
+        _write(canonical_json(doc))
+        return _directory_status(failed)
     colour = _use_colour()
     lines = [f"{root}: source roots {', '.join(analysis.repository.tree.roots)}"]
     for d in analysis.repository.diagnostics:
@@ -167,8 +175,45 @@ def inspect_repository(
         report = analysis.reports[module]
         assert report is not None
         lines.append(_repository_table(module, source.file.path, report, colour))
+    for path, nb in notebooks.items():
+        if nb.error is not None:
+            lines.append(f"{nb.error_message(path)}")
+        else:
+            lines.append(readiness_table(nb, colour))
     _write(("\n".join(lines) + "\n").encode())
-    return 0
+    return _directory_status(failed)
+
+
+def _notebooks(
+    root: Path, args: argparse.Namespace, requirements: DeclaredRequirements | None
+) -> "dict[str, Analysis]":
+    """The notebooks below ``root`` (not modules of the repository: each is analysed as
+    ``inspect FILE`` would, so a folder of notebooks lists them)."""
+    from svcc.compiler.driver import analyze_file, failed_analysis, python_files
+
+    out: dict[str, Analysis] = {}
+    for rel in python_files(root):
+        if rel.endswith(".ipynb"):
+            try:
+                out[rel] = analyze_file(
+                    root / rel,
+                    python_version=args.python_version,
+                    requirements=requirements,
+                    display_path=rel,
+                )
+            except InputError as exc:
+                out[rel] = failed_analysis(rel, str(exc))
+    return out
+
+
+def _directory_status(failed: list[str]) -> int:
+    """Exit 2 when any module could not be analysed (its entry says why), else 0."""
+    if not failed:
+        return 0
+    sys.stderr.write(
+        f"svcc: error: {len(failed)} module(s) could not be analysed (first: {failed[0]})\n"
+    )
+    return 2
 
 
 def _ir_bytes(module: Any) -> bytes | None:

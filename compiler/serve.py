@@ -83,10 +83,18 @@ def default_cache_dir() -> Path:
 
 
 def environment_key(bundle: Bundle) -> str:
+    """The interpreter and the set of requirement lines installed (whichever file holds
+    them, in any order): bundles that install the same things share one environment."""
     digest = hashlib.sha256()
     digest.update(f"{sys.implementation.name}-{sys.version_info[0]}.{sys.version_info[1]}".encode())
+    lines = set()
     for path in bundle.requirements:
-        digest.update(b"\0" + path.name.encode() + b"\0" + path.read_bytes())
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            text = line.strip()
+            if text and not text.startswith("#"):
+                lines.add(text)
+    for text in sorted(lines):
+        digest.update(b"\0" + text.encode())
     return digest.hexdigest()[:32]
 
 

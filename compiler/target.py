@@ -77,6 +77,10 @@ class EmitContext:
     source_bytes: bytes
     module_text: str
     requirements: tuple[str, ...] = ()
+    # The source's local import closure (bundle path ``source/...`` → exact bytes) and
+    # whether the module itself is a package's ``__init__.py``.
+    local_files: tuple[tuple[str, bytes], ...] = ()
+    module_is_package: bool = False
     # Governed execution (``--execution-policy``); ``None`` is direct mode. Only targets whose
     # class sets ``supports_execution_policy = True`` are given one.
     execution: "ExecutionPolicy | None" = None

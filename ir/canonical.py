@@ -9,14 +9,14 @@ import hashlib
 import json
 from typing import Any
 
-_ENCODER = json.JSONEncoder(
+ENCODER = json.JSONEncoder(
     ensure_ascii=False, allow_nan=False, sort_keys=True, separators=(",", ":")
 )
 
 
 def canonical_json(value: Any) -> bytes:
     """Encode an unstructured (plain JSON) value canonically."""
-    return (_ENCODER.encode(value) + "\n").encode("utf-8")
+    return (ENCODER.encode(value) + "\n").encode("utf-8")
 
 
 def digest_bytes(data: bytes) -> str:

@@ -58,6 +58,19 @@ ParamKind = Literal[
 ]
 
 
+ParamUseKind = Literal["call", "isinstance", "issubclass", "decorator"]
+
+
+@frozen(kw_only=True)
+class ParamUse:
+    """A use of a parameter in its function's body that needs a callable or a class:
+    ``p(...)``, ``isinstance(x, p)``, ``issubclass(c, p)``, ``@p``. Only the first use of
+    each kind is recorded."""
+
+    kind: ParamUseKind
+    span: Span
+
+
 @frozen(kw_only=True)
 class Parameter:
     name: str
@@ -66,6 +79,7 @@ class Parameter:
     type: TypeNode
     default: Default | None
     span: Span
+    uses: tuple[ParamUse, ...] = ()
 
 
 @frozen(kw_only=True)
@@ -149,24 +163,53 @@ StatementKind = Literal[
     "pass",
     "main-guard",
     "type-checking",
-    "fallback",
-    "effect",
+    "assign",
+    "if",
+    "try",
+    "statement",
 ]
+
+EvaluationKind = Literal["code", "decorator", "base"]
+
+
+@frozen(kw_only=True)
+class Evaluation:
+    """Something a module-level statement evaluates at import, recorded as a fact: code
+    (a call, a comprehension, a loop, a statement that is not a definition), a decorator,
+    or a class base. ``callee`` is the decorator's or base's resolved dotted name (``None``
+    when it cannot be resolved); ``literal_arguments`` says a decorator is used bare or
+    called with literals only. Whether it is harmless is the readiness pass's judgement."""
+
+    kind: EvaluationKind
+    text: str
+    callee: str | None = None
+    literal_arguments: bool = True
+    span: Span
+
+
+@frozen(kw_only=True)
+class NameRead:
+    """A name a module-level statement looks up outside itself when it runs at import."""
+
+    name: str
+    span: Span
 
 
 @frozen(kw_only=True)
 class Statement:
-    """A module-level statement, classified syntactically.
-
-    ``effect`` statements may fail or change bindings at import (a call, a loop, an
-    assignment from a call, a decorator or default evaluated at definition time); ``detail``
-    says which, and ``span`` points at the exact sub-expression when there is one.
-    """
+    """A module-level statement: its syntactic shape (``kind``, ``detail``), what it binds
+    and reads, and what it evaluates at import (``evaluations``, nested blocks included,
+    in source order)."""
 
     kind: StatementKind
     detail: str
+    # Every module-level name the statement may bind, nested blocks included.
     binds: tuple[str, ...]
     span: Span
+    # Names read from module scope when the statement runs at import, first read of each,
+    # in order (unconditional parts only: not the bodies of if/try/loops/with/match).
+    reads: tuple[NameRead, ...] = ()
+    evaluations: tuple[Evaluation, ...] = ()
 
 
 @frozen(kw_only=True)
@@ -174,18 +217,16 @@ class ClassDecl:
     """A module-level class that is not a TypedDict.
 
     ``bases`` are resolved dotted names (``builtins.Exception``, ``enum.Enum``,
-    ``local.Base``) or the source text when unresolvable. ``plain`` is true when the body
-    holds only annotations, literal assignments, docstrings and undecorated defs.
+    ``local.Base``) or the source text when unresolvable. ``evaluations`` are what defining
+    the class evaluates at import (decorators, bases, keywords, body statements other than
+    annotations, literal assignments and docstrings, methods' decorators and defaults).
     """
 
     name: str
     bases: tuple[str, ...]
     keywords: tuple[str, ...]
     decorators: tuple[Decorator, ...]
-    plain: bool
-    # Why the class is not plain, pointing at the part that runs code at import.
-    reason: str | None
-    reason_span: Span | None
+    evaluations: tuple[Evaluation, ...]
     span: Span
 
 
@@ -200,12 +241,15 @@ class TypedDictField:
 
 @frozen(kw_only=True)
 class TypedDictDecl:
-    """A TypedDict with its fields flattened over TypedDict bases, requiredness resolved."""
+    """A TypedDict: the fields its own body declares (requiredness resolved) and the names of
+    its TypedDict ``bases`` in order. Inherited fields are not repeated here (a chain of depth
+    D would hold D²/2 of them); ``svcc.ir.index.ModuleIndex.typed_dict_fields`` lists them all."""
 
     name: str
     total: bool
     fields: tuple[TypedDictField, ...]
     span: Span
+    bases: tuple[str, ...] = ()
 
 
 @frozen(kw_only=True)

@@ -10,6 +10,8 @@ import sys
 from typing import Final
 
 MIN_MINOR: Final = 7
+# The newest grammar svcc knows of; a later 3.N is a typo or a version not yet released.
+MAX_MINOR: Final = 14
 _VERSION: Final = re.compile(r"3\.(\d{1,2})")
 
 
@@ -17,8 +19,8 @@ def parse_python_version(text: str, name: str = "--python-version") -> tuple[int
     """``"3.11"`` → ``(3, 11)``. Raises ``ValueError`` with a one-line reason naming
     ``name`` (the option or field the text came from)."""
     match = _VERSION.fullmatch(text.strip())
-    if not match or int(match.group(1)) < MIN_MINOR:
-        raise ValueError(f"unsupported {name} {text!r}: expected 3.N with N >= {MIN_MINOR}")
+    if not match or not MIN_MINOR <= int(match.group(1)) <= MAX_MINOR:
+        raise ValueError(f"unsupported {name} {text!r}: supported 3.{MIN_MINOR} to 3.{MAX_MINOR}")
     return (3, int(match.group(1)))
 
 

@@ -4,4 +4,3 @@ from typing import Final
 
 IR_SCHEMA: Final = "svc.capability-ir/v1"
 READINESS_SCHEMA: Final = "svc.readiness/v1"
-INSPECT_SCHEMA: Final = "svc.inspect/v1"

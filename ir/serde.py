@@ -5,10 +5,11 @@ Strict by construction: unknown keys are refused, type nodes are a tagged union 
 (``... @ $.capabilities[0].params[1].type``) through ``cattrs.transform_error``.
 """
 
+from collections.abc import Iterator
 from functools import cache
 from typing import Any, TypeVar
 
-from svcc.ir.canonical import canonical_json, digest_bytes
+from svcc.ir.canonical import ENCODER, digest_bytes
 from svcc.ir.model import ModuleIR
 from svcc.ir.types import LiteralValue, TypeNode, resolve_forward_references
 
@@ -75,8 +76,47 @@ def structure(data: Any, cls: type[T]) -> T:
         raise IRFormatError([f"invalid value: {exc!r} @ $"]) from None
 
 
+_BATCH = 4096  # records encoded per write: bounded lists whatever the module's size
+
+
+def _encode_ir(ir: ModuleIR) -> Iterator[bytes]:
+    """The canonical bytes of ``ir`` in pieces: each record of the IR's lists unstructured
+    and encoded on its own (batched), never the whole unstructured tree at once."""
+    import attrs
+
+    conv = converter()
+    yield b"{"
+    for position, name in enumerate(sorted(attrs.fields_dict(ModuleIR))):
+        value = getattr(ir, name)
+        yield (b"," if position else b"") + ENCODER.encode(name).encode("utf-8") + b":"
+        if not isinstance(value, tuple):
+            yield ENCODER.encode(conv.unstructure(value)).encode("utf-8")
+            continue
+        yield b"["
+        for start in range(0, len(value), _BATCH):
+            batch = value[start : start + _BATCH]
+            encoded = ",".join(ENCODER.encode(conv.unstructure(item)) for item in batch)
+            yield (b"," if start else b"") + encoded.encode("utf-8")
+        yield b"]"
+    yield b"}\n"
+
+
 def ir_to_json(ir: ModuleIR) -> bytes:
-    return canonical_json(unstructure(ir))
+    """``canonical_json(unstructure(ir))``, byte for byte, built one record at a time (the
+    whole unstructured IR costs about 1 KB per module-level statement), once per IR object:
+    the analysis and the bundle of an unselected module share it."""
+    import io
+
+    from svcc.ir.index import module_index
+
+    derived = module_index(ir).derived
+    cached: bytes | None = derived.get(__name__)
+    if cached is None:
+        out = io.BytesIO()
+        for piece in _encode_ir(ir):
+            out.write(piece)
+        cached = derived[__name__] = out.getvalue()
+    return cached
 
 
 def ir_from_json(data: bytes | str) -> ModuleIR:
@@ -98,7 +138,19 @@ def ir_from_json(data: bytes | str) -> ModuleIR:
 
 
 def ir_digest(ir: ModuleIR) -> str:
-    return digest_bytes(ir_to_json(ir))
+    """The digest of ``ir_to_json(ir)``; computed while encoding when the bytes have not been
+    asked for, so a digest alone never holds the document."""
+    import hashlib
+
+    from svcc.ir.index import module_index
+
+    cached: bytes | None = module_index(ir).derived.get(__name__)
+    if cached is not None:
+        return digest_bytes(cached)
+    hasher = hashlib.sha256()
+    for piece in _encode_ir(ir):
+        hasher.update(piece)
+    return "sha256:" + hasher.hexdigest()
 
 
 __all__ = [

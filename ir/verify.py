@@ -53,6 +53,10 @@ def problems(ir: ModuleIR) -> list[str]:
             out.append(f"duplicate field names @ {where}")
         for j, field in enumerate(decl.fields):
             check_type(field.type, f"{where}.fields[{j}].type")
+        for j, base in enumerate(decl.bases):
+            if base not in declared:
+                out.append(f"TypedDict base {base!r} is not declared @ {where}.bases[{j}]")
+    out.extend(_inheritance_cycles(ir))
     seen_ids: set[str] = set()
     capability_names = set()
     for i, cap in enumerate(ir.capabilities):
@@ -82,6 +86,31 @@ def problems(ir: ModuleIR) -> list[str]:
     for i, binding in enumerate(ir.bindings):
         if binding.name not in capability_names:
             out.append(f"binding of {binding.name!r}, not a capability @ $.bindings[{i}]")
+    return out
+
+
+def _inheritance_cycles(ir: ModuleIR) -> list[str]:
+    """TypedDicts that inherit from themselves, through any number of bases (one
+    depth-first walk: each declaration is entered once)."""
+    bases = {decl.name: decl.bases for decl in ir.typed_dicts}
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    out: list[str] = []
+    for i, decl in enumerate(ir.typed_dicts):
+        if decl.name in state:
+            continue
+        stack = [(decl.name, iter(bases[decl.name]))]
+        state[decl.name] = 1
+        while stack:
+            name, pending = stack[-1]
+            base = next(pending, None)
+            if base is None:
+                state[name] = 2
+                stack.pop()
+            elif base in bases and state.get(base) == 1:
+                out.append(f"TypedDict {base!r} inherits from itself @ $.typed_dicts[{i}].bases")
+            elif base in bases and base not in state:
+                state[base] = 1
+                stack.append((base, iter(bases[base])))
     return out
 
 

@@ -96,9 +96,11 @@ def _literal(values: list[Any]) -> cs.CoreSchema:
     if len(choices) == 1:
         return _literal_group(*next(iter(groups.items())))
     expected = ", ".join(json.dumps(v) for v in values)
+    # pydantic-core refuses a custom message for one of its own error types, so members of
+    # several JSON types report under their own type name (a startup crash otherwise).
     return cs.union_schema(
         choices,
-        custom_error_type="literal_error",
+        custom_error_type="literal_mismatch",
         custom_error_message=f"Input should be one of {expected}",
     )
 
@@ -180,7 +182,7 @@ def _reachable(schema: Any, definitions: Mapping[str, Any]) -> list[tuple[str, A
 class RequestValidator:
     """Validates one capability's raw JSON body into the dict of supplied arguments."""
 
-    __slots__ = ("_dependent", "_fail_fast", "_validator")
+    __slots__ = ("_dependent", "_fail_fast", "_needs", "_order", "_validator")
 
     def __init__(self, schema: Mapping[str, Any], definitions: Mapping[str, Any]) -> None:
         self._validator = _build(schema, definitions, fail_fast=False)
@@ -189,6 +191,8 @@ class RequestValidator:
         self._dependent = tuple(
             (name, tuple(needs)) for name, needs in schema.get("dependentRequired", {}).items()
         )
+        self._needs = dict(self._dependent)
+        self._order = {name: i for i, name in enumerate(schema.get("properties", {}))}
 
     def validate_json(self, body: bytes) -> dict[str, Any]:
         """The raw body, parsed and validated in one pass."""
@@ -209,24 +213,41 @@ class RequestValidator:
         return self.validate_json(to_json(data))
 
     def _check_gaps(self, values: Mapping[str, Any]) -> None:
-        errors: list[dict[str, Any]] = []
-        for name, needs in self._dependent:
-            if name in values:
-                errors.extend(
+        """Every parameter a supplied one requires, directly or through the chain the schema
+        states (``p3`` requires ``p2``, which requires ``p1``), is reported once, naming the
+        last supplied parameter that requires it; each parameter is visited once."""
+        missing: dict[str, str] = {}  # required but absent -> the supplied one requiring it
+        visited: set[str] = set()
+        for name, _ in reversed(self._dependent):
+            if name not in values or name in visited:
+                continue
+            visited.add(name)
+            stack = [name]
+            while stack:
+                for need in self._needs.get(stack.pop(), ()):
+                    if need in visited:
+                        continue
+                    visited.add(need)
+                    if need not in values:
+                        missing[need] = name
+                    stack.append(need)
+        if missing:
+            raise RequestInvalid(
+                [
                     {
                         "type": "positional_gap",
-                        "loc": ["body", missing],
+                        "loc": ["body", need],
                         "msg": (
                             f"Field required: {name!r} is positional-only and comes after "
-                            f"{missing!r}; supply {missing!r} as well"
+                            f"{need!r}; supply {need!r} as well"
                         ),
                         "input": None,
                     }
-                    for missing in needs
-                    if missing not in values
-                )
-        if errors:
-            raise RequestInvalid(errors)
+                    for need, name in sorted(
+                        missing.items(), key=lambda i: (self._order.get(i[0], -1), i[0])
+                    )
+                ]
+            )
 
 
 def _build(

@@ -239,10 +239,10 @@ class TreeJob:
     deadline: float  # time.monotonic(): one clock for every process on the machine
     only: tuple[str, ...] | None
     ignore: tuple[str, ...]
-    token: str  # one directory analysis: the sibling-module cache lives no longer
+    token: str  # one directory analysis: the local-import facts cache lives no longer
 
 
-_SIBLINGS: dict[tuple[str, str], frozenset[str]] = {}
+_FACTS: dict[str, dict[Any, Any]] = {}
 SERIAL_BELOW = 16
 
 
@@ -250,15 +250,13 @@ def _over(_signum: int, _frame: object) -> None:
     raise _FileOverBudget
 
 
-def _siblings(job: TreeJob, directory: str) -> frozenset[str]:
-    from svcc.compiler.driver import modules_beside
-
-    key = (job.token, directory)
-    if key not in _SIBLINGS:
-        if any(token != job.token for token, _ in _SIBLINGS):
-            _SIBLINGS.clear()
-        _SIBLINGS[key] = modules_beside(directory)
-    return _SIBLINGS[key]
+def _facts(job: TreeJob) -> dict[Any, Any]:
+    """The local-import facts cache of the current directory analysis (see
+    ``analyze_file(facts_cache=...)``); a new analysis drops the previous one's."""
+    if job.token not in _FACTS:
+        _FACTS.clear()
+        _FACTS[job.token] = {}
+    return _FACTS[job.token]
 
 
 def fenced_entry(job: TreeJob, relpath: str) -> bytes:
@@ -267,7 +265,7 @@ def fenced_entry(job: TreeJob, relpath: str) -> bytes:
     import signal
     import stat
 
-    from svcc.compiler.driver import analyze_source, module_name_for, read_source_file
+    from svcc.compiler.driver import analyze_file
     from svcc.compiler.errors import InputError
 
     if time.monotonic() > job.deadline:
@@ -275,25 +273,21 @@ def fenced_entry(job: TreeJob, relpath: str) -> bytes:
             relpath, f"not analysed: the request's {job.total_seconds:g}-second budget ran out"
         )
     full = job.root / relpath
-    module = module_name_for(relpath)
     try:
         info = os.stat(full, follow_symlinks=False)
         if not stat.S_ISREG(info.st_mode):
             raise InputError(f"{relpath}: not a regular file")
-        if module is None:
-            raise InputError(f"cannot derive a module name from {relpath!r}")
         signal.setitimer(signal.ITIMER_PROF, job.file_seconds)
         mark_memory()
         try:
-            analysis = analyze_source(
-                read_source_file(full),
-                path=relpath,
-                module=module,
+            # exactly as `svcc inspect` analyses the file: module name from the nearest
+            # source root, local import closure judged
+            analysis = analyze_file(
+                full,
+                display_path=relpath,
                 python_version=job.python_version,
                 encoding=job.encoding,
-                source_format="python",
-                local_modules=_siblings(job, str(full.parent)) | _siblings(job, str(job.root)),
-                check_name=False,
+                facts_cache=_facts(job),
             )
             if analysis.error is not None and memory_exhausted():
                 raise MemoryError

@@ -5,11 +5,16 @@ trees (missing, extra and different files all fail); ``pytest --snapshot-update`
 them, and the diff is reviewed as the behaviour change. A target folder for a target the
 case does not list is stale and fails. Emitted Python is checked by ruff and compileall.
 
+JSON files are stored pretty-printed so that a diff can be read; the exact emitted bytes of
+every file (canonical one-line JSON included) stay pinned by ``SHA256SUMS`` in each folder.
+
 The runtime copies (``svc_runtime/``) are not stored: they must be byte-identical to
 ``svcc.runtime`` (checked here), and each stored manifest pins their digests, so a runtime
 change still shows in review as a manifest diff without six copies of the same file.
 """
 
+import hashlib
+import json
 import py_compile
 import shutil
 import subprocess
@@ -17,6 +22,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from golden_ext import pretty
 from helpers import GOLDEN, ROOT, case_input, case_options, cases
 from svcc.compiler.driver import analyze_file, emit_analysis
 from svcc.compiler.policy import parse_policy
@@ -50,6 +56,22 @@ def tree_on_disk(root: Path) -> dict[str, bytes]:
     }
 
 
+SUMS = "SHA256SUMS"
+
+
+def stored_form(path: str, data: bytes) -> bytes:
+    """What the golden folder holds for an emitted file: JSON pretty-printed, else as is."""
+    if path.endswith(".json"):
+        return pretty(json.loads(data)).encode()
+    return data
+
+
+def sums(emitted: dict[str, bytes]) -> bytes:
+    return "".join(
+        f"{hashlib.sha256(data).hexdigest()}  {path}\n" for path, data in sorted(emitted.items())
+    ).encode()
+
+
 @pytest.mark.parametrize(("case", "target"), CASES)
 def test_bundle_tree(case: str, target: str, request: pytest.FixtureRequest) -> None:
     emitted = {p: d for p, d in emit(case, target) if not p.startswith(RUNTIME_DIR)}
@@ -58,11 +80,13 @@ def test_bundle_tree(case: str, target: str, request: pytest.FixtureRequest) -> 
         shutil.rmtree(folder, ignore_errors=True)
         for path, data in emitted.items():
             (folder / path).parent.mkdir(parents=True, exist_ok=True)
-            (folder / path).write_bytes(data)
+            (folder / path).write_bytes(stored_form(path, data))
+        (folder / SUMS).write_bytes(sums(emitted))
     stored = tree_on_disk(folder)
+    assert stored.pop(SUMS, None) == sums(emitted), f"{case}/{target}: emitted bytes differ"
     assert sorted(stored) == sorted(emitted), "files differ (run pytest --snapshot-update)"
     for path, data in emitted.items():
-        assert stored[path] == data, f"{case}/{target}/{path} differs"
+        assert stored[path] == stored_form(path, data), f"{case}/{target}/{path} differs"
 
 
 def test_enough_bundle_cases() -> None:

@@ -164,7 +164,8 @@ def test_inspect_directory_json(tmp_path: Path) -> None:
     (tmp_path / ".hidden" / "skip.py").write_text("x = 1\n")
     (tmp_path / "my-script.py").write_text("def h() -> int:\n    return 1\n")
     proc = run_svcc("inspect", str(tmp_path), "--format", "json")
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 2  # broken.py could not be analysed; every entry is printed
+    assert "1 module(s) could not be analysed (first: broken)" in proc.stderr
     doc = json.loads(proc.stdout)
     files = doc["files"]
     assert list(files) == ["broken.py", "pkg/__init__.py", "pkg/good.py"]
@@ -195,7 +196,7 @@ def test_inspect_directory_matches_single_files(tmp_path: Path) -> None:
             shutil.copy(case / "input.py", tmp_path / f"{case.name}.py")
     assert len(list(tmp_path.glob("*.py"))) > 16  # above the serial threshold
     proc = run_svcc("inspect", str(tmp_path), "--format", "json")
-    assert proc.returncode == 0
+    assert proc.returncode == 2  # the syntax-error and undecodable cases
     files = json.loads(proc.stdout)["files"]
     for name, doc in files.items():
         single = run_svcc("inspect", str(tmp_path / name), "--format", "json")
@@ -212,7 +213,7 @@ def test_inspect_directory_text(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("def f(x) -> int:\n    return 1\n")
     (tmp_path / "b.py").write_text("def g(:\n")
     proc = run_svcc("inspect", str(tmp_path), "--format", "text")
-    assert proc.returncode == 0
+    assert proc.returncode == 2
     assert "a.py (module a): 1 capabilities" in proc.stdout
     assert "b.py:1:" in proc.stdout
     assert "error" in proc.stdout

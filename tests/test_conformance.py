@@ -3,6 +3,7 @@ also under another hash seed, and only relative POSIX paths."""
 
 import hashlib
 import json
+import re
 import subprocess
 import sys
 
@@ -17,6 +18,7 @@ from svcc.compiler.target import EmitContext, FileTree
 # oci wraps a repository bundle (a single-file IR is refused by design); its own tests cover
 # determinism (tests/test_oci_context.py).
 TARGETS = sorted(name for name in discover() if name != "oci")
+MCP_TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 # Targets whose required options have no default get example values here.
 OPTIONS: dict[str, dict[str, object]] = {
     "k8s": {"image": "registry.test:5443/team/app@sha256:" + "a" * 64, "inputs_sha256": "b" * 64}
@@ -84,7 +86,16 @@ def test_target_is_deterministic_with_valid_paths(target: str) -> None:
             assert not path.startswith("/")
             assert ".." not in path.split("/")
             assert "\\" not in path
-    assert emitted >= len(digests) - 2  # refusals are the exception, not the rule
+    # The only refusal a target may make on eligible IR is one it documents: MCP tool names
+    # are ASCII (1-128 of letters, digits, '_', '-', '.'); every other tree must be emitted.
+    refused = {a.module for a in _analyses() if isinstance(_emit(target, a), str)}
+    expected = {
+        a.module
+        for a in _analyses()
+        if target == "mcp" and any(not MCP_TOOL_NAME.fullmatch(c.name) for c in a.ir.capabilities)  # type: ignore[union-attr]
+    }
+    assert refused == expected
+    assert emitted == len(digests) - len(expected)
     code = (
         "import json, sys\n"
         "sys.path.insert(0, sys.argv[1])\n"

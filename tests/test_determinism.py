@@ -32,7 +32,7 @@ def test_directory_output_is_stable(tmp_path: Path) -> None:
     outputs = set()
     for seed in SEEDS:
         proc = run_svcc("inspect", str(GOLDEN), "--format", "json", env={"PYTHONHASHSEED": seed})
-        assert proc.returncode == 0
+        assert proc.returncode == 2  # bundle files (app.py, server.py) take reserved names
         outputs.add(proc.stdout)
     assert len(outputs) == 1
 

@@ -2,6 +2,7 @@
 
 import pytest
 from svcc.compiler.driver import analyze_source
+from svcc.compiler.errors import InputError
 from svcc.compiler.render import readiness_table
 from svcc.frontends.notebook._cells import Cell, convert
 from svcc.frontends.python import parse
@@ -69,9 +70,24 @@ def test_colour_only_when_asked() -> None:
     assert "\033[" not in readiness_table(analysis, colour=False)
 
 
-@pytest.mark.parametrize("version", ["3.7", "3.8", "3.11", "3.13"])
-def test_python_versions_accepted(version: str) -> None:
-    assert (
-        analyze_source("def f() -> int:\n    return 1\n", path="m.py", python_version=version).ir
-        is not None
-    )
+WALRUS = "def f(x: int) -> int:\n    return (y := x)\n"
+MATCH = "def f(x: int) -> int:\n    match x:\n        case _:\n            return x\n"
+
+
+@pytest.mark.parametrize(
+    ("version", "walrus", "match"),
+    [("3.7", False, False), ("3.8", True, False), ("3.11", True, True), ("3.13", True, True)],
+)
+def test_python_versions_accepted(version: str, walrus: bool, match: bool) -> None:
+    """The version chosen is the grammar used (and recorded), not merely accepted."""
+    analysis = analyze_source(WALRUS, path="m.py", python_version=version)
+    assert (analysis.ir is not None) == walrus
+    if analysis.ir is not None:
+        assert analysis.ir.source.python_version == version
+    assert (analyze_source(MATCH, path="m.py", python_version=version).ir is not None) == match
+
+
+@pytest.mark.parametrize("version", ["3.6", "3.15", "3.99", "4.0", "3", "three"])
+def test_python_versions_refused(version: str) -> None:
+    with pytest.raises(InputError, match=r"supported 3\.7 to 3\.14"):
+        analyze_source("x = 1\n", path="m.py", python_version=version)

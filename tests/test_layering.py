@@ -40,6 +40,8 @@ BANNED: dict[str, tuple[str, ...]] = {
     "svcc.frontends": ("svcc.backends", "svcc.service", "svcc.compiler."),
     "svcc.backends": ("svcc.frontends", "svcc.service"),
     "svcc.compiler": ("svcc.service",),
+    # collections are exported from a bundle's files, never from source or the IR model
+    "svcc.clients": ("svcc.frontends", "svcc.backends", "svcc.service", "svcc.ir"),
     "svcc.compiler.cli": (),  # the command line sits on top of everything, the service too
 }
 # Exceptions to a ban: the leaf a layer is allowed (``svcc.compiler.`` bans every other
@@ -47,6 +49,7 @@ BANNED: dict[str, tuple[str, ...]] = {
 ALLOWED: dict[str, tuple[str, ...]] = {
     "svcc.compiler.diagnostics": ("svcc.compiler.diagnostics",),
     "svcc.frontends": ("svcc.compiler.diagnostics",),
+    "svcc.clients": ("svcc.backends.templates",),  # the one jinja environment
 }
 
 

@@ -12,7 +12,7 @@ from helpers import ROOT
 sys.path.insert(0, str(ROOT / "tools"))
 from wheelenv import install_wheel_venv
 
-TOP_LEVEL = ["backends", "compiler", "frontends", "ir", "runtime", "service", "svcc"]
+TOP_LEVEL = ["backends", "clients", "compiler", "frontends", "ir", "runtime", "service", "svcc"]
 
 
 def _config() -> dict[str, object]:
@@ -61,3 +61,14 @@ def test_wheel_installs_under_one_namespace(tmp_path: Path) -> None:
         [str(env_dir / "bin" / "svc"), "--version"], check=True, capture_output=True, text=True
     ).stdout
     assert version.startswith("svcc ")
+    # client export from the installed wheel: templates and the validator's dependency ship
+    bundle, collection = tmp_path / "shapes-rest", tmp_path / "shapes-bruno"
+    svc = str(env_dir / "bin" / "svc")
+    example = str(ROOT / "examples" / "shapes.py")
+    subprocess.run([svc, "generate", "rest", example, "--output-dir", str(bundle)], check=True)
+    subprocess.run(
+        [svc, "clients", "export", "--bundle", str(bundle), "--format", "bruno",
+         "--output-dir", str(collection)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    assert (collection / "circle_area.bru").read_text().startswith("meta {")

@@ -122,7 +122,7 @@ def test_import_time_io_makes_importers_conditional_naming_file_and_line() -> No
     line = found["shop.report.line"]
     assert line.klass == "conditional"
     (reason,) = line.reasons
-    assert reason.code == "SVC-R020"
+    assert reason.code == "SVC-R024"
     assert "shop/store.py:4:" in reason.message
     assert reason.span is not None
     assert reason.span.line == 1  # the import that leads there
@@ -191,7 +191,7 @@ def test_inspect_text_uses_dotted_ids() -> None:
     proc = run_svcc("inspect", str(REPOS / "import_io"), "--format", "text")
     assert proc.returncode == 0, proc.stderr
     assert "shop.report.line  conditional" in proc.stdout
-    assert "SVC-R020" in proc.stdout
+    assert "SVC-R024" in proc.stdout
 
 
 def tree_of(root: Path) -> dict[Path, bytes]:

@@ -89,12 +89,15 @@ def test_dangling_symlink_target_refused(tmp_path: Path) -> None:
 
 
 def test_failed_write_removes_created_parents(tmp_path: Path) -> None:
-    parent = tmp_path / "ro"
+    """The writer creates ``new/deeper/`` before it fails on a file (a name too long for
+    the file system): the parents it created are removed, the ones it found are kept."""
+    parent = tmp_path / "kept"
     parent.mkdir()
-    (parent / "blocker").write_text("")  # a file where a directory is needed
-    with pytest.raises(OutputError):
-        write_tree(TREE, parent / "blocker" / "out")
-    assert sorted(p.name for p in parent.iterdir()) == ["blocker"]
+    doomed = FileTree.of({"ok.txt": b"x", "n" * 300: b"too long a name"})
+    with pytest.raises(OutputError, match="nothing written"):
+        write_tree(doomed, parent / "new" / "deeper" / "out")
+    assert list(parent.iterdir()) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept"]
 
 
 def test_file_tree_validation() -> None:
@@ -156,14 +159,14 @@ def test_concurrent_writers_exactly_one_wins(tmp_path: Path) -> None:
         assert leftovers(tmp_path) == []
 
 
-def test_host_check_runs_before_writing(tmp_path: Path) -> None:
-    # The facilities the writer needs exist on every supported POSIX host; the check must
-    # not refuse a normal Linux machine.
-    code = (
-        "import os; from svcc.compiler.writer import _require_host_support as r; r(); print('ok')"
-    )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
-    assert proc.stdout.strip() == "ok", proc.stderr
+def test_host_check_runs_before_writing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A normal Linux host passes the check ...
+    write_tree(TREE, tmp_path / "fine")
+    # ... and a host without no-follow opens is refused before anything is created.
+    monkeypatch.delattr(os, "O_NOFOLLOW")
+    with pytest.raises(OutputError, match="lacks directory-descriptor"):
+        write_tree(TREE, tmp_path / "new" / "out")
+    assert not (tmp_path / "new").exists()
 
 
 def test_symlink_stepped_out_of_with_dotdot_is_refused(tmp_path: Path) -> None:

@@ -32,12 +32,18 @@ def pretty_json(value: object) -> bytes:
 
 
 def source_files(ir: ModuleIR, ctx: EmitContext) -> tuple[str, dict[str, bytes]]:
-    """``(module path, files)``: the module under ``source/`` with package ``__init__``s."""
+    """``(module path, files)``: the module under ``source/`` with package ``__init__``s
+    (empty unless the local import closure holds the real ones) and the closure's files
+    (the modules beside the source that it imports), each with its exact bytes."""
     parts = ir.module.split(".")
     files: dict[str, bytes] = {}
     for depth in range(1, len(parts)):
         files["/".join(["source", *parts[:depth], "__init__.py"])] = b""
-    module_path = "/".join(["source", *parts]) + ".py"
+    files |= dict(ctx.local_files)
+    if ctx.module_is_package:
+        module_path = "/".join(["source", *parts, "__init__.py"])
+    else:
+        module_path = "/".join(["source", *parts]) + ".py"
     if ir.source.format == "notebook":
         files[module_path] = ctx.module_text.encode("utf-8")
         files[f"original/{ctx.source_path}"] = ctx.source_bytes

@@ -10,7 +10,8 @@ schemas, so every rule written here is both documented and enforced:
 - defaults are never evaluated nor copied: an optional field simply may be omitted;
 - ``null`` is accepted only where the annotation is nullable (``x: int = None`` is not);
 - positional-only parameters with defaults cannot leave a gap: supplying a later one
-  requires the earlier ones (``dependentRequired``), and the description says so.
+  requires the earlier ones (``dependentRequired``, as a chain: each requires the one
+  before it), and the description says so.
 """
 
 from collections.abc import Mapping
@@ -18,6 +19,7 @@ from typing import Any, assert_never
 
 from attrs import frozen
 from svcc.compiler.errors import IneligibleError
+from svcc.ir.index import module_index
 from svcc.ir.model import Capability, ModuleIR
 from svcc.ir.types import (
     AnyType,
@@ -91,26 +93,39 @@ def type_schema(node: TypeNode, defs: set[str]) -> JSON:
             assert_never(node)
 
 
+def _typed_dict_definition(ir: ModuleIR, name: str) -> tuple[JSON, frozenset[str]]:
+    """One TypedDict's definition and the TypedDict names it references, lowered once per
+    IR (every capability that reaches it shares the result; callers never mutate it)."""
+    index = module_index(ir)
+    lowered: dict[str, tuple[JSON, frozenset[str]]] = index.derived.setdefault(__name__, {})
+    found = lowered.get(name)
+    if found is None:
+        if name not in index.typed_dicts:
+            raise LoweringError(f"TypedDict {name!r} is not defined")
+        fields = index.typed_dict_fields(name)
+        reached: set[str] = set()
+        definition = {
+            "type": "object",
+            "title": name,
+            "properties": {f.name: type_schema(f.type, reached) for f in fields},
+            "required": [f.name for f in fields if f.required],
+            "additionalProperties": False,
+        }
+        found = lowered[name] = (definition, frozenset(reached))
+    return found
+
+
 def _typed_dict_defs(ir: ModuleIR, names: set[str]) -> JSON:
     """Definitions for ``names`` and every TypedDict they reach, sorted by name."""
     out: JSON = {}
-    pending = sorted(names)
+    pending = list(names)
     while pending:
-        name = pending.pop(0)
+        name = pending.pop()
         if name in out:
             continue
-        decl = ir.typed_dict(name)
-        if decl is None:
-            raise LoweringError(f"TypedDict {name!r} is not defined")
-        reached: set[str] = set()
-        out[name] = {
-            "type": "object",
-            "title": name,
-            "properties": {f.name: type_schema(f.type, reached) for f in decl.fields},
-            "required": [f.name for f in decl.fields if f.required],
-            "additionalProperties": False,
-        }
-        pending.extend(sorted(reached - set(out)))
+        definition, reached = _typed_dict_definition(ir, name)
+        out[name] = definition
+        pending.extend(r for r in reached if r not in out)
     return dict(sorted(out.items()))
 
 
@@ -131,7 +146,11 @@ def _gap_rule(cap: Capability) -> tuple[JSON, str | None]:
     optional = [p.name for p in cap.params if p.kind == "positional_only" and p.default]
     if len(optional) < 2:
         return {}, None
-    rule = {later: optional[:i] for i, later in enumerate(optional) if i > 0}
+    # A chain (each one requires the one before it) states the rule in O(n): JSON Schema
+    # applies every present key's dependency, so supplying the k-th requires the (k-1)-th,
+    # which, present, requires the (k-2)-th, and so on. Listing every earlier name under
+    # each parameter would say the same in O(n²) bytes.
+    rule = {later: [optional[i - 1]] for i, later in enumerate(optional) if i > 0}
     names = ", ".join(f"`{n}`" for n in optional)
     prose = (
         f"Positional-only parameters {names} keep their order: supplying one requires "

@@ -105,13 +105,15 @@ def _operation(cap: Capability, result: RequestSchema | None) -> JSON:
 def openapi_document(ir: ModuleIR) -> dict[str, Any]:
     schemas: JSON = dict(_INFRASTRUCTURE)
     paths: JSON = {}
+    typed_dicts: JSON = {}  # shared by every capability that reaches it: relocated once
     for cap in ir.capabilities:
         request = request_schema(ir, cap)
         result = result_schema(ir, cap)
         schemas[request_component(cap)] = relocate_refs(request.schema, COMPONENTS)
         for defs in (request.defs, result.defs if result else {}):
-            schemas.update(relocate_refs(defs, COMPONENTS))
+            typed_dicts.update(defs)
         paths[f"/capabilities/{cap.name}"] = {"post": _operation(cap, result)}
+    schemas.update(relocate_refs(typed_dicts, COMPONENTS))
     paths["/health"] = {
         "get": {
             "operationId": "svc.health",

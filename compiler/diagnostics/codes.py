@@ -216,7 +216,6 @@ R019_GLOBAL_REBIND: Final = _code(
     "ambiguous",
     "A function declares the capability's name `global` and may rebind it after import.",
 )
-
 # --- front end ----------------------------------------------------------------------------
 F001_SYNTAX: Final = _code(
     "SVC-F001",
@@ -277,9 +276,51 @@ F007_NOT_ANALYSABLE: Final = _code(
     "path gives no valid module name.",
 )
 
-# --- repositories -----------------------------------------------------------------------------
-R020_IMPORTED_MODULE_RISK: Final = _code(
+# --- readiness, added later (numbers continue; codes are never renumbered) ---------------
+R020_UNTYPED_CALLABLE: Final = _code(
     "SVC-R020",
+    "untyped parameter used as a callable or class",
+    "error",
+    "inputs",
+    "unsupported",
+    "A parameter without a JSON type (unannotated or `Any`) is called, instantiated, used as "
+    "the class argument of `isinstance`/`issubclass`, or used as a decorator: no JSON value "
+    "can be a callable or a class, so every call would fail.",
+)
+R021_LOCAL_IMPORT: Final = _code(
+    "SVC-R021",
+    "local import the bundle cannot hold",
+    "error",
+    "execution",
+    "conditional",
+    "An import reaches a module beside the source that cannot be copied into the bundle "
+    "faithfully (a relative import above the top package or outside the file's directory, "
+    "a local module that does not parse, or one whose own imports are not available). "
+    "Pass --module-name PKG.MODULE for a module inside a package.",
+)
+R022_GOVERNED_RETURN: Final = _code(
+    "SVC-R022",
+    "governed result can never be JSON",
+    "error",
+    "outputs",
+    "unsupported",
+    "In governed mode the worker returns exactly JSON; the declared return type (a tuple, a "
+    "set, bytes, a class instance) can never be, so every call would fail.",
+)
+R023_UNDEFINED_AT_IMPORT: Final = _code(
+    "SVC-R023",
+    "name undefined at import",
+    "error",
+    "execution",
+    "unsupported",
+    "A module-level statement evaluated at import (an assignment, a class body or base, a "
+    "TypedDict field, a default, a decorator, an annotation without PEP 563) reads a name "
+    "that is not bound at that point: importing the module raises NameError. Applies to "
+    "every capability of the module.",
+)
+
+R024_IMPORTED_MODULE_RISK: Final = _code(
+    "SVC-R024",
     "imported repository module runs code at import",
     "error",
     "execution",
@@ -288,6 +329,9 @@ R020_IMPORTED_MODULE_RISK: Final = _code(
     "package) runs code at import, cannot be analysed, or has an unresolved import; the "
     "message names that module's file and line.",
 )
+
+
+# --- repositories -----------------------------------------------------------------------------
 F008_REPOSITORY_ENTRY: Final = _code(
     "SVC-F008",
     "repository entry refused",

@@ -5,7 +5,7 @@ Each module is judged by the ordinary readiness pass, with imports resolved over
 standard library and the declared dependencies). Then every capability inherits the
 import-time risks of each repository module that importing it executes: its parent
 packages, the modules it imports at module level and in its own body, transitively. Each
-inherited reason (``SVC-R020``) names the risky module's file and line; the walk visits a
+inherited reason (``SVC-R024``) names the risky module's file and line; the walk visits a
 module once, so import cycles terminate.
 """
 
@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 
 import attrs
 from svcc.compiler.diagnostics import Diagnostic, diag
-from svcc.compiler.diagnostics.codes import CLASS_ORDER, R020_IMPORTED_MODULE_RISK, ReadinessClass
+from svcc.compiler.diagnostics.codes import CLASS_ORDER, R024_IMPORTED_MODULE_RISK, ReadinessClass
 from svcc.compiler.passes.readiness import (
     Assessment,
     Environment,
@@ -138,7 +138,7 @@ class RepositoryReadiness:
                 via = "" if reached == target else f" through {target}"
                 out.append(
                     diag(
-                        R020_IMPORTED_MODULE_RISK,
+                        R024_IMPORTED_MODULE_RISK,
                         f"importing {reached}{via} runs code at import: {risks[0]}{more}",
                         span,
                     )

@@ -14,6 +14,7 @@ import attrs
 from svcc.compiler.diagnostics import Diagnostic, where
 from svcc.compiler.errors import IneligibleError, UsageError
 from svcc.compiler.passes.readiness import Assessment, ReadinessReport
+from svcc.ir.index import module_index
 from svcc.ir.model import ModuleIR
 
 SHOWN_NAMES = 20  # of the module's functions, when a selection names one it lacks
@@ -52,15 +53,18 @@ class SelectPass:
                 raise IneligibleError(f"{path}: no public module-level functions to expose")
         else:
             chosen = []
+            chosen_ids: set[str] = set()
+            by_name = module_index(ir).capabilities
             unknown = []
             names = [c.name for c in ir.capabilities]
             for item in selection:
-                cap = ir.capability(item)
+                cap = by_name.get(item)
                 if cap is None:
                     close = difflib.get_close_matches(item, names, n=1)
                     hint = f" (did you mean {close[0]!r}?)" if close else ""
                     unknown.append(f"{item!r}{hint}")
-                elif cap not in chosen:
+                elif cap.id not in chosen_ids:
+                    chosen_ids.add(cap.id)
                     chosen.append(cap)
             if unknown:
                 known = ", ".join(names[:SHOWN_NAMES]) or "none"
@@ -70,9 +74,10 @@ class SelectPass:
                     f"{path}: unknown selection {', '.join(unknown)}; the module's functions "
                     f"are: {known}"
                 )
+        assessments = {a.capability_id: a for a in report.assessments}
         blocked: list[Assessment] = []
         for cap in chosen:
-            assessment = report.assessment(cap.id)
+            assessment = assessments.get(cap.id)
             assert assessment is not None
             if not assessment.can_generate_interface:
                 blocked.append(assessment)
@@ -82,4 +87,6 @@ class SelectPass:
                 f"{path}: cannot generate: " + "; ".join(map(describe_blocking, blocked)),
                 reasons,
             )
+        if tuple(chosen) == ir.capabilities:
+            return ir  # the same object: what was derived from it (its JSON) is reused
         return attrs.evolve(ir, capabilities=tuple(chosen))

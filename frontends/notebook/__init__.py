@@ -4,6 +4,7 @@ nbformat reads and validates the notebook (a corrupt one is an ``SVC-F003`` erro
 spans in the IR point back at (cell, line).
 """
 
+import json
 import warnings
 
 from svcc.compiler.diagnostics import diag
@@ -21,6 +22,14 @@ def notebook_cells(data: bytes) -> list[Cell]:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ValueError(f"not UTF-8 JSON (byte {exc.start})") from None
+    try:
+        document = json.loads(text)
+    except ValueError as exc:
+        raise ValueError(f"not a readable notebook: {exc}") from None
+    version = document.get("nbformat") if isinstance(document, dict) else None
+    if type(version) is not int:
+        # nbformat reads such a file as an empty notebook: every cell would be dropped.
+        raise ValueError("not a notebook: no integer `nbformat` version at the top level")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:

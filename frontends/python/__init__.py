@@ -7,12 +7,15 @@ an error means for them.
 
 import ast
 import keyword
+import re
+import unicodedata
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from attrs import frozen
 from svcc.compiler.diagnostics import Diagnostic, diag
 from svcc.compiler.diagnostics.codes import F001_SYNTAX, F002_DECODE
+from svcc.frontends.python._chunks import SLICE_LINES, top_level_statements
 from svcc.frontends.python._lower import ModuleLowerer
 from svcc.frontends.python._source import (
     SourceDecodeError,
@@ -39,7 +42,15 @@ def module_name_problem(name: str) -> str | None:
     parts = name.split(".")
     for part in parts:
         if not part.isidentifier() or keyword.iskeyword(part):
-            return f"invalid module name {name!r}: {part!r} is not a Python identifier"
+            return (
+                f"invalid module name {name!r}: {part!r} is not a Python identifier; "
+                "name the module with --module-name NAME"
+            )
+    if parts[0] == "__main__":
+        return (
+            f"module name {name!r} cannot be served: `__main__` is the server's own entry "
+            "module; name the module with --module-name NAME"
+        )
     return None
 
 
@@ -58,6 +69,8 @@ def syntax_diagnostic(
         line = exc.lineno or 1
         col = max((exc.offset or 1) - 1, 0)
         message = exc.msg or "invalid syntax"
+        if src is not None and message.startswith("Pattern matching is only supported"):
+            line, col = _first_match(src, (line, col))
     elif isinstance(exc, RecursionError | MemoryError):
         line, col, message = 1, 0, "source nested too deeply to parse"
     else:
@@ -75,6 +88,97 @@ def syntax_diagnostic(
     return diag(F001_SYNTAX, message, span)
 
 
+def _first_match(src: SourceText, fallback: tuple[int, int]) -> tuple[int, int]:
+    """The grammar error for ``match`` under an older grammar points past the statement;
+    the newest grammar finds the ``match`` keyword itself."""
+    try:
+        tree = parse("\n".join(src.lines), running_version(), "<match>")
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+        return fallback
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Match):
+            return node.lineno, node.col_offset
+    return fallback
+
+
+_LAMBDA_PARAMS = re.compile(r"\blambda\b([^:]*):")
+
+
+def _lambda_may_repeat(text: str) -> bool:
+    """A cheap over-approximation: some ``lambda a, b:`` in the text names a parameter
+    twice (after NFKC, as the parser normalises identifiers)."""
+    for match in _LAMBDA_PARAMS.finditer(text):
+        names = [
+            unicodedata.normalize("NFKC", part.split("=", 1)[0].strip().lstrip("*").strip())
+            for part in match.group(1).split(",")
+        ]
+        names = [n for n in names if n and n != "/"]
+        if len(names) != len(set(names)):
+            return True
+    return False
+
+
+def duplicate_parameter(tree: ast.Module, text: str) -> SyntaxError | None:
+    """The first function or lambda naming a parameter twice. ``ast.parse`` accepts it (the
+    compiler refuses it later), so the module could never be imported. Identifiers are
+    already NFKC-normalised by the parser, so look-alikes (fullwidth x and ``x``) collide.
+
+    Functions are statements, so only statement lists are walked; lambdas hide in any
+    expression, so the whole tree is walked only when a lambda's parameter list, read from
+    the text, repeats a name."""
+    nodes: list[ast.AST]
+    if "lambda" in text and _lambda_may_repeat(text):
+        nodes = list(ast.walk(tree))
+    else:
+        nodes = []
+        pending: list[ast.AST] = [tree]
+        while pending:
+            node = pending.pop()
+            nodes.append(node)
+            for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+                children = getattr(node, field, None)
+                if isinstance(children, list):
+                    pending.extend(children)
+    for node in nodes:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            args = node.args
+            seen: set[str] = set()
+            every = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+            every += [a for a in (args.vararg, args.kwarg) if a is not None]
+            for arg in every:
+                if arg.arg in seen:
+                    error = SyntaxError(f"duplicate argument {arg.arg!r} in function definition")
+                    error.lineno, error.offset = arg.lineno, arg.col_offset + 1
+                    return error
+                seen.add(arg.arg)
+    return None
+
+
+_PARSE_ERRORS = (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError)
+
+
+class _SliceParseError(Exception):
+    """A parse error met while the lowerer reads a sliced module (its first pass)."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def _sliced_body(
+    text: str, lines: Sequence[str], version: tuple[int, int], path: str
+) -> Callable[[], Iterator[ast.stmt]]:
+    def statements() -> Iterator[ast.stmt]:
+        try:
+            yield from top_level_statements(
+                text, lines, lambda t: parse(t, version, path), SLICE_LINES
+            )
+        except _PARSE_ERRORS as exc:  # raised by parsing only, never by the lowerer
+            raise _SliceParseError(exc) from None
+
+    return statements
+
+
 def lower_text(
     text: str,
     *,
@@ -87,11 +191,39 @@ def lower_text(
     line_map: Sequence[tuple[int, int]] | None = None,
 ) -> FrontendResult:
     src = SourceText(text, line_map)
+    body: ast.Module | Callable[[], Iterator[ast.stmt]]
     try:
-        tree = parse(text, python_version, path)
-    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as exc:
+        if len(src.lines) <= SLICE_LINES:
+            body = parse(text, python_version, path)
+        else:  # parsed a slice at a time, once per pass (see ``_chunks``)
+            body = _sliced_body(text, src.lines, python_version, path)
+    except _PARSE_ERRORS as exc:
         return FrontendResult(
             ir=None, diagnostics=(syntax_diagnostic(exc, python_version, src),), module_text=text
+        )
+    try:
+        if isinstance(body, ast.Module):
+            duplicate = duplicate_parameter(body, text)
+        else:  # one statement at a time, as the slices are parsed
+            duplicate = next(
+                (
+                    found
+                    for stmt in body()
+                    if (found := duplicate_parameter(ast.Module([stmt], []), text)) is not None
+                ),
+                None,
+            )
+    except _SliceParseError as exc:
+        return FrontendResult(
+            ir=None,
+            diagnostics=(syntax_diagnostic(exc.error, python_version, src),),
+            module_text=text,
+        )
+    if duplicate is not None:
+        return FrontendResult(
+            ir=None,
+            diagnostics=(syntax_diagnostic(duplicate, python_version, src),),
+            module_text=text,
         )
     source = SourceInfo(
         path=path,
@@ -102,7 +234,13 @@ def lower_text(
         python_version=f"{python_version[0]}.{python_version[1]}",
     )
     try:
-        ir = ModuleLowerer(tree, src, module=module, source=source).lower()
+        ir = ModuleLowerer(body, src, module=module, source=source).lower()
+    except _SliceParseError as exc:
+        return FrontendResult(
+            ir=None,
+            diagnostics=(syntax_diagnostic(exc.error, python_version, src),),
+            module_text=text,
+        )
     except RecursionError:
         return FrontendResult(
             ir=None,
@@ -141,6 +279,9 @@ def read_python(
 
 __all__ = [
     "FrontendResult",
+    "SourceDecodeError",
+    "decode_source",
+    "parse",
     "lower_text",
     "module_name_problem",
     "parse_python_version",

@@ -7,25 +7,30 @@ classes, TypedDicts and the public functions (capabilities).
 """
 
 import ast
+from collections.abc import Callable, Iterable, Iterator
 
+import attrs
 from svcc.frontends.python._source import SourceText, short
 from svcc.frontends.python._statements import (
     assigned_names,
-    decorator_is_harmless,
     first_code_running,
     import_bindings,
+    import_time_reads,
     is_literal,
     is_main_guard,
     is_name_chain,
     is_type_checking,
     is_type_expression,
     is_typing_constructor,
+    nested_bindings,
 )
 from svcc.frontends.python._types import (
     REQUIREDNESS,
     TYPEDDICT,
     Symbols,
     TypeResolver,
+    is_utf8,
+    printable,
     typing_names,
 )
 from svcc.ir.model import (
@@ -35,12 +40,16 @@ from svcc.ir.model import (
     ClassDecl,
     Decorator,
     Default,
+    Evaluation,
     FunctionForm,
     GlobalWrite,
     Import,
     ModuleIR,
+    NameRead,
     Parameter,
     ParamKind,
+    ParamUse,
+    ParamUseKind,
     Returns,
     SourceInfo,
     Statement,
@@ -48,39 +57,65 @@ from svcc.ir.model import (
     TypedDictDecl,
     TypedDictField,
 )
-from svcc.ir.types import AnyType, TypeNode
+from svcc.ir.types import AnyType, TypeNode, UnsupportedType
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
-# Class bases that add no import-time behaviour of their own.
-PLAIN_BASE_MODULES = ("builtins.", "typing.", "typing_extensions.", "enum.", "abc.ABC")
 _NEWTYPE = typing_names("NewType")
 _TYPEVARS = typing_names("TypeVar", "ParamSpec", "TypeVarTuple")
 _NAMEDTUPLE = typing_names("NamedTuple")
 
 
+def public_defs(stmt: ast.stmt) -> Iterator[str]:
+    """Names of public functions defined by ``stmt`` at module level, inside any compound
+    statement (a superset of what ``ModuleLowerer._collect`` records as capabilities)."""
+    stack = [stmt]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, ast.FunctionDef | ast.AsyncFunctionDef):
+            if not current.name.startswith("_"):
+                yield current.name
+        elif isinstance(current, ast.If | ast.For | ast.AsyncFor | ast.While):
+            stack.extend([*current.body, *current.orelse])
+        elif isinstance(current, ast.Try | ast.TryStar):
+            stack.extend([*current.body, *current.orelse, *current.finalbody])
+            for handler in current.handlers:
+                stack.extend(handler.body)
+        elif isinstance(current, ast.With | ast.AsyncWith):
+            stack.extend(current.body)
+        elif isinstance(current, ast.Match):
+            for case in current.cases:
+                stack.extend(case.body)
+
+
 class ModuleLowerer:
     def __init__(
-        self, tree: ast.Module, src: SourceText, *, module: str, source: SourceInfo
+        self,
+        tree: ast.Module | Callable[[], Iterable[ast.stmt]],
+        src: SourceText,
+        *,
+        module: str,
+        source: SourceInfo,
     ) -> None:
-        self.tree = tree
+        # The top-level statements, read once per pass: a parsed module, or a function that
+        # parses them afresh a slice at a time (long modules: see ``_chunks``).
+        self._body = (lambda: tree.body) if isinstance(tree, ast.Module) else tree
         self.src = src
         self.module = module
         self.source = source
         self.symbols = Symbols()
         self.types = TypeResolver(self.symbols, src.segment)
-        self.future_annotations = any(
-            isinstance(s, ast.ImportFrom)
-            and s.module == "__future__"
-            and any(a.name == "annotations" for a in s.names)
-            for s in tree.body
-        )
+        self.future_annotations = False
+        self.docstring: str | None = None
+        # Public names a module-level ``def`` binds: only their bindings are kept (see _bind).
+        self._def_names: set[str] = set()
         self.statements: list[Statement] = []
         # (name, kind, conditional, node): materialised only for capability names (see lower()).
         self._bindings: list[tuple[str, BindingKind, bool, ast.AST]] = []
         self.imports: list[Import] = []
         self.classes: list[ClassDecl] = []
         self.typed_dicts: dict[str, TypedDictDecl] = {}
+        self._td_dependents: dict[str, set[str]] = {}  # TypedDict name -> names inheriting it
         self.globals: list[GlobalWrite] = []
         self.capabilities: dict[str, Capability] = {}
 
@@ -166,22 +201,41 @@ class ModuleLowerer:
 
     # -- pass 2: facts ----------------------------------------------------------------------
     def lower(self) -> ModuleIR:
-        self._collect_symbols(self.tree.body)
-        for stmt in self.tree.body:
-            kind, detail, node = self._classify(stmt)
+        for position, stmt in enumerate(self._body()):
+            if position == 0:
+                self.docstring = ast.get_docstring(
+                    ast.Module(body=[stmt], type_ignores=[]), clean=True
+                )
+            if (
+                isinstance(stmt, ast.ImportFrom)
+                and stmt.module == "__future__"
+                and any(a.name == "annotations" for a in stmt.names)
+            ):
+                self.future_annotations = True
+            self._collect_symbols([stmt])
+            self._def_names.update(public_defs(stmt))
+        for stmt in self._body():
+            kind, detail, node, evaluations = self._classify(stmt)
             self.statements.append(
                 Statement(
                     kind=kind,
                     detail=detail,
-                    binds=tuple(self._binds_of(stmt)),
+                    binds=tuple(dict.fromkeys(nested_bindings(stmt))),
                     span=self.src.span(node),
+                    reads=tuple(
+                        NameRead(name=name, span=self.src.span(read))
+                        for name, read in import_time_reads(
+                            stmt, not self.future_annotations
+                        ).items()
+                    ),
+                    evaluations=tuple(evaluations),
                 )
             )
             self._collect(stmt, guards=(), guarded=False)
         return ModuleIR(
             module=self.module,
             source=self.source,
-            docstring=ast.get_docstring(self.tree, clean=True),
+            docstring=_doc(self.docstring),
             future_annotations=self.future_annotations,
             statements=tuple(self.statements),
             bindings=self._capability_bindings(),
@@ -209,122 +263,136 @@ class ModuleLowerer:
         return []
 
     # Statement classification ------------------------------------------------------------
-    def _classify(self, stmt: ast.stmt) -> tuple[StatementKind, str, ast.AST]:
+    # Shapes and what they evaluate are facts; which evaluations are harmless (a known pure
+    # decorator, a plain base class) is the readiness pass's rule.
+    def _code(self, text: str, node: ast.AST) -> Evaluation:
+        return Evaluation(kind="code", text=text, span=self.src.span(node))
+
+    def _decorator(self, dec: ast.expr, text: str) -> Evaluation:
+        target = dec.func if isinstance(dec, ast.Call) else dec
+        literal = not isinstance(dec, ast.Call) or all(
+            is_literal(a) for a in [*dec.args, *(k.value for k in dec.keywords)]
+        )
+        return Evaluation(
+            kind="decorator",
+            text=text,
+            callee=self.symbols.qualify(target),
+            literal_arguments=literal,
+            span=self.src.span(dec),
+        )
+
+    def _classify(self, stmt: ast.stmt) -> tuple[StatementKind, str, ast.AST, list[Evaluation]]:
         if isinstance(stmt, ast.Import | ast.ImportFrom):
-            return "import", "import", stmt
+            return "import", "import", stmt, []
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
-            effect = self._definition_effect(stmt)
-            return effect if effect else ("def", "function definition", stmt)
+            return "def", "function definition", stmt, self._definition_evaluations(stmt)
         if isinstance(stmt, ast.ClassDef):
             if stmt.name in self.symbols.typed_dicts:
-                return "typeddict", "TypedDict definition", stmt
-            return "class", "class definition", stmt
+                return "typeddict", "TypedDict definition", stmt, []
+            return "class", "class definition", stmt, []
         if isinstance(stmt, ast.Assign | ast.AnnAssign):
             return self._classify_assign(stmt)
         if isinstance(stmt, ast.Expr):
             value = stmt.value
             if isinstance(value, ast.Constant):
                 if isinstance(value.value, str):
-                    return "docstring", "string literal", stmt
+                    return "docstring", "string literal", stmt, []
                 if value.value is Ellipsis:
-                    return "pass", "ellipsis", stmt
+                    return "pass", "ellipsis", stmt, []
             call = first_code_running(value)
             if call is not None:
-                return "effect", self._describe(call), call
-            return "expression", "expression statement without calls", stmt
+                return (
+                    "expression",
+                    "expression statement",
+                    call,
+                    [self._code(self._describe(call), call)],
+                )
+            return "expression", "expression statement without calls", stmt, []
         if isinstance(stmt, ast.Pass):
-            return "pass", "pass", stmt
+            return "pass", "pass", stmt, []
         if isinstance(stmt, ast.If):
             if is_main_guard(stmt.test):
-                return "main-guard", 'if __name__ == "__main__" block', stmt
+                return "main-guard", 'if __name__ == "__main__" block', stmt, []
             if is_type_checking(stmt.test, self.symbols):
-                bad = self._unsafe_in(stmt.orelse)
-                if bad is None:
-                    return "type-checking", "if TYPE_CHECKING block", stmt
-                return "effect", f"{self._describe(bad)} in the else branch", bad
-            bad = self._unsafe_if(stmt)
-            if bad is None:
-                return "fallback", "if block holding only definitions", stmt
-            return "effect", f"{self._describe(bad)} under a module-level if", bad
+                found = self._nested(stmt.orelse, " in the else branch")
+                return "type-checking", "if TYPE_CHECKING block", stmt, found
+            found = self._test(stmt.test, " under a module-level if")
+            found += self._nested([*stmt.body, *stmt.orelse], " under a module-level if")
+            return "if", "if block", stmt, found
         if isinstance(stmt, ast.Try | ast.TryStar):
-            bad = self._unsafe_try(stmt)
-            if bad is None:
-                return "fallback", "try block holding only definitions", stmt
-            return "effect", f"{self._describe(bad)} under a module-level try", bad
-        return "effect", self._describe(stmt), stmt
+            suffix = " under a module-level try"
+            found = []
+            for handler in stmt.handlers:
+                found += self._test(handler.type, suffix)
+                found += self._nested(handler.body, suffix)
+            found += self._nested([*stmt.body, *stmt.orelse, *stmt.finalbody], suffix)
+            return "try", "try block", stmt, found
+        return "statement", self._describe(stmt), stmt, [self._code(self._describe(stmt), stmt)]
+
+    def _test(self, test: ast.expr | None, suffix: str) -> list[Evaluation]:
+        call = first_code_running(test)
+        return [] if call is None else [self._code(f"{self._describe(call)}{suffix}", call)]
+
+    def _nested(self, body: list[ast.stmt], suffix: str) -> list[Evaluation]:
+        """What the statements of a block evaluate; a statement that is not a definition
+        (an expression, a main guard) counts as code in a block."""
+        found: list[Evaluation] = []
+        for stmt in body:
+            kind, _, node, inner = self._classify(stmt)
+            if kind in ("main-guard", "expression") and not inner:
+                found.append(self._code(f"{self._describe(node)}{suffix}", node))
+            found.extend(
+                attrs.evolve(e, text=f"{e.text}{suffix}") if e.kind == "code" else e for e in inner
+            )
+        return found
 
     def _classify_assign(
         self, stmt: ast.Assign | ast.AnnAssign
-    ) -> tuple[StatementKind, str, ast.AST]:
+    ) -> tuple[StatementKind, str, ast.AST, list[Evaluation]]:
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
         if any(assigned_names(t) is None for t in targets):
-            return "effect", "assignment to an attribute or item", stmt
+            text = "assignment to an attribute or item"
+            return "assign", text, stmt, [self._code(text, stmt)]
         value = stmt.value
         if value is None:
-            return "annotation", "variable annotation", stmt
+            return "annotation", "variable annotation", stmt, []
         if is_literal(value):
-            return "constant", "literal constant", stmt
+            return "constant", "literal constant", stmt, []
         if is_type_expression(value, self.symbols) or is_typing_constructor(value, self.symbols):
-            return "type-alias", "type alias", stmt
+            return "type-alias", "type alias", stmt, []
         if isinstance(value, ast.Lambda):
-            return "def", "lambda definition", stmt
+            return "def", "lambda definition", stmt, []
         if is_name_chain(value):
-            return "alias", f"alias of {short(self.src.segment(value), 40)}", stmt
+            return "alias", f"alias of {short(self.src.segment(value), 40)}", stmt, []
         call = first_code_running(value)
         if call is not None:
-            return "effect", f"assignment from {self._describe(call)}", call
-        return "effect", "assignment of a computed value", stmt
+            text = f"assignment from {self._describe(call)}"
+            return "assign", "assignment of a computed value", call, [self._code(text, call)]
+        text = "assignment of a computed value"
+        return "assign", text, stmt, [self._code(text, stmt)]
 
-    def _definition_effect(self, fn: FunctionNode) -> tuple[StatementKind, str, ast.AST] | None:
+    def _definition_evaluations(self, fn: FunctionNode) -> list[Evaluation]:
         """Decorators, defaults (and annotations without PEP 563) run at definition time."""
-        for dec in fn.decorator_list:
-            if not decorator_is_harmless(dec, self.symbols):
-                return (
-                    "effect",
-                    f"decorator @{short(self.src.segment(dec), 40)} evaluated at definition",
-                    dec,
-                )
+        found = [
+            self._decorator(
+                dec, f"decorator @{short(self.src.segment(dec), 40)} evaluated at definition"
+            )
+            for dec in fn.decorator_list
+        ]
         args = fn.args
         for default in [*args.defaults, *(d for d in args.kw_defaults if d is not None)]:
             call = first_code_running(default)
             if call is not None:
-                return "effect", f"default value evaluating {self._describe(call)}", call
+                found.append(self._code(f"default value evaluating {self._describe(call)}", call))
         if not self.future_annotations:
             every = [*args.posonlyargs, *args.args, *args.kwonlyargs]
             every += [a for a in (args.vararg, args.kwarg) if a is not None]
             for annotation in [a.annotation for a in every] + [fn.returns]:
                 call = first_code_running(annotation)
                 if call is not None:
-                    return "effect", f"annotation evaluating {self._describe(call)}", call
-        return None
-
-    def _unsafe_in(self, body: list[ast.stmt]) -> ast.AST | None:
-        """The first statement (or sub-expression) of ``body`` that is not a definition."""
-        for stmt in body:
-            kind, _, node = self._classify(stmt)
-            if kind in ("effect", "main-guard", "expression"):
-                return node
-        return None
-
-    def _unsafe_if(self, stmt: ast.If) -> ast.AST | None:
-        call = first_code_running(stmt.test)
-        if call is not None:
-            return call
-        return self._unsafe_in(stmt.body) or self._unsafe_in(stmt.orelse)
-
-    def _unsafe_try(self, stmt: ast.Try | ast.TryStar) -> ast.AST | None:
-        for handler in stmt.handlers:
-            call = first_code_running(handler.type)
-            if call is not None:
-                return call
-            bad = self._unsafe_in(handler.body)
-            if bad is not None:
-                return bad
-        return (
-            self._unsafe_in(stmt.body)
-            or self._unsafe_in(stmt.orelse)
-            or self._unsafe_in(stmt.finalbody)
-        )
+                    text = f"annotation evaluating {self._describe(call)}"
+                    found.append(self._code(text, call))
+        return found
 
     def _describe(self, node: ast.AST) -> str:
         if isinstance(node, ast.Call):
@@ -354,7 +422,10 @@ class ModuleLowerer:
 
     # Facts: bindings, imports, classes, capabilities ---------------------------------------
     def _bind(self, name: str, kind: BindingKind, guards: tuple[str, ...], node: ast.AST) -> None:
-        self._bindings.append((name, kind, bool(guards), node))
+        # Only a capability's bindings reach the IR, and capabilities are public defs: other
+        # names' nodes are not kept (they would keep every statement's tree alive).
+        if name in self._def_names:
+            self._bindings.append((name, kind, bool(guards), node))
 
     def _capability_bindings(self) -> tuple[Binding, ...]:
         """Module-level bindings of the names the passes judge: the capabilities' names.
@@ -382,7 +453,7 @@ class ModuleLowerer:
                 return
             self._bind(stmt.name, "class", guards, stmt)
             if stmt.name in self.symbols.typed_dicts:
-                self.typed_dicts[stmt.name] = self._typed_dict(stmt)
+                self._store_typed_dict(self._typed_dict(stmt))
             else:
                 self.classes.append(self._class_decl(stmt))
         elif isinstance(stmt, ast.Import | ast.ImportFrom):
@@ -502,31 +573,33 @@ class ModuleLowerer:
         decorators = tuple(
             Decorator(text=self.src.segment(d), span=self.src.span(d)) for d in stmt.decorator_list
         )
-        reason, node = self._class_problem(stmt)
         return ClassDecl(
             name=stmt.name,
             bases=bases,
             keywords=tuple(self.src.segment(k) for k in stmt.keywords),
             decorators=decorators,
-            plain=reason is None,
-            reason=reason,
-            reason_span=self.src.span(node) if node is not None else None,
+            evaluations=tuple(self._class_evaluations(stmt)),
             span=self.src.span(stmt),
         )
 
-    def _class_problem(self, stmt: ast.ClassDef) -> tuple[str | None, ast.AST | None]:
-        for dec in stmt.decorator_list:
-            if not decorator_is_harmless(dec, self.symbols):
-                return f"decorator @{short(self.src.segment(dec), 40)}", dec
+    def _class_evaluations(self, stmt: ast.ClassDef) -> list[Evaluation]:
+        found = [
+            self._decorator(dec, f"decorator @{short(self.src.segment(dec), 40)}")
+            for dec in stmt.decorator_list
+        ]
         for base in stmt.bases:
             target = base.value if isinstance(base, ast.Subscript) else base
-            qual = self.symbols.qualify(target)
-            if qual is None or not self._plain_base(qual):
-                return f"base class {short(self.src.segment(base), 40)}", base
-        if stmt.keywords:
-            return f"class keyword {short(self.src.segment(stmt.keywords[0]), 40)}", stmt.keywords[
-                0
-            ]
+            found.append(
+                Evaluation(
+                    kind="base",
+                    text=f"base class {short(self.src.segment(base), 40)}",
+                    callee=self.symbols.qualify(target),
+                    span=self.src.span(base),
+                )
+            )
+        found.extend(
+            self._code(f"class keyword {short(self.src.segment(k), 40)}", k) for k in stmt.keywords
+        )
         for item in stmt.body:
             if isinstance(item, ast.Expr) and isinstance(item.value, ast.Constant):
                 continue
@@ -537,18 +610,13 @@ class ModuleLowerer:
             if isinstance(item, ast.Assign) and is_literal(item.value):
                 continue
             if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
-                effect = self._definition_effect(item)
-                if effect is None:
-                    continue
-                return f"method {item.name}: {effect[1]}", effect[2]
-            return f"class body statement ({self._describe(item)})", item
-        return None, None
-
-    def _plain_base(self, qual: str) -> bool:
-        if qual.startswith("local."):
-            name = qual.split(".", 1)[1]
-            return any(c.name == name and c.plain for c in self.classes)
-        return qual.startswith(PLAIN_BASE_MODULES)
+                found.extend(
+                    attrs.evolve(e, text=f"method {item.name}: {e.text}")
+                    for e in self._definition_evaluations(item)
+                )
+                continue
+            found.append(self._code(f"class body statement ({self._describe(item)})", item))
+        return found
 
     # TypedDicts -----------------------------------------------------------------------------
     def _typed_dict(self, stmt: ast.ClassDef) -> TypedDictDecl:
@@ -556,21 +624,51 @@ class ModuleLowerer:
         for kw in stmt.keywords:
             if kw.arg == "total" and isinstance(kw.value, ast.Constant):
                 total = bool(kw.value.value)
-        fields: dict[str, TypedDictField] = {}
+        # Bases by name (inherited fields are not copied: see ``TypedDictDecl``); a base not
+        # defined yet is ignored, as before.
+        bases: list[str] = []
         for base in stmt.bases:
             qual = self.symbols.qualify(base) or ""
             if qual.startswith("typeddict."):
-                parent = self.typed_dicts.get(qual.split(".", 1)[1])
-                if parent is not None:
-                    fields.update((f.name, f) for f in parent.fields)
+                parent = qual.split(".", 1)[1]
+                if parent in self.typed_dicts and parent not in bases:
+                    bases.append(parent)
+        fields: dict[str, TypedDictField] = {}
         for item in stmt.body:
             if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
                 fields[item.target.id] = self._typed_dict_field(
                     item.target.id, item.annotation, total, item
                 )
         return TypedDictDecl(
-            name=stmt.name, total=total, fields=tuple(fields.values()), span=self.src.span(stmt)
+            name=stmt.name,
+            total=total,
+            fields=tuple(fields.values()),
+            span=self.src.span(stmt),
+            bases=tuple(bases),
         )
+
+    def _store_typed_dict(self, decl: TypedDictDecl) -> None:
+        """Record ``decl``; a TypedDict that redefines a name others inherit from keeps
+        the earlier definition's meaning for them (and for itself, in ``class A(A)``): their
+        fields are written out in full before the name changes meaning."""
+        name = decl.name
+        if name in self.typed_dicts:
+            if name in decl.bases:
+                decl = self._materialised(decl)
+            for dependent in sorted(self._td_dependents.pop(name, set())):
+                old = self.typed_dicts.get(dependent)
+                if old is not None and name in old.bases:
+                    self.typed_dicts[dependent] = self._materialised(old)
+        for base in decl.bases:
+            self._td_dependents.setdefault(base, set()).add(name)
+        self.typed_dicts[name] = decl
+
+    def _materialised(self, decl: TypedDictDecl) -> TypedDictDecl:
+        from svcc.ir.index import flattened_fields
+
+        temporary = "<materialised>"  # not an identifier: never a TypedDict's name
+        fields = flattened_fields({**self.typed_dicts, temporary: decl}, temporary)
+        return attrs.evolve(decl, fields=fields, bases=())
 
     def _typed_dict_field(
         self, name: str, annotation: ast.expr, total: bool, node: ast.AST
@@ -616,9 +714,18 @@ class ModuleLowerer:
         if len(value.args) >= 2 and isinstance(value.args[1], ast.Dict):
             for key, ann in zip(value.args[1].keys, value.args[1].values, strict=True):
                 if isinstance(key, ast.Constant) and isinstance(key.value, str):
-                    fields.append(self._typed_dict_field(key.value, ann, total, key))
-        self.typed_dicts[name] = TypedDictDecl(
-            name=name, total=total, fields=tuple(fields), span=self.src.span(stmt)
+                    field = self._typed_dict_field(printable(key.value), ann, total, key)
+                    if not is_utf8(key.value):
+                        field = attrs.evolve(
+                            field,
+                            type=UnsupportedType(
+                                text=field.annotation,
+                                reason="the key holds a lone surrogate, which is not JSON text",
+                            ),
+                        )
+                    fields.append(field)
+        self._store_typed_dict(
+            TypedDictDecl(name=name, total=total, fields=tuple(fields), span=self.src.span(stmt))
         )
 
     # Capabilities ---------------------------------------------------------------------------
@@ -639,9 +746,9 @@ class ModuleLowerer:
             qualname=fn.name,
             execution="async" if is_async else "sync",
             form=form,
-            params=tuple(self._params(fn.args)),
+            params=tuple(self._params(fn.args, self._param_uses(fn))),
             returns=returns,
-            docstring=ast.get_docstring(fn, clean=True),
+            docstring=_doc(ast.get_docstring(fn, clean=True)),
             decorators=tuple(
                 Decorator(text=self.src.segment(d), span=self.src.span(d))
                 for d in fn.decorator_list
@@ -650,7 +757,50 @@ class ModuleLowerer:
             span=self.src.span(fn),
         )
 
-    def _params(self, args: ast.arguments) -> list[Parameter]:
+    def _param_uses(self, fn: FunctionNode) -> dict[str, tuple[ParamUse, ...]]:
+        """Where the body needs a parameter to be a callable or a class (first use per kind).
+
+        One walk of the body; a name rebound in the body is still reported (conservative:
+        the readiness pass only asks about parameters without a JSON type)."""
+        args = fn.args
+        names = {
+            a.arg
+            for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+            if a is not None
+        }
+        found: dict[str, dict[ParamUseKind, ParamUse]] = {}
+
+        def note(node: ast.expr, kind: ParamUseKind, where: ast.AST) -> None:
+            if isinstance(node, ast.Name) and node.id in names:
+                found.setdefault(node.id, {}).setdefault(
+                    kind, ParamUse(kind=kind, span=self.src.span(where))
+                )
+
+        for stmt in fn.body:
+            for node in ast.walk(stmt):
+                if isinstance(node, ast.Call):
+                    note(node.func, "call", node)
+                    func = node.func
+                    if (
+                        isinstance(func, ast.Name)
+                        and func.id in ("isinstance", "issubclass")
+                        and len(node.args) == 2
+                    ):
+                        kind: ParamUseKind = (
+                            "isinstance" if func.id == "isinstance" else "issubclass"
+                        )
+                        classes = node.args[1]
+                        for item in classes.elts if isinstance(classes, ast.Tuple) else [classes]:
+                            note(item, kind, item)
+                elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                    for dec in node.decorator_list:
+                        target = dec.func if isinstance(dec, ast.Call) else dec
+                        note(target, "decorator", dec)
+        return {name: tuple(uses.values()) for name, uses in found.items()}
+
+    def _params(
+        self, args: ast.arguments, uses: dict[str, tuple[ParamUse, ...]]
+    ) -> list[Parameter]:
         positional = [*args.posonlyargs, *args.args]
         defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults))
         defaults += args.defaults
@@ -659,16 +809,22 @@ class ModuleLowerer:
             kind: ParamKind = (
                 "positional_only" if index < len(args.posonlyargs) else "positional_or_keyword"
             )
-            out.append(self._param(arg, kind, default))
+            out.append(self._param(arg, kind, default, uses))
         if args.vararg is not None:
-            out.append(self._param(args.vararg, "var_positional", None))
+            out.append(self._param(args.vararg, "var_positional", None, uses))
         for arg, kw_default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
-            out.append(self._param(arg, "keyword_only", kw_default))
+            out.append(self._param(arg, "keyword_only", kw_default, uses))
         if args.kwarg is not None:
-            out.append(self._param(args.kwarg, "var_keyword", None))
+            out.append(self._param(args.kwarg, "var_keyword", None, uses))
         return out
 
-    def _param(self, arg: ast.arg, kind: ParamKind, default: ast.expr | None) -> Parameter:
+    def _param(
+        self,
+        arg: ast.arg,
+        kind: ParamKind,
+        default: ast.expr | None,
+        uses: dict[str, tuple[ParamUse, ...]],
+    ) -> Parameter:
         annotation = arg.annotation
         type_: TypeNode = AnyType() if annotation is None else self.types.resolve(annotation)
         return Parameter(
@@ -682,6 +838,7 @@ class ModuleLowerer:
                 else None
             ),
             span=self.src.span(arg),
+            uses=uses.get(arg.arg, ()),
         )
 
     def _is_generator(self, fn: FunctionNode) -> bool:
@@ -696,3 +853,7 @@ class ModuleLowerer:
                 continue
             stack.extend(ast.iter_child_nodes(node))
         return False
+
+
+def _doc(text: str | None) -> str | None:
+    return None if text is None else printable(text)

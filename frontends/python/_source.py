@@ -36,6 +36,12 @@ def decode_source(data: bytes, encoding: str | None = None) -> tuple[str, str]:
         raise SourceDecodeError(
             f"not valid {encoding} at byte {exc.start} (line {line})", line
         ) from None
+    except Exception as exc:  # a codec that refuses all input (`undefined`) or misbehaves
+        raise SourceDecodeError(
+            f"encoding {encoding!r} cannot decode source: {type(exc).__name__}: {exc}", None
+        ) from None
+    if not isinstance(text, str):
+        raise SourceDecodeError(f"encoding {encoding!r} is not a text encoding", None)
     if text.startswith("\ufeff"):
         text = text[1:]
     if "\r" in text:
@@ -66,6 +72,8 @@ class SourceText:
     def span(self, node: ast.AST) -> Span:
         lineno: int = getattr(node, "lineno", 1)
         end_lineno: int = getattr(node, "end_lineno", None) or lineno
+        if end_lineno == lineno:
+            end_lineno = lineno  # one int object for both (a long module holds millions)
         col = self._char_col(lineno, getattr(node, "col_offset", 0))
         end_col = self._char_col(end_lineno, getattr(node, "end_col_offset", None) or 0)
         return self.make_span(lineno, col, end_lineno, end_col)

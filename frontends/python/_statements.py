@@ -15,25 +15,6 @@ TYPING_CONSTRUCTORS = typing_names(
     "TypeVar", "NewType", "ParamSpec", "TypeVarTuple", "TypedDict", "NamedTuple", "TypeAliasType"
 )
 
-# Decorators whose evaluation at definition time runs no user code.
-HARMLESS_DECORATORS = frozenset(
-    {
-        "functools.cache",
-        "functools.lru_cache",
-        "functools.cached_property",
-        "functools.total_ordering",
-        "functools.singledispatch",
-        "dataclasses.dataclass",
-        "abc.abstractmethod",
-        "enum.unique",
-        "contextlib.contextmanager",
-        "contextlib.asynccontextmanager",
-        "builtins.staticmethod",
-        "builtins.classmethod",
-        "builtins.property",
-    }
-) | typing_names("overload", "final", "runtime_checkable", "no_type_check", "override")
-
 _CODE_RUNNING = (
     ast.Call,
     ast.Await,
@@ -122,15 +103,6 @@ def is_typing_constructor(node: ast.expr, symbols: Symbols) -> bool:
     )
 
 
-def decorator_is_harmless(node: ast.expr, symbols: Symbols) -> bool:
-    target = node.func if isinstance(node, ast.Call) else node
-    if symbols.qualify(target) not in HARMLESS_DECORATORS:
-        return False
-    if isinstance(node, ast.Call):
-        return all(is_literal(a) for a in [*node.args, *(k.value for k in node.keywords)])
-    return True
-
-
 def is_main_guard(test: ast.expr) -> bool:
     if not (
         isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
@@ -169,3 +141,109 @@ def import_bindings(stmt: ast.Import | ast.ImportFrom) -> list[str]:
     if isinstance(stmt, ast.Import):
         return [a.asname or a.name.split(".", 1)[0] for a in stmt.names]
     return [a.asname or a.name for a in stmt.names if a.name != "*"]
+
+
+def expression_reads(node: ast.AST | None, out: dict[str, ast.AST], local: set[str]) -> None:
+    """Names ``node`` loads when evaluated, except those bound by its own comprehensions
+    (and lambdas, whose bodies run later); first load of each name kept."""
+    if node is None:
+        return
+    bound: set[str] = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.comprehension):
+            for target in ast.walk(sub.target):
+                if isinstance(target, ast.Name):
+                    bound.add(target.id)
+        elif isinstance(sub, ast.Lambda):
+            every = [*sub.args.posonlyargs, *sub.args.args, *sub.args.kwonlyargs]
+            every += [a for a in (sub.args.vararg, sub.args.kwarg) if a is not None]
+            bound.update(a.arg for a in every)
+    for sub in ast.walk(node):
+        if (
+            isinstance(sub, ast.Name)
+            and isinstance(sub.ctx, ast.Load)
+            and sub.id not in bound
+            and sub.id not in local
+            and sub.id not in out
+        ):
+            out[sub.id] = sub
+
+
+def nested_bindings(stmt: ast.stmt) -> list[str]:
+    """Every name a statement binds in the scope it runs in (blocks included, function and
+    class bodies excluded)."""
+    names: list[str] = []
+    stack: list[ast.AST] = [stmt]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.append(node.name)  # its body is another scope
+            continue
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            names.extend(import_bindings(node))
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+            names.append(node.id)
+        elif (isinstance(node, ast.ExceptHandler) and node.name) or (
+            isinstance(node, ast.MatchAs | ast.MatchStar) and node.name
+        ):
+            names.append(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            names.append(node.rest)
+        if isinstance(node, ast.Lambda | ast.comprehension):
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+    return names
+
+
+def import_time_reads(stmt: ast.stmt, evaluated_annotations: bool) -> dict[str, ast.AST]:
+    """Names a module-level statement looks up outside itself when it runs at import,
+    unconditional parts only (compound bodies may not run, and usually guard a fallback)."""
+    out: dict[str, ast.AST] = {}
+    _statement_reads(stmt, evaluated_annotations, out, set())
+    return out
+
+
+def _statement_reads(
+    stmt: ast.stmt, annotations: bool, out: dict[str, ast.AST], local: set[str]
+) -> None:
+    if isinstance(stmt, ast.Assign):
+        expression_reads(stmt.value, out, local)
+        for target in stmt.targets:
+            if not isinstance(target, ast.Name):
+                expression_reads(target, out, local)
+    elif isinstance(stmt, ast.AnnAssign):
+        expression_reads(stmt.value, out, local)
+        if annotations and isinstance(stmt.target, ast.Name):
+            expression_reads(stmt.annotation, out, local)
+    elif isinstance(stmt, ast.AugAssign):
+        expression_reads(stmt.target, out, local)
+        expression_reads(stmt.value, out, local)
+    elif isinstance(stmt, ast.Expr):
+        expression_reads(stmt.value, out, local)
+    elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+        for dec in stmt.decorator_list:
+            expression_reads(dec, out, local)
+        args = stmt.args
+        for default in [*args.defaults, *(d for d in args.kw_defaults if d is not None)]:
+            expression_reads(default, out, local)
+        if annotations:
+            every = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+            every += [a for a in (args.vararg, args.kwarg) if a is not None]
+            for arg in every:
+                expression_reads(arg.annotation, out, local)
+            expression_reads(stmt.returns, out, local)
+    elif isinstance(stmt, ast.ClassDef):
+        for expr in [*stmt.decorator_list, *stmt.bases, *(k.value for k in stmt.keywords)]:
+            expression_reads(expr, out, local)
+        inner = set(local)
+        for item in stmt.body:
+            _statement_reads(item, annotations, out, inner)
+            inner.update(nested_bindings(item))
+    elif isinstance(stmt, ast.If | ast.While):
+        expression_reads(stmt.test, out, local)
+    elif isinstance(stmt, ast.For | ast.AsyncFor):
+        expression_reads(stmt.iter, out, local)
+    elif isinstance(stmt, ast.With | ast.AsyncWith):
+        for with_item in stmt.items:
+            expression_reads(with_item.context_expr, out, local)

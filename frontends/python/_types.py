@@ -279,15 +279,34 @@ class TypeResolver:
                 return UnsupportedType(
                     text=self._text(node), reason="Literal values must be str, int, bool or None"
                 )
+            if isinstance(value, str) and not is_utf8(value):
+                return UnsupportedType(
+                    text=self._text(node), reason="a string with a lone surrogate is not JSON text"
+                )
             values.append(value)  # type: ignore[arg-type]
-        unique: list[LiteralValue] = []
-        for v in values:
-            if not any(type(v) is type(u) and v == u for u in unique):
-                unique.append(v)
-        return LiteralType(values=tuple(unique))
+        # Duplicates dropped in one pass: keyed by type too, since ``True == 1``.
+        unique = dict.fromkeys((type(v), v) for v in values)
+        return LiteralType(values=tuple(v for _, v in unique))
 
 
 _NOT_LITERAL = object()
+
+
+def is_utf8(text: str) -> bool:
+    """False for a string holding a lone surrogate (``"\\ud800"``): it has no UTF-8 form,
+    so it can be neither JSON text nor part of a document svcc writes."""
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def printable(text: str) -> str:
+    """``text`` with lone surrogates written as ``\\udXXX`` escapes (for documentation)."""
+    return text if is_utf8(text) else text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def literal_value(node: ast.expr) -> object:
@@ -309,11 +328,11 @@ def literal_value(node: ast.expr) -> object:
 
 def union(options: list[TypeNode]) -> TypeNode:
     """Flatten nested unions, drop duplicates (source order kept); one option is itself."""
-    flat: list[TypeNode] = []
+    flat: dict[TypeNode, None] = {}  # insertion-ordered set: one pass, no rescans
     for option in options:
         for member in option.options if isinstance(option, UnionType) else (option,):
-            if member not in flat:
-                flat.append(member)
+            flat.setdefault(member)
     if any(isinstance(m, AnyType) for m in flat):
         return AnyType()
-    return flat[0] if len(flat) == 1 else UnionType(options=tuple(flat))
+    members = tuple(flat)
+    return members[0] if len(members) == 1 else UnionType(options=members)

@@ -1,4 +1,4 @@
-def uses_unknown(item: Widget) -> int:  # expect: SVC-R012
+def uses_unknown(item: Widget) -> int:  # expect: SVC-R012 SVC-R023
     return 0
 
 

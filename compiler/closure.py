@@ -1,0 +1,357 @@
+"""A single file's local import closure: the modules beside it that it imports, transitively.
+
+This module finds files and records facts; it never judges them (the readiness pass does,
+from :class:`LocalClosure`). A bundle's ``source/`` mirrors one directory, the *root*: the
+file's own directory, or, for a file inside a package (its directory holds
+``__init__.py``), the nearest folder above that is not a package (the *source root*:
+``name-1.2.3/src`` for ``name-1.2.3/src/pkg/mod.py``). Every import found in a file of the
+closure (module level, function bodies, guarded or not; never under ``if TYPE_CHECKING``
+or ``if __name__ == "__main__"``) that names a module under the root is added, with the
+``__init__.py`` of every package on its way. Nothing outside the root is ever read, and
+symlinks are not followed (a link could lead outside the tree).
+"""
+
+import ast
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Final
+
+from attrs import frozen
+from svcc.compiler.errors import InputError
+from svcc.compiler.source_files import read_source_file
+
+# Bounds: a closure larger than this is not a "single file" any more.
+MAX_CLOSURE_FILES: Final = 500
+MAX_CLOSURE_BYTES: Final = 32 * 1024 * 1024
+MAX_PACKAGE_DEPTH: Final = 32
+
+
+@frozen(kw_only=True)
+class LocalModule:
+    """One module of the closure. ``requires`` are the absolute names it imports unguarded
+    at module level (what must import for it to import); ``error`` is a fact about why it
+    cannot be imported as copied (it does not parse, a relative import leaves the top
+    package), ``None`` when there is none."""
+
+    name: str
+    path: str  # relative to the root, POSIX
+    bundle_path: str  # "source/..."
+    requires: tuple[str, ...]
+    error: str | None
+
+
+@frozen(kw_only=True)
+class LocalClosure:
+    """``modules`` by dotted name; ``files`` maps bundle paths to the exact bytes read.
+    ``mounted`` are the packages whose directory the bundle holds (``""`` is the top)."""
+
+    modules: Mapping[str, LocalModule]
+    files: Mapping[str, bytes]
+    mounted: frozenset[str]
+    # Every dotted name found under the root: modules, packages, namespace packages, mounts.
+    located: frozenset[str]
+    truncated: bool = False
+
+
+EMPTY: Final = LocalClosure(modules={}, files={}, mounted=frozenset({""}), located=frozenset())
+
+# Per-file facts read once (path -> ``(bytes, imports or None, error)``) and module
+# lookups; a directory analysis shares one cache across its files so each module is read,
+# parsed and looked up once per worker.
+FactsCache = dict[Any, Any]
+
+
+def source_root(path: Path) -> tuple[Path, str]:
+    """``(root, dotted module name)`` for a file: climb while the folder is a package with
+    an identifier name. The name is ``None``-free but may be invalid (the stem is not an
+    identifier); callers check it."""
+    folder = path.parent
+    parts = [path.stem]
+    for _ in range(MAX_PACKAGE_DEPTH):
+        if not (folder / "__init__.py").is_file() or not folder.name.isidentifier():
+            break
+        parts.insert(0, folder.name)
+        if folder.parent == folder:
+            break
+        folder = folder.parent
+    return folder, ".".join(parts)
+
+
+def resolve_relative(package: str, level: int, module: str) -> str | None:
+    """``importlib``'s rule: the absolute name of ``from <level dots><module> import``
+    inside ``package``, or ``None`` when it reaches above the top package."""
+    if not package:
+        return None
+    bits = package.rsplit(".", level - 1)
+    if len(bits) < level:
+        return None
+    return f"{bits[0]}.{module}" if module else bits[0]
+
+
+def package_of(name: str, is_package: bool) -> str:
+    return name if is_package else name.rpartition(".")[0]
+
+
+@frozen(kw_only=True)
+class ImportFact:
+    """One import statement, flattened: the absolute names it may load."""
+
+    level: int
+    module: str
+    names: tuple[str, ...]
+    required: bool  # unguarded, at import time
+    line: int
+
+
+def imports_of(tree: ast.Module) -> list[ImportFact]:
+    """Every import statement that can run (not under TYPE_CHECKING or the main guard)."""
+    out: list[ImportFact] = []
+
+    def visit(body: list[ast.stmt], required: bool) -> None:
+        for stmt in body:
+            if isinstance(stmt, ast.Import):
+                out.extend(
+                    ImportFact(
+                        level=0, module=a.name, names=(), required=required, line=stmt.lineno
+                    )
+                    for a in stmt.names
+                )
+            elif isinstance(stmt, ast.ImportFrom):
+                out.append(
+                    ImportFact(
+                        level=stmt.level,
+                        module=stmt.module or "",
+                        names=tuple(a.name for a in stmt.names if a.name != "*"),
+                        required=required,
+                        line=stmt.lineno,
+                    )
+                )
+            elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+                visit(stmt.body, False)
+            elif isinstance(stmt, ast.ClassDef):
+                visit(stmt.body, required)
+            elif isinstance(stmt, ast.If):
+                if _skipped(stmt.test):
+                    visit(stmt.orelse, False)
+                    continue
+                visit(stmt.body, False)
+                visit(stmt.orelse, False)
+            elif isinstance(stmt, ast.Try | ast.TryStar):
+                visit(stmt.body, False)
+                for handler in stmt.handlers:
+                    visit(handler.body, False)
+                visit(stmt.orelse, False)
+                visit(stmt.finalbody, required)
+            elif isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
+                visit(stmt.body, required)
+                visit(stmt.orelse, required)
+            elif isinstance(stmt, ast.With | ast.AsyncWith):
+                visit(stmt.body, required)
+            elif isinstance(stmt, ast.Match):
+                for case in stmt.cases:
+                    visit(case.body, False)
+
+    visit(tree.body, True)
+    return out
+
+
+def _skipped(test: ast.expr) -> bool:
+    """``if TYPE_CHECKING`` / ``if typing.TYPE_CHECKING`` / ``if __name__ == "__main__"``."""
+    if isinstance(test, ast.Name | ast.Attribute):
+        name = test.id if isinstance(test, ast.Name) else test.attr
+        return name == "TYPE_CHECKING"
+    if isinstance(test, ast.Compare) and len(test.comparators) == 1:
+        sides = [test.left, test.comparators[0]]
+        return any(isinstance(s, ast.Name) and s.id == "__name__" for s in sides) and any(
+            isinstance(s, ast.Constant) and s.value == "__main__" for s in sides
+        )
+    return False
+
+
+def absolute_names(fact: ImportFact, package: str) -> list[str] | None:
+    """The absolute modules an import may load (``from p import a`` may load ``p.a``);
+    ``None`` when a relative import reaches above the top package."""
+    if fact.level:
+        base = resolve_relative(package, fact.level, fact.module)
+        if base is None:
+            return None
+    else:
+        base = fact.module
+    return [base, *(f"{base}.{n}" for n in fact.names)]
+
+
+class _Finder:
+    def __init__(self, mounts: tuple[tuple[str, Path], ...], memo: dict[Any, Any]) -> None:
+        self.mounts = mounts
+        self.memo = memo  # shared by a directory analysis: file-system lookups done once
+
+    def locate(self, name: str) -> list[tuple[str, Path | None, bool]] | None:
+        key = ("locate", self.mounts, name)
+        if key not in self.memo:
+            self.memo[key] = self._locate(name)
+        found: list[tuple[str, Path | None, bool]] | None = self.memo[key]
+        return found
+
+    def _locate(self, name: str) -> list[tuple[str, Path | None, bool]] | None:
+        """``[(dotted, file, is_package), ...]`` for ``name`` and the packages on its way
+        (``file`` is ``None`` for a namespace package), or ``None`` when ``name`` is not
+        under a mounted directory."""
+        for prefix, folder in self.mounts:
+            if prefix and name != prefix and not name.startswith(prefix + "."):
+                continue
+            rest = name[len(prefix) :].lstrip(".").split(".") if name != prefix else []
+            if not rest or not all(p.isidentifier() for p in rest):
+                continue
+            found: list[tuple[str, Path | None, bool]] = []
+            current = folder
+            dotted = prefix
+            for index, part in enumerate(rest):
+                dotted = f"{dotted}.{part}" if dotted else part
+                last = index == len(rest) - 1
+                package_dir = current / part
+                init = package_dir / "__init__.py"
+                if _regular(init):
+                    found.append((dotted, init, True))
+                    current = package_dir
+                elif last and _regular(current / f"{part}.py"):
+                    found.append((dotted, current / f"{part}.py", False))
+                elif package_dir.is_dir() and not package_dir.is_symlink():
+                    found.append((dotted, None, True))  # a namespace package: nothing to copy
+                    current = package_dir
+                else:
+                    break
+            else:
+                return found
+        return None
+
+
+def _regular(path: Path) -> bool:
+    return path.is_file() and not path.is_symlink()
+
+
+def _bundle_path(dotted: str, is_package: bool) -> str:
+    parts = dotted.split(".")
+    return "/".join(["source", *parts, "__init__.py"] if is_package else ["source", *parts]) + (
+        "" if is_package else ".py"
+    )
+
+
+def build_closure(
+    main_imports: list[ImportFact],
+    *,
+    module: str,
+    mounts: tuple[tuple[str, Path], ...],
+    root: Path,
+    python_version: tuple[int, int],
+    is_package: bool = False,
+    cache: FactsCache | None = None,
+) -> LocalClosure:
+    """The closure of the main module (its imports given), ``module`` its dotted name.
+    The packages above the main module are part of it: importing it runs them."""
+    cache = {} if cache is None else cache
+    finder = _Finder(mounts, cache)
+    located: set[str] = set()
+    modules: dict[str, LocalModule] = {}
+    files: dict[str, bytes] = {}
+    total = 0
+    truncated = False
+    main_facts = main_imports
+    pending: list[tuple[str, bool, str | None]] = [(module, is_package, None)]
+    queued: set[str] = {module}
+
+    def enqueue(names: list[str]) -> None:
+        for name in names:
+            for dotted, file, package in finder.locate(name) or ():
+                located.add(dotted)
+                if file is None or dotted in queued:
+                    continue
+                queued.add(dotted)
+                pending.append((dotted, package, str(file)))
+
+    main_package = package_of(module, is_package)
+    if main_package:
+        enqueue([main_package])
+    while pending:
+        name, package_flag, file = pending.pop()
+        error: str | None = None
+        rel = ""
+        facts: list[ImportFact] | None = main_facts
+        if file is not None:
+            rel = Path(file).relative_to(root).as_posix() if _inside(file, root) else file
+            if len(modules) >= MAX_CLOSURE_FILES or total > MAX_CLOSURE_BYTES:
+                truncated = True
+                break
+            if file not in cache:
+                cache[file] = _read_facts(Path(file), rel, python_version)
+            data, facts, error = cache[file]
+            total += len(data)
+            files[_bundle_path(name, package_flag)] = data
+        requires: list[str] = []
+        package = package_of(name, package_flag)
+        for fact in facts or ():
+            names = absolute_names(fact, package)
+            if names is None:
+                shown = "." * fact.level + fact.module
+                error = error or (
+                    f"{rel or 'the module'} line {fact.line}: relative import {shown!r} "
+                    "reaches above the top package"
+                )
+                continue
+            enqueue(names)
+            if fact.required:
+                requires.append(names[0])
+        if file is not None:
+            modules[name] = LocalModule(
+                name=name,
+                path=rel,
+                bundle_path=_bundle_path(name, package_flag),
+                requires=tuple(dict.fromkeys(requires)),
+                error=error,
+            )
+    return LocalClosure(
+        modules=dict(sorted(modules.items())),
+        files=dict(sorted(files.items())),
+        mounted=frozenset(prefix for prefix, _ in mounts),
+        located=frozenset(located) | frozenset(p for p, _ in mounts if p),
+        truncated=truncated,
+    )
+
+
+def _inside(file: str, root: Path) -> bool:
+    try:
+        Path(file).relative_to(root)
+    except ValueError:
+        return False
+    return True
+
+
+def _read_facts(
+    path: Path, rel: str, version: tuple[int, int]
+) -> tuple[bytes, list[ImportFact] | None, str | None]:
+    from svcc.frontends.python import SourceDecodeError, decode_source, parse
+
+    try:
+        data = read_source_file(path)
+    except InputError as exc:
+        return b"", None, f"{rel}: {str(exc).split(': ', 1)[-1]}"
+    try:
+        text, _ = decode_source(data)
+    except SourceDecodeError as exc:
+        return data, None, f"{rel}: {exc}"
+    try:
+        return data, imports_of(parse(text, version, rel)), None
+    except SyntaxError as exc:
+        return data, None, f"{rel} line {exc.lineno or 1} does not parse: {exc.msg}"
+    except (ValueError, RecursionError, MemoryError, OverflowError) as exc:
+        return data, None, f"{rel} does not parse: {type(exc).__name__}"
+
+
+__all__ = [
+    "EMPTY",
+    "LocalClosure",
+    "LocalModule",
+    "build_closure",
+    "package_of",
+    "resolve_relative",
+    "source_root",
+]

