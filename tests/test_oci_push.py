@@ -25,16 +25,15 @@ from typing import Any
 import pytest
 import test_oci_images
 from helpers import SVCC
-from oci_support import EXAMPLE, image_lock, state_dir
+from oci_support import state_dir
 from registry_proxy import RegistryProxy
 from svcc.compiler.images.errors import ImageInputError
 from svcc.compiler.plugins.invoke import PluginFailure, run
-from svcc.compiler.repository import compile_repository
 from test_oci_images import DOCKER, Build, Plugin, docker_env
 
 # the build tests' session fixtures, shared (pytest finds fixtures among module attributes;
 # set through globals() so that the parameters naming them shadow no import)
-for _name in ("stack", "plugin", "mcp_build"):
+for _name in ("stack", "plugin", "rest_build", "mcp_build"):
     globals()[_name] = getattr(test_oci_images, _name)
 
 pytestmark = pytest.mark.slow
@@ -243,30 +242,6 @@ class Pusher:
 
 
 @pytest.fixture(scope="session")
-def served_build(
-    stack: dict[str, Any], plugin: Plugin, tmp_path_factory: pytest.TempPathFactory
-) -> tuple[Build, dict[str, Any]]:
-    """A REST image of a real repository bundle (``svcc compile DIR``), built once: the one
-    published, pulled back and run."""
-    work = tmp_path_factory.mktemp("served")
-    build = Build(stack, plugin, work, "rest")
-    source = work / "src"
-    source.mkdir()
-    shutil.copy(EXAMPLE, source / "shapes.py")
-    bundle = work / "repository-bundle"
-    compile_repository(source, target="rest", output_dir=bundle)
-    lock = image_lock(bundle, state_dir() / "wheelhouse" / "amd64", work / "repository.lock")
-    build.bundle, build.lock = bundle, lock
-    build.request = {
-        **build.request,
-        "bundle": str(bundle),
-        "requirements": str(lock),
-        "tag": "svcc-test/shapes-repository:push",
-    }
-    return build, build.run_api()
-
-
-@pytest.fixture(scope="session")
 def pusher(
     stack: dict[str, Any], plugin: Plugin, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Pusher]:
@@ -277,10 +252,10 @@ def pusher(
 
 @pytest.fixture(scope="session")
 def published(
-    pusher: Pusher, served_build: tuple[Build, dict[str, Any]]
+    pusher: Pusher, rest_build: tuple[Build, dict[str, Any]]
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The REST image published through the core CLI: (request, result)."""
-    request = pusher.request(served_build[1], "v1")
+    request = pusher.request(rest_build[1], "v1")
     done = pusher.cli(request)
     assert done.returncode == 0, done.stderr
     return request, json.loads(done.stdout)
@@ -298,7 +273,7 @@ def test_push_then_pull_by_digest_and_run(
     stack: dict[str, Any],
     pusher: Pusher,
     published: tuple[dict[str, Any], dict[str, Any]],
-    served_build: tuple[Build, dict[str, Any]],
+    rest_build: tuple[Build, dict[str, Any]],
     tmp_path: Path,
 ) -> None:
     request, result = published
@@ -308,18 +283,18 @@ def test_push_then_pull_by_digest_and_run(
         "schema": "svc.oci-push-result/v1",
         "destination": request["destination"],
         "digest_reference": f"{stack['REGISTRY']}/{pusher.repo}@{digest}",
-        "image_id": served_build[1]["image_id"],
-        "config_digest": served_build[1]["image_id"],
+        "image_id": rest_build[1]["image_id"],
+        "config_digest": rest_build[1]["image_id"],
         "manifest_digest": digest,
         "index_digest": None,
         "platform": "linux/amd64",
-        "inputs_sha256": served_build[1]["inputs_sha256"],
+        "inputs_sha256": rest_build[1]["inputs_sha256"],
         "published": True,
     }
     found = registry.manifest(pusher.repo, "v1")
     assert found is not None
     assert found[0] == digest
-    assert json.loads(found[1])["config"]["digest"] == served_build[1]["image_id"]
+    assert json.loads(found[1])["config"]["digest"] == rest_build[1]["image_id"]
     staging = {t for t in registry.tags(pusher.repo) if t.startswith("svc-upload-")}
     assert len(staging) >= 1  # left, never deleted
     assert all(re.fullmatch(r"svc-upload-[0-9a-f]{16}", t) for t in staging)
@@ -343,7 +318,7 @@ def test_push_then_pull_by_digest_and_run(
         text=True,
         check=True,
     )
-    assert json.loads(inspected.stdout)[0]["Id"] == served_build[1]["image_id"]
+    assert json.loads(inspected.stdout)[0]["Id"] == rest_build[1]["image_id"]
     cid = subprocess.run(
         [DOCKER, "run", "-d", "--rm", "--network", "none", result["digest_reference"]],
         env=env,
@@ -358,7 +333,7 @@ def test_push_then_pull_by_digest_and_run(
             "while True:\n"
             "    try:\n"
             "        req = urllib.request.Request('http://127.0.0.1:8000/capabilities/"
-            "shapes.circle_area', data=b'{\"radius\": 2}', method='POST',"
+            "shapes.geometry.circle_area', data=b'{\"radius\": 2}', method='POST',"
             " headers={'content-type': 'application/json'})\n"
             "        print(urllib.request.urlopen(req).read().decode())\n"
             "        break\n"
@@ -410,9 +385,9 @@ def test_another_image_to_the_same_tag_is_refused(
 
 
 def test_grant_is_checked_by_the_core_for_the_exact_repository(
-    pusher: Pusher, served_build: tuple[Build, dict[str, Any]]
+    pusher: Pusher, rest_build: tuple[Build, dict[str, Any]]
 ) -> None:
-    request = pusher.request(served_build[1], "grant")
+    request = pusher.request(rest_build[1], "grant")
     policy = pusher.policy(request)
     policy["grants"][0]["repository"] += "-other"
     with pytest.raises(ImageInputError) as info:
@@ -453,7 +428,7 @@ def test_grant_is_checked_by_the_core_for_the_exact_repository(
 def test_credentials_file_rules(
     stack: dict[str, Any],
     pusher: Pusher,
-    served_build: tuple[Build, dict[str, Any]],
+    rest_build: tuple[Build, dict[str, Any]],
     how: str,
     words: str,
 ) -> None:
@@ -470,19 +445,19 @@ def test_credentials_file_rules(
     }
     path = pusher.work / f"creds-{how}.json"
     path.write_text(json.dumps(documents[how]))
-    request = pusher.request(served_build[1], f"creds-{how}", config_file=path)
+    request = pusher.request(rest_build[1], f"creds-{how}", config_file=path)
     detail = pusher.refused(request, "credentials_refused")
     assert words in detail
     assert registry.tags(pusher.repo) == tags
 
 
 def test_wrong_password_and_wrong_ca_fail_closed(
-    stack: dict[str, Any], pusher: Pusher, served_build: tuple[Build, dict[str, Any]]
+    stack: dict[str, Any], pusher: Pusher, rest_build: tuple[Build, dict[str, Any]]
 ) -> None:
     registry = Registry(stack)
     tags = registry.tags(pusher.repo)
     wrong = pusher.credentials(password="not-the-password")
-    request = pusher.request(served_build[1], "wrong-password", config_file=wrong)
+    request = pusher.request(rest_build[1], "wrong-password", config_file=wrong)
     pusher.refused(request, "registry_unauthorized")
     # a CA that did not sign the registry's certificate: trust is added, never disabled
     other_ca = pusher.work / "other-ca.crt"
@@ -506,7 +481,7 @@ def test_wrong_password_and_wrong_ca_fail_closed(
         capture_output=True,
         check=True,
     )
-    request = pusher.request(served_build[1], "wrong-ca", ca_file=str(other_ca))
+    request = pusher.request(rest_build[1], "wrong-ca", ca_file=str(other_ca))
     detail = pusher.refused(request, "registry_untrusted")
     assert "certificate" in detail
     # without ca_file only the system's trust applies, which does not know the stack's CA
@@ -517,16 +492,16 @@ def test_wrong_password_and_wrong_ca_fail_closed(
 
 
 def test_podman_api_is_refused_naming_both_versions(
-    stack: dict[str, Any], pusher: Pusher, served_build: tuple[Build, dict[str, Any]]
+    stack: dict[str, Any], pusher: Pusher, rest_build: tuple[Build, dict[str, Any]]
 ) -> None:
-    request = pusher.request(served_build[1], "podman", engine="PODMAN")
+    request = pusher.request(rest_build[1], "podman", engine="PODMAN")
     detail = pusher.refused(request, "engine_unsupported")
     assert "1.41" in detail
     assert "1.46" in detail
 
 
-def test_request_refusals(pusher: Pusher, served_build: tuple[Build, dict[str, Any]]) -> None:
-    request = pusher.request(served_build[1], "refusals")
+def test_request_refusals(pusher: Pusher, rest_build: tuple[Build, dict[str, Any]]) -> None:
+    request = pusher.request(rest_build[1], "refusals")
     cases: list[tuple[dict[str, Any], str]] = [
         (
             {**request, "destination": request["destination"].rpartition(":")[0]},
@@ -567,7 +542,7 @@ def test_registry_500_to_the_promotion(
     pusher: Pusher,
     proxy: RegistryProxy,
     published: tuple[dict[str, Any], dict[str, Any]],
-    served_build: tuple[Build, dict[str, Any]],
+    rest_build: tuple[Build, dict[str, Any]],
 ) -> None:
     tag = "five-hundred"
     target = f"/v2/{pusher.repo}/manifests/{tag}"
@@ -578,7 +553,7 @@ def test_registry_500_to_the_promotion(
         return None
 
     proxy.before.append(fail)
-    request = pusher.request(served_build[1], tag, registry=proxy.registry)
+    request = pusher.request(rest_build[1], tag, registry=proxy.registry)
     detail = pusher.refused(request, "remote_state_unconfirmed")
     assert "500" in detail
     assert ("PUT", target, 500) in proxy.seen
@@ -598,7 +573,7 @@ def test_registry_500_to_the_staging_upload(
     stack: dict[str, Any],
     pusher: Pusher,
     proxy: RegistryProxy,
-    served_build: tuple[Build, dict[str, Any]],
+    rest_build: tuple[Build, dict[str, Any]],
 ) -> None:
     def fail(method: str, path: str) -> tuple[int, bytes] | None:
         if method == "PUT" and "/manifests/svc-upload-" in path:
@@ -608,14 +583,14 @@ def test_registry_500_to_the_staging_upload(
     proxy.before.append(fail)
     tag = "staging-five-hundred"
     registry = Registry(stack)
-    request = pusher.request(served_build[1], tag, registry=proxy.registry)
+    request = pusher.request(rest_build[1], tag, registry=proxy.registry)
     detail = pusher.refused(request, "remote_state_unconfirmed")
     assert "engine_failed" in detail
     staging = re.findall(r"svc-upload-[0-9a-f]{16}", detail)[0]
     assert registry.manifest(pusher.repo, tag) is None
     assert registry.manifest(pusher.repo, staging) is None
     # the engine's own complaint reaches the extension's stderr, without the credentials
-    done = pusher.direct(pusher.request(served_build[1], f"{tag}-2", registry=proxy.registry))
+    done = pusher.direct(pusher.request(rest_build[1], f"{tag}-2", registry=proxy.registry))
     assert json.loads(done.stdout)["error"]["code"] == "remote_state_unconfirmed"
     assert done.stderr.strip()
     pusher.assert_no_secret()
@@ -628,7 +603,7 @@ def test_destination_changed_between_check_and_promotion(
     proxy: RegistryProxy,
     published: tuple[dict[str, Any], dict[str, Any]],
     published_mcp: tuple[dict[str, Any], dict[str, Any]],
-    served_build: tuple[Build, dict[str, Any]],
+    rest_build: tuple[Build, dict[str, Any]],
 ) -> None:
     tag = "raced"
     target = f"/v2/{pusher.repo}/manifests/{tag}"
@@ -644,7 +619,7 @@ def test_destination_changed_between_check_and_promotion(
             raced.append(put[0])
 
     proxy.after.append(another_client)
-    request = pusher.request(served_build[1], tag, registry=proxy.registry)
+    request = pusher.request(rest_build[1], tag, registry=proxy.registry)
     detail = pusher.refused(request, "remote_state_unconfirmed")
     assert raced == [201]
     assert "destination_exists" in detail
@@ -727,7 +702,7 @@ def test_only_the_exact_manifest_unknown_counts_as_absent(
     stack: dict[str, Any],
     pusher: Pusher,
     proxy: RegistryProxy,
-    served_build: tuple[Build, dict[str, Any]],
+    rest_build: tuple[Build, dict[str, Any]],
     body: bytes,
     code: str,
 ) -> None:
@@ -742,7 +717,7 @@ def test_only_the_exact_manifest_unknown_counts_as_absent(
         return None
 
     proxy.before.append(odd_404)
-    request = pusher.request(served_build[1], tag, registry=proxy.registry)
+    request = pusher.request(rest_build[1], tag, registry=proxy.registry)
     detail = pusher.refused(request, "remote_state_unconfirmed")
     assert code in detail
     assert not [m for m, p, _ in proxy.seen if m == "PUT" and p == target]
@@ -750,10 +725,10 @@ def test_only_the_exact_manifest_unknown_counts_as_absent(
 
 
 def test_push_killed_by_the_core_deadline_is_unconfirmed(
-    pusher: Pusher, served_build: tuple[Build, dict[str, Any]]
+    pusher: Pusher, rest_build: tuple[Build, dict[str, Any]]
 ) -> None:
     """The core cannot know how far a killed push got: never a plain timeout."""
-    request = pusher.request(served_build[1], "killed")
+    request = pusher.request(rest_build[1], "killed")
     args, pol = pusher.files(request, None)
     with pytest.raises(PluginFailure) as info:
         run(
