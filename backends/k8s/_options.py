@@ -27,9 +27,13 @@ def check_image(ref: str) -> str:
     """``REG[:PORT]/NS/IMG@sha256:HEX``, nothing else: the project's reference grammar (no
     scheme, no credentials, no IP literal), a digest, and no tag (a tag beside a digest is
     ignored by the kubelet and would only mislead a reader)."""
+    from svcc.compiler.images.errors import ImageInputError
     from svcc.compiler.images.reference import parse_reference
 
-    parsed = parse_reference(ref, what="--image", require_digest=True)
+    try:
+        parsed = parse_reference(ref, what="--image", require_digest=True)
+    except ImageInputError as exc:  # the extension's error code means nothing here
+        raise UsageError(exc.message) from None
     if parsed.tag is not None:
         raise UsageError(f"--image {ref!r}: an image by digest only (drop the tag {parsed.tag!r})")
     return ref
