@@ -386,7 +386,7 @@ def local_name(root: Path) -> str:
     return name if name else "repository"
 
 
-COMPILE_TARGETS: Final = (*INTERFACES, "oci")
+COMPILE_TARGETS: Final = (*INTERFACES, "oci", "k8s")
 
 
 def compile_repository(
@@ -400,14 +400,17 @@ def compile_repository(
     execution_policy: str | Path | None = None,
     target_options: Mapping[str, object] | None = None,
 ) -> RepositoryCompileResult:
-    """``svcc compile DIR --target rest|mcp|oci``: a local tree, no policies. ``oci`` builds
+    """``svcc compile DIR --target rest|mcp|oci|k8s``: a local tree, no policies. ``k8s``
+    writes the Kubernetes base for the capabilities the bundle would serve. ``oci`` builds
     the direct ``--interface`` bundle in memory and writes the image build context around
     it; its options (``target_options``) are checked before the tree is read."""
     from svcc.compiler.passes.select import parse_selection
     from svcc.compiler.registry import get_target
 
     if target not in COMPILE_TARGETS:
-        raise UsageError(f"target {target!r} cannot compile a directory (rest, mcp or oci)")
+        raise UsageError(
+            f"target {target!r} cannot compile a directory ({', '.join(COMPILE_TARGETS)})"
+        )
     backend = get_target(target, target_options)
     selection = parse_selection(select)
     policy = None
@@ -421,6 +424,10 @@ def compile_repository(
     analysis = analyze_repository(root, python_version=python_version, requirements=requirements)
     name = analysis.repository.tree.config.name or local_name(root)
     provenance = {"kind": "directory", "repository_digest": tree_digest(analysis.repository)}
+    if target == "k8s":
+        return _write_k8s_base(
+            backend, analysis, output_dir, selection=selection, name=name, provenance=provenance
+        )
     if target != "oci":
         return write_repository_bundle(
             analysis,
@@ -433,6 +440,35 @@ def compile_repository(
         )
     return _write_oci_context(
         backend, analysis, output_dir, selection=selection, name=name, provenance=provenance
+    )
+
+
+def _write_k8s_base(
+    backend: object,
+    analysis: RepositoryAnalysis,
+    output_dir: str | Path,
+    *,
+    selection: Sequence[str] | None,
+    name: str,
+    provenance: Mapping[str, Any],
+) -> RepositoryCompileResult:
+    """The ``k8s`` target over a repository: the capabilities the image serves are the ones
+    its bundle would hold (the same selection and eligibility rules), labelled by digest."""
+    from svcc.backends.k8s import K8sTarget
+    from svcc.compiler.writer import write_tree
+
+    assert isinstance(backend, K8sTarget)  # the registry's "k8s" entry
+    selected, _ = selected_bundle(
+        analysis, backend.interface, selection=selection, name=name, provenance=provenance
+    )
+    base = backend.base_for([cap.id for _, cap in selected])
+    written = write_tree(base, output_dir)
+    return RepositoryCompileResult(
+        target="k8s",
+        output_dir=written,
+        files=tuple(base.paths()),
+        capabilities=tuple(cap.id for _, cap in selected),
+        execution={"mode": "direct"},
     )
 
 

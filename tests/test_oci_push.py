@@ -741,3 +741,29 @@ def test_push_killed_by_the_core_deadline_is_unconfirmed(
         )
     assert info.value.code == "remote_state_unconfirmed"
     assert info.value.detail.startswith("timeout")
+
+
+def test_push_result_feeds_the_k8s_target(
+    published: tuple[dict[str, Any], dict[str, Any]], tmp_path: Path
+) -> None:
+    """Repository → image → registry → Kubernetes base: what `svc-oci push` printed is
+    exactly what `--target k8s --push-result` takes, and the Deployment runs the image by
+    the digest the registry verified."""
+    import yaml
+    from oci_support import SHAPES_REPO
+
+    _, result = published
+    printed = tmp_path / "push-result.json"
+    printed.write_text(json.dumps(result))
+    out = tmp_path / "base"
+    done = subprocess.run(
+        [SVCC, "compile", str(SHAPES_REPO), "--target", "k8s", "--push-result", str(printed),
+         "--output-dir", str(out), "--format", "json"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    deployment = yaml.safe_load((out / "deployment.yaml").read_text())
+    (server,) = deployment["spec"]["template"]["spec"]["containers"]
+    assert server["image"] == result["digest_reference"]
+    annotations = deployment["metadata"]["annotations"]
+    assert annotations["svcc.io/inputs-sha256"] == result["inputs_sha256"]

@@ -7,6 +7,7 @@ they name (RFC 1035 labels for a Service, RFC 1123 labels for a namespace).
 
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -79,12 +80,12 @@ def _name_from_image(ref: str) -> str:
     return name
 
 
-def capabilities_digest(capability_ids: list[str]) -> str:
+def capabilities_digest(capability_ids: Sequence[str]) -> str:
     """sha256 (hex) of the canonical JSON of the sorted capability ids."""
     return digest_bytes(canonical_json(sorted(capability_ids))).removeprefix("sha256:")
 
 
-def workload_of(options: dict[str, Any], *, capability_ids: list[str]) -> Workload:
+def workload_of(options: dict[str, Any], *, capability_ids: Sequence[str]) -> Workload:
     image, inputs = options["image"], options["inputs_sha256"]
     if options["push_result"] is not None:
         if image is not None or inputs is not None:
