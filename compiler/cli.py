@@ -384,6 +384,11 @@ def _cmd_compile(args: argparse.Namespace) -> int:
 
     from svcc.compiler import driver, render
 
+    options = {
+        key.removeprefix("target_option_"): value
+        for key, value in vars(args).items()
+        if key.startswith("target_option_") and value is not None
+    }
     if args.command == "compile" and Path(args.path).is_dir():  # generate: one file (spec)
         from svcc.compiler.repository import compile_repository
 
@@ -400,15 +405,11 @@ def _cmd_compile(args: argparse.Namespace) -> int:
                 python_version=args.python_version,
                 requirements=_requirements(args),
                 execution_policy=args.execution_policy,
+                target_options=options,
             ),
             _output_format(args),
         )
         return 0
-    options = {
-        key.removeprefix("target_option_"): value
-        for key, value in vars(args).items()
-        if key.startswith("target_option_") and value is not None
-    }
     result = driver.compile_file(
         args.path,
         target=args.target if args.command == "compile" else args.interface,

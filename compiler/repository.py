@@ -320,6 +320,31 @@ class RepositoryCompileResult:
         }
 
 
+def selected_bundle(
+    analysis: RepositoryAnalysis,
+    interface: str,
+    *,
+    selection: Sequence[str] | None,
+    name: str,
+    provenance: Mapping[str, Any],
+    exclude: Sequence[str] = (),
+    include_all_ready: bool = False,
+    execution: "ExecutionPolicy | None" = None,
+) -> "tuple[list[tuple[ModuleIR, Capability]], FileTree]":
+    """Selection, then the bundle in memory, its manifest within the size limit."""
+    selected = select(analysis, selection, exclude=exclude, include_all_ready=include_all_ready)
+    tree = repository_bundle(
+        analysis, interface, selected, name=name, provenance=provenance, execution=execution
+    )
+    manifest = tree.get("svc-rest.json" if interface == "rest" else "svc-mcp.json") or b""
+    if len(manifest) > MAX_MANIFEST_BYTES:
+        raise InputError(
+            f"the bundle manifest would be {len(manifest)} bytes, over the "
+            f"{MAX_MANIFEST_BYTES}-byte limit; select fewer capabilities"
+        )
+    return selected, tree
+
+
 def write_repository_bundle(
     analysis: RepositoryAnalysis,
     interface: str,
@@ -334,16 +359,16 @@ def write_repository_bundle(
 ) -> RepositoryCompileResult:
     from svcc.compiler.writer import write_tree
 
-    selected = select(analysis, selection, exclude=exclude, include_all_ready=include_all_ready)
-    tree = repository_bundle(
-        analysis, interface, selected, name=name, provenance=provenance, execution=execution
+    selected, tree = selected_bundle(
+        analysis,
+        interface,
+        selection=selection,
+        name=name,
+        provenance=provenance,
+        exclude=exclude,
+        include_all_ready=include_all_ready,
+        execution=execution,
     )
-    manifest = tree.get("svc-rest.json" if interface == "rest" else "svc-mcp.json") or b""
-    if len(manifest) > MAX_MANIFEST_BYTES:
-        raise InputError(
-            f"the bundle manifest would be {len(manifest)} bytes, over the "
-            f"{MAX_MANIFEST_BYTES}-byte limit; select fewer capabilities"
-        )
     written = write_tree(tree, output_dir)
     return RepositoryCompileResult(
         target=interface,
@@ -361,6 +386,9 @@ def local_name(root: Path) -> str:
     return name if name else "repository"
 
 
+COMPILE_TARGETS: Final = (*INTERFACES, "oci", "k8s")
+
+
 def compile_repository(
     root: str | Path,
     *,
@@ -370,26 +398,105 @@ def compile_repository(
     python_version: str | tuple[int, int] | None = None,
     requirements: DeclaredRequirements | None = None,
     execution_policy: str | Path | None = None,
+    target_options: Mapping[str, object] | None = None,
 ) -> RepositoryCompileResult:
-    """``svcc compile DIR --target rest|mcp``: a local tree, no policies."""
+    """``svcc compile DIR --target rest|mcp|oci|k8s``: a local tree, no policies. ``k8s``
+    writes the Kubernetes base for the capabilities the bundle would serve. ``oci`` builds
+    the direct ``--interface`` bundle in memory and writes the image build context around
+    it; its options (``target_options``) are checked before the tree is read."""
     from svcc.compiler.passes.select import parse_selection
+    from svcc.compiler.registry import get_target
 
-    if target not in INTERFACES:
-        raise UsageError(f"target {target!r} cannot compile a directory (rest or mcp)")
+    if target not in COMPILE_TARGETS:
+        raise UsageError(
+            f"target {target!r} cannot compile a directory ({', '.join(COMPILE_TARGETS)})"
+        )
+    backend = get_target(target, target_options)
     selection = parse_selection(select)
     policy = None
     if execution_policy is not None:
         from svcc.compiler.policy import load_policy
 
+        if not backend.supports_execution_policy:
+            raise UsageError(f"target {target!r} has no governed execution mode")
         policy = load_policy(execution_policy)
     root = Path(root)
     analysis = analyze_repository(root, python_version=python_version, requirements=requirements)
-    return write_repository_bundle(
-        analysis,
-        target,
-        output_dir,
-        selection=selection,
-        name=analysis.repository.tree.config.name or local_name(root),
-        provenance={"kind": "directory", "repository_digest": tree_digest(analysis.repository)},
-        execution=policy,
+    name = analysis.repository.tree.config.name or local_name(root)
+    provenance = {"kind": "directory", "repository_digest": tree_digest(analysis.repository)}
+    if target == "k8s":
+        return _write_k8s_base(
+            backend, analysis, output_dir, selection=selection, name=name, provenance=provenance
+        )
+    if target != "oci":
+        return write_repository_bundle(
+            analysis,
+            target,
+            output_dir,
+            selection=selection,
+            name=name,
+            provenance=provenance,
+            execution=policy,
+        )
+    return _write_oci_context(
+        backend, analysis, output_dir, selection=selection, name=name, provenance=provenance
+    )
+
+
+def _write_k8s_base(
+    backend: object,
+    analysis: RepositoryAnalysis,
+    output_dir: str | Path,
+    *,
+    selection: Sequence[str] | None,
+    name: str,
+    provenance: Mapping[str, Any],
+) -> RepositoryCompileResult:
+    """The ``k8s`` target over a repository: the capabilities the image serves are the ones
+    its bundle would hold (the same selection and eligibility rules), labelled by digest."""
+    from svcc.backends.k8s import K8sTarget
+    from svcc.compiler.writer import write_tree
+
+    assert isinstance(backend, K8sTarget)  # the registry's "k8s" entry
+    selected, _ = selected_bundle(
+        analysis, backend.interface, selection=selection, name=name, provenance=provenance
+    )
+    base = backend.base_for([cap.id for _, cap in selected])
+    written = write_tree(base, output_dir)
+    return RepositoryCompileResult(
+        target="k8s",
+        output_dir=written,
+        files=tuple(base.paths()),
+        capabilities=tuple(cap.id for _, cap in selected),
+        execution={"mode": "direct"},
+    )
+
+
+def _write_oci_context(
+    backend: object,
+    analysis: RepositoryAnalysis,
+    output_dir: str | Path,
+    *,
+    selection: Sequence[str] | None,
+    name: str,
+    provenance: Mapping[str, Any],
+) -> RepositoryCompileResult:
+    """The ``oci`` target over a repository: the direct bundle, wrapped; nothing is written
+    unless the bundle and the context (base reference, lock) are both accepted."""
+    from svcc.backends.oci import OciTarget
+    from svcc.compiler.images.bundle_input import bundle_from_tree
+    from svcc.compiler.writer import write_tree
+
+    assert isinstance(backend, OciTarget)  # the registry's "oci" entry
+    selected, bundle = selected_bundle(
+        analysis, backend.interface, selection=selection, name=name, provenance=provenance
+    )
+    context = backend.wrap(bundle_from_tree(bundle))
+    written = write_tree(context, output_dir)
+    return RepositoryCompileResult(
+        target="oci",
+        output_dir=written,
+        files=tuple(context.paths()),
+        capabilities=tuple(cap.id for _, cap in selected),
+        execution={"mode": "direct"},
     )

@@ -14,15 +14,16 @@ from typing import Any
 
 from helpers import ROOT
 from packaging.requirements import Requirement
-from svcc.backends.mcp import McpTarget
-from svcc.backends.rest import RestTarget
-from svcc.compiler import driver
 from svcc.compiler.images.lockfile import render_lock
 from svcc.compiler.images.resolve import lock_from_wheels, marker_environment
+from svcc.compiler.repository import compile_repository
 from svcc.compiler.target import FileTree
-from svcc.ir.canonical import canonical_json
 
 EXAMPLE = ROOT / "examples" / "shapes.py"
+# a src-layout package whose served module imports a helper module of its own
+SHAPES_REPO = ROOT / "tests" / "fixtures" / "repos" / "shapes"
+SHAPES = ("circle_area", "describe", "rectangle_area", "scale")
+SHAPES_SELECT = ",".join(f"shapes.geometry.{name}" for name in SHAPES)
 
 
 def state_dir() -> Path:
@@ -53,26 +54,10 @@ def write_tree(tree: FileTree, out: Path) -> Path:
 
 
 def repository_bundle(out: Path, interface: str) -> Path:
-    """A direct repository bundle of examples/shapes.py.
-
-    Stand-in until ``svcc compile DIR`` (issue 11) lands on main: the single-file bundle
-    with the contract's repository keys added to its manifest (bundle_kind, provenance).
-    """
-    analysis = driver.analyze_file(EXAMPLE)
-    backend = RestTarget() if interface == "rest" else McpTarget()
-    _, tree = driver.emit_analysis(analysis, backend)
-    name = "svc-rest.json" if interface == "rest" else "svc-mcp.json"
-    manifest = json.loads(tree.get(name) or b"")
-    manifest["bundle_kind"] = "repository"
-    manifest["provenance"] = {
-        "kind": "directory",
-        "url": "https://git.example/team/shapes.git",
-        "commit": "0" * 40,
-        "subdir": ".",
-    }
-    files = {p: d for p, d in tree if p != name}
-    files[name] = canonical_json(manifest)
-    return write_tree(FileTree.of(files), out)
+    """The direct repository bundle of ``SHAPES_REPO`` (``svcc compile DIR --target
+    rest|mcp``), serving the four ``shapes.geometry`` capabilities."""
+    compile_repository(SHAPES_REPO, target=interface, output_dir=out, select=SHAPES_SELECT)
+    return out
 
 
 def image_lock(bundle: Path, wheelhouse: Path, out: Path, platform: str = "linux/amd64") -> Path:

@@ -101,7 +101,13 @@ def test_bru_runs_the_bruno_collection(live: Live) -> None:
         report = out.parent / f"{out.name}-bru.json"  # outside the collection folder
         proc = _run([str(bru), "run", "-r", "--env", "local", "--reporter-json", str(report)], out)
         data = json.loads(report.read_text())[0]
-        return proc.returncode, data["summary"], [r["test"]["filename"] for r in data["results"]]
+        failed = [
+            {k: r.get(k) for k in ("test", "error", "status", "response", "assertionResults")}
+            for r in data["results"]
+            if r.get("error") or r.get("status") != "pass"
+        ]
+        summary = {**data["summary"], "failed": failed, "stderr": proc.stderr[-2000:]}
+        return proc.returncode, summary, [r["test"]["filename"] for r in data["results"]]
 
     code, summary, order = run(live.export("bruno"))
     assert code == 0, summary

@@ -179,10 +179,11 @@ def test_deterministic_across_hash_seeds() -> None:
     ("options", "message"),
     [
         ({}, "needs --image"),
-        ({"image": "registry.test:5443/team/shapes:1.0"}, "by digest"),
-        ({"image": "https://registry.test/team/shapes@sha256:" + "a" * 64}, "by digest"),
+        ({"image": "registry.test:5443/team/shapes:1.0"}, "not pinned"),
+        ({"image": "registry.test:5443/team/shapes:1.0@sha256:" + "a" * 64}, "drop the tag"),
+        ({"image": "https://registry.test/team/shapes@sha256:" + "a" * 64}, "schemes"),
         ({"image": "127.0.0.1:5000/team/shapes@sha256:" + "a" * 64}, "IP literals"),
-        ({"image": "registry/team/shapes@sha256:" + "a" * 64}, "DNS name"),
+        ({"image": "registry/team/shapes@sha256:" + "a" * 64}, "explicit"),
         ({"image": IMAGE}, "--inputs-sha256"),
         ({"image": IMAGE, "inputs_sha256": "B" * 64}, "--inputs-sha256"),
         ({"image": IMAGE, "inputs_sha256": INPUTS, "replicas": 0}, "--replicas"),
@@ -239,7 +240,7 @@ def test_cli_writes_a_base(tmp_path: Path) -> None:
         "--image", "registry.test:5443/team/shapes:latest", "--inputs-sha256", INPUTS,
     )  # fmt: skip
     assert bad.returncode == 2
-    assert "by digest" in bad.stderr
+    assert "not pinned" in bad.stderr
     assert not (tmp_path / "x").exists()
 
 
@@ -281,3 +282,26 @@ def test_rest_server_drains_on_sigterm(tmp_path: Path) -> None:
         # uvicorn re-raises the signal once drained: the exit status says "stopped by SIGTERM"
         assert server.proc.wait(timeout=30) in (0, -signal.SIGTERM)
         assert "Finished server process" in server.log_text()
+
+
+def test_cli_writes_a_base_for_a_repository(tmp_path: Path) -> None:
+    """`svcc compile REPO --target k8s`: the capabilities the repository bundle would serve
+    (same selection rules, dotted ids) are what the labels digest."""
+    from oci_support import SHAPES_REPO, SHAPES_SELECT
+    from svcc.backends.k8s._options import capabilities_digest
+
+    out = tmp_path / "base"
+    proc = run_svcc(
+        "compile", str(SHAPES_REPO), "--target", "k8s", "--select", SHAPES_SELECT,
+        "--output-dir", str(out), "--image", IMAGE, "--inputs-sha256", INPUTS, "--format", "json",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    ids = json.loads(proc.stdout)["capabilities"]
+    assert ids
+    assert all(i.startswith("python:shapes.geometry:") for i in ids)
+    deployment = yaml.safe_load((out / "deployment.yaml").read_text())
+    digest = deployment["metadata"]["annotations"]["svcc.io/capabilities-sha256"]
+    assert digest == capabilities_digest(ids)
+    for path in out.iterdir():
+        if path.name != "kustomization.yaml":
+            kubernetes_validate.validate(yaml.safe_load(path.read_text()), "1.37.0", strict=True)

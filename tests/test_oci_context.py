@@ -5,12 +5,15 @@
 --snapshot-update`` rewrites it.
 """
 
+import json
 import shutil
+import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
-from helpers import TESTS
-from oci_support import EXAMPLE, repository_bundle
+from helpers import SVCC, TESTS
+from oci_support import EXAMPLE, SHAPES, SHAPES_REPO, SHAPES_SELECT, repository_bundle
 from svcc.backends.oci import OciTarget
 from svcc.compiler import driver
 from svcc.compiler.images.bundle_input import read_bundle
@@ -38,7 +41,9 @@ def lock_file(tmp: Path, interface: str, pins: list[str] | None = None) -> Path:
 
 
 def context(tmp: Path, interface: str, **options: object) -> FileTree:
-    bundle = read_bundle(repository_bundle(tmp / f"bundle-{interface}", interface))
+    tmp.mkdir(parents=True, exist_ok=True)
+    out = Path(tempfile.mkdtemp(prefix=f"bundle-{interface}-", dir=tmp))
+    bundle = read_bundle(repository_bundle(out, interface))
     target = OciTarget(
         interface=interface,  # type: ignore[arg-type]
         base_image=str(options.get("base_image", BASE)),
@@ -151,3 +156,86 @@ def test_read_bundle_refuses_special_files_and_symlinked_dirs(tmp_path: Path) ->
     (bundle / "Dockerfile").write_text("FROM x\n")
     paths = read_bundle(bundle).tree.paths()
     assert not [p for p in paths if p.startswith(".") or p.endswith(".pem") or p == "Dockerfile"]
+
+
+def _compile_oci(out: Path, lock: Path, *extra: str) -> "subprocess.CompletedProcess[str]":
+    return subprocess.run(
+        [
+            SVCC,
+            "compile",
+            str(SHAPES_REPO),
+            "--target",
+            "oci",
+            "--interface",
+            "rest",
+            "--base-image",
+            BASE,
+            "--lock",
+            str(lock),
+            "--select",
+            SHAPES_SELECT,
+            "--source-date-epoch",
+            "1700000000",
+            "--output-dir",
+            str(out),
+            "--format",
+            "json",
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_compile_directory_to_oci_context(tmp_path: Path) -> None:
+    """``svcc compile DIR --target oci``: the repository's direct bundle, wrapped; the same
+    bytes as wrapping the ``--target rest`` bundle of the same tree."""
+    out = tmp_path / "ctx"
+    done = _compile_oci(out, lock_file(tmp_path, "rest"))
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["target"] == "oci"
+    assert result["bundle_kind"] == "repository"
+    assert result["capabilities"] == [f"python:shapes.geometry:{name}" for name in SHAPES]
+    written = {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert sorted(written) == result["files"]
+    assert written == dict(context(tmp_path / "api", "rest"))
+    assert "bundle/source/shapes/units.py" in written  # the served module's import closure
+
+
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [
+        (("--execution-policy", "{}"), "no governed execution mode"),
+        (("--select", "shapes.geometry.nope"), "unknown selection"),
+    ],
+)
+def test_compile_directory_to_oci_refusals(
+    tmp_path: Path, extra: tuple[str, ...], words: str
+) -> None:
+    out = tmp_path / "ctx"
+    done = _compile_oci(out, lock_file(tmp_path, "rest"), *extra)
+    assert done.returncode == 2, done.stderr
+    assert words in done.stderr
+    assert not out.exists() or not any(out.iterdir())
+
+
+def test_compile_directory_to_oci_checks_the_lock_before_writing(tmp_path: Path) -> None:
+    out = tmp_path / "ctx"
+    missing = lock_file(tmp_path, "rest", PINS["rest"][:-1])
+    done = _compile_oci(out, missing)
+    assert done.returncode == 2
+    assert "lock_mismatch" in done.stderr
+    assert "missing from the lock: uvicorn" in done.stderr
+    assert not out.exists() or not any(out.iterdir())
+    done = subprocess.run(
+        [SVCC, "compile", str(SHAPES_REPO), "--target", "oci", "--output-dir", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "--interface" in done.stderr

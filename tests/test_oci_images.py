@@ -22,6 +22,7 @@ import pytest
 from helpers import SVCC
 from mcp_client import McpBundle
 from oci_support import (
+    SHAPES,
     build_policy,
     build_request,
     image_lock,
@@ -236,12 +237,12 @@ def test_build_result_and_image_facts(
 
 REQUESTS: list[tuple[str, str, Any]] = [
     ("GET", "/health", None),
-    ("POST", "/capabilities/circle_area", {"radius": 2, "unit": "cm"}),
-    ("POST", "/capabilities/circle_area", {"unit": "cm"}),
-    ("POST", "/capabilities/rectangle_area", {"rect": {"width": 2, "height": 3}}),
-    ("POST", "/capabilities/scale", {"points": [[1, 2]], "factor": 3}),
-    ("POST", "/capabilities/scale", {"points": "nope"}),
-    ("POST", "/capabilities/describe", {"shape": {"kind": "dot"}, "precision": 2}),
+    ("POST", "/capabilities/shapes.geometry.circle_area", {"radius": 2, "unit": "cm"}),
+    ("POST", "/capabilities/shapes.geometry.circle_area", {"unit": "cm"}),
+    ("POST", "/capabilities/shapes.geometry.rectangle_area", {"rect": {"width": 2, "height": 3}}),
+    ("POST", "/capabilities/shapes.geometry.scale", {"points": [[1, 2]], "factor": 3}),
+    ("POST", "/capabilities/shapes.geometry.scale", {"points": "nope"}),
+    ("POST", "/capabilities/shapes.geometry.describe", {"shape": {"kind": "dot"}, "precision": 2}),
     ("GET", "/openapi.json", None),
 ]
 
@@ -341,8 +342,8 @@ def test_mcp_image_over_stdio_with_the_official_client(
     client = McpBundle(tmp_path, env=env, command=command)
     try:
         names = sorted(t.name for t in client.list_tools().tools)
-        assert names == ["circle_area", "describe", "rectangle_area", "scale"]
-        called = client.call("rectangle_area", {"rect": {"width": 2, "height": 3}})
+        assert names == [f"shapes.geometry.{name}" for name in SHAPES]
+        called = client.call("shapes.geometry.rectangle_area", {"rect": {"width": 2, "height": 3}})
         assert not called.is_error, called.content
         assert called.structured_content == {"result": 6.0}
     finally:
@@ -458,7 +459,7 @@ def _broken_bundle(build: Build, tmp: Path, how: str) -> Path:
     manifest_path = bundle / "svc-rest.json"
     manifest = json.loads(manifest_path.read_text())
     if how == "symlink":
-        target = bundle / "source" / "shapes.py"
+        target = bundle / "source" / "shapes" / "units.py"
         (tmp / "real.py").write_bytes(target.read_bytes())
         target.unlink()
         target.symlink_to(tmp / "real.py")

@@ -332,7 +332,8 @@ def test_huge_module_costs_a_422_not_the_worker(
     source = b"x = 1\n" * (15 * 1024 * 1024 // 6)
     response = http.post("/analyze_file/", files={"file": ("huge.py", source)})
     body = json_error(response, 422)
-    assert f"{MEMORY_MIB} MiB" in body["description"]
+    # whichever budget it reaches first (front-end speed decides): memory or CPU time
+    assert f"{MEMORY_MIB} MiB" in body["description"] or "CPU time" in body["description"]
     assert worker_pids(service[1]) == [worker]  # the same worker, alive
     assert peak_rss_mib(worker) < 400
     assert http.post("/analyze_file/", files={"file": ("g.py", GOOD)}).status_code == 200
@@ -360,7 +361,7 @@ def test_bad_files_cost_only_their_own_entry(
     for name in ["good.py", *(p.name for p in more)]:
         assert [f["name"] for f in result[f"mixed/{name}"]["functions"]] == ["area"]
     assert "regular file" in result["mixed/pipe.py"]["error"]["message"]
-    assert "memory" in result["mixed/huge.py"]["error"]["message"]
+    assert any(b in result["mixed/huge.py"]["error"]["message"] for b in ("memory", "budget"))
     surrogate = result["mixed/surrogate.py"]
     assert "error" in surrogate or surrogate["functions"][0]["name"] == "f"
 

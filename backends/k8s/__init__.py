@@ -7,6 +7,7 @@ capabilities come from the IR (their ids' digest labels every object); the image
 digest only, never by tag, so what runs is exactly what was verified at publication.
 """
 
+from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
 import attrs
@@ -64,9 +65,13 @@ class K8sTarget:
     )
 
     def emit(self, ir: ModuleIR, ctx: EmitContext) -> FileTree:  # noqa: ARG002 (the IR is all it needs)
+        return self.base_for([c.id for c in ir.capabilities])
+
+    def base_for(self, capability_ids: Sequence[str]) -> FileTree:
+        """The base for these capabilities (a module's, or a repository's selection)."""
         from svcc.backends.k8s._yaml import render_base
 
-        workload = workload_of(attrs.asdict(self), capability_ids=[c.id for c in ir.capabilities])
+        workload = workload_of(attrs.asdict(self), capability_ids=capability_ids)
         return FileTree.of(render_base(workload))
 
 

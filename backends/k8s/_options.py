@@ -7,6 +7,7 @@ they name (RFC 1035 labels for a Service, RFC 1123 labels for a namespace).
 
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -21,26 +22,21 @@ _HEX64 = re.compile(r"[0-9a-f]{64}")
 _LABEL_1035 = re.compile(r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?")
 _LABEL_1123 = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 _QUANTITY = re.compile(r"(?:[0-9]+(?:\.[0-9]+)?)(?:m|k|M|G|T|Ki|Mi|Gi|Ti)?")
-_DIGEST_REF = re.compile(
-    r"(?P<registry>[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*(:[0-9]{1,5})?)"
-    r"/(?P<path>[a-z0-9]+([._-][a-z0-9]+)*(/[a-z0-9]+([._-][a-z0-9]+)*)+)"
-    r"@sha256:(?P<digest>[0-9a-f]{64})"
-)
 
 
 def check_image(ref: str) -> str:
-    """``REG[:PORT]/NS/IMG@sha256:HEX``, nothing else (no tag, no scheme, no IP literal)."""
-    match = _DIGEST_REF.fullmatch(ref)
-    if match is None:
-        raise UsageError(
-            f"--image {ref!r}: expected REGISTRY[:PORT]/NAMESPACE/IMAGE@sha256:<64 hex> "
-            "(an image by digest, no tag)"
-        )
-    host = match.group("registry").split(":")[0]
-    if "." not in host and host != "localhost":
-        raise UsageError(f"--image {ref!r}: the registry must be a DNS name ({host!r})")
-    if all(part.isdigit() for part in host.split(".")):
-        raise UsageError(f"--image {ref!r}: IP literals are refused; use the registry's DNS name")
+    """``REG[:PORT]/NS/IMG@sha256:HEX``, nothing else: the project's reference grammar (no
+    scheme, no credentials, no IP literal), a digest, and no tag (a tag beside a digest is
+    ignored by the kubelet and would only mislead a reader)."""
+    from svcc.compiler.images.errors import ImageInputError
+    from svcc.compiler.images.reference import parse_reference
+
+    try:
+        parsed = parse_reference(ref, what="--image", require_digest=True)
+    except ImageInputError as exc:  # the extension's error code means nothing here
+        raise UsageError(exc.message) from None
+    if parsed.tag is not None:
+        raise UsageError(f"--image {ref!r}: an image by digest only (drop the tag {parsed.tag!r})")
     return ref
 
 
@@ -84,12 +80,12 @@ def _name_from_image(ref: str) -> str:
     return name
 
 
-def capabilities_digest(capability_ids: list[str]) -> str:
+def capabilities_digest(capability_ids: Sequence[str]) -> str:
     """sha256 (hex) of the canonical JSON of the sorted capability ids."""
     return digest_bytes(canonical_json(sorted(capability_ids))).removeprefix("sha256:")
 
 
-def workload_of(options: dict[str, Any], *, capability_ids: list[str]) -> Workload:
+def workload_of(options: dict[str, Any], *, capability_ids: Sequence[str]) -> Workload:
     image, inputs = options["image"], options["inputs_sha256"]
     if options["push_result"] is not None:
         if image is not None or inputs is not None:

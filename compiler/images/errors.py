@@ -14,9 +14,9 @@ CODES: Final[dict[str, str]] = {
     "reference_invalid": "an image reference is malformed or uses a refused form",
     "base_not_pinned": "the base image is not pinned by a sha256 digest",
     "bundle_invalid": "the bundle is not a valid direct repository bundle",
-    "request_invalid": "the build request does not follow svc.oci-build/v1",
-    "grant_missing": "the operator policy has no image.build grant for this request",
-    "grant_mismatch": "an image.build grant exists but a bound field differs",
+    "request_invalid": "the request does not follow svc.oci-build/v1 or svc.oci-push/v1",
+    "grant_missing": "the operator policy has no image.build / image.push grant for this request",
+    "grant_mismatch": "an image.build / image.push grant exists but a bound field differs",
     "engine_refused": "the engine endpoint is not an explicit local Unix socket",
     "engine_failed": "the engine or builder failed, or disagreed with the inspection",
     "wheel_invalid": "a wheel is missing, over a limit, or its hash differs from the lock",
@@ -26,6 +26,15 @@ CODES: Final[dict[str, str]] = {
     "plugin_hash_mismatch": "the plugin wheel's sha256 differs from --sha256",
     "plugin_not_enabled": "no enabled version of the named plugin",
     "plugin_failed": "the plugin failed (the CLI shows nothing more)",
+    # push (svc.oci-push/v1)
+    "credentials_refused": "the credentials file is not one auths entry with only auth",
+    "engine_unsupported": "the engine's API is older than 1.46, or it allows insecure registries",
+    "image_mismatch": "the local image is absent or not the one the request describes",
+    "registry_unauthorized": "the registry refused the credentials (nothing was uploaded)",
+    "registry_untrusted": "the registry's certificate did not verify (nothing was uploaded)",
+    "registry_failed": "the registry could not be read (nothing was uploaded)",
+    "destination_exists": "the destination tag holds another image (nothing was uploaded)",
+    "remote_state_unconfirmed": "a failure after the upload started; staging tags may remain",
 }
 
 

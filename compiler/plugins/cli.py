@@ -44,7 +44,7 @@ def add_parser(sub: "argparse._SubParsersAction[Any]") -> None:
     dir_option(disable)
     run = psub.add_parser("run", help="run one operation of an enabled extension")
     run.add_argument("name", help="the extension (svc-oci)")
-    run.add_argument("operation", help="its operation (build)")
+    run.add_argument("operation", help="its operation (build or push)")
     run.add_argument("--arguments", required=True, metavar="FILE", help="the request (JSON)")
     run.add_argument(
         "--operator-policy",

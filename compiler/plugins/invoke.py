@@ -15,6 +15,7 @@ from typing import Any, Final
 
 from attrs import frozen
 from svcc.compiler.images.errors import ImageInputError
+from svcc.compiler.images.push_request import check_push_grant, parse_push_request
 from svcc.compiler.images.request import (
     PluginIdentity,
     check_build_grant,
@@ -65,6 +66,9 @@ def authorise(operation: str, arguments: Any, policy: Any, plugin: PluginIdentit
     if operation == "build":
         check_build_grant(policy, parse_build_request(arguments), plugin)
         return
+    if operation == "push":
+        check_push_grant(policy, parse_push_request(arguments), plugin)
+        return
     raise ImageInputError("grant_missing", f"no grant can authorise operation {operation!r}")
 
 
@@ -102,8 +106,15 @@ def run(
     ).encode()
     if len(request) > MAX_REQUEST:
         raise ImageInputError("request_invalid", "the request is over the size limit")
-    stdout, stderr, status = _spawn(plugin.python, plugin.module, request, timeout_ms)
-    return Outcome(_response(stdout, stderr, status))
+    try:
+        stdout, stderr, status = _spawn(plugin.python, plugin.module, request, timeout_ms)
+        return Outcome(_response(stdout, stderr, status))
+    except PluginFailure as exc:
+        if operation == "push" and exc.code in ("timeout", "plugin_failed"):
+            # killed or broken without its own answer: the core cannot know whether the
+            # upload had started, so it says what a started upload would say
+            raise PluginFailure("remote_state_unconfirmed", f"{exc.code}: {exc.detail}") from None
+        raise
 
 
 def _spawn(python: Path, module: str, request: bytes, timeout_ms: int) -> tuple[bytes, bytes, int]:

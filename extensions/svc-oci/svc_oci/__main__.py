@@ -20,6 +20,9 @@ def main() -> int:
     from svcc.compiler.images.errors import ImageInputError
 
     from svc_oci.build import build
+    from svc_oci.push import push
+
+    operations = {"build": build, "push": push}
 
     data = sys.stdin.buffer.read(MAX_REQUEST + 1)
     try:
@@ -31,16 +34,18 @@ def main() -> int:
             raise ImageInputError("request_invalid", f"request is not JSON: {exc}") from None
         if not isinstance(request, dict) or request.get("schema") != "svc.extension/v1":
             raise ImageInputError("request_invalid", "request is not svc.extension/v1")
-        if request.get("operation") != "build":
+        operation = operations.get(str(request.get("operation")))
+        if operation is None:
             raise ImageInputError(
                 "request_invalid", f"unknown operation {request.get('operation')!r}"
             )
-        result = build(request.get("arguments"))
+        result = operation(request.get("arguments"))
     except ImageInputError as exc:
         respond({"ok": False, "error": {"code": exc.code, "message": exc.message}})
         return 1
     except Exception as exc:  # a bug: say which kind, never the traceback on stdout
-        print(f"svc-oci: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        # the type only: a message could quote an input (a credential) back
+        print(f"svc-oci: internal error: {type(exc).__name__}", file=sys.stderr)
         respond({"ok": False, "error": {"code": "internal_error", "message": type(exc).__name__}})
         return 3
     respond({"ok": True, "result": result})

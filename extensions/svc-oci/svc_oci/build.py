@@ -23,6 +23,7 @@ from svcc.backends.oci.context import LABEL_INPUTS, LABEL_PLAN, USER
 from svcc.compiler.images.bundle_input import read_bundle
 from svcc.compiler.images.errors import ImageInputError
 from svcc.compiler.images.lockfile import parse_lock
+from svcc.compiler.images.push_request import PushRequest
 from svcc.compiler.images.reference import parse_reference
 from svcc.compiler.images.request import BuildRequest, parse_build_request
 from svcc.compiler.images.resolve import (
@@ -37,7 +38,7 @@ from svcc.ir.canonical import canonical_json
 from svc_oci.engine import Engine
 
 
-def _check_engine(request: BuildRequest) -> None:
+def check_engine(request: BuildRequest | PushRequest) -> None:
     socket = Path(request.engine.socket)
     try:
         mode = socket.lstat().st_mode
@@ -73,7 +74,7 @@ def build(arguments: Any) -> dict[str, Any]:
     request = parse_build_request(arguments)
     tag = _tag(request)
     base = parse_reference(request.base_image, what="base image", require_digest=True)
-    _check_engine(request)
+    check_engine(request)
     bundle = read_bundle(Path(request.bundle))
     if bundle.interface != request.interface:
         raise ImageInputError(

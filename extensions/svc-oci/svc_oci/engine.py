@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from svcc.compiler.images.errors import ImageInputError
+from svcc.compiler.images.push_request import PushRequest
 from svcc.compiler.images.request import BuildRequest
 from svcc.compiler.plugins.bounded import Exceeded, run_bounded
 
@@ -20,7 +21,7 @@ INSPECT_TIMEOUT_MS = 60_000
 
 
 class Engine:
-    def __init__(self, request: BuildRequest, work: Path) -> None:
+    def __init__(self, request: BuildRequest | PushRequest, work: Path) -> None:
         self.request = request
         self.work = work
         config = work / "docker-config"
@@ -63,11 +64,15 @@ class Engine:
             ) from None
         if done.status != 0:
             # the tail goes to this process's stderr (bounded by the core), never the response
-            os.write(2, done.stderr[-4096:])
+            os.write(2, self.redact(done.stderr[-4096:]))
             raise ImageInputError(
                 "engine_failed", f"the engine client exited with status {done.status}"
             )
         return done.stdout
+
+    def redact(self, text: bytes) -> bytes:
+        """What may be written to this process's stderr (``PushEngine`` removes secrets)."""
+        return text
 
     def build(
         self, context: Path, *, tag: str, labels: dict[str, str], source_date_epoch: int

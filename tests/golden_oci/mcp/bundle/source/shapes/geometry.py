@@ -1,7 +1,9 @@
-"""Geometry helpers, served as capabilities by svcc."""
+"""Geometry capabilities, served by svcc from the repository."""
 
 import math
 from typing import Literal, NotRequired, TypedDict
+
+from shapes.units import to_unit
 
 
 class Rectangle(TypedDict):
@@ -12,8 +14,7 @@ class Rectangle(TypedDict):
 
 def circle_area(radius: float, /, *, unit: Literal["m", "cm"] = "m") -> float:
     """Area of a circle of the given radius, in square metres or square centimetres."""
-    area = math.pi * radius**2
-    return area if unit == "m" else area * 10_000
+    return to_unit(math.pi * radius**2, unit)
 
 
 def rectangle_area(rect: Rectangle) -> float:

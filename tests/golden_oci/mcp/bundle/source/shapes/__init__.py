@@ -1,0 +1,1 @@
+"""Geometry helpers in a package: the OCI tests' repository."""
