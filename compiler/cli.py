@@ -83,7 +83,19 @@ def _generate_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--execution-policy",
         metavar="FILE",
-        help="governed execution: a svc.execution/v1 policy (JSON; {} means the defaults)",
+        help="governed execution: a svc.execution/v1 policy (JSON; {} means the defaults) "
+        "or a svc.execution/v2 one (OCI containers)",
+    )
+    p.add_argument(
+        "--runtime-image",
+        metavar="ID",
+        help="v2 policy: the worker image's full local id (sha256:<64 hex>)",
+    )
+    p.add_argument(
+        "--runtime-platform",
+        choices=("linux/amd64", "linux/arm64"),
+        metavar="OS/ARCH",
+        help="v2 policy: the worker image's platform (linux/amd64 or linux/arm64)",
     )
     _common(p)
     _format(p)
@@ -409,6 +421,8 @@ def _cmd_compile(args: argparse.Namespace) -> int:
         execution_policy=args.execution_policy,
         target_options=options,
         servable_only=args.command == "generate",
+        runtime_image=args.runtime_image,
+        runtime_platform=args.runtime_platform,
     )
     render.compile_result(result, _output_format(args))
     return 0

@@ -24,7 +24,7 @@ from svcc.ir.canonical import canonical_json
 from svcc.ir.model import ModuleIR, SourceFormat, Span
 
 if TYPE_CHECKING:
-    from svcc.compiler.policy import ExecutionPolicy
+    from svcc.compiler.policy_v2 import AnyExecution
     from svcc.compiler.target import FileTree, Target
 
 
@@ -397,7 +397,7 @@ def emit_analysis(
     *,
     select: str | None = None,
     requirements: DeclaredRequirements | None = None,
-    execution: "ExecutionPolicy | None" = None,
+    execution: "AnyExecution | None" = None,
 ) -> "tuple[ModuleIR, FileTree]":
     """Selection → target, in memory: ``(the selected IR, the tree)``. No I/O."""
     from svcc.compiler.errors import IneligibleError
@@ -453,6 +453,8 @@ def compile_file(
     execution_policy: str | Path | None = None,
     target_options: Mapping[str, object] | None = None,
     servable_only: bool = False,
+    runtime_image: str | None = None,
+    runtime_platform: str | None = None,
 ) -> CompileResult:
     """Front end → readiness → selection → target → writer. Nothing is written unless
     every step succeeds; the target and the selection syntax are checked before the
@@ -460,6 +462,7 @@ def compile_file(
     ``servable_only`` refuses a target that writes no service (``svcc generate``)."""
     from svcc.compiler.passes.select import parse_selection
     from svcc.compiler.policy import execution_mode
+    from svcc.compiler.policy_v2 import image_options_without_policy
     from svcc.compiler.registry import get_target
     from svcc.compiler.writer import write_tree
 
@@ -474,11 +477,13 @@ def compile_file(
     policy = None
     if execution_policy is not None:
         from svcc.compiler.errors import UsageError
-        from svcc.compiler.policy import load_policy
+        from svcc.compiler.policy_v2 import load_execution
 
         if not backend.supports_execution_policy:
             raise UsageError(f"target {backend.name!r} has no governed execution mode")
-        policy = load_policy(execution_policy)
+        policy = load_execution(execution_policy, runtime_image, runtime_platform)
+    else:
+        image_options_without_policy(runtime_image, runtime_platform)
     analysis = analyze_file(
         path,
         module_name=module_name,

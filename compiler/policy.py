@@ -91,10 +91,17 @@ class ExecutionPolicy:
         }
 
 
-def execution_mode(policy: ExecutionPolicy | None) -> dict[str, str]:
+def execution_mode(policy: Any) -> dict[str, str]:
     """The ``execution`` record of a manifest and of a compile result: one shape everywhere."""
     if policy is None:
         return {"mode": "direct"}
+    if not isinstance(policy, ExecutionPolicy):  # policy_v2.OciExecution (which imports us)
+        return {
+            "mode": "governed",
+            "backend": "oci-container",
+            "image": policy.image,
+            "platform": policy.platform,
+        }
     return {"mode": "governed", "backend": "local-process"}
 
 

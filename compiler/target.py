@@ -17,7 +17,7 @@ from svcc.ir.model import ModuleIR
 
 if TYPE_CHECKING:
     from svcc.compiler.passes.readiness import ReadinessReport
-    from svcc.compiler.policy import ExecutionPolicy
+    from svcc.compiler.policy_v2 import AnyExecution
 
 
 class FileTreeError(ValueError):
@@ -83,7 +83,7 @@ class EmitContext:
     module_is_package: bool = False
     # Governed execution (``--execution-policy``); ``None`` is direct mode. Only targets whose
     # class sets ``supports_execution_policy = True`` are given one.
-    execution: "ExecutionPolicy | None" = None
+    execution: "AnyExecution | None" = None
 
 
 # Names every bundle occupies whatever its interface: the source and runtime folders, svcc

@@ -159,16 +159,22 @@ def _tools(
 ) -> dict[str, Tool]:
     capabilities = ir["capabilities"]
     if manifest["execution"]["mode"] == "governed":
-        from .governed.executor import CallBusy, CallTimeout, start_executor
+        if manifest["execution"].get("backend") == "oci-container":
+            from .container import executor as oci
 
-        executor = start_executor(bundle, manifest, ir)  # the source is never imported here
+            executor: Any = oci.start_container_executor(bundle, manifest, ir)
+            errors: tuple[tuple[type[Exception], ...], ...] = ((oci.CallTimeout,), ())
+        else:
+            from .governed.executor import CallBusy, CallTimeout, start_executor
+
+            executor = start_executor(bundle, manifest, ir)  # never imports the source
+            errors = ((CallTimeout,), (CallBusy,))
         return {
             c["name"]: Tool(
                 definitions[c["name"]],
                 governed_invoker(executor, c["name"]),
                 CallShape.from_ir(c),
-                (CallTimeout,),
-                (CallBusy,),
+                *errors,
             )
             for c in capabilities
         }

@@ -95,7 +95,7 @@ def direct_invoker(function: Callable[..., Any], shape: CallShape) -> Invoke:
 class GovernedErrors:
     """How a governed executor's failures map to answers (direct mode has none)."""
 
-    __slots__ = ("busy", "retry_after", "timeouts")
+    __slots__ = ("busy", "busy_body", "on_shutdown", "retry_after", "timeouts")
 
     def __init__(
         self,
@@ -106,6 +106,8 @@ class GovernedErrors:
         self.timeouts = timeouts
         self.busy = busy
         self.retry_after = str(max(1, math.ceil(retry_after))).encode()
+        self.on_shutdown: Callable[[], None] | None = None
+        self.busy_body = _UNAVAILABLE
 
 
 class CapabilityEndpoint:
@@ -201,7 +203,10 @@ class CapabilityEndpoint:
         except governed.busy as exc:
             log.warning("capability %s: %s", self._shape.name, exc)
             await _respond(
-                send, 503, _UNAVAILABLE, [*_JSON_HEADERS, (b"retry-after", governed.retry_after)]
+                send,
+                503,
+                governed.busy_body,
+                [*_JSON_HEADERS, (b"retry-after", governed.retry_after)],
             )
             return
         except governed.timeouts as exc:
@@ -369,14 +374,24 @@ def _endpoints(
     """Per capability ``(invoke, shape)``, the body limit, and governed error mapping."""
     capabilities = ir["capabilities"]
     if manifest["execution"]["mode"] == "governed":
-        from .governed.executor import CallBusy, CallTimeout, start_executor
+        if manifest["execution"].get("backend") == "oci-container":
+            from .container import executor as oci
 
-        executor = start_executor(bundle, manifest, ir)  # the source is never imported here
+            executor: Any = oci.start_container_executor(bundle, manifest, ir)
+            # Out of memory is a 503 as well; the pool goes with the server (uvicorn
+            # re-raises SIGTERM after its shutdown, so atexit would not run).
+            errors = GovernedErrors((oci.CallTimeout,), (oci.CallOOM,), executor.retry_after)
+            errors.on_shutdown = executor.close
+            errors.busy_body = _error_body("Service Unavailable: the call ran out of memory")
+        else:
+            from .governed.executor import CallBusy, CallTimeout, start_executor
+
+            executor = start_executor(bundle, manifest, ir)  # never imports the source
+            errors = GovernedErrors((CallTimeout,), (CallBusy,), executor.retry_after)
         invokers = {
             c["name"]: (partial(executor.call, c["name"]), CallShape.from_ir(c))
             for c in capabilities
         }
-        errors = GovernedErrors((CallTimeout,), (CallBusy,), executor.retry_after)
         return invokers, executor.max_input, errors  # type: ignore[return-value]
     if manifest.get("bundle_kind") == "repository":  # only repository bundles carry it
         from .repository import resolve_repository_capabilities
@@ -398,6 +413,8 @@ def create_app(bundle: Path) -> RestApp:
 
     title = openapi["info"]["title"]
     app = FastAPI(title=title, docs_url=None, redoc_url=None, openapi_url=None)
+    if governed is not None and governed.on_shutdown is not None:
+        app.router.on_shutdown.append(governed.on_shutdown)
     definitions = openapi.get("components", {}).get("schemas", {})
     schemas = {}
     for capability in ir["capabilities"]:

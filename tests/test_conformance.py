@@ -21,7 +21,8 @@ TARGETS = sorted(name for name in discover() if name != "oci")
 MCP_TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 # Targets whose required options have no default get example values here.
 OPTIONS: dict[str, dict[str, object]] = {
-    "k8s": {"image": "registry.test:5443/team/app@sha256:" + "a" * 64, "inputs_sha256": "b" * 64}
+    "k8s": {"image": "registry.test:5443/team/app@sha256:" + "a" * 64, "inputs_sha256": "b" * 64},
+    "runtime-image": {"base_image": "registry.test:5444/ci/base@sha256:" + "c" * 64},
 }
 
 

@@ -13,8 +13,10 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from svcc.backends._common.governed import governed_files
+from svcc.backends._common.governed_oci import governed_oci_files
 from svcc.backends._common.runtime_copy import runtime_files
 from svcc.compiler.policy import execution_mode
+from svcc.compiler.policy_v2 import OciExecution
 from svcc.compiler.target import BundleSpec, EmitContext, FileTree
 from svcc.ir.canonical import canonical_json, digest_bytes
 from svcc.ir.model import ModuleIR
@@ -113,7 +115,9 @@ def assemble(
     files |= runtime_files(kind.runtime_modules)
     files |= requirement_files(kind.server_requirements, ctx)
     files |= interface_files
-    if ctx.execution is not None:
+    if isinstance(ctx.execution, OciExecution):
+        files |= governed_oci_files(ir, ctx.execution, files, module_path)
+    elif ctx.execution is not None:
         files |= governed_files(ir, ctx.execution, files, module_path)
     return with_manifest(
         kind.manifest,

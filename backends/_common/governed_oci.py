@@ -1,0 +1,54 @@
+"""The execution files of an OCI-governed bundle (policy ``svc.execution/v2``).
+
+``execution/policy.json`` is the normalised v2 policy, ``execution/runtime.json`` names the
+runtime image (full id, platform, worker protocol), and ``execution/plans/<name>.json``
+binds each capability to the source, the policy and the image. The server side of the
+runtime is copied as ``svc_runtime/container/``; the worker itself lives in the runtime
+image (target ``runtime-image``). The interface files are not touched: they are
+byte-identical to the direct bundle's.
+"""
+
+from collections.abc import Mapping
+from typing import Final
+
+from svcc.backends._common.runtime_copy import runtime_files
+from svcc.compiler.policy_v2 import OciExecution
+from svcc.ir.canonical import canonical_json, digest_bytes
+from svcc.ir.model import ModuleIR
+
+PLAN_SCHEMA: Final = "svc.execution-plan/v2"
+CONTAINER_PACKAGE: Final = "svc_runtime/container"
+CONTAINER_MODULES: Final = ("engine", "executor", "protocol")
+
+
+def governed_oci_files(
+    ir: ModuleIR, execution: OciExecution, files: Mapping[str, bytes], module_path: str
+) -> dict[str, bytes]:
+    """The files an OCI-governed bundle adds; ``files`` are the bundle's files so far."""
+    policy_bytes = canonical_json(execution.policy.to_json())
+    runtime_bytes = canonical_json(execution.runtime_json())
+    source_files = {
+        path: digest_bytes(data)
+        for path, data in sorted(files.items())
+        if path.startswith("source/")
+    }
+    out = {"execution/policy.json": policy_bytes, "execution/runtime.json": runtime_bytes}
+    for cap in ir.capabilities:
+        plan = {
+            "schema": PLAN_SCHEMA,
+            "capability": cap.id,
+            "module": ir.module,
+            "name": cap.name,
+            "source": {
+                "path": module_path,
+                "digest": digest_bytes(files[module_path]),
+                "files": source_files,
+            },
+            "policy_digest": digest_bytes(policy_bytes),
+            "runtime_digest": digest_bytes(runtime_bytes),
+        }
+        out[f"execution/plans/{cap.name}.json"] = canonical_json(plan)
+    out |= runtime_files(
+        CONTAINER_MODULES, package="svcc.runtime.container", into=CONTAINER_PACKAGE
+    )
+    return out

@@ -1,0 +1,120 @@
+"""The ``runtime-image`` target: the build context of the worker image that an
+OCI-governed bundle (policy ``svc.execution/v2``) runs its calls in.
+
+The image holds the interpreter (the digest-pinned base), the container worker (copied
+byte for byte from ``svcc.runtime.container.worker``), the application's declared
+dependencies installed from hash-checked wheels when ``--requirements`` names any (a
+``name==version --hash=sha256:HEX`` lock; the user places the wheels in ``wheels/``), and
+the label ``io.svcc.worker-protocol`` the generated server checks at startup. It holds no
+user source: the server bind-mounts the bundle's source read-only into each container, so
+one image serves every bundle with the same dependencies. No engine, no network: the user
+builds it (``docker build``) and passes the image's full id to ``--runtime-image``.
+"""
+
+from importlib import resources
+from typing import ClassVar, Final, Literal
+
+from attrs import field, frozen
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from svcc.backends.oci import read_lock
+from svcc.backends.templates import render
+from svcc.compiler.images.errors import ImageInputError
+from svcc.compiler.images.lockfile import render_lock
+from svcc.compiler.images.reference import parse_reference
+from svcc.compiler.target import BundleSpec, EmitContext, FileTree
+from svcc.ir.canonical import canonical_json, digest_bytes
+from svcc.ir.model import ModuleIR
+
+from svcc import __version__
+
+WORKER_PROTOCOL: Final = "svc.container-worker/v1"
+PROTOCOL_LABEL: Final = "io.svcc.worker-protocol"
+
+
+def worker_bytes() -> bytes:
+    return resources.files("svcc.runtime.container").joinpath("worker.py").read_bytes()
+
+
+@frozen
+class RuntimeImageTarget:
+    name: ClassVar[str] = "runtime-image"
+    description: ClassVar[str] = (
+        "the worker image build context for governed OCI execution (policy svc.execution/v2)"
+    )
+    supports_execution_policy: ClassVar[bool] = False
+    bundle: ClassVar[BundleSpec | None] = None
+
+    base_image: str | None = field(
+        default=None,
+        metadata={
+            "help": "base image with python3, pinned by digest (REF@sha256:...)",
+            "metavar": "REF",
+        },
+    )
+    platform: Literal["linux/amd64", "linux/arm64"] = field(
+        default="linux/amd64", metadata={"help": "target platform", "metavar": "OS/ARCH"}
+    )
+    lock: str | None = field(
+        default=None,
+        metadata={
+            "help": "wheel lock of the declared dependencies: name==version "
+            "--hash=sha256:HEX per line (needed with --requirements)",
+            "metavar": "LOCK",
+        },
+    )
+
+    def emit(self, ir: ModuleIR, ctx: EmitContext) -> FileTree:
+        if not self.base_image:
+            raise ImageInputError("base_not_pinned", "--base-image is required (REF@sha256:...)")
+        base = parse_reference(self.base_image, what="base image", require_digest=True)
+        lock = None
+        if ctx.requirements and not self.lock:
+            raise ImageInputError(
+                "lock_invalid",
+                "the declared dependencies are installed from hash-checked wheels: give --lock",
+            )
+        if self.lock:
+            wheels = read_lock(self.lock).wheels
+            locked = {w.name for w in wheels}
+            for line in ctx.requirements:
+                name = canonicalize_name(Requirement(line).name)
+                if name not in locked:
+                    raise ImageInputError(
+                        "lock_invalid", f"{self.lock}: the declared dependency {name} is not locked"
+                    )
+            lock = render_lock(wheels)
+        worker = worker_bytes()
+        labels = {
+            PROTOCOL_LABEL: WORKER_PROTOCOL,
+            "io.svcc.worker-sha256": digest_bytes(worker),
+            "io.svcc.requirements-sha256": digest_bytes(lock or b""),
+        }
+        files = {
+            "Containerfile": render(
+                "svcc.backends.runtime_image",
+                "Containerfile.jinja",
+                version=__version__,
+                base_image=str(base),
+                platform=self.platform,
+                labels=sorted(labels.items()),
+                has_requirements=lock is not None,
+            ),
+            "worker.py": worker,
+            "target.json": canonical_json(
+                {
+                    "schema": "svc.runtime-image-context/v1",
+                    "base_image": str(base),
+                    "platform": self.platform,
+                    "labels": labels,
+                    "module": ir.module,
+                }
+            ),
+        }
+        if lock is not None:
+            files["requirements.lock"] = lock
+            files["wheels/README.txt"] = (
+                b"Place the wheels named in ../requirements.lock here; the build installs them\n"
+                b"with --no-index --require-hashes, so a wheel whose hash differs is refused.\n"
+            )
+        return FileTree.of(files)

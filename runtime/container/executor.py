@@ -1,0 +1,474 @@
+"""The server side of governed OCI-container execution: startup checks, the pool, calls.
+
+Startup (before serving; any problem is one line and a non-zero exit): the policy and
+every plan are bound to this bundle's source; the engine answers on its Unix socket; the
+runtime image is present by its full id, speaks the worker protocol (its label) and is of
+the planned platform; the source is readable by the worker's uid; containers left by a
+server instance that died are removed. Then a pool of pre-started containers (each created,
+attached and started, its worker blocked on stdin) is filled by one background thread, one
+container at a time, yielding to calls in flight so refills never starve them.
+
+A call takes a concurrency slot, a pooled container (or starts a cold one when the pool is
+empty or its size is 0), writes the framed request, reads the framed reply until the wall
+deadline, and has the container removed. Deadline → the container is removed at once
+(killed), :class:`CallTimeout` (504). The engine's ``State.OOMKilled`` → :class:`CallOOM`
+(503). Anything else → :class:`CallFailed` (a sanitised 500).
+"""
+
+import asyncio
+import atexit
+import collections
+import concurrent.futures
+import contextlib
+import json
+import os
+import pickle
+import socket
+import stat
+import threading
+import time
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from ..calls import CallShape
+from ..integrity import StartupError, sha256_file
+from . import protocol as p
+from .engine import Engine, EngineError, engine_socket
+
+WORKER_UID = 65532
+SOURCE_MOUNT = "/opt/svc/source"
+LABEL_GOVERNED = "io.svcc.governed"
+LABEL_INSTANCE = "io.svcc.instance"
+LABEL_HOST = "io.svcc.server-host"
+LABEL_PID = "io.svcc.server-pid"
+REFILL_YIELD_SECONDS = 0.05
+STARTUP_GRACE_SECONDS = 10.0
+
+
+class CallTimeout(Exception):
+    """The call passed its wall deadline; its container was killed and removed."""
+
+
+class CallOOM(Exception):
+    """The engine killed the call's container for exceeding its memory limit."""
+
+
+class CallFailed(Exception):
+    """Any other failure of a governed call. The message is for the server log only."""
+
+
+class Slot:
+    """One started container whose worker waits on stdin, and its attached stream."""
+
+    def __init__(self, container: str, sock: socket.socket, buffered: bytes) -> None:
+        self.container = container
+        self.sock = sock
+        self.buffered = buffered
+        self.started = time.monotonic()
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _check_readable(source: Path) -> None:
+    """The worker (uid 65532, not the owner) must read the bind-mounted source."""
+    for folder in [source, *source.parents]:
+        if not folder.stat().st_mode & stat.S_IXOTH:
+            raise StartupError(
+                f"{folder} is not searchable by others: the container worker (uid "
+                f"{WORKER_UID}) cannot read the bundle's source (chmod o+x)"
+            )
+    for path in source.rglob("*"):
+        mode = path.stat().st_mode
+        if not mode & stat.S_IROTH or (path.is_dir() and not mode & stat.S_IXOTH):
+            raise StartupError(
+                f"{path} is not readable by others: the container worker (uid {WORKER_UID}) "
+                "cannot read it (chmod o+rX)"
+            )
+
+
+def check_plans(bundle: Path, manifest: Mapping[str, Any], ir: Mapping[str, Any]) -> None:
+    policy_path = bundle / "execution" / "policy.json"
+    policy = json.loads(policy_path.read_bytes())
+    if policy.get("schema") != "svc.execution/v2":
+        raise StartupError("execution/policy.json is not an svc.execution/v2 policy")
+    policy_digest = sha256_file(policy_path)
+    runtime_digest = sha256_file(bundle / "execution" / "runtime.json")
+    for capability in ir["capabilities"]:
+        name = capability["name"]
+        try:
+            plan = json.loads((bundle / "execution" / "plans" / f"{name}.json").read_bytes())
+        except (OSError, ValueError):
+            raise StartupError(f"execution/plans/{name}.json is missing or invalid") from None
+        if plan.get("policy_digest") != policy_digest:
+            raise StartupError(f"execution/plans/{name}.json was planned for another policy")
+        if plan.get("runtime_digest") != runtime_digest:
+            raise StartupError(f"execution/plans/{name}.json was planned for another image")
+        if plan.get("source", {}).get("digest") != manifest["source"]["digest"]:
+            raise StartupError(f"execution/plans/{name}.json binds another source")
+
+
+class ContainerExecutor:
+    def __init__(self, bundle: Path, manifest: Mapping[str, Any], ir: Mapping[str, Any]) -> None:
+        self._bundle = bundle
+        self._manifest = manifest
+        self._policy = json.loads((bundle / "execution" / "policy.json").read_bytes())
+        self._runtime = json.loads((bundle / "execution" / "runtime.json").read_bytes())
+        limits = self._policy["limits"]
+        self.max_input = int(limits["max_input_bytes"])
+        self._max_output = int(limits["max_output_bytes"])
+        self._wall = int(limits["wall_time_ms"]) / 1000
+        self.retry_after = self._wall
+        self._pool_size = int(self._policy["pool"]["size"])
+        self._shapes = {c["name"]: CallShape.from_ir(c) for c in ir["capabilities"]}
+        self.instance = uuid.uuid4().hex
+        self._engine = Engine(engine_socket())
+        self._slots_count = int(limits["max_concurrent_calls"])
+        self._threads = concurrent.futures.ThreadPoolExecutor(
+            self._slots_count, thread_name_prefix="svc-call"
+        )
+        self._semaphore: asyncio.Semaphore | None = None
+        self._pool: collections.deque[Slot] = collections.deque()
+        self._lock = threading.Condition()
+        self._in_flight = 0
+        self._closed = False
+        self._removals: collections.deque[str] = collections.deque()
+        self._workers: list[threading.Thread] = []
+
+    # -- startup ------------------------------------------------------------------------
+    def check_engine(self) -> None:
+        try:
+            self._engine.ok("GET", "/_ping", timeout=10)
+            image = self._runtime["image"]
+            status, info = self._engine.request("GET", f"/images/{quote(image)}/json")
+        except EngineError as exc:
+            raise StartupError(f"the container engine is not reachable: {exc}") from None
+        if status == 404:
+            raise StartupError(
+                f"runtime image {image} is not present in the engine at {self._engine.path} "
+                "(build it from the runtime-image context; it is never pulled)"
+            )
+        if status != 200 or not isinstance(info, dict):
+            raise StartupError(f"runtime image {image}: the engine answered {status}")
+        if info.get("Id") != image:
+            raise StartupError(f"runtime image {image}: the engine has {info.get('Id')} instead")
+        labels = (info.get("Config") or {}).get("Labels") or {}
+        if labels.get(p.PROTOCOL_LABEL) != p.WORKER_PROTOCOL:
+            raise StartupError(
+                f"runtime image {image} has no {p.PROTOCOL_LABEL}={p.WORKER_PROTOCOL} label: "
+                "it is not an svcc runtime image"
+            )
+        platform = f"{info.get('Os')}/{info.get('Architecture')}"
+        if platform != self._runtime["platform"]:
+            raise StartupError(
+                f"runtime image {image} is {platform}, the bundle was planned for "
+                f"{self._runtime['platform']}"
+            )
+
+    def sweep(self) -> int:
+        """Remove containers of server instances on this host that are no longer alive."""
+        filters = json.dumps({"label": [f"{LABEL_GOVERNED}=1"]})
+        containers = self._engine.ok("GET", f"/containers/json?all=1&filters={quote(filters)}")
+        removed = 0
+        host = socket.gethostname()
+        for container in containers or []:
+            labels = container.get("Labels") or {}
+            pid = labels.get(LABEL_PID, "")
+            if labels.get(LABEL_HOST) != host or not pid.isdigit():
+                continue
+            if labels.get(LABEL_INSTANCE) == self.instance or _pid_alive(int(pid)):
+                continue
+            self._remove(container["Id"])
+            removed += 1
+        return removed
+
+    def start(self) -> None:
+        self.check_engine()
+        _check_readable(self._bundle / "source")
+        try:
+            self.sweep()
+        except EngineError as exc:
+            raise StartupError(f"cannot remove leftover containers: {exc}") from None
+        if self._pool_size:
+            try:
+                self._pool.append(self._launch())  # proves the image runs before serving
+            except (EngineError, OSError) as exc:
+                raise StartupError(f"cannot start a worker container: {exc}") from None
+        for target, name in ((self._refiller, "svc-pool"), (self._remover, "svc-remove")):
+            thread = threading.Thread(target=target, name=name, daemon=True)
+            thread.start()
+            self._workers.append(thread)
+        atexit.register(self.close)
+
+    # -- containers -----------------------------------------------------------------------
+    def _config(self) -> dict[str, Any]:
+        limits = self._policy["limits"]
+        memory = int(limits["memory_mib"]) * 1024 * 1024
+        env = [
+            f"{name}={os.environ[name]}"
+            for name in self._policy["environment"]["allow"]
+            if name in os.environ
+        ]
+        return {
+            "Image": self._runtime["image"],
+            "User": f"{WORKER_UID}:{WORKER_UID}",
+            "Env": env,
+            "AttachStdin": True,
+            "AttachStdout": True,
+            "AttachStderr": False,
+            "OpenStdin": True,
+            "StdinOnce": True,
+            "Tty": False,
+            "NetworkDisabled": True,
+            "Labels": {
+                LABEL_GOVERNED: "1",
+                LABEL_INSTANCE: self.instance,
+                LABEL_HOST: socket.gethostname(),
+                LABEL_PID: str(os.getpid()),
+            },
+            "HostConfig": {
+                "Binds": [f"{(self._bundle / 'source').resolve()}:{SOURCE_MOUNT}:ro"],
+                "NetworkMode": "none",
+                "CapDrop": ["ALL"],
+                "SecurityOpt": ["no-new-privileges"],
+                "ReadonlyRootfs": True,
+                "IpcMode": "private",
+                "PidMode": "",
+                "Memory": memory,
+                "MemorySwap": memory,
+                "NanoCpus": int(limits["cpus_millis"]) * 1_000_000,
+                "PidsLimit": int(limits["pids"]),
+                "Tmpfs": {"/tmp": f"rw,nosuid,nodev,size={int(limits['tmp_mib'])}m,mode=1777"},
+                "RestartPolicy": {"Name": "no"},
+                "LogConfig": {"Type": "none", "Config": {}},
+                "AutoRemove": False,
+                "Privileged": False,
+            },
+        }
+
+    def _launch(self) -> Slot:
+        """Create, attach and start one container; its worker then waits on stdin."""
+        platform = quote(self._runtime["platform"])
+        created = self._engine.ok("POST", f"/containers/create?platform={platform}", self._config())
+        container = created["Id"]
+        try:
+            sock, buffered = self._engine.attach(container)
+            try:
+                self._engine.ok("POST", f"/containers/{container}/start")
+            except BaseException:
+                sock.close()
+                raise
+        except BaseException:
+            self._remove(container)
+            raise
+        return Slot(container, sock, buffered)
+
+    def _remove(self, container: str) -> None:
+        with contextlib.suppress(EngineError):
+            self._engine.request("DELETE", f"/containers/{container}?force=1&v=1")
+
+    def _refiller(self) -> None:
+        while True:
+            with self._lock:
+                while not self._closed and len(self._pool) >= self._pool_size:
+                    self._lock.wait()
+                if self._closed:
+                    return
+                # Pacing: a refill competes with calls for the engine and the CPU; let the
+                # calls in flight finish first (bounded, so an always-busy server still refills).
+                deadline = time.monotonic() + REFILL_YIELD_SECONDS * 4
+                while self._in_flight and not self._stopping() and time.monotonic() < deadline:
+                    self._lock.wait(REFILL_YIELD_SECONDS)
+            try:
+                slot = self._launch()
+            except (EngineError, OSError):
+                time.sleep(1.0)  # the engine is unwell; calls start cold meanwhile
+                continue
+            with self._lock:
+                if self._stopping():
+                    slot.sock.close()
+                    self._remove(slot.container)
+                    return
+                self._pool.append(slot)
+
+    def _stopping(self) -> bool:
+        return self._closed
+
+    def _remover(self) -> None:
+        while True:
+            with self._lock:
+                while not self._removals and not self._closed:
+                    self._lock.wait()
+                if not self._removals:
+                    return
+                container = self._removals.popleft()
+            self._remove(container)
+
+    def _discard(self, container: str) -> None:
+        with self._lock:
+            self._removals.append(container)
+            self._lock.notify_all()
+
+    def close(self) -> None:
+        """Remove the pool and every container still queued for removal."""
+        with self._lock:
+            self._closed = True
+            pool = list(self._pool)
+            self._pool.clear()
+            self._lock.notify_all()
+        for worker in self._workers:
+            worker.join(timeout=30)
+        for slot in pool:
+            slot.sock.close()
+            self._remove(slot.container)
+        while self._removals:
+            self._remove(self._removals.popleft())
+        self._threads.shutdown(wait=False)
+
+    # -- one call -----------------------------------------------------------------------
+    async def call(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> bytes:
+        """The result as finite JSON bytes; CallTimeout, CallOOM or CallFailed."""
+        if self._semaphore is None:
+            self._semaphore = asyncio.Semaphore(self._slots_count)
+        async with self._semaphore:
+            loop = asyncio.get_running_loop()
+            return await loop.run_in_executor(self._threads, self._call, name, args, kwargs)
+
+    def _request(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> bytes:
+        source = self._manifest["source"]
+        payload = {
+            "name": name,
+            "module": self._manifest["module"],
+            "source_path": source["path"],
+            "source_digest": source["digest"],
+            "is_async": self._shapes[name].is_async,
+            "max_output": self._max_output,
+            "args": args,
+            "kwargs": kwargs,
+        }
+        return p.frame(p.REQUEST, pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
+
+    def _call(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> bytes:
+        request = self._request(name, args, kwargs)
+        with self._lock:
+            self._in_flight += 1
+            slot = self._pool.popleft() if self._pool else None
+            self._lock.notify_all()
+        try:
+            if slot is None:
+                try:
+                    slot = self._launch()
+                except (EngineError, OSError) as exc:
+                    raise CallFailed(f"cannot start a worker container: {exc}") from None
+            # The deadline bounds the call in its container, not the wait for a container:
+            # the first seconds of a container's start (the engine, the interpreter) are not
+            # charged to the call, which cannot tell them apart from its own time.
+            now = time.monotonic()
+            grace = max(0.0, slot.started + STARTUP_GRACE_SECONDS - now)
+            return self._exchange(slot, request, now + self._wall + grace)
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+                self._lock.notify_all()
+
+    def _exchange(self, slot: Slot, request: bytes, deadline: float) -> bytes:
+        done = False
+        try:
+            reply = _Reply(slot, deadline, self._max_output)
+            slot.sock.settimeout(max(deadline - time.monotonic(), 0.001))
+            slot.sock.sendall(request)
+            kind, data = reply.read()
+            done = True
+        except TimeoutError:
+            self._remove(slot.container)  # kill and remove now, before answering
+            raise CallTimeout(f"passed its {self._wall:g} s deadline") from None
+        except (OSError, EOFError, _ProtocolError) as exc:
+            reason = self._why_ended(slot.container)
+            self._remove(slot.container)
+            if reason == "oom":
+                raise CallOOM("the container ran out of memory (OOMKilled)") from None
+            raise CallFailed(f"the worker ended without a result ({reason}; {exc})") from None
+        finally:
+            slot.sock.close()
+            if done:
+                self._discard(slot.container)
+        if kind == p.RESULT:
+            return data
+        if kind == p.ERROR:
+            raise CallFailed(f"worker reported {data.decode(errors='replace')}")
+        raise CallFailed("worker protocol error")
+
+    def _why_ended(self, container: str) -> str:
+        try:
+            self._engine.request("POST", f"/containers/{container}/wait", timeout=5)
+            info = self._engine.ok("GET", f"/containers/{container}/json", timeout=5)
+        except EngineError as exc:
+            return f"engine: {exc}"
+        state = info.get("State") or {}
+        if state.get("OOMKilled"):
+            return "oom"
+        return f"exit code {state.get('ExitCode')}"
+
+
+class _ProtocolError(Exception):
+    pass
+
+
+class _Reply:
+    """Reads the worker's one reply frame from the engine's multiplexed stdout stream."""
+
+    def __init__(self, slot: Slot, deadline: float, max_output: int) -> None:
+        self._sock = slot.sock
+        self._raw = slot.buffered
+        self._stdout = b""
+        self._deadline = deadline
+        self._max_output = max_output
+
+    def _need(self, size: int) -> bytes:
+        while len(self._stdout) < size:
+            while len(self._raw) >= 8 and len(self._raw) >= 8 + int.from_bytes(self._raw[4:8]):
+                length = int.from_bytes(self._raw[4:8])
+                if self._raw[0] == 1:
+                    self._stdout += self._raw[8 : 8 + length]
+                self._raw = self._raw[8 + length :]
+            if len(self._stdout) >= size:
+                break
+            remaining = self._deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError
+            self._sock.settimeout(remaining)
+            chunk = self._sock.recv(1 << 20)
+            if not chunk:
+                raise EOFError("stdout closed")
+            self._raw += chunk
+        data, self._stdout = self._stdout[:size], self._stdout[size:]
+        return data
+
+    def read(self) -> tuple[bytes, bytes]:
+        kind, size = p.HEADER.unpack(self._need(p.HEADER.size))
+        if size > self._max_output + 64:
+            raise _ProtocolError("the worker sent more than the output limit")
+        return kind, self._need(size)
+
+
+def start_container_executor(
+    bundle: Path, manifest: Mapping[str, Any], ir: Mapping[str, Any]
+) -> ContainerExecutor:
+    """The governed OCI startup rules, then a first ready container. Never imports source."""
+    check_plans(bundle, manifest, ir)
+    try:
+        executor = ContainerExecutor(bundle, manifest, ir)
+    except EngineError as exc:
+        raise StartupError(str(exc)) from None
+    executor.start()
+    return executor
