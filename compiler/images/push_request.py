@@ -25,6 +25,7 @@ from svcc.compiler.images.request import (
     _integer,
     _only,
     _string,
+    parse_engine,
 )
 
 SCHEMA: Final = "svc.oci-push/v1"
@@ -83,20 +84,7 @@ def parse_push_request(obj: object) -> PushRequest:
     )
     if obj["schema"] != SCHEMA:
         raise _bad(f"schema: must be {SCHEMA!r}")
-    engine = obj["engine"]
-    if not isinstance(engine, dict):
-        raise _bad("engine: must be an object")
-    _only(engine, "engine", {"executable", "socket", "builder"}, set())
-    builder = engine["builder"]
-    if builder is not None:
-        builder = _string(engine, "builder", "engine.", absolute=True)
-    socket = _string(engine, "socket", "engine.")
-    if not socket.startswith("/"):
-        raise ImageInputError(
-            "engine_refused",
-            f"engine.socket: {socket!r}: only an explicit local Unix socket path is supported "
-            "(TCP and SSH endpoints are refused)",
-        )
+    engine = parse_engine(obj["engine"])
     auth = obj["authentication"]
     if not isinstance(auth, dict):
         raise _bad("authentication: must be an object")
@@ -109,11 +97,7 @@ def parse_push_request(obj: object) -> PushRequest:
         platform=_string(obj, "platform", ""),
         inputs_sha256=_string(obj, "inputs_sha256", ""),
         destination=_string(obj, "destination", ""),
-        engine=Engine(
-            executable=_string(engine, "executable", "engine.", absolute=True),
-            socket=socket,
-            builder=builder,
-        ),
+        engine=engine,
         authentication=Authentication(
             config_file=_string(auth, "config_file", "authentication.", absolute=True),
             ca_file=ca_file,

@@ -77,6 +77,29 @@ def _integer(obj: Mapping[str, Any], key: str, default: int, maximum: int) -> in
     return value
 
 
+def parse_engine(engine: object) -> Engine:
+    """The ``engine`` object, the same shape in build and push requests: an absolute client,
+    an explicit local Unix socket (TCP and SSH endpoints refused), an optional builder."""
+    if not isinstance(engine, dict):
+        raise _bad("engine: must be an object")
+    _only(engine, "engine", {"executable", "socket", "builder"}, set())
+    builder = engine["builder"]
+    if builder is not None:
+        builder = _string(engine, "builder", "engine.", absolute=True)
+    socket = _string(engine, "socket", "engine.")
+    if not socket.startswith("/"):
+        raise ImageInputError(
+            "engine_refused",
+            f"engine.socket: {socket!r}: only an explicit local Unix socket path is supported "
+            "(TCP and SSH endpoints are refused)",
+        )
+    return Engine(
+        executable=_string(engine, "executable", "engine.", absolute=True),
+        socket=socket,
+        builder=builder,
+    )
+
+
 def parse_build_request(obj: object) -> BuildRequest:
     if not isinstance(obj, dict):
         raise _bad("the build request must be a JSON object")
@@ -98,20 +121,7 @@ def parse_build_request(obj: object) -> BuildRequest:
     )
     if obj["schema"] != SCHEMA:
         raise _bad(f"schema: must be {SCHEMA!r}")
-    engine = obj["engine"]
-    if not isinstance(engine, dict):
-        raise _bad("engine: must be an object")
-    _only(engine, "engine", {"executable", "socket", "builder"}, set())
-    builder = engine["builder"]
-    if builder is not None:
-        builder = _string(engine, "builder", "engine.", absolute=True)
-    socket = _string(engine, "socket", "engine.")
-    if not socket.startswith("/"):
-        raise ImageInputError(
-            "engine_refused",
-            f"engine.socket: {socket!r}: only an explicit local Unix socket path is supported "
-            "(TCP and SSH endpoints are refused)",
-        )
+    engine = parse_engine(obj["engine"])
     request = BuildRequest(
         bundle=_string(obj, "bundle", "", absolute=True),
         interface=_string(obj, "interface", ""),
@@ -120,11 +130,7 @@ def parse_build_request(obj: object) -> BuildRequest:
         tag=_string(obj, "tag", ""),
         requirements=_string(obj, "requirements", "", absolute=True),
         wheelhouse=_string(obj, "wheelhouse", "", absolute=True),
-        engine=Engine(
-            executable=_string(engine, "executable", "engine.", absolute=True),
-            socket=socket,
-            builder=builder,
-        ),
+        engine=engine,
         timeout_ms=_integer(obj, "timeout_ms", TIMEOUT_DEFAULT, TIMEOUT_MAX),
         max_log_bytes=_integer(obj, "max_log_bytes", LOG_DEFAULT, LOG_MAX),
     )
