@@ -9,7 +9,7 @@ same functions, so a local tree and a git snapshot of it give the same bytes.
 
 import difflib
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -455,20 +455,17 @@ def _write_k8s_base(
     """The ``k8s`` target over a repository: the capabilities the image serves are the ones
     its bundle would hold (the same selection and eligibility rules), labelled by digest."""
     from svcc.backends.k8s import K8sTarget
-    from svcc.compiler.writer import write_tree
 
     assert isinstance(backend, K8sTarget)  # the registry's "k8s" entry
-    selected, _ = selected_bundle(
-        analysis, backend.interface, selection=selection, name=name, provenance=provenance
-    )
-    base = backend.base_for([cap.id for _, cap in selected])
-    written = write_tree(base, output_dir)
-    return RepositoryCompileResult(
-        target="k8s",
-        output_dir=written,
-        files=tuple(base.paths()),
-        capabilities=tuple(cap.id for _, cap in selected),
-        execution={"mode": "direct"},
+    return _write_around_bundle(
+        "k8s",
+        backend.interface,
+        lambda ids, _: backend.base_for(ids),
+        analysis,
+        output_dir,
+        selection=selection,
+        name=name,
+        provenance=provenance,
     )
 
 
@@ -485,18 +482,45 @@ def _write_oci_context(
     unless the bundle and the context (base reference, lock) are both accepted."""
     from svcc.backends.oci import OciTarget
     from svcc.compiler.images.bundle_input import bundle_from_tree
-    from svcc.compiler.writer import write_tree
 
     assert isinstance(backend, OciTarget)  # the registry's "oci" entry
-    selected, bundle = selected_bundle(
-        analysis, backend.interface, selection=selection, name=name, provenance=provenance
+    return _write_around_bundle(
+        "oci",
+        backend.interface,
+        lambda _, bundle: backend.wrap(bundle_from_tree(bundle)),
+        analysis,
+        output_dir,
+        selection=selection,
+        name=name,
+        provenance=provenance,
     )
-    context = backend.wrap(bundle_from_tree(bundle))
-    written = write_tree(context, output_dir)
+
+
+def _write_around_bundle(
+    target: str,
+    interface: str,
+    make: "Callable[[list[str], FileTree], FileTree]",
+    analysis: RepositoryAnalysis,
+    output_dir: str | Path,
+    *,
+    selection: Sequence[str] | None,
+    name: str,
+    provenance: Mapping[str, Any],
+) -> RepositoryCompileResult:
+    """A target that works from the direct ``interface`` bundle (built in memory, never
+    written) and the ids it serves: one selection, one write, one result shape."""
+    from svcc.compiler.writer import write_tree
+
+    selected, bundle = selected_bundle(
+        analysis, interface, selection=selection, name=name, provenance=provenance
+    )
+    ids = [cap.id for _, cap in selected]
+    tree = make(ids, bundle)
+    written = write_tree(tree, output_dir)
     return RepositoryCompileResult(
-        target="oci",
+        target=target,
         output_dir=written,
-        files=tuple(context.paths()),
-        capabilities=tuple(cap.id for _, cap in selected),
+        files=tuple(tree.paths()),
+        capabilities=tuple(ids),
         execution={"mode": "direct"},
     )
