@@ -150,6 +150,11 @@ def parse_policy(data: Any, origin: str) -> ExecutionPolicy:
 
 
 def load_policy(path: str | Path) -> ExecutionPolicy:
+    return parse_policy(read_policy_json(path), str(path))
+
+
+def read_policy_json(path: str | Path) -> object:
+    """A policy file's JSON (v1 or v2): bounded, UTF-8, no NaN/Infinity, one-line errors."""
     path = Path(path)
     try:
         if path.stat().st_size > MAX_POLICY_BYTES:
@@ -165,7 +170,7 @@ def load_policy(path: str | Path) -> ExecutionPolicy:
         data = json.loads(text, parse_constant=_no_constant)
     except ValueError as exc:
         raise InputError(f"{path}: not valid JSON: {exc}") from None
-    return parse_policy(data, str(path))
+    return data
 
 
 def _no_constant(name: str) -> None:

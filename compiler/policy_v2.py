@@ -12,7 +12,6 @@ form; the generated server checks the image against the engine before serving.
 The schema is documented in ``docs/execution-policy.md``.
 """
 
-import json
 import re
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -20,13 +19,12 @@ from typing import Any, Final, Literal
 from attrs import field, frozen, validators
 from svcc.compiler.errors import IneligibleError, InputError, UsageError
 from svcc.compiler.policy import (
-    MAX_POLICY_BYTES,
     MIB,
     ExecutionPolicy,
     _converter,
     _env_names,
-    _no_constant,
     parse_policy,
+    read_policy_json,
 )
 
 POLICY_V2_SCHEMA: Final = "svc.execution/v2"
@@ -157,20 +155,7 @@ def load_execution(
 ) -> AnyExecution:
     """The execution policy file, v1 or v2 by its ``schema``, with the image options."""
     path = Path(path)
-    try:
-        if path.stat().st_size > MAX_POLICY_BYTES:
-            raise InputError(f"{path}: over the {MAX_POLICY_BYTES}-byte policy limit")
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"{path}: file not found") from None
-    except UnicodeDecodeError:
-        raise InputError(f"{path}: not UTF-8") from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    try:
-        data = json.loads(text, parse_constant=_no_constant)
-    except ValueError as exc:
-        raise InputError(f"{path}: not valid JSON: {exc}") from None
+    data = read_policy_json(path)
     if isinstance(data, dict) and data.get("schema") == POLICY_V2_SCHEMA:
         policy = parse_policy_v2(data, str(path))
         image, platform = check_image_options(image, platform)
