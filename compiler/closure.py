@@ -19,6 +19,7 @@ from typing import Any, Final
 from attrs import frozen
 from svcc.compiler.errors import InputError
 from svcc.compiler.source_files import read_source_file
+from svcc.ir.record import Record
 
 # Bounds: a closure larger than this is not a "single file" any more.
 MAX_CLOSURE_FILES: Final = 500
@@ -26,8 +27,8 @@ MAX_CLOSURE_BYTES: Final = 32 * 1024 * 1024
 MAX_PACKAGE_DEPTH: Final = 32
 
 
-@frozen(kw_only=True)
-class LocalModule:
+@frozen(kw_only=True, repr=False)
+class LocalModule(Record):
     """One module of the closure. ``requires`` are the absolute names it imports unguarded
     at module level (what must import for it to import); ``error`` is a fact about why it
     cannot be imported as copied (it does not parse, a relative import leaves the top
@@ -40,8 +41,8 @@ class LocalModule:
     error: str | None
 
 
-@frozen(kw_only=True)
-class LocalClosure:
+@frozen(kw_only=True, repr=False)
+class LocalClosure(Record):
     """``modules`` by dotted name; ``files`` maps bundle paths to the exact bytes read.
     ``mounted`` are the packages whose directory the bundle holds (``""`` is the top)."""
 
@@ -92,8 +93,8 @@ def package_of(name: str, is_package: bool) -> str:
     return name if is_package else name.rpartition(".")[0]
 
 
-@frozen(kw_only=True)
-class ImportFact:
+@frozen(kw_only=True, repr=False)
+class ImportFact(Record):
     """One import statement, flattened: the absolute names it may load."""
 
     level: int

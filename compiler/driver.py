@@ -18,13 +18,14 @@ from svcc.compiler.closure import EMPTY, LocalClosure
 from svcc.compiler.diagnostics import Diagnostic
 from svcc.compiler.errors import InputError
 from svcc.compiler.passes.readiness import Environment, ReadinessPass, ReadinessReport
-from svcc.compiler.requirements import DeclaredRequirements
 from svcc.compiler.source_files import read_source_file
 from svcc.ir.canonical import canonical_json
 from svcc.ir.model import ModuleIR, SourceFormat, Span
+from svcc.ir.record import Record
 
 if TYPE_CHECKING:
     from svcc.compiler.policy_v2 import AnyExecution
+    from svcc.compiler.requirements import DeclaredRequirements
     from svcc.compiler.target import FileTree, Target
 
 
@@ -32,8 +33,8 @@ SUFFIXES: Final[dict[str, SourceFormat]] = {".py": "python", ".ipynb": "notebook
 SKIP_DIRS: Final = frozenset({"__pycache__", "node_modules"})
 
 
-@frozen(kw_only=True)
-class Analysis:
+@frozen(kw_only=True, repr=False)
+class Analysis(Record):
     """One source analysed. ``ir``/``readiness`` are ``None`` when ``error`` is set."""
 
     path: str
@@ -131,7 +132,7 @@ def analyze_source(
     python_version: str | tuple[int, int] | None = None,
     encoding: str | None = None,
     source_format: SourceFormat | None = None,
-    requirements: DeclaredRequirements | None = None,
+    requirements: "DeclaredRequirements | None" = None,
     layout: "Layout | None" = None,
     check_name: bool = True,
     governed: bool = False,
@@ -202,13 +203,13 @@ def analyze_source(
 
 def _reserved_names() -> frozenset[str]:
     """Names every bundle takes (a target's own are checked when it is chosen)."""
-    from svcc.compiler.target import BUNDLE_RESERVED
+    from svcc.compiler.reserved import BUNDLE_RESERVED
 
     return BUNDLE_RESERVED
 
 
-@frozen(kw_only=True)
-class Layout:
+@frozen(kw_only=True, repr=False)
+class Layout(Record):
     """Where a file on disk sits: the directories the bundle's ``source/`` mirrors
     (``mounts``: package prefix → directory) and the shared per-file facts cache."""
 
@@ -290,7 +291,7 @@ def analyze_file(
     *,
     module_name: str | None = None,
     python_version: str | tuple[int, int] | None = None,
-    requirements: DeclaredRequirements | None = None,
+    requirements: "DeclaredRequirements | None" = None,
     encoding: str | None = None,
     governed: bool = False,
     display_path: str | None = None,
@@ -371,8 +372,8 @@ def render_ir(analysis: Analysis) -> bytes:
 # -- compile ------------------------------------------------------------------------------
 
 
-@frozen(kw_only=True)
-class CompileResult:
+@frozen(kw_only=True, repr=False)
+class CompileResult(Record):
     target: str
     output_dir: Path
     files: tuple[str, ...]
@@ -396,7 +397,7 @@ def emit_analysis(
     backend: "Target",
     *,
     select: str | None = None,
-    requirements: DeclaredRequirements | None = None,
+    requirements: "DeclaredRequirements | None" = None,
     execution: "AnyExecution | None" = None,
 ) -> "tuple[ModuleIR, FileTree]":
     """Selection → target, in memory: ``(the selected IR, the tree)``. No I/O."""
@@ -449,7 +450,7 @@ def compile_file(
     module_name: str | None = None,
     select: str | None = None,
     python_version: str | tuple[int, int] | None = None,
-    requirements: DeclaredRequirements | None = None,
+    requirements: "DeclaredRequirements | None" = None,
     execution_policy: str | Path | None = None,
     target_options: Mapping[str, object] | None = None,
     servable_only: bool = False,

@@ -20,10 +20,10 @@ from svcc.compiler.driver import (
 )
 from svcc.compiler.errors import InputError, SvccError
 from svcc.compiler.passes.readiness import Assessment
-from svcc.compiler.requirements import DeclaredRequirements
 
 if TYPE_CHECKING:
     from svcc.compiler.repository import RepositoryCompileResult
+    from svcc.compiler.requirements import DeclaredRequirements
     from svcc.compiler.target import Target
 
 _COLOURS = {
@@ -104,7 +104,7 @@ def readiness_table(analysis: Analysis, colour: bool) -> str:
 
 
 def inspect_file(
-    path: Path, args: argparse.Namespace, fmt: str, requirements: DeclaredRequirements | None
+    path: Path, args: argparse.Namespace, fmt: str, requirements: "DeclaredRequirements | None"
 ) -> int:
     analysis = analyze_file(
         path,
@@ -127,7 +127,7 @@ def inspect_file(
 
 
 def inspect_repository(
-    root: Path, args: argparse.Namespace, fmt: str, requirements: DeclaredRequirements | None
+    root: Path, args: argparse.Namespace, fmt: str, requirements: "DeclaredRequirements | None"
 ) -> int:
     """``inspect DIR``: the repository front end, readiness over the module graph, one
     section per module with dotted names (text) or one document (json)."""
@@ -185,7 +185,7 @@ def inspect_repository(
 
 
 def _notebooks(
-    root: Path, args: argparse.Namespace, requirements: DeclaredRequirements | None
+    root: Path, args: argparse.Namespace, requirements: "DeclaredRequirements | None"
 ) -> "dict[str, Analysis]":
     """The notebooks below ``root`` (not modules of the repository: each is analysed as
     ``inspect FILE`` would, so a folder of notebooks lists them)."""

@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, ClassVar, Final, Protocol, runtime_checkable
 
 from attrs import frozen
+from svcc.compiler.reserved import BUNDLE_RESERVED
 from svcc.ir.model import ModuleIR
 
 if TYPE_CHECKING:
@@ -86,10 +87,6 @@ class EmitContext:
     execution: "AnyExecution | None" = None
 
 
-# Names every bundle occupies whatever its interface: the source and runtime folders, svcc
-# itself (a bundle never imports it) and ``json``, which the specification names because a
-# user module by that name would shadow the standard library's in the bundle.
-BUNDLE_RESERVED: Final = frozenset({"json", "source", "svc_runtime", "svc_governed", "svcc"})
 HOST: Final = "{host}"
 PORT: Final = "{port}"
 

@@ -10,12 +10,13 @@ packages, declared requirements, sibling files).
 from typing import Literal
 
 from attrs import frozen
+from svcc.ir.record import Record
 from svcc.ir.schema import IR_SCHEMA
 from svcc.ir.types import TypeNode
 
 
-@frozen(kw_only=True)
-class Span:
+@frozen(kw_only=True, repr=False)
+class Span(Record):
     """A source region. Lines are 1-based, columns 0-based characters.
 
     For notebooks, ``cell`` is the 1-based position of the cell among all cells and
@@ -32,8 +33,8 @@ class Span:
 SourceFormat = Literal["python", "notebook"]
 
 
-@frozen(kw_only=True)
-class SourceInfo:
+@frozen(kw_only=True, repr=False)
+class SourceInfo(Record):
     """Where the module came from. ``path`` is relative (a file name, or a path inside the
     analysed directory), never absolute, so the IR is the same on every machine."""
 
@@ -45,8 +46,8 @@ class SourceInfo:
     python_version: str
 
 
-@frozen(kw_only=True)
-class Default:
+@frozen(kw_only=True, repr=False)
+class Default(Record):
     """A default's presence and its source text; the expression is never evaluated."""
 
     text: str
@@ -61,8 +62,8 @@ ParamKind = Literal[
 ParamUseKind = Literal["call", "isinstance", "issubclass", "decorator"]
 
 
-@frozen(kw_only=True)
-class ParamUse:
+@frozen(kw_only=True, repr=False)
+class ParamUse(Record):
     """A use of a parameter in its function's body that needs a callable or a class:
     ``p(...)``, ``isinstance(x, p)``, ``issubclass(c, p)``, ``@p``. Only the first use of
     each kind is recorded."""
@@ -71,8 +72,8 @@ class ParamUse:
     span: Span
 
 
-@frozen(kw_only=True)
-class Parameter:
+@frozen(kw_only=True, repr=False)
+class Parameter(Record):
     name: str
     kind: ParamKind
     annotation: str | None
@@ -82,15 +83,15 @@ class Parameter:
     uses: tuple[ParamUse, ...] = ()
 
 
-@frozen(kw_only=True)
-class Returns:
+@frozen(kw_only=True, repr=False)
+class Returns(Record):
     annotation: str | None
     type: TypeNode
     span: Span | None
 
 
-@frozen(kw_only=True)
-class Decorator:
+@frozen(kw_only=True, repr=False)
+class Decorator(Record):
     text: str
     span: Span
 
@@ -98,8 +99,8 @@ class Decorator:
 FunctionForm = Literal["function", "generator", "async_generator"]
 
 
-@frozen(kw_only=True)
-class Capability:
+@frozen(kw_only=True, repr=False)
+class Capability(Record):
     """A public module-level function: one candidate operation/tool."""
 
     id: str
@@ -122,8 +123,8 @@ BindingKind = Literal[
 ]
 
 
-@frozen(kw_only=True)
-class Binding:
+@frozen(kw_only=True, repr=False)
+class Binding(Record):
     """One module-level (re)binding, at import time, of a capability's name."""
 
     name: str
@@ -132,8 +133,8 @@ class Binding:
     span: Span
 
 
-@frozen(kw_only=True)
-class Import:
+@frozen(kw_only=True, repr=False)
+class Import(Record):
     """One imported module. ``scope`` is ``""`` at module level, else the function's qualname.
 
     ``guarded`` is true inside ``try``/``if`` (optional-dependency fallbacks) and under
@@ -172,8 +173,8 @@ StatementKind = Literal[
 EvaluationKind = Literal["code", "decorator", "base"]
 
 
-@frozen(kw_only=True)
-class Evaluation:
+@frozen(kw_only=True, repr=False)
+class Evaluation(Record):
     """Something a module-level statement evaluates at import, recorded as a fact: code
     (a call, a comprehension, a loop, a statement that is not a definition), a decorator,
     or a class base. ``callee`` is the decorator's or base's resolved dotted name (``None``
@@ -187,16 +188,16 @@ class Evaluation:
     span: Span
 
 
-@frozen(kw_only=True)
-class NameRead:
+@frozen(kw_only=True, repr=False)
+class NameRead(Record):
     """A name a module-level statement looks up outside itself when it runs at import."""
 
     name: str
     span: Span
 
 
-@frozen(kw_only=True)
-class Statement:
+@frozen(kw_only=True, repr=False)
+class Statement(Record):
     """A module-level statement: its syntactic shape (``kind``, ``detail``), what it binds
     and reads, and what it evaluates at import (``evaluations``, nested blocks included,
     in source order)."""
@@ -212,8 +213,8 @@ class Statement:
     evaluations: tuple[Evaluation, ...] = ()
 
 
-@frozen(kw_only=True)
-class ClassDecl:
+@frozen(kw_only=True, repr=False)
+class ClassDecl(Record):
     """A module-level class that is not a TypedDict.
 
     ``bases`` are resolved dotted names (``builtins.Exception``, ``enum.Enum``,
@@ -230,8 +231,8 @@ class ClassDecl:
     span: Span
 
 
-@frozen(kw_only=True)
-class TypedDictField:
+@frozen(kw_only=True, repr=False)
+class TypedDictField(Record):
     name: str
     annotation: str
     type: TypeNode
@@ -239,8 +240,8 @@ class TypedDictField:
     span: Span
 
 
-@frozen(kw_only=True)
-class TypedDictDecl:
+@frozen(kw_only=True, repr=False)
+class TypedDictDecl(Record):
     """A TypedDict: the fields its own body declares (requiredness resolved) and the names of
     its TypedDict ``bases`` in order. Inherited fields are not repeated here (a chain of depth
     D would hold D²/2 of them); ``svcc.ir.index.ModuleIndex.typed_dict_fields`` lists them all."""
@@ -252,8 +253,8 @@ class TypedDictDecl:
     bases: tuple[str, ...] = ()
 
 
-@frozen(kw_only=True)
-class GlobalWrite:
+@frozen(kw_only=True, repr=False)
+class GlobalWrite(Record):
     """``global NAME`` inside a function: the function may rebind a module-level name."""
 
     name: str
@@ -261,8 +262,8 @@ class GlobalWrite:
     span: Span
 
 
-@frozen(kw_only=True)
-class ModuleIR:
+@frozen(kw_only=True, repr=False)
+class ModuleIR(Record):
     schema: str = IR_SCHEMA
     module: str
     source: SourceInfo

@@ -11,61 +11,62 @@ from functools import cache
 from typing import ClassVar, Literal
 
 from attrs import frozen
+from svcc.ir.record import Record
 
 # A JSON scalar usable inside ``Literal[...]``.
 LiteralValue = str | int | bool | None
 
 
-@frozen(kw_only=True)
-class AnyType:
+@frozen(kw_only=True, repr=False)
+class AnyType(Record):
     """Any JSON value: no annotation, ``Any``/``object``, or a bare ``list``'s items."""
 
     KIND: ClassVar[str] = "any"
 
 
-@frozen(kw_only=True)
-class IntType:
+@frozen(kw_only=True, repr=False)
+class IntType(Record):
     KIND: ClassVar[str] = "int"
 
 
-@frozen(kw_only=True)
-class FloatType:
+@frozen(kw_only=True, repr=False)
+class FloatType(Record):
     """A JSON number; integers are accepted (``float`` accepts ``int`` in Python typing)."""
 
     KIND: ClassVar[str] = "float"
 
 
-@frozen(kw_only=True)
-class StrType:
+@frozen(kw_only=True, repr=False)
+class StrType(Record):
     KIND: ClassVar[str] = "str"
 
 
-@frozen(kw_only=True)
-class BoolType:
+@frozen(kw_only=True, repr=False)
+class BoolType(Record):
     KIND: ClassVar[str] = "bool"
 
 
-@frozen(kw_only=True)
-class NoneType:
+@frozen(kw_only=True, repr=False)
+class NoneType(Record):
     KIND: ClassVar[str] = "none"
 
 
-@frozen(kw_only=True)
-class ListType:
+@frozen(kw_only=True, repr=False)
+class ListType(Record):
     KIND: ClassVar[str] = "list"
     item: "TypeNode"
 
 
-@frozen(kw_only=True)
-class DictType:
+@frozen(kw_only=True, repr=False)
+class DictType(Record):
     """``dict[str, T]``: JSON object keys are strings, so only ``str`` keys are expressible."""
 
     KIND: ClassVar[str] = "dict"
     value: "TypeNode"
 
 
-@frozen(kw_only=True)
-class TupleType:
+@frozen(kw_only=True, repr=False)
+class TupleType(Record):
     """``tuple[A, B]`` (fixed ``items``) or ``tuple[T, ...]`` (``variadic`` item)."""
 
     KIND: ClassVar[str] = "tuple"
@@ -73,30 +74,30 @@ class TupleType:
     variadic: "TypeNode | None" = None
 
 
-@frozen(kw_only=True)
-class UnionType:
+@frozen(kw_only=True, repr=False)
+class UnionType(Record):
     """Flattened, de-duplicated alternatives in source order; ``Optional[X]`` is ``X | None``."""
 
     KIND: ClassVar[str] = "union"
     options: tuple["TypeNode", ...]
 
 
-@frozen(kw_only=True)
-class LiteralType:
+@frozen(kw_only=True, repr=False)
+class LiteralType(Record):
     KIND: ClassVar[str] = "literal"
     values: tuple[LiteralValue, ...]
 
 
-@frozen(kw_only=True)
-class TypedDictType:
+@frozen(kw_only=True, repr=False)
+class TypedDictType(Record):
     """A reference by name to a ``TypedDictDecl`` of the same module."""
 
     KIND: ClassVar[str] = "typeddict"
     name: str
 
 
-@frozen(kw_only=True)
-class UnsupportedType:
+@frozen(kw_only=True, repr=False)
+class UnsupportedType(Record):
     """A resolvable annotation with no exact JSON shape (callables, arbitrary classes, ...)."""
 
     KIND: ClassVar[str] = "unsupported"
@@ -107,8 +108,8 @@ class UnsupportedType:
 UnresolvedReason = Literal["unknown-name", "star-import", "invalid-annotation"]
 
 
-@frozen(kw_only=True)
-class UnresolvedType:
+@frozen(kw_only=True, repr=False)
+class UnresolvedType(Record):
     """An annotation naming something that cannot be resolved statically."""
 
     KIND: ClassVar[str] = "unresolved"

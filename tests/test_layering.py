@@ -285,15 +285,41 @@ def test_cli_startup_imports_stay_lazy() -> None:
     assert modules_loaded_by("import svcc.ir.serde as s; s.converter()", heavy) == ["cattrs"]
 
 
-def test_the_text_report_builds_no_converter() -> None:
-    """``svcc inspect FILE`` on a terminal shows no IR: it must not pay for cattrs (nor for
-    argparse's terminal probe through ``shutil``); the JSON report does need the converter."""
+def test_inspect_of_a_file_imports_only_what_it_uses() -> None:
+    """``svcc inspect FILE`` is mostly start-up for a small file: neither report may pay for
+    cattrs (the IR's JSON is written by ``svcc.ir.serde.unstructure``; cattrs only reads
+    it back), the template, grammar and requirement libraries, the target protocol, or
+    argparse's terminal probe through ``shutil``. The check can fail: the same statement
+    for ``generate`` loads them."""
     example = ROOT / "examples" / "shapes.py"
     run = (
         "import os; out = sys.stdout; sys.stdout = open(os.devnull, 'w')\n"
-        "from svcc.compiler.cli import main; main(['inspect', {!r}, '--format', {!r}])\n"
+        "from svcc.compiler.cli import main; main([{}])\n"
         "sys.stdout = out"
     )
-    heavy = ("cattrs", "shutil", "importlib.metadata", "packaging")
-    assert modules_loaded_by(run.format(str(example), "text"), heavy) == []
-    assert modules_loaded_by(run.format(str(example), "json"), heavy) == ["cattrs"]
+    heavy = (
+        "cattrs",
+        "jinja2",
+        "lark",
+        "packaging",
+        "shutil",
+        "importlib.metadata",
+        "svcc.compiler.target",
+        "svcc.compiler.requirements",
+        "svcc.backends",
+    )
+    for fmt in ("text", "json"):
+        args = f"'inspect', {str(example)!r}, '--format', {fmt!r}"
+        assert modules_loaded_by(run.format(args), heavy) == [], fmt
+
+
+def test_generate_does_load_what_inspect_leaves_out(tmp_path: Path) -> None:
+    example = ROOT / "examples" / "shapes.py"
+    run = (
+        "import os; out = sys.stdout; sys.stdout = open(os.devnull, 'w')\n"
+        "from svcc.compiler.cli import main; main({!r})\n"
+        "sys.stdout = out"
+    )
+    argv = ["generate", "rest", str(example), "--output-dir", str(tmp_path / "out")]
+    heavy = ("jinja2", "svcc.compiler.target", "svcc.backends")
+    assert modules_loaded_by(run.format(argv), heavy) == list(heavy)

@@ -12,6 +12,7 @@ notes and errors (attached to the module).
 from typing import Final, Literal
 
 from attrs import frozen
+from svcc.ir.record import Record
 
 Severity = Literal["error", "warning"]
 Dimension = Literal["binding", "inputs", "outputs", "execution", "source"]
@@ -25,8 +26,8 @@ CLASS_ORDER: Final[dict[ReadinessClass, int]] = {
 }
 
 
-@frozen
-class Code:
+@frozen(repr=False)
+class Code(Record):
     code: str
     title: str
     severity: Severity

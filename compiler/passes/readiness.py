@@ -19,6 +19,7 @@ from svcc.compiler.diagnostics import codes as C
 from svcc.compiler.diagnostics.codes import CLASS_ORDER, Code, ReadinessClass
 from svcc.ir.index import module_index
 from svcc.ir.model import Capability, Evaluation, Import, ModuleIR, Span
+from svcc.ir.record import Record
 from svcc.ir.schema import READINESS_SCHEMA
 from svcc.ir.types import (
     AnyType,
@@ -32,8 +33,8 @@ from svcc.ir.types import (
 )
 
 
-@frozen(kw_only=True)
-class Environment:
+@frozen(kw_only=True, repr=False)
+class Environment(Record):
     """What the source can import besides the standard library.
 
     ``closure`` holds the modules beside the source that the bundle will contain (found by
@@ -53,8 +54,8 @@ class Environment:
     resolve_import: Callable[[Import], str | None] | None = None
 
 
-@frozen(kw_only=True)
-class Assessment:
+@frozen(kw_only=True, repr=False)
+class Assessment(Record):
     capability_id: str
     name: str
     klass: ReadinessClass
@@ -77,8 +78,8 @@ class Assessment:
         }
 
 
-@frozen(kw_only=True)
-class ReadinessReport:
+@frozen(kw_only=True, repr=False)
+class ReadinessReport(Record):
     module: str
     source: dict[str, Any]
     ir_digest: str

@@ -26,10 +26,11 @@ from svcc.frontends.python._source import (
 from svcc.ir.canonical import digest_bytes
 from svcc.ir.model import ModuleIR, SourceFormat, SourceInfo, Span
 from svcc.ir.python_version import parse_python_version, running_version
+from svcc.ir.record import Record
 
 
-@frozen(kw_only=True)
-class FrontendResult:
+@frozen(kw_only=True, repr=False)
+class FrontendResult(Record):
     """``ir`` is ``None`` exactly when an error diagnostic stopped the front end."""
 
     ir: ModuleIR | None
