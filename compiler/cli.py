@@ -10,8 +10,8 @@ reaching a user is a bug: unexpected exceptions are reported in one line with ex
 import argparse
 import os
 import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, NoReturn
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, NoReturn, TypeAlias
 
 from svcc import __version__
 
@@ -124,15 +124,30 @@ def _target_options(p: argparse.ArgumentParser, target: "type[Target]") -> None:
         group.add_argument(option.flag, help=option.help + shown, **kwargs)  # type: ignore[arg-type]
 
 
-def build_parser(target: "type[Target] | None" = None) -> argparse.ArgumentParser:
+def build_parser(
+    target: "type[Target] | None" = None, command: str | None = None
+) -> argparse.ArgumentParser:
     """The whole command line; ``target`` is the class ``compile --target`` selected, whose
-    options are added to ``compile``."""
+    options are added to ``compile``. With ``command``, only that subcommand is built: what
+    ``main`` parses when the command line starts with it (argparse builds every option of
+    every subcommand eagerly, a few milliseconds of each start)."""
     parser = _Parser(prog="svcc", description="Compile Python code into services.")
     parser.add_argument(
         "--version", action="version", version=f"svcc {__version__}", help="print the version"
     )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for name, add in SUBCOMMANDS.items():
+        if command is None or command == name:
+            add(sub, target)
+    return parser
 
+
+_Sub: TypeAlias = "argparse._SubParsersAction[_Parser]"
+# adds one subcommand (given the class `compile --target` selected)
+_AddParser: TypeAlias = "Callable[[_Sub, type[Target] | None], None]"
+
+
+def _inspect_parser(sub: _Sub, _: "type[Target] | None") -> None:
     inspect = sub.add_parser("inspect", help="report the readiness of each public function")
     inspect.add_argument("path", help="a .py file, an .ipynb notebook, or a directory")
     _common(inspect)
@@ -142,6 +157,8 @@ def build_parser(target: "type[Target] | None" = None) -> argparse.ArgumentParse
         "--encoding", metavar="NAME", help="source encoding (default: PEP 263 detection)"
     )
 
+
+def _compile_parser(sub: _Sub, target: "type[Target] | None") -> None:
     compile_ = sub.add_parser("compile", help="compile a file with a target into a directory")
     compile_.add_argument("path", help="a .py file or an .ipynb notebook")
     compile_.add_argument(
@@ -154,6 +171,8 @@ def build_parser(target: "type[Target] | None" = None) -> argparse.ArgumentParse
     if target is not None:
         _target_options(compile_, target)
 
+
+def _generate_parser(sub: _Sub, _: "type[Target] | None") -> None:
     generate = sub.add_parser(
         "generate", help="write a service bundle (same as compile --target INTERFACE)"
     )
@@ -163,6 +182,8 @@ def build_parser(target: "type[Target] | None" = None) -> argparse.ArgumentParse
     generate.add_argument("path", help="a .py file or an .ipynb notebook")
     _generate_options(generate)
 
+
+def _serve_parser(sub: _Sub, _: "type[Target] | None") -> None:
     serve = sub.add_parser(
         "serve", help="run a bundle in its own environment (requirements installed, cached)"
     )
@@ -177,6 +198,8 @@ def build_parser(target: "type[Target] | None" = None) -> argparse.ArgumentParse
         help="where environments are kept (default $SVCC_CACHE_DIR or ~/.cache/svcc)",
     )
 
+
+def _serve_analysis_parser(sub: _Sub, _: "type[Target] | None") -> None:
     analysis = sub.add_parser(
         "serve-analysis", help="run the HTTP analysis service (Falcon under gunicorn)"
     )
@@ -227,23 +250,24 @@ def build_parser(target: "type[Target] | None" = None) -> argparse.ArgumentParse
         help="gunicorn's worker timeout (default: twice the analysis seconds + 30; 503)",
     )
 
+
+def _plugins_parser(sub: _Sub, _: "type[Target] | None") -> None:
     from svcc.compiler.plugins import cli as plugins_cli
 
     plugins_cli.add_parser(sub)
-    _expose_parser(sub)
 
+
+def _targets_parser(sub: _Sub, _: "type[Target] | None") -> None:
     targets = sub.add_parser("targets", help="list the installed targets and their options")
     targets.add_argument(
         "--format", choices=("text", "json"), default="text", help="output format (default text)"
     )
-    _clients_parser(sub)
-    return parser
 
 
 CLIENT_FORMATS = ("postman", "bruno", "insomnia", "http")  # svcc.clients.FORMATS, kept lazy
 
 
-def _clients_parser(sub: "argparse._SubParsersAction[_Parser]") -> None:
+def _clients_parser(sub: _Sub, _: "type[Target] | None") -> None:
     clients = sub.add_parser("clients", help="client collections from a REST bundle")
     actions = clients.add_subparsers(
         dest="action", metavar="{export,sync}", required=True, parser_class=_Parser
@@ -264,7 +288,7 @@ def _clients_parser(sub: "argparse._SubParsersAction[_Parser]") -> None:
         p.add_argument("--name", help="the collection's name (default: the bundle's module)")
 
 
-def _expose_parser(sub: "argparse._SubParsersAction[_Parser]") -> None:
+def _expose_parser(sub: _Sub, _: "type[Target] | None") -> None:
     expose = sub.add_parser(
         "expose", help="repository bundles under operator and exposure policies"
     )
@@ -300,6 +324,20 @@ def _expose_parser(sub: "argparse._SubParsersAction[_Parser]") -> None:
     build.add_argument(
         "--format", choices=("json", "text"), help="output format (default: text on a terminal)"
     )
+
+
+# Every subcommand, in the order ``svcc --help`` lists them.
+SUBCOMMANDS: dict[str, _AddParser] = {
+    "inspect": _inspect_parser,
+    "compile": _compile_parser,
+    "generate": _generate_parser,
+    "serve": _serve_parser,
+    "serve-analysis": _serve_analysis_parser,
+    "plugins": _plugins_parser,
+    "expose": _expose_parser,
+    "targets": _targets_parser,
+    "clients": _clients_parser,
+}
 
 
 def _cmd_expose(args: argparse.Namespace) -> int:
@@ -516,7 +554,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SvccError as exc:  # an unknown or broken target: its options cannot be parsed
         sys.stderr.write(f"svcc: error: {exc}\n")
         return int(exc.exit_code)
-    args = build_parser(target).parse_args(argv)
+    # a command line that starts with a subcommand needs only that one's parser
+    command = argv[0] if argv and argv[0] in SUBCOMMANDS else None
+    args = build_parser(target, command).parse_args(argv)
 
     commands = {
         "inspect": _cmd_inspect,

@@ -131,3 +131,23 @@ def test_help_wraps_to_the_terminal_width(columns: str) -> None:
     shown = run_svcc("compile", "--help", env={"COLUMNS": columns}).stdout
     widest = max(len(line) for line in shown.splitlines())
     assert int(columns) - 20 < widest <= int(columns)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["inspect", "x.py", "--format", "json", "--ir"],
+        ["generate", "rest", "x.py", "--output-dir", "o", "--select", "a,b"],
+        ["serve", "b", "--port", "9"],
+        ["plugins", "list"],
+        ["expose", "build", "rest", "d", "--operator-policy", "o", "--policy", "p",
+         "--readiness-policy", "r", "--output-dir", "out"],
+        ["clients", "export", "--format", "http", "--bundle", "b", "--output-dir", "o"],
+    ],
+)  # fmt: skip
+def test_one_subcommand_parses_as_the_whole_command_line(argv: list[str]) -> None:
+    """``main`` builds only the subcommand the command line starts with: same result."""
+    whole, one = build_parser(), build_parser(command=argv[0])
+    assert vars(one.parse_args(argv)) == vars(whole.parse_args(argv))
+    subparsers = [a for a in one._actions if isinstance(a, argparse._SubParsersAction)]
+    assert list(subparsers[0].choices) == [argv[0]]
