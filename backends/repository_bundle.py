@@ -179,20 +179,35 @@ def emit_repository(interface: Interface, kind: BundleSpec, spec: RepositoryBund
     files[IR_FILE] = _ir_document(spec)
     files[READINESS_FILE] = canonical_json(dict(spec.readiness))
     files |= runtime_files((*kind.runtime_modules, "repository"))
+    governed = spec.execution is not None
+    if governed:
+        files |= runtime_files(kind.governed_runtime_modules, with_init=False)
     files["requirements.txt"] = "".join(f"{r}\n" for r in sorted(kind.server_requirements)).encode()
     if spec.requirements:
         files["application-requirements.txt"] = "".join(
             f"{line}\n" for line in spec.requirements
         ).encode()
     if interface == "rest":
+        from svcc.backends.rest import server_module
+
         files["openapi.json"] = pretty_json(openapi(spec))
         files["app.py"] = render(
-            "svcc.backends.rest", "app.py.jinja", module=spec.name, version=__version__
+            "svcc.backends.rest",
+            "app.py.jinja",
+            module=spec.name,
+            version=__version__,
+            server=server_module(governed),
         )
     else:
+        from svcc.backends.mcp import server_module as mcp_server_module
+
         files["mcp-tools.json"] = pretty_json(tools(spec))
         files["server.py"] = render(
-            "svcc.backends.mcp", "server.py.jinja", module=spec.name, version=__version__
+            "svcc.backends.mcp",
+            "server.py.jinja",
+            module=spec.name,
+            version=__version__,
+            server=mcp_server_module(governed),
         )
     repository = {
         "modules": {s.module: s.bundle_path for s in spec.sources},

@@ -109,6 +109,9 @@ class BundleSpec:
     serve: tuple[str, ...]
     reserved_modules: frozenset[str] = frozenset()
     runtime_modules: tuple[str, ...] = ()
+    # Copied besides ``runtime_modules`` into governed bundles only (the server side of
+    # governed execution): a direct bundle carries no code for a mode it does not run in.
+    governed_runtime_modules: tuple[str, ...] = ()
     server_requirements: tuple[str, ...] = ()
 
     @property

@@ -36,6 +36,7 @@ from .validation import RequestInvalid, RequestValidator
 MANIFEST = "svc-mcp.json"
 MANIFEST_SCHEMA = "svc.mcp-bundle/v1"
 TOOLS_FILE = "mcp-tools.json"
+INTERNAL_ERROR = "internal error: the tool failed (details are in the server log)"
 
 log = logging.getLogger("svc.mcp")
 
@@ -52,7 +53,7 @@ def _text(text: str) -> list[types.ContentBlock]:
     return [types.TextContent(type="text", text=text)]
 
 
-def _error(text: str) -> types.CallToolResult:
+def tool_error(text: str) -> types.CallToolResult:
     return types.CallToolResult(content=_text(text), is_error=True)
 
 
@@ -86,33 +87,15 @@ def direct_invoker(function: Callable[..., Any], shape: CallShape) -> Invoke:
     return invoke
 
 
-def governed_invoker(executor: Any, name: str) -> Invoke:
-    """Governed mode: a fresh worker returns finite JSON bytes."""
-
-    async def invoke(args: list[Any], kwargs: dict[str, Any]) -> Any:
-        return json.loads(await executor.call(name, args, kwargs))
-
-    return invoke
-
-
 class Tool:
     """One served tool: definition, invoker, call shape and validators, built at startup."""
 
-    __slots__ = ("_arguments", "_busy", "_invoke", "_result", "_shape", "_timeouts", "definition")
+    __slots__ = ("_arguments", "_invoke", "_result", "_shape", "definition")
 
-    def __init__(
-        self,
-        definition: dict[str, Any],
-        invoke: Invoke,
-        shape: CallShape,
-        timeouts: tuple[type[BaseException], ...] = (),
-        busy: tuple[type[BaseException], ...] = (),
-    ) -> None:
+    def __init__(self, definition: dict[str, Any], invoke: Invoke, shape: CallShape) -> None:
         self.definition = types.Tool.model_validate(definition)
-        self._busy = busy
         self._invoke = invoke
         self._shape = shape
-        self._timeouts = timeouts
         self._arguments = _validator(definition["inputSchema"])
         output = definition.get("outputSchema")
         self._result = _validator(output) if output is not None else None
@@ -121,25 +104,15 @@ class Tool:
         try:
             values = self._arguments.validate_value({} if arguments is None else arguments)
         except RequestInvalid as exc:
-            return _error(describe_errors(exc.errors, more=exc.more))
+            return tool_error(describe_errors(exc.errors, more=exc.more))
         args, kwargs = self._shape.bind(values)
         try:
             plain = await self._invoke(args, kwargs)
             text = plain if isinstance(plain, str) else _ENCODER.encode(plain)
-        except self._timeouts as exc:
-            log.error("tool %s: %s", self._shape.name, exc)
-            return _error("timed out: the tool passed its time limit")
-        except self._busy as exc:
-            log.warning("tool %s: %s", self._shape.name, exc)
-            return _error("busy: too many calls are waiting; retry later")
         except asyncio.CancelledError:
             raise
         except BaseException as exc:  # SystemExit, KeyboardInterrupt...: a tool error too
-            if self._timeouts:  # governed: the worker already logged the details
-                log.error("tool %s: %s", self._shape.name, exc)
-            else:
-                log.exception("tool %s failed", self._shape.name)
-            return _error("internal error: the tool failed (details are in the server log)")
+            return self.failed(exc)
         content = _text(text)
         if self._result is None:
             return types.CallToolResult(content=content)
@@ -150,34 +123,26 @@ class Tool:
             log.error(
                 "tool %s: %s", self._shape.name, describe_errors(exc.errors, "result mismatch")
             )
-            return _error("internal error: the result does not match the declared return type")
+            return tool_error("internal error: the result does not match the declared return type")
         return types.CallToolResult(content=content, structured_content=structured)
 
+    def failed(self, exc: BaseException) -> types.CallToolResult:
+        """The tool error for a call that raised ``exc`` (logged with its traceback)."""
+        log.error("tool %s failed", self._shape.name, exc_info=exc)
+        return tool_error(INTERNAL_ERROR)
 
-def _tools(
+
+Tools = Callable[[Path, dict[str, Any], dict[str, Any], dict[str, Any]], dict[str, Tool]]
+
+
+def direct_tools(
     bundle: Path, manifest: dict[str, Any], ir: dict[str, Any], definitions: dict[str, Any]
 ) -> dict[str, Tool]:
+    """The bundled source imported, its callables checked against the IR, one tool each."""
+    mode = manifest["execution"]["mode"]
+    if mode != "direct":  # its own glue serves it; never import its source here
+        raise StartupError(f"{MANIFEST}: execution mode {mode!r} is not served by this module")
     capabilities = ir["capabilities"]
-    if manifest["execution"]["mode"] == "governed":
-        if manifest["execution"].get("backend") == "oci-container":
-            from .container import executor as oci
-
-            executor: Any = oci.start_container_executor(bundle, manifest, ir)
-            errors: tuple[tuple[type[Exception], ...], ...] = ((oci.CallTimeout,), ())
-        else:
-            from .governed.executor import CallBusy, CallTimeout, start_executor
-
-            executor = start_executor(bundle, manifest, ir)  # never imports the source
-            errors = ((CallTimeout,), (CallBusy,))
-        return {
-            c["name"]: Tool(
-                definitions[c["name"]],
-                governed_invoker(executor, c["name"]),
-                CallShape.from_ir(c),
-                *errors,
-            )
-            for c in capabilities
-        }
     if manifest.get("bundle_kind") == "repository":  # only repository bundles carry it
         from .repository import resolve_repository_capabilities
 
@@ -190,15 +155,16 @@ def _tools(
     }
 
 
-def create_server(bundle: Path) -> Server[Any]:
-    """Verify, import and build; any problem is a one-line :class:`StartupError`."""
+def create_server(bundle: Path, tools_of: Tools = direct_tools) -> Server[Any]:
+    """Verify, build the tools (``tools_of``: by default, import the source) and the
+    server; any problem is a one-line :class:`StartupError`."""
     manifest = load_manifest(bundle, MANIFEST, MANIFEST_SCHEMA)
     ir = load_document(bundle, "capability-ir.json")
     document = load_document(bundle, TOOLS_FILE)
     definitions = {tool["name"]: tool for tool in document["tools"]}
     if set(definitions) != {c["name"] for c in ir["capabilities"]}:
         raise StartupError(f"{TOOLS_FILE} does not list exactly the bundle's capabilities")
-    tools = _tools(bundle, manifest, ir, definitions)
+    tools = tools_of(bundle, manifest, ir, definitions)
     listing = types.ListToolsResult(tools=[tools[t["name"]].definition for t in document["tools"]])
 
     async def list_tools(_ctx: Any, _params: Any) -> types.ListToolsResult:
@@ -207,7 +173,7 @@ def create_server(bundle: Path) -> Server[Any]:
     async def call_tool(_ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         tool = tools.get(params.name)
         if tool is None:
-            return _error(f"unknown tool {params.name!r}")
+            return tool_error(f"unknown tool {params.name!r}")
         return await tool.call(params.arguments)
 
     version = str(manifest.get("generator", {}).get("version", ""))
@@ -231,11 +197,11 @@ async def _serve(server: Server[Any], wire: BinaryIO) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def main(bundle: Path) -> None:
+def main(bundle: Path, tools_of: Tools = direct_tools) -> None:
     wire = protect_protocol_stream()
     if not logging.getLogger().handlers:
         logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
     with exit_on_startup_error("svc-mcp"):
-        server = create_server(bundle)
+        server = create_server(bundle, tools_of)
     with contextlib.suppress(KeyboardInterrupt):
         anyio.run(_serve, server, wire)

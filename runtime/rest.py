@@ -16,7 +16,6 @@ async functions awaited) and encodes the result once. Whatever a function raises
 import asyncio
 import contextlib
 import logging
-import math
 import os
 from collections.abc import Awaitable, Callable, MutableMapping
 from functools import partial
@@ -49,16 +48,16 @@ Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
-_JSON_HEADERS = [(b"content-type", b"application/json")]
+JSON_HEADERS = [(b"content-type", b"application/json")]
 
 
-async def _respond(send: Send, status: int, body: bytes, headers: Any = None) -> None:
+async def respond(send: Send, status: int, body: bytes, headers: Any = None) -> None:
     await send(
         {
             "type": "http.response.start",
             "status": status,
             "headers": [
-                *(headers or _JSON_HEADERS),
+                *(headers or JSON_HEADERS),
                 (b"content-length", str(len(body)).encode()),
             ],
         }
@@ -66,12 +65,11 @@ async def _respond(send: Send, status: int, body: bytes, headers: Any = None) ->
     await send({"type": "http.response.body", "body": body})
 
 
-def _error_body(detail: Any) -> bytes:
+def error_body(detail: Any) -> bytes:
     return encode_result({"detail": detail})
 
 
-_INTERNAL_ERROR = _error_body("Internal Server Error")
-_UNAVAILABLE = _error_body("Service Unavailable: too many calls waiting; retry later")
+INTERNAL_ERROR = error_body("Internal Server Error")
 
 
 Invoke = Callable[[list[Any], dict[str, Any]], Awaitable[bytes]]
@@ -92,36 +90,10 @@ def direct_invoker(function: Callable[..., Any], shape: CallShape) -> Invoke:
     return invoke_sync
 
 
-class GovernedErrors:
-    """How a governed executor's failures map to answers (direct mode has none)."""
-
-    __slots__ = ("busy", "busy_body", "on_shutdown", "retry_after", "timeouts")
-
-    def __init__(
-        self,
-        timeouts: tuple[type[BaseException], ...],
-        busy: tuple[type[BaseException], ...],
-        retry_after: float,
-    ) -> None:
-        self.timeouts = timeouts
-        self.busy = busy
-        self.retry_after = str(max(1, math.ceil(retry_after))).encode()
-        self.on_shutdown: Callable[[], None] | None = None
-        self.busy_body = _UNAVAILABLE
-
-
 class CapabilityEndpoint:
     """``POST /capabilities/<name>`` as a raw ASGI app: everything is prepared at startup."""
 
-    __slots__ = (
-        "_governed",
-        "_invoke",
-        "_max_body",
-        "_prevalidator",
-        "_shape",
-        "_timeouts",
-        "_validator",
-    )
+    __slots__ = ("_invoke", "_max_body", "_prevalidator", "_shape", "_validator")
 
     def __init__(
         self,
@@ -129,17 +101,13 @@ class CapabilityEndpoint:
         shape: CallShape,
         validator: RequestValidator,
         max_body: int,
-        *,
         prevalidator: Prevalidator | None = None,
-        governed: GovernedErrors | None = None,
     ) -> None:
         self._invoke = invoke
         self._shape = shape
         self._validator = validator
         self._max_body = max_body
         self._prevalidator = prevalidator
-        self._governed = governed
-        self._timeouts = governed.timeouts if governed else ()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         body = await self._read_body(scope, receive, send)
@@ -151,7 +119,7 @@ class CapabilityEndpoint:
         try:
             await self._prevalidator.check(self._shape.name, body)
         except RequestInvalid as exc:
-            await _respond(send, 422, encode_result(exc.body()))
+            await respond(send, 422, encode_result(exc.body()))
             return
         await self._serve(body, receive, send)
 
@@ -159,77 +127,41 @@ class CapabilityEndpoint:
         try:
             values = self._validator.validate_json(body)
         except RequestInvalid as exc:
-            await _respond(send, 422, encode_result(exc.body()))
+            await respond(send, 422, encode_result(exc.body()))
             return
         del body
         args, kwargs = self._shape.bind(values)
-        if self._governed is not None:
-            await self._governed_call(receive, send, args, kwargs)
-            return
+        await self._call(receive, send, args, kwargs)
+
+    async def _call(
+        self, _receive: Receive, send: Send, args: list[Any], kwargs: dict[str, Any]
+    ) -> None:
+        """The function in this process, and its answer (``receive`` is for a call that
+        watches the client while it runs)."""
         try:
             payload = await self._invoke(args, kwargs)
-        except HTTPException as exc:  # direct mode only: workers sanitise theirs
+        except HTTPException as exc:
             await self._http_exception(send, exc)  # the function's own answer, as raised
             return
         except asyncio.CancelledError:
             raise
         except BaseException:  # SystemExit, KeyboardInterrupt...: the JSON 500, never text
             log.exception("capability %s failed", self._shape.name)
-            await _respond(send, 500, _INTERNAL_ERROR)
+            await respond(send, 500, INTERNAL_ERROR)
             return
-        await _respond(send, 200, payload)
-
-    async def _governed_call(
-        self, receive: Receive, send: Send, args: list[Any], kwargs: dict[str, Any]
-    ) -> None:
-        """The call, cancelled (its worker killed) if the client goes away first."""
-        governed = self._governed
-        assert governed is not None
-        call = asyncio.ensure_future(self._invoke(args, kwargs))
-        gone = asyncio.ensure_future(_disconnected(receive))
-        try:
-            await asyncio.wait((call, gone), return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            if not call.done():
-                call.cancel()
-            gone.cancel()
-        if not call.done() or call.cancelled():
-            with contextlib.suppress(BaseException):  # the client is gone: nothing to answer
-                await call
-            log.warning("capability %s: the client disconnected; call cancelled", self._shape.name)
-            return
-        try:
-            payload = call.result()
-        except governed.busy as exc:
-            log.warning("capability %s: %s", self._shape.name, exc)
-            await _respond(
-                send,
-                503,
-                governed.busy_body,
-                [*_JSON_HEADERS, (b"retry-after", governed.retry_after)],
-            )
-            return
-        except governed.timeouts as exc:
-            log.error("capability %s: %s", self._shape.name, exc)
-            await _respond(send, 504, _error_body("Gateway Timeout"))
-            return
-        except Exception as exc:  # the worker already logged the details
-            log.error("capability %s: %s", self._shape.name, exc)
-            await _respond(send, 500, _INTERNAL_ERROR)
-            return
-        await _respond(send, 200, payload)
+        await respond(send, 200, payload)
 
     async def _read_body(self, scope: Scope, receive: Receive, send: Send) -> bytes | None:
         for name, value in scope["headers"]:
             if name == b"content-type":
                 media = value.split(b";", 1)[0].strip().lower()
                 if media != b"application/json" and not media.endswith(b"+json"):
-                    await _respond(
-                        send, 415, _error_body("Unsupported Media Type: send application/json")
+                    await respond(
+                        send, 415, error_body("Unsupported Media Type: send application/json")
                     )
                     return None
             elif name == b"content-length" and value.isdigit() and int(value) > self._max_body:
-                await _respond(send, 413, _error_body("Request body too large"))
+                await respond(send, 413, error_body("Request body too large"))
                 return None
         chunks = []
         size = 0
@@ -240,17 +172,17 @@ class CapabilityEndpoint:
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > self._max_body:
-                await _respond(send, 413, _error_body("Request body too large"))
+                await respond(send, 413, error_body("Request body too large"))
                 return None
             chunks.append(chunk)
             if not message.get("more_body", False):
                 break
         body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
         if not body:
-            await _respond(
+            await respond(
                 send,
                 422,
-                _error_body(
+                error_body(
                     [
                         {
                             "type": "missing",
@@ -270,31 +202,23 @@ class CapabilityEndpoint:
                 (k.lower().encode("latin-1"), v.encode("latin-1"))
                 for k, v in (exc.headers or {}).items()
             ]
-            body = b"" if _bodiless(exc.status_code) else _error_body(exc.detail)
+            body = b"" if _bodiless(exc.status_code) else error_body(exc.detail)
         except Exception:
             log.exception(
                 "capability %s raised an HTTP exception that cannot be sent "
                 "(a header that is not latin-1, or a detail that is not JSON)",
                 self._shape.name,
             )
-            await _respond(send, 500, _INTERNAL_ERROR)
+            await respond(send, 500, INTERNAL_ERROR)
             return
         if _bodiless(exc.status_code):
-            await _respond(send, exc.status_code, b"", headers)
+            await respond(send, exc.status_code, b"", headers)
             return
-        await _respond(send, exc.status_code, body, [*_JSON_HEADERS, *headers])
+        await respond(send, exc.status_code, body, [*JSON_HEADERS, *headers])
 
 
 def _bodiless(status: int) -> bool:
     return status in (204, 304) or status < 200
-
-
-async def _disconnected(receive: Receive) -> None:
-    """Returns when the client has gone (the body was already read in full)."""
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return
 
 
 class RestApp:
@@ -335,7 +259,7 @@ async def _guarded(
     except BaseException:
         log.exception("unhandled error in %s", scope["path"])
         with contextlib.suppress(Exception):
-            await _respond(send, 500, _INTERNAL_ERROR)
+            await respond(send, 500, INTERNAL_ERROR)
 
 
 def _max_body() -> int:
@@ -368,53 +292,40 @@ def _docs_routes(app: FastAPI, title: str) -> None:
     app.mount(DOCS_ASSETS, StaticFiles(directory=str(swagger_ui_path)), name="docs-assets")
 
 
-def _endpoints(
+def _direct_invokers(
     bundle: Path, manifest: dict[str, Any], ir: dict[str, Any]
-) -> tuple[dict[str, tuple[Invoke, CallShape]], int, GovernedErrors | None]:
-    """Per capability ``(invoke, shape)``, the body limit, and governed error mapping."""
+) -> dict[str, tuple[Invoke, CallShape]]:
+    """Per capability ``(invoke, shape)``: the bundled source imported, its callables
+    checked against the IR."""
     capabilities = ir["capabilities"]
-    if manifest["execution"]["mode"] == "governed":
-        if manifest["execution"].get("backend") == "oci-container":
-            from .container import executor as oci
-
-            executor: Any = oci.start_container_executor(bundle, manifest, ir)
-            # Out of memory is a 503 as well; the pool goes with the server (uvicorn
-            # re-raises SIGTERM after its shutdown, so atexit would not run).
-            errors = GovernedErrors((oci.CallTimeout,), (oci.CallOOM,), executor.retry_after)
-            errors.on_shutdown = executor.close
-            errors.busy_body = _error_body("Service Unavailable: the call ran out of memory")
-        else:
-            from .governed.executor import CallBusy, CallTimeout, start_executor
-
-            executor = start_executor(bundle, manifest, ir)  # never imports the source
-            errors = GovernedErrors((CallTimeout,), (CallBusy,), executor.retry_after)
-        invokers = {
-            c["name"]: (partial(executor.call, c["name"]), CallShape.from_ir(c))
-            for c in capabilities
-        }
-        return invokers, executor.max_input, errors  # type: ignore[return-value]
     if manifest.get("bundle_kind") == "repository":  # only repository bundles carry it
         from .repository import resolve_repository_capabilities
 
         functions = resolve_repository_capabilities(bundle, manifest, capabilities)
     else:
         functions = resolve_capabilities(import_source(bundle, manifest["module"]), capabilities)
-    direct = {name: (direct_invoker(f, shape), shape) for name, (f, shape) in functions.items()}
-    return direct, _max_body(), None
+    return {name: (direct_invoker(f, shape), shape) for name, (f, shape) in functions.items()}
 
 
-def create_app(bundle: Path) -> RestApp:
-    """Verify, import (direct mode) and build; any problem is a one-line StartupError."""
-    manifest = load_manifest(bundle, MANIFEST, MANIFEST_SCHEMA)
-    ir = load_document(bundle, "capability-ir.json")
+EndpointFactory = Callable[
+    [Invoke, CallShape, RequestValidator, int, Prevalidator | None], CapabilityEndpoint
+]
+
+
+def build_app(
+    bundle: Path,
+    ir: dict[str, Any],
+    invokers: dict[str, tuple[Invoke, CallShape]],
+    *,
+    max_body: int,
+    endpoint: EndpointFactory = CapabilityEndpoint,
+) -> RestApp:
+    """The application around prepared invokers: validators from ``openapi.json``, one
+    endpoint per capability (made by ``endpoint``), health, the documents and the docs."""
     openapi_bytes = (bundle / "openapi.json").read_bytes()
     openapi = load_document(bundle, "openapi.json")
-    invokers, max_body, governed = _endpoints(bundle, manifest, ir)
-
     title = openapi["info"]["title"]
     app = FastAPI(title=title, docs_url=None, redoc_url=None, openapi_url=None)
-    if governed is not None and governed.on_shutdown is not None:
-        app.router.on_shutdown.append(governed.on_shutdown)
     definitions = openapi.get("components", {}).get("schemas", {})
     schemas = {}
     for capability in ir["capabilities"]:
@@ -429,17 +340,11 @@ def create_app(bundle: Path) -> RestApp:
     for name, (schema, _) in schemas.items():
         path = f"/capabilities/{name}"
         invoke, shape = invokers[name]
-        endpoint = CapabilityEndpoint(
-            invoke,
-            shape,
-            RequestValidator(schema, definitions),
-            max_body,
-            prevalidator=prevalidator,
-            governed=governed,
+        endpoints[path] = made = endpoint(
+            invoke, shape, RequestValidator(schema, definitions), max_body, prevalidator
         )
-        endpoints[path] = endpoint
         # Also a framework route: a GET is its 405, and the route table stays complete.
-        app.router.routes.append(Route(path, endpoint, methods=["POST"], name=name))
+        app.router.routes.append(Route(path, made, methods=["POST"], name=name))
 
     async def health() -> dict[str, str]:
         return {"status": "ok"}
@@ -451,3 +356,14 @@ def create_app(bundle: Path) -> RestApp:
     app.add_api_route("/openapi.json", openapi_document, methods=["GET"], include_in_schema=False)
     _docs_routes(app, title)
     return RestApp(endpoints, app)
+
+
+def create_app(bundle: Path) -> RestApp:
+    """Verify, import and build; any problem is a one-line StartupError."""
+    manifest = load_manifest(bundle, MANIFEST, MANIFEST_SCHEMA)
+    mode = manifest["execution"]["mode"]
+    if mode != "direct":  # its own glue serves it; never import its source here
+        raise StartupError(f"{MANIFEST}: execution mode {mode!r} is not served by this module")
+    ir = load_document(bundle, "capability-ir.json")
+    invokers = _direct_invokers(bundle, manifest, ir)
+    return build_app(bundle, ir, invokers, max_body=_max_body())

@@ -84,3 +84,20 @@ def modules_loaded_by(statement: str, candidates: tuple[str, ...]) -> list[str]:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.strip()
     return out.split(",") if out else []
+
+
+# What only a governed bundle may hold: words of its runtime, and its own folders.
+GOVERNED_WORDS = ("governed", "policy", "container", "worker", "sandbox")
+GOVERNED_PATHS = ("execution/", "svc_runtime/governed/", "svc_runtime/container/")
+
+
+def governed_traces(files: dict[str, bytes], glue: str) -> list[str]:
+    """Where a direct bundle's files carry code or folders of governed execution: paths
+    under the governed folders, ``svc_runtime/*_governed.py``, and the governed words in
+    the runtime or the glue (``path: word``)."""
+    found = [p for p in files if p.startswith(GOVERNED_PATHS) or p.endswith("_governed.py")]
+    for path, data in sorted(files.items()):
+        if path.startswith("svc_runtime/") or path == glue:
+            text = data.decode("utf-8").lower()
+            found += [f"{path}: {word}" for word in GOVERNED_WORDS if word in text]
+    return found

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 from golden_ext import pretty
-from helpers import GOLDEN, ROOT, case_input, case_options, cases
+from helpers import GOLDEN, ROOT, case_input, case_options, cases, governed_traces
 from svcc.compiler.driver import analyze_file, emit_analysis
 from svcc.compiler.policy import parse_policy
 from svcc.compiler.registry import get_target, servable_targets
@@ -139,3 +139,17 @@ def test_bundles_carry_no_notes_for_svccs_developers(case: str, target: str) -> 
         text = data.decode("utf-8", "replace")
         for marker in ("tests/", "test_layering", "runtime/`", "``runtime/``"):
             assert marker not in text, f"{case}/{target}/{path} mentions {marker!r}"
+
+
+@pytest.mark.parametrize(("case", "target"), CASES)
+def test_a_direct_bundle_carries_no_governed_code(case: str, target: str) -> None:
+    """Only a governed bundle gets the governed server modules (its glue starts them); a
+    direct one holds no code, folder or word of governed execution."""
+    emitted = dict(emit(case, target))
+    spec = BUNDLES[target]
+    extra = {f"{RUNTIME_DIR}{m}.py" for m in spec.governed_runtime_modules}
+    if "execution_policy" in case_options(case):
+        assert extra <= set(emitted)
+        assert governed_traces(emitted, spec.glue) != []  # the check can fail
+        return
+    assert governed_traces(emitted, spec.glue) == []

@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 import pytest
-from helpers import run_svcc
+from helpers import governed_traces, run_svcc
 from mcp_client import McpBundle
 from servers import serving
 from svcc.compiler.errors import IneligibleError, InputError, UsageError
@@ -256,6 +256,14 @@ def shop_rest(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+def test_direct_repository_bundle_carries_no_governed_code(shop_rest: Path) -> None:
+    assert governed_traces(tree_of_names(shop_rest), "app.py") == []
+
+
+def tree_of_names(root: Path) -> dict[str, bytes]:
+    return {p.as_posix(): data for p, data in tree_of(root).items()}
+
+
 def test_rest_repository_bundle_served(shop_rest: Path) -> None:
     with serving(shop_rest) as server, server.client() as client:
         response = client.post("/capabilities/shop.pricing.total", json={"amount": 10, "qty": 2})
@@ -356,6 +364,9 @@ def test_governed_repository_bundles(tmp_path: Path) -> None:
         select="shop.pricing.total,shop.tax.rate",
     )
     assert (rest / "openapi.json").read_bytes() == (direct / "openapi.json").read_bytes()
+    assert governed_traces(tree_of_names(direct), "app.py") == []
+    assert (rest / "svc_runtime" / "rest_governed.py").is_file()
+    assert (mcp / "svc_runtime" / "mcp_governed.py").is_file()
     with serving(rest) as server, server.client() as client:
         response = client.post("/capabilities/shop.pricing.total", json={"amount": 10})
         assert response.status_code == 200, server.log_text()

@@ -113,6 +113,8 @@ def assemble(
     module_path, files = source_files(ir, ctx)
     files |= analysis_files(ir, ctx)
     files |= runtime_files(kind.runtime_modules)
+    if ctx.execution is not None:
+        files |= runtime_files(kind.governed_runtime_modules, with_init=False)
     files |= requirement_files(kind.server_requirements, ctx)
     files |= interface_files
     if isinstance(ctx.execution, OciExecution):

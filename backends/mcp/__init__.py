@@ -37,8 +37,14 @@ BUNDLE: Final = BundleSpec(
     manifest="svc-mcp.json",
     manifest_schema="svc.mcp-bundle/v1",
     runtime_modules=("calls", "integrity", "mcp", "validation"),
+    governed_runtime_modules=("mcp_governed",),
     server_requirements=("mcp>=2.3,<3", "pydantic>=2.9,<3"),
 )
+
+
+def server_module(governed: bool) -> str:
+    """The ``svc_runtime`` module ``server.py`` takes ``main`` from."""
+    return "mcp_governed" if governed else "mcp"
 
 
 @frozen
@@ -56,10 +62,14 @@ class McpTarget:
             {
                 "mcp-tools.json": pretty_json(tools_document(ir)),
                 "server.py": render(
-                    __name__, "server.py.jinja", module=ir.module, version=__version__
+                    __name__,
+                    "server.py.jinja",
+                    module=ir.module,
+                    version=__version__,
+                    server=server_module(ctx.execution is not None),
                 ),
             },
         )
 
 
-__all__ = ["BUNDLE", "TOOLS_SCHEMA", "McpTarget", "tools_document"]
+__all__ = ["BUNDLE", "TOOLS_SCHEMA", "McpTarget", "server_module", "tools_document"]

@@ -38,6 +38,7 @@ BUNDLE: Final = BundleSpec(
     manifest="svc-rest.json",
     manifest_schema="svc.rest-bundle/v1",
     runtime_modules=("calls", "encoding", "integrity", "prevalidate", "rest", "validation"),
+    governed_runtime_modules=("rest_governed",),
     # The server's own requirements: pinned to the major versions the runtime is tested with.
     server_requirements=(
         "fastapi>=0.115,<1",
@@ -46,6 +47,11 @@ BUNDLE: Final = BundleSpec(
         "uvicorn[standard]>=0.30,<1",
     ),
 )
+
+
+def server_module(governed: bool) -> str:
+    """The ``svc_runtime`` module ``app.py`` takes ``create_app`` from."""
+    return "rest_governed" if governed else "rest"
 
 
 @frozen
@@ -62,9 +68,15 @@ class RestTarget:
             ctx,
             {
                 "openapi.json": pretty_json(openapi_document(ir)),
-                "app.py": render(__name__, "app.py.jinja", module=ir.module, version=__version__),
+                "app.py": render(
+                    __name__,
+                    "app.py.jinja",
+                    module=ir.module,
+                    version=__version__,
+                    server=server_module(ctx.execution is not None),
+                ),
             },
         )
 
 
-__all__ = ["BUNDLE", "RestTarget", "openapi_document"]
+__all__ = ["BUNDLE", "RestTarget", "openapi_document", "server_module"]

@@ -7,7 +7,7 @@ requirements first). Do not edit the bundle: startup checks every file against
 
 from pathlib import Path
 
-from svc_runtime.mcp import main
+from svc_runtime.mcp_governed import main
 
 if __name__ == "__main__":
     main(Path(__file__).resolve().parent)

@@ -7,7 +7,7 @@ first). Do not edit the bundle: startup checks every file against ``svc-rest.jso
 from pathlib import Path
 
 from svc_runtime.integrity import exit_on_startup_error
-from svc_runtime.rest import create_app
+from svc_runtime.rest_governed import create_app
 
 with exit_on_startup_error("svc-rest"):
     app = create_app(Path(__file__).resolve().parent)

@@ -1,0 +1,90 @@
+"""The MCP server of a governed bundle: every call runs in a worker, never in this process.
+
+Copied only into governed bundles (``server.py`` imports it instead of ``mcp``). The server
+is the direct one (``mcp.main``: the protected protocol stream, argument and result
+validation) with tools whose calls go to the executor the manifest names (a local worker
+process, or an OCI container). The executor's refusals are tool errors that say what
+happened (the time limit, too many calls waiting); any other failure is the generic tool
+error, its details already in the worker's log. This process never imports the bundled
+source.
+"""
+
+import json
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+
+from .calls import CallShape
+from .integrity import StartupError
+from .mcp import INTERNAL_ERROR, MANIFEST, Invoke, Tool, log, tool_error
+from .mcp import main as serve
+
+
+def governed_invoker(executor: Any, name: str) -> Invoke:
+    """A fresh worker returns finite JSON bytes."""
+
+    async def invoke(args: list[Any], kwargs: dict[str, Any]) -> Any:
+        return json.loads(await executor.call(name, args, kwargs))
+
+    return invoke
+
+
+class GovernedTool(Tool):
+    """A tool whose calls the executor makes, and whose refusals say what happened."""
+
+    __slots__ = ("_busy", "_timeouts")
+
+    def __init__(
+        self,
+        definition: dict[str, Any],
+        invoke: Invoke,
+        shape: CallShape,
+        timeouts: tuple[type[BaseException], ...],
+        busy: tuple[type[BaseException], ...],
+    ) -> None:
+        super().__init__(definition, invoke, shape)
+        self._timeouts = timeouts
+        self._busy = busy
+
+    def failed(self, exc: BaseException) -> types.CallToolResult:
+        if isinstance(exc, self._timeouts):
+            log.error("tool %s: %s", self._shape.name, exc)
+            return tool_error("timed out: the tool passed its time limit")
+        if isinstance(exc, self._busy):
+            log.warning("tool %s: %s", self._shape.name, exc)
+            return tool_error("busy: too many calls are waiting; retry later")
+        log.error("tool %s: %s", self._shape.name, exc)  # the worker logged the details
+        return tool_error(INTERNAL_ERROR)
+
+
+def governed_tools(
+    bundle: Path, manifest: dict[str, Any], ir: dict[str, Any], definitions: dict[str, Any]
+) -> dict[str, Tool]:
+    """One tool per capability, served by the executor the manifest names."""
+    execution = manifest["execution"]
+    if execution["mode"] != "governed":
+        raise StartupError(f"{MANIFEST}: not a governed bundle; run it with svc_runtime.mcp")
+    if execution.get("backend") == "oci-container":
+        from .container import executor as oci
+
+        executor: Any = oci.start_container_executor(bundle, manifest, ir)
+        errors: tuple[tuple[type[Exception], ...], ...] = ((oci.CallTimeout,), ())
+    else:
+        from .governed.executor import CallBusy, CallTimeout, start_executor
+
+        executor = start_executor(bundle, manifest, ir)  # never imports the source
+        errors = ((CallTimeout,), (CallBusy,))
+    return {
+        c["name"]: GovernedTool(
+            definitions[c["name"]],
+            governed_invoker(executor, c["name"]),
+            CallShape.from_ir(c),
+            *errors,
+        )
+        for c in ir["capabilities"]
+    }
+
+
+def main(bundle: Path) -> None:
+    serve(bundle, governed_tools)

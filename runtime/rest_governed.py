@@ -1,0 +1,166 @@
+"""The REST server of a governed bundle: every call runs in a worker, never in this process.
+
+Copied only into governed bundles (``app.py`` imports it instead of ``rest``). The server
+is the direct one (``rest.build_app``: validation, routing, documents) with a different
+endpoint: the call goes to the executor the manifest names (a local worker process, or an
+OCI container), is cancelled (its worker killed) if the client goes away first, and the
+executor's refusals are answered as such: too many calls waiting (or, in a container, out
+of memory) is a 503 with ``Retry-After``, the time limit a 504, any other failure a 500
+whose details the worker already logged. This process never imports the bundled source.
+"""
+
+import asyncio
+import contextlib
+import math
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from .calls import CallShape
+from .integrity import StartupError, load_document, load_manifest
+from .prevalidate import Prevalidator
+from .rest import (
+    INTERNAL_ERROR,
+    JSON_HEADERS,
+    MANIFEST,
+    MANIFEST_SCHEMA,
+    CapabilityEndpoint,
+    Invoke,
+    Receive,
+    RestApp,
+    Send,
+    build_app,
+    error_body,
+    log,
+    respond,
+)
+from .validation import RequestValidator
+
+
+class GovernedErrors:
+    """How the executor's failures map to answers."""
+
+    __slots__ = ("busy", "busy_body", "retry_after", "timeouts")
+
+    def __init__(
+        self,
+        timeouts: tuple[type[BaseException], ...],
+        busy: tuple[type[BaseException], ...],
+        retry_after: float,
+        busy_body: bytes,
+    ) -> None:
+        self.timeouts = timeouts
+        self.busy = busy
+        self.retry_after = str(max(1, math.ceil(retry_after))).encode()
+        self.busy_body = busy_body
+
+
+class GovernedEndpoint(CapabilityEndpoint):
+    """``POST /capabilities/<name>``, the call made by the executor."""
+
+    __slots__ = ("_errors",)
+
+    def __init__(
+        self,
+        invoke: Invoke,
+        shape: CallShape,
+        validator: RequestValidator,
+        max_body: int,
+        prevalidator: Prevalidator | None,
+        *,
+        errors: GovernedErrors,
+    ) -> None:
+        super().__init__(invoke, shape, validator, max_body, prevalidator)
+        self._errors = errors
+
+    async def _call(
+        self, receive: Receive, send: Send, args: list[Any], kwargs: dict[str, Any]
+    ) -> None:
+        """The call, cancelled (its worker killed) if the client goes away first."""
+        errors = self._errors
+        call = asyncio.ensure_future(self._invoke(args, kwargs))
+        gone = asyncio.ensure_future(_disconnected(receive))
+        try:
+            await asyncio.wait((call, gone), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if not call.done():
+                call.cancel()
+            gone.cancel()
+        if not call.done() or call.cancelled():
+            with contextlib.suppress(BaseException):  # the client is gone: nothing to answer
+                await call
+            log.warning("capability %s: the client disconnected; call cancelled", self._shape.name)
+            return
+        try:
+            payload = call.result()
+        except errors.busy as exc:
+            log.warning("capability %s: %s", self._shape.name, exc)
+            await respond(
+                send,
+                503,
+                errors.busy_body,
+                [*JSON_HEADERS, (b"retry-after", errors.retry_after)],
+            )
+            return
+        except errors.timeouts as exc:
+            log.error("capability %s: %s", self._shape.name, exc)
+            await respond(send, 504, error_body("Gateway Timeout"))
+            return
+        except Exception as exc:  # the worker already logged the details
+            log.error("capability %s: %s", self._shape.name, exc)
+            await respond(send, 500, INTERNAL_ERROR)
+            return
+        await respond(send, 200, payload)
+
+
+async def _disconnected(receive: Receive) -> None:
+    """Returns when the client has gone (the body was already read in full)."""
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return
+
+
+def _executor(
+    bundle: Path, manifest: dict[str, Any], ir: dict[str, Any]
+) -> tuple[Any, GovernedErrors, Callable[[], None] | None]:
+    """The executor the manifest names, its error mapping and its shutdown."""
+    if manifest["execution"].get("backend") == "oci-container":
+        from .container import executor as oci
+
+        executor: Any = oci.start_container_executor(bundle, manifest, ir)
+        # Out of memory is a 503 as well; the pool goes with the server (uvicorn re-raises
+        # SIGTERM after its shutdown, so atexit would not run).
+        busy_body = error_body("Service Unavailable: the call ran out of memory")
+        errors = GovernedErrors((oci.CallTimeout,), (oci.CallOOM,), executor.retry_after, busy_body)
+        return executor, errors, executor.close
+    from .governed.executor import CallBusy, CallTimeout, start_executor
+
+    executor = start_executor(bundle, manifest, ir)  # never imports the source
+    busy_body = error_body("Service Unavailable: too many calls waiting; retry later")
+    errors = GovernedErrors((CallTimeout,), (CallBusy,), executor.retry_after, busy_body)
+    return executor, errors, None
+
+
+def create_app(bundle: Path) -> RestApp:
+    """Verify, start the executor and build; any problem is a one-line StartupError."""
+    manifest = load_manifest(bundle, MANIFEST, MANIFEST_SCHEMA)
+    if manifest["execution"]["mode"] != "governed":
+        raise StartupError(f"{MANIFEST}: not a governed bundle; run it with svc_runtime.rest")
+    ir = load_document(bundle, "capability-ir.json")
+    executor, errors, on_shutdown = _executor(bundle, manifest, ir)
+    invokers: dict[str, tuple[Invoke, CallShape]] = {
+        c["name"]: (partial(executor.call, c["name"]), CallShape.from_ir(c))
+        for c in ir["capabilities"]
+    }
+    app = build_app(
+        bundle,
+        ir,
+        invokers,
+        max_body=executor.max_input,
+        endpoint=partial(GovernedEndpoint, errors=errors),
+    )
+    if on_shutdown is not None:
+        app.framework.router.on_shutdown.append(on_shutdown)
+    return app
