@@ -298,7 +298,11 @@ def build_closure(
         modules=dict(sorted(modules.items())),
         files=dict(sorted(files.items())),
         mounted=frozenset(prefix for prefix, _ in mounts),
-        located=frozenset(located) | frozenset(p for p, _ in mounts if p),
+        # a mount's parents are namespace packages of the bundle (``acme`` of ``acme.tools``)
+        located=frozenset(located)
+        | frozenset(
+            ".".join(p.split(".")[:i]) for p, _ in mounts if p for i in range(1, p.count(".") + 2)
+        ),
         truncated=truncated,
     )
 

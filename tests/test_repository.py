@@ -232,6 +232,32 @@ def test_unresolved_local_imports_are_reasons(tmp_path: Path) -> None:
     assert not any(a.can_generate_interface for _, _, a in analysis.capabilities())
 
 
+@pytest.mark.parametrize("case", sorted(p.name for p in REPOS.iterdir()))
+def test_inspect_file_and_inspect_dir_agree(case: str, tmp_path: Path) -> None:
+    """Every function gets the same verdict from ``inspect FILE`` as from ``inspect DIR``
+    (given the same declared dependencies): ``shop/report.py`` was eligible alone and
+    conditional in its repository, as importing it runs ``shop/store.py``'s file I/O."""
+    root = REPOS / case
+    proc = run_svcc("inspect", str(root), "--format", "json")
+    document = json.loads(proc.stdout)
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text("".join(f"{d}\n" for d in document["dependencies"]))
+    compared = 0
+    for rel, module_doc in document["files"].items():
+        if "assessments" not in module_doc:
+            continue
+        args = ["inspect", str(root / rel), "--format", "json", "--requirements", str(requirements)]
+        alone = json.loads(run_svcc(*args).stdout)
+        if alone["module"] != module_doc["module"]:
+            # a namespace package has no marker a single file could be named by
+            assert root.name == "namespace"
+            alone = json.loads(run_svcc(*args, "--module-name", module_doc["module"]).stdout)
+        verdicts = {a["capability_id"]: a["class"] for a in alone["assessments"]}
+        assert verdicts == {a["capability_id"]: a["class"] for a in module_doc["assessments"]}
+        compared += len(verdicts)
+    assert compared > 0 or case == "collision"
+
+
 @pytest.mark.parametrize("case", GOLDEN_CASES)
 def test_repository_readiness_golden(case: str, snapshot: Any) -> None:
     proc = run_svcc("inspect", str(REPOS / case), "--format", "json", "--python-version", "3.12")
