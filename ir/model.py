@@ -263,6 +263,16 @@ class GlobalWrite(Record):
 
 
 @frozen(kw_only=True, repr=False)
+class GlobalRead(Record):
+    """A capability's body reads a module-level name that a function of the module declares
+    ``global`` (recorded only for such names; the first read per function and name)."""
+
+    name: str
+    function: str
+    span: Span
+
+
+@frozen(kw_only=True, repr=False)
 class ModuleIR(Record):
     schema: str = IR_SCHEMA
     module: str
@@ -276,6 +286,7 @@ class ModuleIR(Record):
     typed_dicts: tuple[TypedDictDecl, ...]
     globals: tuple[GlobalWrite, ...]
     capabilities: tuple[Capability, ...]
+    global_reads: tuple[GlobalRead, ...] = ()
 
     def capability(self, name_or_id: str) -> Capability | None:
         for cap in self.capabilities:

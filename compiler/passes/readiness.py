@@ -237,6 +237,17 @@ class ReadinessPass:
                     write.span,
                 )
             )
+        for read in index.global_reads.get(cap.qualname, ()):
+            writers = sorted({w.function for w in index.globals.get(read.name, ())})
+            out.append(
+                diag(
+                    C.R025_CALL_HISTORY,
+                    f"reads `{read.name}`, which {', '.join(f'{w}()' for w in writers)} "
+                    f"rebind{'s' if len(writers) == 1 else ''} through `global {read.name}`: "
+                    "what a call does depends on the calls before it",
+                    read.span,
+                )
+            )
         for param in cap.params:
             if param.kind == "var_positional":
                 out.append(
