@@ -403,18 +403,18 @@ def _requirements(args: argparse.Namespace) -> "DeclaredRequirements | None":
 
 
 def _cmd_inspect(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from svcc.compiler import render
 
-    path = Path(args.path)
-    if path.is_dir():
+    if os.path.isdir(args.path):
+        from pathlib import Path
+
         if args.module_name:
             from svcc.compiler.errors import UsageError
 
             raise UsageError("--module-name names one module; it cannot apply to a directory")
-        return render.inspect_repository(path, args, _output_format(args), _requirements(args))
-    return render.inspect_file(path, args, _output_format(args), _requirements(args))
+        root = Path(args.path)
+        return render.inspect_repository(root, args, _output_format(args), _requirements(args))
+    return render.inspect_file(args.path, args, _output_format(args), _requirements(args))
 
 
 def _cmd_compile(args: argparse.Namespace) -> int:

@@ -12,8 +12,8 @@ symlinks are not followed (a link could lead outside the tree).
 """
 
 import ast
+import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any, Final
 
 from attrs import frozen
@@ -63,19 +63,25 @@ EMPTY: Final = LocalClosure(modules={}, files={}, mounted=frozenset({""}), locat
 FactsCache = dict[Any, Any]
 
 
-def source_root(path: Path) -> tuple[Path, str]:
-    """``(root, dotted module name)`` for a file: climb while the folder is a package with
-    an identifier name. The name is ``None``-free but may be invalid (the stem is not an
-    identifier); callers check it."""
-    folder = path.parent
-    parts = [path.stem]
+def source_root(path: str) -> tuple[str, str]:
+    """``(root, dotted module name)`` for a file (an absolute path): climb while the folder
+    is a package with an identifier name. The name is ``None``-free but may be invalid (the
+    stem is not an identifier); callers check it. Paths are strings here (``os.path``): the
+    analysis of one file does not import :mod:`pathlib`."""
+    folder = os.path.dirname(path)
+    name = os.path.basename(path)
+    dot = name.rfind(".")
+    parts = [name[:dot] if 0 < dot < len(name) - 1 else name]
     for _ in range(MAX_PACKAGE_DEPTH):
-        if not (folder / "__init__.py").is_file() or not folder.name.isidentifier():
+        folder_name = os.path.basename(folder)
+        init = os.path.join(folder, "__init__.py")
+        if not os.path.isfile(init) or not folder_name.isidentifier():
             break
-        parts.insert(0, folder.name)
-        if folder.parent == folder:
+        parts.insert(0, folder_name)
+        parent = os.path.dirname(folder)
+        if parent == folder:
             break
-        folder = folder.parent
+        folder = parent
     return folder, ".".join(parts)
 
 
@@ -168,18 +174,18 @@ def absolute_names(fact: ImportFact, package: str) -> list[str] | None:
 
 
 class _Finder:
-    def __init__(self, mounts: tuple[tuple[str, Path], ...], memo: dict[Any, Any]) -> None:
+    def __init__(self, mounts: tuple[tuple[str, str], ...], memo: dict[Any, Any]) -> None:
         self.mounts = mounts
         self.memo = memo  # shared by a directory analysis: file-system lookups done once
 
-    def locate(self, name: str) -> list[tuple[str, Path | None, bool]] | None:
+    def locate(self, name: str) -> list[tuple[str, str | None, bool]] | None:
         key = ("locate", self.mounts, name)
         if key not in self.memo:
             self.memo[key] = self._locate(name)
-        found: list[tuple[str, Path | None, bool]] | None = self.memo[key]
+        found: list[tuple[str, str | None, bool]] | None = self.memo[key]
         return found
 
-    def _locate(self, name: str) -> list[tuple[str, Path | None, bool]] | None:
+    def _locate(self, name: str) -> list[tuple[str, str | None, bool]] | None:
         """``[(dotted, file, is_package), ...]`` for ``name`` and the packages on its way
         (``file`` is ``None`` for a namespace package), or ``None`` when ``name`` is not
         under a mounted directory."""
@@ -189,20 +195,21 @@ class _Finder:
             rest = name[len(prefix) :].lstrip(".").split(".") if name != prefix else []
             if not rest or not all(p.isidentifier() for p in rest):
                 continue
-            found: list[tuple[str, Path | None, bool]] = []
+            found: list[tuple[str, str | None, bool]] = []
             current = folder
             dotted = prefix
             for index, part in enumerate(rest):
                 dotted = f"{dotted}.{part}" if dotted else part
                 last = index == len(rest) - 1
-                package_dir = current / part
-                init = package_dir / "__init__.py"
+                package_dir = os.path.join(current, part)
+                init = os.path.join(package_dir, "__init__.py")
+                module_file = os.path.join(current, f"{part}.py")
                 if _regular(init):
                     found.append((dotted, init, True))
                     current = package_dir
-                elif last and _regular(current / f"{part}.py"):
-                    found.append((dotted, current / f"{part}.py", False))
-                elif package_dir.is_dir() and not package_dir.is_symlink():
+                elif last and _regular(module_file):
+                    found.append((dotted, module_file, False))
+                elif os.path.isdir(package_dir) and not os.path.islink(package_dir):
                     found.append((dotted, None, True))  # a namespace package: nothing to copy
                     current = package_dir
                 else:
@@ -212,8 +219,8 @@ class _Finder:
         return None
 
 
-def _regular(path: Path) -> bool:
-    return path.is_file() and not path.is_symlink()
+def _regular(path: str) -> bool:
+    return os.path.isfile(path) and not os.path.islink(path)
 
 
 def _bundle_path(dotted: str, is_package: bool) -> str:
@@ -227,8 +234,8 @@ def build_closure(
     main_imports: list[ImportFact],
     *,
     module: str,
-    mounts: tuple[tuple[str, Path], ...],
-    root: Path,
+    mounts: tuple[tuple[str, str], ...],
+    root: str,
     python_version: tuple[int, int],
     is_package: bool = False,
     cache: FactsCache | None = None,
@@ -264,12 +271,12 @@ def build_closure(
         rel = ""
         facts: list[ImportFact] | None = main_facts
         if file is not None:
-            rel = Path(file).relative_to(root).as_posix() if _inside(file, root) else file
+            rel = _relative(file, root)
             if len(modules) >= MAX_CLOSURE_FILES or total > MAX_CLOSURE_BYTES:
                 truncated = True
                 break
             if file not in cache:
-                cache[file] = _read_facts(Path(file), rel, python_version)
+                cache[file] = _read_facts(file, rel, python_version)
             data, facts, error = cache[file]
             total += len(data)
             files[_bundle_path(name, package_flag)] = data
@@ -308,16 +315,15 @@ def build_closure(
     )
 
 
-def _inside(file: str, root: Path) -> bool:
-    try:
-        Path(file).relative_to(root)
-    except ValueError:
-        return False
-    return True
+def _relative(file: str, root: str) -> str:
+    """``file`` relative to ``root`` (POSIX separators) when it is inside, else as is;
+    both are paths the finder joined, so the test is on their text."""
+    base = root.rstrip(os.sep) + os.sep
+    return file[len(base) :].replace(os.sep, "/") if file.startswith(base) else file
 
 
 def _read_facts(
-    path: Path, rel: str, version: tuple[int, int]
+    path: str, rel: str, version: tuple[int, int]
 ) -> tuple[bytes, list[ImportFact] | None, str | None]:
     from svcc.frontends.python import SourceDecodeError, decode_source, parse
 

@@ -10,7 +10,6 @@ codes, the service to HTTP statuses.
 import json
 import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from attrs import frozen
@@ -24,6 +23,8 @@ from svcc.ir.model import ModuleIR, SourceFormat, Span
 from svcc.ir.record import Record
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from svcc.compiler.policy_v2 import AnyExecution
     from svcc.compiler.requirements import DeclaredRequirements
     from svcc.compiler.target import FileTree, Target
@@ -114,8 +115,18 @@ def check_module_name(name: str) -> str:
     return name
 
 
-def source_format_of(path: str | Path) -> SourceFormat:
-    suffix = Path(path).suffix.lower()
+def name_parts(path: "str | os.PathLike[str]") -> tuple[str, str]:
+    """``(stem, suffix)`` of a path's last part, as :mod:`pathlib` names them (a leading or
+    trailing dot is no suffix), without importing it: ``svcc inspect FILE`` never needs it."""
+    name = os.path.basename(os.fspath(path).rstrip("/"))
+    dot = name.rfind(".")
+    if 0 < dot < len(name) - 1:
+        return name[:dot], name[dot:]
+    return name, ""
+
+
+def source_format_of(path: "str | os.PathLike[str]") -> SourceFormat:
+    suffix = name_parts(path)[1].lower()
     if suffix not in SUFFIXES:
         raise InputError(
             f"{path}: unsupported format {suffix or '(no suffix)'!r}: "
@@ -148,7 +159,7 @@ def analyze_source(
     (``ir_json`` is encoded only if asked for)."""
     data = source.encode("utf-8") if isinstance(source, str) else source
     fmt = source_format or source_format_of(path)
-    name = module if module is not None else Path(path).stem
+    name = module if module is not None else name_parts(path)[0]
     if check_name:
         check_module_name(name)
     version = version_tuple(python_version)
@@ -226,8 +237,8 @@ class Layout(Record):
     """Where a file on disk sits: the directories the bundle's ``source/`` mirrors
     (``mounts``: package prefix → directory) and the shared per-file facts cache."""
 
-    root: Path
-    mounts: tuple[tuple[str, Path], ...]
+    root: str
+    mounts: tuple[tuple[str, str], ...]
     module: str
     is_package: bool
     cache: dict[str, Any]
@@ -257,14 +268,16 @@ class Layout(Record):
         )
 
 
-def layout_of(path: Path, module_name: str | None, cache: dict[str, Any] | None = None) -> Layout:
+def layout_of(
+    path: "str | os.PathLike[str]", module_name: str | None, cache: dict[str, Any] | None = None
+) -> Layout:
     """The module name and mounts of a file: by default its dotted name from the nearest
     source root (see :func:`svcc.compiler.closure.source_root`); with ``--module-name``,
     the file's directory holds both the top of ``source/`` and the named package."""
     from svcc.compiler.closure import source_root
 
-    absolute = Path(os.path.abspath(path))
-    is_package = absolute.name == "__init__.py"
+    absolute = os.path.abspath(path)
+    is_package = os.path.basename(absolute) == "__init__.py"
     if module_name is None:
         root, module = source_root(absolute)
         if is_package and "." in module:
@@ -278,7 +291,7 @@ def layout_of(path: Path, module_name: str | None, cache: dict[str, Any] | None 
             is_package=is_package,
             cache=cache if cache is not None else {},
         )
-    folder = absolute.parent
+    folder = os.path.dirname(absolute)
     package = module_name.rpartition(".")[0]
     mounts = ((package, folder), ("", folder)) if package else (("", folder),)
     return Layout(
@@ -290,9 +303,9 @@ def layout_of(path: Path, module_name: str | None, cache: dict[str, Any] | None 
     )
 
 
-def refuse_directory(path: Path) -> None:
+def refuse_directory(path: "str | os.PathLike[str]") -> None:
     """A directory where one source file is expected, said as such (not "no suffix")."""
-    if path.is_dir():
+    if os.path.isdir(path):
         raise InputError(
             f"{path}: is a directory; give one .py file or .ipynb notebook "
             "(`svcc inspect` also accepts a directory)"
@@ -300,7 +313,7 @@ def refuse_directory(path: Path) -> None:
 
 
 def analyze_file(
-    path: str | Path,
+    path: "str | os.PathLike[str]",
     *,
     module_name: str | None = None,
     python_version: str | tuple[int, int] | None = None,
@@ -314,7 +327,7 @@ def analyze_file(
     """A file on disk, with its local import closure. ``display_path`` is the path shown
     (default: the file name); ``facts_cache`` is shared by a directory analysis; see
     :func:`analyze_source` for ``serialize``."""
-    path = Path(path)
+    path = os.fspath(path)
     refuse_directory(path)
     fmt = source_format_of(path)
     layout = layout_of(path, module_name, facts_cache)
@@ -322,7 +335,7 @@ def analyze_file(
     data = read_source_file(path)
     return analyze_source(
         data,
-        path=display_path or path.name,
+        path=display_path or os.path.basename(path),
         module=module,
         python_version=python_version,
         encoding=encoding,
@@ -338,7 +351,7 @@ def analyze_file(
 # -- directories --------------------------------------------------------------------------
 
 
-def python_files(root: Path) -> list[str]:
+def python_files(root: "Path") -> list[str]:
     """Relative POSIX paths of every ``.py`` and ``.ipynb`` below ``root``, sorted; hidden
     directories, ``__pycache__`` and symlinks are skipped (a symlink could lead outside the
     tree)."""
@@ -346,10 +359,10 @@ def python_files(root: Path) -> list[str]:
     for current, dirs, files in os.walk(root, followlinks=False):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS)
         for name in files:
-            if Path(name).suffix.lower() in SUFFIXES:
+            if name_parts(name)[1].lower() in SUFFIXES:
                 full = os.path.join(current, name)
                 if not os.path.islink(full):
-                    out.append(Path(full).relative_to(root).as_posix())
+                    out.append(os.path.relpath(full, root).replace(os.sep, "/"))
     out.sort()
     return out
 
@@ -362,7 +375,7 @@ def failed_analysis(path: str, message: str) -> Analysis:
     return Analysis(
         path=path,
         module="",
-        source_format=SUFFIXES.get(Path(path).suffix.lower(), "python"),
+        source_format=SUFFIXES.get(name_parts(path)[1].lower(), "python"),
         source_bytes=b"",
         module_text=None,
         ir=None,
@@ -388,7 +401,7 @@ def render_ir(analysis: Analysis) -> bytes:
 @frozen(kw_only=True, repr=False)
 class CompileResult(Record):
     target: str
-    output_dir: Path
+    output_dir: "Path"
     files: tuple[str, ...]
     capabilities: tuple[str, ...]
     analysis: Analysis
@@ -456,15 +469,15 @@ def emit_analysis(
 
 
 def compile_file(
-    path: str | Path,
+    path: "str | Path",
     *,
     target: str,
-    output_dir: str | Path,
+    output_dir: "str | Path",
     module_name: str | None = None,
     select: str | None = None,
     python_version: str | tuple[int, int] | None = None,
     requirements: "DeclaredRequirements | None" = None,
-    execution_policy: str | Path | None = None,
+    execution_policy: "str | Path | None" = None,
     target_options: Mapping[str, object] | None = None,
     servable_only: bool = False,
     runtime_image: str | None = None,

@@ -8,7 +8,6 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from svcc.compiler.diagnostics import Diagnostic, excerpt, where
@@ -22,6 +21,8 @@ from svcc.compiler.errors import InputError, SvccError
 from svcc.compiler.passes.readiness import Assessment
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from svcc.compiler.repository import RepositoryCompileResult
     from svcc.compiler.requirements import DeclaredRequirements
     from svcc.compiler.target import Target
@@ -104,7 +105,10 @@ def readiness_table(analysis: Analysis, colour: bool) -> str:
 
 
 def inspect_file(
-    path: Path, args: argparse.Namespace, fmt: str, requirements: "DeclaredRequirements | None"
+    path: "str | Path",
+    args: argparse.Namespace,
+    fmt: str,
+    requirements: "DeclaredRequirements | None",
 ) -> int:
     analysis = analyze_file(
         path,
@@ -127,7 +131,7 @@ def inspect_file(
 
 
 def inspect_repository(
-    root: Path, args: argparse.Namespace, fmt: str, requirements: "DeclaredRequirements | None"
+    root: "Path", args: argparse.Namespace, fmt: str, requirements: "DeclaredRequirements | None"
 ) -> int:
     """``inspect DIR``: the repository front end, readiness over the module graph, one
     section per module with dotted names (text) or one document (json)."""
@@ -190,7 +194,7 @@ def inspect_repository(
 
 
 def _notebooks(
-    root: Path, args: argparse.Namespace, requirements: "DeclaredRequirements | None"
+    root: "Path", args: argparse.Namespace, requirements: "DeclaredRequirements | None"
 ) -> "dict[str, Analysis]":
     """The notebooks below ``root`` (not modules of the repository: each is analysed as
     ``inspect FILE`` would, so a folder of notebooks lists them)."""

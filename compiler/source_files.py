@@ -9,7 +9,6 @@ up to a byte limit.
 
 import os
 import stat
-from pathlib import Path
 from typing import Final
 
 from svcc.compiler.errors import InputError
@@ -27,7 +26,7 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def read_source_file(path: Path, limit: int = MAX_SOURCE_BYTES) -> bytes:
+def read_source_file(path: "str | os.PathLike[str]", limit: int = MAX_SOURCE_BYTES) -> bytes:
     """The bytes of a regular file of at most ``limit`` bytes; anything else is an
     :class:`InputError` with a one-line reason naming ``path``."""
     try:

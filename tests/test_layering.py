@@ -14,6 +14,8 @@ a small tree and expects the checker to report it.
 """
 
 import ast
+import subprocess
+import sys
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -323,3 +325,31 @@ def test_generate_does_load_what_inspect_leaves_out(tmp_path: Path) -> None:
     argv = ["generate", "rest", str(example), "--output-dir", str(tmp_path / "out")]
     heavy = ("jinja2", "svcc.compiler.target", "svcc.backends")
     assert modules_loaded_by(run.format(argv), heavy) == list(heavy)
+
+
+def _inspect_without_pathlib(path: str, fmt: str) -> subprocess.CompletedProcess[str]:
+    code = (
+        "import os, sys\n"
+        "sys.modules['pathlib'] = None  # from here on, importing it raises ImportError\n"
+        "os.environ['SVCC_DEBUG'] = '1'  # an unexpected exception is a traceback, exit 1\n"
+        "from svcc.compiler.cli import main\n"
+        f"sys.exit(main(['inspect', {path!r}, '--format', {fmt!r}]))\n"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120
+    )
+
+
+def test_inspect_of_a_file_needs_no_pathlib() -> None:
+    """``pathlib`` (with ``fnmatch``, ``urllib.parse`` and ``ipaddress``: about 5 ms of a
+    cold ``svcc inspect FILE``) is not needed to analyse one file. The editable install's
+    import hook has already imported it in the test's interpreter, so it is blocked instead:
+    any import of it fails the run. ``inspect DIR`` does use it: the check can fail."""
+    example = str(ROOT / "examples" / "shapes.py")
+    for fmt in ("text", "json"):
+        proc = _inspect_without_pathlib(example, fmt)
+        assert proc.returncode == 0, proc.stderr
+        assert "circle_area" in proc.stdout
+    proc = _inspect_without_pathlib(str(ROOT / "examples"), "text")
+    assert proc.returncode != 0
+    assert "pathlib" in proc.stderr
