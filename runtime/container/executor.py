@@ -52,7 +52,7 @@ LABEL_INSTANCE = "io.svcc.instance"
 LABEL_HOST = "io.svcc.server-host"
 LABEL_PID = "io.svcc.server-pid"
 REFILL_YIELD_SECONDS = 0.05
-LAUNCHERS = 2
+LAUNCHERS = 4
 LAUNCH_RETRY_SECONDS = 0.5
 ENGINE_TIMEOUT_SECONDS = 30.0
 
