@@ -205,6 +205,15 @@ def test_results_must_be_finite_json(client: httpx.Client) -> None:
     assert call(client, "add", {"a": "x", "b": 1}).status_code == 422
 
 
+def test_a_forged_reply_is_checked_by_the_server(client: httpx.Client) -> None:
+    """The user's code shares the container with the worker and can write to its reply
+    channel; the server serves a reply only if it is strict, finite JSON."""
+    response = call(client, "forge_reply", {})
+    assert response.status_code == 500
+    assert response.json() == {"detail": "Internal Server Error"}
+    assert call(client, "add", {"a": 1, "b": 2}).json() == 3
+
+
 def test_concurrent_calls(client: httpx.Client) -> None:
     with concurrent.futures.ThreadPoolExecutor(16) as pool:
         futures = [pool.submit(call, client, "add", {"a": i, "b": 1000}) for i in range(16)]
