@@ -13,10 +13,11 @@ from typing import Any, ClassVar, Final
 
 import attrs
 from attrs import field, frozen
-from svcc.compiler.closure import EMPTY, LocalClosure, resolve_relative
+from svcc.compiler.closure import EMPTY, LocalClosure
 from svcc.compiler.diagnostics import Diagnostic, diag
 from svcc.compiler.diagnostics import codes as C
 from svcc.compiler.diagnostics.codes import CLASS_ORDER, Code, ReadinessClass
+from svcc.ir.imports import resolve_relative
 from svcc.ir.index import module_index
 from svcc.ir.model import Capability, Evaluation, Import, ModuleIR, Span
 from svcc.ir.schema import READINESS_SCHEMA

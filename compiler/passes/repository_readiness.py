@@ -164,7 +164,16 @@ class RepositoryReadiness:
             return None
         ir_json = ir_to_json(ir)
         self.ir_json[module] = ir_json
-        base = ReadinessPass().run(ir, self.env(module, ir), digest_bytes(ir_json))
+        return self.inherit(
+            module, ReadinessPass().run(ir, self.env(module, ir), digest_bytes(ir_json))
+        )
+
+    def inherit(self, module: str, base: ReadinessReport) -> ReadinessReport:
+        """``base`` (the ordinary pass's report of ``module``) with every capability's
+        inherited import-time risks added; a single file's local closure is judged by
+        this same walk, so ``inspect FILE`` and ``inspect DIR`` agree."""
+        ir = self.repo.modules[module].ir
+        assert ir is not None
         assessments = []
         for cap, assessment in zip(ir.capabilities, base.assessments, strict=True):
             extra = self.inherited(module, cap)
