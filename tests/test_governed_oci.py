@@ -354,6 +354,29 @@ def test_startup_refusals(
         assert "Traceback" not in text
 
 
+def test_image_that_cannot_start_is_refused_and_leaves_nothing(
+    engine_env: dict[str, str], readable_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Labelled as a runtime image, but its entrypoint does not exist: the first pooled
+    container fails to start, the server refuses in one line and removes that container."""
+    monkeypatch.setenv("DOCKER_HOST", engine_env["DOCKER_HOST"])
+    folder = readable_dir(readable_root, "broken")
+    context = folder / "ctx"
+    context.mkdir()
+    (context / "Containerfile").write_text(
+        f"FROM {engine_env['BASE_IMAGE']}\n"
+        "LABEL io.svcc.worker-protocol=svc.container-worker/v1\n"
+        'ENTRYPOINT ["/opt/svc/no-such-worker"]\n'
+    )
+    broken = build_image(engine_env, context)
+    bundle = generate(folder / "rest", broken, "rest")
+    code, output = failed_start(bundle)
+    assert code == 3, output
+    assert "cannot start a worker container" in output
+    assert "Traceback" not in output
+    assert docker(engine_env, "ps", "-aq", "--filter", f"ancestor={broken}") == ""
+
+
 def test_mcp_governed_oci(
     runtime_image: str, engine_env: dict[str, str], readable_root: Path
 ) -> None:

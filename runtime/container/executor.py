@@ -226,6 +226,8 @@ class ContainerExecutor:
             try:
                 self._pool.append(self._launch())  # proves the image runs before serving
             except (EngineError, OSError) as exc:
+                while self._removals:  # no remover runs yet: leave nothing behind
+                    self._remove(self._removals.popleft())
                 raise StartupError(f"cannot start a worker container: {exc}") from None
         targets = [(self._launcher, f"svc-launch-{i}") for i in range(LAUNCHERS)]
         targets += [(self._remover, f"svc-remove-{i}") for i in range(REMOVERS)]
