@@ -381,6 +381,28 @@ def test_changed_source_file_stops_startup(shop_rest: Path, tmp_path: Path) -> N
     assert "source/shop/tax.py does not match its digest" in output
 
 
+@pytest.mark.parametrize("damage", ["no-section", "not-an-object", "no-modules"])
+def test_damaged_repository_section_stops_startup_in_one_line(
+    shop_rest: Path, tmp_path: Path, damage: str
+) -> None:
+    from servers import failed_start
+
+    copy = tmp_path / "copy"
+    shutil.copytree(shop_rest, copy)
+    manifest = json.loads((copy / "svc-rest.json").read_text())
+    if damage == "no-section":
+        del manifest["repository"]
+    elif damage == "not-an-object":
+        manifest["repository"] = ["shop"]
+    else:
+        del manifest["repository"]["modules"]
+    (copy / "svc-rest.json").write_text(json.dumps(manifest))
+    code, output = failed_start(copy)
+    assert code == 3, output
+    assert "Traceback" not in output
+    assert "repository section" in output
+
+
 def test_mcp_repository_bundle_served(tmp_path: Path) -> None:
     out = tmp_path / "mcp"
     proc = run_svcc(
