@@ -470,6 +470,27 @@ def test_governed_repository_bundles(tmp_path: Path) -> None:
         bundle.close()
 
 
+def test_container_policy_options_on_a_directory_are_one_line_errors(tmp_path: Path) -> None:
+    """A v2 policy (a container per call) or its image options on a directory: one line,
+    exit 2, nothing written (the v2 policy was "unknown error (... not in literal ...)";
+    ``--runtime-image`` was silently ignored)."""
+    policy = tmp_path / "v2.json"
+    policy.write_text('{"schema": "svc.execution/v2"}')
+    out = tmp_path / "out"
+    cases = (
+        ["--execution-policy", str(policy)],
+        ["--runtime-image", "sha256:" + "a" * 64, "--runtime-platform", "linux/amd64"],
+    )
+    for extra in cases:
+        proc = run_svcc(
+            "compile", str(REPOS / "flat"), "--target", "rest", "--output-dir", str(out), *extra
+        )
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.count("\n") == 1
+        assert "single-file bundles" in proc.stderr
+        assert not out.exists()
+
+
 def test_schema_name_collisions_are_refused_at_generation(tmp_path: Path) -> None:
     for name, field in (("a", "x: int"), ("b", "y: str")):
         (tmp_path / f"{name}.py").write_text(
