@@ -22,6 +22,7 @@ from svcc.frontends.repository import Repository, TreeLimits, TreeRefused
 from svcc.ir.model import Capability, ModuleIR
 
 if TYPE_CHECKING:
+    from svcc.compiler.driver import Analysis
     from svcc.compiler.policy import ExecutionPolicy
     from svcc.compiler.target import BundleSpec, FileTree
 
@@ -57,6 +58,24 @@ class RepositoryAnalysis:
         doc = report.to_json()
         doc["diagnostics"] = [d.to_json() for d in source.result.diagnostics]
         return doc
+
+    def file_analysis(self, module: str) -> "Analysis":
+        """One module as a single-file :class:`~svcc.compiler.driver.Analysis` (IR and the
+        readiness judged over the graph), for callers that answer per file."""
+        from svcc.compiler.driver import Analysis
+
+        source = self.repository.modules[module]
+        return Analysis(
+            path=source.file.path,
+            module=module,
+            source_format="python",
+            source_bytes=source.file.data,
+            module_text=source.result.module_text,
+            ir=source.ir,
+            readiness=self.reports[module],
+            diagnostics=source.result.diagnostics,
+            is_package=source.file.is_package,
+        )
 
     def document(self, modules: Sequence[str] | None = None) -> dict[str, Any]:
         """``inspect DIR --format json``: one readiness document per module file (keyed by
@@ -127,11 +146,21 @@ def analyze_repository(
     refused entry (exit 2); otherwise (``inspect``, the analysis service) refused entries are
     reported in the document and the rest is analysed."""
     from svcc.compiler.driver import version_tuple
-    from svcc.compiler.passes.repository_readiness import RepositoryReadiness
 
     repo = read_checked(
         Path(root), version_tuple(python_version), limits, strict=strict, encoding=encoding
     )
+    return assess_repository(repo, requirements)
+
+
+def assess_repository(
+    repo: Repository, requirements: DeclaredRequirements | None = None
+) -> RepositoryAnalysis:
+    """Readiness over the module graph of a repository already read and lowered (the
+    analysis service lowers each module under its own per-file budget, then comes here, so
+    it judges exactly as ``svcc inspect DIR``)."""
+    from svcc.compiler.passes.repository_readiness import RepositoryReadiness
+
     declared = declared_requirements(repo, requirements)
     readiness = RepositoryReadiness(
         repo,

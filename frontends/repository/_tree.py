@@ -209,10 +209,13 @@ def module_name(relpath: str) -> tuple[str, bool] | None:
 
 
 class _Walker:
-    def __init__(self, root: Path, roots: tuple[str, ...], limits: TreeLimits) -> None:
+    def __init__(
+        self, root: Path, roots: tuple[str, ...], limits: TreeLimits, oversize_entries: bool
+    ) -> None:
         self.root = root
         self.roots = roots
         self.limits = limits
+        self.oversize_entries = oversize_entries
         self.files: list[SourceFile] = []
         self.claimed: dict[str, str] = {}
         self.namespaces: set[str] = set()
@@ -299,7 +302,11 @@ class _Walker:
                 "narrow [tool.svcc] source-roots"
             )
         if size > self.limits.max_file_bytes:
-            self.limit(f"{shown}: {size} bytes is over the {self.limits.max_file_bytes}-byte limit")
+            message = f"{shown}: {size} bytes is over the {self.limits.max_file_bytes}-byte limit"
+            if not self.oversize_entries:
+                self.limit(message)
+            self.problems.append((shown, diag(F010_REPOSITORY_LIMIT, message, None)))
+            return False
         self.total += size
         if self.total > self.limits.max_total_bytes:
             self.limit(
@@ -331,17 +338,22 @@ class _Walker:
         return True
 
 
-def read_tree(root: Path, limits: TreeLimits | None = None) -> RepositoryTree:
+def read_tree(
+    root: Path, limits: TreeLimits | None = None, *, oversize_entries: bool = False
+) -> RepositoryTree:
     """Walk ``root``: declared files, namespaces, configuration and refusals.
 
     Raises :class:`TreeRefused` for what stops the reading (limits, ``pyproject.toml``);
     entries refused one by one (symlinks, special files, duplicate modules) are error
     diagnostics of the returned tree, so a user sees all of them at once.
+    ``oversize_entries`` makes a file over the per-file bound such an entry (``SVC-F010``;
+    the file is not read) instead of refusing the tree: the analysis service answers per
+    file, and one hostile file must cost its own entry only.
     """
     limits = limits or TreeLimits()
     config = read_config(root, limits)
     roots = choose_roots(root, config)
-    walker = _Walker(root, roots, limits)
+    walker = _Walker(root, roots, limits, oversize_entries)
     for source_root in roots:
         walker.walk(source_root)
     files = sorted(walker.files, key=lambda f: f.module)
