@@ -102,8 +102,21 @@ def test_the_front_ends_walk_is_ast_walk_without_context_and_operator_nodes() ->
     from svcc.frontends.python import _lower, _walk
 
     skipped = (ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)
-    tree = ast.parse(inspect.getsource(_lower))
-    assert _walk.walk(tree) == [n for n in ast.walk(tree) if not isinstance(n, skipped)]
-    for node in ast.walk(tree):
-        expected = [n for n in ast.iter_child_nodes(node) if not isinstance(n, skipped)]
-        assert _walk.children(node) == expected
+    every_kind = (
+        "import a.b as c\nfrom .x import (y as z, w)\nglobal g\n"
+        "@d(1)\nasync def f(a, /, b: int = -1, *c, d=not x, **e) -> list[T]:\n"
+        "    async with m() as (p, *q):\n        async for i in r: await s\n"
+        "    nonlocal n\n    del t[0], u.v\n    x += 1; y: int = 2 if a else b\n"
+        "    return [k async for k in l if k] or {k: v for k, v in z} and {*a}\n"
+        "class C(B, metaclass=M):\n    x = lambda a, *, b=1: (yield a)\n"
+        "match p:\n    case {'k': [1, *rest], **kw} | C(a, b=c) as d if d > 0: pass\n"
+        "    case _: pass\n"
+        "try:\n    raise E from F\nexcept* G as h:\n    assert h, f'{h!r:>{w}}'\n"
+        "while (n := n - 1) > 0 < 9 is not None:\n    x = a[1:2:3, ...] @ b ** ~c\n"
+    )
+    for source in (inspect.getsource(_lower), every_kind):
+        tree = ast.parse(source)
+        assert _walk.walk(tree) == [n for n in ast.walk(tree) if not isinstance(n, skipped)]
+        for node in ast.walk(tree):
+            expected = [n for n in ast.iter_child_nodes(node) if not isinstance(n, skipped)]
+            assert _walk.children(node) == expected

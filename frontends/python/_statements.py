@@ -177,28 +177,37 @@ def expression_reads(node: ast.AST | None, out: dict[str, ast.AST], local: set[s
             out[sub.id] = sub
 
 
+_SCOPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
+_IMPORTS = frozenset({ast.Import, ast.ImportFrom})
+_NAMED = frozenset({ast.ExceptHandler, ast.MatchAs, ast.MatchStar})
+_OPAQUE = frozenset({ast.Lambda, ast.comprehension, ast.Constant})
+
+
 def nested_bindings(stmt: ast.stmt) -> list[str]:
     """Every name a statement binds in the scope it runs in (blocks included, function and
-    class bodies excluded)."""
+    class bodies excluded). Dispatches on the exact node type (the parser makes no
+    subclasses): it runs on every module-level statement."""
     names: list[str] = []
     stack: list[ast.AST] = [stmt]
     while stack:
         node = stack.pop()
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            names.append(node.name)  # its body is another scope
+        kind = type(node)
+        if kind in _SCOPES:
+            names.append(node.name)  # type: ignore[attr-defined]  # its body is another scope
             continue
-        if isinstance(node, ast.Import | ast.ImportFrom):
-            names.extend(import_bindings(node))
+        if kind in _IMPORTS:
+            names.extend(import_bindings(node))  # type: ignore[arg-type]
             continue
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
-            names.append(node.id)
-        elif (isinstance(node, ast.ExceptHandler) and node.name) or (
-            isinstance(node, ast.MatchAs | ast.MatchStar) and node.name
-        ):
-            names.append(node.name)
-        elif isinstance(node, ast.MatchMapping) and node.rest:
-            names.append(node.rest)
-        if isinstance(node, ast.Lambda | ast.comprehension):
+        if kind is ast.Name:
+            if type(node.ctx) is not ast.Load:  # type: ignore[attr-defined]  # Store, Del
+                names.append(node.id)  # type: ignore[attr-defined]
+            continue  # no children but its context
+        if kind in _NAMED:
+            if node.name:  # type: ignore[attr-defined]
+                names.append(node.name)  # type: ignore[attr-defined]
+        elif kind is ast.MatchMapping and node.rest:  # type: ignore[attr-defined]
+            names.append(node.rest)  # type: ignore[attr-defined]
+        if kind in _OPAQUE:
             continue
         stack.extend(children(node))
     return names

@@ -12,23 +12,35 @@ from the name), and they are a third of a typical module's nodes.
 import ast
 from typing import Final
 
-_SKIPPED: Final = (ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)
+# Fields that never hold a node the walk yields: names and flags (strings, numbers), the
+# context and operator fields, and a constant's value.
+_NOT_NODES: Final = frozenset(
+    {"ctx", "op", "ops", "id", "arg", "attr", "asname", "kind", "level", "module", "rest"}
+    | {"conversion", "is_async", "type_comment", "simple", "name", "tag", "lineno"}
+)
+_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: ()}
+
+
+def _fields(kind: type) -> tuple[str, ...]:
+    fields = _FIELDS.get(kind)
+    if fields is None:
+        fields = _FIELDS[kind] = tuple(
+            f
+            for f in kind._fields  # type: ignore[attr-defined]
+            if f not in _NOT_NODES
+        )
+    return fields
 
 
 def children(node: ast.AST) -> list[ast.AST]:
     """``list(ast.iter_child_nodes(node))`` without context and operator nodes."""
     out: list[ast.AST] = []
-    for name in node._fields:
+    for name in _FIELDS.get(type(node)) or _fields(type(node)):
         value = getattr(node, name, None)
         if isinstance(value, ast.AST):
-            if not isinstance(value, _SKIPPED):
-                out.append(value)
+            out.append(value)
         elif isinstance(value, list):
-            out.extend(
-                item
-                for item in value
-                if isinstance(item, ast.AST) and not isinstance(item, _SKIPPED)
-            )
+            out.extend(item for item in value if isinstance(item, ast.AST))
     return out
 
 
@@ -38,16 +50,19 @@ def walk(node: ast.AST) -> list[ast.AST]:
     nodes = [node]
     append = nodes.append
     index = 0
+    known = _FIELDS
     while index < len(nodes):
         current = nodes[index]
         index += 1
-        for name in current._fields:
+        fields = known.get(type(current))
+        if fields is None:
+            fields = _fields(type(current))
+        for name in fields:
             value = getattr(current, name, None)
             if isinstance(value, ast.AST):
-                if not isinstance(value, _SKIPPED):
-                    append(value)
+                append(value)
             elif isinstance(value, list):
                 for item in value:
-                    if isinstance(item, ast.AST) and not isinstance(item, _SKIPPED):
+                    if isinstance(item, ast.AST):
                         append(item)
     return nodes
