@@ -19,6 +19,7 @@ from typing import Any, Final
 from attrs import frozen
 from svcc.compiler.errors import InputError
 from svcc.compiler.source_files import read_source_file
+from svcc.ir.imports import package_of, resolve_relative
 
 # Bounds: a closure larger than this is not a "single file" any more.
 MAX_CLOSURE_FILES: Final = 500
@@ -75,21 +76,6 @@ def source_root(path: Path) -> tuple[Path, str]:
             break
         folder = folder.parent
     return folder, ".".join(parts)
-
-
-def resolve_relative(package: str, level: int, module: str) -> str | None:
-    """``importlib``'s rule: the absolute name of ``from <level dots><module> import``
-    inside ``package``, or ``None`` when it reaches above the top package."""
-    if not package:
-        return None
-    bits = package.rsplit(".", level - 1)
-    if len(bits) < level:
-        return None
-    return f"{bits[0]}.{module}" if module else bits[0]
-
-
-def package_of(name: str, is_package: bool) -> str:
-    return name if is_package else name.rpartition(".")[0]
 
 
 @frozen(kw_only=True)
@@ -312,7 +298,11 @@ def build_closure(
         modules=dict(sorted(modules.items())),
         files=dict(sorted(files.items())),
         mounted=frozenset(prefix for prefix, _ in mounts),
-        located=frozenset(located) | frozenset(p for p, _ in mounts if p),
+        # a mount's parents are namespace packages of the bundle (``acme`` of ``acme.tools``)
+        located=frozenset(located)
+        | frozenset(
+            ".".join(p.split(".")[:i]) for p, _ in mounts if p for i in range(1, p.count(".") + 2)
+        ),
         truncated=truncated,
     )
 
@@ -351,7 +341,5 @@ __all__ = [
     "LocalClosure",
     "LocalModule",
     "build_closure",
-    "package_of",
-    "resolve_relative",
     "source_root",
 ]

@@ -186,6 +186,19 @@ def analyze_source(
         )
         digest = ir_digest(result.ir) if serialize else ""
         readiness = ReadinessPass().run(result.ir, env, digest, diagnostics=result.diagnostics)
+        if closure is not None and closure.modules:
+            from svcc.compiler.passes.closure_readiness import inherit_closure_risks
+            from svcc.frontends.repository import SourceFile
+
+            readiness = inherit_closure_risks(
+                readiness,
+                main=SourceFile(path=path, module=name, is_package=is_package, data=data),
+                result=result,
+                closure=closure,
+                python_version=version,
+                declared_imports=env.declared_imports,
+                declared_requirements=env.declared_requirements,
+            )
     return Analysis(
         path=path,
         module=name,

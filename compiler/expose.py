@@ -212,9 +212,14 @@ def expose_build(request: ExposeRequest) -> "RepositoryCompileResult":
     if not exposure.include and not exposure.include_all_ready:
         raise PolicyError(f"{request.policy}: the exposure policy selects nothing")
 
-    def build(root: Path, name: str, provenance: dict[str, Any]) -> "RepositoryCompileResult":
+    def build(
+        root: Path, name: str, provenance: dict[str, Any], folder_name: str | None = None
+    ) -> "RepositoryCompileResult":
         analysis = analyze_repository(
-            root, python_version=request.python_version, requirements=request.requirements
+            root,
+            python_version=request.python_version,
+            requirements=request.requirements,
+            folder_name=folder_name,
         )
         provenance["repository_digest"] = tree_digest(analysis.repository)
         return write_repository_bundle(
@@ -240,10 +245,13 @@ def expose_build(request: ExposeRequest) -> "RepositoryCompileResult":
     check_subdir(request.subdir)
     grant = matching_grant(grants, request.git, request.ref, request.subdir)
     source = GitSource(url=request.git, commit=request.ref, subdir=request.subdir)
+    subdir_parts = [p for p in request.subdir.split("/") if p not in ("", ".")]
     with acquire(source, ca_file=grant.ca_file) as tree:
         name = request.git.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git") or "repository"
         return build(
             tree,
             name,
             {"kind": "git", "url": request.git, "commit": request.ref, "subdir": request.subdir},
+            # the export's temporary folder is not the user's: the subdir names the package
+            folder_name=subdir_parts[-1] if subdir_parts else "",
         )

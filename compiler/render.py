@@ -162,7 +162,12 @@ def inspect_repository(
         _write(canonical_json(doc))
         return _directory_status(failed)
     colour = _use_colour()
-    lines = [f"{root}: source roots {', '.join(analysis.repository.tree.roots)}"]
+    tree = analysis.repository.tree
+    lines = [
+        f"{root}: package {tree.package}"
+        if tree.package
+        else f"{root}: source roots {', '.join(tree.roots)}"
+    ]
     for d in analysis.repository.diagnostics:
         lines.append(f"  note: {d.code} {d.message}")
     for module in sorted(analysis.reports):

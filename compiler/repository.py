@@ -115,6 +115,7 @@ def read_checked(
     *,
     strict: bool = True,
     encoding: str | None = None,
+    folder_name: str | None = None,
 ) -> Repository:
     from svcc.frontends.repository import read_repository
 
@@ -122,7 +123,11 @@ def read_checked(
         raise InputError(f"{root}: not a directory")
     try:
         repo = read_repository(
-            root, python_version=python_version, limits=limits, encoding=encoding
+            root,
+            python_version=python_version,
+            limits=limits,
+            encoding=encoding,
+            folder_name=folder_name,
         )
     except TreeRefused as exc:
         raise InputError(f"{root}: {exc.diagnostic.code} {exc}") from None
@@ -141,14 +146,21 @@ def analyze_repository(
     limits: TreeLimits | None = None,
     strict: bool = True,
     encoding: str | None = None,
+    folder_name: str | None = None,
 ) -> RepositoryAnalysis:
     """Front end and readiness over the graph. ``strict`` (bundles) refuses a tree with any
     refused entry (exit 2); otherwise (``inspect``, the analysis service) refused entries are
-    reported in the document and the rest is analysed."""
+    reported in the document and the rest is analysed. ``folder_name``: the root folder's
+    name for the user (a git export's is its ``--subdir``'s; see ``read_tree``)."""
     from svcc.compiler.driver import version_tuple
 
     repo = read_checked(
-        Path(root), version_tuple(python_version), limits, strict=strict, encoding=encoding
+        Path(root),
+        version_tuple(python_version),
+        limits,
+        strict=strict,
+        encoding=encoding,
+        folder_name=folder_name,
     )
     return assess_repository(repo, requirements)
 

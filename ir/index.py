@@ -21,6 +21,7 @@ from typing import Any, Final, TypeVar
 from svcc.ir.model import (
     Binding,
     Capability,
+    GlobalRead,
     GlobalWrite,
     Import,
     ModuleIR,
@@ -39,6 +40,7 @@ class ModuleIndex:
         "bindings",
         "capabilities",
         "derived",
+        "global_reads",
         "globals",
         "imports",
         "typed_dicts",
@@ -51,6 +53,9 @@ class ModuleIndex:
             self.capabilities.setdefault(cap.id, cap)
         self.bindings: dict[str, list[Binding]] = _group(ir.bindings, lambda b: b.name)
         self.globals: dict[str, list[GlobalWrite]] = _group(ir.globals, lambda g: g.name)
+        self.global_reads: dict[str, list[GlobalRead]] = _group(
+            ir.global_reads, lambda r: r.function
+        )
         self.imports: dict[str, list[Import]] = _group(ir.imports, lambda i: i.scope)
         self.typed_dicts: dict[str, TypedDictDecl] = {}
         for decl in ir.typed_dicts:

@@ -262,6 +262,16 @@ class GlobalWrite:
 
 
 @frozen(kw_only=True)
+class GlobalRead:
+    """A capability's body reads a module-level name that a function of the module declares
+    ``global`` (recorded only for such names; the first read per function and name)."""
+
+    name: str
+    function: str
+    span: Span
+
+
+@frozen(kw_only=True)
 class ModuleIR:
     schema: str = IR_SCHEMA
     module: str
@@ -275,6 +285,7 @@ class ModuleIR:
     typed_dicts: tuple[TypedDictDecl, ...]
     globals: tuple[GlobalWrite, ...]
     capabilities: tuple[Capability, ...]
+    global_reads: tuple[GlobalRead, ...] = ()
 
     def capability(self, name_or_id: str) -> Capability | None:
         for cap in self.capabilities:

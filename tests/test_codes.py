@@ -13,6 +13,7 @@ PUBLISHED = (
     + [f"SVC-F{n:03d}" for n in range(1, 8)]
     + [f"SVC-R{n:03d}" for n in range(20, 25)]
     + [f"SVC-F{n:03d}" for n in range(8, 12)]
+    + ["SVC-R025"]
 )
 
 

@@ -251,6 +251,39 @@ def test_wrong_ca_is_refused(shop_repo: dict[str, str], tmp_path: Path) -> None:
         assert "certificate verification failed" in line
 
 
+def test_a_subdir_that_is_a_package_keeps_its_name(
+    shop_repo: dict[str, str], git_server: dict[str, str], tmp_path: Path
+) -> None:
+    """``--subdir app/src/shop`` exports a package folder: its modules are ``shop.*`` (the
+    folder's name, not the export's temporary folder's), so ``from .tax import rate`` works."""
+    url, old = shop_repo["url"], shop_repo["old"]
+    args = policies(tmp_path, [grant(url, old, git_server["ca"], subdir="app/src/shop")])
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text("attrs>=23\n")  # the project's pyproject.toml is above the subdir
+    out = tmp_path / "bundle"
+    proc = run_svcc(
+        "expose",
+        "build",
+        "rest",
+        "--git",
+        url,
+        "--ref",
+        old,
+        "--subdir",
+        "app/src/shop",
+        "--requirements",
+        str(requirements),
+        *args,
+        "--output-dir",
+        str(out),
+    )
+    assert proc.returncode == 0, proc.stderr
+    manifest = json.loads((out / "svc-rest.json").read_bytes())
+    assert manifest["capabilities"] == [{"id": TOTAL, "name": "shop.pricing.total"}]
+    with serving(out) as server, server.client() as client:
+        assert client.post("/capabilities/shop.pricing.total", json={"amount": 5}).json() == 6.0
+
+
 def test_grant_must_match_url_commit_and_subdir(
     shop_repo: dict[str, str], git_server: dict[str, str], tmp_path: Path
 ) -> None:

@@ -17,7 +17,9 @@ from servers import Server, generate, serving
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "governed"
 POLICY = {
-    "limits": {"wall_time_ms": 1500, "max_input_bytes": 2000, "max_output_bytes": 4000},
+    # 4 s, not less: a fork + call on a loaded 2-core CI machine once took over 1.5 s (a 504
+    # where the test expected 500); the deadline test pays it once per interface.
+    "limits": {"wall_time_ms": 4000, "max_input_bytes": 2000, "max_output_bytes": 4000},
     "environment": {"allow": ["SVC_ALLOWED"]},
 }
 SERVER_ENV = {"SVC_ALLOWED": "allowed-value", "SVC_SECRET": "server-only"}
@@ -133,7 +135,7 @@ def test_deadline_gives_504_and_the_server_keeps_serving(client: httpx.Client) -
     assert response.json() == {"detail": "Gateway Timeout"}
     # never before the deadline, and cut well before the 30 s the call asked for (no upper
     # bound tuned to this machine's speed)
-    assert 1.5 <= elapsed < 25
+    assert 4 <= elapsed < 25
     assert call(client, "add", {"a": 1, "b": 2}).json() == 3
 
 

@@ -47,6 +47,48 @@ def test_flat_layout_is_the_tree_root() -> None:
     assert repo.graph.to_json()["edges"] == {"calc": ["helpers"], "helpers": []}
 
 
+def test_a_package_folder_is_that_package(tmp_path: Path) -> None:
+    """``svcc inspect site-packages/pkg``: the folder holds ``__init__.py``, so it is the
+    package ``pkg`` (its relative imports work), not a folder of top-level modules whose
+    ``from .tax import rate`` would be a bundle that cannot start."""
+    package = REPOS / "src_layout" / "src" / "shop"
+    repo = read_repository(package, python_version=VERSION)
+    assert repo.tree.package == "shop"
+    assert sorted(repo.modules) == ["shop", "shop.pricing", "shop.remote", "shop.tax", "shop.util"]
+    assert repo.modules["shop.pricing"].file.path == "pricing.py"
+    # the project's pyproject.toml is outside the folder: its dependency is declared here
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text("attrs>=23\n")
+    text = run_svcc(
+        "inspect", str(package), "--format", "text", "--requirements", str(requirements)
+    )
+    assert f"{package}: package shop" in text.stdout
+    assert "shop.pricing.total  eligible" in text.stdout
+    out = tmp_path / "bundle"
+    proc = run_svcc(
+        "compile",
+        str(package),
+        "--target",
+        "rest",
+        "--output-dir",
+        str(out),
+        "--requirements",
+        str(requirements),
+        "--select",
+        "shop.pricing.total",
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert (out / "source" / "shop" / "pricing.py").is_file()
+    with serving(out) as server, server.client() as client:
+        response = client.post("/capabilities/shop.pricing.total", json={"amount": 5})
+        assert response.json() == 6.0
+    # a folder whose name is not a module name stays a folder of modules; so does one
+    # given a layout by its pyproject.toml
+    odd = tmp_path / "not-a-name"
+    shutil.copytree(package, odd)
+    assert read_repository(odd, python_version=VERSION).tree.package is None
+
+
 def test_namespace_packages_have_no_marker() -> None:
     repo = read_repository(REPOS / "namespace", python_version=VERSION)
     assert sorted(repo.modules) == ["acme.tools.greet", "acme.tools.strings"]
@@ -170,14 +212,50 @@ def test_unresolved_local_imports_are_reasons(tmp_path: Path) -> None:
     (tmp_path / "pkg" / "a.py").write_text(
         "from .missing import x\n\n\ndef f() -> int:\n    return 1\n"
     )
+    (tmp_path / "pkg" / "b.py").write_text(
+        "from ..other import x\n\n\ndef h() -> int:\n    return 1\n"
+    )
     (tmp_path / "top.py").write_text("from . import sibling\n\n\ndef g() -> int:\n    return 1\n")
+    # ``sibling`` exists, but a top-level module has no package to be relative to: Python
+    # refuses the import ("no known parent package"), so the graph must too
+    (tmp_path / "sibling.py").write_text("x = 1\n")
+    (tmp_path / "rel.py").write_text("from .sibling import x\n\n\ndef k() -> int:\n    return x\n")
     analysis = analyze_repository(tmp_path)
     reasons = {
         f"{ir.module}.{c.name}": [r.message for r in a.reasons]
         for ir, c, a in analysis.capabilities()
     }
     assert "no module 'pkg.missing'" in reasons["pkg.a.f"][0]
-    assert "beyond the top-level package" in reasons["top.g"][0]
+    assert "beyond the top-level package" in reasons["pkg.b.h"][0]
+    assert "in a top-level module (no parent package)" in reasons["top.g"][0]
+    assert "in a top-level module (no parent package)" in reasons["rel.k"][0]
+    assert not any(a.can_generate_interface for _, _, a in analysis.capabilities())
+
+
+@pytest.mark.parametrize("case", sorted(p.name for p in REPOS.iterdir()))
+def test_inspect_file_and_inspect_dir_agree(case: str, tmp_path: Path) -> None:
+    """Every function gets the same verdict from ``inspect FILE`` as from ``inspect DIR``
+    (given the same declared dependencies): ``shop/report.py`` was eligible alone and
+    conditional in its repository, as importing it runs ``shop/store.py``'s file I/O."""
+    root = REPOS / case
+    proc = run_svcc("inspect", str(root), "--format", "json")
+    document = json.loads(proc.stdout)
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text("".join(f"{d}\n" for d in document["dependencies"]))
+    compared = 0
+    for rel, module_doc in document["files"].items():
+        if "assessments" not in module_doc:
+            continue
+        args = ["inspect", str(root / rel), "--format", "json", "--requirements", str(requirements)]
+        alone = json.loads(run_svcc(*args).stdout)
+        if alone["module"] != module_doc["module"]:
+            # a namespace package has no marker a single file could be named by
+            assert root.name == "namespace"
+            alone = json.loads(run_svcc(*args, "--module-name", module_doc["module"]).stdout)
+        verdicts = {a["capability_id"]: a["class"] for a in alone["assessments"]}
+        assert verdicts == {a["capability_id"]: a["class"] for a in module_doc["assessments"]}
+        compared += len(verdicts)
+    assert compared > 0 or case == "collision"
 
 
 @pytest.mark.parametrize("case", GOLDEN_CASES)

@@ -369,6 +369,18 @@ F011_NOT_A_MODULE: Final = _code(
     "(`my-script.py`, `2024/x.py`) cannot be imported, so it is not a module of the repository.",
 )
 
+# --- added after the repository codes --------------------------------------------------------
+R025_CALL_HISTORY: Final = _code(
+    "SVC-R025",
+    "reads a global another function rebinds",
+    "error",
+    "binding",
+    "ambiguous",
+    "The capability reads a module-level name that another function rebinds through a "
+    "`global` statement, so what a call does depends on which calls came before it (and a "
+    "governed call, in a fresh process, never sees them); the message names both.",
+)
+
 
 def markdown_table() -> str:
     """The body of ``docs/diagnostics.md``."""

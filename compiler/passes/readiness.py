@@ -13,10 +13,11 @@ from typing import Any, ClassVar, Final
 
 import attrs
 from attrs import field, frozen
-from svcc.compiler.closure import EMPTY, LocalClosure, resolve_relative
+from svcc.compiler.closure import EMPTY, LocalClosure
 from svcc.compiler.diagnostics import Diagnostic, diag
 from svcc.compiler.diagnostics import codes as C
 from svcc.compiler.diagnostics.codes import CLASS_ORDER, Code, ReadinessClass
+from svcc.ir.imports import resolve_relative
 from svcc.ir.index import module_index
 from svcc.ir.model import Capability, Evaluation, Import, ModuleIR, Span
 from svcc.ir.schema import READINESS_SCHEMA
@@ -233,6 +234,17 @@ class ReadinessPass:
                     C.R019_GLOBAL_REBIND,
                     f"{write.function}() declares `global {cap.name}`",
                     write.span,
+                )
+            )
+        for read in index.global_reads.get(cap.qualname, ()):
+            writers = sorted({w.function for w in index.globals.get(read.name, ())})
+            out.append(
+                diag(
+                    C.R025_CALL_HISTORY,
+                    f"reads `{read.name}`, which {', '.join(f'{w}()' for w in writers)} "
+                    f"rebind{'s' if len(writers) == 1 else ''} through `global {read.name}`: "
+                    "what a call does depends on the calls before it",
+                    read.span,
                 )
             )
         for param in cap.params:

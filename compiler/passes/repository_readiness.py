@@ -14,7 +14,12 @@ from collections.abc import Callable, Sequence
 
 import attrs
 from svcc.compiler.diagnostics import Diagnostic, diag
-from svcc.compiler.diagnostics.codes import CLASS_ORDER, R024_IMPORTED_MODULE_RISK, ReadinessClass
+from svcc.compiler.diagnostics.codes import (
+    CLASS_ORDER,
+    R021_LOCAL_IMPORT,
+    R024_IMPORTED_MODULE_RISK,
+    ReadinessClass,
+)
 from svcc.compiler.passes.readiness import (
     Assessment,
     Environment,
@@ -164,10 +169,25 @@ class RepositoryReadiness:
             return None
         ir_json = ir_to_json(ir)
         self.ir_json[module] = ir_json
-        base = ReadinessPass().run(ir, self.env(module, ir), digest_bytes(ir_json))
+        return self.inherit(
+            module, ReadinessPass().run(ir, self.env(module, ir), digest_bytes(ir_json))
+        )
+
+    def inherit(self, module: str, base: ReadinessReport) -> ReadinessReport:
+        """``base`` (the ordinary pass's report of ``module``) with every capability's
+        inherited import-time risks added; a single file's local closure is judged by
+        this same walk, so ``inspect FILE`` and ``inspect DIR`` agree."""
+        ir = self.repo.modules[module].ir
+        assert ir is not None
         assessments = []
         for cap, assessment in zip(ir.capabilities, base.assessments, strict=True):
-            extra = self.inherited(module, cap)
+            # one reason per import: where the single-file pass already said the import
+            # cannot work (SVC-R021: unparseable, undeclared, above the top package), the
+            # imported module's risks add nothing
+            cannot = {r.span for r in assessment.reasons if r.code == R021_LOCAL_IMPORT.code}
+            extra = [
+                d for d in self.inherited(module, cap) if d.span is None or d.span not in cannot
+            ]
             if not extra:
                 assessments.append(assessment)
                 continue

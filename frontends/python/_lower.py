@@ -43,6 +43,7 @@ from svcc.ir.model import (
     Default,
     Evaluation,
     FunctionForm,
+    GlobalRead,
     GlobalWrite,
     Import,
     ModuleIR,
@@ -118,6 +119,7 @@ class ModuleLowerer:
         self.typed_dicts: dict[str, TypedDictDecl] = {}
         self._td_dependents: dict[str, set[str]] = {}  # TypedDict name -> names inheriting it
         self.globals: list[GlobalWrite] = []
+        self._capability_nodes: dict[str, FunctionNode] = {}
         self.capabilities: dict[str, Capability] = {}
 
     # -- pass 1: symbols --------------------------------------------------------------------
@@ -245,7 +247,38 @@ class ModuleLowerer:
             typed_dicts=tuple(self.typed_dicts.values()),
             globals=tuple(self.globals),
             capabilities=tuple(self.capabilities.values()),
+            global_reads=self._global_reads(),
         )
+
+    def _global_reads(self) -> tuple[GlobalRead, ...]:
+        """Where a capability reads a module name that a function declares ``global``
+        (first read per function and name). A name the capability binds itself, as a
+        parameter, a local or through its own ``global`` (a lazily filled cache), is left
+        out; the readiness pass judges what remains."""
+        shared = {g.name for g in self.globals}
+        if not shared:
+            return ()
+        own_writes: dict[str, set[str]] = {}
+        for write in self.globals:
+            own_writes.setdefault(write.function, set()).add(write.name)
+        out: list[GlobalRead] = []
+        for name, cap in self.capabilities.items():
+            fn = self._capability_nodes[name]
+            skip = own_writes.get(name, set()) | {p.name for p in cap.params}
+            first: dict[str, ast.Name] = {}
+            for stmt in fn.body:
+                for node in ast.walk(stmt):
+                    if isinstance(node, ast.Name) and node.id in shared:
+                        if isinstance(node.ctx, ast.Load):
+                            first.setdefault(node.id, node)
+                        else:
+                            skip.add(node.id)  # a local of that name (or a nested scope's)
+            out.extend(
+                GlobalRead(name=n, function=name, span=self.src.span(node))
+                for n, node in first.items()
+                if n not in skip
+            )
+        return tuple(out)
 
     def _binds_of(self, stmt: ast.stmt) -> list[str]:
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
@@ -449,6 +482,7 @@ class ModuleLowerer:
             if not stmt.name.startswith("_"):
                 self.capabilities.pop(stmt.name, None)  # the last definition wins
                 self.capabilities[stmt.name] = self._capability(stmt, guards)
+                self._capability_nodes[stmt.name] = stmt
         elif isinstance(stmt, ast.ClassDef):
             if type_checking:
                 return

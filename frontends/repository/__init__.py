@@ -107,12 +107,14 @@ def read_repository(
     limits: TreeLimits | None = None,
     workers: int | None = 1,
     encoding: str | None = None,
+    folder_name: str | None = None,
 ) -> Repository:
     """Read and lower every module of the tree at ``root``; with ``workers`` > 1 (``None``:
-    one per CPU) and a large tree, the modules are lowered in forked worker processes."""
+    one per CPU) and a large tree, the modules are lowered in forked worker processes.
+    ``folder_name``: see :func:`read_tree`."""
     import os
 
-    tree = read_tree(root, limits)
+    tree = read_tree(root, limits, folder_name=folder_name)
     count = workers if workers is not None else (os.cpu_count() or 1)
     if count <= 1 or len(tree.files) < PARALLEL_FROM:
         with collection_paused():

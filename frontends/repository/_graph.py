@@ -12,6 +12,7 @@ dependencies by the readiness pass.
 from collections.abc import Iterable
 
 from attrs import frozen
+from svcc.ir.imports import package_of, resolve_relative
 from svcc.ir.model import Import, ModuleIR, Span
 
 
@@ -75,19 +76,18 @@ class ModuleGraph:
 
     def resolve(self, importer: str, imp: Import) -> Resolution:
         if imp.level > 0:
-            anchor = importer.split(".")
-            if not self.modules.get(importer, False):
-                anchor = anchor[:-1]
-            if imp.level - 1 > len(anchor) or (imp.level - 1 == len(anchor) and not imp.module):
-                shown = "." * imp.level + imp.module
-                return Resolution(
-                    local=(),
-                    external=None,
-                    problem=f"relative import {shown!r} goes beyond the top-level package",
+            package = package_of(importer, self.modules.get(importer, False))
+            base = resolve_relative(package, imp.level, imp.module)
+            shown = "." * imp.level + imp.module
+            if base is None:
+                problem = (
+                    f"relative import {shown!r} goes beyond the top-level package"
+                    if package
+                    else f"relative import {shown!r} in a top-level module (no parent package): "
+                    "Python refuses it; make the folder a package or import it absolutely"
                 )
-            base_parts = anchor[: len(anchor) - (imp.level - 1)]
-            base = ".".join([*base_parts, *([imp.module] if imp.module else [])])
-            return self._local(base, imp, "." * imp.level + imp.module)
+                return Resolution(local=(), external=None, problem=problem)
+            return self._local(base, imp, shown)
         top = imp.module.split(".", 1)[0]
         if top in self.tops:
             return self._local(imp.module, imp, imp.module)

@@ -73,6 +73,8 @@ class RepositoryTree:
     config: ProjectConfig
     # Entries refused or skipped, each with the path it concerns (sorted by path).
     problems: tuple[tuple[str, Diagnostic], ...]
+    # The tree is itself this regular package (see :func:`package_prefix`), else None.
+    package: str | None = None
 
     @property
     def diagnostics(self) -> tuple[Diagnostic, ...]:
@@ -194,6 +196,20 @@ def choose_roots(root: Path, config: ProjectConfig) -> tuple[str, ...]:
     return (".",)
 
 
+def package_prefix(root: Path, roots: tuple[str, ...], folder_name: str) -> str | None:
+    """The package the tree itself is, when its root folder holds ``__init__.py`` and no
+    project layout says otherwise: pointing svcc at ``site-packages/iniconfig`` means the
+    package ``iniconfig``, whose relative imports only work inside it (read as a folder of
+    top-level modules, ``from .exceptions import X`` would be a bundle that cannot start)."""
+    if roots != (".",) or module_name(f"{folder_name}.py") is None:
+        return None
+    try:
+        info = (root / "__init__.py").lstat()
+    except OSError:
+        return None
+    return folder_name if stat.S_ISREG(info.st_mode) else None
+
+
 def module_name(relpath: str) -> tuple[str, bool] | None:
     """``a/b.py`` → ``("a.b", False)``; ``a/__init__.py`` → ``("a", True)``; None when the
     path is not a dotted Python name."""
@@ -210,10 +226,16 @@ def module_name(relpath: str) -> tuple[str, bool] | None:
 
 class _Walker:
     def __init__(
-        self, root: Path, roots: tuple[str, ...], limits: TreeLimits, oversize_entries: bool
+        self,
+        root: Path,
+        roots: tuple[str, ...],
+        limits: TreeLimits,
+        prefix: str | None,
+        oversize_entries: bool,
     ) -> None:
         self.root = root
         self.roots = roots
+        self.prefix = prefix
         self.limits = limits
         self.oversize_entries = oversize_entries
         self.files: list[SourceFile] = []
@@ -256,7 +278,7 @@ class _Walker:
                     continue
                 if self._folder(Path(entry.path), source_root, relpath, others):
                     holds = True
-                    dotted = module_name(relpath + "/__init__.py")
+                    dotted = self._module(relpath + "/__init__.py")
                     if dotted is not None and not (Path(entry.path) / "__init__.py").exists():
                         self.namespaces.add(dotted[0])
                 continue
@@ -282,8 +304,11 @@ class _Walker:
             else (source_root)
         )
 
+    def _module(self, relpath: str) -> tuple[str, bool] | None:
+        return module_name(f"{self.prefix}/{relpath}" if self.prefix else relpath)
+
     def _declare(self, path: Path, relpath: str, shown: str, size: int) -> bool:
-        named = module_name(relpath)
+        named = self._module(relpath)
         if named is None:
             self.problems.append(
                 (
@@ -339,10 +364,16 @@ class _Walker:
 
 
 def read_tree(
-    root: Path, limits: TreeLimits | None = None, *, oversize_entries: bool = False
+    root: Path,
+    limits: TreeLimits | None = None,
+    *,
+    folder_name: str | None = None,
+    oversize_entries: bool = False,
 ) -> RepositoryTree:
     """Walk ``root``: declared files, namespaces, configuration and refusals.
 
+    ``folder_name`` is the name the root folder has for the user (default: its own; a git
+    export passes the ``--subdir``'s last part, its temporary folder's name means nothing).
     Raises :class:`TreeRefused` for what stops the reading (limits, ``pyproject.toml``);
     entries refused one by one (symlinks, special files, duplicate modules) are error
     diagnostics of the returned tree, so a user sees all of them at once.
@@ -353,7 +384,9 @@ def read_tree(
     limits = limits or TreeLimits()
     config = read_config(root, limits)
     roots = choose_roots(root, config)
-    walker = _Walker(root, roots, limits, oversize_entries)
+    name = root.resolve().name if folder_name is None else folder_name
+    package = package_prefix(root, roots, name)
+    walker = _Walker(root, roots, limits, package, oversize_entries)
     for source_root in roots:
         walker.walk(source_root)
     files = sorted(walker.files, key=lambda f: f.module)
@@ -363,4 +396,5 @@ def read_tree(
         namespaces=frozenset(walker.namespaces - {f.module for f in files}),
         config=config,
         problems=tuple(sorted(walker.problems, key=lambda p: p[0])),
+        package=package,
     )
