@@ -1,5 +1,7 @@
 """Front-end details that the golden corpus does not show on its own."""
 
+from typing import Any
+
 import pytest
 from svcc.compiler.driver import analyze_source
 from svcc.compiler.errors import InputError
@@ -120,3 +122,23 @@ def test_the_front_ends_walk_is_ast_walk_without_context_and_operator_nodes() ->
         for node in ast.walk(tree):
             expected = [n for n in ast.iter_child_nodes(node) if not isinstance(n, skipped)]
             assert _walk.children(node) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "f = lambda x, x: 0\n",
+        "xlambda a: lambda b, b: 1",
+        "_lambda a, a: (lambda: 0)",
+        "é lambda: 0 # lambda",
+        "lambdas = [lambda y=lambda: 1, y: y]",
+        "no colon lambda a, a",
+    ],
+)
+def test_lambda_parameter_lists_are_found_as_the_pattern_finds_them(text: str) -> None:
+    from svcc.frontends import python as front
+
+    def found(matches: Any) -> list[tuple[int, int, str]]:
+        return [(m.start(), m.end(), m.group(1)) for m in matches]
+
+    assert found(front._lambda_matches(text)) == found(front._LAMBDA_PARAMS.finditer(text))

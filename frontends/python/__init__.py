@@ -103,12 +103,26 @@ def _first_match(src: SourceText, fallback: tuple[int, int]) -> tuple[int, int]:
 
 
 _LAMBDA_PARAMS = re.compile(r"\blambda\b([^:]*):")
+_WORD = re.compile(r"\w")
+
+
+def _lambda_matches(text: str) -> Iterator[re.Match[str]]:
+    """``_LAMBDA_PARAMS.finditer(text)``, found from ``str.find``: a pattern that starts
+    with ``\\b`` is tried at every position of the text (thirty times slower)."""
+    position = text.find("lambda")
+    while position >= 0:
+        match = None
+        if position == 0 or not _WORD.match(text, position - 1):
+            match = _LAMBDA_PARAMS.match(text, position)
+        position = text.find("lambda", match.end() if match else position + 1)
+        if match is not None:
+            yield match
 
 
 def _lambda_may_repeat(text: str) -> bool:
     """A cheap over-approximation: some ``lambda a, b:`` in the text names a parameter
     twice (after NFKC, as the parser normalises identifiers)."""
-    for match in _LAMBDA_PARAMS.finditer(text):
+    for match in _lambda_matches(text):
         names = [
             name if name.isascii() else unicodedata.normalize("NFKC", name)  # ASCII: as is
             for name in (
