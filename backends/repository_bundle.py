@@ -136,6 +136,7 @@ def governed_files(
         GOVERNED_MODULES,
         GOVERNED_PACKAGE,
         PLAN_SCHEMA,
+        WIRE_MODULES,
         call_shape,
     )
 
@@ -168,6 +169,7 @@ def governed_files(
         "svcc.backends._common", "worker.py.jinja", module=spec.name, version=__version__
     )
     out |= runtime_files(GOVERNED_MODULES, package="svcc.runtime.governed", into=GOVERNED_PACKAGE)
+    out |= runtime_files(WIRE_MODULES)
     return out
 
 

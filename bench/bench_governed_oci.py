@@ -88,8 +88,7 @@ def docker_run_calls(image: str, bundle: Path, calls: int, env: dict[str, str]) 
     payload = {
         "name": "add",
         "module": manifest["module"],
-        "source_path": manifest["source"]["path"],
-        "source_digest": manifest["source"]["digest"],
+        "files": {k: v for k, v in manifest["files"].items() if k.startswith("source/")},
         "is_async": False,
         "max_output": 1 << 20,
         "args": [1, 2],

@@ -396,6 +396,13 @@ def _cmd_compile(args: argparse.Namespace) -> int:
             from svcc.compiler.errors import UsageError
 
             raise UsageError("--module-name names one module; a directory names its own")
+        if args.runtime_image or args.runtime_platform:
+            from svcc.compiler.errors import UsageError
+
+            raise UsageError(
+                "--runtime-image and --runtime-platform go with an svc.execution/v2 policy, "
+                "which serves single-file bundles"
+            )
         render.compile_result(
             compile_repository(
                 args.path,

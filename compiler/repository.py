@@ -460,6 +460,16 @@ def compile_repository(
 
         if not backend.supports_execution_policy:
             raise UsageError(f"target {target!r} has no governed execution mode")
+        from svcc.compiler.policy import read_policy_json
+        from svcc.compiler.policy_v2 import POLICY_V2_SCHEMA
+
+        data = read_policy_json(execution_policy)
+        if isinstance(data, dict) and data.get("schema") == POLICY_V2_SCHEMA:
+            raise UsageError(
+                f"{execution_policy}: {POLICY_V2_SCHEMA} (a container per call) serves "
+                "single-file bundles; a repository bundle is governed by an "
+                "svc.execution/v1 policy (a local process per call)"
+            )
         policy = load_policy(execution_policy)
     root = Path(root)
     analysis = analyze_repository(root, python_version=python_version, requirements=requirements)

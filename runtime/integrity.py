@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 MAX_MANIFEST_BYTES = 1024 * 1024
+# What a repository bundle imports its declared modules with (``bundle_kind: repository``).
+REPOSITORY_RUNTIME = "svc_runtime/repository.py"
 
 
 class StartupError(Exception):
@@ -75,6 +77,11 @@ def load_manifest(bundle: Path, name: str, schema: str) -> dict[str, Any]:
                 f"{relpath} does not match its digest in {name} "
                 "(the bundle was changed after generation; regenerate it)"
             )
+    if manifest.get("bundle_kind") == "repository" and REPOSITORY_RUNTIME not in files:
+        raise StartupError(
+            f"manifest {name} says bundle_kind repository, but the bundle has no verified "
+            f"{REPOSITORY_RUNTIME} (the bundle was changed after generation; regenerate it)"
+        )
     return manifest
 
 

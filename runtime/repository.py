@@ -80,8 +80,22 @@ def _import(module: str) -> ModuleType:
         ) from None
 
 
+def _repository_section(manifest: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The manifest's ``repository`` section, checked for the shape the finder needs."""
+    repo = manifest.get("repository")
+    shapes = (("modules", dict), ("namespace_packages", list), ("packages", list))
+    if not isinstance(repo, dict) or any(
+        not isinstance(repo.get(key), kind) for key, kind in shapes
+    ):
+        raise StartupError(
+            "the manifest's repository section is missing or malformed (modules, "
+            "namespace_packages, packages): the bundle was changed after generation"
+        )
+    return repo
+
+
 def install_finder(bundle: Path, manifest: Mapping[str, Any]) -> DeclaredSourceFinder:
-    repo = manifest["repository"]
+    repo = _repository_section(manifest)
     finder = DeclaredSourceFinder(
         bundle / "source", repo["modules"], repo["namespace_packages"], repo["packages"]
     )

@@ -183,8 +183,15 @@ def test_runtime_image_context(tmp_path: Path) -> None:
     assert f"FROM {BASE}\n" in containerfile
     assert "io.svcc.worker-protocol=svc.container-worker/v1" in containerfile
     assert "USER 65532:65532" in containerfile
-    worker = (ROOT / "runtime" / "container" / "worker.py").read_bytes()
-    assert (ctx / "worker.py").read_bytes() == worker
+    # The worker and the wire it shares with the server, byte for byte, as a package.
+    for copied, original in (
+        ("svc_runtime/container/worker.py", "runtime/container/worker.py"),
+        ("svc_runtime/wire.py", "runtime/wire.py"),
+        ("svc_runtime/__init__.py", "runtime/__init__.py"),
+    ):
+        assert (ctx / copied).read_bytes() == (ROOT / original).read_bytes()
+    assert '"-m", "svc_runtime.container.worker"]' in containerfile
+    assert "UNCHECKED_HASH" in containerfile  # bytecode valid whatever the files' times
     assert not (ctx / "requirements.lock").exists()
 
 

@@ -381,6 +381,28 @@ def test_changed_source_file_stops_startup(shop_rest: Path, tmp_path: Path) -> N
     assert "source/shop/tax.py does not match its digest" in output
 
 
+@pytest.mark.parametrize("damage", ["no-section", "not-an-object", "no-modules"])
+def test_damaged_repository_section_stops_startup_in_one_line(
+    shop_rest: Path, tmp_path: Path, damage: str
+) -> None:
+    from servers import failed_start
+
+    copy = tmp_path / "copy"
+    shutil.copytree(shop_rest, copy)
+    manifest = json.loads((copy / "svc-rest.json").read_text())
+    if damage == "no-section":
+        del manifest["repository"]
+    elif damage == "not-an-object":
+        manifest["repository"] = ["shop"]
+    else:
+        del manifest["repository"]["modules"]
+    (copy / "svc-rest.json").write_text(json.dumps(manifest))
+    code, output = failed_start(copy)
+    assert code == 3, output
+    assert "Traceback" not in output
+    assert "repository section" in output
+
+
 def test_mcp_repository_bundle_served(tmp_path: Path) -> None:
     out = tmp_path / "mcp"
     proc = run_svcc(
@@ -446,6 +468,27 @@ def test_governed_repository_bundles(tmp_path: Path) -> None:
         assert result.structured_content == {"result": 3.6}
     finally:
         bundle.close()
+
+
+def test_container_policy_options_on_a_directory_are_one_line_errors(tmp_path: Path) -> None:
+    """A v2 policy (a container per call) or its image options on a directory: one line,
+    exit 2, nothing written (the v2 policy was "unknown error (... not in literal ...)";
+    ``--runtime-image`` was silently ignored)."""
+    policy = tmp_path / "v2.json"
+    policy.write_text('{"schema": "svc.execution/v2"}')
+    out = tmp_path / "out"
+    cases = (
+        ["--execution-policy", str(policy)],
+        ["--runtime-image", "sha256:" + "a" * 64, "--runtime-platform", "linux/amd64"],
+    )
+    for extra in cases:
+        proc = run_svcc(
+            "compile", str(REPOS / "flat"), "--target", "rest", "--output-dir", str(out), *extra
+        )
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.count("\n") == 1
+        assert "single-file bundles" in proc.stderr
+        assert not out.exists()
 
 
 def test_schema_name_collisions_are_refused_at_generation(tmp_path: Path) -> None:

@@ -3,8 +3,9 @@
 ``execution/policy.json`` is the normalised policy (every default written out),
 ``execution/plans/<name>.json`` binds each capability to the source digest, the policy
 digest and its call shape, and ``execution/worker.py`` starts the worker template; the
-runtime is copied as ``svc_runtime/governed/``. The interface files (OpenAPI, tool
-definitions) are not touched: they are byte-identical to the direct bundle's.
+runtime is copied as ``svc_runtime/governed/`` and ``svc_runtime/wire.py``. The interface
+files (OpenAPI, tool definitions) are not touched: they are byte-identical to the direct
+bundle's.
 """
 
 from collections.abc import Mapping
@@ -20,7 +21,9 @@ from svcc import __version__
 
 PLAN_SCHEMA: Final = "svc.execution-plan/v1"
 GOVERNED_PACKAGE: Final = "svc_runtime/governed"
-GOVERNED_MODULES: Final = ("executor", "protocol", "template")
+GOVERNED_MODULES: Final = ("executor", "template")
+# Shared with the OCI backend and the container worker (``svc_runtime/wire.py``).
+WIRE_MODULES: Final = ("wire",)
 
 
 def call_shape(cap: Capability) -> dict[str, Any]:
@@ -62,4 +65,5 @@ def governed_files(
         "svcc.backends._common", "worker.py.jinja", module=ir.module, version=__version__
     )
     out |= runtime_files(GOVERNED_MODULES, package="svcc.runtime.governed", into=GOVERNED_PACKAGE)
+    out |= runtime_files(WIRE_MODULES)
     return out

@@ -3,14 +3,15 @@
 ``execution/policy.json`` is the normalised v2 policy, ``execution/runtime.json`` names the
 runtime image (full id, platform, worker protocol), and ``execution/plans/<name>.json``
 binds each capability to the source, the policy and the image. The server side of the
-runtime is copied as ``svc_runtime/container/``; the worker itself lives in the runtime
-image (target ``runtime-image``). The interface files are not touched: they are
-byte-identical to the direct bundle's.
+runtime is copied as ``svc_runtime/container/`` and ``svc_runtime/wire.py``; the worker
+itself lives in the runtime image (target ``runtime-image``). The interface files are not
+touched: they are byte-identical to the direct bundle's.
 """
 
 from collections.abc import Mapping
 from typing import Final
 
+from svcc.backends._common.governed import WIRE_MODULES
 from svcc.backends._common.runtime_copy import runtime_files
 from svcc.compiler.policy_v2 import OciExecution
 from svcc.ir.canonical import canonical_json, digest_bytes
@@ -18,7 +19,7 @@ from svcc.ir.model import ModuleIR
 
 PLAN_SCHEMA: Final = "svc.execution-plan/v2"
 CONTAINER_PACKAGE: Final = "svc_runtime/container"
-CONTAINER_MODULES: Final = ("engine", "executor", "protocol")
+CONTAINER_MODULES: Final = ("engine", "executor")
 
 
 def governed_oci_files(
@@ -51,4 +52,5 @@ def governed_oci_files(
     out |= runtime_files(
         CONTAINER_MODULES, package="svcc.runtime.container", into=CONTAINER_PACKAGE
     )
+    out |= runtime_files(WIRE_MODULES)
     return out

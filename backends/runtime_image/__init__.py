@@ -1,22 +1,28 @@
 """The ``runtime-image`` target: the build context of the worker image that an
 OCI-governed bundle (policy ``svc.execution/v2``) runs its calls in.
 
-The image holds the interpreter (the digest-pinned base), the container worker (copied
-byte for byte from ``svcc.runtime.container.worker``), the application's declared
+The image holds the interpreter (the digest-pinned base), the container worker and the wire
+it shares with the server (``svc_runtime/container/worker.py`` and ``svc_runtime/wire.py``,
+copied byte for byte from ``svcc.runtime``), the application's declared
 dependencies installed from hash-checked wheels when ``--requirements`` names any (a
 ``name==version --hash=sha256:HEX`` lock; the user places the wheels in ``wheels/``), and
 the label ``io.svcc.worker-protocol`` the generated server checks at startup. It holds no
 user source: the server bind-mounts the bundle's source read-only into each container, so
 one image serves every bundle with the same dependencies. No engine, no network: the user
 builds it (``docker build``) and passes the image's full id to ``--runtime-image``.
+
+Every container runs the worker once, so its start-up is on each call's path: the build
+writes hash-checked bytecode (valid whatever the files' times, which a normalised base
+image may have changed) for the standard library, the dependencies and the worker.
+``io.svcc.worker-sha256`` digests the worker's files (path → digest, canonical JSON).
 """
 
-from importlib import resources
-from typing import ClassVar, Final, Literal
+from typing import ClassVar, Literal
 
 from attrs import field, frozen
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
+from svcc.backends._common.runtime_copy import runtime_files
 from svcc.backends.oci import read_lock
 from svcc.backends.templates import render
 from svcc.compiler.images.errors import ImageInputError
@@ -25,15 +31,18 @@ from svcc.compiler.images.reference import parse_reference
 from svcc.compiler.target import BundleSpec, EmitContext, FileTree
 from svcc.ir.canonical import canonical_json, digest_bytes
 from svcc.ir.model import ModuleIR
+from svcc.runtime.wire import PROTOCOL_LABEL, WORKER_PROTOCOL
 
 from svcc import __version__
 
-WORKER_PROTOCOL: Final = "svc.container-worker/v1"
-PROTOCOL_LABEL: Final = "io.svcc.worker-protocol"
+__all__ = ["PROTOCOL_LABEL", "WORKER_PROTOCOL", "RuntimeImageTarget", "worker_files"]
 
 
-def worker_bytes() -> bytes:
-    return resources.files("svcc.runtime.container").joinpath("worker.py").read_bytes()
+def worker_files() -> dict[str, bytes]:
+    """The worker package the image runs: ``svc_runtime/{wire,container/worker}.py``."""
+    return runtime_files(("wire",)) | runtime_files(
+        ("worker",), package="svcc.runtime.container", into="svc_runtime/container"
+    )
 
 
 @frozen
@@ -84,10 +93,12 @@ class RuntimeImageTarget:
                         "lock_invalid", f"{self.lock}: the declared dependency {name} is not locked"
                     )
             lock = render_lock(wheels)
-        worker = worker_bytes()
+        worker = worker_files()
         labels = {
             PROTOCOL_LABEL: WORKER_PROTOCOL,
-            "io.svcc.worker-sha256": digest_bytes(worker),
+            "io.svcc.worker-sha256": digest_bytes(
+                canonical_json({path: digest_bytes(data) for path, data in worker.items()})
+            ),
             "io.svcc.requirements-sha256": digest_bytes(lock or b""),
         }
         files = {
@@ -100,7 +111,7 @@ class RuntimeImageTarget:
                 labels=sorted(labels.items()),
                 has_requirements=lock is not None,
             ),
-            "worker.py": worker,
+            **worker,
             "target.json": canonical_json(
                 {
                     "schema": "svc.runtime-image-context/v1",

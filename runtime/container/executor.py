@@ -4,15 +4,23 @@ Startup (before serving; any problem is one line and a non-zero exit): the polic
 every plan are bound to this bundle's source; the engine answers on its Unix socket; the
 runtime image is present by its full id, speaks the worker protocol (its label) and is of
 the planned platform; the source is readable by the worker's uid; containers left by a
-server instance that died are removed. Then a pool of pre-started containers (each created,
-attached and started, its worker blocked on stdin) is filled by one background thread, one
-container at a time, yielding to calls in flight so refills never starve them.
+server instance that died are removed.
 
-A call takes a concurrency slot, a pooled container (or starts a cold one when the pool is
-empty or its size is 0), writes the framed request, reads the framed reply until the wall
-deadline, and has the container removed. Deadline → the container is removed at once
+Containers come from launcher threads (``LAUNCHERS``: much of a container's start is the
+engine waiting, so starts overlap well; measured on two busy cores, 1 → 5.5, 2 → 5.9,
+3 → 6.9, 4 → 7.5 calls/s with 4 clients), each container created, attached and started,
+its worker blocked on stdin (used ones are removed by ``REMOVERS`` threads). Launchers
+keep ``pool.size`` containers ready, plus one for each call waiting for one (so with pool
+0 a call waits for a container started for it, and no container idles). While the pool
+still holds a container, a refill first yields to the calls in flight (bounded), so
+refills do not slow pooled calls; when calls are waiting, launching is all that matters.
+
+A call takes a concurrency slot; from then on its wall time (``limits.wall_time_ms``) bounds
+everything the client waits for: getting a container (a cold start included), sending the
+request, the call in its container, the reply. Deadline → the container is removed at once
 (killed), :class:`CallTimeout` (504). The engine's ``State.OOMKilled`` → :class:`CallOOM`
-(503). Anything else → :class:`CallFailed` (a sanitised 500).
+(503). Anything else → :class:`CallFailed` (a sanitised 500). A used container is removed in
+the background; every container is used once.
 """
 
 import asyncio
@@ -33,9 +41,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from .. import wire as p
 from ..calls import CallShape
 from ..integrity import StartupError, sha256_file
-from . import protocol as p
 from .engine import Engine, EngineError, engine_socket
 
 WORKER_UID = 65532
@@ -45,7 +53,9 @@ LABEL_INSTANCE = "io.svcc.instance"
 LABEL_HOST = "io.svcc.server-host"
 LABEL_PID = "io.svcc.server-pid"
 REFILL_YIELD_SECONDS = 0.05
-STARTUP_GRACE_SECONDS = 10.0
+LAUNCHERS = 4
+REMOVERS = 2
+LAUNCH_RETRY_SECONDS = 0.5
 
 
 class CallTimeout(Exception):
@@ -60,6 +70,10 @@ class CallFailed(Exception):
     """Any other failure of a governed call. The message is for the server log only."""
 
 
+class _Expired(Exception):
+    """The call's deadline passed before its container was ready."""
+
+
 class Slot:
     """One started container whose worker waits on stdin, and its attached stream."""
 
@@ -67,7 +81,6 @@ class Slot:
         self.container = container
         self.sock = sock
         self.buffered = buffered
-        self.started = time.monotonic()
 
 
 def _pid_alive(pid: int) -> bool:
@@ -131,6 +144,12 @@ class ContainerExecutor:
         self.retry_after = self._wall
         self._pool_size = int(self._policy["pool"]["size"])
         self._shapes = {c["name"]: CallShape.from_ir(c) for c in ir["capabilities"]}
+        # Every declared source file, which the worker verifies before importing any.
+        self._source_files = {
+            path: digest
+            for path, digest in sorted(manifest["files"].items())
+            if path.startswith("source/")
+        }
         self.instance = uuid.uuid4().hex
         self._engine = Engine(engine_socket())
         self._slots_count = int(limits["max_concurrent_calls"])
@@ -141,6 +160,10 @@ class ContainerExecutor:
         self._pool: collections.deque[Slot] = collections.deque()
         self._lock = threading.Condition()
         self._in_flight = 0
+        self._waiting = 0  # calls waiting for a container
+        self._launching = 0
+        self._failures = 0  # launches that failed (waiting calls fail with them)
+        self._last_failure = ""
         self._closed = False
         self._removals: collections.deque[str] = collections.deque()
         self._workers: list[threading.Thread] = []
@@ -203,8 +226,12 @@ class ContainerExecutor:
             try:
                 self._pool.append(self._launch())  # proves the image runs before serving
             except (EngineError, OSError) as exc:
+                while self._removals:  # no remover runs yet: leave nothing behind
+                    self._remove(self._removals.popleft())
                 raise StartupError(f"cannot start a worker container: {exc}") from None
-        for target, name in ((self._refiller, "svc-pool"), (self._remover, "svc-remove")):
+        targets = [(self._launcher, f"svc-launch-{i}") for i in range(LAUNCHERS)]
+        targets += [(self._remover, f"svc-remove-{i}") for i in range(REMOVERS)]
+        for target, name in targets:
             thread = threading.Thread(target=target, name=name, daemon=True)
             thread.start()
             self._workers.append(thread)
@@ -269,40 +296,63 @@ class ContainerExecutor:
                 sock.close()
                 raise
         except BaseException:
-            self._remove(container)
+            self._discard(container)
             raise
         return Slot(container, sock, buffered)
 
     def _remove(self, container: str) -> None:
+        """Kill (if it still runs) and remove ``container``; errors are the sweep's job."""
         with contextlib.suppress(EngineError):
             self._engine.request("DELETE", f"/containers/{container}?force=1&v=1")
 
-    def _refiller(self) -> None:
+    def _wanted(self) -> bool:
+        """Whether one more launch is needed: the pool's size plus the waiting calls."""
+        return len(self._pool) + self._launching < self._pool_size + self._waiting
+
+    def _launcher(self) -> None:
         while True:
             with self._lock:
-                while not self._closed and len(self._pool) >= self._pool_size:
+                while not self._closed and not self._wanted():
                     self._lock.wait()
                 if self._closed:
                     return
-                # Pacing: a refill competes with calls for the engine and the CPU; let the
-                # calls in flight finish first (bounded, so an always-busy server still refills).
+                # Pacing: while the pool still holds a container and no call waits, a
+                # refill yields to the calls in flight (bounded: a busy server still refills).
                 deadline = time.monotonic() + REFILL_YIELD_SECONDS * 4
-                while self._in_flight and not self._stopping() and time.monotonic() < deadline:
+                while (
+                    self._pool
+                    and self._in_flight
+                    and not self._waiting
+                    and not self._stopping()
+                    and time.monotonic() < deadline
+                ):
                     self._lock.wait(REFILL_YIELD_SECONDS)
+                if self._stopping() or not self._wanted():
+                    continue
+                self._launching += 1
+            slot: Slot | None = None
+            failure = ""
             try:
                 slot = self._launch()
-            except (EngineError, OSError):
-                time.sleep(1.0)  # the engine is unwell; calls start cold meanwhile
-                continue
+            except (EngineError, OSError) as exc:
+                failure = str(exc) or type(exc).__name__
             with self._lock:
-                if self._stopping():
-                    slot.sock.close()
-                    self._remove(slot.container)
-                    return
-                self._pool.append(slot)
+                self._launching -= 1
+                if slot is None:
+                    self._failures += 1
+                    self._last_failure = failure
+                elif not self._stopping() and len(self._pool) < self._pool_size + self._waiting:
+                    self._pool.append(slot)
+                    slot = None
+                self._lock.notify_all()
+            if slot is not None:  # closed meanwhile, or the call it was for gave up
+                slot.sock.close()
+                self._discard(slot.container)
+            elif failure:
+                time.sleep(LAUNCH_RETRY_SECONDS)  # the engine is unwell; do not spin
 
     def _stopping(self) -> bool:
-        return self._closed
+        return self._closed  # a call, so a type checker does not narrow it across waits
 
     def _remover(self) -> None:
         while True:
@@ -341,16 +391,17 @@ class ContainerExecutor:
         if self._semaphore is None:
             self._semaphore = asyncio.Semaphore(self._slots_count)
         async with self._semaphore:
+            deadline = time.monotonic() + self._wall  # from here on, everything is charged
             loop = asyncio.get_running_loop()
-            return await loop.run_in_executor(self._threads, self._call, name, args, kwargs)
+            return await loop.run_in_executor(
+                self._threads, self._call, name, args, kwargs, deadline
+            )
 
     def _request(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> bytes:
-        source = self._manifest["source"]
         payload = {
             "name": name,
             "module": self._manifest["module"],
-            "source_path": source["path"],
-            "source_digest": source["digest"],
+            "files": self._source_files,
             "is_async": self._shapes[name].is_async,
             "max_output": self._max_output,
             "args": args,
@@ -358,24 +409,44 @@ class ContainerExecutor:
         }
         return p.frame(p.REQUEST, pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
 
-    def _call(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> bytes:
+    def _take(self, deadline: float) -> Slot:
+        """A ready container: from the pool, or the next one a launcher starts for this call
+        (with pool 0, or when the pool is empty) — until the deadline."""
+        with self._lock:
+            if self._pool:
+                return self._pool.popleft()
+            if not self._workers:  # closed, or never started
+                raise CallFailed("the executor is not running")
+            self._waiting += 1
+            failures = self._failures
+            self._lock.notify_all()
+            try:
+                while not self._pool:
+                    if self._closed:
+                        raise CallFailed("the server is shutting down")
+                    if self._failures != failures:
+                        raise CallFailed(f"cannot start a worker container: {self._last_failure}")
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        raise _Expired
+                    self._lock.wait(remaining)
+                return self._pool.popleft()
+            finally:
+                self._waiting -= 1
+                self._lock.notify_all()
+
+    def _call(self, name: str, args: list[Any], kwargs: dict[str, Any], deadline: float) -> bytes:
         request = self._request(name, args, kwargs)
         with self._lock:
             self._in_flight += 1
-            slot = self._pool.popleft() if self._pool else None
-            self._lock.notify_all()
         try:
-            if slot is None:
-                try:
-                    slot = self._launch()
-                except (EngineError, OSError) as exc:
-                    raise CallFailed(f"cannot start a worker container: {exc}") from None
-            # The deadline bounds the call in its container, not the wait for a container:
-            # the first seconds of a container's start (the engine, the interpreter) are not
-            # charged to the call, which cannot tell them apart from its own time.
-            now = time.monotonic()
-            grace = max(0.0, slot.started + STARTUP_GRACE_SECONDS - now)
-            return self._exchange(slot, request, now + self._wall + grace)
+            try:
+                slot = self._take(deadline)
+            except _Expired:
+                raise CallTimeout(
+                    f"passed its {self._wall:g} s deadline waiting for a container"
+                ) from None
+            return self._exchange(slot, request, deadline)
         finally:
             with self._lock:
                 self._in_flight -= 1
@@ -403,6 +474,8 @@ class ContainerExecutor:
             if done:
                 self._discard(slot.container)
         if kind == p.RESULT:
+            if not p.is_strict_json(data):
+                raise CallFailed("the worker sent a result that is not strict, finite JSON")
             return data
         if kind == p.ERROR:
             raise CallFailed(f"worker reported {data.decode(errors='replace')}")

@@ -30,8 +30,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from .. import wire as p
 from ..integrity import StartupError, sha256_file
-from . import protocol as p
 from .template import PR_SET_DUMPABLE, READY, prctl, worker_identity
 
 TEMPLATE_START_SECONDS = 30
@@ -258,7 +258,7 @@ class GovernedExecutor:
         payload: bytes,
         pid: list[int],
     ) -> bytes:
-        writer.write(p.frame(b"A", payload))
+        writer.write(p.frame(p.REQUEST, payload))
         try:
             kind, size = p.HEADER.unpack(await reader.readexactly(p.HEADER.size))
             if kind != p.PID or size > 32:
@@ -278,17 +278,11 @@ class GovernedExecutor:
         raise CallFailed("worker protocol error")
 
 
-def _no_constant(name: str) -> None:
-    raise ValueError(f"{name} is not JSON")
-
-
 def _strict_json(data: bytes) -> bytes:
     """The worker's result, served only if it is strict, finite JSON (a worker runs the
     user's code: what it sends is checked, not trusted)."""
-    try:
-        json.loads(data.decode("utf-8"), parse_constant=_no_constant)
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        raise CallFailed("worker sent a result that is not strict, finite JSON") from None
+    if not p.is_strict_json(data):
+        raise CallFailed("worker sent a result that is not strict, finite JSON")
     return data
 
 

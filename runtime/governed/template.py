@@ -30,7 +30,6 @@ import ctypes
 import errno
 import hashlib
 import json
-import math
 import os
 import pickle
 import selectors
@@ -45,9 +44,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .. import wire as p
 from ..calls import CallShape, shape_problem
 from ..integrity import sha256_file
-from . import protocol as p
 
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
@@ -105,33 +104,6 @@ class Prepared:
 # -- worker (a forked child, one call) ------------------------------------------------------
 
 
-def _finite_json(value: Any, depth: int = 0) -> bool:
-    """Exactly JSON: dicts with str keys, lists, str, int, finite float, bool, None."""
-    if depth > 200:
-        return False
-    kind = type(value)
-    if value is None or kind is bool or kind is int or kind is str:
-        return True
-    if kind is float:
-        return math.isfinite(value)
-    if kind is list:
-        return all(_finite_json(item, depth + 1) for item in value)
-    if kind is dict:
-        return all(type(k) is str and _finite_json(v, depth + 1) for k, v in value.items())
-    return False
-
-
-def _read_exact(conn: socket.socket, size: int) -> bytes:
-    chunks = []
-    while size:
-        chunk = conn.recv(min(size, 1 << 20))
-        if not chunk:
-            raise EOFError
-        chunks.append(chunk)
-        size -= len(chunk)
-    return b"".join(chunks)
-
-
 def _log(name: str, message: str) -> None:
     sys.stderr.write(f"svc-governed: {name}: {message}\n")
     sys.stderr.flush()
@@ -174,8 +146,8 @@ def run_call(
     conn: socket.socket, prepared: Prepared, drop_privileges: Callable[[], None] = lambda: None
 ) -> None:
     conn.sendall(p.frame(p.PID, str(os.getpid()).encode()))
-    _, size = p.HEADER.unpack(_read_exact(conn, p.HEADER.size))
-    name, args, kwargs = pickle.loads(_read_exact(conn, size))
+    _, size = p.HEADER.unpack(p.read_exact(conn.recv, p.HEADER.size))
+    name, args, kwargs = pickle.loads(p.read_exact(conn.recv, size))
 
     def fail(error: str, detail: str) -> None:
         _log(name, detail)
@@ -210,12 +182,10 @@ def run_call(
         sys.stderr.write(f"svc-governed: {name}: the call raised\n{traceback.format_exc()}")
         return fail(p.EXCEPTION, "exception (traceback above)")
     kill_descendants()  # the call has ended: so has everything it started
-    if not _finite_json(result):
-        return fail(p.NOT_JSON, f"result of type {type(result).__name__} is not finite JSON")
-    payload = json.dumps(result, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    data = payload.encode("utf-8")
-    if len(data) > prepared.max_output:
-        return fail(p.TOO_LARGE, f"result of {len(data)} bytes is over the output limit")
+    try:
+        data = p.encode_result(result, prepared.max_output)
+    except p.ResultError as exc:
+        return fail(exc.kind, str(exc))
     conn.sendall(p.frame(p.RESULT, data))
     return None
 

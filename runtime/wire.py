@@ -1,0 +1,107 @@
+"""The wire between a governed server and its workers: one implementation for both governed
+backends (local process, OCI container) and the container worker.
+
+Frames are a kind byte and a length (``HEADER``) then the payload. The server sends one
+request frame (the pickled call: the server is trusted, so values keep their Python types);
+a worker answers with exactly one ``R`` frame (the result, already strict finite JSON) or
+``E`` frame (an error kind below; details go to the worker's stderr, never to the client).
+A local-process worker first sends a ``P`` frame with its pid (so the deadline can kill its
+process group). The server never unpickles what a worker sends, and checks a result again
+(:func:`is_strict_json`): a worker runs the user's code, so what it sends is not trusted.
+
+Standard library only, and nothing else of the runtime: the runtime image copies this file
+next to the container worker, which runs standalone there (``svc_runtime/wire.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import struct
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # not at run time: the container worker starts for every call
+    from collections.abc import Callable
+    from typing import Any
+
+HEADER = struct.Struct("!cQ")
+REQUEST = b"A"
+PID = b"P"
+RESULT = b"R"
+ERROR = b"E"
+
+# Error kinds a worker reports (the client only ever sees a generic 500).
+EXCEPTION = "exception"
+NOT_JSON = "result-not-json"
+TOO_LARGE = "result-too-large"
+CHANGED = "bundle-changed"
+
+# The container worker's protocol, named by a label of the runtime image.
+WORKER_PROTOCOL = "svc.container-worker/v1"
+PROTOCOL_LABEL = "io.svcc.worker-protocol"
+
+MAX_DEPTH = 200
+
+
+class ResultError(Exception):
+    """A result the wire refuses: ``kind`` is one of the error kinds, the message a detail."""
+
+    def __init__(self, kind: str, detail: str) -> None:
+        super().__init__(detail)
+        self.kind = kind
+
+
+def frame(kind: bytes, payload: bytes) -> bytes:
+    return HEADER.pack(kind, len(payload)) + payload
+
+
+def read_exact(read: Callable[[int], bytes], size: int) -> bytes:
+    """``size`` bytes from ``read`` (a socket's ``recv`` or a stream's ``read``)."""
+    chunks = []
+    while size:
+        chunk = read(min(size, 1 << 20))
+        if not chunk:
+            raise EOFError("the stream ended inside a frame")
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def finite_json(value: Any, depth: int = 0) -> bool:
+    """Exactly JSON: dicts with str keys, lists, str, int, finite float, bool, None."""
+    if depth > MAX_DEPTH:
+        return False
+    kind = type(value)
+    if value is None or kind is bool or kind is int or kind is str:
+        return True
+    if kind is float:
+        return math.isfinite(value)
+    if kind is list:
+        return all(finite_json(item, depth + 1) for item in value)
+    if kind is dict:
+        return all(type(k) is str and finite_json(v, depth + 1) for k, v in value.items())
+    return False
+
+
+def encode_result(value: Any, max_output: int) -> bytes:
+    """The ``R`` payload of a function's result, or :class:`ResultError`."""
+    if not finite_json(value):
+        raise ResultError(NOT_JSON, f"result of type {type(value).__name__} is not finite JSON")
+    data = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    encoded = data.encode("utf-8")
+    if len(encoded) > max_output:
+        raise ResultError(TOO_LARGE, f"result of {len(encoded)} bytes is over the output limit")
+    return encoded
+
+
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
+
+
+def is_strict_json(data: bytes) -> bool:
+    """Whether a worker's ``R`` payload is strict, finite JSON (checked by the server)."""
+    try:
+        json.loads(data.decode("utf-8"), parse_constant=_no_constant)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return False
+    return True
