@@ -10,12 +10,14 @@ the repository front end reads (``.py`` files and ``pyproject.toml``) are export
 A symlink, a submodule or an LFS pointer anywhere in the subdirectory is refused.
 """
 
+import contextlib
 import os
 import re
 import shutil
 import signal
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -36,10 +38,19 @@ class GitError(InputError):
 
 @frozen(kw_only=True)
 class GitLimits:
+    """``timeout_s`` bounds the whole acquisition (every git command shares one deadline);
+    ``max_fetch_bytes`` bounds what the fetch writes, checked while it runs."""
+
     timeout_s: float = 120.0
     max_entries: int = 50_000
     max_fetch_bytes: int = 256 * 1024 * 1024
     max_export_bytes: int = 64 * 1024 * 1024
+
+
+# The limits ``acquire`` applies when given none. Not an option of the command line: the
+# specification fixes them; tests replace this value to reach a limit with a small repository.
+DEFAULT_LIMITS = GitLimits()
+POLL_S: Final = 0.05
 
 
 @frozen(kw_only=True)
@@ -119,28 +130,94 @@ class _Git:
         self.env = _environment(workdir / "home", ca_file)
         (workdir / "home").mkdir()
         self.limits = limits
+        self.deadline = time.monotonic() + limits.timeout_s
 
-    def run(self, *args: str, stdin: bytes | None = None, what: str) -> bytes:
+    def _left(self, what: str) -> float:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise self._late(what)
+        return left
+
+    def _late(self, what: str) -> GitError:
+        return GitError(f"{what}: over the {self.limits.timeout_s:g} s time limit")
+
+    def command(self, *args: str) -> list[str]:
         command = ["git"]
         for item in _CONFIG:
             command += ["-c", item]
-        command += ["--git-dir", str(self.repo), *args]
+        return [*command, "--git-dir", str(self.repo), *args]
+
+    def run(self, *args: str, stdin: bytes | None = None, what: str) -> bytes:
         try:
             proc = subprocess.run(
-                command,
+                self.command(*args),
                 input=stdin,
                 capture_output=True,
                 env=self.env,
-                timeout=self.limits.timeout_s,
+                timeout=self._left(what),
                 check=False,
             )
         except subprocess.TimeoutExpired:
-            raise GitError(f"{what}: over the {self.limits.timeout_s:g} s time limit") from None
+            raise self._late(what) from None
         except FileNotFoundError:
             raise GitError("the git command is not installed") from None
         if proc.returncode != 0:
             raise GitError(f"{what}: {_explain(proc.stderr)}")
         return proc.stdout
+
+    def init(self) -> None:
+        try:
+            subprocess.run(
+                ["git", "init", "-q", "--bare", str(self.repo)],
+                env=self.env,
+                capture_output=True,
+                check=True,
+                timeout=self._left("creating the repository"),
+            )
+        except subprocess.TimeoutExpired:
+            raise self._late("creating the repository") from None
+        except FileNotFoundError:
+            raise GitError("the git command is not installed") from None
+        except subprocess.CalledProcessError as exc:
+            raise GitError(f"creating the repository: {_explain(exc.stderr)}") from None
+
+    def fetch(self, *args: str, what: str) -> None:
+        """``git fetch``, watched while it runs: past the deadline, or once the objects it
+        has written exceed ``max_fetch_bytes``, it is ended (with anything it started)."""
+        limit = self.limits.max_fetch_bytes
+        left = self._left(what)
+        with tempfile.TemporaryFile(dir=self.repo.parent) as errors:
+            try:
+                proc = subprocess.Popen(
+                    self.command(*args),
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=errors,
+                    env=self.env,
+                    start_new_session=True,  # one group: git's helpers end with it
+                )
+            except FileNotFoundError:
+                raise GitError("the git command is not installed") from None
+            try:
+                while True:
+                    try:
+                        code = proc.wait(timeout=min(POLL_S, left))
+                        break
+                    except subprocess.TimeoutExpired:
+                        pass
+                    if _pack_bytes(self.repo) > limit:
+                        raise GitError(f"{what}: over the {limit}-byte limit of a fetch")
+                    left = self._left(what)
+            finally:
+                if proc.returncode is None:
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait()
+            if code != 0:
+                errors.seek(0)
+                raise GitError(f"{what}: {_explain(errors.read(1 << 16))}")
+        if _pack_bytes(self.repo) > limit:
+            raise GitError(f"{what}: over the {limit}-byte limit of a fetch")
 
 
 def _explain(stderr: bytes) -> str:
@@ -240,7 +317,13 @@ def export(git: _Git, source: GitSource, into: Path, limits: GitLimits) -> int:
 
 
 def _pack_bytes(repo: Path) -> int:
-    return sum(p.stat().st_size for p in (repo / "objects").rglob("*") if p.is_file())
+    """Bytes of the objects written so far (files vanish while git renames them)."""
+    total = 0
+    for current, _dirs, files in os.walk(repo / "objects"):
+        for name in files:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(current, name)).st_size
+    return total
 
 
 @contextmanager
@@ -267,7 +350,7 @@ def acquire(
     source: GitSource, *, ca_file: str | None, limits: GitLimits | None = None
 ) -> Iterator[Path]:
     """The exported tree of ``source`` (a folder), valid inside the ``with`` block only."""
-    limits = limits or GitLimits()
+    limits = limits or DEFAULT_LIMITS
     check_url(source.url)
     check_commit(source.commit)
     check_subdir(source.subdir)
@@ -277,14 +360,8 @@ def acquire(
         workdir = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX))
         try:
             git = _Git(workdir, ca_file, limits)
-            subprocess.run(
-                ["git", "init", "-q", "--bare", str(git.repo)],
-                env=git.env,
-                capture_output=True,
-                check=True,
-                timeout=limits.timeout_s,
-            )
-            git.run(
+            git.init()
+            git.fetch(
                 "fetch",
                 "--quiet",
                 "--depth",
@@ -295,8 +372,6 @@ def acquire(
                 source.commit,
                 what=f"fetching {source.url} at {source.commit}",
             )
-            if _pack_bytes(git.repo) > limits.max_fetch_bytes:
-                raise GitError(f"the fetched commit is over {limits.max_fetch_bytes} bytes")
             resolved = git.run("rev-parse", "--verify", f"{source.commit}^{{commit}}", what="--ref")
             if resolved.decode().strip() != source.commit:
                 raise GitError(f"--ref {source.commit}: the server sent another commit")

@@ -22,6 +22,7 @@ from svcc.frontends.repository import Repository, TreeLimits, TreeRefused
 from svcc.ir.model import Capability, ModuleIR
 
 if TYPE_CHECKING:
+    from svcc.compiler.driver import Analysis
     from svcc.compiler.policy import ExecutionPolicy
     from svcc.compiler.target import BundleSpec, FileTree
 
@@ -57,6 +58,24 @@ class RepositoryAnalysis:
         doc = report.to_json()
         doc["diagnostics"] = [d.to_json() for d in source.result.diagnostics]
         return doc
+
+    def file_analysis(self, module: str) -> "Analysis":
+        """One module as a single-file :class:`~svcc.compiler.driver.Analysis` (IR and the
+        readiness judged over the graph), for callers that answer per file."""
+        from svcc.compiler.driver import Analysis
+
+        source = self.repository.modules[module]
+        return Analysis(
+            path=source.file.path,
+            module=module,
+            source_format="python",
+            source_bytes=source.file.data,
+            module_text=source.result.module_text,
+            ir=source.ir,
+            readiness=self.reports[module],
+            diagnostics=source.result.diagnostics,
+            is_package=source.file.is_package,
+        )
 
     def document(self, modules: Sequence[str] | None = None) -> dict[str, Any]:
         """``inspect DIR --format json``: one readiness document per module file (keyed by
@@ -134,7 +153,6 @@ def analyze_repository(
     reported in the document and the rest is analysed. ``folder_name``: the root folder's
     name for the user (a git export's is its ``--subdir``'s; see ``read_tree``)."""
     from svcc.compiler.driver import version_tuple
-    from svcc.compiler.passes.repository_readiness import RepositoryReadiness
 
     repo = read_checked(
         Path(root),
@@ -144,6 +162,17 @@ def analyze_repository(
         encoding=encoding,
         folder_name=folder_name,
     )
+    return assess_repository(repo, requirements)
+
+
+def assess_repository(
+    repo: Repository, requirements: DeclaredRequirements | None = None
+) -> RepositoryAnalysis:
+    """Readiness over the module graph of a repository already read and lowered (the
+    analysis service lowers each module under its own per-file budget, then comes here, so
+    it judges exactly as ``svcc inspect DIR``)."""
+    from svcc.compiler.passes.repository_readiness import RepositoryReadiness
+
     declared = declared_requirements(repo, requirements)
     readiness = RepositoryReadiness(
         repo,

@@ -145,7 +145,8 @@ def _encode_ir(ir: ModuleIR) -> Iterator[bytes]:
         yield b"["
         for start in range(0, len(value), _BATCH):
             batch = value[start : start + _BATCH]
-            encoded = ",".join(ENCODER.encode(unstructure(item)) for item in batch)
+            # one encoder call per batch: "[a,b]" less its brackets is "a,b" (no spaces)
+            encoded = ENCODER.encode([unstructure(item) for item in batch])[1:-1]
             yield (b"," if start else b"") + encoded.encode("utf-8")
         yield b"]"
     yield b"}\n"

@@ -15,10 +15,11 @@ import os
 import time
 from collections.abc import Collection, Iterator
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attrs import frozen
-from svcc.compiler.driver import Analysis
+from svcc.compiler.diagnostics import Diagnostic
+from svcc.compiler.driver import Analysis, version_tuple
 from svcc.ir.serde import unstructure
 from svcc.ir.types import (
     AnyType,
@@ -38,6 +39,11 @@ from svcc.ir.types import (
     UnsupportedType,
 )
 from svcc.service.budget import OverBudget, mark_memory, memory_exhausted
+
+if TYPE_CHECKING:
+    from svcc.compiler.repository import RepositoryAnalysis
+    from svcc.frontends.python import FrontendResult
+    from svcc.frontends.repository import SourceFile
 
 log = logging.getLogger("svcc.service")
 
@@ -317,6 +323,96 @@ def _install_fence() -> None:
     signal.signal(signal.SIGPROF, _over)
 
 
+def fenced_lowering(job: TreeJob, file: "SourceFile") -> "FrontendResult":
+    """One declared module through the Python front end, fenced like :func:`fenced_entry`:
+    whatever goes wrong (CPU, memory, a front-end bug) is an error diagnostic of this
+    module only, which the repository readiness then treats as a module that did not
+    analyse (its importers say so)."""
+    import signal
+
+    from svcc.compiler.diagnostics import diag
+    from svcc.compiler.diagnostics.codes import F007_NOT_ANALYSABLE
+    from svcc.frontends.python import FrontendResult
+    from svcc.frontends.repository import lower_file
+
+    if time.monotonic() > job.deadline:
+        message = f"not analysed: the request's {job.total_seconds:g}-second budget ran out"
+    else:
+        try:
+            signal.setitimer(signal.ITIMER_PROF, job.file_seconds)
+            mark_memory()
+            try:
+                result = lower_file(file, version_tuple(job.python_version), job.encoding)
+                if result.ir is None and memory_exhausted():
+                    raise MemoryError
+                return result
+            finally:
+                signal.setitimer(signal.ITIMER_PROF, 0)
+        except _FileOverBudget:
+            message = f"not analysed: over the {job.file_seconds:g}-second budget per file"
+        except MemoryError:
+            message = "not analysed: over the memory budget"
+        except Exception as exc:  # a front-end bug must not cost the other files
+            log.exception("analysing %s", file.path)
+            message = f"internal error: {type(exc).__name__} (logged)"
+    return FrontendResult(
+        ir=None, diagnostics=(diag(F007_NOT_ANALYSABLE, message, None),), module_text=None
+    )
+
+
+def _task(job: TreeJob, task: "tuple[str, SourceFile | str]") -> "FrontendResult | bytes":
+    """A pool task: a declared module to lower, or a file outside the repository's modules
+    (a notebook, a file outside the source roots) analysed alone."""
+    kind, item = task
+    if kind == "module":
+        assert not isinstance(item, str)
+        return fenced_lowering(job, item)
+    assert isinstance(item, str)
+    return fenced_entry(job, item)
+
+
+def _run_tasks(
+    job: TreeJob, tasks: "list[tuple[str, SourceFile | str]]", workers: int | None
+) -> "list[FrontendResult | bytes]":
+    """Every task, in order; in forked processes (one per core) from :data:`SERIAL_BELOW`."""
+    from functools import partial
+
+    count = workers or os.cpu_count() or 1
+    if count <= 1 or len(tasks) < SERIAL_BELOW:
+        return [_task(job, t) for t in tasks]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    chunk = max(1, min(16, len(tasks) // (count * 8)))
+    try:
+        with ProcessPoolExecutor(
+            max_workers=count,
+            mp_context=multiprocessing.get_context("fork"),
+            initializer=_install_fence,
+        ) as pool:
+            return list(pool.map(partial(_task, job), tasks, chunksize=chunk))
+    except BrokenProcessPool:
+        raise OverBudget(
+            "a process analysing this directory was ended (over the CPU or memory budget)"
+        ) from None
+
+
+def _problem_entry(relpath: str, diagnostic: "Diagnostic") -> bytes:
+    return encode({"error": {"path": relpath, **diagnostic.to_json()}})
+
+
+def _module_entry(job: TreeJob, analysis: "RepositoryAnalysis", module: str) -> bytes:
+    document = apply_selection(
+        result_document(analysis.file_analysis(module)), job.only, job.ignore
+    )
+    try:
+        return encode(document)
+    except UnicodeEncodeError as exc:
+        path = analysis.repository.modules[module].file.path
+        return _error_entry(path, f"the source holds text that is not valid Unicode ({exc.reason})")
+
+
 def analyse_tree(
     root: Path,
     files: list[str],
@@ -330,14 +426,25 @@ def analyse_tree(
     workers: int | None = None,
 ) -> Iterator[tuple[str, bytes]]:
     """``(relative path, result document as JSON)`` for each of ``files`` below ``root``,
-    in order; in parallel (one forked process per core) from :data:`SERIAL_BELOW` files.
+    in order.
 
-    Each file is fenced off (:func:`fenced_entry`): a file that fails to read, is not a
-    regular file, raises inside the front end, runs out of memory or uses more than
+    The Python files of the repository's source roots go through the repository front end,
+    exactly as ``svcc inspect DIR`` reads them (source roots, module names, imports between
+    the files resolved, import-time risks inherited through the module graph); entries the
+    tree refuses (a special file, a duplicate module, a file over the per-file bound) are
+    their own error entries. Notebooks and files outside the source roots are analysed one
+    by one, as ``svcc inspect FILE`` would.
+
+    Each file is fenced off (:func:`fenced_lowering`, :func:`fenced_entry`): a file that
+    fails to read, raises inside the front end, runs out of memory or uses more than
     ``file_seconds`` of CPU costs its own entry (``{"error": ...}``) and nothing else. Files
-    not reached within ``total_seconds`` get an entry saying so."""
+    not reached within ``total_seconds`` get an entry saying so. From :data:`SERIAL_BELOW`
+    files the work is spread over forked processes (one per core)."""
     import secrets
     import signal
+
+    from svcc.compiler.repository import assess_repository
+    from svcc.frontends.repository import TreeLimits, TreeRefused, build_repository, read_tree
 
     job = TreeJob(
         root=root,
@@ -350,32 +457,36 @@ def analyse_tree(
         ignore=tuple(ignore),
         token=secrets.token_hex(8),
     )
-    count = workers or os.cpu_count() or 1
     previous = signal.signal(signal.SIGPROF, _over)
     try:
-        if count <= 1 or len(files) < SERIAL_BELOW:
-            for relpath in files:
-                yield relpath, fenced_entry(job, relpath)
-            return
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-        from concurrent.futures.process import BrokenProcessPool
-        from functools import partial
-
-        chunk = max(1, min(16, len(files) // (count * 8)))
         try:
-            with ProcessPoolExecutor(
-                max_workers=count,
-                mp_context=multiprocessing.get_context("fork"),
-                initializer=_install_fence,
-            ) as pool:
-                yield from zip(
-                    files, pool.map(partial(fenced_entry, job), files, chunksize=chunk), strict=True
-                )
-        except BrokenProcessPool:
-            raise OverBudget(
-                "a process analysing this directory was ended (over the CPU or memory budget)"
-            ) from None
+            tree = read_tree(root, TreeLimits(max_files=max(1, len(files))), oversize_entries=True)
+        except TreeRefused as exc:
+            raise Refused(f"{exc.diagnostic.code} {exc}") from None
+        declared = {f.path: f for f in tree.files}
+        problems: dict[str, Diagnostic] = {}
+        for path, diagnostic in tree.problems:
+            problems.setdefault(path, diagnostic)
+        alone = [rel for rel in files if rel not in declared and rel not in problems]
+        tasks: list[tuple[str, SourceFile | str]] = [("module", f) for f in tree.files]
+        tasks += [("file", rel) for rel in alone]
+        done = _run_tasks(job, tasks, workers)
+        lowered = {
+            f.module: r
+            for f, r in zip(tree.files, done[: len(tree.files)], strict=True)
+            if not isinstance(r, bytes)
+        }
+        singles = dict(zip(alone, done[len(tree.files) :], strict=True))
+        analysis = assess_repository(build_repository(tree, lowered))
+        for relpath in files:
+            if relpath in declared:
+                yield relpath, _module_entry(job, analysis, declared[relpath].module)
+            elif relpath in problems:
+                yield relpath, _problem_entry(relpath, problems[relpath])
+            else:
+                entry = singles[relpath]
+                assert isinstance(entry, bytes)
+                yield relpath, entry
     finally:
         signal.setitimer(signal.ITIMER_PROF, 0)
         signal.signal(signal.SIGPROF, previous)

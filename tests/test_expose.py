@@ -526,3 +526,149 @@ def test_interrupt_during_fetch_removes_the_temporary_directory(tmp_path: Path) 
         for conn in held:
             conn.close()
         listener.close()
+
+
+# -- acquisition limits (time, bytes) against the real server ---------------------------------
+
+# The CLI with other acquisition limits: ``svcc.compiler.git_fetch.DEFAULT_LIMITS`` is the seam
+# (not a command-line option: the specification fixes the limits).
+WITH_LIMITS = (
+    "import json, sys\n"
+    "import svcc.compiler.git_fetch as git_fetch\n"
+    "git_fetch.DEFAULT_LIMITS = git_fetch.GitLimits(**json.loads(sys.argv[1]))\n"
+    "from svcc.compiler.cli import main\n"
+    "sys.exit(main(sys.argv[2:]))\n"
+)
+
+
+@pytest.fixture(scope="session")
+def big_repo(git_server: dict[str, str]) -> dict[str, str]:
+    """A commit of about 16 MB of incompressible data beside one small module."""
+    import base64
+    import random
+
+    noise = random.Random(11).randbytes(12 * 1024 * 1024)
+    files = {
+        "mod.py": "def f() -> int:\n    return 1\n",
+        "data.txt": base64.encodebytes(noise).decode(),
+    }
+    (commit,) = publish(git_server, "bigdata", [files])
+    return {"url": f"{git_server['url']}/bigdata.git", "commit": commit}
+
+
+def refused_with_limits(
+    tmp_path: Path, limits: dict[str, float], repo: dict[str, str], ca: str
+) -> tuple[int, str]:
+    import sys
+
+    args = policies(
+        tmp_path,
+        [grant(repo["url"], repo["commit"], ca, subdir=".")],
+        exposure={
+            "schema": "svc.exposure-policy/v1",
+            "include_all_ready": True,
+            "interfaces": ["rest"],
+            "execution": ["direct"],
+        },
+    )
+    before = leftovers()
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [
+            *(sys.executable, "-c", WITH_LIMITS, json.dumps(limits), "expose", "build", "rest"),
+            *("--git", repo["url"], "--ref", repo["commit"], *args, "--output-dir", str(out)),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert leftovers() == before, "a temporary directory was left behind"
+    assert not out.exists()
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    return proc.returncode, lines[0]
+
+
+def test_fetch_over_the_byte_limit_is_refused(
+    big_repo: dict[str, str], git_server: dict[str, str], tmp_path: Path
+) -> None:
+    code, line = refused_with_limits(
+        tmp_path, {"max_fetch_bytes": 1024 * 1024}, big_repo, git_server["ca"]
+    )
+    assert code == 2
+    assert line.startswith("svcc: error: fetching "), line
+    assert line.endswith("over the 1048576-byte limit of a fetch"), line
+
+
+def test_fetch_over_the_time_limit_is_refused(
+    big_repo: dict[str, str], git_server: dict[str, str], tmp_path: Path
+) -> None:
+    code, line = refused_with_limits(tmp_path, {"timeout_s": 0.25}, big_repo, git_server["ca"])
+    assert code == 2
+    assert line.startswith("svcc: error: "), line
+    assert line.endswith("over the 0.25 s time limit"), line
+
+
+def test_the_same_repository_within_the_limits_is_built(
+    big_repo: dict[str, str], git_server: dict[str, str], tmp_path: Path
+) -> None:
+    """The two refusals above are the limits', not the repository's."""
+    args = policies(
+        tmp_path,
+        [grant(big_repo["url"], big_repo["commit"], git_server["ca"], subdir=".")],
+        exposure={
+            "schema": "svc.exposure-policy/v1",
+            "include_all_ready": True,
+            "interfaces": ["rest"],
+            "execution": ["direct"],
+        },
+    )
+    before = leftovers()
+    proc = run_svcc(
+        "expose",
+        "build",
+        "rest",
+        "--git",
+        big_repo["url"],
+        "--ref",
+        big_repo["commit"],
+        *args,
+        "--output-dir",
+        str(tmp_path / "out"),
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert leftovers() == before
+    assert json.loads(proc.stdout)["capabilities"] == ["python:mod:f"]
+
+
+def test_manifest_over_one_mebibyte_is_refused_at_generation(tmp_path: Path) -> None:
+    """A tree whose bundle manifest would exceed 1 MiB (thousands of capabilities with long
+    names): one line, exit 2, nothing written."""
+    root = tmp_path / "wide"
+    (root / "wide").mkdir(parents=True)
+    (root / "wide" / "__init__.py").write_text("")
+    long = "a_function_with_a_name_long_enough_to_fill_a_manifest_quickly_" * 3
+    for m in range(30):
+        (root / "wide" / f"part{m:02}.py").write_text(
+            "\n\n".join(f"def {long}{i}(x: int) -> int:\n    return x\n" for i in range(100))
+        )
+    out = tmp_path / "out"
+    proc = run_svcc("compile", str(root), "--target", "rest", "--output-dir", str(out))
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert "the bundle manifest would be" in lines[0]
+    assert "over the 1048576-byte limit; select fewer capabilities" in lines[0]
+    assert not out.exists()
+    proc = run_svcc(
+        "compile",
+        str(root),
+        "--target",
+        "rest",
+        "--output-dir",
+        str(out),
+        "--select",
+        f"wide.part00.{long}1",
+    )
+    assert proc.returncode == 0, proc.stderr  # a smaller selection of the same tree is fine

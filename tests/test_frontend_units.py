@@ -1,5 +1,7 @@
 """Front-end details that the golden corpus does not show on its own."""
 
+from typing import Any
+
 import pytest
 from svcc.compiler.driver import analyze_source
 from svcc.compiler.errors import InputError
@@ -91,3 +93,52 @@ def test_python_versions_accepted(version: str, walrus: bool, match: bool) -> No
 def test_python_versions_refused(version: str) -> None:
     with pytest.raises(InputError, match=r"supported 3\.7 to 3\.14"):
         analyze_source("x = 1\n", path="m.py", python_version=version)
+
+
+def test_the_front_ends_walk_is_ast_walk_without_context_and_operator_nodes() -> None:
+    """``_walk`` replaces ``ast.walk`` on the hot paths: same nodes, same order (every
+    "first node found" depends on it), minus the nodes no judgement reads."""
+    import ast
+    import inspect
+
+    from svcc.frontends.python import _lower, _walk
+
+    skipped = (ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)
+    every_kind = (
+        "import a.b as c\nfrom .x import (y as z, w)\nglobal g\n"
+        "@d(1)\nasync def f(a, /, b: int = -1, *c, d=not x, **e) -> list[T]:\n"
+        "    async with m() as (p, *q):\n        async for i in r: await s\n"
+        "    nonlocal n\n    del t[0], u.v\n    x += 1; y: int = 2 if a else b\n"
+        "    return [k async for k in l if k] or {k: v for k, v in z} and {*a}\n"
+        "class C(B, metaclass=M):\n    x = lambda a, *, b=1: (yield a)\n"
+        "match p:\n    case {'k': [1, *rest], **kw} | C(a, b=c) as d if d > 0: pass\n"
+        "    case _: pass\n"
+        "try:\n    raise E from F\nexcept* G as h:\n    assert h, f'{h!r:>{w}}'\n"
+        "while (n := n - 1) > 0 < 9 is not None:\n    x = a[1:2:3, ...] @ b ** ~c\n"
+    )
+    for source in (inspect.getsource(_lower), every_kind):
+        tree = ast.parse(source)
+        assert _walk.walk(tree) == [n for n in ast.walk(tree) if not isinstance(n, skipped)]
+        for node in ast.walk(tree):
+            expected = [n for n in ast.iter_child_nodes(node) if not isinstance(n, skipped)]
+            assert _walk.children(node) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "f = lambda x, x: 0\n",
+        "xlambda a: lambda b, b: 1",
+        "_lambda a, a: (lambda: 0)",
+        "é lambda: 0 # lambda",
+        "lambdas = [lambda y=lambda: 1, y: y]",
+        "no colon lambda a, a",
+    ],
+)
+def test_lambda_parameter_lists_are_found_as_the_pattern_finds_them(text: str) -> None:
+    from svcc.frontends import python as front
+
+    def found(matches: Any) -> list[tuple[int, int, str]]:
+        return [(m.start(), m.end(), m.group(1)) for m in matches]
+
+    assert found(front._lambda_matches(text)) == found(front._LAMBDA_PARAMS.finditer(text))

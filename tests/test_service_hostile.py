@@ -343,8 +343,13 @@ def test_huge_module_costs_a_422_not_the_worker(
 def test_bad_files_cost_only_their_own_entry(
     http: httpx.Client, workspace: Path, extra: int
 ) -> None:
+    """A file over the repository front end's per-file bound is not even read (its entry
+    says so); one under it that costs more than the per-file budget (memory or CPU) costs
+    its own entry too; the other files of the directory are analysed."""
     big = workspace / "mixed" / "huge.py"
     big.write_bytes(b"x = 1\n" * (15 * 1024 * 1024 // 6))
+    heavy = workspace / "mixed" / "heavy.py"
+    heavy.write_bytes(b"x = 1\n" * (4 * 1024 * 1024 // 6 - 100))
     more = [workspace / "mixed" / f"more{i}.py" for i in range(extra)]
     for path in more:
         path.write_text(GOOD)
@@ -352,16 +357,20 @@ def test_bad_files_cost_only_their_own_entry(
         response = http.post("/analyse_directory/", data={"directory_path": "mixed"})
     finally:
         big.unlink()
+        heavy.unlink()
         for path in more:
             path.unlink()
     assert response.status_code == 200, response.text[:500]
     result = response.json()
-    expected = {"good.py", "huge.py", "pipe.py", "surrogate.py", *(p.name for p in more)}
+    expected = {"good.py", "huge.py", "heavy.py", "pipe.py", "surrogate.py"}
+    expected |= {p.name for p in more}
     assert set(result) == {f"mixed/{name}" for name in expected}
     for name in ["good.py", *(p.name for p in more)]:
         assert [f["name"] for f in result[f"mixed/{name}"]["functions"]] == ["area"]
     assert "regular file" in result["mixed/pipe.py"]["error"]["message"]
-    assert any(b in result["mixed/huge.py"]["error"]["message"] for b in ("memory", "budget"))
+    assert "byte limit" in result["mixed/huge.py"]["error"]["message"]
+    assert result["mixed/huge.py"]["error"]["code"] == "SVC-F010"
+    assert any(b in result["mixed/heavy.py"]["error"]["message"] for b in ("memory", "budget"))
     surrogate = result["mixed/surrogate.py"]
     assert "error" in surrogate or surrogate["functions"][0]["name"] == "f"
 

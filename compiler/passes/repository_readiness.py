@@ -27,7 +27,7 @@ from svcc.compiler.passes.readiness import (
     ReadinessReport,
     module_reasons,
 )
-from svcc.frontends.repository import Repository, Resolution, parents
+from svcc.frontends.repository import Repository, Resolution, collection_paused, parents
 from svcc.ir.canonical import digest_bytes
 from svcc.ir.model import Capability, Import, ModuleIR, Span
 from svcc.ir.serde import ir_to_json
@@ -203,4 +203,5 @@ class RepositoryReadiness:
         return attrs.evolve(base, assessments=tuple(assessments))
 
     def run(self) -> dict[str, ReadinessReport | None]:
-        return {module: self.report(module) for module in sorted(self.repo.modules)}
+        with collection_paused():  # see there: the same many small acyclic objects
+            return {module: self.report(module) for module in sorted(self.repo.modules)}

@@ -33,6 +33,7 @@ from svcc.frontends.python._types import (
     printable,
     typing_names,
 )
+from svcc.frontends.python._walk import children, walk
 from svcc.ir.model import (
     Binding,
     BindingKind,
@@ -811,7 +812,7 @@ class ModuleLowerer:
                 )
 
         for stmt in fn.body:
-            for node in ast.walk(stmt):
+            for node in walk(stmt):
                 if isinstance(node, ast.Call):
                     note(node.func, "call", node)
                     func = node.func
@@ -885,7 +886,7 @@ class ModuleLowerer:
                 return True
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
                 continue
-            stack.extend(ast.iter_child_nodes(node))
+            stack.extend(children(node))
         return False
 
 

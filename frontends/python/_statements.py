@@ -9,6 +9,7 @@ well-known pure decorators).
 import ast
 
 from svcc.frontends.python._types import Symbols, typing_names
+from svcc.frontends.python._walk import children, walk
 
 # Calls that only build typing objects: harmless at import when the name is typing's.
 TYPING_CONSTRUCTORS = typing_names(
@@ -30,9 +31,11 @@ _CODE_RUNNING = (
 
 def first_code_running(node: ast.AST | None) -> ast.AST | None:
     """The first sub-expression that calls or iterates (a call, a comprehension, ...)."""
-    if node is None:
+    if node is None or isinstance(node, ast.Name | ast.Constant):
         return None
-    for sub in ast.walk(node):
+    if isinstance(node, _CODE_RUNNING):
+        return node
+    for sub in walk(node):
         if isinstance(sub, ast.Lambda):
             continue
         if isinstance(sub, _CODE_RUNNING):
@@ -146,19 +149,24 @@ def import_bindings(stmt: ast.Import | ast.ImportFrom) -> list[str]:
 def expression_reads(node: ast.AST | None, out: dict[str, ast.AST], local: set[str]) -> None:
     """Names ``node`` loads when evaluated, except those bound by its own comprehensions
     (and lambdas, whose bodies run later); first load of each name kept."""
-    if node is None:
+    if node is None or isinstance(node, ast.Constant):
+        return
+    if isinstance(node, ast.Name):  # the commonest case: no comprehension, no lambda
+        if isinstance(node.ctx, ast.Load) and node.id not in local and node.id not in out:
+            out[node.id] = node
         return
     bound: set[str] = set()
-    for sub in ast.walk(node):
+    nodes = walk(node)
+    for sub in nodes:
         if isinstance(sub, ast.comprehension):
-            for target in ast.walk(sub.target):
+            for target in walk(sub.target):
                 if isinstance(target, ast.Name):
                     bound.add(target.id)
         elif isinstance(sub, ast.Lambda):
             every = [*sub.args.posonlyargs, *sub.args.args, *sub.args.kwonlyargs]
             every += [a for a in (sub.args.vararg, sub.args.kwarg) if a is not None]
             bound.update(a.arg for a in every)
-    for sub in ast.walk(node):
+    for sub in nodes:
         if (
             isinstance(sub, ast.Name)
             and isinstance(sub.ctx, ast.Load)
@@ -169,30 +177,39 @@ def expression_reads(node: ast.AST | None, out: dict[str, ast.AST], local: set[s
             out[sub.id] = sub
 
 
+_SCOPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
+_IMPORTS = frozenset({ast.Import, ast.ImportFrom})
+_NAMED = frozenset({ast.ExceptHandler, ast.MatchAs, ast.MatchStar})
+_OPAQUE = frozenset({ast.Lambda, ast.comprehension, ast.Constant})
+
+
 def nested_bindings(stmt: ast.stmt) -> list[str]:
     """Every name a statement binds in the scope it runs in (blocks included, function and
-    class bodies excluded)."""
+    class bodies excluded). Dispatches on the exact node type (the parser makes no
+    subclasses): it runs on every module-level statement."""
     names: list[str] = []
     stack: list[ast.AST] = [stmt]
     while stack:
         node = stack.pop()
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            names.append(node.name)  # its body is another scope
+        kind = type(node)
+        if kind in _SCOPES:
+            names.append(node.name)  # type: ignore[attr-defined]  # its body is another scope
             continue
-        if isinstance(node, ast.Import | ast.ImportFrom):
-            names.extend(import_bindings(node))
+        if kind in _IMPORTS:
+            names.extend(import_bindings(node))  # type: ignore[arg-type]
             continue
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
-            names.append(node.id)
-        elif (isinstance(node, ast.ExceptHandler) and node.name) or (
-            isinstance(node, ast.MatchAs | ast.MatchStar) and node.name
-        ):
-            names.append(node.name)
-        elif isinstance(node, ast.MatchMapping) and node.rest:
-            names.append(node.rest)
-        if isinstance(node, ast.Lambda | ast.comprehension):
+        if kind is ast.Name:
+            if type(node.ctx) is not ast.Load:  # type: ignore[attr-defined]  # Store, Del
+                names.append(node.id)  # type: ignore[attr-defined]
+            continue  # no children but its context
+        if kind in _NAMED:
+            if node.name:  # type: ignore[attr-defined]
+                names.append(node.name)  # type: ignore[attr-defined]
+        elif kind is ast.MatchMapping and node.rest:  # type: ignore[attr-defined]
+            names.append(node.rest)  # type: ignore[attr-defined]
+        if kind in _OPAQUE:
             continue
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(children(node))
     return names
 
 

@@ -226,12 +226,18 @@ def module_name(relpath: str) -> tuple[str, bool] | None:
 
 class _Walker:
     def __init__(
-        self, root: Path, roots: tuple[str, ...], limits: TreeLimits, prefix: str | None
+        self,
+        root: Path,
+        roots: tuple[str, ...],
+        limits: TreeLimits,
+        prefix: str | None,
+        oversize_entries: bool,
     ) -> None:
         self.root = root
         self.roots = roots
         self.prefix = prefix
         self.limits = limits
+        self.oversize_entries = oversize_entries
         self.files: list[SourceFile] = []
         self.claimed: dict[str, str] = {}
         self.namespaces: set[str] = set()
@@ -321,7 +327,11 @@ class _Walker:
                 "narrow [tool.svcc] source-roots"
             )
         if size > self.limits.max_file_bytes:
-            self.limit(f"{shown}: {size} bytes is over the {self.limits.max_file_bytes}-byte limit")
+            message = f"{shown}: {size} bytes is over the {self.limits.max_file_bytes}-byte limit"
+            if not self.oversize_entries:
+                self.limit(message)
+            self.problems.append((shown, diag(F010_REPOSITORY_LIMIT, message, None)))
+            return False
         self.total += size
         if self.total > self.limits.max_total_bytes:
             self.limit(
@@ -354,7 +364,11 @@ class _Walker:
 
 
 def read_tree(
-    root: Path, limits: TreeLimits | None = None, *, folder_name: str | None = None
+    root: Path,
+    limits: TreeLimits | None = None,
+    *,
+    folder_name: str | None = None,
+    oversize_entries: bool = False,
 ) -> RepositoryTree:
     """Walk ``root``: declared files, namespaces, configuration and refusals.
 
@@ -363,13 +377,16 @@ def read_tree(
     Raises :class:`TreeRefused` for what stops the reading (limits, ``pyproject.toml``);
     entries refused one by one (symlinks, special files, duplicate modules) are error
     diagnostics of the returned tree, so a user sees all of them at once.
+    ``oversize_entries`` makes a file over the per-file bound such an entry (``SVC-F010``;
+    the file is not read) instead of refusing the tree: the analysis service answers per
+    file, and one hostile file must cost its own entry only.
     """
     limits = limits or TreeLimits()
     config = read_config(root, limits)
     roots = choose_roots(root, config)
     name = root.resolve().name if folder_name is None else folder_name
     package = package_prefix(root, roots, name)
-    walker = _Walker(root, roots, limits, package)
+    walker = _Walker(root, roots, limits, package, oversize_entries)
     for source_root in roots:
         walker.walk(source_root)
     files = sorted(walker.files, key=lambda f: f.module)
