@@ -79,24 +79,26 @@ def _is_record(cls: Any) -> bool:
 
 
 def _record_writer(cls: type) -> Callable[[Any], dict[str, Any]]:
-    """The writer of one record class, built once: its field names, and a type node's tag."""
+    """The writer of one record class, built once: its field names, and a type node's tag.
+
+    Generated as one dict display (as attrs generates its ``__init__``): a record's fields
+    are read without a loop, which is most of the cost of encoding an IR."""
     import attrs
 
     if not attrs.has(cls):
         raise TypeError(f"not an IR value: {cls.__name__}")
     names = tuple(f.name for f in attrs.fields(cls))
     tag = _kind_of(cls) if cls in TYPE_NODE_CLASSES else None
-    scalars = _SCALARS
-
-    def write(value: Any) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for name in names:
-            item = getattr(value, name)
-            out[name] = item if type(item) in scalars else unstructure(item)
-        if tag is not None:
-            out["kind"] = tag
-        return out
-
+    items = [
+        f"{name!r}: (v if type(v := value.{name}) in scalars else unstructure(v))" for name in names
+    ]
+    if tag is not None:
+        items.append(f"'kind': {tag!r}")
+    # attrs field names are identifiers, the tag is written with repr
+    source = "def write(value):\n    return {" + ", ".join(items) + "}\n"
+    namespace: dict[str, Any] = {"scalars": _SCALARS, "unstructure": unstructure}
+    exec(compile(source, f"<svcc record writer {cls.__qualname__}>", "exec"), namespace)
+    write: Callable[[Any], dict[str, Any]] = namespace["write"]
     _RECORDS[cls] = write
     return write
 
