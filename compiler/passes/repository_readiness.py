@@ -16,6 +16,7 @@ import attrs
 from svcc.compiler.diagnostics import Diagnostic, diag
 from svcc.compiler.diagnostics.codes import (
     CLASS_ORDER,
+    REGISTRY,
     R021_LOCAL_IMPORT,
     R024_IMPORTED_MODULE_RISK,
     ReadinessClass,
@@ -45,10 +46,12 @@ def _order(d: Diagnostic) -> tuple[int, int, str, str]:
 
 def classify(reasons: list[Diagnostic]) -> ReadinessClass:
     klass: ReadinessClass = "eligible"
+    rank = CLASS_ORDER[klass]
     for reason in reasons:
-        forced = reason.entry.klass
-        if reason.severity == "error" and forced and CLASS_ORDER[forced] > CLASS_ORDER[klass]:
-            klass = forced
+        entry = REGISTRY[reason.code]  # ``reason.entry``, without a property call per reason
+        forced = entry.klass
+        if forced and entry.severity == "error" and CLASS_ORDER[forced] > rank:
+            klass, rank = forced, CLASS_ORDER[forced]
     return klass
 
 

@@ -156,8 +156,9 @@ def _repeated_parameter(
     return None
 
 
-# Per node type, which of the statement-list fields it has (most statements have none).
-_BLOCK_FIELDS: dict[type, tuple[str, ...]] = {}
+# Per node type: is it a function, and which of the statement-list fields it has (most
+# statements have none).
+_BLOCK_FIELDS: dict[type, tuple[bool, tuple[str, ...]]] = {}
 
 
 def duplicate_parameter(tree: ast.Module, text: str) -> SyntaxError | None:
@@ -174,19 +175,26 @@ def duplicate_parameter(tree: ast.Module, text: str) -> SyntaxError | None:
                 return error
         return None
     pending: list[ast.AST] = [tree]
+    pop, extend = pending.pop, pending.extend
     while pending:
-        node = pending.pop()
-        if isinstance(node, _FUNCTIONS) and (error := _repeated_parameter(node)):
-            return error
-        fields = _BLOCK_FIELDS.get(type(node))
-        if fields is None:
-            fields = _BLOCK_FIELDS[type(node)] = tuple(
-                f for f in ("body", "orelse", "finalbody", "handlers", "cases") if f in node._fields
+        node = pop()
+        kind = _BLOCK_FIELDS.get(type(node))
+        if kind is None:
+            kind = _BLOCK_FIELDS[type(node)] = (
+                isinstance(node, _FUNCTIONS),
+                tuple(
+                    f
+                    for f in ("body", "orelse", "finalbody", "handlers", "cases")
+                    if f in node._fields
+                ),
             )
+        function, fields = kind
+        if function and (error := _repeated_parameter(node)):  # type: ignore[arg-type]
+            return error
         for field in fields:
             children = getattr(node, field, None)
             if isinstance(children, list):
-                pending.extend(children)
+                extend(children)
     return None
 
 

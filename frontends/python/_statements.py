@@ -156,25 +156,26 @@ def expression_reads(node: ast.AST | None, out: dict[str, ast.AST], local: set[s
             out[node.id] = node
         return
     bound: set[str] = set()
-    nodes = walk(node)
-    for sub in nodes:
-        if isinstance(sub, ast.comprehension):
-            for target in walk(sub.target):
+    loads: list[ast.Name] = []
+    # one pass (the parser makes no subclasses, so exact types): the loaded names in walk
+    # order, and what the expression's comprehensions and lambdas bind
+    for sub in walk(node):
+        kind = type(sub)
+        if kind is ast.Name:
+            if type(sub.ctx) is ast.Load:  # type: ignore[attr-defined]
+                loads.append(sub)  # type: ignore[arg-type]
+        elif kind is ast.comprehension:
+            for target in walk(sub.target):  # type: ignore[attr-defined]
                 if isinstance(target, ast.Name):
                     bound.add(target.id)
-        elif isinstance(sub, ast.Lambda):
-            every = [*sub.args.posonlyargs, *sub.args.args, *sub.args.kwonlyargs]
-            every += [a for a in (sub.args.vararg, sub.args.kwarg) if a is not None]
+        elif kind is ast.Lambda:
+            args = sub.args  # type: ignore[attr-defined]
+            every = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+            every += [a for a in (args.vararg, args.kwarg) if a is not None]
             bound.update(a.arg for a in every)
-    for sub in nodes:
-        if (
-            isinstance(sub, ast.Name)
-            and isinstance(sub.ctx, ast.Load)
-            and sub.id not in bound
-            and sub.id not in local
-            and sub.id not in out
-        ):
-            out[sub.id] = sub
+    for name in loads:
+        if name.id not in bound and name.id not in local and name.id not in out:
+            out[name.id] = name
 
 
 _SCOPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
