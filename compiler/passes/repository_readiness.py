@@ -16,9 +16,9 @@ import attrs
 from svcc.compiler.diagnostics import Diagnostic, diag
 from svcc.compiler.diagnostics.codes import (
     CLASS_ORDER,
-    REGISTRY,
     R021_LOCAL_IMPORT,
     R024_IMPORTED_MODULE_RISK,
+    REGISTRY,
     ReadinessClass,
 )
 from svcc.compiler.passes.readiness import (
