@@ -13,6 +13,7 @@ delegates here, so there is one writer of the shape.
 
 from collections.abc import Callable, Iterator
 from functools import cache
+from json.encoder import encode_basestring as _string  # the C writer the encoder uses
 from typing import Any, TypeVar
 
 from svcc.ir.canonical import ENCODER, digest_bytes
@@ -25,6 +26,7 @@ from svcc.ir.types import (
 )
 
 T = TypeVar("T")
+_int = int.__repr__
 
 
 class IRFormatError(ValueError):
@@ -129,6 +131,60 @@ def structure(data: Any, cls: type[T]) -> T:
         raise IRFormatError([f"invalid value: {exc!r} @ $"]) from None
 
 
+_TEXTS: dict[type, Callable[[Any], str]] = {}
+
+
+def _text(value: Any) -> str:
+    """``ENCODER.encode(unstructure(value))``, byte for byte, without the plain values in
+    between: a record's text is its fields' texts under its sorted field names (the
+    encoder's ``sort_keys``, compact separators), a tuple's its items' texts in brackets.
+    A string, an exact int and ``None`` are written as the encoder writes them (its own
+    string writer, ``int.__repr__``); any other value (a float, a bool, a dict) is handed
+    to the encoder itself."""
+    cls = type(value)
+    if cls is str:
+        return _string(value)
+    if cls is int:
+        return _int(value)
+    if value is None:
+        return "null"
+    if cls is tuple or cls is list:
+        return "[" + ",".join([_text(item) for item in value]) + "]"
+    write = _TEXTS.get(cls)
+    if write is None:
+        if cls in _SCALARS or cls is dict or not _is_record(cls):
+            return ENCODER.encode(unstructure(value))
+        write = _record_text(cls)
+    return write(value)
+
+
+def _record_text(cls: type) -> Callable[[Any], str]:
+    """The text writer of one record class, generated once (see :func:`_record_writer`)."""
+    import attrs
+
+    names = [f.name for f in attrs.fields(cls)]
+    tag = _kind_of(cls) if cls in TYPE_NODE_CLASSES else None
+    # a tag replaces a field of its name, as in the record's plain value
+    keys = sorted({*names, "kind"} if tag is not None else names)
+    # attrs field names are identifiers; the tag and the keys are written by the encoder
+    parts = []
+    for key in keys:
+        if key == "kind" and tag is not None:
+            value = repr(_string(tag))
+        else:
+            value = (
+                f"(string(v) if (t := type(v := value.{key})) is str else "
+                f"integer(v) if t is int else text(v))"
+            )
+        parts.append(f"{_string(key) + ':'!r}, {value}")
+    source = "def write(value):\n    return ''.join(('{', " + ", ',', ".join(parts) + ", '}'))\n"
+    namespace: dict[str, Any] = {"string": _string, "integer": _int, "text": _text}
+    exec(compile(source, f"<svcc record text {cls.__qualname__}>", "exec"), namespace)
+    write: Callable[[Any], str] = namespace["write"]
+    _TEXTS[cls] = write
+    return write
+
+
 _BATCH = 4096  # records encoded per write: bounded lists whatever the module's size
 
 
@@ -142,13 +198,12 @@ def _encode_ir(ir: ModuleIR) -> Iterator[bytes]:
         value = getattr(ir, name)
         yield (b"," if position else b"") + ENCODER.encode(name).encode("utf-8") + b":"
         if not isinstance(value, tuple):
-            yield ENCODER.encode(unstructure(value)).encode("utf-8")
+            yield _text(value).encode("utf-8")
             continue
         yield b"["
         for start in range(0, len(value), _BATCH):
             batch = value[start : start + _BATCH]
-            # one encoder call per batch: "[a,b]" less its brackets is "a,b" (no spaces)
-            encoded = ENCODER.encode([unstructure(item) for item in batch])[1:-1]
+            encoded = ",".join([_text(item) for item in batch])
             yield (b"," if start else b"") + encoded.encode("utf-8")
         yield b"]"
     yield b"}\n"
