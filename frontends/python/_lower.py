@@ -90,6 +90,29 @@ def public_defs(stmt: ast.stmt) -> Iterator[str]:
                 stack.extend(case.body)
 
 
+_DESCRIPTIONS: dict[type, str] = {
+    ast.For: "for loop",
+    ast.AsyncFor: "async for loop",
+    ast.While: "while loop",
+    ast.With: "with statement",
+    ast.AsyncWith: "async with statement",
+    ast.Delete: "del statement",
+    ast.AugAssign: "augmented assignment",
+    ast.Raise: "raise statement",
+    ast.Assert: "assert statement",
+    ast.Match: "match statement",
+    ast.Global: "global statement",
+    ast.Nonlocal: "nonlocal statement",
+    ast.Await: "await expression",
+    ast.ListComp: "comprehension",
+    ast.SetComp: "comprehension",
+    ast.DictComp: "comprehension",
+    ast.GeneratorExp: "generator expression",
+    ast.NamedExpr: "assignment expression",
+    ast.If: "if block",
+}
+
+
 class ModuleLowerer:
     def __init__(
         self,
@@ -267,7 +290,7 @@ class ModuleLowerer:
             skip = own_writes.get(name, set()) | {p.name for p in cap.params}
             first: dict[str, ast.Name] = {}
             for stmt in fn.body:
-                for node in ast.walk(stmt):
+                for node in walk(stmt):  # ``ast.walk``'s order: the first read is the same
                     if isinstance(node, ast.Name) and node.id in shared:
                         if isinstance(node.ctx, ast.Load):
                             first.setdefault(node.id, node)
@@ -431,28 +454,7 @@ class ModuleLowerer:
     def _describe(self, node: ast.AST) -> str:
         if isinstance(node, ast.Call):
             return f"call to {short(self.src.segment(node.func), 40)}()"
-        names: dict[type, str] = {
-            ast.For: "for loop",
-            ast.AsyncFor: "async for loop",
-            ast.While: "while loop",
-            ast.With: "with statement",
-            ast.AsyncWith: "async with statement",
-            ast.Delete: "del statement",
-            ast.AugAssign: "augmented assignment",
-            ast.Raise: "raise statement",
-            ast.Assert: "assert statement",
-            ast.Match: "match statement",
-            ast.Global: "global statement",
-            ast.Nonlocal: "nonlocal statement",
-            ast.Await: "await expression",
-            ast.ListComp: "comprehension",
-            ast.SetComp: "comprehension",
-            ast.DictComp: "comprehension",
-            ast.GeneratorExp: "generator expression",
-            ast.NamedExpr: "assignment expression",
-            ast.If: "if block",
-        }
-        return names.get(type(node), type(node).__name__.lower() + " statement")
+        return _DESCRIPTIONS.get(type(node), type(node).__name__.lower() + " statement")
 
     # Facts: bindings, imports, classes, capabilities ---------------------------------------
     def _bind(self, name: str, kind: BindingKind, guards: tuple[str, ...], node: ast.AST) -> None:

@@ -74,8 +74,16 @@ class SourceText:
         end_lineno: int = getattr(node, "end_lineno", None) or lineno
         if end_lineno == lineno:
             end_lineno = lineno  # one int object for both (a long module holds millions)
-        col = self._char_col(lineno, getattr(node, "col_offset", 0))
-        end_col = self._char_col(end_lineno, getattr(node, "end_col_offset", None) or 0)
+        col: int = getattr(node, "col_offset", 0)
+        end_col: int = getattr(node, "end_col_offset", None) or 0
+        lines = self.lines
+        # ``_char_col`` inlined for ASCII lines (most): a byte offset is a character offset
+        if not (0 < lineno <= len(lines) and lines[lineno - 1].isascii()):
+            col = self._char_col(lineno, col)
+        if not (0 < end_lineno <= len(lines) and lines[end_lineno - 1].isascii()):
+            end_col = self._char_col(end_lineno, end_col)
+        if self.line_map is None:
+            return Span(line=lineno, column=col, end_line=end_lineno, end_column=end_col)
         return self.make_span(lineno, col, end_lineno, end_col)
 
     def make_span(self, line: int, col: int, end_line: int, end_col: int) -> Span:
