@@ -138,8 +138,8 @@ def _text(value: Any) -> str:
     """``ENCODER.encode(unstructure(value))``, byte for byte, without the plain values in
     between: a record's text is its fields' texts under its sorted field names (the
     encoder's ``sort_keys``, compact separators), a tuple's its items' texts in brackets.
-    A string, an exact int and ``None`` are written as the encoder writes them (its own
-    string writer, ``int.__repr__``); any other value (a float, a bool, a dict) is handed
+    A string, an exact int, a bool and ``None`` are written as the encoder writes them (its own
+    string writer, ``int.__repr__``); any other value (a float, a dict) is handed
     to the encoder itself."""
     cls = type(value)
     if cls is str:
@@ -148,6 +148,8 @@ def _text(value: Any) -> str:
         return _int(value)
     if value is None:
         return "null"
+    if cls is bool:
+        return "true" if value else "false"
     if cls is tuple or cls is list:
         return "[" + ",".join([_text(item) for item in value]) + "]"
     write = _TEXTS.get(cls)
@@ -166,19 +168,27 @@ def _record_text(cls: type) -> Callable[[Any], str]:
     tag = _kind_of(cls) if cls in TYPE_NODE_CLASSES else None
     # a tag replaces a field of its name, as in the record's plain value
     keys = sorted({*names, "kind"} if tag is not None else names)
-    # attrs field names are identifiers; the tag and the keys are written by the encoder
-    parts = []
-    for key in keys:
+    # one f-string: its literal pieces (the keys and the tag, written by the encoder's
+    # string writer) are constants of the namespace, its values read by attribute (attrs
+    # field names are identifiers)
+    namespace: dict[str, Any] = {"string": _string, "integer": _int, "text": _text}
+    pieces = []
+    for position, key in enumerate(keys):
+        literal = ("{" if position == 0 else ",") + _string(key) + ":"
         if key == "kind" and tag is not None:
-            value = repr(_string(tag))
+            literal += _string(tag)
+            value = ""
+        elif not key.isidentifier():
+            raise TypeError(f"cannot write field {key!r} of {cls.__name__}")
         else:
             value = (
-                f"(string(v) if (t := type(v := value.{key})) is str else "
-                f"integer(v) if t is int else text(v))"
+                f"{{(string(v) if (t := type(v := value.{key})) is str else "
+                f"integer(v) if t is int else text(v))}}"
             )
-        parts.append(f"{_string(key) + ':'!r}, {value}")
-    source = "def write(value):\n    return ''.join(('{', " + ", ',', ".join(parts) + ", '}'))\n"
-    namespace: dict[str, Any] = {"string": _string, "integer": _int, "text": _text}
+        namespace[f"k{position}"] = literal
+        pieces.append(f"{{k{position}}}{value}")
+    body = "f'" + "".join(pieces) + "}}'" if pieces else "'{}'"
+    source = f"def write(value):\n    return {body}\n"
     exec(compile(source, f"<svcc record text {cls.__qualname__}>", "exec"), namespace)
     write: Callable[[Any], str] = namespace["write"]
     _TEXTS[cls] = write
