@@ -445,6 +445,8 @@ class ModuleLowerer:
             every = [*args.posonlyargs, *args.args, *args.kwonlyargs]
             every += [a for a in (args.vararg, args.kwarg) if a is not None]
             for annotation in [a.annotation for a in every] + [fn.returns]:
+                if annotation is None:  # most parameters: nothing evaluated
+                    continue
                 call = first_code_running(annotation)
                 if call is not None:
                     text = f"annotation evaluating {self._describe(call)}"

@@ -29,9 +29,12 @@ _CODE_RUNNING = (
 )
 
 
+_PLAIN = frozenset({ast.Name, ast.Constant})
+
+
 def first_code_running(node: ast.AST | None) -> ast.AST | None:
     """The first sub-expression that calls or iterates (a call, a comprehension, ...)."""
-    if node is None or isinstance(node, ast.Name | ast.Constant):
+    if node is None or type(node) in _PLAIN:  # the parser makes no subclasses
         return None
     if isinstance(node, _CODE_RUNNING):
         return node
@@ -188,6 +191,8 @@ def nested_bindings(stmt: ast.stmt) -> list[str]:
     """Every name a statement binds in the scope it runs in (blocks included, function and
     class bodies excluded). Dispatches on the exact node type (the parser makes no
     subclasses): it runs on every module-level statement."""
+    if type(stmt) in _SCOPES:  # the commonest statement in a class body: a method
+        return [stmt.name]  # type: ignore[attr-defined]
     names: list[str] = []
     stack: list[ast.AST] = [stmt]
     while stack:
