@@ -230,21 +230,22 @@ def import_time_reads(stmt: ast.stmt, evaluated_annotations: bool) -> dict[str, 
 def _statement_reads(
     stmt: ast.stmt, annotations: bool, out: dict[str, ast.AST], local: set[str]
 ) -> None:
-    if isinstance(stmt, ast.Assign):
+    # exact types (the parser makes no subclasses), the commonest statements first
+    if type(stmt) is ast.Assign:
         expression_reads(stmt.value, out, local)
         for target in stmt.targets:
             if not isinstance(target, ast.Name):
                 expression_reads(target, out, local)
-    elif isinstance(stmt, ast.AnnAssign):
+    elif type(stmt) is ast.AnnAssign:
         expression_reads(stmt.value, out, local)
         if annotations and isinstance(stmt.target, ast.Name):
             expression_reads(stmt.annotation, out, local)
-    elif isinstance(stmt, ast.AugAssign):
+    elif type(stmt) is ast.AugAssign:
         expression_reads(stmt.target, out, local)
         expression_reads(stmt.value, out, local)
-    elif isinstance(stmt, ast.Expr):
+    elif type(stmt) is ast.Expr:
         expression_reads(stmt.value, out, local)
-    elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+    elif type(stmt) is ast.FunctionDef or type(stmt) is ast.AsyncFunctionDef:
         for dec in stmt.decorator_list:
             expression_reads(dec, out, local)
         args = stmt.args
@@ -256,17 +257,17 @@ def _statement_reads(
             for arg in every:
                 expression_reads(arg.annotation, out, local)
             expression_reads(stmt.returns, out, local)
-    elif isinstance(stmt, ast.ClassDef):
+    elif type(stmt) is ast.ClassDef:
         for expr in [*stmt.decorator_list, *stmt.bases, *(k.value for k in stmt.keywords)]:
             expression_reads(expr, out, local)
         inner = set(local)
         for item in stmt.body:
             _statement_reads(item, annotations, out, inner)
             inner.update(nested_bindings(item))
-    elif isinstance(stmt, ast.If | ast.While):
+    elif type(stmt) is ast.If or type(stmt) is ast.While:
         expression_reads(stmt.test, out, local)
-    elif isinstance(stmt, ast.For | ast.AsyncFor):
+    elif type(stmt) is ast.For or type(stmt) is ast.AsyncFor:
         expression_reads(stmt.iter, out, local)
-    elif isinstance(stmt, ast.With | ast.AsyncWith):
+    elif type(stmt) is ast.With or type(stmt) is ast.AsyncWith:
         for with_item in stmt.items:
             expression_reads(with_item.context_expr, out, local)
