@@ -70,12 +70,18 @@ class SourceText:
         return len(line.encode("utf-8")[:byte_col].decode("utf-8", "replace"))
 
     def span(self, node: ast.AST) -> Span:
-        lineno: int = getattr(node, "lineno", 1)
-        end_lineno: int = getattr(node, "end_lineno", None) or lineno
+        try:  # statements and expressions have all four (read directly: spans are many)
+            lineno: int = node.lineno  # type: ignore[attr-defined]
+            end_lineno: int = node.end_lineno or lineno  # type: ignore[attr-defined]
+            col: int = node.col_offset  # type: ignore[attr-defined]
+            end_col: int = node.end_col_offset or 0  # type: ignore[attr-defined]
+        except AttributeError:
+            lineno = getattr(node, "lineno", 1)
+            end_lineno = getattr(node, "end_lineno", None) or lineno
+            col = getattr(node, "col_offset", 0)
+            end_col = getattr(node, "end_col_offset", None) or 0
         if end_lineno == lineno:
             end_lineno = lineno  # one int object for both (a long module holds millions)
-        col: int = getattr(node, "col_offset", 0)
-        end_col: int = getattr(node, "end_col_offset", None) or 0
         lines = self.lines
         # ``_char_col`` inlined for ASCII lines (most): a byte offset is a character offset
         if not (0 < lineno <= len(lines) and lines[lineno - 1].isascii()):
