@@ -90,6 +90,7 @@ def public_defs(stmt: ast.stmt) -> Iterator[str]:
                 stack.extend(case.body)
 
 
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)  # a tuple: a fast isinstance
 _DESCRIPTIONS: dict[type, str] = {
     ast.For: "for loop",
@@ -429,11 +430,13 @@ class ModuleLowerer:
         text = "assignment of a computed value"
         return "assign", text, stmt, [self._code(text, stmt)]
 
-    def _definition_evaluations(self, fn: FunctionNode) -> list[Evaluation]:
-        """Decorators, defaults (and annotations without PEP 563) run at definition time."""
+    def _definition_evaluations(self, fn: FunctionNode, prefix: str = "") -> list[Evaluation]:
+        """Decorators, defaults (and annotations without PEP 563) run at definition time;
+        ``prefix`` starts each text (a method's: ``method NAME: ``)."""
         found = [
             self._decorator(
-                dec, f"decorator @{short(self.src.segment(dec), 40)} evaluated at definition"
+                dec,
+                f"{prefix}decorator @{short(self.src.segment(dec), 40)} evaluated at definition",
             )
             for dec in fn.decorator_list
         ]
@@ -441,7 +444,8 @@ class ModuleLowerer:
         for default in [*args.defaults, *(d for d in args.kw_defaults if d is not None)]:
             call = first_code_running(default)
             if call is not None:
-                found.append(self._code(f"default value evaluating {self._describe(call)}", call))
+                text = f"{prefix}default value evaluating {self._describe(call)}"
+                found.append(self._code(text, call))
         if not self.future_annotations:
             every = [*args.posonlyargs, *args.args, *args.kwonlyargs]
             every += [a for a in (args.vararg, args.kwarg) if a is not None]
@@ -450,7 +454,7 @@ class ModuleLowerer:
                     continue
                 call = first_code_running(annotation)
                 if call is not None:
-                    text = f"annotation evaluating {self._describe(call)}"
+                    text = f"{prefix}annotation evaluating {self._describe(call)}"
                     found.append(self._code(text, call))
         return found
 
@@ -641,6 +645,9 @@ class ModuleLowerer:
             self._code(f"class keyword {short(self.src.segment(k), 40)}", k) for k in stmt.keywords
         )
         for item in stmt.body:
+            if isinstance(item, _FUNCTIONS):  # the commonest item first (a method)
+                found.extend(self._definition_evaluations(item, f"method {item.name}: "))
+                continue
             if isinstance(item, ast.Expr) and isinstance(item.value, ast.Constant):
                 continue
             if isinstance(item, ast.Pass):
@@ -648,12 +655,6 @@ class ModuleLowerer:
             if isinstance(item, ast.AnnAssign) and (item.value is None or is_literal(item.value)):
                 continue
             if isinstance(item, ast.Assign) and is_literal(item.value):
-                continue
-            if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
-                found.extend(
-                    attrs.evolve(e, text=f"method {item.name}: {e.text}")
-                    for e in self._definition_evaluations(item)
-                )
                 continue
             found.append(self._code(f"class body statement ({self._describe(item)})", item))
         return found
