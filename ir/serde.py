@@ -142,6 +142,9 @@ def _text(value: Any) -> str:
     string writer, ``int.__repr__``); any other value (a float, a dict) is handed
     to the encoder itself."""
     cls = type(value)
+    write = _TEXTS.get(cls)  # a record (most values that reach here)
+    if write is not None:
+        return write(value)
     if cls is str:
         return _string(value)
     if cls is int:
@@ -152,12 +155,9 @@ def _text(value: Any) -> str:
         return "true" if value else "false"
     if cls is tuple or cls is list:
         return "[" + ",".join([_text(item) for item in value]) + "]"
-    write = _TEXTS.get(cls)
-    if write is None:
-        if cls in _SCALARS or cls is dict or not _is_record(cls):
-            return ENCODER.encode(unstructure(value))
-        write = _record_text(cls)
-    return write(value)
+    if cls in _SCALARS or cls is dict or not _is_record(cls):
+        return ENCODER.encode(unstructure(value))
+    return _record_text(cls)(value)
 
 
 def _record_text(cls: type) -> Callable[[Any], str]:
@@ -171,7 +171,7 @@ def _record_text(cls: type) -> Callable[[Any], str]:
     # one f-string: its literal pieces (the keys and the tag, written by the encoder's
     # string writer) are constants of the namespace, its values read by attribute (attrs
     # field names are identifiers)
-    namespace: dict[str, Any] = {"string": _string, "integer": _int, "text": _text}
+    namespace: dict[str, Any] = {"string": _string, "integer": _int, "text": _text, "null": "null"}
     pieces = []
     for position, key in enumerate(keys):
         literal = ("{" if position == 0 else ",") + _string(key) + ":"
@@ -183,7 +183,7 @@ def _record_text(cls: type) -> Callable[[Any], str]:
         else:
             value = (
                 f"{{(string(v) if (t := type(v := value.{key})) is str else "
-                f"integer(v) if t is int else text(v))}}"
+                f"integer(v) if t is int else null if v is None else text(v))}}"
             )
         namespace[f"k{position}"] = literal
         pieces.append(f"{{k{position}}}{value}")
