@@ -809,6 +809,8 @@ class ModuleLowerer:
             for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
             if a is not None
         }
+        if not names:  # nothing to find: no walk
+            return {}
         found: dict[str, dict[ParamUseKind, ParamUse]] = {}
 
         def note(node: ast.expr, kind: ParamUseKind, where: ast.AST) -> None:
