@@ -229,6 +229,7 @@ def lower_text(
     module: str,
     path: str,
     source_sha256: str,
+    module_sha256: str | None = None,  # the text's digest when the caller knows it
     encoding: str,
     python_version: tuple[int, int],
     source_format: SourceFormat = "python",
@@ -273,7 +274,7 @@ def lower_text(
         path=path,
         format=source_format,
         sha256=source_sha256,
-        module_sha256=digest_bytes(text.encode("utf-8")),
+        module_sha256=module_sha256 or digest_bytes(text.encode("utf-8")),
         encoding=encoding,
         python_version=f"{python_version[0]}.{python_version[1]}",
     )
@@ -311,11 +312,15 @@ def read_python(
         return FrontendResult(
             ir=None, diagnostics=(diag(F002_DECODE, str(exc), span),), module_text=None
         )
+    digest = digest_bytes(data)
+    # ASCII UTF-8 without carriage returns decodes to itself: the text's digest is the file's
+    same = used == "utf-8" and data.isascii() and b"\r" not in data
     return lower_text(
         text,
         module=module,
         path=path,
-        source_sha256=digest_bytes(data),
+        source_sha256=digest,
+        module_sha256=digest if same else None,
         encoding=used,
         python_version=python_version,
     )
