@@ -156,9 +156,17 @@ def _repeated_parameter(
     return None
 
 
-# Per node type: is it a function, and which of the statement-list fields it has (most
-# statements have none).
-_BLOCK_FIELDS: dict[type, tuple[bool, tuple[str, ...]]] = {}
+_STATEMENT_LISTS = ("body", "orelse", "finalbody", "handlers", "cases")
+# The node types that are functions (exact types: the parser makes no subclasses) and, for
+# each node type that is a function or holds statement lists, which of those fields it has.
+_FUNCTION_TYPES = frozenset(_FUNCTIONS)
+_BLOCK_FIELDS: dict[type, tuple[str, ...]] = {
+    kind: tuple(f for f in _STATEMENT_LISTS if f in kind._fields)
+    for kind in vars(ast).values()
+    if isinstance(kind, type)
+    and issubclass(kind, ast.AST)
+    and (kind in _FUNCTION_TYPES or any(f in kind._fields for f in _STATEMENT_LISTS))
+}
 
 
 def duplicate_parameter(tree: ast.Module, text: str) -> SyntaxError | None:
@@ -178,23 +186,14 @@ def duplicate_parameter(tree: ast.Module, text: str) -> SyntaxError | None:
     pop, extend = pending.pop, pending.extend
     while pending:
         node = pop()
-        kind = _BLOCK_FIELDS.get(type(node))
-        if kind is None:
-            kind = _BLOCK_FIELDS[type(node)] = (
-                isinstance(node, _FUNCTIONS),
-                tuple(
-                    f
-                    for f in ("body", "orelse", "finalbody", "handlers", "cases")
-                    if f in node._fields
-                ),
-            )
-        function, fields = kind
-        if function and (error := _repeated_parameter(node)):  # type: ignore[arg-type]
+        if type(node) in _FUNCTION_TYPES and (error := _repeated_parameter(node)):  # type: ignore[arg-type]
             return error
-        for field in fields:
+        for field in _BLOCK_FIELDS[type(node)]:
             children = getattr(node, field, None)
             if isinstance(children, list):
-                extend(children)
+                # only what can hold a function is pushed (simple statements are most):
+                # the order of what is visited is unchanged
+                extend([child for child in children if type(child) in _BLOCK_FIELDS])
     return None
 
 
