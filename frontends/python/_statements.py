@@ -152,11 +152,11 @@ def import_bindings(stmt: ast.Import | ast.ImportFrom) -> list[str]:
 def expression_reads(node: ast.AST | None, out: dict[str, ast.AST], local: set[str]) -> None:
     """Names ``node`` loads when evaluated, except those bound by its own comprehensions
     (and lambdas, whose bodies run later); first load of each name kept."""
-    if node is None or isinstance(node, ast.Constant):
-        return
-    if isinstance(node, ast.Name):  # the commonest case: no comprehension, no lambda
-        if isinstance(node.ctx, ast.Load) and node.id not in local and node.id not in out:
+    if type(node) is ast.Name:  # the commonest case: no comprehension, no lambda
+        if type(node.ctx) is ast.Load and node.id not in local and node.id not in out:
             out[node.id] = node
+        return
+    if node is None or type(node) is ast.Constant:  # exact types: the parser makes no subclasses
         return
     bound: set[str] = set()
     loads: list[ast.Name] = []
