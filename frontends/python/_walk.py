@@ -49,20 +49,18 @@ def walk(node: ast.AST) -> list[ast.AST]:
     below it, breadth first."""
     nodes = [node]
     append = nodes.append
-    index = 0
     known = _FIELDS
-    while index < len(nodes):
-        current = nodes[index]
-        index += 1
+    node_type = ast.AST
+    for current in nodes:  # a list iterator sees what is appended meanwhile: breadth first
         fields = known.get(type(current))
         if fields is None:
             fields = _fields(type(current))
         for name in fields:
             value = getattr(current, name, None)
-            if isinstance(value, ast.AST):
+            if isinstance(value, node_type):
                 append(value)
             elif isinstance(value, list):
                 for item in value:
-                    if isinstance(item, ast.AST):
+                    if isinstance(item, node_type):
                         append(item)
     return nodes
