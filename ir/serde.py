@@ -145,6 +145,9 @@ def _text(value: Any) -> str:
     write = _TEXTS.get(cls)  # a record (most values that reach here)
     if write is not None:
         return write(value)
+    if cls is tuple or cls is list:  # the other values a record's writer hands on
+        items = [_string(item) if type(item) is str else _text(item) for item in value]
+        return "[" + ",".join(items) + "]"
     if cls is str:
         return _string(value)
     if cls is int:
@@ -153,8 +156,6 @@ def _text(value: Any) -> str:
         return "null"
     if cls is bool:
         return "true" if value else "false"
-    if cls is tuple or cls is list:
-        return "[" + ",".join([_text(item) for item in value]) + "]"
     if cls in _SCALARS or cls is dict or not _is_record(cls):
         return ENCODER.encode(unstructure(value))
     return _record_text(cls)(value)
