@@ -61,6 +61,28 @@ from svcc.ir.model import (
 )
 from svcc.ir.types import AnyType, TypeNode, UnsupportedType
 
+# ``isinstance`` over a tuple built once (a union written in the call is built on every
+# call, which costs more than the check itself)
+_ANNASSIGN_AUGASSIGN = (ast.AnnAssign, ast.AugAssign)
+_ASSIGN_ANNASSIGN = (ast.Assign, ast.AnnAssign)
+_ASSIGN_ANNASSIGN_AUGASSIGN = (ast.Assign, ast.AnnAssign, ast.AugAssign)
+_FOR_ASYNCFOR = (ast.For, ast.AsyncFor)
+_FOR_ASYNCFOR_WHILE = (ast.For, ast.AsyncFor, ast.While)
+_FUNCTIONDEF_ASYNCFUNCTIONDEF = (ast.FunctionDef, ast.AsyncFunctionDef)
+_FUNCTIONDEF_ASYNCFUNCTIONDEF_CLASSDEF = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_FUNCTIONDEF_ASYNCFUNCTIONDEF_LAMBDA_CLASSDEF = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.Lambda,
+    ast.ClassDef,
+)
+_IF_FOR_ASYNCFOR_WHILE = (ast.If, ast.For, ast.AsyncFor, ast.While)
+_IMPORT_IMPORTFROM = (ast.Import, ast.ImportFrom)
+_TRY_TRYSTAR = (ast.Try, ast.TryStar)
+_TRY_TRYSTAR_IF = (ast.Try, ast.TryStar, ast.If)
+_WITH_ASYNCWITH = (ast.With, ast.AsyncWith)
+_YIELD_YIELDFROM = (ast.Yield, ast.YieldFrom)
+
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
 _NEWTYPE = typing_names("NewType")
@@ -74,24 +96,22 @@ def public_defs(stmt: ast.stmt) -> Iterator[str]:
     stack = [stmt]
     while stack:
         current = stack.pop()
-        if isinstance(current, ast.FunctionDef | ast.AsyncFunctionDef):
+        if isinstance(current, _FUNCTIONDEF_ASYNCFUNCTIONDEF):
             if not current.name.startswith("_"):
                 yield current.name
-        elif isinstance(current, ast.If | ast.For | ast.AsyncFor | ast.While):
+        elif isinstance(current, _IF_FOR_ASYNCFOR_WHILE):
             stack.extend([*current.body, *current.orelse])
-        elif isinstance(current, ast.Try | ast.TryStar):
+        elif isinstance(current, _TRY_TRYSTAR):
             stack.extend([*current.body, *current.orelse, *current.finalbody])
             for handler in current.handlers:
                 stack.extend(handler.body)
-        elif isinstance(current, ast.With | ast.AsyncWith):
+        elif isinstance(current, _WITH_ASYNCWITH):
             stack.extend(current.body)
         elif isinstance(current, ast.Match):
             for case in current.cases:
                 stack.extend(case.body)
 
 
-_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
-_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)  # a tuple: a fast isinstance
 _DESCRIPTIONS: dict[type, str] = {
     ast.For: "for loop",
     ast.AsyncFor: "async for loop",
@@ -150,17 +170,17 @@ class ModuleLowerer:
     # -- pass 1: symbols --------------------------------------------------------------------
     def _collect_symbols(self, body: list[ast.stmt]) -> None:
         for stmt in body:
-            if isinstance(stmt, ast.Import | ast.ImportFrom):
+            if isinstance(stmt, _IMPORT_IMPORTFROM):
                 self._symbol_import(stmt)
             elif isinstance(stmt, ast.ClassDef):
                 self._symbol_class(stmt)
-            elif isinstance(stmt, ast.Assign | ast.AnnAssign):
+            elif isinstance(stmt, _ASSIGN_ANNASSIGN):
                 self._symbol_assign(stmt)
             elif isinstance(stmt, ast.If):
                 if not is_main_guard(stmt.test):
                     self._collect_symbols(stmt.body)
                     self._collect_symbols(stmt.orelse)
-            elif isinstance(stmt, ast.Try | ast.TryStar):
+            elif isinstance(stmt, _TRY_TRYSTAR):
                 self._collect_symbols(stmt.body)
                 for handler in stmt.handlers:
                     self._collect_symbols(handler.body)
@@ -306,16 +326,16 @@ class ModuleLowerer:
         return tuple(out)
 
     def _binds_of(self, stmt: ast.stmt) -> list[str]:
-        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        if isinstance(stmt, _FUNCTIONDEF_ASYNCFUNCTIONDEF_CLASSDEF):
             return [stmt.name]
-        if isinstance(stmt, ast.Import | ast.ImportFrom):
+        if isinstance(stmt, _IMPORT_IMPORTFROM):
             return import_bindings(stmt)
         if isinstance(stmt, ast.Assign):
             out: list[str] = []
             for t in stmt.targets:
                 out.extend(assigned_names(t) or [])
             return out
-        if isinstance(stmt, ast.AnnAssign | ast.AugAssign):
+        if isinstance(stmt, _ANNASSIGN_AUGASSIGN):
             if isinstance(stmt, ast.AnnAssign) and stmt.value is None:
                 return []
             return assigned_names(stmt.target) or []
@@ -341,15 +361,15 @@ class ModuleLowerer:
         )
 
     def _classify(self, stmt: ast.stmt) -> tuple[StatementKind, str, ast.AST, list[Evaluation]]:
-        if isinstance(stmt, ast.Import | ast.ImportFrom):
+        if isinstance(stmt, _IMPORT_IMPORTFROM):
             return "import", "import", stmt, []
-        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+        if isinstance(stmt, _FUNCTIONDEF_ASYNCFUNCTIONDEF):
             return "def", "function definition", stmt, self._definition_evaluations(stmt)
         if isinstance(stmt, ast.ClassDef):
             if stmt.name in self.symbols.typed_dicts:
                 return "typeddict", "TypedDict definition", stmt, []
             return "class", "class definition", stmt, []
-        if isinstance(stmt, ast.Assign | ast.AnnAssign):
+        if isinstance(stmt, _ASSIGN_ANNASSIGN):
             return self._classify_assign(stmt)
         if isinstance(stmt, ast.Expr):
             value = stmt.value
@@ -378,7 +398,7 @@ class ModuleLowerer:
             found = self._test(stmt.test, " under a module-level if")
             found += self._nested([*stmt.body, *stmt.orelse], " under a module-level if")
             return "if", "if block", stmt, found
-        if isinstance(stmt, ast.Try | ast.TryStar):
+        if isinstance(stmt, _TRY_TRYSTAR):
             suffix = " under a module-level try"
             found = []
             for handler in stmt.handlers:
@@ -483,7 +503,7 @@ class ModuleLowerer:
     def _collect(
         self, stmt: ast.stmt, guards: tuple[str, ...], guarded: bool, type_checking: bool = False
     ) -> None:
-        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+        if isinstance(stmt, _FUNCTIONDEF_ASYNCFUNCTIONDEF):
             if type_checking:
                 return
             self._bind(stmt.name, "def", guards, stmt)
@@ -500,12 +520,12 @@ class ModuleLowerer:
                 self._store_typed_dict(self._typed_dict(stmt))
             else:
                 self.classes.append(self._class_decl(stmt))
-        elif isinstance(stmt, ast.Import | ast.ImportFrom):
+        elif isinstance(stmt, _IMPORT_IMPORTFROM):
             self._record_import(stmt, "", guarded or type_checking, type_checking)
             if not type_checking:
                 for name in import_bindings(stmt):
                     self._bind(name, "import", guards, stmt)
-        elif isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign):
+        elif isinstance(stmt, _ASSIGN_ANNASSIGN_AUGASSIGN):
             kind: BindingKind = "augassign" if isinstance(stmt, ast.AugAssign) else "assign"
             for name in self._binds_of(stmt):
                 self._bind(name, kind, guards, stmt)
@@ -515,7 +535,7 @@ class ModuleLowerer:
             for target in stmt.targets:
                 for name in assigned_names(target) or []:
                     self._bind(name, "delete", guards, stmt)
-        elif isinstance(stmt, ast.For | ast.AsyncFor):
+        elif isinstance(stmt, _FOR_ASYNCFOR):
             for name in assigned_names(stmt.target) or []:
                 self._bind(name, "for", (*guards, "for"), stmt)
             for sub in [*stmt.body, *stmt.orelse]:
@@ -534,13 +554,13 @@ class ModuleLowerer:
                 return
             for sub in [*stmt.body, *stmt.orelse]:
                 self._collect(sub, (*guards, "if"), True, type_checking)
-        elif isinstance(stmt, ast.Try | ast.TryStar):
+        elif isinstance(stmt, _TRY_TRYSTAR):
             parts = [*stmt.body, *stmt.orelse, *stmt.finalbody]
             for handler in stmt.handlers:
                 parts.extend(handler.body)
             for sub in parts:
                 self._collect(sub, (*guards, "try"), True, type_checking)
-        elif isinstance(stmt, ast.With | ast.AsyncWith):
+        elif isinstance(stmt, _WITH_ASYNCWITH):
             for item in stmt.items:
                 if item.optional_vars is not None:
                     for name in assigned_names(item.optional_vars) or []:
@@ -587,20 +607,20 @@ class ModuleLowerer:
         stack: list[tuple[ast.stmt, bool]] = [(s, False) for s in reversed(fn.body)]
         while stack:
             stmt, guarded = stack.pop()
-            if isinstance(stmt, ast.Import | ast.ImportFrom):
+            if isinstance(stmt, _IMPORT_IMPORTFROM):
                 self._record_import(stmt, scope, guarded, False)
             elif isinstance(stmt, ast.Global):
                 span = self.src.span(stmt)
                 for name in stmt.names:
                     self.globals.append(GlobalWrite(name=name, function=scope, span=span))
-            elif isinstance(stmt, ast.Try | ast.TryStar | ast.If):
+            elif isinstance(stmt, _TRY_TRYSTAR_IF):
                 children: list[ast.stmt] = [*stmt.body, *stmt.orelse]
                 if not isinstance(stmt, ast.If):
                     children += stmt.finalbody
                     for handler in stmt.handlers:
                         children.extend(handler.body)
                 stack.extend((s, True) for s in reversed(children))
-            elif isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
+            elif isinstance(stmt, _FOR_ASYNCFOR_WHILE):
                 stack.extend((s, guarded) for s in reversed([*stmt.body, *stmt.orelse]))
             elif isinstance(
                 stmt,
@@ -645,7 +665,9 @@ class ModuleLowerer:
             self._code(f"class keyword {short(self.src.segment(k), 40)}", k) for k in stmt.keywords
         )
         for item in stmt.body:
-            if isinstance(item, _FUNCTIONS):  # the commonest item first (a method)
+            if isinstance(
+                item, _FUNCTIONDEF_ASYNCFUNCTIONDEF
+            ):  # the commonest item first (a method)
                 found.extend(self._definition_evaluations(item, f"method {item.name}: "))
                 continue
             if isinstance(item, ast.Expr) and isinstance(item.value, ast.Constant):
@@ -835,7 +857,7 @@ class ModuleLowerer:
                         classes = node.args[1]
                         for item in classes.elts if isinstance(classes, ast.Tuple) else [classes]:
                             note(item, kind, item)
-                elif isinstance(node, _DEFINITIONS):
+                elif isinstance(node, _FUNCTIONDEF_ASYNCFUNCTIONDEF_CLASSDEF):
                     for dec in node.decorator_list:
                         target = dec.func if isinstance(dec, ast.Call) else dec
                         note(target, "decorator", dec)
@@ -890,9 +912,9 @@ class ModuleLowerer:
         stack: list[ast.AST] = list(fn.body)
         while stack:
             node = stack.pop()
-            if isinstance(node, ast.Yield | ast.YieldFrom):
+            if isinstance(node, _YIELD_YIELDFROM):
                 return True
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+            if isinstance(node, _FUNCTIONDEF_ASYNCFUNCTIONDEF_LAMBDA_CLASSDEF):
                 continue
             stack.extend(children(node))
         return False

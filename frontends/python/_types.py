@@ -29,6 +29,10 @@ from svcc.ir.types import (
     UnsupportedType,
 )
 
+# ``isinstance`` over a tuple built once (a union written in the call is built on every
+# call, which costs more than the check itself)
+_NAME_ATTRIBUTE = (ast.Name, ast.Attribute)
+
 MAX_DEPTH = 48
 
 TYPING_MODULES = ("typing", "typing_extensions")
@@ -155,7 +159,7 @@ class TypeResolver:
             )
         if isinstance(node, ast.Subscript):
             return self._subscript(node, depth, alias_chain)
-        if isinstance(node, ast.Name | ast.Attribute):
+        if isinstance(node, _NAME_ATTRIBUTE):
             return self._named(node, depth, alias_chain)
         return UnresolvedType(text=self._text(node), reason="invalid-annotation")
 
@@ -215,7 +219,7 @@ class TypeResolver:
     def _subscript(self, node: ast.Subscript, depth: int, alias_chain: tuple[str, ...]) -> TypeNode:
         origin = self.symbols.qualify(node.value)
         if origin is None:
-            if isinstance(node.value, ast.Name | ast.Attribute):
+            if isinstance(node.value, _NAME_ATTRIBUTE):
                 return self._unknown(node)
             return UnresolvedType(text=self._text(node), reason="invalid-annotation")
         args = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
