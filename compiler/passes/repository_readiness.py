@@ -134,12 +134,16 @@ class RepositoryReadiness:
         self, starts: Sequence[tuple[str, Span | None]], reported: set[str]
     ) -> list[Diagnostic]:
         out: list[Diagnostic] = []
+        known = self._risks
         for target, span in starts:
-            for reached in self.closure(target):
-                if reached in reported:
+            # closures overlap: most of each one is reported already (one pass to skip it)
+            for reached in [r for r in self.closure(target) if r not in reported]:
+                if reached in reported:  # twice in one closure
                     continue
                 reported.add(reached)
-                risks = self.risks(reached)
+                risks = known.get(reached)
+                if risks is None:
+                    risks = self.risks(reached)
                 if not risks:
                     continue
                 more = f" (and {len(risks) - 1} more)" if len(risks) > 1 else ""
