@@ -172,7 +172,13 @@ def _record_text(cls: type) -> Callable[[Any], str]:
     # one f-string: its literal pieces (the keys and the tag, written by the encoder's
     # string writer) are constants of the namespace, its values read by attribute (attrs
     # field names are identifiers)
-    namespace: dict[str, Any] = {"string": _string, "integer": _int, "text": _text, "null": "null"}
+    namespace: dict[str, Any] = {
+        "string": _string,
+        "integer": _int,
+        "text": _text,
+        "null": "null",
+        "texts": _TEXTS,  # a nested record's writer called directly
+    }
     pieces = []
     for position, key in enumerate(keys):
         literal = ("{" if position == 0 else ",") + _string(key) + ":"
@@ -184,7 +190,8 @@ def _record_text(cls: type) -> Callable[[Any], str]:
         else:
             value = (
                 f"{{(string(v) if (t := type(v := value.{key})) is str else "
-                f"integer(v) if t is int else null if v is None else text(v))}}"
+                f"integer(v) if t is int else null if v is None else "
+                f"texts[t](v) if t in texts else text(v))}}"
             )
         namespace[f"k{position}"] = literal
         pieces.append(f"{{k{position}}}{value}")
