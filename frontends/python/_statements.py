@@ -262,7 +262,8 @@ def _statement_reads(
             every = [*args.posonlyargs, *args.args, *args.kwonlyargs]
             every += [a for a in (args.vararg, args.kwarg) if a is not None]
             for arg in every:
-                expression_reads(arg.annotation, out, local)
+                if arg.annotation is not None:  # most are absent: no call
+                    expression_reads(arg.annotation, out, local)
             expression_reads(stmt.returns, out, local)
     elif type(stmt) is ast.ClassDef:
         for expr in [*stmt.decorator_list, *stmt.bases, *(k.value for k in stmt.keywords)]:
