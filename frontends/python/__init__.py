@@ -144,9 +144,14 @@ def _repeated_parameter(
     node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda,
 ) -> SyntaxError | None:
     args = node.args
-    seen: set[str] = set()
     every = [*args.posonlyargs, *args.args, *args.kwonlyargs]
-    every += [a for a in (args.vararg, args.kwarg) if a is not None]
+    if args.vararg is not None:
+        every.append(args.vararg)
+    if args.kwarg is not None:
+        every.append(args.kwarg)
+    if len(every) < 2 or len({a.arg for a in every}) == len(every):  # the commonest case
+        return None
+    seen: set[str] = set()
     for arg in every:
         if arg.arg in seen:
             error = SyntaxError(f"duplicate argument {arg.arg!r} in function definition")
