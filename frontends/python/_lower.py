@@ -453,23 +453,25 @@ class ModuleLowerer:
     def _definition_evaluations(self, fn: FunctionNode, prefix: str = "") -> list[Evaluation]:
         """Decorators, defaults (and annotations without PEP 563) run at definition time;
         ``prefix`` starts each text (a method's: ``method NAME: ``)."""
-        found = [
-            self._decorator(
-                dec,
-                f"{prefix}decorator @{short(self.src.segment(dec), 40)} evaluated at definition",
-            )
-            for dec in fn.decorator_list
-        ]
+        found: list[Evaluation] = []
+        # (each part skipped whole when empty: this runs on every function and method)
+        for dec in fn.decorator_list:
+            text = f"{prefix}decorator @{short(self.src.segment(dec), 40)} evaluated at definition"
+            found.append(self._decorator(dec, text))
         args = fn.args
-        for default in [*args.defaults, *(d for d in args.kw_defaults if d is not None)]:
-            call = first_code_running(default)
-            if call is not None:
-                text = f"{prefix}default value evaluating {self._describe(call)}"
-                found.append(self._code(text, call))
+        if args.defaults or args.kw_defaults:
+            for default in [*args.defaults, *(d for d in args.kw_defaults if d is not None)]:
+                call = first_code_running(default)
+                if call is not None:
+                    text = f"{prefix}default value evaluating {self._describe(call)}"
+                    found.append(self._code(text, call))
         if not self.future_annotations:
             every = [*args.posonlyargs, *args.args, *args.kwonlyargs]
-            every += [a for a in (args.vararg, args.kwarg) if a is not None]
-            for annotation in [a.annotation for a in every] + [fn.returns]:
+            if args.vararg is not None:
+                every.append(args.vararg)
+            if args.kwarg is not None:
+                every.append(args.kwarg)
+            for annotation in [*[a.annotation for a in every], fn.returns]:
                 if annotation is None:  # most parameters: nothing evaluated
                     continue
                 call = first_code_running(annotation)
