@@ -271,10 +271,12 @@ class ModuleLowerer:
                     binds=tuple(dict.fromkeys(nested_bindings(stmt))),
                     span=self.src.span(node),
                     reads=tuple(
-                        NameRead(name=name, span=self.src.span(read))
-                        for name, read in import_time_reads(
-                            stmt, not self.future_annotations
-                        ).items()
+                        [
+                            NameRead(name=name, span=self.src.span(read))
+                            for name, read in import_time_reads(
+                                stmt, not self.future_annotations
+                            ).items()
+                        ]
                     ),
                     evaluations=tuple(evaluations),
                 )

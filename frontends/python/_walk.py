@@ -35,12 +35,19 @@ def _fields(kind: type) -> tuple[str, ...]:
 def children(node: ast.AST) -> list[ast.AST]:
     """``list(ast.iter_child_nodes(node))`` without context and operator nodes."""
     out: list[ast.AST] = []
-    for name in _FIELDS.get(type(node)) or _fields(type(node)):
+    append = out.append
+    node_type = ast.AST
+    fields = _FIELDS.get(type(node))
+    if fields is None:
+        fields = _fields(type(node))
+    for name in fields:
         value = getattr(node, name, None)
-        if isinstance(value, ast.AST):
-            out.append(value)
+        if isinstance(value, node_type):
+            append(value)
         elif isinstance(value, list):
-            out.extend(item for item in value if isinstance(item, ast.AST))
+            for item in value:  # a loop, not a generator per field
+                if isinstance(item, node_type):
+                    append(item)
     return out
 
 
