@@ -2,6 +2,7 @@
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -11,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
-from helpers import run_svcc
+from helpers import SVCC, run_svcc
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "rest"
 
@@ -89,3 +90,40 @@ def failed_start(bundle: Path) -> tuple[int, str]:
         _command(free_port()), cwd=bundle, capture_output=True, text=True, timeout=60, check=False
     )
     return proc.returncode, proc.stdout + proc.stderr
+
+
+@contextmanager
+def running_service(workspace: Path, *options: str, workers: int = 1) -> Iterator[tuple[str, int]]:
+    """``(base url, gunicorn master pid)`` of a running ``svcc serve-analysis`` on loopback
+    (stopped with SIGTERM when the block ends)."""
+    port = free_port()
+    log = workspace.parent / f"service-{port}.log"
+    with log.open("wb") as sink:
+        proc = subprocess.Popen(
+            [
+                SVCC,
+                "serve-analysis",
+                "--workspace",
+                str(workspace),
+                "--bind",
+                f"127.0.0.1:{port}",
+                "--workers",
+                str(workers),
+                *options,
+            ],
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(300):
+            try:
+                httpx.post(url + "/probe", timeout=1)  # 404: writes nothing
+                break
+            except httpx.TransportError:
+                assert proc.poll() is None, log.read_text()
+                time.sleep(0.05)
+        yield url, proc.pid
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)

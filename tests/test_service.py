@@ -2,9 +2,7 @@
 loopback, real multipart uploads and JSON bodies through httpx."""
 
 import os
-import signal
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 from helpers import GOLDEN, SVCC
-from servers import free_port
+from servers import running_service
 
 GOOD = '''\
 """Geometry."""
@@ -52,40 +50,9 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def service(workspace: Path) -> Iterator[str]:
-    port = free_port()
-    log = workspace.parent / "service.log"
-    with log.open("wb") as sink:
-        proc = subprocess.Popen(
-            [
-                SVCC,
-                "serve-analysis",
-                "--workspace",
-                str(workspace),
-                "--bind",
-                f"127.0.0.1:{port}",
-                "--workers",
-                "2",
-                "--max-upload-bytes",
-                str(MAX_UPLOAD),
-                "--max-directory-files",
-                str(MAX_FILES),
-            ],
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-        )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(200):
-            try:
-                httpx.post(url + "/generate_requirements/", timeout=1)
-                break
-            except httpx.TransportError:
-                assert proc.poll() is None, log.read_text()
-                time.sleep(0.05)
+    limits = ("--max-upload-bytes", str(MAX_UPLOAD), "--max-directory-files", str(MAX_FILES))
+    with running_service(workspace, *limits, workers=2) as (url, _):
         yield url
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=30)
 
 
 @pytest.fixture(scope="module")

@@ -6,17 +6,14 @@ Before, the service analysed each file alone: a capability that imports a module
 import-time effects was eligible in the service and conditional in ``inspect DIR``."""
 
 import json
-import signal
-import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from helpers import SVCC, run_svcc
-from servers import free_port
+from helpers import run_svcc
+from servers import running_service
 
 FILES = {
     # a flat tree: b imports its sibling a
@@ -72,37 +69,8 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def http(workspace: Path) -> Iterator[httpx.Client]:
-    port = free_port()
-    log = workspace.parent / "service.log"
-    with log.open("wb") as sink:
-        proc = subprocess.Popen(
-            [
-                SVCC,
-                "serve-analysis",
-                "--workspace",
-                str(workspace),
-                "--bind",
-                f"127.0.0.1:{port}",
-                "--workers",
-                "1",
-            ],
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-        )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(300):
-            try:
-                httpx.post(url + "/probe", timeout=1)
-                break
-            except httpx.TransportError:
-                assert proc.poll() is None, log.read_text()
-                time.sleep(0.05)
-        with httpx.Client(base_url=url, timeout=120) as client:
-            yield client
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=30)
+    with running_service(workspace) as (url, _), httpx.Client(base_url=url, timeout=120) as client:
+        yield client
 
 
 def analyse(http: httpx.Client, directory: str, **fields: str) -> dict[str, Any]:

@@ -7,58 +7,18 @@ due, one upload costing a worker gigabytes, one bad file costing a whole directo
 
 import json
 import os
-import signal
 import socket
-import subprocess
-import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from helpers import GOLDEN, SVCC
-from servers import free_port
+from helpers import GOLDEN
+from servers import running_service
 
 GOOD = "def area(radius: float) -> float:\n    return 3.14 * radius**2\n"
 MEMORY_MIB = 400
-
-
-@contextmanager
-def running_service(workspace: Path, *options: str) -> Iterator[tuple[str, int]]:
-    """``(base url, gunicorn master pid)`` of a running ``svcc serve-analysis``."""
-    port = free_port()
-    log = workspace.parent / f"service-{port}.log"
-    with log.open("wb") as sink:
-        proc = subprocess.Popen(
-            [
-                SVCC,
-                "serve-analysis",
-                "--workspace",
-                str(workspace),
-                "--bind",
-                f"127.0.0.1:{port}",
-                "--workers",
-                "1",
-                *options,
-            ],
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-        )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(300):
-            try:
-                httpx.post(url + "/probe", timeout=1)  # 404: writes nothing
-                break
-            except httpx.TransportError:
-                assert proc.poll() is None, log.read_text()
-                time.sleep(0.05)
-        yield url, proc.pid
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=30)
 
 
 @pytest.fixture(scope="module")
