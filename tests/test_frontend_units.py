@@ -1,5 +1,6 @@
 """Front-end details that the golden corpus does not show on its own."""
 
+import ast
 from typing import Any
 
 import pytest
@@ -122,6 +123,23 @@ def test_the_front_ends_walk_is_ast_walk_without_context_and_operator_nodes() ->
         for node in ast.walk(tree):
             expected = [n for n in ast.iter_child_nodes(node) if not isinstance(n, skipped)]
             assert _walk.children(node) == expected
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "f = lambda x=d[1:2], x=1: 0\n",  # the default's colon ended the text's parameters
+        "f = lambda a=lambda: 0, a=1: 1\n",
+        "f = lambda a={1: 2}, a=1: 1\n",
+        "f = lambda a='x:y', a=1: 1\n",
+    ],
+)
+def test_repeated_lambda_parameters_behind_a_colon_are_found(source: str) -> None:
+    from svcc.frontends import python as front
+
+    error = front.duplicate_parameter(ast.parse(source), source)
+    assert error is not None
+    assert "duplicate argument" in error.msg
 
 
 @pytest.mark.parametrize(

@@ -120,10 +120,18 @@ def _lambda_matches(text: str) -> Iterator[re.Match[str]]:
             yield match
 
 
+# A default holding one of these may hold a colon (``d[1:2]``, ``{1: 2}``, ``"a:b"``, a
+# nested lambda), where the text's parameter list would end too early.
+_DEFAULT_OPENERS = ("(", "[", "{", "'", '"', "lambda")
+
+
 def _lambda_may_repeat(text: str) -> bool:
     """A cheap over-approximation: some ``lambda a, b:`` in the text names a parameter
-    twice (after NFKC, as the parser normalises identifiers)."""
+    twice (after NFKC, as the parser normalises identifiers), or has a parameter list the
+    text cannot delimit (a default with a bracket, a string or a lambda in it)."""
     for match in _lambda_matches(text):
+        if any(opener in match.group(1) for opener in _DEFAULT_OPENERS):
+            return True
         names = [
             name if name.isascii() else unicodedata.normalize("NFKC", name)  # ASCII: as is
             for name in (
