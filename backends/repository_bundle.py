@@ -138,14 +138,12 @@ def governed_files(
         PLAN_SCHEMA,
         WIRE_MODULES,
         call_shape,
+        declared_sources,
+        source_binding,
     )
 
     policy_bytes = canonical_json(policy.to_json())
-    sources = {
-        path: digest_bytes(data)
-        for path, data in sorted(files.items())
-        if path.startswith("source/")
-    }
+    sources = declared_sources(files)
     paths = {s.module: s.bundle_path for s in spec.sources}
     out = {"execution/policy.json": policy_bytes}
     for ir in spec.modules:
@@ -156,11 +154,7 @@ def governed_files(
                 "module": ir.module,
                 "function": cap.qualname,
                 "repository": dict(repository),
-                "source": {
-                    "path": paths[ir.module],
-                    "digest": digest_bytes(files[paths[ir.module]]),
-                    "files": sources,
-                },
+                "source": source_binding(paths[ir.module], sources),
                 "policy_digest": digest_bytes(policy_bytes),
                 "call": call_shape(cap),
             }

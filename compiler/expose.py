@@ -186,7 +186,14 @@ class ExposeRequest:
 
 def expose_build(request: ExposeRequest) -> "RepositoryCompileResult":
     """Policies first, then acquisition, analysis, selection and the bundle."""
-    from svcc.compiler.git_fetch import GitSource, acquire, check_commit, check_subdir, check_url
+    from svcc.compiler.git_fetch import (
+        GitSource,
+        acquire,
+        check_commit,
+        check_subdir,
+        check_url,
+        subdir_parts,
+    )
     from svcc.compiler.repository import (
         analyze_repository,
         local_name,
@@ -245,7 +252,7 @@ def expose_build(request: ExposeRequest) -> "RepositoryCompileResult":
     check_subdir(request.subdir)
     grant = matching_grant(grants, request.git, request.ref, request.subdir)
     source = GitSource(url=request.git, commit=request.ref, subdir=request.subdir)
-    subdir_parts = [p for p in request.subdir.split("/") if p not in ("", ".")]
+    folders = subdir_parts(request.subdir)
     with acquire(source, ca_file=grant.ca_file) as tree:
         name = request.git.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git") or "repository"
         return build(
@@ -253,5 +260,5 @@ def expose_build(request: ExposeRequest) -> "RepositoryCompileResult":
             name,
             {"kind": "git", "url": request.git, "commit": request.ref, "subdir": request.subdir},
             # the export's temporary folder is not the user's: the subdir names the package
-            folder_name=subdir_parts[-1] if subdir_parts else "",
+            folder_name=folders[-1] if folders else "",
         )

@@ -85,8 +85,13 @@ def check_commit(ref: str) -> str:
     return ref
 
 
+def subdir_parts(subdir: str) -> list[str]:
+    """``--subdir``'s folders, ``""`` and ``.`` dropped (``./app/`` is ``["app"]``)."""
+    return [p for p in subdir.split("/") if p not in ("", ".")]
+
+
 def check_subdir(subdir: str) -> str:
-    parts = [p for p in subdir.split("/") if p not in ("", ".")]
+    parts = subdir_parts(subdir)
     if subdir.startswith("/") or "\\" in subdir or ".." in parts or any(p == ".git" for p in parts):
         raise GitError(f"--subdir {subdir!r}: expected a relative folder inside the repository")
     return subdir
@@ -260,7 +265,7 @@ def _wanted(relpath: str) -> bool:
 def export(git: _Git, source: GitSource, into: Path, limits: GitLimits) -> int:
     """Write the subdirectory's ``.py`` files and ``pyproject.toml`` into ``into``;
     returns the number of entries listed. Refuses symlinks, submodules and LFS pointers."""
-    prefix = "/".join(p for p in source.subdir.split("/") if p not in ("", "."))
+    prefix = "/".join(subdir_parts(source.subdir))
     if prefix:
         found = git.run("cat-file", "-t", f"{source.commit}:{prefix}", what="--subdir").strip()
         if found != b"tree":

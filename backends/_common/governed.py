@@ -36,27 +36,34 @@ def call_shape(cap: Capability) -> dict[str, Any]:
     }
 
 
+def declared_sources(files: Mapping[str, bytes]) -> dict[str, str]:
+    """The digest of every file under ``source/``: what each plan binds and what a worker
+    verifies before importing any of them (v1, v2, single-file and repository bundles)."""
+    return {
+        path: digest_bytes(data)
+        for path, data in sorted(files.items())
+        if path.startswith("source/")
+    }
+
+
+def source_binding(module_path: str, sources: Mapping[str, str]) -> dict[str, Any]:
+    """A plan's ``source``: the capability's module file and every declared source file."""
+    return {"path": module_path, "digest": sources[module_path], "files": dict(sources)}
+
+
 def governed_files(
     ir: ModuleIR, policy: ExecutionPolicy, files: Mapping[str, bytes], module_path: str
 ) -> dict[str, bytes]:
     """The files a governed bundle adds; ``files`` are the bundle's source files so far."""
     policy_bytes = canonical_json(policy.to_json())
-    source_files = {
-        path: digest_bytes(data)
-        for path, data in sorted(files.items())
-        if path.startswith("source/")
-    }
+    sources = declared_sources(files)
     out = {"execution/policy.json": policy_bytes}
     for cap in ir.capabilities:
         plan = {
             "schema": PLAN_SCHEMA,
             "capability": cap.id,
             "module": ir.module,
-            "source": {
-                "path": module_path,
-                "digest": digest_bytes(files[module_path]),
-                "files": source_files,
-            },
+            "source": source_binding(module_path, sources),
             "policy_digest": digest_bytes(policy_bytes),
             "call": call_shape(cap),
         }

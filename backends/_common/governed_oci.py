@@ -11,7 +11,7 @@ touched: they are byte-identical to the direct bundle's.
 from collections.abc import Mapping
 from typing import Final
 
-from svcc.backends._common.governed import WIRE_MODULES
+from svcc.backends._common.governed import WIRE_MODULES, declared_sources, source_binding
 from svcc.backends._common.runtime_copy import runtime_files
 from svcc.compiler.policy_v2 import OciExecution
 from svcc.ir.canonical import canonical_json, digest_bytes
@@ -28,11 +28,7 @@ def governed_oci_files(
     """The files an OCI-governed bundle adds; ``files`` are the bundle's files so far."""
     policy_bytes = canonical_json(execution.policy.to_json())
     runtime_bytes = canonical_json(execution.runtime_json())
-    source_files = {
-        path: digest_bytes(data)
-        for path, data in sorted(files.items())
-        if path.startswith("source/")
-    }
+    sources = declared_sources(files)
     out = {"execution/policy.json": policy_bytes, "execution/runtime.json": runtime_bytes}
     for cap in ir.capabilities:
         plan = {
@@ -40,11 +36,7 @@ def governed_oci_files(
             "capability": cap.id,
             "module": ir.module,
             "name": cap.name,
-            "source": {
-                "path": module_path,
-                "digest": digest_bytes(files[module_path]),
-                "files": source_files,
-            },
+            "source": source_binding(module_path, sources),
             "policy_digest": digest_bytes(policy_bytes),
             "runtime_digest": digest_bytes(runtime_bytes),
         }
