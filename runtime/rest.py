@@ -31,7 +31,7 @@ from starlette.routing import Route
 from starlette.staticfiles import StaticFiles
 
 from .calls import CallShape, import_source, resolve_capabilities
-from .encoding import encode_result
+from .encoding import ResultNotJson, encode_result
 from .integrity import StartupError, load_document, load_manifest
 from .prevalidate import OFFLOAD_BYTES, Prevalidator
 from .validation import RequestInvalid, RequestValidator
@@ -145,6 +145,10 @@ class CapabilityEndpoint:
             return
         except asyncio.CancelledError:
             raise
+        except ResultNotJson as exc:
+            log.error("capability %s: the result has no JSON form: %s", self._shape.name, exc)
+            await respond(send, 500, INTERNAL_ERROR)
+            return
         except BaseException:  # SystemExit, KeyboardInterrupt...: the JSON 500, never text
             log.exception("capability %s failed", self._shape.name)
             await respond(send, 500, INTERNAL_ERROR)
