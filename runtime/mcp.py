@@ -29,6 +29,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
 from .calls import CallShape, import_source, resolve_capabilities
+from .conversion import attach_converters
 from .encoding import ResultNotJson, encode_result
 from .integrity import StartupError, exit_on_startup_error, load_document, load_manifest
 from .validation import RequestInvalid, RequestValidator
@@ -121,9 +122,9 @@ class Tool:
     async def call(self, arguments: dict[str, Any] | None) -> types.CallToolResult:
         try:
             values = self._arguments.validate_value({} if arguments is None else arguments)
+            args, kwargs = self._shape.bind(values)
         except RequestInvalid as exc:
             return tool_error(describe_errors(exc.errors, more=exc.more))
-        args, kwargs = self._shape.bind(values)
         try:
             plain = await self._invoke(args, kwargs)
             text = plain if isinstance(plain, str) else _ENCODER.encode(plain)
@@ -171,8 +172,9 @@ def direct_tools(
         functions = resolve_repository_capabilities(bundle, manifest, capabilities)
     else:
         functions = resolve_capabilities(import_source(bundle, manifest["module"]), capabilities)
+    attach_converters(ir, functions)
     return {
-        name: Tool(definitions[name], direct_invoker(function, shape), shape)
+        name: Tool(definitions[name], direct_invoker(function, shape, shape.walk_result), shape)
         for name, (function, shape) in functions.items()
     }
 
