@@ -251,8 +251,9 @@ def _ndarray(dtype: str | None) -> Convert:
         try:
             return numpy.asarray(value, dtype=dtype)
         except (ValueError, TypeError) as exc:
+            del exc  # numpy's message is long and names its internals
             raise ConversionError(
-                (), "ndarray", f"Input should be a regular (not ragged) array: {exc}", value
+                (), "ndarray", "Input should be a regular array (not ragged)", value
             ) from None
 
     return run

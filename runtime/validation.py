@@ -185,6 +185,14 @@ def to_core_schema(node: Any, fail_fast: bool = False) -> cs.CoreSchema:
     if "$ref" in node:
         return cs.definition_reference_schema(_ref_name(node["$ref"]))
     if "anyOf" in node:
+        title = node.get("title", "")
+        if isinstance(title, str) and title.startswith("ndarray of "):  # one error, not 3
+            item = title.removeprefix("ndarray of ")
+            return cs.union_schema(
+                [convert(s) for s in node["anyOf"]],
+                custom_error_type="ndarray_item",
+                custom_error_message=f"Input should be a {item} or an array of them",
+            )
         return cs.union_schema([convert(s) for s in node["anyOf"]])
     if "const" in node:
         return _literal([node["const"]])

@@ -96,7 +96,10 @@ def _ndarray(dtype: str, defs: set[str]) -> JSON:
 
 def _ndarray_definition(name: str) -> JSON:
     item = NDARRAY_ITEMS[name.removeprefix("ndarray_")]
-    return {"anyOf": [item, {"type": "array", "items": {"$ref": DEFS_PREFIX + name}}]}
+    return {
+        "title": f"ndarray of {item['type']}",
+        "anyOf": [item, {"type": "array", "items": {"$ref": DEFS_PREFIX + name}}],
+    }
 
 
 def type_schema(node: TypeNode, defs: set[str], output: bool = False) -> JSON:
