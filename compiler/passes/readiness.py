@@ -297,7 +297,8 @@ class ReadinessPass:
         if cap.returns.span is not None:
             for leaf in iter_leaves(cap.returns.type):
                 if isinstance(leaf, UnresolvedType) or (
-                    isinstance(leaf, UnsupportedType) and leaf.reason in ENCODABLE_REASONS
+                    isinstance(leaf, UnsupportedType)
+                    and (leaf.reason in ENCODABLE_REASONS or cap.form != "function")
                 ):  # other unsupported leaves: SVC-R050 (type_reasons)
                     out.append(
                         diag(

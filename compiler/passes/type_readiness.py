@@ -43,7 +43,11 @@ MODEL_DECORATORS: Final = frozenset(
 # Unsupported *return* leaves the encoder still writes (as arrays, as base64): a warning
 # (SVC-R018, documented as any JSON value), not a refusal.
 ENCODABLE_REASONS: Final = frozenset(
-    {"sets are not JSON (use list)", "bytes are not JSON (annotate bytes: base64 text)"}
+    {
+        "sets are not JSON (use list)",
+        "bytes are not JSON (annotate bytes: base64 text)",
+        "type variables have no JSON shape",  # the value itself may be any JSON
+    }
 )
 # Values governed workers can never return as-is (their results must already be JSON).
 NEVER_JSON_KINDS: Final = (ValueType, EnumType, ModelType, NdarrayType, DataFrameType, SeriesType)
@@ -73,7 +77,7 @@ def type_reasons(
 ) -> list[Diagnostic]:
     """The R050..R053 reasons of ``cap``; ``available(root)`` says an import resolves."""
     out: list[Diagnostic] = []
-    if cap.returns.span is not None:
+    if cap.returns.span is not None and cap.form == "function":  # generators: R016/R017
         for leaf in reachable(ir, cap.returns.type):
             if isinstance(leaf, UnsupportedType) and leaf.reason not in ENCODABLE_REASONS:
                 out.append(
