@@ -256,13 +256,16 @@ class TypedDictDecl(Record):
 ModelForm = Literal["dataclass", "pydantic", "namedtuple"]
 
 
+ConstraintValue = int | float | str
+
+
 @frozen(kw_only=True, repr=False)
 class Constraint(Record):
     """A literal pydantic ``Field`` bound: ``gt``/``ge``/``lt``/``le`` (numbers),
     ``min_length``/``max_length`` (integers), ``pattern`` (a string)."""
 
     name: str
-    value: int | float | str
+    value: ConstraintValue
 
 
 @frozen(kw_only=True, repr=False)
