@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 import pytest
 from mcp_client import McpBundle
+from helpers import run_svcc
 from servers import Server, generate, serving
 
 pytest.importorskip("numpy", reason="numpy is in the test extras (bundles of data code)")
@@ -139,10 +140,15 @@ DATA_INVALID: list[tuple[str, dict[str, Any], list[Any], str]] = [
 
 
 @pytest.fixture(scope="module")
-def kinds_rest(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+def kinds_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("kinds") / "bundle"
     generate(TYPES / "kinds.py", out, "--requirements", REQUIREMENTS)
-    with serving(out) as server:
+    return out
+
+
+@pytest.fixture(scope="module")
+def kinds_rest(kinds_bundle: Path) -> Iterator[Server]:
+    with serving(kinds_bundle) as server:
         yield server
 
 
@@ -277,3 +283,30 @@ def test_mcp_output_schema_documents_the_result(data_mcp: McpBundle, kinds_mcp: 
     day = tools["today"].output_schema["properties"]["result"]  # type: ignore[index]
     assert day == {"type": "string", "format": "date"}
     assert "callback" not in tools["notify"].input_schema["properties"]
+
+
+def test_client_collection_bodies_are_accepted(
+    kinds_bundle: Path, kinds_rest: Server, tmp_path: Path
+) -> None:
+    """Every example body of the exported collection (dates, UUIDs, decimals, base64, enum
+    values, nested dataclasses, a pydantic model with bounds) is answered 200."""
+    proc = run_svcc(
+        "clients", "export", "--bundle", str(kinds_bundle), "--format", "postman",
+        "--output-dir", str(tmp_path / "c"),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads((tmp_path / "c" / "postman_collection.json").read_text())
+    bodies = {
+        item["name"]: json.loads(item["request"]["body"]["raw"])
+        for item in doc["item"]
+        if "body" in item["request"]
+    }
+    assert bodies["when"] == {
+        "at": "12:00:00", "day": "2024-01-31", "moment": "2024-01-31T12:00:00Z"
+    }  # fmt: skip
+    assert bodies["paint"] == {"color": "red"}
+    assert len(bodies) == 15
+    with kinds_rest.client() as client:
+        for name, body in bodies.items():
+            response = client.post(f"/capabilities/{name}", json=body)
+            assert response.status_code == 200, (name, body, response.text)
