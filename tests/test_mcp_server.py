@@ -156,7 +156,8 @@ def test_exception_summary_is_bounded() -> None:
     assert exception_summary(RuntimeError()) == "RuntimeError"
     assert exception_summary(ValueError("first\nsecond")) == "ValueError: first"
     long = exception_summary(ValueError("x" * 10_000))
-    assert len(long) == MAX_ERROR_MESSAGE and long.endswith("…")
+    assert len(long) == MAX_ERROR_MESSAGE
+    assert long.endswith("…")
 
 
 @pytest.mark.parametrize("name", ["returns_nan", "returns_object", "returns_lie"])

@@ -8,10 +8,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-from mcp_client import McpBundle
 from helpers import run_svcc
+from mcp_client import McpBundle
 from servers import Server, generate, serving
 
 pytest.importorskip("numpy", reason="numpy is in the test extras (bundles of data code)")
@@ -211,7 +210,8 @@ def _mcp_invalid(
     assert result.is_error, result
     text = result.content[0].text  # type: ignore[union-attr]
     path = ".".join(str(p) for p in loc)
-    assert f"{path}: " in text and f"({kind})" in text, text
+    assert f"{path}: " in text, text
+    assert f"({kind})" in text, text
 
 
 @pytest.mark.parametrize(("name", "arguments", "expected"), KINDS_OK)
