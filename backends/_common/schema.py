@@ -55,7 +55,10 @@ class LoweringError(IneligibleError):
 
 
 # A Decimal is its exact numeric string, in and out: no binary-float rounding anywhere.
-DECIMAL_PATTERN = r"^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$"
+# The exponent has at most 4 digits: arithmetic on 1E+10000000 overflows Decimal's context.
+DECIMAL_PATTERN = r"^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]{1,4})?$"
+# Standard base64 with padding, exactly what ``base64.b64decode(validate=True)`` takes.
+BASE64_PATTERN = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
 VALUE_SCHEMAS: dict[str, JSON] = {
     "datetime.date": {"type": "string", "format": "date"},
     "datetime.datetime": {"type": "string", "format": "date-time"},
@@ -67,7 +70,7 @@ VALUE_SCHEMAS: dict[str, JSON] = {
         "pattern": DECIMAL_PATTERN,
         "description": "A decimal number as a string (exact: never a binary float).",
     },
-    "builtins.bytes": {"type": "string", "contentEncoding": "base64"},
+    "builtins.bytes": {"type": "string", "contentEncoding": "base64", "pattern": BASE64_PATTERN},
 }
 NDARRAY_ITEMS: dict[str, JSON] = {
     "int": {"type": "integer"},
