@@ -424,6 +424,16 @@ R053_ARRAY_LIBRARY_UNDECLARED: Final = _code(
     "(pandas) in a requirements file.",
 )
 
+R054_GOVERNED_CONVERSION: Final = _code(
+    "SVC-R054",
+    "governed parameter that needs a Python object",
+    "error",
+    "inputs",
+    "conditional",
+    "In governed mode the worker receives the validated values (dates, times, durations and "
+    "UUIDs included), not objects built from the bundled classes: an Enum, dataclass, pydantic "
+    "model, NamedTuple, Decimal, bytes or numpy/pandas parameter is served in direct mode only.",
+)
 
 def markdown_table() -> str:
     """The body of ``docs/diagnostics.md``."""

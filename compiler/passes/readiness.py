@@ -318,7 +318,7 @@ class ReadinessPass:
                     cap.returns.span,
                 )
             )
-        out.extend(type_reasons(ir, cap, lambda root: _available(root, env)))
+        out.extend(type_reasons(ir, cap, lambda root: _available(root, env), env.governed))
         resolver = ImportResolver(env)
         for imp in index.imports.get(cap.qualname, ()):
             if not imp.guarded:
@@ -485,7 +485,7 @@ def _use_message(name: str, kind: str) -> str:
 def never_json(node: TypeNode) -> bool:
     """True when no value of the type is exactly JSON (a tuple is never a list, a set or
     bytes or a class instance never any JSON type). Unknown and ``Any`` may be JSON."""
-    if isinstance(node, TupleType | UnsupportedType | NEVER_JSON_KINDS):
+    if isinstance(node, (TupleType, UnsupportedType, *NEVER_JSON_KINDS)):
         return True
     if isinstance(node, UnionType):
         return all(never_json(option) for option in node.options)

@@ -72,11 +72,40 @@ def reachable(ir: ModuleIR, node: TypeNode) -> Iterator[TypeNode]:
                         pending.extend(f.type for f in decl.fields)
 
 
+# Parameter kinds built from the bundled classes or a library in the serving process
+# (``runtime/conversion``): governed workers receive validated values only.
+CONVERTED_KINDS: Final = (EnumType, ModelType, NdarrayType, DataFrameType, SeriesType)
+CONVERTED_VALUES: Final = frozenset({"decimal.Decimal", "builtins.bytes"})
+
+
+def _needs_conversion(ir: ModuleIR, node: TypeNode) -> TypeNode | None:
+    for leaf in reachable(ir, node):
+        if isinstance(leaf, CONVERTED_KINDS) or (
+            isinstance(leaf, ValueType) and leaf.name in CONVERTED_VALUES
+        ):
+            return leaf
+    return None
+
+
 def type_reasons(
-    ir: ModuleIR, cap: Capability, available: Callable[[str], bool]
+    ir: ModuleIR, cap: Capability, available: Callable[[str], bool], governed: bool = False
 ) -> list[Diagnostic]:
-    """The R050..R053 reasons of ``cap``; ``available(root)`` says an import resolves."""
+    """The R050..R054 reasons of ``cap``; ``available(root)`` says an import resolves;
+    ``governed``: generation with an execution policy."""
     out: list[Diagnostic] = []
+    if governed:
+        for param in cap.params:
+            leaf = None if left_out(param) else _needs_conversion(ir, param.type)
+            if leaf is not None:
+                what = getattr(leaf, "name", leaf.KIND)
+                out.append(
+                    diag(
+                        C.R054_GOVERNED_CONVERSION,
+                        f"parameter {param.name!r} needs a {what} object, which governed "
+                        "workers do not build (served in direct mode)",
+                        param.span,
+                    )
+                )
     if cap.returns.span is not None and cap.form == "function":  # generators: R016/R017
         for leaf in reachable(ir, cap.returns.type):
             if isinstance(leaf, UnsupportedType) and leaf.reason not in ENCODABLE_REASONS:
