@@ -260,13 +260,13 @@ def _ndarray(dtype: str | None) -> Convert:
 
 
 def _dataframe(value: Any) -> Any:
-    import pandas
+    import pandas  # type: ignore[import-untyped,unused-ignore]
 
     return pandas.DataFrame.from_records(value) if value else pandas.DataFrame()
 
 
 def _series(value: Any) -> Any:
-    import pandas
+    import pandas  # type: ignore[import-untyped,unused-ignore]
 
     return pandas.Series(value)
 
@@ -319,7 +319,7 @@ def returns_named_tuple(ir: Mapping[str, Any], node: Mapping[str, Any]) -> bool:
     takes a walk of the result: see ``encoding.encode_result``)."""
     models = {m["name"]: m for m in ir.get("models", ())}
     seen: set[str] = set()
-    pending = [node]
+    pending: list[Any] = [node]
     while pending:
         current = pending.pop()
         if isinstance(current, Mapping):

@@ -53,7 +53,7 @@ def _numpy(value: Any) -> Any:
 
 
 def _pandas(value: Any) -> Any:
-    import pandas
+    import pandas  # type: ignore[import-untyped,unused-ignore]
 
     if isinstance(value, pandas.DataFrame):
         return value.to_dict(orient="records")

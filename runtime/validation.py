@@ -59,8 +59,10 @@ def _object(node: Mapping[str, Any], convert: Any) -> cs.CoreSchema:
             name: cs.typed_dict_field(convert(sub), required=name in required)
             for name, sub in node.get("properties", {}).items()
         }
-        extra = "allow" if node.get("additionalProperties") is True else "forbid"
-        return cs.typed_dict_schema(fields, extra_behavior=extra, strict=True)
+        opened = node.get("additionalProperties") is True  # pydantic extra="allow"
+        return cs.typed_dict_schema(
+            fields, extra_behavior="allow" if opened else "forbid", strict=True
+        )
     values = node.get("additionalProperties", True)
     value_schema = cs.any_schema() if values is True else convert(values)
     return cs.dict_schema(cs.str_schema(strict=True), value_schema, strict=True)

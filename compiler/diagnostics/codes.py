@@ -435,6 +435,7 @@ R054_GOVERNED_CONVERSION: Final = _code(
     "model, NamedTuple, Decimal, bytes or numpy/pandas parameter is served in direct mode only.",
 )
 
+
 def markdown_table() -> str:
     """The body of ``docs/diagnostics.md``."""
     lines = [

@@ -15,13 +15,13 @@ from typing import Literal
 
 from svcc.frontends.python._types import (
     NOT_LITERAL,
-    LiteralValue,
     Symbols,
     TypeResolver,
     literal_value,
     typing_names,
 )
 from svcc.ir.model import Constraint, Default, ModelDecl, ModelField, Span, Unreadable
+from svcc.ir.types import LiteralValue
 
 ENUM_BASES = frozenset({"enum.Enum", "enum.IntEnum", "enum.StrEnum", "enum.Flag", "enum.IntFlag"})
 DATACLASS = frozenset({"dataclasses.dataclass"})
@@ -138,7 +138,11 @@ class ModelReader:
                 unreadable.extend(inherited.unreadable)
         extra: Literal["forbid", "ignore", "allow"] = "forbid"
         for item in stmt.body:
-            if form == "pydantic" and _is_config(item):
+            if (
+                form == "pydantic"
+                and isinstance(item, ast.Assign | ast.AnnAssign)
+                and _is_config(item)
+            ):
                 extra = self._extra(item, unreadable) or extra
                 continue
             if not isinstance(item, ast.AnnAssign) or not isinstance(item.target, ast.Name):
@@ -172,16 +176,16 @@ class ModelReader:
         value = item.value
         pairs: list[tuple[str | None, ast.expr]] = []
         if isinstance(value, ast.Dict):
-            for key, sub in zip(value.keys, value.values, strict=True):
-                if isinstance(key, ast.Constant) and isinstance(key.value, str):
-                    pairs.append((key.value, sub))
+            for key_node, sub in zip(value.keys, value.values, strict=True):
+                if isinstance(key_node, ast.Constant) and isinstance(key_node.value, str):
+                    pairs.append((key_node.value, sub))
         elif isinstance(value, ast.Call):
             pairs = [(k.arg, k.value) for k in value.keywords]
         for key, sub in pairs:
             if key == "extra":
                 literal = literal_value(sub)
-                if literal in ("forbid", "ignore", "allow"):
-                    return literal  # type: ignore[return-value]
+                if literal == "forbid" or literal == "ignore" or literal == "allow":  # noqa: PLR1714
+                    return literal
                 unreadable.append(
                     Unreadable(text=f"model_config extra={self.segment(sub)}", span=self.span(sub))
                 )
