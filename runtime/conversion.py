@@ -120,7 +120,11 @@ class Converters:
         passed by name (dataclass, NamedTuple). Built once per model (recursion allowed)."""
         if name in self._built:
             return self._built[name]
-        decl = self._models[name]
+        decl = self._models.get(name)
+        if decl is None:
+            from .integrity import StartupError
+
+            raise StartupError(f"model {name!r} is not in the bundle's IR")
         cls = self._class(name)
         if decl["form"] == "pydantic":
             build = _pydantic(cls)
@@ -308,10 +312,17 @@ def attach_converters(
     import sys
 
     capabilities = {c["name"]: c for c in ir["capabilities"]}
+    # a repository bundle's IR holds one IR per module: a capability's classes are its own
+    # module's (its ``models`` and ``typed_dicts``)
+    owners = {
+        c["id"]: module_ir for module_ir in ir.get("modules", ()) for c in module_ir["capabilities"]
+    }
     for name, (function, shape) in functions.items():
         module = sys.modules.get(getattr(inspect.unwrap(function), "__module__", ""), None)
-        shape.convert = call_converter(ir, capabilities[name], module)
-        shape.walk_result = returns_named_tuple(ir, capabilities[name]["returns"]["type"])
+        capability = capabilities[name]
+        owner = owners.get(capability["id"], ir)
+        shape.convert = call_converter(owner, capability, module)
+        shape.walk_result = returns_named_tuple(owner, capability["returns"]["type"])
 
 
 def returns_named_tuple(ir: Mapping[str, Any], node: Mapping[str, Any]) -> bool:

@@ -76,3 +76,31 @@ def test_governed_serves_dates_and_uuids(tmp_path: Path) -> None:
         assert failed.status_code == 500
     log = server.log_text()
     assert "result of type date is not finite JSON (governed mode serves results" in log
+
+
+def test_repository_bundle_builds_its_modules_objects(tmp_path: Path) -> None:
+    """A repository bundle's IR holds one IR per module: each capability's dataclasses and
+    enums are its own module's, and NamedTuple results are objects there too."""
+    repo = tmp_path / "repo"
+    (repo / "geo").mkdir(parents=True)
+    (repo / "geo" / "__init__.py").write_text("")
+    (repo / "geo" / "shapes.py").write_text(
+        "import enum\nfrom dataclasses import dataclass\nfrom typing import NamedTuple\n\n\n"
+        "class Unit(enum.Enum):\n    M = 'm'\n    KM = 'km'\n\n\n"
+        "@dataclass\nclass Box:\n    w: float\n    h: float = 1.0\n\n\n"
+        "class Size(NamedTuple):\n    area: float\n    unit: Unit\n\n\n"
+        "def measure(box: Box, unit: Unit = Unit.M) -> Size:\n"
+        "    return Size(box.w * box.h, unit)\n"
+    )
+    out = tmp_path / "bundle"
+    proc = run_svcc("compile", str(repo), "--target", "rest", "--output-dir", str(out))
+    assert proc.returncode == 0, proc.stderr
+    with serving(out) as server, server.client() as client:
+        response = client.post(
+            "/capabilities/geo.shapes.measure", json={"box": {"w": 2}, "unit": "km"}
+        )
+        assert response.status_code == 200, server.log_text()
+        assert response.json() == {"area": 2.0, "unit": "km"}
+        bad = client.post("/capabilities/geo.shapes.measure", json={"box": {"h": 2}})
+        assert bad.status_code == 422
+        assert bad.json()["detail"][0]["loc"] == ["body", "box", "w"]
