@@ -2,6 +2,7 @@
 model field that cannot be read statically, a parameter left out of the interface, numpy
 and pandas types without the library declared, a class that is none of the kinds."""
 
+import enum
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -14,6 +15,11 @@ LIMIT = 10
 
 class Plain:
     size: int = 3
+
+
+class Counted(enum.Enum):
+    ONE = enum.auto()
+    TWO = enum.auto()
 
 
 class Item(BaseModel):
@@ -52,3 +58,7 @@ def matrix(values: np.ndarray) -> pd.DataFrame:  # expect: SVC-R053
 
 def series(values: list[float]) -> pd.Series:  # expect: SVC-R053
     return pd.Series(values)
+
+
+def count(c: Counted) -> int:  # expect: SVC-R011
+    return 1
