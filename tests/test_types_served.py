@@ -94,6 +94,7 @@ KINDS_INVALID: list[tuple[str, dict[str, Any], list[Any], str]] = [
         "missing",
     ),
     ("swap", {"pair": {"right": 1}}, ["pair", "left"], "missing"),
+    ("label", {"point": {"x": 1, "seen": 3}}, ["point", "seen"], "extra_forbidden"),  # init=False
     ("greet", {"user": {"name": "root", "e-mail": "a@b"}}, ["user", "name"], "value_error"),
     ("greet", {"user": {"name": "", "e-mail": "a@b"}}, ["user", "name"], "string_too_short"),
     (

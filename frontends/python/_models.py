@@ -206,6 +206,8 @@ class ModelReader:
         if value is not None:
             default = Default(text=self.segment(value), span=self.span(value))
             if isinstance(value, ast.Call) and self.symbols.qualify(value.func) in FIELD_FACTORIES:
+                if _not_in_init(value):
+                    return None  # field(init=False): not a constructor argument
                 default, alias = self._field_call(value, name, constraints, unreadable)
         return ModelField(
             name=alias,
@@ -257,6 +259,14 @@ class ModelReader:
         return Unreadable(
             text=f"field {name}: {self.segment(keyword)}", span=self.span(keyword.value)
         )
+
+
+def _not_in_init(call: ast.Call) -> bool:
+    """``field(init=False)`` (the constructor does not take it)."""
+    return any(
+        k.arg == "init" and isinstance(k.value, ast.Constant) and k.value.value is False
+        for k in call.keywords
+    )
 
 
 def _is_config(item: ast.stmt) -> bool:
