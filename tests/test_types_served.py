@@ -311,3 +311,20 @@ def test_client_collection_bodies_are_accepted(
         for name, body in bodies.items():
             response = client.post(f"/capabilities/{name}", json=body)
             assert response.status_code == 200, (name, body, response.text)
+
+
+@pytest.mark.parametrize("fixture", ["kinds", "data"])
+def test_schemas_golden(fixture: str, tmp_path: Path, snapshot: Any) -> None:
+    """The OpenAPI document and MCP tool definitions of the fixtures that use every kind
+    (pydantic, numpy and pandas declared), pinned as reviewed JSON."""
+    from syrupy.extensions.json import JSONSnapshotExtension
+
+    golden = snapshot.use_extension(JSONSnapshotExtension)
+    generate(TYPES / f"{fixture}.py", tmp_path / "rest", "--requirements", REQUIREMENTS)
+    generate(
+        TYPES / f"{fixture}.py", tmp_path / "mcp", "--requirements", REQUIREMENTS, interface="mcp"
+    )
+    openapi = json.loads((tmp_path / "rest" / "openapi.json").read_text())
+    tools = json.loads((tmp_path / "mcp" / "mcp-tools.json").read_text())
+    assert openapi == golden(name=f"{fixture}-openapi")
+    assert tools == golden(name=f"{fixture}-mcp-tools")
