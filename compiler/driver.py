@@ -25,9 +25,10 @@ from svcc.ir.record import Record
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from svcc.compiler.policy import ExecutionPolicy
     from svcc.compiler.policy_v2 import AnyExecution
     from svcc.compiler.requirements import DeclaredRequirements
-    from svcc.compiler.target import FileTree, Target
+    from svcc.compiler.target import BundleSpec, EmitContext, FileTree, Target
 
 
 SUFFIXES: Final[dict[str, SourceFormat]] = {".py": "python", ".ipynb": "notebook"}
@@ -398,24 +399,76 @@ def render_ir(analysis: Analysis) -> bytes:
 # -- compile ------------------------------------------------------------------------------
 
 
+MAX_MANIFEST_BYTES: Final = 1024 * 1024  # the specification's bundle manifest limit
+
+
 @frozen(kw_only=True, repr=False)
 class CompileResult(Record):
+    """What was written. ``module`` is a file's module; ``bundle_kind`` is ``"repository"``
+    for a directory (a file's result keeps today's JSON shape, without it)."""
+
     target: str
     output_dir: "Path"
     files: tuple[str, ...]
     capabilities: tuple[str, ...]
-    analysis: Analysis
-    execution: dict[str, str]
+    execution: Mapping[str, str]
+    module: str | None = None
+    bundle_kind: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "target": self.target,
-            "output_dir": str(self.output_dir),
-            "module": self.analysis.module,
+        out: dict[str, Any] = {"target": self.target, "output_dir": str(self.output_dir)}
+        if self.module is not None:
+            out["module"] = self.module
+        if self.bundle_kind is not None:
+            out["bundle_kind"] = self.bundle_kind
+        return out | {
             "capabilities": list(self.capabilities),
             "execution": dict(self.execution),
             "files": list(self.files),
         }
+
+
+def served_bundle(backend: "Target", what: str) -> "BundleSpec":
+    """The bundle ``backend`` writes or wraps (``oci``, ``k8s``: their ``--interface``'s);
+    a target that does neither cannot build ``what`` (a repository)."""
+    from svcc.compiler.errors import UsageError
+    from svcc.compiler.registry import servable_target
+    from svcc.compiler.target import Wrapper
+
+    if backend.bundle is not None:
+        return backend.bundle
+    if isinstance(backend, Wrapper):
+        return servable_target(backend.wrapped_target(), backend.name)[1]
+    raise UsageError(
+        f"target {backend.name!r} writes no service bundle, so it cannot build {what}; "
+        "use a servable target or one that wraps one (`svcc targets`)"
+    )
+
+
+def emit_target(backend: "Target", ir: ModuleIR, ctx: "EmitContext") -> "FileTree":
+    """``backend.emit``, through the protocol: a :class:`~svcc.compiler.target.Wrapper` gets
+    the bundle of the servable target it names, emitted from the same IR and context. Every
+    service bundle's manifest is held to the specification's size limit."""
+    import attrs
+    from svcc.compiler.registry import servable_target
+    from svcc.compiler.target import Wrapper
+
+    if isinstance(backend, Wrapper) and backend.bundle is None:
+        inner, spec = servable_target(backend.wrapped_target(), backend.name)
+        bundle = _checked(spec, inner.emit(ir, ctx))
+        return backend.emit(ir, attrs.evolve(ctx, bundle=bundle, served=spec))
+    tree = backend.emit(ir, ctx)
+    return tree if backend.bundle is None else _checked(backend.bundle, tree)
+
+
+def _checked(spec: "BundleSpec", tree: "FileTree") -> "FileTree":
+    manifest = tree.get(spec.manifest) or b""
+    if len(manifest) > MAX_MANIFEST_BYTES:
+        raise InputError(
+            f"the bundle manifest would be {len(manifest)} bytes, over the "
+            f"{MAX_MANIFEST_BYTES}-byte limit; select fewer capabilities"
+        )
+    return tree
 
 
 def emit_analysis(
@@ -429,22 +482,25 @@ def emit_analysis(
     """Selection → target, in memory: ``(the selected IR, the tree)``. No I/O."""
     from svcc.compiler.errors import IneligibleError
     from svcc.compiler.passes.select import SelectPass, parse_selection
-    from svcc.compiler.target import EmitContext
+    from svcc.compiler.target import EmitContext, Wrapper
 
     selection = parse_selection(select)
     if analysis.error is not None or analysis.ir is None or analysis.readiness is None:
         raise InputError(analysis.error_message())
     if analysis.module_text is None:
         raise IneligibleError(f"{analysis.path}: no module text")
-    if backend.bundle is not None:
-        problem = backend.bundle.module_name_problem(analysis.module)
+    kind = backend.bundle
+    if kind is None and isinstance(backend, Wrapper):
+        kind = served_bundle(backend, "a bundle")
+    if kind is not None:
+        problem = kind.module_name_problem(analysis.module)
         if problem:
             raise InputError(problem)
         for local in sorted({p.split("/")[1].removesuffix(".py") for p, _ in analysis.local_files}):
-            if local != analysis.module.split(".")[0] and backend.bundle.module_name_problem(local):
+            if local != analysis.module.split(".")[0] and kind.module_name_problem(local):
                 raise IneligibleError(
                     f"{analysis.path}: imports the local module {local!r}, which clashes with "
-                    f"the {backend.bundle.interface} bundle's own module of that name; rename it"
+                    f"the {kind.interface} bundle's own module of that name; rename it"
                 )
     try:
         selected = SelectPass().run(analysis.ir, analysis.readiness, selection, analysis.path)
@@ -465,10 +521,10 @@ def emit_analysis(
         module_is_package=analysis.is_package,
         execution=execution,
     )
-    return selected, backend.emit(selected, ctx)
+    return selected, emit_target(backend, selected, ctx)
 
 
-def compile_file(
+def compile_path(
     path: "str | Path",
     *,
     target: str,
@@ -483,10 +539,12 @@ def compile_file(
     runtime_image: str | None = None,
     runtime_platform: str | None = None,
 ) -> CompileResult:
-    """Front end → readiness → selection → target → writer. Nothing is written unless
-    every step succeeds; the target and the selection syntax are checked before the
-    source is read. ``target_options`` are the target's own options (field → value);
-    ``servable_only`` refuses a target that writes no service (``svcc generate``)."""
+    """The one compile entry (``svcc compile``, ``svcc generate``): a file or notebook, or a
+    directory (a repository). Front end → readiness → selection → target → writer; nothing
+    is written unless every step succeeds; the target, its options and the selection syntax
+    are checked before the source is read. ``servable_only`` refuses a target that writes
+    no service (``svcc generate``)."""
+    from svcc.compiler.errors import UsageError
     from svcc.compiler.passes.select import parse_selection
     from svcc.compiler.policy import execution_mode
     from svcc.compiler.policy_v2 import image_options_without_policy
@@ -495,15 +553,27 @@ def compile_file(
 
     backend = get_target(target, target_options)
     if servable_only and backend.bundle is None:
-        from svcc.compiler.errors import UsageError
-
         raise UsageError(
             f"target {target!r} writes no service bundle; use `svcc compile --target {target}`"
         )
-    parse_selection(select)
+    selection = parse_selection(select)
+    if os.path.isdir(path):
+        if module_name:
+            raise UsageError("--module-name names one module; a directory names its own")
+        served_bundle(backend, "a repository bundle")
+        from svcc.compiler.repository import compile_repository
+
+        return compile_repository(
+            path,
+            backend,
+            output_dir=output_dir,
+            selection=selection,
+            python_version=python_version,
+            requirements=requirements,
+            policy=_repository_policy(backend, execution_policy, runtime_image, runtime_platform),
+        )
     policy = None
     if execution_policy is not None:
-        from svcc.compiler.errors import UsageError
         from svcc.compiler.policy_v2 import load_execution
 
         if not backend.supports_execution_policy:
@@ -529,6 +599,38 @@ def compile_file(
         output_dir=written,
         files=tuple(tree.paths()),
         capabilities=tuple(c.id for c in selected.capabilities),
-        analysis=analysis,
         execution=execution_mode(policy),
+        module=analysis.module,
     )
+
+
+def _repository_policy(
+    backend: "Target",
+    execution_policy: "str | Path | None",
+    runtime_image: str | None,
+    runtime_platform: str | None,
+) -> "ExecutionPolicy | None":
+    """A repository bundle is governed by an ``svc.execution/v1`` policy (a local process
+    per call); v2 (a container per call) and its image options serve single files."""
+    from svcc.compiler.errors import UsageError
+
+    if runtime_image or runtime_platform:
+        raise UsageError(
+            "--runtime-image and --runtime-platform go with an svc.execution/v2 policy, "
+            "which serves single-file bundles"
+        )
+    if execution_policy is None:
+        return None
+    if not backend.supports_execution_policy:
+        raise UsageError(f"target {backend.name!r} has no governed execution mode")
+    from svcc.compiler.policy import load_policy, read_policy_json
+    from svcc.compiler.policy_v2 import POLICY_V2_SCHEMA
+
+    data = read_policy_json(execution_policy)
+    if isinstance(data, dict) and data.get("schema") == POLICY_V2_SCHEMA:
+        raise UsageError(
+            f"{execution_policy}: {POLICY_V2_SCHEMA} (a container per call) serves "
+            "single-file bundles; a repository bundle is governed by an "
+            "svc.execution/v1 policy (a local process per call)"
+        )
+    return load_policy(execution_policy)

@@ -17,7 +17,7 @@ import pytest
 import yaml
 from helpers import ROOT, run_svcc
 from servers import generate, serving
-from svcc.backends.k8s import K8sTarget
+from svcc.compiler.registry import get_target
 from svcc.compiler.driver import analyze_file, emit_analysis
 from svcc.compiler.errors import SvccError
 from svcc.compiler.target import FileTree
@@ -44,7 +44,9 @@ CASES: dict[str, dict[str, Any]] = {
 
 
 def emit(**options: Any) -> FileTree:
-    return emit_analysis(analyze_file(EXAMPLE), K8sTarget(**options))[1]
+    """Through the registry, as the CLI does: a ``File`` option (``push_result``) is read
+    there and the target gets its bytes."""
+    return emit_analysis(analyze_file(EXAMPLE), get_target("k8s", options))[1]
 
 
 def objects(tree: FileTree) -> dict[str, dict[str, Any]]:
@@ -126,7 +128,7 @@ def test_labels_carry_the_digests() -> None:
     assert deployment["metadata"]["annotations"]["svcc.io/capabilities-sha256"] == digest
     assert deployment["metadata"]["annotations"]["svcc.io/inputs-sha256"] == INPUTS
     # another selection, another digest
-    other = emit_analysis(analysis, K8sTarget(**CASES["rest_defaults"]), select="scale")[1]
+    other = emit_analysis(analysis, get_target("k8s", CASES["rest_defaults"]), select="scale")[1]
     labels = objects(other)["deployment.yaml"]["metadata"]["labels"]
     assert not digest.startswith(labels["svcc.io/capabilities-sha256"])
 

@@ -18,7 +18,7 @@ from svcc.backends.oci import OciTarget
 from svcc.compiler import driver
 from svcc.compiler.images.bundle_input import read_bundle
 from svcc.compiler.images.errors import ImageInputError
-from svcc.compiler.target import FileTree
+from svcc.compiler.target import File, FileTree
 
 GOLDEN = TESTS / "golden_oci"
 BASE = "registry.test:5444/ci/base@sha256:" + "b" * 64
@@ -48,7 +48,7 @@ def context(tmp: Path, interface: str, **options: object) -> FileTree:
         interface=interface,  # type: ignore[arg-type]
         base_image=str(options.get("base_image", BASE)),
         platform=str(options.get("platform", "linux/amd64")),  # type: ignore[arg-type]
-        lock=str(options.get("lock") or lock_file(tmp, interface)),
+        lock=File.read(str(options.get("lock") or lock_file(tmp, interface))),
         source_date_epoch=int(options.get("source_date_epoch", 1_700_000_000)),  # type: ignore[call-overload]
     )
     return target.wrap(bundle)
@@ -112,7 +112,7 @@ def test_refusals(tmp_path: Path) -> None:
 
 def test_single_file_bundles_are_refused() -> None:
     analysis = driver.analyze_file(EXAMPLE)
-    target = OciTarget(interface="rest", base_image=BASE, lock="/unused")
+    target = OciTarget(interface="rest", base_image=BASE, lock=File("/unused", b""))
     with pytest.raises(ImageInputError) as info:
         driver.emit_analysis(analysis, target)
     assert info.value.code == "bundle_invalid"
