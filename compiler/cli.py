@@ -420,14 +420,14 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def _cmd_compile(args: argparse.Namespace) -> int:
-    from svcc.compiler import driver, render
+    from svcc.compiler import pipeline, render
 
     options = {
         key.removeprefix("target_option_"): value
         for key, value in vars(args).items()
         if key.startswith("target_option_") and value is not None
     }
-    result = driver.compile_path(
+    result = pipeline.compile_path(
         args.path,
         target=args.target if args.command == "compile" else args.interface,
         output_dir=args.output_dir,

@@ -16,7 +16,7 @@ from helpers import ROOT
 from packaging.requirements import Requirement
 from svcc.compiler.images.lockfile import render_lock
 from svcc.compiler.images.resolve import lock_from_wheels, marker_environment
-from svcc.compiler.driver import compile_path
+from svcc.compiler.pipeline import compile_path
 from svcc.compiler.target import FileTree
 
 EXAMPLE = ROOT / "examples" / "shapes.py"

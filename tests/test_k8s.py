@@ -17,9 +17,9 @@ import pytest
 import yaml
 from helpers import ROOT, run_svcc
 from servers import generate, serving
-from svcc.compiler.registry import get_target
 from svcc.compiler.driver import analyze_file, emit_analysis
 from svcc.compiler.errors import SvccError
+from svcc.compiler.registry import get_target
 from svcc.compiler.target import FileTree
 
 GOLDEN = ROOT / "tests" / "golden_k8s"
