@@ -15,6 +15,7 @@ import httpx
 import kubernetes_validate
 import pytest
 import yaml
+from golden_tree import check_tree
 from helpers import ROOT, run_svcc
 from servers import generate, serving
 from svcc.compiler.driver import analyze_file, emit_analysis
@@ -74,18 +75,7 @@ def test_strict_validation_can_fail() -> None:
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_golden_tree(case: str, request: pytest.FixtureRequest) -> None:
-    emitted = dict(emit(**CASES[case]))
-    folder = GOLDEN / case
-    if request.config.getoption("--snapshot-update"):
-        for old in folder.glob("*"):
-            old.unlink()
-        folder.mkdir(parents=True, exist_ok=True)
-        for path, data in emitted.items():
-            (folder / path).write_bytes(data)
-    stored = {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
-    assert sorted(stored) == sorted(emitted), "files differ (run pytest --snapshot-update)"
-    for path, data in emitted.items():
-        assert stored[path] == data, f"{case}/{path} differs"
+    check_tree(GOLDEN / case, dict(emit(**CASES[case])), request)
 
 
 def test_hardened_by_default() -> None:

@@ -12,6 +12,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from golden_tree import check_tree
 from helpers import SVCC, TESTS
 from oci_support import EXAMPLE, SHAPES, SHAPES_REPO, SHAPES_SELECT, repository_bundle
 from svcc.backends.oci import OciTarget
@@ -59,20 +60,7 @@ def test_golden_context(interface: str, tmp_path: Path, request: pytest.FixtureR
     emitted = {
         p: d for p, d in context(tmp_path, interface) if not p.startswith("bundle/svc_runtime/")
     }
-    folder = GOLDEN / interface
-    if request.config.getoption("--snapshot-update"):
-        shutil.rmtree(folder, ignore_errors=True)
-        for path, data in emitted.items():
-            (folder / path).parent.mkdir(parents=True, exist_ok=True)
-            (folder / path).write_bytes(data)
-    stored = {
-        p.relative_to(folder).as_posix(): p.read_bytes()
-        for p in sorted(folder.rglob("*"))
-        if p.is_file()
-    }
-    assert sorted(stored) == sorted(emitted)
-    for path, data in emitted.items():
-        assert stored[path] == data, path
+    check_tree(GOLDEN / interface, emitted, request)
 
 
 def test_context_is_deterministic_and_options_show(tmp_path: Path) -> None:

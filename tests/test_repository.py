@@ -369,9 +369,7 @@ def test_undeclared_source_file_is_never_imported(tmp_path: Path) -> None:
         "    import importlib\n"
         "    return importlib.import_module('shop.extra').VALUE\n"
     )
-    compile_path(
-        tmp_path / "repo", target="rest", output_dir=out, select="shop.pricing.total"
-    )
+    compile_path(tmp_path / "repo", target="rest", output_dir=out, select="shop.pricing.total")
     (out / "source" / "shop" / "extra.py").write_text("VALUE = 1.0\n")  # dropped in afterwards
     with serving(out) as server, server.client() as client:
         response = client.post("/capabilities/shop.pricing.total", json={"amount": 1})
