@@ -244,21 +244,10 @@ class Layout(Record):
     cache: dict[str, Any]
 
     def closure(self, ir: ModuleIR, version: tuple[int, int]) -> "LocalClosure":
-        from svcc.compiler.closure import ImportFact, build_closure
+        from svcc.compiler.closure import build_closure, facts_of
 
-        facts = [
-            ImportFact(
-                level=imp.level,
-                module=imp.module,
-                names=imp.names,
-                required=imp.scope == "" and not imp.guarded,
-                line=imp.span.line,
-            )
-            for imp in ir.imports
-            if not imp.type_checking
-        ]
         return build_closure(
-            facts,
+            facts_of(ir),
             module=self.module,
             mounts=self.mounts,
             root=self.root,

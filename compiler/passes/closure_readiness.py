@@ -52,7 +52,9 @@ def inherit_closure_risks(
         config=NO_PROJECT,
         problems=(),
     )
-    results = {f.module: lower_file(f, python_version) for f in files[1:]}
+    results = {
+        f.module: closure.lowered.get(f.module) or lower_file(f, python_version) for f in files[1:]
+    }
     results[main.module] = result
     repository = build_repository(tree, results)
     walk = RepositoryReadiness(repository, declared_imports, declared_requirements)
