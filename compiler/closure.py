@@ -9,8 +9,8 @@ directory holds ``__init__.py``), the nearest folder above that is not a package
 *source root*: ``name-1.2.3/src`` for ``name-1.2.3/src/pkg/mod.py``). Every import found in
 a file of the closure (module level, function bodies, guarded or not; never under ``if
 TYPE_CHECKING`` or ``if __name__ == "__main__"``) that names a module under the root is
-added, with the ``__init__.py`` of every package on its way. Nothing outside the root is ever read, and
-symlinks are not followed (a link could lead outside the tree).
+added, with the ``__init__.py`` of every package on its way. Nothing outside the root is
+ever read, and symlinks are not followed (a link could lead outside the tree).
 """
 
 import os

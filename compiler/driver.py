@@ -199,7 +199,7 @@ def analyze_source(
         digest = ir_digest(result.ir) if serialize else ""
         readiness = ReadinessPass().run(result.ir, env, digest, diagnostics=result.diagnostics)
         if closure is not None and closure.modules:
-            from svcc.compiler.passes.closure_readiness import inherit_closure_risks
+            from svcc.compiler.passes.repository_readiness import inherit_closure_risks
             from svcc.frontends.repository import SourceFile
 
             readiness = inherit_closure_risks(
