@@ -9,7 +9,6 @@ through ``driver.compile_path``) and ``svc expose build`` use the same functions
 tree and a git snapshot of it give the same bytes.
 """
 
-import difflib
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -17,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 from attrs import frozen
-from svcc.compiler.errors import IneligibleError, InputError, UsageError
+from svcc.compiler.errors import IneligibleError, InputError
 from svcc.compiler.passes.readiness import Assessment, ReadinessReport
 from svcc.compiler.requirements import DeclaredRequirements, parse_requirements
 from svcc.frontends.repository import Repository, TreeLimits, TreeRefused
@@ -188,13 +187,6 @@ def assess_repository(
 # -- selection ------------------------------------------------------------------------------
 
 
-def _describe(module: str, assessment: Assessment) -> str:
-    codes = ", ".join(
-        f"{r.code}" + (f" line {r.span.line}" if r.span else "") for r in assessment.blocking()
-    )
-    return f"{module}.{assessment.name} is {assessment.klass} ({codes})"
-
-
 def select(
     analysis: RepositoryAnalysis,
     selection: Sequence[str] | None,
@@ -202,39 +194,20 @@ def select(
     exclude: Sequence[str] = (),
     include_all_ready: bool = False,
 ) -> list[tuple[ModuleIR, Capability]]:
-    """Selected capabilities, in id order. Items are dotted names (``shop.pricing.total``)
-    or full ids (``python:shop.pricing:total``). Unknown items exit 2; a selected
-    capability that is not eligible exits 1 with its reason codes."""
-    entries = analysis.capabilities()
-    by_key: dict[str, tuple[ModuleIR, Capability, Assessment]] = {}
-    for ir, cap, assessment in entries:
-        by_key[cap.id] = by_key[f"{ir.module}.{cap.name}"] = (ir, cap, assessment)
-    chosen: dict[str, tuple[ModuleIR, Capability, Assessment]] = {}
-    if selection is None and not include_all_ready:
-        chosen = {cap.id: (ir, cap, a) for ir, cap, a in entries}
-        if not chosen:
-            raise IneligibleError("the repository has no public module-level functions to expose")
-    for item in selection or ():
-        if item not in by_key:
-            close = difflib.get_close_matches(item, list(by_key), n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise UsageError(f"unknown selection {item!r}{hint}")
-        entry = by_key[item]
-        chosen[entry[1].id] = entry
-    if include_all_ready:
-        for ir, cap, assessment in entries:
-            if assessment.can_generate_interface:
-                chosen.setdefault(cap.id, (ir, cap, assessment))
-    for item in exclude:
-        chosen.pop(item, None)
-    if not chosen:
-        raise IneligibleError("no capability is selected")
-    blocked = [
-        _describe(ir.module, a) for ir, _, a in chosen.values() if not a.can_generate_interface
-    ]
-    if blocked:
-        raise IneligibleError("cannot generate: " + "; ".join(blocked))
-    return [(ir, cap) for _, (ir, cap, _) in sorted(chosen.items())]
+    """Selected capabilities, in id order: the one selection (``passes.select``) over every
+    module. Items are dotted names (``shop.pricing.total``) or full ids
+    (``python:shop.pricing:total``). Unknown items exit 2; a selected capability that is not
+    eligible exits 1 with its reason codes."""
+    from svcc.compiler.passes.select import select as select_entries
+
+    entries = sorted(analysis.capabilities(), key=lambda e: e[1].id)
+    return select_entries(
+        entries,
+        selection,
+        where="the repository",
+        exclude=exclude,
+        include_all_ready=include_all_ready,
+    )
 
 
 # -- bundles --------------------------------------------------------------------------------
