@@ -16,7 +16,7 @@ from attrs import frozen
 from svcc.compiler.closure import EMPTY, LocalClosure
 from svcc.compiler.diagnostics import Diagnostic
 from svcc.compiler.errors import InputError
-from svcc.compiler.passes.readiness import Environment, ReadinessPass, ReadinessReport
+from svcc.compiler.passes.readiness import Environment, ReadinessReport
 from svcc.compiler.source_files import read_source_file
 from svcc.ir.canonical import canonical_json
 from svcc.ir.model import ModuleIR, SourceFormat, Span
@@ -176,14 +176,9 @@ def analyze_source(
     readiness = None
     local_files: tuple[tuple[str, bytes], ...] = ()
     if result.ir is not None:
-        from svcc.compiler.errors import InternalError
+        from svcc.compiler.passes.pipeline import ModuleUnit, run_passes
         from svcc.ir.serde import ir_digest
-        from svcc.ir.verify import IRInvariantError, verify
 
-        try:
-            verify(result.ir)
-        except IRInvariantError as exc:  # a front-end bug: never emit invalid IR
-            raise InternalError(f"{path}: {exc}") from None
         closure = layout.closure(result.ir, version) if layout is not None else None
         if closure is not None:
             local_files = tuple(closure.files.items())
@@ -196,8 +191,14 @@ def analyze_source(
             declared_requirements=requirements.distributions if requirements else (),
             governed=governed,
         )
-        digest = ir_digest(result.ir) if serialize else ""
-        readiness = ReadinessPass().run(result.ir, env, digest, diagnostics=result.diagnostics)
+        unit = ModuleUnit(
+            path=path,
+            ir=result.ir,
+            env=env,
+            digest=ir_digest(result.ir) if serialize else "",
+            diagnostics=result.diagnostics,
+        )
+        readiness = run_passes(unit)
         if closure is not None and closure.modules:
             from svcc.compiler.passes.repository_readiness import inherit_closure_risks
             from svcc.frontends.repository import SourceFile

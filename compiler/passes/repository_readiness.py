@@ -30,7 +30,6 @@ from svcc.compiler.diagnostics.codes import (
 from svcc.compiler.passes.readiness import (
     Assessment,
     Environment,
-    ReadinessPass,
     ReadinessReport,
     module_reasons,
 )
@@ -194,11 +193,17 @@ class RepositoryReadiness:
         ir = self.repo.modules[module].ir
         if ir is None:
             return None
+        from svcc.compiler.passes.pipeline import ModuleUnit, run_passes
+
         ir_json = ir_to_json(ir)
         self.ir_json[module] = ir_json
-        return self.inherit(
-            module, ReadinessPass().run(ir, self.env(module, ir), digest_bytes(ir_json))
+        unit = ModuleUnit(
+            path=self.repo.modules[module].file.path,
+            ir=ir,
+            env=self.env(module, ir),
+            digest=digest_bytes(ir_json),
         )
+        return self.inherit(module, run_passes(unit))
 
     def inherit(self, module: str, base: ReadinessReport) -> ReadinessReport:
         """``base`` (the ordinary pass's report of ``module``) with every capability's
