@@ -46,7 +46,7 @@ def context(tmp: Path, interface: str, **options: object) -> FileTree:
     out = Path(tempfile.mkdtemp(prefix=f"bundle-{interface}-", dir=tmp))
     bundle = read_bundle(repository_bundle(out, interface))
     target = OciTarget(
-        interface=interface,  # type: ignore[arg-type]
+        interface=interface,
         base_image=str(options.get("base_image", BASE)),
         platform=str(options.get("platform", "linux/amd64")),  # type: ignore[arg-type]
         lock=File.read(str(options.get("lock") or lock_file(tmp, interface))),

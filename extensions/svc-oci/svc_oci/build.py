@@ -103,7 +103,7 @@ def build(arguments: Any) -> dict[str, Any]:
         marker_environment(request.platform, BASE_PYTHON),
     )
     target = OciTarget(
-        interface=request.interface,  # type: ignore[arg-type]
+        interface=request.interface,
         base_image=str(base),
         platform=request.platform,  # type: ignore[arg-type]
         lock=File.read(str(lock_path)),
