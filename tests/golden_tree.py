@@ -42,10 +42,15 @@ def check_tree(
     request: pytest.FixtureRequest,
     *,
     stored_form: Callable[[str, bytes], bytes] | None = None,
+    pinned: Callable[[str, bytes], bytes] | None = None,
     keep: frozenset[str] = frozenset(),
 ) -> None:
-    """``emitted`` against the golden ``folder`` (rewritten first under --snapshot-update)."""
+    """``emitted`` against the golden ``folder`` (rewritten first under --snapshot-update).
+    ``pinned`` gives the bytes ``SHA256SUMS`` pins for a file (default: the emitted ones; a
+    manifest whose runtime digests are pinned once elsewhere is pinned without them)."""
     form = stored_form or (lambda _, data: data)
+    pin = pinned or (lambda _, data: data)
+    pinned_bytes = {path: pin(path, data) for path, data in emitted.items()}
     if request.config.getoption("--snapshot-update"):
         kept = {name: (folder / name).read_bytes() for name in keep if (folder / name).exists()}
         shutil.rmtree(folder, ignore_errors=True)
@@ -53,11 +58,11 @@ def check_tree(
             (folder / path).parent.mkdir(parents=True, exist_ok=True)
             (folder / path).write_bytes(data)
         if stored_form is not None:
-            (folder / SUMS).write_bytes(sums(emitted))
+            (folder / SUMS).write_bytes(sums(pinned_bytes))
     stored = read_tree(folder, keep)
     where = folder.name
     if stored_form is not None:
-        assert stored.pop(SUMS, None) == sums(emitted), f"{where}: emitted bytes differ"
+        assert stored.pop(SUMS, None) == sums(pinned_bytes), f"{where}: emitted bytes differ"
     assert sorted(stored) == sorted(emitted), f"{where}: files differ (run --snapshot-update)"
     for path, data in emitted.items():
         assert stored[path] == form(path, data), f"{where}/{path} differs"
