@@ -82,7 +82,8 @@ KINDS_INVALID: list[tuple[str, dict[str, Any], list[Any], str]] = [
     ("ident", {"key": "not-a-uuid"}, ["key"], "uuid_parsing"),
     ("total", {"prices": ["1.1", 2.5]}, ["prices", 1], "string_type"),
     ("total", {"prices": ["1,5"]}, ["prices", 0], "string_pattern_mismatch"),
-    ("size", {"blob": "a*GVsbG8="}, ["blob"], "base64_decode"),
+    ("size", {"blob": "a*GVsbG8="}, ["blob"], "string_pattern_mismatch"),
+    ("size", {"blob": "aGVsbG8"}, ["blob"], "string_pattern_mismatch"),  # unpadded
     ("paint", {"color": "blue"}, ["color"], "literal_error"),
     ("paint", {"color": "red", "level": 3}, ["level"], "literal_error"),
     ("area", {"shape": {"points": []}}, ["shape", "name"], "missing"),
