@@ -1,0 +1,128 @@
+"""Versions a project already pins: ``uv.lock``, a PEP 751 ``pylock.toml``, or a
+``requirements.txt`` whose lines carry ``--hash``. ``svcc lock`` keeps them (pip resolves
+under them as constraints) and checks each downloaded wheel against the pinned hashes.
+
+Only the first of these files found at the repository's root is read, in that order (uv's and
+PEP 751's are exact and say so; a hashed requirements file is the oldest form). The project
+itself (uv's ``editable``/``virtual``/``directory`` sources) is not a pin.
+"""
+
+import tomllib
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, Final
+
+from attrs import frozen
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+from svcc.compiler.images.errors import ImageInputError
+
+PIN_FILES: Final = ("uv.lock", "pylock.toml", "requirements.txt")
+MAX_PIN_FILE: Final = 8 * 1024 * 1024
+
+
+@frozen
+class Pin:
+    """``name`` canonical; ``hashes`` the sha256 hex digests allowed (empty: any)."""
+
+    name: str
+    version: str
+    hashes: frozenset[str]
+
+
+@frozen
+class Pins:
+    source: str  # the file name, for messages
+    pins: tuple[Pin, ...]
+
+    def by_name(self) -> dict[str, Pin]:
+        return {p.name: p for p in self.pins}
+
+
+def _version(text: object, where: str) -> str:
+    try:
+        return str(Version(str(text)))
+    except InvalidVersion:
+        raise ImageInputError("lock_mismatch", f"{where}: invalid version {text!r}") from None
+
+
+def _sha256s(values: Iterable[object]) -> frozenset[str]:
+    out = set()
+    for value in values:
+        if isinstance(value, str) and value.startswith("sha256:"):
+            out.add(value.removeprefix("sha256:").lower())
+    return frozenset(out)
+
+
+def _uv(document: dict[str, Any]) -> list[Pin]:
+    pins = []
+    for package in document.get("package") or []:
+        source = package.get("source") or {}
+        if not isinstance(source, dict) or source.keys() & {"editable", "virtual", "directory"}:
+            continue
+        name = canonicalize_name(str(package.get("name")))
+        files = [*(package.get("wheels") or []), package.get("sdist") or {}]
+        hashes = _sha256s(f.get("hash") for f in files if isinstance(f, dict))
+        pins.append(Pin(name, _version(package.get("version"), f"uv.lock {name}"), hashes))
+    return pins
+
+
+def _pylock(document: dict[str, Any]) -> list[Pin]:
+    pins = []
+    for package in document.get("packages") or []:
+        name = canonicalize_name(str(package.get("name")))
+        if "version" not in package:  # a directory or VCS source: not an index pin
+            continue
+        hashes = frozenset(
+            str(w["hashes"]["sha256"]).lower()
+            for w in package.get("wheels") or []
+            if isinstance(w, dict) and isinstance(w.get("hashes"), dict) and "sha256" in w["hashes"]
+        )
+        pins.append(Pin(name, _version(package["version"], f"pylock.toml {name}"), hashes))
+    return pins
+
+
+def _hashed_requirements(text: str) -> list[Pin] | None:
+    """Pins of a requirements file with hashes; None when it has no ``--hash`` at all (an
+    ordinary requirements file, not a lock)."""
+    if "--hash" not in text:
+        return None
+    pins = []
+    for number, line in enumerate(text.replace("\\\n", " ").splitlines(), 1):
+        words = line.split("#", 1)[0].split()
+        if not words or words[0].startswith("-"):
+            continue
+        name, sep, version = words[0].partition("==")
+        if not sep:
+            raise ImageInputError(
+                "lock_mismatch",
+                f"requirements.txt:{number}: {words[0]} is not pinned with == (a hashed "
+                "requirements file pins every package)",
+            )
+        name = name.split("[", 1)[0].split(";", 1)[0]
+        hashes = _sha256s(w.removeprefix("--hash=") for w in words[1:] if w.startswith("--hash="))
+        pins.append(
+            Pin(canonicalize_name(name), _version(version, f"requirements.txt:{number}"), hashes)
+        )
+    return pins
+
+
+def read_pins(root: Path) -> Pins | None:
+    """The project's pins, or None when it pins nothing."""
+    for name in PIN_FILES:
+        path = root / name
+        if not path.is_file() or path.is_symlink():
+            continue
+        data = path.read_bytes()[:MAX_PIN_FILE]
+        try:
+            if name == "requirements.txt":
+                found = _hashed_requirements(data.decode("utf-8"))
+                if found is None:
+                    continue
+            else:
+                document = tomllib.loads(data.decode("utf-8"))
+                found = _uv(document) if name == "uv.lock" else _pylock(document)
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise ImageInputError("lock_mismatch", f"{path}: cannot be read: {exc}") from None
+        return Pins(name, tuple(sorted(found, key=lambda p: p.name)))
+    return None
