@@ -61,8 +61,8 @@ def add_lock_parser(sub: "argparse._SubParsersAction[Any]") -> None:
 
 
 def lock_command(args: argparse.Namespace) -> int:
-    from svcc.compiler.images.locking import lock_wheels, read_roots, write_new
     from svcc.compiler.images.lockfile import render_lock
+    from svcc.compiler.images.locking import lock_wheels, read_roots, write_new
 
     roots = read_roots(
         Path(args.path),
@@ -140,17 +140,18 @@ def add_image_parser(sub: "argparse._SubParsersAction[Any]") -> None:
 
 def image_command(args: argparse.Namespace) -> int:
     from svcc.compiler.images.errors import ImageInputError
+    from svcc.compiler.images.locking import is_bundle
     from svcc.compiler.images.plan import PlanInputs, write_plan
     from svcc.compiler.images.request import PluginIdentity
     from svcc.compiler.plugins.store import active
 
     output_dir = Path(args.output_dir)
     bundle = Path(args.path)
-    if not (bundle / "manifest.json").is_file():
+    if not is_bundle(bundle):
         from svcc.compiler.repository import compile_repository
 
         bundle = output_dir / f"bundle-{args.interface}"
-        if not (bundle / "manifest.json").is_file():
+        if not is_bundle(bundle):
             compile_repository(
                 Path(args.path), target=args.interface, output_dir=bundle, select=args.select
             )

@@ -25,6 +25,7 @@ from typing import Final
 
 from attrs import frozen
 from packaging.utils import canonicalize_name, parse_wheel_filename
+from svcc.compiler.images.bundle_input import MANIFESTS
 from svcc.compiler.images.errors import ImageInputError
 from svcc.compiler.images.lockfile import LockedWheel, render_lock
 from svcc.compiler.images.pins import Pins, read_pins
@@ -69,9 +70,14 @@ def platform_tags(platform: str, glibc: str) -> list[str]:
     return tags
 
 
+def is_bundle(path: Path) -> bool:
+    """A generated bundle (its manifest ``svc-rest.json`` / ``svc-mcp.json``), not a repository."""
+    return any((path / name).is_file() for name in MANIFESTS)
+
+
 def read_roots(path: Path, interface: str, requirements: Path | None) -> Roots:
     """A bundle's requirement files, or a repository's server + declared dependencies."""
-    if (path / "manifest.json").is_file() and (path / "requirements.txt").is_file():
+    if is_bundle(path):
         lines: list[str] = []
         for name in ("requirements.txt", "application-requirements.txt"):
             if (path / name).is_file():

@@ -82,7 +82,7 @@ def add_parser(sub: "argparse._SubParsersAction[Any]") -> None:
 def command(args: argparse.Namespace) -> int:
     from svcc.compiler.plugins import store
 
-    root = Path(args.plugins_dir) if args.plugins_dir else None
+    root = Path(args.plugins_dir) if getattr(args, "plugins_dir", None) else None
     sub = args.plugins_command
     if sub == "fetch":
         from svcc.compiler.images.cli import index_args
