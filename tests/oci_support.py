@@ -7,6 +7,8 @@ it skip with the reason when it or its wheelhouse is absent.
 
 import json
 import os
+import re
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -195,3 +197,19 @@ def build_policy(request: dict[str, Any], plugin: dict[str, Any]) -> dict[str, A
             }
         ],
     }
+
+
+FAILURE_LINE = re.compile(r"svcc: error: plugin_failed: ([a-z_]+): (.+)\n")
+
+
+def cli_failure(stdout: str, stderr: str, returncode: int, log: Path) -> tuple[str, str, str]:
+    """A failure inside the extension as the CLI shows it: exit 1, nothing on stdout, one
+    line ``plugin_failed: CODE: MESSAGE`` on stderr, and the engine's output only in the new
+    0600 log file: ``(code, message, log text)``."""
+    assert returncode == 1, stderr
+    assert stdout == ""
+    found = FAILURE_LINE.fullmatch(stderr)
+    assert found is not None, stderr
+    assert log.is_file(), "the log file is created whatever the outcome"
+    assert stat.S_IMODE(log.stat().st_mode) == 0o600
+    return found.group(1), found.group(2), log.read_text("utf-8", "replace")
