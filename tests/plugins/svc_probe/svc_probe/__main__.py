@@ -12,7 +12,8 @@ import time
 request = json.loads(sys.stdin.read())
 if request["operation"] == "push":
     path = request["arguments"]["authentication"]["config_file"]
-    auth = next(iter(json.load(open(path))["auths"].values()))["auth"]
+    with open(path) as handle:
+        auth = next(iter(json.load(handle)["auths"].values()))["auth"]
     password = base64.b64decode(auth).decode().partition(":")[2]
     sys.stderr.write(f"$ docker push\nlogin {auth}\npassword={password}\n")
     message = f"the registry said no to {password}\n(auth {auth})"
