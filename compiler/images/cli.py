@@ -62,8 +62,9 @@ def add_lock_parser(sub: "argparse._SubParsersAction[Any]") -> None:
 
 def lock_command(args: argparse.Namespace) -> int:
     from svcc.compiler.images.lockfile import render_lock
-    from svcc.compiler.images.locking import lock_wheels, read_roots, write_new
+    from svcc.compiler.images.locking import check_target, lock_wheels, read_roots, write_new
 
+    check_target(args.platform, args.python, args.glibc)
     roots = read_roots(
         Path(args.path),
         args.interface,

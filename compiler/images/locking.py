@@ -56,6 +56,15 @@ class Locked:
     kept_pins: tuple[str, ...]  # name==version of the pins the lock holds
 
 
+def check_target(platform: str, python: str, glibc: str) -> None:
+    """The base's platform, CPython and glibc, refused before anything is read."""
+    if platform not in MACHINES:
+        raise ImageInputError("request_invalid", f"--platform {platform}: linux/amd64|linux/arm64")
+    if re.fullmatch(r"3\.\d{1,2}", python) is None:
+        raise ImageInputError("request_invalid", f"--python {python}: write 3.N")
+    platform_tags(platform, glibc)
+
+
 def platform_tags(platform: str, glibc: str) -> list[str]:
     """pip ``--platform`` values for a glibc ``2.N`` Linux on ``platform``, newest first."""
     machine = MACHINES[platform]
@@ -105,17 +114,26 @@ def read_roots(path: Path, interface: str, requirements: Path | None) -> Roots:
 
 
 def _pip_failure(stderr: str, roots: Roots) -> ImageInputError:
-    """pip's refusal as one line naming the package it could not meet."""
-    errors = [line.strip() for line in stderr.splitlines() if line.startswith("ERROR:")]
+    """pip's refusal as one line naming the package it could not meet: a pin (a constraint)
+    first, else the requirement pip names, with pip's own account of the conflict."""
+    constrained = re.search(r"\(constraint\) ([A-Za-z0-9._-]+)", stderr)
     found = re.search(r"satisf(?:y|ies) the requirement ([A-Za-z0-9._-]+)", stderr)
-    conflict = re.search(r"Cannot install ([A-Za-z0-9._-]+)", stderr)
-    name = found.group(1) if found else conflict.group(1) if conflict else None
-    pinned = roots.pins.by_name().get(canonicalize_name(name)) if roots.pins and name else None
+    match = constrained or found
+    name = canonicalize_name(match.group(1)) if match else None
+    pinned = roots.pins.by_name().get(name) if roots.pins and name else None
     where = f" (pinned in {roots.pins.source}: {pinned.name}=={pinned.version})" if pinned else ""
-    what = f"{canonicalize_name(name)}{where}: " if name else ""
-    last = errors[0] if errors else (stderr.strip().splitlines() or ["pip failed"])[-1]
+    what = f"{name}{where}: " if name else ""
+    lines = [line.strip() for line in stderr.splitlines()]
+    if "The conflict is caused by:" in lines:
+        start = lines.index("The conflict is caused by:") + 1
+        stop = lines.index("", start) if "" in lines[start:] else len(lines)
+        cause = "; ".join(lines[start:stop])  # up to the blank line
+        detail = f"pip: {cause}"
+    else:
+        errors = [line for line in lines if line.startswith("ERROR:")]
+        detail = errors[0] if errors else (lines[-1:] or ["pip failed"])[0]
     return ImageInputError(
-        "lock_mismatch", f"{what}no wheel set meets it for this platform and Python: {last}"
+        "lock_mismatch", f"{what}no wheel set meets it for this platform and Python: {detail}"
     )
 
 
@@ -159,7 +177,7 @@ def pip_download(
             raise ImageInputError(
                 "request_invalid", f"svcc lock needs pip beside svcc ({sys.executable} -m pip)"
             )
-        raise _pip_failure(done.stderr, roots)
+        raise _pip_failure(done.stdout + "\n" + done.stderr, roots)
     return out
 
 
@@ -241,10 +259,7 @@ def lock_wheels(
 ) -> Locked:
     """Resolve ``roots`` with pip for CPython ``python`` on ``platform``, fill ``wheelhouse``
     and return the lock. ``extra_wheels``: wheels offered beside the index (svcc's own)."""
-    if platform not in MACHINES:
-        raise ImageInputError("request_invalid", f"--platform {platform}: linux/amd64|linux/arm64")
-    if re.fullmatch(r"3\.\d{1,2}", python) is None:
-        raise ImageInputError("request_invalid", f"--python {python}: write 3.N")
+    check_target(platform, python, glibc)
     requirements = parse_requirement_lines(roots.lines, roots.origin)
     tail = [
         "--python-version",
