@@ -433,6 +433,28 @@ def test_unpinned_base_is_refused_and_the_cli_says_why(refusal_build: Build) -> 
     assert "registry.test:5444/ci/base:bookworm" in detail
 
 
+def test_a_base_that_needs_credentials_is_explained(
+    stack: dict[str, Any], refusal_build: Build
+) -> None:
+    """The base in the authenticated registry: the build accepts no credentials, and the CLI
+    says so in one line; the engine's own words are in the log file only."""
+    base = stack["BASE_IMAGE"].replace(stack["BASE_REGISTRY"], stack["REGISTRY"])
+    request = {**refusal_build.request, "base_image": base}
+    log = refusal_build.work / "auth-base.log"
+    done = refusal_build.run_cli(
+        request=request, policy=_policy_for(refusal_build, request), log_file=log
+    )
+    code, message, text = cli_failure(done.stdout, done.stderr, done.returncode, log)
+    assert (code, message) == (
+        "engine_failed",
+        f"pulling the base {base}: unauthorized: the build accepts no registry credentials; "
+        "use a base in a registry that allows anonymous pulls",
+    )
+    assert "401 Unauthorized" in text
+    assert text.startswith("$ docker buildx build ")
+    assert stack["REGISTRY_PASSWORD"] not in text + done.stderr
+
+
 def test_lock_must_equal_the_resolved_set(refusal_build: Build, tmp_path: Path) -> None:
     lock = parse_lock(refusal_build.lock.read_bytes())
     missing = tmp_path / "missing.lock"

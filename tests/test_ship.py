@@ -148,7 +148,8 @@ def test_the_image_serves_the_shop_with_numpy(
     cid = started.stdout.strip()
     call = (
         "import json, urllib.request\n"
-        "req = urllib.request.Request('http://127.0.0.1:8000/capabilities/shop.stats.summary', method='POST',"
+        "req = urllib.request.Request("
+        "'http://127.0.0.1:8000/capabilities/shop.stats.summary', method='POST',"
         " data=json.dumps({'prices': [1, 2, 3, 10]}).encode(),"
         " headers={'content-type': 'application/json'})\n"
         "print(urllib.request.urlopen(req, timeout=10).read().decode())\n"
