@@ -172,6 +172,7 @@ def write_plan(
     """Validate everything, then write; the paths written by name."""
     build = build_request(inputs)
     parse_build_request(build)
+    parse_reference(inputs.base_image, what="base image", require_digest=True)
     policy = proposed_policy(build, inputs.destination, plugin)
     check_build_grant(policy, parse_build_request(build), plugin)
     files = {"build.json": _text(build), POLICY_FILE: _text(policy)}
