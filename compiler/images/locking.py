@@ -120,8 +120,13 @@ def _pip_failure(stderr: str, roots: Roots) -> ImageInputError:
     found = re.search(r"satisf(?:y|ies) the requirement ([A-Za-z0-9._-]+)", stderr)
     match = constrained or found
     name = canonicalize_name(match.group(1)) if match else None
-    pinned = roots.pins.by_name().get(name) if roots.pins and name else None
-    where = f" (pinned in {roots.pins.source}: {pinned.name}=={pinned.version})" if pinned else ""
+    pins = roots.pins
+    pinned = pins.by_name().get(name) if pins is not None and name else None
+    where = (
+        f" (pinned in {pins.source}: {pinned.name}=={pinned.version})"
+        if pins is not None and pinned is not None
+        else ""
+    )
     what = f"{name}{where}: " if name else ""
     lines = [line.strip() for line in stderr.splitlines()]
     if "The conflict is caused by:" in lines:

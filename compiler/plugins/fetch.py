@@ -179,7 +179,7 @@ def fetch(
             else []
         )
         offered = [own, *downloaded]
-        env = dict(default_environment())
+        env = {k: str(v) for k, v in default_environment().items()}
         wheels = lock_from_wheels(ext_reqs, offered, env)
         names = {w.name for w in wheels}
         chosen = [f for f in offered if canonicalize_name(f.name.split("-", 1)[0]) in names]
