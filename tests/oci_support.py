@@ -32,18 +32,32 @@ def state_dir() -> Path:
     return Path(os.environ.get("SVCC_OCI_STATE") or ROOT / ".oci-state")
 
 
+UP = ".ci/oci/ci-stack-up.sh {state} && .ci/oci/wheelhouse.sh {state}"
+
+
+def stand_up(state: Path) -> str:
+    """The command that stands the stack up (README, Development: root, Debian, 2-5 min)."""
+    return UP.format(state=state)
+
+
 def load_stack() -> dict[str, Any] | str:
-    """The stack's description, or why it is not there (the skip reason)."""
+    """The stack's description, or why it is not there (the skip reason, naming the command)."""
     path = state_dir() / "stack.json"
     if not path.is_file():
-        return f"no OCI stack ({path} is absent; .ci/run stands it up with .ci/oci/ci-stack-up.sh)"
+        return (
+            f"no OCI stack ({path} is absent): as root on Debian, run "
+            f"`{stand_up(path.parent)}` (2-5 min; README, Development) and set SVCC_OCI_STATE"
+        )
     stack: dict[str, Any] = json.loads(path.read_text())
     env = stack["env"]
     sock = env.get("CI_DOCKER_DOCKER_HOST", "").removeprefix("unix://")
     if not sock or not Path(sock).is_socket():
-        return f"the OCI stack in {path.parent} is not running (no Docker socket {sock!r})"
+        return (
+            f"the OCI stack in {path.parent} is not running (no Docker socket {sock!r}): "
+            f"run `{stand_up(path.parent)}`"
+        )
     if not (state_dir() / "wheelhouse" / "amd64").is_dir():
-        return f"no wheelhouse in {path.parent} (.ci/oci/wheelhouse.sh)"
+        return f"no wheelhouse in {path.parent}: run `.ci/oci/wheelhouse.sh {path.parent}`"
     return stack
 
 

@@ -52,7 +52,7 @@ def make_wheel(out: Path, name: str, version: str, requires: tuple[str, ...] = (
 def index(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     server = state_dir() / "wheelhouse"
     if not (server / "amd64").is_dir():
-        pytest.skip(f"no server wheelhouse in {server} (.ci/oci/wheelhouse.sh {state_dir()})")
+        pytest.skip(f"no server wheelhouse in {server}: run `.ci/oci/wheelhouse.sh {state_dir()}`")
     app = tmp_path_factory.mktemp("app-index")
     make_wheel(app, "alpha", "1.0", ("beta>=1",))
     make_wheel(app, "beta", "1.0")

@@ -51,7 +51,7 @@ def stack() -> dict[str, Any]:
     if isinstance(found, str):
         pytest.skip(found)
     if not os.access(DOCKER, os.X_OK):
-        pytest.skip("no docker client")
+        pytest.skip("no docker client: `.ci/oci/ci-stack-up.sh STATEDIR` installs it")
     return found["env"]  # type: ignore[no-any-return]
 
 
@@ -649,7 +649,7 @@ def test_same_inputs_same_inputs_sha256_on_docker_and_podman(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     if "CI_PODMAN_DOCKER_HOST" not in stack:
-        pytest.skip("the stack has no podman engine")
+        pytest.skip("the stack has no podman engine: `.ci/oci/ci-stack-up.sh STATEDIR` starts one")
     build = Build(stack, plugin, tmp_path_factory.mktemp("podman"), "rest", engine="PODMAN")
     result = build.run_api()
     docker_result = rest_build[1]

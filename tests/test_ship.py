@@ -41,9 +41,12 @@ def stack() -> dict[str, Any]:
     if isinstance(found, str):
         pytest.skip(found)
     if not (state_dir() / "wheelhouse" / "app").is_dir():
-        pytest.skip(f"no numpy wheel in {state_dir()}/wheelhouse/app (.ci/oci/wheelhouse.sh)")
+        state = state_dir()
+        pytest.skip(
+            f"no numpy wheel in {state}/wheelhouse/app: run `.ci/oci/wheelhouse.sh {state}`"
+        )
     if not os.access(DOCKER, os.X_OK):
-        pytest.skip("no docker client (.ci/oci/ci-stack-up.sh installs it)")
+        pytest.skip("no docker client: `.ci/oci/ci-stack-up.sh STATEDIR` installs it")
     return found["env"]  # type: ignore[no-any-return]
 
 
@@ -295,7 +298,7 @@ def test_a_changed_a_missing_wheel_and_an_extra_package_are_refused_by_name(
 def podman(stack: dict[str, Any]) -> str:
     sock = stack.get("CI_PODMAN_DOCKER_HOST", "").removeprefix("unix://")
     if not sock or not Path(sock).is_socket():
-        pytest.skip("the stack has no podman engine (.ci/oci/ci-stack-up.sh starts one)")
+        pytest.skip("the stack has no podman engine: `.ci/oci/ci-stack-up.sh STATEDIR` starts one")
     return sock
 
 
