@@ -36,7 +36,7 @@ def test_fetch_from_a_wheel_install_gives_what_install_takes(tmp_path: Path) -> 
     # setuptools for building the extension's wheel, as a user building from source has it
     subprocess.run(
         [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-index",
-         "--find-links", str(plugin_wheels), "setuptools"],
+         "--find-links", str(plugin_wheels), "--upgrade", "setuptools>=77"],
         check=True, capture_output=True, env=env,
     )  # fmt: skip
     fetched = subprocess.run(

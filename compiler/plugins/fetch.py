@@ -103,8 +103,10 @@ def _pip_wheel(source: Path, out: Path) -> Path:
         env={**os.environ, "PIP_NO_INDEX": "1", "SOURCE_DATE_EPOCH": "315532800"},
     )
     if done.returncode != 0:
-        tail = (done.stderr.strip().splitlines() or ["failed"])[-1]
-        raise ImageInputError("plugin_invalid", f"building a wheel from {source}: {tail}")
+        lines = [line.strip() for line in (done.stdout + done.stderr).splitlines()]
+        errors = [line for line in lines if "Error:" in line and not line.startswith("error:")]
+        why = (errors or [line for line in lines if line] or ["failed"])[-1]
+        raise ImageInputError("plugin_invalid", f"building a wheel from {source}: {why}")
     built = sorted(out.glob("*.whl"), key=lambda p: p.stat().st_mtime)
     return built[-1]
 
