@@ -107,10 +107,16 @@ def add_image_parser(sub: "argparse._SubParsersAction[Any]") -> None:
     plan.add_argument(
         "path", metavar="BUNDLE_OR_REPO", help="a direct repository bundle or a repository"
     )
-    plan.add_argument("--interface", required=True, choices=("rest", "mcp"))
+    plan.add_argument(
+        "--interface", required=True, choices=("rest", "mcp"), help="what the image serves"
+    )
     plan.add_argument("--select", metavar="NAMES", help="a repository's capabilities (as compile)")
-    plan.add_argument("--base-image", required=True, metavar="REF@sha256:HEX")
-    plan.add_argument("--platform", required=True, choices=("linux/amd64", "linux/arm64"))
+    plan.add_argument(
+        "--base-image", required=True, metavar="REF@sha256:HEX", help="the base, by digest"
+    )
+    plan.add_argument(
+        "--platform", required=True, choices=("linux/amd64", "linux/arm64"), help="the image's"
+    )
     plan.add_argument("--tag", required=True, metavar="NAME:TAG", help="the local image tag")
     plan.add_argument(
         "--destination", required=True, metavar="REGISTRY/NS/IMAGE:TAG", help="where push publishes"
@@ -133,8 +139,12 @@ def add_image_parser(sub: "argparse._SubParsersAction[Any]") -> None:
     plan.add_argument(
         "--build-result", metavar="FILE", help="the build's result: push.json is written"
     )
-    plan.add_argument("--build-timeout-ms", type=int, default=480_000, metavar="N")
-    plan.add_argument("--push-timeout-ms", type=int, default=300_000, metavar="N")
+    plan.add_argument(
+        "--build-timeout-ms", type=int, default=480_000, metavar="N", help="build.json timeout_ms"
+    )
+    plan.add_argument(
+        "--push-timeout-ms", type=int, default=300_000, metavar="N", help="push.json timeout_ms"
+    )
     plan.add_argument("--plugins-dir", metavar="DIR", help="where svc-oci is installed and enabled")
     plan.add_argument("--output-dir", required=True, metavar="DIR", help="where the files go")
 
