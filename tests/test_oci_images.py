@@ -438,7 +438,8 @@ def test_a_base_that_needs_credentials_is_explained(
 ) -> None:
     """The base in the authenticated registry: the build accepts no credentials, and the CLI
     says so in one line; the engine's own words are in the log file only."""
-    base = stack["BASE_IMAGE"].replace(stack["BASE_REGISTRY"], stack["REGISTRY"])
+    # a digest no engine holds, so the engine must ask the registry (which wants credentials)
+    base = f"{stack['REGISTRY']}/ci/private-base@sha256:{secrets.token_hex(32)}"
     request = {**refusal_build.request, "base_image": base}
     log = refusal_build.work / "auth-base.log"
     done = refusal_build.run_cli(
