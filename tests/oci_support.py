@@ -10,7 +10,6 @@ import os
 import re
 import stat
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -91,26 +90,13 @@ def image_lock(bundle: Path, wheelhouse: Path, out: Path, platform: str = "linux
 
 
 def build_wheels(out: Path) -> tuple[Path, Path]:
-    """``(svcc wheel, svc-oci wheel)``, built offline from the checkout."""
+    """``(svcc wheel, svc-oci wheel)``, built offline from the checkout (as ``svcc plugins
+    fetch`` builds them)."""
+    from svcc.compiler.plugins.fetch import build_wheel
+
+    out.mkdir(parents=True, exist_ok=True)
     for source in (ROOT, ROOT / "extensions" / "svc-oci"):
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "wheel",
-                "-q",
-                "--no-deps",
-                "--no-build-isolation",
-                "--disable-pip-version-check",
-                str(source),
-                "-w",
-                str(out),
-            ],
-            check=True,
-            capture_output=True,
-            env={**os.environ, "PIP_NO_INDEX": "1"},
-        )
+        build_wheel(source, out)
     return next(out.glob("svcc-*.whl")), next(out.glob("svc_oci-*.whl"))
 
 

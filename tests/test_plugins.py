@@ -186,24 +186,7 @@ def test_bounds_and_redaction(probe: dict[str, Any]) -> None:
         invoke(probe, "probe:fail")
     assert (info.value.code, info.value.detail) == ("engine_failed", "secret detail")
     args, pol = files(probe, "probe:fail")
-    cli = subprocess.run(
-        [
-            SVCC,
-            "plugins",
-            "run",
-            "svc-probe",
-            "build",
-            "--arguments",
-            str(args),
-            "--operator-policy",
-            str(pol),
-            "--plugins-dir",
-            str(probe["root"]),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    cli = cli_run(probe, "build", args, pol)
     assert (cli.returncode, cli.stdout, cli.stderr) == (
         1,
         "",

@@ -80,7 +80,7 @@ def _source_root() -> Path | None:
     return None
 
 
-def _pip_wheel(source: Path, out: Path) -> Path:
+def build_wheel(source: Path, out: Path) -> Path:
     """One wheel built from ``source`` offline (no dependencies, no build isolation)."""
     done = subprocess.run(
         [
@@ -137,7 +137,7 @@ def _repack_installed(out: Path) -> Path:
 
 def svcc_wheel(out: Path) -> Path:
     source = _source_root()
-    return _pip_wheel(source, out) if source is not None else _repack_installed(out)
+    return build_wheel(source, out) if source is not None else _repack_installed(out)
 
 
 def extension_source(name: str, source: Path | None) -> Path:
@@ -166,7 +166,7 @@ def fetch(
     with tempfile.TemporaryDirectory(prefix="svcc-fetch-") as tmp:
         work = Path(tmp)
         (work / "built").mkdir()
-        ext = _pip_wheel(extension_source(name, source), work / "built")
+        ext = build_wheel(extension_source(name, source), work / "built")
         own = svcc_wheel(work / "built")
         ext_reqs = [Requirement(line) for line in wheel_requires(ext)]
         # svcc's dependencies come from the index (this machine's Python); svcc is our own
