@@ -68,6 +68,22 @@ def _last_error(text: str) -> str | None:
     return meaningful[-1] if meaningful else None
 
 
+_STEP_OUTPUT: Final = re.compile(r"^#\d+ [\d.]+ ")  # BuildKit's prefix of a RUN step's output
+
+
+def _pip_error(text: str) -> str | None:
+    """pip's own first error inside the image (not the builder's summary of it)."""
+    for raw in text.splitlines():
+        line = _STEP_OUTPUT.sub("", _ANSI.sub("", raw)).strip()
+        if (
+            line.startswith("ERROR:")
+            and "failed to solve" not in line
+            and "failed to build" not in line
+        ):
+            return line
+    return None
+
+
 def build_reason(output: bytes, status: int, base_image: str) -> str:
     """Why a build failed, in one line a person can act on."""
     text = output.decode("utf-8", "replace")
@@ -93,7 +109,9 @@ def build_reason(output: bytes, status: int, base_image: str) -> str:
             "and the digest"
         )
     if "pip install" in text or "pip check" in text:
-        return one_line(f"installing the locked wheels in the image failed: {last}")
+        return one_line(
+            f"installing the locked wheels in the image failed: {_pip_error(text) or last}"
+        )
     return one_line(f"the engine client exited with status {status}: {last}")
 
 
