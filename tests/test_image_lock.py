@@ -186,6 +186,22 @@ def test_project_pins_are_kept_and_said(index: dict[str, Path], tmp_path: Path) 
         assert done.stdout.rstrip().endswith(f"kept 1 pin(s) from {name}: beta==1.0"), done.stdout
 
 
+def test_a_lock_forked_per_environment_pins_a_set_of_versions(
+    index: dict[str, Path], tmp_path: Path
+) -> None:
+    """uv pins one distribution at two versions for two environments: no constraint, but
+    the resolved version must be one of them, with its hash."""
+    beta2 = sha(index["app"] / "beta-2.0-py3-none-any.whl")
+    forked = uv_lock("1.0", "0" * 64) + (
+        '[[package]]\nname = "beta"\nversion = "2.0"\n'
+        f'wheels = [{{ url = "https://x.test/beta2.whl", hash = "sha256:{beta2}" }}]\n'
+    )
+    done = lock(repository(tmp_path / "repo", extra={"uv.lock": forked}), tmp_path / "out", index)
+    assert done.returncode == 0, done.stderr
+    assert locked(tmp_path / "out")["beta"] == "2.0"
+    assert done.stdout.rstrip().endswith("kept 1 pin(s) from uv.lock: beta==2.0")
+
+
 def test_a_pin_that_cannot_be_met_is_refused_naming_the_package(
     index: dict[str, Path], tmp_path: Path
 ) -> None:

@@ -121,10 +121,10 @@ def _pip_failure(stderr: str, roots: Roots) -> ImageInputError:
     match = constrained or found
     name = canonicalize_name(match.group(1)) if match else None
     pins = roots.pins
-    pinned = pins.by_name().get(name) if pins is not None and name else None
+    versions = sorted(pins.versions(name)) if pins is not None and name else []
     where = (
-        f" (pinned in {pins.source}: {pinned.name}=={pinned.version})"
-        if pins is not None and pinned is not None
+        f" (pinned in {pins.source}: {name}=={' or '.join(versions)})"
+        if pins is not None and versions
         else ""
     )
     what = f"{name}{where}: " if name else ""
@@ -165,9 +165,7 @@ def pip_download(
         str(workdir / "roots.txt"),
     ]
     if roots.pins is not None:
-        (workdir / "pins.txt").write_text(
-            "".join(f"{p.name}=={p.version}\n" for p in roots.pins.pins)
-        )
+        (workdir / "pins.txt").write_text("".join(f"{line}\n" for line in roots.pins.constraints()))
         argv += ["-c", str(workdir / "pins.txt")]
     try:
         done = subprocess.run(
@@ -187,25 +185,28 @@ def pip_download(
 
 
 def _check_pins(wheels: Sequence[LockedWheel], roots: Roots) -> tuple[str, ...]:
-    if roots.pins is None:
+    """Each locked wheel a pin names is at a pinned version, with a pinned hash when the pin
+    lists hashes; what was kept, as ``name==version``."""
+    pins = roots.pins
+    if pins is None:
         return ()
-    pinned = roots.pins.by_name()
     kept = []
     for wheel in wheels:
-        pin = pinned.get(wheel.name)
-        if pin is None:
+        versions = pins.versions(wheel.name)
+        if not versions:
             continue
-        if pin.version != wheel.version:
+        if wheel.version not in versions:
             raise ImageInputError(
                 "lock_mismatch",
-                f"{wheel.name}: pinned at {pin.version} in {roots.pins.source}, resolved "
-                f"{wheel.version}",
+                f"{wheel.name}: pinned at {' or '.join(sorted(versions))} in {pins.source}, "
+                f"resolved {wheel.version}",
             )
-        if pin.hashes and wheel.sha256 not in pin.hashes:
+        hashes = pins.hashes(wheel.name, wheel.version)
+        if hashes and wheel.sha256 not in hashes:
             raise ImageInputError(
                 "lock_mismatch",
                 f"{wheel.name}=={wheel.version}: the wheel for this platform and Python "
-                f"(sha256 {wheel.sha256}) is not among the hashes {roots.pins.source} pins",
+                f"(sha256 {wheel.sha256}) is not among the hashes {pins.source} pins",
             )
         kept.append(f"{wheel.name}=={wheel.version}")
     return tuple(kept)

@@ -32,11 +32,23 @@ class Pin:
 
 @frozen
 class Pins:
+    """A lock may pin one distribution at several versions (uv's per-environment forks);
+    such a name constrains pip to none of them, and the resolved version must be one."""
+
     source: str  # the file name, for messages
     pins: tuple[Pin, ...]
 
-    def by_name(self) -> dict[str, Pin]:
-        return {p.name: p for p in self.pins}
+    def versions(self, name: str) -> frozenset[str]:
+        return frozenset(p.version for p in self.pins if p.name == name)
+
+    def hashes(self, name: str, version: str) -> frozenset[str]:
+        found = [p.hashes for p in self.pins if p.name == name and p.version == version]
+        return frozenset().union(*found)
+
+    def constraints(self) -> list[str]:
+        """``name==version`` for every name pinned at exactly one version."""
+        names = sorted({p.name for p in self.pins})
+        return [f"{n}=={v}" for n in names for v in self.versions(n) if len(self.versions(n)) == 1]
 
 
 def _version(text: object, where: str) -> str:
