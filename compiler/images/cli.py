@@ -69,6 +69,7 @@ def lock_command(args: argparse.Namespace) -> int:
         Path(args.path),
         args.interface,
         Path(args.requirements) if args.requirements else None,
+        args.python,
     )
     output = Path(args.output)
     if output.exists() or output.is_symlink():

@@ -84,8 +84,11 @@ def is_bundle(path: Path) -> bool:
     return any((path / name).is_file() for name in MANIFESTS)
 
 
-def read_roots(path: Path, interface: str, requirements: Path | None) -> Roots:
-    """A bundle's requirement files, or a repository's server + declared dependencies."""
+def read_roots(
+    path: Path, interface: str, requirements: Path | None, python: str = "3.11"
+) -> Roots:
+    """A bundle's requirement files, or a repository's server + declared dependencies (the
+    repository read as CPython ``python`` parses it)."""
     if is_bundle(path):
         lines: list[str] = []
         for name in ("requirements.txt", "application-requirements.txt"):
@@ -108,7 +111,8 @@ def read_roots(path: Path, interface: str, requirements: Path | None) -> Roots:
     else:
         from svcc.compiler.repository import read_checked
 
-        repo = read_checked(path, (3, 11), None, strict=False)
+        major, _, minor = python.partition(".")
+        repo = read_checked(path, (int(major), int(minor)), None, strict=False)
         lines += repo.tree.config.dependencies
     return Roots(tuple(lines), f"repository {path} ({interface})", read_pins(path))
 
