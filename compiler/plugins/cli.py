@@ -1,4 +1,4 @@
-"""``svc plugins install|list|enable|disable|run``: the argparse side, kept out of cli.py.
+"""``svc plugins fetch|install|list|enable|disable|run``: the argparse side, kept out of cli.py.
 
 ``run`` reports every failure of the extension as ``plugin_failed`` (exit 1) followed by the
 extension's stable code and its one-line, credential-free message, so a person can act on it;
@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any, Final
 
-MAX_DETAIL: Final = 600
+MAX_DETAIL: Final = 1000  # the extension bounds its own reasons; this bounds the line
 
 
 def add_parser(sub: "argparse._SubParsersAction[Any]") -> None:
