@@ -315,3 +315,31 @@ def test_podman_runs_the_walkthrough_up_to_the_build(
     # the same inputs on both engines (the wheels, the bundle, the context)
     assert podman_build["inputs_sha256"] == docker_build["inputs_sha256"]
     assert (out / "build.log").stat().st_size > 0
+
+
+def test_plan_from_the_repository_compiles_the_bundle_into_the_plan(
+    ship: Ship, shipped: tuple[Path, subprocess.CompletedProcess[str]]
+) -> None:
+    """``svcc image plan REPO``: the bundle is compiled into the output directory (as
+    ``svcc compile`` does), and the request is the one the walkthrough built from it."""
+    out, _ = shipped
+    plan = out / "plan-from-repo"
+    done = subprocess.run(
+        [SVCC, "image", "plan", str(ROOT / "examples" / "shop"), "--select",
+         "shop.pricing.total,shop.pricing.line,shop.stats.summary", "--interface", "rest",
+         "--base-image", ship.stack["BASE_IMAGE"], "--platform", "linux/amd64",
+         "--tag", "shop:ship", "--destination", f"{ship.stack['REGISTRY']}/team/shop:1.0",
+         "--lock", str(out / "server.lock"), "--wheelhouse", str(out / "wheels"),
+         "--engine-executable", DOCKER, "--engine-socket", "/run/docker.sock",
+         "--credentials", str(ship.credentials), "--plugins-dir", str(out / "plugins"),
+         "--output-dir", str(plan)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    build = json.loads((plan / "build.json").read_text())
+    assert build["bundle"] == str(plan / "bundle-rest")
+    compiled = sorted(p.name for p in (plan / "bundle-rest" / "source" / "shop").iterdir())
+    assert compiled == sorted(p.name for p in (out / "bundle" / "source" / "shop").iterdir())
+    assert (plan / "bundle-rest" / "openapi.json").read_bytes() == (
+        out / "bundle" / "openapi.json"
+    ).read_bytes()
