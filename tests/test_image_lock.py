@@ -79,7 +79,7 @@ def repository(root: Path, *, extra: dict[str, str] | None = None) -> Path:
 
 
 def lock(
-    path: Path, out: Path, index: dict[str, Path], *, platform: str = "linux/amd64"
+    path: Path, out: Path, index: dict[str, Path], *extra: str, platform: str = "linux/amd64"
 ) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
     env["PIP_CONFIG_FILE"] = os.devnull
@@ -102,6 +102,7 @@ def lock(
             str(index[arch]),
             "--find-links",
             str(index["app"]),
+            *extra,
         ],
         capture_output=True,
         text=True,
@@ -184,6 +185,25 @@ def test_project_pins_are_kept_and_said(index: dict[str, Path], tmp_path: Path) 
         assert done.returncode == 0, done.stderr
         assert locked(work)["beta"] == "1.0", name
         assert done.stdout.rstrip().endswith(f"kept 1 pin(s) from {name}: beta==1.0"), done.stdout
+
+
+def test_a_bundle_keeps_the_pins_it_is_given(index: dict[str, Path], tmp_path: Path) -> None:
+    """A bundle carries no uv.lock: ``--pins`` names the repository's."""
+    beta1 = sha(index["app"] / "beta-1.0-py3-none-any.whl")
+    repo = repository(tmp_path / "repo", extra={"uv.lock": uv_lock("1.0", beta1)})
+    bundle = tmp_path / "bundle"
+    subprocess.run(
+        [SVCC, "compile", str(repo), "--target", "rest", "--output-dir", str(bundle)],
+        capture_output=True,
+        check=True,
+    )
+    done = lock(bundle, tmp_path / "pinned", index, "--pins", str(repo / "uv.lock"))
+    assert done.returncode == 0, done.stderr
+    assert locked(tmp_path / "pinned")["beta"] == "1.0"
+    assert done.stdout.rstrip().endswith("kept 1 pin(s) from uv.lock: beta==1.0")
+    unpinned = lock(bundle, tmp_path / "unpinned", index)
+    assert unpinned.returncode == 0, unpinned.stderr
+    assert locked(tmp_path / "unpinned")["beta"] == "2.0"
 
 
 def test_a_lock_forked_per_environment_pins_a_set_of_versions(

@@ -57,6 +57,12 @@ def add_lock_parser(sub: "argparse._SubParsersAction[Any]") -> None:
         metavar="FILE",
         help="a repository's declared dependencies (replaces pyproject's)",
     )
+    lock.add_argument(
+        "--pins",
+        metavar="FILE",
+        help="uv.lock, pylock.toml or a hashed requirements file whose pins to keep "
+        "(default: the repository's own; a bundle has none)",
+    )
     _index_options(lock)
 
 
@@ -70,6 +76,7 @@ def lock_command(args: argparse.Namespace) -> int:
         args.interface,
         Path(args.requirements) if args.requirements else None,
         args.python,
+        Path(args.pins) if args.pins else None,
     )
     output = Path(args.output)
     if output.exists() or output.is_symlink():

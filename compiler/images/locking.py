@@ -28,7 +28,7 @@ from packaging.utils import canonicalize_name, parse_wheel_filename
 from svcc.compiler.images.bundle_input import MANIFESTS
 from svcc.compiler.images.errors import ImageInputError
 from svcc.compiler.images.lockfile import LockedWheel, render_lock
-from svcc.compiler.images.pins import Pins, read_pins
+from svcc.compiler.images.pins import Pins, read_pin_file, read_pins
 from svcc.compiler.images.resolve import (
     MACHINES,
     lock_from_wheels,
@@ -85,16 +85,24 @@ def is_bundle(path: Path) -> bool:
 
 
 def read_roots(
-    path: Path, interface: str, requirements: Path | None, python: str = "3.11"
+    path: Path,
+    interface: str,
+    requirements: Path | None,
+    python: str = "3.11",
+    pins: Path | None = None,
 ) -> Roots:
     """A bundle's requirement files, or a repository's server + declared dependencies (the
-    repository read as CPython ``python`` parses it)."""
+    repository read as CPython ``python`` parses it). ``pins``: a pin file given on the
+    command line (a bundle carries none), else the repository's own."""
+    given = read_pin_file(pins) if pins is not None else None
+    if pins is not None and given is None:
+        raise ImageInputError("request_invalid", f"--pins {pins}: pins nothing (no --hash)")
     if is_bundle(path):
         lines: list[str] = []
         for name in ("requirements.txt", "application-requirements.txt"):
             if (path / name).is_file():
                 lines += (path / name).read_text("utf-8").splitlines()
-        return Roots(tuple(line for line in lines if line.strip()), f"bundle {path}", None)
+        return Roots(tuple(line for line in lines if line.strip()), f"bundle {path}", given)
     if not path.is_dir():
         raise ImageInputError("request_invalid", f"{path}: not a bundle or repository directory")
     from svcc.compiler.registry import get_target
@@ -114,7 +122,7 @@ def read_roots(
         major, _, minor = python.partition(".")
         repo = read_checked(path, (int(major), int(minor)), None, strict=False)
         lines += repo.tree.config.dependencies
-    return Roots(tuple(lines), f"repository {path} ({interface})", read_pins(path))
+    return Roots(tuple(lines), f"repository {path} ({interface})", given or read_pins(path))
 
 
 def _pip_failure(stderr: str, roots: Roots) -> ImageInputError:

@@ -119,22 +119,37 @@ def _hashed_requirements(text: str) -> list[Pin] | None:
     return pins
 
 
+def read_pin_file(path: Path) -> Pins | None:
+    """The pins of one file, by its kind: ``uv.lock``, ``pylock.toml`` / ``pylock.*.toml``,
+    else a requirements file (None when it has no ``--hash``: it pins nothing)."""
+    name = path.name
+    try:
+        data = path.read_bytes()[:MAX_PIN_FILE]
+    except OSError as exc:
+        raise ImageInputError("request_invalid", f"{path}: {exc.strerror}") from None
+    try:
+        text = data.decode("utf-8")
+        if name == "uv.lock":
+            found = _uv(tomllib.loads(text))
+        elif name.startswith("pylock.") and name.endswith(".toml"):
+            found = _pylock(tomllib.loads(text))
+        else:
+            hashed = _hashed_requirements(text)
+            if hashed is None:
+                return None
+            found = hashed
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ImageInputError("lock_mismatch", f"{path}: cannot be read: {exc}") from None
+    return Pins(name, tuple(sorted(found, key=lambda p: (p.name, p.version))))
+
+
 def read_pins(root: Path) -> Pins | None:
-    """The project's pins, or None when it pins nothing."""
+    """The project's pins (the first of ``PIN_FILES`` that pins), or None."""
     for name in PIN_FILES:
         path = root / name
         if not path.is_file() or path.is_symlink():
             continue
-        data = path.read_bytes()[:MAX_PIN_FILE]
-        try:
-            if name == "requirements.txt":
-                found = _hashed_requirements(data.decode("utf-8"))
-                if found is None:
-                    continue
-            else:
-                document = tomllib.loads(data.decode("utf-8"))
-                found = _uv(document) if name == "uv.lock" else _pylock(document)
-        except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-            raise ImageInputError("lock_mismatch", f"{path}: cannot be read: {exc}") from None
-        return Pins(name, tuple(sorted(found, key=lambda p: p.name)))
+        found = read_pin_file(path)
+        if found is not None:
+            return found
     return None
