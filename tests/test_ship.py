@@ -343,3 +343,31 @@ def test_plan_from_the_repository_compiles_the_bundle_into_the_plan(
     assert (plan / "bundle-rest" / "openapi.json").read_bytes() == (
         out / "bundle" / "openapi.json"
     ).read_bytes()
+
+
+def _step(words: list[str]) -> str:
+    """What a svcc command line does: ``compile rest``, ``lock``, ``plugins run build``..."""
+    if words[0] == "compile":
+        return f"compile {words[words.index('--target') + 1]}"
+    if words[:2] == ["plugins", "run"]:
+        return f"plugins run {words[3]}"
+    return " ".join(words[:2]) if words[0] in ("plugins", "image") else words[0]
+
+
+def test_the_readme_walkthrough_is_the_script() -> None:
+    """Every command of the README's images walkthrough is one ship.sh runs, in order."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("### Images: from a repository to a registry and a cluster", 1)[1]
+    block = section.split("```", 2)[1].replace("\\\n", " ")
+    shown = [_step(line.split()[1:]) for line in block.splitlines() if line.startswith("svcc ")]
+    script = SHIP.read_text().replace("\\\n", " ").replace('"${PLAN[@]}"', "image plan")
+    ran = [
+        _step(line.split('"$SVCC"', 1)[1].split())
+        for line in script.splitlines()
+        if line.lstrip().startswith('run "$SVCC"')
+    ]
+    assert shown == ran
+    assert ran == [
+        "compile rest", "lock", "plugins fetch", "plugins install", "plugins enable",
+        "image plan", "plugins run build", "image plan", "plugins run push", "compile k8s",
+    ]  # fmt: skip
