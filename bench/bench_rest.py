@@ -11,8 +11,13 @@ generator (keep-alive connections on loopback, in a separate process) alternates
 them over several rounds in one run, and the medians are compared. Resident memory of
 each server is read after its load.
 
-Usage: ``python bench/bench_rest.py [--seconds 4] [--rounds 3] [--connections 32]``.
-Not part of the test suite; it never asserts a time.
+A second part measures what the types and results cost: one generated server serving
+``add`` (two ints), ``move`` (a ``@dataclass`` parameter, built per call) and ``peak`` (a
+numpy result, ``np.argmax``, encoded per call); each one's request time is compared with
+``add``'s in the same run (target: at most 1.2x).
+
+Usage: ``python bench/bench_rest.py [--seconds 4] [--rounds 3] [--connections 32]
+[--part all|frameworks|types]``. Not part of the test suite; it never asserts a time.
 """
 
 import argparse
@@ -127,14 +132,50 @@ async def app(scope, receive, send):
     await _answer(send, 200, _encode(result).encode())
 '''
 
+TYPES_SOURCE = '''\
+"""The types benchmark: a plain int capability, a dataclass parameter, a numpy result."""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass
+class Point:
+    x: int
+    y: int
+
+
+def add(a: int, b: int) -> int:
+    return a + b
+
+
+def move(p: Point) -> int:
+    return p.x + p.y
+
+
+def peak(a: int, b: int) -> int:
+    return np.argmax((a, b))  # an np.int64, encoded as 1
+'''
+
+
+def request(name: str, body: bytes) -> bytes:
+    return (
+        f"POST /capabilities/{name} HTTP/1.1\r\nHost: 127.0.0.1\r\n".encode()
+        + b"Content-Type: application/json\r\nContent-Length: "
+        + str(len(body)).encode()
+        + b"\r\n\r\n"
+        + body
+    )
+
+
 BODY = b'{"a": 20, "b": 22}'
-REQUEST = (
-    b"POST /capabilities/add HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-    b"Content-Type: application/json\r\nContent-Length: "
-    + str(len(BODY)).encode()
-    + b"\r\n\r\n"
-    + BODY
-)
+REQUEST = request("add", BODY)
+TYPE_REQUESTS = {
+    "int (add)": REQUEST,
+    "dataclass (move)": request("move", b'{"p": {"x": 20, "y": 22}}'),
+    "numpy result (peak)": request("peak", BODY),
+}
 
 
 def free_port() -> int:
@@ -221,11 +262,11 @@ LOADGEN = textwrap.dedent(
 )
 
 
-def load(port: int, seconds: float, connections: int) -> float:
+def load(port: int, seconds: float, connections: int, payload: bytes = REQUEST) -> float:
     started = time.monotonic()
     out = subprocess.run(
         [PYTHON, "-c", LOADGEN, str(port), str(seconds), str(connections)],
-        input=REQUEST,
+        input=payload,
         capture_output=True,
         check=True,
     ).stdout.split()
@@ -236,12 +277,57 @@ def load(port: int, seconds: float, connections: int) -> float:
     return done / max(elapsed, seconds)
 
 
+def types_part(args: argparse.Namespace) -> None:
+    """Request time of a dataclass parameter and a numpy result against the int one, all
+    three on one generated server, alternating over the rounds."""
+    with tempfile.TemporaryDirectory(prefix="svcc-bench-types-") as tmp:
+        base = Path(tmp)
+        (base / "kinds.py").write_text(TYPES_SOURCE)
+        (base / "requirements.txt").write_text("numpy\n")
+        generated = base / "generated"
+        subprocess.run(
+            [
+                SVCC, "generate", "rest", str(base / "kinds.py"), "--requirements",
+                str(base / "requirements.txt"), "--output-dir", str(generated),
+            ],
+            check=True,
+            capture_output=True,
+        )  # fmt: skip
+        rates: dict[str, list[float]] = {name: [] for name in TYPE_REQUESTS}
+        port = free_port()
+        proc = start(generated, port)
+        try:
+            for payload in TYPE_REQUESTS.values():
+                load(port, 1.0, args.connections, payload)  # warm-up (numpy imported)
+            for round_ in range(args.rounds):
+                for name, payload in TYPE_REQUESTS.items():
+                    rate = load(port, args.seconds, args.connections, payload)
+                    rates[name].append(rate)
+                    print(f"round {round_ + 1}: {name:20s} {rate:8.0f} req/s", flush=True)
+        finally:
+            proc.send_signal(signal.SIGINT)
+            proc.wait(timeout=10)
+    medians = {name: statistics.median(r) for name, r in rates.items()}
+    plain = medians["int (add)"]
+    print()
+    for name, rate in medians.items():
+        print(
+            f"{name:20s} {rate:8.0f} req/s, {1000 / rate:.3f} ms per request, "
+            f"time ratio to int {plain / rate:.2f}x (target <= 1.2x)"
+        )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=4.0)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--part", choices=("all", "frameworks", "types"), default="all")
     args = parser.parse_args()
+    if args.part in ("all", "types"):
+        types_part(args)
+    if args.part == "types":
+        return 0
     with tempfile.TemporaryDirectory(prefix="svcc-bench-rest-") as tmp:
         base = Path(tmp)
         (base / "add.py").write_text(SOURCE)

@@ -73,6 +73,61 @@ def _jsonify(value: Any) -> Any:
     return value
 
 
+# a valid value of each string ``format`` svcc emits (dates, times, durations, UUIDs)
+FORMAT_EXAMPLES: Final[Mapping[str, str]] = {
+    "date": "2024-01-31",
+    "date-time": "2024-01-31T12:00:00Z",
+    "time": "12:00:00",
+    "duration": "PT1H",
+    "uuid": "123e4567-e89b-12d3-a456-426614174000",
+}
+
+
+# strings tried against a ``pattern`` in order: a Decimal's, then common shapes
+PATTERN_CANDIDATES: Final = (
+    "1.5", "example", "a@example.com", "https://example.com", "EXAMPLE", "ex-1", "0", "a"
+)  # fmt: skip
+
+
+def _string(node: Mapping[str, Any]) -> str:
+    """A string the server accepts: a formatted value, base64 text, the first of
+    :data:`PATTERN_CANDIDATES` a pattern admits, or ``"example"``, stretched or cut to the
+    length bounds (a pattern none of them matches is caught by the validator check)."""
+    fmt = node.get("format")
+    if isinstance(fmt, str) and fmt in FORMAT_EXAMPLES:
+        return FORMAT_EXAMPLES[fmt]
+    if node.get("contentEncoding") == "base64":
+        return "ZXhhbXBsZQ=="  # b"example"
+    text = "example"
+    if "pattern" in node:  # the first common shape it admits (JSON Schema: a search)
+        try:
+            pattern = re.compile(str(node["pattern"]))
+        except re.error:
+            pattern = None
+        if pattern is not None:
+            text = next((c for c in PATTERN_CANDIDATES if pattern.search(c)), text)
+    low = node.get("minLength")
+    if isinstance(low, int) and len(text) < low:
+        text = text * (low // len(text) + 1)
+    high = node.get("maxLength")
+    if isinstance(high, int):
+        text = text[:high]
+    return text
+
+
+def _number(node: Mapping[str, Any], integer: bool) -> int | float:
+    """``1`` / ``1.5``, moved inside the bounds when there are any."""
+    value: int | float = 1 if integer else 1.5
+    low = node.get("minimum", node.get("exclusiveMinimum"))
+    high = node.get("maximum", node.get("exclusiveMaximum"))
+    step = 1 if integer else 0.5
+    if isinstance(low, int | float) and value <= low:
+        value = (math.floor(low) if integer else low) + step
+    if isinstance(high, int | float) and value >= high:
+        value = (math.ceil(high) if integer else high) - step
+    return value
+
+
 class _Maker:
     def __init__(self, definitions: Mapping[str, Any]) -> None:
         self.definitions = definitions
@@ -116,6 +171,10 @@ class _Maker:
             return self.object(node, stack)
         if kind == "array":
             return self.array(node, stack)
+        if kind == "string":
+            return _string(node)
+        if kind in ("integer", "number"):
+            return _number(node, kind == "integer")
         if isinstance(kind, str) and kind in _SCALARS:
             return _SCALARS[kind]
         return "example"  # any JSON value (no annotation, Any)

@@ -253,6 +253,59 @@ class TypedDictDecl(Record):
     bases: tuple[str, ...] = ()
 
 
+ModelForm = Literal["dataclass", "pydantic", "namedtuple"]
+
+
+ConstraintValue = int | float | str
+
+
+@frozen(kw_only=True, repr=False)
+class Constraint(Record):
+    """A literal pydantic ``Field`` bound: ``gt``/``ge``/``lt``/``le`` (numbers),
+    ``min_length``/``max_length`` (integers), ``pattern`` (a string)."""
+
+    name: str
+    value: ConstraintValue
+
+
+@frozen(kw_only=True, repr=False)
+class ModelField(Record):
+    """One field of a model. ``name`` is the JSON property (a pydantic alias when given),
+    ``attribute`` the Python name; ``required`` is "no default"."""
+
+    name: str
+    attribute: str
+    annotation: str
+    type: TypeNode
+    required: bool
+    default: Default | None
+    constraints: tuple[Constraint, ...]
+    span: Span
+
+
+@frozen(kw_only=True, repr=False)
+class Unreadable(Record):
+    """Part of a model that cannot be read statically (a computed ``Field`` argument)."""
+
+    text: str
+    span: Span
+
+
+@frozen(kw_only=True, repr=False)
+class ModelDecl(Record):
+    """A dataclass, pydantic ``BaseModel`` or ``NamedTuple`` read from its class body:
+    every field, inherited ones first (as Python orders them). ``extra`` is the JSON
+    object's rule for unknown keys (``forbid``: refused; pydantic's ``ignore``/``allow``
+    are kept so the model applies its own rule)."""
+
+    name: str
+    form: ModelForm
+    fields: tuple[ModelField, ...]
+    extra: Literal["forbid", "ignore", "allow"]
+    unreadable: tuple[Unreadable, ...]
+    span: Span
+
+
 @frozen(kw_only=True, repr=False)
 class GlobalWrite(Record):
     """``global NAME`` inside a function: the function may rebind a module-level name."""
@@ -287,11 +340,18 @@ class ModuleIR(Record):
     globals: tuple[GlobalWrite, ...]
     capabilities: tuple[Capability, ...]
     global_reads: tuple[GlobalRead, ...] = ()
+    models: tuple[ModelDecl, ...] = ()
 
     def capability(self, name_or_id: str) -> Capability | None:
         for cap in self.capabilities:
             if name_or_id in (cap.name, cap.id):
                 return cap
+        return None
+
+    def model(self, name: str) -> ModelDecl | None:
+        for decl in self.models:
+            if decl.name == name:
+                return decl
         return None
 
     def typed_dict(self, name: str) -> TypedDictDecl | None:

@@ -17,7 +17,7 @@ from json.encoder import encode_basestring as _string  # the C writer the encode
 from typing import Any, TypeVar
 
 from svcc.ir.canonical import ENCODER, digest_bytes
-from svcc.ir.model import ModuleIR
+from svcc.ir.model import ConstraintValue, ModuleIR
 from svcc.ir.types import (
     TYPE_NODE_CLASSES,
     LiteralValue,
@@ -44,6 +44,13 @@ def _literal_value(value: Any, _: Any) -> LiteralValue:
     raise ValueError(f"{value!r} is not a str, int, bool or null literal")
 
 
+def _constraint_value(value: Any, _: Any) -> ConstraintValue:
+    """A model field's bound: a JSON number or string (never a boolean)."""
+    if type(value) in (int, float, str):
+        return value  # type: ignore[no-any-return]
+    raise ValueError(f"{value!r} is not a number or a string")
+
+
 def _kind_of(cls: type) -> str:
     kind: str = cls.KIND  # type: ignore[attr-defined]  # every TypeNode class has one
     return kind
@@ -65,6 +72,7 @@ def converter() -> Any:
         lambda value, _: None if value is None else conv.structure(value, TypeNode),  # type: ignore[arg-type]  # a union, not a class
     )
     conv.register_structure_hook(LiteralValue, _literal_value)
+    conv.register_structure_hook(ConstraintValue, _constraint_value)
     # After the optional hooks: the strategy builds its members' hooks eagerly.
     configure_tagged_union(TypeNode, conv, tag_generator=_kind_of, tag_name="kind")
     return conv

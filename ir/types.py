@@ -96,6 +96,70 @@ class TypedDictType(Record):
     name: str
 
 
+ValueName = Literal[
+    "datetime.date",
+    "datetime.datetime",
+    "datetime.time",
+    "datetime.timedelta",
+    "uuid.UUID",
+    "decimal.Decimal",
+    "builtins.bytes",
+]
+
+
+@frozen(kw_only=True, repr=False)
+class ValueType(Record):
+    """A standard-library value with one string form: dates and times (ISO 8601), a
+    duration, a UUID, a ``Decimal`` (its exact numeric string) or ``bytes`` (base64)."""
+
+    KIND: ClassVar[str] = "value"
+    name: ValueName
+
+
+@frozen(kw_only=True, repr=False)
+class EnumType(Record):
+    """A local ``Enum``/``StrEnum``/``IntEnum`` with literal values: the JSON values are
+    ``values``, the function receives the member of class ``name``."""
+
+    KIND: ClassVar[str] = "enum"
+    name: str
+    values: tuple[LiteralValue, ...]
+
+
+@frozen(kw_only=True, repr=False)
+class ModelType(Record):
+    """A reference by name to a ``ModelDecl`` (a dataclass, a pydantic model or a
+    ``NamedTuple``) of the same module: a closed JSON object, the instance passed."""
+
+    KIND: ClassVar[str] = "model"
+    name: str
+
+
+NdarrayDtype = Literal["int", "float", "bool", "str", "any"]
+
+
+@frozen(kw_only=True, repr=False)
+class NdarrayType(Record):
+    """``np.ndarray`` / ``NDArray[dtype]``: nested JSON arrays, ``np.asarray`` of them."""
+
+    KIND: ClassVar[str] = "ndarray"
+    dtype: NdarrayDtype = "any"
+
+
+@frozen(kw_only=True, repr=False)
+class DataFrameType(Record):
+    """``pd.DataFrame``: a list of records (objects) in and out."""
+
+    KIND: ClassVar[str] = "dataframe"
+
+
+@frozen(kw_only=True, repr=False)
+class SeriesType(Record):
+    """``pd.Series``: an array in; out, an object keyed by the index (DESIGN §12)."""
+
+    KIND: ClassVar[str] = "series"
+
+
 @frozen(kw_only=True, repr=False)
 class UnsupportedType(Record):
     """A resolvable annotation with no exact JSON shape (callables, arbitrary classes, ...)."""
@@ -130,6 +194,12 @@ TypeNode = (
     | UnionType
     | LiteralType
     | TypedDictType
+    | ValueType
+    | EnumType
+    | ModelType
+    | NdarrayType
+    | DataFrameType
+    | SeriesType
     | UnsupportedType
     | UnresolvedType
 )
@@ -147,6 +217,12 @@ TYPE_NODE_CLASSES: tuple[type, ...] = (
     UnionType,
     LiteralType,
     TypedDictType,
+    ValueType,
+    EnumType,
+    ModelType,
+    NdarrayType,
+    DataFrameType,
+    SeriesType,
     UnsupportedType,
     UnresolvedType,
 )

@@ -31,12 +31,16 @@ _KINDS = {
 class CallShape:
     """How one capability is called: which parameters go by position, in order."""
 
-    __slots__ = ("is_async", "name", "positional")
+    __slots__ = ("convert", "is_async", "name", "positional", "walk_result")
 
     def __init__(self, name: str, positional: tuple[str, ...], is_async: bool) -> None:
         self.name = name
         self.positional = positional
         self.is_async = is_async
+        # validated JSON -> the objects the annotations ask for (``conversion``), if any
+        self.convert: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+        # the declared result holds a NamedTuple: encoded as an object (``encoding``)
+        self.walk_result = False
 
     @classmethod
     def from_ir(cls, capability: Mapping[str, Any]) -> "CallShape":
@@ -45,7 +49,10 @@ class CallShape:
         return cls(capability["name"], positional, capability["execution"] == "async")
 
     def bind(self, values: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
-        """Split validated values into ``(args, kwargs)``; ``values`` is consumed."""
+        """Split validated values into ``(args, kwargs)``; ``values`` is consumed. A value
+        that cannot become its object raises ``RequestInvalid`` (a 422)."""
+        if self.convert is not None:
+            values = self.convert(values)
         if not self.positional:
             return [], values
         args = [values.pop(name) for name in self.positional if name in values]

@@ -27,9 +27,10 @@ import mcp_types as types
 from anyio import to_thread
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
-from pydantic_core import to_jsonable_python
 
 from .calls import CallShape, import_source, resolve_capabilities
+from .conversion import attach_converters
+from .encoding import ResultNotJson, encode_result
 from .integrity import StartupError, exit_on_startup_error, load_document, load_manifest
 from .validation import RequestInvalid, RequestValidator
 
@@ -37,6 +38,10 @@ MANIFEST = "svc-mcp.json"
 MANIFEST_SCHEMA = "svc.mcp-bundle/v1"
 TOOLS_FILE = "mcp-tools.json"
 INTERNAL_ERROR = "internal error: the tool failed (details are in the server log)"
+NOT_JSON_RESULT = "internal error: the result has no JSON form (details are in the server log)"
+# A direct-mode tool error names the exception and the first line of its message, at most
+# this many characters (never the traceback: that goes to the server log).
+MAX_ERROR_MESSAGE = 300
 
 log = logging.getLogger("svc.mcp")
 
@@ -74,17 +79,31 @@ def describe_errors(
 Invoke = Callable[[list[Any], dict[str, Any]], Awaitable[Any]]
 
 
-def direct_invoker(function: Callable[..., Any], shape: CallShape) -> Invoke:
-    """Direct mode: the function in this process; the result as a plain JSON value."""
+def direct_invoker(function: Callable[..., Any], shape: CallShape, walk: bool = False) -> Invoke:
+    """Direct mode: the function in this process; the result as a plain JSON value, made
+    by the same encoder as REST's (``walk``: see ``encoding.encode_result``)."""
 
     async def invoke(args: list[Any], kwargs: dict[str, Any]) -> Any:
         if shape.is_async:
             result = await function(*args, **kwargs)
         else:
             result = await to_thread.run_sync(partial(function, *args, **kwargs))
-        return to_jsonable_python(result)
+        if type(result) is str:
+            return result
+        return json.loads(encode_result(result, walk))
 
     return invoke
+
+
+def exception_summary(exc: BaseException) -> str:
+    """``ValueError: the first line of its message`` (bounded): what an agent can act on,
+    as FastMCP reports it; never the traceback."""
+    name = type(exc).__name__
+    lines = str(exc).strip().splitlines()
+    text = f"{name}: {lines[0]}" if lines else name
+    if len(text) > MAX_ERROR_MESSAGE:
+        text = text[: MAX_ERROR_MESSAGE - 1] + "…"
+    return text
 
 
 class Tool:
@@ -103,9 +122,9 @@ class Tool:
     async def call(self, arguments: dict[str, Any] | None) -> types.CallToolResult:
         try:
             values = self._arguments.validate_value({} if arguments is None else arguments)
+            args, kwargs = self._shape.bind(values)
         except RequestInvalid as exc:
             return tool_error(describe_errors(exc.errors, more=exc.more))
-        args, kwargs = self._shape.bind(values)
         try:
             plain = await self._invoke(args, kwargs)
             text = plain if isinstance(plain, str) else _ENCODER.encode(plain)
@@ -127,9 +146,13 @@ class Tool:
         return types.CallToolResult(content=content, structured_content=structured)
 
     def failed(self, exc: BaseException) -> types.CallToolResult:
-        """The tool error for a call that raised ``exc`` (logged with its traceback)."""
+        """The tool error for a call that raised ``exc`` (logged with its traceback):
+        direct mode names the exception type and the first line of its message."""
+        if isinstance(exc, ResultNotJson):
+            log.error("tool %s: the result has no JSON form: %s", self._shape.name, exc)
+            return tool_error(NOT_JSON_RESULT)
         log.error("tool %s failed", self._shape.name, exc_info=exc)
-        return tool_error(INTERNAL_ERROR)
+        return tool_error(f"the tool raised {exception_summary(exc)}")
 
 
 Tools = Callable[[Path, dict[str, Any], dict[str, Any], dict[str, Any]], dict[str, Tool]]
@@ -149,8 +172,9 @@ def direct_tools(
         functions = resolve_repository_capabilities(bundle, manifest, capabilities)
     else:
         functions = resolve_capabilities(import_source(bundle, manifest["module"]), capabilities)
+    attach_converters(ir, functions)
     return {
-        name: Tool(definitions[name], direct_invoker(function, shape), shape)
+        name: Tool(definitions[name], direct_invoker(function, shape, shape.walk_result), shape)
         for name, (function, shape) in functions.items()
     }
 

@@ -31,7 +31,8 @@ from starlette.routing import Route
 from starlette.staticfiles import StaticFiles
 
 from .calls import CallShape, import_source, resolve_capabilities
-from .encoding import encode_result
+from .conversion import attach_converters
+from .encoding import ResultNotJson, encode_result
 from .integrity import StartupError, load_document, load_manifest
 from .prevalidate import OFFLOAD_BYTES, Prevalidator
 from .validation import RequestInvalid, RequestValidator
@@ -77,15 +78,16 @@ Invoke = Callable[[list[Any], dict[str, Any]], Awaitable[bytes]]
 
 def direct_invoker(function: Callable[..., Any], shape: CallShape) -> Invoke:
     """Direct mode: the function in this process, its result encoded once."""
+    walk = shape.walk_result
     if shape.is_async:
 
         async def invoke_async(args: list[Any], kwargs: dict[str, Any]) -> bytes:
-            return encode_result(await function(*args, **kwargs))
+            return encode_result(await function(*args, **kwargs), walk)
 
         return invoke_async
 
     async def invoke_sync(args: list[Any], kwargs: dict[str, Any]) -> bytes:
-        return encode_result(await to_thread.run_sync(partial(function, *args, **kwargs)))
+        return encode_result(await to_thread.run_sync(partial(function, *args, **kwargs)), walk)
 
     return invoke_sync
 
@@ -126,11 +128,11 @@ class CapabilityEndpoint:
     async def _serve(self, body: bytes, receive: Receive, send: Send) -> None:
         try:
             values = self._validator.validate_json(body)
+            args, kwargs = self._shape.bind(values)
         except RequestInvalid as exc:
             await respond(send, 422, encode_result(exc.body()))
             return
         del body
-        args, kwargs = self._shape.bind(values)
         await self._call(receive, send, args, kwargs)
 
     async def _call(
@@ -145,6 +147,10 @@ class CapabilityEndpoint:
             return
         except asyncio.CancelledError:
             raise
+        except ResultNotJson as exc:
+            log.error("capability %s: the result has no JSON form: %s", self._shape.name, exc)
+            await respond(send, 500, INTERNAL_ERROR)
+            return
         except BaseException:  # SystemExit, KeyboardInterrupt...: the JSON 500, never text
             log.exception("capability %s failed", self._shape.name)
             await respond(send, 500, INTERNAL_ERROR)
@@ -304,6 +310,7 @@ def _direct_invokers(
         functions = resolve_repository_capabilities(bundle, manifest, capabilities)
     else:
         functions = resolve_capabilities(import_source(bundle, manifest["module"]), capabilities)
+    attach_converters(ir, functions)
     return {name: (direct_invoker(f, shape), shape) for name, (f, shape) in functions.items()}
 
 

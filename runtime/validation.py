@@ -59,7 +59,10 @@ def _object(node: Mapping[str, Any], convert: Any) -> cs.CoreSchema:
             name: cs.typed_dict_field(convert(sub), required=name in required)
             for name, sub in node.get("properties", {}).items()
         }
-        return cs.typed_dict_schema(fields, extra_behavior="forbid", strict=True)
+        opened = node.get("additionalProperties") is True  # pydantic extra="allow"
+        return cs.typed_dict_schema(
+            fields, extra_behavior="allow" if opened else "forbid", strict=True
+        )
     values = node.get("additionalProperties", True)
     value_schema = cs.any_schema() if values is True else convert(values)
     return cs.dict_schema(cs.str_schema(strict=True), value_schema, strict=True)
@@ -72,7 +75,11 @@ def _array(node: Mapping[str, Any], convert: Any, fail_fast: bool) -> cs.CoreSch
         return cs.tuple_schema([], strict=True)
     items = node.get("items", True)
     return cs.list_schema(
-        cs.any_schema() if items is True else convert(items), strict=True, fail_fast=fail_fast
+        cs.any_schema() if items is True else convert(items),
+        strict=True,
+        fail_fast=fail_fast,
+        min_length=node.get("minItems"),
+        max_length=node.get("maxItems"),
     )
 
 
@@ -105,6 +112,44 @@ def _literal(values: list[Any]) -> cs.CoreSchema:
     )
 
 
+# ``format`` of a string: parsed strictly by pydantic-core into the Python value
+_FORMATS: dict[str, Callable[[], cs.CoreSchema]] = {
+    "date": lambda: cs.date_schema(strict=True),
+    "date-time": lambda: cs.datetime_schema(strict=True),
+    "time": lambda: cs.time_schema(strict=True),
+    "duration": lambda: cs.timedelta_schema(strict=True),
+    "uuid": lambda: cs.uuid_schema(strict=True),
+}
+
+
+def _string(node: Mapping[str, Any]) -> cs.CoreSchema:
+    """A string, a formatted string (a date, a UUID...) or base64 text (still a string here:
+    the call's conversion decodes it); lengths and a pattern are enforced."""
+    fmt = node.get("format")
+    if fmt is not None:
+        if fmt not in _FORMATS:
+            raise StartupError(f"unsupported string format {fmt!r} in a request schema")
+        return _FORMATS[fmt]()
+    return cs.str_schema(
+        strict=True,
+        pattern=node.get("pattern"),
+        min_length=node.get("minLength"),
+        max_length=node.get("maxLength"),
+    )
+
+
+def _number(node: Mapping[str, Any], integer: bool) -> cs.CoreSchema:
+    bounds = {
+        "gt": node.get("exclusiveMinimum"),
+        "ge": node.get("minimum"),
+        "lt": node.get("exclusiveMaximum"),
+        "le": node.get("maximum"),
+    }
+    if integer:
+        return cs.int_schema(strict=True, **bounds)
+    return cs.float_schema(strict=True, allow_inf_nan=False, **bounds)
+
+
 _SCALARS: dict[str, Callable[[], cs.CoreSchema]] = {
     "integer": lambda: cs.int_schema(strict=True),
     "number": lambda: cs.float_schema(strict=True, allow_inf_nan=False),
@@ -119,7 +164,8 @@ _KEYWORDS = frozenset(
     {
         "$ref", "additionalProperties", "anyOf", "const", "dependentRequired", "description",
         "enum", "items", "maxItems", "minItems", "prefixItems", "properties", "required",
-        "title", "type",
+        "title", "type", "format", "pattern", "contentEncoding", "minLength", "maxLength",
+        "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
     }
 )  # fmt: skip
 
@@ -141,6 +187,14 @@ def to_core_schema(node: Any, fail_fast: bool = False) -> cs.CoreSchema:
     if "$ref" in node:
         return cs.definition_reference_schema(_ref_name(node["$ref"]))
     if "anyOf" in node:
+        title = node.get("title", "")
+        if isinstance(title, str) and title.startswith("ndarray of "):  # one error, not 3
+            item = title.removeprefix("ndarray of ")
+            return cs.union_schema(
+                [convert(s) for s in node["anyOf"]],
+                custom_error_type="ndarray_item",
+                custom_error_message=f"Input should be a {item} or an array of them",
+            )
         return cs.union_schema([convert(s) for s in node["anyOf"]])
     if "const" in node:
         return _literal([node["const"]])
@@ -151,6 +205,10 @@ def to_core_schema(node: Any, fail_fast: bool = False) -> cs.CoreSchema:
         return _object(node, convert)
     if kind == "array":
         return _array(node, convert, fail_fast)
+    if kind == "string":
+        return _string(node)
+    if kind in ("integer", "number"):
+        return _number(node, kind == "integer")
     if isinstance(kind, str) and kind in _SCALARS:
         return _SCALARS[kind]()
     if kind is None:

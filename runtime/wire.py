@@ -86,7 +86,12 @@ def finite_json(value: Any, depth: int = 0) -> bool:
 def encode_result(value: Any, max_output: int) -> bytes:
     """The ``R`` payload of a function's result, or :class:`ResultError`."""
     if not finite_json(value):
-        raise ResultError(NOT_JSON, f"result of type {type(value).__name__} is not finite JSON")
+        raise ResultError(
+            NOT_JSON,
+            f"result of type {type(value).__name__} is not finite JSON (governed mode serves "
+            "results that are already plain JSON: numpy, pandas, dates, objects are encoded "
+            "in direct mode only; convert them in the function)",
+        )
     data = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
     encoded = data.encode("utf-8")
     if len(encoded) > max_output:

@@ -24,12 +24,17 @@ from svcc.ir.serde import unstructure
 from svcc.ir.types import (
     AnyType,
     BoolType,
+    DataFrameType,
     DictType,
+    EnumType,
     FloatType,
     IntType,
     ListType,
     LiteralType,
+    ModelType,
+    NdarrayType,
     NoneType,
+    SeriesType,
     StrType,
     TupleType,
     TypedDictType,
@@ -37,6 +42,7 @@ from svcc.ir.types import (
     UnionType,
     UnresolvedType,
     UnsupportedType,
+    ValueType,
 )
 from svcc.service.budget import OverBudget, mark_memory, memory_exhausted
 
@@ -69,6 +75,14 @@ def annotation(node: TypeNode) -> dict[str, Any]:
         case UnsupportedType(text=text) | UnresolvedType(text=text):
             return {"type": text, "of": []}
         case AnyType() | IntType() | FloatType() | StrType() | BoolType() | NoneType():
+            return {"type": node.KIND, "of": []}
+        case ValueType(name=name):  # date, datetime, time, timedelta, UUID, Decimal, bytes
+            return {"type": name.rsplit(".", 1)[-1], "of": []}
+        case EnumType(name=name, values=values):
+            return {"type": name, "of": list(values)}
+        case ModelType(name=name):
+            return {"type": name, "of": []}
+        case NdarrayType() | DataFrameType() | SeriesType():
             return {"type": node.KIND, "of": []}
 
 

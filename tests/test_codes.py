@@ -15,6 +15,14 @@ PUBLISHED = (
     + [f"SVC-F{n:03d}" for n in range(8, 12)]
     + ["SVC-R025"]
 )
+PUBLISHED_MAX = {"SVC-R": 25, "SVC-F": 11}
+
+
+# Blocks handed to parallel work (issues 22..28): each is filled from its first number.
+RESERVED_BLOCKS = {
+    "SVC-R": [(26, 49), (50, 59), (60, 69), (70, 79), (80, 84), (85, 89), (90, 94)],
+    "SVC-F": [(12, 14), (15, 19)],
+}
 
 
 def test_codes_are_contiguous_and_never_renumbered() -> None:
@@ -22,7 +30,15 @@ def test_codes_are_contiguous_and_never_renumbered() -> None:
     assert codes[: len(PUBLISHED)] == PUBLISHED
     for family in {c[:5] for c in codes}:
         numbers = sorted(int(c[5:]) for c in codes if c.startswith(family))
-        assert numbers == list(range(1, len(numbers) + 1)), family
+        base = [n for n in numbers if n <= PUBLISHED_MAX[family]]
+        assert base == list(range(1, len(base) + 1)), family
+        for first, last in RESERVED_BLOCKS[family]:
+            block = [n for n in numbers if first <= n <= last]
+            assert block == list(range(first, first + len(block))), (family, first)
+        assert all(
+            n <= PUBLISHED_MAX[family] or any(a <= n <= b for a, b in RESERVED_BLOCKS[family])
+            for n in numbers
+        ), family
     assert all(re.fullmatch(r"SVC-[RF]\d{3}", c) for c in codes)
 
 
@@ -55,6 +71,7 @@ TRIGGERED_ELSEWHERE = {
     "SVC-F010": "tests/test_repository.py::test_oversize_file_is_refused",
     "SVC-F011": "tests/test_repository.py::test_configured_source_roots_hidden_and_build_folders",
     "SVC-R022": "tests/test_hostile_inputs.py::test_governed_return_never_json_is_refused",
+    "SVC-R054": "tests/test_types_governed.py::test_governed_refuses_parameters_that_need_objects",
 }
 
 

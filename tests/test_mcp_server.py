@@ -142,17 +142,33 @@ def test_print_never_corrupts_the_protocol(mcp: McpBundle) -> None:
     assert "NOISE abc" in mcp.stderr()
 
 
-def test_exception_is_a_generic_tool_error(mcp: McpBundle) -> None:
+def test_exception_names_its_type_and_first_line(mcp: McpBundle) -> None:
+    """Direct mode: what an agent can act on (as FastMCP reports it), never the traceback;
+    the traceback is in the server log. Governed mode stays sanitised (test_governed)."""
     text = tool_error(mcp, "boom", {})
-    assert "secret" not in text
-    assert "internal error" in text
-    assert "secret detail that must not reach the client" in mcp.stderr()
+    assert text == "the tool raised ValueError: secret detail that must not reach the client"
+    assert "Traceback" in mcp.stderr()
     assert ok(mcp, "add", {"a": 1, "b": 2}) == 3
 
 
-@pytest.mark.parametrize("name", ["returns_nan", "returns_object", "returns_lie", "teapot"])
+def test_exception_summary_is_bounded() -> None:
+    from svcc.runtime.mcp import MAX_ERROR_MESSAGE, exception_summary
+
+    assert exception_summary(KeyError("k")) == "KeyError: 'k'"
+    assert exception_summary(RuntimeError()) == "RuntimeError"
+    assert exception_summary(ValueError("first\nsecond")) == "ValueError: first"
+    long = exception_summary(ValueError("x" * 10_000))
+    assert len(long) == MAX_ERROR_MESSAGE
+    assert long.endswith("…")
+
+
+@pytest.mark.parametrize("name", ["returns_nan", "returns_object", "returns_lie"])
 def test_results_that_cannot_be_served_are_tool_errors(mcp: McpBundle, name: str) -> None:
     assert "internal error" in tool_error(mcp, name, {})
+
+
+def test_http_exception_is_named_like_any_other(mcp: McpBundle) -> None:
+    assert tool_error(mcp, "teapot", {}) == "the tool raised HTTPException: 418: short and stout"
 
 
 def test_non_json_results_use_the_encoder(mcp: McpBundle) -> None:

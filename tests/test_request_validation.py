@@ -123,7 +123,8 @@ def test_tuples_are_tuples_and_lists_are_lists(document: dict[str, Any]) -> None
 @pytest.mark.parametrize(
     "node",
     [
-        {"type": "integer", "minimum": 3},
+        {"type": "integer", "multipleOf": 3},
+        {"type": "string", "format": "email"},
         {"oneOf": [{"type": "string"}]},
         {"type": "widget"},
         {"enum": [1.5]},

@@ -20,16 +20,22 @@ from typing import Any, assert_never
 from attrs import frozen
 from svcc.compiler.errors import IneligibleError
 from svcc.ir.index import module_index
-from svcc.ir.model import Capability, ModuleIR
+from svcc.ir.interface import left_out
+from svcc.ir.model import Capability, ModelDecl, ModuleIR
 from svcc.ir.types import (
     AnyType,
     BoolType,
+    DataFrameType,
     DictType,
+    EnumType,
     FloatType,
     IntType,
     ListType,
     LiteralType,
+    ModelType,
+    NdarrayType,
     NoneType,
+    SeriesType,
     StrType,
     TupleType,
     TypedDictType,
@@ -37,6 +43,7 @@ from svcc.ir.types import (
     UnionType,
     UnresolvedType,
     UnsupportedType,
+    ValueType,
 )
 
 DEFS_PREFIX = "#/$defs/"
@@ -47,8 +54,60 @@ class LoweringError(IneligibleError):
     """An eligible capability whose types cannot be lowered (generate exit code 1)."""
 
 
-def type_schema(node: TypeNode, defs: set[str]) -> JSON:
-    """JSON Schema of one type node; TypedDict names referenced are added to ``defs``."""
+# A Decimal is its exact numeric string, in and out: no binary-float rounding anywhere.
+# The exponent has at most 4 digits: arithmetic on 1E+10000000 overflows Decimal's context.
+DECIMAL_PATTERN = r"^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]{1,4})?$"
+# Standard base64 with padding, exactly what ``base64.b64decode(validate=True)`` takes.
+BASE64_PATTERN = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
+VALUE_SCHEMAS: dict[str, JSON] = {
+    "datetime.date": {"type": "string", "format": "date"},
+    "datetime.datetime": {"type": "string", "format": "date-time"},
+    "datetime.time": {"type": "string", "format": "time"},
+    "datetime.timedelta": {"type": "string", "format": "duration"},
+    "uuid.UUID": {"type": "string", "format": "uuid"},
+    "decimal.Decimal": {
+        "type": "string",
+        "pattern": DECIMAL_PATTERN,
+        "description": "A decimal number as a string (exact: never a binary float).",
+    },
+    "builtins.bytes": {"type": "string", "contentEncoding": "base64", "pattern": BASE64_PATTERN},
+}
+NDARRAY_ITEMS: dict[str, JSON] = {
+    "int": {"type": "integer"},
+    "float": {"type": "number"},
+    "bool": {"type": "boolean"},
+    "str": {"type": "string"},
+}
+# pydantic ``Field`` bounds as JSON Schema keywords (lengths by the field's JSON type)
+BOUNDS: dict[str, str] = {
+    "gt": "exclusiveMinimum",
+    "ge": "minimum",
+    "lt": "exclusiveMaximum",
+    "le": "maximum",
+    "pattern": "pattern",
+}
+
+
+def _ndarray(dtype: str, defs: set[str]) -> JSON:
+    """Nested arrays of one item type, any depth (a named recursive definition)."""
+    if dtype == "any":
+        return {"type": "array", "description": "An n-dimensional array as nested arrays."}
+    name = f"ndarray_{dtype}"
+    defs.add(name)
+    return {"type": "array", "items": {"$ref": DEFS_PREFIX + name}}
+
+
+def _ndarray_definition(name: str) -> JSON:
+    item = NDARRAY_ITEMS[name.removeprefix("ndarray_")]
+    return {
+        "title": f"ndarray of {item['type']}",
+        "anyOf": [item, {"type": "array", "items": {"$ref": DEFS_PREFIX + name}}],
+    }
+
+
+def type_schema(node: TypeNode, defs: set[str], output: bool = False) -> JSON:
+    """JSON Schema of one type node; TypedDict and model names referenced are added to
+    ``defs``. ``output``: the result's form where it differs (a pandas Series)."""
     match node:
         case AnyType():
             return {}
@@ -63,17 +122,17 @@ def type_schema(node: TypeNode, defs: set[str]) -> JSON:
         case NoneType():
             return {"type": "null"}
         case ListType(item=item):
-            return {"type": "array", "items": type_schema(item, defs)}
+            return {"type": "array", "items": type_schema(item, defs, output)}
         case DictType(value=value):
-            return {"type": "object", "additionalProperties": type_schema(value, defs)}
+            return {"type": "object", "additionalProperties": type_schema(value, defs, output)}
         case TupleType(items=items, variadic=variadic):
             if variadic is not None:
-                return {"type": "array", "items": type_schema(variadic, defs)}
+                return {"type": "array", "items": type_schema(variadic, defs, output)}
             if not items:
                 return {"type": "array", "maxItems": 0}
             return {
                 "type": "array",
-                "prefixItems": [type_schema(i, defs) for i in items],
+                "prefixItems": [type_schema(i, defs, output) for i in items],
                 "items": False,
                 "minItems": len(items),
                 "maxItems": len(items),
@@ -81,12 +140,31 @@ def type_schema(node: TypeNode, defs: set[str]) -> JSON:
         case UnionType(options=options):
             if any(isinstance(o, AnyType) for o in options):
                 return {}
-            return {"anyOf": [type_schema(o, defs) for o in options]}
+            return {"anyOf": [type_schema(o, defs, output) for o in options]}
         case LiteralType(values=values):
             return {"const": values[0]} if len(values) == 1 else {"enum": list(values)}
         case TypedDictType(name=name):
             defs.add(name)
             return {"$ref": DEFS_PREFIX + name}
+        case ValueType(name=name):
+            return dict(VALUE_SCHEMAS[name])
+        case EnumType(name=name, values=values):
+            return {"title": name, "enum": list(values)}
+        case ModelType(name=name):
+            defs.add(name)
+            return {"$ref": DEFS_PREFIX + name}
+        case NdarrayType(dtype=dtype):
+            return _ndarray(dtype, defs)
+        case DataFrameType():
+            return {
+                "type": "array",
+                "items": {"type": "object"},
+                "description": "A table as a list of records (one object per row).",
+            }
+        case SeriesType():
+            if output:
+                return {"type": "object", "description": "A series: values keyed by its index."}
+            return {"type": "array", "description": "A series: its values in order."}
         case UnsupportedType() | UnresolvedType():
             raise LoweringError(f"{node.text!r} has no JSON Schema")
         case _:
@@ -99,6 +177,10 @@ def _typed_dict_definition(ir: ModuleIR, name: str) -> tuple[JSON, frozenset[str
     index = module_index(ir)
     lowered: dict[str, tuple[JSON, frozenset[str]]] = index.derived.setdefault(__name__, {})
     found = lowered.get(name)
+    if found is None and name.startswith("ndarray_"):
+        found = lowered[name] = (_ndarray_definition(name), frozenset({name}))
+    if found is None and ir.model(name) is not None:
+        found = lowered[name] = _model_definition(ir.model(name))  # type: ignore[arg-type]
     if found is None:
         if name not in index.typed_dicts:
             raise LoweringError(f"TypedDict {name!r} is not defined")
@@ -113,6 +195,31 @@ def _typed_dict_definition(ir: ModuleIR, name: str) -> tuple[JSON, frozenset[str
         }
         found = lowered[name] = (definition, frozenset(reached))
     return found
+
+
+def _model_definition(decl: ModelDecl) -> tuple[JSON, frozenset[str]]:
+    """A dataclass, pydantic model or NamedTuple as a closed object (pydantic's
+    ``extra="allow"`` opens it), its ``Field`` bounds as JSON Schema keywords."""
+    reached: set[str] = set()
+    properties: JSON = {}
+    for field in decl.fields:
+        schema = type_schema(field.type, reached)
+        for bound in field.constraints:
+            if bound.name in BOUNDS:
+                schema[BOUNDS[bound.name]] = bound.value
+            else:
+                array = schema.get("type") == "array"
+                side = "min" if bound.name == "min_length" else "max"
+                schema[f"{side}{'Items' if array else 'Length'}"] = bound.value
+        properties[field.name] = schema
+    definition = {
+        "type": "object",
+        "title": decl.name,
+        "properties": properties,
+        "required": [f.name for f in decl.fields if f.required],
+        "additionalProperties": decl.extra == "allow",
+    }
+    return definition, frozenset(reached)
 
 
 def _typed_dict_defs(ir: ModuleIR, names: set[str]) -> JSON:
@@ -167,6 +274,8 @@ def request_schema(ir: ModuleIR, cap: Capability) -> RequestSchema:
     for param in cap.params:
         if param.kind in ("var_positional", "var_keyword"):
             raise LoweringError(f"{cap.name}: *{param.name} cannot be a request field")
+        if left_out(param):  # no JSON shape, a default: never sent (SVC-R052)
+            continue
         properties[param.name] = type_schema(param.type, refs)
         if param.default is None:
             required.append(param.name)
@@ -190,7 +299,7 @@ def result_schema(ir: ModuleIR, cap: Capability) -> RequestSchema | None:
         return None
     refs: set[str] = set()
     try:
-        schema = type_schema(cap.returns.type, refs)
+        schema = type_schema(cap.returns.type, refs, output=True)
     except LoweringError:
         return None
     return RequestSchema(schema=schema, defs=_typed_dict_defs(ir, refs))

@@ -383,6 +383,59 @@ R025_CALL_HISTORY: Final = _code(
 )
 
 
+# --- types and results (issue 23: SVC-R050..R059) ----------------------------------------------
+R050_RETURN_NOT_ENCODABLE: Final = _code(
+    "SVC-R050",
+    "return type the result encoder cannot encode",
+    "error",
+    "outputs",
+    "unsupported",
+    "The declared return type is a class (or holds one) with no JSON form the result encoder "
+    "knows: every call would fail. Return a JSON type, a TypedDict, a dataclass, a pydantic "
+    "model, a NamedTuple, an Enum, a date, a UUID, a Decimal, bytes, or a numpy/pandas value.",
+)
+R051_MODEL_UNREADABLE: Final = _code(
+    "SVC-R051",
+    "model field not readable statically",
+    "error",
+    "inputs",
+    "ambiguous",
+    "A pydantic model or dataclass used by the capability has a field whose `Field(...)` "
+    "argument (or `model_config` entry) is computed: its JSON shape cannot be read without "
+    "running the code. Use literals.",
+)
+R052_PARAMETER_LEFT_OUT: Final = _code(
+    "SVC-R052",
+    "parameter left out of the interface",
+    "warning",
+    "inputs",
+    None,
+    "The parameter's type has no JSON shape but the parameter has a default: it is not part of "
+    "the request, so every call uses the function's own default.",
+)
+R053_ARRAY_LIBRARY_UNDECLARED: Final = _code(
+    "SVC-R053",
+    "numpy or pandas type without the library declared",
+    "error",
+    "inputs",
+    "conditional",
+    "A parameter or return annotation is a numpy array or a pandas DataFrame/Series, and the "
+    "library is not declared: the bundle could neither build nor encode it. Declare numpy "
+    "(pandas) in a requirements file.",
+)
+
+R054_GOVERNED_CONVERSION: Final = _code(
+    "SVC-R054",
+    "governed parameter that needs a Python object",
+    "error",
+    "inputs",
+    "conditional",
+    "In governed mode the worker receives the validated values (dates, times, durations and "
+    "UUIDs included), not objects built from the bundled classes: an Enum, dataclass, pydantic "
+    "model, NamedTuple, Decimal, bytes or numpy/pandas parameter is served in direct mode only.",
+)
+
+
 def markdown_table() -> str:
     """The body of ``docs/diagnostics.md``."""
     lines = [

@@ -17,13 +17,22 @@ from svcc.compiler.closure import EMPTY, LocalClosure
 from svcc.compiler.diagnostics import Diagnostic, diag
 from svcc.compiler.diagnostics import codes as C
 from svcc.compiler.diagnostics.codes import CLASS_ORDER, Code, ReadinessClass
+from svcc.compiler.passes.type_readiness import (
+    ENCODABLE_REASONS,
+    MODEL_BASES,
+    MODEL_DECORATORS,
+    NEVER_JSON_KINDS,
+    type_reasons,
+)
 from svcc.ir.imports import resolve_relative
 from svcc.ir.index import module_index
+from svcc.ir.interface import left_out
 from svcc.ir.model import Capability, Evaluation, Import, ModuleIR, Span
 from svcc.ir.record import Record
 from svcc.ir.schema import READINESS_SCHEMA
 from svcc.ir.types import (
     AnyType,
+    ModelType,
     TupleType,
     TypedDictType,
     TypeNode,
@@ -277,14 +286,20 @@ class ReadinessPass:
                     diag(C.R020_UNTYPED_CALLABLE, _use_message(param.name, use.kind), use.span)
                     for use in param.uses
                 )
-            out.extend(self._type_reasons(ir, param.type, f"parameter {param.name!r}", param.span))
+            if not left_out(param):  # else SVC-R052 (type_reasons)
+                out.extend(
+                    self._type_reasons(ir, param.type, f"parameter {param.name!r}", param.span)
+                )
         if cap.form == "generator":
             out.append(diag(C.R016_GENERATOR, f"{cap.name} is a generator", cap.span))
         elif cap.form == "async_generator":
             out.append(diag(C.R017_ASYNC_GENERATOR, f"{cap.name} is an async generator", cap.span))
         if cap.returns.span is not None:
             for leaf in iter_leaves(cap.returns.type):
-                if isinstance(leaf, UnsupportedType | UnresolvedType):
+                if isinstance(leaf, UnresolvedType) or (
+                    isinstance(leaf, UnsupportedType)
+                    and (leaf.reason in ENCODABLE_REASONS or cap.form != "function")
+                ):  # other unsupported leaves: SVC-R050 (type_reasons)
                     out.append(
                         diag(
                             C.R018_RETURN_TYPE,
@@ -303,6 +318,7 @@ class ReadinessPass:
                     cap.returns.span,
                 )
             )
+        out.extend(type_reasons(ir, cap, lambda root: _available(root, env), env.governed))
         resolver = ImportResolver(env)
         for imp in index.imports.get(cap.qualname, ()):
             if not imp.guarded:
@@ -333,6 +349,13 @@ class ReadinessPass:
                         else (C.R012_UNRESOLVED_TYPE)
                     )
                     out.append(diag(code, f"{where}: {leaf.text!r}: {_why(leaf)}", span))
+                elif isinstance(leaf, ModelType) and leaf.name not in seen:
+                    seen.add(leaf.name)
+                    decl = ir.model(leaf.name)
+                    pending.extend(
+                        (f.type, f"{where} field {leaf.name}.{f.attribute}")
+                        for f in (decl.fields if decl is not None else ())
+                    )
                 elif isinstance(leaf, TypedDictType) and leaf.name not in seen:
                     seen.add(leaf.name)
                     index = module_index(ir)
@@ -366,26 +389,37 @@ def _typing(*names: str) -> frozenset[str]:
 
 # Decorators whose evaluation at definition time runs no user code (bare, or called with
 # literal arguments only).
-HARMLESS_DECORATORS: Final = frozenset(
-    {
-        "functools.cache",
-        "functools.lru_cache",
-        "functools.cached_property",
-        "functools.total_ordering",
-        "functools.singledispatch",
-        "dataclasses.dataclass",
-        "abc.abstractmethod",
-        "enum.unique",
-        "contextlib.contextmanager",
-        "contextlib.asynccontextmanager",
-        "builtins.staticmethod",
-        "builtins.classmethod",
-        "builtins.property",
-    }
-) | _typing("overload", "final", "runtime_checkable", "no_type_check", "override")
+HARMLESS_DECORATORS: Final = (
+    frozenset(
+        {
+            "functools.cache",
+            "functools.lru_cache",
+            "functools.cached_property",
+            "functools.total_ordering",
+            "functools.singledispatch",
+            "dataclasses.dataclass",
+            "abc.abstractmethod",
+            "enum.unique",
+            "contextlib.contextmanager",
+            "contextlib.asynccontextmanager",
+            "builtins.staticmethod",
+            "builtins.classmethod",
+            "builtins.property",
+        }
+    )
+    | _typing("overload", "final", "runtime_checkable", "no_type_check", "override")
+    | MODEL_DECORATORS
+)
 
 # Class bases that add no import-time behaviour of their own (plus local plain classes).
-PLAIN_BASE_PREFIXES: Final = ("builtins.", "typing.", "typing_extensions.", "enum.", "abc.ABC")
+PLAIN_BASE_PREFIXES: Final = (
+    "builtins.",
+    "typing.",
+    "typing_extensions.",
+    "enum.",
+    "abc.ABC",
+    *MODEL_BASES,
+)
 
 
 def first_effect(evaluations: tuple[Evaluation, ...], plain: dict[str, bool]) -> Evaluation | None:
@@ -451,7 +485,7 @@ def _use_message(name: str, kind: str) -> str:
 def never_json(node: TypeNode) -> bool:
     """True when no value of the type is exactly JSON (a tuple is never a list, a set or
     bytes or a class instance never any JSON type). Unknown and ``Any`` may be JSON."""
-    if isinstance(node, TupleType | UnsupportedType):
+    if isinstance(node, (TupleType, UnsupportedType, *NEVER_JSON_KINDS)):
         return True
     if isinstance(node, UnionType):
         return all(never_json(option) for option in node.options)

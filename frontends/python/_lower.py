@@ -10,6 +10,12 @@ import ast
 from collections.abc import Callable, Iterable, Iterator
 
 import attrs
+from svcc.frontends.python._models import (
+    ModelReader,
+    classify,
+    enum_values,
+    harmless_field_call,
+)
 from svcc.frontends.python._source import SourceText, short
 from svcc.frontends.python._statements import (
     assigned_names,
@@ -25,6 +31,7 @@ from svcc.frontends.python._statements import (
     nested_bindings,
 )
 from svcc.frontends.python._types import (
+    CLASS_HINT,
     REQUIREDNESS,
     TYPEDDICT,
     Symbols,
@@ -46,6 +53,7 @@ from svcc.ir.model import (
     GlobalRead,
     GlobalWrite,
     Import,
+    ModelDecl,
     ModuleIR,
     NameRead,
     Parameter,
@@ -162,6 +170,7 @@ class ModuleLowerer:
         self.imports: list[Import] = []
         self.classes: list[ClassDecl] = []
         self.typed_dicts: dict[str, TypedDictDecl] = {}
+        self.models: dict[str, ModelDecl] = {}
         self._td_dependents: dict[str, set[str]] = {}  # TypedDict name -> names inheriting it
         self.globals: list[GlobalWrite] = []
         self._capability_nodes: dict[str, FunctionNode] = {}
@@ -212,14 +221,14 @@ class ModuleLowerer:
             self.symbols.classes.pop(stmt.name, None)
             return
         self.symbols.typed_dicts.discard(stmt.name)
-        quals = [self.symbols.qualify(b) for b in stmt.bases]
-        if any(q and q.startswith("enum.") for q in quals):
-            why = "enum classes are not supported yet"
-        elif any(q in _NAMEDTUPLE for q in quals):
-            why = "NamedTuple classes are not supported yet"
-        else:
-            why = f"class `{stmt.name}` is not a JSON type"
-        self.symbols.classes[stmt.name] = why
+        self.symbols.enums.pop(stmt.name, None)
+        self.symbols.models.pop(stmt.name, None)
+        form = classify(stmt, self.symbols)
+        if form == "enum":
+            self.symbols.enums[stmt.name] = enum_values(stmt, self.symbols)
+        elif form is not None:
+            self.symbols.models[stmt.name] = form
+        self.symbols.classes[stmt.name] = f"class `{stmt.name}` is not a JSON type ({CLASS_HINT})"
 
     def _is_typeddict_class(self, stmt: ast.ClassDef) -> bool:
         for base in stmt.bases:
@@ -295,6 +304,7 @@ class ModuleLowerer:
             globals=tuple(self.globals),
             capabilities=tuple(self.capabilities.values()),
             global_reads=self._global_reads(),
+            models=tuple(self.models.values()),
         )
 
     def _global_reads(self) -> tuple[GlobalRead, ...]:
@@ -524,6 +534,7 @@ class ModuleLowerer:
                 self._store_typed_dict(self._typed_dict(stmt))
             else:
                 self.classes.append(self._class_decl(stmt))
+                self._model(stmt)
         elif isinstance(stmt, _IMPORT_IMPORTFROM):
             self._record_import(stmt, "", guarded or type_checking, type_checking)
             if not type_checking:
@@ -682,8 +693,22 @@ class ModuleLowerer:
                 continue
             if isinstance(item, ast.Assign) and is_literal(item.value):
                 continue
+            if isinstance(item, _ASSIGN_ANNASSIGN) and harmless_field_call(
+                item.value, self.symbols
+            ):
+                continue
             found.append(self._code(f"class body statement ({self._describe(item)})", item))
         return found
+
+    def _model(self, stmt: ast.ClassDef) -> None:
+        """A dataclass, pydantic model or NamedTuple: its fields (the last definition wins)."""
+        form = classify(stmt, self.symbols)
+        if form is None or form == "enum":
+            self.models.pop(stmt.name, None)
+            return
+        reader = ModelReader(self.symbols, self.types, self.src.segment, self.src.span, self.models)
+        self.models.pop(stmt.name, None)
+        self.models[stmt.name] = reader.read(stmt, form)
 
     # TypedDicts -----------------------------------------------------------------------------
     def _typed_dict(self, stmt: ast.ClassDef) -> TypedDictDecl:

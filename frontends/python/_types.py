@@ -13,13 +13,19 @@ from collections.abc import Callable
 from svcc.ir.types import (
     AnyType,
     BoolType,
+    DataFrameType,
     DictType,
+    EnumType,
     FloatType,
     IntType,
     ListType,
     LiteralType,
     LiteralValue,
+    ModelType,
+    NdarrayDtype,
+    NdarrayType,
     NoneType,
+    SeriesType,
     StrType,
     TupleType,
     TypeNode,
@@ -27,6 +33,8 @@ from svcc.ir.types import (
     UnresolvedReason,
     UnresolvedType,
     UnsupportedType,
+    ValueName,
+    ValueType,
 )
 
 # ``isinstance`` over a tuple built once (a union written in the call is built on every
@@ -66,9 +74,36 @@ ANNOTATED = typing_names("Annotated")
 REQUIREDNESS = typing_names("Required", "NotRequired", "ReadOnly")
 TYPEDDICT = typing_names("TypedDict")
 
+VALUES: dict[str, ValueName] = {
+    "datetime.date": "datetime.date",
+    "datetime.datetime": "datetime.datetime",
+    "datetime.time": "datetime.time",
+    "datetime.timedelta": "datetime.timedelta",
+    "uuid.UUID": "uuid.UUID",
+    "decimal.Decimal": "decimal.Decimal",
+    "builtins.bytes": "builtins.bytes",
+}
+# numpy and pandas classes, by every name they are commonly imported under
+NDARRAYS = frozenset({"numpy.ndarray", "numpy.typing.NDArray"})
+DATAFRAMES = frozenset({"pandas.DataFrame", "pandas.core.frame.DataFrame"})
+SERIES = frozenset({"pandas.Series", "pandas.core.series.Series"})
+DTYPES: dict[str, NdarrayDtype] = {
+    **{f"numpy.{n}": "int" for n in ("int8", "int16", "int32", "int64", "uint8", "uint16",
+                                      "uint32", "uint64", "intp", "integer", "int_")},
+    **{f"numpy.{n}": "float" for n in ("float16", "float32", "float64", "floating", "double")},
+    "numpy.bool_": "bool",
+    "numpy.bool": "bool",
+    "numpy.str_": "str",
+    "builtins.int": "int",
+    "builtins.float": "float",
+    "builtins.bool": "bool",
+    "builtins.str": "str",
+}  # fmt: skip
+# what works instead of a class with no JSON shape (the hint of its reason)
+CLASS_HINT = "use a TypedDict, a @dataclass, a pydantic BaseModel or a NamedTuple"
+
 UNSUPPORTED_WHY: dict[str, str] = {
-    "builtins.bytes": "bytes are not JSON",
-    "builtins.bytearray": "bytes are not JSON",
+    "builtins.bytearray": "bytes are not JSON (annotate bytes: base64 text)",
     "builtins.set": "sets are not JSON (use list)",
     "builtins.frozenset": "sets are not JSON (use list)",
     "builtins.complex": "complex numbers are not JSON",
@@ -107,6 +142,9 @@ class Symbols:
         self.typed_dicts: set[str] = set()
         self.aliases: dict[str, ast.expr] = {}
         self.classes: dict[str, str] = {}  # local class -> why it is not a JSON type
+        # local classes with a JSON shape: enum -> its values (or why not); model -> form
+        self.enums: dict[str, tuple[LiteralValue, ...] | str] = {}
+        self.models: dict[str, str] = {}
         self.star_import = False
 
     def qualify(self, node: ast.expr) -> str | None:
@@ -205,7 +243,15 @@ class TypeResolver:
                 return UnsupportedType(text=self._text(node), reason="recursive type alias")
             return self.resolve(self.symbols.aliases[name], depth + 1, (*alias_chain, name))
         if kind == "local":
-            return UnsupportedType(text=self._text(node), reason=self.symbols.classes[name])
+            return self._local_class(name, node)
+        if qual in VALUES:
+            return ValueType(name=VALUES[qual])
+        if qual in NDARRAYS:
+            return NdarrayType()
+        if qual in DATAFRAMES:
+            return DataFrameType()
+        if qual in SERIES:
+            return SeriesType()
         if qual in LIST_ORIGINS:
             return ListType(item=AnyType())
         if qual in DICT_ORIGINS:
@@ -215,6 +261,35 @@ class TypeResolver:
         if qual in UNSUPPORTED_WHY:
             return UnsupportedType(text=self._text(node), reason=UNSUPPORTED_WHY[qual])
         return UnsupportedType(text=self._text(node), reason=f"`{qual}` has no JSON shape")
+
+    def _local_class(self, name: str, node: ast.expr) -> TypeNode:
+        """A class of this module: an enum, a model, or unsupported (with what would work)."""
+        if name in self.symbols.models:
+            return ModelType(name=name)
+        values = self.symbols.enums.get(name)
+        if isinstance(values, tuple):
+            return EnumType(name=name, values=values)
+        why = values if values is not None else self.symbols.classes[name]
+        return UnsupportedType(text=self._text(node), reason=why)
+
+    def _ndarray(self, node: ast.Subscript, args: list[ast.expr]) -> TypeNode:
+        """``NDArray[np.float64]`` (numpy.typing) or ``np.ndarray[shape, np.dtype[X]]``."""
+        target = args[-1]
+        if isinstance(target, ast.Subscript):  # np.dtype[np.float64]
+            target = target.slice
+        dtype = (
+            DTYPES.get(self.symbols.qualify(target) or "")
+            if isinstance(target, _NAME_ATTRIBUTE)
+            else None
+        )
+        if dtype is None and not (
+            isinstance(target, _NAME_ATTRIBUTE)
+            and self.symbols.qualify(target) in ("typing.Any", "numpy.generic")
+        ):
+            return UnsupportedType(
+                text=self._text(node), reason="an array dtype svcc cannot map to JSON"
+            )
+        return NdarrayType(dtype=dtype or "any")
 
     def _subscript(self, node: ast.Subscript, depth: int, alias_chain: tuple[str, ...]) -> TypeNode:
         origin = self.symbols.qualify(node.value)
@@ -254,6 +329,10 @@ class TypeResolver:
             if len(args) == 1 and isinstance(args[0], ast.Tuple) and not args[0].elts:
                 return TupleType(items=())
             return TupleType(items=tuple(self.resolve(a, d, alias_chain) for a in args))
+        if origin in NDARRAYS:
+            return self._ndarray(node, args)
+        if origin in SERIES:
+            return SeriesType()
         base = self._qualified(origin, node.value, d, alias_chain)
         if isinstance(base, UnresolvedType):
             return base
@@ -294,6 +373,7 @@ class TypeResolver:
 
 
 _NOT_LITERAL = object()
+NOT_LITERAL = _NOT_LITERAL  # what literal_value returns for anything else
 
 
 def is_utf8(text: str) -> bool:

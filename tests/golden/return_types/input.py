@@ -1,7 +1,7 @@
 from collections.abc import Callable
 
 
-def returns_callable(n: int) -> Callable[[], int]:  # expect: SVC-R018
+def returns_callable(n: int) -> Callable[[], int]:  # expect: SVC-R050
     return lambda: n
 
 

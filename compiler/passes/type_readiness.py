@@ -1,0 +1,157 @@
+"""Readiness rules of the types and results svcc serves (codes SVC-R050..R059).
+
+Kept apart from the general rules in ``readiness``, which calls :func:`type_reasons` once per
+capability: a declared return type the result encoder cannot encode (R050, the verdict
+holds the promise), a model whose fields cannot be read statically (R051), a parameter
+left out of the interface (R052, see ``svcc.ir.interface``), and a numpy or pandas type
+whose library is not declared (R053).
+"""
+
+from collections.abc import Callable, Iterator
+from typing import Final
+
+from svcc.compiler.diagnostics import Diagnostic, diag
+from svcc.compiler.diagnostics import codes as C
+from svcc.ir.index import module_index
+from svcc.ir.interface import left_out
+from svcc.ir.model import Capability, ModuleIR
+from svcc.ir.types import (
+    DataFrameType,
+    EnumType,
+    ModelType,
+    NdarrayType,
+    SeriesType,
+    TypedDictType,
+    TypeNode,
+    UnsupportedType,
+    ValueType,
+    iter_leaves,
+)
+
+# Class bases and decorators of pydantic models and dataclasses: library code, no user code
+# runs when the class is defined (readiness's import-time rules treat them as plain).
+MODEL_BASES: Final = ("pydantic.BaseModel", "pydantic.main.BaseModel")
+MODEL_DECORATORS: Final = frozenset(
+    f"pydantic.{name}"
+    for name in (
+        "field_validator", "model_validator", "validator", "root_validator", "computed_field",
+        "field_serializer", "model_serializer", "functional_validators.field_validator",
+        "functional_validators.model_validator",
+    )
+)  # fmt: skip
+
+# Unsupported *return* leaves the encoder still writes (as arrays, as base64): a warning
+# (SVC-R018, documented as any JSON value), not a refusal.
+ENCODABLE_REASONS: Final = frozenset(
+    {
+        "sets are not JSON (use list)",
+        "bytes are not JSON (annotate bytes: base64 text)",
+        "type variables have no JSON shape",  # the value itself may be any JSON
+    }
+)
+# Values governed workers can never return as-is (their results must already be JSON).
+NEVER_JSON_KINDS: Final = (ValueType, EnumType, ModelType, NdarrayType, DataFrameType, SeriesType)
+LIBRARIES: Final = {NdarrayType: "numpy", SeriesType: "pandas", DataFrameType: "pandas"}
+
+
+def reachable(ir: ModuleIR, node: TypeNode) -> Iterator[TypeNode]:
+    """Every node of ``node``'s tree and of the TypedDicts and models it reaches (once)."""
+    index = module_index(ir)
+    seen: set[str] = set()
+    pending = [node]
+    while pending:
+        for leaf in iter_leaves(pending.pop()):
+            yield leaf
+            if isinstance(leaf, TypedDictType | ModelType) and leaf.name not in seen:
+                seen.add(leaf.name)
+                if isinstance(leaf, TypedDictType) and leaf.name in index.typed_dicts:
+                    pending.extend(f.type for f in index.typed_dict_fields(leaf.name))
+                elif isinstance(leaf, ModelType):
+                    decl = ir.model(leaf.name)
+                    if decl is not None:
+                        pending.extend(f.type for f in decl.fields)
+
+
+# Parameter kinds built from the bundled classes or a library in the serving process
+# (``runtime/conversion``): governed workers receive validated values only.
+CONVERTED_KINDS: Final = (EnumType, ModelType, NdarrayType, DataFrameType, SeriesType)
+CONVERTED_VALUES: Final = frozenset({"decimal.Decimal", "builtins.bytes"})
+
+
+def _needs_conversion(ir: ModuleIR, node: TypeNode) -> TypeNode | None:
+    for leaf in reachable(ir, node):
+        if isinstance(leaf, CONVERTED_KINDS) or (
+            isinstance(leaf, ValueType) and leaf.name in CONVERTED_VALUES
+        ):
+            return leaf
+    return None
+
+
+def type_reasons(
+    ir: ModuleIR, cap: Capability, available: Callable[[str], bool], governed: bool = False
+) -> list[Diagnostic]:
+    """The R050..R054 reasons of ``cap``; ``available(root)`` says an import resolves;
+    ``governed``: generation with an execution policy."""
+    out: list[Diagnostic] = []
+    if governed:
+        for param in cap.params:
+            leaf = None if left_out(param) else _needs_conversion(ir, param.type)
+            if leaf is not None:
+                what = getattr(leaf, "name", leaf.KIND)
+                out.append(
+                    diag(
+                        C.R054_GOVERNED_CONVERSION,
+                        f"parameter {param.name!r} needs a {what} object, which governed "
+                        "workers do not build (served in direct mode)",
+                        param.span,
+                    )
+                )
+    if cap.returns.span is not None and cap.form == "function":  # generators: R016/R017
+        for leaf in reachable(ir, cap.returns.type):
+            if isinstance(leaf, UnsupportedType) and leaf.reason not in ENCODABLE_REASONS:
+                out.append(
+                    diag(
+                        C.R050_RETURN_NOT_ENCODABLE,
+                        f"return type {leaf.text!r}: {leaf.reason}; no call could be answered",
+                        cap.returns.span,
+                    )
+                )
+                break
+    nodes = [(p.type, p.span) for p in cap.params if not left_out(p)]
+    if cap.returns.span is not None:
+        nodes.append((cap.returns.type, cap.returns.span))
+    reported: set[str] = set()
+    for node, span in nodes:
+        for leaf in reachable(ir, node):
+            library = LIBRARIES.get(type(leaf))
+            if library is not None and library not in reported and not available(library):
+                reported.add(library)
+                out.append(
+                    diag(
+                        C.R053_ARRAY_LIBRARY_UNDECLARED,
+                        f"{leaf.KIND} values need {library}, which is not declared",
+                        span,
+                    )
+                )
+            if isinstance(leaf, ModelType) and leaf.name not in reported:
+                reported.add(leaf.name)
+                decl = ir.model(leaf.name)
+                for item in decl.unreadable if decl is not None else ():
+                    out.append(
+                        diag(
+                            C.R051_MODEL_UNREADABLE,
+                            f"model {leaf.name}: {item.text} is not a literal",
+                            item.span,
+                        )
+                    )
+    for param in cap.params:
+        if left_out(param):
+            out.append(
+                diag(
+                    C.R052_PARAMETER_LEFT_OUT,
+                    f"parameter {param.name!r} ({param.annotation}) has no JSON shape: left out "
+                    "of the interface, the function's default applies",
+                    param.span,
+                )
+            )
+    return out
