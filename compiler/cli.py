@@ -257,6 +257,18 @@ def _plugins_parser(sub: _Sub, _: "type[Target] | None") -> None:
     plugins_cli.add_parser(sub)
 
 
+def _lock_parser(sub: _Sub, _: "type[Target] | None") -> None:
+    from svcc.compiler.images import cli as images_cli
+
+    images_cli.add_lock_parser(sub)
+
+
+def _image_parser(sub: _Sub, _: "type[Target] | None") -> None:
+    from svcc.compiler.images import cli as images_cli
+
+    images_cli.add_image_parser(sub)
+
+
 def _targets_parser(sub: _Sub, _: "type[Target] | None") -> None:
     targets = sub.add_parser("targets", help="list the installed targets and their options")
     targets.add_argument(
@@ -336,6 +348,8 @@ SUBCOMMANDS: dict[str, _AddParser] = {
     "serve": _serve_parser,
     "serve-analysis": _serve_analysis_parser,
     "plugins": _plugins_parser,
+    "lock": _lock_parser,
+    "image": _image_parser,
     "expose": _expose_parser,
     "targets": _targets_parser,
     "clients": _clients_parser,
@@ -524,6 +538,18 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
     return plugins_cli.command(args)
 
 
+def _cmd_lock(args: argparse.Namespace) -> int:
+    from svcc.compiler.images import cli as images_cli
+
+    return images_cli.lock_command(args)
+
+
+def _cmd_image(args: argparse.Namespace) -> int:
+    from svcc.compiler.images import cli as images_cli
+
+    return images_cli.image_command(args)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     from svcc.compiler.errors import ExitCode, IneligibleError, SvccError
@@ -546,6 +572,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "targets": _cmd_targets,
         "clients": _cmd_clients,
         "plugins": _cmd_plugins,
+        "lock": _cmd_lock,
+        "image": _cmd_image,
         "expose": _cmd_expose,
     }
     try:
