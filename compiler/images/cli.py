@@ -49,8 +49,8 @@ def add_lock_parser(sub: "argparse._SubParsersAction[Any]") -> None:
     lock.add_argument(
         "--interface",
         default="rest",
-        choices=("rest", "mcp"),
-        help="a repository's server (default rest)",
+        metavar="TARGET",
+        help="a repository's server: a servable target (default rest)",
     )
     lock.add_argument(
         "--requirements",
@@ -116,7 +116,10 @@ def add_image_parser(sub: "argparse._SubParsersAction[Any]") -> None:
         "path", metavar="BUNDLE_OR_REPO", help="a direct repository bundle or a repository"
     )
     plan.add_argument(
-        "--interface", required=True, choices=("rest", "mcp"), help="what the image serves"
+        "--interface",
+        required=True,
+        metavar="TARGET",
+        help="what the image serves: a servable target (rest, mcp, ...)",
     )
     plan.add_argument("--select", metavar="NAMES", help="a repository's capabilities (as compile)")
     plan.add_argument(
@@ -167,12 +170,16 @@ def image_command(args: argparse.Namespace) -> int:
     output_dir = Path(args.output_dir)
     bundle = Path(args.path)
     if not is_bundle(bundle):
-        from svcc.compiler.repository import compile_repository
+        from svcc.compiler.pipeline import compile_path
 
         bundle = output_dir / f"bundle-{args.interface}"
         if not is_bundle(bundle):
-            compile_repository(
-                Path(args.path), target=args.interface, output_dir=bundle, select=args.select
+            compile_path(
+                Path(args.path),
+                target=args.interface,
+                output_dir=bundle,
+                select=args.select,
+                servable_only=True,
             )
     plugin = active("svc-oci", Path(args.plugins_dir) if args.plugins_dir else None)
     build_result = None
