@@ -2,7 +2,8 @@
 
 ``analyze_source`` / ``analyze_file`` run a front end and the
 readiness pass and return an :class:`Analysis` (IR + readiness + front-end diagnostics).
-``compile_file`` adds selection and a target, and hands the ``FileTree`` to the writer.
+``emit_analysis`` adds selection and a target (``emit_target``, through the protocol);
+``compiler.pipeline.compile_path`` hands the ``FileTree`` to the writer.
 Input problems raise :class:`~svcc.compiler.errors.InputError`; the CLI maps them to exit
 codes, the service to HTTP statuses.
 """

@@ -7,6 +7,8 @@ case does not list is stale and fails. Emitted Python is checked by ruff and com
 
 JSON files are stored pretty-printed so that a diff can be read; the exact emitted bytes of
 every file (canonical one-line JSON included) stay pinned by ``SHA256SUMS`` in each folder.
+The IR and readiness documents a bundle shares with the case's analysis golden are stored
+once per case (``analysis/``); the bundle's folder points there.
 
 The runtime copies (``svc_runtime/``) are not stored: they must be byte-identical to
 ``svcc.runtime`` (checked here), and their digests are pinned once, in
@@ -24,6 +26,7 @@ import py_compile
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -95,6 +98,24 @@ def stored_form(path: str, data: bytes) -> bytes:
     return data
 
 
+# Documents a bundle shares with the case's analysis golden (``analysis/``, test_golden):
+# stored once per case, the bundle's folder pointing there (SHA256SUMS pins its exact bytes).
+SHARED_WITH_ANALYSIS = ("capability-ir.json", "readiness.json")
+
+
+def case_form(case: str) -> "Callable[[str, bytes], bytes]":
+    """``stored_form`` for one case: a document equal to the analysis golden's is a pointer."""
+
+    def form(path: str, data: bytes) -> bytes:
+        golden = GOLDEN / case / "analysis" / path
+        shared = path in SHARED_WITH_ANALYSIS and golden.exists()
+        if shared and json.loads(data) == json.loads(golden.read_bytes()):
+            return f"the same document as ../analysis/{path} (stored once per case)\n".encode()
+        return stored_form(path, data)
+
+    return form
+
+
 def pinned(path: str, data: bytes) -> bytes:
     """What ``SHA256SUMS`` pins: the exact bytes, a manifest's without its runtime digests
     (those are pinned once, in ``RUNTIME_SUMS``; together they give the exact bytes)."""
@@ -123,7 +144,8 @@ def test_runtime_digests_are_pinned_once(request: pytest.FixtureRequest) -> None
 def test_bundle_tree(case: str, target: str, request: pytest.FixtureRequest) -> None:
     whole = dict(emit(case, target))
     emitted = {p: d for p, d in whole.items() if not p.startswith(RUNTIME_DIR)}
-    check_tree(GOLDEN / case / target, emitted, request, stored_form=stored_form, pinned=pinned)
+    folder = GOLDEN / case / target
+    check_tree(folder, emitted, request, stored_form=case_form(case), pinned=pinned)
     # the manifest's exact bytes: the stored form (pinned above) with the runtime digests,
     # each the digest of a file byte-identical to svcc.runtime (next test) and pinned once
     manifest = next(p for p in emitted if is_manifest(p))

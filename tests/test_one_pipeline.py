@@ -136,3 +136,22 @@ def test_generate_refuses_a_directory_for_a_target_without_a_bundle(tmp_path: Pa
     assert "target 'ir' writes no service bundle" in done.stderr
     with pytest.raises(SvccError, match="cannot build a repository bundle"):
         compile_path(REPOS[0], target="ir", output_dir=tmp_path / "p")
+
+
+def test_a_closure_module_carries_what_its_classes_import(tmp_path: Path) -> None:
+    """A local module lowered once for readiness still has every import statement that can
+    run read for the bundle: one in a class body runs at import, one in a method when
+    called; both modules are carried (the IR records module-level imports only)."""
+    (tmp_path / "main.py").write_text("import sub\n\n\ndef f(x: int) -> int:\n    return x\n")
+    (tmp_path / "sub.py").write_text(
+        "class C:\n    import helper\n\n    def m(self) -> int:\n        import other\n"
+        "        return other.VALUE\n"
+    )
+    (tmp_path / "helper.py").write_text("VALUE = 1\n")
+    (tmp_path / "other.py").write_text("VALUE = 2\n")
+    analysis = analyze_file(tmp_path / "main.py")
+    assert [p for p, _ in analysis.local_files] == [
+        "source/helper.py",
+        "source/other.py",
+        "source/sub.py",
+    ]
