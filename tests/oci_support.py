@@ -17,7 +17,7 @@ from helpers import ROOT
 from packaging.requirements import Requirement
 from svcc.compiler.images.lockfile import render_lock
 from svcc.compiler.images.resolve import lock_from_wheels, marker_environment
-from svcc.compiler.repository import compile_repository
+from svcc.compiler.pipeline import compile_path
 from svcc.compiler.target import FileTree
 
 EXAMPLE = ROOT / "examples" / "shapes.py"
@@ -71,7 +71,7 @@ def write_tree(tree: FileTree, out: Path) -> Path:
 def repository_bundle(out: Path, interface: str) -> Path:
     """The direct repository bundle of ``SHAPES_REPO`` (``svcc compile DIR --target
     rest|mcp``), serving the four ``shapes.geometry`` capabilities."""
-    compile_repository(SHAPES_REPO, target=interface, output_dir=out, select=SHAPES_SELECT)
+    compile_path(SHAPES_REPO, target=interface, output_dir=out, select=SHAPES_SELECT)
     return out
 
 

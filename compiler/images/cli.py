@@ -167,11 +167,11 @@ def image_command(args: argparse.Namespace) -> int:
     output_dir = Path(args.output_dir)
     bundle = Path(args.path)
     if not is_bundle(bundle):
-        from svcc.compiler.repository import compile_repository
+        from svcc.compiler.pipeline import compile_path
 
         bundle = output_dir / f"bundle-{args.interface}"
         if not is_bundle(bundle):
-            compile_repository(
+            compile_path(
                 Path(args.path), target=args.interface, output_dir=bundle, select=args.select
             )
     plugin = active("svc-oci", Path(args.plugins_dir) if args.plugins_dir else None)

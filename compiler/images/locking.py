@@ -25,7 +25,7 @@ from typing import Final
 
 from attrs import frozen
 from packaging.utils import canonicalize_name, parse_wheel_filename
-from svcc.compiler.images.bundle_input import MANIFESTS
+from svcc.compiler.images.bundle_input import manifests
 from svcc.compiler.images.errors import ImageInputError
 from svcc.compiler.images.lockfile import LockedWheel, render_lock
 from svcc.compiler.images.pins import Pins, read_pin_file, read_pins
@@ -80,8 +80,9 @@ def platform_tags(platform: str, glibc: str) -> list[str]:
 
 
 def is_bundle(path: Path) -> bool:
-    """A generated bundle (its manifest ``svc-rest.json`` / ``svc-mcp.json``), not a repository."""
-    return any((path / name).is_file() for name in MANIFESTS)
+    """A generated bundle (a servable target's manifest, ``svc-rest.json``, ...), not a
+    repository."""
+    return any((path / name).is_file() for name in manifests())
 
 
 def read_roots(
