@@ -14,6 +14,13 @@ from typing import Any
 INDEX_HELP = "passed to pip (repeatable): where wheels come from besides its configured index"
 
 
+def _servable() -> tuple[str, ...]:
+    """The interfaces an image can serve: every servable target the registry knows."""
+    from svcc.compiler.registry import servable_targets
+
+    return tuple(sorted(servable_targets()))
+
+
 def _index_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--find-links", action="append", default=[], metavar="DIR|URL", help=INDEX_HELP)
     p.add_argument("--index-url", metavar="URL", help="pip's --index-url")
@@ -49,8 +56,8 @@ def add_lock_parser(sub: "argparse._SubParsersAction[Any]") -> None:
     lock.add_argument(
         "--interface",
         default="rest",
-        choices=("rest", "mcp"),
-        help="a repository's server (default rest)",
+        choices=_servable(),
+        help="a repository's server: any servable target (default rest)",
     )
     lock.add_argument(
         "--requirements",
@@ -116,7 +123,7 @@ def add_image_parser(sub: "argparse._SubParsersAction[Any]") -> None:
         "path", metavar="BUNDLE_OR_REPO", help="a direct repository bundle or a repository"
     )
     plan.add_argument(
-        "--interface", required=True, choices=("rest", "mcp"), help="what the image serves"
+        "--interface", required=True, choices=_servable(), help="what the image serves"
     )
     plan.add_argument("--select", metavar="NAMES", help="a repository's capabilities (as compile)")
     plan.add_argument(

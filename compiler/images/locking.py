@@ -80,8 +80,7 @@ def platform_tags(platform: str, glibc: str) -> list[str]:
 
 
 def is_bundle(path: Path) -> bool:
-    """A generated bundle (a servable target's manifest, ``svc-rest.json``, ...), not a
-    repository."""
+    """A generated bundle (the manifest of any servable target), not a repository."""
     return any((path / name).is_file() for name in manifests())
 
 
