@@ -18,7 +18,6 @@ import os
 import sys
 from collections.abc import Awaitable, Callable
 from functools import partial
-from io import TextIOWrapper
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -26,11 +25,11 @@ import anyio
 import mcp_types as types
 from anyio import to_thread
 from mcp.server.lowlevel import Server
-from mcp.server.stdio import stdio_server
 from pydantic_core import to_jsonable_python
 
 from .calls import CallShape, import_source, resolve_capabilities
 from .integrity import StartupError, exit_on_startup_error, load_document, load_manifest
+from .mcp_stdio import exit_on_sigterm, max_message_bytes, protect_request_stream, stdio_transport
 from .validation import RequestInvalid, RequestValidator
 
 MANIFEST = "svc-mcp.json"
@@ -192,8 +191,8 @@ def protect_protocol_stream() -> BinaryIO:
 
 
 async def _serve(server: Server[Any], wire: BinaryIO) -> None:
-    stdout = anyio.wrap_file(TextIOWrapper(wire, encoding="utf-8"))
-    async with stdio_server(stdout=stdout) as (read_stream, write_stream):
+    requests = protect_request_stream()
+    async with stdio_transport(requests, wire, max_message_bytes()) as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
@@ -201,6 +200,7 @@ def main(bundle: Path, tools_of: Tools = direct_tools) -> None:
     wire = protect_protocol_stream()
     if not logging.getLogger().handlers:
         logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
+    exit_on_sigterm()
     with exit_on_startup_error("svc-mcp"):
         server = create_server(bundle, tools_of)
     with contextlib.suppress(KeyboardInterrupt):

@@ -17,6 +17,7 @@ from typing import Any, Final
 from gunicorn import util
 from gunicorn.app.base import BaseApplication
 from gunicorn.workers.sync import SyncWorker
+from svcc.service.lifetime import die_with_parent
 
 TIMEOUT_MARGIN: Final = 30
 
@@ -38,6 +39,7 @@ class JsonErrorWorker(SyncWorker):  # type: ignore[misc]
 
     def init_process(self) -> None:
         util.write_error = write_json_error  # this worker process only
+        die_with_parent()  # gunicorn would notice a SIGKILLed master only after timeout / 2
         super().init_process()
 
     def handle_abort(self, sig: int, frame: Any) -> None:
