@@ -12,7 +12,6 @@ the declared ``outputSchema`` are tool errors (``isError``), never protocol cras
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import sys
@@ -29,6 +28,7 @@ from pydantic_core import to_jsonable_python
 
 from .calls import CallShape, import_source, resolve_capabilities
 from .integrity import StartupError, exit_on_startup_error, load_document, load_manifest
+from .json_text import dumps, small_ints
 from .mcp_stdio import exit_on_sigterm, max_message_bytes, protect_request_stream, stdio_transport
 from .validation import RequestInvalid, RequestValidator
 
@@ -38,8 +38,6 @@ TOOLS_FILE = "mcp-tools.json"
 INTERNAL_ERROR = "internal error: the tool failed (details are in the server log)"
 
 log = logging.getLogger("svc.mcp")
-
-_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
 def _validator(schema: dict[str, Any]) -> RequestValidator:
@@ -107,7 +105,7 @@ class Tool:
         args, kwargs = self._shape.bind(values)
         try:
             plain = await self._invoke(args, kwargs)
-            text = plain if isinstance(plain, str) else _ENCODER.encode(plain)
+            text = plain if isinstance(plain, str) else dumps(plain)
         except asyncio.CancelledError:
             raise
         except BaseException as exc:  # SystemExit, KeyboardInterrupt...: a tool error too
@@ -117,13 +115,24 @@ class Tool:
             return types.CallToolResult(content=content)
         structured = {"result": plain}
         try:
-            self._result.validate_value(structured)
+            self._check_result(structured)
         except RequestInvalid as exc:
             log.error(
                 "tool %s: %s", self._shape.name, describe_errors(exc.errors, "result mismatch")
             )
             return tool_error("internal error: the result does not match the declared return type")
         return types.CallToolResult(content=content, structured_content=structured)
+
+    def _check_result(self, structured: dict[str, Any]) -> None:
+        """The result against its schema; an integer over 4,300 digits, which the JSON
+        validator cannot read, is checked as a small one (``json_text.small_ints``)."""
+        assert self._result is not None
+        try:
+            self._result.validate_value(structured)
+        except RequestInvalid as exc:
+            if exc.errors[0]["type"] != "json_invalid":
+                raise
+            self._result.validate_value(small_ints(structured))
 
     def failed(self, exc: BaseException) -> types.CallToolResult:
         """The tool error for a call that raised ``exc`` (logged with its traceback)."""

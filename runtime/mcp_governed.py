@@ -17,6 +17,7 @@ import mcp_types as types
 
 from .calls import CallShape
 from .integrity import StartupError
+from .json_text import loads_int
 from .mcp import INTERNAL_ERROR, MANIFEST, Invoke, Tool, log, tool_error
 from .mcp import main as serve
 
@@ -25,7 +26,7 @@ def governed_invoker(executor: Any, name: str) -> Invoke:
     """A fresh worker returns finite JSON bytes."""
 
     async def invoke(args: list[Any], kwargs: dict[str, Any]) -> Any:
-        return json.loads(await executor.call(name, args, kwargs))
+        return json.loads(await executor.call(name, args, kwargs), parse_int=loads_int)
 
     return invoke
 

@@ -87,7 +87,13 @@ def encode_result(value: Any, max_output: int) -> bytes:
     """The ``R`` payload of a function's result, or :class:`ResultError`."""
     if not finite_json(value):
         raise ResultError(NOT_JSON, f"result of type {type(value).__name__} is not finite JSON")
-    data = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    try:
+        data = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    except ValueError:  # an int over 4,300 digits: the worker's own result, encoded
+        import sys
+
+        sys.set_int_max_str_digits(0)  # this one-call worker process only
+        data = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
     encoded = data.encode("utf-8")
     if len(encoded) > max_output:
         raise ResultError(TOO_LARGE, f"result of {len(encoded)} bytes is over the output limit")
@@ -98,10 +104,14 @@ def _no_constant(name: str) -> None:
     raise ValueError(f"{name} is not JSON")
 
 
+def _any_int(_text: str) -> int:
+    return 0  # checked, never used: no conversion, whatever its size
+
+
 def is_strict_json(data: bytes) -> bool:
     """Whether a worker's ``R`` payload is strict, finite JSON (checked by the server)."""
     try:
-        json.loads(data.decode("utf-8"), parse_constant=_no_constant)
+        json.loads(data.decode("utf-8"), parse_constant=_no_constant, parse_int=_any_int)
     except (UnicodeDecodeError, ValueError, RecursionError):
         return False
     return True

@@ -37,7 +37,9 @@ BUNDLE: Final = BundleSpec(
     interface="rest",
     manifest="svc-rest.json",
     manifest_schema="svc.rest-bundle/v1",
-    runtime_modules=("calls", "encoding", "integrity", "prevalidate", "rest", "validation"),
+    runtime_modules=(
+        "calls", "encoding", "integrity", "json_text", "prevalidate", "rest", "validation"
+    ),
     governed_runtime_modules=("rest_governed",),
     # The server's own requirements: pinned to the major versions the runtime is tested with.
     server_requirements=(
