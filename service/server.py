@@ -36,6 +36,16 @@ class JsonErrorWorker(SyncWorker):  # type: ignore[misc]
     """gunicorn's sync worker whose own error answers are JSON (see the module docstring)."""
 
     timed_out = False
+    read_seconds: float = 10.0  # set by serve_analysis before the workers are forked
+
+    def accept(self, listener: Any) -> None:
+        """gunicorn's ``accept`` with a read timeout: a client that stops sending its
+        request line or headers frees the worker after ``read_seconds`` (the sync worker
+        would wait for it until the worker timeout, stalling every other client)."""
+        client, addr = listener.accept()
+        client.settimeout(self.read_seconds)
+        util.close_on_exec(client)
+        self.handle(listener, client, addr)
 
     def init_process(self) -> None:
         util.write_error = write_json_error  # this worker process only
@@ -86,11 +96,14 @@ def serve_analysis(
     analysis_memory_bytes: int,
     analysis_seconds: float,
     worker_timeout: int | None = None,
+    read_seconds: float = 10.0,
 ) -> None:
     from svcc.service.app import create_app
 
+    JsonErrorWorker.read_seconds = read_seconds
     application = create_app(
         workspace,
+        read_seconds=read_seconds,
         max_upload_bytes=max_upload_bytes,
         max_directory_files=max_directory_files,
         analysis_memory_bytes=analysis_memory_bytes,
