@@ -182,15 +182,21 @@ _BLOCK_FIELDS: dict[type, tuple[str, ...]] = {
 }
 
 
-def duplicate_parameter(tree: ast.Module, text: str) -> SyntaxError | None:
+def duplicate_parameter(
+    tree: ast.Module, text: str, lambdas_may_repeat: bool | None = None
+) -> SyntaxError | None:
     """The first function or lambda naming a parameter twice. ``ast.parse`` accepts it (the
     compiler refuses it later), so the module could never be imported. Identifiers are
     already NFKC-normalised by the parser, so look-alikes (fullwidth x and ``x``) collide.
 
     Functions are statements, so only statement lists are walked; lambdas hide in any
     expression, so the whole tree is walked only when a lambda's parameter list, read from
-    the text, repeats a name."""
-    if "lambda" in text and _lambda_may_repeat(text):
+    the text, repeats a name. A caller checking a sliced module one statement at a time
+    passes ``lambdas_may_repeat``, read from the whole text once (reading it again for each
+    statement made the sliced parse quadratic)."""
+    if lambdas_may_repeat is None:
+        lambdas_may_repeat = "lambda" in text and _lambda_may_repeat(text)
+    if lambdas_may_repeat:
         for node in walk(tree):
             if isinstance(node, _FUNCTIONS) and (error := _repeated_parameter(node)):
                 return error
@@ -262,11 +268,13 @@ def lower_text(
         if isinstance(body, ast.Module):
             duplicate = duplicate_parameter(body, text)
         else:  # one statement at a time, as the slices are parsed
+            lambdas = "lambda" in text and _lambda_may_repeat(text)
             duplicate = next(
                 (
                     found
                     for stmt in body()
-                    if (found := duplicate_parameter(ast.Module([stmt], []), text)) is not None
+                    if (found := duplicate_parameter(ast.Module([stmt], []), text, lambdas))
+                    is not None
                 ),
                 None,
             )
