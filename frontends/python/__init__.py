@@ -241,6 +241,39 @@ def _sliced_body(
     return statements
 
 
+class _DuplicateParameter(Exception):
+    """A duplicate parameter met while the lowerer reads a sliced module."""
+
+    def __init__(self, error: SyntaxError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def _checked_slices(
+    statements: Callable[[], Iterator[ast.stmt]], text: str
+) -> Callable[[], Iterator[ast.stmt]]:
+    """``statements`` whose first complete pass also runs :func:`duplicate_parameter` on
+    each statement (raising :class:`_DuplicateParameter`): a sliced module is parsed once
+    per pass, so a pass of its own for this check cost a third more parsing. The lambda
+    scan of the text is done once."""
+    lambdas = "lambda" in text and _lambda_may_repeat(text)
+    checked = False
+
+    def body() -> Iterator[ast.stmt]:
+        nonlocal checked
+        if checked:
+            yield from statements()
+            return
+        for stmt in statements():
+            found = duplicate_parameter(ast.Module([stmt], []), text, lambdas)
+            if found is not None:
+                raise _DuplicateParameter(found)
+            yield stmt
+        checked = True
+
+    return body
+
+
 def lower_text(
     text: str,
     *,
@@ -264,26 +297,11 @@ def lower_text(
         return FrontendResult(
             ir=None, diagnostics=(syntax_diagnostic(exc, python_version, src),), module_text=text
         )
-    try:
-        if isinstance(body, ast.Module):
-            duplicate = duplicate_parameter(body, text)
-        else:  # one statement at a time, as the slices are parsed
-            lambdas = "lambda" in text and _lambda_may_repeat(text)
-            duplicate = next(
-                (
-                    found
-                    for stmt in body()
-                    if (found := duplicate_parameter(ast.Module([stmt], []), text, lambdas))
-                    is not None
-                ),
-                None,
-            )
-    except _SliceParseError as exc:
-        return FrontendResult(
-            ir=None,
-            diagnostics=(syntax_diagnostic(exc.error, python_version, src),),
-            module_text=text,
-        )
+    duplicate = None
+    if isinstance(body, ast.Module):
+        duplicate = duplicate_parameter(body, text)
+    else:  # checked during the lowerer's first pass over the slices (see _checked_slices)
+        body = _checked_slices(body, text)
     if duplicate is not None:
         return FrontendResult(
             ir=None,
@@ -300,6 +318,12 @@ def lower_text(
     )
     try:
         ir = ModuleLowerer(body, src, module=module, source=source).lower()
+    except _DuplicateParameter as exc:
+        return FrontendResult(
+            ir=None,
+            diagnostics=(syntax_diagnostic(exc.error, python_version, src),),
+            module_text=text,
+        )
     except _SliceParseError as exc:
         return FrontendResult(
             ir=None,
