@@ -73,8 +73,10 @@ def read_body(req: falcon.Request, limit: int, read_seconds: float = DEFAULT_REA
     from gunicorn.http.errors import NoMoreData, ParseException
 
     try:
-        with BodyClock(req, read_seconds):
-            return _read_body(req, limit)
+        clock = BodyClock(req, read_seconds)
+        body = _read_body(req, limit, clock.read)
+        clock.done()
+        return body
     except TimeoutError:
         raise falcon.HTTPError(
             falcon.HTTP_408,
@@ -90,36 +92,32 @@ def read_body(req: falcon.Request, limit: int, read_seconds: float = DEFAULT_REA
 
 
 class BodyClock:
-    """While the body is read: each read may wait ``read_seconds`` at most, and all of
-    them together six times that (the socket's timeout, set before each read, when the
-    server is gunicorn: ``gunicorn.socket``). Other WSGI servers keep their own timeouts."""
+    """Reads of the body: each may wait ``read_seconds`` at most, and all of them together
+    six times that (the socket's timeout, set before each read, when the server is
+    gunicorn: ``gunicorn.socket``). Other WSGI servers keep their own timeouts."""
 
     def __init__(self, req: falcon.Request, read_seconds: float) -> None:
-        self._socket = req.env.get("gunicorn.socket")
+        self._socket: Any = req.env.get("gunicorn.socket")
         self._read_seconds = read_seconds
         self._deadline = time.monotonic() + 6 * read_seconds
-        self._stream = req.stream
-        self._read = req.stream.read
+        self._stream: Any = req.stream
 
-    def read(self, size: int = -1) -> bytes:
-        left = self._deadline - time.monotonic()
-        if left <= 0:
-            raise TimeoutError("the whole body took too long")
-        self._socket.settimeout(min(self._read_seconds, left))
-        return self._read(size)  # type: ignore[no-any-return]
-
-    def __enter__(self) -> "BodyClock":
+    def read(self, size: int) -> bytes:
         if self._socket is not None:
-            self._stream.read = self.read
-        return self
+            left = self._deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("the whole body took too long")
+            self._socket.settimeout(min(self._read_seconds, left))
+        data: bytes = self._stream.read(size)
+        return data
 
-    def __exit__(self, *_exc: object) -> None:
+    def done(self) -> None:
+        """The answer is written with the plain read timeout, whatever was left."""
         if self._socket is not None:
-            self._stream.read = self._read
             self._socket.settimeout(self._read_seconds)
 
 
-def _read_body(req: falcon.Request, limit: int) -> bytes:
+def _read_body(req: falcon.Request, limit: int, read: Callable[[int], bytes]) -> bytes:
     length = req.content_length
     chunked = "chunked" in (req.get_header("Transfer-Encoding") or "").lower()
     if length is not None and length > limit:
@@ -132,7 +130,7 @@ def _read_body(req: falcon.Request, limit: int) -> bytes:
     parts: list[bytes] = []
     size = 0
     while size < want:
-        chunk = req.stream.read(min(want - size, 1 << 20))
+        chunk = read(min(want - size, 1 << 20))
         if not chunk:
             break
         parts.append(chunk)
