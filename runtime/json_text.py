@@ -44,7 +44,7 @@ def _check_finite(value: Any) -> None:
 
 def loads_int(text: str) -> int:
     """``parse_int`` for :func:`json.loads` of trusted text holding big integers (a
-    worker's already-checked result, bounded by the output limit)."""
+    result already checked as strict JSON, bounded by an output limit)."""
     if len(text) <= 4300:
         return int(text)
     import decimal

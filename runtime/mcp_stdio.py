@@ -284,7 +284,7 @@ def _write_line(wire: BinaryIO, data: bytes) -> None:
 
 def exit_on_sigterm() -> None:
     """SIGTERM (and SIGINT) ends the server after its exit handlers ran (the default
-    action would end it at once, skipping ``atexit``: a governed server's scratch directory
+    action would end it at once, skipping ``atexit``, and what the exit handlers clean up
     was left). The
     handlers run here, then the process ends: unwinding the event loop could wait forever
     on the thread blocked reading the request stream."""
