@@ -28,7 +28,6 @@ from typing import Any, BinaryIO
 import anyio
 import mcp_types as types
 from anyio import to_thread
-from mcp.shared._context_streams import create_context_streams
 from mcp.shared.message import SessionMessage
 
 DEFAULT_MAX_BYTES = 16 * 1024 * 1024
@@ -236,8 +235,8 @@ async def stdio_transport(
 ) -> AsyncIterator[tuple[Any, Any]]:
     """``(read_stream, write_stream)`` for ``Server.run`` over the raw request stream and
     the wire, answering what it refuses itself."""
-    read_writer, read_stream = create_context_streams[SessionMessage | Exception](0)
-    write_stream, write_reader = create_context_streams[SessionMessage](0)
+    read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
     answers = write_stream.clone()
     reader = LineReader(requests, max_bytes)
 
