@@ -38,7 +38,13 @@ BUNDLE: Final = BundleSpec(
     manifest="svc-rest.json",
     manifest_schema="svc.rest-bundle/v1",
     runtime_modules=(
-        "calls", "encoding", "integrity", "json_text", "prevalidate", "rest", "validation"
+        "calls",
+        "encoding",
+        "integrity",
+        "json_text",
+        "prevalidate",
+        "rest",
+        "validation",
     ),
     governed_runtime_modules=("rest_governed",),
     # The server's own requirements: pinned to the major versions the runtime is tested with.
