@@ -601,9 +601,9 @@ def bundle_files(
     """The REST bundle of ``source`` (``shown`` is the path as the client gave it), with the
     declared ``requirements`` file and the ``select`` expression as on the command line.
     An ineligible selection raises :class:`~svcc.compiler.errors.IneligibleError`."""
+    from svcc.backends.rest import RestTarget
     from svcc.compiler.driver import analyze_file, emit_analysis
     from svcc.compiler.errors import InputError
-    from svcc.compiler.registry import get_target
     from svcc.compiler.requirements import load_requirements
 
     declared = load_requirements(requirements) if requirements is not None else None
@@ -612,5 +612,6 @@ def bundle_files(
         if memory_exhausted():
             raise MemoryError
         raise InputError(analysis.error_message(shown))
-    _, tree = emit_analysis(analysis, get_target("rest"), select=select, requirements=declared)
+    # the service's containers run the REST bundle under gunicorn (its specification)
+    _, tree = emit_analysis(analysis, RestTarget(), select=select, requirements=declared)
     return dict(tree)
