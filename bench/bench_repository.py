@@ -7,12 +7,19 @@ processes, the module graph built, every import resolved) and readiness over the
 Prints both times and the ratio (target: at most 1.3). Each side is timed ``--repeat`` times
 (default 3), the runs interleaved, and the best run of each is kept (as ``timeit`` does): on a
 shared machine a single run measures the neighbours' load as much as the code.
-Run: ``python bench/bench_repository.py [--repeat N]``.
+
+``--cli`` also measures what users run: ``svcc inspect STDLIB --format json`` (output to
+``/dev/null``) against the same bare loop run as a fresh ``python`` process, both timed from
+process start to exit; their ratio is printed next to the library's.
+Run: ``python bench/bench_repository.py [--repeat N] [--cli]``.
 """
 
 import ast
 import contextlib
 import gc
+import os
+import subprocess
+import sys
 import sysconfig
 import time
 import warnings
@@ -44,12 +51,44 @@ def measured(root: Path, workers: int | None) -> tuple[float, int, int]:
     return time.perf_counter() - start, len(repo.modules), edges
 
 
+# The baseline as a process of its own: the same walk and the same ``ast.parse`` loop.
+BARE = (
+    "import ast, contextlib, sys, warnings\n"
+    "from pathlib import Path\n"
+    "from svcc.frontends.repository import TreeLimits, read_tree\n"
+    "tree = read_tree(Path(sys.argv[1]), TreeLimits(max_files=100_000, max_total_bytes=1 << 31,"
+    " max_file_bytes=1 << 26))\n"
+    "warnings.simplefilter('ignore')\n"
+    "for f in tree.files:\n"
+    "    with contextlib.suppress(SyntaxError, ValueError):\n"
+    "        ast.parse(f.data)\n"
+)
+
+
+def timed(command: list[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    return time.perf_counter() - start
+
+
+def through_cli(root: Path, repeat: int) -> tuple[float, float]:
+    """(bare loop process, ``svcc inspect ROOT --format json``): best of ``repeat`` each."""
+    svcc = str(Path(sys.executable).with_name("svcc"))
+    bare = cli = float("inf")
+    for _ in range(repeat):
+        bare = min(bare, timed([sys.executable, "-c", BARE, str(root)]))
+        cli = min(cli, timed([svcc, "inspect", str(root), "--format", "json"]))
+    return bare, cli
+
+
 def main() -> None:
     import argparse
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--repeat", type=int, default=3, help="runs of each side (best kept)")
-    repeat = max(1, parser.parse_args().repeat)
+    parser.add_argument("--cli", action="store_true", help="also measure through the CLI")
+    options = parser.parse_args()
+    repeat = max(1, options.repeat)
     root = Path(sysconfig.get_paths()["stdlib"])
     base = serial = parallel = float("inf")
     for _ in range(repeat):
@@ -65,6 +104,10 @@ def main() -> None:
     print(f"bare ast.parse loop:             {base:7.2f} s")
     print(f"repository analysis, 1 process:  {serial:7.2f} s  ratio {serial / base:.2f}")
     print(f"repository analysis, all CPUs:   {parallel:7.2f} s  ratio {parallel / base:.2f}")
+    if options.cli:
+        bare, cli = through_cli(root, repeat)
+        print(f"CLI ({os.cpu_count()} CPUs): bare loop process {bare:7.2f} s, "
+              f"svcc inspect DIR {cli:7.2f} s  ratio {cli / bare:.2f}")  # fmt: skip
 
 
 if __name__ == "__main__":

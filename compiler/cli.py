@@ -249,6 +249,14 @@ def _serve_analysis_parser(sub: _Sub, _: "type[Target] | None") -> None:
         metavar="S",
         help="gunicorn's worker timeout (default: twice the analysis seconds + 30; 503)",
     )
+    analysis.add_argument(
+        "--read-timeout",
+        type=int,
+        default=10,
+        metavar="S",
+        help="seconds a client may pause while sending its request; the whole body must "
+        "arrive within six times that (default 10; over it: 408, the worker is freed)",
+    )
 
 
 def _plugins_parser(sub: _Sub, _: "type[Target] | None") -> None:
@@ -487,6 +495,7 @@ def _cmd_serve_analysis(args: argparse.Namespace) -> int:
         args.max_analysis_memory,
         args.max_analysis_seconds,
         args.worker_timeout or 1,
+        args.read_timeout,
     )
     if min(limits) < 1:
         raise UsageError("--workers and the limits must be positive")
@@ -501,6 +510,7 @@ def _cmd_serve_analysis(args: argparse.Namespace) -> int:
         analysis_memory_bytes=args.max_analysis_memory * 1024 * 1024,
         analysis_seconds=args.max_analysis_seconds,
         worker_timeout=args.worker_timeout,
+        read_seconds=args.read_timeout,
     )
     return 0
 

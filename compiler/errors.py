@@ -17,6 +17,9 @@ class ExitCode(IntEnum):
     INELIGIBLE = 1
     INPUT = 2
     INTERNAL = 3
+    # A generated server that refuses to start (its bundle changed, a startup check
+    # failed): ``svc_runtime.integrity.STARTUP_REFUSED``, the same number.
+    STARTUP_REFUSED = 4
 
 
 class SvccError(Exception):

@@ -138,7 +138,11 @@ def inspect_repository(
     from svcc.ir.canonical import canonical_json
 
     analysis = analyze_repository(
-        root, python_version=args.python_version, requirements=requirements, strict=False
+        root,
+        python_version=args.python_version,
+        requirements=requirements,
+        strict=False,
+        workers=None,  # all cores, as the README says
     )
     if args.ir:
         modules = analysis.repository.modules

@@ -115,6 +115,7 @@ def read_checked(
     strict: bool = True,
     encoding: str | None = None,
     folder_name: str | None = None,
+    workers: int | None = 1,
 ) -> Repository:
     from svcc.frontends.repository import read_repository
 
@@ -127,6 +128,7 @@ def read_checked(
             limits=limits,
             encoding=encoding,
             folder_name=folder_name,
+            workers=workers,
         )
     except TreeRefused as exc:
         raise InputError(f"{root}: {exc.diagnostic.code} {exc}") from None
@@ -146,11 +148,13 @@ def analyze_repository(
     strict: bool = True,
     encoding: str | None = None,
     folder_name: str | None = None,
+    workers: int | None = 1,
 ) -> RepositoryAnalysis:
     """Front end and readiness over the graph. ``strict`` (bundles) refuses a tree with any
     refused entry (exit 2); otherwise (``inspect``, the analysis service) refused entries are
     reported in the document and the rest is analysed. ``folder_name``: the root folder's
-    name for the user (a git export's is its ``--subdir``'s; see ``read_tree``)."""
+    name for the user (a git export's is its ``--subdir``'s; see ``read_tree``).
+    ``workers``: processes lowering a large tree (``None``: one per CPU, as the CLI asks)."""
     from svcc.compiler.driver import version_tuple
 
     repo = read_checked(
@@ -160,6 +164,7 @@ def analyze_repository(
         strict=strict,
         encoding=encoding,
         folder_name=folder_name,
+        workers=workers,
     )
     return assess_repository(repo, requirements)
 
@@ -417,7 +422,9 @@ def compile_repository(
     """A local tree: analysis, selection and the bundle of any servable target (or one
     that wraps one, such as ``oci`` and ``k8s``); options were checked by the caller."""
     root = Path(root)
-    analysis = analyze_repository(root, python_version=python_version, requirements=requirements)
+    analysis = analyze_repository(
+        root, python_version=python_version, requirements=requirements, workers=None
+    )
     return write_repository_bundle(
         analysis,
         backend,

@@ -14,7 +14,7 @@ README's "Results" (and in DESIGN §12):
 numpy and pandas are never imported here: a value is recognised by its type's module, so
 a bundle that does not use them never loads them. NaN and infinities are not JSON: they
 raise :class:`ResultNotJson` and the caller answers 500 (a tool error in MCP), as does a
-value of any other class.
+value of any other class. Integers over 4,300 digits are encoded (``json_text``).
 
 A ``NamedTuple`` is a tuple, which the C encoder writes as an array before any hook can
 see it; :func:`encode_result` with ``walk=True`` (chosen per capability at startup, when
@@ -29,6 +29,10 @@ import enum
 import json
 import uuid
 from typing import Any
+
+from .json_text import dumps
+
+_INT_LIMIT = "integer string conversion"
 
 
 class ResultNotJson(ValueError):
@@ -142,8 +146,29 @@ def encode_result(value: Any, walk: bool = False) -> bytes:
         if walk:
             value = named_tuples(value)
         return _ENCODER.encode(value).encode("utf-8")
+    except ValueError as exc:
+        if _INT_LIMIT not in str(exc):
+            raise ResultNotJson(_reason(exc)) from None
+    except (TypeError, RecursionError) as exc:
+        raise ResultNotJson(_reason(exc)) from None
+    try:  # an integer over 4,300 digits: the function's own result, encoded (json_text)
+        return dumps(_plain(value)).encode("utf-8")
     except (TypeError, ValueError, RecursionError) as exc:
         raise ResultNotJson(_reason(exc)) from None
+
+
+def _plain(value: Any, depth: int = 0) -> Any:
+    """``value`` as plain JSON values (what :func:`_default` makes of each object), for
+    :func:`json_text.dumps`, which writes integers of any size."""
+    if depth > 256:
+        raise ValueError("the result is nested too deeply")
+    if value is None or type(value) in (str, int, float, bool):
+        return value
+    if isinstance(value, dict):
+        return {k: _plain(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v, depth + 1) for v in value]
+    return _plain(_default(value), depth + 1)
 
 
 def _reason(exc: BaseException) -> str:

@@ -18,6 +18,8 @@ from typing import Any
 MAX_MANIFEST_BYTES = 1024 * 1024
 # What a repository bundle imports its declared modules with (``bundle_kind: repository``).
 REPOSITORY_RUNTIME = "svc_runtime/repository.py"
+# The exit status of a server that refuses to start: distinct from 3, which stays "a bug".
+STARTUP_REFUSED = 4
 
 
 class StartupError(Exception):
@@ -92,7 +94,8 @@ def load_document(bundle: Path, relpath: str) -> Any:
 
 @contextmanager
 def exit_on_startup_error(prefix: str) -> Iterator[None]:
-    """Turn a :class:`StartupError` into one line on stderr and exit status 3.
+    """Turn a :class:`StartupError` into one line on stderr and exit status
+    :data:`STARTUP_REFUSED` (4).
 
     A traceback would bury the reason; ``SVC_DEBUG=1`` keeps it for whoever needs it.
     """
@@ -103,4 +106,4 @@ def exit_on_startup_error(prefix: str) -> Iterator[None]:
             raise
         sys.stderr.write(f"{prefix}: startup refused: {exc}\n")
         sys.stderr.flush()
-        raise SystemExit(3) from None
+        raise SystemExit(STARTUP_REFUSED) from None

@@ -18,7 +18,6 @@ import os
 import sys
 from collections.abc import Awaitable, Callable
 from functools import partial
-from io import TextIOWrapper
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -26,12 +25,13 @@ import anyio
 import mcp_types as types
 from anyio import to_thread
 from mcp.server.lowlevel import Server
-from mcp.server.stdio import stdio_server
 
 from .calls import CallShape, import_source, resolve_capabilities
 from .conversion import attach_converters
 from .encoding import ResultNotJson, encode_result
 from .integrity import StartupError, exit_on_startup_error, load_document, load_manifest
+from .json_text import dumps, loads_int, small_ints
+from .mcp_stdio import exit_on_sigterm, max_message_bytes, protect_request_stream, stdio_transport
 from .validation import RequestInvalid, RequestValidator
 
 MANIFEST = "svc-mcp.json"
@@ -44,8 +44,6 @@ NOT_JSON_RESULT = "internal error: the result has no JSON form (details are in t
 MAX_ERROR_MESSAGE = 300
 
 log = logging.getLogger("svc.mcp")
-
-_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
 def _validator(schema: dict[str, Any]) -> RequestValidator:
@@ -90,7 +88,7 @@ def direct_invoker(function: Callable[..., Any], shape: CallShape, walk: bool = 
             result = await to_thread.run_sync(partial(function, *args, **kwargs))
         if type(result) is str:
             return result
-        return json.loads(encode_result(result, walk))
+        return json.loads(encode_result(result, walk), parse_int=loads_int)
 
     return invoke
 
@@ -127,7 +125,7 @@ class Tool:
             return tool_error(describe_errors(exc.errors, more=exc.more))
         try:
             plain = await self._invoke(args, kwargs)
-            text = plain if isinstance(plain, str) else _ENCODER.encode(plain)
+            text = plain if isinstance(plain, str) else dumps(plain)
         except asyncio.CancelledError:
             raise
         except BaseException as exc:  # SystemExit, KeyboardInterrupt...: a tool error too
@@ -137,13 +135,24 @@ class Tool:
             return types.CallToolResult(content=content)
         structured = {"result": plain}
         try:
-            self._result.validate_value(structured)
+            self._check_result(structured)
         except RequestInvalid as exc:
             log.error(
                 "tool %s: %s", self._shape.name, describe_errors(exc.errors, "result mismatch")
             )
             return tool_error("internal error: the result does not match the declared return type")
         return types.CallToolResult(content=content, structured_content=structured)
+
+    def _check_result(self, structured: dict[str, Any]) -> None:
+        """The result against its schema; an integer over 4,300 digits, which the JSON
+        validator cannot read, is checked as a small one (``json_text.small_ints``)."""
+        assert self._result is not None
+        try:
+            self._result.validate_value(structured)
+        except RequestInvalid as exc:
+            if exc.errors[0]["type"] != "json_invalid":
+                raise
+            self._result.validate_value(small_ints(structured))
 
     def failed(self, exc: BaseException) -> types.CallToolResult:
         """The tool error for a call that raised ``exc`` (logged with its traceback):
@@ -216,8 +225,8 @@ def protect_protocol_stream() -> BinaryIO:
 
 
 async def _serve(server: Server[Any], wire: BinaryIO) -> None:
-    stdout = anyio.wrap_file(TextIOWrapper(wire, encoding="utf-8"))
-    async with stdio_server(stdout=stdout) as (read_stream, write_stream):
+    requests = protect_request_stream()
+    async with stdio_transport(requests, wire, max_message_bytes()) as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
@@ -225,6 +234,7 @@ def main(bundle: Path, tools_of: Tools = direct_tools) -> None:
     wire = protect_protocol_stream()
     if not logging.getLogger().handlers:
         logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
+    exit_on_sigterm()
     with exit_on_startup_error("svc-mcp"):
         server = create_server(bundle, tools_of)
     with contextlib.suppress(KeyboardInterrupt):

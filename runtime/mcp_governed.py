@@ -14,9 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import mcp_types as types
+from pydantic_core import to_json
 
 from .calls import CallShape
 from .integrity import StartupError
+from .json_text import loads_int
 from .mcp import INTERNAL_ERROR, MANIFEST, Invoke, Tool, log, tool_error
 from .mcp import main as serve
 
@@ -25,7 +27,7 @@ def governed_invoker(executor: Any, name: str) -> Invoke:
     """A fresh worker returns finite JSON bytes."""
 
     async def invoke(args: list[Any], kwargs: dict[str, Any]) -> Any:
-        return json.loads(await executor.call(name, args, kwargs))
+        return json.loads(await executor.call(name, args, kwargs), parse_int=loads_int)
 
     return invoke
 
@@ -33,7 +35,7 @@ def governed_invoker(executor: Any, name: str) -> Invoke:
 class GovernedTool(Tool):
     """A tool whose calls the executor makes, and whose refusals say what happened."""
 
-    __slots__ = ("_busy", "_timeouts")
+    __slots__ = ("_busy", "_max_input", "_timeouts")
 
     def __init__(
         self,
@@ -42,10 +44,25 @@ class GovernedTool(Tool):
         shape: CallShape,
         timeouts: tuple[type[BaseException], ...],
         busy: tuple[type[BaseException], ...],
+        *,
+        max_input: int | None = None,
     ) -> None:
         super().__init__(definition, invoke, shape)
         self._timeouts = timeouts
         self._busy = busy
+        self._max_input = max_input
+
+    async def call(self, arguments: dict[str, Any] | None) -> types.CallToolResult:
+        """The policy's ``max_input_bytes`` bounds the arguments (their JSON), as it bounds
+        a REST body (413): an argument over it never reaches a worker."""
+        if self._max_input is not None and arguments:
+            size = len(to_json(arguments))
+            if size > self._max_input:
+                return tool_error(
+                    f"invalid arguments: {size} bytes of arguments is over the policy's "
+                    f"{self._max_input}-byte input limit"
+                )
+        return await super().call(arguments)
 
     def failed(self, exc: BaseException) -> types.CallToolResult:
         if isinstance(exc, self._timeouts):
@@ -81,6 +98,7 @@ def governed_tools(
             governed_invoker(executor, c["name"]),
             CallShape.from_ir(c),
             *errors,
+            max_input=getattr(executor, "max_input", None),
         )
         for c in ir["capabilities"]
     }

@@ -343,6 +343,8 @@ def build_app(
             definitions,
         )
     prevalidator = Prevalidator(schemas) if max_body > OFFLOAD_BYTES else None
+    if prevalidator is not None:  # its helper goes with the server
+        app.router.on_shutdown.append(prevalidator.close)
     endpoints: dict[str, CapabilityEndpoint] = {}
     for name, (schema, _) in schemas.items():
         path = f"/capabilities/{name}"

@@ -140,7 +140,9 @@ def _executor(
     executor = start_executor(bundle, manifest, ir)  # never imports the source
     busy_body = error_body("Service Unavailable: too many calls waiting; retry later")
     errors = GovernedErrors((CallTimeout,), (CallBusy,), executor.retry_after, busy_body)
-    return executor, errors, None
+    # Its template and scratch directory go with the server: uvicorn re-raises SIGTERM after
+    # its shutdown, so the executor's atexit would never run.
+    return executor, errors, executor.close
 
 
 def create_app(bundle: Path) -> RestApp:

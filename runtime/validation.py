@@ -12,10 +12,11 @@ hand-edited schema cannot silently validate less than it documents.
 """
 
 import json
+import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pydantic_core import SchemaValidator, ValidationError, to_json
+from pydantic_core import PydanticCustomError, SchemaValidator, ValidationError, to_json
 from pydantic_core import core_schema as cs
 
 from .integrity import StartupError
@@ -45,6 +46,31 @@ class RequestInvalid(Exception):
         return {"detail": self.errors}
 
 
+def _finite(value: Any) -> Any:
+    """Any JSON value, except the numbers JSON does not have: ``NaN``, ``Infinity`` and a
+    literal that overflows to infinity (``1e400``), which the parser lets through where the
+    schema says nothing about the type (``Any``, unannotated, ``dict[str, Any]``)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                raise PydanticCustomError(
+                    "finite_number",
+                    "Input should be a finite number (NaN and Infinity are not JSON)",
+                )
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return value
+
+
+def _any() -> cs.CoreSchema:
+    """Any JSON value (:func:`_finite`)."""
+    return cs.no_info_after_validator_function(_finite, cs.any_schema())
+
+
 def _ref_name(ref: str) -> str:
     for prefix in ("#/components/schemas/", "#/$defs/"):
         if ref.startswith(prefix):
@@ -64,7 +90,7 @@ def _object(node: Mapping[str, Any], convert: Any) -> cs.CoreSchema:
             fields, extra_behavior="allow" if opened else "forbid", strict=True
         )
     values = node.get("additionalProperties", True)
-    value_schema = cs.any_schema() if values is True else convert(values)
+    value_schema = _any() if values is True else convert(values)
     return cs.dict_schema(cs.str_schema(strict=True), value_schema, strict=True)
 
 
@@ -75,7 +101,7 @@ def _array(node: Mapping[str, Any], convert: Any, fail_fast: bool) -> cs.CoreSch
         return cs.tuple_schema([], strict=True)
     items = node.get("items", True)
     return cs.list_schema(
-        cs.any_schema() if items is True else convert(items),
+        _any() if items is True else convert(items),
         strict=True,
         fail_fast=fail_fast,
         min_length=node.get("minItems"),
@@ -178,7 +204,7 @@ def to_core_schema(node: Any, fail_fast: bool = False) -> cs.CoreSchema:
         return to_core_schema(sub, fail_fast)
 
     if node is True or node == {}:
-        return cs.any_schema()
+        return _any()
     if not isinstance(node, Mapping):
         raise StartupError(f"unsupported request schema node {node!r}")
     unknown = sorted(set(node) - _KEYWORDS)
@@ -212,7 +238,7 @@ def to_core_schema(node: Any, fail_fast: bool = False) -> cs.CoreSchema:
     if isinstance(kind, str) and kind in _SCALARS:
         return _SCALARS[kind]()
     if kind is None:
-        return cs.any_schema()  # annotation-only node (title, description)
+        return _any()  # annotation-only node (title, description)
     raise StartupError(f"unsupported request schema node {json.dumps(node, sort_keys=True)}")
 
 

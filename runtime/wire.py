@@ -92,7 +92,13 @@ def encode_result(value: Any, max_output: int) -> bytes:
             "results that are already plain JSON: numpy, pandas, dates, objects are encoded "
             "in direct mode only; convert them in the function)",
         )
-    data = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    try:
+        data = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    except ValueError:  # an int over 4,300 digits: the worker's own result, encoded
+        import sys
+
+        sys.set_int_max_str_digits(0)  # this one-call worker process only
+        data = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
     encoded = data.encode("utf-8")
     if len(encoded) > max_output:
         raise ResultError(TOO_LARGE, f"result of {len(encoded)} bytes is over the output limit")
@@ -103,10 +109,14 @@ def _no_constant(name: str) -> None:
     raise ValueError(f"{name} is not JSON")
 
 
+def _any_int(_text: str) -> int:
+    return 0  # checked, never used: no conversion, whatever its size
+
+
 def is_strict_json(data: bytes) -> bool:
     """Whether a worker's ``R`` payload is strict, finite JSON (checked by the server)."""
     try:
-        json.loads(data.decode("utf-8"), parse_constant=_no_constant)
+        json.loads(data.decode("utf-8"), parse_constant=_no_constant, parse_int=_any_int)
     except (UnicodeDecodeError, ValueError, RecursionError):
         return False
     return True

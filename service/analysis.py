@@ -15,7 +15,7 @@ import os
 import time
 from collections.abc import Collection, Iterator
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from attrs import frozen
 from svcc.compiler.diagnostics import Diagnostic
@@ -120,8 +120,33 @@ def result_document(analysis: Analysis) -> dict[str, Any]:
         "imports_from": imports_from,
         "functions": functions,
         "capabilities": [unstructure(c) for c in ir.capabilities],
-        "readiness": analysis.document(),
+        "readiness": bounded_diagnostics(analysis.document()),
     }
+
+
+# An answer lists at most this many diagnostics of one code (a notebook of 800,000 magics
+# made one warning each: a 138 MB answer); the rest are counted in ``diagnostics_omitted``.
+MAX_DIAGNOSTICS_PER_CODE: Final = 100
+
+
+def bounded_diagnostics(readiness: dict[str, Any]) -> dict[str, Any]:
+    """``readiness`` with at most :data:`MAX_DIAGNOSTICS_PER_CODE` diagnostics per code, in
+    their order, and ``diagnostics_omitted``: how many more of each code there were."""
+    kept: list[dict[str, Any]] = []
+    seen: dict[str, int] = {}
+    for item in readiness.get("diagnostics", ()):
+        code = item["code"]
+        seen[code] = seen.get(code, 0) + 1
+        if seen[code] <= MAX_DIAGNOSTICS_PER_CODE:
+            kept.append(item)
+    omitted = {
+        code: count - MAX_DIAGNOSTICS_PER_CODE
+        for code, count in sorted(seen.items())
+        if count > MAX_DIAGNOSTICS_PER_CODE
+    }
+    if omitted:
+        readiness = {**readiness, "diagnostics": kept, "diagnostics_omitted": omitted}
+    return readiness
 
 
 def apply_selection(
@@ -580,17 +605,27 @@ def analyse_directory_answer(
     return directory_answer(prefix, entries)
 
 
-def bundle_files(source: Path, shown: str) -> dict[str, bytes]:
-    """The REST bundle of ``source`` (``shown`` is the path as the client gave it)."""
+def bundle_files(
+    source: Path,
+    shown: str,
+    *,
+    requirements: Path | None = None,
+    select: str | None = None,
+) -> dict[str, bytes]:
+    """The REST bundle of ``source`` (``shown`` is the path as the client gave it), with the
+    declared ``requirements`` file and the ``select`` expression as on the command line.
+    An ineligible selection raises :class:`~svcc.compiler.errors.IneligibleError`."""
     from svcc.backends.rest import RestTarget
     from svcc.compiler.driver import analyze_file, emit_analysis
     from svcc.compiler.errors import InputError
+    from svcc.compiler.requirements import load_requirements
 
-    analysis = analyze_file(source, module_name=module_for(source.name))
+    declared = load_requirements(requirements) if requirements is not None else None
+    analysis = analyze_file(source, module_name=module_for(source.name), requirements=declared)
     if analysis.error is not None:
         if memory_exhausted():
             raise MemoryError
         raise InputError(analysis.error_message(shown))
     # the service's containers run the REST bundle under gunicorn (its specification)
-    _, tree = emit_analysis(analysis, RestTarget())
+    _, tree = emit_analysis(analysis, RestTarget(), select=select, requirements=declared)
     return dict(tree)

@@ -15,6 +15,7 @@ import codecs
 import io
 import json
 import logging
+import time
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any, Final, TypeVar
@@ -22,7 +23,13 @@ from urllib.parse import parse_qsl
 
 import falcon
 from falcon.media.multipart import MultipartParseError
-from svcc.compiler.errors import InputError, OutputError, SvccError
+from svcc.compiler.errors import (
+    IneligibleError,
+    InputError,
+    OutputError,
+    SvccError,
+    UsageError,
+)
 from svcc.service.analysis import (
     Refused,
     Unanalysable,
@@ -50,16 +57,67 @@ log = logging.getLogger("svcc.service")
 DEFAULT_MAX_UPLOAD: Final = 16 * 1024 * 1024
 DEFAULT_MAX_FILES: Final = 10_000
 MAX_CONF_BYTES: Final = 1024 * 1024
+DEFAULT_READ_SECONDS: Final = 10.0
 CONTAINER_REQUIREMENTS: Final = "container-requirements.txt"
 
 
-def read_body(req: falcon.Request, limit: int) -> bytes:
+def read_body(req: falcon.Request, limit: int, read_seconds: float = DEFAULT_READ_SECONDS) -> bytes:
     """The whole request body, at most ``limit`` bytes, whatever its framing.
 
     ``Content-Length`` bodies are read to their announced length (a shorter body is a 400);
     chunked bodies (no length; gunicorn decodes the chunks) are read to their end. Over the
     limit is a 413 before anything acts on the request: a handler never sees a body it did
-    not read in full."""
+    not read in full. A malformed chunked body is a 400; a client that pauses more than
+    ``read_seconds``, or takes more than six times that for the whole body, a 408
+    (:class:`BodyClock`)."""
+    from gunicorn.http.errors import NoMoreData, ParseException
+
+    try:
+        clock = BodyClock(req, read_seconds)
+        body = _read_body(req, limit, clock.read)
+        clock.done()
+        return body
+    except TimeoutError:
+        raise falcon.HTTPError(
+            falcon.HTTP_408,
+            description=f"the request body did not arrive in time (a pause over {read_seconds:g} s "
+            f"or over {6 * read_seconds:g} s in all)",
+        ) from None
+    except NoMoreData:
+        raise falcon.HTTPBadRequest(description="the body ended before its announced end") from None
+    except ParseException as exc:
+        raise falcon.HTTPBadRequest(
+            description=f"malformed chunked body: {type(exc).__name__}"
+        ) from None
+
+
+class BodyClock:
+    """Reads of the body: each may wait ``read_seconds`` at most, and all of them together
+    six times that (the socket's timeout, set before each read, when the server is
+    gunicorn: ``gunicorn.socket``). Other WSGI servers keep their own timeouts."""
+
+    def __init__(self, req: falcon.Request, read_seconds: float) -> None:
+        self._socket: Any = req.env.get("gunicorn.socket")
+        self._read_seconds = read_seconds
+        self._deadline = time.monotonic() + 6 * read_seconds
+        self._stream: Any = req.stream
+
+    def read(self, size: int) -> bytes:
+        if self._socket is not None:
+            left = self._deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("the whole body took too long")
+            self._socket.settimeout(min(self._read_seconds, left))
+        data: bytes = self._stream.read(size)
+        return data
+
+    def done(self) -> None:
+        """The answer is written with the plain read timeout, whatever was left."""
+        if self._socket is not None:
+            self._socket.settimeout(self._read_seconds)
+
+
+def _read_body(req: falcon.Request, limit: int, read: Callable[[int], bytes]) -> bytes:
     length = req.content_length
     chunked = "chunked" in (req.get_header("Transfer-Encoding") or "").lower()
     if length is not None and length > limit:
@@ -72,7 +130,7 @@ def read_body(req: falcon.Request, limit: int) -> bytes:
     parts: list[bytes] = []
     size = 0
     while size < want:
-        chunk = req.stream.read(min(want - size, 1 << 20))
+        chunk = read(min(want - size, 1 << 20))
         if not chunk:
             break
         parts.append(chunk)
@@ -98,13 +156,19 @@ class Request:
     The body is read in full (bounded, chunked or not) before it is parsed; a body in a
     media type the route does not take is a 415, never silently ignored."""
 
-    def __init__(self, req: falcon.Request, max_upload: int, multipart: Any) -> None:
+    def __init__(
+        self,
+        req: falcon.Request,
+        max_upload: int,
+        multipart: Any,
+        read_seconds: float = DEFAULT_READ_SECONDS,
+    ) -> None:
         self.fields: dict[str, str] = {
             key: value if isinstance(value, str) else ",".join(value)
             for key, value in req.params.items()
         }
         self.file: tuple[str, bytes] | None = None
-        body = read_body(req, max_upload)
+        body = read_body(req, max_upload, read_seconds)
         media = media_type(req)
         if media == "multipart/form-data":
             try:
@@ -193,11 +257,66 @@ def _python_version(value: str | None) -> str:
     return text
 
 
+def supported_format(filename: str) -> str:
+    """The upload's suffix, ``.py`` or ``.ipynb``; any other is a 400 naming the formats
+    (as the command line's "unsupported format"), never read as Python."""
+    from svcc.compiler.driver import SUFFIXES
+
+    name = PurePosixPath(filename).name
+    suffix = PurePosixPath(name).suffix.lower()
+    if suffix not in SUFFIXES:
+        raise falcon.HTTPBadRequest(
+            title="Invalid file type",
+            description=f"{name[:200]!r}: unsupported format; expected a Python file (.py) "
+            "or a notebook (.ipynb)",
+        )
+    return suffix
+
+
+def with_application_requirements(
+    conf: ContainerizerConfiguration, files: dict[str, bytes]
+) -> ContainerizerConfiguration:
+    """``conf`` whose ``svc_requirements`` also hold the bundle's declared application
+    requirements (``application-requirements.txt``), so that the image installs them."""
+    import attrs
+
+    text = files.get("application-requirements.txt", b"").decode("utf-8")
+    lines = [line.strip() for line in text.splitlines()]
+    declared = tuple(line for line in lines if line and not line.startswith("#"))
+    if not declared:
+        return conf
+    try:
+        return attrs.evolve(conf, svc_requirements=(*conf.svc_requirements, *declared))
+    except (ConfigError, ValueError, TypeError) as exc:
+        raise falcon.HTTPBadRequest(description=f"requirements: {exc}") from None
+
+
+def ineligible(resp: falcon.Response, exc: IneligibleError, shown: Callable[[str], str]) -> None:
+    """A 422 for a selection that is not eligible, with every readiness reason (code,
+    message, line) as ``svcc compile`` reports them with exit 1."""
+    resp.status = falcon.HTTP_422
+    resp.media = {
+        "title": "Not eligible",
+        "description": shown(str(exc)),
+        "reasons": [
+            {**reason.to_json(), "message": shown(reason.message)} for reason in exc.reasons
+        ],
+    }
+
+
 class Service:
     def __init__(
-        self, workspace: Workspace, max_upload: int, max_files: int, budget: Budget, multipart: Any
+        self,
+        workspace: Workspace,
+        max_upload: int,
+        max_files: int,
+        budget: Budget,
+        multipart: Any,
+        *,
+        read_seconds: float = DEFAULT_READ_SECONDS,
     ) -> None:
         self.workspace = workspace
+        self.read_seconds = read_seconds
         self.max_upload = max_upload
         self.max_files = max_files
         self.budget = budget
@@ -205,7 +324,7 @@ class Service:
         self.multipart = multipart
 
     def _params(self, req: falcon.Request) -> Request:
-        return Request(req, self.max_upload, self.multipart)
+        return Request(req, self.max_upload, self.multipart, self.read_seconds)
 
     def _path(self, given: str, what: str) -> Path:
         try:
@@ -244,6 +363,7 @@ class Service:
     def on_post_analyze_file(self, req: falcon.Request, resp: falcon.Response) -> None:
         params = self._params(req)
         filename, data = params.upload()
+        supported_format(filename)
         version = _python_version(params.text("python_version"))
         encoding = _encoding(params.text("encoding"))
         only = params.names("functions_to_analyze")
@@ -286,17 +406,10 @@ class Service:
 
     # -- processing ---------------------------------------------------------------------------
     def on_post_process_file(self, req: falcon.Request, resp: falcon.Response) -> None:
-        from svcc.compiler.driver import SUFFIXES
-
         params = self._params(req)
         filename, data = params.upload()
         name = PurePosixPath(filename).name
-        suffix = PurePosixPath(name).suffix.lower()
-        if suffix not in SUFFIXES:
-            raise falcon.HTTPBadRequest(
-                title="Invalid file type",
-                description=f"{name[:200]!r}: expected a .py file or a notebook",
-            )
+        suffix = supported_format(name)
         default = f"{PurePosixPath(name).stem}{'' if suffix == '.ipynb' else '_processed'}.py"
         target = self._path(params.text("output") or default, "output")
         overwrite = params.flag("overwrite")
@@ -327,18 +440,29 @@ class Service:
         except ConfigError as exc:
             raise falcon.HTTPBadRequest(description=str(exc)) from None
 
+        requirements = params.text("requirements")
+        declared = None if not requirements else self._path(requirements, "requirements")
         try:
-            files = self._bounded(bundle_files, source, filename)
+            files = self._bounded(
+                bundle_files, source, filename, requirements=declared, select=params.text("select")
+            )
+        except IneligibleError as exc:  # the user's code: a 422 with the readiness reasons
+            ineligible(resp, exc, self.workspace.shown)
+            return
         except InputError as exc:  # the client named something that is not analysable
             raise falcon.HTTPBadRequest(
                 title="Source not analysable", description=self.workspace.shown(str(exc))
             ) from None
+        except UsageError as exc:  # an unknown selection, as the command line's exit 2
+            raise falcon.HTTPBadRequest(description=self.workspace.shown(str(exc))) from None
         except SvccError as exc:  # the specification's "any other exception": 500
             raise falcon.HTTPInternalServerError(
                 title="Containerization failed", description=self.workspace.shown(str(exc))
             ) from None
         # The bundle's own requirements.txt stays as its manifest says; the image installs a
-        # superset (gunicorn and its uvicorn worker) from container-requirements.txt.
+        # superset (gunicorn and its uvicorn worker, and the declared application
+        # requirements the readiness verdict counted on) from container-requirements.txt.
+        conf = with_application_requirements(conf, files)
         files |= server_files(conf)
         files |= requirements_file(conf, CONTAINER_REQUIREMENTS)
         files |= containerfile(conf, CONTAINER_REQUIREMENTS)
@@ -350,7 +474,7 @@ class Service:
 
     # -- generation -------------------------------------------------------------------------
     def _conf(self, req: falcon.Request) -> ContainerizerConfiguration:
-        body = read_body(req, MAX_CONF_BYTES)
+        body = read_body(req, MAX_CONF_BYTES, self.read_seconds)
         if body and media_type(req) != "application/json":
             raise falcon.HTTPUnsupportedMediaType(description="send conf as application/json")
         try:
@@ -430,6 +554,7 @@ def create_app(
     max_directory_files: int = DEFAULT_MAX_FILES,
     analysis_memory_bytes: int = DEFAULT_MEMORY,
     analysis_seconds: float = DEFAULT_SECONDS,
+    read_seconds: float = DEFAULT_READ_SECONDS,
 ) -> "falcon.App[falcon.Request, falcon.Response]":
     app: falcon.App[falcon.Request, falcon.Response] = falcon.App()
     app.req_options.strip_url_path_trailing_slash = False
@@ -440,7 +565,12 @@ def create_app(
     warm_up()
     budget = Budget(memory_bytes=analysis_memory_bytes, seconds=analysis_seconds)
     service = Service(
-        Workspace(workspace), max_upload_bytes, max_directory_files, budget, multipart
+        Workspace(workspace),
+        max_upload_bytes,
+        max_directory_files,
+        budget,
+        multipart,
+        read_seconds=read_seconds,
     )
     for route, suffix in ROUTES.items():
         app.add_route(route, service, suffix=suffix)

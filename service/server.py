@@ -17,6 +17,7 @@ from typing import Any, Final
 from gunicorn import util
 from gunicorn.app.base import BaseApplication
 from gunicorn.workers.sync import SyncWorker
+from svcc.service.lifetime import die_with_parent
 
 TIMEOUT_MARGIN: Final = 30
 
@@ -35,9 +36,20 @@ class JsonErrorWorker(SyncWorker):  # type: ignore[misc]
     """gunicorn's sync worker whose own error answers are JSON (see the module docstring)."""
 
     timed_out = False
+    read_seconds: float = 10.0  # set by serve_analysis before the workers are forked
+
+    def accept(self, listener: Any) -> None:
+        """gunicorn's ``accept`` with a read timeout: a client that stops sending its
+        request line or headers frees the worker after ``read_seconds`` (the sync worker
+        would wait for it until the worker timeout, stalling every other client)."""
+        client, addr = listener.accept()
+        client.settimeout(self.read_seconds)
+        util.close_on_exec(client)
+        self.handle(listener, client, addr)
 
     def init_process(self) -> None:
         util.write_error = write_json_error  # this worker process only
+        die_with_parent()  # gunicorn would notice a SIGKILLed master only after timeout / 2
         super().init_process()
 
     def handle_abort(self, sig: int, frame: Any) -> None:
@@ -84,11 +96,14 @@ def serve_analysis(
     analysis_memory_bytes: int,
     analysis_seconds: float,
     worker_timeout: int | None = None,
+    read_seconds: float = 10.0,
 ) -> None:
     from svcc.service.app import create_app
 
+    JsonErrorWorker.read_seconds = read_seconds
     application = create_app(
         workspace,
+        read_seconds=read_seconds,
         max_upload_bytes=max_upload_bytes,
         max_directory_files=max_directory_files,
         analysis_memory_bytes=analysis_memory_bytes,

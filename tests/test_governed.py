@@ -276,3 +276,14 @@ def test_mcp_governed_failures_are_tool_errors(mcp: McpBundle) -> None:
         assert failed.is_error
         assert "secret" not in failed.content[0].text  # type: ignore[union-attr]
     assert mcp.call("add", {"a": 1, "b": 2}).structured_content == {"result": 3}
+
+
+def test_mcp_governed_arguments_over_the_input_limit_are_a_tool_error(mcp: McpBundle) -> None:
+    """``limits.max_input_bytes`` (2,000 here) bounds MCP arguments as it bounds REST bodies
+    (issue 27: any argument up to the message limit reached the worker)."""
+    refused = mcp.call("env", {"name": "x" * 5000})
+    assert refused.is_error
+    assert "2000-byte input limit" in refused.content[0].text  # type: ignore[union-attr]
+    assert mcp.call("env", {"name": "SVC_ALLOWED"}).structured_content == {
+        "result": "allowed-value"
+    }

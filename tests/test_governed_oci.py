@@ -305,7 +305,7 @@ def test_every_declared_source_file_is_verified_before_any_import(
     original = package.read_bytes()
     package.write_text("import builtins\nbuiltins.TAMPERED = True\n")
     code, output = failed_start(bundle)  # changed before startup: refused
-    assert code == 3
+    assert code == 4  # startup refused
     assert "source/pkg/__init__.py does not match its digest" in output
     assert "Traceback" not in output
     package.write_bytes(original)
@@ -371,7 +371,7 @@ def test_image_that_cannot_start_is_refused_and_leaves_nothing(
     broken = build_image(engine_env, context)
     bundle = generate(folder / "rest", broken, "rest")
     code, output = failed_start(bundle)
-    assert code == 3, output
+    assert code == 4, output  # startup refused
     assert "cannot start a worker container" in output
     assert "Traceback" not in output
     assert docker(engine_env, "ps", "-aq", "--filter", f"ancestor={broken}") == ""

@@ -367,6 +367,6 @@ def test_an_unknown_worker_user_stops_startup_with_one_line(tmp_path: Path) -> N
     proc = subprocess.run(
         [sys.executable, "-c", "import app"], cwd=out, capture_output=True, text=True, check=False
     )
-    assert proc.returncode == 3
+    assert proc.returncode == 4  # startup refused
     assert "worker_user 'no-such-user-svcc' does not exist on this host" in proc.stderr
     assert "Traceback" not in proc.stderr

@@ -194,7 +194,7 @@ def test_tampered_bundle_refuses_to_start(bundle: Path, tmp_path: Path) -> None:
         stdin=subprocess.DEVNULL,
         check=False,
     )
-    assert proc.returncode == 3
+    assert proc.returncode == 4  # startup refused
     assert proc.stdout == ""  # nothing on the protocol stream
     assert proc.stderr.strip().splitlines() == [
         "svc-mcp: startup refused: source/rules.py does not match its digest in svc-mcp.json "

@@ -405,7 +405,7 @@ def test_damaged_repository_section_stops_startup_in_one_line(
         del manifest["repository"]["modules"]
     (copy / "svc-rest.json").write_text(json.dumps(manifest))
     code, output = failed_start(copy)
-    assert code == 3, output
+    assert code == 4, output  # startup refused
     assert "Traceback" not in output
     assert "repository section" in output
 

@@ -139,12 +139,12 @@ def test_invalid_body_limit_setting(bundle: Path, monkeypatch: pytest.MonkeyPatc
 
 def test_repository_kind_without_its_runtime_is_one_line(bundle: Path) -> None:
     """A manifest edited to say ``bundle_kind: repository`` on a bundle that has no
-    ``svc_runtime/repository.py`` (the manifest is not self-hashed): one line, exit 3."""
+    ``svc_runtime/repository.py`` (the manifest is not self-hashed): one line, exit 4."""
     manifest = json.loads((bundle / "svc-rest.json").read_text())
     manifest["bundle_kind"] = "repository"
     (bundle / "svc-rest.json").write_text(json.dumps(manifest))
     code, _ = failed_start(bundle)
-    assert code == 3
+    assert code == 4  # startup refused
     line = refused(bundle)
     assert "bundle_kind" in line
     assert "svc_runtime/repository.py" in line

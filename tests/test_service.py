@@ -253,10 +253,11 @@ def test_containerize_errors(http: httpx.Client) -> None:
             "description"
         ]
     )
-    body = json_error(
-        http.post("/containerize_file/", data={"filename": "gen_only.py", "output": "o2"}), 500
+    body = json_error(  # the user's ineligible code: a 422 with its reasons (issue 27)
+        http.post("/containerize_file/", data={"filename": "gen_only.py", "output": "o2"}), 422
     )
     assert "SVC-R016" in body["description"]
+    assert [reason["code"] for reason in body["reasons"]] == ["SVC-R016"]
     json_error(
         http.post("/containerize_file/", data={"filename": "escape/secret.py", "output": "o3"}), 400
     )

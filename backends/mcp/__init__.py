@@ -39,7 +39,16 @@ BUNDLE: Final = BundleSpec(
     interface="mcp",
     manifest="svc-mcp.json",
     manifest_schema="svc.mcp-bundle/v1",
-    runtime_modules=("calls", "conversion", "encoding", "integrity", "mcp", "validation"),
+    runtime_modules=(
+        "calls",
+        "conversion",
+        "encoding",
+        "integrity",
+        "json_text",
+        "mcp",
+        "mcp_stdio",
+        "validation",
+    ),
     governed_runtime_modules=("mcp_governed",),
     server_requirements=("mcp>=2.3,<3", "pydantic>=2.9,<3"),
 )

@@ -49,6 +49,7 @@ BUNDLE: Final = BundleSpec(
         "conversion",
         "encoding",
         "integrity",
+        "json_text",
         "prevalidate",
         "rest",
         "validation",

@@ -26,6 +26,8 @@ def notebook_cells(data: bytes) -> list[Cell]:
         document = json.loads(text)
     except ValueError as exc:
         raise ValueError(f"not a readable notebook: {exc}") from None
+    except RecursionError:  # e.g. metadata nesting 100,000 arrays: an input error, not a bug
+        raise ValueError("not a readable notebook: JSON nested too deeply") from None
     version = document.get("nbformat") if isinstance(document, dict) else None
     if type(version) is not int:
         # nbformat reads such a file as an empty notebook: every cell would be dropped.

@@ -182,15 +182,21 @@ _BLOCK_FIELDS: dict[type, tuple[str, ...]] = {
 }
 
 
-def duplicate_parameter(tree: ast.Module, text: str) -> SyntaxError | None:
+def duplicate_parameter(
+    tree: ast.Module, text: str, lambdas_may_repeat: bool | None = None
+) -> SyntaxError | None:
     """The first function or lambda naming a parameter twice. ``ast.parse`` accepts it (the
     compiler refuses it later), so the module could never be imported. Identifiers are
     already NFKC-normalised by the parser, so look-alikes (fullwidth x and ``x``) collide.
 
     Functions are statements, so only statement lists are walked; lambdas hide in any
     expression, so the whole tree is walked only when a lambda's parameter list, read from
-    the text, repeats a name."""
-    if "lambda" in text and _lambda_may_repeat(text):
+    the text, repeats a name. A caller checking a sliced module one statement at a time
+    passes ``lambdas_may_repeat``, read from the whole text once (reading it again for each
+    statement made the sliced parse quadratic)."""
+    if lambdas_may_repeat is None:
+        lambdas_may_repeat = "lambda" in text and _lambda_may_repeat(text)
+    if lambdas_may_repeat:
         for node in walk(tree):
             if isinstance(node, _FUNCTIONS) and (error := _repeated_parameter(node)):
                 return error
@@ -235,6 +241,39 @@ def _sliced_body(
     return statements
 
 
+class _DuplicateParameter(Exception):
+    """A duplicate parameter met while the lowerer reads a sliced module."""
+
+    def __init__(self, error: SyntaxError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def _checked_slices(
+    statements: Callable[[], Iterator[ast.stmt]], text: str
+) -> Callable[[], Iterator[ast.stmt]]:
+    """``statements`` whose first complete pass also runs :func:`duplicate_parameter` on
+    each statement (raising :class:`_DuplicateParameter`): a sliced module is parsed once
+    per pass, so a pass of its own for this check cost a third more parsing. The lambda
+    scan of the text is done once."""
+    lambdas = "lambda" in text and _lambda_may_repeat(text)
+    checked = False
+
+    def body() -> Iterator[ast.stmt]:
+        nonlocal checked
+        if checked:
+            yield from statements()
+            return
+        for stmt in statements():
+            found = duplicate_parameter(ast.Module([stmt], []), text, lambdas)
+            if found is not None:
+                raise _DuplicateParameter(found)
+            yield stmt
+        checked = True
+
+    return body
+
+
 def lower_text(
     text: str,
     *,
@@ -258,24 +297,11 @@ def lower_text(
         return FrontendResult(
             ir=None, diagnostics=(syntax_diagnostic(exc, python_version, src),), module_text=text
         )
-    try:
-        if isinstance(body, ast.Module):
-            duplicate = duplicate_parameter(body, text)
-        else:  # one statement at a time, as the slices are parsed
-            duplicate = next(
-                (
-                    found
-                    for stmt in body()
-                    if (found := duplicate_parameter(ast.Module([stmt], []), text)) is not None
-                ),
-                None,
-            )
-    except _SliceParseError as exc:
-        return FrontendResult(
-            ir=None,
-            diagnostics=(syntax_diagnostic(exc.error, python_version, src),),
-            module_text=text,
-        )
+    duplicate = None
+    if isinstance(body, ast.Module):
+        duplicate = duplicate_parameter(body, text)
+    else:  # checked during the lowerer's first pass over the slices (see _checked_slices)
+        body = _checked_slices(body, text)
     if duplicate is not None:
         return FrontendResult(
             ir=None,
@@ -292,6 +318,12 @@ def lower_text(
     )
     try:
         ir = ModuleLowerer(body, src, module=module, source=source).lower()
+    except _DuplicateParameter as exc:
+        return FrontendResult(
+            ir=None,
+            diagnostics=(syntax_diagnostic(exc.error, python_version, src),),
+            module_text=text,
+        )
     except _SliceParseError as exc:
         return FrontendResult(
             ir=None,

@@ -300,8 +300,53 @@ def start_executor(
     check_plans(bundle, manifest, ir)
     executor = GovernedExecutor(bundle)
     try:
-        worker_identity(executor._worker_user)
+        identity = worker_identity(executor._worker_user)
     except RuntimeError as exc:
         raise StartupError(f"execution/policy.json: {exc}") from None
+    notice = identity_notice(executor._worker_user, identity)
+    if notice is not None:
+        sys.stderr.write(f"svc-governed: warning: {notice}\n")
+        sys.stderr.flush()
     executor.start()
     return executor
+
+
+def identity_notice(user: Any, identity: tuple[int, int] | None) -> str | None:
+    """One line for the operator about the identity workers run as, or ``None``: as root
+    with no ``worker_user`` they run as root (and can read this server's environment); a
+    ``worker_user`` that cannot search the interpreter's standard library directory can
+    only import what the template loaded before the privilege drop."""
+    if identity is None:
+        if os.geteuid() == 0:
+            return (
+                "the server runs as root and the policy sets no worker_user: workers run as "
+                "root and can read this server's environment; set worker_user"
+            )
+        return None
+    stdlib = os.path.dirname(os.__file__)
+    closed = _unsearchable(stdlib, *identity)
+    if closed is None:
+        return None
+    return (
+        f"worker_user {user!r} cannot read {closed} (the interpreter's standard library is "
+        "below it): calls may use only the modules loaded before the privilege drop"
+    )
+
+
+def _unsearchable(path: str, uid: int, gid: int) -> str | None:
+    """The first directory on ``path`` that ``uid``/``gid`` (no other groups) cannot enter."""
+    current = Path(path)
+    for directory in [*reversed(current.parents), current]:
+        try:
+            info = directory.stat()
+        except OSError:
+            return str(directory)
+        if info.st_uid == uid:
+            allowed = info.st_mode & 0o100
+        elif info.st_gid == gid:
+            allowed = info.st_mode & 0o010
+        else:
+            allowed = info.st_mode & 0o001
+        if not allowed:
+            return str(directory)
+    return None

@@ -29,6 +29,8 @@ import contextlib
 import ctypes
 import errno
 import hashlib
+import importlib
+import importlib.util  # noqa: F401  (before the privilege drop: later it may be unreadable)
 import json
 import os
 import pickle

@@ -1,0 +1,134 @@
+"""Costs stay linear across every threshold the front end has: doubling steps, ratio per step.
+
+``bench_scaling.py`` grows inputs 4x and 16x below the thresholds; this one doubles each
+input across them: a module past ``SLICE_LINES`` (20,000 lines: parsed a slice at a time),
+a directory past ``PARALLEL_FROM`` (64 files: lowered in worker processes), and the growth
+cases with no threshold of their own (``Literal`` members, ``TypedDict`` inheritance depth).
+Each point is the front end as the CLI runs it (``analyze_source`` for a file,
+``analyze_repository`` with one worker per CPU for a directory), in this process, best of
+``--repeat``. Each doubling step prints the ratio of wall time (what a user waits for) to the
+previous point, measured in the same run, and the ratio of CPU seconds (this process and the
+worker processes it waited for: what a loaded machine cannot inflate); the target is at most
+2.5x for 2x input. Past ``PARALLEL_FROM`` the CPU ratio shows the price of the workers
+(results pickled back), which the cores repay in wall time.
+
+Usage: python bench/bench_thresholds.py [--cases functions,lines,files,literal,typeddict]
+       [--repeat 1]
+"""
+
+import argparse
+import gc
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+STEP_TARGET = 2.5
+
+
+def functions(n: int) -> str:
+    return "".join(f"def f{i}(a: int, b: str = 'x') -> int:\n    return a\n\n\n" for i in range(n))
+
+
+def lines(n: int) -> str:
+    return "x = 1\n" * n + "\n\ndef f(a: int) -> int:\n    return a\n"
+
+
+def literal(n: int) -> str:
+    members = ", ".join(f'"m{i}"' for i in range(n))
+    head = "from typing import Literal\n\n\n"
+    return f"{head}def pick(x: Literal[{members}]) -> str:\n    return x\n"
+
+
+def typeddict(n: int) -> str:
+    out = ["from typing import TypedDict\n\n\nclass T0(TypedDict):\n    f0: int\n"]
+    out += [f"\nclass T{i}(T{i - 1}):\n    f{i}: int\n" for i in range(1, n)]
+    out.append(f"\n\ndef take(x: T{n - 1}) -> int:\n    return 1\n")
+    return "".join(out)
+
+
+def cpu_seconds() -> float:
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def file_point(make: Callable[[int], str]) -> Callable[[int], tuple[float, float]]:
+    def run(n: int) -> tuple[float, float]:
+        from svcc.compiler.driver import analyze_source
+
+        data = make(n).encode()
+        gc.collect()
+        cpu, wall = cpu_seconds(), time.perf_counter()
+        analysis = analyze_source(data, path="m.py", module="m", check_name=False)
+        assert analysis.error is None, analysis.error_message()
+        return cpu_seconds() - cpu, time.perf_counter() - wall
+
+    return run
+
+
+def files_point(n: int) -> tuple[float, float]:
+    from svcc.compiler.repository import analyze_repository
+
+    with tempfile.TemporaryDirectory(prefix="bench-thresholds-") as tmp:
+        root = Path(tmp) / "pkg"
+        root.mkdir()
+        for i in range(n):
+            (root / f"m{i}.py").write_text(functions(40))
+        gc.collect()
+        cpu, wall = cpu_seconds(), time.perf_counter()
+        analyze_repository(root, python_version="3.11", strict=False, workers=None)
+        return cpu_seconds() - cpu, time.perf_counter() - wall
+
+
+# name -> (point, sizes doubling across the threshold, what the size counts, the threshold)
+CASES: dict[str, tuple[Callable[[int], tuple[float, float]], tuple[int, ...], str, str]] = {
+    "functions": (
+        file_point(functions),
+        (1500, 3000, 6000, 12000),
+        "functions (4 lines each)",
+        "SLICE_LINES 20,000 between 3,000 and 6,000",
+    ),
+    "lines": (
+        file_point(lines),
+        (10_000, 20_000, 40_000, 80_000),
+        "`x = 1` lines",
+        "SLICE_LINES 20,000 after the 2nd point",
+    ),
+    "files": (
+        files_point,
+        (16, 32, 64, 128, 256),
+        "files of 40 functions",
+        "PARALLEL_FROM 64 files at the 3rd point",
+    ),
+    "literal": (file_point(literal), (2000, 4000, 8000, 16000), "Literal members", "none"),
+    "typeddict": (file_point(typeddict), (100, 200, 400, 800), "inheritance levels", "none"),
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--cases", default=",".join(CASES))
+    parser.add_argument("--repeat", type=int, default=1)
+    options = parser.parse_args()
+    worst = 0.0
+    for name in options.cases.split(","):
+        point, sizes, unit, threshold = CASES[name]
+        print(f"\n== {name}: {unit}; threshold: {threshold} ==")
+        print(f"{'size':>8} {'wall s':>8} {'step':>7} {'cpu s':>8} {'step':>7}")
+        previous: tuple[float, float] | None = None
+        for size in sizes:
+            runs = [point(size) for _ in range(max(1, options.repeat))]
+            cpu, wall = min(r[0] for r in runs), min(r[1] for r in runs)
+            steps = ("      -", "      -")
+            if previous:
+                worst = max(worst, wall / previous[1])
+                steps = (f"{wall / previous[1]:6.2f}x", f"{cpu / max(previous[0], 0.01):6.2f}x")
+            print(f"{size:>8} {wall:8.2f} {steps[0]:>7} {cpu:8.2f} {steps[1]:>7}")
+            previous = (cpu, wall)
+    verdict = "ok" if worst <= STEP_TARGET else "OVER TARGET"
+    print(f"\nworst wall step: {worst:.2f}x for 2x input (target <= {STEP_TARGET}x): {verdict}")
+
+
+if __name__ == "__main__":
+    main()

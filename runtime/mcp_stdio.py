@@ -1,0 +1,298 @@
+"""The MCP server's stdio transport: every request with an id gets an answer, in linear time.
+
+The SDK's stdio transport decodes the stream with ``errors="replace"`` (an invalid UTF-8
+byte became U+FFFD and the tool ran), reads lines through a text wrapper, and hands a line
+it cannot validate to the session as an exception, which answers nothing: a request with an
+id was left unanswered and the agent hung. This transport reads the raw bytes instead:
+
+- a message is one line of at most ``max_bytes`` bytes (``SVC_MAX_BODY_BYTES``, as the REST
+  server; default 16 MiB); a longer one is skipped to its end, counted but never held, and
+  answered with an error. Lines are found by scanning each byte once: cost is linear;
+- a line is strict UTF-8 and strict JSON: no ``NaN``/``Infinity``, no number that overflows
+  to infinity (``1e400``), no integer over Python's 4,300-digit conversion limit, no lone
+  surrogate, at most :data:`MAX_DEPTH` levels of nesting;
+- anything refused is a JSON-RPC error naming the reason, with the request's id (``null``
+  when the line is not JSON and no id can be read from it, as JSON-RPC says). Notifications
+  and responses that are refused are logged, never answered.
+"""
+
+import json
+import logging
+import math
+import os
+import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any, BinaryIO
+
+import anyio
+import mcp_types as types
+from anyio import to_thread
+from mcp.shared.message import SessionMessage
+
+DEFAULT_MAX_BYTES = 16 * 1024 * 1024
+MAX_DEPTH = 128
+MAX_INT_DIGITS = 4300
+READ_BYTES = 1 << 20
+
+log = logging.getLogger("svc.mcp")
+
+# Where a client puts the id (``{"jsonrpc":"2.0","id":7,...}``): read from the start of a
+# line that is not JSON, so that its sender still gets an answer it can match.
+_ID = re.compile(rb'^\s*\{[^{}\[\]]{0,200}?"id"\s*:\s*(-?\d{1,18}|"[^"\\]{0,200}")\s*[,}]')
+
+
+class Refused(ValueError):
+    """A message this transport does not pass to the session; the text says why."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def max_message_bytes() -> int:
+    """The message size limit: ``SVC_MAX_BODY_BYTES`` as for REST bodies (a bad value was
+    already refused at startup by the REST server; here it falls back to the default)."""
+    raw = os.environ.get("SVC_MAX_BODY_BYTES", "")
+    return int(raw) if raw.isdigit() and int(raw) > 0 else DEFAULT_MAX_BYTES
+
+
+def protect_request_stream() -> BinaryIO:
+    """The request stream, on a private duplicate of fd 0; fd 0 itself now reads the null
+    device, so nothing the user's code reads can take a message off the protocol."""
+    private = os.dup(0)
+    os.set_inheritable(private, False)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    return os.fdopen(private, "rb", buffering=0)
+
+
+def _no_constant(name: str) -> Any:
+    raise Refused(types.PARSE_ERROR, f"Parse error: {name} is not a JSON value")
+
+
+def _int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise Refused(
+            types.PARSE_ERROR, f"Parse error: an integer has more than {MAX_INT_DIGITS} digits"
+        )
+    return int(text)
+
+
+def _float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise Refused(types.PARSE_ERROR, f"Parse error: the number {text[:40]} is out of range")
+    return value
+
+
+def _check_value(value: Any) -> None:
+    """No lone surrogate in any string or key, and at most :data:`MAX_DEPTH` levels."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, str):
+            _check_text(item)
+        elif isinstance(item, dict | list):
+            if depth >= MAX_DEPTH:
+                raise Refused(
+                    types.PARSE_ERROR, f"Parse error: nested more than {MAX_DEPTH} levels deep"
+                )
+            if isinstance(item, dict):
+                for key, sub in item.items():
+                    _check_text(key)
+                    stack.append((sub, depth + 1))
+            else:
+                stack.extend((sub, depth + 1) for sub in item)
+
+
+def _check_text(text: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise Refused(types.PARSE_ERROR, "Parse error: a string holds a lone surrogate") from None
+
+
+def parse_line(line: bytes) -> Any:
+    """The line as strict JSON (:class:`Refused` otherwise)."""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise Refused(
+            types.PARSE_ERROR, f"Parse error: not valid UTF-8 (byte {exc.start})"
+        ) from None
+    try:
+        value = json.loads(text, parse_constant=_no_constant, parse_int=_int, parse_float=_float)
+    except RecursionError:
+        raise Refused(
+            types.PARSE_ERROR, f"Parse error: nested more than {MAX_DEPTH} levels deep"
+        ) from None
+    except Refused:
+        raise
+    except ValueError as exc:
+        raise Refused(types.PARSE_ERROR, f"Parse error: {exc}") from None
+    _check_value(value)
+    return value
+
+
+def guess_id(line: bytes | bytearray) -> Any:
+    """The id a line that is not JSON seems to carry, or ``None``."""
+    found = _ID.match(bytes(line[:512]))
+    if found is None:
+        return None
+    return json.loads(found.group(1))
+
+
+def _id_of(value: Any) -> tuple[bool, Any]:
+    """``(is a request, its id)`` for a parsed message."""
+    if isinstance(value, dict) and "method" in value and "id" in value:
+        ident = value["id"]
+        if type(ident) in (int, str):
+            return True, ident
+        return True, None
+    return False, None
+
+
+def to_message(line: bytes) -> tuple[SessionMessage | None, types.JSONRPCError | None]:
+    """A line as the session's message, or the error that answers it (``(None, None)``:
+    a refused notification or response, which is logged only)."""
+    try:
+        value = parse_line(line)
+    except Refused as exc:
+        return None, _error(guess_id(line), exc.code, str(exc))
+    is_request, ident = _id_of(value)
+    try:
+        message = types.jsonrpc_message_adapter.validate_python(value, by_name=False)
+    except ValueError as exc:
+        if not is_request:
+            log.warning("mcp: dropped a message that is not valid JSON-RPC: %s", exc)
+            return None, None
+        reason = str(exc).splitlines()[0]
+        return None, _error(ident, types.INVALID_REQUEST, f"Invalid request: {reason}")
+    return SessionMessage(message), None
+
+
+def _error(ident: Any, code: int, message: str) -> types.JSONRPCError:
+    return types.JSONRPCError(
+        jsonrpc="2.0", id=ident, error=types.ErrorData(code=code, message=message)
+    )
+
+
+class OverLimit:
+    """A message over the size limit; ``head`` is its first bytes."""
+
+    def __init__(self, head: bytes) -> None:
+        self.head = head
+
+
+class LineReader:
+    """Lines of at most ``limit`` bytes from a raw stream; each byte is scanned once. A
+    longer line is consumed to its end and reported as :class:`OverLimit` (its first bytes
+    kept, to find its id)."""
+
+    def __init__(self, stream: BinaryIO, limit: int) -> None:
+        self._stream = stream
+        self._limit = limit
+        self._buffer = bytearray()
+        self._scanned = 0
+
+    def read(self) -> bytes | OverLimit | None:
+        """The next line (without its newline), an :class:`OverLimit`, or ``None`` at EOF."""
+        skipping: OverLimit | None = None
+        while True:
+            end = self._buffer.find(b"\n", self._scanned)
+            if end >= 0:
+                line = bytes(self._buffer[:end])
+                del self._buffer[: end + 1]
+                self._scanned = 0
+                if skipping is not None:
+                    return skipping
+                if len(line) > self._limit:
+                    return OverLimit(line[:512])
+                return line
+            self._scanned = len(self._buffer)
+            if self._scanned > self._limit:
+                if skipping is None:
+                    skipping = OverLimit(bytes(self._buffer[:512]))
+                self._buffer.clear()
+                self._scanned = 0
+            chunk = self._stream.read(READ_BYTES)
+            if not chunk:
+                if skipping is not None:
+                    return skipping
+                if self._buffer.strip():
+                    line = bytes(self._buffer)
+                    self._buffer.clear()
+                    return line
+                return None
+            self._buffer += chunk
+
+
+@asynccontextmanager
+async def stdio_transport(
+    requests: BinaryIO, wire: BinaryIO, max_bytes: int
+) -> AsyncIterator[tuple[Any, Any]]:
+    """``(read_stream, write_stream)`` for ``Server.run`` over the raw request stream and
+    the wire, answering what it refuses itself."""
+    read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
+    answers = write_stream.clone()
+    reader = LineReader(requests, max_bytes)
+
+    async def read_requests() -> None:
+        async with read_writer, answers:
+            while True:
+                item = await to_thread.run_sync(reader.read, abandon_on_cancel=True)
+                if item is None:
+                    return
+                if isinstance(item, OverLimit):
+                    message = None
+                    error: types.JSONRPCError | None = _error(
+                        guess_id(item.head),
+                        types.INVALID_REQUEST,
+                        f"Invalid request: the message is over {max_bytes} bytes",
+                    )
+                elif not item.strip():
+                    continue
+                else:
+                    message, error = to_message(item)
+                if error is not None:
+                    log.warning("mcp: refused a message: %s", error.error.message)
+                    await answers.send(SessionMessage(error))
+                elif message is not None:
+                    await read_writer.send(message)
+
+    async def write_answers() -> None:
+        async with write_reader:
+            async for item in write_reader:
+                data = item.message.model_dump_json(by_alias=True, exclude_unset=True)
+                await to_thread.run_sync(_write_line, wire, data.encode("utf-8"))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(read_requests)
+        group.start_soon(write_answers)
+        yield read_stream, write_stream
+        group.cancel_scope.cancel()
+
+
+def _write_line(wire: BinaryIO, data: bytes) -> None:
+    wire.write(data + b"\n")
+    wire.flush()
+
+
+def exit_on_sigterm() -> None:
+    """SIGTERM (and SIGINT) ends the server after its exit handlers ran (the default
+    action would end it at once, skipping ``atexit``, and what the exit handlers clean up
+    was left). The
+    handlers run here, then the process ends: unwinding the event loop could wait forever
+    on the thread blocked reading the request stream."""
+    import atexit
+    import signal
+
+    def stop(signum: int, _frame: Any) -> None:
+        atexit._run_exitfuncs()
+        os._exit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)  # Ctrl-C: the same, for the same reason

@@ -1,0 +1,298 @@
+"""No process a server starts outlives it: each server kind, stopped by each signal.
+
+The descendants of a running server (the REST body-prevalidation helper, a governed
+template and its workers, the analysis service's workers) are listed while it runs; after
+the signal every one of them must be gone, whatever the signal (SIGTERM as ``docker stop``
+sends it, SIGINT as Ctrl-C, SIGKILL). A governed server stopped gracefully also removes its
+scratch directory.
+"""
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from helpers import SVCC
+from servers import free_port, generate
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+SIGNALS = [signal.SIGTERM, signal.SIGINT, signal.SIGKILL]
+POLICY = {
+    "limits": {"wall_time_ms": 4000, "max_input_bytes": 1_000_000, "max_output_bytes": 4000},
+    "environment": {"allow": []},
+}
+# Over the 256 KiB the REST server validates in its helper process, and invalid.
+LARGE_INVALID = b'{"xs": [' + b",".join([b'"a"'] * 100_000) + b"]}"
+
+
+def _parents() -> dict[int, int]:
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            found[int(entry.name)] = int(fields[1])
+    return found
+
+
+def descendants(pid: int) -> set[int]:
+    parents = _parents()
+    found: set[int] = set()
+    frontier = {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def survivors(pids: set[int], seconds: float = 15) -> set[int]:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        left = {pid for pid in pids if alive(pid)}
+        if not left:
+            return left
+        time.sleep(0.1)
+    left = {pid for pid in pids if alive(pid)}
+    for pid in left:  # the test cleans up what it started, whatever it asserts
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    return left
+
+
+def stop(proc: subprocess.Popen[bytes], signum: int) -> None:
+    proc.send_signal(signum)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def wait_healthy(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, log.read_text(errors="replace")
+        try:
+            if httpx.get(url, timeout=1).status_code < 500:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.05)
+    raise AssertionError(f"did not start: {log.read_text(errors='replace')}")
+
+
+def uvicorn(bundle: Path) -> tuple[subprocess.Popen[bytes], str, Path]:
+    port = free_port()
+    log = bundle.parent / f"{bundle.name}-{port}.log"
+    with log.open("wb") as sink:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "app:app",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+            ],
+            cwd=bundle,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
+    url = f"http://127.0.0.1:{port}"
+    wait_healthy(url + "/health", proc, log)
+    return proc, url, log
+
+
+@pytest.fixture(scope="module")
+def rest_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("lifetime") / "rest"
+    hostile = FIXTURES / "hostile"
+    generate(hostile / "hostile.py", out, "--requirements", str(hostile / "requirements.txt"))
+    return out
+
+
+def governed(tmp: Path, interface: str) -> Path:
+    policy = tmp / f"policy-{interface}.json"
+    policy.write_text(json.dumps(POLICY))
+    out = tmp / f"governed-{interface}"
+    fixture = FIXTURES / "governed"
+    generate(
+        fixture / "gov.py",
+        out,
+        "--requirements",
+        str(fixture / "requirements.txt"),
+        "--execution-policy",
+        str(policy),
+        interface=interface,
+    )
+    return out
+
+
+@pytest.fixture(scope="module")
+def governed_rest(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return governed(tmp_path_factory.mktemp("lifetime-gov"), "rest")
+
+
+@pytest.fixture(scope="module")
+def governed_mcp(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return governed(tmp_path_factory.mktemp("lifetime-gov-mcp"), "mcp")
+
+
+@pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: signal.Signals(s).name)
+def test_rest_prevalidation_helper_goes_with_the_server(rest_bundle: Path, signum: int) -> None:
+    proc, url, log = uvicorn(rest_bundle)
+    try:
+        answer = httpx.post(
+            url + "/capabilities/total",
+            content=LARGE_INVALID,
+            headers={"content-type": "application/json"},
+            timeout=60,
+        )
+        assert answer.status_code == 422
+        started = descendants(proc.pid)
+        assert started, "the helper process was not started"
+    finally:
+        stop(proc, signum)
+    assert survivors(started) == set(), log.read_text(errors="replace")
+
+
+def _scratch_of(pids: set[int]) -> set[Path]:
+    found = set()
+    for pid in pids:
+        try:
+            cwd = Path(os.readlink(f"/proc/{pid}/cwd"))
+        except OSError:
+            continue
+        if cwd.name.startswith("svc-governed-"):
+            found.add(cwd)
+    return found
+
+
+@pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: signal.Signals(s).name)
+def test_governed_rest_template_and_scratch_go_with_the_server(
+    governed_rest: Path, signum: int
+) -> None:
+    proc, url, log = uvicorn(governed_rest)
+    try:
+        assert httpx.post(url + "/capabilities/add", json={"a": 1, "b": 2}).json() == 3
+        answer = httpx.post(
+            url + "/capabilities/add",
+            content=b'{"a": 1, "b": "' + b"x" * 300_000 + b'"}',
+            headers={"content-type": "application/json"},
+            timeout=60,
+        )
+        assert answer.status_code == 422
+        started = descendants(proc.pid)
+        scratch = _scratch_of(started)
+        assert len(started) >= 2, started  # the template and the helper
+        assert scratch
+    finally:
+        stop(proc, signum)
+    assert survivors(started) == set(), log.read_text(errors="replace")
+    if signum != signal.SIGKILL:  # nothing runs in the server after SIGKILL
+        assert [path for path in scratch if path.exists()] == []
+
+
+def _mcp(bundle: Path) -> subprocess.Popen[bytes]:
+    proc = subprocess.Popen(
+        [sys.executable, "server.py"],
+        cwd=bundle,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert proc.stdin is not None
+    assert proc.stdout is not None
+    hello = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    }
+    proc.stdin.write(json.dumps(hello).encode() + b"\n")
+    proc.stdin.flush()
+    assert b'"id":1' in proc.stdout.readline()
+    return proc
+
+
+@pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: signal.Signals(s).name)
+def test_governed_mcp_template_and_scratch_go_with_the_server(
+    governed_mcp: Path, signum: int
+) -> None:
+    proc = _mcp(governed_mcp)
+    try:
+        started = descendants(proc.pid)
+        scratch = _scratch_of(started)
+        assert started
+        assert scratch
+    finally:
+        stop(proc, signum)
+        for stream in (proc.stdin, proc.stdout):
+            if stream is not None:
+                stream.close()
+    assert survivors(started) == set()
+    if signum != signal.SIGKILL:
+        assert [path for path in scratch if path.exists()] == []
+
+
+@pytest.fixture
+def analysis_service(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    port = free_port()
+    log = tmp_path / "service.log"
+    with log.open("wb") as sink:
+        proc = subprocess.Popen(
+            [SVCC, "serve-analysis", "--workspace", str(workspace), "--bind",
+             f"127.0.0.1:{port}", "--workers", "2"],
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(url + "/probe", proc, log)
+        yield proc, url
+    finally:
+        if proc.poll() is None:
+            stop(proc, signal.SIGKILL)
+
+
+@pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: signal.Signals(s).name)
+def test_analysis_service_workers_go_with_the_server(
+    analysis_service: tuple[subprocess.Popen[bytes], str], signum: int
+) -> None:
+    proc, url = analysis_service
+    answer = httpx.post(
+        url + "/analyze_file/", files={"file": ("m.py", b"def f(x: int) -> int:\n    return x\n")}
+    )
+    assert answer.status_code == 200, answer.text
+    deadline = time.monotonic() + 10
+    while len(descendants(proc.pid)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    started = descendants(proc.pid)
+    assert len(started) >= 2
+    stop(proc, signum)
+    assert survivors(started, seconds=40) == set()
