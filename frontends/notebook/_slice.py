@@ -1,0 +1,508 @@
+"""Slicing a notebook to what its functions need: the exploration is left behind.
+
+A notebook is exploration around a few helpers: cells that load a CSV, plot, print, train.
+Served as one module, every one of them would run at each server start (and block every
+function's readiness). The slice keeps, statically:
+
+- every function and class definition (the capabilities and what they use), ``from
+  __future__`` imports and ``__all__``;
+- every statement that changes shared process state without binding a name (``np.random.seed``,
+  ``pd.set_option``, ``sys.path.append``, ``os.chdir``, ``warnings.filterwarnings``,
+  ``matplotlib.use``, an assignment into a module such as ``pd.options.x = 1``): never dropped,
+  it is kept and the readiness rules judge it;
+- transitively, every statement binding a name a kept statement reads: at import for
+  module-level reads (the bindings above the reader), at call time for reads inside a
+  function or method body (every binding in the notebook, since a call sees the last one);
+- every statement that may change an object a kept statement reads (``model.fit(X, y)``,
+  ``df["x"] = ...``, ``words.append(w)``, ``helper(df)``): a method call on it other than a
+  known read-only one, an assignment into it, passing it to a function that is not a known
+  display function.
+
+Everything else (a plot, ``df.head()``, a ``print``, a loop, an assignment only a left-out
+statement reads) is left out, with an ``SVC-F012`` note naming its cell and line. Scopes are
+resolved with :mod:`symtable` (the compiler's own analysis; nothing runs). Known limits,
+erring on keeping: a change through an alias (``a = X; a.append(1)``) is not seen.
+"""
+
+import ast
+import re
+import symtable
+from collections.abc import Callable, Iterator
+from typing import Final
+
+from attrs import field, frozen
+from svcc.compiler.diagnostics import Diagnostic, diag
+from svcc.compiler.diagnostics.codes import F012_LEFT_OUT
+from svcc.frontends.notebook._cells import join_numbered
+from svcc.frontends.python import short
+from svcc.ir.model import Span
+
+# Methods that only read the object they are called on (pandas, numpy, str, dict, list
+# lookups): calling one at module level changes nothing a served function sees. A call with
+# ``inplace=True`` changes its object whatever the method.
+READ_ONLY_METHODS: Final = frozenset(
+    """
+    head tail describe info sample plot hist boxplot scatter bar barh pie kde area line
+    value_counts nunique unique isnull isna notnull notna count sum mean median mode std var
+    min max idxmin idxmax corr cov quantile round abs cumsum cumprod prod all any nlargest
+    nsmallest to_string to_numpy to_list tolist to_dict to_frame to_markdown to_html copy
+    items keys values get groupby agg aggregate apply map applymap transform filter query
+    select_dtypes drop dropna fillna replace rename reset_index set_index sort_values
+    sort_index merge join concat astype reshape flatten ravel transpose dot mean_squared_error
+    format lower upper strip lstrip rstrip split rsplit startswith endswith find index
+    memory_usage duplicated explode pivot pivot_table melt stack unstack resample rolling
+    expanding shift diff pct_change clip between isin where mask describe_option
+    """.split()
+)
+# Callables that only display or inspect their arguments.
+DISPLAY_FUNCTIONS: Final = frozenset(
+    """
+    print display repr str len type isinstance issubclass id hash sorted sum min max any all
+    enumerate zip range list tuple set dict frozenset round abs format int float bool vars
+    dir help iter reversed pprint.pprint IPython.display.display IPython.display.HTML
+    IPython.display.Markdown
+    """.split()
+)
+# Libraries whose calls draw: the data passed to them is not changed.
+DISPLAY_MODULES: Final = ("matplotlib", "seaborn", "plotly", "IPython.display", "pprint")
+# Module-level callables that change process state shared with every function.
+SHARED_STATE_CALLS: Final = frozenset(
+    """
+    numpy.random.seed random.seed torch.manual_seed torch.cuda.manual_seed
+    torch.cuda.manual_seed_all tensorflow.random.set_seed tensorflow.set_random_seed
+    tensorflow.compat.v1.set_random_seed transformers.set_seed pandas.set_option
+    pandas.reset_option numpy.set_printoptions numpy.seterr os.chdir os.putenv
+    sys.setrecursionlimit warnings.filterwarnings warnings.simplefilter matplotlib.use
+    matplotlib.rc matplotlib.style.use matplotlib.pyplot.style.use matplotlib.pyplot.rc
+    seaborn.set seaborn.set_theme seaborn.set_style seaborn.set_context seaborn.set_palette
+    logging.basicConfig logging.disable torch.set_default_dtype torch.set_grad_enabled
+    torch.set_num_threads nltk.download locale.setlocale socket.setdefaulttimeout
+    sklearn.set_config tqdm.pandas tqdm.tqdm.pandas tqdm.auto.tqdm.pandas
+    """.split()
+)
+_SHARED_NAME: Final = re.compile(r"(set_\w+|seed|manual_seed|enable_\w+|disable_\w+)$")
+MUTATING_METHODS: Final = frozenset(
+    "append extend insert update setdefault pop popitem remove clear add discard".split()
+)
+
+
+@frozen(kw_only=True)
+class Unit:
+    """One top-level statement (statements sharing a line are one unit) of one cell."""
+
+    cell: int
+    first: int  # first and last line in the cell (decorators included)
+    last: int
+    nodes: tuple[ast.stmt, ...]
+    binds: frozenset[str]
+    now_reads: frozenset[str]  # read when the statement runs at import
+    later_reads: frozenset[str]  # read when a function or method it defines is called
+    global_writes: frozenset[str]  # module names its functions rebind (``global``)
+    is_import: bool
+    root: bool  # a definition, ``__all__`` or ``from __future__``: always kept
+    index: int = field(default=0)
+
+
+@frozen
+class SliceResult:
+    text: str
+    line_map: tuple[tuple[int, int], ...]
+    diagnostics: tuple[Diagnostic, ...]
+    kept_cells: tuple[int, ...]
+
+
+# -- facts -------------------------------------------------------------------------------------
+
+
+def _scope_names(node: ast.stmt) -> tuple[set[str], set[str], set[str], set[str]]:
+    """``(binds, now_reads, later_reads, global_writes)`` of one top-level statement."""
+    table = symtable.symtable(ast.unparse(node), "<cell>", "exec")
+    binds: set[str] = set()
+    now: set[str] = set()
+    later: set[str] = set()
+    writes: set[str] = set()
+    for sym in table.get_symbols():
+        if sym.is_referenced():
+            now.add(sym.get_name())
+        if sym.is_assigned() or sym.is_imported() or sym.is_namespace():
+            binds.add(sym.get_name())
+
+    def visit(child: symtable.SymbolTable, deferred: bool) -> None:
+        kind = child.get_type()
+        is_function = str(kind) in ("function", "FUNCTION")
+        comprehension = is_function and child.get_name() in (
+            "listcomp",
+            "setcomp",
+            "dictcomp",
+            "genexpr",
+        )
+        deferred = deferred or (is_function and not comprehension)
+        for sym in child.get_symbols():
+            if sym.is_global() and sym.is_referenced():
+                (later if deferred else now).add(sym.get_name())
+            if sym.is_declared_global() and sym.is_assigned():
+                writes.add(sym.get_name())
+        for grandchild in child.get_children():
+            visit(grandchild, deferred)
+
+    for child in table.get_children():
+        visit(child, False)
+    return binds, now, later, writes
+
+
+def _fallback_names(node: ast.stmt) -> tuple[set[str], set[str], set[str], set[str]]:
+    """Every name the statement stores and loads, anywhere in it: used when ``symtable``
+    refuses the statement (top-level ``await``); it errs on keeping."""
+    binds: set[str] = set()
+    reads: set[str] = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name):
+            (reads if isinstance(sub.ctx, ast.Load) else binds).add(sub.id)
+        elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            binds.add(sub.name)
+        elif isinstance(sub, (ast.Import, ast.ImportFrom)):
+            binds.update(_import_names(sub))
+    return binds, reads, reads, set()
+
+
+def _import_names(node: ast.Import | ast.ImportFrom) -> list[str]:
+    return [(a.asname or a.name).split(".")[0] for a in node.names if a.name != "*"]
+
+
+def _is_root(node: ast.stmt) -> bool:
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return True
+    if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+        return True
+    if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+        return True  # may bind anything a function reads
+    targets: list[ast.expr] = []
+    if isinstance(node, ast.Assign):
+        targets = node.targets
+    elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+        targets = [node.target]
+    return any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets)
+
+
+def units_of(cells: list[tuple[int, ast.Module]]) -> list[Unit]:
+    out: list[Unit] = []
+    for cell, module in cells:
+        for node in module.body:
+            first = min([node.lineno, *(d.lineno for d in _decorators(node))])
+            last = node.end_lineno or node.lineno
+            try:
+                binds, now, later, writes = _scope_names(node)
+            except (SyntaxError, ValueError, RecursionError):
+                binds, now, later, writes = _fallback_names(node)
+            previous = out[-1] if out else None
+            if previous is not None and previous.cell == cell and first <= previous.last:
+                out[-1] = Unit(  # ``a = 1; b = 2``: one line, one unit
+                    cell=cell,
+                    first=previous.first,
+                    last=max(last, previous.last),
+                    nodes=(*previous.nodes, node),
+                    binds=previous.binds | binds,
+                    now_reads=previous.now_reads | now,
+                    later_reads=previous.later_reads | later,
+                    global_writes=previous.global_writes | writes,
+                    is_import=previous.is_import and isinstance(node, (ast.Import, ast.ImportFrom)),
+                    root=previous.root or _is_root(node),
+                    index=previous.index,
+                )
+                continue
+            out.append(
+                Unit(
+                    cell=cell,
+                    first=first,
+                    last=last,
+                    nodes=(node,),
+                    binds=frozenset(binds),
+                    now_reads=frozenset(now),
+                    later_reads=frozenset(later),
+                    global_writes=frozenset(writes),
+                    is_import=isinstance(node, (ast.Import, ast.ImportFrom)),
+                    root=_is_root(node),
+                    index=len(out),
+                )
+            )
+    return out
+
+
+def _decorators(node: ast.stmt) -> list[ast.expr]:
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return node.decorator_list
+    return []
+
+
+def import_aliases(units: list[Unit]) -> dict[str, str]:
+    """Name -> dotted path for every name a top-level import binds (``np`` -> ``numpy``)."""
+    aliases: dict[str, str] = {}
+    for unit in units:
+        for node in unit.nodes:
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname:
+                        aliases[alias.asname] = alias.name
+                    else:
+                        top = alias.name.split(".")[0]
+                        aliases[top] = top
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                for alias in node.names:
+                    if alias.name != "*":
+                        aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return aliases
+
+
+# -- what a statement does to shared objects ----------------------------------------------------
+
+
+def _root_name(node: ast.expr) -> str | None:
+    """The name an attribute/subscript/call chain starts from (``df`` of ``df.a[0].b()``)."""
+    while True:
+        if isinstance(node, ast.Name):
+            return node.id
+        if isinstance(node, (ast.Attribute, ast.Subscript)):
+            node = node.value
+        elif isinstance(node, ast.Call):
+            node = node.func
+        else:
+            return None
+
+
+def _dotted(node: ast.expr, aliases: dict[str, str]) -> str | None:
+    """``np.random.seed`` -> ``numpy.random.seed`` when the chain starts at an import."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    base = aliases.get(node.id, node.id)
+    return ".".join([base, *reversed(parts)])
+
+
+def _top_level_nodes(unit: Unit) -> Iterator[ast.AST]:
+    """The nodes that run at import: function, lambda and class bodies are not entered."""
+    stack: list[ast.AST] = list(unit.nodes)
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def _targets(node: ast.AST) -> list[ast.expr]:
+    if isinstance(node, ast.Assign):
+        return list(node.targets)
+    if isinstance(node, (ast.AugAssign, ast.AnnAssign)) and (
+        isinstance(node, ast.AugAssign) or node.value is not None
+    ):
+        return [node.target]
+    if isinstance(node, ast.Delete):
+        return list(node.targets)
+    if isinstance(node, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)):
+        items = [node.target] if isinstance(node, (ast.For, ast.AsyncFor)) else []
+        if isinstance(node, (ast.With, ast.AsyncWith)):
+            items = [i.optional_vars for i in node.items if i.optional_vars is not None]
+        return items
+    return []
+
+
+def _changed_through(target: ast.expr) -> Iterator[ast.expr]:
+    """The attribute/subscript targets inside an assignment target (tuples unpacked)."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        for element in target.elts:
+            yield from _changed_through(element)
+    elif isinstance(target, ast.Starred):
+        yield from _changed_through(target.value)
+    elif isinstance(target, (ast.Attribute, ast.Subscript)):
+        yield target
+
+
+def _is_display_call(callee: str | None) -> bool:
+    if callee is None:
+        return False
+    return callee in DISPLAY_FUNCTIONS or callee.startswith(
+        tuple(f"{m}." for m in DISPLAY_MODULES)
+    )
+
+
+def changed_names(unit: Unit, aliases: dict[str, str], writers: dict[str, frozenset[str]]) -> set[str]:
+    """Names whose objects the statement may change without rebinding them."""
+    changed: set[str] = set()
+    for node in _top_level_nodes(unit):
+        for target in _targets(node):
+            for through in _changed_through(target):
+                root = _root_name(through)
+                if root is not None:
+                    changed.add(root)
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if any(
+            k.arg == "inplace" and not (isinstance(k.value, ast.Constant) and not k.value.value)
+            for k in node.keywords
+        ):
+            root = _root_name(func)
+            if root is not None:
+                changed.add(root)
+        if isinstance(func, ast.Attribute) and func.attr not in READ_ONLY_METHODS:
+            root = _root_name(func.value)
+            if root is not None:
+                changed.add(root)
+        if isinstance(func, ast.Name) and func.id in writers:
+            changed |= writers[func.id]
+        if not _is_display_call(_dotted(func, aliases)):
+            for arg in [*node.args, *(k.value for k in node.keywords)]:
+                value = arg.value if isinstance(arg, ast.Starred) else arg
+                if isinstance(value, ast.Name):
+                    changed.add(value.id)
+    return changed
+
+
+def changes_shared_state(unit: Unit, aliases: dict[str, str]) -> str | None:
+    """What the statement does to process state every function shares, or ``None``: a call
+    of a known setter through an import, a mutating method on a module's attribute
+    (``sys.path.append``), or an assignment into a module (``pd.options.x = 1``)."""
+    for node in _top_level_nodes(unit):
+        for target in _targets(node):
+            for through in _changed_through(target):
+                root = _root_name(through)
+                if root in aliases:
+                    return ast.unparse(through)
+        if not isinstance(node, ast.Call):
+            continue
+        callee = _dotted(node.func, aliases)
+        root = _root_name(node.func)
+        if callee is None or root not in aliases:
+            continue
+        if callee in SHARED_STATE_CALLS:
+            return callee
+        last = callee.rsplit(".", 1)[-1]
+        if callee.count(".") >= 2 and last in MUTATING_METHODS:
+            return callee
+        if _SHARED_NAME.match(last) and not callee.startswith(tuple(f"{m}." for m in DISPLAY_MODULES)):
+            return callee
+    return None
+
+
+# -- the slice ---------------------------------------------------------------------------------
+
+
+def slice_cells(
+    cells: tuple[tuple[int, tuple[str, ...]], ...],
+    parse_cell: Callable[[str], ast.Module],
+) -> SliceResult | None:
+    """The sliced module, or ``None`` when a cell does not parse (the front end then
+    reports the syntax error on the whole module)."""
+    parsed: list[tuple[int, ast.Module]] = []
+    for index, lines in cells:
+        try:
+            parsed.append((index, parse_cell("\n".join(lines))))
+        except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+            return None
+    units = units_of(parsed)
+    aliases = import_aliases(units)
+    kept = keep(units, aliases)
+    return _render(cells, units, kept)
+
+
+def keep(units: list[Unit], aliases: dict[str, str]) -> set[int]:
+    """Indexes of the units the slice keeps (see the module docstring)."""
+    binders: dict[str, list[int]] = {}
+    for unit in units:
+        for name in unit.binds:
+            binders.setdefault(name, []).append(unit.index)
+    writers: dict[str, frozenset[str]] = {}
+    for unit in units:
+        for node in unit.nodes:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and unit.global_writes:
+                writers[node.name] = unit.global_writes
+    kept: set[int] = set()
+    work = [u.index for u in units if u.root or changes_shared_state(u, aliases) is not None]
+    changes = {u.index: changed_names(u, aliases, writers) for u in units if not u.root}
+    object_names = {n for u in units if not u.is_import for n in u.binds}
+    read: set[str] = set()
+    while work:
+        while work:
+            index = work.pop()
+            if index in kept:
+                continue
+            kept.add(index)
+            unit = units[index]
+            read |= unit.now_reads | unit.later_reads
+            for name in unit.now_reads:
+                work.extend(i for i in binders.get(name, ()) if i < index)
+            for name in unit.later_reads:
+                work.extend(binders.get(name, ()))
+        watched = read & object_names
+        work = [i for i, names in changes.items() if i not in kept and names & watched]
+    return kept
+
+
+def _render(
+    cells: tuple[tuple[int, tuple[str, ...]], ...], units: list[Unit], kept: set[int]
+) -> SliceResult:
+    by_cell: dict[int, list[Unit]] = {}
+    for unit in units:
+        by_cell.setdefault(unit.cell, []).append(unit)
+    numbered: list[tuple[int, list[tuple[int, str]]]] = []
+    notes: list[Diagnostic] = []
+    for index, lines in cells:
+        cell_units = by_cell.get(index, [])
+        owner: dict[int, Unit] = {}
+        for unit in cell_units:
+            for number in range(unit.first, unit.last + 1):
+                owner[number] = unit
+        chosen: list[tuple[int, str]] = []
+        for number, line in enumerate(lines, start=1):
+            unit = owner.get(number) or _nearest(cell_units, number)
+            if unit is not None and unit.index in kept:
+                chosen.append((number, line))
+        if any(u.index in kept for u in cell_units):
+            numbered.append((index, chosen))
+        for unit in cell_units:
+            if unit.index not in kept:
+                notes.append(_left_out(unit, lines))
+    text, line_map = join_numbered(numbered)
+    return SliceResult(
+        text=text,
+        line_map=line_map,
+        diagnostics=tuple(notes),
+        kept_cells=tuple(i for i, _ in numbered),
+    )
+
+
+def _nearest(cell_units: list[Unit], number: int) -> Unit | None:
+    """The statement a blank or comment line belongs with: the next one, else the last."""
+    following = [u for u in cell_units if u.first > number]
+    if following:
+        return following[0]
+    return cell_units[-1] if cell_units else None
+
+
+def _left_out(unit: Unit, lines: tuple[str, ...]) -> Diagnostic:
+    first_line = lines[unit.first - 1] if unit.first <= len(lines) else ""
+    last_line = lines[unit.last - 1] if unit.last <= len(lines) else ""
+    bound = sorted(n for n in unit.binds if not n.startswith("__"))
+    why = (
+        f"binds {', '.join(bound[:4])}{'...' if len(bound) > 4 else ''}, which nothing served reads"
+        if bound
+        else "nothing served reads what it does"
+    )
+    span = Span(
+        line=unit.first,
+        column=0,
+        end_line=unit.last,
+        end_column=len(last_line),
+        cell=unit.cell,
+    )
+    return diag(
+        F012_LEFT_OUT,
+        f"left out by the slice: {short(first_line.strip(), 50)!r} ({why})",
+        span,
+    )
+
+
+__all__ = ["SliceResult", "changes_shared_state", "keep", "slice_cells", "units_of"]
