@@ -427,7 +427,8 @@ def markdown_table() -> str:
         "a test keeps them in sync. Codes are never renumbered.",
         "",
         "An `error` reason blocks generation and sets the capability's class; a `warning` "
-        "informs; a `note` records what svcc did (a notebook cell left out). `SVC-R` codes are readiness reasons attached to a capability; `SVC-F` codes "
+        "informs; a `note` records what svcc did (a notebook cell left out). `SVC-R` codes "
+        "are readiness reasons attached to a capability; `SVC-F` codes "
         "are front-end diagnostics attached to the module.",
         "",
         "| code | title | severity | dimension | class | explanation |",

@@ -14,7 +14,6 @@ notebook then runs at import, as before).
 """
 
 import json
-import re
 import warnings
 
 from svcc.compiler.diagnostics import Diagnostic, diag
@@ -24,9 +23,6 @@ from svcc.frontends.notebook._select import select_cells
 from svcc.frontends.notebook._slice import slice_cells
 from svcc.frontends.python import FrontendResult, lower_text, parse
 from svcc.ir.canonical import digest_bytes
-
-
-_MARKER = re.compile(r"^# %% \[cell (\d+)\]$", re.MULTILINE)
 
 
 def notebook_cells(data: bytes) -> list[Cell]:
@@ -136,10 +132,4 @@ def _place(d: Diagnostic) -> tuple[int, int]:
     return (span.cell or 0, span.line) if span is not None else (0, 0)
 
 
-def kept_cells(module_text: str) -> list[int]:
-    """The cells a notebook's served module holds, read from the cell markers the front
-    end writes (``# %% [cell N]``), for the manifest."""
-    return [int(m) for m in _MARKER.findall(module_text)]
-
-
-__all__ = ["kept_cells", "read_notebook"]
+__all__ = ["read_notebook"]

@@ -116,7 +116,9 @@ def convert(cells: list[Cell], parses: Callable[[str], bool]) -> Converted:
             continue
         kept.append((cell.index, tuple(cell_lines)))
     text, line_map = join(kept)
-    return Converted(text=text, line_map=line_map, diagnostics=tuple(diagnostics), cells=tuple(kept))
+    return Converted(
+        text=text, line_map=line_map, diagnostics=tuple(diagnostics), cells=tuple(kept)
+    )
 
 
 def marker(index: int) -> str:

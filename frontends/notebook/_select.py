@@ -29,6 +29,7 @@ EXPORT_DIRECTIVES: Final = frozenset({"export", "exports", "exporti"})
 # ``#| name`` or ``#| name: value`` (nbdev 2, Quarto); ``#export`` (nbdev 1, name only).
 _DIRECTIVE: Final = re.compile(r"#\s*\|\s*([\w-]+)\s*:?\s*(.*?)\s*$")
 _NBDEV1: Final = re.compile(r"#\s*(export|exports|exporti|default_exp)(?:\s+[\w.]+)?\s*$")
+_TRAILING_COMMENT: Final = re.compile(r"\s+#.*$")
 _SHOWN_ORDER: Final = 5  # out-of-order pairs named in the warning
 
 
@@ -49,7 +50,8 @@ def directives(source: str) -> dict[str, str]:
             break
         match = _DIRECTIVE.match(stripped)
         if match:
-            found.setdefault(match.group(1).lower(), match.group(2))
+            value = _TRAILING_COMMENT.sub("", match.group(2))
+            found.setdefault(match.group(1).lower(), value)
             continue
         old = _NBDEV1.match(stripped)
         if old:
@@ -67,7 +69,7 @@ def _skip_reason(cell: Cell, found: dict[str, str]) -> str | None:
     tag = next((t for t in SKIP_TAGS if t in cell.tags), None)
     if tag is not None:
         return f"tagged {tag!r}"
-    if HIDDEN_TAGS <= set(cell.tags):
+    if set(cell.tags) >= HIDDEN_TAGS:
         return "tagged 'remove-input' and 'remove-output'"
     if found.get("eval", "").strip().lower() == "false":
         return "marked '#| eval: false'"
@@ -102,10 +104,10 @@ def execution_order(cells: list[Cell]) -> list[Diagnostic]:
         count = cell.execution_count
         if count is None:
             continue
-        if highest is not None and highest.execution_count is not None:
-            if count < highest.execution_count:
-                pairs.append((highest, cell))
-                continue
+        above = highest.execution_count if highest is not None else None
+        if highest is not None and above is not None and count < above:
+            pairs.append((highest, cell))
+            continue
         highest = cell
     if not pairs:
         return []

@@ -40,50 +40,51 @@ from svcc.ir.model import Span
 # Methods that only read the object they are called on (pandas, numpy, str, dict, list
 # lookups): calling one at module level changes nothing a served function sees. A call with
 # ``inplace=True`` changes its object whatever the method.
-READ_ONLY_METHODS: Final = frozenset(
-    """
-    head tail describe info sample plot hist boxplot scatter bar barh pie kde area line
-    value_counts nunique unique isnull isna notnull notna count sum mean median mode std var
-    min max idxmin idxmax corr cov quantile round abs cumsum cumprod prod all any nlargest
-    nsmallest to_string to_numpy to_list tolist to_dict to_frame to_markdown to_html copy
-    items keys values get groupby agg aggregate apply map applymap transform filter query
-    select_dtypes drop dropna fillna replace rename reset_index set_index sort_values
-    sort_index merge join concat astype reshape flatten ravel transpose dot mean_squared_error
-    format lower upper strip lstrip rstrip split rsplit startswith endswith find index
-    memory_usage duplicated explode pivot pivot_table melt stack unstack resample rolling
-    expanding shift diff pct_change clip between isin where mask describe_option
-    """.split()
-)
+READ_ONLY_METHODS: Final = frozenset({
+    "head", "tail", "describe", "info", "sample", "plot", "hist", "boxplot", "scatter", "bar",
+    "barh", "pie", "kde", "area", "line", "value_counts", "nunique", "unique", "isnull", "isna",
+    "notnull", "notna", "count", "sum", "mean", "median", "mode", "std", "var", "min", "max",
+    "idxmin", "idxmax", "corr", "cov", "quantile", "round", "abs", "cumsum", "cumprod", "prod",
+    "all", "any", "nlargest", "nsmallest", "to_string", "to_numpy", "to_list", "tolist", "to_dict",
+    "to_frame", "to_markdown", "to_html", "copy", "items", "keys", "values", "get", "groupby",
+    "agg", "aggregate", "apply", "map", "applymap", "transform", "filter", "query",
+    "select_dtypes", "drop", "dropna", "fillna", "replace", "rename", "reset_index", "set_index",
+    "sort_values", "sort_index", "merge", "join", "concat", "astype", "reshape", "flatten",
+    "ravel", "transpose", "dot", "format", "lower", "upper", "strip",
+    "lstrip", "rstrip", "split", "rsplit", "startswith", "endswith", "find", "index",
+    "memory_usage", "duplicated", "explode", "pivot", "pivot_table", "melt", "stack", "unstack",
+    "resample", "rolling", "expanding", "shift", "diff", "pct_change", "clip", "between", "isin",
+    "where", "mask", "describe_option",
+})  # fmt: skip
 # Callables that only display or inspect their arguments.
-DISPLAY_FUNCTIONS: Final = frozenset(
-    """
-    print display repr str len type isinstance issubclass id hash sorted sum min max any all
-    enumerate zip range list tuple set dict frozenset round abs format int float bool vars
-    dir help iter reversed pprint.pprint IPython.display.display IPython.display.HTML
-    IPython.display.Markdown
-    """.split()
-)
+DISPLAY_FUNCTIONS: Final = frozenset({
+    "print", "display", "repr", "str", "len", "type", "isinstance", "issubclass", "id", "hash",
+    "sorted", "sum", "min", "max", "any", "all", "enumerate", "zip", "range", "list", "tuple",
+    "set", "dict", "frozenset", "round", "abs", "format", "int", "float", "bool", "vars", "dir",
+    "help", "iter", "reversed", "pprint.pprint", "IPython.display.display", "IPython.display.HTML",
+    "IPython.display.Markdown",
+})  # fmt: skip
 # Libraries whose calls draw: the data passed to them is not changed.
 DISPLAY_MODULES: Final = ("matplotlib", "seaborn", "plotly", "IPython.display", "pprint")
 # Module-level callables that change process state shared with every function.
-SHARED_STATE_CALLS: Final = frozenset(
-    """
-    numpy.random.seed random.seed torch.manual_seed torch.cuda.manual_seed
-    torch.cuda.manual_seed_all tensorflow.random.set_seed tensorflow.set_random_seed
-    tensorflow.compat.v1.set_random_seed transformers.set_seed pandas.set_option
-    pandas.reset_option numpy.set_printoptions numpy.seterr os.chdir os.putenv
-    sys.setrecursionlimit warnings.filterwarnings warnings.simplefilter matplotlib.use
-    matplotlib.rc matplotlib.style.use matplotlib.pyplot.style.use matplotlib.pyplot.rc
-    seaborn.set seaborn.set_theme seaborn.set_style seaborn.set_context seaborn.set_palette
-    logging.basicConfig logging.disable torch.set_default_dtype torch.set_grad_enabled
-    torch.set_num_threads nltk.download locale.setlocale socket.setdefaulttimeout
-    sklearn.set_config tqdm.pandas tqdm.tqdm.pandas tqdm.auto.tqdm.pandas
-    """.split()
-)
+SHARED_STATE_CALLS: Final = frozenset({
+    "numpy.random.seed", "random.seed", "torch.manual_seed", "torch.cuda.manual_seed",
+    "torch.cuda.manual_seed_all", "tensorflow.random.set_seed", "tensorflow.set_random_seed",
+    "tensorflow.compat.v1.set_random_seed", "transformers.set_seed", "pandas.set_option",
+    "pandas.reset_option", "numpy.set_printoptions", "numpy.seterr", "os.chdir", "os.putenv",
+    "sys.setrecursionlimit", "warnings.filterwarnings", "warnings.simplefilter", "matplotlib.use",
+    "matplotlib.rc", "matplotlib.style.use", "matplotlib.pyplot.style.use", "matplotlib.pyplot.rc",
+    "seaborn.set", "seaborn.set_theme", "seaborn.set_style", "seaborn.set_context",
+    "seaborn.set_palette", "logging.basicConfig", "logging.disable", "torch.set_default_dtype",
+    "torch.set_grad_enabled", "torch.set_num_threads", "nltk.download", "locale.setlocale",
+    "socket.setdefaulttimeout", "sklearn.set_config", "tqdm.pandas", "tqdm.tqdm.pandas",
+    "tqdm.auto.tqdm.pandas",
+})  # fmt: skip
 _SHARED_NAME: Final = re.compile(r"(set_\w+|seed|manual_seed|enable_\w+|disable_\w+)$")
-MUTATING_METHODS: Final = frozenset(
-    "append extend insert update setdefault pop popitem remove clear add discard".split()
-)
+MUTATING_METHODS: Final = frozenset({
+    "append", "extend", "insert", "update", "setdefault", "pop", "popitem", "remove", "clear",
+    "add", "discard",
+})  # fmt: skip
 
 
 @frozen(kw_only=True)
@@ -323,12 +324,12 @@ def _changed_through(target: ast.expr) -> Iterator[ast.expr]:
 def _is_display_call(callee: str | None) -> bool:
     if callee is None:
         return False
-    return callee in DISPLAY_FUNCTIONS or callee.startswith(
-        tuple(f"{m}." for m in DISPLAY_MODULES)
-    )
+    return callee in DISPLAY_FUNCTIONS or callee.startswith(tuple(f"{m}." for m in DISPLAY_MODULES))
 
 
-def changed_names(unit: Unit, aliases: dict[str, str], writers: dict[str, frozenset[str]]) -> set[str]:
+def changed_names(
+    unit: Unit, aliases: dict[str, str], writers: dict[str, frozenset[str]]
+) -> set[str]:
     """Names whose objects the statement may change without rebinding them."""
     changed: set[str] = set()
     for node in _top_level_nodes(unit):
@@ -382,7 +383,9 @@ def changes_shared_state(unit: Unit, aliases: dict[str, str]) -> str | None:
         last = callee.rsplit(".", 1)[-1]
         if callee.count(".") >= 2 and last in MUTATING_METHODS:
             return callee
-        if _SHARED_NAME.match(last) and not callee.startswith(tuple(f"{m}." for m in DISPLAY_MODULES)):
+        if _SHARED_NAME.match(last) and not callee.startswith(
+            tuple(f"{m}." for m in DISPLAY_MODULES)
+        ):
             return callee
     return None
 
