@@ -27,6 +27,7 @@ erring on keeping: a change through an alias (``a = X; a.append(1)``) is not see
 import ast
 import re
 import symtable
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Final
 
@@ -117,7 +118,9 @@ class SliceResult:
 
 def _scope_names(node: ast.stmt) -> tuple[set[str], set[str], set[str], set[str]]:
     """``(binds, now_reads, later_reads, global_writes)`` of one top-level statement."""
-    table = symtable.symtable(ast.unparse(node), "<cell>", "exec")
+    with warnings.catch_warnings():  # the compiler's SyntaxWarnings are not ours to print
+        warnings.simplefilter("ignore")
+        table = symtable.symtable(ast.unparse(node), "<cell>", "exec")
     binds: set[str] = set()
     now: set[str] = set()
     later: set[str] = set()
