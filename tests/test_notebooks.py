@@ -25,7 +25,9 @@ HELPERS = ["to_fahrenheit", "zscores", "frost_risk", "fit_line", "predict"]
 EXPLORATION_OUTPUTS = ("model.json", "temperature.png")
 
 
-def notebook(*cells: str | tuple[str, dict[str, Any]], metadata: dict[str, Any] | None = None) -> bytes:
+def notebook(
+    *cells: str | tuple[str, dict[str, Any]], metadata: dict[str, Any] | None = None
+) -> bytes:
     nb = nbformat.v4.new_notebook()
     nb.metadata.update(metadata or {})
     for number, cell in enumerate(cells, start=1):
@@ -119,7 +121,8 @@ def test_derived_name_clashing_with_a_reserved_one_is_refused(tmp_path: Path) ->
     path.write_text("def double(x: int) -> int:\n    return 2 * x\n")
     proc = run_svcc("generate", "rest", str(path), "--output-dir", str(tmp_path / "o"))
     assert proc.returncode == 2
-    assert "clashes" in proc.stderr and "'app'" in proc.stderr
+    assert "clashes" in proc.stderr
+    assert "'app'" in proc.stderr
     assert not (tmp_path / "o").exists()
 
 
@@ -246,7 +249,8 @@ def test_a_function_reading_a_trained_model_keeps_the_training() -> None:
         )
     )
     kept = kept_lines(analysis)
-    assert "model.fit(xs)" in kept and "xs = [1.0, 2.0]" in kept
+    assert "model.fit(xs)" in kept
+    assert "xs = [1.0, 2.0]" in kept
     assert "print(model.m)" not in kept
 
 
@@ -263,10 +267,11 @@ def test_a_cell_that_does_not_parse_is_reported_as_before() -> None:
     analysis = analyze_source(
         notebook("def f(:\n    pass"), path="nb.ipynb", module="nb", python_version="3.11"
     )
-    assert analysis.error is not None and analysis.error.code == "SVC-F001"
+    assert analysis.error is not None
+    assert analysis.error.code == "SVC-F001"
 
 
-# -- the analysis service sees what the CLI serves --------------------------------------------------
+# -- the analysis service sees what the CLI serves ---------------------------------------------
 
 
 def test_service_analysis_and_processing_use_the_slice() -> None:
@@ -284,7 +289,8 @@ def test_service_analysis_and_processing_use_the_slice() -> None:
     cli = analyze_file(EXAMPLE, python_version="3.11")
     processed = process_upload(data, "Weather Trends.ipynb", notebook=True)
     assert processed.split("\n", 1)[1] == cli.module_text
-    assert "plt.savefig" not in processed and "left out" in processed.split("\n", 1)[0]
+    assert "plt.savefig" not in processed
+    assert "left out" in processed.split("\n", 1)[0]
 
 
 # -- the example notebook served end to end -------------------------------------------------------

@@ -13,6 +13,7 @@ A notebook opts out with ``{"svcc": {"slice": false}}`` in its metadata (the who
 notebook then runs at import, as before).
 """
 
+import ast
 import json
 import warnings
 
@@ -94,19 +95,27 @@ def read_notebook(
             ir=None, diagnostics=(diag(F003_NOTEBOOK, str(exc), None),), module_text=None
         )
 
+    trees: dict[str, ast.Module] = {}  # each plain cell is parsed once, for both uses
+
     def parses(text: str) -> bool:
         try:
-            parse(text, python_version, path)
+            trees[text] = parse(text, python_version, path)
         except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
             return False
         return True
 
+    def tree(text: str) -> ast.Module:
+        found = trees.pop(text, None)
+        return found if found is not None else parse(text, python_version, path)
+
     selection = select_cells(cells)
     converted = convert(list(selection.cells), parses)
+    if not sliced:
+        trees.clear()
     text, line_map = converted.text, converted.line_map
     notes: tuple[Diagnostic, ...] = ()
     if sliced:
-        cut = slice_cells(converted.cells, lambda cell: parse(cell, python_version, path))
+        cut = slice_cells(converted.cells, tree)
         if cut is not None:
             text, line_map, notes = cut.text, cut.line_map, cut.diagnostics
     result = lower_text(

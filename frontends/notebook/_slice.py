@@ -26,8 +26,6 @@ erring on keeping: a change through an alias (``a = X; a.append(1)``) is not see
 
 import ast
 import re
-import symtable
-import warnings
 from collections.abc import Callable, Iterator
 from typing import Final
 
@@ -35,6 +33,7 @@ from attrs import field, frozen
 from svcc.compiler.diagnostics import Diagnostic, diag
 from svcc.compiler.diagnostics.codes import F012_LEFT_OUT
 from svcc.frontends.notebook._cells import join_numbered
+from svcc.frontends.notebook._scopes import statement_names
 from svcc.frontends.python import short
 from svcc.ir.model import Span
 
@@ -67,6 +66,7 @@ DISPLAY_FUNCTIONS: Final = frozenset({
 })  # fmt: skip
 # Libraries whose calls draw: the data passed to them is not changed.
 DISPLAY_MODULES: Final = ("matplotlib", "seaborn", "plotly", "IPython.display", "pprint")
+_DISPLAY_PREFIXES: Final = tuple(f"{m}." for m in DISPLAY_MODULES)
 # Module-level callables that change process state shared with every function.
 SHARED_STATE_CALLS: Final = frozenset({
     "numpy.random.seed", "random.seed", "torch.manual_seed", "torch.cuda.manual_seed",
@@ -116,63 +116,6 @@ class SliceResult:
 # -- facts -------------------------------------------------------------------------------------
 
 
-def _scope_names(node: ast.stmt) -> tuple[set[str], set[str], set[str], set[str]]:
-    """``(binds, now_reads, later_reads, global_writes)`` of one top-level statement."""
-    with warnings.catch_warnings():  # the compiler's SyntaxWarnings are not ours to print
-        warnings.simplefilter("ignore")
-        table = symtable.symtable(ast.unparse(node), "<cell>", "exec")
-    binds: set[str] = set()
-    now: set[str] = set()
-    later: set[str] = set()
-    writes: set[str] = set()
-    for sym in table.get_symbols():
-        if sym.is_referenced():
-            now.add(sym.get_name())
-        if sym.is_assigned() or sym.is_imported() or sym.is_namespace():
-            binds.add(sym.get_name())
-
-    def visit(child: symtable.SymbolTable, deferred: bool) -> None:
-        kind = child.get_type()
-        is_function = str(kind) in ("function", "FUNCTION")
-        comprehension = is_function and child.get_name() in (
-            "listcomp",
-            "setcomp",
-            "dictcomp",
-            "genexpr",
-        )
-        deferred = deferred or (is_function and not comprehension)
-        for sym in child.get_symbols():
-            if sym.is_global() and sym.is_referenced():
-                (later if deferred else now).add(sym.get_name())
-            if sym.is_declared_global() and sym.is_assigned():
-                writes.add(sym.get_name())
-        for grandchild in child.get_children():
-            visit(grandchild, deferred)
-
-    for child in table.get_children():
-        visit(child, False)
-    return binds, now, later, writes
-
-
-def _fallback_names(node: ast.stmt) -> tuple[set[str], set[str], set[str], set[str]]:
-    """Every name the statement stores and loads, anywhere in it: used when ``symtable``
-    refuses the statement (top-level ``await``); it errs on keeping."""
-    binds: set[str] = set()
-    reads: set[str] = set()
-    for sub in ast.walk(node):
-        if isinstance(sub, ast.Name):
-            (reads if isinstance(sub.ctx, ast.Load) else binds).add(sub.id)
-        elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            binds.add(sub.name)
-        elif isinstance(sub, (ast.Import, ast.ImportFrom)):
-            binds.update(_import_names(sub))
-    return binds, reads, reads, set()
-
-
-def _import_names(node: ast.Import | ast.ImportFrom) -> list[str]:
-    return [(a.asname or a.name).split(".")[0] for a in node.names if a.name != "*"]
-
-
 def _is_root(node: ast.stmt) -> bool:
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return True
@@ -194,10 +137,8 @@ def units_of(cells: list[tuple[int, ast.Module]]) -> list[Unit]:
         for node in module.body:
             first = min([node.lineno, *(d.lineno for d in _decorators(node))])
             last = node.end_lineno or node.lineno
-            try:
-                binds, now, later, writes = _scope_names(node)
-            except (SyntaxError, ValueError, RecursionError):
-                binds, now, later, writes = _fallback_names(node)
+            names = statement_names(node)
+            binds, now, later, writes = names.binds, names.now, names.later, names.global_writes
             previous = out[-1] if out else None
             if previous is not None and previous.cell == cell and first <= previous.last:
                 out[-1] = Unit(  # ``a = 1; b = 2``: one line, one unit
@@ -327,13 +268,26 @@ def _changed_through(target: ast.expr) -> Iterator[ast.expr]:
 def _is_display_call(callee: str | None) -> bool:
     if callee is None:
         return False
-    return callee in DISPLAY_FUNCTIONS or callee.startswith(tuple(f"{m}." for m in DISPLAY_MODULES))
+    return callee in DISPLAY_FUNCTIONS or callee.startswith(_DISPLAY_PREFIXES)
 
 
-def changed_names(
-    unit: Unit, aliases: dict[str, str], writers: dict[str, frozenset[str]]
-) -> set[str]:
-    """Names whose objects the statement may change without rebinding them."""
+@frozen
+class Effects:
+    """What a statement does besides binding names."""
+
+    shared_state: bool  # changes process state every function shares
+    changed: frozenset[str]  # names whose objects it may change without rebinding them
+
+
+def effects(unit: Unit, aliases: dict[str, str], writers: dict[str, frozenset[str]]) -> Effects:
+    """One walk over what the statement runs at import (see the module docstring).
+
+    Shared state: a call of a known setter through an import, a mutating method on a
+    module's attribute (``sys.path.append``), an assignment into a module
+    (``pd.options.x = 1``). A changed object: an assignment into it, a method on it that is
+    not read-only, ``inplace=``, passing it to a call that does not only display, calling a
+    local function that rebinds a global."""
+    shared = False
     changed: set[str] = set()
     for node in _top_level_nodes(unit):
         for target in _targets(node):
@@ -341,56 +295,46 @@ def changed_names(
                 root = _root_name(through)
                 if root is not None:
                     changed.add(root)
-        if not isinstance(node, ast.Call):
-            continue
-        func = node.func
-        if any(
-            k.arg == "inplace" and not (isinstance(k.value, ast.Constant) and not k.value.value)
-            for k in node.keywords
-        ):
-            root = _root_name(func)
-            if root is not None:
-                changed.add(root)
-        if isinstance(func, ast.Attribute) and func.attr not in READ_ONLY_METHODS:
-            root = _root_name(func.value)
-            if root is not None:
-                changed.add(root)
-        if isinstance(func, ast.Name) and func.id in writers:
-            changed |= writers[func.id]
-        if not _is_display_call(_dotted(func, aliases)):
-            for arg in [*node.args, *(k.value for k in node.keywords)]:
-                value = arg.value if isinstance(arg, ast.Starred) else arg
-                if isinstance(value, ast.Name):
-                    changed.add(value.id)
+                    shared = shared or root in aliases
+        if isinstance(node, ast.Call):
+            shared = shared or _shared_call(node, aliases)
+            changed |= _changed_by_call(node, aliases, writers)
+    return Effects(shared_state=shared, changed=frozenset(changed))
+
+
+def _shared_call(node: ast.Call, aliases: dict[str, str]) -> bool:
+    callee = _dotted(node.func, aliases)
+    if callee is None or _root_name(node.func) not in aliases:
+        return False
+    last = callee.rsplit(".", 1)[-1]
+    return (
+        callee in SHARED_STATE_CALLS
+        or (callee.count(".") >= 2 and last in MUTATING_METHODS)
+        or (bool(_SHARED_NAME.match(last)) and not callee.startswith(_DISPLAY_PREFIXES))
+    )
+
+
+def _changed_by_call(
+    node: ast.Call, aliases: dict[str, str], writers: dict[str, frozenset[str]]
+) -> set[str]:
+    changed: set[str] = set()
+    func = node.func
+    inplace = any(
+        k.arg == "inplace" and not (isinstance(k.value, ast.Constant) and not k.value.value)
+        for k in node.keywords
+    )
+    if inplace or (isinstance(func, ast.Attribute) and func.attr not in READ_ONLY_METHODS):
+        root = _root_name(func.value if isinstance(func, ast.Attribute) else func)
+        if root is not None:
+            changed.add(root)
+    if isinstance(func, ast.Name) and func.id in writers:
+        changed |= writers[func.id]
+    if not _is_display_call(_dotted(func, aliases)):
+        for arg in [*node.args, *(k.value for k in node.keywords)]:
+            value = arg.value if isinstance(arg, ast.Starred) else arg
+            if isinstance(value, ast.Name):
+                changed.add(value.id)
     return changed
-
-
-def changes_shared_state(unit: Unit, aliases: dict[str, str]) -> str | None:
-    """What the statement does to process state every function shares, or ``None``: a call
-    of a known setter through an import, a mutating method on a module's attribute
-    (``sys.path.append``), or an assignment into a module (``pd.options.x = 1``)."""
-    for node in _top_level_nodes(unit):
-        for target in _targets(node):
-            for through in _changed_through(target):
-                root = _root_name(through)
-                if root in aliases:
-                    return ast.unparse(through)
-        if not isinstance(node, ast.Call):
-            continue
-        callee = _dotted(node.func, aliases)
-        root = _root_name(node.func)
-        if callee is None or root not in aliases:
-            continue
-        if callee in SHARED_STATE_CALLS:
-            return callee
-        last = callee.rsplit(".", 1)[-1]
-        if callee.count(".") >= 2 and last in MUTATING_METHODS:
-            return callee
-        if _SHARED_NAME.match(last) and not callee.startswith(
-            tuple(f"{m}." for m in DISPLAY_MODULES)
-        ):
-            return callee
-    return None
 
 
 # -- the slice ---------------------------------------------------------------------------------
@@ -426,8 +370,9 @@ def keep(units: list[Unit], aliases: dict[str, str]) -> set[int]:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and unit.global_writes:
                 writers[node.name] = unit.global_writes
     kept: set[int] = set()
-    work = [u.index for u in units if u.root or changes_shared_state(u, aliases) is not None]
-    changes = {u.index: changed_names(u, aliases, writers) for u in units if not u.root}
+    found = {u.index: effects(u, aliases, writers) for u in units if not u.root}
+    work = [u.index for u in units if u.root or found[u.index].shared_state]
+    changes = {i: e.changed for i, e in found.items() if e.changed}
     object_names = {n for u in units if not u.is_import for n in u.binds}
     read: set[str] = set()
     while work:
@@ -457,15 +402,12 @@ def _render(
     notes: list[Diagnostic] = []
     for index, lines in cells:
         cell_units = by_cell.get(index, [])
-        owner: dict[int, Unit] = {}
-        for unit in cell_units:
-            for number in range(unit.first, unit.last + 1):
-                owner[number] = unit
-        chosen: list[tuple[int, str]] = []
-        for number, line in enumerate(lines, start=1):
-            unit = owner.get(number) or _nearest(cell_units, number)
-            if unit is not None and unit.index in kept:
-                chosen.append((number, line))
+        owner = _owners(cell_units, len(lines))
+        chosen = [
+            (number, line)
+            for number, line in enumerate(lines, start=1)
+            if owner[number] is not None and owner[number] in kept
+        ]
         if any(u.index in kept for u in cell_units):
             numbered.append((index, chosen))
         for unit in cell_units:
@@ -480,12 +422,21 @@ def _render(
     )
 
 
-def _nearest(cell_units: list[Unit], number: int) -> Unit | None:
-    """The statement a blank or comment line belongs with: the next one, else the last."""
-    following = [u for u in cell_units if u.first > number]
-    if following:
-        return following[0]
-    return cell_units[-1] if cell_units else None
+def _owners(cell_units: list[Unit], count: int) -> list[int | None]:
+    """For each line of a cell (1-based; index 0 unused), the unit it goes with: its own
+    statement's, and for a blank or comment line the next statement's (a comment above a
+    definition stays with it), else the last one's."""
+    owner: list[int | None] = [None] * (count + 1)
+    for unit in cell_units:
+        for number in range(unit.first, min(unit.last, count) + 1):
+            owner[number] = unit.index
+    following = cell_units[-1].index if cell_units else None
+    for number in range(count, 0, -1):
+        if owner[number] is None:
+            owner[number] = following
+        else:
+            following = owner[number]
+    return owner
 
 
 def _left_out(unit: Unit, lines: tuple[str, ...]) -> Diagnostic:
@@ -511,4 +462,4 @@ def _left_out(unit: Unit, lines: tuple[str, ...]) -> Diagnostic:
     )
 
 
-__all__ = ["SliceResult", "changes_shared_state", "keep", "slice_cells", "units_of"]
+__all__ = ["Effects", "SliceResult", "effects", "keep", "slice_cells", "units_of"]
