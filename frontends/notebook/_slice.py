@@ -54,7 +54,9 @@ READ_ONLY_METHODS: Final = frozenset({
     "lstrip", "rstrip", "split", "rsplit", "startswith", "endswith", "find", "index",
     "memory_usage", "duplicated", "explode", "pivot", "pivot_table", "melt", "stack", "unstack",
     "resample", "rolling", "expanding", "shift", "diff", "pct_change", "clip", "between", "isin",
-    "where", "mask", "describe_option",
+    "where", "mask", "describe_option", "predict", "predict_proba", "predict_log_proba",
+    "decision_function", "score", "get_params", "inverse_transform", "kneighbors",
+    "summary", "evaluate", "get_feature_names_out", "get_support", "show", "savefig",
 })  # fmt: skip
 # Callables that only display or inspect their arguments.
 DISPLAY_FUNCTIONS: Final = frozenset({
@@ -64,9 +66,26 @@ DISPLAY_FUNCTIONS: Final = frozenset({
     "help", "iter", "reversed", "pprint.pprint", "IPython.display.display", "IPython.display.HTML",
     "IPython.display.Markdown",
 })  # fmt: skip
+# Library functions that change an argument in place (any other function reached through an
+# import is read as leaving its arguments alone, except through ``out=``); a function of the
+# notebook itself, or an object's method, may change whatever it is given.
+IN_PLACE_FUNCTIONS: Final = frozenset({
+    "random.shuffle", "numpy.random.shuffle", "numpy.copyto", "numpy.put", "numpy.place",
+    "numpy.putmask", "numpy.fill_diagonal", "numpy.put_along_axis", "heapq.heappush",
+    "heapq.heappop", "heapq.heapify", "heapq.heappushpop", "heapq.heapreplace", "bisect.insort",
+    "bisect.insort_left", "bisect.insort_right", "numpy.add.at", "numpy.subtract.at",
+    "numpy.multiply.at", "copy.copyto",
+})  # fmt: skip
 # Libraries whose calls draw: the data passed to them is not changed.
 DISPLAY_MODULES: Final = ("matplotlib", "seaborn", "plotly", "IPython.display", "pprint")
 _DISPLAY_PREFIXES: Final = tuple(f"{m}." for m in DISPLAY_MODULES)
+# Libraries whose settings only change how things are drawn or printed, and such settings of
+# other libraries: a statement changing only those is kept when the served code uses that
+# library (a plot style matters to a plotting helper, not to a text helper).
+DISPLAY_LIBRARIES: Final = frozenset({"matplotlib", "seaborn", "plotly", "IPython"})
+DISPLAY_SETTINGS: Final = frozenset(
+    {"pandas.set_option", "pandas.reset_option", "numpy.set_printoptions"}
+)
 # Module-level callables that change process state shared with every function.
 SHARED_STATE_CALLS: Final = frozenset({
     "numpy.random.seed", "random.seed", "torch.manual_seed", "torch.cuda.manual_seed",
@@ -277,6 +296,9 @@ class Effects:
 
     shared_state: bool  # changes process state every function shares
     changed: frozenset[str]  # names whose objects it may change without rebinding them
+    # The library whose display settings are all the shared state it changes (a plot style,
+    # pandas display options): that state matters only to code using that library.
+    display: str | None = None
 
 
 def effects(unit: Unit, aliases: dict[str, str], writers: dict[str, frozenset[str]]) -> Effects:
@@ -287,7 +309,7 @@ def effects(unit: Unit, aliases: dict[str, str], writers: dict[str, frozenset[st
     (``pd.options.x = 1``). A changed object: an assignment into it, a method on it that is
     not read-only, ``inplace=``, passing it to a call that does not only display, calling a
     local function that rebinds a global."""
-    shared = False
+    touched: list[str] = []  # the dotted names of the shared state it changes
     changed: set[str] = set()
     for node in _top_level_nodes(unit):
         for target in _targets(node):
@@ -295,11 +317,31 @@ def effects(unit: Unit, aliases: dict[str, str], writers: dict[str, frozenset[st
                 root = _root_name(through)
                 if root is not None:
                     changed.add(root)
-                    shared = shared or root in aliases
+                    if root in aliases:
+                        touched.append(_dotted_target(through, aliases))
         if isinstance(node, ast.Call):
-            shared = shared or _shared_call(node, aliases)
+            if _shared_call(node, aliases):
+                touched.append(_dotted(node.func, aliases) or "")
             changed |= _changed_by_call(node, aliases, writers)
-    return Effects(shared_state=shared, changed=frozenset(changed))
+    libraries = {_display_library(name) for name in touched}
+    display = libraries.pop() if len(libraries) == 1 else None
+    return Effects(shared_state=bool(touched), changed=frozenset(changed), display=display)
+
+
+def _dotted_target(node: ast.expr, aliases: dict[str, str]) -> str:
+    """``pd.options.display.max_rows`` / ``plt.rcParams["x"]`` as a dotted name."""
+    while isinstance(node, ast.Subscript):
+        node = node.value
+    return _dotted(node, aliases) or ""
+
+
+def _display_library(dotted: str) -> str | None:
+    top = dotted.split(".", 1)[0]
+    if top in DISPLAY_LIBRARIES or dotted in DISPLAY_SETTINGS:
+        return top
+    if dotted.startswith("pandas.options."):
+        return "pandas"
+    return None
 
 
 def _shared_call(node: ast.Call, aliases: dict[str, str]) -> bool:
@@ -329,7 +371,14 @@ def _changed_by_call(
             changed.add(root)
     if isinstance(func, ast.Name) and func.id in writers:
         changed |= writers[func.id]
-    if not _is_display_call(_dotted(func, aliases)):
+    callee = _dotted(func, aliases)
+    library = _root_name(func) in aliases and callee not in IN_PLACE_FUNCTIONS
+    for keyword in node.keywords:
+        if keyword.arg == "out":
+            root = _root_name(keyword.value)
+            if root is not None:
+                changed.add(root)
+    if not library and not _is_display_call(callee):
         for arg in [*node.args, *(k.value for k in node.keywords)]:
             value = arg.value if isinstance(arg, ast.Starred) else arg
             if isinstance(value, ast.Name):
@@ -354,12 +403,13 @@ def slice_cells(
             return None
     units = units_of(parsed)
     aliases = import_aliases(units)
-    kept = keep(units, aliases)
-    return _render(cells, units, kept)
+    kept, display = keep(units, aliases)
+    return _render(cells, units, kept, display)
 
 
-def keep(units: list[Unit], aliases: dict[str, str]) -> set[int]:
-    """Indexes of the units the slice keeps (see the module docstring)."""
+def keep(units: list[Unit], aliases: dict[str, str]) -> tuple[set[int], dict[int, str]]:
+    """Indexes of the units the slice keeps (see the module docstring), and for each
+    display-settings statement left out, the library whose settings it changes."""
     binders: dict[str, list[int]] = {}
     for unit in units:
         for name in unit.binds:
@@ -371,7 +421,10 @@ def keep(units: list[Unit], aliases: dict[str, str]) -> set[int]:
                 writers[node.name] = unit.global_writes
     kept: set[int] = set()
     found = {u.index: effects(u, aliases, writers) for u in units if not u.root}
-    work = [u.index for u in units if u.root or found[u.index].shared_state]
+    display = {i: e.display for i, e in found.items() if e.shared_state and e.display}
+    work = [
+        u.index for u in units if u.root or (found[u.index].shared_state and u.index not in display)
+    ]
     changes = {i: e.changed for i, e in found.items() if e.changed}
     object_names = {n for u in units if not u.is_import for n in u.binds}
     read: set[str] = set()
@@ -389,11 +442,16 @@ def keep(units: list[Unit], aliases: dict[str, str]) -> set[int]:
                 work.extend(binders.get(name, ()))
         watched = read & object_names
         work = [i for i, names in changes.items() if i not in kept and names & watched]
-    return kept
+        used = {aliases[n].split(".", 1)[0] for n in read if n in aliases}
+        work += [i for i, library in display.items() if i not in kept and library in used]
+    return kept, {i: library for i, library in display.items() if i not in kept}
 
 
 def _render(
-    cells: tuple[tuple[int, tuple[str, ...]], ...], units: list[Unit], kept: set[int]
+    cells: tuple[tuple[int, tuple[str, ...]], ...],
+    units: list[Unit],
+    kept: set[int],
+    display: dict[int, str],
 ) -> SliceResult:
     by_cell: dict[int, list[Unit]] = {}
     for unit in units:
@@ -412,7 +470,7 @@ def _render(
             numbered.append((index, chosen))
         for unit in cell_units:
             if unit.index not in kept:
-                notes.append(_left_out(unit, lines))
+                notes.append(_left_out(unit, lines, display.get(unit.index)))
     text, line_map = join_numbered(numbered)
     return SliceResult(
         text=text,
@@ -439,15 +497,17 @@ def _owners(cell_units: list[Unit], count: int) -> list[int | None]:
     return owner
 
 
-def _left_out(unit: Unit, lines: tuple[str, ...]) -> Diagnostic:
+def _left_out(unit: Unit, lines: tuple[str, ...], display: str | None) -> Diagnostic:
     first_line = lines[unit.first - 1] if unit.first <= len(lines) else ""
     last_line = lines[unit.last - 1] if unit.last <= len(lines) else ""
     bound = sorted(n for n in unit.binds if not n.startswith("__"))
-    why = (
-        f"binds {', '.join(bound[:4])}{'...' if len(bound) > 4 else ''}, which nothing served reads"
-        if bound
-        else "nothing served reads what it does"
-    )
+    names = ", ".join(bound[:4]) + ("..." if len(bound) > 4 else "")
+    if display:
+        why = f"changes {display} display settings, and nothing served uses {display}"
+    elif bound:
+        why = f"binds {names}, which nothing served reads"
+    else:
+        why = "nothing served reads what it does"
     span = Span(
         line=unit.first,
         column=0,
