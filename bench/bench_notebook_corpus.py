@@ -153,7 +153,9 @@ def serve_and_call(
     outcome: dict[str, Any] = {"started": False, "calls": {}}
     with tempfile.TemporaryDirectory() as tmp:
         bundle = Path(tmp) / "bundle"
-        _, tree = emit_analysis(analysis, get_target("rest"), requirements=requirements)
+        _, tree = emit_analysis(
+            analysis, get_target("rest"), select=",".join(names), requirements=requirements
+        )
         write_tree(tree, bundle)
         openapi = json.loads((bundle / "openapi.json").read_text())
         defs = openapi.get("components", {}).get("schemas", {})

@@ -269,6 +269,28 @@ def test_a_function_reading_a_trained_model_keeps_the_training() -> None:
     assert "print(model.m)" not in kept
 
 
+def test_future_imports_move_to_the_top(tmp_path: Path) -> None:
+    """Jupyter compiles cells one by one, so `from __future__` may open a later cell; the
+    served module must start with it or it does not import."""
+    path = tmp_path / "future.ipynb"
+    path.write_bytes(
+        notebook(
+            "import math",
+            "from __future__ import annotations\n\ndef root(x: float) -> float:\n"
+            "    return math.sqrt(x)",
+        )
+    )
+    analysis = analyze_file(path, python_version="3.11")
+    assert analysis.module_text.startswith(
+        "# %% [cell 2]\nfrom __future__ import annotations\n# %% [cell 1]\nimport math\n"
+    )
+    compile(analysis.module_text, "future.py", "exec")  # what the server's import does
+    out = tmp_path / "bundle"
+    generate(path, out)
+    with serving(out) as server, server.client() as client:
+        assert client.post("/capabilities/root", json={"x": 9}).json() == 3.0
+
+
 def test_notebook_metadata_opts_out_of_slicing() -> None:
     data = notebook(
         "print('exploring')", "def one() -> int:\n    return 1", metadata={"svcc": {"slice": False}}

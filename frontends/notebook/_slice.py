@@ -456,7 +456,19 @@ def _render(
     by_cell: dict[int, list[Unit]] = {}
     for unit in units:
         by_cell.setdefault(unit.cell, []).append(unit)
+    # Jupyter compiles each cell alone, so `from __future__` may open any cell; a module
+    # takes it only at its top: those imports go first (their spans keep their cells).
+    future = {u.index for u in units if u.root and all(_is_future(n) for n in u.nodes)}
     numbered: list[tuple[int, list[tuple[int, str]]]] = []
+    for index, lines in cells:
+        hoisted = [
+            (number, lines[number - 1])
+            for u in by_cell.get(index, [])
+            if u.index in future
+            for number in range(u.first, min(u.last, len(lines)) + 1)
+        ]
+        if hoisted:
+            numbered.append((index, hoisted))
     notes: list[Diagnostic] = []
     for index, lines in cells:
         cell_units = by_cell.get(index, [])
@@ -464,9 +476,9 @@ def _render(
         chosen = [
             (number, line)
             for number, line in enumerate(lines, start=1)
-            if owner[number] is not None and owner[number] in kept
+            if owner[number] is not None and owner[number] in kept - future
         ]
-        if any(u.index in kept for u in cell_units):
+        if any(u.index in kept - future for u in cell_units):
             numbered.append((index, chosen))
         for unit in cell_units:
             if unit.index not in kept:
@@ -476,8 +488,12 @@ def _render(
         text=text,
         line_map=line_map,
         diagnostics=tuple(notes),
-        kept_cells=tuple(i for i, _ in numbered),
+        kept_cells=tuple(sorted({i for i, _ in numbered})),
     )
+
+
+def _is_future(node: ast.stmt) -> bool:
+    return isinstance(node, ast.ImportFrom) and node.module == "__future__"
 
 
 def _owners(cell_units: list[Unit], count: int) -> list[int | None]:
