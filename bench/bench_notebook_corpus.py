@@ -92,7 +92,9 @@ def eligible(analysis: Analysis) -> list[str]:
     return [a.name for a in analysis.readiness.assessments if a.klass == "eligible"]
 
 
-def analyse(data: bytes, path: str, requirements: DeclaredRequirements, *, before: bool) -> Analysis | None:
+def analyse(
+    data: bytes, path: str, requirements: DeclaredRequirements, *, before: bool
+) -> Analysis | None:
     stem = Path(path).stem
     if before:
         if not stem.isidentifier():
@@ -113,7 +115,7 @@ def analyse(data: bytes, path: str, requirements: DeclaredRequirements, *, befor
         return None
 
 
-def sample(schema: dict[str, Any], defs: dict[str, Any]) -> Any:  # noqa: PLR0911 -- one per JSON type
+def sample(schema: dict[str, Any], defs: dict[str, Any]) -> Any:
     """A small valid value for a JSON schema (enough for the shapes helpers declare)."""
     if "$ref" in schema:
         return sample(defs.get(schema["$ref"].rsplit("/", 1)[-1], {}), defs)
@@ -198,9 +200,16 @@ def serve_and_call(
                 except urllib.error.HTTPError as exc:
                     status = exc.code
                 outcome["calls"][name] = status
+            capability = analysis.ir.capability(name) if analysis.ir else None
+            if capability is not None and any(
+                p.annotation is None or p.annotation in ("Any", "object") for p in capability.params
+            ):
+                outcome.setdefault("untyped", []).append(name)
             text = log.read_text(errors="replace")
             outcome["name_errors"] = text.count("NameError")
-            outcome["log"] = text[-3000:] if any(s >= 500 for s in outcome["calls"].values()) else ""
+            outcome["log"] = (
+                text[-3000:] if any(s >= 500 for s in outcome["calls"].values()) else ""
+            )
         finally:
             proc.terminate()
             try:
@@ -239,8 +248,17 @@ def main() -> None:
             if names and new is not None:
                 totals["with_helpers"] += 1
                 if args.serve:
-                    served.append((f"{repo}:{path}", names, serve_and_call(new, names, requirements, args.python)))
-        print(f"{repo}: {counts['notebooks']} notebooks, eligible helpers before {counts['before']}, after {counts['after']}")
+                    served.append(
+                        (
+                            f"{repo}:{path}",
+                            names,
+                            serve_and_call(new, names, requirements, args.python),
+                        )
+                    )
+        print(
+            f"{repo}: {counts['notebooks']} notebooks, eligible helpers before "
+            f"{counts['before']}, after {counts['after']}"
+        )
         for key in ("notebooks", "before", "after"):
             totals[key] += counts[key]
     print(
@@ -252,11 +270,19 @@ def main() -> None:
         started = sum(1 for _, _, o in served if o["started"])
         calls = [s for _, _, o in served for s in o["calls"].values()]
         name_errors = sum(o.get("name_errors", 0) for _, _, o in served)
+        typed_5xx = [
+            f"{where}:{name}"
+            for where, _, o in served
+            for name, status in o["calls"].items()
+            if status >= 500 and name not in o.get("untyped", [])
+        ]
         print(
             f"served: {started}/{len(served)} bundles started; {len(calls)} calls: "
             f"{sum(1 for s in calls if s == 200)} answered 200, "
-            f"{sum(1 for s in calls if 400 <= s < 500)} 4xx, {sum(1 for s in calls if s >= 500)} 5xx; "
-            f"NameError in logs: {name_errors}"
+            f"{sum(1 for s in calls if 400 <= s < 500)} 4xx, "
+            f"{sum(1 for s in calls if s >= 500)} 5xx; "
+            f"NameError in logs: {name_errors}; 5xx of helpers whose parameters are all "
+            f"annotated: {len(typed_5xx)} {typed_5xx}"
         )
         for where, _, outcome in served:
             if not outcome["started"] or any(s >= 500 for s in outcome["calls"].values()):
