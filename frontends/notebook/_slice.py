@@ -484,6 +484,18 @@ def _render(
             if unit.index not in kept:
                 notes.append(_left_out(unit, lines, display.get(unit.index)))
     text, line_map = join_numbered(numbered)
+    if notes:  # what `inspect` says the served module holds, in one line
+        cells_kept = sorted({i for i, _ in numbered})
+        shown = ", ".join(map(str, cells_kept)) if cells_kept else "none"
+        notes.insert(
+            0,
+            diag(
+                F012_LEFT_OUT,
+                f"the slice keeps {len(kept)} of {len(units)} top-level statements "
+                f"(cells {shown}); each statement left out is noted below",
+                None,
+            ),
+        )
     return SliceResult(
         text=text,
         line_map=line_map,
