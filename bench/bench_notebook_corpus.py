@@ -200,11 +200,12 @@ def serve_and_call(
                 except urllib.error.HTTPError as exc:
                     status = exc.code
                 outcome["calls"][name] = status
-            capability = analysis.ir.capability(name) if analysis.ir else None
-            if capability is not None and any(
-                p.annotation is None or p.annotation in ("Any", "object") for p in capability.params
-            ):
-                outcome.setdefault("untyped", []).append(name)
+                capability = analysis.ir.capability(name) if analysis.ir else None
+                if capability is not None and any(
+                    p.annotation is None or p.annotation in ("Any", "object")
+                    for p in capability.params
+                ):
+                    outcome.setdefault("untyped", []).append(name)
             text = log.read_text(errors="replace")
             outcome["name_errors"] = text.count("NameError")
             outcome["log"] = (
