@@ -13,7 +13,7 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-from attrs import frozen
+from attrs import evolve, frozen
 from svcc.compiler.closure import EMPTY, LocalClosure
 from svcc.compiler.diagnostics import Diagnostic
 from svcc.compiler.errors import InputError
@@ -159,8 +159,11 @@ def analyze_source(
     nor the IR, such as the CLI's text table, which then never builds the cattrs converter
     (``ir_json`` is encoded only if asked for)."""
     data = source.encode("utf-8") if isinstance(source, str) else source
+    from svcc.frontends.module_names import derive_module_name, derived_name_note
+
     fmt = source_format or source_format_of(path)
-    name = module if module is not None else name_parts(path)[0]
+    stem = name_parts(path)[0]
+    name = module if module is not None else derive_module_name(stem) or stem
     if check_name:
         check_module_name(name)
     version = version_tuple(python_version)
@@ -174,6 +177,9 @@ def analyze_source(
         result = read_python(
             data, path=path, module=name, python_version=version, encoding=encoding
         )
+    note = derived_name_note(stem, name)
+    if note is not None:  # the name the user sees in every capability id is said once
+        result = evolve(result, diagnostics=(note, *result.diagnostics))
     readiness = None
     local_files: tuple[tuple[str, bytes], ...] = ()
     if result.ir is not None:
@@ -270,7 +276,10 @@ def layout_of(
     absolute = os.path.abspath(path)
     is_package = os.path.basename(absolute) == "__init__.py"
     if module_name is None:
+        from svcc.frontends.module_names import derive_dotted
+
         root, module = source_root(absolute)
+        module = derive_dotted(module)  # `Gradient Descent.ipynb` -> gradient_descent
         if is_package and "." in module:
             module = module.rpartition(".")[0]
         else:

@@ -180,10 +180,10 @@ class Refused(Exception):
 
 def module_for(filename: str) -> str:
     """A module name for an uploaded file: its stem with non-identifier characters replaced."""
-    stem = PurePosixPath(filename).stem
-    cleaned = "".join(c if c.isalnum() or c == "_" else "_" for c in stem) or "module"
-    cleaned = cleaned if cleaned.isascii() else "".join(c if c.isascii() else "_" for c in cleaned)
-    return cleaned if not cleaned[0].isdigit() else f"m_{cleaned}"
+    from svcc.frontends.module_names import derive_module_name
+
+    name = derive_module_name(PurePosixPath(filename).stem) or "module"
+    return "".join(c if c.isascii() else "_" for c in name)  # ids travel in URLs: ASCII
 
 
 def encode(document: Any) -> bytes:
@@ -256,7 +256,11 @@ def process_upload(data: bytes, name: str, notebook: bool) -> str:
     removed = sum(1 for d in analysis.diagnostics if d.code in ("SVC-F004", "SVC-F005", "SVC-F006"))
     header = f"# Processed by svcc from {name}"
     if notebook:
-        header += f" (notebook; {removed} magic or shell lines removed)"
+        left_out = sum(1 for d in analysis.diagnostics if d.code == "SVC-F012")
+        header += (
+            f" (notebook; {removed} magic or shell lines removed; "
+            f"{left_out} cells or statements left out, as the CLI serves it)"
+        )
     return f"{header}\n{analysis.module_text}"
 
 

@@ -72,6 +72,7 @@ TRIGGERED_ELSEWHERE = {
     "SVC-F011": "tests/test_repository.py::test_configured_source_roots_hidden_and_build_folders",
     "SVC-R022": "tests/test_hostile_inputs.py::test_governed_return_never_json_is_refused",
     "SVC-R054": "tests/test_types_governed.py::test_governed_refuses_parameters_that_need_objects",
+    "SVC-F013": "tests/test_notebooks.py::test_name_with_spaces_is_derived_and_reported",
 }
 
 

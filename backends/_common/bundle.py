@@ -104,12 +104,22 @@ def with_manifest(
             "original": ir.source.path,
             "original_digest": ir.source.sha256,
             "format": ir.source.format,
+            **_notebook_cells(ir),
         },
         "ir_digest": digest_bytes(files[IR_FILE]),
         "readiness_digest": digest_bytes(files[READINESS_FILE]),
         "files": {path: digest_bytes(data) for path, data in sorted(files.items())},
     }
     return FileTree.of({**files, name: canonical_json(manifest)})
+
+
+def _notebook_cells(ir: ModuleIR) -> dict[str, Any]:
+    """For a notebook, the cells its served module holds (the IR's statements say where
+    each one sits); the others were left out by their tags, nbdev directives or the
+    slice, and ``readiness.json`` says why, cell by cell."""
+    if ir.source.format != "notebook":
+        return {}
+    return {"cells_kept": sorted({s.span.cell for s in ir.statements if s.span.cell})}
 
 
 def assemble(

@@ -14,7 +14,7 @@ from typing import Final, Literal
 from attrs import frozen
 from svcc.ir.record import Record
 
-Severity = Literal["error", "warning"]
+Severity = Literal["error", "warning", "note"]
 Dimension = Literal["binding", "inputs", "outputs", "execution", "source"]
 ReadinessClass = Literal["eligible", "conditional", "unsupported", "ambiguous"]
 
@@ -436,6 +436,40 @@ R054_GOVERNED_CONVERSION: Final = _code(
 )
 
 
+# --- notebooks as data scientists write them ----------------------------------------------------
+F012_LEFT_OUT: Final = _code(
+    "SVC-F012",
+    "notebook code left out of the module",
+    "note",
+    "source",
+    None,
+    "A notebook cell tagged `skip-execution`, `remove-cell`, `svcc:skip` or both "
+    "`remove-input` and `remove-output`, marked `#| eval: false`, or not exported in a notebook "
+    "that uses nbdev `#| export` directives; or a module-level statement the slice left out "
+    "because nothing the served functions read depends on it (a plot, a `print`, a training "
+    "loop). The served module never runs it.",
+)
+F013_DERIVED_NAME: Final = _code(
+    "SVC-F013",
+    "module name derived from the file name",
+    "note",
+    "source",
+    None,
+    "The file's stem is not a Python identifier (`Gradient Descent.ipynb`), so the module is "
+    "named from it (`gradient_descent`); `--module-name NAME` names it explicitly.",
+)
+F014_EXECUTION_ORDER: Final = _code(
+    "SVC-F014",
+    "notebook cells executed out of order",
+    "warning",
+    "source",
+    None,
+    "The saved execution counts do not increase from top to bottom: the notebook was run in "
+    "another order than the one the served module runs its cells in (top to bottom), so its "
+    "results may depend on that order; the message names the cells.",
+)
+
+
 def markdown_table() -> str:
     """The body of ``docs/diagnostics.md``."""
     lines = [
@@ -446,7 +480,8 @@ def markdown_table() -> str:
         "a test keeps them in sync. Codes are never renumbered.",
         "",
         "An `error` reason blocks generation and sets the capability's class; a `warning` "
-        "informs. `SVC-R` codes are readiness reasons attached to a capability; `SVC-F` codes "
+        "informs; a `note` records what svcc did (a notebook cell left out). `SVC-R` codes "
+        "are readiness reasons attached to a capability; `SVC-F` codes "
         "are front-end diagnostics attached to the module.",
         "",
         "| code | title | severity | dimension | class | explanation |",

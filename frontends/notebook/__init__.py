@@ -1,21 +1,39 @@
 """The notebook front end: ``.ipynb`` bytes → one Python module → the Python front end.
 
-nbformat reads and validates the notebook (a corrupt one is an ``SVC-F003`` error);
-spans in the IR point back at (cell, line).
+nbformat reads and validates the notebook (a corrupt one is an ``SVC-F003`` error); the
+cells that form the module are selected by their tags and nbdev directives (``_select``),
+IPython syntax is removed (``_cells``), and the module is sliced to what its functions need
+(``_slice``): the served module is the sliced one, and every cell or statement left out is
+an ``SVC-F012`` note. Spans in the IR point back at (cell, line).
+
+Slicing is the default for notebooks: a notebook's top-level code is exploration (plots,
+prints, training) that a served module would run at every start, and the slice keeps
+everything the functions read, so they behave as after running the notebook top to bottom.
+A notebook opts out with ``{"svcc": {"slice": false}}`` in its metadata (the whole
+notebook then runs at import, as before).
 """
 
+import ast
 import json
 import warnings
 
-from svcc.compiler.diagnostics import diag
+from svcc.compiler.diagnostics import Diagnostic, diag
 from svcc.compiler.diagnostics.codes import F003_NOTEBOOK
 from svcc.frontends.notebook._cells import Cell, convert
+from svcc.frontends.notebook._select import select_cells
+from svcc.frontends.notebook._slice import slice_cells
 from svcc.frontends.python import FrontendResult, lower_text, parse
 from svcc.ir.canonical import digest_bytes
 
 
 def notebook_cells(data: bytes) -> list[Cell]:
     """Validated code cells. Raises ``ValueError`` with a one-line reason."""
+    return read_cells(data)[0]
+
+
+def read_cells(data: bytes) -> tuple[list[Cell], bool]:
+    """Validated code cells and whether the notebook is sliced (its metadata may say
+    ``{"svcc": {"slice": false}}``). Raises ``ValueError`` with a one-line reason."""
     import nbformat
 
     try:
@@ -45,46 +63,84 @@ def notebook_cells(data: bytes) -> list[Cell]:
     language = str(nb.metadata.get("kernelspec", {}).get("language", "python")).lower()
     if language not in ("python", "python3", ""):
         raise ValueError(f"notebook kernel language is {language!r}, not Python")
-    return [
-        Cell(index=i, source=str(cell.source))
+    options = nb.metadata.get("svcc", {})
+    sliced = not (isinstance(options, dict) and options.get("slice") is False)
+    cells = [
+        Cell(
+            index=i,
+            source=str(cell.source),
+            tags=_tags(cell.get("metadata", {})),
+            execution_count=_count(cell.get("execution_count")),
+        )
         for i, cell in enumerate(nb.cells, start=1)
         if cell.cell_type == "code"
     ]
+    return cells, sliced
+
+
+def _tags(metadata: object) -> tuple[str, ...]:
+    tags = metadata.get("tags", ()) if isinstance(metadata, dict) else ()
+    return tuple(t for t in tags if isinstance(t, str)) if isinstance(tags, list) else ()
+
+
+def _count(value: object) -> int | None:
+    return value if type(value) is int else None
 
 
 def read_notebook(
     data: bytes, *, path: str, module: str, python_version: tuple[int, int]
 ) -> FrontendResult:
     try:
-        cells = notebook_cells(data)
+        cells, sliced = read_cells(data)
     except ValueError as exc:
         return FrontendResult(
             ir=None, diagnostics=(diag(F003_NOTEBOOK, str(exc), None),), module_text=None
         )
 
+    trees: dict[str, ast.Module] = {}  # each plain cell is parsed once, for both uses
+
     def parses(text: str) -> bool:
         try:
-            parse(text, python_version, path)
+            trees[text] = parse(text, python_version, path)
         except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
             return False
         return True
 
-    converted = convert(cells, parses)
+    def tree(text: str) -> ast.Module:
+        found = trees.pop(text, None)
+        return found if found is not None else parse(text, python_version, path)
+
+    selection = select_cells(cells)
+    converted = convert(list(selection.cells), parses)
+    if not sliced:
+        trees.clear()
+    text, line_map = converted.text, converted.line_map
+    notes: tuple[Diagnostic, ...] = ()
+    if sliced:
+        cut = slice_cells(converted.cells, tree)
+        if cut is not None:
+            text, line_map, notes = cut.text, cut.line_map, cut.diagnostics
     result = lower_text(
-        converted.text,
+        text,
         module=module,
         path=path,
         source_sha256=digest_bytes(data),
         encoding="utf-8",
         python_version=python_version,
         source_format="notebook",
-        line_map=converted.line_map,
+        line_map=line_map,
     )
+    front = sorted((*selection.diagnostics, *converted.diagnostics, *notes), key=_place)
     return FrontendResult(
         ir=result.ir,
-        diagnostics=converted.diagnostics + result.diagnostics,
+        diagnostics=(*front, *result.diagnostics),
         module_text=result.module_text,
     )
+
+
+def _place(d: Diagnostic) -> tuple[int, int]:
+    span = d.span
+    return (span.cell or 0, span.line) if span is not None else (0, 0)
 
 
 __all__ = ["read_notebook"]

@@ -23,6 +23,8 @@ _TRIPLE = re.compile(r"'''|\"\"\"")
 class Cell:
     index: int  # 1-based position among all cells
     source: str
+    tags: tuple[str, ...] = ()  # the cell's metadata ``tags``
+    execution_count: int | None = None
 
 
 @frozen
@@ -30,6 +32,8 @@ class Converted:
     text: str
     line_map: tuple[tuple[int, int], ...]
     diagnostics: tuple[Diagnostic, ...]
+    # Each kept cell's index and its lines with IPython syntax removed (what ``text`` joins).
+    cells: tuple[tuple[int, tuple[str, ...]], ...] = ()
 
 
 def _span(cell: int, line: int, width: int) -> Span:
@@ -101,9 +105,8 @@ def convert(cells: list[Cell], parses: Callable[[str], bool]) -> Converted:
     Each cell is preceded by a ``# %% [cell N]`` marker (the percent format editors read),
     and the line map sends every module line back to ``(cell, line in cell)``.
     """
-    lines: list[str] = []
-    line_map: list[tuple[int, int]] = []
     diagnostics: list[Diagnostic] = []
+    kept: list[tuple[int, tuple[str, ...]]] = []
     for cell in cells:
         cell_lines: list[str] | None
         cell_lines = (
@@ -111,11 +114,36 @@ def convert(cells: list[Cell], parses: Callable[[str], bool]) -> Converted:
         )
         if cell_lines is None:
             continue
-        lines.append(f"# %% [cell {cell.index}]")
-        line_map.append((cell.index, 1))
-        for number, line in enumerate(cell_lines, start=1):
+        kept.append((cell.index, tuple(cell_lines)))
+    text, line_map = join(kept)
+    return Converted(
+        text=text, line_map=line_map, diagnostics=tuple(diagnostics), cells=tuple(kept)
+    )
+
+
+def marker(index: int) -> str:
+    """The line that opens a cell in the module (the percent format editors read)."""
+    return f"# %% [cell {index}]"
+
+
+def join(cells: "list[tuple[int, tuple[str, ...]]]") -> tuple[str, tuple[tuple[int, int], ...]]:
+    """Cells (index, lines) -> the module text and the map of every module line back to
+    ``(cell, line in cell)``."""
+    return join_numbered([(i, list(enumerate(ls, start=1))) for i, ls in cells])
+
+
+def join_numbered(
+    cells: "list[tuple[int, list[tuple[int, str]]]]",
+) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """As :func:`join`, with each line's number in its cell given (a slice keeps some)."""
+    lines: list[str] = []
+    line_map: list[tuple[int, int]] = []
+    for index, numbered in cells:
+        lines.append(marker(index))
+        line_map.append((index, 1))
+        for number, line in numbered:
             lines.append(line)
-            line_map.append((cell.index, number))
+            line_map.append((index, number))
     text = "\n".join(lines) + "\n" if lines else ""
     line_map.append(line_map[-1] if line_map else (1, 1))  # the final empty line
-    return Converted(text=text, line_map=tuple(line_map), diagnostics=tuple(diagnostics))
+    return text, tuple(line_map)
