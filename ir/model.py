@@ -170,22 +170,33 @@ StatementKind = Literal[
     "statement",
 ]
 
-EvaluationKind = Literal["code", "decorator", "base"]
+EvaluationKind = Literal["code", "decorator", "base", "call", "read"]
 
 
 @frozen(kw_only=True, repr=False)
 class Evaluation(Record):
     """Something a module-level statement evaluates at import, recorded as a fact: code
-    (a call, a comprehension, a loop, a statement that is not a definition), a decorator,
-    or a class base. ``callee`` is the decorator's or base's resolved dotted name (``None``
-    when it cannot be resolved); ``literal_arguments`` says a decorator is used bare or
-    called with literals only. Whether it is harmless is the readiness pass's judgement."""
+    (a loop, a statement that is not a definition, anything not read further), a call, a
+    read of a dotted name (``read``: ``callee`` is its origin, ``os.environ``), a
+    decorator, or a class base. ``callee`` is the decorator's or base's resolved dotted
+    name (``None`` when it cannot be resolved); ``literal_arguments`` says a decorator is
+    used bare or called with literals only. Whether it is harmless is the readiness pass's judgement."""
 
     kind: EvaluationKind
     text: str
     callee: str | None = None
     literal_arguments: bool = True
     span: Span
+    # For a ``call`` (one call of an expression whose every other part is plain: names,
+    # attributes, literals, operators, subscripts, comprehensions): the first positional
+    # argument's value when it is a string literal, and the dotted names of the flags
+    # (``re.IGNORECASE``) its other arguments name. ``callee`` is the called object's
+    # origin: a dotted name (``re.compile``), ``local.NAME`` for the module's own
+    # functions and classes, and ``ORIGIN().attr`` for a method of what a call returned
+    # (``pathlib.Path().parent.read_text``; an operator's result keeps its left operand's
+    # origin, a literal's is its type's: ``builtins.str()``).
+    literal: str | None = None
+    names: tuple[str, ...] = ()
 
 
 @frozen(kw_only=True, repr=False)
@@ -273,6 +284,22 @@ class GlobalRead(Record):
 
 
 @frozen(kw_only=True, repr=False)
+class Helper(Record):
+    """A function or class of the module that module-level code calls at import (directly,
+    or through another helper, to a bounded depth): what running its body evaluates.
+
+    For a class, the bodies of ``__init__``, ``__new__`` and ``__post_init__``. ``calls`` are
+    the body's calls (as module-level calls are recorded); ``opaque`` is the first part the
+    facts do not describe (a ``global``, ``with``, ``while``, ``yield``, nested scope, a
+    decorated method, another dunder method), ``None`` when there is none."""
+
+    name: str
+    calls: tuple[Evaluation, ...]
+    opaque: Evaluation | None
+    span: Span
+
+
+@frozen(kw_only=True, repr=False)
 class ModuleIR(Record):
     schema: str = IR_SCHEMA
     module: str
@@ -287,6 +314,7 @@ class ModuleIR(Record):
     globals: tuple[GlobalWrite, ...]
     capabilities: tuple[Capability, ...]
     global_reads: tuple[GlobalRead, ...] = ()
+    helpers: tuple[Helper, ...] = ()
 
     def capability(self, name_or_id: str) -> Capability | None:
         for cap in self.capabilities:

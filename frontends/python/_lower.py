@@ -10,6 +10,7 @@ import ast
 from collections.abc import Callable, Iterable, Iterator
 
 import attrs
+from svcc.frontends.python._effects import argument_names, literal_argument, origin, plain_facts
 from svcc.frontends.python._source import SourceText, short
 from svcc.frontends.python._statements import (
     assigned_names,
@@ -45,6 +46,7 @@ from svcc.ir.model import (
     FunctionForm,
     GlobalRead,
     GlobalWrite,
+    Helper,
     Import,
     ModuleIR,
     NameRead,
@@ -166,6 +168,11 @@ class ModuleLowerer:
         self.globals: list[GlobalWrite] = []
         self._capability_nodes: dict[str, FunctionNode] = {}
         self.capabilities: dict[str, Capability] = {}
+        # Origins of the module's own names bound so far (see ``_effects``), and the
+        # module-level functions and classes, for the helpers module-level code calls.
+        self._origins: dict[str, str] = {}
+        self._functions: dict[str, FunctionNode] = {}
+        self._class_nodes: dict[str, ast.ClassDef] = {}
 
     # -- pass 1: symbols --------------------------------------------------------------------
     def _collect_symbols(self, body: list[ast.stmt]) -> None:
@@ -282,6 +289,7 @@ class ModuleLowerer:
                 )
             )
             self._collect(stmt, guards=(), guarded=False)
+            self._bind_origins(stmt)
         return ModuleIR(
             module=self.module,
             source=self.source,
@@ -295,6 +303,7 @@ class ModuleLowerer:
             globals=tuple(self.globals),
             capabilities=tuple(self.capabilities.values()),
             global_reads=self._global_reads(),
+            helpers=self._helpers(),
         )
 
     def _global_reads(self) -> tuple[GlobalRead, ...]:
@@ -349,6 +358,181 @@ class ModuleLowerer:
     def _code(self, text: str, node: ast.AST) -> Evaluation:
         return Evaluation(kind="code", text=text, span=self.src.span(node))
 
+    def _resolve(self, node: ast.expr) -> str:
+        return origin(node, self.symbols.qualify, self._origins)
+
+    def _evaluate(self, value: ast.expr, node: ast.AST, text: str) -> list[Evaluation]:
+        """What evaluating ``value`` runs: one ``call`` per call and one ``read`` per dotted
+        name it reads when every other part is plain, else one ``code`` evaluation (``text``
+        at ``node``). The first call keeps ``text``; the others are ``call to NAME()``."""
+        facts = plain_facts(value, self._resolve)
+        if facts is None:
+            return [self._code(text, node)]
+        calls, reads = facts
+        return self._facts(calls, reads, text, self._resolve)
+
+    def _facts(
+        self,
+        calls: list[ast.Call],
+        reads: list[tuple[str, ast.AST]],
+        text: str,
+        resolve: Callable[[ast.expr], str],
+    ) -> list[Evaluation]:
+        found = [
+            Evaluation(kind="read", text=f"read of {name}", callee=name, span=self.src.span(node))
+            for name, node in reads
+        ]
+        for position, call in enumerate(calls):
+            found.append(
+                Evaluation(
+                    kind="call",
+                    text=text if position == 0 else self._describe(call),
+                    callee=resolve(call.func),
+                    literal_arguments=all(
+                        is_literal(a) for a in [*call.args, *(k.value for k in call.keywords)]
+                    ),
+                    literal=literal_argument(call),
+                    names=argument_names(call, resolve),
+                    span=self.src.span(call),
+                )
+            )
+        return found
+
+    def _bind_origins(self, stmt: ast.stmt) -> None:
+        """Record the origins of the names ``stmt`` binds (module level, in order)."""
+        origins = self._origins
+        if isinstance(stmt, _FUNCTIONDEF_ASYNCFUNCTIONDEF):
+            origins[stmt.name] = f"local.{stmt.name}"
+            self._functions[stmt.name] = stmt
+        elif isinstance(stmt, ast.ClassDef):
+            origins[stmt.name] = (
+                f"typeddict.{stmt.name}"
+                if stmt.name in self.symbols.typed_dicts
+                else f"local.{stmt.name}"
+            )
+            self._class_nodes[stmt.name] = stmt
+        elif isinstance(stmt, _IMPORT_IMPORTFROM):
+            for name in import_bindings(stmt):
+                origins.pop(name, None)  # the symbol table's qualified name
+        elif (
+            isinstance(stmt, _ASSIGN_ANNASSIGN)
+            and stmt.value is not None
+            and len(targets := stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]) == 1
+            and isinstance(targets[0], ast.Name)
+        ):
+            origins[targets[0].id] = self._resolve(stmt.value)
+        elif isinstance(stmt, _TRY_TRYSTAR_IF) and not is_main_guard(
+            getattr(stmt, "test", None) or ast.Constant(None)
+        ):
+            blocks = [*stmt.body, *stmt.orelse]
+            if not isinstance(stmt, ast.If):
+                blocks += stmt.finalbody
+                for handler in stmt.handlers:
+                    blocks.extend(handler.body)
+            for sub in blocks:
+                self._bind_origins(sub)
+        else:
+            for name in nested_bindings(stmt):
+                origins[name] = "?"
+
+    # Helpers: the module's functions and classes that module-level code calls ------------
+    def _helpers(self) -> tuple[Helper, ...]:
+        """The facts of every local function or class called at import, following their
+        own calls (and a class's local bases) to ``HELPER_DEPTH`` levels."""
+        pending = sorted(
+            {name for e in self._all_evaluations() if (name := _local_name(e.callee)) is not None}
+        )
+        done: dict[str, Helper] = {}
+        for _ in range(HELPER_DEPTH):
+            following: set[str] = set()
+            for name in pending:
+                if name in done:
+                    continue
+                helper = self._helper(name)
+                if helper is None:
+                    continue
+                done[name] = helper
+                following.update(n for e in helper.calls if (n := _local_name(e.callee)))
+                if name in self._class_nodes:
+                    for base in self._class_nodes[name].bases:
+                        following.update(
+                            n for n in [_local_name(self.symbols.qualify(base))] if n is not None
+                        )
+            pending = sorted(following - set(done))
+            if not pending:
+                break
+        return tuple(done.values())
+
+    def _all_evaluations(self) -> Iterator[Evaluation]:
+        for stmt in self.statements:
+            yield from stmt.evaluations
+        for cls in self.classes:
+            yield from cls.evaluations
+
+    def _helper(self, name: str) -> Helper | None:
+        fn = self._functions.get(name)
+        if fn is not None:
+            calls, opaque = self._body_facts([fn])
+            return Helper(name=name, calls=calls, opaque=opaque, span=self.src.span(fn))
+        cls = self._class_nodes.get(name)
+        if cls is None:
+            return None
+        bodies: list[FunctionNode] = []
+        opaque: Evaluation | None = None
+        for item in cls.body:
+            if not isinstance(item, _FUNCTIONDEF_ASYNCFUNCTIONDEF):
+                continue
+            plain_decorators = all(
+                self.symbols.qualify(d) in ("builtins.staticmethod", "builtins.classmethod")
+                for d in item.decorator_list
+            )
+            if not plain_decorators:
+                opaque = opaque or self._code(f"decorated method {item.name}", item)
+            elif item.name in _CONSTRUCTION:
+                bodies.append(item)
+            elif item.name.startswith("__") and item.name.endswith("__"):
+                opaque = opaque or self._code(f"method {item.name}", item)
+        calls, inner = self._body_facts(bodies)
+        return Helper(name=name, calls=calls, opaque=opaque or inner, span=self.src.span(cls))
+
+    def _body_facts(
+        self, functions: list[FunctionNode]
+    ) -> tuple[tuple[Evaluation, ...], Evaluation | None]:
+        """The calls and reads of the bodies, and their first part outside the facts."""
+        found: list[Evaluation] = []
+        for fn in functions:
+            args = fn.args
+            local = {
+                a.arg
+                for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+                if a is not None
+            }
+            for stmt in fn.body:
+                local.update(nested_bindings(stmt))
+            names = {**self._origins, **dict.fromkeys(local, "?")}
+
+            def resolve(node: ast.expr, names: dict[str, str] = names) -> str:
+                return origin(node, self.symbols.qualify, names)
+
+            stack: list[ast.stmt] = list(reversed(fn.body))
+            while stack:
+                stmt = stack.pop()
+                expressions, blocks, ok = _helper_statement(stmt, local)
+                if not ok:
+                    return tuple(found), self._code(self._describe(stmt), stmt)
+                for expr in expressions:
+                    facts = plain_facts(expr, resolve)
+                    if facts is None:
+                        return tuple(found), self._code(self._describe(expr), expr)
+                    calls, reads = facts
+                    found.extend(
+                        self._facts(
+                            calls, reads, f"{self._describe(calls[0])}" if calls else "", resolve
+                        )
+                    )
+                stack.extend(reversed(blocks))
+        return tuple(found), None
+
     def _decorator(self, dec: ast.expr, text: str) -> Evaluation:
         target = dec.func if isinstance(dec, ast.Call) else dec
         literal = not isinstance(dec, ast.Call) or all(
@@ -386,7 +570,7 @@ class ModuleLowerer:
                     "expression",
                     "expression statement",
                     call,
-                    [self._code(self._describe(call), call)],
+                    self._evaluate(value, call, self._describe(call)),
                 )
             return "expression", "expression statement without calls", stmt, []
         if isinstance(stmt, ast.Pass):
@@ -412,7 +596,9 @@ class ModuleLowerer:
 
     def _test(self, test: ast.expr | None, suffix: str) -> list[Evaluation]:
         call = first_code_running(test)
-        return [] if call is None else [self._code(f"{self._describe(call)}{suffix}", call)]
+        if call is None or test is None:
+            return []
+        return self._evaluate(test, call, f"{self._describe(call)}{suffix}")
 
     def _nested(self, body: list[ast.stmt], suffix: str) -> list[Evaluation]:
         """What the statements of a block evaluate; a statement that is not a definition
@@ -448,9 +634,10 @@ class ModuleLowerer:
         call = first_code_running(value)
         if call is not None:
             text = f"assignment from {self._describe(call)}"
-            return "assign", "assignment of a computed value", call, [self._code(text, call)]
+            found = self._evaluate(value, call, text)
+            return "assign", "assignment of a computed value", call, found
         text = "assignment of a computed value"
-        return "assign", text, stmt, [self._code(text, stmt)]
+        return "assign", text, stmt, self._evaluate(value, stmt, text)
 
     def _definition_evaluations(self, fn: FunctionNode, prefix: str = "") -> list[Evaluation]:
         """Decorators, defaults (and annotations without PEP 563) run at definition time;
@@ -466,7 +653,7 @@ class ModuleLowerer:
                 call = first_code_running(default)
                 if call is not None:
                     text = f"{prefix}default value evaluating {self._describe(call)}"
-                    found.append(self._code(text, call))
+                    found.extend(self._evaluate(default, call, text))
         if not self.future_annotations:
             every = [*args.posonlyargs, *args.args, *args.kwonlyargs]
             if args.vararg is not None:
@@ -479,7 +666,7 @@ class ModuleLowerer:
                 call = first_code_running(annotation)
                 if call is not None:
                     text = f"{prefix}annotation evaluating {self._describe(call)}"
-                    found.append(self._code(text, call))
+                    found.extend(self._evaluate(annotation, call, text))
         return found
 
     def _describe(self, node: ast.AST) -> str:
@@ -682,7 +869,15 @@ class ModuleLowerer:
                 continue
             if isinstance(item, ast.Assign) and is_literal(item.value):
                 continue
-            found.append(self._code(f"class body statement ({self._describe(item)})", item))
+            text = f"class body statement ({self._describe(item)})"
+            value = item.value if isinstance(item, _ASSIGN_ANNASSIGN) else None
+            if value is not None and all(
+                isinstance(t, ast.Name)
+                for t in (item.targets if isinstance(item, ast.Assign) else [item.target])
+            ):
+                found.extend(self._evaluate(value, item, text))
+                continue
+            found.append(self._code(text, item))
         return found
 
     # TypedDicts -----------------------------------------------------------------------------
@@ -922,6 +1117,72 @@ class ModuleLowerer:
                 continue
             stack.extend(children(node))
         return False
+
+
+# How deep module-level calls are followed into the module's own helpers.
+HELPER_DEPTH = 3
+_CONSTRUCTION = frozenset({"__init__", "__new__", "__post_init__"})
+
+
+def _local_name(callee: str | None) -> str | None:
+    """``helper`` for ``local.helper``, ``local.helper()``, ``local.Point().x``."""
+    if callee is None or not callee.startswith("local."):
+        return None
+    rest = callee[6:]
+    end = len(rest)
+    for mark in ".([":
+        at = rest.find(mark)
+        if at != -1:
+            end = min(end, at)
+    return rest[:end]
+
+
+def _helper_statement(
+    stmt: ast.stmt, local: set[str]
+) -> tuple[list[ast.expr], list[ast.stmt], bool]:
+    """A helper body statement's evaluated expressions and nested blocks, or ``ok=False``
+    when the facts do not describe it (``global``, ``with``, ``while``, ``yield`` inside,
+    nested scopes, imports, writes to names that are not the function's own)."""
+    if isinstance(stmt, ast.Expr | ast.Return):
+        value = stmt.value
+        if value is None or isinstance(value, ast.Constant):
+            return [], [], True
+        return [value], [], True
+    if isinstance(stmt, _ASSIGN_ANNASSIGN_AUGASSIGN):
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        for target in targets:
+            root = target
+            while isinstance(root, ast.Attribute | ast.Subscript | ast.Starred):
+                root = root.value
+            if isinstance(root, _TUPLE_LIST_NODES):
+                if assigned_names(root) is None:
+                    return [], [], False
+            elif not (isinstance(root, ast.Name) and root.id in local):
+                return [], [], False
+        value = stmt.value
+        return ([] if value is None else [value]), [], True
+    if isinstance(stmt, ast.If):
+        return [stmt.test], [*stmt.body, *stmt.orelse], True
+    if isinstance(stmt, ast.For):
+        return [stmt.iter], [*stmt.body, *stmt.orelse], True
+    if isinstance(stmt, _TRY_TRYSTAR):
+        blocks = [*stmt.body, *stmt.orelse, *stmt.finalbody]
+        types: list[ast.expr] = []
+        for handler in stmt.handlers:
+            blocks.extend(handler.body)
+            if handler.type is not None:
+                types.append(handler.type)
+        return types, blocks, True
+    if isinstance(stmt, ast.Raise):
+        return [e for e in (stmt.exc, stmt.cause) if e is not None], [], True
+    if isinstance(stmt, ast.Assert):
+        return [stmt.test], [], True
+    if isinstance(stmt, ast.Pass | ast.Break | ast.Continue):
+        return [], [], True
+    return [], [], False
+
+
+_TUPLE_LIST_NODES = (ast.Tuple, ast.List)
 
 
 def _doc(text: str | None) -> str | None:
