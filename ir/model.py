@@ -59,17 +59,23 @@ ParamKind = Literal[
 ]
 
 
-ParamUseKind = Literal["call", "isinstance", "issubclass", "decorator"]
+ParamUseKind = Literal[
+    "call", "isinstance", "issubclass", "decorator", "attribute", "method", "attribute-subscript"
+]
 
 
 @frozen(kw_only=True, repr=False)
 class ParamUse(Record):
     """A use of a parameter in its function's body that needs a callable or a class:
-    ``p(...)``, ``isinstance(x, p)``, ``issubclass(c, p)``, ``@p``. Only the first use of
-    each kind is recorded."""
+    ``p(...)``, ``isinstance(x, p)``, ``issubclass(c, p)``, ``@p``; or an object no JSON
+    value is: an attribute (``p.shape``), a method (``p.drop(...)``) or a subscripted
+    attribute (``p.loc[...]``) that ``dict``, ``list``, ``str``, ``int``, ``float``,
+    ``bool`` and ``None`` all lack (``attribute`` names it; not recorded when the body
+    rebinds the parameter). Only the first use of each kind is recorded."""
 
     kind: ParamUseKind
     span: Span
+    attribute: str | None = None
 
 
 @frozen(kw_only=True, repr=False)
@@ -116,6 +122,11 @@ class Capability(Record):
     # empty for a plain top-level ``def``.
     guards: tuple[str, ...]
     span: Span
+    # Calls and reads in the body that reach the environment, processes, code evaluation,
+    # files or the command line (imported names under ``_effects.SENSITIVE`` of the
+    # Python front end, and ``parse_args()`` without arguments), first of each callee, in
+    # source order; ``names`` lists what the arguments read (a parameter's name included).
+    effects: tuple["Evaluation", ...] = ()
 
 
 BindingKind = Literal[
@@ -180,7 +191,8 @@ class Evaluation(Record):
     read of a dotted name (``read``: ``callee`` is its origin, ``os.environ``), a
     decorator, or a class base. ``callee`` is the decorator's or base's resolved dotted
     name (``None`` when it cannot be resolved); ``literal_arguments`` says a decorator is
-    used bare or called with literals only. Whether it is harmless is the readiness pass's judgement."""
+    used bare or called with literals only. Whether it is harmless is the readiness
+    pass's judgement."""
 
     kind: EvaluationKind
     text: str

@@ -14,19 +14,15 @@ from collections.abc import Callable, Sequence
 
 import attrs
 from svcc.compiler.diagnostics import Diagnostic, diag
-from svcc.compiler.diagnostics.codes import (
-    CLASS_ORDER,
-    R021_LOCAL_IMPORT,
-    R024_IMPORTED_MODULE_RISK,
-    REGISTRY,
-    ReadinessClass,
-)
+from svcc.compiler.diagnostics.codes import R021_LOCAL_IMPORT, R024_IMPORTED_MODULE_RISK
 from svcc.compiler.passes.readiness import (
     Assessment,
     Environment,
     ReadinessPass,
     ReadinessReport,
+    classify,
     module_reasons,
+    order,
 )
 from svcc.frontends.repository import Repository, Resolution, collection_paused, parents
 from svcc.ir.canonical import digest_bytes
@@ -37,22 +33,6 @@ DECLARE_HINT = (
     "declare it in [project] dependencies of pyproject.toml, [tool.svcc] dependencies, "
     "or with --requirements FILE"
 )
-
-
-def _order(d: Diagnostic) -> tuple[int, int, str, str]:
-    s = d.span
-    return (s.line, s.column, d.code, d.message) if s else (0, 0, d.code, d.message)
-
-
-def classify(reasons: list[Diagnostic]) -> ReadinessClass:
-    klass: ReadinessClass = "eligible"
-    rank = CLASS_ORDER[klass]
-    for reason in reasons:
-        entry = REGISTRY[reason.code]  # ``reason.entry``, without a property call per reason
-        forced = entry.klass
-        if forced and entry.severity == "error" and CLASS_ORDER[forced] > rank:
-            klass, rank = forced, CLASS_ORDER[forced]
-    return klass
 
 
 class RepositoryReadiness:
@@ -120,7 +100,7 @@ class RepositoryReadiness:
             else:
                 self._risks[module] = [
                     f"{r.location(source.file.path)}: {r.message}"
-                    for r in sorted(module_reasons(ir, self.env(module, ir)), key=_order)
+                    for r in sorted(module_reasons(ir, self.env(module, ir)), key=order)
                     if r.severity == "error"
                 ]
         return self._risks[module]
@@ -198,7 +178,7 @@ class RepositoryReadiness:
             if not extra:
                 assessments.append(assessment)
                 continue
-            reasons = sorted([*assessment.reasons, *extra], key=_order)
+            reasons = sorted([*assessment.reasons, *extra], key=order)
             assessments.append(
                 Assessment(
                     capability_id=assessment.capability_id,

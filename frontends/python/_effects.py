@@ -161,3 +161,20 @@ def argument_names(call: ast.Call, qualify: Qualify) -> tuple[str, ...]:
                 continue
         stack.extend(reversed(children(current)))
     return tuple(out)
+
+
+# Imported names whose calls and reads inside a capability the IR records (the readiness
+# pass judges which are security effects): prefixes of qualified names.
+SENSITIVE: tuple[str, ...] = (
+    "os.", "subprocess.", "sys.argv", "sys.orig_argv", "builtins.eval", "builtins.exec",
+    "builtins.compile", "builtins.open", "builtins.__import__", "pickle.", "marshal.",
+    "shelve.", "yaml.", "dill.", "cloudpickle.", "joblib.load", "dotenv.", "pathlib.",
+    "shutil.", "io.open", "argparse.", "click.", "pty.", "commands.", "asyncio.create_subprocess",
+    "importlib.import_module", "runpy.",
+)  # fmt: skip
+
+# Attributes some JSON value has (dict, list, str, int, float, bool, None): a use of any
+# other on an unannotated parameter cannot work on a value parsed from JSON.
+JSON_VALUE_ATTRIBUTES: frozenset[str] = frozenset(
+    name for kind in (dict, list, str, int, float, bool, type(None)) for name in dir(kind)
+)

@@ -10,7 +10,14 @@ import ast
 from collections.abc import Callable, Iterable, Iterator
 
 import attrs
-from svcc.frontends.python._effects import argument_names, literal_argument, origin, plain_facts
+from svcc.frontends.python._effects import (
+    JSON_VALUE_ATTRIBUTES,
+    SENSITIVE,
+    argument_names,
+    literal_argument,
+    origin,
+    plain_facts,
+)
 from svcc.frontends.python._source import SourceText, short
 from svcc.frontends.python._statements import (
     assigned_names,
@@ -1002,13 +1009,14 @@ class ModuleLowerer:
             type=self.types.resolve(fn.returns) if fn.returns else AnyType(),
             span=self.src.span(fn.returns) if fn.returns else None,
         )
+        uses, effects = self._param_uses(fn)
         return Capability(
             id=f"python:{self.module}:{fn.name}",
             name=fn.name,
             qualname=fn.name,
             execution="async" if is_async else "sync",
             form=form,
-            params=tuple(self._params(fn.args, self._param_uses(fn))),
+            params=tuple(self._params(fn.args, uses)),
             returns=returns,
             docstring=_doc(ast.get_docstring(fn, clean=True)),
             decorators=tuple(
@@ -1017,22 +1025,31 @@ class ModuleLowerer:
             ),
             guards=guards,
             span=self.src.span(fn),
+            effects=effects,
         )
 
-    def _param_uses(self, fn: FunctionNode) -> dict[str, tuple[ParamUse, ...]]:
-        """Where the body needs a parameter to be a callable or a class (first use per kind).
+    def _param_uses(
+        self, fn: FunctionNode
+    ) -> tuple[dict[str, tuple[ParamUse, ...]], tuple[Evaluation, ...]]:
+        """Where the body needs a parameter to be a callable, a class or an object no JSON
+        value is (first use per kind), and the body's sensitive calls and reads (see
+        ``Capability.effects``).
 
-        One walk of the body; a name rebound in the body is still reported (conservative:
-        the readiness pass only asks about parameters without a JSON type)."""
+        One walk of the body; a name rebound in the body is still reported as a callable
+        (conservative: the readiness pass only asks about parameters without a JSON type),
+        but not for its attributes (``df = pd.DataFrame(df)`` makes ``df.drop`` fine)."""
         args = fn.args
         names = {
             a.arg
             for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
             if a is not None
         }
-        if not names:  # nothing to find: no walk
-            return {}
         found: dict[str, dict[ParamUseKind, ParamUse]] = {}
+        objects: dict[str, dict[ParamUseKind, ParamUse]] = {}
+        stored: set[str] = set()
+        handled: set[int] = set()
+        effects: dict[str, Evaluation] = {}
+        qualify = self.symbols.qualify
 
         def note(node: ast.expr, kind: ParamUseKind, where: ast.AST) -> None:
             if isinstance(node, ast.Name) and node.id in names:
@@ -1040,27 +1057,83 @@ class ModuleLowerer:
                     kind, ParamUse(kind=kind, span=self.src.span(where))
                 )
 
+        def note_object(node: ast.expr, kind: ParamUseKind) -> None:
+            if (
+                type(node) is ast.Attribute
+                and type(node.value) is ast.Name
+                and node.value.id in names
+                and node.attr not in JSON_VALUE_ATTRIBUTES
+            ):
+                handled.add(id(node))
+                objects.setdefault(node.value.id, {}).setdefault(
+                    kind, ParamUse(kind=kind, span=self.src.span(node), attribute=node.attr)
+                )
+
+        def sensitive(callee: str, node: ast.AST, call: ast.Call | None) -> None:
+            if callee not in effects:
+                effects[callee] = Evaluation(
+                    kind="call" if call is not None else "read",
+                    text=f"call to {callee}()" if call is not None else f"read of {callee}",
+                    callee=callee,
+                    literal_arguments=call is None
+                    or all(is_literal(a) for a in [*call.args, *(k.value for k in call.keywords)]),
+                    names=argument_names(call, qualify) if call is not None else (),
+                    span=self.src.span(node),
+                )
+
         for stmt in fn.body:
             for node in walk(stmt):
-                if type(node) is ast.Call:  # exact types: the parser makes no subclasses
-                    note(node.func, "call", node)
-                    func = node.func
+                kind = type(node)
+                if kind is ast.Call:  # exact types: the parser makes no subclasses
+                    func = node.func  # type: ignore[attr-defined]
+                    note(func, "call", node)
+                    note_object(func, "method")
+                    if type(func) is ast.Name or type(func) is ast.Attribute:
+                        callee = qualify(func)
+                        if callee is not None and callee.startswith(SENSITIVE):
+                            _mark_chain(func, handled)
+                            sensitive(callee, node, node)  # type: ignore[arg-type]
+                        elif (
+                            type(func) is ast.Attribute
+                            and func.attr in ("parse_args", "parse_known_args")
+                            and not node.args  # type: ignore[attr-defined]
+                        ):
+                            sensitive(f"?.{func.attr}", node, node)  # type: ignore[arg-type]
                     if (
                         isinstance(func, ast.Name)
                         and func.id in ("isinstance", "issubclass")
-                        and len(node.args) == 2
+                        and len(node.args) == 2  # type: ignore[attr-defined]
                     ):
-                        kind: ParamUseKind = (
+                        use: ParamUseKind = (
                             "isinstance" if func.id == "isinstance" else "issubclass"
                         )
-                        classes = node.args[1]
+                        classes = node.args[1]  # type: ignore[attr-defined]
                         for item in classes.elts if isinstance(classes, ast.Tuple) else [classes]:
-                            note(item, kind, item)
-                elif isinstance(node, _FUNCTIONDEF_ASYNCFUNCTIONDEF_CLASSDEF):
-                    for dec in node.decorator_list:
+                            note(item, use, item)
+                elif kind is ast.Subscript:
+                    note_object(node.value, "attribute-subscript")  # type: ignore[attr-defined]
+                elif kind is ast.Attribute:
+                    if id(node) in handled:
+                        continue
+                    note_object(node, "attribute")  # type: ignore[arg-type]
+                    callee = qualify(node)  # type: ignore[arg-type]
+                    if callee is not None and callee.startswith(SENSITIVE):
+                        _mark_chain(node, handled)
+                        sensitive(callee, node, None)
+                elif kind is ast.Name:
+                    if type(node.ctx) is not ast.Load:  # type: ignore[attr-defined]
+                        stored.add(node.id)  # type: ignore[attr-defined]
+                elif kind in _FUNCTIONDEF_ASYNCFUNCTIONDEF_CLASSDEF_SET:
+                    for dec in node.decorator_list:  # type: ignore[attr-defined]
                         target = dec.func if isinstance(dec, ast.Call) else dec
                         note(target, "decorator", dec)
-        return {name: tuple(uses.values()) for name, uses in found.items()}
+        for name, uses in objects.items():
+            if name not in stored:
+                found.setdefault(name, {}).update(
+                    {k: u for k, u in uses.items() if k not in found.get(name, {})}
+                )
+        ordered = sorted(effects.values(), key=lambda e: (e.span.line, e.span.column))
+        return {name: tuple(uses.values()) for name, uses in found.items()}, tuple(ordered)
 
     def _params(
         self, args: ast.arguments, uses: dict[str, tuple[ParamUse, ...]]
@@ -1122,6 +1195,19 @@ class ModuleLowerer:
 # How deep module-level calls are followed into the module's own helpers.
 HELPER_DEPTH = 3
 _CONSTRUCTION = frozenset({"__init__", "__new__", "__post_init__"})
+
+
+_FUNCTIONDEF_ASYNCFUNCTIONDEF_CLASSDEF_SET = frozenset(
+    {ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef}
+)
+
+
+def _mark_chain(node: ast.AST, handled: set[int]) -> None:
+    """Mark the attributes inside a recorded chain (``os.environ.get`` recorded: not
+    ``os.environ`` again)."""
+    while type(node) is ast.Attribute:
+        handled.add(id(node))
+        node = node.value  # type: ignore[attr-defined]
 
 
 def _local_name(callee: str | None) -> str | None:
