@@ -28,7 +28,7 @@ class Simple:
 
 @dataclass
 class WithFactory:
-    items: list[int] = field(default_factory=list)  # expect: SVC-R010
+    items: list[int] = field(default_factory=list)
 
 
 class Meta(metaclass=ABCMeta):  # expect: SVC-R010
