@@ -545,8 +545,11 @@ HARMLESS_DECORATORS: Final = frozenset(
 def first_effect(
     evaluations: tuple[Evaluation, ...], plain: dict[str, bool], judge: Judge
 ) -> tuple[Evaluation, tuple[Code, str]] | None:
-    """The first evaluation that may run code at import with its reason, or ``None``.
-    ``plain`` says, for the local classes defined so far, whether each is a plain base."""
+    """The evaluation that may run code at import with its reason, or ``None``: the first
+    with an effect of its own code, else the first unknown one (``open(p).read()``: the
+    ``open``, not the method of what it returned). ``plain`` says, for the local classes
+    defined so far, whether each is a plain base."""
+    unknown: tuple[Evaluation, tuple[Code, str]] | None = None
     for evaluation in evaluations:
         callee = evaluation.callee or ""
         if evaluation.kind == "decorator":
@@ -563,8 +566,10 @@ def first_effect(
             return evaluation, (C.R007_MODULE_EFFECT, "")
         found = judge.effect(evaluation)
         if found is not None:
-            return evaluation, found
-    return None
+            if found[0] is not C.R007_MODULE_EFFECT:
+                return evaluation, found
+            unknown = unknown or (evaluation, found)
+    return unknown
 
 
 # Names every module has before its first statement runs.

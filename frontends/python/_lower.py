@@ -599,6 +599,13 @@ class ModuleLowerer:
                 found += self._nested(handler.body, suffix)
             found += self._nested([*stmt.body, *stmt.orelse, *stmt.finalbody], suffix)
             return "try", "try block", stmt, found
+        if (
+            isinstance(stmt, ast.AugAssign)
+            and isinstance(stmt.target, ast.Name)
+            and self._origins.get(stmt.target.id, "").startswith(_LITERAL_TYPES)
+        ):  # ``__all__ += [...]``, ``count += 1``: an operator on a literal's type
+            text = self._describe(stmt)
+            return "statement", text, stmt, self._evaluate(stmt.value, stmt, text)
         return "statement", self._describe(stmt), stmt, [self._code(self._describe(stmt), stmt)]
 
     def _test(self, test: ast.expr | None, suffix: str) -> list[Evaluation]:
@@ -1191,6 +1198,10 @@ class ModuleLowerer:
             stack.extend(children(node))
         return False
 
+
+_LITERAL_TYPES = tuple(
+    f"builtins.{t}()" for t in ("str", "bytes", "int", "float", "bool", "list", "tuple", "dict", "set")
+)
 
 # How deep module-level calls are followed into the module's own helpers.
 HELPER_DEPTH = 3
