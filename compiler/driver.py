@@ -148,12 +148,14 @@ def analyze_source(
     check_name: bool = True,
     governed: bool = False,
     serialize: bool = True,
+    allow: frozenset[str] = frozenset(),
 ) -> Analysis:
     """Analyse source held in memory. ``path`` is the display path (relative).
 
     ``layout`` (files on disk only) says where the modules beside the source are: their
     closure is found and judged, and carried for the bundle. ``governed`` asks for the
-    rules of governed execution (results must be exactly JSON). ``serialize=False`` skips
+    rules of governed execution (results must be exactly JSON); ``allow`` holds the
+    security effect kinds the user opted into (``--allow``). ``serialize=False`` skips
     the IR's digest (``readiness.ir_digest`` is empty): for a report that shows neither it
     nor the IR, such as the CLI's text table, which then never builds the cattrs converter
     (``ir_json`` is encoded only if asked for)."""
@@ -195,6 +197,7 @@ def analyze_source(
             declared_imports=requirements.import_names if requirements else frozenset(),
             declared_requirements=requirements.distributions if requirements else (),
             governed=governed,
+            allow=allow,
         )
         digest = ir_digest(result.ir) if serialize else ""
         readiness = ReadinessPass().run(result.ir, env, digest, diagnostics=result.diagnostics)
@@ -320,6 +323,7 @@ def analyze_file(
     requirements: "DeclaredRequirements | None" = None,
     encoding: str | None = None,
     governed: bool = False,
+    allow: frozenset[str] = frozenset(),
     display_path: str | None = None,
     facts_cache: dict[str, Any] | None = None,
     serialize: bool = True,
@@ -345,6 +349,7 @@ def analyze_file(
         check_name=False,
         governed=governed,
         serialize=serialize,
+        allow=allow,
     )
 
 
@@ -482,6 +487,7 @@ def compile_file(
     servable_only: bool = False,
     runtime_image: str | None = None,
     runtime_platform: str | None = None,
+    allow: frozenset[str] = frozenset(),
 ) -> CompileResult:
     """Front end → readiness → selection → target → writer. Nothing is written unless
     every step succeeds; the target and the selection syntax are checked before the
@@ -517,6 +523,7 @@ def compile_file(
         python_version=python_version,
         requirements=requirements,
         governed=policy is not None,
+        allow=allow,
     )
     if analysis.error is not None:
         raise InputError(analysis.error_message(str(path)))

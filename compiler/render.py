@@ -57,6 +57,9 @@ def _reason_lines(analysis: Analysis, r: Diagnostic, colour: bool, indent: str) 
     lines = [f"{r.code} {sev}{at}: {r.message}"]
     if r.severity == "error":
         lines += [f"{indent}    {x}" for x in excerpt(r.span, analysis.lines_for(r.span))]
+    hint = r.hint if r.hint is not None else r.entry.hint
+    if hint:
+        lines.append(f"{indent}    hint: {hint}")
     return lines
 
 
@@ -117,6 +120,7 @@ def inspect_file(
         requirements=requirements,
         encoding=args.encoding,
         serialize=args.ir or fmt == "json",  # the text table shows no IR: no converter
+        allow=getattr(args, "allow", frozenset()),
     )
     if analysis.error is not None:
         raise InputError(analysis.error_message(str(path)))

@@ -96,6 +96,8 @@ class ReadinessReport(Record):
     assessments: tuple[Assessment, ...]
     requirements: tuple[str, ...] = ()
     diagnostics: tuple[Diagnostic, ...] = field(default=())
+    # The security effect kinds opted into (--allow); recorded when any.
+    allow: tuple[str, ...] = ()
 
     def assessment(self, name_or_id: str) -> Assessment | None:
         for a in self.assessments:
@@ -113,6 +115,7 @@ class ReadinessReport(Record):
             "source": self.source,
             "ir_digest": self.ir_digest,
             "requirements": list(self.requirements),
+            **({"allow": list(self.allow)} if self.allow else {}),
             "diagnostics": [d.to_json() for d in self.diagnostics],
             "summary": counts,
             "assessments": [a.to_json() for a in self.assessments],
@@ -181,6 +184,7 @@ class ReadinessPass:
             assessments=tuple(assessments),
             requirements=env.declared_requirements,
             diagnostics=diagnostics,
+            allow=tuple(sorted(env.allow)),
         )
 
 
