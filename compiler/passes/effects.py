@@ -72,7 +72,8 @@ PURE: Final[dict[str, frozenset[str]]] = {
         "cached_property",
         "update_wrapper",
         "cmp_to_key",
-    ),
+    )
+    | {"functools.lru_cache()", "functools.wraps()"},
     "dataclasses": _names("dataclasses", "field", "dataclass", "make_dataclass"),
     "literal containers and values": _names(
         "builtins",
@@ -240,7 +241,6 @@ EFFECTS: Final[dict[str, tuple[Code, str]]] = {
             "asyncio.", "gc.", "faulthandler.", "importlib.import_module", "builtins.__import__",
             "builtins.exec", "builtins.eval", "builtins.setattr", "builtins.delattr",
             "logging.getLogger().setLevel", "logging.disable", "logging.captureWarnings",
-            "sys.excepthook", "sys.stdout", "sys.stderr",
         ],
         (C.R030_IMPORT_PROCESS_STATE, "process state (threads, signals, exit handlers, other "
          "modules or sys.path)"),
@@ -302,8 +302,9 @@ class Judge:
         code and a phrase for the message."""
         if e.kind == "read":
             name = normalise(e.callee or "?")
-            if name.startswith(EFFECT_READS):
-                return effect_of(name) or (C.R027_IMPORT_ENVIRONMENT, "the environment")
+            for read in EFFECT_READS:
+                if name == read or name.startswith((f"{read}.", f"{read}[")):
+                    return effect_of(read) or (C.R027_IMPORT_ENVIRONMENT, "the environment")
             if name.startswith("local.") and not self.local_pure(name):
                 return C.R007_MODULE_EFFECT, "a method or property of the module's own class"
             return None

@@ -644,7 +644,9 @@ class ModuleLowerer:
         if isinstance(value, ast.Lambda):
             return "def", "lambda definition", stmt, []
         if is_name_chain(value):
-            return "alias", f"alias of {short(self.src.segment(value), 40)}", stmt, []
+            # the read is recorded: ``ARGS = sys.argv`` reads the command line at import
+            text = f"alias of {short(self.src.segment(value), 40)}"
+            return "alias", text, stmt, self._evaluate(value, stmt, text)
         call = first_code_running(value)
         if call is not None:
             text = f"assignment from {self._describe(call)}"
@@ -1200,7 +1202,8 @@ class ModuleLowerer:
 
 
 _LITERAL_TYPES = tuple(
-    f"builtins.{t}()" for t in ("str", "bytes", "int", "float", "bool", "list", "tuple", "dict", "set")
+    f"builtins.{t}()"
+    for t in ("str", "bytes", "int", "float", "bool", "list", "tuple", "dict", "set")
 )
 
 # How deep module-level calls are followed into the module's own helpers.
