@@ -55,7 +55,8 @@ TRIGGERED_ELSEWHERE = {
     "SVC-F010": "tests/test_repository.py::test_oversize_file_is_refused",
     "SVC-F011": "tests/test_repository.py::test_configured_source_roots_hidden_and_build_folders",
     "SVC-R022": "tests/test_hostile_inputs.py::test_governed_return_never_json_is_refused",
-    "SVC-R039": "tests/test_effects.py::test_security_effect_refused_without_allow_and_served_with_it",
+    "SVC-R039": "tests/test_effects.py::"
+    "test_security_effect_refused_without_allow_and_served_with_it",
 }
 
 

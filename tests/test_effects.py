@@ -17,7 +17,7 @@ import pytest
 from helpers import run_svcc
 from servers import generate, serving
 from svcc.compiler.driver import analyze_source
-from svcc.compiler.passes.effects import EFFECT_READS, EFFECTS, PURE, PURE_NAMES
+from svcc.compiler.passes.effects import EFFECT_READS, EFFECTS, PURE_NAMES
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -342,7 +342,8 @@ def test_unknown_calls_stay_conditional() -> None:
         ("class _C:\n    def __init__(self, a):\n        print(a)\n\n\nX = _C(1)", False),
         ("class _C:\n    @property\n    def p(self):\n        return 1\n\n\nX = _C().p", False),
         (
-            "class _B:\n    def __init__(self):\n        print(1)\n\n\nclass _C(_B):\n    pass\n\n\nX = _C()",
+            "class _B:\n    def __init__(self):\n        print(1)\n\n\n"
+            "class _C(_B):\n    pass\n\n\nX = _C()",
             False,
         ),
         ("def _h(n):\n    return _h(n)\n\n\nX = _h(3)", False),
