@@ -105,6 +105,36 @@ class Decorator(Record):
 FunctionForm = Literal["function", "generator", "async_generator"]
 
 
+EvaluationKind = Literal["code", "decorator", "base", "call", "read"]
+
+
+@frozen(kw_only=True, repr=False)
+class Evaluation(Record):
+    """Something a module-level statement evaluates at import, recorded as a fact: code
+    (a loop, a statement that is not a definition, anything not read further), a call, a
+    read of a dotted name (``read``: ``callee`` is its origin, ``os.environ``), a
+    decorator, or a class base. ``callee`` is the decorator's or base's resolved dotted
+    name (``None`` when it cannot be resolved); ``literal_arguments`` says a decorator is
+    used bare or called with literals only. Whether it is harmless is the readiness
+    pass's judgement."""
+
+    kind: EvaluationKind
+    text: str
+    callee: str | None = None
+    literal_arguments: bool = True
+    span: Span
+    # For a ``call`` (one call of an expression whose every other part is plain: names,
+    # attributes, literals, operators, subscripts, comprehensions): the first positional
+    # argument's value when it is a string literal, and the dotted names of the flags
+    # (``re.IGNORECASE``) its other arguments name. ``callee`` is the called object's
+    # origin: a dotted name (``re.compile``), ``local.NAME`` for the module's own
+    # functions and classes, and ``ORIGIN().attr`` for a method of what a call returned
+    # (``pathlib.Path().parent.read_text``; an operator's result keeps its left operand's
+    # origin, a literal's is its type's: ``builtins.str()``).
+    literal: str | None = None
+    names: tuple[str, ...] = ()
+
+
 @frozen(kw_only=True, repr=False)
 class Capability(Record):
     """A public module-level function: one candidate operation/tool."""
@@ -126,7 +156,7 @@ class Capability(Record):
     # files or the command line (imported names under ``_effects.SENSITIVE`` of the
     # Python front end, and ``parse_args()`` without arguments), first of each callee, in
     # source order; ``names`` lists what the arguments read (a parameter's name included).
-    effects: tuple["Evaluation", ...] = ()
+    effects: tuple[Evaluation, ...] = ()
 
 
 BindingKind = Literal[
@@ -180,35 +210,6 @@ StatementKind = Literal[
     "try",
     "statement",
 ]
-
-EvaluationKind = Literal["code", "decorator", "base", "call", "read"]
-
-
-@frozen(kw_only=True, repr=False)
-class Evaluation(Record):
-    """Something a module-level statement evaluates at import, recorded as a fact: code
-    (a loop, a statement that is not a definition, anything not read further), a call, a
-    read of a dotted name (``read``: ``callee`` is its origin, ``os.environ``), a
-    decorator, or a class base. ``callee`` is the decorator's or base's resolved dotted
-    name (``None`` when it cannot be resolved); ``literal_arguments`` says a decorator is
-    used bare or called with literals only. Whether it is harmless is the readiness
-    pass's judgement."""
-
-    kind: EvaluationKind
-    text: str
-    callee: str | None = None
-    literal_arguments: bool = True
-    span: Span
-    # For a ``call`` (one call of an expression whose every other part is plain: names,
-    # attributes, literals, operators, subscripts, comprehensions): the first positional
-    # argument's value when it is a string literal, and the dotted names of the flags
-    # (``re.IGNORECASE``) its other arguments name. ``callee`` is the called object's
-    # origin: a dotted name (``re.compile``), ``local.NAME`` for the module's own
-    # functions and classes, and ``ORIGIN().attr`` for a method of what a call returned
-    # (``pathlib.Path().parent.read_text``; an operator's result keeps its left operand's
-    # origin, a literal's is its type's: ``builtins.str()``).
-    literal: str | None = None
-    names: tuple[str, ...] = ()
 
 
 @frozen(kw_only=True, repr=False)
