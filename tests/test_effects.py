@@ -477,3 +477,17 @@ def test_annotated_parameter_is_served_where_the_untyped_one_is_refused(tmp_path
     assert any(r["code"] == "SVC-R037" and "annotate" in r["hint"] for r in size)
     generate(source, tmp_path / "b", "--select", "count")
     assert _call(tmp_path / "b", "count", {"img": [[1], [2]]}) == (200, 2)
+
+
+def test_readme_lists_exactly_the_harmless_decorators() -> None:
+    from svcc.compiler.passes.readiness import HARMLESS_DECORATORS
+
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("<!-- harmless-decorators -->")[1].split("<!-- /harmless-decorators")[0]
+    listed = {name for name in block.split("`")[1::2]}
+    extension = {n for n in HARMLESS_DECORATORS if n.startswith("typing_extensions.")}
+    assert "same five from `typing_extensions`" in block
+    assert {
+        f"typing_extensions.{n.split('.', 1)[1]}" for n in listed if n.startswith("typing.")
+    } == (extension)
+    assert listed | extension == set(HARMLESS_DECORATORS)
