@@ -45,8 +45,11 @@ _LITERAL_ORIGINS: dict[type, str] = {
 Qualify = Callable[[ast.expr], str | None]
 
 
+Resolve = Callable[[ast.expr], str]
+
+
 def plain_facts(
-    node: ast.AST, resolve: Qualify
+    node: ast.AST, resolve: Resolve
 ) -> tuple[list[ast.Call], list[tuple[str, ast.AST]]] | None:
     """The calls ``node`` makes when evaluated, in source order, and the origins of the
     dotted names it reads outside call position (``os.environ``, ``sys.argv``: the first
@@ -88,8 +91,8 @@ _OWN = ("builtins.", "typeddict.", "alias.", "?")
 
 
 def _is_chain(node: ast.AST) -> bool:
-    while type(node) is ast.Attribute:
-        node = node.value  # type: ignore[attr-defined]
+    while isinstance(node, ast.Attribute):
+        node = node.value
     return type(node) is ast.Name
 
 

@@ -485,7 +485,7 @@ class ModuleLowerer:
         if cls is None:
             return None
         bodies: list[FunctionNode] = []
-        opaque: Evaluation | None = None
+        first: Evaluation | None = None
         for item in cls.body:
             if not isinstance(item, _FUNCTIONDEF_ASYNCFUNCTIONDEF):
                 continue
@@ -494,13 +494,13 @@ class ModuleLowerer:
                 for d in item.decorator_list
             )
             if not plain_decorators:
-                opaque = opaque or self._code(f"decorated method {item.name}", item)
+                first = first or self._code(f"decorated method {item.name}", item)
             elif item.name in _CONSTRUCTION:
                 bodies.append(item)
             elif item.name.startswith("__") and item.name.endswith("__"):
-                opaque = opaque or self._code(f"method {item.name}", item)
+                first = first or self._code(f"method {item.name}", item)
         calls, inner = self._body_facts(bodies)
-        return Helper(name=name, calls=calls, opaque=opaque or inner, span=self.src.span(cls))
+        return Helper(name=name, calls=calls, opaque=first or inner, span=self.src.span(cls))
 
     def _body_facts(
         self, functions: list[FunctionNode]
@@ -887,10 +887,14 @@ class ModuleLowerer:
                 continue
             text = f"class body statement ({self._describe(item)})"
             value = item.value if isinstance(item, _ASSIGN_ANNASSIGN) else None
-            if value is not None and all(
-                isinstance(t, ast.Name)
-                for t in (item.targets if isinstance(item, ast.Assign) else [item.target])
-            ):
+            targets: list[ast.expr] = (
+                item.targets
+                if isinstance(item, ast.Assign)
+                else [item.target]
+                if isinstance(item, ast.AnnAssign)
+                else []
+            )
+            if value is not None and all(isinstance(t, ast.Name) for t in targets):
                 found.extend(self._evaluate(value, item, text))
                 continue
             found.append(self._code(text, item))
@@ -1219,9 +1223,9 @@ _FUNCTIONDEF_ASYNCFUNCTIONDEF_CLASSDEF_SET = frozenset(
 def _mark_chain(node: ast.AST, handled: set[int]) -> None:
     """Mark the attributes inside a recorded chain (``os.environ.get`` recorded: not
     ``os.environ`` again)."""
-    while type(node) is ast.Attribute:
+    while isinstance(node, ast.Attribute):
         handled.add(id(node))
-        node = node.value  # type: ignore[attr-defined]
+        node = node.value
 
 
 def _local_name(callee: str | None) -> str | None:
