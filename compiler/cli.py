@@ -471,6 +471,7 @@ def _cmd_compile(args: argparse.Namespace) -> int:
                 requirements=_requirements(args),
                 execution_policy=args.execution_policy,
                 target_options=options,
+                allow=args.allow,
             ),
             _output_format(args),
         )

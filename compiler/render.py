@@ -143,7 +143,11 @@ def inspect_repository(
     from svcc.ir.canonical import canonical_json
 
     analysis = analyze_repository(
-        root, python_version=args.python_version, requirements=requirements, strict=False
+        root,
+        python_version=args.python_version,
+        requirements=requirements,
+        strict=False,
+        allow=getattr(args, "allow", frozenset()),
     )
     if args.ir:
         modules = analysis.repository.modules

@@ -147,6 +147,7 @@ def analyze_repository(
     strict: bool = True,
     encoding: str | None = None,
     folder_name: str | None = None,
+    allow: frozenset[str] = frozenset(),
 ) -> RepositoryAnalysis:
     """Front end and readiness over the graph. ``strict`` (bundles) refuses a tree with any
     refused entry (exit 2); otherwise (``inspect``, the analysis service) refused entries are
@@ -162,11 +163,13 @@ def analyze_repository(
         encoding=encoding,
         folder_name=folder_name,
     )
-    return assess_repository(repo, requirements)
+    return assess_repository(repo, requirements, allow)
 
 
 def assess_repository(
-    repo: Repository, requirements: DeclaredRequirements | None = None
+    repo: Repository,
+    requirements: DeclaredRequirements | None = None,
+    allow: frozenset[str] = frozenset(),
 ) -> RepositoryAnalysis:
     """Readiness over the module graph of a repository already read and lowered (the
     analysis service lowers each module under its own per-file budget, then comes here, so
@@ -174,10 +177,13 @@ def assess_repository(
     from svcc.compiler.passes.repository_readiness import RepositoryReadiness
 
     declared = declared_requirements(repo, requirements)
+    from svcc.compiler.passes.effects import allowed_kinds
+
     readiness = RepositoryReadiness(
         repo,
         declared.import_names if declared else frozenset(),
         declared.distributions if declared else (),
+        allow=allow | allowed_kinds(repo.tree.config.allow, "[tool.svcc] allow"),
     )
     reports = readiness.run()
     return RepositoryAnalysis(
@@ -440,6 +446,7 @@ def compile_repository(
     requirements: DeclaredRequirements | None = None,
     execution_policy: str | Path | None = None,
     target_options: Mapping[str, object] | None = None,
+    allow: frozenset[str] = frozenset(),
 ) -> RepositoryCompileResult:
     """``svcc compile DIR --target rest|mcp|oci|k8s``: a local tree, no policies. ``k8s``
     writes the Kubernetes base for the capabilities the bundle would serve. ``oci`` builds
@@ -472,7 +479,9 @@ def compile_repository(
             )
         policy = load_policy(execution_policy)
     root = Path(root)
-    analysis = analyze_repository(root, python_version=python_version, requirements=requirements)
+    analysis = analyze_repository(
+        root, python_version=python_version, requirements=requirements, allow=allow
+    )
     name = analysis.repository.tree.config.name or local_name(root)
     provenance = {"kind": "directory", "repository_digest": tree_digest(analysis.repository)}
     if target == "k8s":

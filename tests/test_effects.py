@@ -445,6 +445,7 @@ def test_security_effect_refused_without_allow_and_served_with_it(
     generate(source, tmp_path / "b", "--allow", kind)
     readiness = json.loads((tmp_path / "b" / "readiness.json").read_text())
     assert readiness["allow"] == [kind]
+    assert json.loads((tmp_path / "b" / "svc-rest.json").read_text())["allow"] == [kind]
     assert [r["code"] for r in readiness["assessments"][0]["reasons"]] == ["SVC-R039"]
     if body is None:  # paths: a file the server can read
         note = tmp_path / "note.txt"
@@ -491,3 +492,29 @@ def test_readme_lists_exactly_the_harmless_decorators() -> None:
         f"typing_extensions.{n.split('.', 1)[1]}" for n in listed if n.startswith("typing.")
     } == (extension)
     assert listed | extension == set(HARMLESS_DECORATORS)
+
+
+def test_project_allow_opts_a_repository_in(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    (project / "app").mkdir(parents=True)
+    (project / "app" / "__init__.py").write_text("")
+    (project / "app" / "config.py").write_text(
+        "import os\n\n\ndef setting(key: str) -> str:\n    return os.getenv(key, '')\n"
+    )
+    (project / "pyproject.toml").write_text('[project]\nname = "app"\n')
+    refused = json.loads(run_svcc("inspect", str(project), "--format", "json").stdout)
+    reasons = refused["files"]["app/config.py"]["assessments"][0]["reasons"]
+    assert [r["code"] for r in reasons] == ["SVC-R033"]
+    (project / "pyproject.toml").write_text(
+        '[project]\nname = "app"\n[tool.svcc]\nallow = ["env"]\n'
+    )
+    allowed = json.loads(run_svcc("inspect", str(project), "--format", "json").stdout)
+    document = allowed["files"]["app/config.py"]
+    assert document["allow"] == ["env"]
+    assert document["assessments"][0]["class"] == "eligible"
+    assert [r["code"] for r in document["assessments"][0]["reasons"]] == ["SVC-R039"]
+    (project / "pyproject.toml").write_text('[tool.svcc]\nallow = ["network"]\n')
+    proc = run_svcc("inspect", str(project), "--format", "json")
+    assert proc.returncode == 2
+    assert "[tool.svcc] allow: unknown kind 'network'" in proc.stderr
+    assert "Traceback" not in proc.stderr

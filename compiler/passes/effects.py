@@ -412,6 +412,19 @@ PATH_CALLS: Final = (
     "os.path.join", "shutil.",
 )  # fmt: skip
 
+
+def allowed_kinds(kinds: "tuple[str, ...] | frozenset[str]", where: str) -> frozenset[str]:
+    """The kinds named, checked: an unknown one is a usage error naming ``where``."""
+    from svcc.compiler.errors import UsageError
+
+    unknown = sorted(set(kinds) - set(SECURITY_KINDS))
+    if unknown:
+        raise UsageError(
+            f"{where}: unknown kind {unknown[0]!r}; choose from {', '.join(SECURITY_KINDS)}"
+        )
+    return frozenset(kinds)
+
+
 _SECURITY_CODES: Final = {
     "env": C.R033_READS_ENVIRONMENT,
     "process": C.R034_STARTS_PROCESS,

@@ -43,8 +43,10 @@ class RepositoryReadiness:
         repo: Repository,
         declared_imports: frozenset[str],
         declared_requirements: tuple[str, ...],
+        allow: frozenset[str] = frozenset(),
     ) -> None:
         self.repo = repo
+        self.allow = allow
         self.declared_imports = declared_imports
         self.declared_requirements = declared_requirements
         self.envs: dict[str, Environment] = {}
@@ -84,6 +86,7 @@ class RepositoryReadiness:
                 declared_imports=self.declared_imports,
                 declared_requirements=self.declared_requirements,
                 resolve_import=self.resolver(module, ir),
+                allow=self.allow,
             )
         return self.envs[module]
 

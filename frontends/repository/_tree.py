@@ -61,6 +61,9 @@ class ProjectConfig:
     name: str | None
     dependencies: tuple[str, ...]
     pyproject_sha256: str | None
+    # ``[tool.svcc] allow``: security effect kinds the project opts into (the readiness
+    # pass checks the names).
+    allow: tuple[str, ...] = ()
 
 
 @frozen(kw_only=True)
@@ -156,6 +159,7 @@ def read_config(root: Path, limits: TreeLimits) -> ProjectConfig:
         name=name if isinstance(name, str) and name else None,
         dependencies=deps,
         pyproject_sha256=digest_bytes(data),
+        allow=_str_list(tool.get("allow", []), "[tool.svcc] allow"),
     )
 
 
