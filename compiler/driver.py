@@ -198,6 +198,7 @@ def analyze_source(
             declared_requirements=requirements.distributions if requirements else (),
             governed=governed,
             allow=allow,
+            unmapped=requirements.unmapped if requirements else (),
         )
         digest = ir_digest(result.ir) if serialize else ""
         readiness = ReadinessPass().run(result.ir, env, digest, diagnostics=result.diagnostics)
@@ -213,6 +214,7 @@ def analyze_source(
                 python_version=version,
                 declared_imports=env.declared_imports,
                 declared_requirements=env.declared_requirements,
+                unmapped=env.unmapped,
             )
     return Analysis(
         path=path,

@@ -105,7 +105,9 @@ def declared_requirements(
     deps = repo.tree.config.dependencies
     if not deps:
         return None
-    return parse_requirements("\n".join(deps), "pyproject.toml dependencies")
+    return parse_requirements(
+        "\n".join(deps), "pyproject.toml dependencies", dict(repo.tree.config.import_names)
+    )
 
 
 def read_checked(
@@ -184,6 +186,7 @@ def assess_repository(
         declared.import_names if declared else frozenset(),
         declared.distributions if declared else (),
         allow=allow | allowed_kinds(repo.tree.config.allow, "[tool.svcc] allow"),
+        unmapped=declared.unmapped if declared else (),
     )
     reports = readiness.run()
     return RepositoryAnalysis(

@@ -585,6 +585,20 @@ R039_ALLOWED_EFFECT: Final = _code(
     "readiness.json and the manifest.",
     hint="",
 )
+R040_ATTRIBUTED_IMPORT: Final = _code(
+    "SVC-R040",
+    "import attributed to a declared distribution",
+    "warning",
+    "execution",
+    None,
+    "An import no declared distribution is known to provide, while a declared distribution "
+    "has no known import name: it is attributed to that distribution (the server's startup "
+    "import proves it). The verdict never depends on what is installed beside svcc.",
+    hint=(
+        "state the mapping: `name  # import: module` in the requirements file, or "
+        '[tool.svcc] import-names = {"name" = ["module"]}'
+    ),
+)
 
 
 def markdown_table() -> str:

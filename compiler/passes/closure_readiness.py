@@ -32,6 +32,7 @@ def inherit_closure_risks(
     python_version: tuple[int, int],
     declared_imports: frozenset[str],
     declared_requirements: tuple[str, ...],
+    unmapped: tuple[str, ...] = (),
 ) -> ReadinessReport:
     """``report`` (the main module's) with the closure's import-time risks inherited."""
     files = [main]
@@ -55,5 +56,7 @@ def inherit_closure_risks(
     results = {f.module: lower_file(f, python_version) for f in files[1:]}
     results[main.module] = result
     repository = build_repository(tree, results)
-    walk = RepositoryReadiness(repository, declared_imports, declared_requirements)
+    walk = RepositoryReadiness(
+        repository, declared_imports, declared_requirements, unmapped=unmapped
+    )
     return walk.inherit(main.module, report)

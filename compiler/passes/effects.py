@@ -371,12 +371,11 @@ class Judge:
 # Class bases that add no import-time behaviour of their own (plus the module's plain
 # classes).
 PLAIN_BASE_PREFIXES: Final = (
-    "builtins.", "typing.", "typing_extensions.", "enum.", "abc.ABC", "collections.abc.",
+    "builtins.", "typing.", "typing_extensions.", "enum.", "abc.ABC", "collections.",
     "textwrap.TextWrapper", "string.Template", "string.Formatter", "json.JSONEncoder",
     "json.JSONDecoder", "logging.Handler", "logging.Filter", "logging.Formatter",
-    "logging.LoggerAdapter", "html.parser.HTMLParser", "collections.namedtuple()",
-    "collections.OrderedDict", "collections.defaultdict", "collections.UserDict",
-    "collections.UserList", "collections.UserString", "argparse.Action",
+    "logging.LoggerAdapter", "html.parser.HTMLParser",
+    "argparse.Action",
     "contextlib.ContextDecorator", "contextlib.AbstractContextManager", "numbers.",
 )  # fmt: skip
 

@@ -59,6 +59,9 @@ class Environment(Record):
     governed: bool = False
     # Security effect kinds the user opted into (``--allow``, ``[tool.svcc] allow``).
     allow: frozenset[str] = frozenset()
+    # Declared distributions with no known import name: an import nothing else provides is
+    # attributed to them (a warning), see ``svcc.compiler.requirements``.
+    unmapped: tuple[str, ...] = ()
     # Repositories: resolves an import over the module graph (why it fails, or ``None``);
     # replaces the single-file rules when set.
     resolve_import: Callable[[Import], str | None] | None = None
@@ -653,6 +656,25 @@ def _why(leaf: UnsupportedType | UnresolvedType) -> str:
 HINT: Final = "declare its distribution in a requirements file and pass --requirements FILE"
 
 
+def hint_for(root: str) -> str:
+    """The declaration hint, naming the distribution when the committed table knows it."""
+    from svcc.compiler.requirements import DISTRIBUTION_OF
+
+    dist = DISTRIBUTION_OF.get(root)
+    if dist is None or dist.replace("-", "_") == root:
+        return HINT
+    return f"declare its distribution ({dist}) in a requirements file and pass --requirements FILE"
+
+
+def _attributed(module: str, unmapped: tuple[str, ...]) -> str:
+    names = ", ".join(unmapped)
+    return (
+        f"import {module!r} is attributed to the declared "
+        f"distribution{'s' if len(unmapped) > 1 else ''} {names}, whose import name is not "
+        "known; the server's startup import proves it"
+    )
+
+
 def _available(root: str, env: Environment) -> bool:
     return root == "__future__" or root in sys.stdlib_module_names or root in env.declared_imports
 
@@ -668,6 +690,12 @@ class ImportResolver:
         self._memo: dict[str, str | None] = {}
 
     def problem(self, imp: Import, unresolved: Code) -> tuple[Code, str] | None:
+        found = self._problem(imp, unresolved)
+        if found is not None and found[0] is unresolved and imp.level == 0 and self.env.unmapped:
+            return C.R040_ATTRIBUTED_IMPORT, _attributed(imp.module, self.env.unmapped)
+        return found
+
+    def _problem(self, imp: Import, unresolved: Code) -> tuple[Code, str] | None:
         env = self.env
         if env.resolve_import is not None:
             message = env.resolve_import(imp)
@@ -703,7 +731,8 @@ class ImportResolver:
         if _available(root, env):
             return None
         return unresolved, (
-            f"import {imp.module!r} is not standard library, beside the source, or declared; {HINT}"
+            f"import {imp.module!r} is not standard library, beside the source, or declared; "
+            f"{hint_for(root)}"
         )
 
     def _local(self, name: str) -> tuple[Code, str] | None:
@@ -748,7 +777,7 @@ class ImportResolver:
                             result = f"{module.path} imports {required!r}, not found beside it"
                             break
                         stack.append(required)
-                    elif not _available(top, self.env):
+                    elif not _available(top, self.env) and not self.env.unmapped:
                         result = (
                             f"{module.path} imports {required!r}, which is not standard "
                             f"library, beside the source, or declared; {HINT}"

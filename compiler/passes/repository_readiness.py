@@ -44,9 +44,11 @@ class RepositoryReadiness:
         declared_imports: frozenset[str],
         declared_requirements: tuple[str, ...],
         allow: frozenset[str] = frozenset(),
+        unmapped: tuple[str, ...] = (),
     ) -> None:
         self.repo = repo
         self.allow = allow
+        self.unmapped = unmapped
         self.declared_imports = declared_imports
         self.declared_requirements = declared_requirements
         self.envs: dict[str, Environment] = {}
@@ -87,6 +89,7 @@ class RepositoryReadiness:
                 declared_requirements=self.declared_requirements,
                 resolve_import=self.resolver(module, ir),
                 allow=self.allow,
+                unmapped=self.unmapped,
             )
         return self.envs[module]
 

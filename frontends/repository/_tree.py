@@ -64,6 +64,8 @@ class ProjectConfig:
     # ``[tool.svcc] allow``: security effect kinds the project opts into (the readiness
     # pass checks the names).
     allow: tuple[str, ...] = ()
+    # ``[tool.svcc] import-names``: distribution → the modules it provides.
+    import_names: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @frozen(kw_only=True)
@@ -160,6 +162,18 @@ def read_config(root: Path, limits: TreeLimits) -> ProjectConfig:
         dependencies=deps,
         pyproject_sha256=digest_bytes(data),
         allow=_str_list(tool.get("allow", []), "[tool.svcc] allow"),
+        import_names=_import_names(tool.get("import-names", {})),
+    )
+
+
+def _import_names(value: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    where = "[tool.svcc] import-names"
+    if not isinstance(value, dict):
+        raise TreeRefused(
+            diag(F008_REPOSITORY_ENTRY, f"{PYPROJECT}: {where} must be a table", None)
+        )
+    return tuple(
+        (dist, _str_list(modules, f"{where}.{dist}")) for dist, modules in sorted(value.items())
     )
 
 
