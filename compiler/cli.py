@@ -72,6 +72,13 @@ def _common(p: argparse.ArgumentParser) -> None:
         help="declared application dependencies (pip requirement lines)",
     )
     p.add_argument(
+        "--data",
+        metavar="PATH",
+        action="append",
+        default=[],
+        help="a data file the module reads at import, bundled beside it (repeatable)",
+    )
+    p.add_argument(
         "--allow",
         metavar="KIND[,KIND]",
         type=_allow_kinds,
@@ -488,6 +495,7 @@ def _cmd_compile(args: argparse.Namespace) -> int:
         target_options=options,
         servable_only=args.command == "generate",
         allow=args.allow,
+        data=args.data,
         runtime_image=args.runtime_image,
         runtime_platform=args.runtime_platform,
     )

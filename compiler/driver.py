@@ -9,7 +9,7 @@ codes, the service to HTTP statuses.
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from attrs import frozen
@@ -25,6 +25,7 @@ from svcc.ir.record import Record
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from svcc.compiler.data_files import DataFiles
     from svcc.compiler.policy_v2 import AnyExecution
     from svcc.compiler.requirements import DeclaredRequirements
     from svcc.compiler.target import FileTree, Target
@@ -149,6 +150,7 @@ def analyze_source(
     governed: bool = False,
     serialize: bool = True,
     allow: frozenset[str] = frozenset(),
+    data_files: "DataFiles | None" = None,
 ) -> Analysis:
     """Analyse source held in memory. ``path`` is the display path (relative).
 
@@ -189,6 +191,8 @@ def analyze_source(
         closure = layout.closure(result.ir, version) if layout is not None else None
         if closure is not None:
             local_files = tuple(closure.files.items())
+        if data_files is not None:
+            local_files = (*local_files, *data_files.files)  # copied into the bundle, verified
         is_package = layout.is_package if layout is not None else False
         env = Environment(
             closure=closure if closure is not None else EMPTY,
@@ -199,6 +203,7 @@ def analyze_source(
             governed=governed,
             allow=allow,
             unmapped=requirements.unmapped if requirements else (),
+            data_files=data_files.relative if data_files is not None else frozenset(),
         )
         digest = ir_digest(result.ir) if serialize else ""
         readiness = ReadinessPass().run(result.ir, env, digest, diagnostics=result.diagnostics)
@@ -326,6 +331,7 @@ def analyze_file(
     encoding: str | None = None,
     governed: bool = False,
     allow: frozenset[str] = frozenset(),
+    data: Sequence[str] = (),
     display_path: str | None = None,
     facts_cache: dict[str, Any] | None = None,
     serialize: bool = True,
@@ -338,9 +344,16 @@ def analyze_file(
     fmt = source_format_of(path)
     layout = layout_of(path, module_name, facts_cache)
     module = check_module_name(layout.module)
-    data = read_source_file(path)
+    declared = None
+    if data:
+        from svcc.compiler.data_files import collect
+
+        declared = collect(
+            data, source=path, root=layout.root, module=module, is_package=layout.is_package
+        )
+    source = read_source_file(path)
     return analyze_source(
-        data,
+        source,
         path=display_path or os.path.basename(path),
         module=module,
         python_version=python_version,
@@ -352,6 +365,7 @@ def analyze_file(
         governed=governed,
         serialize=serialize,
         allow=allow,
+        data_files=declared,
     )
 
 
@@ -490,6 +504,7 @@ def compile_file(
     runtime_image: str | None = None,
     runtime_platform: str | None = None,
     allow: frozenset[str] = frozenset(),
+    data: Sequence[str] = (),
 ) -> CompileResult:
     """Front end → readiness → selection → target → writer. Nothing is written unless
     every step succeeds; the target and the selection syntax are checked before the
@@ -526,6 +541,7 @@ def compile_file(
         requirements=requirements,
         governed=policy is not None,
         allow=allow,
+        data=data,
     )
     if analysis.error is not None:
         raise InputError(analysis.error_message(str(path)))

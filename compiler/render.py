@@ -121,6 +121,7 @@ def inspect_file(
         encoding=args.encoding,
         serialize=args.ir or fmt == "json",  # the text table shows no IR: no converter
         allow=getattr(args, "allow", frozenset()),
+        data=getattr(args, "data", ()),
     )
     if analysis.error is not None:
         raise InputError(analysis.error_message(str(path)))

@@ -133,6 +133,11 @@ class Evaluation(Record):
     # origin, a literal's is its type's: ``builtins.str()``).
     literal: str | None = None
     names: tuple[str, ...] = ()
+    # The file a call reads when its path is built from ``__file__`` with literal parts
+    # (``Path(__file__).parent / "model.json"``, ``os.path.join(os.path.dirname(__file__),
+    # "x.csv")``): POSIX, relative to the module's folder. For ``open`` only when its mode
+    # is absent or a literal read mode.
+    path: str | None = None
 
 
 @frozen(kw_only=True, repr=False)

@@ -158,6 +158,9 @@ PURE: Final[dict[str, frozenset[str]]] = {
     | _names("contextlib", "contextmanager", "asynccontextmanager")
     | _names("json", "loads", "dumps", "JSONEncoder", "JSONDecoder"),
     "text wrapping": _names("textwrap", "TextWrapper", "dedent", "indent", "wrap", "fill"),
+    "loaders of a file already open (the open is judged where it happens)": _names("json", "load")
+    | _names("tomllib", "load", "loads")
+    | _names("pickle", "load", "loads"),
 }
 
 # Prefixes of pure callables: every method of a literal's type (mutating the module's own
@@ -167,7 +170,8 @@ PURE_PREFIXES: Final = (
     "builtins.str().", "builtins.bytes().", "builtins.int().", "builtins.float().",
     "builtins.dict().", "builtins.list().", "builtins.set().", "builtins.tuple().",
     "builtins.frozenset().", "re.compile().", "string.Template().", "struct.Struct().",
-    "decimal.Decimal().", "math.", "collections.namedtuple()().",
+    "decimal.Decimal().", "math.", "collections.namedtuple()().", "builtins.open().",
+    "io.open().", "pathlib.Path().open().",
 )  # fmt: skip
 
 # Builtin exception classes: constructing one is pure.
@@ -187,8 +191,8 @@ EFFECTS: Final[dict[str, tuple[Code, str]]] = {
             "os.stat", "os.makedirs", "os.mkdir", "os.remove", "os.path.exists",
             "os.path.isfile", "os.path.isdir", "os.path.getsize", "os.path.getmtime",
             "shutil.", "socket.", "urllib.request.", "http.client.", "subprocess.",
-            "os.system", "os.popen", "os.exec", "os.spawn", "os.fork", "json.load",
-            "pickle.load", "tomllib.load", "sqlite3.", "tempfile.", "glob.", "pkgutil.get_data",
+            "os.system", "os.popen", "os.exec", "os.spawn", "os.fork", "sqlite3.", "tempfile.",
+            "glob.", "pkgutil.get_data",
             "importlib.resources.", "sys.stdin", "logging.FileHandler",
             "pathlib.Path().read_text", "pathlib.Path().read_bytes", "pathlib.Path().open",
             "pathlib.Path().write_text", "pathlib.Path().write_bytes", "pathlib.Path().exists",
@@ -247,6 +251,14 @@ EFFECTS: Final[dict[str, tuple[Code, str]]] = {
     ),
 }  # fmt: skip
 
+# Reads of a file: harmless when the path is built from ``__file__`` and names a declared
+# data file (``Evaluation.path``). A key ending in ``_`` covers what starts with it.
+DATA_READERS: Final = (
+    "builtins.open", "io.open", "pathlib.Path().read_text", "pathlib.Path().read_bytes",
+    "pathlib.Path().open", "joblib.load", "numpy.load", "numpy.loadtxt", "numpy.genfromtxt",
+    "pandas.read_", "polars.read_", "torch.load",
+)  # fmt: skip
+
 # Reads of these dotted names are effects; every other read of a module attribute is a
 # value (PEP 562 module ``__getattr__`` aside).
 EFFECT_READS: Final = ("os.environ", "os.environb", "sys.argv", "sys.orig_argv", "sys.stdin")
@@ -291,7 +303,13 @@ def is_pure(name: str) -> bool:
 class Judge:
     """Judges a module's evaluations; memoises the module's helpers (cycles are unknown)."""
 
-    def __init__(self, ir: ModuleIR, plain_class: Callable[[ClassDecl], bool]) -> None:
+    def __init__(
+        self,
+        ir: ModuleIR,
+        plain_class: Callable[[ClassDecl], bool],
+        data_files: frozenset[str] = frozenset(),
+    ) -> None:
+        self.data_files = data_files
         self.helpers: dict[str, Helper] = {h.name: h for h in ir.helpers}
         self.classes: dict[str, ClassDecl] = {c.name: c for c in ir.classes}
         self.plain_class = plain_class
@@ -312,6 +330,10 @@ class Judge:
             return C.R007_MODULE_EFFECT, ""
         name = normalise(e.callee or "?")
         found = effect_of(name)
+        if found is not None and e.path is not None and name.startswith(DATA_READERS):
+            if e.path in self.data_files:
+                return None  # a declared data file: the bundle holds it, verified at startup
+            return found[0], f"it reads {e.path}, which is not a declared data file (--data)"
         if found is not None:
             return found
         if (

@@ -62,6 +62,8 @@ class Environment(Record):
     # Declared distributions with no known import name: an import nothing else provides is
     # attributed to them (a warning), see ``svcc.compiler.requirements``.
     unmapped: tuple[str, ...] = ()
+    # Declared data files, relative to the module's folder (``--data``).
+    data_files: frozenset[str] = frozenset()
     # Repositories: resolves an import over the module graph (why it fails, or ``None``);
     # replaces the single-file rules when set.
     resolve_import: Callable[[Import], str | None] | None = None
@@ -192,10 +194,10 @@ class ReadinessPass:
 
 
 # -- module-wide rules ------------------------------------------------------------------------
-def _effect_reasons(ir: ModuleIR, _env: Environment) -> Iterator[Diagnostic]:
+def _effect_reasons(ir: ModuleIR, env: Environment) -> Iterator[Diagnostic]:
     """Module-level statements and class definitions whose evaluation is not known
     harmless (see :mod:`svcc.compiler.passes.effects`)."""
-    judge = _judge(ir)
+    judge = _judge(ir, env.data_files)
     for stmt in ir.statements:
         found = first_effect(stmt.evaluations, {}, judge)
         if found is not None:
@@ -215,7 +217,7 @@ def _effect_reasons(ir: ModuleIR, _env: Environment) -> Iterator[Diagnostic]:
             )
 
 
-def _judge(ir: ModuleIR) -> Judge:
+def _judge(ir: ModuleIR, data_files: frozenset[str] = frozenset()) -> Judge:
     plain: dict[str, bool] = {}
 
     def plain_class(cls: ClassDecl) -> bool:
@@ -226,7 +228,7 @@ def _judge(ir: ModuleIR) -> Judge:
             )
         return plain[cls.name]
 
-    judge = Judge(ir, plain_class)
+    judge = Judge(ir, plain_class, data_files)
     return judge
 
 

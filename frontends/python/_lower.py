@@ -178,6 +178,8 @@ class ModuleLowerer:
         # Origins of the module's own names bound so far (see ``_effects``), and the
         # module-level functions and classes, for the helpers module-level code calls.
         self._origins: dict[str, str] = {}
+        # Module-level names bound to paths built from ``__file__`` (see ``_path_of``).
+        self._paths: dict[str, str] = {}
         self._functions: dict[str, FunctionNode] = {}
         self._class_nodes: dict[str, ast.ClassDef] = {}
 
@@ -400,10 +402,78 @@ class ModuleLowerer:
                     ),
                     literal=literal_argument(call),
                     names=argument_names(call, resolve),
+                    path=self._read_path(call),
                     span=self.src.span(call),
                 )
             )
         return found
+
+    def _read_path(self, call: ast.Call) -> str | None:
+        """The file a call reads through a path built from ``__file__`` (see
+        ``Evaluation.path``): its receiver's path for a method, else its first argument's."""
+        func = call.func
+        if isinstance(func, ast.Attribute) and not isinstance(func.value, ast.Name | ast.Attribute):
+            return self._path_of(func.value)
+        if isinstance(func, ast.Attribute) and self.symbols.qualify(func) is None:
+            return self._path_of(func.value)
+        if not call.args:
+            return None
+        if self.symbols.qualify(func) in ("builtins.open", "io.open"):
+            mode = call.args[1] if len(call.args) > 1 else None
+            for keyword in call.keywords:
+                if keyword.arg == "mode":
+                    mode = keyword.value
+            if mode is not None and not (
+                isinstance(mode, ast.Constant)
+                and isinstance(mode.value, str)
+                and set(mode.value) <= set("rbt")
+            ):
+                return None
+        return self._path_of(call.args[0])
+
+    def _path_of(self, node: ast.expr) -> str | None:
+        """``node`` as a path relative to the module's folder when it is built from
+        ``__file__`` and literals: ``__file__`` itself is ``"__file__"``, its folder ``""``."""
+        if isinstance(node, ast.Name):
+            if node.id == "__file__":
+                return "__file__"
+            return self._paths.get(node.id)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            base = self._path_of(node.left)
+            if base is None or not (
+                isinstance(node.right, ast.Constant) and isinstance(node.right.value, str)
+            ):
+                return None
+            return _join_path(base, node.right.value)
+        if isinstance(node, ast.Attribute) and node.attr == "parent":
+            return _parent_path(self._path_of(node.value))
+        if not isinstance(node, ast.Call):
+            return None
+        func = node.func
+        qual = self.symbols.qualify(func) if isinstance(func, ast.Name | ast.Attribute) else None
+        literals = [a.value for a in node.args if isinstance(a, ast.Constant)]
+        if qual in _PATH_CONSTRUCTORS | _PATH_SAME and node.args:
+            return self._path_of(node.args[0])
+        if qual == "os.path.dirname" and node.args:
+            return _parent_path(self._path_of(node.args[0]))
+        if qual == "os.path.join" and node.args:
+            base = self._path_of(node.args[0])
+            if base is None or len(literals) != len(node.args) - 1:
+                return None
+            for part in node.args[1:]:
+                base = _join_path(base, part.value) if base is not None else None  # type: ignore[attr-defined]
+            return base
+        if isinstance(func, ast.Attribute) and qual is None:
+            base = self._path_of(func.value)
+            if func.attr in ("resolve", "absolute"):
+                return base
+            if func.attr == "joinpath" and base is not None and len(literals) == len(node.args):
+                for part in literals:
+                    base = _join_path(base, part) if base is not None else None
+                return base
+            if func.attr == "with_name" and base is not None and len(literals) == 1:
+                return _join_path(_parent_path(base) or "", literals[0])
+        return None
 
     def _bind_origins(self, stmt: ast.stmt) -> None:
         """Record the origins of the names ``stmt`` binds (module level, in order)."""
@@ -428,6 +498,11 @@ class ModuleLowerer:
             and isinstance(targets[0], ast.Name)
         ):
             origins[targets[0].id] = self._resolve(stmt.value)
+            path = self._path_of(stmt.value)
+            if path is None:
+                self._paths.pop(targets[0].id, None)
+            else:
+                self._paths[targets[0].id] = path
         elif isinstance(stmt, _TRY_TRYSTAR_IF) and not is_main_guard(
             getattr(stmt, "test", None) or ast.Constant(None)
         ):
@@ -1203,6 +1278,37 @@ class ModuleLowerer:
                 continue
             stack.extend(children(node))
         return False
+
+
+_PATH_CONSTRUCTORS = frozenset(
+    {"pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath", "pathlib.PurePosixPath"}
+)
+_PATH_SAME = frozenset({"os.path.abspath", "os.path.realpath", "os.path.normpath", "os.fspath"})
+
+
+def _parent_path(path: str | None) -> str | None:
+    """The folder of a module-relative path (``None`` above the module's folder)."""
+    if path is None or path == "":
+        return None
+    if path == "__file__":
+        return ""
+    return path.rpartition("/")[0]
+
+
+def _join_path(base: str, part: str) -> str | None:
+    if base == "__file__" or not isinstance(part, str):
+        return None
+    out = base
+    for piece in part.split("/"):
+        if piece in ("", "."):
+            continue
+        if piece == "..":
+            out = _parent_path(out) if out else None  # type: ignore[assignment]
+            if out is None:
+                return None
+            continue
+        out = f"{out}/{piece}" if out else piece
+    return out
 
 
 _LITERAL_TYPES = tuple(
