@@ -451,7 +451,9 @@ class ModuleLowerer:
             return None
         func = node.func
         qual = self.symbols.qualify(func) if isinstance(func, ast.Name | ast.Attribute) else None
-        literals = [a.value for a in node.args if isinstance(a, ast.Constant)]
+        literals = [
+            a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)
+        ]
         if qual in _PATH_CONSTRUCTORS | _PATH_SAME and node.args:
             return self._path_of(node.args[0])
         if qual == "os.path.dirname" and node.args:
@@ -460,8 +462,8 @@ class ModuleLowerer:
             base = self._path_of(node.args[0])
             if base is None or len(literals) != len(node.args) - 1:
                 return None
-            for part in node.args[1:]:
-                base = _join_path(base, part.value) if base is not None else None  # type: ignore[attr-defined]
+            for piece in literals:
+                base = _join_path(base, piece) if base is not None else None
             return base
         if isinstance(func, ast.Attribute) and qual is None:
             base = self._path_of(func.value)
@@ -1296,18 +1298,19 @@ def _parent_path(path: str | None) -> str | None:
 
 
 def _join_path(base: str, part: str) -> str | None:
-    if base == "__file__" or not isinstance(part, str):
+    """``base`` joined with a literal part; ``None`` above the module's folder."""
+    if base == "__file__":
         return None
-    out = base
+    out: str | None = base
     for piece in part.split("/"):
         if piece in ("", "."):
             continue
         if piece == "..":
-            out = _parent_path(out) if out else None  # type: ignore[assignment]
-            if out is None:
-                return None
-            continue
-        out = f"{out}/{piece}" if out else piece
+            out = _parent_path(out) if out else None
+        else:
+            out = f"{out}/{piece}" if out else piece
+        if out is None:
+            return None
     return out
 
 
