@@ -191,6 +191,14 @@ PURE_CASES: dict[str, str] = {
     "textwrap.fill": 'X = textwrap.fill("a b", 3)',
     "textwrap.indent": 'X = textwrap.indent("a", "  ")',
     "textwrap.wrap": 'X = textwrap.wrap("a b", 3)',
+    "io.StringIO": 'X = io.StringIO("a")',
+    "io.BytesIO": 'X = io.BytesIO(b"a")',
+    "json.load": 'X = json.load(io.StringIO("[1]"))',
+    "tomllib.load": 'X = tomllib.load(io.BytesIO(b"a = 1"))',
+    "tomllib.loads": 'X = tomllib.loads("a = 1")',
+    "pickle.dumps": "X = pickle.dumps([1])",
+    "pickle.loads": "X = pickle.loads(pickle.dumps([1]))",
+    "pickle.load": "X = pickle.load(io.BytesIO(pickle.dumps([1])))",
 }
 for _name in list(PURE_CASES):
     if _name.startswith("typing."):
@@ -199,8 +207,9 @@ for _name in list(PURE_CASES):
 
 MODULES = (
     "abc", "collections", "contextlib", "dataclasses", "datetime", "decimal", "enum",
-    "fractions", "functools", "itertools", "json", "logging", "operator", "os", "pathlib",
-    "re", "string", "struct", "textwrap", "types", "typing", "typing_extensions", "uuid",
+    "fractions", "functools", "io", "itertools", "json", "logging", "operator", "os", "pathlib",
+    "pickle", "re", "string", "struct", "textwrap", "tomllib", "types", "typing",
+    "typing_extensions", "uuid",
 )  # fmt: skip
 PRELUDE = "".join(f"import {m}\n" for m in MODULES) + (
     'P = collections.namedtuple("P", "x y")\nT = typing.TypeVar("T")\n'

@@ -160,7 +160,8 @@ PURE: Final[dict[str, frozenset[str]]] = {
     "text wrapping": _names("textwrap", "TextWrapper", "dedent", "indent", "wrap", "fill"),
     "loaders of a file already open (the open is judged where it happens)": _names("json", "load")
     | _names("tomllib", "load", "loads")
-    | _names("pickle", "load", "loads"),
+    | _names("pickle", "load", "loads", "dumps")
+    | _names("io", "StringIO", "BytesIO"),
 }
 
 # Prefixes of pure callables: every method of a literal's type (mutating the module's own
