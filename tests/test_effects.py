@@ -527,3 +527,20 @@ def test_project_allow_opts_a_repository_in(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert "[tool.svcc] allow: unknown kind 'network'" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_inspect_dir_on_a_terminal_summarises_and_groups(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    (project / "pkg").mkdir(parents=True)
+    (project / "pkg" / "__init__.py").write_text("")
+    (project / "pkg" / "a.py").write_text(
+        'print("hi")\n\n\ndef one(x: int) -> int:\n    return x\n\n\n'
+        "def two(x: int) -> int:\n    return x\n"
+    )
+    (project / "pkg" / "b.py").write_text("def three(x: int) -> int:\n    return x\n")
+    text = run_svcc("inspect", str(project), "--format", "text").stdout
+    # the shared reason is said once for the module, not under each function
+    assert text.count("module-level call to print()") == 2  # the module section and summary
+    assert "    every function:" in text
+    assert "summary: 3 functions: 1 eligible, 2 conditional" in text
+    assert "     2 functions  SVC-R028 module-level call to print()" in text
