@@ -177,6 +177,23 @@ def _import_names(value: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
     )
 
 
+def _not_a_module(shown: str) -> str:
+    """Why a file is not a module here, and exactly what to pass instead."""
+    parts = shown.split("/")
+    for depth, folder in enumerate(parts[:-1]):
+        if not folder.isidentifier():
+            root = "/".join(parts[: depth + 1])
+            return (
+                f"folder {folder!r} is not a Python name, so the file is not a module here; "
+                f"pass that folder as the directory (svcc inspect {root}) or add "
+                f'"{root}" to [tool.svcc] source-roots'
+            )
+    return (
+        "not an importable module name; the file is not a module (rename it, or inspect it "
+        "alone with --module-name NAME)"
+    )
+
+
 def _has_python(folder: Path) -> bool:
     for _current, dirs, files in os.walk(folder):
         dirs[:] = [d for d in dirs if not _skipped(d)]
@@ -331,11 +348,7 @@ class _Walker:
             self.problems.append(
                 (
                     shown,
-                    diag(
-                        F011_NOT_A_MODULE,
-                        f"{shown}: not an importable module name; the file is not a module",
-                        None,
-                    ),
+                    diag(F011_NOT_A_MODULE, f"{shown}: {_not_a_module(shown)}", None),
                 )
             )
             return False
