@@ -159,7 +159,7 @@ class Capability(Record):
     span: Span
     # Calls and reads in the body that reach the environment, processes, code evaluation,
     # files or the command line (imported names under ``_effects.SENSITIVE`` of the
-    # Python front end, and ``parse_args()`` without arguments), first of each callee, in
+    # Python front end, and ``parse_args``/``parse_known_args`` calls), first of each callee, in
     # source order; ``names`` lists what the arguments read (a parameter's name included).
     effects: tuple[Evaluation, ...] = ()
 

@@ -544,3 +544,24 @@ def test_inspect_dir_on_a_terminal_summarises_and_groups(tmp_path: Path) -> None
     assert "    every function:" in text
     assert "summary: 3 functions: 1 eligible, 2 conditional" in text
     assert "     2 functions  SVC-R028 module-level call to print()" in text
+
+
+def test_parse_args_of_a_parameter_defaulting_to_none_and_stdin_read_the_command_line(
+    tmp_path: Path,
+) -> None:
+    source = (
+        "import argparse\nimport sys\n\n\n"
+        "def main(argv: list[str] | None = None) -> int:\n"
+        "    return len(vars(argparse.ArgumentParser().parse_args(argv)))\n\n\n"
+        "def lines() -> int:\n    return len(sys.stdin.readlines())\n\n\n"
+        "def given(argv: list[str]) -> int:\n"
+        "    return len(vars(argparse.ArgumentParser().parse_args(argv)))\n"
+    )
+    analysis = analyze_source(source, path="m.py", module="m")
+    assert analysis.readiness is not None
+    verdicts = {
+        a.name: (a.klass, [r.code for r in a.reasons]) for a in analysis.readiness.assessments
+    }
+    assert verdicts["main"] == ("unsupported", ["SVC-R038"])
+    assert verdicts["lines"] == ("unsupported", ["SVC-R038"])
+    assert verdicts["given"] == ("eligible", [])

@@ -569,9 +569,9 @@ R038_COMMAND_LINE: Final = _code(
     "error",
     "execution",
     "unsupported",
-    "The function reads `sys.argv`, parses the command line (`parse_args()` with no "
-    "arguments) or is a `click` entry point: a server's command line is not the caller's "
-    "input, so every call would fail.",
+    "The function reads `sys.argv` or `sys.stdin`, parses the command line (`parse_args()` "
+    "with no arguments, or with a parameter that may be None) or is a `click` entry point: "
+    "a server's command line and stdin are not the caller's input, so every call would fail.",
     hint="take the options as parameters and keep the command-line parsing under "
     '`if __name__ == "__main__":`',
 )

@@ -443,11 +443,17 @@ def _security(s: Subject) -> Iterator[Diagnostic]:
 
 
 def _command_line(s: Subject) -> Iterator[Diagnostic]:
+    # ``parse_args(argv)`` with a parameter defaulting to None reads sys.argv on a call
+    # from JSON that leaves it out
+    maybe_none = {
+        p.name for p in s.cap.params if p.default is not None and p.default.text == "None"
+    }
     for effect in s.cap.effects:
         callee = effect.callee or ""
-        if callee.startswith(("sys.argv", "sys.orig_argv")) or callee.endswith(
-            (".parse_args", ".parse_known_args")
-        ):
+        parses = callee.endswith((".parse_args", ".parse_known_args")) and (
+            not effect.names or bool(maybe_none & set(effect.names))
+        )
+        if parses or callee.startswith(("sys.argv", "sys.orig_argv", "sys.stdin")):
             yield diag(
                 C.R038_COMMAND_LINE,
                 f"{s.cap.name} reads the command line ({effect.text})",

@@ -169,9 +169,9 @@ def argument_names(call: ast.Call, qualify: Qualify) -> tuple[str, ...]:
 # Imported names whose calls and reads inside a capability the IR records (the readiness
 # pass judges which are security effects): prefixes of qualified names.
 SENSITIVE: tuple[str, ...] = (
-    "os.", "subprocess.", "sys.argv", "sys.orig_argv", "builtins.eval", "builtins.exec",
-    "builtins.compile", "builtins.open", "builtins.__import__", "pickle.", "marshal.",
-    "shelve.", "yaml.", "dill.", "cloudpickle.", "joblib.load", "dotenv.", "pathlib.",
+    "os.", "subprocess.", "sys.argv", "sys.orig_argv", "sys.stdin", "builtins.eval",
+    "builtins.exec", "builtins.compile", "builtins.open", "builtins.__import__", "pickle.",
+    "marshal.", "shelve.", "yaml.", "dill.", "cloudpickle.", "joblib.load", "dotenv.", "pathlib.",
     "shutil.", "io.open", "argparse.", "click.", "pty.", "commands.", "asyncio.create_subprocess",
     "importlib.import_module", "runpy.",
 )  # fmt: skip

@@ -1183,10 +1183,9 @@ class ModuleLowerer:
                         if callee is not None and callee.startswith(SENSITIVE):
                             _mark_chain(func, handled)
                             sensitive(callee, node, node)  # type: ignore[arg-type]
-                        elif (
-                            type(func) is ast.Attribute
-                            and func.attr in ("parse_args", "parse_known_args")
-                            and not node.args  # type: ignore[attr-defined]
+                        elif type(func) is ast.Attribute and func.attr in (
+                            "parse_args",
+                            "parse_known_args",
                         ):
                             sensitive(f"?.{func.attr}", node, node)  # type: ignore[arg-type]
                     if (
