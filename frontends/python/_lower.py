@@ -392,15 +392,17 @@ class ModuleLowerer:
             for name, node in reads
         ]
         for position, call in enumerate(calls):
+            callee = resolve(call.func)
             found.append(
                 Evaluation(
                     kind="call",
                     text=text if position == 0 else self._describe(call),
-                    callee=resolve(call.func),
+                    callee=callee,
                     literal_arguments=all(
                         is_literal(a) for a in [*call.args, *(k.value for k in call.keywords)]
                     ),
-                    literal=literal_argument(call),
+                    # a pattern is the only literal judged (compiled to check it)
+                    literal=literal_argument(call) if callee.startswith("re.") else None,
                     names=argument_names(call, resolve),
                     path=self._read_path(call),
                     span=self.src.span(call),
