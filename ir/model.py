@@ -127,7 +127,8 @@ class Evaluation(Record):
     # attributes, literals, operators, subscripts, comprehensions): for a ``re.`` call, the
     # first positional argument's value when it is a string literal (the pattern), and
     # the dotted names its arguments read (flags such as ``re.IGNORECASE``, parameters).
-    # ``callee`` is the called object's origin: a dotted name (``re.compile``), ``local.NAME`` for the module's own
+    # ``callee`` is the called object's origin: a dotted name (``re.compile``),
+    # ``local.NAME`` for the module's own
     # functions and classes, and ``ORIGIN().attr`` for a method of what a call returned
     # (``pathlib.Path().parent.read_text``; an operator's result keeps its left operand's
     # origin, a literal's is its type's: ``builtins.str()``).
