@@ -25,7 +25,6 @@ from svcc.compiler.passes.readiness import Assessment
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from svcc.compiler.repository import RepositoryCompileResult
     from svcc.compiler.requirements import DeclaredRequirements
     from svcc.compiler.target import Target
 
@@ -286,7 +285,7 @@ def repository_summary(reports: Sequence[Any], top: int = 5) -> list[str]:
     return lines
 
 
-def compile_result(result: "CompileResult | RepositoryCompileResult", fmt: str) -> None:
+def compile_result(result: "CompileResult", fmt: str) -> None:
     if fmt == "json":
         from svcc.ir.canonical import canonical_json
 

@@ -6,7 +6,7 @@ non-root 65532, a read-only root file system, no capabilities, the runtime's def
 profile, no service-account token, and egress denied.
 """
 
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 from attrs import frozen
 
@@ -21,7 +21,7 @@ GRACE_SECONDS: Final = 30
 # (enough to select by), annotations the whole digest.
 LABEL_DIGEST_CHARS: Final = 32
 
-Interface = Literal["rest", "mcp"]
+Interface = str  # a servable target's name: the component label
 
 
 @frozen(kw_only=True)
@@ -40,6 +40,9 @@ class Workload:
     namespace: str | None
     image: str
     interface: Interface
+    # Whether the bundle listens on a port in the image (``BundleSpec.image_serve``); else
+    # it speaks on stdin/stdout.
+    listens: bool
     replicas: int
     max_replicas: int
     capabilities_sha256: str
@@ -96,7 +99,7 @@ def container(w: Workload) -> dict[str, Any]:
         "image": w.image,
         "imagePullPolicy": "IfNotPresent",
     }
-    if w.interface == "rest":
+    if w.listens:
         c["ports"] = [{"name": "http", "containerPort": PORT, "protocol": "TCP"}]
         c["startupProbe"] = _probe("/health", period=2, failures=30)
         c["readinessProbe"] = _probe("/health", period=5, failures=2)
@@ -208,7 +211,7 @@ def disruption_budget(w: Workload) -> dict[str, Any]:
 def network_policy(w: Workload) -> dict[str, Any]:
     """Ingress only to the HTTP port (REST) or none at all (MCP); egress denied."""
     ingress: list[dict[str, Any]] = []
-    if w.interface == "rest":
+    if w.listens:
         ingress.append({"ports": [{"port": PORT, "protocol": "TCP"}]})
     return {
         "apiVersion": "networking.k8s.io/v1",
@@ -227,7 +230,7 @@ def resources_of(w: Workload) -> dict[str, dict[str, Any]]:
     """File name → object. An MCP server has no Service (stdio has no port) and no
     autoscaler (each client owns one session on one pod's stdin)."""
     out = {"deployment.yaml": deployment(w)}
-    if w.interface == "rest":
+    if w.listens:
         out["service.yaml"] = service(w)
         out["hpa.yaml"] = autoscaler(w)
     out["pdb.yaml"] = disruption_budget(w)
