@@ -71,6 +71,33 @@ def _common(p: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="declared application dependencies (pip requirement lines)",
     )
+    p.add_argument(
+        "--data",
+        metavar="PATH",
+        action="append",
+        default=[],
+        help="a data file the module reads at import, bundled beside it (repeatable)",
+    )
+    p.add_argument(
+        "--allow",
+        metavar="KIND[,KIND]",
+        type=_allow_kinds,
+        default=frozenset(),
+        help="serve functions with these security effects: env, process, eval, paths",
+    )
+
+
+def _allow_kinds(text: str) -> frozenset[str]:
+    """``--allow env,process``: the security effect kinds opted into (unknown: exit 2)."""
+    from svcc.compiler.passes.effects import SECURITY_KINDS
+
+    kinds = frozenset(k.strip() for k in text.split(",") if k.strip())
+    unknown = sorted(kinds - set(SECURITY_KINDS))
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            f"unknown kind {unknown[0]!r}; choose from {', '.join(SECURITY_KINDS)}"
+        )
+    return kinds
 
 
 def _format(p: argparse.ArgumentParser) -> None:
@@ -460,6 +487,8 @@ def _cmd_compile(args: argparse.Namespace) -> int:
         execution_policy=args.execution_policy,
         target_options=options,
         servable_only=args.command == "generate",
+        allow=args.allow,
+        data=args.data,
         runtime_image=args.runtime_image,
         runtime_platform=args.runtime_platform,
     )

@@ -10,7 +10,7 @@ codes, the service to HTTP statuses.
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from attrs import evolve, frozen
@@ -26,6 +26,7 @@ from svcc.ir.record import Record
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from svcc.compiler.data_files import DataFiles
     from svcc.compiler.policy_v2 import AnyExecution
     from svcc.compiler.requirements import DeclaredRequirements
     from svcc.compiler.target import BundleSpec, EmitContext, FileTree, Target
@@ -149,12 +150,15 @@ def analyze_source(
     check_name: bool = True,
     governed: bool = False,
     serialize: bool = True,
+    allow: frozenset[str] = frozenset(),
+    data_files: "DataFiles | None" = None,
 ) -> Analysis:
     """Analyse source held in memory. ``path`` is the display path (relative).
 
     ``layout`` (files on disk only) says where the modules beside the source are: their
     closure is found and judged, and carried for the bundle. ``governed`` asks for the
-    rules of governed execution (results must be exactly JSON). ``serialize=False`` skips
+    rules of governed execution (results must be exactly JSON); ``allow`` holds the
+    security effect kinds the user opted into (``--allow``). ``serialize=False`` skips
     the IR's digest (``readiness.ir_digest`` is empty): for a report that shows neither it
     nor the IR, such as the CLI's text table, which then never builds the cattrs converter
     (``ir_json`` is encoded only if asked for)."""
@@ -189,6 +193,8 @@ def analyze_source(
         closure = layout.closure(result.ir, version) if layout is not None else None
         if closure is not None:
             local_files = tuple(closure.files.items())
+        if data_files is not None:
+            local_files = (*local_files, *data_files.files)  # copied into the bundle, verified
         is_package = layout.is_package if layout is not None else False
         env = Environment(
             closure=closure if closure is not None else EMPTY,
@@ -197,6 +203,9 @@ def analyze_source(
             declared_imports=requirements.import_names if requirements else frozenset(),
             declared_requirements=requirements.distributions if requirements else (),
             governed=governed,
+            allow=allow,
+            unmapped=requirements.unmapped if requirements else (),
+            data_files=data_files.relative if data_files is not None else frozenset(),
         )
         unit = ModuleUnit(
             path=path,
@@ -218,6 +227,7 @@ def analyze_source(
                 python_version=version,
                 declared_imports=env.declared_imports,
                 declared_requirements=env.declared_requirements,
+                unmapped=env.unmapped,
             )
     return Analysis(
         path=path,
@@ -320,6 +330,8 @@ def analyze_file(
     requirements: "DeclaredRequirements | None" = None,
     encoding: str | None = None,
     governed: bool = False,
+    allow: frozenset[str] = frozenset(),
+    data: Sequence[str] = (),
     display_path: str | None = None,
     facts_cache: dict[str, Any] | None = None,
     serialize: bool = True,
@@ -332,9 +344,16 @@ def analyze_file(
     fmt = source_format_of(path)
     layout = layout_of(path, module_name, facts_cache)
     module = check_module_name(layout.module)
-    data = read_source_file(path)
+    declared = None
+    if data:
+        from svcc.compiler.data_files import collect
+
+        declared = collect(
+            data, source=path, root=layout.root, module=module, is_package=layout.is_package
+        )
+    source = read_source_file(path)
     return analyze_source(
-        data,
+        source,
         path=display_path or os.path.basename(path),
         module=module,
         python_version=python_version,
@@ -345,6 +364,8 @@ def analyze_file(
         check_name=False,
         governed=governed,
         serialize=serialize,
+        allow=allow,
+        data_files=declared,
     )
 
 

@@ -9,7 +9,7 @@ syntax are checked before any source is read, whatever the path names.
 """
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from svcc.compiler.driver import CompileResult, analyze_file, emit_analysis, served_bundle
@@ -37,6 +37,8 @@ def compile_path(
     servable_only: bool = False,
     runtime_image: str | None = None,
     runtime_platform: str | None = None,
+    allow: frozenset[str] = frozenset(),
+    data: Sequence[str] = (),
 ) -> CompileResult:
     """The one compile entry (``svcc compile``, ``svcc generate``): a file or notebook, or a
     directory (a repository). Front end → readiness → selection → target → writer; nothing
@@ -70,6 +72,7 @@ def compile_path(
             python_version=python_version,
             requirements=requirements,
             policy=_repository_policy(backend, execution_policy, runtime_image, runtime_platform),
+            allow=allow,
         )
     policy = None
     if execution_policy is not None:
@@ -86,6 +89,8 @@ def compile_path(
         python_version=python_version,
         requirements=requirements,
         governed=policy is not None,
+        allow=allow,
+        data=data,
     )
     if analysis.error is not None:
         raise InputError(analysis.error_message(str(path)))

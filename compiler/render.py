@@ -7,10 +7,12 @@ import argparse
 import json
 import os
 import sys
+from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from svcc.compiler.diagnostics import Diagnostic, excerpt, where
+from svcc.compiler.diagnostics.codes import CLASS_ORDER
 from svcc.compiler.driver import (
     Analysis,
     CompileResult,
@@ -56,6 +58,9 @@ def _reason_lines(analysis: Analysis, r: Diagnostic, colour: bool, indent: str) 
     lines = [f"{r.code} {sev}{at}: {r.message}"]
     if r.severity == "error":
         lines += [f"{indent}    {x}" for x in excerpt(r.span, analysis.lines_for(r.span))]
+    hint = r.hint if r.hint is not None else r.entry.hint
+    if hint:
+        lines.append(f"{indent}    hint: {hint}")
     return lines
 
 
@@ -116,6 +121,8 @@ def inspect_file(
         requirements=requirements,
         encoding=args.encoding,
         serialize=args.ir or fmt == "json",  # the text table shows no IR: no converter
+        allow=getattr(args, "allow", frozenset()),
+        data=getattr(args, "data", ()),
     )
     if analysis.error is not None:
         raise InputError(analysis.error_message(str(path)))
@@ -143,6 +150,7 @@ def inspect_repository(
         requirements=requirements,
         strict=False,
         workers=None,  # all cores, as the README says
+        allow=getattr(args, "allow", frozenset()),
     )
     if args.ir:
         modules = analysis.repository.modules
@@ -192,6 +200,7 @@ def inspect_repository(
             lines.append(f"{nb.error_message(path)}")
         else:
             lines.append(readiness_table(nb, colour))
+    lines += repository_summary([r for r in analysis.reports.values() if r is not None])
     _write(("\n".join(lines) + "\n").encode())
     return _directory_status(failed)
 
@@ -235,15 +244,46 @@ def _ir_bytes(module: Any) -> bytes | None:
 
 
 def _repository_table(module: str, path: str, report: Any, colour: bool) -> str:
+    """One module's section: the reasons its functions share said once ("every
+    function:"), then each function with its own."""
     lines = [f"{path} (module {module}): {len(report.assessments)} capabilities"]
+    shared = module_wide(report.assessments)
+    if shared:
+        lines.append("    every function:")
+        lines += [f"      {_short_reason(r, colour)}" for r in shared]
     for a in report.assessments:
         klass = _colour(colour, a.klass, a.klass.ljust(11))
         lines.append(f"  {module}.{a.name}  {klass}")
         for r in a.reasons:
-            where = f"line {r.span.line}" if r.span is not None else "-"
-            sev = _colour(colour, r.severity, r.severity)
-            lines.append(f"      {r.code} {sev} {where}: {r.message}")
+            if r not in shared:
+                lines.append(f"      {_short_reason(r, colour)}")
     return "\n".join(lines)
+
+
+def _short_reason(r: Diagnostic, colour: bool) -> str:
+    where = f"line {r.span.line}" if r.span is not None else "-"
+    sev = _colour(colour, r.severity, r.severity)
+    return f"{r.code} {sev} {where}: {r.message}"
+
+
+def repository_summary(reports: Sequence[Any], top: int = 5) -> list[str]:
+    """Counts per class over every function, and the most common blocking reasons with
+    how many functions each blocks (a reason counted once per function)."""
+    counts: Counter[str] = Counter()
+    blocked: Counter[tuple[str, str]] = Counter()
+    for report in reports:
+        for a in report.assessments:
+            counts[a.klass] += 1
+            for key in {(r.code, r.message) for r in a.blocking()}:
+                blocked[key] += 1
+    total = sum(counts.values())
+    shown = ", ".join(f"{counts[k]} {k}" for k in CLASS_ORDER if counts[k])
+    lines = [f"summary: {total} functions{': ' + shown if shown else ''}"]
+    if blocked:
+        lines.append("most common reasons:")
+        for (code, message), n in sorted(blocked.items(), key=lambda i: (-i[1], i[0]))[:top]:
+            lines.append(f"  {n:>4} function{'s' if n != 1 else ' '}  {code} {message}")
+    return lines
 
 
 def compile_result(result: "CompileResult", fmt: str) -> None:

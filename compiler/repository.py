@@ -104,7 +104,9 @@ def declared_requirements(
     deps = repo.tree.config.dependencies
     if not deps:
         return None
-    return parse_requirements("\n".join(deps), "pyproject.toml dependencies")
+    return parse_requirements(
+        "\n".join(deps), "pyproject.toml dependencies", dict(repo.tree.config.import_names)
+    )
 
 
 def read_checked(
@@ -149,6 +151,7 @@ def analyze_repository(
     encoding: str | None = None,
     folder_name: str | None = None,
     workers: int | None = 1,
+    allow: frozenset[str] = frozenset(),
 ) -> RepositoryAnalysis:
     """Front end and readiness over the graph. ``strict`` (bundles) refuses a tree with any
     refused entry (exit 2); otherwise (``inspect``, the analysis service) refused entries are
@@ -166,11 +169,13 @@ def analyze_repository(
         folder_name=folder_name,
         workers=workers,
     )
-    return assess_repository(repo, requirements)
+    return assess_repository(repo, requirements, allow)
 
 
 def assess_repository(
-    repo: Repository, requirements: DeclaredRequirements | None = None
+    repo: Repository,
+    requirements: DeclaredRequirements | None = None,
+    allow: frozenset[str] = frozenset(),
 ) -> RepositoryAnalysis:
     """Readiness over the module graph of a repository already read and lowered (the
     analysis service lowers each module under its own per-file budget, then comes here, so
@@ -178,10 +183,14 @@ def assess_repository(
     from svcc.compiler.passes.repository_readiness import RepositoryReadiness
 
     declared = declared_requirements(repo, requirements)
+    from svcc.compiler.passes.effects import allowed_kinds
+
     readiness = RepositoryReadiness(
         repo,
         declared.import_names if declared else frozenset(),
         declared.distributions if declared else (),
+        allow=allow | allowed_kinds(repo.tree.config.allow, "[tool.svcc] allow"),
+        unmapped=declared.unmapped if declared else (),
     )
     reports = readiness.run()
     return RepositoryAnalysis(
@@ -418,12 +427,18 @@ def compile_repository(
     python_version: str | tuple[int, int] | None = None,
     requirements: DeclaredRequirements | None = None,
     policy: "ExecutionPolicy | None" = None,
+    allow: frozenset[str] = frozenset(),
 ) -> "CompileResult":
     """A local tree: analysis, selection and the bundle of any servable target (or one
-    that wraps one, such as ``oci`` and ``k8s``); options were checked by the caller."""
+    that wraps one, such as ``oci`` and ``k8s``); options were checked by the caller.
+    ``allow``: the security effect kinds opted into (``--allow``)."""
     root = Path(root)
     analysis = analyze_repository(
-        root, python_version=python_version, requirements=requirements, workers=None
+        root,
+        python_version=python_version,
+        requirements=requirements,
+        workers=None,
+        allow=allow,
     )
     return write_repository_bundle(
         analysis,

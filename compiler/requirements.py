@@ -1,17 +1,22 @@
 """Declared application dependencies (``--requirements FILE``) and the import names they provide.
 
-Nothing is inferred silently: a module counts as provided only when a declared
-distribution provides it, by installed package metadata when the distribution is
-installed beside svcc, by a short documented table of well-known distributions whose
-import name differs, and otherwise by the normalised distribution name.
+Deterministic: the verdict on an import never depends on what is installed beside svcc. A
+declared distribution provides the import names of a committed table of well-known
+distributions (:data:`KNOWN_IMPORT_NAMES`), the names its line states (``name  # import:
+mod[, mod]``), the names ``[tool.svcc] import-names`` states, else its normalised name
+(``my-lib`` → ``my_lib``). A distribution with no known import name (in none of the three)
+is *unmapped*: an import nothing else provides is attributed to it with a warning
+(``SVC-R040``), and the server's startup import proves it.
 """
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from attrs import frozen
 from svcc.compiler.errors import InputError
 
-# Distributions whose import name differs from their normalised name (documented in README).
+# Well-known distributions and their import names (canonical distribution names). Those
+# whose import name is their normalised name are listed too: their import name is known.
 KNOWN_IMPORT_NAMES: dict[str, tuple[str, ...]] = {
     "scikit-learn": ("sklearn",),
     "scikit-image": ("skimage",),
@@ -20,6 +25,7 @@ KNOWN_IMPORT_NAMES: dict[str, tuple[str, ...]] = {
     "pyyaml": ("yaml",),
     "opencv-python": ("cv2",),
     "opencv-python-headless": ("cv2",),
+    "opencv-contrib-python": ("cv2",),
     "python-dateutil": ("dateutil",),
     "attrs": ("attr", "attrs"),
     "protobuf": ("google",),
@@ -27,7 +33,36 @@ KNOWN_IMPORT_NAMES: dict[str, tuple[str, ...]] = {
     "python-dotenv": ("dotenv",),
     "msgpack-python": ("msgpack",),
     "pymupdf": ("fitz",),
-}
+    "python-multipart": ("multipart", "python_multipart"),
+    "pycryptodome": ("Crypto",),
+    "pyserial": ("serial",),
+    "pyzmq": ("zmq",),
+    "google-cloud-storage": ("google",),
+    "tensorflow": ("tensorflow",),
+    "torch": ("torch",),
+    "typing-extensions": ("typing_extensions",),
+    "mcp": ("mcp",),
+    **{
+        name: (name.replace("-", "_"),)
+        for name in (
+            "numpy", "pandas", "scipy", "matplotlib", "seaborn", "requests", "httpx", "flask",
+            "fastapi", "pydantic", "joblib", "xgboost", "lightgbm", "statsmodels", "sympy",
+            "networkx", "nltk", "spacy", "transformers", "tqdm", "click", "rich", "jinja2",
+            "sqlalchemy", "lxml", "regex", "orjson", "ujson", "toml", "tomli", "packaging",
+            "certifi", "idna", "urllib3", "charset-normalizer", "boto3", "botocore", "redis",
+            "psycopg2", "pymongo", "aiohttp", "uvicorn", "starlette", "markupsafe", "pytz",
+            "tzdata", "six", "cattrs", "lark", "jsonschema", "polars", "pyarrow", "numba",
+            "shapely", "geopandas", "plotly", "bokeh", "altair", "openai", "anthropic",
+            "tiktoken", "sentencepiece", "tokenizers", "datasets", "onnxruntime", "keras",
+        )
+    },
+}  # fmt: skip
+
+# And back: import name → the distribution to declare for it (the first listed).
+DISTRIBUTION_OF: dict[str, str] = {}
+for _dist, _modules in KNOWN_IMPORT_NAMES.items():
+    for _module in _modules:
+        DISTRIBUTION_OF.setdefault(_module, _dist)
 
 
 @frozen(kw_only=True)
@@ -37,6 +72,8 @@ class DeclaredRequirements:
     lines: tuple[str, ...]
     distributions: tuple[str, ...]
     import_names: frozenset[str]
+    # Declared distributions with no known import name (see the module docstring).
+    unmapped: tuple[str, ...] = ()
 
     def to_json(self) -> list[str]:
         return list(self.distributions)
@@ -68,27 +105,28 @@ def is_pinned(line: str) -> bool:
     return bool(requirement.specifier or requirement.url or requirement.marker)
 
 
-def _import_names_from_metadata() -> dict[str, set[str]]:
-    from importlib.metadata import packages_distributions
-
-    out: dict[str, set[str]] = {}
-    for module, dists in packages_distributions().items():
-        for dist in dists:
-            out.setdefault(canonical_name(dist), set()).add(module)
-    return out
-
-
-def parse_requirements(text: str, origin: str) -> DeclaredRequirements:
+def parse_requirements(
+    text: str, origin: str, import_names: Mapping[str, tuple[str, ...]] | None = None
+) -> DeclaredRequirements:
+    """``import_names``: ``[tool.svcc] import-names`` (distribution → modules)."""
     from packaging.requirements import InvalidRequirement, Requirement
 
     lines: list[str] = []
     names: list[str] = []
+    stated: dict[str, set[str]] = {
+        canonical_name(d): set(m) for d, m in (import_names or {}).items()
+    }
     logical = ""
     start = 0
+    comment = ""
     for number, raw in enumerate(text.splitlines(), start=1):
         if not logical:
             start = number
-        line = raw.split(" #", 1)[0].strip() if not raw.lstrip().startswith("#") else ""
+            comment = ""
+        body, _, tail = raw.partition(" #")
+        if tail.strip().startswith("import:"):
+            comment = tail.strip()[len("import:") :]
+        line = body.strip() if not raw.lstrip().startswith("#") else ""
         if line.endswith("\\"):
             logical += line[:-1] + " "
             continue
@@ -108,19 +146,29 @@ def parse_requirements(text: str, origin: str) -> DeclaredRequirements:
         except InvalidRequirement as exc:
             raise InputError(f"{origin}:{start}: invalid requirement: {exc}") from None
         lines.append(entry)
-        names.append(canonical_name(requirement.name))
+        name = canonical_name(requirement.name)
+        names.append(name)
+        modules = {m.strip() for m in comment.split(",") if m.strip()}
+        if modules:
+            bad = sorted(m for m in modules if not all(p.isidentifier() for p in m.split(".")))
+            if bad:
+                raise InputError(f"{origin}:{start}: `# import:` names {bad[0]!r}, not a module")
+            stated.setdefault(name, set()).update(modules)
     if not names:
         return DeclaredRequirements(lines=(), distributions=(), import_names=frozenset())
-    metadata = _import_names_from_metadata()
     provided: set[str] = set()
-    for name in names:
+    unmapped: list[str] = []
+    for name in sorted(set(names)):
         provided.add(name.replace("-", "_"))
-        provided.update(KNOWN_IMPORT_NAMES.get(name, ()))
-        provided.update(metadata.get(name, ()))
+        known = set(KNOWN_IMPORT_NAMES.get(name, ())) | stated.get(name, set())
+        provided.update(known)
+        if not known:
+            unmapped.append(name)
     return DeclaredRequirements(
         lines=tuple(lines),
         distributions=tuple(sorted(set(names))),
         import_names=frozenset(provided),
+        unmapped=tuple(unmapped),
     )
 
 

@@ -59,17 +59,23 @@ ParamKind = Literal[
 ]
 
 
-ParamUseKind = Literal["call", "isinstance", "issubclass", "decorator"]
+ParamUseKind = Literal[
+    "call", "isinstance", "issubclass", "decorator", "attribute", "method", "attribute-subscript"
+]
 
 
 @frozen(kw_only=True, repr=False)
 class ParamUse(Record):
     """A use of a parameter in its function's body that needs a callable or a class:
-    ``p(...)``, ``isinstance(x, p)``, ``issubclass(c, p)``, ``@p``. Only the first use of
-    each kind is recorded."""
+    ``p(...)``, ``isinstance(x, p)``, ``issubclass(c, p)``, ``@p``; or an object no JSON
+    value is: an attribute (``p.shape``), a method (``p.drop(...)``) or a subscripted
+    attribute (``p.loc[...]``) that ``dict``, ``list``, ``str``, ``int``, ``float``,
+    ``bool`` and ``None`` all lack (``attribute`` names it; not recorded when the body
+    rebinds the parameter). Only the first use of each kind is recorded."""
 
     kind: ParamUseKind
     span: Span
+    attribute: str | None = None
 
 
 @frozen(kw_only=True, repr=False)
@@ -99,6 +105,42 @@ class Decorator(Record):
 FunctionForm = Literal["function", "generator", "async_generator"]
 
 
+EvaluationKind = Literal["code", "decorator", "base", "call", "read"]
+
+
+@frozen(kw_only=True, repr=False)
+class Evaluation(Record):
+    """Something a module-level statement evaluates at import, recorded as a fact: code
+    (a loop, a statement that is not a definition, anything not read further), a call, a
+    read of a dotted name (``read``: ``callee`` is its origin, ``os.environ``), a
+    decorator, or a class base. ``callee`` is the decorator's or base's resolved dotted
+    name (``None`` when it cannot be resolved); ``literal_arguments`` says a decorator is
+    used bare or called with literals only. Whether it is harmless is the readiness
+    pass's judgement."""
+
+    kind: EvaluationKind
+    text: str
+    callee: str | None = None
+    literal_arguments: bool = True
+    span: Span
+    # For a ``call`` (one call of an expression whose every other part is plain: names,
+    # attributes, literals, operators, subscripts, comprehensions): for a ``re.`` call, the
+    # first positional argument's value when it is a string literal (the pattern), and
+    # the dotted names its arguments read (flags such as ``re.IGNORECASE``, parameters).
+    # ``callee`` is the called object's origin: a dotted name (``re.compile``),
+    # ``local.NAME`` for the module's own
+    # functions and classes, and ``ORIGIN().attr`` for a method of what a call returned
+    # (``pathlib.Path().parent.read_text``; an operator's result keeps its left operand's
+    # origin, a literal's is its type's: ``builtins.str()``).
+    literal: str | None = None
+    names: tuple[str, ...] = ()
+    # The file a call reads when its path is built from ``__file__`` with literal parts
+    # (``Path(__file__).parent / "model.json"``, ``os.path.join(os.path.dirname(__file__),
+    # "x.csv")``): POSIX, relative to the module's folder. For ``open`` only when its mode
+    # is absent or a literal read mode.
+    path: str | None = None
+
+
 @frozen(kw_only=True, repr=False)
 class Capability(Record):
     """A public module-level function: one candidate operation/tool."""
@@ -116,6 +158,11 @@ class Capability(Record):
     # empty for a plain top-level ``def``.
     guards: tuple[str, ...]
     span: Span
+    # Calls and reads in the body that reach the environment, processes, code evaluation,
+    # files or the command line (imported names under ``_effects.SENSITIVE`` of the
+    # Python front end, and ``parse_args``/``parse_known_args`` calls), first of each callee, in
+    # source order; ``names`` lists what the arguments read (a parameter's name included).
+    effects: tuple[Evaluation, ...] = ()
 
 
 BindingKind = Literal[
@@ -169,23 +216,6 @@ StatementKind = Literal[
     "try",
     "statement",
 ]
-
-EvaluationKind = Literal["code", "decorator", "base"]
-
-
-@frozen(kw_only=True, repr=False)
-class Evaluation(Record):
-    """Something a module-level statement evaluates at import, recorded as a fact: code
-    (a call, a comprehension, a loop, a statement that is not a definition), a decorator,
-    or a class base. ``callee`` is the decorator's or base's resolved dotted name (``None``
-    when it cannot be resolved); ``literal_arguments`` says a decorator is used bare or
-    called with literals only. Whether it is harmless is the readiness pass's judgement."""
-
-    kind: EvaluationKind
-    text: str
-    callee: str | None = None
-    literal_arguments: bool = True
-    span: Span
 
 
 @frozen(kw_only=True, repr=False)
@@ -326,6 +356,22 @@ class GlobalRead(Record):
 
 
 @frozen(kw_only=True, repr=False)
+class Helper(Record):
+    """A function or class of the module that module-level code calls at import (directly,
+    or through another helper, to a bounded depth): what running its body evaluates.
+
+    For a class, the bodies of ``__init__``, ``__new__`` and ``__post_init__``. ``calls`` are
+    the body's calls (as module-level calls are recorded); ``opaque`` is the first part the
+    facts do not describe (a ``global``, ``with``, ``while``, ``yield``, nested scope, a
+    decorated method, another dunder method), ``None`` when there is none."""
+
+    name: str
+    calls: tuple[Evaluation, ...]
+    opaque: Evaluation | None
+    span: Span
+
+
+@frozen(kw_only=True, repr=False)
 class ModuleIR(Record):
     schema: str = IR_SCHEMA
     module: str
@@ -341,6 +387,7 @@ class ModuleIR(Record):
     capabilities: tuple[Capability, ...]
     global_reads: tuple[GlobalRead, ...] = ()
     models: tuple[ModelDecl, ...] = ()
+    helpers: tuple[Helper, ...] = ()
 
     def capability(self, name_or_id: str) -> Capability | None:
         for cap in self.capabilities:

@@ -125,9 +125,9 @@ def test_inspect_text_shows_the_offending_line_under_each_error() -> None:
 
 def test_a_module_wide_reason_is_shown_once() -> None:
     proc = run_svcc("inspect", str(NOTEBOOK), "--format", "text")
-    assert proc.stdout.count("SVC-R007 error") == 1
-    assert "  every function:\n    SVC-R007 error cell 3, line 3: " in proc.stdout
-    assert "        random.seed(0)  # expect: SVC-R007\n" in proc.stdout  # its cell's line
+    assert proc.stdout.count("SVC-R029 error") == 1
+    assert "  every function:\n    SVC-R029 error cell 3, line 3: " in proc.stdout
+    assert "        random.seed(0)  # expect: SVC-R029\n" in proc.stdout  # its cell's line
     assert "summarize  conditional  (only the reasons every function has)" in proc.stdout
 
 

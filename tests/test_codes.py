@@ -73,6 +73,10 @@ TRIGGERED_ELSEWHERE = {
     "SVC-R022": "tests/test_hostile_inputs.py::test_governed_return_never_json_is_refused",
     "SVC-R054": "tests/test_types_governed.py::test_governed_refuses_parameters_that_need_objects",
     "SVC-F013": "tests/test_notebooks.py::test_name_with_spaces_is_derived_and_reported",
+    "SVC-R039": "tests/test_effects.py::"
+    "test_security_effect_refused_without_allow_and_served_with_it",
+    "SVC-R040": "tests/test_requirements_names.py::"
+    "test_unresolved_import_is_attributed_to_an_unmapped_distribution",
 }
 
 

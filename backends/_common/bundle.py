@@ -14,7 +14,7 @@ the provenance.
 """
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from svcc.backends._common.governed import governed_files, repository_governed_files
@@ -89,8 +89,10 @@ def with_manifest(
     module_path: str,
     interface: str,
     execution: Mapping[str, Any],
+    allow: Sequence[str] = (),
 ) -> FileTree:
-    """The tree plus its manifest, which hashes every other file and links the digests."""
+    """The tree plus its manifest, which hashes every other file and links the digests.
+    ``allow``: the security effect kinds opted into (recorded when any)."""
     manifest = {
         "schema": schema,
         "generator": {"name": "svcc", "version": __version__},
@@ -109,6 +111,7 @@ def with_manifest(
         "ir_digest": digest_bytes(files[IR_FILE]),
         "readiness_digest": digest_bytes(files[READINESS_FILE]),
         "files": {path: digest_bytes(data) for path, data in sorted(files.items())},
+        **({"allow": list(allow)} if allow else {}),
     }
     return FileTree.of({**files, name: canonical_json(manifest)})
 
@@ -149,6 +152,7 @@ def assemble(
         module_path=module_path,
         interface=kind.interface,
         execution=execution_mode(ctx.execution),
+        allow=ctx.readiness.allow,
     )
 
 

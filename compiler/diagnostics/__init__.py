@@ -18,6 +18,8 @@ class Diagnostic(Record):
     code: str
     message: str
     span: Span | None
+    # How to fix it; ``None`` means the code's own hint.
+    hint: str | None = None
 
     @property
     def entry(self) -> Code:
@@ -38,6 +40,7 @@ class Diagnostic(Record):
             "severity": self.severity,
             "dimension": self.dimension,
             "message": self.message,
+            "hint": self.hint if self.hint is not None else self.entry.hint,
             "line": span.line if span else None,
             "end_line": span.end_line if span else None,
             "column": span.column if span else None,
@@ -61,8 +64,8 @@ def where(span: Span) -> str:
     return f"line {span.line}"
 
 
-def diag(code: Code, message: str, span: Span | None) -> Diagnostic:
-    return Diagnostic(code=code.code, message=message, span=span)
+def diag(code: Code, message: str, span: Span | None, hint: str | None = None) -> Diagnostic:
+    return Diagnostic(code=code.code, message=message, span=span, hint=hint)
 
 
 def excerpt(span: Span | None, lines: Sequence[str] | None) -> list[str]:

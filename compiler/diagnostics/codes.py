@@ -35,6 +35,9 @@ class Code(Record):
     # The readiness class an error of this code forces; None for warnings and front-end codes.
     klass: ReadinessClass | None
     explanation: str
+    # How to fix it: the default hint of every reason of this code (a reason may carry a
+    # more precise one). Empty only for front-end codes.
+    hint: str = ""
 
 
 REGISTRY: dict[str, Code] = {}
@@ -47,10 +50,11 @@ def _code(  # noqa: PLR0917 -- the table below reads as rows of positional colum
     dimension: Dimension,
     klass: ReadinessClass | None,
     explanation: str,
+    hint: str = "",
 ) -> Code:
     if code in REGISTRY:
         raise AssertionError(f"duplicate diagnostic code {code}")
-    entry = Code(code, title, severity, dimension, klass, explanation)
+    entry = Code(code, title, severity, dimension, klass, explanation, hint)
     REGISTRY[code] = entry
     return entry
 
@@ -63,6 +67,11 @@ R001_DECORATED: Final = _code(
     "binding",
     "conditional",
     "A decorator may replace the function, so the callable served is not the one read.",
+    hint=(
+        "remove the decorator, or serve an undecorated function that calls the decorated "
+        "one; functools.cache/lru_cache and the pure decorators listed in README are "
+        "accepted"
+    ),
 )
 R002_REBOUND: Final = _code(
     "SVC-R002",
@@ -71,6 +80,7 @@ R002_REBOUND: Final = _code(
     "binding",
     "ambiguous",
     "The module binds the name more than once at import; which object is served is unclear.",
+    hint="bind the name once at module level (rename the other binding)",
 )
 R003_DELETED: Final = _code(
     "SVC-R003",
@@ -79,6 +89,7 @@ R003_DELETED: Final = _code(
     "binding",
     "ambiguous",
     "A module-level `del` removes or may remove the binding before it is served.",
+    hint="remove the module-level `del` of the name",
 )
 R004_UNANNOTATED: Final = _code(
     "SVC-R004",
@@ -87,6 +98,10 @@ R004_UNANNOTATED: Final = _code(
     "inputs",
     None,
     "The parameter accepts any JSON value; annotate it to get validation and a schema.",
+    hint=(
+        "annotate the parameter (int, str, list[float], a TypedDict, ...) to get "
+        "validation and a schema"
+    ),
 )
 R005_ANY: Final = _code(
     "SVC-R005",
@@ -95,6 +110,7 @@ R005_ANY: Final = _code(
     "inputs",
     None,
     "The parameter accepts any JSON value.",
+    hint="annotate the parameter with a precise type to get validation and a schema",
 )
 R006_CONDITIONAL_DEF: Final = _code(
     "SVC-R006",
@@ -104,6 +120,7 @@ R006_CONDITIONAL_DEF: Final = _code(
     "ambiguous",
     "The function exists only on some paths through module import (an optional-dependency "
     "fallback, a platform check, a loop).",
+    hint="define the function unconditionally at module level; keep the fallback inside its body",
 )
 R007_MODULE_EFFECT: Final = _code(
     "SVC-R007",
@@ -114,6 +131,11 @@ R007_MODULE_EFFECT: Final = _code(
     "Importing the module runs code that may fail or change bindings (a call, I/O, a loop, "
     "an assignment from a call, a decorator or default evaluated at definition time). "
     "Applies to every capability of the module.",
+    hint=(
+        "move the statement into the function that needs it, or under `if __name__ == "
+        '"__main__":`; wrap a load in a function decorated with @functools.cache; or '
+        "--select the functions of another module"
+    ),
 )
 R008_UNRESOLVED_IMPORT: Final = _code(
     "SVC-R008",
@@ -124,6 +146,7 @@ R008_UNRESOLVED_IMPORT: Final = _code(
     "An unguarded module-level import is neither standard library, nor a module beside the "
     "source, nor provided by a declared requirement: the server would fail to start. "
     "Declare it with --requirements FILE.",
+    hint="declare its distribution in a requirements file and pass --requirements FILE",
 )
 R009_UNRESOLVED_CALL_IMPORT: Final = _code(
     "SVC-R009",
@@ -133,6 +156,7 @@ R009_UNRESOLVED_CALL_IMPORT: Final = _code(
     "conditional",
     "An unguarded import inside the function is not resolvable: calls would fail. "
     "Declare it with --requirements FILE.",
+    hint="declare its distribution in a requirements file and pass --requirements FILE",
 )
 R010_COMPLEX_CLASS: Final = _code(
     "SVC-R010",
@@ -143,6 +167,10 @@ R010_COMPLEX_CLASS: Final = _code(
     "A class whose bases, decorators, keywords or body run code at import (anything beyond "
     "builtin/typing/enum bases, annotations, literal assignments, docstrings and undecorated "
     "defs). Applies to every capability of the module.",
+    hint=(
+        "keep the class body to annotations, literal assignments and undecorated methods, "
+        "with plain bases (see docs/effects.md), or move the class to another module"
+    ),
 )
 R011_UNSUPPORTED_TYPE: Final = _code(
     "SVC-R011",
@@ -152,6 +180,10 @@ R011_UNSUPPORTED_TYPE: Final = _code(
     "unsupported",
     "The parameter's type has no exact JSON shape (a callable, an arbitrary class, bytes, "
     "a set, non-string dict keys...).",
+    hint=(
+        "use a JSON type: a TypedDict or a dataclass for an object, list[...] and "
+        "dict[str, ...] for collections"
+    ),
 )
 R012_UNRESOLVED_TYPE: Final = _code(
     "SVC-R012",
@@ -160,6 +192,7 @@ R012_UNRESOLVED_TYPE: Final = _code(
     "inputs",
     "ambiguous",
     "The annotation names something svcc cannot resolve without running code.",
+    hint="define or import the type the annotation names",
 )
 R013_STAR_IMPORT_TYPE: Final = _code(
     "SVC-R013",
@@ -168,6 +201,7 @@ R013_STAR_IMPORT_TYPE: Final = _code(
     "inputs",
     "ambiguous",
     "The annotation names something not defined in the module, and a star import could provide it.",
+    hint="import the type by name instead of with `from ... import *`",
 )
 R014_VAR_POSITIONAL: Final = _code(
     "SVC-R014",
@@ -176,6 +210,7 @@ R014_VAR_POSITIONAL: Final = _code(
     "inputs",
     "unsupported",
     "Variadic positional parameters have no named JSON field.",
+    hint="replace *args with a named list parameter",
 )
 R015_VAR_KEYWORD: Final = _code(
     "SVC-R015",
@@ -184,6 +219,7 @@ R015_VAR_KEYWORD: Final = _code(
     "inputs",
     "unsupported",
     "Variadic keyword parameters make the request object open-ended.",
+    hint="replace **kwargs with named parameters or a dict[str, ...] parameter",
 )
 R016_GENERATOR: Final = _code(
     "SVC-R016",
@@ -192,6 +228,7 @@ R016_GENERATOR: Final = _code(
     "outputs",
     "unsupported",
     "A generator's result is an iterator, not a JSON value.",
+    hint="return a list instead of yielding",
 )
 R017_ASYNC_GENERATOR: Final = _code(
     "SVC-R017",
@@ -200,6 +237,7 @@ R017_ASYNC_GENERATOR: Final = _code(
     "outputs",
     "unsupported",
     "An async generator's result is an async iterator, not a JSON value.",
+    hint="return a list instead of yielding",
 )
 R018_RETURN_TYPE: Final = _code(
     "SVC-R018",
@@ -208,6 +246,7 @@ R018_RETURN_TYPE: Final = _code(
     "outputs",
     None,
     "Return types are documentation only; this one is documented as any JSON value.",
+    hint="annotate the return with a JSON type (a TypedDict or a dataclass for an object)",
 )
 R019_GLOBAL_REBIND: Final = _code(
     "SVC-R019",
@@ -216,6 +255,7 @@ R019_GLOBAL_REBIND: Final = _code(
     "binding",
     "ambiguous",
     "A function declares the capability's name `global` and may rebind it after import.",
+    hint="remove the `global` rebinding of the function's name",
 )
 # --- front end ----------------------------------------------------------------------------
 F001_SYNTAX: Final = _code(
@@ -287,6 +327,7 @@ R020_UNTYPED_CALLABLE: Final = _code(
     "A parameter without a JSON type (unannotated or `Any`) is called, instantiated, used as "
     "the class argument of `isinstance`/`issubclass`, or used as a decorator: no JSON value "
     "can be a callable or a class, so every call would fail.",
+    hint="annotate the parameter with a JSON type; a callable cannot come from a request",
 )
 R021_LOCAL_IMPORT: Final = _code(
     "SVC-R021",
@@ -298,6 +339,7 @@ R021_LOCAL_IMPORT: Final = _code(
     "faithfully (a relative import above the top package or outside the file's directory, "
     "a local module that does not parse, or one whose own imports are not available). "
     "Pass --module-name PKG.MODULE for a module inside a package.",
+    hint="pass --module-name PKG.MODULE, or make the local module importable beside the source",
 )
 R022_GOVERNED_RETURN: Final = _code(
     "SVC-R022",
@@ -307,6 +349,7 @@ R022_GOVERNED_RETURN: Final = _code(
     "unsupported",
     "In governed mode the worker returns exactly JSON; the declared return type (a tuple, a "
     "set, bytes, a class instance) can never be, so every call would fail.",
+    hint="return a list or a dict (exactly JSON) in governed mode",
 )
 R023_UNDEFINED_AT_IMPORT: Final = _code(
     "SVC-R023",
@@ -318,6 +361,7 @@ R023_UNDEFINED_AT_IMPORT: Final = _code(
     "TypedDict field, a default, a decorator, an annotation without PEP 563) reads a name "
     "that is not bound at that point: importing the module raises NameError. Applies to "
     "every capability of the module.",
+    hint="bind the name before the statement that reads it",
 )
 
 R024_IMPORTED_MODULE_RISK: Final = _code(
@@ -329,6 +373,10 @@ R024_IMPORTED_MODULE_RISK: Final = _code(
     "A repository module this capability imports (directly, transitively, or as a parent "
     "package) runs code at import, cannot be analysed, or has an unresolved import; the "
     "message names that module's file and line.",
+    hint=(
+        "fix the named module's import-time statement (see its own reasons), or --select "
+        "functions whose modules do not import it"
+    ),
 )
 
 
@@ -380,6 +428,177 @@ R025_CALL_HISTORY: Final = _code(
     "The capability reads a module-level name that another function rebinds through a "
     "`global` statement, so what a call does depends on which calls came before it (and a "
     "governed call, in a fresh process, never sees them); the message names both.",
+    hint="pass the state as a parameter instead of a global another function rebinds",
+)
+
+
+# --- import-time effects, security effects and the unannotated-parameter promise -------------
+R026_IMPORT_IO: Final = _code(
+    "SVC-R026",
+    "module-level I/O",
+    "error",
+    "execution",
+    "conditional",
+    "Importing the module reads or writes files, the network or processes "
+    "(`open`, `Path.read_text`, `json.load`, `subprocess`, ...), unless it reads a declared data "
+    "file. Applies to every capability of the module.",
+    hint="declare the file it reads (--data PATH) when its path is built from __file__; or "
+    "move the read into a function decorated with @functools.cache that the capability "
+    'calls, or move the statement under `if __name__ == "__main__":`',
+)
+R027_IMPORT_ENVIRONMENT: Final = _code(
+    "SVC-R027",
+    "module-level environment or command-line read",
+    "error",
+    "execution",
+    "conditional",
+    "Importing the module reads the environment (`os.environ`, `os.getenv`, dotenv) or the "
+    "command line (`sys.argv`): the server's differ from a script's. Applies to every "
+    "capability of the module.",
+    hint="pass the value as a parameter, or read it inside the function that needs it",
+)
+R028_IMPORT_OUTPUT: Final = _code(
+    "SVC-R028",
+    "module-level output",
+    "error",
+    "execution",
+    "conditional",
+    "Importing the module prints or logs (`print`, `logging.info`, a stream handler): "
+    "stdout would corrupt an MCP stdio stream. Applies to every capability of the module.",
+    hint="remove the print or logging call at import, or move it under "
+    '`if __name__ == "__main__":`',
+)
+R029_IMPORT_NONDETERMINISM: Final = _code(
+    "SVC-R029",
+    "module-level randomness or clock",
+    "error",
+    "execution",
+    "conditional",
+    "Importing the module reads a clock or draws random numbers: every server process "
+    "(and every governed worker) gets a different value. Applies to every capability of "
+    "the module.",
+    hint="compute the value inside the function that needs it, or pass it as a parameter",
+)
+R030_IMPORT_PROCESS_STATE: Final = _code(
+    "SVC-R030",
+    "module-level change of process state",
+    "error",
+    "execution",
+    "conditional",
+    "Importing the module starts threads, installs signal or exit handlers, changes "
+    "`sys.path`, other modules, warnings or logging configuration: it changes the server "
+    "itself. Applies to every capability of the module.",
+    hint='move the statement under `if __name__ == "__main__":` or into a function',
+)
+R031_INVALID_PATTERN: Final = _code(
+    "SVC-R031",
+    "invalid regular expression at import",
+    "error",
+    "execution",
+    "unsupported",
+    "A module-level `re.compile` (or `re.match`, ...) of a literal pattern that does not "
+    "compile: importing the module raises `re.error`, so the server cannot start.",
+    hint="fix the pattern (the message quotes the error)",
+)
+R032_CACHED_CAPABILITY: Final = _code(
+    "SVC-R032",
+    "cached capability",
+    "warning",
+    "execution",
+    None,
+    "`functools.cache`/`lru_cache` keeps the function's signature; in direct mode results "
+    "are cached between calls (and a mutable result is shared between callers).",
+    hint="",
+)
+R033_READS_ENVIRONMENT: Final = _code(
+    "SVC-R033",
+    "capability reads the environment",
+    "error",
+    "execution",
+    "conditional",
+    "The function reads environment variables (`os.environ`, `os.getenv`, dotenv): serving "
+    "it can hand every caller the server's secrets.",
+    hint="pass the value as a parameter, or opt in with --allow env (or [tool.svcc] allow "
+    '= ["env"])',
+)
+R034_STARTS_PROCESS: Final = _code(
+    "SVC-R034",
+    "capability starts processes",
+    "error",
+    "execution",
+    "conditional",
+    "The function starts processes (`subprocess`, `os.system`, `os.exec*`, `os.popen`): "
+    "serving it can give every caller a shell on the server.",
+    hint='opt in with --allow process (or [tool.svcc] allow = ["process"]) after checking '
+    "that no parameter reaches the command",
+)
+R035_EVALUATES_CODE: Final = _code(
+    "SVC-R035",
+    "capability evaluates code",
+    "error",
+    "execution",
+    "conditional",
+    "The function evaluates code (`eval`, `exec`, `compile`, `pickle.loads`, `yaml.load`, "
+    "`marshal.loads`): serving it can run a caller's code on the server.",
+    hint="parse data with json or ast.literal_eval instead, or opt in with --allow eval",
+)
+R036_PARAMETER_PATH: Final = _code(
+    "SVC-R036",
+    "capability opens a path built from a parameter",
+    "error",
+    "execution",
+    "conditional",
+    "The function opens, lists or removes a file whose path is built from a parameter: "
+    "serving it lets every caller read or change the server's files.",
+    hint="resolve the name against a fixed folder and refuse escapes, or opt in with --allow paths",
+)
+R037_UNTYPED_OBJECT_USE: Final = _code(
+    "SVC-R037",
+    "untyped parameter used as an object no JSON value is",
+    "error",
+    "inputs",
+    "conditional",
+    "A parameter without an annotation is used through an attribute or method that no JSON "
+    "value (`dict`, `list`, `str`, `int`, `float`, `bool`, `None`) has (`img.shape`, "
+    "`df.drop(...)`, `arr.dtype[...]`): every call from JSON would fail.",
+    hint="annotate the parameter with the type it is (np.ndarray, pd.DataFrame, a dataclass)",
+)
+R038_COMMAND_LINE: Final = _code(
+    "SVC-R038",
+    "capability reads the command line",
+    "error",
+    "execution",
+    "unsupported",
+    "The function reads `sys.argv` or `sys.stdin`, parses the command line (`parse_args()` "
+    "with no arguments, or with a parameter that may be None) or is a `click` entry point: "
+    "a server's command line and stdin are not the caller's input, so every call would fail.",
+    hint="take the options as parameters and keep the command-line parsing under "
+    '`if __name__ == "__main__":`',
+)
+R039_ALLOWED_EFFECT: Final = _code(
+    "SVC-R039",
+    "security effect allowed",
+    "warning",
+    "execution",
+    None,
+    "The function has a security effect (environment, processes, code evaluation, paths "
+    "from parameters) that --allow or [tool.svcc] allow opted into; recorded in "
+    "readiness.json and the manifest.",
+    hint="",
+)
+R040_ATTRIBUTED_IMPORT: Final = _code(
+    "SVC-R040",
+    "import attributed to a declared distribution",
+    "warning",
+    "execution",
+    None,
+    "An import no declared distribution is known to provide, while a declared distribution "
+    "has no known import name: it is attributed to that distribution (the server's startup "
+    "import proves it). The verdict never depends on what is installed beside svcc.",
+    hint=(
+        "state the mapping: `name  # import: module` in the requirements file, or "
+        '[tool.svcc] import-names = {"name" = ["module"]}'
+    ),
 )
 
 
@@ -484,13 +703,14 @@ def markdown_table() -> str:
         "are readiness reasons attached to a capability; `SVC-F` codes "
         "are front-end diagnostics attached to the module.",
         "",
-        "| code | title | severity | dimension | class | explanation |",
-        "|---|---|---|---|---|---|",
+        "| code | title | severity | dimension | class | explanation | how to fix |",
+        "|---|---|---|---|---|---|---|",
     ]
     for entry in REGISTRY.values():
         klass = entry.klass or "—"
+        hint = entry.hint.replace("|", "\\|") or "—"
         lines.append(
             f"| {entry.code} | {entry.title} | {entry.severity} | {entry.dimension} | "
-            f"{klass} | {entry.explanation} |"
+            f"{klass} | {entry.explanation} | {hint} |"
         )
     return "\n".join(lines) + "\n"

@@ -7,8 +7,9 @@ beside the source, declared requirements) is an input here and never part of the
 """
 
 import builtins
+import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, ClassVar, Final
 
 import attrs
@@ -16,18 +17,23 @@ from attrs import field, frozen
 from svcc.compiler.closure import EMPTY, LocalClosure
 from svcc.compiler.diagnostics import Diagnostic, diag
 from svcc.compiler.diagnostics import codes as C
-from svcc.compiler.diagnostics.codes import CLASS_ORDER, Code, ReadinessClass
+from svcc.compiler.diagnostics.codes import CLASS_ORDER, REGISTRY, Code, ReadinessClass
+from svcc.compiler.passes.effects import (
+    PLAIN_BASE_PREFIXES,
+    SECURITY_KINDS,
+    Judge,
+    security_kind,
+)
 from svcc.compiler.passes.type_readiness import (
     ENCODABLE_REASONS,
-    MODEL_BASES,
     MODEL_DECORATORS,
     NEVER_JSON_KINDS,
     type_reasons,
 )
 from svcc.ir.imports import resolve_relative
-from svcc.ir.index import module_index
+from svcc.ir.index import ModuleIndex, module_index
 from svcc.ir.interface import left_out
-from svcc.ir.model import Capability, Evaluation, Import, ModuleIR, Span
+from svcc.ir.model import Capability, ClassDecl, Evaluation, Import, ModuleIR, Span
 from svcc.ir.record import Record
 from svcc.ir.schema import READINESS_SCHEMA
 from svcc.ir.types import (
@@ -59,6 +65,13 @@ class Environment(Record):
     declared_requirements: tuple[str, ...] = ()
     # Governed execution: results must be exactly JSON (generation with a policy).
     governed: bool = False
+    # Security effect kinds the user opted into (``--allow``, ``[tool.svcc] allow``).
+    allow: frozenset[str] = frozenset()
+    # Declared distributions with no known import name: an import nothing else provides is
+    # attributed to them (a warning), see ``svcc.compiler.requirements``.
+    unmapped: tuple[str, ...] = ()
+    # Declared data files, relative to the module's folder (``--data``).
+    data_files: frozenset[str] = frozenset()
     # Repositories: resolves an import over the module graph (why it fails, or ``None``);
     # replaces the single-file rules when set.
     resolve_import: Callable[[Import], str | None] | None = None
@@ -96,6 +109,8 @@ class ReadinessReport(Record):
     assessments: tuple[Assessment, ...]
     requirements: tuple[str, ...] = ()
     diagnostics: tuple[Diagnostic, ...] = field(default=())
+    # The security effect kinds opted into (--allow); recorded when any.
+    allow: tuple[str, ...] = ()
 
     def assessment(self, name_or_id: str) -> Assessment | None:
         for a in self.assessments:
@@ -113,15 +128,39 @@ class ReadinessReport(Record):
             "source": self.source,
             "ir_digest": self.ir_digest,
             "requirements": list(self.requirements),
+            **({"allow": list(self.allow)} if self.allow else {}),
             "diagnostics": [d.to_json() for d in self.diagnostics],
             "summary": counts,
             "assessments": [a.to_json() for a in self.assessments],
         }
 
 
-def _order(d: Diagnostic) -> tuple[int, int, int, str, str]:
+def order(d: Diagnostic) -> tuple[int, int, int, str, str]:
+    """The one order of reasons: by place (cell, line, column), then code and message."""
     s = d.span
     return (s.cell or 0, s.line, s.column, d.code, d.message) if s else (0, 0, 0, d.code, d.message)
+
+
+def classify(reasons: Iterable[Diagnostic]) -> ReadinessClass:
+    """The class the reasons force: the strongest class of an error's code."""
+    klass: ReadinessClass = "eligible"
+    rank = 0
+    for reason in reasons:
+        entry = REGISTRY[reason.code]  # ``reason.entry``, without a property call per reason
+        forced = entry.klass
+        if forced and entry.severity == "error" and CLASS_ORDER[forced] > rank:
+            klass, rank = forced, CLASS_ORDER[forced]
+    return klass
+
+
+@frozen(kw_only=True, repr=False)
+class Subject:
+    """What a capability rule reads: the module, its index, the capability, the environment."""
+
+    ir: ModuleIR
+    index: ModuleIndex
+    cap: Capability
+    env: Environment
 
 
 class ReadinessPass:
@@ -136,21 +175,20 @@ class ReadinessPass:
     ) -> ReadinessReport:
         """``diagnostics`` are the front end's (notebook magics, ...): the report carries
         them so that the bundle's ``readiness.json`` is the very document ``inspect`` prints."""
-        module_wide = self._module_reasons(ir, env)
+        module_wide = module_reasons(ir, env)
+        index = module_index(ir)
         assessments = []
         for cap in ir.capabilities:
-            reasons = sorted(self._capability_reasons(ir, cap, env) + module_wide, key=_order)
-            klass: ReadinessClass = "eligible"
-            for reason in reasons:
-                forced = reason.entry.klass
-                if (
-                    reason.severity == "error"
-                    and forced
-                    and CLASS_ORDER[forced] > CLASS_ORDER[klass]
-                ):
-                    klass = forced
+            subject = Subject(ir=ir, index=index, cap=cap, env=env)
+            own = [r for rule in CAPABILITY_RULES.values() for r in rule(subject)]
+            reasons = sorted(own + module_wide, key=order)
             assessments.append(
-                Assessment(capability_id=cap.id, name=cap.name, klass=klass, reasons=tuple(reasons))
+                Assessment(
+                    capability_id=cap.id,
+                    name=cap.name,
+                    klass=classify(reasons),
+                    reasons=tuple(reasons),
+                )
             )
         return ReadinessReport(
             module=ir.module,
@@ -159,226 +197,367 @@ class ReadinessPass:
             assessments=tuple(assessments),
             requirements=env.declared_requirements,
             diagnostics=diagnostics,
+            allow=tuple(sorted(env.allow)),
         )
 
-    # -- module-wide -------------------------------------------------------------------------
-    def _module_reasons(self, ir: ModuleIR, env: Environment) -> list[Diagnostic]:
-        out: list[Diagnostic] = []
-        for stmt in ir.statements:
-            effect = first_effect(stmt.evaluations, {})
-            if effect is not None:
-                out.append(
-                    diag(
-                        C.R007_MODULE_EFFECT,
-                        f"module-level {effect.text} runs at import",
-                        effect.span,
-                    )
-                )
-        resolver = ImportResolver(env)
-        for imp in ir.imports:
-            if imp.scope == "" and not imp.guarded:
-                found = resolver.problem(imp, C.R008_UNRESOLVED_IMPORT)
-                if found:
-                    out.append(diag(found[0], found[1], imp.span))
-        if env.package and env.package in env.closure.modules:
-            problem = resolver.closure_problem([env.package])
-            if problem:
-                out.append(
-                    diag(
-                        C.R021_LOCAL_IMPORT,
-                        f"importing {ir.module} runs its package {env.package!r}: {problem}",
-                        None,
-                    )
-                )
-        out.extend(_undefined_at_import(ir))
-        plain: dict[str, bool] = {}  # local classes defined so far: is each one plain?
-        for cls in ir.classes:
-            effect = first_effect(cls.evaluations, plain)
-            plain[cls.name] = effect is None
-            if effect is not None:
-                out.append(
-                    diag(
-                        C.R010_COMPLEX_CLASS,
-                        f"class {cls.name}: {effect.text} runs code at import",
-                        effect.span,
-                    )
-                )
-        return out
 
-    # -- per capability ----------------------------------------------------------------------
-    def _capability_reasons(
-        self, ir: ModuleIR, cap: Capability, env: Environment
-    ) -> list[Diagnostic]:
-        out: list[Diagnostic] = []
-        for dec in cap.decorators:
-            out.append(
-                diag(C.R001_DECORATED, f"decorator @{dec.text} may replace {cap.name}", dec.span)
+# -- module-wide rules ------------------------------------------------------------------------
+def _effect_reasons(ir: ModuleIR, env: Environment) -> Iterator[Diagnostic]:
+    """Module-level statements and class definitions whose evaluation is not known
+    harmless (see :mod:`svcc.compiler.passes.effects`)."""
+    judge = _judge(ir, env.data_files)
+    for stmt in ir.statements:
+        found = first_effect(stmt.evaluations, {}, judge)
+        if found is not None:
+            effect, (code, why) = found
+            tail = f": {why}" if why else ""
+            yield diag(code, f"module-level {effect.text} runs at import{tail}", effect.span)
+    plain: dict[str, bool] = {}  # local classes defined so far: is each one plain?
+    for cls in ir.classes:
+        found = first_effect(cls.evaluations, plain, judge)
+        plain[cls.name] = found is None
+        if found is not None:
+            effect, (code, why) = found
+            code = C.R010_COMPLEX_CLASS if code is C.R007_MODULE_EFFECT else code
+            tail = f": {why}" if why else ""
+            yield diag(
+                code, f"class {cls.name}: {effect.text} runs code at import{tail}", effect.span
             )
-        if cap.guards:
-            out.append(
-                diag(
-                    C.R006_CONDITIONAL_DEF,
-                    f"{cap.name} is defined under a module-level {cap.guards[-1]}",
-                    cap.span,
-                )
-            )
-        index = module_index(ir)
-        for binding in index.bindings.get(cap.name, ()):
-            if binding.kind == "def" and binding.span == cap.span:
-                continue
-            if binding.kind == "delete":
-                out.append(
-                    diag(C.R003_DELETED, f"{cap.name} is deleted at module level", binding.span)
-                )
-            else:
-                out.append(
-                    diag(
-                        C.R002_REBOUND,
-                        f"{cap.name} is also bound here ({binding.kind})",
-                        binding.span,
-                    )
-                )
-        for write in index.globals.get(cap.name, ()):
-            out.append(
-                diag(
-                    C.R019_GLOBAL_REBIND,
-                    f"{write.function}() declares `global {cap.name}`",
-                    write.span,
-                )
-            )
-        for read in index.global_reads.get(cap.qualname, ()):
-            writers = sorted({w.function for w in index.globals.get(read.name, ())})
-            out.append(
-                diag(
-                    C.R025_CALL_HISTORY,
-                    f"reads `{read.name}`, which {', '.join(f'{w}()' for w in writers)} "
-                    f"rebind{'s' if len(writers) == 1 else ''} through `global {read.name}`: "
-                    "what a call does depends on the calls before it",
-                    read.span,
-                )
-            )
-        for param in cap.params:
-            if param.kind == "var_positional":
-                out.append(
-                    diag(C.R014_VAR_POSITIONAL, f"*{param.name} has no named field", param.span)
-                )
-                continue
-            if param.kind == "var_keyword":
-                out.append(
-                    diag(
-                        C.R015_VAR_KEYWORD, f"**{param.name} makes the input open-ended", param.span
-                    )
-                )
-                continue
-            if param.annotation is None:
-                out.append(
-                    diag(
-                        C.R004_UNANNOTATED,
-                        f"parameter {param.name!r} has no annotation: any JSON value",
-                        param.span,
-                    )
-                )
-            elif isinstance(param.type, AnyType):
-                why = f"parameter {param.name!r} is {param.annotation}: any JSON value"
-                out.append(diag(C.R005_ANY, why, param.span))
-            if isinstance(param.type, AnyType):
-                out.extend(
-                    diag(C.R020_UNTYPED_CALLABLE, _use_message(param.name, use.kind), use.span)
-                    for use in param.uses
-                )
-            if not left_out(param):  # else SVC-R052 (type_reasons)
-                out.extend(
-                    self._type_reasons(ir, param.type, f"parameter {param.name!r}", param.span)
-                )
-        if cap.form == "generator":
-            out.append(diag(C.R016_GENERATOR, f"{cap.name} is a generator", cap.span))
-        elif cap.form == "async_generator":
-            out.append(diag(C.R017_ASYNC_GENERATOR, f"{cap.name} is an async generator", cap.span))
-        if cap.returns.span is not None:
-            for leaf in iter_leaves(cap.returns.type):
-                if isinstance(leaf, UnresolvedType) or (
-                    isinstance(leaf, UnsupportedType)
-                    and (leaf.reason in ENCODABLE_REASONS or cap.form != "function")
-                ):  # other unsupported leaves: SVC-R050 (type_reasons)
-                    out.append(
-                        diag(
-                            C.R018_RETURN_TYPE,
-                            f"return type {leaf.text!r}: {_why(leaf)}; documented as "
-                            "any JSON value",
-                            cap.returns.span,
-                        )
-                    )
-                    break
-        if env.governed and cap.returns.span is not None and never_json(cap.returns.type):
-            out.append(
-                diag(
-                    C.R022_GOVERNED_RETURN,
-                    f"return type {cap.returns.annotation!r} can never be a JSON value, and "
-                    "governed workers return exactly JSON",
-                    cap.returns.span,
-                )
-            )
-        out.extend(type_reasons(ir, cap, lambda root: _available(root, env), env.governed))
-        resolver = ImportResolver(env)
-        for imp in index.imports.get(cap.qualname, ()):
-            if not imp.guarded:
-                found = resolver.problem(imp, C.R009_UNRESOLVED_CALL_IMPORT)
-                if found:
-                    out.append(diag(found[0], found[1], imp.span))
-        return out
 
-    def _type_reasons(
-        self, ir: ModuleIR, node: TypeNode, what: str, span: Span
-    ) -> list[Diagnostic]:
-        out: list[Diagnostic] = []
-        seen: set[str] = set()
-        pending: list[tuple[TypeNode, str]] = [(node, what)]
-        while pending:
-            current, where = pending.pop()
-            for leaf in iter_leaves(current):
-                if isinstance(leaf, UnsupportedType):
-                    out.append(
-                        diag(
-                            C.R011_UNSUPPORTED_TYPE, f"{where}: {leaf.text!r}: {leaf.reason}", span
-                        )
+
+def _judge(ir: ModuleIR, data_files: frozenset[str] = frozenset()) -> Judge:
+    plain: dict[str, bool] = {}
+
+    def plain_class(cls: ClassDecl) -> bool:
+        if cls.name not in plain:
+            plain[cls.name] = False  # a cycle is not plain
+            plain[cls.name] = first_effect(cls.evaluations, {}, judge) is None and all(
+                judge.local_pure(b) for b in cls.bases if b.startswith("local.")
+            )
+        return plain[cls.name]
+
+    judge = Judge(ir, plain_class, data_files)
+    return judge
+
+
+def _import_reasons(ir: ModuleIR, env: Environment) -> Iterator[Diagnostic]:
+    resolver = ImportResolver(env)
+    for imp in ir.imports:
+        if imp.scope == "" and not imp.guarded:
+            found = resolver.problem(imp, C.R008_UNRESOLVED_IMPORT)
+            if found:
+                yield diag(found[0], found[1], imp.span)
+    if env.package and env.package in env.closure.modules:
+        problem = resolver.closure_problem([env.package])
+        if problem:
+            yield diag(
+                C.R021_LOCAL_IMPORT,
+                f"importing {ir.module} runs its package {env.package!r}: {problem}",
+                None,
+            )
+
+
+ModuleRule = Callable[[ModuleIR, Environment], Iterable[Diagnostic]]
+
+# The rules that apply to every capability of a module (its import-time risks), keyed by
+# the first code of their family.
+MODULE_RULES: Final[dict[str, ModuleRule]] = {
+    "SVC-R007": _effect_reasons,
+    "SVC-R008": _import_reasons,
+    "SVC-R023": lambda ir, _env: _undefined_at_import(ir),
+}
+
+
+# -- capability rules -------------------------------------------------------------------------
+def _decorators(s: Subject) -> Iterator[Diagnostic]:
+    cap = s.cap
+    for dec in cap.decorators:
+        if _is_cache(dec.text, s.ir):
+            yield diag(
+                C.R032_CACHED_CAPABILITY,
+                f"@{dec.text} keeps {cap.name}'s signature; results are cached between calls "
+                "in direct mode",
+                dec.span,
+            )
+            continue
+        yield diag(C.R001_DECORATED, f"decorator @{dec.text} may replace {cap.name}", dec.span)
+
+
+def _is_cache(text: str, ir: ModuleIR) -> bool:
+    """``@functools.cache``, ``@lru_cache(maxsize=N)`` (a literal), ``@ft.cache``, ..."""
+    name = text.split("(", 1)[0].strip()
+    if "(" in text and not _LITERAL_CALL.fullmatch(text):
+        return False
+    head, _, rest = name.partition(".")
+    for imp in ir.imports:
+        if imp.scope != "" or imp.module != "functools":
+            continue
+        if rest and not imp.names and head in ("functools",):
+            return rest in ("cache", "lru_cache")
+        if not rest and head in imp.names:
+            return head in ("cache", "lru_cache")
+    return False
+
+
+_LITERAL_CALL = re.compile(
+    r"[\w.]+\((?:\s*(?:maxsize\s*=\s*)?(?:None|\d+)\s*(?:,\s*typed\s*=\s*(?:True|False))?\s*)?\)"
+)
+
+
+def _guards(s: Subject) -> Iterator[Diagnostic]:
+    cap = s.cap
+    if cap.guards:
+        yield diag(
+            C.R006_CONDITIONAL_DEF,
+            f"{cap.name} is defined under a module-level {cap.guards[-1]}",
+            cap.span,
+        )
+
+
+def _bindings(s: Subject) -> Iterator[Diagnostic]:
+    cap = s.cap
+    for binding in s.index.bindings.get(cap.name, ()):
+        if binding.kind == "def" and binding.span == cap.span:
+            continue
+        if binding.kind == "delete":
+            yield diag(C.R003_DELETED, f"{cap.name} is deleted at module level", binding.span)
+        else:
+            yield diag(
+                C.R002_REBOUND, f"{cap.name} is also bound here ({binding.kind})", binding.span
+            )
+
+
+def _global_rebind(s: Subject) -> Iterator[Diagnostic]:
+    for write in s.index.globals.get(s.cap.name, ()):
+        yield diag(
+            C.R019_GLOBAL_REBIND,
+            f"{write.function}() declares `global {s.cap.name}`",
+            write.span,
+        )
+
+
+def _call_history(s: Subject) -> Iterator[Diagnostic]:
+    for read in s.index.global_reads.get(s.cap.qualname, ()):
+        writers = sorted({w.function for w in s.index.globals.get(read.name, ())})
+        yield diag(
+            C.R025_CALL_HISTORY,
+            f"reads `{read.name}`, which {', '.join(f'{w}()' for w in writers)} "
+            f"rebind{'s' if len(writers) == 1 else ''} through `global {read.name}`: "
+            "what a call does depends on the calls before it",
+            read.span,
+        )
+
+
+def _parameters(s: Subject) -> Iterator[Diagnostic]:
+    for param in s.cap.params:
+        if param.kind == "var_positional":
+            yield diag(C.R014_VAR_POSITIONAL, f"*{param.name} has no named field", param.span)
+            continue
+        if param.kind == "var_keyword":
+            yield diag(C.R015_VAR_KEYWORD, f"**{param.name} makes the input open-ended", param.span)
+            continue
+        if param.annotation is None:
+            yield diag(
+                C.R004_UNANNOTATED,
+                f"parameter {param.name!r} has no annotation: any JSON value",
+                param.span,
+            )
+        elif isinstance(param.type, AnyType):
+            why = f"parameter {param.name!r} is {param.annotation}: any JSON value"
+            yield diag(C.R005_ANY, why, param.span)
+        if isinstance(param.type, AnyType):
+            for use in param.uses:
+                if use.kind in _CALLABLE_USES:
+                    yield diag(
+                        C.R020_UNTYPED_CALLABLE, _use_message(param.name, use.kind), use.span
                     )
-                elif isinstance(leaf, UnresolvedType):
-                    code = (
-                        C.R013_STAR_IMPORT_TYPE
-                        if leaf.reason == "star-import"
-                        else (C.R012_UNRESOLVED_TYPE)
+                elif param.annotation is None:
+                    yield diag(
+                        C.R037_UNTYPED_OBJECT_USE,
+                        _object_use_message(param.name, use.kind, use.attribute),
+                        use.span,
                     )
-                    out.append(diag(code, f"{where}: {leaf.text!r}: {_why(leaf)}", span))
-                elif isinstance(leaf, ModelType) and leaf.name not in seen:
-                    seen.add(leaf.name)
-                    decl = ir.model(leaf.name)
-                    pending.extend(
-                        (f.type, f"{where} field {leaf.name}.{f.attribute}")
-                        for f in (decl.fields if decl is not None else ())
-                    )
-                elif isinstance(leaf, TypedDictType) and leaf.name not in seen:
-                    seen.add(leaf.name)
-                    index = module_index(ir)
-                    if leaf.name not in index.typed_dicts:
-                        out.append(
-                            diag(
-                                C.R012_UNRESOLVED_TYPE,
-                                f"{where}: TypedDict {leaf.name!r} is not defined",
-                                span,
-                            )
-                        )
-                        continue
-                    pending.extend(
-                        (f.type, f"{where} field {leaf.name}.{f.name}")
-                        for f in index.typed_dict_fields(leaf.name)
-                    )
-        return out
+        if not left_out(param):  # else SVC-R052 (type_reasons)
+            yield from _type_reasons(
+                s.ir, s.index, param.type, f"parameter {param.name!r}", param.span
+            )
+
+
+_CALLABLE_USES: Final = frozenset({"call", "isinstance", "issubclass", "decorator"})
+
+
+def _form(s: Subject) -> Iterator[Diagnostic]:
+    cap = s.cap
+    if cap.form == "generator":
+        yield diag(C.R016_GENERATOR, f"{cap.name} is a generator", cap.span)
+    elif cap.form == "async_generator":
+        yield diag(C.R017_ASYNC_GENERATOR, f"{cap.name} is an async generator", cap.span)
+
+
+def _return_type(s: Subject) -> Iterator[Diagnostic]:
+    returns = s.cap.returns
+    if returns.span is None:
+        return
+    for leaf in iter_leaves(returns.type):
+        if isinstance(leaf, UnresolvedType) or (
+            isinstance(leaf, UnsupportedType)
+            and (leaf.reason in ENCODABLE_REASONS or s.cap.form != "function")
+        ):  # other unsupported leaves: SVC-R050 (type_reasons)
+            yield diag(
+                C.R018_RETURN_TYPE,
+                f"return type {leaf.text!r}: {_why(leaf)}; documented as any JSON value",
+                returns.span,
+            )
+            return
+
+
+def _governed_return(s: Subject) -> Iterator[Diagnostic]:
+    returns = s.cap.returns
+    if s.env.governed and returns.span is not None and never_json(returns.type):
+        yield diag(
+            C.R022_GOVERNED_RETURN,
+            f"return type {returns.annotation!r} can never be a JSON value, and "
+            "governed workers return exactly JSON",
+            returns.span,
+        )
+
+
+def _call_imports(s: Subject) -> Iterator[Diagnostic]:
+    resolver = ImportResolver(s.env)
+    for imp in s.index.imports.get(s.cap.qualname, ()):
+        if not imp.guarded:
+            found = resolver.problem(imp, C.R009_UNRESOLVED_CALL_IMPORT)
+            if found:
+                yield diag(found[0], found[1], imp.span)
+
+
+def _security(s: Subject) -> Iterator[Diagnostic]:
+    """Security effects in the body (one code per kind); an allowed kind is a warning."""
+    params = {p.name for p in s.cap.params}
+    seen: set[str] = set()
+    for effect in s.cap.effects:
+        found = security_kind(effect, params)
+        if found is None or found[0] in seen:
+            continue
+        kind, code = found
+        seen.add(kind)
+        what = effect.text
+        if kind in s.env.allow:
+            yield diag(
+                C.R039_ALLOWED_EFFECT,
+                f"{what}: {SECURITY_KINDS[kind]} (allowed: {kind})",
+                effect.span,
+            )
+        else:
+            yield diag(
+                code,
+                f"{what}: {SECURITY_KINDS[kind]}; serving it needs --allow {kind}",
+                effect.span,
+            )
+
+
+def _command_line(s: Subject) -> Iterator[Diagnostic]:
+    # ``parse_args(argv)`` with a parameter defaulting to None reads sys.argv on a call
+    # from JSON that leaves it out
+    maybe_none = {
+        p.name for p in s.cap.params if p.default is not None and p.default.text == "None"
+    }
+    for effect in s.cap.effects:
+        callee = effect.callee or ""
+        parses = callee.endswith((".parse_args", ".parse_known_args")) and (
+            not effect.names or bool(maybe_none & set(effect.names))
+        )
+        if parses or callee.startswith(("sys.argv", "sys.orig_argv", "sys.stdin")):
+            yield diag(
+                C.R038_COMMAND_LINE,
+                f"{s.cap.name} reads the command line ({effect.text})",
+                effect.span,
+            )
+            return
+    for dec in s.cap.decorators:
+        root = dec.text.split(".", 1)[0].split("(", 1)[0]
+        if any(
+            imp.module == "click" and (not imp.names or root in imp.names)
+            for imp in s.ir.imports
+            if imp.scope == ""
+        ) and (root == "click" or root in {"command", "group", "argument", "option"}):
+            yield diag(
+                C.R038_COMMAND_LINE, f"@{dec.text} makes {s.cap.name} a click entry point", dec.span
+            )
+            return
+
+
+CapabilityRule = Callable[[Subject], Iterable[Diagnostic]]
+
+
+# One small function per rule family, keyed by the family's first code; ``run`` applies
+# them all, in this order.
+def _types(s: Subject) -> Iterator[Diagnostic]:
+    """The types-and-results rules (SVC-R050..R054: ``type_readiness``)."""
+    yield from type_reasons(s.ir, s.cap, lambda root: _available(root, s.env), s.env.governed)
+
+
+CAPABILITY_RULES: Final[dict[str, CapabilityRule]] = {
+    "SVC-R001": _decorators,
+    "SVC-R006": _guards,
+    "SVC-R002": _bindings,
+    "SVC-R019": _global_rebind,
+    "SVC-R025": _call_history,
+    "SVC-R014": _parameters,
+    "SVC-R016": _form,
+    "SVC-R018": _return_type,
+    "SVC-R022": _governed_return,
+    "SVC-R050": _types,
+    "SVC-R009": _call_imports,
+    "SVC-R033": _security,
+    "SVC-R038": _command_line,
+}
+
+
+def _type_reasons(
+    ir: ModuleIR, index: ModuleIndex, node: TypeNode, what: str, span: Span
+) -> list[Diagnostic]:
+    """Leaves of a parameter's type (and of the TypedDicts it names, once each) that no
+    JSON value matches (unsupported) or that cannot be resolved (ambiguous)."""
+    out: list[Diagnostic] = []
+    seen: set[str] = set()
+    pending: list[tuple[TypeNode, str]] = [(node, what)]
+    while pending:
+        current, where = pending.pop()
+        for leaf in iter_leaves(current):
+            if isinstance(leaf, UnsupportedType):
+                out.append(
+                    diag(C.R011_UNSUPPORTED_TYPE, f"{where}: {leaf.text!r}: {leaf.reason}", span)
+                )
+            elif isinstance(leaf, UnresolvedType):
+                code = (
+                    C.R013_STAR_IMPORT_TYPE
+                    if leaf.reason == "star-import"
+                    else C.R012_UNRESOLVED_TYPE
+                )
+                out.append(diag(code, f"{where}: {leaf.text!r}: {_why(leaf)}", span))
+            elif isinstance(leaf, ModelType) and leaf.name not in seen:
+                seen.add(leaf.name)
+                decl = ir.model(leaf.name)
+                pending.extend(
+                    (f.type, f"{where} field {leaf.name}.{f.attribute}")
+                    for f in (decl.fields if decl is not None else ())
+                )
+            elif isinstance(leaf, TypedDictType) and leaf.name not in seen:
+                # a TypedDict type names a TypedDict the module defines (the front end makes
+                # one only for such a name)
+                seen.add(leaf.name)
+                pending.extend(
+                    (f.type, f"{where} field {leaf.name}.{f.name}")
+                    for f in index.typed_dict_fields(leaf.name)
+                )
+    return out
 
 
 def module_reasons(ir: ModuleIR, env: Environment) -> list[Diagnostic]:
     """The reasons that apply to every capability of ``ir`` (its import-time risks); the
     repository pass propagates them to the modules that import ``ir``."""
-    return ReadinessPass()._module_reasons(ir, env)
+    return [r for rule in MODULE_RULES.values() for r in rule(ir, env)]
 
 
 def _typing(*names: str) -> frozenset[str]:
@@ -390,7 +569,8 @@ def _typing(*names: str) -> frozenset[str]:
 # Decorators whose evaluation at definition time runs no user code (bare, or called with
 # literal arguments only).
 HARMLESS_DECORATORS: Final = (
-    frozenset(
+    MODEL_DECORATORS
+    | frozenset(
         {
             "functools.cache",
             "functools.lru_cache",
@@ -408,36 +588,37 @@ HARMLESS_DECORATORS: Final = (
         }
     )
     | _typing("overload", "final", "runtime_checkable", "no_type_check", "override")
-    | MODEL_DECORATORS
-)
-
-# Class bases that add no import-time behaviour of their own (plus local plain classes).
-PLAIN_BASE_PREFIXES: Final = (
-    "builtins.",
-    "typing.",
-    "typing_extensions.",
-    "enum.",
-    "abc.ABC",
-    *MODEL_BASES,
 )
 
 
-def first_effect(evaluations: tuple[Evaluation, ...], plain: dict[str, bool]) -> Evaluation | None:
-    """The first evaluation that may run user code at import, or ``None``. ``plain`` says,
-    for the local classes defined so far, whether each is a plain base."""
+def first_effect(
+    evaluations: tuple[Evaluation, ...], plain: dict[str, bool], judge: Judge
+) -> tuple[Evaluation, tuple[Code, str]] | None:
+    """The evaluation that may run code at import with its reason, or ``None``: the first
+    with an effect of its own code, else the first unknown one (``open(p).read()``: the
+    ``open``, not the method of what it returned). ``plain`` says, for the local classes
+    defined so far, whether each is a plain base."""
+    unknown: tuple[Evaluation, tuple[Code, str]] | None = None
     for evaluation in evaluations:
         callee = evaluation.callee or ""
         if evaluation.kind == "decorator":
             if callee in HARMLESS_DECORATORS and evaluation.literal_arguments:
                 continue
-        elif evaluation.kind == "base":
+            return evaluation, (C.R007_MODULE_EFFECT, "")
+        if evaluation.kind == "base":
             if callee.startswith("local."):
-                if plain.get(callee.split(".", 1)[1], False):
+                name = callee.split(".", 1)[1]
+                if plain.get(name, False) or (name not in plain and judge.local_pure(callee)):
                     continue
             elif callee.startswith(PLAIN_BASE_PREFIXES):
                 continue
-        return evaluation
-    return None
+            return evaluation, (C.R007_MODULE_EFFECT, "")
+        found = judge.effect(evaluation)
+        if found is not None:
+            if found[0] is not C.R007_MODULE_EFFECT:
+                return evaluation, found
+            unknown = unknown or (evaluation, found)
+    return unknown
 
 
 # Names every module has before its first statement runs.
@@ -470,6 +651,18 @@ def _undefined_at_import(ir: ModuleIR) -> list[Diagnostic]:
                 bound.add(read.name)  # report each name once
         bound.update(stmt.binds)
     return out
+
+
+def _object_use_message(name: str, kind: str, attribute: str | None) -> str:
+    what = {
+        "attribute": f"reads {name}.{attribute}",
+        "method": f"calls {name}.{attribute}(...)",
+        "attribute-subscript": f"subscripts {name}.{attribute}[...]",
+    }[kind]
+    return (
+        f"parameter {name!r} has no annotation and the body {what}, which no JSON value "
+        "(dict, list, str, number, bool, null) has"
+    )
 
 
 def _use_message(name: str, kind: str) -> str:
@@ -505,6 +698,25 @@ def _why(leaf: UnsupportedType | UnresolvedType) -> str:
 HINT: Final = "declare its distribution in a requirements file and pass --requirements FILE"
 
 
+def hint_for(root: str) -> str:
+    """The declaration hint, naming the distribution when the committed table knows it."""
+    from svcc.compiler.requirements import DISTRIBUTION_OF
+
+    dist = DISTRIBUTION_OF.get(root)
+    if dist is None or dist.replace("-", "_") == root:
+        return HINT
+    return f"declare its distribution ({dist}) in a requirements file and pass --requirements FILE"
+
+
+def _attributed(module: str, unmapped: tuple[str, ...]) -> str:
+    names = ", ".join(unmapped)
+    return (
+        f"import {module!r} is attributed to the declared "
+        f"distribution{'s' if len(unmapped) > 1 else ''} {names}, whose import name is not "
+        "known; the server's startup import proves it"
+    )
+
+
 def _available(root: str, env: Environment) -> bool:
     return root == "__future__" or root in sys.stdlib_module_names or root in env.declared_imports
 
@@ -520,6 +732,12 @@ class ImportResolver:
         self._memo: dict[str, str | None] = {}
 
     def problem(self, imp: Import, unresolved: Code) -> tuple[Code, str] | None:
+        found = self._problem(imp, unresolved)
+        if found is not None and found[0] is unresolved and imp.level == 0 and self.env.unmapped:
+            return C.R040_ATTRIBUTED_IMPORT, _attributed(imp.module, self.env.unmapped)
+        return found
+
+    def _problem(self, imp: Import, unresolved: Code) -> tuple[Code, str] | None:
         env = self.env
         if env.resolve_import is not None:
             message = env.resolve_import(imp)
@@ -555,7 +773,8 @@ class ImportResolver:
         if _available(root, env):
             return None
         return unresolved, (
-            f"import {imp.module!r} is not standard library, beside the source, or declared; {HINT}"
+            f"import {imp.module!r} is not standard library, beside the source, or declared; "
+            f"{hint_for(root)}"
         )
 
     def _local(self, name: str) -> tuple[Code, str] | None:
@@ -600,7 +819,7 @@ class ImportResolver:
                             result = f"{module.path} imports {required!r}, not found beside it"
                             break
                         stack.append(required)
-                    elif not _available(top, self.env):
+                    elif not _available(top, self.env) and not self.env.unmapped:
                         result = (
                             f"{module.path} imports {required!r}, which is not standard "
                             f"library, beside the source, or declared; {HINT}"

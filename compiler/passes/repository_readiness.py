@@ -20,18 +20,14 @@ from typing import TYPE_CHECKING
 
 import attrs
 from svcc.compiler.diagnostics import Diagnostic, diag
-from svcc.compiler.diagnostics.codes import (
-    CLASS_ORDER,
-    R021_LOCAL_IMPORT,
-    R024_IMPORTED_MODULE_RISK,
-    REGISTRY,
-    ReadinessClass,
-)
+from svcc.compiler.diagnostics.codes import R021_LOCAL_IMPORT, R024_IMPORTED_MODULE_RISK
 from svcc.compiler.passes.readiness import (
     Assessment,
     Environment,
     ReadinessReport,
+    classify,
     module_reasons,
+    order,
 )
 from svcc.frontends.python import FrontendResult
 from svcc.frontends.repository import (
@@ -58,22 +54,6 @@ DECLARE_HINT = (
 )
 
 
-def _order(d: Diagnostic) -> tuple[int, int, str, str]:
-    s = d.span
-    return (s.line, s.column, d.code, d.message) if s else (0, 0, d.code, d.message)
-
-
-def classify(reasons: list[Diagnostic]) -> ReadinessClass:
-    klass: ReadinessClass = "eligible"
-    rank = CLASS_ORDER[klass]
-    for reason in reasons:
-        entry = REGISTRY[reason.code]  # ``reason.entry``, without a property call per reason
-        forced = entry.klass
-        if forced and entry.severity == "error" and CLASS_ORDER[forced] > rank:
-            klass, rank = forced, CLASS_ORDER[forced]
-    return klass
-
-
 class RepositoryReadiness:
     """Runs once per repository; ``reports`` maps module name → its readiness report."""
 
@@ -82,8 +62,12 @@ class RepositoryReadiness:
         repo: Repository,
         declared_imports: frozenset[str],
         declared_requirements: tuple[str, ...],
+        allow: frozenset[str] = frozenset(),
+        unmapped: tuple[str, ...] = (),
     ) -> None:
         self.repo = repo
+        self.allow = allow
+        self.unmapped = unmapped
         self.declared_imports = declared_imports
         self.declared_requirements = declared_requirements
         self.envs: dict[str, Environment] = {}
@@ -123,6 +107,8 @@ class RepositoryReadiness:
                 declared_imports=self.declared_imports,
                 declared_requirements=self.declared_requirements,
                 resolve_import=self.resolver(module, ir),
+                allow=self.allow,
+                unmapped=self.unmapped,
             )
         return self.envs[module]
 
@@ -139,7 +125,7 @@ class RepositoryReadiness:
             else:
                 self._risks[module] = [
                     f"{r.location(source.file.path)}: {r.message}"
-                    for r in sorted(module_reasons(ir, self.env(module, ir)), key=_order)
+                    for r in sorted(module_reasons(ir, self.env(module, ir)), key=order)
                     if r.severity == "error"
                 ]
         return self._risks[module]
@@ -223,7 +209,7 @@ class RepositoryReadiness:
             if not extra:
                 assessments.append(assessment)
                 continue
-            reasons = sorted([*assessment.reasons, *extra], key=_order)
+            reasons = sorted([*assessment.reasons, *extra], key=order)
             assessments.append(
                 Assessment(
                     capability_id=assessment.capability_id,
@@ -251,6 +237,7 @@ def inherit_closure_risks(
     python_version: tuple[int, int],
     declared_imports: frozenset[str],
     declared_requirements: tuple[str, ...],
+    unmapped: tuple[str, ...] = (),
 ) -> ReadinessReport:
     """``report`` (the main module's) with the closure's import-time risks inherited."""
     files = [main]
@@ -276,5 +263,7 @@ def inherit_closure_risks(
     }
     results[main.module] = result
     repository = build_repository(tree, results)
-    walk = RepositoryReadiness(repository, declared_imports, declared_requirements)
+    walk = RepositoryReadiness(
+        repository, declared_imports, declared_requirements, unmapped=unmapped
+    )
     return walk.inherit(main.module, report)

@@ -10,6 +10,14 @@ import ast
 from collections.abc import Callable, Iterable, Iterator
 
 import attrs
+from svcc.frontends.python._effects import (
+    JSON_VALUE_ATTRIBUTES,
+    SENSITIVE,
+    argument_names,
+    literal_argument,
+    origin,
+    plain_facts,
+)
 from svcc.frontends.python._models import (
     ModelReader,
     classify,
@@ -52,6 +60,7 @@ from svcc.ir.model import (
     FunctionForm,
     GlobalRead,
     GlobalWrite,
+    Helper,
     Import,
     ModelDecl,
     ModuleIR,
@@ -175,6 +184,13 @@ class ModuleLowerer:
         self.globals: list[GlobalWrite] = []
         self._capability_nodes: dict[str, FunctionNode] = {}
         self.capabilities: dict[str, Capability] = {}
+        # Origins of the module's own names bound so far (see ``_effects``), and the
+        # module-level functions and classes, for the helpers module-level code calls.
+        self._origins: dict[str, str] = {}
+        # Module-level names bound to paths built from ``__file__`` (see ``_path_of``).
+        self._paths: dict[str, str] = {}
+        self._functions: dict[str, FunctionNode] = {}
+        self._class_nodes: dict[str, ast.ClassDef] = {}
 
     # -- pass 1: symbols --------------------------------------------------------------------
     def _collect_symbols(self, body: list[ast.stmt]) -> None:
@@ -291,6 +307,7 @@ class ModuleLowerer:
                 )
             )
             self._collect(stmt, guards=(), guarded=False)
+            self._bind_origins(stmt)
         return ModuleIR(
             module=self.module,
             source=self.source,
@@ -305,6 +322,7 @@ class ModuleLowerer:
             capabilities=tuple(self.capabilities.values()),
             global_reads=self._global_reads(),
             models=tuple(self.models.values()),
+            helpers=self._helpers(),
         )
 
     def _global_reads(self) -> tuple[GlobalRead, ...]:
@@ -359,6 +377,258 @@ class ModuleLowerer:
     def _code(self, text: str, node: ast.AST) -> Evaluation:
         return Evaluation(kind="code", text=text, span=self.src.span(node))
 
+    def _resolve(self, node: ast.expr) -> str:
+        return origin(node, self.symbols.qualify, self._origins)
+
+    def _evaluate(self, value: ast.expr, node: ast.AST, text: str) -> list[Evaluation]:
+        """What evaluating ``value`` runs: one ``call`` per call and one ``read`` per dotted
+        name it reads when every other part is plain, else one ``code`` evaluation (``text``
+        at ``node``). The first call keeps ``text``; the others are ``call to NAME()``."""
+        facts = plain_facts(value, self._resolve)
+        if facts is None:
+            return [self._code(text, node)]
+        calls, reads = facts
+        return self._facts(calls, reads, text, self._resolve)
+
+    def _facts(
+        self,
+        calls: list[ast.Call],
+        reads: list[tuple[str, ast.AST]],
+        text: str,
+        resolve: Callable[[ast.expr], str],
+    ) -> list[Evaluation]:
+        found = [
+            Evaluation(kind="read", text=f"read of {name}", callee=name, span=self.src.span(node))
+            for name, node in reads
+        ]
+        for position, call in enumerate(calls):
+            callee = resolve(call.func)
+            found.append(
+                Evaluation(
+                    kind="call",
+                    text=text if position == 0 else self._describe(call),
+                    callee=callee,
+                    literal_arguments=all(
+                        is_literal(a) for a in [*call.args, *(k.value for k in call.keywords)]
+                    ),
+                    # a pattern is the only literal judged (compiled to check it)
+                    literal=literal_argument(call) if callee.startswith("re.") else None,
+                    names=argument_names(call, resolve),
+                    path=self._read_path(call),
+                    span=self.src.span(call),
+                )
+            )
+        return found
+
+    def _read_path(self, call: ast.Call) -> str | None:
+        """The file a call reads through a path built from ``__file__`` (see
+        ``Evaluation.path``): its receiver's path for a method, else its first argument's."""
+        func = call.func
+        if isinstance(func, ast.Attribute) and not isinstance(func.value, ast.Name | ast.Attribute):
+            return self._path_of(func.value)
+        if isinstance(func, ast.Attribute) and self.symbols.qualify(func) is None:
+            return self._path_of(func.value)
+        if not call.args:
+            return None
+        if self.symbols.qualify(func) in ("builtins.open", "io.open"):
+            mode = call.args[1] if len(call.args) > 1 else None
+            for keyword in call.keywords:
+                if keyword.arg == "mode":
+                    mode = keyword.value
+            if mode is not None and not (
+                isinstance(mode, ast.Constant)
+                and isinstance(mode.value, str)
+                and set(mode.value) <= set("rbt")
+            ):
+                return None
+        return self._path_of(call.args[0])
+
+    def _path_of(self, node: ast.expr) -> str | None:
+        """``node`` as a path relative to the module's folder when it is built from
+        ``__file__`` and literals: ``__file__`` itself is ``"__file__"``, its folder ``""``."""
+        if isinstance(node, ast.Name):
+            if node.id == "__file__":
+                return "__file__"
+            return self._paths.get(node.id)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            base = self._path_of(node.left)
+            if base is None or not (
+                isinstance(node.right, ast.Constant) and isinstance(node.right.value, str)
+            ):
+                return None
+            return _join_path(base, node.right.value)
+        if isinstance(node, ast.Attribute) and node.attr == "parent":
+            return _parent_path(self._path_of(node.value))
+        if not isinstance(node, ast.Call):
+            return None
+        func = node.func
+        qual = self.symbols.qualify(func) if isinstance(func, ast.Name | ast.Attribute) else None
+        literals = [
+            a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)
+        ]
+        if qual in _PATH_CONSTRUCTORS | _PATH_SAME and node.args:
+            return self._path_of(node.args[0])
+        if qual == "os.path.dirname" and node.args:
+            return _parent_path(self._path_of(node.args[0]))
+        if qual == "os.path.join" and node.args:
+            base = self._path_of(node.args[0])
+            if base is None or len(literals) != len(node.args) - 1:
+                return None
+            for piece in literals:
+                base = _join_path(base, piece) if base is not None else None
+            return base
+        if isinstance(func, ast.Attribute) and qual is None:
+            base = self._path_of(func.value)
+            if func.attr in ("resolve", "absolute"):
+                return base
+            if func.attr == "joinpath" and base is not None and len(literals) == len(node.args):
+                for part in literals:
+                    base = _join_path(base, part) if base is not None else None
+                return base
+            if func.attr == "with_name" and base is not None and len(literals) == 1:
+                return _join_path(_parent_path(base) or "", literals[0])
+        return None
+
+    def _bind_origins(self, stmt: ast.stmt) -> None:
+        """Record the origins of the names ``stmt`` binds (module level, in order)."""
+        origins = self._origins
+        if isinstance(stmt, _FUNCTIONDEF_ASYNCFUNCTIONDEF):
+            origins[stmt.name] = f"local.{stmt.name}"
+            self._functions[stmt.name] = stmt
+        elif isinstance(stmt, ast.ClassDef):
+            origins[stmt.name] = (
+                f"typeddict.{stmt.name}"
+                if stmt.name in self.symbols.typed_dicts
+                else f"local.{stmt.name}"
+            )
+            self._class_nodes[stmt.name] = stmt
+        elif isinstance(stmt, _IMPORT_IMPORTFROM):
+            for name in import_bindings(stmt):
+                origins.pop(name, None)  # the symbol table's qualified name
+        elif (
+            isinstance(stmt, _ASSIGN_ANNASSIGN)
+            and stmt.value is not None
+            and len(targets := stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]) == 1
+            and isinstance(targets[0], ast.Name)
+        ):
+            origins[targets[0].id] = self._resolve(stmt.value)
+            path = self._path_of(stmt.value)
+            if path is None:
+                self._paths.pop(targets[0].id, None)
+            else:
+                self._paths[targets[0].id] = path
+        elif isinstance(stmt, _TRY_TRYSTAR_IF) and not is_main_guard(
+            getattr(stmt, "test", None) or ast.Constant(None)
+        ):
+            blocks = [*stmt.body, *stmt.orelse]
+            if not isinstance(stmt, ast.If):
+                blocks += stmt.finalbody
+                for handler in stmt.handlers:
+                    blocks.extend(handler.body)
+            for sub in blocks:
+                self._bind_origins(sub)
+        else:
+            for name in nested_bindings(stmt):
+                origins[name] = "?"
+
+    # Helpers: the module's functions and classes that module-level code calls ------------
+    def _helpers(self) -> tuple[Helper, ...]:
+        """The facts of every local function or class called at import, following their
+        own calls (and a class's local bases) to ``HELPER_DEPTH`` levels."""
+        pending = sorted(
+            {name for e in self._all_evaluations() if (name := _local_name(e.callee)) is not None}
+        )
+        done: dict[str, Helper] = {}
+        for _ in range(HELPER_DEPTH):
+            following: set[str] = set()
+            for name in pending:
+                if name in done:
+                    continue
+                helper = self._helper(name)
+                if helper is None:
+                    continue
+                done[name] = helper
+                following.update(n for e in helper.calls if (n := _local_name(e.callee)))
+                if name in self._class_nodes:
+                    for base in self._class_nodes[name].bases:
+                        following.update(
+                            n for n in [_local_name(self.symbols.qualify(base))] if n is not None
+                        )
+            pending = sorted(following - set(done))
+            if not pending:
+                break
+        return tuple(done.values())
+
+    def _all_evaluations(self) -> Iterator[Evaluation]:
+        for stmt in self.statements:
+            yield from stmt.evaluations
+        for cls in self.classes:
+            yield from cls.evaluations
+
+    def _helper(self, name: str) -> Helper | None:
+        fn = self._functions.get(name)
+        if fn is not None:
+            calls, opaque = self._body_facts([fn])
+            return Helper(name=name, calls=calls, opaque=opaque, span=self.src.span(fn))
+        cls = self._class_nodes.get(name)
+        if cls is None:
+            return None
+        bodies: list[FunctionNode] = []
+        first: Evaluation | None = None
+        for item in cls.body:
+            if not isinstance(item, _FUNCTIONDEF_ASYNCFUNCTIONDEF):
+                continue
+            plain_decorators = all(
+                self.symbols.qualify(d) in ("builtins.staticmethod", "builtins.classmethod")
+                for d in item.decorator_list
+            )
+            if not plain_decorators:
+                first = first or self._code(f"decorated method {item.name}", item)
+            elif item.name in _CONSTRUCTION:
+                bodies.append(item)
+            elif item.name.startswith("__") and item.name.endswith("__"):
+                first = first or self._code(f"method {item.name}", item)
+        calls, inner = self._body_facts(bodies)
+        return Helper(name=name, calls=calls, opaque=first or inner, span=self.src.span(cls))
+
+    def _body_facts(
+        self, functions: list[FunctionNode]
+    ) -> tuple[tuple[Evaluation, ...], Evaluation | None]:
+        """The calls and reads of the bodies, and their first part outside the facts."""
+        found: list[Evaluation] = []
+        for fn in functions:
+            args = fn.args
+            local = {
+                a.arg
+                for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+                if a is not None
+            }
+            for stmt in fn.body:
+                local.update(nested_bindings(stmt))
+            names = {**self._origins, **dict.fromkeys(local, "?")}
+
+            def resolve(node: ast.expr, names: dict[str, str] = names) -> str:
+                return origin(node, self.symbols.qualify, names)
+
+            stack: list[ast.stmt] = list(reversed(fn.body))
+            while stack:
+                stmt = stack.pop()
+                expressions, blocks, ok = _helper_statement(stmt, local)
+                if not ok:
+                    return tuple(found), self._code(self._describe(stmt), stmt)
+                for expr in expressions:
+                    facts = plain_facts(expr, resolve)
+                    if facts is None:
+                        return tuple(found), self._code(self._describe(expr), expr)
+                    calls, reads = facts
+                    found.extend(
+                        self._facts(
+                            calls, reads, f"{self._describe(calls[0])}" if calls else "", resolve
+                        )
+                    )
+                stack.extend(reversed(blocks))
+        return tuple(found), None
+
     def _decorator(self, dec: ast.expr, text: str) -> Evaluation:
         target = dec.func if isinstance(dec, ast.Call) else dec
         literal = not isinstance(dec, ast.Call) or all(
@@ -396,7 +666,7 @@ class ModuleLowerer:
                     "expression",
                     "expression statement",
                     call,
-                    [self._code(self._describe(call), call)],
+                    self._evaluate(value, call, self._describe(call)),
                 )
             return "expression", "expression statement without calls", stmt, []
         if isinstance(stmt, ast.Pass):
@@ -418,11 +688,20 @@ class ModuleLowerer:
                 found += self._nested(handler.body, suffix)
             found += self._nested([*stmt.body, *stmt.orelse, *stmt.finalbody], suffix)
             return "try", "try block", stmt, found
+        if (
+            isinstance(stmt, ast.AugAssign)
+            and isinstance(stmt.target, ast.Name)
+            and self._origins.get(stmt.target.id, "").startswith(_LITERAL_TYPES)
+        ):  # ``__all__ += [...]``, ``count += 1``: an operator on a literal's type
+            text = self._describe(stmt)
+            return "statement", text, stmt, self._evaluate(stmt.value, stmt, text)
         return "statement", self._describe(stmt), stmt, [self._code(self._describe(stmt), stmt)]
 
     def _test(self, test: ast.expr | None, suffix: str) -> list[Evaluation]:
         call = first_code_running(test)
-        return [] if call is None else [self._code(f"{self._describe(call)}{suffix}", call)]
+        if call is None or test is None:
+            return []
+        return self._evaluate(test, call, f"{self._describe(call)}{suffix}")
 
     def _nested(self, body: list[ast.stmt], suffix: str) -> list[Evaluation]:
         """What the statements of a block evaluate; a statement that is not a definition
@@ -454,13 +733,16 @@ class ModuleLowerer:
         if isinstance(value, ast.Lambda):
             return "def", "lambda definition", stmt, []
         if is_name_chain(value):
-            return "alias", f"alias of {short(self.src.segment(value), 40)}", stmt, []
+            # the read is recorded: ``ARGS = sys.argv`` reads the command line at import
+            text = f"alias of {short(self.src.segment(value), 40)}"
+            return "alias", text, stmt, self._evaluate(value, stmt, text)
         call = first_code_running(value)
         if call is not None:
             text = f"assignment from {self._describe(call)}"
-            return "assign", "assignment of a computed value", call, [self._code(text, call)]
+            found = self._evaluate(value, call, text)
+            return "assign", "assignment of a computed value", call, found
         text = "assignment of a computed value"
-        return "assign", text, stmt, [self._code(text, stmt)]
+        return "assign", text, stmt, self._evaluate(value, stmt, text)
 
     def _definition_evaluations(self, fn: FunctionNode, prefix: str = "") -> list[Evaluation]:
         """Decorators, defaults (and annotations without PEP 563) run at definition time;
@@ -476,7 +758,7 @@ class ModuleLowerer:
                 call = first_code_running(default)
                 if call is not None:
                     text = f"{prefix}default value evaluating {self._describe(call)}"
-                    found.append(self._code(text, call))
+                    found.extend(self._evaluate(default, call, text))
         if not self.future_annotations:
             every = [*args.posonlyargs, *args.args, *args.kwonlyargs]
             if args.vararg is not None:
@@ -489,7 +771,7 @@ class ModuleLowerer:
                 call = first_code_running(annotation)
                 if call is not None:
                     text = f"{prefix}annotation evaluating {self._describe(call)}"
-                    found.append(self._code(text, call))
+                    found.extend(self._evaluate(annotation, call, text))
         return found
 
     def _describe(self, node: ast.AST) -> str:
@@ -697,7 +979,19 @@ class ModuleLowerer:
                 item.value, self.symbols
             ):
                 continue
-            found.append(self._code(f"class body statement ({self._describe(item)})", item))
+            text = f"class body statement ({self._describe(item)})"
+            value = item.value if isinstance(item, _ASSIGN_ANNASSIGN) else None
+            targets: list[ast.expr] = (
+                item.targets
+                if isinstance(item, ast.Assign)
+                else [item.target]
+                if isinstance(item, ast.AnnAssign)
+                else []
+            )
+            if value is not None and all(isinstance(t, ast.Name) for t in targets):
+                found.extend(self._evaluate(value, item, text))
+                continue
+            found.append(self._code(text, item))
         return found
 
     def _model(self, stmt: ast.ClassDef) -> None:
@@ -832,13 +1126,14 @@ class ModuleLowerer:
             type=self.types.resolve(fn.returns) if fn.returns else AnyType(),
             span=self.src.span(fn.returns) if fn.returns else None,
         )
+        uses, effects = self._param_uses(fn)
         return Capability(
             id=f"python:{self.module}:{fn.name}",
             name=fn.name,
             qualname=fn.name,
             execution="async" if is_async else "sync",
             form=form,
-            params=tuple(self._params(fn.args, self._param_uses(fn))),
+            params=tuple(self._params(fn.args, uses)),
             returns=returns,
             docstring=_doc(ast.get_docstring(fn, clean=True)),
             decorators=tuple(
@@ -847,22 +1142,31 @@ class ModuleLowerer:
             ),
             guards=guards,
             span=self.src.span(fn),
+            effects=effects,
         )
 
-    def _param_uses(self, fn: FunctionNode) -> dict[str, tuple[ParamUse, ...]]:
-        """Where the body needs a parameter to be a callable or a class (first use per kind).
+    def _param_uses(
+        self, fn: FunctionNode
+    ) -> tuple[dict[str, tuple[ParamUse, ...]], tuple[Evaluation, ...]]:
+        """Where the body needs a parameter to be a callable, a class or an object no JSON
+        value is (first use per kind), and the body's sensitive calls and reads (see
+        ``Capability.effects``).
 
-        One walk of the body; a name rebound in the body is still reported (conservative:
-        the readiness pass only asks about parameters without a JSON type)."""
+        One walk of the body; a name rebound in the body is still reported as a callable
+        (conservative: the readiness pass only asks about parameters without a JSON type),
+        but not for its attributes (``df = pd.DataFrame(df)`` makes ``df.drop`` fine)."""
         args = fn.args
         names = {
             a.arg
             for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
             if a is not None
         }
-        if not names:  # nothing to find: no walk
-            return {}
         found: dict[str, dict[ParamUseKind, ParamUse]] = {}
+        objects: dict[str, dict[ParamUseKind, ParamUse]] = {}
+        stored: set[str] = set()
+        handled: set[int] = set()
+        effects: dict[str, Evaluation] = {}
+        qualify = self.symbols.qualify
 
         def note(node: ast.expr, kind: ParamUseKind, where: ast.AST) -> None:
             if isinstance(node, ast.Name) and node.id in names:
@@ -870,27 +1174,82 @@ class ModuleLowerer:
                     kind, ParamUse(kind=kind, span=self.src.span(where))
                 )
 
+        def note_object(node: ast.expr, kind: ParamUseKind) -> None:
+            if (
+                type(node) is ast.Attribute
+                and type(node.value) is ast.Name
+                and node.value.id in names
+                and node.attr not in JSON_VALUE_ATTRIBUTES
+            ):
+                handled.add(id(node))
+                objects.setdefault(node.value.id, {}).setdefault(
+                    kind, ParamUse(kind=kind, span=self.src.span(node), attribute=node.attr)
+                )
+
+        def sensitive(callee: str, node: ast.AST, call: ast.Call | None) -> None:
+            if callee not in effects:
+                effects[callee] = Evaluation(
+                    kind="call" if call is not None else "read",
+                    text=f"call to {callee}()" if call is not None else f"read of {callee}",
+                    callee=callee,
+                    literal_arguments=call is None
+                    or all(is_literal(a) for a in [*call.args, *(k.value for k in call.keywords)]),
+                    names=argument_names(call, qualify) if call is not None else (),
+                    span=self.src.span(node),
+                )
+
         for stmt in fn.body:
             for node in walk(stmt):
-                if type(node) is ast.Call:  # exact types: the parser makes no subclasses
-                    note(node.func, "call", node)
-                    func = node.func
+                kind = type(node)
+                if kind is ast.Call:  # exact types: the parser makes no subclasses
+                    func = node.func  # type: ignore[attr-defined]
+                    note(func, "call", node)
+                    note_object(func, "method")
+                    if type(func) is ast.Name or type(func) is ast.Attribute:
+                        callee = qualify(func)
+                        if callee is not None and callee.startswith(SENSITIVE):
+                            _mark_chain(func, handled)
+                            sensitive(callee, node, node)  # type: ignore[arg-type]
+                        elif type(func) is ast.Attribute and func.attr in (
+                            "parse_args",
+                            "parse_known_args",
+                        ):
+                            sensitive(f"?.{func.attr}", node, node)  # type: ignore[arg-type]
                     if (
                         isinstance(func, ast.Name)
                         and func.id in ("isinstance", "issubclass")
-                        and len(node.args) == 2
+                        and len(node.args) == 2  # type: ignore[attr-defined]
                     ):
-                        kind: ParamUseKind = (
+                        use: ParamUseKind = (
                             "isinstance" if func.id == "isinstance" else "issubclass"
                         )
-                        classes = node.args[1]
+                        classes = node.args[1]  # type: ignore[attr-defined]
                         for item in classes.elts if isinstance(classes, ast.Tuple) else [classes]:
-                            note(item, kind, item)
-                elif isinstance(node, _FUNCTIONDEF_ASYNCFUNCTIONDEF_CLASSDEF):
-                    for dec in node.decorator_list:
+                            note(item, use, item)
+                elif kind is ast.Subscript:
+                    note_object(node.value, "attribute-subscript")  # type: ignore[attr-defined]
+                elif kind is ast.Attribute:
+                    if id(node) in handled:
+                        continue
+                    note_object(node, "attribute")  # type: ignore[arg-type]
+                    callee = qualify(node)  # type: ignore[arg-type]
+                    if callee is not None and callee.startswith(SENSITIVE):
+                        _mark_chain(node, handled)
+                        sensitive(callee, node, None)
+                elif kind is ast.Name:
+                    if type(node.ctx) is not ast.Load:  # type: ignore[attr-defined]
+                        stored.add(node.id)  # type: ignore[attr-defined]
+                elif kind in _FUNCTIONDEF_ASYNCFUNCTIONDEF_CLASSDEF_SET:
+                    for dec in node.decorator_list:  # type: ignore[attr-defined]
                         target = dec.func if isinstance(dec, ast.Call) else dec
                         note(target, "decorator", dec)
-        return {name: tuple(uses.values()) for name, uses in found.items()}
+        for name, uses in objects.items():
+            if name not in stored:
+                found.setdefault(name, {}).update(
+                    {k: u for k, u in uses.items() if k not in found.get(name, {})}
+                )
+        ordered = sorted(effects.values(), key=lambda e: (e.span.line, e.span.column))
+        return {name: tuple(uses.values()) for name, uses in found.items()}, tuple(ordered)
 
     def _params(
         self, args: ast.arguments, uses: dict[str, tuple[ParamUse, ...]]
@@ -947,6 +1306,122 @@ class ModuleLowerer:
                 continue
             stack.extend(children(node))
         return False
+
+
+_PATH_CONSTRUCTORS = frozenset(
+    {"pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath", "pathlib.PurePosixPath"}
+)
+_PATH_SAME = frozenset({"os.path.abspath", "os.path.realpath", "os.path.normpath", "os.fspath"})
+
+
+def _parent_path(path: str | None) -> str | None:
+    """The folder of a module-relative path (``None`` above the module's folder)."""
+    if path is None or path == "":
+        return None
+    if path == "__file__":
+        return ""
+    return path.rpartition("/")[0]
+
+
+def _join_path(base: str, part: str) -> str | None:
+    """``base`` joined with a literal part; ``None`` above the module's folder."""
+    if base == "__file__":
+        return None
+    out: str | None = base
+    for piece in part.split("/"):
+        if piece in ("", "."):
+            continue
+        if piece == "..":
+            out = _parent_path(out) if out else None
+        else:
+            out = f"{out}/{piece}" if out else piece
+        if out is None:
+            return None
+    return out
+
+
+_LITERAL_TYPES = tuple(
+    f"builtins.{t}()"
+    for t in ("str", "bytes", "int", "float", "bool", "list", "tuple", "dict", "set")
+)
+
+# How deep module-level calls are followed into the module's own helpers.
+HELPER_DEPTH = 3
+_CONSTRUCTION = frozenset({"__init__", "__new__", "__post_init__"})
+
+
+_FUNCTIONDEF_ASYNCFUNCTIONDEF_CLASSDEF_SET = frozenset(
+    {ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef}
+)
+
+
+def _mark_chain(node: ast.AST, handled: set[int]) -> None:
+    """Mark the attributes inside a recorded chain (``os.environ.get`` recorded: not
+    ``os.environ`` again)."""
+    while isinstance(node, ast.Attribute):
+        handled.add(id(node))
+        node = node.value
+
+
+def _local_name(callee: str | None) -> str | None:
+    """``helper`` for ``local.helper``, ``local.helper()``, ``local.Point().x``."""
+    if callee is None or not callee.startswith("local."):
+        return None
+    rest = callee[6:]
+    end = len(rest)
+    for mark in ".([":
+        at = rest.find(mark)
+        if at != -1:
+            end = min(end, at)
+    return rest[:end]
+
+
+def _helper_statement(
+    stmt: ast.stmt, local: set[str]
+) -> tuple[list[ast.expr], list[ast.stmt], bool]:
+    """A helper body statement's evaluated expressions and nested blocks, or ``ok=False``
+    when the facts do not describe it (``global``, ``with``, ``while``, ``yield`` inside,
+    nested scopes, imports, writes to names that are not the function's own)."""
+    if isinstance(stmt, ast.Expr | ast.Return):
+        value = stmt.value
+        if value is None or isinstance(value, ast.Constant):
+            return [], [], True
+        return [value], [], True
+    if isinstance(stmt, _ASSIGN_ANNASSIGN_AUGASSIGN):
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        for target in targets:
+            root = target
+            while isinstance(root, ast.Attribute | ast.Subscript | ast.Starred):
+                root = root.value
+            if isinstance(root, _TUPLE_LIST_NODES):
+                if assigned_names(root) is None:
+                    return [], [], False
+            elif not (isinstance(root, ast.Name) and root.id in local):
+                return [], [], False
+        value = stmt.value
+        return ([] if value is None else [value]), [], True
+    if isinstance(stmt, ast.If):
+        return [stmt.test], [*stmt.body, *stmt.orelse], True
+    if isinstance(stmt, ast.For):
+        return [stmt.iter], [*stmt.body, *stmt.orelse], True
+    if isinstance(stmt, _TRY_TRYSTAR):
+        blocks = [*stmt.body, *stmt.orelse, *stmt.finalbody]
+        types: list[ast.expr] = []
+        for handler in stmt.handlers:
+            blocks.extend(handler.body)
+            if handler.type is not None:
+                types.append(handler.type)
+        return types, blocks, True
+    if isinstance(stmt, ast.Raise):
+        return [e for e in (stmt.exc, stmt.cause) if e is not None], [], True
+    if isinstance(stmt, ast.Assert):
+        return [stmt.test], [], True
+    if isinstance(stmt, ast.Pass | ast.Break | ast.Continue):
+        return [], [], True
+    return [], [], False
+
+
+_TUPLE_LIST_NODES = (ast.Tuple, ast.List)
 
 
 def _doc(text: str | None) -> str | None:

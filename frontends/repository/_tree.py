@@ -61,6 +61,11 @@ class ProjectConfig:
     name: str | None
     dependencies: tuple[str, ...]
     pyproject_sha256: str | None
+    # ``[tool.svcc] allow``: security effect kinds the project opts into (the readiness
+    # pass checks the names).
+    allow: tuple[str, ...] = ()
+    # ``[tool.svcc] import-names``: distribution → the modules it provides.
+    import_names: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @frozen(kw_only=True)
@@ -156,6 +161,36 @@ def read_config(root: Path, limits: TreeLimits) -> ProjectConfig:
         name=name if isinstance(name, str) and name else None,
         dependencies=deps,
         pyproject_sha256=digest_bytes(data),
+        allow=_str_list(tool.get("allow", []), "[tool.svcc] allow"),
+        import_names=_import_names(tool.get("import-names", {})),
+    )
+
+
+def _import_names(value: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    where = "[tool.svcc] import-names"
+    if not isinstance(value, dict):
+        raise TreeRefused(
+            diag(F008_REPOSITORY_ENTRY, f"{PYPROJECT}: {where} must be a table", None)
+        )
+    return tuple(
+        (dist, _str_list(modules, f"{where}.{dist}")) for dist, modules in sorted(value.items())
+    )
+
+
+def _not_a_module(shown: str) -> str:
+    """Why a file is not a module here, and exactly what to pass instead."""
+    parts = shown.split("/")
+    for depth, folder in enumerate(parts[:-1]):
+        if not folder.isidentifier():
+            root = "/".join(parts[: depth + 1])
+            return (
+                f"folder {folder!r} is not a Python name, so the file is not a module here; "
+                f"pass that folder as the directory (svcc inspect {root}) or add "
+                f'"{root}" to [tool.svcc] source-roots'
+            )
+    return (
+        "not an importable module name; the file is not a module (rename it, or inspect it "
+        "alone with --module-name NAME)"
     )
 
 
@@ -313,11 +348,7 @@ class _Walker:
             self.problems.append(
                 (
                     shown,
-                    diag(
-                        F011_NOT_A_MODULE,
-                        f"{shown}: not an importable module name; the file is not a module",
-                        None,
-                    ),
+                    diag(F011_NOT_A_MODULE, f"{shown}: {_not_a_module(shown)}", None),
                 )
             )
             return False

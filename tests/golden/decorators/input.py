@@ -5,7 +5,7 @@ from flask import Flask  # expect: SVC-R008
 app = Flask(__name__)  # expect: SVC-R007
 
 
-@functools.cache  # expect: SVC-R001
+@functools.cache  # expect: SVC-R032
 def cached(n: int) -> int:
     return n
 

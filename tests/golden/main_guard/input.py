@@ -10,7 +10,7 @@ def convert(celsius: float) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("c", type=float)
-    print(convert(parser.parse_args().c))
+    print(convert(parser.parse_args().c))  # expect: SVC-R038
 
 
 if __name__ == "__main__":

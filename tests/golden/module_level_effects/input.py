@@ -1,18 +1,18 @@
 import json
 import logging
 
-print("loading")  # expect: SVC-R007
-logger = logging.getLogger(__name__)  # expect: SVC-R007
-CONFIG = json.loads('{"a": 1}')  # expect: SVC-R007
+print("loading")  # expect: SVC-R028
+logger = logging.getLogger(__name__)
+CONFIG = json.loads('{"a": 1}')
 
 with open(__file__) as fh:  # expect: SVC-R007
     SOURCE = fh.read()
 
 counter = 0
-counter += 1  # expect: SVC-R007
+counter += 1
 settings = {}
 settings["debug"] = True  # expect: SVC-R007
 
 
-def handler(x: int, default: dict = dict()) -> int:  # expect: SVC-R007
+def handler(x: int, default: dict = dict()) -> int:
     return x
