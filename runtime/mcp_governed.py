@@ -17,6 +17,7 @@ import mcp_types as types
 
 from .calls import CallShape
 from .integrity import StartupError
+from .metrics import observed_executor
 from .mcp import INTERNAL_ERROR, MANIFEST, Invoke, Tool, log, tool_error
 from .mcp import main as serve
 
@@ -75,6 +76,7 @@ def governed_tools(
 
         executor = start_executor(bundle, manifest, ir)  # never imports the source
         errors = ((CallTimeout,), (CallBusy,))
+    executor = observed_executor(executor)  # worker starts, timeouts, limit kills
     return {
         c["name"]: GovernedTool(
             definitions[c["name"]],

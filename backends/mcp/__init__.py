@@ -1,4 +1,5 @@
-"""The ``mcp`` target: an MCP server bundle over stdio (``server.py`` + ``svc_runtime``).
+"""The ``mcp`` target: an MCP server bundle (``server.py`` + ``svc_runtime``), stdio by
+default, streamable HTTP with ``--transport streamable-http``.
 
 Same skeleton as the REST bundle (``backends/_common/bundle.py``); the tool definitions
 come from the same request-schema lowering, so a tool's ``inputSchema`` is the REST
@@ -31,14 +32,30 @@ BUNDLE: Final = BundleSpec(
             "starlette",
             "uvicorn",
             "typing_extensions",
+            "prometheus_client",
         }
     ),
     interface="mcp",
     manifest="svc-mcp.json",
     manifest_schema="svc.mcp-bundle/v1",
-    runtime_modules=("calls", "integrity", "mcp", "validation"),
+    runtime_modules=(
+        "auth",
+        "calls",
+        "integrity",
+        "mcp",
+        "mcp_http",
+        "metrics",
+        "network",
+        "validation",
+    ),
     governed_runtime_modules=("mcp_governed",),
-    server_requirements=("mcp>=2.3,<3", "pydantic>=2.9,<3"),
+    # uvicorn serves streamable HTTP (the SDK depends on it; declared because we import it)
+    server_requirements=(
+        "mcp>=2.3,<3",
+        "prometheus-client>=0.20,<1",
+        "pydantic>=2.9,<3",
+        "uvicorn>=0.30,<1",
+    ),
 )
 
 
@@ -52,7 +69,9 @@ class McpTarget:
     name: ClassVar[str] = "mcp"
     supports_execution_policy: ClassVar[bool] = True
     bundle: ClassVar[BundleSpec | None] = BUNDLE
-    description: ClassVar[str] = "an MCP server over stdio (official SDK; run: svcc serve)"
+    description: ClassVar[str] = (
+        "an MCP server over stdio or streamable HTTP (official SDK; run: svcc serve)"
+    )
 
     def emit(self, ir: ModuleIR, ctx: EmitContext) -> FileTree:
         return assemble(
