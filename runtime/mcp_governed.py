@@ -17,9 +17,9 @@ import mcp_types as types
 
 from .calls import CallShape
 from .integrity import StartupError
-from .metrics import observed_executor
 from .mcp import INTERNAL_ERROR, MANIFEST, Invoke, Tool, log, tool_error
 from .mcp import main as serve
+from .metrics import observed_executor
 
 
 def governed_invoker(executor: Any, name: str) -> Invoke:

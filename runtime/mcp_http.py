@@ -26,7 +26,7 @@ from typing import Any
 
 from .integrity import exit_on_startup_error, load_document
 from .metrics import Metrics, current
-from .network import LOOPBACK, network_layer
+from .network import is_loopback, network_layer
 
 ALLOWED_HOSTS_ENV = "SVC_MCP_ALLOWED_HOSTS"
 MCP_PATH = "/mcp"
@@ -65,7 +65,7 @@ def _bracketed(host: str) -> str:
 def allowed_hosts(host: str, extra: str | None) -> list[str]:
     """The ``Host`` values the transport accepts (the SDK's ``name:*`` means any port)."""
     names = [*_LOOPBACK_HOSTS]
-    if host not in LOOPBACK and host not in ("0.0.0.0", "::", ""):
+    if not is_loopback(host) and host not in ("0.0.0.0", "::", ""):
         names.append(_bracketed(host))
     for source in (extra, os.environ.get(ALLOWED_HOSTS_ENV)):
         names += [n.strip() for n in (source or "").split(",") if n.strip()]
@@ -126,7 +126,9 @@ def serve_http(
         metrics = current()  # first, so a governed executor is observed from its start
         server = create_server(bundle, tools_of)
         if metrics is not None:
-            names = frozenset(c["name"] for c in load_document(bundle, "capability-ir.json")["capabilities"])
+            names = frozenset(
+                c["name"] for c in load_document(bundle, "capability-ir.json")["capabilities"]
+            )
             observe_tool_calls(server, metrics, names)
 
         async def health(_request: Any) -> JSONResponse:

@@ -107,17 +107,16 @@ class Metrics:
         return generate_latest(self.registry), CONTENT_TYPE_LATEST
 
 
-_current: Metrics | None = None
+_process: list[Metrics] = []  # at most one: this process's
 
 
 def current() -> Metrics | None:
     """The process's metrics (created on first use), or ``None`` when turned off."""
-    global _current
     if not enabled():
         return None
-    if _current is None:
-        _current = Metrics()
-    return _current
+    if not _process:
+        _process.append(Metrics())
+    return _process[0]
 
 
 class ObservedExecutor:

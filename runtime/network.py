@@ -13,6 +13,7 @@ The access log line holds the client address, method, path (escaped, bounded), s
 duration and request id; never a header value, a query string or a body.
 """
 
+import ipaddress
 import logging
 import os
 import re
@@ -37,7 +38,6 @@ _JSON = (b"content-type", b"application/json")
 _UNAUTHORIZED = b'{"detail":"Not authenticated"}'
 _CHALLENGE = (b"www-authenticate", b"Bearer")
 _INVALID = (b"www-authenticate", b'Bearer error="invalid_token"')
-LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 
 access_log = logging.getLogger("svc.access")
 log = logging.getLogger("svc.network")
@@ -139,7 +139,9 @@ class NetworkLayer:
         return getattr(self.app, name)
 
 
-async def _respond(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
+async def _respond(
+    send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]
+) -> None:
     await send(
         {
             "type": "http.response.start",
@@ -160,9 +162,19 @@ def _enable_access_log() -> None:
         access_log.propagate = False
 
 
+def is_loopback(host: str) -> bool:
+    """Whether a bind address only listens on this machine (``localhost``, 127/8, ::1)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
 def warn_if_exposed(host: str | None, tokens: Tokens | None, prefix: str) -> None:
     """One warning line when a server listens beyond loopback with nobody asked for a token."""
-    if tokens is None and host is not None and host not in LOOPBACK:
+    if tokens is None and host is not None and not is_loopback(host):
         log.warning(
             "%s: listening on %s without %s: anyone who can reach it can call every capability",
             prefix,
