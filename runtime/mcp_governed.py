@@ -19,7 +19,7 @@ from .calls import CallShape
 from .integrity import StartupError
 from .mcp import INTERNAL_ERROR, MANIFEST, Invoke, Tool, log, tool_error
 from .mcp import main as serve
-from .metrics import observed_executor
+from .metrics_governed import observed_executor
 
 
 def governed_invoker(executor: Any, name: str) -> Invoke:

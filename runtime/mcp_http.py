@@ -3,10 +3,10 @@ transport.
 
 ``python server.py`` speaks stdio (nothing here changes that);
 ``python server.py --transport streamable-http --host H --port P`` serves the tools the
-stdio server serves (same validation, results, tool errors, startup integrity checks, direct
-or governed) through ``Server.streamable_http_app``: stateless (a fresh transport per
-request: any replica answers any request, and nothing grows with the number of clients),
-JSON responses, and the SDK's DNS-rebinding protection always on. Allowed ``Host`` values
+stdio server serves (same validation, results, tool errors, startup integrity checks, in
+every execution mode) through ``Server.streamable_http_app``: stateless (a fresh transport
+per request: any replica answers any request, and nothing grows with the number of
+clients), JSON responses, and the SDK's DNS-rebinding protection always on. Allowed ``Host`` values
 are loopback, the bound address, and whatever ``--allowed-hosts`` or
 ``SVC_MCP_ALLOWED_HOSTS`` add (comma-separated; ``name`` allows it on any port,
 ``name:port`` on that port only); a request with any other ``Host`` is refused (421) before
@@ -123,7 +123,7 @@ def serve_http(
     if not logging.getLogger().handlers:
         logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
     with exit_on_startup_error("svc-mcp"):
-        metrics = current()  # first, so a governed executor is observed from its start
+        metrics = current()  # first: an executor the tools start is observed from its start
         server = create_server(bundle, tools_of)
         if metrics is not None:
             names = frozenset(

@@ -2,22 +2,22 @@
 
 ``svc_requests_total{capability,status}`` and the ``svc_request_duration_seconds``
 histogram per capability (REST: the HTTP status; MCP: ``ok`` or ``error`` for a tool
-error), ``svc_requests_in_flight`` (every HTTP request being answered), and for governed
-bundles ``svc_governed_worker_starts_total``, ``svc_governed_timeouts_total`` and
-``svc_governed_limit_kills_total``. Label values are capability names the bundle declares
-and status codes, never a path or a tool name a client sent: what a client sends cannot grow
-the series without bound.
+error), ``svc_requests_in_flight`` (every HTTP request being answered), and whatever a
+part of the server registers with :meth:`Metrics.extra`. Label values are capability
+names the bundle declares and status codes, never a path or a tool name a client sent: what
+a client sends cannot grow the series without bound.
 
 One process serves one set of metrics (the metrics live in a private registry, so several
-bundles imported by one test process do not collide). With several uvicorn workers, set
-``PROMETHEUS_MULTIPROC_DIR`` to an empty writable directory before the server starts: the
-client library then keeps every worker's values in files there and ``/metrics`` merges them
-(``MultiProcessCollector``), the in-flight gauge summed over live workers. ``SVC_METRICS=0``
+bundles imported by one test process do not collide). With several server processes
+(uvicorn's multi-process option), set ``PROMETHEUS_MULTIPROC_DIR`` to an empty writable
+directory before the server starts: the client library then keeps every process's values in
+files there and ``/metrics`` merges them (``MultiProcessCollector``), the in-flight gauge
+summed over live processes. ``SVC_METRICS=0``
 turns metrics off (no ``/metrics``, nothing counted).
 """
 
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 METRICS_ENV = "SVC_METRICS"
@@ -56,7 +56,7 @@ class Metrics:
         )
         self._counted: dict[tuple[str, str], Any] = {}
         self._timed: dict[str, Any] = {}
-        self._governed: tuple[Any, Any, Any] | None = None
+        self._extra: dict[str, Any] = {}
 
     def observe(self, capability: str, status: str, seconds: float) -> None:
         key = (capability, status)
@@ -69,30 +69,11 @@ class Metrics:
         counted.inc()
         timed.observe(seconds)
 
-    def governed(self) -> tuple[Any, Any, Any]:
-        """``(worker starts, timeouts, limit kills)``: registered by governed bundles only."""
-        if self._governed is None:
-            from prometheus_client import Counter
-
-            self._governed = (
-                Counter(
-                    "svc_governed_worker_starts",
-                    "Calls that started a fresh worker (process or container).",
-                    registry=self.registry,
-                ),
-                Counter(
-                    "svc_governed_timeouts",
-                    "Workers killed at the policy's wall-time deadline.",
-                    registry=self.registry,
-                ),
-                Counter(
-                    "svc_governed_limit_kills",
-                    "Workers stopped for passing a policy limit other than time "
-                    "(output size, container memory).",
-                    registry=self.registry,
-                ),
-            )
-        return self._governed
+    def extra(self, key: str, make: Callable[[Any], Any]) -> Any:
+        """Metrics a server part registers once (``make(registry)``), under ``key``."""
+        if key not in self._extra:
+            self._extra[key] = make(self.registry)
+        return self._extra[key]
 
     def exposition(self) -> tuple[bytes, str]:
         """``(body, content type)`` in the Prometheus text format."""
@@ -117,41 +98,3 @@ def current() -> Metrics | None:
     if not _process:
         _process.append(Metrics())
     return _process[0]
-
-
-class ObservedExecutor:
-    """A governed executor whose calls are counted: a start per call that reached a worker,
-    a timeout, or a kill for another limit. Everything else is the executor's own."""
-
-    __slots__ = ("_executor", "_kills", "_starts", "_timeouts")
-
-    def __init__(self, executor: Any, counters: tuple[Any, Any, Any]) -> None:
-        self._executor = executor
-        self._starts, self._timeouts, self._kills = counters
-
-    async def call(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> bytes:
-        call: Callable[..., Awaitable[bytes]] = self._executor.call
-        try:
-            result = await call(name, args, kwargs)
-        except BaseException as exc:
-            kind = type(exc).__name__
-            if kind != "CallBusy":  # refused before any worker started
-                self._starts.inc()
-            if kind == "CallTimeout":
-                self._timeouts.inc()
-            elif kind == "CallOOM" or (kind == "CallFailed" and "output limit" in str(exc)):
-                self._kills.inc()
-            raise
-        self._starts.inc()
-        return result
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._executor, name)
-
-
-def observed_executor(executor: Any) -> Any:
-    """``executor`` with its calls counted (itself when metrics are off)."""
-    metrics = current()
-    if metrics is None:
-        return executor
-    return ObservedExecutor(executor, metrics.governed())

@@ -19,7 +19,7 @@ from typing import Any
 
 from .calls import CallShape
 from .integrity import StartupError, load_document, load_manifest
-from .metrics import observed_executor
+from .metrics_governed import observed_executor
 from .network import NetworkLayer
 from .prevalidate import Prevalidator
 from .rest import (

@@ -48,7 +48,7 @@ BUNDLE: Final = BundleSpec(
         "network",
         "validation",
     ),
-    governed_runtime_modules=("mcp_governed",),
+    governed_runtime_modules=("mcp_governed", "metrics_governed"),
     # uvicorn serves streamable HTTP (the SDK depends on it; declared because we import it)
     server_requirements=(
         "mcp>=2.3,<3",

@@ -59,7 +59,7 @@ BUNDLE: Final = BundleSpec(
         "rest",
         "validation",
     ),
-    governed_runtime_modules=("rest_governed",),
+    governed_runtime_modules=("metrics_governed", "rest_governed"),
     # The server's own requirements: pinned to the major versions the runtime is tested with.
     server_requirements=(
         "fastapi>=0.115,<1",
