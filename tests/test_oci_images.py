@@ -338,7 +338,9 @@ def test_mcp_image_over_stdio_with_the_official_client(
 ) -> None:
     build, result = mcp_build
     env = docker_env(stack, tmp_path)
-    command = [DOCKER, "run", "-i", "--rm", "--network", "none", result["image_id"]]
+    # stdio by an explicit command: the image's own serves streamable HTTP on 8000
+    stdio = ["/opt/svc/venv/bin/python", "-u", "server.py"]
+    command = [DOCKER, "run", "-i", "--rm", "--network", "none", result["image_id"], *stdio]
     client = McpBundle(tmp_path, env=env, command=command)
     try:
         names = sorted(t.name for t in client.list_tools().tools)
@@ -350,7 +352,15 @@ def test_mcp_image_over_stdio_with_the_official_client(
         client.close()
     image = inspect(stack, tmp_path, result["image_id"])
     assert image["Config"]["User"] == "65532:65532"
-    assert image["Config"]["Cmd"] == ["/opt/svc/venv/bin/python", "-u", "server.py"]
+    assert image["Config"]["Cmd"] == [
+        *stdio,
+        "--transport",
+        "streamable-http",
+        "--host",
+        "0.0.0.0",
+        "--port",
+        "8000",
+    ]
     assert build.request["interface"] == "mcp"
 
 

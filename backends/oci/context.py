@@ -26,20 +26,36 @@ LABEL_INPUTS: Final = "io.svcc.inputs-sha256"
 LABEL_PLAN: Final = "io.svcc.delivery-plan-sha256"
 
 
+# What each interface's image runs by default: both listen on PORT (an MCP image serves
+# streamable HTTP at /mcp; `docker run -i IMAGE /opt/svc/venv/bin/python -u server.py`
+# still speaks stdio). The access log is the runtime's own, with request ids.
+COMMANDS: Final = {
+    "rest": (
+        "-m",
+        "uvicorn",
+        "app:app",
+        "--host",
+        "0.0.0.0",
+        "--port",
+        str(PORT),
+        "--no-access-log",
+    ),
+    "mcp": (
+        "-u",
+        "server.py",
+        "--transport",
+        "streamable-http",
+        "--host",
+        "0.0.0.0",
+        "--port",
+        str(PORT),
+    ),
+}
+STDIO_COMMAND: Final = ("/opt/svc/venv/bin/python", "-u", "server.py")
+
+
 def command(interface: str) -> list[str]:
-    if interface == "rest":
-        return [
-            "/opt/svc/venv/bin/python",
-            "-m",
-            "uvicorn",
-            "app:app",
-            "--host",
-            "0.0.0.0",
-            "--port",
-            str(PORT),
-            "--no-access-log",
-        ]
-    return ["/opt/svc/venv/bin/python", "-u", "server.py"]
+    return ["/opt/svc/venv/bin/python", *COMMANDS[interface]]
 
 
 def created(source_date_epoch: int) -> str:
@@ -71,8 +87,8 @@ def delivery_plan(
             "user": USER,
             "workdir": "/opt/svc/bundle",
             "command": command(bundle.interface),
-            "port": PORT if bundle.interface == "rest" else None,
-            "stdio": bundle.interface == "mcp",
+            "port": PORT,
+            "stdio": False,
         },
     }
 
@@ -121,6 +137,8 @@ def build_context(
         base_image=str(base),
         platform=platform,
         interface=bundle.interface,
+        port=PORT,
+        command=json.dumps(command(bundle.interface)),
         labels=[(k, json.dumps(v)) for k, v in label_map.items()],
     )
     target = {
