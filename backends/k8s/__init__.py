@@ -45,7 +45,8 @@ class K8sTarget:
         metadata=_opt("a svc.oci-push-result/v1 file: image and inputs digest from it", "FILE"),
     )
     interface: Literal["rest", "mcp"] = field(
-        default="rest", metadata=_opt("what the image serves: rest (HTTP) or mcp (stdio)")
+        default="rest",
+        metadata=_opt("what the image serves: rest, or mcp (streamable HTTP at /mcp)"),
     )
     app_name: str | None = field(
         default=None, metadata=_opt("object names (default: the image's last path part)", "NAME")
@@ -59,6 +60,12 @@ class K8sTarget:
     cpu_limit: str = field(default="1", metadata=_opt("CPU limit", "QUANTITY"))
     memory_request: str = field(default="128Mi", metadata=_opt("memory request", "QUANTITY"))
     memory_limit: str = field(default="512Mi", metadata=_opt("memory limit", "QUANTITY"))
+    auth_secret: str | None = field(
+        default=None,
+        metadata=_opt(
+            "a Secret whose key `tokens` is mounted read-only as the bearer tokens file", "NAME"
+        ),
+    )
     writable_tmp: bool = field(
         default=False,
         metadata=_opt("mount a 64Mi in-memory /tmp for functions that write temporary files"),

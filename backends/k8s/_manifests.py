@@ -22,6 +22,13 @@ GRACE_SECONDS: Final = 30
 LABEL_DIGEST_CHARS: Final = 32
 
 Interface = Literal["rest", "mcp"]
+# Both interfaces serve HTTP on PORT (an MCP image: streamable HTTP at /mcp), with GET
+# /health for the probes and GET /metrics for a Prometheus scrape.
+AUTH_DIR: Final = "/etc/svc/auth"
+AUTH_KEY: Final = "tokens"
+# 0400: the kubelet adds group read for the pod's fsGroup (the server's group) on a
+# read-only secret volume; nobody else reads it.
+AUTH_MODE: Final = 0o400
 
 
 @frozen(kw_only=True)
@@ -46,6 +53,8 @@ class Workload:
     inputs_sha256: str
     resources: Resources
     writable_tmp: bool
+    # A Secret whose key ``tokens`` becomes the server's bearer tokens file (DESIGN §13).
+    auth_secret: str | None = None
 
 
 def labels(w: Workload) -> dict[str, str]:
@@ -69,6 +78,38 @@ def annotations(w: Workload) -> dict[str, str]:
         "svcc.io/inputs-sha256": w.inputs_sha256,
         "svcc.io/image": w.image,
     }
+
+
+def scrape_annotations() -> dict[str, str]:
+    """Where a Prometheus that discovers pods by annotation scrapes ``/metrics``."""
+    return {
+        "prometheus.io/scrape": "true",
+        "prometheus.io/port": str(PORT),
+        "prometheus.io/path": "/metrics",
+    }
+
+
+def mcp_allowed_hosts(w: Workload) -> str:
+    """The ``Host`` values an MCP server accepts besides loopback: the Service's names in
+    the pod's namespace (``$(POD_NAMESPACE)`` is expanded by the kubelet)."""
+    names = [w.name, f"{w.name}.$(POD_NAMESPACE)", f"{w.name}.$(POD_NAMESPACE).svc"]
+    names.append(f"{w.name}.$(POD_NAMESPACE).svc.cluster.local")
+    return ",".join(names)
+
+
+def environment(w: Workload) -> list[dict[str, Any]]:
+    env: list[dict[str, Any]] = []
+    if w.auth_secret is not None:
+        env.append({"name": "SVC_AUTH_TOKENS_FILE", "value": f"{AUTH_DIR}/{AUTH_KEY}"})
+    if w.interface == "mcp":
+        env.append(
+            {
+                "name": "POD_NAMESPACE",
+                "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}},
+            }
+        )
+        env.append({"name": "SVC_MCP_ALLOWED_HOSTS", "value": mcp_allowed_hosts(w)})
+    return env
 
 
 def metadata(w: Workload, *, with_annotations: bool = False) -> dict[str, Any]:
@@ -96,16 +137,14 @@ def container(w: Workload) -> dict[str, Any]:
         "image": w.image,
         "imagePullPolicy": "IfNotPresent",
     }
-    if w.interface == "rest":
-        c["ports"] = [{"name": "http", "containerPort": PORT, "protocol": "TCP"}]
-        c["startupProbe"] = _probe("/health", period=2, failures=30)
-        c["readinessProbe"] = _probe("/health", period=5, failures=2)
-        c["livenessProbe"] = _probe("/health", period=10, failures=3)
-        c["lifecycle"] = {"preStop": {"sleep": {"seconds": PRE_STOP_SECONDS}}}
-    else:
-        # MCP speaks JSON-RPC on stdin/stdout: keep stdin open for `kubectl attach -i`.
-        c["stdin"] = True
-        c["tty"] = False
+    env = environment(w)
+    if env:
+        c["env"] = env
+    c["ports"] = [{"name": "http", "containerPort": PORT, "protocol": "TCP"}]
+    c["startupProbe"] = _probe("/health", period=2, failures=30)
+    c["readinessProbe"] = _probe("/health", period=5, failures=2)
+    c["livenessProbe"] = _probe("/health", period=10, failures=3)
+    c["lifecycle"] = {"preStop": {"sleep": {"seconds": PRE_STOP_SECONDS}}}
     c["resources"] = {
         "requests": {"cpu": w.resources.cpu_request, "memory": w.resources.memory_request},
         "limits": {"cpu": w.resources.cpu_limit, "memory": w.resources.memory_limit},
@@ -120,8 +159,13 @@ def container(w: Workload) -> dict[str, Any]:
         "runAsUser": UID,
         "seccompProfile": {"type": "RuntimeDefault"},
     }
+    mounts = []
     if w.writable_tmp:
-        c["volumeMounts"] = [{"name": "tmp", "mountPath": "/tmp"}]
+        mounts.append({"name": "tmp", "mountPath": "/tmp"})
+    if w.auth_secret is not None:
+        mounts.append({"name": "auth", "mountPath": AUTH_DIR, "readOnly": True})
+    if mounts:
+        c["volumeMounts"] = mounts
     return c
 
 
@@ -139,8 +183,22 @@ def deployment(w: Workload) -> dict[str, Any]:
         },
         "containers": [container(w)],
     }
+    volumes: list[dict[str, Any]] = []
     if w.writable_tmp:
-        pod["volumes"] = [{"name": "tmp", "emptyDir": {"medium": "Memory", "sizeLimit": "64Mi"}}]
+        volumes.append({"name": "tmp", "emptyDir": {"medium": "Memory", "sizeLimit": "64Mi"}})
+    if w.auth_secret is not None:
+        volumes.append(
+            {
+                "name": "auth",
+                "secret": {
+                    "secretName": w.auth_secret,
+                    "defaultMode": AUTH_MODE,
+                    "items": [{"key": AUTH_KEY, "path": AUTH_KEY}],
+                },
+            }
+        )
+    if volumes:
+        pod["volumes"] = volumes
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -154,7 +212,10 @@ def deployment(w: Workload) -> dict[str, Any]:
                 "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0},
             },
             "template": {
-                "metadata": {"labels": labels(w), "annotations": annotations(w)},
+                "metadata": {
+                    "labels": labels(w),
+                    "annotations": {**annotations(w), **scrape_annotations()},
+                },
                 "spec": pod,
             },
         },
@@ -206,10 +267,8 @@ def disruption_budget(w: Workload) -> dict[str, Any]:
 
 
 def network_policy(w: Workload) -> dict[str, Any]:
-    """Ingress only to the HTTP port (REST) or none at all (MCP); egress denied."""
-    ingress: list[dict[str, Any]] = []
-    if w.interface == "rest":
-        ingress.append({"ports": [{"port": PORT, "protocol": "TCP"}]})
+    """Ingress only to the HTTP port; egress denied."""
+    ingress: list[dict[str, Any]] = [{"ports": [{"port": PORT, "protocol": "TCP"}]}]
     return {
         "apiVersion": "networking.k8s.io/v1",
         "kind": "NetworkPolicy",
@@ -224,12 +283,11 @@ def network_policy(w: Workload) -> dict[str, Any]:
 
 
 def resources_of(w: Workload) -> dict[str, dict[str, Any]]:
-    """File name → object. An MCP server has no Service (stdio has no port) and no
-    autoscaler (each client owns one session on one pod's stdin)."""
+    """File name → object: the same for REST and MCP (an MCP server is stateless streamable
+    HTTP, so any replica answers any request and the autoscaler may add or remove pods)."""
     out = {"deployment.yaml": deployment(w)}
-    if w.interface == "rest":
-        out["service.yaml"] = service(w)
-        out["hpa.yaml"] = autoscaler(w)
+    out["service.yaml"] = service(w)
+    out["hpa.yaml"] = autoscaler(w)
     out["pdb.yaml"] = disruption_budget(w)
     out["networkpolicy.yaml"] = network_policy(w)
     return out
