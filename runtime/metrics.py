@@ -83,7 +83,7 @@ class Metrics:
             from prometheus_client.multiprocess import MultiProcessCollector
 
             merged = CollectorRegistry()
-            MultiProcessCollector(merged)
+            MultiProcessCollector(merged)  # type: ignore[no-untyped-call]
             return generate_latest(merged), CONTENT_TYPE_LATEST
         return generate_latest(self.registry), CONTENT_TYPE_LATEST
 

@@ -159,7 +159,7 @@ def container(w: Workload) -> dict[str, Any]:
         "runAsUser": UID,
         "seccompProfile": {"type": "RuntimeDefault"},
     }
-    mounts = []
+    mounts: list[dict[str, Any]] = []
     if w.writable_tmp:
         mounts.append({"name": "tmp", "mountPath": "/tmp"})
     if w.auth_secret is not None:
