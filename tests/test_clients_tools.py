@@ -225,7 +225,12 @@ def test_each_tool_sends_the_token_variable(tmp_path: Path) -> None:
                  "--reporter-json", str(bru_report)],
                 bruno,
             )  # fmt: skip
-            bru_failed = json.loads(bru_report.read_text())[0]["summary"]["failedAssertions"]
+            bru_results = json.loads(bru_report.read_text())[0]
+            bru_failed = bru_results["summary"]["failedAssertions"]
+            statuses = [
+                ((r.get("response") or {}).get("status"), r.get("error"))
+                for r in bru_results["results"]
+            ]
             yac_args = ["--var", f"token={token[0]}"] if token else []
             yac = _run(
                 [str(npm_tool("httpyac")), "send", "requests.http", "--all", "--json", *yac_args],
@@ -233,4 +238,4 @@ def test_each_tool_sends_the_token_variable(tmp_path: Path) -> None:
             )
             yac_failed = json.loads(yac.stdout)["summary"]["failedTests"]
             expected = 0 if token else calls  # GET /health is always open
-            assert (failed, bru_failed, yac_failed) == (expected, expected, expected), token
+            assert (failed, bru_failed, yac_failed) == (expected, expected, expected), statuses
