@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_rest import BODY, PYTHON, SOURCE, SVCC, free_port, load
+from bench_rest import BODY, LOADGEN, PYTHON, SOURCE, SVCC, free_port
 
 TOKEN = "bench-token-0123456789"
 REQUEST = (
@@ -63,6 +63,32 @@ if __name__ == "__main__":
         json_response=True,
     )
 '''
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def load(
+    proc: subprocess.Popen[bytes], port: int, seconds: float, conns: int
+) -> tuple[float, float]:
+    """``(requests/second, requests per server CPU-second)`` of one load window: the second
+    figure holds still when other work on the machine takes the CPU away from the server."""
+    cpu = cpu_seconds(proc.pid)
+    started = time.monotonic()
+    out = subprocess.run(
+        [PYTHON, "-c", LOADGEN, str(port), str(seconds), str(conns)],
+        input=REQUEST,
+        capture_output=True,
+        check=True,
+    ).stdout.split()
+    elapsed = time.monotonic() - started
+    done, errors = int(out[0]), int(out[1])
+    if errors:
+        raise SystemExit(f"{errors} non-200 responses on port {port}")
+    return done / max(elapsed, seconds), done / max(cpu_seconds(proc.pid) - cpu, 1e-9)
 
 
 def start(command: list[str], cwd: Path, port: int, env: dict[str, str]) -> subprocess.Popen[bytes]:
@@ -116,24 +142,31 @@ def rest_ratio(base: Path, seconds: float, rounds: int, connections: int) -> Non
         "both off": {"SVC_METRICS": "0"},
     }
     rates: dict[str, list[float]] = {name: [] for name in variants}
-    import bench_rest
-
-    bench_rest.REQUEST = REQUEST  # the load generator sends this request (with the token)
+    per_cpu: dict[str, list[float]] = {name: [] for name in variants}
     for round_ in range(rounds):
         for name, env in variants.items():
             port = free_port()
             command = [PYTHON, "-m", "uvicorn", "app:app", "--port", str(port)]
             proc = start([*command, "--no-access-log", "--log-level", "warning"], bundle, port, env)
             try:
-                load(port, 1.0, connections)  # warm-up
-                rate = load(port, seconds, connections)
+                load(proc, port, 1.0, connections)  # warm-up
+                rate, cpu_rate = load(proc, port, seconds, connections)
             finally:
                 stop(proc)
             rates[name].append(rate)
-            print(f"round {round_ + 1}: REST {name:16s} {rate:8.0f} req/s", flush=True)
+            per_cpu[name].append(cpu_rate)
+            print(
+                f"round {round_ + 1}: REST {name:16s} {rate:8.0f} req/s "
+                f"{cpu_rate:8.0f} req per server CPU-second",
+                flush=True,
+            )
     on, off = (statistics.median(rates[n]) for n in variants)
+    cpu_on, cpu_off = (statistics.median(per_cpu[n]) for n in variants)
     print(f"\nREST auth+metrics on {on:8.0f} req/s, both off {off:8.0f} req/s (medians)")
-    print(f"ratio on/off: {on / off:.2f} (goal >= 0.95)\n")
+    print(f"ratio on/off: {on / off:.2f} (goal >= 0.95)")
+    print(
+        f"per server CPU-second: on {cpu_on:.0f}, off {cpu_off:.0f}, ratio {cpu_on / cpu_off:.2f}\n"
+    )
 
 
 async def _latencies(url: str, calls: int) -> list[float]:
@@ -181,7 +214,8 @@ def mcp_ratio(base: Path, calls: int, blocks: int) -> None:
             print(f"block {block + 1}: MCP {name:11s} median {median:.2f} ms", flush=True)
     gen, hand_ms = (statistics.median(samples[n]) * 1000 for n in servers)
     print(
-        f"\nMCP over streamable HTTP: generated {gen:.2f} ms, hand-written MCPServer {hand_ms:.2f} ms"
+        f"\nMCP over streamable HTTP: generated {gen:.2f} ms, "
+        f"hand-written MCPServer {hand_ms:.2f} ms"
     )
     print(f"ratio generated/hand-written: {gen / hand_ms:.2f}x (goal <= 1.0x)")
 

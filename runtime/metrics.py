@@ -54,20 +54,20 @@ class Metrics:
             registry=self.registry,
             multiprocess_mode="livesum",
         )
-        self._counted: dict[tuple[str, str], Any] = {}
-        self._timed: dict[str, Any] = {}
+        # (capability, status) -> (its counter, its capability's histogram), bound once
+        self._children: dict[tuple[str, str], tuple[Any, Any]] = {}
         self._extra: dict[str, Any] = {}
 
     def observe(self, capability: str, status: str, seconds: float) -> None:
         key = (capability, status)
-        counted = self._counted.get(key)
-        if counted is None:
-            counted = self._counted[key] = self._requests.labels(capability, status)
-        timed = self._timed.get(capability)
-        if timed is None:
-            timed = self._timed[capability] = self._duration.labels(capability)
-        counted.inc()
-        timed.observe(seconds)
+        children = self._children.get(key)
+        if children is None:
+            children = self._children[key] = (
+                self._requests.labels(capability, status),
+                self._duration.labels(capability),
+            )
+        children[0].inc()
+        children[1].observe(seconds)
 
     def extra(self, key: str, make: Callable[[Any], Any]) -> Any:
         """Metrics a server part registers once (``make(registry)``), under ``key``."""

@@ -12,6 +12,7 @@ executors stay the only place that decides what happened.
 from typing import Any
 
 from .metrics import current
+from .wire import TOO_LARGE
 
 
 def _counters(registry: Any) -> tuple[Any, Any, Any]:
@@ -37,6 +38,12 @@ def _counters(registry: Any) -> tuple[Any, Any, Any]:
     )
 
 
+def _over_output(message: str) -> bool:
+    """A worker stopped for its output size: refused by the worker itself (the wire's
+    ``result-too-large``) or cut off by the executor."""
+    return TOO_LARGE in message or "output limit" in message
+
+
 class ObservedExecutor:
     """A governed executor whose calls are counted; everything else is the executor's own."""
 
@@ -55,7 +62,7 @@ class ObservedExecutor:
                 self._starts.inc()
             if kind == "CallTimeout":
                 self._timeouts.inc()
-            elif kind == "CallOOM" or (kind == "CallFailed" and "output limit" in str(exc)):
+            elif kind == "CallOOM" or (kind == "CallFailed" and _over_output(str(exc))):
                 self._kills.inc()
             raise
         self._starts.inc()

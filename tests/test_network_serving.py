@@ -426,3 +426,35 @@ def test_governed_mcp_over_http_counts_workers_and_leaves_nothing(tmp_path: Path
     while any(Path(f"/proc/{pid}").exists() for pid in below) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not [pid for pid in below if Path(f"/proc/{pid}").exists()]
+
+
+def test_governed_rest_counts_timeouts_and_leaves_nothing(tmp_path: Path) -> None:
+    policy = tmp_path / "policy.json"
+    policy.write_text(json.dumps({"limits": {"wall_time_ms": 3000, "max_output_bytes": 100}}))
+    bundle = tmp_path / "governed-rest"
+    generate(
+        GOVERNED / "gov.py",
+        bundle,
+        "--requirements",
+        str(GOVERNED / "requirements.txt"),
+        "--execution-policy",
+        str(policy),
+    )
+    with serving(bundle) as server, server.client() as client:
+        assert client.post("/capabilities/add", json={"a": 1, "b": 2}).json() == 3
+        assert client.post("/capabilities/sleep", json={"seconds": 30}).status_code == 504
+        assert client.post("/capabilities/big", json={"n": 1000}).status_code == 500
+        samples = metrics_of(server)
+        assert samples[("svc_governed_worker_starts_total", ())] == 3
+        assert samples[("svc_governed_timeouts_total", ())] == 1
+        assert samples[("svc_governed_limit_kills_total", ())] == 1  # the output limit
+        timeout = ("svc_requests_total", (("capability", "sleep"), ("status", "504")))
+        assert samples[timeout] == 1
+        below = descendants(server.proc.pid)
+        assert below
+        server.proc.send_signal(signal.SIGTERM)
+        server.proc.wait(timeout=15)
+    deadline = time.monotonic() + 10
+    while any(Path(f"/proc/{pid}").exists() for pid in below) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [pid for pid in below if Path(f"/proc/{pid}").exists()]
