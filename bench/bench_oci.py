@@ -114,10 +114,12 @@ def main() -> int:
         target_files = first["delivery_manifest"]["files"]
         from svcc.backends.oci import OciTarget
         from svcc.compiler.images.bundle_input import read_bundle
+        from svcc.compiler.target import File
 
-        tree = OciTarget(interface="rest", base_image=request["base_image"], lock=str(lock)).wrap(
-            read_bundle(bundle)
+        target = OciTarget(
+            interface="rest", base_image=request["base_image"], lock=File.read(str(lock))
         )
+        tree = target.wrap(read_bundle(bundle))
         for path, data in tree:
             (ctx / path).parent.mkdir(parents=True, exist_ok=True)
             (ctx / path).write_bytes(data)

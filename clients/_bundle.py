@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from attrs import frozen
-from svcc.compiler.errors import InputError, InternalError
-from svcc.compiler.registry import load_target_class, servable_targets
+from svcc.compiler.errors import InputError
+from svcc.compiler.registry import servable_targets
 from svcc.compiler.target import BundleSpec
 
 OPENAPI: Final = "openapi.json"
@@ -177,23 +177,23 @@ def _capability(entry: Any, openapi: Any, params: Mapping[str, Any], where: str)
     )
 
 
-def rest_bundle_spec() -> BundleSpec:
-    """The REST target's own declaration of its bundle (manifest name and schema)."""
-    spec = load_target_class("rest").bundle
-    if spec is None:  # pragma: no cover - the rest target always declares its bundle
-        raise InternalError("the rest target declares no bundle")
-    return spec
-
-
-def _not_rest(root: Path, manifest: str) -> InputError:
-    """Name the bundle it is instead, from the installed targets' declarations."""
-    for name, spec in sorted(servable_targets().items()):
-        if spec.manifest != manifest and (root / spec.manifest).exists():
-            return InputError(
+def openapi_bundle_spec(root: Path) -> BundleSpec:
+    """The declaration of the bundle at ``root``, asked of the registry: a servable target
+    whose interface document is OpenAPI (``openapi.json``: the REST target's, or any other
+    target that serves one), its manifest present."""
+    targets = sorted(servable_targets().items())
+    http = [(name, spec) for name, spec in targets if spec.interface_document == OPENAPI]
+    for _, spec in http:
+        if (root / spec.manifest).exists():
+            return spec
+    for name, spec in targets:
+        if (root / spec.manifest).exists():
+            raise InputError(
                 f"{root}: is a bundle of the {name!r} target ({spec.manifest}), not a REST bundle; "
                 "client collections are exported from `svcc generate rest` output"
             )
-    return InputError(f"{root}: no {manifest}; not a REST bundle (svcc generate rest)")
+    manifests = " or ".join(spec.manifest for _, spec in http) or "manifest"
+    raise InputError(f"{root}: no {manifests}; not a REST bundle (svcc generate rest)")
 
 
 def load_rest_bundle(path: str | Path) -> RestBundle:
@@ -201,9 +201,7 @@ def load_rest_bundle(path: str | Path) -> RestBundle:
     root = Path(path)
     if not root.is_dir():
         raise InputError(f"{root}: not a directory (expected a REST bundle)")
-    spec = rest_bundle_spec()
-    if not (root / spec.manifest).exists():
-        raise _not_rest(root, spec.manifest)
+    spec = openapi_bundle_spec(root)
     raw = _read(root / spec.manifest, f"{root}: {spec.manifest}", MAX_MANIFEST_BYTES)
     manifest = _json(raw, f"{root}: {spec.manifest}")
     if not isinstance(manifest, dict) or manifest.get("schema") != spec.manifest_schema:

@@ -160,7 +160,7 @@ def _inspect_parser(sub: _Sub, _: "type[Target] | None") -> None:
 
 def _compile_parser(sub: _Sub, target: "type[Target] | None") -> None:
     compile_ = sub.add_parser("compile", help="compile a file with a target into a directory")
-    compile_.add_argument("path", help="a .py file or an .ipynb notebook")
+    compile_.add_argument("path", help="a .py file, an .ipynb notebook or a directory")
     compile_.add_argument(
         "--target",
         required=True,
@@ -179,7 +179,7 @@ def _generate_parser(sub: _Sub, _: "type[Target] | None") -> None:
     generate.add_argument(
         "interface", metavar="INTERFACE", help="a target that writes a service: rest, mcp, ..."
     )
-    generate.add_argument("path", help="a .py file or an .ipynb notebook")
+    generate.add_argument("path", help="a .py file, an .ipynb notebook or a directory")
     _generate_options(generate)
 
 
@@ -267,6 +267,18 @@ def _plugins_parser(sub: _Sub, _: "type[Target] | None") -> None:
     plugins_cli.add_parser(sub)
 
 
+def _lock_parser(sub: _Sub, _: "type[Target] | None") -> None:
+    from svcc.compiler.images import cli as images_cli
+
+    images_cli.add_lock_parser(sub)
+
+
+def _image_parser(sub: _Sub, _: "type[Target] | None") -> None:
+    from svcc.compiler.images import cli as images_cli
+
+    images_cli.add_image_parser(sub)
+
+
 def _targets_parser(sub: _Sub, _: "type[Target] | None") -> None:
     targets = sub.add_parser("targets", help="list the installed targets and their options")
     targets.add_argument(
@@ -303,8 +315,10 @@ def _expose_parser(sub: _Sub, _: "type[Target] | None") -> None:
         "expose", help="repository bundles under operator and exposure policies"
     )
     actions = expose.add_subparsers(dest="action", required=True, parser_class=_Parser)
-    build = actions.add_parser("build", help="build a direct REST/MCP bundle from a repository")
-    build.add_argument("interface", choices=("rest", "mcp"), help="the bundle to build")
+    build = actions.add_parser("build", help="build a direct service bundle from a repository")
+    build.add_argument(
+        "interface", metavar="INTERFACE", help="the bundle to build: a servable target (rest, mcp)"
+    )
     build.add_argument("directory", nargs="?", help="a local tree (or give --git and --ref)")
     build.add_argument("--git", metavar="URL", help="an https:// repository")
     build.add_argument("--ref", metavar="COMMIT", help="the full 40-hex commit to build")
@@ -344,6 +358,8 @@ SUBCOMMANDS: dict[str, _AddParser] = {
     "serve": _serve_parser,
     "serve-analysis": _serve_analysis_parser,
     "plugins": _plugins_parser,
+    "lock": _lock_parser,
+    "image": _image_parser,
     "expose": _expose_parser,
     "targets": _targets_parser,
     "clients": _clients_parser,
@@ -428,44 +444,14 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def _cmd_compile(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from svcc.compiler import driver, render
+    from svcc.compiler import pipeline, render
 
     options = {
         key.removeprefix("target_option_"): value
         for key, value in vars(args).items()
         if key.startswith("target_option_") and value is not None
     }
-    if args.command == "compile" and Path(args.path).is_dir():  # generate: one file (spec)
-        from svcc.compiler.repository import compile_repository
-
-        if args.module_name:
-            from svcc.compiler.errors import UsageError
-
-            raise UsageError("--module-name names one module; a directory names its own")
-        if args.runtime_image or args.runtime_platform:
-            from svcc.compiler.errors import UsageError
-
-            raise UsageError(
-                "--runtime-image and --runtime-platform go with an svc.execution/v2 policy, "
-                "which serves single-file bundles"
-            )
-        render.compile_result(
-            compile_repository(
-                args.path,
-                target=args.target,
-                output_dir=args.output_dir,
-                select=args.select,
-                python_version=args.python_version,
-                requirements=_requirements(args),
-                execution_policy=args.execution_policy,
-                target_options=options,
-            ),
-            _output_format(args),
-        )
-        return 0
-    result = driver.compile_file(
+    result = pipeline.compile_path(
         args.path,
         target=args.target if args.command == "compile" else args.interface,
         output_dir=args.output_dir,
@@ -564,6 +550,18 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
     return plugins_cli.command(args)
 
 
+def _cmd_lock(args: argparse.Namespace) -> int:
+    from svcc.compiler.images import cli as images_cli
+
+    return images_cli.lock_command(args)
+
+
+def _cmd_image(args: argparse.Namespace) -> int:
+    from svcc.compiler.images import cli as images_cli
+
+    return images_cli.image_command(args)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     from svcc.compiler.errors import ExitCode, IneligibleError, SvccError
@@ -586,6 +584,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "targets": _cmd_targets,
         "clients": _cmd_clients,
         "plugins": _cmd_plugins,
+        "lock": _cmd_lock,
+        "image": _cmd_image,
         "expose": _cmd_expose,
     }
     try:

@@ -1,26 +1,31 @@
 """A single file's local import closure: the modules beside it that it imports, transitively.
 
-This module finds files and records facts; it never judges them (the readiness pass does,
-from :class:`LocalClosure`). A bundle's ``source/`` mirrors one directory, the *root*: the
-file's own directory, or, for a file inside a package (its directory holds
-``__init__.py``), the nearest folder above that is not a package (the *source root*:
-``name-1.2.3/src`` for ``name-1.2.3/src/pkg/mod.py``). Every import found in a file of the
-closure (module level, function bodies, guarded or not; never under ``if TYPE_CHECKING``
-or ``if __name__ == "__main__"``) that names a module under the root is added, with the
-``__init__.py`` of every package on its way. Nothing outside the root is ever read, and
-symlinks are not followed (a link could lead outside the tree).
+This module finds files and lowers each one once, with the ordinary front end (its imports
+are read from the IR, as the main module's are); it never judges them (the readiness pass
+does, from :class:`LocalClosure`, and the closure's lowered modules are judged as a small
+repository by the same walk as ``svcc inspect DIR``). A bundle's ``source/`` mirrors one
+directory, the *root*: the file's own directory, or, for a file inside a package (its
+directory holds ``__init__.py``), the nearest folder above that is not a package (the
+*source root*: ``name-1.2.3/src`` for ``name-1.2.3/src/pkg/mod.py``). Every import found in
+a file of the closure (module level, function bodies, guarded or not; never under ``if
+TYPE_CHECKING`` or ``if __name__ == "__main__"``) that names a module under the root is
+added, with the ``__init__.py`` of every package on its way. Nothing outside the root is
+ever read, and symlinks are not followed (a link could lead outside the tree).
 """
 
-import ast
 import os
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from attrs import frozen
+from attrs import field, frozen
 from svcc.compiler.errors import InputError
 from svcc.compiler.source_files import read_source_file
 from svcc.ir.imports import package_of, resolve_relative
 from svcc.ir.record import Record
+
+if TYPE_CHECKING:
+    from svcc.frontends.python import FrontendResult
+    from svcc.ir.model import ModuleIR
 
 # Bounds: a closure larger than this is not a "single file" any more.
 MAX_CLOSURE_FILES: Final = 500
@@ -53,6 +58,9 @@ class LocalClosure(Record):
     # Every dotted name found under the root: modules, packages, namespace packages, mounts.
     located: frozenset[str]
     truncated: bool = False
+    # Each module's front-end result (dotted name → result), lowered once: the closure's
+    # readiness walk judges these, it does not read the files again.
+    lowered: "Mapping[str, FrontendResult]" = field(factory=dict)
 
 
 EMPTY: Final = LocalClosure(modules={}, files={}, mounted=frozenset({""}), located=frozenset())
@@ -96,69 +104,20 @@ class ImportFact(Record):
     line: int
 
 
-def imports_of(tree: ast.Module) -> list[ImportFact]:
-    """Every import statement that can run (not under TYPE_CHECKING or the main guard)."""
-    out: list[ImportFact] = []
-
-    def visit(body: list[ast.stmt], required: bool) -> None:
-        for stmt in body:
-            if isinstance(stmt, ast.Import):
-                out.extend(
-                    ImportFact(
-                        level=0, module=a.name, names=(), required=required, line=stmt.lineno
-                    )
-                    for a in stmt.names
-                )
-            elif isinstance(stmt, ast.ImportFrom):
-                out.append(
-                    ImportFact(
-                        level=stmt.level,
-                        module=stmt.module or "",
-                        names=tuple(a.name for a in stmt.names if a.name != "*"),
-                        required=required,
-                        line=stmt.lineno,
-                    )
-                )
-            elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
-                visit(stmt.body, False)
-            elif isinstance(stmt, ast.ClassDef):
-                visit(stmt.body, required)
-            elif isinstance(stmt, ast.If):
-                if _skipped(stmt.test):
-                    visit(stmt.orelse, False)
-                    continue
-                visit(stmt.body, False)
-                visit(stmt.orelse, False)
-            elif isinstance(stmt, ast.Try | ast.TryStar):
-                visit(stmt.body, False)
-                for handler in stmt.handlers:
-                    visit(handler.body, False)
-                visit(stmt.orelse, False)
-                visit(stmt.finalbody, required)
-            elif isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
-                visit(stmt.body, required)
-                visit(stmt.orelse, required)
-            elif isinstance(stmt, ast.With | ast.AsyncWith):
-                visit(stmt.body, required)
-            elif isinstance(stmt, ast.Match):
-                for case in stmt.cases:
-                    visit(case.body, False)
-
-    visit(tree.body, True)
-    return out
-
-
-def _skipped(test: ast.expr) -> bool:
-    """``if TYPE_CHECKING`` / ``if typing.TYPE_CHECKING`` / ``if __name__ == "__main__"``."""
-    if isinstance(test, ast.Name | ast.Attribute):
-        name = test.id if isinstance(test, ast.Name) else test.attr
-        return name == "TYPE_CHECKING"
-    if isinstance(test, ast.Compare) and len(test.comparators) == 1:
-        sides = [test.left, test.comparators[0]]
-        return any(isinstance(s, ast.Name) and s.id == "__name__" for s in sides) and any(
-            isinstance(s, ast.Constant) and s.value == "__main__" for s in sides
+def facts_of(ir: "ModuleIR") -> list[ImportFact]:
+    """The module's import statements as the front end recorded them (``if TYPE_CHECKING``
+    left out; the main guard is never lowered): required when unguarded at module level."""
+    return [
+        ImportFact(
+            level=imp.level,
+            module=imp.module,
+            names=imp.names,
+            required=imp.scope == "" and not imp.guarded,
+            line=imp.span.line,
         )
-    return False
+        for imp in ir.imports
+        if not imp.type_checking
+    ]
 
 
 def absolute_names(fact: ImportFact, package: str) -> list[str] | None:
@@ -247,6 +206,7 @@ def build_closure(
     located: set[str] = set()
     modules: dict[str, LocalModule] = {}
     files: dict[str, bytes] = {}
+    lowered: dict[str, FrontendResult] = {}
     total = 0
     truncated = False
     main_facts = main_imports
@@ -275,9 +235,13 @@ def build_closure(
             if len(modules) >= MAX_CLOSURE_FILES or total > MAX_CLOSURE_BYTES:
                 truncated = True
                 break
-            if file not in cache:
-                cache[file] = _read_facts(file, rel, python_version)
-            data, facts, error = cache[file]
+            key = ("lowered", file, name, package_flag)
+            if key not in cache:
+                cache[key] = _lower(file, rel, name, package_flag, python_version)
+            data, result, error = cache[key]
+            facts = facts_of(result.ir) if result is not None and result.ir is not None else None
+            if result is not None:
+                lowered[name] = result
             total += len(data)
             files[_bundle_path(name, package_flag)] = data
         requires: list[str] = []
@@ -312,6 +276,7 @@ def build_closure(
             ".".join(p.split(".")[:i]) for p, _ in mounts if p for i in range(1, p.count(".") + 2)
         ),
         truncated=truncated,
+        lowered=dict(sorted(lowered.items())),
     )
 
 
@@ -322,25 +287,27 @@ def _relative(file: str, root: str) -> str:
     return file[len(base) :].replace(os.sep, "/") if file.startswith(base) else file
 
 
-def _read_facts(
-    path: str, rel: str, version: tuple[int, int]
-) -> tuple[bytes, list[ImportFact] | None, str | None]:
-    from svcc.frontends.python import SourceDecodeError, decode_source, parse
+def _lower(
+    path: str, rel: str, name: str, is_package: bool, version: tuple[int, int]
+) -> "tuple[bytes, FrontendResult | None, str | None]":
+    """``(bytes, front-end result, why it cannot be imported as copied)`` of one file."""
+    from svcc.compiler.diagnostics.codes import F001_SYNTAX
+    from svcc.frontends.repository import SourceFile, lower_file
 
     try:
         data = read_source_file(path)
     except InputError as exc:
         return b"", None, f"{rel}: {str(exc).split(': ', 1)[-1]}"
-    try:
-        text, _ = decode_source(data)
-    except SourceDecodeError as exc:
-        return data, None, f"{rel}: {exc}"
-    try:
-        return data, imports_of(parse(text, version, rel)), None
-    except SyntaxError as exc:
-        return data, None, f"{rel} line {exc.lineno or 1} does not parse: {exc.msg}"
-    except (ValueError, RecursionError, MemoryError, OverflowError) as exc:
-        return data, None, f"{rel} does not parse: {type(exc).__name__}"
+    result = lower_file(
+        SourceFile(path=rel, module=name, is_package=is_package, data=data), version
+    )
+    error = next((d for d in result.diagnostics if d.severity == "error"), None)
+    if result.ir is not None or error is None:
+        return data, result, None
+    if error.code == F001_SYNTAX.code:
+        line = error.span.line if error.span is not None else 1
+        return data, result, f"{rel} line {line} does not parse: {error.message}"
+    return data, result, f"{rel}: {error.message}"
 
 
 __all__ = [

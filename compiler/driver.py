@@ -16,7 +16,7 @@ from attrs import frozen
 from svcc.compiler.closure import EMPTY, LocalClosure
 from svcc.compiler.diagnostics import Diagnostic
 from svcc.compiler.errors import InputError
-from svcc.compiler.passes.readiness import Environment, ReadinessPass, ReadinessReport
+from svcc.compiler.passes.readiness import Environment, ReadinessReport
 from svcc.compiler.source_files import read_source_file
 from svcc.ir.canonical import canonical_json
 from svcc.ir.model import ModuleIR, SourceFormat, Span
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from svcc.compiler.policy_v2 import AnyExecution
     from svcc.compiler.requirements import DeclaredRequirements
-    from svcc.compiler.target import FileTree, Target
+    from svcc.compiler.target import BundleSpec, EmitContext, FileTree, Target
 
 
 SUFFIXES: Final[dict[str, SourceFormat]] = {".py": "python", ".ipynb": "notebook"}
@@ -176,14 +176,9 @@ def analyze_source(
     readiness = None
     local_files: tuple[tuple[str, bytes], ...] = ()
     if result.ir is not None:
-        from svcc.compiler.errors import InternalError
+        from svcc.compiler.passes.pipeline import ModuleUnit, run_passes
         from svcc.ir.serde import ir_digest
-        from svcc.ir.verify import IRInvariantError, verify
 
-        try:
-            verify(result.ir)
-        except IRInvariantError as exc:  # a front-end bug: never emit invalid IR
-            raise InternalError(f"{path}: {exc}") from None
         closure = layout.closure(result.ir, version) if layout is not None else None
         if closure is not None:
             local_files = tuple(closure.files.items())
@@ -196,10 +191,16 @@ def analyze_source(
             declared_requirements=requirements.distributions if requirements else (),
             governed=governed,
         )
-        digest = ir_digest(result.ir) if serialize else ""
-        readiness = ReadinessPass().run(result.ir, env, digest, diagnostics=result.diagnostics)
+        unit = ModuleUnit(
+            path=path,
+            ir=result.ir,
+            env=env,
+            digest=ir_digest(result.ir) if serialize else "",
+            diagnostics=result.diagnostics,
+        )
+        readiness = run_passes(unit)
         if closure is not None and closure.modules:
-            from svcc.compiler.passes.closure_readiness import inherit_closure_risks
+            from svcc.compiler.passes.repository_readiness import inherit_closure_risks
             from svcc.frontends.repository import SourceFile
 
             readiness = inherit_closure_risks(
@@ -244,21 +245,10 @@ class Layout(Record):
     cache: dict[str, Any]
 
     def closure(self, ir: ModuleIR, version: tuple[int, int]) -> "LocalClosure":
-        from svcc.compiler.closure import ImportFact, build_closure
+        from svcc.compiler.closure import build_closure, facts_of
 
-        facts = [
-            ImportFact(
-                level=imp.level,
-                module=imp.module,
-                names=imp.names,
-                required=imp.scope == "" and not imp.guarded,
-                line=imp.span.line,
-            )
-            for imp in ir.imports
-            if not imp.type_checking
-        ]
         return build_closure(
-            facts,
+            facts_of(ir),
             module=self.module,
             mounts=self.mounts,
             root=self.root,
@@ -398,24 +388,76 @@ def render_ir(analysis: Analysis) -> bytes:
 # -- compile ------------------------------------------------------------------------------
 
 
+MAX_MANIFEST_BYTES: Final = 1024 * 1024  # the specification's bundle manifest limit
+
+
 @frozen(kw_only=True, repr=False)
 class CompileResult(Record):
+    """What was written. ``module`` is a file's module; ``bundle_kind`` is ``"repository"``
+    for a directory (a file's result keeps today's JSON shape, without it)."""
+
     target: str
     output_dir: "Path"
     files: tuple[str, ...]
     capabilities: tuple[str, ...]
-    analysis: Analysis
-    execution: dict[str, str]
+    execution: Mapping[str, str]
+    module: str | None = None
+    bundle_kind: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "target": self.target,
-            "output_dir": str(self.output_dir),
-            "module": self.analysis.module,
+        out: dict[str, Any] = {"target": self.target, "output_dir": str(self.output_dir)}
+        if self.module is not None:
+            out["module"] = self.module
+        if self.bundle_kind is not None:
+            out["bundle_kind"] = self.bundle_kind
+        return out | {
             "capabilities": list(self.capabilities),
             "execution": dict(self.execution),
             "files": list(self.files),
         }
+
+
+def served_bundle(backend: "Target", what: str) -> "BundleSpec":
+    """The bundle ``backend`` writes or wraps (``oci``, ``k8s``: their ``--interface``'s);
+    a target that does neither cannot build ``what`` (a repository)."""
+    from svcc.compiler.errors import UsageError
+    from svcc.compiler.registry import servable_target
+    from svcc.compiler.target import Wrapper
+
+    if backend.bundle is not None:
+        return backend.bundle
+    if isinstance(backend, Wrapper):
+        return servable_target(backend.wrapped_target(), backend.name)[1]
+    raise UsageError(
+        f"target {backend.name!r} writes no service bundle, so it cannot build {what}; "
+        "use a servable target or one that wraps one (`svcc targets`)"
+    )
+
+
+def emit_target(backend: "Target", ir: ModuleIR, ctx: "EmitContext") -> "FileTree":
+    """``backend.emit``, through the protocol: a :class:`~svcc.compiler.target.Wrapper` gets
+    the bundle of the servable target it names, emitted from the same IR and context. Every
+    service bundle's manifest is held to the specification's size limit."""
+    import attrs
+    from svcc.compiler.registry import servable_target
+    from svcc.compiler.target import Wrapper
+
+    if isinstance(backend, Wrapper) and backend.bundle is None:
+        inner, spec = servable_target(backend.wrapped_target(), backend.name)
+        bundle = _checked(spec, inner.emit(ir, ctx))
+        return backend.emit(ir, attrs.evolve(ctx, bundle=bundle, served=spec))
+    tree = backend.emit(ir, ctx)
+    return tree if backend.bundle is None else _checked(backend.bundle, tree)
+
+
+def _checked(spec: "BundleSpec", tree: "FileTree") -> "FileTree":
+    manifest = tree.get(spec.manifest) or b""
+    if len(manifest) > MAX_MANIFEST_BYTES:
+        raise InputError(
+            f"the bundle manifest would be {len(manifest)} bytes, over the "
+            f"{MAX_MANIFEST_BYTES}-byte limit; select fewer capabilities"
+        )
+    return tree
 
 
 def emit_analysis(
@@ -429,22 +471,25 @@ def emit_analysis(
     """Selection → target, in memory: ``(the selected IR, the tree)``. No I/O."""
     from svcc.compiler.errors import IneligibleError
     from svcc.compiler.passes.select import SelectPass, parse_selection
-    from svcc.compiler.target import EmitContext
+    from svcc.compiler.target import EmitContext, Wrapper
 
     selection = parse_selection(select)
     if analysis.error is not None or analysis.ir is None or analysis.readiness is None:
         raise InputError(analysis.error_message())
     if analysis.module_text is None:
         raise IneligibleError(f"{analysis.path}: no module text")
-    if backend.bundle is not None:
-        problem = backend.bundle.module_name_problem(analysis.module)
+    kind = backend.bundle
+    if kind is None and isinstance(backend, Wrapper):
+        kind = served_bundle(backend, "a bundle")
+    if kind is not None:
+        problem = kind.module_name_problem(analysis.module)
         if problem:
             raise InputError(problem)
         for local in sorted({p.split("/")[1].removesuffix(".py") for p, _ in analysis.local_files}):
-            if local != analysis.module.split(".")[0] and backend.bundle.module_name_problem(local):
+            if local != analysis.module.split(".")[0] and kind.module_name_problem(local):
                 raise IneligibleError(
                     f"{analysis.path}: imports the local module {local!r}, which clashes with "
-                    f"the {backend.bundle.interface} bundle's own module of that name; rename it"
+                    f"the {kind.interface} bundle's own module of that name; rename it"
                 )
     try:
         selected = SelectPass().run(analysis.ir, analysis.readiness, selection, analysis.path)
@@ -465,70 +510,4 @@ def emit_analysis(
         module_is_package=analysis.is_package,
         execution=execution,
     )
-    return selected, backend.emit(selected, ctx)
-
-
-def compile_file(
-    path: "str | Path",
-    *,
-    target: str,
-    output_dir: "str | Path",
-    module_name: str | None = None,
-    select: str | None = None,
-    python_version: str | tuple[int, int] | None = None,
-    requirements: "DeclaredRequirements | None" = None,
-    execution_policy: "str | Path | None" = None,
-    target_options: Mapping[str, object] | None = None,
-    servable_only: bool = False,
-    runtime_image: str | None = None,
-    runtime_platform: str | None = None,
-) -> CompileResult:
-    """Front end → readiness → selection → target → writer. Nothing is written unless
-    every step succeeds; the target and the selection syntax are checked before the
-    source is read. ``target_options`` are the target's own options (field → value);
-    ``servable_only`` refuses a target that writes no service (``svcc generate``)."""
-    from svcc.compiler.passes.select import parse_selection
-    from svcc.compiler.policy import execution_mode
-    from svcc.compiler.policy_v2 import image_options_without_policy
-    from svcc.compiler.registry import get_target
-    from svcc.compiler.writer import write_tree
-
-    backend = get_target(target, target_options)
-    if servable_only and backend.bundle is None:
-        from svcc.compiler.errors import UsageError
-
-        raise UsageError(
-            f"target {target!r} writes no service bundle; use `svcc compile --target {target}`"
-        )
-    parse_selection(select)
-    policy = None
-    if execution_policy is not None:
-        from svcc.compiler.errors import UsageError
-        from svcc.compiler.policy_v2 import load_execution
-
-        if not backend.supports_execution_policy:
-            raise UsageError(f"target {backend.name!r} has no governed execution mode")
-        policy = load_execution(execution_policy, runtime_image, runtime_platform)
-    else:
-        image_options_without_policy(runtime_image, runtime_platform)
-    analysis = analyze_file(
-        path,
-        module_name=module_name,
-        python_version=python_version,
-        requirements=requirements,
-        governed=policy is not None,
-    )
-    if analysis.error is not None:
-        raise InputError(analysis.error_message(str(path)))
-    selected, tree = emit_analysis(
-        analysis, backend, select=select, requirements=requirements, execution=policy
-    )
-    written = write_tree(tree, output_dir)
-    return CompileResult(
-        target=backend.name,
-        output_dir=written,
-        files=tuple(tree.paths()),
-        capabilities=tuple(c.id for c in selected.capabilities),
-        analysis=analysis,
-        execution=execution_mode(policy),
-    )
+    return selected, emit_target(backend, selected, ctx)

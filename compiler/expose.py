@@ -1,5 +1,5 @@
-"""``svc expose build rest|mcp``: a repository bundle under operator, exposure and readiness
-policies (``docs/policies.md``).
+"""``svc expose build INTERFACE``: a servable target's repository bundle under operator,
+exposure and readiness policies (``docs/policies.md``).
 
 The three policy documents are strict JSON (unknown keys refused, schema ids checked) and
 are read from the paths on the command line only. Every refusal they imply (direct
@@ -17,7 +17,7 @@ from attrs import frozen
 from svcc.compiler.errors import SvccError
 
 if TYPE_CHECKING:
-    from svcc.compiler.repository import RepositoryCompileResult
+    from svcc.compiler.driver import CompileResult
     from svcc.compiler.requirements import DeclaredRequirements
 
 OPERATOR_SCHEMA: Final = "svc.operator-policy/v1"
@@ -147,9 +147,15 @@ def load_exposure_policy(path: str | Path) -> ExposurePolicy:
         include=include,
         include_all_ready=include_all,
         exclude=exclude,
-        interfaces=_strings(doc["interfaces"], f"{where}: interfaces", ("rest", "mcp")),
+        interfaces=_strings(doc["interfaces"], f"{where}: interfaces", _servable()),
         execution=_strings(doc["execution"], f"{where}: execution", EXECUTION_MODES),
     )
+
+
+def _servable() -> tuple[str, ...]:
+    from svcc.compiler.registry import servable_targets
+
+    return tuple(servable_targets())
 
 
 def load_readiness_policy(path: str | Path) -> tuple[str, ...]:
@@ -184,7 +190,7 @@ class ExposeRequest:
     requirements: "DeclaredRequirements | None" = None
 
 
-def expose_build(request: ExposeRequest) -> "RepositoryCompileResult":
+def expose_build(request: ExposeRequest) -> "CompileResult":
     """Policies first, then acquisition, analysis, selection and the bundle."""
     from svcc.compiler.git_fetch import (
         GitSource,
@@ -218,10 +224,15 @@ def expose_build(request: ExposeRequest) -> "RepositoryCompileResult":
         )
     if not exposure.include and not exposure.include_all_ready:
         raise PolicyError(f"{request.policy}: the exposure policy selects nothing")
+    from svcc.compiler.driver import served_bundle
+    from svcc.compiler.registry import get_target
+
+    backend = get_target(request.interface)
+    served_bundle(backend, "a repository bundle")
 
     def build(
         root: Path, name: str, provenance: dict[str, Any], folder_name: str | None = None
-    ) -> "RepositoryCompileResult":
+    ) -> "CompileResult":
         analysis = analyze_repository(
             root,
             python_version=request.python_version,
@@ -231,7 +242,7 @@ def expose_build(request: ExposeRequest) -> "RepositoryCompileResult":
         provenance["repository_digest"] = tree_digest(analysis.repository)
         return write_repository_bundle(
             analysis,
-            request.interface,
+            backend,
             request.output_dir,
             selection=exposure.include,
             exclude=exposure.exclude,

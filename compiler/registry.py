@@ -7,9 +7,10 @@ same name is fatal, with both named; an unknown name gets a "did you mean".
 
 A target class is a frozen attrs class whose fields are its options: each field carries
 ``metadata={"help": ..., "metavar": ...}`` and is typed ``str``, ``int``, ``bool``,
-``str | None``, ``int | None`` or a ``Literal`` of strings; a field without a default is
-required. :func:`target_options` describes them once, for the CLI (``--<name-with-dashes>``)
-and for ``svcc targets``.
+``File`` (a path the driver reads: the target gets the bytes), ``str | None``, ``int | None``,
+``File | None`` or a ``Literal`` of strings; a field without a default is required.
+:func:`target_options` describes them once, for the CLI (``--<name-with-dashes>``) and for
+``svcc targets``.
 """
 
 import difflib
@@ -22,7 +23,7 @@ from typing import Any, Final, Literal
 import attrs
 from attrs import frozen
 from svcc.compiler.errors import UsageError
-from svcc.compiler.target import BundleSpec, Target
+from svcc.compiler.target import BundleSpec, File, Target
 
 GROUP: Final = "svcc.targets"
 _REQUIRED_CLASS_ATTRIBUTES: Final = (
@@ -33,7 +34,7 @@ _REQUIRED_CLASS_ATTRIBUTES: Final = (
     "emit",
 )
 
-OptionKind = Literal["str", "int", "bool"]
+OptionKind = Literal["str", "int", "bool", "file"]
 
 
 @frozen(kw_only=True)
@@ -57,7 +58,7 @@ class TargetOption:
         """Refuse a value of the wrong type or outside the choices (library callers)."""
         if value is None and self.optional:
             return
-        expected = {"str": str, "int": int, "bool": bool}[self.kind]
+        expected = {"str": str, "int": int, "bool": bool, "file": File}[self.kind]
         if not isinstance(value, expected) or (self.kind == "int" and isinstance(value, bool)):
             raise UsageError(f"target {target!r} option {self.flag}: expected {self.kind}")
         if self.choices is not None and value not in self.choices:
@@ -98,11 +99,13 @@ def _option_kind(annotation: object, where: str) -> tuple[OptionKind, bool, tupl
         return "bool", False, None
     if annotation is str:
         return "str", optional, None
+    if annotation is File:
+        return "file", optional, None
     if annotation is int:
         return "int", optional, None
     raise UsageError(
         f"{where}: option type {annotation!r} is not supported "
-        "(str, int, bool, str | None, int | None or a Literal of strings)"
+        "(str, int, bool, File, str | None, int | None, File | None or a Literal of strings)"
     )
 
 
@@ -181,7 +184,9 @@ class TargetEntry:
             if option is None:
                 known = ", ".join(o.flag for o in declared.values()) or "none"
                 raise UsageError(f"target {self.name!r} has no option {key!r} (options: {known})")
-            option.check(self.name, value)
+            if option.kind == "file" and isinstance(value, str):
+                given[key] = File.read(value)  # the driver reads, the target gets bytes
+            option.check(self.name, given[key])
         missing = [o.flag for o in declared.values() if o.required and o.name not in given]
         if missing:
             raise UsageError(f"target {self.name!r} needs {', '.join(missing)}")
@@ -237,3 +242,20 @@ def servable_targets() -> dict[str, BundleSpec]:
         if bundle is not None:
             out[name] = bundle
     return out
+
+
+def servable_target(name: str, wrapper: str) -> "tuple[Target, BundleSpec]":
+    """The servable target a wrapping target (``oci``, ``k8s``) names, with its bundle."""
+    servable = servable_targets()
+    if name not in servable:
+        raise UsageError(
+            f"target {wrapper!r} option --interface: {name!r} is not a target that writes a "
+            f"service (one of: {', '.join(servable)})"
+        )
+    return get_target(name), servable[name]
+
+
+def bundle_manifests() -> dict[str, str]:
+    """Manifest file name → interface, over every servable target (how a bundle on disk
+    says what it is)."""
+    return {spec.manifest: spec.interface for spec in servable_targets().values()}

@@ -23,7 +23,6 @@ from svcc.compiler.passes.readiness import Assessment
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from svcc.compiler.repository import RepositoryCompileResult
     from svcc.compiler.requirements import DeclaredRequirements
     from svcc.compiler.target import Target
 
@@ -243,7 +242,7 @@ def _repository_table(module: str, path: str, report: Any, colour: bool) -> str:
     return "\n".join(lines)
 
 
-def compile_result(result: "CompileResult | RepositoryCompileResult", fmt: str) -> None:
+def compile_result(result: "CompileResult", fmt: str) -> None:
     if fmt == "json":
         from svcc.ir.canonical import canonical_json
 

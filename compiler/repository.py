@@ -1,35 +1,34 @@
-"""The library API for repositories: analyse a tree, select capabilities, write a bundle.
+"""Repositories for the library API (:mod:`svcc.compiler.driver`): analyse a tree, select
+capabilities, build a bundle.
 
 ``analyze_repository`` runs the repository front end and readiness over the module graph;
-``repository_bundle`` selects capabilities (``--select`` dotted names / full ids, or an
-exposure policy) and builds the direct REST/MCP bundle in memory; ``compile_repository`` is
-``svcc compile DIR --target rest|mcp``. ``svc expose build`` (``compiler.expose``) uses the
-same functions, so a local tree and a git snapshot of it give the same bytes.
+``select`` takes ``--select`` dotted names / full ids, or an exposure policy;
+``repository_bundle`` builds any servable target's bundle in memory through the target
+protocol (``ctx.repository``). ``svcc compile DIR``, ``svcc generate INTERFACE DIR`` (both
+through ``driver.compile_path``) and ``svc expose build`` use the same functions, so a local
+tree and a git snapshot of it give the same bytes.
 """
 
-import difflib
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 from attrs import frozen
-from svcc.compiler.errors import IneligibleError, InputError, UsageError
+from svcc.compiler.errors import IneligibleError, InputError
 from svcc.compiler.passes.readiness import Assessment, ReadinessReport
 from svcc.compiler.requirements import DeclaredRequirements, parse_requirements
 from svcc.frontends.repository import Repository, TreeLimits, TreeRefused
 from svcc.ir.model import Capability, ModuleIR
 
 if TYPE_CHECKING:
-    from svcc.compiler.driver import Analysis
+    from svcc.compiler.driver import Analysis, CompileResult
     from svcc.compiler.policy import ExecutionPolicy
-    from svcc.compiler.target import BundleSpec, FileTree
+    from svcc.compiler.target import FileTree, RepositoryLayout, Target
 
 
 REPOSITORY_READINESS_SCHEMA: Final = "svc.repository-readiness/v1"
-INTERFACES: Final = ("rest", "mcp")
-MAX_MANIFEST_BYTES: Final = 1024 * 1024  # the specification's bundle manifest limit
 
 
 @frozen(kw_only=True)
@@ -188,13 +187,6 @@ def assess_repository(
 # -- selection ------------------------------------------------------------------------------
 
 
-def _describe(module: str, assessment: Assessment) -> str:
-    codes = ", ".join(
-        f"{r.code}" + (f" line {r.span.line}" if r.span else "") for r in assessment.blocking()
-    )
-    return f"{module}.{assessment.name} is {assessment.klass} ({codes})"
-
-
 def select(
     analysis: RepositoryAnalysis,
     selection: Sequence[str] | None,
@@ -202,39 +194,20 @@ def select(
     exclude: Sequence[str] = (),
     include_all_ready: bool = False,
 ) -> list[tuple[ModuleIR, Capability]]:
-    """Selected capabilities, in id order. Items are dotted names (``shop.pricing.total``)
-    or full ids (``python:shop.pricing:total``). Unknown items exit 2; a selected
-    capability that is not eligible exits 1 with its reason codes."""
-    entries = analysis.capabilities()
-    by_key: dict[str, tuple[ModuleIR, Capability, Assessment]] = {}
-    for ir, cap, assessment in entries:
-        by_key[cap.id] = by_key[f"{ir.module}.{cap.name}"] = (ir, cap, assessment)
-    chosen: dict[str, tuple[ModuleIR, Capability, Assessment]] = {}
-    if selection is None and not include_all_ready:
-        chosen = {cap.id: (ir, cap, a) for ir, cap, a in entries}
-        if not chosen:
-            raise IneligibleError("the repository has no public module-level functions to expose")
-    for item in selection or ():
-        if item not in by_key:
-            close = difflib.get_close_matches(item, list(by_key), n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise UsageError(f"unknown selection {item!r}{hint}")
-        entry = by_key[item]
-        chosen[entry[1].id] = entry
-    if include_all_ready:
-        for ir, cap, assessment in entries:
-            if assessment.can_generate_interface:
-                chosen.setdefault(cap.id, (ir, cap, assessment))
-    for item in exclude:
-        chosen.pop(item, None)
-    if not chosen:
-        raise IneligibleError("no capability is selected")
-    blocked = [
-        _describe(ir.module, a) for ir, _, a in chosen.values() if not a.can_generate_interface
-    ]
-    if blocked:
-        raise IneligibleError("cannot generate: " + "; ".join(blocked))
-    return [(ir, cap) for _, (ir, cap, _) in sorted(chosen.items())]
+    """Selected capabilities, in id order: the one selection (``passes.select``) over every
+    module. Items are dotted names (``shop.pricing.total``) or full ids
+    (``python:shop.pricing:total``). Unknown items exit 2; a selected capability that is not
+    eligible exits 1 with its reason codes."""
+    from svcc.compiler.passes.select import select as select_entries
+
+    entries = sorted(analysis.capabilities(), key=lambda e: e[1].id)
+    return select_entries(
+        entries,
+        selection,
+        where="the repository",
+        exclude=exclude,
+        include_all_ready=include_all_ready,
+    )
 
 
 # -- bundles --------------------------------------------------------------------------------
@@ -252,24 +225,20 @@ def tree_digest(repo: Repository) -> str:
 
 def repository_bundle(
     analysis: RepositoryAnalysis,
-    interface: str,
+    backend: "Target",
     selected: list[tuple[ModuleIR, Capability]],
     *,
     name: str,
     provenance: Mapping[str, Any],
     execution: "ExecutionPolicy | None" = None,
 ) -> "FileTree":
-    """The bundle's ``FileTree``: the import closure of ``selected`` under ``source/``."""
-    from svcc.backends.repository_bundle import (
-        DeclaredSource,
-        RepositoryBundleSpec,
-        emit_repository,
-        qualified,
-    )
+    """The bundle's ``FileTree`` from any servable target (or one that wraps one): the
+    import closure of ``selected`` under ``source/``, emitted through the target protocol
+    with the repository's layout in the context."""
+    from svcc.compiler.driver import emit_target, served_bundle
+    from svcc.compiler.target import DeclaredSource, EmitContext, RepositoryLayout
 
-    if interface not in INTERFACES:
-        raise UsageError(f"target {interface!r} cannot build a repository bundle (rest or mcp)")
-    kind = _bundle_kind(interface)
+    kind = served_bundle(backend, "a repository")
     repo = analysis.repository
     graph = repo.graph
     by_module: dict[str, list[Capability]] = {}
@@ -285,7 +254,7 @@ def repository_bundle(
         top = module.split(".", 1)[0]
         if kind.module_name_problem(module) is not None:
             raise IneligibleError(
-                f"module {module!r} clashes with the {interface} bundle's own module {top!r}"
+                f"module {module!r} clashes with the {kind.interface} bundle's own module {top!r}"
             )
         if top in sys.stdlib_module_names:
             raise IneligibleError(
@@ -296,36 +265,76 @@ def repository_bundle(
         qualified(attrs.evolve(ir, capabilities=tuple(caps)))
         for ir, caps in ((_ir_of(repo, m), c) for m, c in sorted(by_module.items()))
     )
-    sources = tuple(
-        DeclaredSource(
-            module=m,
-            is_package=repo.modules[m].file.is_package,
-            path=repo.modules[m].file.path,
-            data=repo.modules[m].file.data,
-        )
-        for m in closure
-    )
     tops = {m.split(".", 1)[0] for m in closure}
-    namespaces = tuple(
-        sorted(
-            n
-            for n in graph.namespaces
-            if n.split(".", 1)[0] in tops and any(m.startswith(n + ".") for m in closure)
-        )
-    )
-    readiness = analysis.document(sorted(by_module))
-    spec = RepositoryBundleSpec(
+    layout = RepositoryLayout(
         name=name,
         modules=modules,
-        sources=sources,
-        namespaces=namespaces,
+        sources=tuple(
+            DeclaredSource(
+                module=m,
+                is_package=repo.modules[m].file.is_package,
+                path=repo.modules[m].file.path,
+                data=repo.modules[m].file.data,
+            )
+            for m in closure
+        ),
+        namespaces=tuple(
+            sorted(
+                n
+                for n in graph.namespaces
+                if n.split(".", 1)[0] in tops and any(m.startswith(n + ".") for m in closure)
+            )
+        ),
         packages=tuple(sorted(t for t in graph.tops if t not in sys.stdlib_module_names)),
-        readiness=readiness,
-        requirements=analysis.requirements.lines if analysis.requirements else (),
         provenance=provenance,
-        execution=execution,
+        readiness=analysis.document(sorted(by_module)),
     )
-    return emit_repository("rest" if interface == "rest" else "mcp", kind, spec)
+    view = _bundle_view(layout)
+    reports = [analysis.reports[m] for m in sorted(by_module)]
+    ids = {c.id for c in view.capabilities}
+    ctx = EmitContext(
+        readiness=ReadinessReport(
+            module=name,
+            source={"kind": "repository"},
+            ir_digest="",
+            assessments=tuple(
+                a for r in reports if r is not None for a in r.assessments if a.capability_id in ids
+            ),
+        ),
+        source_path="",
+        source_bytes=b"",
+        module_text="",
+        requirements=analysis.requirements.lines if analysis.requirements else (),
+        execution=execution,
+        repository=layout,
+    )
+    return emit_target(backend, view, ctx)
+
+
+def qualified(ir: ModuleIR) -> ModuleIR:
+    """The module's capabilities named ``<module>.<function>`` (routes, tools)."""
+    caps = tuple(attrs.evolve(c, name=f"{ir.module}.{c.qualname}") for c in ir.capabilities)
+    return attrs.evolve(ir, capabilities=caps)
+
+
+def _bundle_view(layout: "RepositoryLayout") -> ModuleIR:
+    """The IR a target sees for a repository bundle: the repository's name, every selected
+    capability (dotted names, id order); the modules themselves are in ``ctx.repository``."""
+    caps = sorted((c for ir in layout.modules for c in ir.capabilities), key=lambda c: c.id)
+    first = layout.modules[0]
+    return attrs.evolve(
+        first,
+        module=layout.name,
+        docstring=None,
+        statements=(),
+        bindings=(),
+        imports=(),
+        classes=(),
+        typed_dicts=(),
+        globals=(),
+        global_reads=(),
+        capabilities=tuple(caps),
+    )
 
 
 def _ir_of(repo: Repository, module: str) -> ModuleIR:
@@ -334,36 +343,9 @@ def _ir_of(repo: Repository, module: str) -> ModuleIR:
     return ir
 
 
-def _bundle_kind(interface: str) -> "BundleSpec":
-    from svcc.compiler.registry import get_target
-
-    bundle = get_target(interface).bundle
-    assert bundle is not None  # rest and mcp write servable bundles
-    return bundle
-
-
-@frozen(kw_only=True)
-class RepositoryCompileResult:
-    target: str
-    output_dir: Path
-    files: tuple[str, ...]
-    capabilities: tuple[str, ...]
-    execution: Mapping[str, str]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "target": self.target,
-            "output_dir": str(self.output_dir),
-            "bundle_kind": "repository",
-            "capabilities": list(self.capabilities),
-            "execution": dict(self.execution),
-            "files": list(self.files),
-        }
-
-
 def selected_bundle(
     analysis: RepositoryAnalysis,
-    interface: str,
+    backend: "Target",
     *,
     selection: Sequence[str] | None,
     name: str,
@@ -372,23 +354,17 @@ def selected_bundle(
     include_all_ready: bool = False,
     execution: "ExecutionPolicy | None" = None,
 ) -> "tuple[list[tuple[ModuleIR, Capability]], FileTree]":
-    """Selection, then the bundle in memory, its manifest within the size limit."""
+    """Selection, then the bundle in memory."""
     selected = select(analysis, selection, exclude=exclude, include_all_ready=include_all_ready)
     tree = repository_bundle(
-        analysis, interface, selected, name=name, provenance=provenance, execution=execution
+        analysis, backend, selected, name=name, provenance=provenance, execution=execution
     )
-    manifest = tree.get("svc-rest.json" if interface == "rest" else "svc-mcp.json") or b""
-    if len(manifest) > MAX_MANIFEST_BYTES:
-        raise InputError(
-            f"the bundle manifest would be {len(manifest)} bytes, over the "
-            f"{MAX_MANIFEST_BYTES}-byte limit; select fewer capabilities"
-        )
     return selected, tree
 
 
 def write_repository_bundle(
     analysis: RepositoryAnalysis,
-    interface: str,
+    backend: "Target",
     output_dir: str | Path,
     *,
     selection: Sequence[str] | None,
@@ -397,12 +373,14 @@ def write_repository_bundle(
     exclude: Sequence[str] = (),
     include_all_ready: bool = False,
     execution: "ExecutionPolicy | None" = None,
-) -> RepositoryCompileResult:
+) -> "CompileResult":
+    from svcc.compiler.driver import CompileResult
+    from svcc.compiler.policy import execution_mode
     from svcc.compiler.writer import write_tree
 
     selected, tree = selected_bundle(
         analysis,
-        interface,
+        backend,
         selection=selection,
         name=name,
         provenance=provenance,
@@ -411,14 +389,13 @@ def write_repository_bundle(
         execution=execution,
     )
     written = write_tree(tree, output_dir)
-    return RepositoryCompileResult(
-        target=interface,
+    return CompileResult(
+        target=backend.name,
         output_dir=written,
         files=tuple(tree.paths()),
         capabilities=tuple(cap.id for _, cap in selected),
-        execution=(
-            {"mode": "governed", "backend": "local-process"} if execution else {"mode": "direct"}
-        ),
+        execution=execution_mode(execution),
+        bundle_kind="repository",
     )
 
 
@@ -427,151 +404,26 @@ def local_name(root: Path) -> str:
     return name if name else "repository"
 
 
-COMPILE_TARGETS: Final = (*INTERFACES, "oci", "k8s")
-
-
 def compile_repository(
     root: str | Path,
+    backend: "Target",
     *,
-    target: str,
     output_dir: str | Path,
-    select: str | None = None,
+    selection: Sequence[str] | None,
     python_version: str | tuple[int, int] | None = None,
     requirements: DeclaredRequirements | None = None,
-    execution_policy: str | Path | None = None,
-    target_options: Mapping[str, object] | None = None,
-) -> RepositoryCompileResult:
-    """``svcc compile DIR --target rest|mcp|oci|k8s``: a local tree, no policies. ``k8s``
-    writes the Kubernetes base for the capabilities the bundle would serve. ``oci`` builds
-    the direct ``--interface`` bundle in memory and writes the image build context around
-    it; its options (``target_options``) are checked before the tree is read."""
-    from svcc.compiler.passes.select import parse_selection
-    from svcc.compiler.registry import get_target
-
-    if target not in COMPILE_TARGETS:
-        raise UsageError(
-            f"target {target!r} cannot compile a directory ({', '.join(COMPILE_TARGETS)})"
-        )
-    backend = get_target(target, target_options)
-    selection = parse_selection(select)
-    policy = None
-    if execution_policy is not None:
-        from svcc.compiler.policy import load_policy
-
-        if not backend.supports_execution_policy:
-            raise UsageError(f"target {target!r} has no governed execution mode")
-        from svcc.compiler.policy import read_policy_json
-        from svcc.compiler.policy_v2 import POLICY_V2_SCHEMA
-
-        data = read_policy_json(execution_policy)
-        if isinstance(data, dict) and data.get("schema") == POLICY_V2_SCHEMA:
-            raise UsageError(
-                f"{execution_policy}: {POLICY_V2_SCHEMA} (a container per call) serves "
-                "single-file bundles; a repository bundle is governed by an "
-                "svc.execution/v1 policy (a local process per call)"
-            )
-        policy = load_policy(execution_policy)
+    policy: "ExecutionPolicy | None" = None,
+) -> "CompileResult":
+    """A local tree: analysis, selection and the bundle of any servable target (or one
+    that wraps one, such as ``oci`` and ``k8s``); options were checked by the caller."""
     root = Path(root)
     analysis = analyze_repository(root, python_version=python_version, requirements=requirements)
-    name = analysis.repository.tree.config.name or local_name(root)
-    provenance = {"kind": "directory", "repository_digest": tree_digest(analysis.repository)}
-    if target == "k8s":
-        return _write_k8s_base(
-            backend, analysis, output_dir, selection=selection, name=name, provenance=provenance
-        )
-    if target != "oci":
-        return write_repository_bundle(
-            analysis,
-            target,
-            output_dir,
-            selection=selection,
-            name=name,
-            provenance=provenance,
-            execution=policy,
-        )
-    return _write_oci_context(
-        backend, analysis, output_dir, selection=selection, name=name, provenance=provenance
-    )
-
-
-def _write_k8s_base(
-    backend: object,
-    analysis: RepositoryAnalysis,
-    output_dir: str | Path,
-    *,
-    selection: Sequence[str] | None,
-    name: str,
-    provenance: Mapping[str, Any],
-) -> RepositoryCompileResult:
-    """The ``k8s`` target over a repository: the capabilities the image serves are the ones
-    its bundle would hold (the same selection and eligibility rules), labelled by digest."""
-    from svcc.backends.k8s import K8sTarget
-
-    assert isinstance(backend, K8sTarget)  # the registry's "k8s" entry
-    return _write_around_bundle(
-        "k8s",
-        backend.interface,
-        lambda ids, _: backend.base_for(ids),
+    return write_repository_bundle(
         analysis,
+        backend,
         output_dir,
         selection=selection,
-        name=name,
-        provenance=provenance,
-    )
-
-
-def _write_oci_context(
-    backend: object,
-    analysis: RepositoryAnalysis,
-    output_dir: str | Path,
-    *,
-    selection: Sequence[str] | None,
-    name: str,
-    provenance: Mapping[str, Any],
-) -> RepositoryCompileResult:
-    """The ``oci`` target over a repository: the direct bundle, wrapped; nothing is written
-    unless the bundle and the context (base reference, lock) are both accepted."""
-    from svcc.backends.oci import OciTarget
-    from svcc.compiler.images.bundle_input import bundle_from_tree
-
-    assert isinstance(backend, OciTarget)  # the registry's "oci" entry
-    return _write_around_bundle(
-        "oci",
-        backend.interface,
-        lambda _, bundle: backend.wrap(bundle_from_tree(bundle)),
-        analysis,
-        output_dir,
-        selection=selection,
-        name=name,
-        provenance=provenance,
-    )
-
-
-def _write_around_bundle(
-    target: str,
-    interface: str,
-    make: "Callable[[list[str], FileTree], FileTree]",
-    analysis: RepositoryAnalysis,
-    output_dir: str | Path,
-    *,
-    selection: Sequence[str] | None,
-    name: str,
-    provenance: Mapping[str, Any],
-) -> RepositoryCompileResult:
-    """A target that works from the direct ``interface`` bundle (built in memory, never
-    written) and the ids it serves: one selection, one write, one result shape."""
-    from svcc.compiler.writer import write_tree
-
-    selected, bundle = selected_bundle(
-        analysis, interface, selection=selection, name=name, provenance=provenance
-    )
-    ids = [cap.id for _, cap in selected]
-    tree = make(ids, bundle)
-    written = write_tree(tree, output_dir)
-    return RepositoryCompileResult(
-        target=target,
-        output_dir=written,
-        files=tuple(tree.paths()),
-        capabilities=tuple(ids),
-        execution={"mode": "direct"},
+        name=analysis.repository.tree.config.name or local_name(root),
+        provenance={"kind": "directory", "repository_digest": tree_digest(analysis.repository)},
+        execution=policy,
     )

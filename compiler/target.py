@@ -10,7 +10,7 @@ means adding one package. ``docs/adding-a-target.md`` walks through a whole targ
 """
 
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, ClassVar, Final, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Protocol, runtime_checkable
 
 from attrs import frozen
 from svcc.compiler.reserved import BUNDLE_RESERVED
@@ -85,6 +85,76 @@ class EmitContext:
     # Governed execution (``--execution-policy``); ``None`` is direct mode. Only targets whose
     # class sets ``supports_execution_policy = True`` are given one.
     execution: "AnyExecution | None" = None
+    # A repository bundle (``svcc compile DIR``): every selected module and the declared
+    # sources; ``ir`` is then the bundle's view (named for the repository, dotted capability
+    # names). ``None`` for a single file.
+    repository: "RepositoryLayout | None" = None
+    # For a target that wraps a servable bundle (:class:`Wrapper`): that bundle, built by
+    # the driver from the same IR and context, and how it is declared.
+    bundle: "FileTree | None" = None
+    served: "BundleSpec | None" = None
+
+    @property
+    def bundle_kind(self) -> str:
+        """``"repository"`` or ``"file"``: the manifest's ``bundle_kind``."""
+        return "file" if self.repository is None else "repository"
+
+
+@frozen(kw_only=True)
+class DeclaredSource:
+    """One repository module copied into the bundle under ``source/``, its bytes exact."""
+
+    module: str
+    is_package: bool
+    path: str  # the file's path in the repository (display, provenance)
+    data: bytes
+
+    @property
+    def bundle_path(self) -> str:
+        parts = self.module.split(".")
+        if self.is_package:
+            return "/".join(["source", *parts, "__init__.py"])
+        return "/".join(["source", *parts]) + ".py"
+
+
+@frozen(kw_only=True)
+class RepositoryLayout:
+    """What a repository bundle holds besides the selected IR: the modules (selected
+    capabilities only, dotted names), the import closure's sources, the namespace and
+    top-level packages, and the provenance."""
+
+    name: str
+    modules: tuple[ModuleIR, ...]
+    sources: tuple[DeclaredSource, ...]
+    namespaces: tuple[str, ...]
+    packages: tuple[str, ...]
+    provenance: Mapping[str, Any]
+    # ``svcc inspect DIR --format json``'s document over the selected modules.
+    readiness: Mapping[str, Any]
+
+
+@frozen
+class File:
+    """A target option naming a file: the driver reads it (``File.read``), the target gets
+    its bytes, so ``emit`` does no I/O. ``path`` is kept for messages."""
+
+    path: str
+    data: bytes
+
+    @classmethod
+    def read(cls, path: str, limit: int = 16 * 1024 * 1024) -> "File":
+        from svcc.compiler.errors import InputError
+
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read(limit + 1)
+        except FileNotFoundError:
+            raise InputError(f"{path}: file not found") from None
+        except OSError as exc:
+            raise InputError(f"{path}: {exc.strerror}") from None
+        if len(data) > limit:
+            raise InputError(f"{path}: over {limit} bytes")
+        return cls(path, data)
 
 
 HOST: Final = "{host}"
@@ -107,6 +177,12 @@ class BundleSpec:
     manifest_schema: str
     glue: str
     serve: tuple[str, ...]
+    # The interface document in the bundle (``openapi.json``; ``""``: none), whose digest
+    # labels an image of the bundle.
+    interface_document: str = ""
+    # How the bundle runs inside an image, after the image's interpreter (``{host}`` and
+    # ``{port}`` replaced; without ``{port}`` it speaks on stdin/stdout). Default: ``serve``.
+    image_serve: tuple[str, ...] | None = None
     reserved_modules: frozenset[str] = frozenset()
     runtime_modules: tuple[str, ...] = ()
     # Copied besides ``runtime_modules`` into governed bundles only (the server side of
@@ -119,8 +195,22 @@ class BundleSpec:
         """Whether the server listens on ``--host``/``--port`` (else it uses stdio)."""
         return any(PORT in arg for arg in self.serve)
 
+    @property
+    def listens_in_image(self) -> bool:
+        """Whether the bundle listens on a port inside an image (else it uses stdio)."""
+        return any(PORT in arg for arg in self.image_args)
+
+    @property
+    def image_args(self) -> tuple[str, ...]:
+        return self.serve if self.image_serve is None else self.image_serve
+
     def serve_command(self, python: str, host: str, port: int) -> list[str]:
         args = [a.replace(HOST, host).replace(PORT, str(port)) for a in self.serve]
+        return [python, *args]
+
+    def image_command(self, python: str, host: str, port: int) -> list[str]:
+        """The command an image runs (its interpreter, all interfaces, its port)."""
+        args = [a.replace(HOST, host).replace(PORT, str(port)) for a in self.image_args]
         return [python, *args]
 
     def module_name_problem(self, module: str) -> str | None:
@@ -149,3 +239,13 @@ class Target(Protocol):
     bundle: ClassVar[BundleSpec | None]
 
     def emit(self, ir: ModuleIR, ctx: EmitContext) -> FileTree: ...
+
+
+@runtime_checkable
+class Wrapper(Protocol):
+    """A target that wraps a servable target's bundle (``oci``: an image build context,
+    ``k8s``: a cluster base). The driver emits the bundle of ``wrapped_target()`` from the
+    same IR and context first and passes it as ``ctx.bundle`` with its declaration as
+    ``ctx.served``; so every servable target, built in or not, gets images and Kubernetes."""
+
+    def wrapped_target(self) -> str: ...

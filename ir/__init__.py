@@ -5,7 +5,7 @@ records), ``types`` (the closed type algebra), ``serde`` (the one converter) and
 ``canonical`` (the exact bytes and digests).
 """
 
-from svcc.ir.canonical import canonical_json, digest_bytes, digest_json
+from svcc.ir.canonical import canonical_json, digest_bytes
 from svcc.ir.model import (
     Binding,
     Capability,
@@ -57,5 +57,4 @@ __all__ = [
     "TypedDictField",
     "canonical_json",
     "digest_bytes",
-    "digest_json",
 ]

@@ -21,7 +21,3 @@ def canonical_json(value: Any) -> bytes:
 
 def digest_bytes(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
-
-
-def digest_json(value: Any) -> str:
-    return digest_bytes(canonical_json(value))

@@ -568,14 +568,15 @@ def analyse_directory_answer(
 
 def bundle_files(source: Path, shown: str) -> dict[str, bytes]:
     """The REST bundle of ``source`` (``shown`` is the path as the client gave it)."""
+    from svcc.backends.rest import RestTarget
     from svcc.compiler.driver import analyze_file, emit_analysis
     from svcc.compiler.errors import InputError
-    from svcc.compiler.registry import get_target
 
     analysis = analyze_file(source, module_name=module_for(source.name))
     if analysis.error is not None:
         if memory_exhausted():
             raise MemoryError
         raise InputError(analysis.error_message(shown))
-    _, tree = emit_analysis(analysis, get_target("rest"))
+    # the service's containers run the REST bundle under gunicorn (its specification)
+    _, tree = emit_analysis(analysis, RestTarget())
     return dict(tree)

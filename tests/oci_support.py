@@ -7,8 +7,9 @@ it skip with the reason when it or its wheelhouse is absent.
 
 import json
 import os
+import re
+import stat
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ from helpers import ROOT
 from packaging.requirements import Requirement
 from svcc.compiler.images.lockfile import render_lock
 from svcc.compiler.images.resolve import lock_from_wheels, marker_environment
-from svcc.compiler.repository import compile_repository
+from svcc.compiler.pipeline import compile_path
 from svcc.compiler.target import FileTree
 
 EXAMPLE = ROOT / "examples" / "shapes.py"
@@ -30,18 +31,32 @@ def state_dir() -> Path:
     return Path(os.environ.get("SVCC_OCI_STATE") or ROOT / ".oci-state")
 
 
+UP = ".ci/oci/ci-stack-up.sh {state} && .ci/oci/wheelhouse.sh {state}"
+
+
+def stand_up(state: Path) -> str:
+    """The command that stands the stack up (README, Development: root, Debian, 2-5 min)."""
+    return UP.format(state=state)
+
+
 def load_stack() -> dict[str, Any] | str:
-    """The stack's description, or why it is not there (the skip reason)."""
+    """The stack's description, or why it is not there (the skip reason, naming the command)."""
     path = state_dir() / "stack.json"
     if not path.is_file():
-        return f"no OCI stack ({path} is absent; .ci/run stands it up with .ci/oci/ci-stack-up.sh)"
+        return (
+            f"no OCI stack ({path} is absent): as root on Debian, run "
+            f"`{stand_up(path.parent)}` (2-5 min; README, Development) and set SVCC_OCI_STATE"
+        )
     stack: dict[str, Any] = json.loads(path.read_text())
     env = stack["env"]
     sock = env.get("CI_DOCKER_DOCKER_HOST", "").removeprefix("unix://")
     if not sock or not Path(sock).is_socket():
-        return f"the OCI stack in {path.parent} is not running (no Docker socket {sock!r})"
+        return (
+            f"the OCI stack in {path.parent} is not running (no Docker socket {sock!r}): "
+            f"run `{stand_up(path.parent)}`"
+        )
     if not (state_dir() / "wheelhouse" / "amd64").is_dir():
-        return f"no wheelhouse in {path.parent} (.ci/oci/wheelhouse.sh)"
+        return f"no wheelhouse in {path.parent}: run `.ci/oci/wheelhouse.sh {path.parent}`"
     return stack
 
 
@@ -56,7 +71,7 @@ def write_tree(tree: FileTree, out: Path) -> Path:
 def repository_bundle(out: Path, interface: str) -> Path:
     """The direct repository bundle of ``SHAPES_REPO`` (``svcc compile DIR --target
     rest|mcp``), serving the four ``shapes.geometry`` capabilities."""
-    compile_repository(SHAPES_REPO, target=interface, output_dir=out, select=SHAPES_SELECT)
+    compile_path(SHAPES_REPO, target=interface, output_dir=out, select=SHAPES_SELECT)
     return out
 
 
@@ -75,26 +90,13 @@ def image_lock(bundle: Path, wheelhouse: Path, out: Path, platform: str = "linux
 
 
 def build_wheels(out: Path) -> tuple[Path, Path]:
-    """``(svcc wheel, svc-oci wheel)``, built offline from the checkout."""
+    """``(svcc wheel, svc-oci wheel)``, built offline from the checkout (as ``svcc plugins
+    fetch`` builds them)."""
+    from svcc.compiler.plugins.fetch import build_wheel
+
+    out.mkdir(parents=True, exist_ok=True)
     for source in (ROOT, ROOT / "extensions" / "svc-oci"):
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "wheel",
-                "-q",
-                "--no-deps",
-                "--no-build-isolation",
-                "--disable-pip-version-check",
-                str(source),
-                "-w",
-                str(out),
-            ],
-            check=True,
-            capture_output=True,
-            env={**os.environ, "PIP_NO_INDEX": "1"},
-        )
+        build_wheel(source, out)
     return next(out.glob("svcc-*.whl")), next(out.glob("svc_oci-*.whl"))
 
 
@@ -195,3 +197,19 @@ def build_policy(request: dict[str, Any], plugin: dict[str, Any]) -> dict[str, A
             }
         ],
     }
+
+
+FAILURE_LINE = re.compile(r"svcc: error: plugin_failed: ([a-z_]+): (.+)\n")
+
+
+def cli_failure(stdout: str, stderr: str, returncode: int, log: Path) -> tuple[str, str, str]:
+    """A failure inside the extension as the CLI shows it: exit 1, nothing on stdout, one
+    line ``plugin_failed: CODE: MESSAGE`` on stderr, and the engine's output only in the new
+    0600 log file: ``(code, message, log text)``."""
+    assert returncode == 1, stderr
+    assert stdout == ""
+    found = FAILURE_LINE.fullmatch(stderr)
+    assert found is not None, stderr
+    assert log.is_file(), "the log file is created whatever the outcome"
+    assert stat.S_IMODE(log.stat().st_mode) == 0o600
+    return found.group(1), found.group(2), log.read_text("utf-8", "replace")

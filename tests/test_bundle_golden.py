@@ -9,25 +9,35 @@ JSON files are stored pretty-printed so that a diff can be read; the exact emitt
 every file (canonical one-line JSON included) stay pinned by ``SHA256SUMS`` in each folder.
 
 The runtime copies (``svc_runtime/``) are not stored: they must be byte-identical to
-``svcc.runtime`` (checked here), and each stored manifest pins their digests, so a runtime
-change still shows in review as a manifest diff without six copies of the same file.
+``svcc.runtime`` (checked here), and their digests are pinned once, in
+``tests/golden/svc_runtime.SHA256SUMS``: a stored manifest points there instead of repeating
+them (its ``SHA256SUMS`` line pins it without them; with them it is the exact emitted
+bytes, checked), so a runtime edit changes one golden file, not every bundle's.
+
+Every servable target's golden bundle is also started, whole, with the command its target
+declares (``BundleSpec.serve``) and called once: a runtime module a bundle needs but does not
+carry fails there.
 """
 
-import hashlib
 import json
 import py_compile
-import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import httpx
 import pytest
 from golden_ext import pretty
+from golden_tree import check_tree, sums
 from helpers import GOLDEN, ROOT, case_input, case_options, cases, governed_traces
+from servers import free_port
 from svcc.compiler.driver import analyze_file, emit_analysis
 from svcc.compiler.policy import parse_policy
 from svcc.compiler.registry import get_target, servable_targets
-from svcc.compiler.target import FileTree
+from svcc.compiler.target import BundleSpec, FileTree
+from svcc.compiler.writer import write_tree
+from svcc.ir.canonical import canonical_json
 
 # Every installed target that writes a service, third-party ones included: each declares
 # its glue file, so a new target is covered by listing it in a case's options.toml.
@@ -48,45 +58,83 @@ def emit(case: str, target: str) -> FileTree:
     return emit_analysis(analysis, get_target(target), execution=execution)[1]
 
 
-def tree_on_disk(root: Path) -> dict[str, bytes]:
-    return {
-        p.relative_to(root).as_posix(): p.read_bytes()
-        for p in sorted(root.rglob("*"))
-        if p.is_file() and "__pycache__" not in p.parts
-    }
+# The runtime copies' digests, pinned once for every golden bundle: a runtime edit changes
+# this one file, not every stored manifest.
+RUNTIME_SUMS = GOLDEN / "svc_runtime.SHA256SUMS"
+PINNED_ELSEWHERE = f"sha256 in tests/golden/{RUNTIME_SUMS.name}"
 
 
-SUMS = "SHA256SUMS"
+def without_runtime_digests(manifest: bytes) -> dict[str, object]:
+    """The manifest with each ``svc_runtime/`` file's digest replaced by a pointer to the
+    one pinned list."""
+    doc = json.loads(manifest)
+    files = doc.get("files")
+    if isinstance(files, dict):
+        doc["files"] = {
+            p: PINNED_ELSEWHERE if p.startswith(RUNTIME_DIR) else d for p, d in files.items()
+        }
+    return doc
+
+
+def is_manifest(path: str) -> bool:
+    return any(path == spec.manifest for spec in BUNDLES.values())
+
+
+def carries_runtime(path: str, data: bytes) -> bool:
+    """A manifest that lists runtime copies (a bundle without any keeps its own bytes)."""
+    return is_manifest(path) and RUNTIME_DIR.encode() in data
 
 
 def stored_form(path: str, data: bytes) -> bytes:
-    """What the golden folder holds for an emitted file: JSON pretty-printed, else as is."""
+    """What the golden folder holds for an emitted file: JSON pretty-printed (a manifest
+    without the runtime digests), else as is."""
+    if carries_runtime(path, data):
+        return pretty(without_runtime_digests(data)).encode()
     if path.endswith(".json"):
         return pretty(json.loads(data)).encode()
     return data
 
 
-def sums(emitted: dict[str, bytes]) -> bytes:
-    return "".join(
-        f"{hashlib.sha256(data).hexdigest()}  {path}\n" for path, data in sorted(emitted.items())
-    ).encode()
+def pinned(path: str, data: bytes) -> bytes:
+    """What ``SHA256SUMS`` pins: the exact bytes, a manifest's without its runtime digests
+    (those are pinned once, in ``RUNTIME_SUMS``; together they give the exact bytes)."""
+    return canonical_json(without_runtime_digests(data)) if carries_runtime(path, data) else data
+
+
+def runtime_digests(emitted: dict[str, bytes]) -> dict[str, str]:
+    manifest = next(data for path, data in emitted.items() if is_manifest(path))
+    files = json.loads(manifest).get("files", {})
+    return {p: d for p, d in files.items() if p.startswith(RUNTIME_DIR)}
+
+
+def test_runtime_digests_are_pinned_once(request: pytest.FixtureRequest) -> None:
+    """``svc_runtime.SHA256SUMS``: every runtime copy any golden bundle carries, once."""
+    seen: dict[str, bytes] = {}
+    for case, target in CASES:
+        for path, data in emit(case, target):
+            if path.startswith(RUNTIME_DIR):
+                seen[path] = data
+    if request.config.getoption("--snapshot-update"):
+        RUNTIME_SUMS.write_bytes(sums(seen))
+    assert RUNTIME_SUMS.read_bytes() == sums(seen), "run pytest --snapshot-update"
 
 
 @pytest.mark.parametrize(("case", "target"), CASES)
 def test_bundle_tree(case: str, target: str, request: pytest.FixtureRequest) -> None:
-    emitted = {p: d for p, d in emit(case, target) if not p.startswith(RUNTIME_DIR)}
-    folder = GOLDEN / case / target
-    if request.config.getoption("--snapshot-update"):
-        shutil.rmtree(folder, ignore_errors=True)
-        for path, data in emitted.items():
-            (folder / path).parent.mkdir(parents=True, exist_ok=True)
-            (folder / path).write_bytes(stored_form(path, data))
-        (folder / SUMS).write_bytes(sums(emitted))
-    stored = tree_on_disk(folder)
-    assert stored.pop(SUMS, None) == sums(emitted), f"{case}/{target}: emitted bytes differ"
-    assert sorted(stored) == sorted(emitted), "files differ (run pytest --snapshot-update)"
-    for path, data in emitted.items():
-        assert stored[path] == stored_form(path, data), f"{case}/{target}/{path} differs"
+    whole = dict(emit(case, target))
+    emitted = {p: d for p, d in whole.items() if not p.startswith(RUNTIME_DIR)}
+    check_tree(GOLDEN / case / target, emitted, request, stored_form=stored_form, pinned=pinned)
+    # the manifest's exact bytes: the stored form (pinned above) with the runtime digests,
+    # each the digest of a file byte-identical to svcc.runtime (next test) and pinned once
+    manifest = next(p for p in emitted if is_manifest(p))
+    if not carries_runtime(manifest, whole[manifest]):
+        return
+    assert canonical_json(json.loads(whole[manifest])) == whole[manifest]
+    pins = dict(
+        reversed(line.split("  ", 1)) for line in RUNTIME_SUMS.read_text().splitlines() if line
+    )
+    for path, digest in runtime_digests(whole).items():
+        assert f"sha256:{pins.get(path)}" == digest, f"{path}: not the pinned runtime copy"
 
 
 def test_enough_bundle_cases() -> None:
@@ -153,3 +201,69 @@ def test_a_direct_bundle_carries_no_governed_code(case: str, target: str) -> Non
         assert governed_traces(emitted, spec.glue) != []  # the check can fail
         return
     assert governed_traces(emitted, spec.glue) == []
+
+
+def _served_case(target: str) -> str:
+    """The first golden case of ``target`` in direct mode (its bundle serves without a
+    policy's worker set-up)."""
+    return next(c for c, t in CASES if t == target and "execution_policy" not in case_options(c))
+
+
+def _start(bundle: Path, spec: BundleSpec) -> tuple[bool, str]:
+    """Start ``bundle`` with the command its target declares (this venv holds the servers'
+    requirements) and make one call: ``(answered, log)``."""
+    if not spec.listens:
+        from mcp_client import McpBundle
+
+        try:
+            session = McpBundle(bundle, command=spec.serve_command(sys.executable, "", 0))
+        except AssertionError as exc:
+            return False, str(exc)
+        try:
+            return bool(session.list_tools().tools), session.stderr()
+        finally:
+            session.close()
+    port = free_port()
+    log = bundle.parent / "server.log"
+    with log.open("wb") as sink:
+        proc = subprocess.Popen(
+            spec.serve_command(sys.executable, "127.0.0.1", port),
+            cwd=bundle,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and time.monotonic() < deadline:
+            try:
+                answer = httpx.get(f"http://127.0.0.1:{port}/health", timeout=2)
+                return answer.status_code == 200, log.read_text(errors="replace")
+            except httpx.TransportError:
+                time.sleep(0.1)
+        return False, log.read_text(errors="replace")
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.mark.parametrize("target", sorted(BUNDLES))
+def test_every_servable_golden_bundle_serves(target: str, tmp_path: Path) -> None:
+    """Every servable target's golden bundle, written whole (runtime copies included), starts
+    with its declared ``serve`` command and answers one call (``/health``, or the MCP tool
+    list over stdio)."""
+    bundle = write_tree(emit(_served_case(target), target), tmp_path / "bundle")
+    answered, log = _start(bundle, BUNDLES[target])
+    assert answered, log
+
+
+def test_a_bundle_missing_a_runtime_module_does_not_serve(tmp_path: Path) -> None:
+    """The smoke test can fail: a runtime module the bundle declares but lacks stops it."""
+    target = next(t for t in sorted(BUNDLES) if BUNDLES[t].runtime_modules)
+    bundle = write_tree(emit(_served_case(target), target), tmp_path / "bundle")
+    (bundle / RUNTIME_DIR / f"{BUNDLES[target].runtime_modules[0]}.py").unlink()
+    answered, _ = _start(bundle, BUNDLES[target])
+    assert not answered

@@ -85,10 +85,15 @@ def test_every_unknown_selection_is_named(tmp_path: Path) -> None:
     assert "the module's functions are: gather, options, both" in proc.stderr
 
 
-def test_a_directory_given_to_generate_says_so(tmp_path: Path) -> None:
-    proc = run_svcc("generate", "rest", str(tmp_path), "--output-dir", str(tmp_path / "o"))
-    assert proc.returncode == 2
-    assert f"{tmp_path}: is a directory; give one .py file or .ipynb notebook" in proc.stderr
+def test_generate_takes_a_directory_as_compile_does(tmp_path: Path) -> None:
+    """A directory is a repository for `svcc generate` as for `svcc compile`; one with no
+    function to serve says so on one line and writes nothing."""
+    (tmp_path / "tree").mkdir()
+    proc = run_svcc("generate", "rest", str(tmp_path / "tree"), "--output-dir", str(tmp_path / "o"))
+    assert proc.returncode == 1
+    assert "the repository: no public module-level functions to expose" in proc.stderr
+    assert proc.stderr.count("\n") == 1
+    assert not (tmp_path / "o").exists()
 
 
 def test_refusals_give_each_reason_with_its_line(tmp_path: Path) -> None:

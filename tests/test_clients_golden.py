@@ -8,11 +8,11 @@ export is also checked against the structure of the v4 export format the app imp
 
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pytest
 from clients_support import CATALOG, FORMATS, SHAPES, SHOP_REPO, build_rest_bundle
+from golden_tree import check_tree, read_tree
 from helpers import ROOT
 from svcc.clients import ExportOptions, export_collection
 from svcc.compiler.driver import analyze_file, emit_analysis
@@ -36,29 +36,13 @@ def bundles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return out
 
 
-def _tree(root: Path) -> dict[str, bytes]:
-    return {
-        p.relative_to(root).as_posix(): p.read_bytes()
-        for p in sorted(root.rglob("*"))
-        if p.is_file()
-    }
-
-
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_collection_tree(
     case: str, fmt: str, bundles: dict[str, Path], tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     export_collection(bundles[case], tmp_path / "out", ExportOptions(format=fmt))
-    emitted = _tree(tmp_path / "out")
-    folder = GOLDEN / case / fmt
-    if request.config.getoption("--snapshot-update"):
-        shutil.rmtree(folder, ignore_errors=True)
-        shutil.copytree(tmp_path / "out", folder)
-    stored = _tree(folder)
-    assert sorted(stored) == sorted(emitted), "files differ (run pytest --snapshot-update)"
-    for path, data in emitted.items():
-        assert stored[path] == data, f"{case}/{fmt}/{path} differs"
+    check_tree(GOLDEN / case / fmt, read_tree(tmp_path / "out"), request)
 
 
 def test_no_stale_golden_folders() -> None:

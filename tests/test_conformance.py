@@ -10,7 +10,7 @@ import sys
 import attrs
 import pytest
 from helpers import case_input, cases
-from svcc.compiler.driver import Analysis, analyze_file
+from svcc.compiler.driver import Analysis, analyze_file, emit_target
 from svcc.compiler.errors import IneligibleError
 from svcc.compiler.registry import discover
 from svcc.compiler.target import EmitContext, FileTree
@@ -57,7 +57,7 @@ def _emit(target_name: str, analysis: Analysis) -> FileTree | str:
     )
     try:
         target = attrs.evolve(discover()[target_name].load(), **OPTIONS.get(target_name, {}))
-        return target.emit(analysis.ir, ctx)
+        return emit_target(target, analysis.ir, ctx)  # through the protocol: wrappers too
     except IneligibleError as exc:
         return str(exc)
 

@@ -15,11 +15,12 @@ import httpx
 import kubernetes_validate
 import pytest
 import yaml
+from golden_tree import check_tree
 from helpers import ROOT, run_svcc
 from servers import generate, serving
-from svcc.backends.k8s import K8sTarget
 from svcc.compiler.driver import analyze_file, emit_analysis
 from svcc.compiler.errors import SvccError
+from svcc.compiler.registry import get_target
 from svcc.compiler.target import FileTree
 
 GOLDEN = ROOT / "tests" / "golden_k8s"
@@ -52,7 +53,9 @@ CASES: dict[str, dict[str, Any]] = {
 
 
 def emit(**options: Any) -> FileTree:
-    return emit_analysis(analyze_file(EXAMPLE), K8sTarget(**options))[1]
+    """Through the registry, as the CLI does: a ``File`` option (``push_result``) is read
+    there and the target gets its bytes."""
+    return emit_analysis(analyze_file(EXAMPLE), get_target("k8s", options))[1]
 
 
 def objects(tree: FileTree) -> dict[str, dict[str, Any]]:
@@ -80,18 +83,7 @@ def test_strict_validation_can_fail() -> None:
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_golden_tree(case: str, request: pytest.FixtureRequest) -> None:
-    emitted = dict(emit(**CASES[case]))
-    folder = GOLDEN / case
-    if request.config.getoption("--snapshot-update"):
-        for old in folder.glob("*"):
-            old.unlink()
-        folder.mkdir(parents=True, exist_ok=True)
-        for path, data in emitted.items():
-            (folder / path).write_bytes(data)
-    stored = {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
-    assert sorted(stored) == sorted(emitted), "files differ (run pytest --snapshot-update)"
-    for path, data in emitted.items():
-        assert stored[path] == data, f"{case}/{path} differs"
+    check_tree(GOLDEN / case, dict(emit(**CASES[case])), request)
 
 
 def test_hardened_by_default() -> None:
@@ -134,7 +126,7 @@ def test_labels_carry_the_digests() -> None:
     assert deployment["metadata"]["annotations"]["svcc.io/capabilities-sha256"] == digest
     assert deployment["metadata"]["annotations"]["svcc.io/inputs-sha256"] == INPUTS
     # another selection, another digest
-    other = emit_analysis(analysis, K8sTarget(**CASES["rest_defaults"]), select="scale")[1]
+    other = emit_analysis(analysis, get_target("k8s", CASES["rest_defaults"]), select="scale")[1]
     labels = objects(other)["deployment.yaml"]["metadata"]["labels"]
     assert not digest.startswith(labels["svcc.io/capabilities-sha256"])
 

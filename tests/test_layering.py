@@ -353,3 +353,35 @@ def test_inspect_of_a_file_needs_no_pathlib() -> None:
     proc = _inspect_without_pathlib(str(ROOT / "examples"), "text")
     assert proc.returncode != 0
     assert "pathlib" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("path", "source"),
+    [
+        ("runtime/x.py", "import svcc.compiler.target\n"),
+        ("ir/x.py", "from svcc.backends.rest import RestTarget\n"),
+        ("frontends/python/x.py", "from svcc.compiler.passes import readiness\n"),
+        ("compiler/diagnostics/x.py", "from svcc.compiler.target import FileTree\n"),
+        ("backends/x.py", "from svcc.frontends.python import read_python\n"),
+    ],
+)
+def test_ruff_folder_rules_refuse_a_layering_violation(path: str, source: str) -> None:
+    """The same layering as folder rules (``ruff.toml`` per layer, ``banned-api``), so an
+    editor shows a violation as it is typed: each planted import is refused there."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--no-cache", "--select", "TID251",
+         "--stdin-filename", path, "-"],
+        input=source, capture_output=True, text=True, cwd=ROOT, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "TID251" in proc.stdout
+
+
+def test_ruff_folder_rules_allow_the_leaf() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--no-cache", "--select", "TID251",
+         "--stdin-filename", "frontends/python/x.py", "-"],
+        input="from svcc.compiler.diagnostics import diag\n", capture_output=True, text=True,
+        cwd=ROOT, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr

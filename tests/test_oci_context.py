@@ -12,13 +12,14 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from golden_tree import check_tree
 from helpers import SVCC, TESTS
 from oci_support import EXAMPLE, SHAPES, SHAPES_REPO, SHAPES_SELECT, repository_bundle
 from svcc.backends.oci import OciTarget
 from svcc.compiler import driver
 from svcc.compiler.images.bundle_input import read_bundle
 from svcc.compiler.images.errors import ImageInputError
-from svcc.compiler.target import FileTree
+from svcc.compiler.target import File, FileTree
 
 GOLDEN = TESTS / "golden_oci"
 BASE = "registry.test:5444/ci/base@sha256:" + "b" * 64
@@ -46,10 +47,10 @@ def context(tmp: Path, interface: str, **options: object) -> FileTree:
     out = Path(tempfile.mkdtemp(prefix=f"bundle-{interface}-", dir=tmp))
     bundle = read_bundle(repository_bundle(out, interface))
     target = OciTarget(
-        interface=interface,  # type: ignore[arg-type]
+        interface=interface,
         base_image=str(options.get("base_image", BASE)),
         platform=str(options.get("platform", "linux/amd64")),  # type: ignore[arg-type]
-        lock=str(options.get("lock") or lock_file(tmp, interface)),
+        lock=File.read(str(options.get("lock") or lock_file(tmp, interface))),
         source_date_epoch=int(options.get("source_date_epoch", 1_700_000_000)),  # type: ignore[call-overload]
     )
     return target.wrap(bundle)
@@ -60,20 +61,7 @@ def test_golden_context(interface: str, tmp_path: Path, request: pytest.FixtureR
     emitted = {
         p: d for p, d in context(tmp_path, interface) if not p.startswith("bundle/svc_runtime/")
     }
-    folder = GOLDEN / interface
-    if request.config.getoption("--snapshot-update"):
-        shutil.rmtree(folder, ignore_errors=True)
-        for path, data in emitted.items():
-            (folder / path).parent.mkdir(parents=True, exist_ok=True)
-            (folder / path).write_bytes(data)
-    stored = {
-        p.relative_to(folder).as_posix(): p.read_bytes()
-        for p in sorted(folder.rglob("*"))
-        if p.is_file()
-    }
-    assert sorted(stored) == sorted(emitted)
-    for path, data in emitted.items():
-        assert stored[path] == data, path
+    check_tree(GOLDEN / interface, emitted, request)
 
 
 def test_context_is_deterministic_and_options_show(tmp_path: Path) -> None:
@@ -116,7 +104,7 @@ def test_refusals(tmp_path: Path) -> None:
 
 def test_single_file_bundles_are_refused() -> None:
     analysis = driver.analyze_file(EXAMPLE)
-    target = OciTarget(interface="rest", base_image=BASE, lock="/unused")
+    target = OciTarget(interface="rest", base_image=BASE, lock=File("/unused", b""))
     with pytest.raises(ImageInputError) as info:
         driver.emit_analysis(analysis, target)
     assert info.value.code == "bundle_invalid"

@@ -3,13 +3,15 @@ on Docker Engine + BuildKit (and podman), the built images run, and every refusa
 
 Expensive things are built once per session: the wheels, the installed extension, one REST
 and one MCP image. Refusals the core makes are checked through the Python API (the grant is
-checked before the extension starts); one of each kind also goes through the CLI, which
-shows only ``plugin_failed`` for failures inside the extension.
+checked before the extension starts); one of each kind also goes through the CLI. Every
+failure inside the extension is checked through the CLI: ``plugin_failed``, the code and a
+one-line message on stderr, the engine's output only in the ``--log-file`` (0600).
 """
 
 import copy
 import json
 import os
+import secrets
 import shutil
 import subprocess
 import time
@@ -25,6 +27,7 @@ from oci_support import (
     SHAPES,
     build_policy,
     build_request,
+    cli_failure,
     image_lock,
     install_plugin,
     load_stack,
@@ -48,7 +51,7 @@ def stack() -> dict[str, Any]:
     if isinstance(found, str):
         pytest.skip(found)
     if not os.access(DOCKER, os.X_OK):
-        pytest.skip("no docker client")
+        pytest.skip("no docker client: `.ci/oci/ci-stack-up.sh STATEDIR` installs it")
     return found["env"]  # type: ignore[no-any-return]
 
 
@@ -158,9 +161,13 @@ class Build:
         ).result
 
     def run_cli(
-        self, request: dict[str, Any] | None = None, policy: dict[str, Any] | None = None
+        self,
+        request: dict[str, Any] | None = None,
+        policy: dict[str, Any] | None = None,
+        log_file: Path | None = None,
     ) -> subprocess.CompletedProcess[str]:
         args, pol = self.files(request, policy)
+        log = ("--log-file", str(log_file)) if log_file is not None else ()
         return svcc(
             "plugins",
             "run",
@@ -174,6 +181,7 @@ class Build:
             "600000",
             "--plugins-dir",
             str(self.plugin.root),
+            *log,
             check=False,
         )
 
@@ -461,10 +469,13 @@ def test_grant_missing_and_cli_keeps_core_codes(refusal_build: Build) -> None:
 
 
 def _refused_in_extension(build: Build, request: dict[str, Any], code: str) -> str:
-    with pytest.raises(PluginFailure) as info:
-        build.run_api(request=request, policy=_policy_for(build, request))
-    assert info.value.code == code, info.value.detail
-    return info.value.detail
+    """Refused inside the extension, as the CLI shows it: ``plugin_failed``, the code and a
+    one-line message (the engine's output only in the ``--log-file``)."""
+    log = build.work / f"failure-{secrets.token_hex(4)}.log"
+    done = build.run_cli(request=request, policy=_policy_for(build, request), log_file=log)
+    found, detail, _ = cli_failure(done.stdout, done.stderr, done.returncode, log)
+    assert found == code, detail
+    return detail
 
 
 def _policy_for(build: Build, request: dict[str, Any]) -> dict[str, Any]:
@@ -476,13 +487,33 @@ def _policy_for(build: Build, request: dict[str, Any]) -> dict[str, Any]:
         build.request = saved
 
 
-def test_unpinned_base_is_refused_and_the_cli_redacts(refusal_build: Build) -> None:
+def test_unpinned_base_is_refused_and_the_cli_says_why(refusal_build: Build) -> None:
     request = {**refusal_build.request, "base_image": "registry.test:5444/ci/base:bookworm"}
-    _refused_in_extension(refusal_build, request, "base_not_pinned")
-    done = refusal_build.run_cli(request=request, policy=_policy_for(refusal_build, request))
-    assert done.returncode == 1
-    assert done.stderr == "svcc: error: plugin_failed\n"
-    assert done.stdout == ""
+    detail = _refused_in_extension(refusal_build, request, "base_not_pinned")
+    assert "registry.test:5444/ci/base:bookworm" in detail
+
+
+def test_a_base_that_needs_credentials_is_explained(
+    stack: dict[str, Any], refusal_build: Build
+) -> None:
+    """The base in the authenticated registry: the build accepts no credentials, and the CLI
+    says so in one line; the engine's own words are in the log file only."""
+    # a digest no engine holds, so the engine must ask the registry (which wants credentials)
+    base = f"{stack['REGISTRY']}/ci/private-base@sha256:{secrets.token_hex(32)}"
+    request = {**refusal_build.request, "base_image": base}
+    log = refusal_build.work / "auth-base.log"
+    done = refusal_build.run_cli(
+        request=request, policy=_policy_for(refusal_build, request), log_file=log
+    )
+    code, message, text = cli_failure(done.stdout, done.stderr, done.returncode, log)
+    assert (code, message) == (
+        "engine_failed",
+        f"pulling the base {base}: unauthorized: the build accepts no registry credentials; "
+        "use a base in a registry that allows anonymous pulls",
+    )
+    assert "401 Unauthorized" in text
+    assert text.startswith("$ docker buildx build ")
+    assert stack["REGISTRY_PASSWORD"] not in text + done.stderr
 
 
 def test_lock_must_equal_the_resolved_set(refusal_build: Build, tmp_path: Path) -> None:
@@ -679,7 +710,7 @@ def test_same_inputs_same_inputs_sha256_on_docker_and_podman(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     if "CI_PODMAN_DOCKER_HOST" not in stack:
-        pytest.skip("the stack has no podman engine")
+        pytest.skip("the stack has no podman engine: `.ci/oci/ci-stack-up.sh STATEDIR` starts one")
     build = Build(stack, plugin, tmp_path_factory.mktemp("podman"), "rest", engine="PODMAN")
     result = build.run_api()
     docker_result = rest_build[1]

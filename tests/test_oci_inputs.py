@@ -178,8 +178,15 @@ def test_resolution_names_missing_extra_and_unsatisfied() -> None:
         run_resolve(lock_of(*full), ["fastapi[all]"])
 
 
-def test_every_code_is_documented() -> None:
+def test_every_code_is_documented_with_a_cause_and_a_remedy() -> None:
     doc = (Path(__file__).resolve().parents[1] / "docs" / "oci.md").read_text()
-    for code in CODES:
-        assert f"`{code}`" in doc, code
+    rows = {
+        line.split("|")[1].strip(): [cell.strip() for cell in line.split("|")[2:-1]]
+        for line in doc.split("## Error codes", 1)[1].split("\n## ", 1)[0].splitlines()
+        if line.startswith("| `")
+    }
+    assert set(rows) == {f"`{code}`" for code in CODES}
+    for code, cells in rows.items():
+        assert len(cells) == 2, code
+        assert all(len(cell) > 10 for cell in cells), code
     assert json.dumps(sorted(CODES))  # the table is plain data

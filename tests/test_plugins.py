@@ -1,9 +1,11 @@
 """svc plugins without an engine: install/list/enable/disable and the invocation contract,
 with a real (test) extension wheel, svc-probe, that reports the process it runs in."""
 
+import base64
 import hashlib
 import json
 import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -184,25 +186,12 @@ def test_bounds_and_redaction(probe: dict[str, Any]) -> None:
         invoke(probe, "probe:fail")
     assert (info.value.code, info.value.detail) == ("engine_failed", "secret detail")
     args, pol = files(probe, "probe:fail")
-    cli = subprocess.run(
-        [
-            SVCC,
-            "plugins",
-            "run",
-            "svc-probe",
-            "build",
-            "--arguments",
-            str(args),
-            "--operator-policy",
-            str(pol),
-            "--plugins-dir",
-            str(probe["root"]),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
+    cli = cli_run(probe, "build", args, pol)
+    assert (cli.returncode, cli.stdout, cli.stderr) == (
+        1,
+        "",
+        "svcc: error: plugin_failed: engine_failed: secret detail\n",
     )
-    assert (cli.returncode, cli.stdout, cli.stderr) == (1, "", "svcc: error: plugin_failed\n")
     with pytest.raises(ImageInputError) as refused:
         invoke(probe, "probe:env", timeout_ms=600_001)
     assert refused.value.code == "request_invalid"
@@ -238,3 +227,111 @@ def test_manifest_must_agree_with_metadata(probe: dict[str, Any], tmp_path: Path
     assert info.value.code == "plugin_invalid"
     assert "version" in info.value.message
     assert not (tmp_path / "plugins" / "svc-probe" / "1.0.0").exists()
+
+
+def cli_run(probe: dict[str, Any], operation: str, args: Path, pol: Path, *extra: str) -> Any:
+    return subprocess.run(
+        [
+            SVCC,
+            "plugins",
+            "run",
+            "svc-probe",
+            operation,
+            "--arguments",
+            str(args),
+            "--operator-policy",
+            str(pol),
+            "--plugins-dir",
+            str(probe["root"]),
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_log_file_is_new_private_and_holds_the_extension_output(probe: dict[str, Any]) -> None:
+    store.enable("svc-probe", "1.0.0", probe["root"])
+    args, pol = files(probe, "probe:fail")
+    log = probe["work"] / "fail.log"
+    done = cli_run(probe, "build", args, pol, "--log-file", str(log))
+    assert done.returncode == 1
+    assert done.stderr == "svcc: error: plugin_failed: engine_failed: secret detail\n"
+    assert "the engine's output" not in done.stdout + done.stderr
+    assert log.read_text() == "the engine's output\n"
+    assert stat.S_IMODE(log.stat().st_mode) == 0o600
+    # never overwritten, never followed: refused by the core before the extension runs
+    again = cli_run(probe, "build", args, pol, "--log-file", str(log))
+    assert again.returncode == 2
+    assert again.stderr == (
+        f"svcc: error: request_invalid: --log-file {log}: exists; a log is never overwritten\n"
+    )
+    assert log.read_text() == "the engine's output\n"
+    link = probe["work"] / "link.log"
+    link.symlink_to(probe["work"] / "elsewhere.log")
+    assert cli_run(probe, "build", args, pol, "--log-file", str(link)).returncode == 2
+    assert not (probe["work"] / "elsewhere.log").exists()
+    # a success keeps its log too, and the result alone is on stdout
+    args, pol = files(probe, "probe:env")
+    ok_log = probe["work"] / "ok.log"
+    done = cli_run(probe, "build", args, pol, "--log-file", str(ok_log))
+    assert done.returncode == 0
+    assert json.loads(done.stdout)["cwd"]
+    assert ok_log.read_text() == ""
+
+
+def test_the_core_strips_credentials_a_careless_extension_writes(probe: dict[str, Any]) -> None:
+    """An extension that puts the password and the auth value into its message and its log:
+    the CLI line is one line without them, the log file has neither."""
+    store.enable("svc-probe", "1.0.0", probe["root"])
+    installed = probe["installed"]
+    password = "pw-" + os.urandom(8).hex()
+    auth = base64.b64encode(f"ciuser:{password}".encode()).decode()
+    credentials = probe["work"] / "auth.json"
+    credentials.write_text(json.dumps({"auths": {"registry.test:5443": {"auth": auth}}}))
+    request = {
+        "schema": "svc.oci-push/v1",
+        "image_id": "sha256:" + "b" * 64,
+        "platform": "linux/amd64",
+        "inputs_sha256": "c" * 64,
+        "destination": "registry.test:5443/team/shop:1.0",
+        "engine": {"executable": "/usr/bin/docker", "socket": "/run/d.sock", "builder": None},
+        "authentication": {"config_file": str(credentials)},
+    }
+    policy = {
+        "schema": "svc.operator-policy/v1",
+        "grants": [
+            {
+                "operation": "image.push",
+                "permissions": ["registry.read", "registry.publish"],
+                "plugin": {
+                    "name": installed.name,
+                    "version": installed.version,
+                    "sha256": installed.sha256,
+                    "lock_sha256": installed.lock_sha256,
+                },
+                "repository": "registry.test:5443/team/shop",
+            }
+        ],
+    }
+    args, pol = probe["work"] / "push.json", probe["work"] / "push-policy.json"
+    args.write_text(json.dumps(request))
+    pol.write_text(json.dumps(policy))
+    log = probe["work"] / "push.log"
+    done = cli_run(probe, "push", args, pol, "--log-file", str(log))
+    assert done.returncode == 1
+    assert done.stderr == (
+        "svcc: error: plugin_failed: registry_failed: the registry said no to <redacted> "
+        "(auth <redacted>)\n"
+    )
+    text = log.read_text()
+    assert text == "$ docker push\nlogin <redacted>\npassword=<redacted>\n"
+    for stream in (done.stdout, done.stderr, text):
+        assert password not in stream
+        assert auth not in stream
+    # the Python API's detail is stripped the same way
+    with pytest.raises(PluginFailure) as info:
+        run("svc-probe", "push", arguments=args, operator_policy=pol, plugins_dir=probe["root"])
+    assert password not in info.value.detail
+    assert auth not in info.value.detail

@@ -12,7 +12,8 @@ from helpers import governed_traces, run_svcc
 from mcp_client import McpBundle
 from servers import serving
 from svcc.compiler.errors import IneligibleError, InputError, UsageError
-from svcc.compiler.repository import analyze_repository, compile_repository
+from svcc.compiler.pipeline import compile_path
+from svcc.compiler.repository import analyze_repository
 from svcc.frontends.repository import TreeLimits, read_repository
 from syrupy.extensions.json import JSONSnapshotExtension
 
@@ -281,23 +282,23 @@ def tree_of(root: Path) -> dict[Path, bytes]:
 
 def test_selection_names_ids_and_refusals(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match=r"unknown selection 'shop\.pricing\.totl'"):
-        compile_repository(
+        compile_path(
             REPOS / "src_layout",
             target="rest",
             output_dir=tmp_path / "a",
             select="shop.pricing.totl",
         )
     with pytest.raises(IneligibleError, match=r"shop.remote.fetch is conditional \(SVC-R008"):
-        compile_repository(REPOS / "src_layout", target="rest", output_dir=tmp_path / "b")
-    with pytest.raises(UsageError, match="cannot compile a directory"):
-        compile_repository(REPOS / "flat", target="ir", output_dir=tmp_path / "c")
+        compile_path(REPOS / "src_layout", target="rest", output_dir=tmp_path / "b")
+    with pytest.raises(UsageError, match="cannot build a repository bundle"):
+        compile_path(REPOS / "flat", target="ir", output_dir=tmp_path / "c")
     assert not (tmp_path / "a").exists()
     assert not (tmp_path / "b").exists()
 
 
 def test_bundle_holds_the_import_closure_and_is_deterministic(tmp_path: Path) -> None:
     for out in ("one", "two"):
-        compile_repository(
+        compile_path(
             REPOS / "src_layout",
             target="rest",
             output_dir=tmp_path / out,
@@ -325,7 +326,7 @@ def test_bundle_holds_the_import_closure_and_is_deterministic(tmp_path: Path) ->
 @pytest.fixture(scope="module")
 def shop_rest(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("shop") / "rest"
-    compile_repository(
+    compile_path(
         REPOS / "src_layout",
         target="rest",
         output_dir=out,
@@ -368,9 +369,7 @@ def test_undeclared_source_file_is_never_imported(tmp_path: Path) -> None:
         "    import importlib\n"
         "    return importlib.import_module('shop.extra').VALUE\n"
     )
-    compile_repository(
-        tmp_path / "repo", target="rest", output_dir=out, select="shop.pricing.total"
-    )
+    compile_path(tmp_path / "repo", target="rest", output_dir=out, select="shop.pricing.total")
     (out / "source" / "shop" / "extra.py").write_text("VALUE = 1.0\n")  # dropped in afterwards
     with serving(out) as server, server.client() as client:
         response = client.post("/capabilities/shop.pricing.total", json={"amount": 1})
@@ -430,8 +429,8 @@ def test_mcp_repository_bundle_served(tmp_path: Path) -> None:
 
 
 def test_flat_and_cycle_bundles_served(tmp_path: Path) -> None:
-    compile_repository(REPOS / "flat", target="rest", output_dir=tmp_path / "flat")
-    compile_repository(REPOS / "cycle", target="rest", output_dir=tmp_path / "cycle")
+    compile_path(REPOS / "flat", target="rest", output_dir=tmp_path / "flat")
+    compile_path(REPOS / "cycle", target="rest", output_dir=tmp_path / "cycle")
     with serving(tmp_path / "flat") as server, server.client() as client:
         assert client.post("/capabilities/calc.quadruple", json={"x": 3}).json() == 12
     with serving(tmp_path / "cycle") as server, server.client() as client:
@@ -446,7 +445,7 @@ def test_governed_repository_bundles(tmp_path: Path) -> None:
     policy.write_text("{}")
     rest, mcp = tmp_path / "rest", tmp_path / "mcp"
     for target, out in (("rest", rest), ("mcp", mcp)):
-        result = compile_repository(
+        result = compile_path(
             REPOS / "src_layout",
             target=target,
             output_dir=out,
@@ -457,7 +456,7 @@ def test_governed_repository_bundles(tmp_path: Path) -> None:
     plan = json.loads((rest / "execution" / "plans" / "shop.pricing.total.json").read_bytes())
     assert (plan["module"], plan["function"]) == ("shop.pricing", "total")
     direct = tmp_path / "direct"
-    compile_repository(
+    compile_path(
         REPOS / "src_layout",
         target="rest",
         output_dir=direct,
@@ -510,9 +509,9 @@ def test_schema_name_collisions_are_refused_at_generation(tmp_path: Path) -> Non
             f"def {name}_size(item: Item) -> int:\n    return 1\n"
         )
     with pytest.raises(IneligibleError, match="schema 'Item' is defined differently"):
-        compile_repository(tmp_path, target="rest", output_dir=tmp_path / "out")
+        compile_path(tmp_path, target="rest", output_dir=tmp_path / "out")
     assert not (tmp_path / "out").exists()
-    compile_repository(tmp_path, target="rest", output_dir=tmp_path / "one", select="a.a_size")
+    compile_path(tmp_path, target="rest", output_dir=tmp_path / "one", select="a.a_size")
 
 
 def test_bundle_bytes_do_not_depend_on_hash_seed(tmp_path: Path) -> None:
@@ -540,7 +539,7 @@ def test_modules_shadowing_the_standard_library_are_refused_in_bundles(tmp_path:
     )
     (tmp_path / "alone.py").write_text("def one() -> int:\n    return 1\n")
     with pytest.raises(IneligibleError, match="would shadow the standard library module 'logging'"):
-        compile_repository(tmp_path, target="rest", output_dir=tmp_path / "out", select="app2.run")
-    compile_repository(tmp_path, target="rest", output_dir=tmp_path / "ok", select="alone.one")
+        compile_path(tmp_path, target="rest", output_dir=tmp_path / "out", select="app2.run")
+    compile_path(tmp_path, target="rest", output_dir=tmp_path / "ok", select="alone.one")
     manifest = json.loads((tmp_path / "ok" / "svc-rest.json").read_bytes())
     assert manifest["repository"]["packages"] == ["alone", "app2"]  # never hijacks `logging`

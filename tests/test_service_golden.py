@@ -2,10 +2,10 @@
 writes for ``conf.json`` there. ``pytest --snapshot-update`` rewrites them; review the diff."""
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
+from golden_tree import check_tree
 from svcc.service import generators
 from svcc.service.config import parse_configuration
 
@@ -52,16 +52,11 @@ def generated(conf: dict[str, object]) -> dict[str, bytes]:
 
 @pytest.mark.parametrize("name", sorted(CONFIGURATIONS))
 def test_generated_files(name: str, request: pytest.FixtureRequest) -> None:
-    files = generated(CONFIGURATIONS[name])
     folder = ROOT / name
     if request.config.getoption("--snapshot-update"):
-        shutil.rmtree(folder, ignore_errors=True)
-        folder.mkdir(parents=True)
+        folder.mkdir(parents=True, exist_ok=True)
         (folder / "conf.json").write_text(json.dumps(CONFIGURATIONS[name], indent=2) + "\n")
-        for file_name, data in files.items():
-            (folder / file_name).write_bytes(data)
-    stored = {p.name: p.read_bytes() for p in folder.iterdir() if p.name != "conf.json"}
-    assert stored == files
+    check_tree(folder, generated(CONFIGURATIONS[name]), request, keep=frozenset({"conf.json"}))
     assert json.loads((folder / "conf.json").read_text()) == CONFIGURATIONS[name]
 
 

@@ -216,3 +216,73 @@ def test_sample_plugin_bundle_is_served(tmp_path: Path) -> None:
     finally:
         proc.kill()  # the stdlib server has nothing to clean up
         proc.wait()
+
+
+def test_sample_plugin_gets_repository_bundles_images_and_kubernetes(tmp_path: Path) -> None:
+    """A servable target written outside svcc gets, through the protocol alone, a repository
+    bundle (``svcc generate sample DIR``), an image build context (``--target oci
+    --interface sample``: run as its BundleSpec declares, its interface document labelled)
+    and a Kubernetes base (``--target k8s --interface sample``: it listens, so a Service)."""
+    import yaml
+    from oci_support import SHAPES_REPO, SHAPES_SELECT
+
+    bundle = tmp_path / "bundle"
+    done = run_svcc(
+        "generate", "sample", str(SHAPES_REPO), "--select", SHAPES_SELECT,
+        "--output-dir", str(bundle), "--format", "json",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["bundle_kind"] == "repository"
+    manifest = json.loads((bundle / "svc-sample.json").read_text())
+    assert manifest["bundle_kind"] == "repository"
+    names = [c["name"] for c in manifest["capabilities"]]
+    assert names == [
+        f"shapes.geometry.{n}" for n in ("circle_area", "describe", "rectangle_area", "scale")
+    ]
+
+    lock = tmp_path / "sample.lock"
+    # the sample's server is the standard library; a lock holds at least one wheel
+    lock.write_text(f"attrs==24.2.0 --hash=sha256:{'0' * 64}\n")
+    context = tmp_path / "context"
+    done = run_svcc(
+        "compile", str(SHAPES_REPO), "--target", "oci", "--interface", "sample",
+        "--select", SHAPES_SELECT, "--base-image", "registry.test:5444/ci/base@sha256:" + "b" * 64,
+        "--lock", str(lock), "--output-dir", str(context),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert (context / "bundle" / "svc-sample.json").read_bytes() == (
+        bundle / "svc-sample.json"
+    ).read_bytes()
+    containerfile = (context / "Containerfile").read_text()
+    assert "EXPOSE 8000" in containerfile
+    assert 'CMD ["/opt/svc/venv/bin/python", "server.py", "0.0.0.0", "8000"]' in containerfile
+    plan = json.loads((context / "delivery-plan.json").read_text())
+    assert plan["run"]["port"] == 8000
+    assert plan["run"]["stdio"] is False
+    target = json.loads((context / "target.json").read_text())
+    assert target["labels"]["io.svcc.interface"] == "sample"
+
+    base = tmp_path / "base"
+    done = run_svcc(
+        "compile", str(SHAPES_REPO), "--target", "k8s", "--interface", "sample",
+        "--select", SHAPES_SELECT, "--image", "registry.test:5443/team/pages@sha256:" + "a" * 64,
+        "--inputs-sha256", "b" * 64, "--output-dir", str(base),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert (base / "service.yaml").exists()
+    deployment = yaml.safe_load((base / "deployment.yaml").read_text())
+    container = deployment["spec"]["template"]["spec"]["containers"][0]
+    assert container["readinessProbe"]["httpGet"]["path"] == "/health"
+    assert deployment["metadata"]["labels"]["app.kubernetes.io/component"] == "sample"
+
+
+def test_a_wrapper_names_a_servable_target(tmp_path: Path) -> None:
+    done = run_svcc(
+        "compile", str(EXAMPLE), "--target", "k8s", "--interface", "ir",
+        "--image", "registry.test:5443/team/pages@sha256:" + "a" * 64,
+        "--inputs-sha256", "b" * 64, "--output-dir", str(tmp_path / "o"),
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "'ir' is not a target that writes a service" in done.stderr
+    assert "\n" not in done.stderr.strip()
+    assert not (tmp_path / "o").exists()

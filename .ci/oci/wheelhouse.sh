@@ -26,10 +26,13 @@ for arch in x86_64:amd64 aarch64:arm64; do
     --platform "manylinux_2_17_${arch%:*}" --platform "manylinux2014_${arch%:*}" \
     --platform "manylinux_2_28_${arch%:*}" "${server[@]}"
 done
+# an application dependency with compiled wheels, for `svcc lock` and examples/ship.sh offline
+"${PIP[@]}" -d "$W/app" --python-version 3.11 --implementation cp --abi cp311 \
+  --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 "numpy==2.2.6"
 mapfile -t plugin < <(python3 - "$ROOT" <<'PY'
 import sys, tomllib
 print("\n".join(tomllib.load(open(f"{sys.argv[1]}/pyproject.toml", "rb"))["project"]["dependencies"]))
 PY
 )
 "${PIP[@]}" -d "$W/plugin" "${plugin[@]}" setuptools wheel
-echo "wheelhouse: $(ls "$W/amd64" | wc -l) amd64, $(ls "$W/arm64" | wc -l) arm64, $(ls "$W/plugin" | wc -l) plugin wheels"
+echo "wheelhouse: $(ls "$W/amd64" | wc -l) amd64, $(ls "$W/arm64" | wc -l) arm64, $(ls "$W/app" | wc -l) app, $(ls "$W/plugin" | wc -l) plugin wheels"

@@ -1,31 +1,38 @@
 """Assembling a service bundle: source layout, runtime copy, analysis documents, manifest.
 
-Every bundle (REST, MCP; direct or governed) is the same skeleton around its own server
-file, so the rules live here once: the source keeps its exact bytes (a ``.py`` file is
-copied as read, so its encoding declaration stays true; a notebook's converted module is
-written as UTF-8 and the notebook's original bytes are kept under ``original/``), a dotted
-module name becomes packages under ``source/``, the runtime modules are copied byte for
-byte from ``svcc.runtime`` into ``svc_runtime/``, and the manifest hashes every other file.
+Every bundle (REST, MCP; a file or a repository; direct or governed) is the same skeleton
+around its own server file, so the rules live here once: the source keeps its exact bytes (a
+``.py`` file is copied as read, so its encoding declaration stays true; a notebook's
+converted module is written as UTF-8 and the notebook's original bytes are kept under
+``original/``), a dotted module name becomes packages under ``source/``, the runtime modules
+are copied byte for byte from ``svcc.runtime`` into ``svc_runtime/``, and the manifest hashes
+every other file. What a repository bundle adds (``ctx.repository``): ``source/`` holds the
+import closure of the selected capabilities under their module paths (namespace packages
+stay marker-free), the IR document holds every selected module, and the manifest carries
+``"bundle_kind": "repository"``, the declared modules, namespace and top-level packages and
+the provenance.
 """
 
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-from svcc.backends._common.governed import governed_files
+from svcc.backends._common.governed import governed_files, repository_governed_files
 from svcc.backends._common.governed_oci import governed_oci_files
 from svcc.backends._common.runtime_copy import runtime_files
-from svcc.compiler.policy import execution_mode
+from svcc.backends._common.schema import LoweringError
+from svcc.compiler.policy import ExecutionPolicy, execution_mode
 from svcc.compiler.policy_v2 import OciExecution
-from svcc.compiler.target import BundleSpec, EmitContext, FileTree
+from svcc.compiler.target import BundleSpec, EmitContext, FileTree, RepositoryLayout
 from svcc.ir.canonical import canonical_json, digest_bytes
 from svcc.ir.model import ModuleIR
-from svcc.ir.serde import ir_to_json
+from svcc.ir.serde import ir_to_json, unstructure
 
 from svcc import __version__
 
 IR_FILE: Final = "capability-ir.json"
 READINESS_FILE: Final = "readiness.json"
+REPOSITORY_IR_SCHEMA: Final = "svc.repository-ir/v1"
 
 
 def pretty_json(value: object) -> bytes:
@@ -109,7 +116,10 @@ def assemble(
     kind: BundleSpec, ir: ModuleIR, ctx: EmitContext, interface_files: Mapping[str, bytes]
 ) -> FileTree:
     """The whole bundle: shared skeleton, the interface's own files, governed files when
-    ``ctx.execution`` is set, and the manifest over all of them."""
+    ``ctx.execution`` is set, and the manifest over all of them; a repository's layout when
+    ``ctx.repository`` is set."""
+    if ctx.repository is not None:
+        return _assemble_repository(kind, ctx.repository, ctx, interface_files)
     module_path, files = source_files(ir, ctx)
     files |= analysis_files(ir, ctx)
     files |= runtime_files(kind.runtime_modules)
@@ -130,3 +140,77 @@ def assemble(
         interface=kind.interface,
         execution=execution_mode(ctx.execution),
     )
+
+
+def merge_documents(into: dict[str, Any], part: Mapping[str, Any], what: str) -> None:
+    """Merge one module's named definitions into a repository's, refusing a name two
+    selected modules define differently."""
+    for key, value in part.items():
+        if key in into and into[key] != value:
+            raise LoweringError(
+                f"{what} {key!r} is defined differently by two selected modules; "
+                "select capabilities of one of them"
+            )
+        into[key] = value
+
+
+def _repository_ir(layout: RepositoryLayout) -> bytes:
+    capabilities = [unstructure(c) for ir in layout.modules for c in ir.capabilities]
+    return canonical_json(
+        {
+            "schema": REPOSITORY_IR_SCHEMA,
+            "capabilities": sorted(capabilities, key=lambda c: c["id"]),
+            "modules": [unstructure(ir) for ir in layout.modules],
+        }
+    )
+
+
+def _assemble_repository(
+    kind: BundleSpec,
+    layout: RepositoryLayout,
+    ctx: EmitContext,
+    interface_files: Mapping[str, bytes],
+) -> FileTree:
+    names = [c.name for ir in layout.modules for c in ir.capabilities]
+    if len(set(names)) != len(names):
+        raise LoweringError("two selected capabilities have the same name")
+    files: dict[str, bytes] = {s.bundle_path: s.data for s in layout.sources}
+    files[IR_FILE] = _repository_ir(layout)
+    files[READINESS_FILE] = canonical_json(dict(layout.readiness))
+    files |= runtime_files((*kind.runtime_modules, "repository"))
+    if ctx.execution is not None:
+        files |= runtime_files(kind.governed_runtime_modules, with_init=False)
+    files |= requirement_files(kind.server_requirements, ctx)
+    files |= interface_files
+    repository = {
+        "modules": {s.module: s.bundle_path for s in layout.sources},
+        "namespace_packages": list(layout.namespaces),
+        "packages": list(layout.packages),
+    }
+    if isinstance(ctx.execution, ExecutionPolicy):
+        paths = {s.module: s.bundle_path for s in layout.sources}
+        files |= repository_governed_files(
+            layout.modules, paths, layout.name, ctx.execution, files, repository
+        )
+    capabilities = sorted(
+        ({"id": c.id, "name": c.name} for ir in layout.modules for c in ir.capabilities),
+        key=lambda c: c["id"],
+    )
+    manifest = {
+        "schema": kind.manifest_schema,
+        "bundle_kind": "repository",
+        "generator": {"name": "svcc", "version": __version__},
+        "interface": kind.interface,
+        "module": layout.name,
+        "execution": execution_mode(ctx.execution),
+        "capabilities": capabilities,
+        "repository": {
+            **repository,
+            "original_paths": {s.bundle_path: s.path for s in layout.sources},
+        },
+        "provenance": dict(layout.provenance),
+        "ir_digest": digest_bytes(files[IR_FILE]),
+        "readiness_digest": digest_bytes(files[READINESS_FILE]),
+        "files": {path: digest_bytes(data) for path, data in sorted(files.items())},
+    }
+    return FileTree.of({**files, kind.manifest: canonical_json(manifest)})

@@ -74,3 +74,38 @@ def governed_files(
     out |= runtime_files(GOVERNED_MODULES, package="svcc.runtime.governed", into=GOVERNED_PACKAGE)
     out |= runtime_files(WIRE_MODULES)
     return out
+
+
+def repository_governed_files(  # noqa: PLR0917 (one call site, every argument named there)
+    modules: "tuple[ModuleIR, ...]",
+    sources_by_module: Mapping[str, str],
+    name: str,
+    policy: ExecutionPolicy,
+    files: Mapping[str, bytes],
+    repository: Mapping[str, Any],
+) -> dict[str, bytes]:
+    """A repository bundle's governed files: one plan per capability binding its module,
+    function, module file, every declared source file and the policy; the worker imports
+    through the same closed set as a direct server."""
+    policy_bytes = canonical_json(policy.to_json())
+    sources = declared_sources(files)
+    out = {"execution/policy.json": policy_bytes}
+    for ir in modules:
+        for cap in ir.capabilities:
+            plan = {
+                "schema": PLAN_SCHEMA,
+                "capability": cap.id,
+                "module": ir.module,
+                "function": cap.qualname,
+                "repository": dict(repository),
+                "source": source_binding(sources_by_module[ir.module], sources),
+                "policy_digest": digest_bytes(policy_bytes),
+                "call": call_shape(cap),
+            }
+            out[f"execution/plans/{cap.name}.json"] = canonical_json(plan)
+    out["execution/worker.py"] = render(
+        "svcc.backends._common", "worker.py.jinja", module=name, version=__version__
+    )
+    out |= runtime_files(GOVERNED_MODULES, package="svcc.runtime.governed", into=GOVERNED_PACKAGE)
+    out |= runtime_files(WIRE_MODULES)
+    return out

@@ -2,19 +2,22 @@
 
 ``svcc compile REPO --target k8s --image REG/NS/IMG@sha256:… --inputs-sha256 HEX`` (or
 ``--push-result FILE``, the ``svc.oci-push-result/v1`` document of ``svc-oci push``) writes
-``kustomization.yaml`` and one file per object; ``kubectl apply -k DIR`` deploys it. The
-capabilities come from the IR (their ids' digest labels every object); the image is taken by
-digest only, never by tag, so what runs is exactly what was verified at publication.
+``kustomization.yaml`` and one file per object; ``kubectl apply -k DIR`` deploys it. It wraps
+a servable target (``--interface``, a :class:`~svcc.compiler.target.Wrapper`): that target's
+declaration says whether the image listens on a port (a Service, probes, an autoscaler) or
+speaks on stdio. The capabilities come from the IR (their ids' digest labels every object);
+the image is taken by digest only, never by tag, so what runs is exactly what was verified
+at publication.
 """
 
-from collections.abc import Sequence
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 import attrs
 from attrs import field, frozen
 from svcc.backends.k8s._manifests import Interface, Resources, Workload
 from svcc.backends.k8s._options import workload_of
-from svcc.compiler.target import BundleSpec, EmitContext, FileTree
+from svcc.compiler.errors import UsageError
+from svcc.compiler.target import BundleSpec, EmitContext, File, FileTree
 from svcc.ir.model import ModuleIR
 
 
@@ -40,13 +43,16 @@ class K8sTarget:
         default=None,
         metadata=_opt("the image's inputs digest (the build result's inputs_sha256)", "HEX"),
     )
-    push_result: str | None = field(
+    push_result: File | None = field(
         default=None,
         metadata=_opt("a svc.oci-push-result/v1 file: image and inputs digest from it", "FILE"),
     )
-    interface: Literal["rest", "mcp"] = field(
+    interface: str = field(
         default="rest",
-        metadata=_opt("what the image serves: rest, or mcp (streamable HTTP at /mcp)"),
+        metadata=_opt(
+            "the servable target the image runs (rest, mcp, ...): a port or stdio, as it declares",
+            "TARGET",
+        ),
     )
     app_name: str | None = field(
         default=None, metadata=_opt("object names (default: the image's last path part)", "NAME")
@@ -71,14 +77,22 @@ class K8sTarget:
         metadata=_opt("mount a 64Mi in-memory /tmp for functions that write temporary files"),
     )
 
-    def emit(self, ir: ModuleIR, ctx: EmitContext) -> FileTree:  # noqa: ARG002 (the IR is all it needs)
-        return self.base_for([c.id for c in ir.capabilities])
+    def wrapped_target(self) -> str:
+        return self.interface
 
-    def base_for(self, capability_ids: Sequence[str]) -> FileTree:
-        """The base for these capabilities (a module's, or a repository's selection)."""
+    def emit(self, ir: ModuleIR, ctx: EmitContext) -> FileTree:
+        """The base for the capabilities the bundle serves (a module's, or a repository's
+        selection), run as the wrapped target declares (``ctx.served``)."""
         from svcc.backends.k8s._yaml import render_base
 
-        workload = workload_of(attrs.asdict(self), capability_ids=capability_ids)
+        if ctx.served is None:
+            raise UsageError("the k8s target wraps a servable bundle: emit it through the driver")
+        options = {f.name: getattr(self, f.name) for f in attrs.fields(K8sTarget)}
+        workload = workload_of(
+            options,
+            capability_ids=[c.id for c in ir.capabilities],
+            listens=ctx.served.listens_in_image,
+        )
         return FileTree.of(render_base(workload))
 
 

@@ -6,7 +6,7 @@ non-root 65532, a read-only root file system, no capabilities, the runtime's def
 profile, no service-account token, and egress denied.
 """
 
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 from attrs import frozen
 
@@ -21,9 +21,9 @@ GRACE_SECONDS: Final = 30
 # (enough to select by), annotations the whole digest.
 LABEL_DIGEST_CHARS: Final = 32
 
-Interface = Literal["rest", "mcp"]
-# Both interfaces serve HTTP on PORT (an MCP image: streamable HTTP at /mcp), with GET
-# /health for the probes and GET /metrics for a Prometheus scrape.
+Interface = str  # a servable target's name: the component label
+# A server that listens serves HTTP on PORT (an MCP image: streamable HTTP at /mcp), with
+# GET /health for the probes and GET /metrics for a Prometheus scrape.
 AUTH_DIR: Final = "/etc/svc/auth"
 AUTH_KEY: Final = "tokens"
 # 0400: the kubelet adds group read for the pod's fsGroup (the server's group) on a
@@ -47,6 +47,9 @@ class Workload:
     namespace: str | None
     image: str
     interface: Interface
+    # Whether the bundle listens on a port in the image (``BundleSpec.image_serve``); else
+    # it speaks on stdin/stdout.
+    listens: bool
     replicas: int
     max_replicas: int
     capabilities_sha256: str
@@ -101,7 +104,7 @@ def environment(w: Workload) -> list[dict[str, Any]]:
     env: list[dict[str, Any]] = []
     if w.auth_secret is not None:
         env.append({"name": "SVC_AUTH_TOKENS_FILE", "value": f"{AUTH_DIR}/{AUTH_KEY}"})
-    if w.interface == "mcp":
+    if w.interface == "mcp" and w.listens:
         env.append(
             {
                 "name": "POD_NAMESPACE",
@@ -140,11 +143,16 @@ def container(w: Workload) -> dict[str, Any]:
     env = environment(w)
     if env:
         c["env"] = env
-    c["ports"] = [{"name": "http", "containerPort": PORT, "protocol": "TCP"}]
-    c["startupProbe"] = _probe("/health", period=2, failures=30)
-    c["readinessProbe"] = _probe("/health", period=5, failures=2)
-    c["livenessProbe"] = _probe("/health", period=10, failures=3)
-    c["lifecycle"] = {"preStop": {"sleep": {"seconds": PRE_STOP_SECONDS}}}
+    if w.listens:
+        c["ports"] = [{"name": "http", "containerPort": PORT, "protocol": "TCP"}]
+        c["startupProbe"] = _probe("/health", period=2, failures=30)
+        c["readinessProbe"] = _probe("/health", period=5, failures=2)
+        c["livenessProbe"] = _probe("/health", period=10, failures=3)
+        c["lifecycle"] = {"preStop": {"sleep": {"seconds": PRE_STOP_SECONDS}}}
+    else:
+        # a stdio server speaks JSON-RPC on stdin/stdout: keep stdin open for `kubectl attach -i`.
+        c["stdin"] = True
+        c["tty"] = False
     c["resources"] = {
         "requests": {"cpu": w.resources.cpu_request, "memory": w.resources.memory_request},
         "limits": {"cpu": w.resources.cpu_limit, "memory": w.resources.memory_limit},
@@ -214,7 +222,10 @@ def deployment(w: Workload) -> dict[str, Any]:
             "template": {
                 "metadata": {
                     "labels": labels(w),
-                    "annotations": {**annotations(w), **scrape_annotations()},
+                    "annotations": {
+                        **annotations(w),
+                        **(scrape_annotations() if w.listens else {}),
+                    },
                 },
                 "spec": pod,
             },
@@ -267,8 +278,10 @@ def disruption_budget(w: Workload) -> dict[str, Any]:
 
 
 def network_policy(w: Workload) -> dict[str, Any]:
-    """Ingress only to the HTTP port; egress denied."""
-    ingress: list[dict[str, Any]] = [{"ports": [{"port": PORT, "protocol": "TCP"}]}]
+    """Ingress only to the HTTP port (REST) or none at all (MCP); egress denied."""
+    ingress: list[dict[str, Any]] = []
+    if w.listens:
+        ingress.append({"ports": [{"port": PORT, "protocol": "TCP"}]})
     return {
         "apiVersion": "networking.k8s.io/v1",
         "kind": "NetworkPolicy",
@@ -283,11 +296,13 @@ def network_policy(w: Workload) -> dict[str, Any]:
 
 
 def resources_of(w: Workload) -> dict[str, dict[str, Any]]:
-    """File name → object: the same for REST and MCP (an MCP server is stateless streamable
-    HTTP, so any replica answers any request and the autoscaler may add or remove pods)."""
+    """File name → object. A server that listens (REST; MCP over stateless streamable HTTP,
+    where any replica answers any request) gets a Service and an autoscaler; one on stdio
+    has no port, so neither."""
     out = {"deployment.yaml": deployment(w)}
-    out["service.yaml"] = service(w)
-    out["hpa.yaml"] = autoscaler(w)
+    if w.listens:
+        out["service.yaml"] = service(w)
+        out["hpa.yaml"] = autoscaler(w)
     out["pdb.yaml"] = disruption_budget(w)
     out["networkpolicy.yaml"] = network_policy(w)
     return out

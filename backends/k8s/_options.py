@@ -8,11 +8,11 @@ they name (RFC 1035 labels for a Service, RFC 1123 labels for a namespace).
 import json
 import re
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, Final
 
 from svcc.backends.k8s._manifests import Resources, Workload
 from svcc.compiler.errors import InputError, UsageError
+from svcc.compiler.target import File
 from svcc.ir.canonical import canonical_json, digest_bytes
 
 PUSH_RESULT_SCHEMA: Final = "svc.oci-push-result/v1"
@@ -41,16 +41,14 @@ def check_image(ref: str) -> str:
     return ref
 
 
-def read_push_result(path: str) -> tuple[str, str]:
+def read_push_result(file: File) -> tuple[str, str]:
     """``(digest_reference, inputs_sha256)`` of a published ``svc.oci-push-result/v1``."""
-    file = Path(path)
+    path = file.path
+    if len(file.data) > MAX_PUSH_RESULT_BYTES:
+        raise InputError(f"{path}: over {MAX_PUSH_RESULT_BYTES} bytes: not a push result")
     try:
-        if file.stat().st_size > MAX_PUSH_RESULT_BYTES:
-            raise InputError(f"{path}: over {MAX_PUSH_RESULT_BYTES} bytes: not a push result")
-        doc = json.loads(file.read_bytes())
-    except FileNotFoundError:
-        raise InputError(f"{path}: file not found") from None
-    except (OSError, ValueError) as exc:
+        doc = json.loads(file.data)
+    except ValueError as exc:
         raise InputError(f"{path}: not a JSON push result ({exc})") from None
     if isinstance(doc, dict) and isinstance(doc.get("result"), dict):
         doc = doc["result"]  # the svc.extension/v1 response around it
@@ -86,7 +84,9 @@ def capabilities_digest(capability_ids: Sequence[str]) -> str:
     return digest_bytes(canonical_json(sorted(capability_ids))).removeprefix("sha256:")
 
 
-def workload_of(options: dict[str, Any], *, capability_ids: Sequence[str]) -> Workload:
+def workload_of(
+    options: dict[str, Any], *, capability_ids: Sequence[str], listens: bool
+) -> Workload:
     image, inputs = options["image"], options["inputs_sha256"]
     if options["push_result"] is not None:
         if image is not None or inputs is not None:
@@ -120,6 +120,7 @@ def workload_of(options: dict[str, Any], *, capability_ids: Sequence[str]) -> Wo
         namespace=None if namespace is None else _label(namespace, "--namespace", _LABEL_1123),
         image=image,
         interface=options["interface"],
+        listens=listens,
         replicas=replicas,
         max_replicas=maximum,
         capabilities_sha256=capabilities_digest(capability_ids),

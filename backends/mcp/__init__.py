@@ -6,13 +6,14 @@ come from the same request-schema lowering, so a tool's ``inputSchema`` is the R
 request schema of the same capability.
 """
 
-from typing import ClassVar, Final
+from typing import Any, ClassVar, Final
 
 from attrs import frozen
 from svcc.backends._common.bundle import assemble, pretty_json
+from svcc.backends._common.schema import LoweringError
 from svcc.backends.mcp._tools import TOOLS_SCHEMA, tools_document
 from svcc.backends.templates import render
-from svcc.compiler.target import BundleSpec, EmitContext, FileTree
+from svcc.compiler.target import BundleSpec, EmitContext, FileTree, RepositoryLayout
 from svcc.ir.model import ModuleIR
 
 from svcc import __version__
@@ -20,6 +21,12 @@ from svcc import __version__
 BUNDLE: Final = BundleSpec(
     glue="server.py",
     serve=("server.py",),
+    # an image serves streamable HTTP on its port (DESIGN §13); stdio by explicit command
+    image_serve=(
+        *("-u", "server.py", "--transport", "streamable-http"),
+        *("--host", "{host}", "--port", "{port}"),
+    ),
+    interface_document="mcp-tools.json",
     # The glue and the server's own top-level modules: a user module by one of these names
     # would shadow them inside the bundle.
     reserved_modules=frozenset(
@@ -64,6 +71,19 @@ def server_module(governed: bool) -> str:
     return "mcp_governed" if governed else "mcp"
 
 
+def repository_tools(layout: RepositoryLayout) -> dict[str, Any]:
+    """One tool list over the selected modules, a tool name taken twice refused."""
+    out: list[Any] = []
+    seen: set[str] = set()
+    for ir in layout.modules:
+        for tool in tools_document(ir)["tools"]:
+            if tool["name"] in seen:
+                raise LoweringError(f"two capabilities would be the MCP tool {tool['name']!r}")
+            seen.add(tool["name"])
+            out.append(tool)
+    return {"schema": TOOLS_SCHEMA, "tools": sorted(out, key=lambda t: t["name"])}
+
+
 @frozen
 class McpTarget:
     name: ClassVar[str] = "mcp"
@@ -74,12 +94,14 @@ class McpTarget:
     )
 
     def emit(self, ir: ModuleIR, ctx: EmitContext) -> FileTree:
+        layout = ctx.repository
+        document = tools_document(ir) if layout is None else repository_tools(layout)
         return assemble(
             BUNDLE,
             ir,
             ctx,
             {
-                "mcp-tools.json": pretty_json(tools_document(ir)),
+                BUNDLE.interface_document: pretty_json(document),
                 "server.py": render(
                     __name__,
                     "server.py.jinja",

@@ -1,13 +1,14 @@
 """The ``oci`` target: a deterministic image build context around a direct repository bundle.
 
-``svcc compile REPO --target oci --interface rest|mcp --base-image REF@sha256:... --platform
-linux/amd64|linux/arm64 --lock LOCK``. The REST or MCP bundle is emitted first, then wrapped
-(``context.build_context``); no engine and no network are involved. The lock is checked here
-against the bundle's requirements (each locked at an accepted version); the full closure
-needs the wheels and is checked when the svc-oci extension builds.
+``svcc compile REPO --target oci --interface TARGET --base-image REF@sha256:... --platform
+linux/amd64|linux/arm64 --lock LOCK``. The driver emits the servable target's bundle first,
+then this target wraps it (``context.build_context``), running it as the target declares
+(``BundleSpec.image_serve``: a port or stdio); no engine and no network are involved. The
+lock (read by the driver: a ``File`` option) is checked here against the bundle's
+requirements (each locked at an accepted version); the full closure needs the wheels and is
+checked when the svc-oci extension builds.
 """
 
-from pathlib import Path
 from typing import ClassVar, Literal
 
 from attrs import field, frozen
@@ -21,7 +22,7 @@ from svcc.compiler.images.resolve import (
     marker_environment,
     parse_requirement_lines,
 )
-from svcc.compiler.target import BundleSpec, EmitContext, FileTree
+from svcc.compiler.target import BundleSpec, EmitContext, File, FileTree
 from svcc.ir.model import ModuleIR
 
 BASE_PYTHON = "3.11"  # the marker environment the lock is checked in (the base's Python)
@@ -39,16 +40,15 @@ def check_lock_roots(bundle: BundleInput, lock: WheelLock, platform: str) -> Non
     )
 
 
-def read_lock(path: str) -> WheelLock:
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise ImageInputError("lock_invalid", f"{path}: {exc.strerror}") from None
-    return parse_lock(data, path)
+def read_lock(lock: File) -> WheelLock:
+    return parse_lock(lock.data, lock.path)
 
 
 @frozen
 class OciTarget:
+    """Wraps the bundle of any servable target (``--interface``) through the protocol
+    (:class:`~svcc.compiler.target.Wrapper`): the driver emits that bundle first."""
+
     name: ClassVar[str] = "oci"
     supports_execution_policy: ClassVar[bool] = False
     # writes a build context, not a servable bundle (`svcc serve` does not run it)
@@ -58,13 +58,16 @@ class OciTarget:
         "repository bundle"
     )
 
-    interface: Literal["rest", "mcp"] = field(
-        metadata={"help": "the bundle inside the image", "metavar": "rest|mcp"}
+    interface: str = field(
+        metadata={
+            "help": "the servable target whose bundle the image runs (rest, mcp, ...)",
+            "metavar": "TARGET",
+        }
     )
     base_image: str = field(
         metadata={"help": "base image pinned by digest (REF@sha256:...)", "metavar": "REF"}
     )
-    lock: str = field(
+    lock: File = field(
         metadata={"help": "wheel lock: name==version --hash=sha256:HEX per line", "metavar": "LOCK"}
     )
     platform: Literal["linux/amd64", "linux/arm64"] = field(
@@ -75,19 +78,26 @@ class OciTarget:
         metadata={"help": "time of org.opencontainers.image.created", "metavar": "SECONDS"},
     )
 
-    def emit(self, ir: ModuleIR, ctx: EmitContext) -> FileTree:
-        from svcc.backends.mcp import McpTarget
-        from svcc.backends.rest import RestTarget
+    def wrapped_target(self) -> str:
+        return self.interface
 
-        inner = RestTarget() if self.interface == "rest" else McpTarget()
-        return self.wrap(bundle_from_tree(inner.emit(ir, ctx)))
+    def emit(self, ir: ModuleIR, ctx: EmitContext) -> FileTree:  # noqa: ARG002 (the bundle holds it)
+        if ctx.bundle is None or ctx.served is None:
+            raise ImageInputError(
+                "bundle_invalid", "the oci target wraps a bundle: emit it through the driver"
+            )
+        return self.wrap(bundle_from_tree(ctx.bundle), ctx.served)
 
-    def wrap(self, bundle: BundleInput) -> FileTree:
-        """The context for an already generated bundle (what the extension calls)."""
+    def wrap(self, bundle: BundleInput, served: BundleSpec | None = None) -> FileTree:
+        """The context for a validated bundle (in memory, or read from disk by the svc-oci
+        extension) of the servable target ``served`` declares (default: ``--interface``'s,
+        from the registry)."""
+        if served is None:
+            from svcc.compiler.registry import servable_target
+
+            served = servable_target(self.interface, self.name)[1]
         if not self.base_image:
             raise ImageInputError("base_not_pinned", "--base-image is required (REF@sha256:...)")
-        if not self.lock:
-            raise ImageInputError("lock_invalid", "--lock is required")
         if bundle.interface != self.interface:
             raise ImageInputError(
                 "bundle_invalid",
@@ -98,6 +108,7 @@ class OciTarget:
         check_lock_roots(bundle, lock, self.platform)
         return build_context(
             bundle,
+            served,
             base=base,
             platform=self.platform,
             lock=lock,

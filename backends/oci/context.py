@@ -14,48 +14,22 @@ from svcc.backends.templates import render
 from svcc.compiler.images.bundle_input import BundleInput
 from svcc.compiler.images.lockfile import WheelLock, render_lock
 from svcc.compiler.images.reference import ImageReference
-from svcc.compiler.target import FileTree
+from svcc.compiler.target import BundleSpec, FileTree
 from svcc.ir.canonical import canonical_json, digest_bytes
 
 from svcc import __version__
 
 USER: Final = "65532:65532"
 PORT: Final = 8000
-INTERFACE_FILES: Final = {"rest": "openapi.json", "mcp": "mcp-tools.json"}
+PYTHON: Final = "/opt/svc/venv/bin/python"
 LABEL_INPUTS: Final = "io.svcc.inputs-sha256"
 LABEL_PLAN: Final = "io.svcc.delivery-plan-sha256"
 
 
-# What each interface's image runs by default: both listen on PORT (an MCP image serves
-# streamable HTTP at /mcp; `docker run -i IMAGE /opt/svc/venv/bin/python -u server.py`
-# still speaks stdio). The access log is the runtime's own, with request ids.
-COMMANDS: Final = {
-    "rest": (
-        "-m",
-        "uvicorn",
-        "app:app",
-        "--host",
-        "0.0.0.0",
-        "--port",
-        str(PORT),
-        "--no-access-log",
-    ),
-    "mcp": (
-        "-u",
-        "server.py",
-        "--transport",
-        "streamable-http",
-        "--host",
-        "0.0.0.0",
-        "--port",
-        str(PORT),
-    ),
-}
-STDIO_COMMAND: Final = ("/opt/svc/venv/bin/python", "-u", "server.py")
-
-
-def command(interface: str) -> list[str]:
-    return ["/opt/svc/venv/bin/python", *COMMANDS[interface]]
+def command(served: BundleSpec) -> list[str]:
+    """How the image runs the bundle: its declared image command, on every interface and
+    the image's port (a bundle that does not listen speaks on stdin/stdout)."""
+    return served.image_command(PYTHON, "0.0.0.0", PORT)  # every interface inside the image
 
 
 def created(source_date_epoch: int) -> str:
@@ -63,7 +37,7 @@ def created(source_date_epoch: int) -> str:
 
 
 def delivery_plan(
-    bundle: BundleInput, base: ImageReference, platform: str, lock: WheelLock
+    bundle: BundleInput, served: BundleSpec, base: ImageReference, platform: str, lock: WheelLock
 ) -> dict[str, Any]:
     """What the image will be, decided before any engine runs; its digest is a label."""
     manifest_bytes = bundle.tree.get(bundle.manifest_name)
@@ -86,18 +60,21 @@ def delivery_plan(
         "run": {
             "user": USER,
             "workdir": "/opt/svc/bundle",
-            "command": command(bundle.interface),
-            "port": PORT,
-            "stdio": False,
+            "command": command(served),
+            "port": PORT if served.listens_in_image else None,
+            "stdio": not served.listens_in_image,
         },
     }
 
 
-def labels(bundle: BundleInput, plan_digest: str, source_date_epoch: int) -> dict[str, str]:
+def labels(
+    bundle: BundleInput, served: BundleSpec, plan_digest: str, source_date_epoch: int
+) -> dict[str, str]:
     """DESIGN §9: enough for a registry to say what an image serves without pulling it.
     The inputs label depends on the staged wheels and is added by the builder."""
     tree = bundle.tree
-    interface_doc = tree.get(INTERFACE_FILES[bundle.interface]) or b""
+    document = served.interface_document
+    interface_doc = (tree.get(document) if document else None) or b""
     readiness = tree.get("readiness.json") or b""
     provenance = bundle.manifest.get("provenance") or {}
     out = {
@@ -120,25 +97,25 @@ def labels(bundle: BundleInput, plan_digest: str, source_date_epoch: int) -> dic
 
 def build_context(
     bundle: BundleInput,
+    served: BundleSpec,
     *,
     base: ImageReference,
     platform: str,
     lock: WheelLock,
     source_date_epoch: int = 0,
 ) -> FileTree:
-    plan = delivery_plan(bundle, base, platform, lock)
+    plan = delivery_plan(bundle, served, base, platform, lock)
     plan_bytes = pretty_json(plan)
     plan_digest = digest_bytes(plan_bytes)
-    label_map = labels(bundle, plan_digest, source_date_epoch)
+    label_map = labels(bundle, served, plan_digest, source_date_epoch)
     containerfile = render(
         __name__.rsplit(".", 1)[0],
         "Containerfile.jinja",
         version=__version__,
         base_image=str(base),
         platform=platform,
-        interface=bundle.interface,
-        port=PORT,
-        command=json.dumps(command(bundle.interface)),
+        command=json.dumps(command(served)),
+        port=PORT if served.listens_in_image else None,
         labels=[(k, json.dumps(v)) for k, v in label_map.items()],
     )
     target = {

@@ -28,7 +28,7 @@ from svcc.backends.templates import render
 from svcc.compiler.images.errors import ImageInputError
 from svcc.compiler.images.lockfile import render_lock
 from svcc.compiler.images.reference import parse_reference
-from svcc.compiler.target import BundleSpec, EmitContext, FileTree
+from svcc.compiler.target import BundleSpec, EmitContext, File, FileTree
 from svcc.ir.canonical import canonical_json, digest_bytes
 from svcc.ir.model import ModuleIR
 from svcc.runtime.wire import PROTOCOL_LABEL, WORKER_PROTOCOL
@@ -64,7 +64,7 @@ class RuntimeImageTarget:
     platform: Literal["linux/amd64", "linux/arm64"] = field(
         default="linux/amd64", metadata={"help": "target platform", "metavar": "OS/ARCH"}
     )
-    lock: str | None = field(
+    lock: File | None = field(
         default=None,
         metadata={
             "help": "wheel lock of the declared dependencies: name==version "
@@ -78,19 +78,20 @@ class RuntimeImageTarget:
             raise ImageInputError("base_not_pinned", "--base-image is required (REF@sha256:...)")
         base = parse_reference(self.base_image, what="base image", require_digest=True)
         lock = None
-        if ctx.requirements and not self.lock:
+        if ctx.requirements and self.lock is None:
             raise ImageInputError(
                 "lock_invalid",
                 "the declared dependencies are installed from hash-checked wheels: give --lock",
             )
-        if self.lock:
+        if self.lock is not None:
             wheels = read_lock(self.lock).wheels
             locked = {w.name for w in wheels}
             for line in ctx.requirements:
                 name = canonicalize_name(Requirement(line).name)
                 if name not in locked:
                     raise ImageInputError(
-                        "lock_invalid", f"{self.lock}: the declared dependency {name} is not locked"
+                        "lock_invalid",
+                        f"{self.lock.path}: the declared dependency {name} is not locked",
                     )
             lock = render_lock(wheels)
         worker = worker_files()

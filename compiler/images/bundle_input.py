@@ -1,7 +1,8 @@
 """Reading a direct repository bundle as image input: validated, never loaded.
 
-Only the manifest (``svc-rest.json`` / ``svc-mcp.json``) and the files it declares are read,
-each opened without following symlinks and checked against its declared sha256. The bundle
+Only the manifest (a servable target's: ``svc-rest.json``, ``svc-mcp.json``, ...) and the
+files it declares are read, each opened without following symlinks and checked against its
+declared sha256. The bundle
 must be a direct repository bundle (``"bundle_kind": "repository"``, ``execution.mode``
 ``direct``). Undeclared files are refused, except the kinds the build ignores by rule
 (version-control data, environment and key files, other build files), which are skipped.
@@ -19,7 +20,14 @@ from svcc.compiler.images.errors import ImageInputError
 from svcc.compiler.target import FileTree, FileTreeError
 from svcc.ir.canonical import digest_bytes
 
-MANIFESTS: Final = {"svc-rest.json": "rest", "svc-mcp.json": "mcp"}
+
+def manifests() -> dict[str, str]:
+    """Manifest file name → interface, over every servable target (the registry's)."""
+    from svcc.compiler.registry import bundle_manifests
+
+    return bundle_manifests()
+
+
 MAX_FILES: Final = 4096
 MAX_TOTAL_BYTES: Final = 64 * 1024 * 1024
 MAX_MANIFEST_BYTES: Final = 1024 * 1024
@@ -85,7 +93,7 @@ def check_manifest(name: str, manifest: Mapping[str, Any]) -> None:
             or any(p in ("", ".", "..") for p in parts)
         ):
             raise bad(f"{name}: declared path {path!r} escapes the bundle or is not canonical")
-        if path in MANIFESTS:
+        if path in manifests():
             raise bad(f"{name}: declares a manifest name {path!r} as a file")
 
 
@@ -118,6 +126,7 @@ def _read_regular(root_fd: int, path: str) -> bytes:
 
 
 def _undeclared(root: Path, declared: set[str]) -> None:
+    names = manifests()
     for dirpath, dirnames, filenames in os.walk(root):
         rel = os.path.relpath(dirpath, root)
         prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
@@ -126,7 +135,7 @@ def _undeclared(root: Path, declared: set[str]) -> None:
             d for d in dirnames if os.path.islink(os.path.join(dirpath, d))
         ]:
             path = prefix + name
-            if path in declared or path in MANIFESTS or _ignored(name):
+            if path in declared or path in names or _ignored(name):
                 continue
             raise bad(f"{path}: not declared in the bundle manifest (refused, not copied)")
 
@@ -138,9 +147,10 @@ def read_bundle(path: Path) -> BundleInput:
     except OSError as exc:
         raise bad(f"{path}: not a bundle directory ({exc.strerror})") from None
     try:
-        found = [n for n in MANIFESTS if os.path.lexists(os.path.join(path, n))]
+        known = manifests()
+        found = [n for n in known if os.path.lexists(os.path.join(path, n))]
         if len(found) != 1:
-            raise bad(f"{path}: expected exactly one of {', '.join(MANIFESTS)}")
+            raise bad(f"{path}: expected exactly one of {', '.join(known)}")
         name = found[0]
         raw = _read_regular(root_fd, name)
         if len(raw) > MAX_MANIFEST_BYTES:
@@ -169,12 +179,13 @@ def read_bundle(path: Path) -> BundleInput:
         tree = FileTree.of(files)
     except FileTreeError as exc:
         raise bad(str(exc)) from None
-    return BundleInput(name, manifest, MANIFESTS[name], tree)
+    return BundleInput(name, manifest, known[name], tree)
 
 
 def bundle_from_tree(tree: FileTree) -> BundleInput:
     """The same checks on a bundle still in memory (``svcc compile --target oci``)."""
-    found = [n for n in MANIFESTS if tree.get(n) is not None]
+    known = manifests()
+    found = [n for n in known if tree.get(n) is not None]
     if len(found) != 1:
         raise bad("the bundle has no single manifest")
     name = found[0]
@@ -186,4 +197,4 @@ def bundle_from_tree(tree: FileTree) -> BundleInput:
         data = tree.get(rel)
         if data is None or digest_bytes(data) != digest:
             raise bad(f"{rel}: missing or differs from its manifest digest")
-    return BundleInput(name, manifest, MANIFESTS[name], tree)
+    return BundleInput(name, manifest, known[name], tree)

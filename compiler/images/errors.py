@@ -7,7 +7,8 @@ from typing import Final
 
 from svcc.compiler.errors import InputError
 
-# code -> what it means (docs/oci.md lists the same table; tests/test_oci_units.py checks it)
+# code -> what it means (docs/oci.md lists each with its cause and what to do about it;
+# tests/test_oci_inputs.py checks that every code has both)
 CODES: Final[dict[str, str]] = {
     "lock_invalid": "the wheel lock is not one `name==version --hash=sha256:HEX` per line",
     "lock_mismatch": "the lock is not the resolved server + application dependency set",
@@ -25,7 +26,8 @@ CODES: Final[dict[str, str]] = {
     "plugin_invalid": "a plugin wheel or its install inputs are refused",
     "plugin_hash_mismatch": "the plugin wheel's sha256 differs from --sha256",
     "plugin_not_enabled": "no enabled version of the named plugin",
-    "plugin_failed": "the plugin failed (the CLI shows nothing more)",
+    "plugin_failed": "the plugin broke the protocol; the CLI's first word for its failures",
+    "internal_error": "a bug in the extension (only the exception's type is said)",
     # push (svc.oci-push/v1)
     "credentials_refused": "the credentials file is not one auths entry with only auth",
     "engine_unsupported": "the engine's API is older than 1.46, or it allows insecure registries",

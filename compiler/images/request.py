@@ -12,7 +12,6 @@ from attrs import asdict, frozen
 from svcc.compiler.images.errors import ImageInputError
 
 SCHEMA: Final = "svc.oci-build/v1"
-INTERFACES: Final = ("rest", "mcp")
 PLATFORMS: Final = ("linux/amd64", "linux/arm64")
 TIMEOUT_DEFAULT: Final = 300_000
 TIMEOUT_MAX: Final = 540_000
@@ -134,8 +133,11 @@ def parse_build_request(obj: object) -> BuildRequest:
         timeout_ms=_integer(obj, "timeout_ms", TIMEOUT_DEFAULT, TIMEOUT_MAX),
         max_log_bytes=_integer(obj, "max_log_bytes", LOG_DEFAULT, LOG_MAX),
     )
-    if request.interface not in INTERFACES:
-        raise _bad(f"interface: must be one of {', '.join(INTERFACES)}")
+    from svcc.compiler.registry import servable_targets
+
+    interfaces = servable_targets()  # any servable target's bundle can be an image
+    if request.interface not in interfaces:
+        raise _bad(f"interface: must be one of {', '.join(interfaces)}")
     if request.platform not in PLATFORMS:
         raise _bad(f"platform: must be one of {', '.join(PLATFORMS)}")
     return request

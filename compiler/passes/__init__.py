@@ -1,1 +1,3 @@
-"""Named passes over the IR, one per module; ``compiler.driver`` runs readiness, then select."""
+"""Named passes over the IR: every module runs ``pipeline.PASSES`` (verify, readiness) on
+every path (a file, a notebook, a repository's modules), then one selection runs over every
+module's assessments (``select``)."""

@@ -1,9 +1,13 @@
-"""The selection pass: ``--select`` and generate rules 2-3 of the specification.
+"""The selection pass: ``--select``, an exposure policy, and generate rules 2-3 of the
+specification, one function for a file and a repository.
 
-Without ``--select`` every capability must be eligible. With it, each entry (a name or a
-full id) must exist (else exit 2) and be eligible (else exit 1 with its reason codes);
-selecting a ready function excludes unrelated ones but never overrides the selected
-function's own uncertainty. Output: the IR restricted to the selection.
+Without a selection every capability must be eligible. With one, each entry (a function
+name, a dotted ``module.function`` or a full id) must exist (else exit 2, every unknown
+entry named) and be eligible (else exit 1 with its reason codes); selecting a ready function
+excludes unrelated ones but never overrides the selected function's own uncertainty. An
+exposure policy adds every ready capability (``include_all_ready``) and takes some out
+(``exclude``). A single file is a one-module repository here: its capabilities are also
+reachable by their plain names.
 """
 
 import difflib
@@ -14,10 +18,10 @@ import attrs
 from svcc.compiler.diagnostics import Diagnostic, where
 from svcc.compiler.errors import IneligibleError, UsageError
 from svcc.compiler.passes.readiness import Assessment, ReadinessReport
-from svcc.ir.index import module_index
-from svcc.ir.model import ModuleIR
+from svcc.ir.model import Capability, ModuleIR
 
-SHOWN_NAMES = 20  # of the module's functions, when a selection names one it lacks
+SHOWN_NAMES = 20  # of the functions there are, when a selection names one that is not
+Entry = tuple[ModuleIR, Capability, Assessment]
 
 
 def parse_selection(text: str | None) -> tuple[str, ...] | None:
@@ -35,58 +39,85 @@ def describe_reason(reason: Diagnostic) -> str:
     return f"{reason.code}{at}: {reason.message}"
 
 
-def describe_blocking(assessment: Assessment) -> str:
+def describe_blocking(assessment: Assessment, name: str | None = None) -> str:
     """``area is conditional (SVC-R001 line 3: decorated function; SVC-R007 line 10: ...)``."""
     reasons = "; ".join(describe_reason(r) for r in assessment.blocking())
-    return f"{assessment.name} is {assessment.klass} ({reasons})"
+    return f"{name or assessment.name} is {assessment.klass} ({reasons})"
+
+
+def select(
+    entries: Sequence[Entry],
+    selection: Sequence[str] | None,
+    *,
+    where: str,
+    exclude: Sequence[str] = (),
+    include_all_ready: bool = False,
+    plain_names: bool = False,
+) -> list[tuple[ModuleIR, Capability]]:
+    """The selected capabilities, in the entries' order. ``where`` starts every message
+    (the file's path; ``the repository`` for a tree). A capability is found by its id or
+    ``module.name``; with ``plain_names`` (a single file) by its name too, and named so."""
+    single = plain_names
+    by_key: dict[str, Entry] = {}
+    for entry in entries:
+        ir, cap, _ = entry
+        for key in (cap.id, f"{ir.module}.{cap.name}", *((cap.name,) if single else ())):
+            by_key.setdefault(key, entry)
+    shown = [c.name if single else f"{ir.module}.{c.name}" for ir, c, _ in entries]
+    chosen: dict[str, Entry] = {}
+    if selection is None and not include_all_ready:
+        chosen = {cap.id: (ir, cap, a) for ir, cap, a in entries}
+        if not chosen:
+            raise IneligibleError(f"{where}: no public module-level functions to expose")
+    unknown = []
+    for item in selection or ():
+        if item not in by_key:
+            close = difflib.get_close_matches(item, shown, n=1)
+            unknown.append(f"{item!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+            continue
+        chosen.setdefault(by_key[item][1].id, by_key[item])
+    if unknown:
+        known = ", ".join(shown[:SHOWN_NAMES]) or "none"
+        if len(shown) > SHOWN_NAMES:
+            known += f" and {len(shown) - SHOWN_NAMES} more"
+        whose = "the module's" if single else "its"
+        raise UsageError(
+            f"{where}: unknown selection {', '.join(unknown)}; {whose} functions are: {known}"
+        )
+    if include_all_ready:
+        for ir, cap, assessment in entries:
+            if assessment.can_generate_interface:
+                chosen.setdefault(cap.id, (ir, cap, assessment))
+    for item in exclude:
+        chosen.pop(item, None)
+    if not chosen:
+        raise IneligibleError(f"{where}: no capability is selected")
+    blocked = [(ir, cap, a) for ir, cap, a in chosen.values() if not a.can_generate_interface]
+    if blocked:
+        reasons = list(dict.fromkeys(r for _, _, a in blocked for r in a.blocking()))
+        raise IneligibleError(
+            f"{where}: cannot generate: "
+            + "; ".join(
+                describe_blocking(a, cap.name if single else f"{ir.module}.{cap.name}")
+                for ir, cap, a in blocked
+            ),
+            reasons,
+        )
+    order = {cap.id: index for index, (_, cap, _) in enumerate(entries)}
+    return [(ir, cap) for ir, cap, _ in sorted(chosen.values(), key=lambda e: order[e[1].id])]
 
 
 class SelectPass:
+    """Selection over one module: the IR restricted to what is selected."""
+
     name: ClassVar[str] = "select"
 
     def run(
         self, ir: ModuleIR, report: ReadinessReport, selection: Sequence[str] | None, path: str
     ) -> ModuleIR:
-        if selection is None:
-            chosen = list(ir.capabilities)
-            if not chosen:
-                raise IneligibleError(f"{path}: no public module-level functions to expose")
-        else:
-            chosen = []
-            chosen_ids: set[str] = set()
-            by_name = module_index(ir).capabilities
-            unknown = []
-            names = [c.name for c in ir.capabilities]
-            for item in selection:
-                cap = by_name.get(item)
-                if cap is None:
-                    close = difflib.get_close_matches(item, names, n=1)
-                    hint = f" (did you mean {close[0]!r}?)" if close else ""
-                    unknown.append(f"{item!r}{hint}")
-                elif cap.id not in chosen_ids:
-                    chosen_ids.add(cap.id)
-                    chosen.append(cap)
-            if unknown:
-                known = ", ".join(names[:SHOWN_NAMES]) or "none"
-                if len(names) > SHOWN_NAMES:
-                    known += f" and {len(names) - SHOWN_NAMES} more"
-                raise UsageError(
-                    f"{path}: unknown selection {', '.join(unknown)}; the module's functions "
-                    f"are: {known}"
-                )
         assessments = {a.capability_id: a for a in report.assessments}
-        blocked: list[Assessment] = []
-        for cap in chosen:
-            assessment = assessments.get(cap.id)
-            assert assessment is not None
-            if not assessment.can_generate_interface:
-                blocked.append(assessment)
-        if blocked:
-            reasons = list(dict.fromkeys(r for a in blocked for r in a.blocking()))
-            raise IneligibleError(
-                f"{path}: cannot generate: " + "; ".join(map(describe_blocking, blocked)),
-                reasons,
-            )
-        if tuple(chosen) == ir.capabilities:
+        entries = [(ir, cap, assessments[cap.id]) for cap in ir.capabilities]
+        chosen = tuple(cap for _, cap in select(entries, selection, where=path, plain_names=True))
+        if chosen == ir.capabilities:
             return ir  # the same object: what was derived from it (its JSON) is reused
-        return attrs.evolve(ir, capabilities=tuple(chosen))
+        return attrs.evolve(ir, capabilities=chosen)

@@ -18,11 +18,13 @@ from attrs import frozen
 
 
 class Exceeded(Exception):
-    """``what`` is ``"timeout"`` or the name of the stream over its budget."""
+    """``what`` is ``"timeout"`` or the name of the stream over its budget; ``partial`` is
+    what the child wrote before (stdout then stderr, each within its budget), for a log."""
 
-    def __init__(self, what: str) -> None:
+    def __init__(self, what: str, partial: bytes = b"") -> None:
         super().__init__(what)
         self.what = what
+        self.partial = partial
 
 
 @frozen
@@ -71,7 +73,7 @@ def run_bounded(
         while sel.get_map():
             left = deadline - time.monotonic()
             if left <= 0:
-                raise Exceeded("timeout")
+                raise Exceeded("timeout", bytes(out + err))
             for key, _ in sel.select(left):
                 what, buf = key.data
                 chunk = os.read(key.fd, 65536)
@@ -80,7 +82,7 @@ def run_bounded(
                     continue
                 buf += chunk
                 if shared_budget and len(out) + len(err) > max_stdout:
-                    raise Exceeded("output")
+                    raise Exceeded("output", bytes(out + err)[:max_stdout])
                 if not shared_budget and len(buf) > (
                     max_stdout if what == "stdout" else max_stderr
                 ):
@@ -88,7 +90,7 @@ def run_bounded(
         try:
             status = proc.wait(max(deadline - time.monotonic(), 0.001))
         except subprocess.TimeoutExpired:
-            raise Exceeded("timeout") from None
+            raise Exceeded("timeout", bytes(out + err)) from None
     finally:
         sel.close()
         if proc.poll() is None:

@@ -1,15 +1,18 @@
-"""``svc plugins install|list|enable|disable|run``: the argparse side, kept out of cli.py.
+"""``svc plugins fetch|install|list|enable|disable|run``: the argparse side, kept out of cli.py.
 
-``run`` redacts every failure of the extension to ``plugin_failed`` on the command line (the
-Python API, ``invoke.run``, keeps the code and detail); refusals by the core itself (a
-missing or mismatched grant, a bad request) are the core's own and keep their code.
+``run`` reports every failure of the extension as ``plugin_failed`` (exit 1) followed by the
+extension's stable code and its one-line, credential-free message, so a person can act on it;
+``--log-file`` keeps the engine's output. Refusals by the core itself (a missing or mismatched
+grant, a bad request) are the core's own and keep their code (exit 2).
 """
 
 import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
+
+MAX_DETAIL: Final = 1000  # the extension bounds its own reasons; this bounds the line
 
 
 def add_parser(sub: "argparse._SubParsersAction[Any]") -> None:
@@ -23,6 +26,19 @@ def add_parser(sub: "argparse._SubParsersAction[Any]") -> None:
             help="where extensions live (default $XDG_DATA_HOME/svcc/plugins)",
         )
 
+    fetch = psub.add_parser(
+        "fetch",
+        help="build the extension's wheel and lock its dependencies (pip) for install",
+    )
+    fetch.add_argument("name", choices=("svc-oci",), help="the extension")
+    fetch.add_argument("--wheelhouse", required=True, metavar="DIR", help="where wheels are put")
+    fetch.add_argument("--output", required=True, metavar="LOCK", help="the dependency lock (new)")
+    fetch.add_argument(
+        "--source", metavar="DIR", help="the extension's source (default: the checkout's)"
+    )
+    from svcc.compiler.images.cli import _index_options
+
+    _index_options(fetch)
     install = psub.add_parser("install", help="install an extension wheel offline")
     install.add_argument("wheel", help="the extension's wheel")
     install.add_argument("--sha256", required=True, metavar="HEX", help="the wheel's sha256")
@@ -55,15 +71,32 @@ def add_parser(sub: "argparse._SubParsersAction[Any]") -> None:
     run.add_argument(
         "--timeout-ms", type=int, default=10_000, metavar="N", help="1 to 600000 (default 10000)"
     )
+    run.add_argument(
+        "--log-file",
+        metavar="PATH",
+        help="a new file (0600) for the engine's build or push output, credentials stripped",
+    )
     dir_option(run)
 
 
 def command(args: argparse.Namespace) -> int:
     from svcc.compiler.plugins import store
 
-    root = Path(args.plugins_dir) if args.plugins_dir else None
+    root = Path(args.plugins_dir) if getattr(args, "plugins_dir", None) else None
     sub = args.plugins_command
-    if sub == "install":
+    if sub == "fetch":
+        from svcc.compiler.images.cli import index_args
+        from svcc.compiler.plugins.fetch import fetch
+
+        fetched = fetch(
+            args.name,
+            wheelhouse=Path(args.wheelhouse),
+            output=Path(args.output),
+            source=Path(args.source) if args.source else None,
+            index=index_args(args),
+        )
+        _print(fetched.to_json())
+    elif sub == "install":
         done = store.install(
             Path(args.wheel),
             sha256=args.sha256,
@@ -91,12 +124,22 @@ def command(args: argparse.Namespace) -> int:
                 operator_policy=Path(args.operator_policy),
                 timeout_ms=args.timeout_ms,
                 plugins_dir=root,
+                log_file=Path(args.log_file) if args.log_file else None,
             )
-        except PluginFailure:
-            sys.stderr.write("svcc: error: plugin_failed\n")
+        except PluginFailure as exc:
+            sys.stderr.write(failure_line(exc.code, exc.detail))
             return 1
         _print(outcome.result)
     return 0
+
+
+def failure_line(code: str, detail: str) -> str:
+    """``plugin_failed`` (the specification's word for any failure inside the extension),
+    then the extension's stable code and its one-line message."""
+    text = " ".join(detail.split())
+    if len(text) > MAX_DETAIL:
+        text = text[: MAX_DETAIL - 1] + "…"
+    return f"svcc: error: plugin_failed: {code}: {text}\n"
 
 
 def _print(value: object) -> None:

@@ -15,12 +15,14 @@ from typing import Any, Final
 
 from attrs import frozen
 from svcc.compiler.images.errors import ImageInputError
+from svcc.compiler.images.plan import refuse_proposal
 from svcc.compiler.images.push_request import check_push_grant, parse_push_request
 from svcc.compiler.images.request import (
     PluginIdentity,
     check_build_grant,
     parse_build_request,
 )
+from svcc.compiler.plugins import logfile
 from svcc.compiler.plugins.bounded import Exceeded, run_bounded
 from svcc.compiler.plugins.store import active
 
@@ -33,18 +35,26 @@ TIMEOUT_MAX_MS: Final = 600_000
 
 
 class PluginFailure(Exception):
-    """The extension ran and failed (or broke the protocol); ``code`` and ``detail`` are for
-    the Python API only: the CLI shows ``plugin_failed``."""
+    """The extension ran and failed (or broke the protocol). The CLI shows ``plugin_failed``
+    followed by ``code`` and the one-line, secret-free ``detail``."""
 
-    def __init__(self, code: str, detail: str) -> None:
+    def __init__(self, code: str, detail: str, log: bytes = b"") -> None:
         super().__init__(f"{code}: {detail}")
         self.code = code
         self.detail = detail
+        self.log = log  # what the extension wrote to stderr before it was stopped
 
 
 @frozen
 class Outcome:
     result: dict[str, Any]
+
+
+def _log_budget(arguments: Any) -> int:
+    """What the extension's stderr may carry beyond its own lines: the engine's output,
+    bounded by the request's ``max_log_bytes`` (validated by the grant check)."""
+    value = arguments.get("max_log_bytes") if isinstance(arguments, dict) else None
+    return value if isinstance(value, int) and value > 0 else 1024 * 1024
 
 
 def _read_json(path: Path, what: str) -> Any:
@@ -80,7 +90,10 @@ def run(
     operator_policy: Path,
     timeout_ms: int = TIMEOUT_DEFAULT_MS,
     plugins_dir: Path | None = None,
+    log_file: Path | None = None,
 ) -> Outcome:
+    """Authorise, run, answer. ``log_file``: created new (0600) once authorised; it receives
+    the engine's output with every credential stripped, whatever the outcome."""
     if not 1 <= timeout_ms <= TIMEOUT_MAX_MS:
         raise ImageInputError("request_invalid", f"--timeout-ms must be 1 to {TIMEOUT_MAX_MS}")
     plugin = active(name, plugins_dir)
@@ -88,6 +101,7 @@ def run(
         raise ImageInputError("request_invalid", f"{plugin.name} has no operation {operation!r}")
     args = _read_json(arguments, "arguments")
     policy = _read_json(operator_policy, "operator policy")
+    refuse_proposal(policy, operator_policy)
     identity = PluginIdentity(
         name=plugin.name,
         version=plugin.version,
@@ -106,18 +120,30 @@ def run(
     ).encode()
     if len(request) > MAX_REQUEST:
         raise ImageInputError("request_invalid", "the request is over the size limit")
+    log_fd = logfile.create(log_file) if log_file is not None else None
+    stderr = b""
     try:
-        stdout, stderr, status = _spawn(plugin.python, plugin.module, request, timeout_ms)
+        stdout, stderr, status = _spawn(
+            plugin.python, plugin.module, request, timeout_ms, MAX_STDERR + _log_budget(args)
+        )
         return Outcome(_response(stdout, stderr, status))
     except PluginFailure as exc:
+        stderr = stderr or exc.log
+        secrets = logfile.secrets_of(args)
+        detail = logfile.scrub(exc.detail.encode(), secrets).decode("utf-8", "replace")
         if operation == "push" and exc.code in ("timeout", "plugin_failed"):
             # killed or broken without its own answer: the core cannot know whether the
             # upload had started, so it says what a started upload would say
-            raise PluginFailure("remote_state_unconfirmed", f"{exc.code}: {exc.detail}") from None
-        raise
+            raise PluginFailure("remote_state_unconfirmed", f"{exc.code}: {detail}") from None
+        raise PluginFailure(exc.code, detail) from None
+    finally:
+        if log_fd is not None:
+            logfile.write(log_fd, logfile.scrub(stderr, logfile.secrets_of(args)))
 
 
-def _spawn(python: Path, module: str, request: bytes, timeout_ms: int) -> tuple[bytes, bytes, int]:
+def _spawn(
+    python: Path, module: str, request: bytes, timeout_ms: int, max_stderr: int
+) -> tuple[bytes, bytes, int]:
     workdir = Path(tempfile.mkdtemp(prefix="svc-plugin-"))
     env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": str(workdir), "TMPDIR": str(workdir)}
     try:
@@ -128,14 +154,19 @@ def _spawn(python: Path, module: str, request: bytes, timeout_ms: int) -> tuple[
             timeout_ms=timeout_ms,
             stdin=request,
             max_stdout=MAX_STDOUT,
-            max_stderr=MAX_STDERR,
+            max_stderr=max_stderr,
         )
     except OSError as exc:
         raise PluginFailure("plugin_failed", f"cannot start: {exc.strerror}") from None
     except Exceeded as exc:
         if exc.what == "timeout":
-            raise PluginFailure("timeout", f"no response within {timeout_ms} ms") from None
-        raise PluginFailure("plugin_failed", f"{exc.what} over its bound") from None
+            raise PluginFailure(
+                "timeout",
+                f"no response within {timeout_ms} ms; raise --timeout-ms (at most "
+                f"{TIMEOUT_MAX_MS})",
+                exc.partial,
+            ) from None
+        raise PluginFailure("plugin_failed", f"{exc.what} over its bound", exc.partial) from None
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     return done.stdout, done.stderr, done.status

@@ -17,6 +17,18 @@ def respond(payload: dict[str, Any]) -> None:
 
 
 def main() -> int:
+    """Answer the request; then the engine's log (bounded, redacted) on stderr, which the
+    core keeps only in the log file the person asked for."""
+    from svc_oci import enginelog
+
+    try:
+        return _answer()
+    finally:
+        sys.stderr.buffer.write(enginelog.drain())
+        sys.stderr.flush()
+
+
+def _answer() -> int:
     from svcc.compiler.images.errors import ImageInputError
 
     from svc_oci.build import build

@@ -33,6 +33,7 @@ from svcc.compiler.images.resolve import (
     wheel_requires,
 )
 from svcc.compiler.plugins.wheels import locked_wheels
+from svcc.compiler.target import File
 from svcc.ir.canonical import canonical_json
 
 from svc_oci.engine import Engine
@@ -102,10 +103,10 @@ def build(arguments: Any) -> dict[str, Any]:
         marker_environment(request.platform, BASE_PYTHON),
     )
     target = OciTarget(
-        interface=request.interface,  # type: ignore[arg-type]
+        interface=request.interface,
         base_image=str(base),
         platform=request.platform,  # type: ignore[arg-type]
-        lock=str(lock_path),
+        lock=File.read(str(lock_path)),
     )
     tree = target.wrap(bundle)
     work = Path(tempfile.mkdtemp(prefix="svc-oci-"))

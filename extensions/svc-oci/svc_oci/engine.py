@@ -8,6 +8,7 @@ the engine then inspects, with the platform, user and labels asked for.
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,9 @@ from svcc.compiler.images.errors import ImageInputError
 from svcc.compiler.images.push_request import PushRequest
 from svcc.compiler.images.request import BuildRequest
 from svcc.compiler.plugins.bounded import Exceeded, run_bounded
+
+from svc_oci import enginelog
+from svc_oci.enginelog import FAILED_TAIL, build_reason, command_reason
 
 INSPECT_BUDGET = 4 * 1024 * 1024
 INSPECT_TIMEOUT_MS = 60_000
@@ -41,7 +45,19 @@ class Engine:
             "BUILDX_NO_DEFAULT_ATTESTATIONS": "1",
         }
 
-    def _run(self, argv: list[str], *, timeout_ms: int, budget: int) -> bytes:
+    def _run(
+        self,
+        argv: list[str],
+        *,
+        timeout_ms: int,
+        budget: int,
+        log: bool = False,
+        reason: Callable[[bytes, int], str] | None = None,
+    ) -> bytes:
+        """The client's stdout. ``log``: its whole (bounded, redacted) output is kept for the
+        log file; otherwise only a failure's tail is. ``reason``: the one-line message of a
+        failure, from the output (``enginelog.command_reason`` by default)."""
+        shown = " ".join([Path(self.request.engine.executable).name, *argv])
         try:
             done = run_bounded(
                 [self.request.engine.executable, *argv],
@@ -53,21 +69,27 @@ class Engine:
                 shared_budget=True,
             )
         except Exceeded as exc:
+            enginelog.record(shown, self.redact(exc.partial if log else exc.partial[-FAILED_TAIL:]))
             if exc.what == "timeout":
                 raise ImageInputError(
                     "timeout",
-                    f"the engine client did not finish within {timeout_ms} ms "
-                    "(daemon work may continue)",
+                    f"the engine client ({argv[0]}) did not finish within {timeout_ms} ms "
+                    "(daemon work may continue); raise timeout_ms, or see --log-file",
                 ) from None
             raise ImageInputError(
-                "log_budget_exceeded", f"the engine client wrote more than {budget} bytes"
+                "log_budget_exceeded",
+                f"the engine client ({argv[0]}) wrote more than {budget} bytes; raise "
+                "max_log_bytes (at most 16 MiB), or see --log-file",
             ) from None
+        output = self.redact(done.stdout + done.stderr)
         if done.status != 0:
-            # the tail goes to this process's stderr (bounded by the core), never the response
-            os.write(2, self.redact(done.stderr[-4096:]))
-            raise ImageInputError(
-                "engine_failed", f"the engine client exited with status {done.status}"
+            enginelog.record(shown, output if log else output[-FAILED_TAIL:])
+            why = (reason or (lambda out, status: command_reason(out, status, argv[0])))(
+                output, done.status
             )
+            raise ImageInputError("engine_failed", why)
+        if log:
+            enginelog.record(shown, output)
         return done.stdout
 
     def redact(self, text: bytes) -> bytes:
@@ -106,10 +128,13 @@ class Engine:
         else:
             argv = ["build", "-t", tag, *args]
         self.env["SOURCE_DATE_EPOCH"] = str(source_date_epoch)
+        base = getattr(self.request, "base_image", "")
         self._run(
             [*argv, str(context)],
             timeout_ms=self.request.timeout_ms,
             budget=self.request.max_log_bytes,
+            log=True,
+            reason=lambda out, status: build_reason(out, status, base),
         )
         try:
             image_id = iidfile.read_text().strip()

@@ -17,6 +17,7 @@ from svcc.compiler.images.push_request import PushRequest
 
 from svc_oci.credentials import Credentials
 from svc_oci.engine import Engine
+from svc_oci.enginelog import push_reason
 
 MIN_API: Final = (1, 46)
 # what an engine allows without configuration: loopback only
@@ -138,7 +139,9 @@ class PushEngine(Engine):
     def push(self, alias: str) -> None:
         """Upload through the engine; what it says it pushed is not used."""
         self._run(
-            ["push", "--quiet", alias],
+            ["push", alias],
             timeout_ms=self._budget_ms(self.push_request.timeout_ms),
             budget=self.push_request.max_log_bytes,
+            log=True,
+            reason=lambda out, status: push_reason(out, status, alias),
         )

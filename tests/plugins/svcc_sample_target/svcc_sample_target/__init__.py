@@ -5,6 +5,7 @@ manifest, the glue file, how ``svcc serve`` runs it and the module names it occu
 itself is not edited to add it; ``docs/adding-a-target.md`` walks through this file.
 """
 
+import hashlib
 import json
 from typing import ClassVar, Final, Literal
 
@@ -19,6 +20,7 @@ BUNDLE: Final = BundleSpec(
     glue="server.py",
     # Run from the bundle with the bundle's own interpreter; {host}/{port} from `svcc serve`.
     serve=("server.py", "{host}", "{port}"),
+    interface_document="CAPABILITIES.md",  # its digest labels an image of the bundle
     reserved_modules=frozenset({"server"}),
 )
 
@@ -80,17 +82,22 @@ class SampleTarget:
             else:
                 lines.append(f"- `{cap.name}({params})`: {summary}")
         page = ("\n".join(lines) + "\n").encode()
-        manifest = {
+        files = {"CAPABILITIES.md": page, BUNDLE.glue: SERVER.encode(), "requirements.txt": b""}
+        manifest: dict[str, object] = {
             "schema": BUNDLE.manifest_schema,
             "interface": BUNDLE.interface,
             "module": ir.module,
             "capabilities": [{"id": c.id, "name": c.name} for c in ir.capabilities],
         }
-        return FileTree.of(
-            {
-                "CAPABILITIES.md": page,
-                BUNDLE.glue: SERVER.encode(),
-                "requirements.txt": b"",
-                BUNDLE.manifest: (json.dumps(manifest, sort_keys=True, indent=2) + "\n").encode(),
+        if ctx.repository is not None:
+            # A repository (`svcc compile DIR --target sample`): `ir` is named for it and
+            # holds every selected capability (dotted names). What an image is built from
+            # (`--target oci --interface sample`) is a direct repository bundle whose
+            # manifest declares every file by digest.
+            manifest |= {
+                "bundle_kind": ctx.bundle_kind,
+                "execution": {"mode": "direct"},
+                "files": {p: "sha256:" + hashlib.sha256(d).hexdigest() for p, d in files.items()},
             }
-        )
+        files[BUNDLE.manifest] = (json.dumps(manifest, sort_keys=True, indent=2) + "\n").encode()
+        return FileTree.of(files)

@@ -1,0 +1,1 @@
+"""A small shop, served by svcc: see examples/ship.sh."""

@@ -1,0 +1,138 @@
+"""One program: ``svcc generate``, ``svcc compile FILE|DIR`` and the analysis service give the
+same verdicts and the same bundles for the same code, on every fixture.
+
+- Verdicts: every golden case (``tests/golden``) judged as a file (``svcc inspect FILE``), as
+  the analysis service judges an upload, and as a one-module repository (``svcc inspect
+  DIR``): the same class and the same reason codes for every function, or no verdict on all
+  paths. A notebook is not a module of a repository (the repository front end reads ``.py``
+  files), so it is compared between the file and the service only.
+- Bundles: every golden case whose functions are all eligible, generated (``svcc generate
+  rest``), compiled (``svcc compile --target rest``) and built by the analysis service for
+  its container: the same bytes. Every repository fixture (``tests/fixtures/repos``) through
+  ``svcc generate INTERFACE DIR`` and ``svcc compile DIR --target INTERFACE``: the same bytes,
+  or the same refusal.
+"""
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import ROOT, case_input, case_options, cases, run_svcc
+from svcc.compiler.driver import analyze_file
+from svcc.compiler.errors import SvccError
+from svcc.compiler.pipeline import compile_path
+from svcc.compiler.repository import analyze_repository
+from svcc.service.analysis import Unanalysable, analyse_upload, bundle_files
+
+CASES = cases()
+REPOS = sorted(p for p in (ROOT / "tests" / "fixtures" / "repos").iterdir() if p.is_dir())
+
+Verdicts = dict[str, tuple[str, tuple[str, ...]]] | None
+
+
+def _verdicts(assessments: Any) -> dict[str, tuple[str, tuple[str, ...]]]:
+    return {a.name: (a.klass, tuple(sorted({r.code for r in a.reasons}))) for a in assessments}
+
+
+def _module(case: str) -> str:
+    return f"m_{case}"  # what the service names an upload ``m_<case>.py``, and a repository
+
+
+def file_verdicts(case: str) -> Verdicts:
+    options = case_options(case)
+    analysis = analyze_file(
+        case_input(case),
+        module_name=_module(case),
+        python_version=options.get("python_version", "3.11"),
+    )
+    return None if analysis.readiness is None else _verdicts(analysis.readiness.assessments)
+
+
+def service_verdicts(case: str) -> Verdicts:
+    source = case_input(case)
+    try:
+        answer = analyse_upload(
+            source.read_bytes(),
+            _module(case) + source.suffix,
+            python_version=case_options(case).get("python_version", "3.11"),
+            encoding=None,
+            only=None,
+            ignore=[],
+        )
+    except Unanalysable:
+        return None
+    return {
+        a["name"]: (a["class"], tuple(sorted({r["code"] for r in a["reasons"]})))
+        for a in json.loads(answer)["readiness"]["assessments"]
+    }
+
+
+def repository_verdicts(case: str, tmp: Path) -> Verdicts:
+    shutil.copy(case_input(case), tmp / f"{_module(case)}.py")
+    analysis = analyze_repository(
+        tmp, python_version=case_options(case).get("python_version", "3.11"), strict=False
+    )
+    report = analysis.reports.get(_module(case))
+    return None if report is None else _verdicts(report.assessments)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_one_verdict_on_every_path(case: str, tmp_path: Path) -> None:
+    verdicts = file_verdicts(case)
+    assert service_verdicts(case) == verdicts
+    if case_input(case).suffix == ".py":
+        assert repository_verdicts(case, tmp_path) == verdicts
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+def _eligible(case: str) -> bool:
+    verdicts = file_verdicts(case)
+    return bool(verdicts) and all(klass == "eligible" for klass, _ in verdicts.values())
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if _eligible(c)])
+def test_one_bundle_on_every_path(case: str, tmp_path: Path) -> None:
+    source = tmp_path / f"{_module(case)}{case_input(case).suffix}"
+    shutil.copy(case_input(case), source)
+    compile_path(source, target="rest", output_dir=tmp_path / "compiled")
+    compile_path(source, target="rest", output_dir=tmp_path / "generated", servable_only=True)
+    compiled = _tree(tmp_path / "compiled")
+    assert compiled
+    assert _tree(tmp_path / "generated") == compiled
+    assert bundle_files(source, source.name) == compiled
+
+
+@pytest.mark.parametrize("interface", ["rest", "mcp"])
+@pytest.mark.parametrize("repo", REPOS, ids=lambda p: p.name)
+def test_generate_and_compile_agree_on_a_directory(
+    repo: Path, interface: str, tmp_path: Path
+) -> None:
+    generated = run_svcc(
+        "generate", interface, str(repo), "--output-dir", str(tmp_path / "g"), "--format", "json"
+    )
+    compiled = run_svcc(
+        "compile", str(repo), "--target", interface, "--output-dir", str(tmp_path / "c"),
+        "--format", "json",
+    )  # fmt: skip
+    assert generated.returncode == compiled.returncode
+    assert generated.stderr == compiled.stderr
+    if compiled.returncode == 0:
+        assert json.loads(compiled.stdout)["bundle_kind"] == "repository"
+        assert _tree(tmp_path / "g") == _tree(tmp_path / "c")
+    else:
+        assert compiled.stderr.count("\n") == 1  # one clear line
+        assert not (tmp_path / "g").exists()
+        assert not (tmp_path / "c").exists()
+
+
+def test_generate_refuses_a_directory_for_a_target_without_a_bundle(tmp_path: Path) -> None:
+    done = run_svcc("generate", "ir", str(REPOS[0]), "--output-dir", str(tmp_path / "o"))
+    assert done.returncode == 2
+    assert "target 'ir' writes no service bundle" in done.stderr
+    with pytest.raises(SvccError, match="cannot build a repository bundle"):
+        compile_path(REPOS[0], target="ir", output_dir=tmp_path / "p")
