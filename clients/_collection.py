@@ -18,6 +18,9 @@ from svcc.compiler.errors import UsageError
 
 DEFAULT_BASE_URL: Final = "http://127.0.0.1:8000"
 BASE_URL_VARIABLE: Final = "baseUrl"
+# The bearer token a server started with SVC_AUTH_TOKENS_FILE asks for (DESIGN §13): empty
+# by default (a server without tokens ignores the header); set it in the client.
+TOKEN_VARIABLE: Final = "token"
 HEALTH_ID: Final = "svc:health"
 MAX_URL_CHARS: Final = 2048
 MAX_COLLECTION_NAME: Final = 100

@@ -2,7 +2,8 @@
 
 Each renderer places the same requests (``GET /health`` first, then one POST per
 capability), the base URL as a variable named ``baseUrl`` (default in the file,
-overridable in the client), the JSON body as derived, and the format's own assertion that
+overridable in the client), the bearer token as the variable ``token`` (empty by default),
+the JSON body as derived, and the format's own assertion that
 the status is 200. JSON output is sorted-key-free but deterministic: dicts are built in a
 fixed order and dumped with two-space indentation and a trailing newline.
 """
@@ -12,7 +13,13 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from svcc.backends.templates import render as render_template
-from svcc.clients._collection import BASE_URL_VARIABLE, Collection, Request, stable_hex
+from svcc.clients._collection import (
+    BASE_URL_VARIABLE,
+    TOKEN_VARIABLE,
+    Collection,
+    Request,
+    stable_hex,
+)
 
 from svcc import __version__
 
@@ -79,7 +86,14 @@ def postman(collection: Collection) -> dict[str, bytes]:
             "schema": POSTMAN_SCHEMA,
         },
         "item": [_postman_item(r) for r in collection.requests],
-        "variable": [{"key": BASE_URL_VARIABLE, "value": collection.base_url, "type": "string"}],
+        "auth": {
+            "type": "bearer",
+            "bearer": [{"key": "token", "value": f"{{{{{TOKEN_VARIABLE}}}}}", "type": "string"}],
+        },
+        "variable": [
+            {"key": BASE_URL_VARIABLE, "value": collection.base_url, "type": "string"},
+            {"key": TOKEN_VARIABLE, "value": "", "type": "string"},
+        ],
     }
     return {"postman_collection.json": _json(document)}
 
@@ -104,7 +118,10 @@ def bruno(collection: Collection) -> dict[str, bytes]:
             note=NOTE,
         ),
         "environments/local.bru": render(
-            "environment.bru.jinja", variable=BASE_URL_VARIABLE, base_url=collection.base_url
+            "environment.bru.jinja",
+            variable=BASE_URL_VARIABLE,
+            base_url=collection.base_url,
+            token=TOKEN_VARIABLE,
         ),
     }
     for seq, request in enumerate(collection.requests, start=1):
@@ -113,6 +130,7 @@ def bruno(collection: Collection) -> dict[str, bytes]:
             request=request,
             seq=seq,
             variable=BASE_URL_VARIABLE,
+            token=TOKEN_VARIABLE,
             docs=_doc(request),
         )
     return files
@@ -141,8 +159,8 @@ def insomnia(collection: Collection) -> dict[str, bytes]:
             "_type": "environment",
             "parentId": workspace,
             "name": "Base Environment",
-            "data": {BASE_URL_VARIABLE: collection.base_url},
-            "dataPropertyOrder": {"&": [BASE_URL_VARIABLE]},
+            "data": {BASE_URL_VARIABLE: collection.base_url, TOKEN_VARIABLE: ""},
+            "dataPropertyOrder": {"&": [BASE_URL_VARIABLE, TOKEN_VARIABLE]},
             "color": None,
             "isPrivate": False,
             "metaSortKey": 1,
@@ -160,7 +178,7 @@ def insomnia(collection: Collection) -> dict[str, bytes]:
             "body": {},
             "headers": [],
             "parameters": [],
-            "authentication": {},
+            "authentication": {"type": "bearer", "token": f"{{{{ _.{TOKEN_VARIABLE} }}}}"},
             "metaSortKey": index,
             "isPrivate": False,
             "settingStoreCookies": True,
@@ -210,6 +228,7 @@ def http(collection: Collection) -> dict[str, bytes]:
             note=NOTE,
             variable=BASE_URL_VARIABLE,
             base_url=collection.base_url,
+            token=TOKEN_VARIABLE,
             requests=collection.requests,
             comments={r.key: _comment_lines(r) for r in collection.requests},
         )

@@ -220,6 +220,16 @@ def _serve_parser(sub: _Sub, _: "type[Target] | None") -> None:
     )
     serve.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
     serve.add_argument(
+        "--transport",
+        choices=("stdio", "streamable-http"),
+        help="MCP bundles: stdio (default) or streamable HTTP at /mcp on --host/--port",
+    )
+    serve.add_argument(
+        "--allowed-hosts",
+        metavar="NAMES",
+        help="MCP over HTTP: Host header values to accept besides loopback (comma-separated)",
+    )
+    serve.add_argument(
         "--cache-dir",
         metavar="DIR",
         help="where environments are kept (default $SVCC_CACHE_DIR or ~/.cache/svcc)",
@@ -506,6 +516,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         host=args.host,
         port=args.port,
         cache_dir=Path(args.cache_dir) if args.cache_dir else None,
+        transport=args.transport,
+        allowed_hosts=args.allowed_hosts,
     )
     return 0  # not reached: serve() becomes the server
 

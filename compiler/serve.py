@@ -161,17 +161,48 @@ def check_port_free(host: str, port: int) -> None:
             ) from None
 
 
-def serve(path: str | Path, *, host: str, port: int, cache_dir: Path | None = None) -> None:
+def transport_arguments(
+    bundle: Bundle, transport: str | None, host: str, port: int, allowed_hosts: str | None
+) -> tuple[bool, list[str]]:
+    """``(listens, extra arguments)``: an MCP bundle speaks stdio unless ``--transport
+    streamable-http`` asks for ``/mcp`` on ``--host``/``--port`` (DESIGN §13); a bundle that
+    already listens (REST) takes no transport."""
+    listens = bundle.spec.listens
+    if transport is None or (transport == "stdio" and not listens):
+        if allowed_hosts is not None:
+            raise InputError("--allowed-hosts: only with --transport streamable-http")
+        return listens, []
+    if listens or bundle.spec.interface != "mcp":
+        raise InputError(
+            f"--transport: the {bundle.target} bundle serves HTTP on --host/--port already; "
+            "--transport is for MCP bundles"
+        )
+    extra = ["--transport", transport, "--host", host, "--port", str(port)]
+    if allowed_hosts is not None:
+        extra += ["--allowed-hosts", allowed_hosts]
+    return True, extra
+
+
+def serve(
+    path: str | Path,
+    *,
+    host: str,
+    port: int,
+    cache_dir: Path | None = None,
+    transport: str | None = None,
+    allowed_hosts: str | None = None,
+) -> None:
     """Install (or reuse) the environment, then become the server. Does not return."""
     bundle = open_bundle(path)
     if not 0 < port < 65536:
         raise InputError(f"--port {port}: expected 1-65535")
-    if bundle.spec.listens:
+    listens, extra = transport_arguments(bundle, transport, host, port, allowed_hosts)
+    if listens:
         check_port_free(host, port)
     python = ensure_environment(bundle, cache_dir or default_cache_dir())
-    if bundle.spec.listens:
+    if listens:
         check_port_free(host, port)  # again: the install may have taken minutes
-    command = bundle.spec.serve_command(str(python), host, port)
+    command = [*bundle.spec.serve_command(str(python), host, port), *extra]
     os.chdir(bundle.path)
     sys.stdout.flush()
     sys.stderr.flush()

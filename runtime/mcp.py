@@ -231,6 +231,12 @@ async def _serve(server: Server[Any], wire: BinaryIO) -> None:
 
 
 def main(bundle: Path, tools_of: Tools = direct_tools) -> None:
+    from .mcp_http import parse_options, serve_http
+
+    options = parse_options(sys.argv[1:])
+    if options.transport == "streamable-http":  # the same server at /mcp (mcp_http)
+        serve_http(bundle, create_server, tools_of, options)
+        return
     wire = protect_protocol_stream()
     if not logging.getLogger().handlers:
         logging.basicConfig(stream=sys.stderr, level=logging.WARNING)

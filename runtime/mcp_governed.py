@@ -21,6 +21,7 @@ from .integrity import StartupError
 from .json_text import loads_int
 from .mcp import INTERNAL_ERROR, MANIFEST, Invoke, Tool, log, tool_error
 from .mcp import main as serve
+from .metrics_governed import observed_executor
 
 
 def governed_invoker(executor: Any, name: str) -> Invoke:
@@ -92,6 +93,7 @@ def governed_tools(
 
         executor = start_executor(bundle, manifest, ir)  # never imports the source
         errors = ((CallTimeout,), (CallBusy,))
+    executor = observed_executor(executor)  # worker starts, timeouts, limit kills
     return {
         c["name"]: GovernedTool(
             definitions[c["name"]],

@@ -34,6 +34,7 @@ from .calls import CallShape, import_source, resolve_capabilities
 from .conversion import attach_converters
 from .encoding import ResultNotJson, encode_result
 from .integrity import StartupError, load_document, load_manifest
+from .network import NetworkLayer, network_layer, uvicorn_host
 from .prevalidate import OFFLOAD_BYTES, Prevalidator
 from .validation import RequestInvalid, RequestValidator
 
@@ -234,6 +235,8 @@ class RestApp:
     def __init__(self, endpoints: dict[str, CapabilityEndpoint], framework: FastAPI) -> None:
         self._endpoints = endpoints
         self.framework = framework
+        # path -> capability name: what the network layer counts calls by
+        self.capabilities = {path: e._shape.name for path, e in endpoints.items()}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["method"] == "POST":
@@ -367,7 +370,13 @@ def build_app(
     return RestApp(endpoints, app)
 
 
-def create_app(bundle: Path) -> RestApp:
+def served(app: RestApp) -> NetworkLayer:
+    """The application behind the network layer: bearer tokens, ``/metrics``, request
+    ids and the access log (``network``), configured from the environment."""
+    return network_layer(app, capabilities=app.capabilities, host=uvicorn_host(), prefix="svc-rest")
+
+
+def create_app(bundle: Path) -> NetworkLayer:
     """Verify, import and build; any problem is a one-line StartupError."""
     manifest = load_manifest(bundle, MANIFEST, MANIFEST_SCHEMA)
     mode = manifest["execution"]["mode"]
@@ -375,4 +384,4 @@ def create_app(bundle: Path) -> RestApp:
         raise StartupError(f"{MANIFEST}: execution mode {mode!r} is not served by this module")
     ir = load_document(bundle, "capability-ir.json")
     invokers = _direct_invokers(bundle, manifest, ir)
-    return build_app(bundle, ir, invokers, max_body=_max_body())
+    return served(build_app(bundle, ir, invokers, max_body=_max_body()))

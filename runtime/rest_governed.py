@@ -19,6 +19,8 @@ from typing import Any
 
 from .calls import CallShape
 from .integrity import StartupError, load_document, load_manifest
+from .metrics_governed import observed_executor
+from .network import NetworkLayer
 from .prevalidate import Prevalidator
 from .rest import (
     INTERNAL_ERROR,
@@ -28,12 +30,12 @@ from .rest import (
     CapabilityEndpoint,
     Invoke,
     Receive,
-    RestApp,
     Send,
     build_app,
     error_body,
     log,
     respond,
+    served,
 )
 from .validation import RequestValidator
 
@@ -145,13 +147,14 @@ def _executor(
     return executor, errors, executor.close
 
 
-def create_app(bundle: Path) -> RestApp:
+def create_app(bundle: Path) -> NetworkLayer:
     """Verify, start the executor and build; any problem is a one-line StartupError."""
     manifest = load_manifest(bundle, MANIFEST, MANIFEST_SCHEMA)
     if manifest["execution"]["mode"] != "governed":
         raise StartupError(f"{MANIFEST}: not a governed bundle; run it with svc_runtime.rest")
     ir = load_document(bundle, "capability-ir.json")
     executor, errors, on_shutdown = _executor(bundle, manifest, ir)
+    executor = observed_executor(executor)  # worker starts, timeouts, limit kills
     invokers: dict[str, tuple[Invoke, CallShape]] = {
         c["name"]: (partial(executor.call, c["name"]), CallShape.from_ir(c))
         for c in ir["capabilities"]
@@ -165,4 +168,4 @@ def create_app(bundle: Path) -> RestApp:
     )
     if on_shutdown is not None:
         app.framework.router.on_shutdown.append(on_shutdown)
-    return app
+    return served(app)

@@ -127,3 +127,58 @@ def running_service(workspace: Path, *options: str, workers: int = 1) -> Iterato
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=30)
+
+
+@contextmanager
+def serving_mcp_http(
+    bundle: Path, env: dict[str, str] | None = None, *args: str
+) -> Iterator[Server]:
+    """The MCP bundle's own streamable HTTP server (``python server.py --transport
+    streamable-http``) on loopback until the block ends (stopped with SIGTERM)."""
+    port = free_port()
+    log = bundle.parent / f"{bundle.name}-mcp-{port}.log"
+    command = [
+        sys.executable,
+        "server.py",
+        "--transport",
+        "streamable-http",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        *args,
+    ]
+    with log.open("wb") as sink:
+        proc = subprocess.Popen(
+            command,
+            cwd=bundle,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, **(env or {})},
+        )
+    server = Server(proc, f"http://127.0.0.1:{port}", log)
+    try:
+        _wait_healthy(server)
+        yield server
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _wait_healthy(server: Server) -> None:
+    deadline = time.monotonic() + 30
+    while True:
+        if server.proc.poll() is not None:
+            raise AssertionError(f"server exited {server.proc.returncode}: {server.log_text()}")
+        try:
+            if httpx.get(server.url + "/health", timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        if time.monotonic() > deadline:
+            raise AssertionError(f"server did not start: {server.log_text()}")
+        time.sleep(0.05)

@@ -196,7 +196,10 @@ def test_bad_base_urls_are_refused(
 def test_base_url_with_a_path_prefix_is_kept(bundles: dict[str, Path], tmp_path: Path) -> None:
     export(bundles["shapes"], tmp_path / "o", "postman", "--base-url", "https://api.test/v1/")
     doc = json.loads((tmp_path / "o" / "postman_collection.json").read_text())
-    assert doc["variable"] == [{"key": "baseUrl", "value": "https://api.test/v1", "type": "string"}]
+    assert doc["variable"] == [
+        {"key": "baseUrl", "value": "https://api.test/v1", "type": "string"},
+        {"key": "token", "value": "", "type": "string"},
+    ]
 
 
 @pytest.mark.parametrize(

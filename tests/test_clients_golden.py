@@ -73,7 +73,7 @@ def test_insomnia_export_has_the_v4_structure(case: str) -> None:
     assert workspace["parentId"] is None
     assert workspace["scope"] == "collection"
     assert environment["parentId"] == workspace["_id"]
-    assert environment["data"] == {"baseUrl": "http://127.0.0.1:8000"}
+    assert environment["data"] == {"baseUrl": "http://127.0.0.1:8000", "token": ""}
     assert requests[0]["method"] == "GET"
     assert requests[0]["url"] == "{{ _.baseUrl }}/health"
     manifest_names = [r["name"] for r in requests[1:]]

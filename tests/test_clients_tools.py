@@ -187,3 +187,55 @@ def test_postman_collection_validates_against_the_v2_1_schema(live: Live) -> Non
     broken = path.parent.parent / f"{path.parent.name}-broken.json"
     broken.write_text(json.dumps(doc))
     assert _postman_schema_errors(broken) != []
+
+
+def test_each_tool_sends_the_token_variable(tmp_path: Path) -> None:
+    """A server started with ``SVC_AUTH_TOKENS_FILE``: every collection passes once its
+    ``token`` variable is set, and its capability calls are refused (401) until then."""
+    bundle = tmp_path / "bundle"
+    build_rest_bundle(SHAPES, bundle)
+    tokens = tmp_path / "tokens"
+    tokens.write_text("collection-token-1\n")
+    calls = len(json.loads((bundle / "svc-rest.json").read_text())["capabilities"])
+    with serving(bundle, env={"SVC_AUTH_TOKENS_FILE": str(tokens)}) as server:
+
+        def export(fmt: str) -> Path:
+            out = tmp_path / fmt
+            proc = run_svcc(
+                "clients", "export", "--bundle", str(bundle), "--format", fmt,
+                "--output-dir", str(out), "--base-url", server.url,
+            )  # fmt: skip
+            assert proc.returncode == 0, proc.stderr
+            return out
+
+        postman, bruno, http = export("postman"), export("bruno"), export("http")
+        for token in ([], ["collection-token-1"]):
+            newman_args = ["--env-var", f"token={token[0]}"] if token else []
+            report = tmp_path / "newman.json"
+            _run(
+                [str(npm_tool("newman")), "run", "postman_collection.json", *newman_args,
+                 "--reporters", "json", "--reporter-json-export", str(report)],
+                postman,
+            )  # fmt: skip
+            failed = json.loads(report.read_text())["run"]["stats"]["assertions"]["failed"]
+            bru_args = ["--env-var", f"token={token[0]}"] if token else []
+            bru_report = tmp_path / "bru.json"
+            _run(
+                [str(npm_tool("bru")), "run", "-r", "--env", "local", *bru_args,
+                 "--reporter-json", str(bru_report)],
+                bruno,
+            )  # fmt: skip
+            bru_results = json.loads(bru_report.read_text())[0]
+            bru_failed = bru_results["summary"]["failedAssertions"]
+            statuses = [
+                ((r.get("response") or {}).get("status"), r.get("error"))
+                for r in bru_results["results"]
+            ]
+            yac_args = ["--var", f"token={token[0]}"] if token else []
+            yac = _run(
+                [str(npm_tool("httpyac")), "send", "requests.http", "--all", "--json", *yac_args],
+                http,
+            )
+            yac_failed = json.loads(yac.stdout)["summary"]["failedTests"]
+            expected = 0 if token else calls  # GET /health is always open
+            assert (failed, bru_failed, yac_failed) == (expected, expected, expected), statuses

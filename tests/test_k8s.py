@@ -41,6 +41,14 @@ CASES: dict[str, dict[str, Any]] = {
         "app_name": "shapes-api",
     },
     "mcp": {"image": IMAGE, "inputs_sha256": INPUTS, "interface": "mcp"},
+    "mcp_auth": {
+        "image": IMAGE,
+        "inputs_sha256": INPUTS,
+        "interface": "mcp",
+        "auth_secret": "shapes-tokens",
+        "namespace": "agents",
+        "writable_tmp": True,
+    },
 }
 
 
@@ -123,17 +131,60 @@ def test_labels_carry_the_digests() -> None:
     assert not digest.startswith(labels["svcc.io/capabilities-sha256"])
 
 
-def test_mcp_has_no_service_and_says_so() -> None:
-    tree = dict(emit(**CASES["mcp"]))
-    assert "service.yaml" not in tree
-    assert "hpa.yaml" not in tree
-    assert b"no Service" in tree["kustomization.yaml"]
-    (server,) = objects(emit(**CASES["mcp"]))["deployment.yaml"]["spec"]["template"]["spec"][
-        "containers"
+def test_mcp_gets_a_service_probes_and_the_autoscaler_as_rest_does() -> None:
+    """An MCP image serves stateless streamable HTTP on 8000 (DESIGN §13)."""
+    mcp, rest = objects(emit(**CASES["mcp"])), objects(emit(**CASES["rest_defaults"]))
+    assert sorted(mcp) == sorted(rest)
+    assert mcp["service.yaml"]["spec"] == rest["service.yaml"]["spec"]
+    assert mcp["hpa.yaml"]["spec"] == rest["hpa.yaml"]["spec"]
+    assert mcp["networkpolicy.yaml"]["spec"]["ingress"] == [
+        {"ports": [{"port": 8000, "protocol": "TCP"}]}
     ]
-    assert server["stdin"] is True
-    assert "ports" not in server
-    assert "readinessProbe" not in server
+    (server,) = mcp["deployment.yaml"]["spec"]["template"]["spec"]["containers"]
+    (rest_server,) = rest["deployment.yaml"]["spec"]["template"]["spec"]["containers"]
+    for key in ("ports", "startupProbe", "readinessProbe", "livenessProbe", "lifecycle"):
+        assert server[key] == rest_server[key], key
+    assert server["readinessProbe"]["httpGet"] == {"path": "/health", "port": "http"}
+    assert "stdin" not in server
+    env = {e["name"]: e for e in server["env"]}
+    assert env["POD_NAMESPACE"]["valueFrom"] == {"fieldRef": {"fieldPath": "metadata.namespace"}}
+    assert env["SVC_MCP_ALLOWED_HOSTS"]["value"].split(",") == [
+        "shapes",
+        "shapes.$(POD_NAMESPACE)",
+        "shapes.$(POD_NAMESPACE).svc",
+        "shapes.$(POD_NAMESPACE).svc.cluster.local",
+    ]
+    assert "SVC_AUTH_TOKENS_FILE" not in env
+
+
+def test_scrape_annotations_on_every_pod() -> None:
+    for options in CASES.values():
+        template = objects(emit(**options))["deployment.yaml"]["spec"]["template"]
+        annotations = template["metadata"]["annotations"]
+        assert annotations["prometheus.io/scrape"] == "true"
+        assert annotations["prometheus.io/port"] == "8000"
+        assert annotations["prometheus.io/path"] == "/metrics"
+
+
+def test_auth_secret_is_the_tokens_file_read_only() -> None:
+    pod = objects(emit(**CASES["mcp_auth"]))["deployment.yaml"]["spec"]["template"]["spec"]
+    (server,) = pod["containers"]
+    assert {"name": "auth", "mountPath": "/etc/svc/auth", "readOnly": True} in server[
+        "volumeMounts"
+    ]
+    assert {"name": "tmp", "mountPath": "/tmp"} in server["volumeMounts"]
+    (auth,) = [v for v in pod["volumes"] if v["name"] == "auth"]
+    assert auth["secret"] == {
+        "secretName": "shapes-tokens",
+        "defaultMode": 0o400,
+        "items": [{"key": "tokens", "path": "tokens"}],
+    }
+    env = {e["name"]: e.get("value") for e in server["env"]}
+    assert env["SVC_AUTH_TOKENS_FILE"] == "/etc/svc/auth/tokens"
+    assert pod["securityContext"]["fsGroup"] == 65532  # the group the kubelet lets read it
+    rest = objects(emit(**CASES["rest_defaults"], auth_secret="api.tokens"))["deployment.yaml"]
+    (rest_server,) = rest["spec"]["template"]["spec"]["containers"]
+    assert rest_server["env"] == [{"name": "SVC_AUTH_TOKENS_FILE", "value": "/etc/svc/auth/tokens"}]
 
 
 def test_kustomization_lists_every_object() -> None:
@@ -183,6 +234,7 @@ def test_deterministic_across_hash_seeds() -> None:
         ({"image": IMAGE, "inputs_sha256": INPUTS, "namespace": "Shop_1"}, "--namespace"),
         ({"image": IMAGE, "inputs_sha256": INPUTS, "app_name": "9lives"}, "--app-name"),
         ({"image": IMAGE, "inputs_sha256": INPUTS, "memory_limit": "lots"}, "--memory-limit"),
+        ({"image": IMAGE, "inputs_sha256": INPUTS, "auth_secret": "Tokens!"}, "--auth-secret"),
         ({"push_result": "/nonexistent/push.json"}, "file not found"),
     ],
 )

@@ -26,11 +26,12 @@ BASE = "registry.test:5444/ci/base@sha256:" + "b" * 64
 PINS = {
     "rest": [
         "fastapi==0.115.0",
+        "prometheus-client==0.20.0",
         "pydantic==2.9.0",
         "swagger-ui-bundle-v2==5.31.0",
         "uvicorn==0.30.0",
     ],
-    "mcp": ["mcp==2.3.0", "pydantic==2.9.0"],
+    "mcp": ["mcp==2.3.0", "prometheus-client==0.20.0", "pydantic==2.9.0", "uvicorn==0.30.0"],
 }
 
 
@@ -75,7 +76,10 @@ def test_context_is_deterministic_and_options_show(tmp_path: Path) -> None:
     assert "--require-hashes" in containerfile
     assert f"FROM {BASE} AS dependencies" in containerfile
     assert "EXPOSE 8000" in containerfile
-    assert "EXPOSE" not in dict(context(tmp_path / "d", "mcp"))["Containerfile"].decode()
+    # an MCP image serves streamable HTTP on the same port (DESIGN §13)
+    mcp = dict(context(tmp_path / "d", "mcp"))["Containerfile"].decode()
+    assert "EXPOSE 8000" in mcp
+    assert '"server.py", "--transport", "streamable-http", "--host", "0.0.0.0"' in mcp
 
 
 def refused(tmp: Path, code: str, **options: object) -> str:

@@ -346,7 +346,9 @@ def test_mcp_image_over_stdio_with_the_official_client(
 ) -> None:
     build, result = mcp_build
     env = docker_env(stack, tmp_path)
-    command = [DOCKER, "run", "-i", "--rm", "--network", "none", result["image_id"]]
+    # stdio by an explicit command: the image's own serves streamable HTTP on 8000
+    stdio = ["/opt/svc/venv/bin/python", "-u", "server.py"]
+    command = [DOCKER, "run", "-i", "--rm", "--network", "none", result["image_id"], *stdio]
     client = McpBundle(tmp_path, env=env, command=command)
     try:
         names = sorted(t.name for t in client.list_tools().tools)
@@ -358,8 +360,66 @@ def test_mcp_image_over_stdio_with_the_official_client(
         client.close()
     image = inspect(stack, tmp_path, result["image_id"])
     assert image["Config"]["User"] == "65532:65532"
-    assert image["Config"]["Cmd"] == ["/opt/svc/venv/bin/python", "-u", "server.py"]
+    assert image["Config"]["Cmd"] == [
+        *stdio,
+        "--transport",
+        "streamable-http",
+        "--host",
+        "0.0.0.0",
+        "--port",
+        "8000",
+    ]
     assert build.request["interface"] == "mcp"
+
+
+MCP_HTTP_CALLER = """
+import asyncio, json, httpx2
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+async def main():
+    async with (
+        httpx2.AsyncClient(timeout=30) as http,
+        streamable_http_client("http://127.0.0.1:8000/mcp", http_client=http) as streams,
+        ClientSession(*streams) as session,
+    ):
+        await session.initialize()
+        tools = sorted(t.name for t in (await session.list_tools()).tools)
+        called = await session.call_tool(
+            "shapes.geometry.rectangle_area", {"rect": {"width": 2, "height": 3}}
+        )
+        print(json.dumps([tools, called.structured_content]))
+
+asyncio.run(main())
+"""
+
+
+def test_mcp_image_serves_streamable_http_on_8000_by_default(
+    stack: dict[str, Any], mcp_build: tuple[Build, dict[str, Any]], tmp_path: Path
+) -> None:
+    """The image's own command: the official client inside the container (no network)
+    reaches ``/mcp`` on loopback; ``/health`` answers for the probes."""
+    env = docker_env(stack, tmp_path)
+    cid = subprocess.run(
+        [DOCKER, "run", "-d", "--rm", "--network", "none", mcp_build[1]["image_id"]],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            done = exec_in(stack, tmp_path, cid, "/opt/svc/venv/bin/python", "-c", MCP_HTTP_CALLER)
+            if done.returncode == 0 or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        assert done.returncode == 0, done.stderr
+        tools, structured = json.loads(done.stdout)
+        assert tools == [f"shapes.geometry.{name}" for name in SHAPES]
+        assert structured == {"result": 6.0}
+    finally:
+        subprocess.run([DOCKER, "rm", "-f", cid], env=env, capture_output=True, check=False)
 
 
 # --- refusals -----------------------------------------------------------------------------

@@ -23,6 +23,8 @@ SHARED_REQUIREMENTS = (
     "swagger-ui-bundle-v2>=5.31,<6",
     "uvicorn[standard]>=0.30,<1",
     "mcp>=2.3,<3",
+    "prometheus-client>=0.20,<1",
+    "uvicorn>=0.30,<1",
 )
 
 
@@ -164,3 +166,53 @@ def test_serve_runs_an_mcp_bundle_over_stdio(tmp_path: Path, shared_cache: Path)
     installed = "installing the bundle's requirements" in (tmp_path / "stderr.log").read_text()
     assert installed != installed_before
     assert len(environments(shared_cache)) == 1  # the REST test's environment, or its own
+
+
+def test_serve_runs_an_mcp_bundle_over_streamable_http(tmp_path: Path, shared_cache: Path) -> None:
+    """``--transport streamable-http`` is passed on: the same tools at ``/mcp`` (DESIGN §13)."""
+    import asyncio
+
+    import httpx2
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    bundle = tmp_path / "bundle"
+    source = tmp_path / "tools.py"
+    source.write_text('def add(a: int, b: int) -> int:\n    """Add."""\n    return a + b\n')
+    generate(source, bundle, "--requirements", str(shared_requirements(tmp_path)), interface="mcp")
+    port = free_port()
+    proc = subprocess.Popen(
+        [
+            *(SVCC, "serve", str(bundle), "--transport", "streamable-http"),
+            *("--port", str(port), "--cache-dir", str(shared_cache)),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
+    )
+
+    async def scenario() -> object:
+        async with (
+            httpx2.AsyncClient(timeout=30) as http,
+            streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http) as streams,
+            ClientSession(*streams) as session,
+        ):
+            await session.initialize()
+            return (await session.call_tool("add", {"a": 20, "b": 22})).structured_content
+
+    try:
+        wait_healthy(proc, port, timeout=600)
+        assert asyncio.run(scenario()) == {"result": 42}
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=15)
+    assert len(environments(shared_cache)) == 1
+
+
+def test_serve_transport_is_for_mcp_bundles(tmp_path: Path) -> None:
+    bundle = tmp_path / "bundle"
+    generate(FIXTURES / "rules.py", bundle, "--requirements", str(shared_requirements(tmp_path)))
+    proc = run_svcc("serve", str(bundle), "--transport", "streamable-http")
+    assert proc.returncode == 2
+    assert "--transport is for MCP bundles" in proc.stderr

@@ -66,6 +66,12 @@ class K8sTarget:
     cpu_limit: str = field(default="1", metadata=_opt("CPU limit", "QUANTITY"))
     memory_request: str = field(default="128Mi", metadata=_opt("memory request", "QUANTITY"))
     memory_limit: str = field(default="512Mi", metadata=_opt("memory limit", "QUANTITY"))
+    auth_secret: str | None = field(
+        default=None,
+        metadata=_opt(
+            "a Secret whose key `tokens` is mounted read-only as the bearer tokens file", "NAME"
+        ),
+    )
     writable_tmp: bool = field(
         default=False,
         metadata=_opt("mount a 64Mi in-memory /tmp for functions that write temporary files"),

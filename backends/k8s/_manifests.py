@@ -22,6 +22,13 @@ GRACE_SECONDS: Final = 30
 LABEL_DIGEST_CHARS: Final = 32
 
 Interface = str  # a servable target's name: the component label
+# A server that listens serves HTTP on PORT (an MCP image: streamable HTTP at /mcp), with
+# GET /health for the probes and GET /metrics for a Prometheus scrape.
+AUTH_DIR: Final = "/etc/svc/auth"
+AUTH_KEY: Final = "tokens"
+# 0400: the kubelet adds group read for the pod's fsGroup (the server's group) on a
+# read-only secret volume; nobody else reads it.
+AUTH_MODE: Final = 0o400
 
 
 @frozen(kw_only=True)
@@ -49,6 +56,8 @@ class Workload:
     inputs_sha256: str
     resources: Resources
     writable_tmp: bool
+    # A Secret whose key ``tokens`` becomes the server's bearer tokens file (DESIGN §13).
+    auth_secret: str | None = None
 
 
 def labels(w: Workload) -> dict[str, str]:
@@ -72,6 +81,38 @@ def annotations(w: Workload) -> dict[str, str]:
         "svcc.io/inputs-sha256": w.inputs_sha256,
         "svcc.io/image": w.image,
     }
+
+
+def scrape_annotations() -> dict[str, str]:
+    """Where a Prometheus that discovers pods by annotation scrapes ``/metrics``."""
+    return {
+        "prometheus.io/scrape": "true",
+        "prometheus.io/port": str(PORT),
+        "prometheus.io/path": "/metrics",
+    }
+
+
+def mcp_allowed_hosts(w: Workload) -> str:
+    """The ``Host`` values an MCP server accepts besides loopback: the Service's names in
+    the pod's namespace (``$(POD_NAMESPACE)`` is expanded by the kubelet)."""
+    names = [w.name, f"{w.name}.$(POD_NAMESPACE)", f"{w.name}.$(POD_NAMESPACE).svc"]
+    names.append(f"{w.name}.$(POD_NAMESPACE).svc.cluster.local")
+    return ",".join(names)
+
+
+def environment(w: Workload) -> list[dict[str, Any]]:
+    env: list[dict[str, Any]] = []
+    if w.auth_secret is not None:
+        env.append({"name": "SVC_AUTH_TOKENS_FILE", "value": f"{AUTH_DIR}/{AUTH_KEY}"})
+    if w.interface == "mcp" and w.listens:
+        env.append(
+            {
+                "name": "POD_NAMESPACE",
+                "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}},
+            }
+        )
+        env.append({"name": "SVC_MCP_ALLOWED_HOSTS", "value": mcp_allowed_hosts(w)})
+    return env
 
 
 def metadata(w: Workload, *, with_annotations: bool = False) -> dict[str, Any]:
@@ -99,6 +140,9 @@ def container(w: Workload) -> dict[str, Any]:
         "image": w.image,
         "imagePullPolicy": "IfNotPresent",
     }
+    env = environment(w)
+    if env:
+        c["env"] = env
     if w.listens:
         c["ports"] = [{"name": "http", "containerPort": PORT, "protocol": "TCP"}]
         c["startupProbe"] = _probe("/health", period=2, failures=30)
@@ -106,7 +150,7 @@ def container(w: Workload) -> dict[str, Any]:
         c["livenessProbe"] = _probe("/health", period=10, failures=3)
         c["lifecycle"] = {"preStop": {"sleep": {"seconds": PRE_STOP_SECONDS}}}
     else:
-        # MCP speaks JSON-RPC on stdin/stdout: keep stdin open for `kubectl attach -i`.
+        # a stdio server speaks JSON-RPC on stdin/stdout: keep stdin open for `kubectl attach -i`.
         c["stdin"] = True
         c["tty"] = False
     c["resources"] = {
@@ -123,8 +167,13 @@ def container(w: Workload) -> dict[str, Any]:
         "runAsUser": UID,
         "seccompProfile": {"type": "RuntimeDefault"},
     }
+    mounts: list[dict[str, Any]] = []
     if w.writable_tmp:
-        c["volumeMounts"] = [{"name": "tmp", "mountPath": "/tmp"}]
+        mounts.append({"name": "tmp", "mountPath": "/tmp"})
+    if w.auth_secret is not None:
+        mounts.append({"name": "auth", "mountPath": AUTH_DIR, "readOnly": True})
+    if mounts:
+        c["volumeMounts"] = mounts
     return c
 
 
@@ -142,8 +191,22 @@ def deployment(w: Workload) -> dict[str, Any]:
         },
         "containers": [container(w)],
     }
+    volumes: list[dict[str, Any]] = []
     if w.writable_tmp:
-        pod["volumes"] = [{"name": "tmp", "emptyDir": {"medium": "Memory", "sizeLimit": "64Mi"}}]
+        volumes.append({"name": "tmp", "emptyDir": {"medium": "Memory", "sizeLimit": "64Mi"}})
+    if w.auth_secret is not None:
+        volumes.append(
+            {
+                "name": "auth",
+                "secret": {
+                    "secretName": w.auth_secret,
+                    "defaultMode": AUTH_MODE,
+                    "items": [{"key": AUTH_KEY, "path": AUTH_KEY}],
+                },
+            }
+        )
+    if volumes:
+        pod["volumes"] = volumes
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -157,7 +220,13 @@ def deployment(w: Workload) -> dict[str, Any]:
                 "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0},
             },
             "template": {
-                "metadata": {"labels": labels(w), "annotations": annotations(w)},
+                "metadata": {
+                    "labels": labels(w),
+                    "annotations": {
+                        **annotations(w),
+                        **(scrape_annotations() if w.listens else {}),
+                    },
+                },
                 "spec": pod,
             },
         },
@@ -227,8 +296,9 @@ def network_policy(w: Workload) -> dict[str, Any]:
 
 
 def resources_of(w: Workload) -> dict[str, dict[str, Any]]:
-    """File name → object. An MCP server has no Service (stdio has no port) and no
-    autoscaler (each client owns one session on one pod's stdin)."""
+    """File name → object. A server that listens (REST; MCP over stateless streamable HTTP,
+    where any replica answers any request) gets a Service and an autoscaler; one on stdio
+    has no port, so neither."""
     out = {"deployment.yaml": deployment(w)}
     if w.listens:
         out["service.yaml"] = service(w)

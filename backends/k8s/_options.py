@@ -21,6 +21,7 @@ MAX_REPLICAS: Final = 1000
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _LABEL_1035 = re.compile(r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?")
 _LABEL_1123 = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+_SUBDOMAIN_1123 = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 _QUANTITY = re.compile(r"(?:[0-9]+(?:\.[0-9]+)?)(?:m|k|M|G|T|Ki|Mi|Gi|Ti)?")
 
 
@@ -108,6 +109,12 @@ def workload_of(
             raise UsageError(f"{flag} {options[key]!r}: not a Kubernetes quantity (e.g. 250m, 1Gi)")
     name = options["app_name"] or _name_from_image(image)
     namespace = options["namespace"]
+    secret = options.get("auth_secret")
+    if secret is not None and (len(secret) > 253 or not _SUBDOMAIN_1123.fullmatch(secret)):
+        raise UsageError(
+            f"--auth-secret {secret!r}: a Secret name (at most 253 lower-case letters, digits, "
+            "'-' and '.', starting and ending with a letter or digit)"
+        )
     return Workload(
         name=_label(name, "--app-name", _LABEL_1035),
         namespace=None if namespace is None else _label(namespace, "--namespace", _LABEL_1123),
@@ -125,4 +132,5 @@ def workload_of(
             memory_limit=options["memory_limit"],
         ),
         writable_tmp=options["writable_tmp"],
+        auth_secret=secret,
     )

@@ -1,4 +1,5 @@
-"""The ``mcp`` target: an MCP server bundle over stdio (``server.py`` + ``svc_runtime``).
+"""The ``mcp`` target: an MCP server bundle (``server.py`` + ``svc_runtime``), stdio by
+default, streamable HTTP with ``--transport streamable-http``.
 
 Same skeleton as the REST bundle (``backends/_common/bundle.py``); the tool definitions
 come from the same request-schema lowering, so a tool's ``inputSchema`` is the REST
@@ -20,7 +21,11 @@ from svcc import __version__
 BUNDLE: Final = BundleSpec(
     glue="server.py",
     serve=("server.py",),
-    image_serve=("-u", "server.py"),  # stdio: no {port}
+    # an image serves streamable HTTP on its port (DESIGN §13); stdio by explicit command
+    image_serve=(
+        *("-u", "server.py", "--transport", "streamable-http"),
+        *("--host", "{host}", "--port", "{port}"),
+    ),
     interface_document="mcp-tools.json",
     # The glue and the server's own top-level modules: a user module by one of these names
     # would shadow them inside the bundle.
@@ -34,23 +39,34 @@ BUNDLE: Final = BundleSpec(
             "starlette",
             "uvicorn",
             "typing_extensions",
+            "prometheus_client",
         }
     ),
     interface="mcp",
     manifest="svc-mcp.json",
     manifest_schema="svc.mcp-bundle/v1",
     runtime_modules=(
+        "auth",
         "calls",
         "conversion",
         "encoding",
         "integrity",
         "json_text",
         "mcp",
+        "mcp_http",
         "mcp_stdio",
+        "metrics",
+        "network",
         "validation",
     ),
-    governed_runtime_modules=("mcp_governed",),
-    server_requirements=("mcp>=2.3,<3", "pydantic>=2.9,<3"),
+    governed_runtime_modules=("mcp_governed", "metrics_governed"),
+    # uvicorn serves streamable HTTP (the SDK depends on it; declared because we import it)
+    server_requirements=(
+        "mcp>=2.3,<3",
+        "prometheus-client>=0.20,<1",
+        "pydantic>=2.9,<3",
+        "uvicorn>=0.30,<1",
+    ),
 )
 
 
@@ -77,7 +93,9 @@ class McpTarget:
     name: ClassVar[str] = "mcp"
     supports_execution_policy: ClassVar[bool] = True
     bundle: ClassVar[BundleSpec | None] = BUNDLE
-    description: ClassVar[str] = "an MCP server over stdio (official SDK; run: svcc serve)"
+    description: ClassVar[str] = (
+        "an MCP server over stdio or streamable HTTP (official SDK; run: svcc serve)"
+    )
 
     def emit(self, ir: ModuleIR, ctx: EmitContext) -> FileTree:
         layout = ctx.repository

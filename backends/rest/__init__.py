@@ -19,7 +19,11 @@ from svcc import __version__
 
 BUNDLE: Final = BundleSpec(
     glue="app.py",
-    serve=("-m", "uvicorn", "app:app", "--host", "{host}", "--port", "{port}"),
+    # The access log is the runtime's own (with the request id): uvicorn's is off.
+    serve=(
+        *("-m", "uvicorn", "app:app", "--host", "{host}", "--port", "{port}"),
+        "--no-access-log",
+    ),
     # in an image: the same server without an access log line per request
     image_serve=(
         *("-m", "uvicorn", "app:app", "--host", "{host}", "--port", "{port}"),
@@ -39,25 +43,30 @@ BUNDLE: Final = BundleSpec(
             "anyio",
             "typing_extensions",
             "swagger_ui_bundle",
+            "prometheus_client",
         }
     ),
     interface="rest",
     manifest="svc-rest.json",
     manifest_schema="svc.rest-bundle/v1",
     runtime_modules=(
+        "auth",
         "calls",
         "conversion",
         "encoding",
         "integrity",
         "json_text",
+        "metrics",
+        "network",
         "prevalidate",
         "rest",
         "validation",
     ),
-    governed_runtime_modules=("rest_governed",),
+    governed_runtime_modules=("metrics_governed", "rest_governed"),
     # The server's own requirements: pinned to the major versions the runtime is tested with.
     server_requirements=(
         "fastapi>=0.115,<1",
+        "prometheus-client>=0.20,<1",
         "pydantic>=2.9,<3",
         "swagger-ui-bundle-v2>=5.31,<6",
         "uvicorn[standard]>=0.30,<1",

@@ -1,0 +1,102 @@
+"""Bearer-token authentication for the HTTP servers (REST, MCP over streamable HTTP).
+
+Off unless ``SVC_AUTH_TOKENS_FILE`` names a file. The file holds one token a line, either
+the token itself or ``sha256:<64 hex>`` of it (so the server need not hold the secret);
+blank lines and ``#`` comments are skipped. Every token is kept only as its SHA-256, and a
+presented token is hashed and compared with every stored digest in constant time (no early
+exit), so neither the comparison nor the number of tokens leaks which prefix matched. A
+file that cannot be read, holds no token or a malformed line is a :class:`StartupError`:
+the server refuses to start rather than serve with a credential check it cannot honour.
+No token, nor any part of one, is ever written to a log line or an error message.
+"""
+
+import hashlib
+import hmac
+import os
+import re
+from pathlib import Path
+
+from .integrity import StartupError
+
+TOKENS_ENV = "SVC_AUTH_TOKENS_FILE"
+MAX_TOKENS_FILE = 1024 * 1024
+# RFC 6750 b64token: what a bearer credential may hold.
+_TOKEN = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
+_DIGEST = re.compile(r"sha256:([0-9a-fA-F]{64})")
+
+
+class Tokens:
+    """The accepted tokens, as SHA-256 digests."""
+
+    __slots__ = ("_digests",)
+
+    def __init__(self, digests: list[bytes]) -> None:
+        self._digests = tuple(digests)
+
+    def __len__(self) -> int:
+        return len(self._digests)
+
+    def accepts(self, token: bytes) -> bool:
+        """Whether ``token`` is one of the accepted ones (constant time in its content)."""
+        presented = hashlib.sha256(token).digest()
+        found = False
+        for digest in self._digests:
+            found |= hmac.compare_digest(presented, digest)
+        return found
+
+
+def parse_tokens(text: str, where: str) -> Tokens:
+    """The tokens of a file's text; a malformed line is named by number, never shown."""
+    digests: list[bytes] = []
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        hashed = _DIGEST.fullmatch(line)
+        if hashed is not None:
+            digests.append(bytes.fromhex(hashed.group(1)))
+        elif line.lower().startswith("sha256:"):
+            raise StartupError(f"{where} line {number}: sha256: must be followed by 64 hex digits")
+        elif _TOKEN.fullmatch(line) is None:
+            raise StartupError(
+                f"{where} line {number}: not a bearer token (letters, digits and -._~+/ "
+                "only, optionally ending in =) nor sha256:<64 hex>"
+            )
+        else:
+            digests.append(hashlib.sha256(line.encode("ascii")).digest())
+    if not digests:
+        raise StartupError(f"{where} holds no token (an empty file would lock everyone out)")
+    return Tokens(digests)
+
+
+def load_tokens(environ: dict[str, str] | None = None) -> Tokens | None:
+    """The tokens ``SVC_AUTH_TOKENS_FILE`` names, or ``None`` when it is unset (auth off)."""
+    env = os.environ if environ is None else environ
+    name = env.get(TOKENS_ENV, "")
+    if not name:
+        return None
+    where = f"{TOKENS_ENV} {name}"
+    path = Path(name)
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_TOKENS_FILE + 1)
+    except OSError as exc:
+        raise StartupError(f"{where} cannot be read: {exc.strerror or exc}") from None
+    if len(data) > MAX_TOKENS_FILE:
+        raise StartupError(f"{where} is over {MAX_TOKENS_FILE} bytes")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise StartupError(f"{where} is not UTF-8 text") from None
+    return parse_tokens(text, where)
+
+
+def bearer(authorization: bytes | None) -> bytes | None:
+    """The credential of an ``Authorization: Bearer <token>`` header value, else ``None``."""
+    if authorization is None:
+        return None
+    scheme, _, credential = authorization.strip().partition(b" ")
+    if scheme.lower() != b"bearer":
+        return None
+    credential = credential.strip()
+    return credential or None

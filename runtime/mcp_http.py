@@ -1,0 +1,149 @@
+"""MCP over streamable HTTP: the same server as over stdio, at ``/mcp``, with the SDK's
+transport.
+
+``python server.py`` speaks stdio (nothing here changes that);
+``python server.py --transport streamable-http --host H --port P`` serves the tools the
+stdio server serves (same validation, results, tool errors, startup integrity checks, in
+every execution mode) through ``Server.streamable_http_app``: stateless (a fresh transport
+per request: any replica answers any request, and nothing grows with the number of
+clients), JSON responses, and the SDK's DNS-rebinding protection always on. Allowed ``Host`` values
+are loopback, the bound address, and whatever ``--allowed-hosts`` or
+``SVC_MCP_ALLOWED_HOSTS`` add (comma-separated; ``name`` allows it on any port,
+``name:port`` on that port only); a request with any other ``Host`` is refused (421) before
+it reaches a tool, and an ``Origin`` is accepted only for an allowed host. ``GET /health``,
+bearer tokens, ``/metrics`` and request ids are the REST server's (``network``); one
+process serves (run one per pod, or several pods: the transport keeps no session).
+"""
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from time import perf_counter
+from typing import Any
+
+from .integrity import exit_on_startup_error, load_document
+from .metrics import Metrics, current
+from .network import is_loopback, network_layer
+
+ALLOWED_HOSTS_ENV = "SVC_MCP_ALLOWED_HOSTS"
+MCP_PATH = "/mcp"
+DEFAULT_PORT = 8000
+TRANSPORTS = ("stdio", "streamable-http")
+_LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+
+
+def parse_options(argv: list[str]) -> argparse.Namespace:
+    """``server.py``'s command line; a mistake is argparse's usage line and exit 2."""
+    parser = argparse.ArgumentParser(
+        prog="server.py", description="The bundle's MCP server (stdio unless told otherwise)."
+    )
+    parser.add_argument("--transport", choices=TRANSPORTS, default="stdio")
+    parser.add_argument("--host", help="address to listen on (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, help=f"port to listen on (default {DEFAULT_PORT})")
+    parser.add_argument(
+        "--allowed-hosts",
+        metavar="NAMES",
+        help=f"Host header values to accept besides loopback (also ${ALLOWED_HOSTS_ENV})",
+    )
+    options = parser.parse_args(argv)
+    http_only = [f for f in ("host", "port", "allowed_hosts") if getattr(options, f) is not None]
+    if options.transport == "stdio" and http_only:
+        flags = ", ".join("--" + f.replace("_", "-") for f in http_only)
+        parser.error(f"{flags}: only with --transport streamable-http")
+    if options.port is not None and not 0 < options.port < 65536:
+        parser.error(f"--port {options.port}: expected 1-65535")
+    return options
+
+
+def _bracketed(host: str) -> str:
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+def allowed_hosts(host: str, extra: str | None) -> list[str]:
+    """The ``Host`` values the transport accepts (the SDK's ``name:*`` means any port)."""
+    names = [*_LOOPBACK_HOSTS]
+    if not is_loopback(host) and host not in ("0.0.0.0", "::", ""):
+        names.append(_bracketed(host))
+    for source in (extra, os.environ.get(ALLOWED_HOSTS_ENV)):
+        names += [n.strip() for n in (source or "").split(",") if n.strip()]
+    allowed: list[str] = []
+    for name in names:
+        has_port = name.rsplit("]", 1)[-1].count(":") == 1 if name.startswith("[") else ":" in name
+        for value in (name,) if has_port else (name, f"{name}:*"):
+            if value not in allowed:
+                allowed.append(value)
+    return allowed
+
+
+def transport_security(host: str, extra: str | None) -> Any:
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    hosts = allowed_hosts(host, extra)
+    origins = [f"{scheme}://{h}" for h in hosts for scheme in ("http", "https")]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+    )
+
+
+def observe_tool_calls(server: Any, metrics: Metrics, names: frozenset[str]) -> None:
+    """Count and time every call of a declared tool (``ok``, or ``error`` for a tool error)."""
+    entry = server.get_request_handler("tools/call")
+    handler = entry.handler
+
+    async def call_tool(ctx: Any, params: Any) -> Any:
+        started = perf_counter()
+        status = "error"
+        try:
+            result = await handler(ctx, params)
+            status = "error" if getattr(result, "is_error", False) else "ok"
+            return result
+        finally:
+            if params.name in names:
+                metrics.observe(params.name, status, perf_counter() - started)
+
+    server.add_request_handler("tools/call", entry.params_type, call_tool)
+
+
+def serve_http(
+    bundle: Path,
+    create_server: Callable[[Path, Any], Any],
+    tools_of: Any,
+    options: argparse.Namespace,
+) -> None:
+    """Verify and build exactly as over stdio, then serve ``/mcp`` until SIGTERM/SIGINT."""
+    import uvicorn
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    host = options.host or "127.0.0.1"
+    port = options.port or DEFAULT_PORT
+    if not logging.getLogger().handlers:
+        logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
+    with exit_on_startup_error("svc-mcp"):
+        metrics = current()  # first: an executor the tools start is observed from its start
+        server = create_server(bundle, tools_of)
+        if metrics is not None:
+            names = frozenset(
+                c["name"] for c in load_document(bundle, "capability-ir.json")["capabilities"]
+            )
+            observe_tool_calls(server, metrics, names)
+
+        async def health(_request: Any) -> JSONResponse:
+            return JSONResponse({"status": "ok"})
+
+        app = server.streamable_http_app(
+            streamable_http_path=MCP_PATH,
+            stateless_http=True,
+            json_response=True,
+            transport_security=transport_security(host, options.allowed_hosts),
+            host=host,
+            custom_starlette_routes=[Route("/health", health, methods=["GET"])],
+        )
+        served = network_layer(app, capabilities={}, host=host, prefix="svc-mcp")
+    config = uvicorn.Config(
+        served, host=host, port=port, access_log=False, lifespan="on", log_level="info"
+    )
+    uvicorn.Server(config).run()

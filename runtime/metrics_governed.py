@@ -1,0 +1,82 @@
+"""Metrics of governed execution: worker starts, timeouts and limit kills.
+
+Copied only into governed bundles, beside the server glue that starts the executor:
+``svc_governed_worker_starts_total`` (calls that reached a fresh worker process or
+container), ``svc_governed_timeouts_total`` (workers killed at the policy's wall-time
+deadline) and ``svc_governed_limit_kills_total`` (workers stopped for passing another limit:
+the output size, or a container's memory). The executor is wrapped, never changed: its
+errors are classified by their class (and, for the output limit, its message), so the
+executors stay the only place that decides what happened.
+"""
+
+from typing import Any
+
+from .metrics import current
+from .wire import TOO_LARGE
+
+
+def _counters(registry: Any) -> tuple[Any, Any, Any]:
+    from prometheus_client import Counter
+
+    return (
+        Counter(
+            "svc_governed_worker_starts",
+            "Calls that started a fresh worker (process or container).",
+            registry=registry,
+        ),
+        Counter(
+            "svc_governed_timeouts",
+            "Workers killed at the policy's wall-time deadline.",
+            registry=registry,
+        ),
+        Counter(
+            "svc_governed_limit_kills",
+            "Workers stopped for passing a policy limit other than time "
+            "(output size, container memory).",
+            registry=registry,
+        ),
+    )
+
+
+def _over_output(message: str) -> bool:
+    """A worker stopped for its output size: refused by the worker itself (the wire's
+    ``result-too-large``) or cut off by the executor."""
+    return TOO_LARGE in message or "output limit" in message
+
+
+class ObservedExecutor:
+    """A governed executor whose calls are counted; everything else is the executor's own."""
+
+    __slots__ = ("_executor", "_kills", "_starts", "_timeouts")
+
+    def __init__(self, executor: Any, counters: tuple[Any, Any, Any]) -> None:
+        self._executor = executor
+        self._starts, self._timeouts, self._kills = counters
+
+    async def call(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> bytes:
+        try:
+            result: bytes = await self._executor.call(name, args, kwargs)
+        except BaseException as exc:
+            kind = type(exc).__name__
+            if kind != "CallBusy":  # refused before any worker started
+                self._starts.inc()
+            if kind == "CallTimeout":
+                self._timeouts.inc()
+            elif kind == "CallOOM" or (kind == "CallFailed" and _over_output(str(exc))):
+                self._kills.inc()
+            raise
+        self._starts.inc()
+        return result
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "_executor":  # not set yet (copying, unpickling): no recursion
+            raise AttributeError(name)
+        return getattr(self._executor, name)
+
+
+def observed_executor(executor: Any) -> Any:
+    """``executor`` with its calls counted (itself when metrics are off)."""
+    metrics = current()
+    if metrics is None:
+        return executor
+    return ObservedExecutor(executor, metrics.extra("governed", _counters))
