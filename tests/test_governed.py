@@ -34,6 +34,8 @@ def build(tmp: Path, interface: str, policy: object = POLICY) -> Path:
         out,
         "--requirements",
         str(FIXTURE / "requirements.txt"),
+        "--allow",
+        "env,process",
         "--execution-policy",
         str(policy_path),
         interface=interface,
@@ -95,7 +97,14 @@ def _loads_source(bundle: Path) -> bool:
 def test_the_server_never_imports_the_source(bundle: Path, tmp_path: Path) -> None:
     assert not _loads_source(bundle)
     direct = tmp_path / "direct"  # the control: a direct server does import it
-    generate(FIXTURE / "gov.py", direct, "--requirements", str(FIXTURE / "requirements.txt"))
+    generate(
+        FIXTURE / "gov.py",
+        direct,
+        "--requirements",
+        str(FIXTURE / "requirements.txt"),
+        "--allow",
+        "env,process",
+    )
     assert _loads_source(direct)
     execution = json.loads((bundle / "svc-rest.json").read_text())["execution"]
     assert execution == {"mode": "governed", "backend": "local-process"}
@@ -227,7 +236,14 @@ def test_template_is_respawned_if_it_dies(client: httpx.Client, server: Server) 
 
 def test_interface_is_byte_identical_to_direct(tmp_path: Path, bundle: Path) -> None:
     direct = tmp_path / "direct"
-    generate(FIXTURE / "gov.py", direct, "--requirements", str(FIXTURE / "requirements.txt"))
+    generate(
+        FIXTURE / "gov.py",
+        direct,
+        "--requirements",
+        str(FIXTURE / "requirements.txt"),
+        "--allow",
+        "env,process",
+    )
     assert (direct / "openapi.json").read_bytes() == (bundle / "openapi.json").read_bytes()
     governed_mcp = build(tmp_path, "mcp")
     direct_mcp = tmp_path / "direct-mcp"
@@ -236,6 +252,8 @@ def test_interface_is_byte_identical_to_direct(tmp_path: Path, bundle: Path) -> 
         direct_mcp,
         "--requirements",
         str(FIXTURE / "requirements.txt"),
+        "--allow",
+        "env,process",
         interface="mcp",
     )
     assert (direct_mcp / "mcp-tools.json").read_bytes() == (

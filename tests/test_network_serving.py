@@ -398,6 +398,8 @@ def test_governed_mcp_over_http_counts_workers_and_leaves_nothing(tmp_path: Path
         bundle,
         "--requirements",
         str(GOVERNED / "requirements.txt"),
+        "--allow",
+        "env,process",
         "--execution-policy",
         str(policy),
         interface="mcp",
@@ -437,6 +439,8 @@ def test_governed_rest_counts_timeouts_and_leaves_nothing(tmp_path: Path) -> Non
         bundle,
         "--requirements",
         str(GOVERNED / "requirements.txt"),
+        "--allow",
+        "env,process",
         "--execution-policy",
         str(policy),
     )

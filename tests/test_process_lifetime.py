@@ -140,6 +140,8 @@ def governed(tmp: Path, interface: str) -> Path:
         out,
         "--requirements",
         str(fixture / "requirements.txt"),
+        "--allow",
+        "env,process",
         "--execution-policy",
         str(policy),
         interface=interface,
