@@ -93,14 +93,14 @@ def with_manifest(
 ) -> FileTree:
     """The tree plus its manifest, which hashes every other file and links the digests.
     ``allow``: the security effect kinds opted into (recorded when any)."""
-    manifest = {
+    manifest: dict[str, Any] = {
         "schema": schema,
         "generator": {"name": "svcc", "version": __version__},
         "interface": interface,
         "module": ir.module,
         "execution": dict(execution),
         "capabilities": [{"id": c.id, "name": c.name} for c in ir.capabilities],
-        "source": {
+        "source": {  # a notebook's also lists the cells its served module keeps
             "path": module_path,
             "digest": digest_bytes(files[module_path]),
             "original": ir.source.path,
