@@ -85,7 +85,7 @@ def readable_dir(root: Path, name: str) -> Path:
 def runtime_image(engine_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> str:
     context = tmp_path_factory.mktemp("runtime-image") / "ctx"
     proc = run_svcc(
-        "compile", str(FIXTURE), "--target", "runtime-image",
+        "compile", str(FIXTURE), "--allow", "env,process,paths", "--target", "runtime-image",
         "--base-image", engine_env["BASE_IMAGE"], "--output-dir", str(context),
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
@@ -103,7 +103,8 @@ def generate(
     policy_path = out.parent / f"{out.name}-policy.json"
     policy_path.write_text(json.dumps(policy))
     proc = run_svcc(
-        "generate", interface, str(FIXTURE), "--output-dir", str(out),
+        "generate", interface, str(FIXTURE), "--allow", "env,process,paths",
+        "--output-dir", str(out),
         "--execution-policy", str(policy_path),
         "--runtime-image", image, "--runtime-platform", platform, "--format", "json", *extra,
     )  # fmt: skip

@@ -22,6 +22,8 @@ def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
         out,
         "--requirements",
         str(FIXTURES / "requirements.txt"),
+        "--allow",
+        "env",
         interface="mcp",
     )
     return out

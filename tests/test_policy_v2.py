@@ -61,7 +61,15 @@ def test_network_inherit_is_refused() -> None:
 
 
 def _generate(tmp: Path, policy: object | None, *options: str, interface: str = "rest"):  # type: ignore[no-untyped-def]
-    args = ["generate", interface, str(FIXTURE), "--output-dir", str(tmp / "out")]
+    args = [
+        "generate",
+        interface,
+        str(FIXTURE),
+        "--allow",
+        "env,process,paths",
+        "--output-dir",
+        str(tmp / "out"),
+    ]
     if policy is not None:
         (tmp / "policy.json").write_text(json.dumps(policy))
         args += ["--execution-policy", str(tmp / "policy.json")]
@@ -145,7 +153,15 @@ def test_interface_is_byte_identical_and_no_engine_needed(
         "image": IMAGE,
         "platform": "linux/arm64",
     }
-    direct = run_svcc("generate", interface, str(FIXTURE), "--output-dir", str(tmp_path / "d"))
+    direct = run_svcc(
+        "generate",
+        interface,
+        str(FIXTURE),
+        "--allow",
+        "env,process,paths",
+        "--output-dir",
+        str(tmp_path / "d"),
+    )
     assert direct.returncode == 0, direct.stderr
     out = tmp_path / "out"
     name = "openapi.json" if interface == "rest" else "mcp-tools.json"
@@ -168,6 +184,8 @@ def test_runtime_image_context(tmp_path: Path) -> None:
     proc = run_svcc(
         "compile",
         str(FIXTURE),
+        "--allow",
+        "env,process,paths",
         "--target",
         "runtime-image",
         "--base-image",
@@ -200,7 +218,16 @@ def test_runtime_image_context_with_hash_checked_requirements(tmp_path: Path) ->
     declared.write_text("attrs\n")
     lock = tmp_path / "lock.txt"
     lock.write_text(f"attrs==24.2.0 --hash=sha256:{'1' * 64}\n")
-    common = ["compile", str(FIXTURE), "--target", "runtime-image", "--base-image", BASE]
+    common = [
+        "compile",
+        str(FIXTURE),
+        "--allow",
+        "env,process,paths",
+        "--target",
+        "runtime-image",
+        "--base-image",
+        BASE,
+    ]
     common += ["--requirements", str(declared)]
     proc = run_svcc(*common, "--lock", str(lock), "--output-dir", str(tmp_path / "c"))
     assert proc.returncode == 0, proc.stderr
@@ -217,6 +244,8 @@ def test_runtime_image_context_with_hash_checked_requirements(tmp_path: Path) ->
     tagged = run_svcc(
         "compile",
         str(FIXTURE),
+        "--allow",
+        "env,process,paths",
         "--target",
         "runtime-image",
         "--base-image",
@@ -226,7 +255,14 @@ def test_runtime_image_context_with_hash_checked_requirements(tmp_path: Path) ->
     )
     assert tagged.returncode == 2, tagged.stderr
     unpinned_base = run_svcc(
-        "compile", str(FIXTURE), "--target", "runtime-image", "--output-dir", str(tmp_path / "h")
+        "compile",
+        str(FIXTURE),
+        "--allow",
+        "env,process,paths",
+        "--target",
+        "runtime-image",
+        "--output-dir",
+        str(tmp_path / "h"),
     )
     assert unpinned_base.returncode == 2, unpinned_base.stderr
     assert "--base-image is required" in unpinned_base.stderr

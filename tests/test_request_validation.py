@@ -37,7 +37,14 @@ JSON_VALUES = st.recursive(
 @pytest.fixture(scope="module")
 def document(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     out = tmp_path_factory.mktemp("validation") / "bundle"
-    generate(FIXTURES / "rules.py", out, "--requirements", str(FIXTURES / "requirements.txt"))
+    generate(
+        FIXTURES / "rules.py",
+        out,
+        "--requirements",
+        str(FIXTURES / "requirements.txt"),
+        "--allow",
+        "env",
+    )
     loaded: dict[str, Any] = json.loads((out / "openapi.json").read_text())
     return loaded
 

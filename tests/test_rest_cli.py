@@ -159,6 +159,8 @@ def test_undeclared_dependency_blocks_until_declared(tmp_path: Path) -> None:
         str(tmp_path / "b"),
         "--requirements",
         str(FIXTURES / "requirements.txt"),
+        "--allow",
+        "env",
     )
     assert code == 0, stderr
     assert (tmp_path / "b" / "application-requirements.txt").read_text() == "fastapi\n"

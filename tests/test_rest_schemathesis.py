@@ -32,7 +32,14 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     out = tmp_path_factory.mktemp("schemathesis") / "bundle"
-    generate(FIXTURES / "rules.py", out, "--requirements", str(FIXTURES / "requirements.txt"))
+    generate(
+        FIXTURES / "rules.py",
+        out,
+        "--requirements",
+        str(FIXTURES / "requirements.txt"),
+        "--allow",
+        "env",
+    )
     with serving(out) as running:
         yield running
 

@@ -20,7 +20,14 @@ from servers import FIXTURES, Server, generate, serving
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("rules") / "bundle"
-    generate(FIXTURES / "rules.py", out, "--requirements", str(FIXTURES / "requirements.txt"))
+    generate(
+        FIXTURES / "rules.py",
+        out,
+        "--requirements",
+        str(FIXTURES / "requirements.txt"),
+        "--allow",
+        "env",
+    )
     return out
 
 

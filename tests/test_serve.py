@@ -81,7 +81,14 @@ def stop(proc: subprocess.Popen[str]) -> str:
 def test_serve_installs_caches_and_serves(tmp_path: Path, shared_cache: Path) -> None:
     bundle = tmp_path / "bundle"
     # rules.py needs fastapi declared: the shared set declares it
-    generate(FIXTURES / "rules.py", bundle, "--requirements", str(shared_requirements(tmp_path)))
+    generate(
+        FIXTURES / "rules.py",
+        bundle,
+        "--requirements",
+        str(shared_requirements(tmp_path)),
+        "--allow",
+        "env",
+    )
     before = sorted(p.relative_to(bundle) for p in bundle.rglob("*"))
     cache = shared_cache
     installed_before = bool((cache / "envs").is_dir() and environments(cache))
@@ -212,7 +219,14 @@ def test_serve_runs_an_mcp_bundle_over_streamable_http(tmp_path: Path, shared_ca
 
 def test_serve_transport_is_for_mcp_bundles(tmp_path: Path) -> None:
     bundle = tmp_path / "bundle"
-    generate(FIXTURES / "rules.py", bundle, "--requirements", str(shared_requirements(tmp_path)))
+    generate(
+        FIXTURES / "rules.py",
+        bundle,
+        "--requirements",
+        str(shared_requirements(tmp_path)),
+        "--allow",
+        "env",
+    )
     proc = run_svcc("serve", str(bundle), "--transport", "streamable-http")
     assert proc.returncode == 2
     assert "--transport is for MCP bundles" in proc.stderr
