@@ -161,6 +161,8 @@ def governed() -> Iterator[Server]:
             out,
             "--requirements",
             str(FIXTURE / "requirements.txt"),
+            "--allow",
+            "process,paths",
             "--execution-policy",
             str(policy),
         )
@@ -323,7 +325,10 @@ def mcp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpBundle]:
 def test_mcp_system_exit_is_a_tool_error_and_the_server_stays(mcp: McpBundle, name: str) -> None:
     result = mcp.call(name, {})
     assert result.is_error
-    assert "internal error" in result.content[0].text  # type: ignore[union-attr]
+    # direct mode names the exception (issue 23), never a traceback
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert text.startswith("the tool raised ") and "Traceback" not in text
+    assert ("KeyboardInterrupt" if name == "interrupt" else "SystemExit") in text
     assert mcp.call("echo", {"text": "still here"}).structured_content == {"result": "still here"}
 
 
@@ -361,6 +366,8 @@ def test_an_unknown_worker_user_stops_startup_with_one_line(tmp_path: Path) -> N
         out,
         "--requirements",
         str(FIXTURE / "requirements.txt"),
+        "--allow",
+        "process,paths",
         "--execution-policy",
         str(policy),
     )
