@@ -207,12 +207,25 @@ def test_notebook_without_nbformat_is_refused(tmp_path: Path) -> None:
 # -- module names, versions -----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["__main__.py", "my-tool.py", "class.py"])
-def test_unusable_module_names_say_how_to_fix(tmp_path: Path, name: str) -> None:
-    path = write(tmp_path, name, "def f(x: int) -> int:\n    return x\n")
+def test_unusable_module_names_say_how_to_fix(tmp_path: Path) -> None:
+    path = write(tmp_path, "__main__.py", "def f(x: int) -> int:\n    return x\n")
     proc = run_svcc("inspect", str(path))
     assert proc.returncode == 2
     assert "--module-name" in proc.stderr
+    assert run_svcc("inspect", str(path), "--module-name", "tool").returncode == 0
+
+
+@pytest.mark.parametrize(("name", "module"), [("my-tool.py", "my_tool"), ("class.py", "class_")])
+def test_stems_that_are_not_identifiers_get_a_derived_name(
+    tmp_path: Path, name: str, module: str
+) -> None:
+    """Issue 28: the name is derived and said (SVC-F013), ``--module-name`` still overrides."""
+    path = write(tmp_path, name, "def f(x: int) -> int:\n    return x\n")
+    proc = run_svcc("inspect", str(path), "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    document = json.loads(proc.stdout)
+    assert document["assessments"][0]["capability_id"] == f"python:{module}:f"
+    assert "SVC-F013" in proc.stdout
     assert run_svcc("inspect", str(path), "--module-name", "tool").returncode == 0
 
 
