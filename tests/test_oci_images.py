@@ -531,6 +531,7 @@ def test_lock_must_equal_the_resolved_set(refusal_build: Build, tmp_path: Path) 
             Requirement("fastapi>=0.115,<1"),
             Requirement("swagger-ui-bundle-v2>=5.31,<6"),
             Requirement("uvicorn[standard]>=0.30,<1"),
+            Requirement("prometheus-client>=0.20,<1"),
         ],
         wheelhouse.glob("*.whl"),
         marker_environment("linux/amd64", "3.11"),
