@@ -327,7 +327,8 @@ def test_mcp_system_exit_is_a_tool_error_and_the_server_stays(mcp: McpBundle, na
     assert result.is_error
     # direct mode names the exception (issue 23), never a traceback
     text = result.content[0].text  # type: ignore[union-attr]
-    assert text.startswith("the tool raised ") and "Traceback" not in text
+    assert text.startswith("the tool raised ")
+    assert "Traceback" not in text
     assert ("KeyboardInterrupt" if name == "interrupt" else "SystemExit") in text
     assert mcp.call("echo", {"text": "still here"}).structured_content == {"result": "still here"}
 
