@@ -28,6 +28,7 @@ import threading
 from collections.abc import Mapping
 from typing import IO, Any
 
+from .lifetime import die_with_parent
 from .validation import RequestInvalid, RequestValidator
 
 OFFLOAD_BYTES = 256 * 1024
@@ -38,28 +39,12 @@ Schemas = Mapping[str, tuple[Mapping[str, Any], Mapping[str, Any]]]
 # length, then JSON (``null`` for a valid body, else ``[errors, more]``).
 _REQUEST = struct.Struct("!IQ")
 _ANSWER = struct.Struct("!Q")
-_PR_SET_PDEATHSIG = 1
 
 # Run by ``python -c`` in the helper: the server's import path, then this module's loop.
 _BOOT = (
     "import sys, json, importlib; sys.path[:0] = json.loads(sys.argv[1]); "
     "importlib.import_module(sys.argv[2]).helper_main()"
 )
-
-
-def die_with_parent(parent: int) -> None:
-    """Ask the kernel to kill this process when its parent dies (Linux), and exit now if
-    the parent is already gone. Elsewhere the closed pipe ends the helper instead."""
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        except (OSError, AttributeError):
-            pass
-    if os.getppid() != parent:
-        os._exit(0)
 
 
 def _read_exact(stream: IO[bytes], size: int) -> bytes | None:

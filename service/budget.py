@@ -31,7 +31,7 @@ from collections.abc import Callable
 from typing import Any, Final, TypeVar
 
 from attrs import frozen
-from svcc.service.lifetime import die_with_parent
+from svcc.runtime.lifetime import die_with_parent
 
 T = TypeVar("T")
 
@@ -140,7 +140,7 @@ def _serve(budget: Budget, requests: int, replies: int) -> None:
     """The child's loop: one call per message until the worker closes the pipe."""
     for name in _RESET_SIGNALS:
         signal.signal(getattr(signal, name), signal.SIG_DFL)
-    die_with_parent()  # a worker killed with its master takes its analysis child along
+    die_with_parent(os.getppid())  # a worker killed with its master takes its analysis child along
     os.setpgid(0, 0)  # one group: the parent can kill anything a call started
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     start = _address_space()

@@ -12,12 +12,13 @@ timeout is set above the analysis budget, so an analysis is always ended by its 
 """
 
 import json
+import os
 from typing import Any, Final
 
 from gunicorn import util
 from gunicorn.app.base import BaseApplication
 from gunicorn.workers.sync import SyncWorker
-from svcc.service.lifetime import die_with_parent
+from svcc.runtime.lifetime import die_with_parent
 
 TIMEOUT_MARGIN: Final = 30
 
@@ -49,7 +50,8 @@ class JsonErrorWorker(SyncWorker):  # type: ignore[misc]
 
     def init_process(self) -> None:
         util.write_error = write_json_error  # this worker process only
-        die_with_parent()  # gunicorn would notice a SIGKILLed master only after timeout / 2
+        # gunicorn would notice a SIGKILLed master only after timeout / 2
+        die_with_parent(os.getppid())
         super().init_process()
 
     def handle_abort(self, sig: int, frame: Any) -> None:

@@ -401,8 +401,7 @@ def test_lru_cache_capability_keeps_its_signature(tmp_path: Path) -> None:
             """
         )
     )
-    result = generate(source, tmp_path / "b")
-    assert "SVC-R032" in json.dumps(result) or True  # the warning is in readiness.json
+    generate(source, tmp_path / "b")
     readiness = json.loads((tmp_path / "b" / "readiness.json").read_text())
     assert [r["code"] for r in readiness["assessments"][0]["reasons"]] == ["SVC-R032"]
     assert _call(tmp_path / "b", "fib", {"n": 20}) == (200, 6765)

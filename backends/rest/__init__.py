@@ -56,6 +56,7 @@ BUNDLE: Final = BundleSpec(
         "encoding",
         "integrity",
         "json_text",
+        "lifetime",
         "metrics",
         "network",
         "prevalidate",
