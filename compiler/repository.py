@@ -231,7 +231,7 @@ def tree_digest(repo: Repository) -> str:
     """``sha256:`` over the declared files (path → digest) and ``pyproject.toml``."""
     from svcc.ir.canonical import canonical_json, digest_bytes
 
-    files = {f.path: digest_bytes(f.data) for f in repo.tree.files}
+    files = {f.path: digest_bytes(f.data) for f in (*repo.tree.files, *repo.tree.data)}
     if repo.tree.config.pyproject_sha256:
         files["pyproject.toml"] = repo.tree.config.pyproject_sha256
     return digest_bytes(canonical_json(files))
@@ -302,6 +302,7 @@ def repository_bundle(
         packages=tuple(sorted(t for t in graph.tops if t not in sys.stdlib_module_names)),
         provenance=provenance,
         readiness=analysis.document(sorted(by_module)),
+        data=tuple((f.bundle_path, f.path, f.data) for f in repo.tree.data),
     )
     view = _bundle_view(layout)
     reports = [analysis.reports[m] for m in sorted(by_module)]

@@ -442,7 +442,8 @@ R026_IMPORT_IO: Final = _code(
     "Importing the module reads or writes files, the network or processes "
     "(`open`, `Path.read_text`, `json.load`, `subprocess`, ...), unless it reads a declared data "
     "file. Applies to every capability of the module.",
-    hint="declare the file it reads (--data PATH) when its path is built from __file__; or "
+    hint="declare the file it reads (--data PATH; in a repository, [tool.svcc] data-files) "
+    "when its path is built from __file__; or "
     "move the read into a function decorated with @functools.cache that the capability "
     'calls, or move the statement under `if __name__ == "__main__":`',
 )

@@ -17,6 +17,8 @@ from typing import Any, Final
 
 from attrs import frozen
 from svcc.compiler.diagnostics import Diagnostic, diag
+from svcc.frontends.repository._data import DataFile, DataRefused, check_pattern
+from svcc.frontends.repository._data import collect as collect_data
 from svcc.compiler.diagnostics.codes import (
     F008_REPOSITORY_ENTRY,
     F009_DUPLICATE_MODULE,
@@ -66,6 +68,8 @@ class ProjectConfig:
     allow: tuple[str, ...] = ()
     # ``[tool.svcc] import-names``: distribution → the modules it provides.
     import_names: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # ``[tool.svcc] data-files``: globs of the files modules read at import (``_data``).
+    data_files: tuple[str, ...] = ()
 
 
 @frozen(kw_only=True)
@@ -80,6 +84,8 @@ class RepositoryTree:
     problems: tuple[tuple[str, Diagnostic], ...]
     # The tree is itself this regular package (see :func:`package_prefix`), else None.
     package: str | None = None
+    # The declared data files (``[tool.svcc] data-files``), read, in path order.
+    data: tuple[DataFile, ...] = ()
 
     @property
     def diagnostics(self) -> tuple[Diagnostic, ...]:
@@ -163,7 +169,18 @@ def read_config(root: Path, limits: TreeLimits) -> ProjectConfig:
         pyproject_sha256=digest_bytes(data),
         allow=_str_list(tool.get("allow", []), "[tool.svcc] allow"),
         import_names=_import_names(tool.get("import-names", {})),
+        data_files=_data_patterns(tool.get("data-files", [])),
     )
+
+
+def _data_patterns(value: Any) -> tuple[str, ...]:
+    patterns = _str_list(value, "[tool.svcc] data-files")
+    try:
+        for pattern in patterns:
+            check_pattern(pattern)
+    except DataRefused as exc:
+        raise TreeRefused(exc.diagnostic()) from None
+    return patterns
 
 
 def _import_names(value: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -421,6 +438,18 @@ def read_tree(
     for source_root in roots:
         walker.walk(source_root)
     files = sorted(walker.files, key=lambda f: f.module)
+    try:
+        data = collect_data(
+            root,
+            config.data_files,
+            roots=roots,
+            package=package,
+            modules=frozenset(f.path for f in files),
+            counted=(len(files), walker.total),
+            limits=(TreeLimits().max_files, limits.max_total_bytes),
+        )
+    except DataRefused as exc:
+        raise TreeRefused(exc.diagnostic()) from None
     return RepositoryTree(
         roots=roots,
         files=tuple(files),
@@ -428,4 +457,5 @@ def read_tree(
         config=config,
         problems=tuple(sorted(walker.problems, key=lambda p: p[0])),
         package=package,
+        data=data,
     )
