@@ -152,9 +152,9 @@ def bundle_path(path: str, roots: Sequence[str], package: str | None) -> str:
     relative to the deepest source root holding it (as the modules are)."""
     best: str | None = None
     for root in roots:
-        if root == "." or path.startswith(f"{root}/"):
-            if best is None or best == "." or len(root) > len(best):
-                best = root
+        holds = root == "." or path.startswith(f"{root}/")
+        if holds and (best is None or best == "." or len(root) > len(best)):
+            best = root
     if best is None:
         raise DataRefused(
             f"{WHERE}: {path} is outside the source roots ({', '.join(roots)}), so no module "
@@ -202,8 +202,7 @@ def collect(
         total += os.lstat(root / path).st_size
         if total > max_bytes:
             raise DataRefused(
-                f"{WHERE}: the modules and data files exceed {max_bytes} bytes in all "
-                f"(at {path})",
+                f"{WHERE}: the modules and data files exceed {max_bytes} bytes in all (at {path})",
                 limit=True,
             )
         out.append(DataFile(path=path, bundle_path=target, data=(root / path).read_bytes()))
@@ -216,6 +215,4 @@ def module_relative(data: Sequence[DataFile], module: str, is_package: bool) -> 
     reach."""
     parts = module.split(".")
     folder = "/".join(["source", *(parts if is_package else parts[:-1])]) + "/"
-    return frozenset(
-        f.bundle_path[len(folder) :] for f in data if f.bundle_path.startswith(folder)
-    )
+    return frozenset(f.bundle_path[len(folder) :] for f in data if f.bundle_path.startswith(folder))

@@ -17,14 +17,14 @@ from typing import Any, Final
 
 from attrs import frozen
 from svcc.compiler.diagnostics import Diagnostic, diag
-from svcc.frontends.repository._data import DataFile, DataRefused, check_pattern
-from svcc.frontends.repository._data import collect as collect_data
 from svcc.compiler.diagnostics.codes import (
     F008_REPOSITORY_ENTRY,
     F009_DUPLICATE_MODULE,
     F010_REPOSITORY_LIMIT,
     F011_NOT_A_MODULE,
 )
+from svcc.frontends.repository._data import DataFile, DataRefused, check_pattern
+from svcc.frontends.repository._data import collect as collect_data
 
 # Folders that never hold the project's modules: tool caches, virtual environments, build
 # output. Hidden folders (a leading dot: .git, .venv, .tox, ...) are skipped too.
