@@ -19,7 +19,7 @@ from attrs import frozen
 from svcc.compiler.errors import IneligibleError, InputError
 from svcc.compiler.passes.readiness import Assessment, ReadinessReport
 from svcc.compiler.requirements import DeclaredRequirements, parse_requirements
-from svcc.frontends.repository import Repository, TreeLimits, TreeRefused
+from svcc.frontends.repository import Repository, RepositoryTree, TreeLimits, TreeRefused
 from svcc.ir.model import Capability, ModuleIR
 
 if TYPE_CHECKING:
@@ -92,7 +92,15 @@ class RepositoryAnalysis:
             },
             "modules": {m: self.repository.modules[m].file.path for m in chosen},
             "graph": self.repository.graph.to_json(),
+            **({"data_files": _data_digests(tree)} if tree.data else {}),
         }
+
+
+def _data_digests(tree: RepositoryTree) -> dict[str, str]:
+    """``[tool.svcc] data-files`` as read: tree path → ``sha256:`` of its bytes."""
+    from svcc.ir.canonical import digest_bytes
+
+    return {f.path: digest_bytes(f.data) for f in tree.data}
 
 
 def declared_requirements(

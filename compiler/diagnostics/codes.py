@@ -602,6 +602,18 @@ R040_ATTRIBUTED_IMPORT: Final = _code(
     ),
 )
 
+R041_AUTOMATIC_SOURCE_ROOT: Final = _code(
+    "SVC-R041",
+    "source root found automatically",
+    "note",
+    "source",
+    None,
+    "A folder of the repository whose name is not a Python name (`ml-serving/`, "
+    "`short-texts-clustering/src/`) holds Python files: with no `[tool.svcc] source-roots`, it "
+    "is read as a source root of its own (its `src/` when that holds Python files), so its "
+    "modules are named from it, as when the folder is passed alone.",
+    hint="set [tool.svcc] source-roots to choose the roots, or pass the folder itself",
+)
 
 # --- types and results (issue 23: SVC-R050..R059) ----------------------------------------------
 R050_RETURN_NOT_ENCODABLE: Final = _code(

@@ -25,6 +25,7 @@ from svcc.compiler.diagnostics.codes import (
 )
 from svcc.frontends.repository._data import DataFile, DataRefused, check_pattern
 from svcc.frontends.repository._data import collect as collect_data
+from svcc.frontends.repository._roots import find_roots
 
 # Folders that never hold the project's modules: tool caches, virtual environments, build
 # output. Hidden folders (a leading dot: .git, .venv, .tox, ...) are skipped too.
@@ -284,8 +285,11 @@ class _Walker:
         limits: TreeLimits,
         prefix: str | None,
         oversize_entries: bool,
+        *,
+        skip: frozenset[str] = frozenset(),
     ) -> None:
         self.root = root
+        self.skip = skip  # folders not read (automatic roots' projects: their src/ is read)
         self.roots = roots
         self.prefix = prefix
         self.limits = limits
@@ -304,7 +308,7 @@ class _Walker:
 
     def walk(self, source_root: str) -> None:
         base = self.root if source_root == "." else self.root / source_root
-        others = {r for r in self.roots if r != source_root}
+        others = {r for r in self.roots if r != source_root} | self.skip
         self._folder(base, source_root, "", others)
 
     def _folder(self, folder: Path, source_root: str, rel: str, others: set[str]) -> bool:
@@ -434,10 +438,17 @@ def read_tree(
     roots = choose_roots(root, config)
     name = root.resolve().name if folder_name is None else folder_name
     package = package_prefix(root, roots, name)
-    walker = _Walker(root, roots, limits, package, oversize_entries)
+    automatic = None
+    if config.source_roots is None and package is None:
+        automatic = find_roots(root, roots)
+        roots = (*roots, *automatic.roots)
+    skip = automatic.skipped if automatic else frozenset()
+    walker = _Walker(root, roots, limits, package, oversize_entries, skip=skip)
     for source_root in roots:
         walker.walk(source_root)
     files = sorted(walker.files, key=lambda f: f.module)
+    if automatic is not None:
+        walker.problems += automatic.notes([(f.path, f.module) for f in files])
     try:
         data = collect_data(
             root,

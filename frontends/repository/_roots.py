@@ -1,0 +1,110 @@
+"""Source roots found automatically: project folders whose names are not Python names.
+
+A repository often holds several projects side by side (``ml-serving/``,
+``short-texts-clustering/src/``, ``projects/web-api/``). Such a folder cannot be a package,
+so its files are not modules of the tree's root; they are modules of their own root, as when
+the user passes the folder itself (``svcc inspect ml-serving``). When ``pyproject.toml``
+names no ``[tool.svcc] source-roots``, every folder below an automatic root whose name is
+not a Python name and that holds Python files becomes a source root: its ``src/`` when that
+holds Python files (then the rest of the folder is not read, as for the tree itself), else
+the folder. The search goes on inside it, so nested projects are roots too. Each automatic
+root is reported (``SVC-R041``, a note) with the modules' names it gives and the line that
+pins the layout; configured roots are taken as given.
+"""
+
+import keyword
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Final
+
+from attrs import frozen
+from svcc.compiler.diagnostics import Diagnostic, diag
+from svcc.compiler.diagnostics.codes import R041_AUTOMATIC_SOURCE_ROOT
+
+_TOOL_DIRS: Final = frozenset(
+    {"__pycache__", "node_modules", "build", "dist", "venv", "env", "site-packages", "htmlcov"}
+)
+
+
+@frozen(kw_only=True)
+class AutomaticRoots:
+    """``roots``: the source roots found (tree-relative, in path order); ``skipped``: the
+    project folders whose ``src/`` is the root (the rest of them is not read)."""
+
+    roots: tuple[str, ...]
+    skipped: frozenset[str]
+
+    def notes(self, files: Sequence[tuple[str, str]]) -> list[tuple[str, Diagnostic]]:
+        """One note per root, naming a few of the modules it gives (``files``: the tree's
+        modules as ``(path, module)``)."""
+        modules: dict[str, list[str]] = {}
+        for path, module in files:
+            owner = max((r for r in self.roots if path.startswith(f"{r}/")), key=len, default=None)
+            if owner is not None:
+                modules.setdefault(owner, []).append(module)
+        out = []
+        for root in self.roots:
+            found = sorted(modules.get(root, []))
+            shown = ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
+            gives = f"its modules are named from it ({shown})" if found else "it gives no module"
+            message = (
+                f"{root}: read as a source root of its own (its folder name is not a Python "
+                f"name); {gives}; to choose the roots yourself, set [tool.svcc] source-roots "
+                f"or inspect {root} alone"
+            )
+            out.append((root, diag(R041_AUTOMATIC_SOURCE_ROOT, message, None)))
+        return out
+
+
+def _python_name(name: str) -> bool:
+    return name.isidentifier() and not keyword.iskeyword(name)
+
+
+def _walked(name: str) -> bool:
+    return not (name.startswith(".") or name in _TOOL_DIRS or name.endswith(".egg-info"))
+
+
+def _subdirs(folder: Path) -> Iterator[os.DirEntry[str]]:
+    try:
+        with os.scandir(folder) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except OSError:
+        return
+    for entry in entries:
+        if _walked(entry.name) and entry.is_dir(follow_symlinks=False):
+            yield entry
+
+
+def _has_python(folder: Path) -> bool:
+    for _current, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if _walked(d)]
+        if any(f.endswith(".py") for f in files):
+            return True
+    return False
+
+
+def find_roots(tree: Path, roots: tuple[str, ...]) -> AutomaticRoots:
+    """The automatic roots below ``roots`` (the roots chosen for ``tree`` by its layout)."""
+    found: list[str] = []
+    skipped: set[str] = set()
+    pending = list(roots)
+    while pending:
+        start = pending.pop(0)
+        stack = [(tree if start == "." else tree / start, "" if start == "." else start)]
+        while stack:
+            folder, rel = stack.pop()
+            for entry in _subdirs(folder):
+                path = f"{rel}/{entry.name}" if rel else entry.name
+                if _python_name(entry.name):
+                    stack.append((Path(entry.path), path))
+                    continue
+                if not _has_python(Path(entry.path)):
+                    continue
+                src = Path(entry.path) / "src"
+                if not src.is_symlink() and src.is_dir() and _has_python(src):
+                    skipped.add(path)
+                    path = f"{path}/src"
+                found.append(path)
+                pending.append(path)
+    return AutomaticRoots(roots=tuple(sorted(found)), skipped=frozenset(skipped))
