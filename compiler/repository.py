@@ -236,10 +236,12 @@ def select(
 
 
 def tree_digest(repo: Repository) -> str:
-    """``sha256:`` over the declared files (path → digest) and ``pyproject.toml``."""
+    """``sha256:`` over the declared files and data files (path → digest) and
+    ``pyproject.toml``."""
     from svcc.ir.canonical import canonical_json, digest_bytes
 
-    files = {f.path: digest_bytes(f.data) for f in (*repo.tree.files, *repo.tree.data)}
+    files = {f.path: digest_bytes(f.data) for f in repo.tree.files}
+    files |= {f.path: digest_bytes(f.data) for f in repo.tree.data}  # [tool.svcc] data-files
     if repo.tree.config.pyproject_sha256:
         files["pyproject.toml"] = repo.tree.config.pyproject_sha256
     return digest_bytes(canonical_json(files))
