@@ -177,3 +177,21 @@ def test_data_counts_in_the_bundle_limits() -> None:
         read_tree(FIXTURE, TreeLimits(max_total_bytes=size + 100))
     assert refused.value.diagnostic.code == "SVC-F010"
     assert "the modules and data files exceed" in str(refused.value)
+
+
+def test_globs_declare_the_same_files_in_a_tree_and_in_a_commit(tmp_path: Path) -> None:
+    """A local tree expands the globs by walking; a git commit (``compiler.git_fetch``)
+    tests each listed path with :func:`matches`: both declare the same files (``**`` any
+    depth, no hidden file or tool folder through a wildcard)."""
+    from svcc.frontends.repository._data import matches
+
+    paths = ["a/x.npy", "a/b/c/y.npy", "a/b/c.txt", "a/.h.npy", "a/.cache/z.npy",
+             "a/venv/w.npy", "b/x.npy", "m.py"]  # fmt: skip
+    for path in paths:
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text("1")
+    glob = "a/**/*.npy"
+    (tmp_path / "pyproject.toml").write_text(f'[tool.svcc]\ndata-files = ["{glob}"]\n')
+    declared = [f.path for f in read_tree(tmp_path).data]
+    assert declared == ["a/b/c/y.npy", "a/x.npy"]
+    assert sorted(p for p in paths if matches(glob, p)) == declared
