@@ -30,6 +30,7 @@ def monorepo(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "projects/web-api/api.py": FUNCTION,
         "projects/web-api/nested-tool/tool.py": FUNCTION,
         "lib/util.py": FUNCTION,
+        "web-demo/serve.py": FUNCTION,  # the module name ml-serving/serve.py gives: skipped
         ".venv/lib/site-packages/x-y/z.py": FUNCTION,  # hidden: never a root
     }
     for path, text in files.items():
@@ -41,7 +42,7 @@ def monorepo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_project_folders_are_roots_of_their_own_and_reported(monorepo: Path) -> None:
     doc = json.loads(run_svcc("inspect", str(monorepo), "--format", "json").stdout)
     roots = [".", "ml-serving", "projects/web-api", "projects/web-api/nested-tool",
-             "short-texts-clustering/src"]  # fmt: skip
+             "short-texts-clustering/src", "web-demo"]  # fmt: skip
     assert doc["source_roots"] == roots
     assert doc["modules"] == {
         "api": "projects/web-api/api.py",
@@ -52,7 +53,11 @@ def test_project_folders_are_roots_of_their_own_and_reported(monorepo: Path) -> 
         "tool": "projects/web-api/nested-tool/tool.py",
     }
     notes = {d["path"]: d for d in doc["diagnostics"]}
-    assert set(notes) == set(roots[1:])
+    assert set(notes) == {*roots[1:], "web-demo", "web-demo/serve.py"}
+    assert notes["web-demo/serve.py"]["message"] == (
+        "web-demo/serve.py and ml-serving/serve.py both give module 'serve': web-demo/serve.py "
+        "skipped (its source root web-demo was found automatically; inspect web-demo alone)"
+    )
     assert all(d["code"] == "SVC-R041" and d["severity"] == "note" for d in notes.values())
     assert notes["short-texts-clustering/src"]["message"].startswith(
         "short-texts-clustering/src: read as a source root of its own"

@@ -9,7 +9,8 @@ not a Python name and that holds Python files becomes a source root: its ``src/`
 holds Python files (then the rest of the folder is not read, as for the tree itself), else
 the folder. The search goes on inside it, so nested projects are roots too. Each automatic
 root is reported (``SVC-R041``, a note) with the modules' names it gives and the line that
-pins the layout; configured roots are taken as given.
+pins the layout; a file of an automatic root whose module name is taken is skipped with a
+note, never a refusal of the tree. Configured roots are taken as given.
 """
 
 import keyword
@@ -20,7 +21,7 @@ from typing import Final
 
 from attrs import frozen
 from svcc.compiler.diagnostics import Diagnostic, diag
-from svcc.compiler.diagnostics.codes import R041_AUTOMATIC_SOURCE_ROOT
+from svcc.compiler.diagnostics.codes import F009_DUPLICATE_MODULE, R041_AUTOMATIC_SOURCE_ROOT
 
 _TOOL_DIRS: Final = frozenset(
     {"__pycache__", "node_modules", "build", "dist", "venv", "env", "site-packages", "htmlcov"}
@@ -35,12 +36,33 @@ class AutomaticRoots:
     roots: tuple[str, ...]
     skipped: frozenset[str]
 
+    def owner(self, path: str) -> str | None:
+        """The deepest automatic root holding the tree file ``path``, if any."""
+        return max((r for r in self.roots if path.startswith(f"{r}/")), key=len, default=None)
+
+    def soften(self, problems: list[tuple[str, Diagnostic]]) -> list[tuple[str, Diagnostic]]:
+        """A file of an automatic root whose module name another file already gives is
+        skipped with a note instead of refusing the tree (``SVC-F009``): the roots were
+        guessed, and guessing must not break a tree that served before."""
+        out = []
+        for path, problem in problems:
+            root = self.owner(path)
+            if problem.code != F009_DUPLICATE_MODULE.code or root is None:
+                out.append((path, problem))
+                continue
+            message = (
+                f"{problem.message}: {path} skipped (its source root {root} was found "
+                f"automatically; inspect {root} alone)"
+            )
+            out.append((path, diag(R041_AUTOMATIC_SOURCE_ROOT, message, None)))
+        return out
+
     def notes(self, files: Sequence[tuple[str, str]]) -> list[tuple[str, Diagnostic]]:
         """One note per root, naming a few of the modules it gives (``files``: the tree's
         modules as ``(path, module)``)."""
         modules: dict[str, list[str]] = {}
         for path, module in files:
-            owner = max((r for r in self.roots if path.startswith(f"{r}/")), key=len, default=None)
+            owner = self.owner(path)
             if owner is not None:
                 modules.setdefault(owner, []).append(module)
         out = []

@@ -448,6 +448,7 @@ def read_tree(
         walker.walk(source_root)
     files = sorted(walker.files, key=lambda f: f.module)
     if automatic is not None:
+        walker.problems = automatic.soften(walker.problems)
         walker.problems += automatic.notes([(f.path, f.module) for f in files])
     try:
         data = collect_data(
