@@ -611,7 +611,8 @@ R041_AUTOMATIC_SOURCE_ROOT: Final = _code(
     "A folder of the repository whose name is not a Python name (`ml-serving/`, "
     "`short-texts-clustering/src/`) holds Python files: with no `[tool.svcc] source-roots`, it "
     "is read as a source root of its own (its `src/` when that holds Python files), so its "
-    "modules are named from it, as when the folder is passed alone.",
+    "modules are named from it, as when the folder is passed alone. A file of such a root "
+    "whose module name another file already gives is skipped with this note.",
     hint="set [tool.svcc] source-roots to choose the roots, or pass the folder itself",
 )
 
