@@ -26,12 +26,9 @@ from typing import Final
 from attrs import frozen
 from svcc.compiler.diagnostics import Diagnostic, diag
 from svcc.compiler.diagnostics.codes import F008_REPOSITORY_ENTRY, F010_REPOSITORY_LIMIT
+from svcc.frontends.repository._folders import skipped
 
 WHERE: Final = "[tool.svcc] data-files"
-# Folders ``**`` never enters (tool caches, environments, build output); hidden ones neither.
-_TOOL_DIRS: Final = frozenset(
-    {"__pycache__", "node_modules", "build", "dist", "venv", "env", "site-packages", "htmlcov"}
-)
 
 
 @frozen(kw_only=True)
@@ -76,8 +73,8 @@ def _part_matches(part: str, name: str) -> bool:
 
 
 def _descends(name: str) -> bool:
-    """Whether ``**`` walks into the folder ``name``."""
-    return not (name.startswith(".") or name in _TOOL_DIRS or name.endswith(".egg-info"))
+    """Whether ``**`` walks into the folder ``name`` (the module walk's rule)."""
+    return not skipped(name)
 
 
 def matches(pattern: str, relpath: str) -> bool:

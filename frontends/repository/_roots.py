@@ -17,15 +17,11 @@ import keyword
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Final
 
 from attrs import frozen
 from svcc.compiler.diagnostics import Diagnostic, diag
 from svcc.compiler.diagnostics.codes import F009_DUPLICATE_MODULE, R041_AUTOMATIC_SOURCE_ROOT
-
-_TOOL_DIRS: Final = frozenset(
-    {"__pycache__", "node_modules", "build", "dist", "venv", "env", "site-packages", "htmlcov"}
-)
+from svcc.frontends.repository._folders import has_python, skipped
 
 
 @frozen(kw_only=True)
@@ -83,10 +79,6 @@ def _python_name(name: str) -> bool:
     return name.isidentifier() and not keyword.iskeyword(name)
 
 
-def _walked(name: str) -> bool:
-    return not (name.startswith(".") or name in _TOOL_DIRS or name.endswith(".egg-info"))
-
-
 def _subdirs(folder: Path) -> Iterator[os.DirEntry[str]]:
     try:
         with os.scandir(folder) as it:
@@ -94,16 +86,8 @@ def _subdirs(folder: Path) -> Iterator[os.DirEntry[str]]:
     except OSError:
         return
     for entry in entries:
-        if _walked(entry.name) and entry.is_dir(follow_symlinks=False):
+        if not skipped(entry.name) and entry.is_dir(follow_symlinks=False):
             yield entry
-
-
-def _has_python(folder: Path) -> bool:
-    for _current, dirs, files in os.walk(folder):
-        dirs[:] = [d for d in dirs if _walked(d)]
-        if any(f.endswith(".py") for f in files):
-            return True
-    return False
 
 
 def find_roots(tree: Path, roots: tuple[str, ...]) -> AutomaticRoots:
@@ -121,10 +105,10 @@ def find_roots(tree: Path, roots: tuple[str, ...]) -> AutomaticRoots:
                 if _python_name(entry.name):
                     stack.append((Path(entry.path), path))
                     continue
-                if not _has_python(Path(entry.path)):
+                if not has_python(Path(entry.path)):
                     continue
                 src = Path(entry.path) / "src"
-                if not src.is_symlink() and src.is_dir() and _has_python(src):
+                if not src.is_symlink() and src.is_dir() and has_python(src):
                     skipped.add(path)
                     path = f"{path}/src"
                 found.append(path)

@@ -25,13 +25,10 @@ from svcc.compiler.diagnostics.codes import (
 )
 from svcc.frontends.repository._data import DataFile, DataRefused, check_pattern
 from svcc.frontends.repository._data import collect as collect_data
+from svcc.frontends.repository._folders import has_python as _has_python
+from svcc.frontends.repository._folders import skipped as _skipped
 from svcc.frontends.repository._roots import find_roots
 
-# Folders that never hold the project's modules: tool caches, virtual environments, build
-# output. Hidden folders (a leading dot: .git, .venv, .tox, ...) are skipped too.
-SKIPPED_DIRS: Final = frozenset(
-    {"__pycache__", "node_modules", "build", "dist", "venv", "env", "site-packages", "htmlcov"}
-)
 PYPROJECT: Final = "pyproject.toml"
 
 
@@ -210,18 +207,6 @@ def _not_a_module(shown: str) -> str:
         "not an importable module name; the file is not a module (rename it, or inspect it "
         "alone with --module-name NAME)"
     )
-
-
-def _has_python(folder: Path) -> bool:
-    for _current, dirs, files in os.walk(folder):
-        dirs[:] = [d for d in dirs if not _skipped(d)]
-        if any(f.endswith(".py") for f in files):
-            return True
-    return False
-
-
-def _skipped(name: str) -> bool:
-    return name.startswith(".") or name in SKIPPED_DIRS or name.endswith(".egg-info")
 
 
 def _normal_root(entry: str) -> str:
