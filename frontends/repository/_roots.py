@@ -8,8 +8,8 @@ names no ``[tool.svcc] source-roots``, every folder below an automatic root whos
 not a Python name and that holds Python files becomes a source root: its ``src/`` when that
 holds Python files (then the rest of the folder is not read, as for the tree itself), else
 the folder. The search goes on inside it, so nested projects are roots too. Each automatic
-root is reported (``SVC-R041``, a note) with the modules' names it gives and the line that
-pins the layout; a file of an automatic root whose module name is taken is skipped with a
+root is reported (``SVC-R041``, a note) with the modules' names it gives and how to choose
+the roots instead; a file of an automatic root whose module name is taken is skipped with a
 note, never a refusal of the tree. Configured roots are taken as given.
 """
 
