@@ -21,6 +21,7 @@ from typing import Final
 
 from svcc.compiler.diagnostics import codes as C
 from svcc.compiler.diagnostics.codes import Code
+from svcc.compiler.passes.data_reads import DATA_READERS  # one table: reads at import and per call
 from svcc.compiler.passes.type_readiness import MODEL_BASES
 from svcc.ir.model import ClassDecl, Evaluation, Helper, ModuleIR
 
@@ -252,14 +253,6 @@ EFFECTS: Final[dict[str, tuple[Code, str]]] = {
          "modules or sys.path)"),
     ),
 }  # fmt: skip
-
-# Reads of a file: harmless when the path is built from ``__file__`` and names a declared
-# data file (``Evaluation.path``). A key ending in ``_`` covers what starts with it.
-DATA_READERS: Final = (
-    "builtins.open", "io.open", "pathlib.Path().read_text", "pathlib.Path().read_bytes",
-    "pathlib.Path().open", "joblib.load", "numpy.load", "numpy.loadtxt", "numpy.genfromtxt",
-    "pandas.read_", "polars.read_", "torch.load",
-)  # fmt: skip
 
 # Reads of these dotted names are effects; every other read of a module attribute is a
 # value (PEP 562 module ``__getattr__`` aside).

@@ -10,6 +10,7 @@ import ast
 from collections.abc import Callable, Iterable, Iterator
 
 import attrs
+from svcc.frontends.python._data_reads import data_read
 from svcc.frontends.python._effects import (
     JSON_VALUE_ATTRIBUTES,
     SENSITIVE,
@@ -1205,6 +1206,9 @@ class ModuleLowerer:
                     func = node.func  # type: ignore[attr-defined]
                     note(func, "call", node)
                     note_object(func, "method")
+                    read = data_read(node, self._resolve, qualify, self._read_path, self.src.span(node))  # type: ignore[arg-type]
+                    if read is not None:  # a file read on every call (``data_reads``)
+                        effects[f"{read.callee}@{read.span.line}:{read.span.column}"] = read
                     if type(func) is ast.Name or type(func) is ast.Attribute:
                         callee = qualify(func)
                         if callee is not None and callee.startswith(SENSITIVE):
