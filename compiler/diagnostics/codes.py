@@ -633,12 +633,12 @@ R043_WORKING_DIRECTORY_READ: Final = _code(
     "error",
     "execution",
     "conditional",
-    "The function reads a file through a literal relative path (`open(\"catalog.json\")`, "
-    "`pd.read_csv(\"data/train.csv\")`), which is resolved against the working directory: a "
+    'The function reads a file through a literal relative path (`open("catalog.json")`, '
+    '`pd.read_csv("data/train.csv")`), which is resolved against the working directory: a '
     "served bundle runs in its own root (the module is under `source/`), a governed worker in "
     "a scratch folder, an image in its WORKDIR, so the file is not found there even when it is "
     "declared.",
-    hint="build the path from __file__ (Path(__file__).parent / \"catalog.json\") and declare "
+    hint='build the path from __file__ (Path(__file__).parent / "catalog.json") and declare '
     "the file (--data PATH; in a repository, [tool.svcc] data-files)",
 )
 

@@ -3,7 +3,8 @@
 A read at import is judged with the module's other import-time effects
 (:mod:`svcc.compiler.passes.effects`, ``SVC-R026``); a read inside a capability's body runs
 on every call, so it must find its file in the served bundle. The front end records each
-call of a :data:`DATA_READERS` callable whose path it can name (``Evaluation.path`` for a
+call of a ``DATA_READERS`` callable (the one table, in
+:mod:`svcc.frontends.python._data_reads`) whose path it can name (``Evaluation.path`` for a
 path built from ``__file__``, ``Evaluation.literal`` for a literal relative path); this
 module judges them:
 
@@ -22,29 +23,16 @@ path the source does not spell (a variable, a computed string) is not judged her
 
 import posixpath
 from collections.abc import Iterable, Iterator
-from typing import Final
 
 from svcc.compiler.diagnostics import Diagnostic, diag
 from svcc.compiler.diagnostics import codes as C
+from svcc.frontends.python._data_reads import reads_file
 from svcc.ir.model import Evaluation
 
-# Callables that read a file whose path is their first argument (or, for a method, their
-# receiver). Reviewed one by one; shared by the import-time rule (``effects.Judge``) and the
-# capability rule below. An entry ending in ``_`` covers what starts with it.
-DATA_READERS: Final = (
-    "builtins.open", "io.open", "pathlib.Path().read_text", "pathlib.Path().read_bytes",
-    "pathlib.Path().open", "joblib.load", "numpy.load", "numpy.loadtxt", "numpy.genfromtxt",
-    "pandas.read_", "polars.read_", "torch.load",
-)  # fmt: skip
 
-
-def reads_file(callee: str) -> bool:
-    """Whether ``callee`` (normalised: ``pathlib.Path().parent.read_text`` is
-    ``pathlib.Path().read_text``) is a :data:`DATA_READERS` callable."""
-    return callee.startswith(DATA_READERS)
-
-
-def data_read_reasons(effects: Iterable[Evaluation], data_files: frozenset[str]) -> Iterator[Diagnostic]:
+def data_read_reasons(
+    effects: Iterable[Evaluation], data_files: frozenset[str]
+) -> Iterator[Diagnostic]:
     """The reasons a capability's file reads (``Capability.effects``) would fail when it is
     served: undeclared files beside the module, paths relative to the working directory."""
     for e in effects:
@@ -69,7 +57,11 @@ def data_read_reasons(effects: Iterable[Evaluation], data_files: frozenset[str])
                 e.span,
                 hint=(
                     f'build the path from __file__ (Path(__file__).parent / "{e.literal}")'
-                    + ("" if declared else " and declare the file (--data PATH; in a "
-                       "repository, [tool.svcc] data-files)")
+                    + (
+                        ""
+                        if declared
+                        else " and declare the file (--data PATH; in a "
+                        "repository, [tool.svcc] data-files)"
+                    )
                 ),
             )

@@ -9,14 +9,48 @@ the module-level facts record as ``Evaluation.path``) or a literal relative path
 
 import ast
 import posixpath
+import re
 from collections.abc import Callable
+from typing import Final
 
-from svcc.compiler.passes.data_reads import reads_file
-from svcc.compiler.passes.effects import normalise
 from svcc.frontends.python._effects import argument_names
 from svcc.ir.model import Evaluation, Span
 
-_PATHS = frozenset({"pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath", "pathlib.PurePosixPath"})
+# Callables that read a file whose path is their first argument (or, for a method, their
+# receiver). Reviewed one by one; the one table of both rules (reads at import:
+# ``compiler/passes/effects.py``; reads on every call: ``compiler/passes/data_reads.py``).
+# An entry ending in ``_`` covers what starts with it.
+DATA_READERS: Final = (
+    "builtins.open", "io.open", "pathlib.Path().read_text", "pathlib.Path().read_bytes",
+    "pathlib.Path().open", "joblib.load", "numpy.load", "numpy.loadtxt", "numpy.genfromtxt",
+    "pandas.read_", "polars.read_", "torch.load",
+)  # fmt: skip
+
+_PATHS: Final = frozenset(
+    {"pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath", "pathlib.PurePosixPath"}
+)
+
+# ``pathlib.Path()`` followed by steps that keep a path a path (arithmetic, not reads).
+_PATH_STEPS = re.compile(
+    r"^pathlib\.(?:Pure(?:Posix|Windows)?)?(?:Posix)?Path\(\)"
+    r"(?:\.parent|\.parents\[\]|\.resolve\(\)|\.absolute\(\)|\.joinpath\(\)|\.with_name\(\)"
+    r"|\.with_suffix\(\)|\.with_stem\(\)|\.name|\.stem|\.suffix)*"
+)
+
+
+def normalise(callee: str) -> str:
+    """``pathlib.Path().parent.parent.read_text`` → ``pathlib.Path().read_text``: path steps
+    are collapsed (os.path arithmetic and ``/`` already keep the path's origin)."""
+    if callee.startswith("pathlib."):
+        match = _PATH_STEPS.match(callee)
+        if match and match.end() > 0:
+            return "pathlib.Path()" + callee[match.end() :]
+    return callee
+
+
+def reads_file(callee: str) -> bool:
+    """Whether ``callee`` (normalised) is a :data:`DATA_READERS` callable."""
+    return callee.startswith(DATA_READERS)
 
 
 def data_read(
@@ -24,7 +58,7 @@ def data_read(
     resolve: Callable[[ast.expr], str],
     qualify: Callable[[ast.expr], str | None],
     read_path: Callable[[ast.Call], str | None],
-    span: Span,
+    span: Callable[[ast.AST], Span],
 ) -> Evaluation | None:
     """The read ``call`` makes of a file whose path the source spells, or ``None``."""
     callee = normalise(resolve(call.func))
@@ -33,9 +67,11 @@ def data_read(
     path = read_path(call)
     literal = None
     if path is None:
-        target = call.func.value if isinstance(call.func, ast.Attribute) and callee.startswith(
-            "pathlib.Path()."
-        ) else (call.args[0] if call.args else None)
+        target = (
+            call.func.value
+            if isinstance(call.func, ast.Attribute) and callee.startswith("pathlib.Path().")
+            else (call.args[0] if call.args else None)
+        )
         literal = _literal_path(target, qualify) if target is not None else None
         if literal is None:
             return None
@@ -47,7 +83,7 @@ def data_read(
         literal=literal,
         names=argument_names(call, qualify),
         path=path,
-        span=span,
+        span=span(call),
     )
 
 
@@ -62,7 +98,11 @@ def _reading(call: ast.Call, callee: str) -> bool:
             mode = keyword.value
     if mode is None:
         return True
-    return isinstance(mode, ast.Constant) and isinstance(mode.value, str) and set(mode.value) <= set("rbt")
+    return (
+        isinstance(mode, ast.Constant)
+        and isinstance(mode.value, str)
+        and set(mode.value) <= set("rbt")
+    )
 
 
 def _literal_path(node: ast.expr, qualify: Callable[[ast.expr], str | None]) -> str | None:

@@ -1206,7 +1206,7 @@ class ModuleLowerer:
                     func = node.func  # type: ignore[attr-defined]
                     note(func, "call", node)
                     note_object(func, "method")
-                    read = data_read(node, self._resolve, qualify, self._read_path, self.src.span(node))  # type: ignore[arg-type]
+                    read = data_read(node, self._resolve, qualify, self._read_path, self.src.span)  # type: ignore[arg-type]
                     if read is not None:  # a file read on every call (``data_reads``)
                         effects[f"{read.callee}@{read.span.line}:{read.span.column}"] = read
                     if type(func) is ast.Name or type(func) is ast.Attribute:
