@@ -87,3 +87,35 @@ def test_what_the_rule_leaves_alone(tmp_path: Path) -> None:
     found = _inspect(source)
     assert [r["code"] for r in found["by_name"]["reasons"]] == ["SVC-R036"]
     assert found["save"]["class"] == found["hosts"]["class"] == found["own"]["class"] == "eligible"
+
+
+def test_repository_data_files_declare_per_call_reads(tmp_path: Path) -> None:
+    """In a repository, ``[tool.svcc] data-files`` declares them (module-folder relative)."""
+    package = tmp_path / "repo" / "src" / "shop"
+    package.mkdir(parents=True)
+    (tmp_path / "repo" / "pyproject.toml").write_text(
+        '[project]\nname = "shop"\nversion = "0.1"\n\n'
+        '[tool.svcc]\ndata-files = ["src/shop/catalog.json"]\n'
+    )
+    (package / "__init__.py").write_text("")
+    shutil.copy(FIXTURE / "catalog.json", package / "catalog.json")
+    shutil.copy(FIXTURE / "shop.py", package / "prices.py")
+    proc = run_svcc("inspect", str(tmp_path / "repo"), "--format", "json")
+    assert proc.returncode in (0, 1), proc.stderr
+    found: dict[str, list[str]] = {}
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            if "capability_id" in node:
+                found[node["capability_id"]] = [r["code"] for r in node["reasons"]]
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(json.loads(proc.stdout))
+    assert found == {
+        "python:shop.prices:price_of": [],
+        "python:shop.prices:stock_of": ["SVC-R042"],  # stock.csv is not declared
+    }
