@@ -119,3 +119,18 @@ def test_repository_data_files_declare_per_call_reads(tmp_path: Path) -> None:
         "python:shop.prices:price_of": [],
         "python:shop.prices:stock_of": ["SVC-R042"],  # stock.csv is not declared
     }
+
+
+def test_a_url_is_not_a_working_directory_path(tmp_path: Path) -> None:
+    """``pd.read_csv("https://...")`` fetches; ``pd.read_csv("data/train.csv")`` reads ./data."""
+    source = tmp_path / "frames.py"
+    source.write_text(
+        "import pandas as pd\n\n\n"
+        "def remote() -> int:\n"
+        '    return len(pd.read_csv("https://example.org/train.csv"))\n\n\n'
+        "def local() -> int:\n"
+        '    return len(pd.read_csv("data/train.csv"))\n'
+    )
+    found = _inspect(source)
+    assert [r["code"] for r in found["remote"]["reasons"]] == ["SVC-R008"]  # pandas undeclared
+    assert [r["code"] for r in found["local"]["reasons"]] == ["SVC-R008", "SVC-R043"]

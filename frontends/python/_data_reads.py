@@ -106,9 +106,10 @@ def _reading(call: ast.Call, callee: str) -> bool:
 
 
 def _literal_path(node: ast.expr, qualify: Callable[[ast.expr], str | None]) -> str | None:
-    """``node`` as a literal relative (or absolute) path, when the source spells it."""
+    """``node`` as a literal relative (or absolute) path, when the source spells it (a URL,
+    which ``pd.read_csv`` and friends fetch, is not a path)."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value or None
+        return node.value if node.value and "://" not in node.value else None
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
         left, right = _literal_path(node.left, qualify), _literal_path(node.right, qualify)
         return posixpath.join(left, right) if left and right else None
