@@ -6,14 +6,14 @@ modules are judged as a small repository by the same walk as ``svcc inspect DIR`
 one lowering). A bundle's ``source/`` mirrors one
 directory, the *root*: the file's own directory, or, for a file inside a package (its
 directory holds ``__init__.py``), the nearest folder above that is not a package (the
-*source root*: ``name-1.2.3/src`` for ``name-1.2.3/src/pkg/mod.py``). Every import found in
-a file of the closure (module level, function bodies, guarded or not; never under ``if
-TYPE_CHECKING`` or ``if __name__ == "__main__"``) that names a module under the root is
+*source root*: ``name-1.2.3/src`` for ``name-1.2.3/src/pkg/mod.py``). Every import the front
+end records in a file of the closure (module level, class bodies, function and method
+bodies, guarded or not; never under ``if TYPE_CHECKING`` or ``if __name__ == "__main__"``;
+one reader, the IR's imports, so no file is parsed twice) that names a module under the root is
 added, with the ``__init__.py`` of every package on its way. Nothing outside the root is
 ever read, and symlinks are not followed (a link could lead outside the tree).
 """
 
-import ast
 import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
@@ -119,71 +119,6 @@ def facts_of(ir: "ModuleIR") -> list[ImportFact]:
         for imp in ir.imports
         if not imp.type_checking
     ]
-
-
-def imports_of(tree: ast.Module) -> list[ImportFact]:
-    """Every import statement that can run (not under TYPE_CHECKING or the main guard)."""
-    out: list[ImportFact] = []
-
-    def visit(body: list[ast.stmt], required: bool) -> None:
-        for stmt in body:
-            if isinstance(stmt, ast.Import):
-                out.extend(
-                    ImportFact(
-                        level=0, module=a.name, names=(), required=required, line=stmt.lineno
-                    )
-                    for a in stmt.names
-                )
-            elif isinstance(stmt, ast.ImportFrom):
-                out.append(
-                    ImportFact(
-                        level=stmt.level,
-                        module=stmt.module or "",
-                        names=tuple(a.name for a in stmt.names if a.name != "*"),
-                        required=required,
-                        line=stmt.lineno,
-                    )
-                )
-            elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
-                visit(stmt.body, False)
-            elif isinstance(stmt, ast.ClassDef):
-                visit(stmt.body, required)
-            elif isinstance(stmt, ast.If):
-                if _skipped(stmt.test):
-                    visit(stmt.orelse, False)
-                    continue
-                visit(stmt.body, False)
-                visit(stmt.orelse, False)
-            elif isinstance(stmt, ast.Try | ast.TryStar):
-                visit(stmt.body, False)
-                for handler in stmt.handlers:
-                    visit(handler.body, False)
-                visit(stmt.orelse, False)
-                visit(stmt.finalbody, required)
-            elif isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
-                visit(stmt.body, required)
-                visit(stmt.orelse, required)
-            elif isinstance(stmt, ast.With | ast.AsyncWith):
-                visit(stmt.body, required)
-            elif isinstance(stmt, ast.Match):
-                for case in stmt.cases:
-                    visit(case.body, False)
-
-    visit(tree.body, True)
-    return out
-
-
-def _skipped(test: ast.expr) -> bool:
-    """``if TYPE_CHECKING`` / ``if typing.TYPE_CHECKING`` / ``if __name__ == "__main__"``."""
-    if isinstance(test, ast.Name | ast.Attribute):
-        name = test.id if isinstance(test, ast.Name) else test.attr
-        return name == "TYPE_CHECKING"
-    if isinstance(test, ast.Compare) and len(test.comparators) == 1:
-        sides = [test.left, test.comparators[0]]
-        return any(isinstance(s, ast.Name) and s.id == "__name__" for s in sides) and any(
-            isinstance(s, ast.Constant) and s.value == "__main__" for s in sides
-        )
-    return False
 
 
 def absolute_names(fact: ImportFact, package: str) -> list[str] | None:
@@ -356,11 +291,9 @@ def _lower(
     path: str, rel: str, name: str, is_package: bool, version: tuple[int, int]
 ) -> "tuple[bytes, FrontendResult | None, list[ImportFact] | None, str | None]":
     """``(bytes, front-end result, import facts, why it cannot be imported as copied)`` of
-    one file. The facts are every import statement that can run, read from the syntax tree
-    (class bodies and methods included: what the bundle must carry is wider than what the
-    IR records, which is module level and module-level functions)."""
+    one file, lowered once: the facts are the IR's imports (it records every import
+    statement that can run, class bodies and methods included)."""
     from svcc.compiler.diagnostics.codes import F001_SYNTAX
-    from svcc.frontends.python import decode_source, parse
     from svcc.frontends.repository import SourceFile, lower_file
 
     try:
@@ -370,13 +303,11 @@ def _lower(
     result = lower_file(
         SourceFile(path=rel, module=name, is_package=is_package, data=data), version
     )
+    if result.ir is not None:
+        return data, result, facts_of(result.ir), None
     error = next((d for d in result.diagnostics if d.severity == "error"), None)
-    if result.ir is not None or error is None:
-        try:
-            facts = imports_of(parse(decode_source(data)[0], version, rel))
-        except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
-            facts = None  # the front end read it: only a bound it applies differently
-        return data, result, facts, None
+    if error is None:
+        return data, result, None, None
     if error.code == F001_SYNTAX.code:
         line = error.span.line if error.span is not None else 1
         return data, result, None, f"{rel} line {line} does not parse: {error.message}"
