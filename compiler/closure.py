@@ -18,7 +18,7 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-from attrs import field, frozen
+from attrs import frozen
 from svcc.compiler.errors import InputError
 from svcc.compiler.source_files import read_source_file
 from svcc.ir.imports import package_of, resolve_relative
@@ -26,6 +26,7 @@ from svcc.ir.record import Record
 
 if TYPE_CHECKING:
     from svcc.frontends.python import FrontendResult
+    from svcc.frontends.repository import Repository
     from svcc.ir.model import ModuleIR
 
 # Bounds: a closure larger than this is not a "single file" any more.
@@ -59,9 +60,11 @@ class LocalClosure(Record):
     # Every dotted name found under the root: modules, packages, namespace packages, mounts.
     located: frozenset[str]
     truncated: bool = False
-    # Each module's front-end result (dotted name → result), lowered once: the closure's
-    # readiness walk judges these, it does not read the files again.
-    lowered: "Mapping[str, FrontendResult]" = field(factory=dict)
+    # The file and its closure in the repository front end's shape (modules, graph,
+    # declared sources), each module lowered once: readiness inherits the import-time
+    # risks of what importing the file runs over this graph, as for a directory. ``None``
+    # when the file imports no module beside it (a one-module repository needs no walk).
+    repository: "Repository | None" = None
 
 
 EMPTY: Final = LocalClosure(modules={}, files={}, mounted=frozenset({""}), located=frozenset())
@@ -191,7 +194,7 @@ def _bundle_path(dotted: str, is_package: bool) -> str:
 
 
 def build_closure(
-    main_imports: list[ImportFact],
+    main: "tuple[str, bytes, FrontendResult]",
     *,
     module: str,
     mounts: tuple[tuple[str, str], ...],
@@ -200,7 +203,8 @@ def build_closure(
     is_package: bool = False,
     cache: FactsCache | None = None,
 ) -> LocalClosure:
-    """The closure of the main module (its imports given), ``module`` its dotted name.
+    """The closure of the main module (``(shown path, bytes, front-end result)``),
+    ``module`` its dotted name.
     The packages above the main module are part of it: importing it runs them."""
     cache = {} if cache is None else cache
     finder = _Finder(mounts, cache)
@@ -210,7 +214,8 @@ def build_closure(
     lowered: dict[str, FrontendResult] = {}
     total = 0
     truncated = False
-    main_facts = main_imports
+    main_result = main[2]
+    main_facts = facts_of(main_result.ir) if main_result.ir is not None else []
     pending: list[tuple[str, bool, str | None]] = [(module, is_package, None)]
     queued: set[str] = {module}
 
@@ -266,18 +271,78 @@ def build_closure(
                 requires=tuple(dict.fromkeys(requires)),
                 error=error,
             )
+    located_all = frozenset(located) | frozenset(
+        # a mount's parents are namespace packages of the bundle (``acme`` of ``acme.tools``)
+        ".".join(p.split(".")[:i])
+        for p, _ in mounts
+        if p
+        for i in range(1, p.count(".") + 2)
+    )
     return LocalClosure(
         modules=dict(sorted(modules.items())),
         files=dict(sorted(files.items())),
         mounted=frozenset(prefix for prefix, _ in mounts),
-        # a mount's parents are namespace packages of the bundle (``acme`` of ``acme.tools``)
-        located=frozenset(located)
-        | frozenset(
-            ".".join(p.split(".")[:i]) for p, _ in mounts if p for i in range(1, p.count(".") + 2)
-        ),
+        located=located_all,
         truncated=truncated,
-        lowered=dict(sorted(lowered.items())),
+        repository=_as_repository(
+            main,
+            module=module,
+            is_package=is_package,
+            modules=modules,
+            files=files,
+            lowered=lowered,
+            located=located_all,
+            python_version=python_version,
+        )
+        if modules
+        else None,
     )
+
+
+def _as_repository(
+    main: "tuple[str, bytes, FrontendResult]",
+    *,
+    module: str,
+    is_package: bool,
+    modules: Mapping[str, LocalModule],
+    files: Mapping[str, bytes],
+    lowered: "Mapping[str, FrontendResult]",
+    located: frozenset[str],
+    python_version: tuple[int, int],
+) -> "Repository":
+    """The file and its closure as a repository: the file's module, every closure module
+    (one that could not be read is an empty module: its error is the closure's fact), the
+    namespace packages found on the way, and the graph over them."""
+    from svcc.frontends.repository import (
+        ProjectConfig,
+        RepositoryTree,
+        SourceFile,
+        build_repository,
+        lower_file,
+    )
+
+    path, data, result = main
+    sources = [SourceFile(path=path, module=module, is_package=is_package, data=data)]
+    results = {module: result}
+    for local in modules.values():
+        source = SourceFile(
+            path=local.path,
+            module=local.name,
+            is_package=local.bundle_path.endswith("/__init__.py"),
+            data=files[local.bundle_path],
+        )
+        sources.append(source)
+        found = lowered.get(local.name)
+        results[local.name] = found or lower_file(source, python_version)
+    names = {f.module for f in sources}
+    tree = RepositoryTree(
+        roots=(".",),
+        files=tuple(sorted(sources, key=lambda f: f.module)),
+        namespaces=frozenset(located - names - {""}),
+        config=ProjectConfig(source_roots=None, name=None, dependencies=(), pyproject_sha256=None),
+        problems=(),
+    )
+    return build_repository(tree, results)
 
 
 def _relative(file: str, root: str) -> str:

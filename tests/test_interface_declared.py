@@ -29,9 +29,13 @@ def _dispatches(tree: ast.AST) -> list[int]:
             operands = [node.left, *node.comparators]
             if any(isinstance(o, ast.Constant) and o.value in NAMES for o in operands):
                 lines.append(node.lineno)
-        elif isinstance(node, ast.keyword) and node.arg == "default":
-            if isinstance(node.value, ast.Constant) and node.value.value in NAMES:
-                lines.append(node.value.lineno)
+        elif (
+            isinstance(node, ast.keyword)
+            and node.arg == "default"
+            and isinstance(node.value, ast.Constant)
+            and node.value.value in NAMES
+        ):
+            lines.append(node.value.lineno)
     return lines
 
 
