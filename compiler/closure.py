@@ -15,7 +15,7 @@ ever read, and symlinks are not followed (a link could lead outside the tree).
 """
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from attrs import frozen
@@ -249,20 +249,9 @@ def build_closure(
                 lowered[name] = result
             total += len(data)
             files[_bundle_path(name, package_flag)] = data
-        requires: list[str] = []
-        package = package_of(name, package_flag)
-        for fact in facts or ():
-            names = absolute_names(fact, package)
-            if names is None:
-                shown = "." * fact.level + fact.module
-                error = error or (
-                    f"{rel or 'the module'} line {fact.line}: relative import {shown!r} "
-                    "reaches above the top package"
-                )
-                continue
-            enqueue(names)
-            if fact.required:
-                requires.append(names[0])
+        requires, above = _requires(facts or (), package_of(name, package_flag), enqueue)
+        if above is not None:
+            error = error or f"{rel or 'the module'} {above}"
         if file is not None:
             modules[name] = LocalModule(
                 name=name,
@@ -271,20 +260,10 @@ def build_closure(
                 requires=tuple(dict.fromkeys(requires)),
                 error=error,
             )
-    located_all = frozenset(located) | frozenset(
-        # a mount's parents are namespace packages of the bundle (``acme`` of ``acme.tools``)
-        ".".join(p.split(".")[:i])
-        for p, _ in mounts
-        if p
-        for i in range(1, p.count(".") + 2)
-    )
-    return LocalClosure(
-        modules=dict(sorted(modules.items())),
-        files=dict(sorted(files.items())),
-        mounted=frozenset(prefix for prefix, _ in mounts),
-        located=located_all,
-        truncated=truncated,
-        repository=_as_repository(
+    located_all = frozenset(located) | _mount_parents(mounts)
+    repository = None
+    if modules:
+        repository = _as_repository(
             main,
             module=module,
             is_package=is_package,
@@ -294,8 +273,42 @@ def build_closure(
             located=located_all,
             python_version=python_version,
         )
-        if modules
-        else None,
+    return LocalClosure(
+        modules=dict(sorted(modules.items())),
+        files=dict(sorted(files.items())),
+        mounted=frozenset(prefix for prefix, _ in mounts),
+        located=located_all,
+        truncated=truncated,
+        repository=repository,
+    )
+
+
+def _requires(
+    facts: "Iterable[ImportFact]", package: str, enqueue: "Callable[[list[str]], None]"
+) -> tuple[list[str], str | None]:
+    """``(what the module requires, why not)``: the absolute names it imports unguarded at
+    module level (every name any import may load is enqueued), and the first relative
+    import that reaches above the top package (``"line N: ..."``), or ``None``."""
+    requires: list[str] = []
+    above: str | None = None
+    for fact in facts:
+        names = absolute_names(fact, package)
+        if names is None:
+            shown = "." * fact.level + fact.module
+            above = above or (
+                f"line {fact.line}: relative import {shown!r} reaches above the top package"
+            )
+            continue
+        enqueue(names)
+        if fact.required:
+            requires.append(names[0])
+    return requires, above
+
+
+def _mount_parents(mounts: tuple[tuple[str, str], ...]) -> frozenset[str]:
+    """A mount's parents are namespace packages of the bundle (``acme`` of ``acme.tools``)."""
+    return frozenset(
+        ".".join(p.split(".")[:i]) for p, _ in mounts if p for i in range(1, p.count(".") + 2)
     )
 
 
