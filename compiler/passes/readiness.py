@@ -33,7 +33,15 @@ from svcc.compiler.passes.type_readiness import (
 from svcc.ir.imports import resolve_relative
 from svcc.ir.index import ModuleIndex, module_index
 from svcc.ir.interface import left_out
-from svcc.ir.model import Capability, ClassDecl, Evaluation, Import, ModuleIR, Span
+from svcc.ir.model import (
+    Capability,
+    ClassDecl,
+    Evaluation,
+    Import,
+    ModuleIR,
+    ParamUse,
+    Span,
+)
 from svcc.ir.record import Record
 from svcc.ir.schema import READINESS_SCHEMA
 from svcc.ir.types import (
@@ -374,7 +382,7 @@ def _parameters(s: Subject) -> Iterator[Diagnostic]:
                 elif param.annotation is None:
                     yield diag(
                         C.R037_UNTYPED_OBJECT_USE,
-                        _object_use_message(param.name, use.kind, use.attribute),
+                        _object_use_message(param.name, use),
                         use.span,
                     )
         if not left_out(param):  # else SVC-R052 (type_reasons)
@@ -653,16 +661,23 @@ def _undefined_at_import(ir: ModuleIR) -> list[Diagnostic]:
     return out
 
 
-def _object_use_message(name: str, kind: str, attribute: str | None) -> str:
+def _object_use_message(name: str, use: ParamUse) -> str:
+    """Why no JSON value survives ``use`` of parameter ``name`` (or of a value taken from
+    it: ``receiver``)."""
+    on = use.receiver or name
+    taken = f" (taken from {name!r})" if use.receiver else ""
+    json_values = "(dict, list, str, number, bool, null)"
     what = {
-        "attribute": f"reads {name}.{attribute}",
-        "method": f"calls {name}.{attribute}(...)",
-        "attribute-subscript": f"subscripts {name}.{attribute}[...]",
-    }[kind]
-    return (
-        f"parameter {name!r} has no annotation and the body {what}, which no JSON value "
-        "(dict, list, str, number, bool, null) has"
-    )
+        "attribute": f"reads {on}.{use.attribute}{taken}, which no JSON value {json_values} has",
+        "method": f"calls {on}.{use.attribute}(...){taken}, which no JSON value {json_values} has",
+        "attribute-subscript": f"subscripts {on}.{use.attribute}[...]{taken}, which no JSON "
+        f"value {json_values} has",
+        "tuple-subscript": f"indexes {on}{taken} by a tuple holding a slice (`[:, 0]`), which "
+        f"arrays and frames take and no JSON value {json_values} does",
+        "argument": f"passes {on}{taken} to {use.attribute}(), which needs an object no JSON "
+        f"value {json_values} is",
+    }[use.kind]
+    return f"parameter {name!r} has no annotation and the body {what}"
 
 
 def _use_message(name: str, kind: str) -> str:

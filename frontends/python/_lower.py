@@ -11,7 +11,6 @@ from collections.abc import Callable, Iterable, Iterator
 
 import attrs
 from svcc.frontends.python._effects import (
-    JSON_VALUE_ATTRIBUTES,
     SENSITIVE,
     argument_names,
     literal_argument,
@@ -24,6 +23,7 @@ from svcc.frontends.python._models import (
     enum_values,
     harmless_field_call,
 )
+from svcc.frontends.python._param_flow import object_uses
 from svcc.frontends.python._source import SourceText, short
 from svcc.frontends.python._statements import (
     assigned_names,
@@ -1162,8 +1162,6 @@ class ModuleLowerer:
             if a is not None
         }
         found: dict[str, dict[ParamUseKind, ParamUse]] = {}
-        objects: dict[str, dict[ParamUseKind, ParamUse]] = {}
-        stored: set[str] = set()
         handled: set[int] = set()
         effects: dict[str, Evaluation] = {}
         qualify = self.symbols.qualify
@@ -1172,18 +1170,6 @@ class ModuleLowerer:
             if isinstance(node, ast.Name) and node.id in names:
                 found.setdefault(node.id, {}).setdefault(
                     kind, ParamUse(kind=kind, span=self.src.span(where))
-                )
-
-        def note_object(node: ast.expr, kind: ParamUseKind) -> None:
-            if (
-                type(node) is ast.Attribute
-                and type(node.value) is ast.Name
-                and node.value.id in names
-                and node.attr not in JSON_VALUE_ATTRIBUTES
-            ):
-                handled.add(id(node))
-                objects.setdefault(node.value.id, {}).setdefault(
-                    kind, ParamUse(kind=kind, span=self.src.span(node), attribute=node.attr)
                 )
 
         def sensitive(callee: str, node: ast.AST, call: ast.Call | None) -> None:
@@ -1204,7 +1190,6 @@ class ModuleLowerer:
                 if kind is ast.Call:  # exact types: the parser makes no subclasses
                     func = node.func  # type: ignore[attr-defined]
                     note(func, "call", node)
-                    note_object(func, "method")
                     if type(func) is ast.Name or type(func) is ast.Attribute:
                         callee = qualify(func)
                         if callee is not None and callee.startswith(SENSITIVE):
@@ -1226,28 +1211,27 @@ class ModuleLowerer:
                         classes = node.args[1]  # type: ignore[attr-defined]
                         for item in classes.elts if isinstance(classes, ast.Tuple) else [classes]:
                             note(item, use, item)
-                elif kind is ast.Subscript:
-                    note_object(node.value, "attribute-subscript")  # type: ignore[attr-defined]
                 elif kind is ast.Attribute:
                     if id(node) in handled:
                         continue
-                    note_object(node, "attribute")  # type: ignore[arg-type]
                     callee = qualify(node)  # type: ignore[arg-type]
                     if callee is not None and callee.startswith(SENSITIVE):
                         _mark_chain(node, handled)
                         sensitive(callee, node, None)
-                elif kind is ast.Name:
-                    if type(node.ctx) is not ast.Load:  # type: ignore[attr-defined]
-                        stored.add(node.id)  # type: ignore[attr-defined]
                 elif kind in _FUNCTIONDEF_ASYNCFUNCTIONDEF_CLASSDEF_SET:
                     for dec in node.decorator_list:  # type: ignore[attr-defined]
                         target = dec.func if isinstance(dec, ast.Call) else dec
                         note(target, "decorator", dec)
-        for name, uses in objects.items():
-            if name not in stored:
-                found.setdefault(name, {}).update(
-                    {k: u for k, u in uses.items() if k not in found.get(name, {})}
-                )
+        for flow in object_uses(fn, names, qualify, self.src.segment):  # see _param_flow
+            found.setdefault(flow.param, {}).setdefault(
+                flow.kind,
+                ParamUse(
+                    kind=flow.kind,
+                    span=self.src.span(flow.node),
+                    attribute=flow.attribute,
+                    receiver=flow.receiver,
+                ),
+            )
         ordered = sorted(effects.values(), key=lambda e: (e.span.line, e.span.column))
         return {name: tuple(uses.values()) for name, uses in found.items()}, tuple(ordered)
 

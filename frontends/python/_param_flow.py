@@ -1,0 +1,312 @@
+"""What a function's body does with its parameters and with the values taken from them.
+
+An unannotated parameter receives whatever JSON value a caller sends: a ``dict``, a
+``list``, a ``str``, an ``int``, a ``float``, a ``bool`` or ``None``. Everything the body
+takes out of such a value by subscripting (``data[i]``, ``row["x"]``), iterating
+(``for row in rows``, comprehensions, ``enumerate``/``zip``/``sorted``, ``d.items()``),
+unpacking (``a, b = pair``) or aliasing (``a = x``) is again one of these. So the body can
+only work when every attribute it reads on any of them is one some JSON value has, and
+when it never hands one to a callable that needs an object no JSON value is.
+
+This module follows those values through the body, flow-insensitively: a local name is
+*derived* from a parameter when every binding of it in the body is one of the forms above
+applied to a derived value (a greatest fixpoint, so ``x = x[1:]`` keeps ``x`` derived while
+``x = np.asarray(x)`` anywhere makes it an object of unknown type, never judged). It
+reports the first use of each kind that no JSON value survives:
+
+- ``attribute``/``method``/``attribute-subscript``: an attribute that ``dict``, ``list``,
+  ``str``, ``int``, ``float``, ``bool`` and ``None`` all lack (``data[i].reshape(...)``,
+  ``row.name``, ``x['a'].sum()``);
+- ``tuple-subscript``: an index tuple holding a slice or ``...`` (``X[:, 0]``), which only
+  arrays and frames take (a list refuses a tuple index; a slice is not a dict key);
+- ``argument``: a derived value passed where :data:`NEEDS_OBJECT` says a callable needs an
+  object no JSON value is (``pd.concat([df, ...])``), a reviewed table.
+
+Calls into libraries that take "array-like" input (almost all of numpy, scikit-learn's
+``fit``/``predict``, ``pd.DataFrame(...)``) accept lists and numbers, so passing a parameter
+to them is not a use judged here: refusing those would refuse code that works.
+"""
+
+import ast
+from collections.abc import Callable
+from typing import Final
+
+from attrs import frozen
+
+from svcc.frontends.python._effects import JSON_VALUE_ATTRIBUTES
+from svcc.frontends.python._walk import walk
+from svcc.ir.model import ParamUseKind
+
+Qualify = Callable[[ast.expr], str | None]
+
+# Callables that need an argument to be an object no JSON value is: qualified name ->
+# positions of such arguments (an argument that is a list or tuple display counts through
+# its items: ``pd.concat([a, b])``). Each entry is checked by ``tests/test_param_flow.py``
+# on every kind of JSON value.
+NEEDS_OBJECT: Final[dict[str, tuple[int, ...]]] = {
+    "pandas.concat": (0,),  # "cannot concatenate object of type <class 'list'>"
+    "pandas.merge": (0, 1),  # "Can only merge Series or DataFrame objects"
+    "pandas.merge_asof": (0, 1),
+    "pandas.merge_ordered": (0, 1),
+    "numpy.copyto": (0,),  # "argument 1 must be numpy.ndarray"
+    "numpy.put": (0,),
+    "numpy.place": (0,),
+    "numpy.put_along_axis": (0,),
+    "numpy.fill_diagonal": (0,),
+    "sklearn.base.clone": (0,),  # "does not seem to be a scikit-learn estimator"
+    "sklearn.model_selection.cross_val_score": (0,),  # the estimator
+    "sklearn.model_selection.cross_validate": (0,),
+    "sklearn.model_selection.cross_val_predict": (0,),
+    "sklearn.model_selection.learning_curve": (0,),
+    "sklearn.model_selection.validation_curve": (0,),
+}
+
+# Builtins whose result iterates over the same elements as their argument.
+_SAME_ELEMENTS: Final = frozenset(
+    {"builtins.sorted", "builtins.reversed", "builtins.list", "builtins.tuple", "builtins.set"}
+    | {"builtins.frozenset", "builtins.iter"}
+)
+# Builtins whose result is a list or tuple of their argument's elements (a JSON value again).
+_SAME_LIST: Final = frozenset({"builtins.sorted", "builtins.list", "builtins.tuple"})
+_ELEMENT_METHODS: Final = frozenset({"items", "keys", "values"})
+_SCOPES: Final = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+
+
+@frozen
+class FlowUse:
+    """A use of ``param`` (or of a value taken from it) no JSON value survives.
+    ``receiver`` is the source text of the value used when it is not the parameter itself
+    (``data[i]``, ``row``); ``attribute`` names the attribute, or the callee of an
+    ``argument`` use."""
+
+    param: str
+    kind: ParamUseKind
+    node: ast.AST
+    attribute: str | None
+    receiver: str | None
+
+
+# A binding's source: ("value", expr) binds the value of expr; ("element", expr) binds an
+# element of what expr iterates over; ("opaque", None) anything else.
+_Source = tuple[str, ast.expr | None]
+_OPAQUE: Final[_Source] = ("opaque", None)
+
+
+def object_uses(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef,
+    params: set[str],
+    qualify: Qualify,
+    segment: Callable[[ast.AST], str],
+) -> list[FlowUse]:
+    """The uses of ``fn``'s parameters ``params`` and of the values derived from them that
+    no JSON value survives, in the walk order of the body (first of each kind per
+    parameter is what the IR keeps)."""
+    bindings: dict[str, list[_Source]] = {}
+    for stmt in fn.body:
+        _collect(stmt, bindings, qualify)
+    roots = _derived(params, bindings, qualify)
+    if not roots:
+        return []
+    uses: list[FlowUse] = []
+    position: dict[int, ParamUseKind] = {}
+
+    def root_of(node: ast.expr) -> str | None:
+        return _root(node, roots)
+
+    def receiver(node: ast.expr, param: str) -> str | None:
+        return None if type(node) is ast.Name and node.id == param else segment(node)
+
+    for stmt in fn.body:
+        for node in walk(stmt):
+            kind = type(node)
+            if kind is ast.Call:
+                call: ast.Call = node  # type: ignore[assignment]
+                position[id(call.func)] = "method"
+                uses.extend(_argument_uses(call, roots, qualify, segment))
+            elif kind is ast.Subscript:
+                sub: ast.Subscript = node  # type: ignore[assignment]
+                position[id(sub.value)] = "attribute-subscript"
+                if _slicing_tuple(sub.slice):
+                    param = root_of(sub.value)
+                    if param is not None:
+                        uses.append(
+                            FlowUse(param, "tuple-subscript", sub, None, receiver(sub.value, param))
+                        )
+            elif kind is ast.Attribute:
+                attr: ast.Attribute = node  # type: ignore[assignment]
+                if attr.attr in JSON_VALUE_ATTRIBUTES:
+                    continue
+                param = root_of(attr.value)
+                if param is not None:
+                    use = position.get(id(attr), "attribute")
+                    uses.append(FlowUse(param, use, attr, attr.attr, receiver(attr.value, param)))
+    return uses
+
+
+def _argument_uses(
+    call: ast.Call,
+    roots: dict[str, str],
+    qualify: Qualify,
+    segment: Callable[[ast.AST], str],
+) -> list[FlowUse]:
+    func = call.func
+    callee = qualify(func) if type(func) is ast.Name or type(func) is ast.Attribute else None
+    places = NEEDS_OBJECT.get(callee or "")
+    if not places or callee is None:
+        return []
+    out: list[FlowUse] = []
+    for index in places:
+        if index >= len(call.args):
+            continue
+        arg = call.args[index]
+        items = arg.elts if type(arg) is ast.List or type(arg) is ast.Tuple else [arg]  # type: ignore[attr-defined]
+        for item in items:
+            param = _root(item, roots)
+            if param is not None:
+                text = None if type(item) is ast.Name and item.id == param else segment(item)
+                out.append(FlowUse(param, "argument", item, callee, text))
+    return out
+
+
+def _slicing_tuple(index: ast.expr) -> bool:
+    """``X[:, 0]``, ``X[..., 1]``: an index only arrays and frames take."""
+    return type(index) is ast.Tuple and any(
+        type(e) is ast.Slice or (type(e) is ast.Constant and e.value is Ellipsis)  # type: ignore[attr-defined]
+        for e in index.elts  # type: ignore[attr-defined]
+    )
+
+
+def _root(node: ast.expr, roots: dict[str, str]) -> str | None:
+    """The parameter a plain value expression is taken from: a derived name, or a
+    subscript (not by a tuple) of one."""
+    while type(node) is ast.Subscript:
+        if type(node.slice) is ast.Tuple:  # type: ignore[attr-defined]
+            return None
+        node = node.value  # type: ignore[attr-defined]
+    return roots.get(node.id) if type(node) is ast.Name else None  # type: ignore[attr-defined]
+
+
+def _collect(stmt: ast.stmt, bindings: dict[str, list[_Source]], qualify: Qualify) -> None:
+    """Every binding in ``stmt`` (nested scopes included: a name bound there is judged the
+    same, conservatively), with its source."""
+    bound: set[int] = set()
+
+    def bind(target: ast.expr, source: _Source) -> None:
+        kind = type(target)
+        if kind is ast.Name:
+            bound.add(id(target))
+            bindings.setdefault(target.id, []).append(source)  # type: ignore[attr-defined]
+        elif kind is ast.Starred:
+            bind(target.value, source)  # type: ignore[attr-defined]
+        elif kind is ast.Tuple or kind is ast.List:
+            elts: list[ast.expr] = target.elts  # type: ignore[attr-defined]
+            for elt, part in zip(elts, _parts(source, len(elts), elts, qualify), strict=True):
+                bind(elt, part)
+
+    for node in walk(stmt):
+        kind = type(node)
+        if kind is ast.Assign:
+            for target in node.targets:  # type: ignore[attr-defined]
+                bind(target, ("value", node.value))  # type: ignore[attr-defined]
+        elif kind is ast.NamedExpr:
+            bind(node.target, ("value", node.value))  # type: ignore[attr-defined]
+        elif kind is ast.For or kind is ast.AsyncFor or kind is ast.comprehension:
+            bind(node.target, ("element", node.iter))  # type: ignore[attr-defined]
+        elif kind in _SCOPES:
+            args: ast.arguments = node.args  # type: ignore[attr-defined]
+            for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
+                if arg is not None:
+                    bindings.setdefault(arg.arg, []).append(_OPAQUE)
+            if kind is not ast.Lambda:
+                bindings.setdefault(node.name, []).append(_OPAQUE)  # type: ignore[attr-defined]
+        elif kind is ast.ClassDef:
+            bindings.setdefault(node.name, []).append(_OPAQUE)  # type: ignore[attr-defined]
+        elif kind is ast.Global or kind is ast.Nonlocal:
+            for name in node.names:  # type: ignore[attr-defined]
+                bindings.setdefault(name, []).append(_OPAQUE)
+        elif kind is ast.ExceptHandler or kind is ast.MatchAs or kind is ast.MatchStar:
+            if node.name:  # type: ignore[attr-defined]
+                bindings.setdefault(node.name, []).append(_OPAQUE)  # type: ignore[attr-defined]
+        elif kind is ast.MatchMapping:
+            if node.rest:  # type: ignore[attr-defined]
+                bindings.setdefault(node.rest, []).append(_OPAQUE)  # type: ignore[attr-defined]
+        elif kind is ast.alias:
+            name = node.asname or node.name.split(".", 1)[0]  # type: ignore[attr-defined]
+            bindings.setdefault(name, []).append(_OPAQUE)
+        elif kind is ast.Name and type(node.ctx) is not ast.Load and id(node) not in bound:  # type: ignore[attr-defined]
+            # an augmented assignment, an annotated one, a ``with ... as``, a ``del``
+            bindings.setdefault(node.id, []).append(_OPAQUE)  # type: ignore[attr-defined]
+
+
+def _parts(source: _Source, count: int, elts: list[ast.expr], qualify: Qualify) -> list[_Source]:
+    """The sources of the names a tuple target of ``count`` items unpacks ``source`` into."""
+    starred = any(type(e) is ast.Starred for e in elts)
+    how, expr = source
+    if how == "value" and (type(expr) is ast.Tuple or type(expr) is ast.List) and not starred:
+        values: list[ast.expr] = expr.elts  # type: ignore[union-attr]
+        if len(values) == count and not any(type(v) is ast.Starred for v in values):
+            return [("value", v) for v in values]
+    if how == "element" and type(expr) is ast.Call and not starred:
+        callee = qualify(expr.func) if type(expr.func) is ast.Name else None
+        args = expr.args
+        if callee == "builtins.zip" and len(args) == count and not expr.keywords:
+            return [("element", a) for a in args]
+        if callee == "builtins.enumerate" and count == 2 and args:
+            return [_OPAQUE, ("element", args[0])]
+    if how == "opaque":
+        return [_OPAQUE] * count
+    # unpacking a JSON value (or an element of one) gives its elements
+    assert expr is not None
+    return [("element", expr)] * count
+
+
+def _derived(
+    params: set[str], bindings: dict[str, list[_Source]], qualify: Qualify
+) -> dict[str, str]:
+    """Local names whose every binding is derived from a parameter -> that parameter."""
+    names = set(params) | set(bindings)
+    changed = True
+    while changed:  # the greatest fixpoint: drop a name with a binding not derived
+        changed = False
+        for name in sorted(names):
+            sources = bindings.get(name, [])
+            if any(_base(s, names, qualify) is None for s in sources):
+                names.discard(name)
+                changed = True
+    roots: dict[str, str] = {p: p for p in params if p in names}
+    pending = sorted(names - set(roots))
+    while pending:  # a name whose bindings lead to no parameter (a cycle) is dropped
+        progress = False
+        for name in list(pending):
+            base = _base(bindings[name][0], names, qualify)
+            if base in roots:
+                roots[name] = roots[base]
+                pending.remove(name)
+                progress = True
+        if not progress:
+            break
+    return roots
+
+
+def _base(source: _Source, names: set[str], qualify: Qualify) -> str | None:
+    """The derived name a binding's source takes its value from, or None."""
+    how, expr = source
+    if expr is None:
+        return None
+    if how == "element" and type(expr) is ast.Call:
+        func = expr.func
+        if type(func) is ast.Name and qualify(func) in _SAME_ELEMENTS and len(expr.args) == 1:
+            expr = expr.args[0]
+        elif type(func) is ast.Attribute and func.attr in _ELEMENT_METHODS and not expr.args:
+            expr = func.value
+    elif how == "value" and type(expr) is ast.Call:
+        func = expr.func
+        if type(func) is ast.Name and qualify(func) in _SAME_LIST and len(expr.args) == 1:
+            expr = expr.args[0]
+    while type(expr) is ast.Subscript:
+        if type(expr.slice) is ast.Tuple:
+            return None
+        expr = expr.value
+    if type(expr) is ast.Name and expr.id in names:
+        return expr.id
+    return None
