@@ -433,7 +433,9 @@ SECURITY_CALLS: Final[dict[str, tuple[str, ...]]] = {
 PATH_CALLS: Final = (
     "builtins.open", "io.open", "pathlib.", "os.open", "os.remove", "os.unlink", "os.listdir",
     "os.scandir", "os.walk", "os.rename", "os.replace", "os.rmdir", "os.makedirs", "os.mkdir",
-    "os.path.join", "shutil.",
+    "os.path.join", "shutil.", "logging.FileHandler", "logging.handlers.RotatingFileHandler",
+    "logging.handlers.TimedRotatingFileHandler", "logging.handlers.WatchedFileHandler",
+    "logging.basicConfig",
 )  # fmt: skip
 
 

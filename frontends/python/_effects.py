@@ -173,7 +173,8 @@ SENSITIVE: tuple[str, ...] = (
     "builtins.exec", "builtins.compile", "builtins.open", "builtins.__import__", "pickle.",
     "marshal.", "shelve.", "yaml.", "dill.", "cloudpickle.", "joblib.load", "dotenv.", "pathlib.",
     "shutil.", "io.open", "argparse.", "click.", "pty.", "commands.", "asyncio.create_subprocess",
-    "importlib.import_module", "runpy.",
+    "importlib.import_module", "runpy.", "logging.FileHandler", "logging.handlers.",
+    "logging.basicConfig",
 )  # fmt: skip
 
 # Attributes some JSON value has (dict, list, str, int, float, bool, None): a use of any
