@@ -175,7 +175,7 @@ def bodies(name: str, schema: dict[str, Any], defs: dict[str, Any]) -> list[Any]
         if not any(key in props.get(k, {}) for key in ("type", "$ref", "anyOf", "oneOf", "enum"))
     ]
     if untyped:
-        out += [{**body, **{k: shape for k in untyped}} for shape in UNTYPED_SHAPES]
+        out += [{**body, **dict.fromkeys(untyped, shape)} for shape in UNTYPED_SHAPES]
     if name in VALID_ARGUMENTS:
         out.append({**body, **VALID_ARGUMENTS[name]})
     return out
@@ -320,7 +320,8 @@ def main() -> None:
             if status >= 500 and name not in o.get("untyped", [])
         ]
         print(
-            f"served: {started}/{len(served)} bundles started; {len(calls)} helpers given a valid call: "
+            f"served: {started}/{len(served)} bundles started; "
+            f"{len(calls)} helpers given a valid call: "
             f"{sum(1 for s in calls if s == 200)} answered 200, "
             f"{sum(1 for s in calls if 400 <= s < 500)} 4xx, "
             f"{sum(1 for s in calls if s >= 500)} 5xx; "

@@ -34,7 +34,9 @@ def _xy() -> tuple[list[list[float]], list[int]]:
 CALLS: dict[str, Callable[[Callable[..., Any], Any, int], Any]] = {
     "pandas.concat": lambda f, v, _: f([v]) if not isinstance(v, list) else f(v),
     "pandas.merge": lambda f, v, i: f(v, _frame()) if i == 0 else f(_frame(), v),
-    "pandas.merge_asof": lambda f, v, i: f(v, _frame(), on="k") if i == 0 else f(_frame(), v, on="k"),
+    "pandas.merge_asof": lambda f, v, i: (
+        f(v, _frame(), on="k") if i == 0 else f(_frame(), v, on="k")
+    ),
     "pandas.merge_ordered": lambda f, v, i: f(v, _frame()) if i == 0 else f(_frame(), v),
     "numpy.copyto": lambda f, v, _: f(v, 1),
     "numpy.put": lambda f, v, _: f(v, [0], [1]),

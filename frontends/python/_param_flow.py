@@ -32,7 +32,6 @@ from collections.abc import Callable
 from typing import Final
 
 from attrs import frozen
-
 from svcc.frontends.python._effects import JSON_VALUE_ATTRIBUTES
 from svcc.frontends.python._walk import walk
 from svcc.ir.model import ParamUseKind
@@ -159,7 +158,7 @@ def _argument_uses(
         if index >= len(call.args):
             continue
         arg = call.args[index]
-        items = arg.elts if type(arg) is ast.List or type(arg) is ast.Tuple else [arg]  # type: ignore[attr-defined]
+        items = arg.elts if type(arg) is ast.List or type(arg) is ast.Tuple else [arg]
         for item in items:
             param = _root(item, roots)
             if param is not None:
@@ -171,8 +170,8 @@ def _argument_uses(
 def _slicing_tuple(index: ast.expr) -> bool:
     """``X[:, 0]``, ``X[..., 1]``: an index only arrays and frames take."""
     return type(index) is ast.Tuple and any(
-        type(e) is ast.Slice or (type(e) is ast.Constant and e.value is Ellipsis)  # type: ignore[attr-defined]
-        for e in index.elts  # type: ignore[attr-defined]
+        type(e) is ast.Slice or (type(e) is ast.Constant and e.value is Ellipsis)
+        for e in index.elts
     )
 
 
@@ -180,10 +179,10 @@ def _root(node: ast.expr, roots: dict[str, str]) -> str | None:
     """The parameter a plain value expression is taken from: a derived name, or a
     subscript (not by a tuple) of one."""
     while type(node) is ast.Subscript:
-        if type(node.slice) is ast.Tuple:  # type: ignore[attr-defined]
+        if type(node.slice) is ast.Tuple:
             return None
-        node = node.value  # type: ignore[attr-defined]
-    return roots.get(node.id) if type(node) is ast.Name else None  # type: ignore[attr-defined]
+        node = node.value
+    return roots.get(node.id) if type(node) is ast.Name else None
 
 
 def _collect(stmt: ast.stmt, bindings: dict[str, list[_Source]], qualify: Qualify) -> None:
@@ -243,7 +242,7 @@ def _parts(source: _Source, count: int, elts: list[ast.expr], qualify: Qualify) 
     starred = any(type(e) is ast.Starred for e in elts)
     how, expr = source
     if how == "value" and (type(expr) is ast.Tuple or type(expr) is ast.List) and not starred:
-        values: list[ast.expr] = expr.elts  # type: ignore[union-attr]
+        values: list[ast.expr] = expr.elts
         if len(values) == count and not any(type(v) is ast.Starred for v in values):
             return [("value", v) for v in values]
     if how == "element" and type(expr) is ast.Call and not starred:
