@@ -130,12 +130,55 @@ def test_values_taken_from_a_parameter_are_judged_as_json_values() -> None:
         assert verdicts[name] == ("conditional", ["SVC-R037"]), name
 
 
-def test_rebinding_to_an_object_stops_the_judgement() -> None:
-    verdicts = _verdicts(
-        "import numpy as np\n\n\ndef f(rows):\n    for row in rows:\n"
-        "        row = np.asarray(row)\n        print(row.shape)\n"
-    )
-    assert "SVC-R037" not in verdicts["f"][1]
+REBOUND_AND_GUARDED = textwrap.dedent(
+    """\
+    import numpy as np
+    import pandas as pd
+
+
+    def used_before_rebinding(df):
+        sexes = np.sort(df["Sex"].unique())
+        df = pd.concat([df, pd.get_dummies(df["Embarked"])], axis=1)
+        return df.shape
+
+
+    def rebound_first(x):
+        x = np.asarray(x)
+        return x.shape
+
+
+    def rebound_in_the_loop(rows):
+        for row in rows:
+            row = np.asarray(row)
+            print(row.shape)
+
+
+    def rebound_later_in_a_loop(x):
+        for _ in range(3):
+            print(x.shape)
+            x = np.asarray(x)
+
+
+    def caught(x):
+        try:
+            return x.shape[0]
+        except AttributeError:
+            return len(x)
+
+
+    def branched(x):
+        if hasattr(x, "shape"):
+            return x.shape[0]
+        return len(x)
+    """
+)
+
+
+def test_rebinding_is_followed_in_source_order_and_guards_are_respected() -> None:
+    verdicts = _verdicts(REBOUND_AND_GUARDED)
+    assert verdicts.pop("used_before_rebinding") == ("conditional", ["SVC-R037"])
+    for name, (klass, errors) in verdicts.items():
+        assert (klass, errors) == ("eligible", []), name
 
 
 def test_eligible_helpers_answer_with_json_values(tmp_path: Path) -> None:

@@ -33,7 +33,7 @@ from typing import Final
 
 from attrs import frozen
 from svcc.frontends.python._effects import JSON_VALUE_ATTRIBUTES
-from svcc.frontends.python._walk import walk
+from svcc.frontends.python._walk import children, walk
 from svcc.ir.model import ParamUseKind
 
 Qualify = Callable[[ast.expr], str | None]
@@ -89,6 +89,23 @@ class FlowUse:
 # element of what expr iterates over; ("opaque", None) anything else.
 _Source = tuple[str, ast.expr | None]
 _OPAQUE: Final[_Source] = ("opaque", None)
+_Position = tuple[int, int]
+_NEVER: Final[_Position] = (1 << 62, 0)
+
+# Handlers that catch what a use on the wrong kind of value raises: a use inside such a
+# ``try`` is the function's own fallback, not judged.
+_CATCHING: Final = frozenset(
+    {"AttributeError", "TypeError", "IndexError", "KeyError", "Exception", "BaseException"}
+)
+# Tests that make a branch depend on what a value is: a use inside such an ``if`` is not
+# judged.
+_TYPE_TESTS: Final = frozenset({"hasattr", "isinstance", "callable", "type", "getattr"})
+
+
+@frozen
+class _Binding:
+    source: _Source
+    at: _Position  # where the value starts to hold: the loop's start when inside one
 
 
 def object_uses(
@@ -99,18 +116,27 @@ def object_uses(
 ) -> list[FlowUse]:
     """The uses of ``fn``'s parameters ``params`` and of the values derived from them that
     no JSON value survives, in the walk order of the body (first of each kind per
-    parameter is what the IR keeps)."""
-    bindings: dict[str, list[_Source]] = {}
+    parameter is what the IR keeps).
+
+    Rebinding is followed in source order: a use judged sits before every binding of its
+    name to something not derived (``df['a'].unique()`` before ``df = pd.concat(...)``);
+    a binding inside a loop counts from the loop's start (the next pass may see it)."""
+    bindings: dict[str, list[_Binding]] = {}
+    guarded: set[int] = set()
     for stmt in fn.body:
-        _collect(stmt, bindings, qualify)
-    roots = _derived(params, bindings, qualify)
+        _collect(stmt, bindings, qualify, None)
+        _guards(stmt, guarded)
+    roots, cutoff = _derived(params, bindings, qualify)
     if not roots:
         return []
     uses: list[FlowUse] = []
     position: dict[int, ParamUseKind] = {}
 
-    def root_of(node: ast.expr) -> str | None:
-        return _root(node, roots)
+    def root_of(node: ast.expr, at: ast.AST) -> str | None:
+        base = _base_name(node)
+        if base is None or base not in roots or id(at) in guarded:
+            return None
+        return roots[base] if _at(at) < cutoff[base] else None
 
     def receiver(node: ast.expr, param: str) -> str | None:
         return None if type(node) is ast.Name and node.id == param else segment(node)
@@ -121,12 +147,15 @@ def object_uses(
             if kind is ast.Call:
                 call: ast.Call = node  # type: ignore[assignment]
                 position[id(call.func)] = "method"
-                uses.extend(_argument_uses(call, roots, qualify, segment))
+                for item, callee in _object_arguments(call, qualify):
+                    param = root_of(item, item)
+                    if param is not None:
+                        uses.append(FlowUse(param, "argument", item, callee, receiver(item, param)))
             elif kind is ast.Subscript:
                 sub: ast.Subscript = node  # type: ignore[assignment]
                 position[id(sub.value)] = "attribute-subscript"
                 if _slicing_tuple(sub.slice):
-                    param = root_of(sub.value)
+                    param = root_of(sub.value, sub)
                     if param is not None:
                         uses.append(
                             FlowUse(param, "tuple-subscript", sub, None, receiver(sub.value, param))
@@ -135,35 +164,30 @@ def object_uses(
                 attr: ast.Attribute = node  # type: ignore[assignment]
                 if attr.attr in JSON_VALUE_ATTRIBUTES:
                     continue
-                param = root_of(attr.value)
+                param = root_of(attr.value, attr)
                 if param is not None:
                     use = position.get(id(attr), "attribute")
                     uses.append(FlowUse(param, use, attr, attr.attr, receiver(attr.value, param)))
     return uses
 
 
-def _argument_uses(
-    call: ast.Call,
-    roots: dict[str, str],
-    qualify: Qualify,
-    segment: Callable[[ast.AST], str],
-) -> list[FlowUse]:
+def _at(node: ast.AST) -> _Position:
+    return (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+
+
+def _object_arguments(call: ast.Call, qualify: Qualify) -> list[tuple[ast.expr, str]]:
+    """The arguments of ``call`` that :data:`NEEDS_OBJECT` says must be objects."""
     func = call.func
     callee = qualify(func) if type(func) is ast.Name or type(func) is ast.Attribute else None
     places = NEEDS_OBJECT.get(callee or "")
     if not places or callee is None:
         return []
-    out: list[FlowUse] = []
+    out: list[tuple[ast.expr, str]] = []
     for index in places:
-        if index >= len(call.args):
-            continue
-        arg = call.args[index]
-        items = arg.elts if type(arg) is ast.List or type(arg) is ast.Tuple else [arg]
-        for item in items:
-            param = _root(item, roots)
-            if param is not None:
-                text = None if type(item) is ast.Name and item.id == param else segment(item)
-                out.append(FlowUse(param, "argument", item, callee, text))
+        if index < len(call.args):
+            arg = call.args[index]
+            items = arg.elts if type(arg) is ast.List or type(arg) is ast.Tuple else [arg]
+            out += [(item, callee) for item in items]
     return out
 
 
@@ -175,26 +199,71 @@ def _slicing_tuple(index: ast.expr) -> bool:
     )
 
 
-def _root(node: ast.expr, roots: dict[str, str]) -> str | None:
-    """The parameter a plain value expression is taken from: a derived name, or a
-    subscript (not by a tuple) of one."""
+def _base_name(node: ast.expr) -> str | None:
+    """The name a plain value expression is taken from: a name, or a subscript (not by a
+    tuple) of one."""
     while type(node) is ast.Subscript:
         if type(node.slice) is ast.Tuple:
             return None
         node = node.value
-    return roots.get(node.id) if type(node) is ast.Name else None
+    return node.id if type(node) is ast.Name else None
 
 
-def _collect(stmt: ast.stmt, bindings: dict[str, list[_Source]], qualify: Qualify) -> None:
+def _guards(stmt: ast.stmt, guarded: set[int]) -> None:
+    """Mark the nodes inside a ``try`` that catches a wrong-kind error, or inside a branch
+    on what a value is (``hasattr``, ``isinstance``, ...)."""
+    for node in walk(stmt):
+        body: list[ast.AST] = []
+        if type(node) is ast.Try or type(node) is ast.TryStar:
+            if any(_catches(h.type) for h in node.handlers):
+                body = list(node.body)
+        elif type(node) is ast.If or type(node) is ast.IfExp or type(node) is ast.While:
+            if _type_test(node.test):
+                body = [node]
+        elif type(node) is ast.BoolOp and any(_type_test(v) for v in node.values):
+            body = [node]
+        for part in body:
+            guarded.update(id(n) for n in walk(part))
+
+
+def _catches(kind: ast.expr | None) -> bool:
+    if kind is None:
+        return True
+    names = kind.elts if type(kind) is ast.Tuple else [kind]
+    return any(
+        (type(n) is ast.Name and n.id in _CATCHING)
+        or (type(n) is ast.Attribute and n.attr in _CATCHING)
+        for n in names
+    )
+
+
+def _type_test(test: ast.expr) -> bool:
+    return any(
+        type(n) is ast.Call and type(n.func) is ast.Name and n.func.id in _TYPE_TESTS
+        for n in walk(test)
+    )
+
+
+def _collect(
+    stmt: ast.stmt,
+    bindings: dict[str, list[_Binding]],
+    qualify: Qualify,
+    loop: ast.AST | None,
+) -> None:
     """Every binding in ``stmt`` (nested scopes included: a name bound there is judged the
-    same, conservatively), with its source."""
+    same, conservatively), with its source and where it starts to hold."""
     bound: set[int] = set()
+    outer = loop
+
+    def add(name: str, source: _Source, node: ast.AST) -> None:
+        start = outer if outer is not None else node
+        bindings.setdefault(name, []).append(_Binding(source, _at(start)))
 
     def bind(target: ast.expr, source: _Source) -> None:
         kind = type(target)
         if kind is ast.Name:
             bound.add(id(target))
-            bindings.setdefault(target.id, []).append(source)  # type: ignore[attr-defined]
+            add(target.id, source, target)  # type: ignore[attr-defined]
         elif kind is ast.Starred:
             bind(target.value, source)  # type: ignore[attr-defined]
         elif kind is ast.Tuple or kind is ast.List:
@@ -202,39 +271,60 @@ def _collect(stmt: ast.stmt, bindings: dict[str, list[_Source]], qualify: Qualif
             for elt, part in zip(elts, _parts(source, len(elts), elts, qualify), strict=True):
                 bind(elt, part)
 
-    for node in walk(stmt):
-        kind = type(node)
+    for node in _walk_loops(stmt, loop):
+        outer = node[1]
+        current = node[0]
+        kind = type(current)
         if kind is ast.Assign:
-            for target in node.targets:  # type: ignore[attr-defined]
-                bind(target, ("value", node.value))  # type: ignore[attr-defined]
+            for target in current.targets:  # type: ignore[attr-defined]
+                bind(target, ("value", current.value))  # type: ignore[attr-defined]
         elif kind is ast.NamedExpr:
-            bind(node.target, ("value", node.value))  # type: ignore[attr-defined]
+            bind(current.target, ("value", current.value))  # type: ignore[attr-defined]
         elif kind is ast.For or kind is ast.AsyncFor or kind is ast.comprehension:
-            bind(node.target, ("element", node.iter))  # type: ignore[attr-defined]
+            bind(current.target, ("element", current.iter))  # type: ignore[attr-defined]
         elif kind in _SCOPES:
-            args: ast.arguments = node.args  # type: ignore[attr-defined]
+            args: ast.arguments = current.args  # type: ignore[attr-defined]
             for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
                 if arg is not None:
-                    bindings.setdefault(arg.arg, []).append(_OPAQUE)
+                    add(arg.arg, _OPAQUE, current)
             if kind is not ast.Lambda:
-                bindings.setdefault(node.name, []).append(_OPAQUE)  # type: ignore[attr-defined]
+                add(current.name, _OPAQUE, current)  # type: ignore[attr-defined]
         elif kind is ast.ClassDef:
-            bindings.setdefault(node.name, []).append(_OPAQUE)  # type: ignore[attr-defined]
+            add(current.name, _OPAQUE, current)  # type: ignore[attr-defined]
         elif kind is ast.Global or kind is ast.Nonlocal:
-            for name in node.names:  # type: ignore[attr-defined]
-                bindings.setdefault(name, []).append(_OPAQUE)
+            for name in current.names:  # type: ignore[attr-defined]
+                bindings.setdefault(name, []).append(_Binding(_OPAQUE, (0, 0)))
         elif kind is ast.ExceptHandler or kind is ast.MatchAs or kind is ast.MatchStar:
-            if node.name:  # type: ignore[attr-defined]
-                bindings.setdefault(node.name, []).append(_OPAQUE)  # type: ignore[attr-defined]
+            if current.name:  # type: ignore[attr-defined]
+                add(current.name, _OPAQUE, current)  # type: ignore[attr-defined]
         elif kind is ast.MatchMapping:
-            if node.rest:  # type: ignore[attr-defined]
-                bindings.setdefault(node.rest, []).append(_OPAQUE)  # type: ignore[attr-defined]
+            if current.rest:  # type: ignore[attr-defined]
+                add(current.rest, _OPAQUE, current)  # type: ignore[attr-defined]
         elif kind is ast.alias:
-            name = node.asname or node.name.split(".", 1)[0]  # type: ignore[attr-defined]
-            bindings.setdefault(name, []).append(_OPAQUE)
-        elif kind is ast.Name and type(node.ctx) is not ast.Load and id(node) not in bound:  # type: ignore[attr-defined]
+            name = current.asname or current.name.split(".", 1)[0]  # type: ignore[attr-defined]
+            add(name, _OPAQUE, stmt)
+        elif kind is ast.Name and type(current.ctx) is not ast.Load and id(current) not in bound:  # type: ignore[attr-defined]
             # an augmented assignment, an annotated one, a ``with ... as``, a ``del``
-            bindings.setdefault(node.id, []).append(_OPAQUE)  # type: ignore[attr-defined]
+            add(current.id, _OPAQUE, current)  # type: ignore[attr-defined]
+
+
+def _walk_loops(stmt: ast.stmt, loop: ast.AST | None) -> list[tuple[ast.AST, ast.AST | None]]:
+    """``walk(stmt)`` with, for each node, the outermost loop (or comprehension's
+    expression) around it in the function, or None. Parents come before children."""
+    out: list[tuple[ast.AST, ast.AST | None]] = []
+    stack: list[tuple[ast.AST, ast.AST | None]] = [(stmt, loop)]
+    while stack:
+        node, outer = stack.pop(0)
+        out.append((node, outer))
+        kind = type(node)
+        inner = outer
+        if outer is None and kind in _LOOPS:
+            inner = node
+        stack.extend((child, inner) for child in children(node))
+    return out
+
+
+_LOOPS: Final = (ast.For, ast.AsyncFor, ast.While)
 
 
 def _parts(source: _Source, count: int, elts: list[ast.expr], qualify: Qualify) -> list[_Source]:
@@ -252,43 +342,47 @@ def _parts(source: _Source, count: int, elts: list[ast.expr], qualify: Qualify) 
             return [("element", a) for a in args]
         if callee == "builtins.enumerate" and count == 2 and args:
             return [_OPAQUE, ("element", args[0])]
-    if how == "opaque":
+    if how == "opaque" or expr is None:
         return [_OPAQUE] * count
     # unpacking a JSON value (or an element of one) gives its elements
-    assert expr is not None
     return [("element", expr)] * count
 
 
 def _derived(
-    params: set[str], bindings: dict[str, list[_Source]], qualify: Qualify
-) -> dict[str, str]:
-    """Local names whose every binding is derived from a parameter -> that parameter."""
+    params: set[str], bindings: dict[str, list[_Binding]], qualify: Qualify
+) -> tuple[dict[str, str], dict[str, _Position]]:
+    """Local names derived from a parameter -> that parameter, and for each the position
+    from which a binding to something else may hold (uses from there on are not judged)."""
     names = set(params) | set(bindings)
+    cutoff = dict.fromkeys(names, _NEVER)
     changed = True
-    while changed:  # the greatest fixpoint: drop a name with a binding not derived
+    while changed:  # a fixpoint: cutoffs only move earlier
         changed = False
         for name in sorted(names):
-            sources = bindings.get(name, [])
-            if any(_base(s, names, qualify) is None for s in sources):
-                names.discard(name)
-                changed = True
-    roots: dict[str, str] = {p: p for p in params if p in names}
-    pending = sorted(names - set(roots))
+            for binding in bindings.get(name, []):
+                if binding.at >= cutoff[name]:
+                    continue
+                base = _base(binding.source, qualify)
+                if base is None or base not in cutoff or binding.at >= cutoff[base]:
+                    cutoff[name] = binding.at
+                    changed = True
+    roots: dict[str, str] = {p: p for p in params if cutoff[p] > (0, 0)}
+    pending = sorted(n for n in names - set(roots) if bindings.get(n))
     while pending:  # a name whose bindings lead to no parameter (a cycle) is dropped
         progress = False
         for name in list(pending):
-            base = _base(bindings[name][0], names, qualify)
-            if base in roots:
+            base = _base(bindings[name][0].source, qualify)
+            if base in roots and bindings[name][0].at < cutoff[name]:
                 roots[name] = roots[base]
                 pending.remove(name)
                 progress = True
         if not progress:
             break
-    return roots
+    return roots, cutoff
 
 
-def _base(source: _Source, names: set[str], qualify: Qualify) -> str | None:
-    """The derived name a binding's source takes its value from, or None."""
+def _base(source: _Source, qualify: Qualify) -> str | None:
+    """The name a binding's source takes its value from, or None."""
     how, expr = source
     if expr is None:
         return None
@@ -302,10 +396,4 @@ def _base(source: _Source, names: set[str], qualify: Qualify) -> str | None:
         func = expr.func
         if type(func) is ast.Name and qualify(func) in _SAME_LIST and len(expr.args) == 1:
             expr = expr.args[0]
-    while type(expr) is ast.Subscript:
-        if type(expr.slice) is ast.Tuple:
-            return None
-        expr = expr.value
-    if type(expr) is ast.Name and expr.id in names:
-        return expr.id
-    return None
+    return _base_name(expr)
