@@ -558,9 +558,12 @@ R037_UNTYPED_OBJECT_USE: Final = _code(
     "error",
     "inputs",
     "conditional",
-    "A parameter without an annotation is used through an attribute or method that no JSON "
-    "value (`dict`, `list`, `str`, `int`, `float`, `bool`, `None`) has (`img.shape`, "
-    "`df.drop(...)`, `arr.dtype[...]`): every call from JSON would fail.",
+    "A parameter without an annotation, or a value taken from it by subscripting, iteration, "
+    "unpacking or an alias, is used through an attribute or method that no JSON value "
+    "(`dict`, `list`, `str`, `int`, `float`, `bool`, `None`) has (`img.shape`, "
+    "`df.drop(...)`, `data[i].reshape(...)`, `row.name`), indexed by a tuple holding a slice "
+    "(`X[:, 0]`), or passed to a callable that needs an object (`pd.concat`): every call from "
+    "JSON would fail.",
     hint="annotate the parameter with the type it is (np.ndarray, pd.DataFrame, a dataclass)",
 )
 R038_COMMAND_LINE: Final = _code(
