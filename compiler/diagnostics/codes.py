@@ -691,6 +691,20 @@ F014_EXECUTION_ORDER: Final = _code(
     "results may depend on that order; the message names the cells.",
 )
 
+R060_REMOVED_NAME: Final = _code(
+    "SVC-R060",
+    "capability uses a name its library removed",
+    "error",
+    "execution",
+    "conditional",
+    "The function reads a name a well-known library removed (`np.float`, `np.NaN`, "
+    "`pd.datetools`, `pd.Panel`, ...): with the library as it is now, every call would fail "
+    "with an AttributeError. Judged by name, never by a version pin, so the verdict is the "
+    "same everywhere; the table is `REMOVED_NAMES` in `frontends/python/_effects.py`.",
+    hint="use the replacement the message names (`float` for `np.float`, `np.nan` for "
+    "`np.NaN`, `datetime.timedelta` for `pd.datetools.timedelta`)",
+)
+
 
 def markdown_table() -> str:
     """The body of ``docs/diagnostics.md``."""

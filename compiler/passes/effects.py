@@ -529,6 +529,21 @@ def markdown() -> str:
         f"| `paths` | {_SECURITY_CODES['paths'].code} | {shown}, when an argument reads a "
         "parameter |"
     )
+    lines += [
+        "",
+        "## Names libraries removed",
+        "",
+        "A capability reading one is conditional (`SVC-R060`) with the replacement in its "
+        "message (the table is `REMOVED_NAMES` in `frontends/python/_effects.py`; "
+        "`tests/test_removed_names.py` checks each is gone from the installed library).",
+        "",
+        "| name | removed in | use instead |",
+        "|---|---|---|",
+    ]
+    from svcc.frontends.python._effects import REMOVED_NAMES
+
+    for name, (distribution, version, instead) in REMOVED_NAMES.items():
+        lines.append(f"| `{name}` | {distribution} {version} | {instead} |")
     lines.append("")
     return "\n".join(lines)
 

@@ -30,6 +30,7 @@ from svcc.compiler.passes.type_readiness import (
     NEVER_JSON_KINDS,
     type_reasons,
 )
+from svcc.frontends.python._effects import REMOVED_NAMES, removed_name
 from svcc.ir.imports import resolve_relative
 from svcc.ir.index import ModuleIndex, module_index
 from svcc.ir.interface import left_out
@@ -498,6 +499,24 @@ def _command_line(s: Subject) -> Iterator[Diagnostic]:
 CapabilityRule = Callable[[Subject], Iterable[Diagnostic]]
 
 
+def _removed_names(s: Subject) -> Iterator[Diagnostic]:
+    """Names a library removed (SVC-R060; the table is ``REMOVED_NAMES``). Judged against
+    the library as it is now: the verdict never depends on a version pin (requirements are
+    known by name only, the same for ``inspect FILE`` and ``inspect DIR``)."""
+    seen: set[str] = set()
+    for effect in s.cap.effects:
+        name = removed_name(effect.callee or "")
+        if name is None or name in seen:
+            continue
+        seen.add(name)
+        distribution, version, instead = REMOVED_NAMES[name]
+        yield diag(
+            C.R060_REMOVED_NAME,
+            f"{s.cap.name} reads {name}, which {distribution} {version} removed: use {instead}",
+            effect.span,
+        )
+
+
 # One small function per rule family, keyed by the family's first code; ``run`` applies
 # them all, in this order.
 def _types(s: Subject) -> Iterator[Diagnostic]:
@@ -519,6 +538,7 @@ CAPABILITY_RULES: Final[dict[str, CapabilityRule]] = {
     "SVC-R009": _call_imports,
     "SVC-R033": _security,
     "SVC-R038": _command_line,
+    "SVC-R060": _removed_names,
 }
 
 

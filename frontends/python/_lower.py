@@ -11,11 +11,11 @@ from collections.abc import Callable, Iterable, Iterator
 
 import attrs
 from svcc.frontends.python._effects import (
-    SENSITIVE,
     argument_names,
     literal_argument,
     origin,
     plain_facts,
+    recorded,
 )
 from svcc.frontends.python._models import (
     ModelReader,
@@ -1192,7 +1192,7 @@ class ModuleLowerer:
                     note(func, "call", node)
                     if type(func) is ast.Name or type(func) is ast.Attribute:
                         callee = qualify(func)
-                        if callee is not None and callee.startswith(SENSITIVE):
+                        if callee is not None and recorded(callee):
                             _mark_chain(func, handled)
                             sensitive(callee, node, node)  # type: ignore[arg-type]
                         elif type(func) is ast.Attribute and func.attr in (
@@ -1215,7 +1215,7 @@ class ModuleLowerer:
                     if id(node) in handled:
                         continue
                     callee = qualify(node)  # type: ignore[arg-type]
-                    if callee is not None and callee.startswith(SENSITIVE):
+                    if callee is not None and recorded(callee):
                         _mark_chain(node, handled)
                         sensitive(callee, node, None)
                 elif kind in _FUNCTIONDEF_ASYNCFUNCTIONDEF_CLASSDEF_SET:
