@@ -9,7 +9,7 @@ import pytest
 from packaging.version import Version
 from svcc.compiler.driver import analyze_source
 from svcc.compiler.requirements import parse_requirements
-from svcc.frontends.python._effects import REMOVED_NAMES, removed_name
+from svcc.frontends.removed_names import REMOVED_NAMES, removed_name
 
 
 @pytest.mark.parametrize("name", sorted(REMOVED_NAMES))

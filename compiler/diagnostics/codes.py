@@ -700,7 +700,7 @@ R060_REMOVED_NAME: Final = _code(
     "The function reads a name a well-known library removed (`np.float`, `np.NaN`, "
     "`pd.datetools`, `pd.Panel`, ...): with the library as it is now, every call would fail "
     "with an AttributeError. Judged by name, never by a version pin, so the verdict is the "
-    "same everywhere; the table is `REMOVED_NAMES` in `frontends/python/_effects.py`.",
+    "same everywhere; the table is `REMOVED_NAMES` in `frontends/removed_names.py`.",
     hint="use the replacement the message names (`float` for `np.float`, `np.nan` for "
     "`np.NaN`, `datetime.timedelta` for `pd.datetools.timedelta`)",
 )

@@ -534,13 +534,13 @@ def markdown() -> str:
         "## Names libraries removed",
         "",
         "A capability reading one is conditional (`SVC-R060`) with the replacement in its "
-        "message (the table is `REMOVED_NAMES` in `frontends/python/_effects.py`; "
+        "message (the table is `REMOVED_NAMES` in `frontends/removed_names.py`; "
         "`tests/test_removed_names.py` checks each is gone from the installed library).",
         "",
         "| name | removed in | use instead |",
         "|---|---|---|",
     ]
-    from svcc.frontends.python._effects import REMOVED_NAMES
+    from svcc.frontends.removed_names import REMOVED_NAMES
 
     for name, (distribution, version, instead) in REMOVED_NAMES.items():
         lines.append(f"| `{name}` | {distribution} {version} | {instead} |")

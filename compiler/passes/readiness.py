@@ -30,7 +30,7 @@ from svcc.compiler.passes.type_readiness import (
     NEVER_JSON_KINDS,
     type_reasons,
 )
-from svcc.frontends.python._effects import REMOVED_NAMES, removed_name
+from svcc.frontends.removed_names import REMOVED_NAMES, removed_name
 from svcc.ir.imports import resolve_relative
 from svcc.ir.index import ModuleIndex, module_index
 from svcc.ir.interface import left_out
