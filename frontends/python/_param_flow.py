@@ -108,6 +108,11 @@ class _Binding:
     at: _Position  # where the value starts to hold: the loop's start when inside one
 
 
+# A place where the body may need an object: (kind, node judged, the value used, the
+# attribute or callee, the node's position).
+_Candidate = tuple[ParamUseKind, ast.AST, ast.expr, str | None, _Position]
+
+
 def object_uses(
     fn: ast.FunctionDef | ast.AsyncFunctionDef,
     params: set[str],
@@ -115,70 +120,203 @@ def object_uses(
     segment: Callable[[ast.AST], str],
 ) -> list[FlowUse]:
     """The uses of ``fn``'s parameters ``params`` and of the values derived from them that
-    no JSON value survives, in the walk order of the body (first of each kind per
-    parameter is what the IR keeps).
+    no JSON value survives, in source order (the first of each kind per parameter is what
+    the IR keeps).
 
     Rebinding is followed in source order: a use judged sits before every binding of its
     name to something not derived (``df['a'].unique()`` before ``df = pd.concat(...)``);
     a binding inside a loop counts from the loop's start (the next pass may see it)."""
-    bindings: dict[str, list[_Binding]] = {}
-    guarded: set[int] = set()
-    for stmt in fn.body:
-        _collect(stmt, bindings, qualify, None)
-        _guards(stmt, guarded)
-    roots, cutoff = _derived(params, bindings, qualify)
-    if not roots:
+    if not params or not _worth_scanning(fn, params):
         return []
+    scan = _Scan(qualify)
+    scan.run(fn.body)
+    if not scan.candidates:
+        return []
+    roots, cutoff = _derived(params, scan.bindings, qualify)
     uses: list[FlowUse] = []
-    position: dict[int, ParamUseKind] = {}
+    for kind, node, value, attribute, at in sorted(scan.candidates, key=lambda c: c[4]):
+        base = _base_name(value)
+        if base is None or base not in roots or at >= cutoff[base]:
+            continue
+        param = roots[base]
+        receiver = None if type(value) is ast.Name and value.id == param else segment(value)
+        uses.append(FlowUse(param, kind, node, attribute, receiver))
+    return uses
 
-    def root_of(node: ast.expr, at: ast.AST) -> str | None:
-        base = _base_name(node)
-        if base is None or base not in roots or id(at) in guarded:
-            return None
-        return roots[base] if _at(at) < cutoff[base] else None
 
-    def receiver(node: ast.expr, param: str) -> str | None:
-        return None if type(node) is ast.Name and node.id == param else segment(node)
-
+def _worth_scanning(fn: ast.FunctionDef | ast.AsyncFunctionDef, params: set[str]) -> bool:
+    """Whether some place that may need an object uses a parameter or a name the body
+    binds: one cheap walk that spares most bodies the full scan."""
+    stored: set[str] = set()
+    bases: set[str] = set()
     for stmt in fn.body:
         for node in walk(stmt):
             kind = type(node)
-            if kind is ast.Call:
-                call: ast.Call = node  # type: ignore[assignment]
-                position[id(call.func)] = "method"
-                for item, callee in _object_arguments(call, qualify):
-                    param = root_of(item, item)
-                    if param is not None:
-                        uses.append(FlowUse(param, "argument", item, callee, receiver(item, param)))
+            if kind is ast.Name:
+                if type(node.ctx) is not ast.Load:  # type: ignore[attr-defined]
+                    stored.add(node.id)  # type: ignore[attr-defined]
+                continue
+            value = None
+            if kind is ast.Attribute:
+                if node.attr not in JSON_VALUE_ATTRIBUTES:  # type: ignore[attr-defined]
+                    value = node.value  # type: ignore[attr-defined]
             elif kind is ast.Subscript:
-                sub: ast.Subscript = node  # type: ignore[assignment]
-                position[id(sub.value)] = "attribute-subscript"
-                if _slicing_tuple(sub.slice):
-                    param = root_of(sub.value, sub)
-                    if param is not None:
-                        uses.append(
-                            FlowUse(param, "tuple-subscript", sub, None, receiver(sub.value, param))
-                        )
-            elif kind is ast.Attribute:
-                attr: ast.Attribute = node  # type: ignore[assignment]
-                if attr.attr in JSON_VALUE_ATTRIBUTES:
-                    continue
-                param = root_of(attr.value, attr)
-                if param is not None:
-                    use = position.get(id(attr), "attribute")
-                    uses.append(FlowUse(param, use, attr, attr.attr, receiver(attr.value, param)))
-    return uses
+                if _slicing_tuple(node.slice):  # type: ignore[attr-defined]
+                    value = node.value  # type: ignore[attr-defined]
+            elif kind is ast.Call and _object_arguments(node, _no_qualify, leaves_only=True):  # type: ignore[arg-type]
+                return True
+            if value is not None:
+                base = _base_name(value)
+                if base is not None:
+                    bases.add(base)
+    return not bases.isdisjoint(params | stored)
+
+
+def _no_qualify(_node: ast.expr) -> str | None:
+    return None
+
+
+class _Scan:
+    """One walk of a body: every binding with its source (nested scopes included: a name
+    bound there is judged the same, conservatively), and every place that may need an
+    object, unless it sits inside a ``try`` that catches a wrong-kind error or a branch on
+    what a value is (``hasattr``, ``isinstance``, ...): the function's own fallback."""
+
+    def __init__(self, qualify: Qualify) -> None:
+        self.qualify = qualify
+        self.bindings: dict[str, list[_Binding]] = {}
+        self.candidates: list[_Candidate] = []
+        self._loop: ast.AST | None = None
+
+    def run(self, body: list[ast.stmt]) -> None:
+        # (node, outermost loop around it, guarded); parents before children
+        stack: list[tuple[ast.AST, ast.AST | None, bool]] = [(s, None, False) for s in body]
+        stack.reverse()
+        role: dict[int, ParamUseKind] = {}
+        while stack:
+            node, loop, guarded = stack.pop()
+            kind = type(node)
+            if kind in _LEAVES:
+                continue
+            if kind in _BINDING_KINDS:
+                self._loop = loop
+                self._bindings_of(node, kind)
+            if not guarded and kind in _CANDIDATE_KINDS:
+                self._candidates_of(node, kind, role)
+            inner = node if loop is None and kind in _LOOPS else loop
+            if kind is ast.Try or kind is ast.TryStar:
+                caught = any(_catches(h.type) for h in node.handlers)  # type: ignore[attr-defined]
+                parts = [(c, inner, guarded or caught) for c in node.body]  # type: ignore[attr-defined]
+                rest = [c for c in children(node) if c not in node.body]  # type: ignore[attr-defined]
+                parts += [(c, inner, guarded) for c in rest]
+                stack.extend(reversed(parts))
+                continue
+            below = guarded or (kind in _GUARD_KINDS and _guarding(node, kind))
+            stack.extend([(c, inner, below) for c in reversed(children(node))])
+
+    def _add(self, name: str, source: _Source, node: ast.AST) -> None:
+        start = self._loop if self._loop is not None else node
+        self.bindings.setdefault(name, []).append(_Binding(source, _at(start)))
+
+    def _bind(self, target: ast.expr, source: _Source) -> None:
+        kind = type(target)
+        if kind is ast.Name:
+            self._add(target.id, source, target)  # type: ignore[attr-defined]
+        elif kind is ast.Starred:
+            self._bind(target.value, source)  # type: ignore[attr-defined]
+        elif kind is ast.Tuple or kind is ast.List:
+            elts: list[ast.expr] = target.elts  # type: ignore[attr-defined]
+            for elt, part in zip(elts, _parts(source, len(elts), elts, self.qualify), strict=True):
+                self._bind(elt, part)
+        elif kind is not ast.Attribute and kind is not ast.Subscript:
+            for name in _stored_names(target):
+                self._add(name, _OPAQUE, target)
+
+    def _bindings_of(self, node: ast.AST, kind: type) -> None:
+        if kind is ast.Assign:
+            for target in node.targets:  # type: ignore[attr-defined]
+                self._bind(target, ("value", node.value))  # type: ignore[attr-defined]
+        elif kind is ast.NamedExpr:
+            self._bind(node.target, ("value", node.value))  # type: ignore[attr-defined]
+        elif kind is ast.For or kind is ast.AsyncFor or kind is ast.comprehension:
+            self._bind(node.target, ("element", node.iter))  # type: ignore[attr-defined]
+        elif kind is ast.AugAssign or kind is ast.AnnAssign:
+            self._bind(node.target, _OPAQUE)  # type: ignore[attr-defined]
+        elif kind is ast.withitem and node.optional_vars is not None:  # type: ignore[attr-defined]
+            self._bind(node.optional_vars, _OPAQUE)  # type: ignore[attr-defined]
+        elif kind is ast.Delete:
+            for target in node.targets:  # type: ignore[attr-defined]
+                self._bind(target, _OPAQUE)
+        elif kind in _SCOPES:
+            args: ast.arguments = node.args  # type: ignore[attr-defined]
+            for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
+                if arg is not None:
+                    self._add(arg.arg, _OPAQUE, node)
+            if kind is not ast.Lambda:
+                self._add(node.name, _OPAQUE, node)  # type: ignore[attr-defined]
+        elif kind is ast.ClassDef:
+            self._add(node.name, _OPAQUE, node)  # type: ignore[attr-defined]
+        elif kind is ast.Global or kind is ast.Nonlocal:
+            for name in node.names:  # type: ignore[attr-defined]
+                self.bindings.setdefault(name, []).append(_Binding(_OPAQUE, (0, 0)))
+        elif kind is ast.ExceptHandler or kind is ast.MatchAs or kind is ast.MatchStar:
+            if node.name:  # type: ignore[attr-defined]
+                self._add(node.name, _OPAQUE, node)  # type: ignore[attr-defined]
+        elif kind is ast.MatchMapping:
+            if node.rest:  # type: ignore[attr-defined]
+                self._add(node.rest, _OPAQUE, node)  # type: ignore[attr-defined]
+        elif kind is ast.Import or kind is ast.ImportFrom:
+            for alias in node.names:  # type: ignore[attr-defined]
+                self._add(alias.asname or alias.name.split(".", 1)[0], _OPAQUE, node)
+
+    def _candidates_of(self, node: ast.AST, kind: type, role: dict[int, ParamUseKind]) -> None:
+        if kind is ast.Call:
+            call: ast.Call = node  # type: ignore[assignment]
+            role[id(call.func)] = "method"
+            for item, callee in _object_arguments(call, self.qualify):
+                self.candidates.append(("argument", item, item, callee, _at(item)))
+        elif kind is ast.Subscript:
+            sub: ast.Subscript = node  # type: ignore[assignment]
+            role[id(sub.value)] = "attribute-subscript"
+            if _slicing_tuple(sub.slice):
+                self.candidates.append(("tuple-subscript", sub, sub.value, None, _at(sub)))
+        elif kind is ast.Attribute:
+            attr: ast.Attribute = node  # type: ignore[assignment]
+            if attr.attr not in JSON_VALUE_ATTRIBUTES:
+                use = role.get(id(attr), "attribute")
+                self.candidates.append((use, attr, attr.value, attr.attr, _at(attr)))
+
+
+def _stored_names(target: ast.AST) -> list[str]:
+    return [n.id for n in walk(target) if type(n) is ast.Name]
+
+
+def _guarding(node: ast.AST, kind: type) -> bool:
+    """A branch on what a value is: what it guards is the function's own fallback."""
+    if kind is ast.If or kind is ast.IfExp or kind is ast.While:
+        return _type_test(node.test)  # type: ignore[attr-defined]
+    if kind is ast.BoolOp:
+        return any(_type_test(v) for v in node.values)  # type: ignore[attr-defined]
+    return False
 
 
 def _at(node: ast.AST) -> _Position:
     return (node.lineno, node.col_offset)  # type: ignore[attr-defined]
 
 
-def _object_arguments(call: ast.Call, qualify: Qualify) -> list[tuple[ast.expr, str]]:
-    """The arguments of ``call`` that :data:`NEEDS_OBJECT` says must be objects."""
+def _object_arguments(
+    call: ast.Call, qualify: Qualify, *, leaves_only: bool = False
+) -> list[tuple[ast.expr, str]]:
+    """The arguments of ``call`` that :data:`NEEDS_OBJECT` says must be objects (with
+    ``leaves_only``: a non-empty list when the callee's last name may be one)."""
     func = call.func
-    callee = qualify(func) if type(func) is ast.Name or type(func) is ast.Attribute else None
+    if type(func) is not ast.Name and type(func) is not ast.Attribute:
+        return []
+    if (func.id if type(func) is ast.Name else func.attr) not in _NEEDS_OBJECT_LEAVES:  # type: ignore[union-attr]
+        return []
+    if leaves_only:
+        return [(func, "")]
+    callee = qualify(func)
     places = NEEDS_OBJECT.get(callee or "")
     if not places or callee is None:
         return []
@@ -189,6 +327,9 @@ def _object_arguments(call: ast.Call, qualify: Qualify) -> list[tuple[ast.expr, 
             items = arg.elts if type(arg) is ast.List or type(arg) is ast.Tuple else [arg]
             out += [(item, callee) for item in items]
     return out
+
+
+_NEEDS_OBJECT_LEAVES: Final = frozenset(name.rsplit(".", 1)[1] for name in NEEDS_OBJECT)
 
 
 def _slicing_tuple(index: ast.expr) -> bool:
@@ -209,23 +350,6 @@ def _base_name(node: ast.expr) -> str | None:
     return node.id if type(node) is ast.Name else None
 
 
-def _guards(stmt: ast.stmt, guarded: set[int]) -> None:
-    """Mark the nodes inside a ``try`` that catches a wrong-kind error, or inside a branch
-    on what a value is (``hasattr``, ``isinstance``, ...)."""
-    for node in walk(stmt):
-        body: list[ast.AST] = []
-        if type(node) is ast.Try or type(node) is ast.TryStar:
-            if any(_catches(h.type) for h in node.handlers):
-                body = list(node.body)
-        elif type(node) is ast.If or type(node) is ast.IfExp or type(node) is ast.While:
-            if _type_test(node.test):
-                body = [node]
-        elif type(node) is ast.BoolOp and any(_type_test(v) for v in node.values):
-            body = [node]
-        for part in body:
-            guarded.update(id(n) for n in walk(part))
-
-
 def _catches(kind: ast.expr | None) -> bool:
     if kind is None:
         return True
@@ -244,87 +368,17 @@ def _type_test(test: ast.expr) -> bool:
     )
 
 
-def _collect(
-    stmt: ast.stmt,
-    bindings: dict[str, list[_Binding]],
-    qualify: Qualify,
-    loop: ast.AST | None,
-) -> None:
-    """Every binding in ``stmt`` (nested scopes included: a name bound there is judged the
-    same, conservatively), with its source and where it starts to hold."""
-    bound: set[int] = set()
-    outer = loop
-
-    def add(name: str, source: _Source, node: ast.AST) -> None:
-        start = outer if outer is not None else node
-        bindings.setdefault(name, []).append(_Binding(source, _at(start)))
-
-    def bind(target: ast.expr, source: _Source) -> None:
-        kind = type(target)
-        if kind is ast.Name:
-            bound.add(id(target))
-            add(target.id, source, target)  # type: ignore[attr-defined]
-        elif kind is ast.Starred:
-            bind(target.value, source)  # type: ignore[attr-defined]
-        elif kind is ast.Tuple or kind is ast.List:
-            elts: list[ast.expr] = target.elts  # type: ignore[attr-defined]
-            for elt, part in zip(elts, _parts(source, len(elts), elts, qualify), strict=True):
-                bind(elt, part)
-
-    for node in _walk_loops(stmt, loop):
-        outer = node[1]
-        current = node[0]
-        kind = type(current)
-        if kind is ast.Assign:
-            for target in current.targets:  # type: ignore[attr-defined]
-                bind(target, ("value", current.value))  # type: ignore[attr-defined]
-        elif kind is ast.NamedExpr:
-            bind(current.target, ("value", current.value))  # type: ignore[attr-defined]
-        elif kind is ast.For or kind is ast.AsyncFor or kind is ast.comprehension:
-            bind(current.target, ("element", current.iter))  # type: ignore[attr-defined]
-        elif kind in _SCOPES:
-            args: ast.arguments = current.args  # type: ignore[attr-defined]
-            for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
-                if arg is not None:
-                    add(arg.arg, _OPAQUE, current)
-            if kind is not ast.Lambda:
-                add(current.name, _OPAQUE, current)  # type: ignore[attr-defined]
-        elif kind is ast.ClassDef:
-            add(current.name, _OPAQUE, current)  # type: ignore[attr-defined]
-        elif kind is ast.Global or kind is ast.Nonlocal:
-            for name in current.names:  # type: ignore[attr-defined]
-                bindings.setdefault(name, []).append(_Binding(_OPAQUE, (0, 0)))
-        elif kind is ast.ExceptHandler or kind is ast.MatchAs or kind is ast.MatchStar:
-            if current.name:  # type: ignore[attr-defined]
-                add(current.name, _OPAQUE, current)  # type: ignore[attr-defined]
-        elif kind is ast.MatchMapping:
-            if current.rest:  # type: ignore[attr-defined]
-                add(current.rest, _OPAQUE, current)  # type: ignore[attr-defined]
-        elif kind is ast.alias:
-            name = current.asname or current.name.split(".", 1)[0]  # type: ignore[attr-defined]
-            add(name, _OPAQUE, stmt)
-        elif kind is ast.Name and type(current.ctx) is not ast.Load and id(current) not in bound:  # type: ignore[attr-defined]
-            # an augmented assignment, an annotated one, a ``with ... as``, a ``del``
-            add(current.id, _OPAQUE, current)  # type: ignore[attr-defined]
-
-
-def _walk_loops(stmt: ast.stmt, loop: ast.AST | None) -> list[tuple[ast.AST, ast.AST | None]]:
-    """``walk(stmt)`` with, for each node, the outermost loop (or comprehension's
-    expression) around it in the function, or None. Parents come before children."""
-    out: list[tuple[ast.AST, ast.AST | None]] = []
-    stack: list[tuple[ast.AST, ast.AST | None]] = [(stmt, loop)]
-    while stack:
-        node, outer = stack.pop(0)
-        out.append((node, outer))
-        kind = type(node)
-        inner = outer
-        if outer is None and kind in _LOOPS:
-            inner = node
-        stack.extend((child, inner) for child in children(node))
-    return out
-
-
-_LOOPS: Final = (ast.For, ast.AsyncFor, ast.While)
+_LOOPS: Final = frozenset({ast.For, ast.AsyncFor, ast.While})
+# Nodes the scan has nothing to do with, nor below them.
+_LEAVES: Final = frozenset({ast.Name, ast.Constant})
+_BINDING_KINDS: Final = frozenset(
+    {ast.Assign, ast.NamedExpr, ast.For, ast.AsyncFor, ast.comprehension, ast.AugAssign}
+    | {ast.AnnAssign, ast.withitem, ast.Delete, ast.FunctionDef, ast.AsyncFunctionDef}
+    | {ast.Lambda, ast.ClassDef, ast.Global, ast.Nonlocal, ast.ExceptHandler, ast.MatchAs}
+    | {ast.MatchStar, ast.MatchMapping, ast.Import, ast.ImportFrom}
+)
+_CANDIDATE_KINDS: Final = frozenset({ast.Call, ast.Subscript, ast.Attribute})
+_GUARD_KINDS: Final = frozenset({ast.If, ast.IfExp, ast.While, ast.BoolOp})
 
 
 def _parts(source: _Source, count: int, elts: list[ast.expr], qualify: Qualify) -> list[_Source]:
