@@ -1222,10 +1222,7 @@ class ModuleLowerer:
                     for dec in node.decorator_list:  # type: ignore[attr-defined]
                         target = dec.func if isinstance(dec, ast.Call) else dec
                         note(target, "decorator", dec)
-        untyped = {
-            a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs] if a.annotation is None
-        }
-        for flow in object_uses(fn, untyped, qualify, self.src.segment):  # see _param_flow
+        for flow in object_uses(fn, names, qualify, self.src.segment):  # see _param_flow
             found.setdefault(flow.param, {}).setdefault(
                 flow.kind,
                 ParamUse(
