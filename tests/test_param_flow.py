@@ -170,6 +170,12 @@ REBOUND_AND_GUARDED = textwrap.dedent(
         if hasattr(x, "shape"):
             return x.shape[0]
         return len(x)
+
+
+    def closed_over(x):
+        size = lambda: x.shape
+        x = np.asarray(x)
+        return size()
     """
 )
 

@@ -8,11 +8,14 @@ unpacking (``a, b = pair``) or aliasing (``a = x``) is again one of these. So th
 only work when every attribute it reads on any of them is one some JSON value has, and
 when it never hands one to a callable that needs an object no JSON value is.
 
-This module follows those values through the body, flow-insensitively: a local name is
-*derived* from a parameter when every binding of it in the body is one of the forms above
-applied to a derived value (a greatest fixpoint, so ``x = x[1:]`` keeps ``x`` derived while
-``x = np.asarray(x)`` anywhere makes it an object of unknown type, never judged). It
-reports the first use of each kind that no JSON value survives:
+This module follows those values through the body: a local name is *derived* from a
+parameter where every binding of it so far in source order is one of the forms above
+applied to a derived value (``x = x[1:]`` keeps ``x`` derived; from ``x = np.asarray(x)`` on
+it is an object of unknown type, never judged; a binding inside a loop counts from the
+loop's start, a use inside a nested function or lambda as the last). A use inside a ``try``
+that catches ``AttributeError``/``TypeError``/``Exception`` or under a type test
+(``hasattr``, ``isinstance``) is the function's own fallback, not judged. It reports the
+uses that no JSON value survives:
 
 - ``attribute``/``method``/``attribute-subscript``: an attribute that ``dict``, ``list``,
   ``str``, ``int``, ``float``, ``bool`` and ``None`` all lack (``data[i].reshape(...)``,
@@ -91,6 +94,7 @@ _Source = tuple[str, ast.expr | None]
 _OPAQUE: Final[_Source] = ("opaque", None)
 _Position = tuple[int, int]
 _NEVER: Final[_Position] = (1 << 62, 0)
+_LATE: Final[_Position] = (1 << 61, 0)  # after every statement, before _NEVER
 
 # Handlers that catch what a use on the wrong kind of value raises: a use inside such a
 # ``try`` is the function's own fallback, not judged.
@@ -134,7 +138,7 @@ def object_uses(
         return []
     roots, cutoff = _derived(params, scan.bindings, qualify)
     uses: list[FlowUse] = []
-    for kind, node, value, attribute, at in sorted(scan.candidates, key=lambda c: c[4]):
+    for kind, node, value, attribute, at in sorted(scan.candidates, key=lambda c: _at(c[1])):
         base = _base_name(value)
         if base is None or base not in roots or at >= cutoff[base]:
             continue
@@ -187,14 +191,16 @@ class _Scan:
         self.bindings: dict[str, list[_Binding]] = {}
         self.candidates: list[_Candidate] = []
         self._loop: ast.AST | None = None
+        self._nested = False
 
     def run(self, body: list[ast.stmt]) -> None:
-        # (node, outermost loop around it, guarded); parents before children
-        stack: list[tuple[ast.AST, ast.AST | None, bool]] = [(s, None, False) for s in body]
-        stack.reverse()
+        # (node, outermost loop around it, guarded, inside a nested scope); parents first
+        stack: list[tuple[ast.AST, ast.AST | None, bool, bool]] = [
+            (s, None, False, False) for s in reversed(body)
+        ]
         role: dict[int, ParamUseKind] = {}
         while stack:
-            node, loop, guarded = stack.pop()
+            node, loop, guarded, nested = stack.pop()
             kind = type(node)
             if kind in _LEAVES:
                 continue
@@ -202,17 +208,24 @@ class _Scan:
                 self._loop = loop
                 self._bindings_of(node, kind)
             if not guarded and kind in _CANDIDATE_KINDS:
+                self._nested = nested
                 self._candidates_of(node, kind, role)
             inner = node if loop is None and kind in _LOOPS else loop
+            deeper = nested or kind in _SCOPES
             if kind is ast.Try or kind is ast.TryStar:
                 caught = any(_catches(h.type) for h in node.handlers)  # type: ignore[attr-defined]
-                parts = [(c, inner, guarded or caught) for c in node.body]  # type: ignore[attr-defined]
+                parts = [(c, inner, guarded or caught, deeper) for c in node.body]  # type: ignore[attr-defined]
                 rest = [c for c in children(node) if c not in node.body]  # type: ignore[attr-defined]
-                parts += [(c, inner, guarded) for c in rest]
+                parts += [(c, inner, guarded, deeper) for c in rest]
                 stack.extend(reversed(parts))
                 continue
             below = guarded or (kind in _GUARD_KINDS and _guarding(node, kind))
-            stack.extend([(c, inner, below) for c in reversed(children(node))])
+            stack.extend([(c, inner, below, deeper) for c in reversed(children(node))])
+
+    def _where(self, node: ast.AST) -> _Position:
+        """Where a use happens: a nested function or lambda may run after anything the
+        body does, so its uses count as the last (judged only if nothing rebinds)."""
+        return _LATE if self._nested else _at(node)
 
     def _add(self, name: str, source: _Source, node: ast.AST) -> None:
         start = self._loop if self._loop is not None else node
@@ -274,17 +287,17 @@ class _Scan:
             call: ast.Call = node  # type: ignore[assignment]
             role[id(call.func)] = "method"
             for item, callee in _object_arguments(call, self.qualify):
-                self.candidates.append(("argument", item, item, callee, _at(item)))
+                self.candidates.append(("argument", item, item, callee, self._where(item)))
         elif kind is ast.Subscript:
             sub: ast.Subscript = node  # type: ignore[assignment]
             role[id(sub.value)] = "attribute-subscript"
             if _slicing_tuple(sub.slice):
-                self.candidates.append(("tuple-subscript", sub, sub.value, None, _at(sub)))
+                self.candidates.append(("tuple-subscript", sub, sub.value, None, self._where(sub)))
         elif kind is ast.Attribute:
             attr: ast.Attribute = node  # type: ignore[assignment]
             if attr.attr not in JSON_VALUE_ATTRIBUTES:
                 use = role.get(id(attr), "attribute")
-                self.candidates.append((use, attr, attr.value, attr.attr, _at(attr)))
+                self.candidates.append((use, attr, attr.value, attr.attr, self._where(attr)))
 
 
 def _stored_names(target: ast.AST) -> list[str]:
