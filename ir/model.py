@@ -82,8 +82,9 @@ class ParamUse(Record):
     (``p[:, 0]``), or an argument of a callable that needs an object no JSON value is
     (``pd.concat([p])``: ``attribute`` names the callee). The object uses count on values
     taken from the parameter too (``p[i].reshape``, ``for row in p: row.name``, an alias):
-    ``receiver`` is then their source text. Not recorded when the body rebinds the name to
-    anything else (``p = np.asarray(p)``). Only the first use of each kind is recorded."""
+    ``receiver`` is then their source text. Not recorded after the body rebinds the name to
+    anything else (``p = np.asarray(p)``), nor under ``try``/``except AttributeError`` or a
+    type test. Only the first use of each kind is recorded."""
 
     kind: ParamUseKind
     span: Span
