@@ -15,10 +15,16 @@ seaborn), so the difference is the notebook handling alone.
 
 With ``--serve``, every notebook with an eligible helper after slicing is generated as a
 REST bundle, started under uvicorn (with ``--python``, an interpreter that has the bundle's
-server requirements and the notebooks' libraries) and each eligible helper is called once
-with arguments built from its JSON schema. A bundle that does not start or a ``NameError``
-in a call (a binding the slice dropped) is a defect; other 500s are the helper raising on
-the synthesised arguments, listed for reading.
+server requirements and the notebooks' libraries) and each eligible helper is given a valid
+call: arguments built from its JSON schema, where the schema says what a parameter is. An
+unannotated parameter accepts any JSON value, so its schema says nothing: a valid call is one
+whose values the body can use. The bench tries, for all of a helper's unannotated parameters
+at once, each of a few JSON shapes (a number, a string, a list of numbers, a list of lists, an
+object, a boolean) and counts the helper as answering when one of them answers 200; where
+the body needs a value no uniform shape gives (an ``"h:m:s"`` string, an index beside lists),
+:data:`VALID_ARGUMENTS` holds the arguments a person chose reading the helper. A bundle that
+does not start, a ``NameError`` in a call (a binding the slice dropped), or a helper none of
+whose valid calls answers 200 is a broken promise, listed with its server log.
 
 Usage: python bench/bench_notebook_corpus.py GIT_DIR... [--serve] [--python PY] [--limit N]
 """
@@ -142,6 +148,39 @@ def sample(schema: dict[str, Any], defs: dict[str, Any]) -> Any:
     return 1
 
 
+# JSON shapes tried for a helper's unannotated parameters (the same one for all of them).
+UNTYPED_SHAPES: list[Any] = [2, [1.0, 2.0, 3.0], "text", [[1.0, 2.0], [3.0, 4.0]], {"a": 1}, True]
+
+# Valid arguments chosen by reading the helper, where no uniform shape gives one: helper
+# name -> parameters -> values (merged over the schema's sample).
+VALID_ARGUMENTS: dict[str, dict[str, Any]] = {
+    # s.split(':') then int() of each part: a duration written h:m:s
+    "convert_time": {"s": "01:02:03"},
+    # an integer batch index and two sequences sliced by it
+    "get_minibatch": {"i": 0, "dataset_x": [[0.0, 1.0], [1.0, 0.0]], "dataset_y": [0, 1]},
+}
+
+
+def bodies(name: str, schema: dict[str, Any], defs: dict[str, Any]) -> list[Any]:
+    """The calls tried for helper ``name``: the schema's sample, then each shape for all of
+    its required parameters whose schema says nothing, then the reviewed arguments."""
+    body = sample(schema, defs)
+    out = [body]
+    if not isinstance(body, dict):
+        return out
+    props = schema.get("properties", {})
+    untyped = [
+        k
+        for k in body
+        if not any(key in props.get(k, {}) for key in ("type", "$ref", "anyOf", "oneOf", "enum"))
+    ]
+    if untyped:
+        out += [{**body, **dict.fromkeys(untyped, shape)} for shape in UNTYPED_SHAPES]
+    if name in VALID_ARGUMENTS:
+        out.append({**body, **VALID_ARGUMENTS[name]})
+    return out
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -188,18 +227,21 @@ def serve_and_call(
             for name in names:
                 op = openapi["paths"][f"/capabilities/{name}"]["post"]
                 content = op.get("requestBody", {}).get("content", {}).get("application/json", {})
-                body = sample(content.get("schema", {"type": "object"}), defs)
-                request = urllib.request.Request(
-                    f"{url}/capabilities/{name}",
-                    data=json.dumps(body).encode(),
-                    headers={"content-type": "application/json"},
-                )
-                try:
-                    with urllib.request.urlopen(request, timeout=30) as r:
-                        status = r.status
-                except urllib.error.HTTPError as exc:
-                    status = exc.code
-                outcome["calls"][name] = status
+                statuses = []
+                for body in bodies(name, content.get("schema", {"type": "object"}), defs):
+                    request = urllib.request.Request(
+                        f"{url}/capabilities/{name}",
+                        data=json.dumps(body).encode(),
+                        headers={"content-type": "application/json"},
+                    )
+                    try:
+                        with urllib.request.urlopen(request, timeout=30) as r:
+                            statuses.append(r.status)
+                    except urllib.error.HTTPError as exc:
+                        statuses.append(exc.code)
+                    if statuses[-1] == 200:
+                        break
+                outcome["calls"][name] = 200 if statuses[-1] == 200 else max(statuses)
                 capability = analysis.ir.capability(name) if analysis.ir else None
                 if capability is not None and any(
                     p.annotation is None or p.annotation in ("Any", "object")
@@ -278,7 +320,8 @@ def main() -> None:
             if status >= 500 and name not in o.get("untyped", [])
         ]
         print(
-            f"served: {started}/{len(served)} bundles started; {len(calls)} calls: "
+            f"served: {started}/{len(served)} bundles started; "
+            f"{len(calls)} helpers given a valid call: "
             f"{sum(1 for s in calls if s == 200)} answered 200, "
             f"{sum(1 for s in calls if 400 <= s < 500)} 4xx, "
             f"{sum(1 for s in calls if s >= 500)} 5xx; "

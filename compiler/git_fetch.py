@@ -262,7 +262,7 @@ def _entries(listing: bytes) -> Iterator[tuple[str, str, str, int, str]]:
 def _wanted(relpath: str, data_patterns: tuple[str, ...] = ()) -> bool:
     if relpath.endswith(".py") or relpath == "pyproject.toml":
         return True
-    from svcc.frontends.repository._data import matches
+    from svcc.frontends.repository import matches
 
     return any(matches(pattern, relpath) for pattern in data_patterns)
 
@@ -273,7 +273,7 @@ def _data_patterns(git: "_Git", listing: bytes, prefix: str) -> tuple[str, ...]:
     checks a local tree's; a broken file is its refusal to make, so none here)."""
     import tomllib
 
-    from svcc.frontends.repository._data import DataRefused, check_pattern
+    from svcc.frontends.repository import DataRefused, check_pattern
 
     wanted = f"{prefix}/pyproject.toml" if prefix else "pyproject.toml"
     for mode, kind, oid, size, path in _entries(listing):

@@ -60,7 +60,15 @@ ParamKind = Literal[
 
 
 ParamUseKind = Literal[
-    "call", "isinstance", "issubclass", "decorator", "attribute", "method", "attribute-subscript"
+    "call",
+    "isinstance",
+    "issubclass",
+    "decorator",
+    "attribute",
+    "method",
+    "attribute-subscript",
+    "tuple-subscript",
+    "argument",
 ]
 
 
@@ -70,12 +78,18 @@ class ParamUse(Record):
     ``p(...)``, ``isinstance(x, p)``, ``issubclass(c, p)``, ``@p``; or an object no JSON
     value is: an attribute (``p.shape``), a method (``p.drop(...)``) or a subscripted
     attribute (``p.loc[...]``) that ``dict``, ``list``, ``str``, ``int``, ``float``,
-    ``bool`` and ``None`` all lack (``attribute`` names it; not recorded when the body
-    rebinds the parameter). Only the first use of each kind is recorded."""
+    ``bool`` and ``None`` all lack (``attribute`` names it), an index tuple holding a slice
+    (``p[:, 0]``), or an argument of a callable that needs an object no JSON value is
+    (``pd.concat([p])``: ``attribute`` names the callee). The object uses count on values
+    taken from the parameter too (``p[i].reshape``, ``for row in p: row.name``, an alias):
+    ``receiver`` is then their source text. Not recorded after the body rebinds the name to
+    anything else (``p = np.asarray(p)``), nor under ``try``/``except AttributeError`` or a
+    type test. Only the first use of each kind is recorded."""
 
     kind: ParamUseKind
     span: Span
     attribute: str | None = None
+    receiver: str | None = None
 
 
 @frozen(kw_only=True, repr=False)

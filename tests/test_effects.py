@@ -564,3 +564,38 @@ def test_parse_args_of_a_parameter_defaulting_to_none_and_stdin_read_the_command
     assert verdicts["main"] == ("unsupported", ["SVC-R038"])
     assert verdicts["lines"] == ("unsupported", ["SVC-R038"])
     assert verdicts["given"] == ("eligible", [])
+
+
+def test_log_file_handlers_opened_on_a_parameter_path_are_paths_effects() -> None:
+    text = textwrap.dedent(
+        """\
+        import logging
+        from logging.handlers import RotatingFileHandler, TimedRotatingFileHandler
+
+
+        def rotating(path: str) -> None:
+            logging.getLogger("x").addHandler(RotatingFileHandler(path, maxBytes=20))
+
+
+        def timed(path: str) -> None:
+            logging.getLogger("x").addHandler(TimedRotatingFileHandler(path, when="m"))
+
+
+        def configured(path: str) -> None:
+            logging.basicConfig(filename=path)
+
+
+        def named(name: str) -> str:
+            logging.getLogger(name).info("hello")
+            return name
+        """
+    )
+    analysis = analyze_source(text.encode(), path="m.py", module="m", python_version="3.11")
+    assert analysis.readiness is not None
+    codes = {a.name: [r.code for r in a.reasons] for a in analysis.readiness.assessments}
+    assert codes == {
+        "rotating": ["SVC-R036"],
+        "timed": ["SVC-R036"],
+        "configured": ["SVC-R036"],
+        "named": [],
+    }

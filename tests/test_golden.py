@@ -3,7 +3,8 @@
 Each case is ``tests/golden/<case>/input.{py,ipynb}`` (+ ``options.toml``). The emitted
 ``capability-ir.json`` / ``readiness.json`` (or ``error.json``) sit in ``analysis/`` beside
 the input;
-``# expect: SVC-R###`` markers pin every reason to its line.
+``# expect: SVC-R###`` markers pin every reason to its line; ``data = [...]`` in
+``options.toml`` declares data files beside the input as ``--data`` does.
 """
 
 import json
@@ -19,10 +20,12 @@ CASES = cases()
 
 def analyse(case: str) -> Analysis:
     options = case_options(case)
+    source = case_input(case)
     return analyze_file(
-        case_input(case),
+        source,
         module_name=options.get("module_name", case),
         python_version=options.get("python_version", "3.11"),
+        data=[str(source.parent / p) for p in options.get("data", [])],  # declared (--data)
     )
 
 

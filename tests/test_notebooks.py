@@ -411,3 +411,22 @@ def test_whole_notebook_would_not_be_servable(example: Path, tmp_path: Path) -> 
     whole.write_text(json.dumps(nb))
     analysis = analyze_file(whole, python_version="3.11")
     assert {a.klass for a in analysis.readiness.assessments} == {"conditional"}
+
+
+def test_slice_with_a_declared_data_file_is_served(tmp_path: Path) -> None:
+    """The golden case notebook_slice_data: the slice keeps a constant and a load of a file
+    declared with --data; the bundle carries the file and the helper answers from it."""
+    case = ROOT / "tests" / "golden" / "notebook_slice_data"
+    for name in ("input.ipynb", "prices.json"):
+        shutil.copy(case / name, tmp_path / name)
+    refused = run_svcc("inspect", str(tmp_path / "input.ipynb"), "--format", "json")
+    reasons = json.loads(refused.stdout)["assessments"][0]["reasons"]
+    assert [r["code"] for r in reasons] == ["SVC-R026"]
+    generate(tmp_path / "input.ipynb", tmp_path / "b", "--data", str(tmp_path / "prices.json"))
+    assert (tmp_path / "b" / "source" / "prices.json").read_bytes() == (
+        case / "prices.json"
+    ).read_bytes()
+    with serving(tmp_path / "b") as server, server.client() as client:
+        response = client.post("/capabilities/gross", json={"item": "apple"})
+        assert response.status_code == 200, server.log_text()
+        assert response.json() == 0.6

@@ -559,9 +559,12 @@ R037_UNTYPED_OBJECT_USE: Final = _code(
     "error",
     "inputs",
     "conditional",
-    "A parameter without an annotation is used through an attribute or method that no JSON "
-    "value (`dict`, `list`, `str`, `int`, `float`, `bool`, `None`) has (`img.shape`, "
-    "`df.drop(...)`, `arr.dtype[...]`): every call from JSON would fail.",
+    "A parameter without an annotation, or a value taken from it by subscripting, iteration, "
+    "unpacking or an alias, is used through an attribute or method that no JSON value "
+    "(`dict`, `list`, `str`, `int`, `float`, `bool`, `None`) has (`img.shape`, "
+    "`df.drop(...)`, `data[i].reshape(...)`, `row.name`), indexed by a tuple holding a slice "
+    "(`X[:, 0]`), or passed to a callable that needs an object (`pd.concat`): every call from "
+    "JSON would fail.",
     hint="annotate the parameter with the type it is (np.ndarray, pd.DataFrame, a dataclass)",
 )
 R038_COMMAND_LINE: Final = _code(
@@ -726,6 +729,20 @@ F014_EXECUTION_ORDER: Final = _code(
     "The saved execution counts do not increase from top to bottom: the notebook was run in "
     "another order than the one the served module runs its cells in (top to bottom), so its "
     "results may depend on that order; the message names the cells.",
+)
+
+R060_REMOVED_NAME: Final = _code(
+    "SVC-R060",
+    "capability uses a name its library removed",
+    "error",
+    "execution",
+    "conditional",
+    "The function reads a name a well-known library removed (`np.float`, `np.NaN`, "
+    "`pd.datetools`, `pd.Panel`, ...): with the library as it is now, every call would fail "
+    "with an AttributeError. Judged by name, never by a version pin, so the verdict is the "
+    "same everywhere; the table is `REMOVED_NAMES` in `frontends/removed_names.py`.",
+    hint="use the replacement the message names (`float` for `np.float`, `np.nan` for "
+    "`np.NaN`, `datetime.timedelta` for `pd.datetools.timedelta`)",
 )
 
 

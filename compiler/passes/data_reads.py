@@ -4,7 +4,7 @@ A read at import is judged with the module's other import-time effects
 (:mod:`svcc.compiler.passes.effects`, ``SVC-R026``); a read inside a capability's body runs
 on every call, so it must find its file in the served bundle. The front end records each
 call of a ``DATA_READERS`` callable (the one table, in
-:mod:`svcc.frontends.python._data_reads`) whose path it can name (``Evaluation.path`` for a
+:mod:`svcc.frontends.python.data_reads`) whose path it can name (``Evaluation.path`` for a
 path built from ``__file__``, ``Evaluation.literal`` for a literal relative path); this
 module judges them:
 
@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator
 
 from svcc.compiler.diagnostics import Diagnostic, diag
 from svcc.compiler.diagnostics import codes as C
-from svcc.frontends.python._data_reads import reads_file
+from svcc.frontends.python.data_reads import reads_file
 from svcc.ir.model import Evaluation
 
 

@@ -22,7 +22,7 @@ from typing import Final
 from svcc.compiler.diagnostics import codes as C
 from svcc.compiler.diagnostics.codes import Code
 from svcc.compiler.passes.type_readiness import MODEL_BASES
-from svcc.frontends.python._data_reads import (  # one table: reads at import and per call
+from svcc.frontends.python.data_reads import (  # one table: reads at import and per call
     DATA_READERS,
     normalise,
 )
@@ -415,7 +415,9 @@ SECURITY_CALLS: Final[dict[str, tuple[str, ...]]] = {
 PATH_CALLS: Final = (
     "builtins.open", "io.open", "pathlib.", "os.open", "os.remove", "os.unlink", "os.listdir",
     "os.scandir", "os.walk", "os.rename", "os.replace", "os.rmdir", "os.makedirs", "os.mkdir",
-    "os.path.join", "shutil.",
+    "os.path.join", "shutil.", "logging.FileHandler", "logging.handlers.RotatingFileHandler",
+    "logging.handlers.TimedRotatingFileHandler", "logging.handlers.WatchedFileHandler",
+    "logging.basicConfig",
 )  # fmt: skip
 
 
@@ -509,6 +511,21 @@ def markdown() -> str:
         f"| `paths` | {_SECURITY_CODES['paths'].code} | {shown}, when an argument reads a "
         "parameter |"
     )
+    lines += [
+        "",
+        "## Names libraries removed",
+        "",
+        "A capability reading one is conditional (`SVC-R060`) with the replacement in its "
+        "message (the table is `REMOVED_NAMES` in `frontends/removed_names.py`; "
+        "`tests/test_removed_names.py` checks each is gone from the installed library).",
+        "",
+        "| name | removed in | use instead |",
+        "|---|---|---|",
+    ]
+    from svcc.frontends.removed_names import REMOVED_NAMES
+
+    for name, (distribution, version, instead) in REMOVED_NAMES.items():
+        lines.append(f"| `{name}` | {distribution} {version} | {instead} |")
     lines.append("")
     return "\n".join(lines)
 

@@ -31,10 +31,19 @@ from svcc.compiler.passes.type_readiness import (
     NEVER_JSON_KINDS,
     type_reasons,
 )
+from svcc.frontends.removed_names import REMOVED_NAMES, removed_name
 from svcc.ir.imports import resolve_relative
 from svcc.ir.index import ModuleIndex, module_index
 from svcc.ir.interface import left_out
-from svcc.ir.model import Capability, ClassDecl, Evaluation, Import, ModuleIR, Span
+from svcc.ir.model import (
+    Capability,
+    ClassDecl,
+    Evaluation,
+    Import,
+    ModuleIR,
+    ParamUse,
+    Span,
+)
 from svcc.ir.record import Record
 from svcc.ir.schema import READINESS_SCHEMA
 from svcc.ir.types import (
@@ -375,7 +384,7 @@ def _parameters(s: Subject) -> Iterator[Diagnostic]:
                 elif param.annotation is None:
                     yield diag(
                         C.R037_UNTYPED_OBJECT_USE,
-                        _object_use_message(param.name, use.kind, use.attribute),
+                        _object_use_message(param.name, use),
                         use.span,
                     )
         if not left_out(param):  # else SVC-R052 (type_reasons)
@@ -491,6 +500,24 @@ def _command_line(s: Subject) -> Iterator[Diagnostic]:
 CapabilityRule = Callable[[Subject], Iterable[Diagnostic]]
 
 
+def _removed_names(s: Subject) -> Iterator[Diagnostic]:
+    """Names a library removed (SVC-R060; the table is ``REMOVED_NAMES``). Judged against
+    the library as it is now: the verdict never depends on a version pin (requirements are
+    known by name only, the same for ``inspect FILE`` and ``inspect DIR``)."""
+    seen: set[str] = set()
+    for effect in s.cap.effects:
+        name = removed_name(effect.callee or "")
+        if name is None or name in seen:
+            continue
+        seen.add(name)
+        distribution, version, instead = REMOVED_NAMES[name]
+        yield diag(
+            C.R060_REMOVED_NAME,
+            f"{s.cap.name} reads {name}, which {distribution} {version} removed: use {instead}",
+            effect.span,
+        )
+
+
 # One small function per rule family, keyed by the family's first code; ``run`` applies
 # them all, in this order.
 def _types(s: Subject) -> Iterator[Diagnostic]:
@@ -513,6 +540,7 @@ CAPABILITY_RULES: Final[dict[str, CapabilityRule]] = {
     "SVC-R033": _security,
     "SVC-R038": _command_line,
     "SVC-R042": lambda s: data_read_reasons(s.cap.effects, s.env.data_files),
+    "SVC-R060": _removed_names,
 }
 
 
@@ -655,16 +683,23 @@ def _undefined_at_import(ir: ModuleIR) -> list[Diagnostic]:
     return out
 
 
-def _object_use_message(name: str, kind: str, attribute: str | None) -> str:
+def _object_use_message(name: str, use: ParamUse) -> str:
+    """Why no JSON value survives ``use`` of parameter ``name`` (or of a value taken from
+    it: ``receiver``)."""
+    on = use.receiver or name
+    taken = f" (taken from {name!r})" if use.receiver else ""
+    json_values = "(dict, list, str, number, bool, null)"
     what = {
-        "attribute": f"reads {name}.{attribute}",
-        "method": f"calls {name}.{attribute}(...)",
-        "attribute-subscript": f"subscripts {name}.{attribute}[...]",
-    }[kind]
-    return (
-        f"parameter {name!r} has no annotation and the body {what}, which no JSON value "
-        "(dict, list, str, number, bool, null) has"
-    )
+        "attribute": f"reads {on}.{use.attribute}{taken}, which no JSON value {json_values} has",
+        "method": f"calls {on}.{use.attribute}(...){taken}, which no JSON value {json_values} has",
+        "attribute-subscript": f"subscripts {on}.{use.attribute}[...]{taken}, which no JSON "
+        f"value {json_values} has",
+        "tuple-subscript": f"indexes {on}{taken} by a tuple holding a slice (`[:, 0]`), which "
+        f"arrays and frames take and no JSON value {json_values} does",
+        "argument": f"passes {on}{taken} to {use.attribute}(), which needs an object no JSON "
+        f"value {json_values} is",
+    }[use.kind]
+    return f"parameter {name!r} has no annotation and the body {what}"
 
 
 def _use_message(name: str, kind: str) -> str:

@@ -18,6 +18,7 @@ import ast
 from collections.abc import Callable, Mapping
 
 from svcc.frontends.python._walk import children
+from svcc.frontends.removed_names import removed_name
 
 # Expression nodes whose evaluation runs no code of its own beyond the calls inside them
 # and the operators on the values (judged through the operands' origins).
@@ -173,7 +174,8 @@ SENSITIVE: tuple[str, ...] = (
     "builtins.exec", "builtins.compile", "builtins.open", "builtins.__import__", "pickle.",
     "marshal.", "shelve.", "yaml.", "dill.", "cloudpickle.", "joblib.load", "dotenv.", "pathlib.",
     "shutil.", "io.open", "argparse.", "click.", "pty.", "commands.", "asyncio.create_subprocess",
-    "importlib.import_module", "runpy.",
+    "importlib.import_module", "runpy.", "logging.FileHandler", "logging.handlers.",
+    "logging.basicConfig",
 )  # fmt: skip
 
 # Attributes some JSON value has (dict, list, str, int, float, bool, None): a use of any
@@ -181,3 +183,8 @@ SENSITIVE: tuple[str, ...] = (
 JSON_VALUE_ATTRIBUTES: frozenset[str] = frozenset(
     name for kind in (dict, list, str, int, float, bool, type(None)) for name in dir(kind)
 )
+
+
+def recorded(qualified: str) -> bool:
+    """Whether a capability's call or read of ``qualified`` is recorded in the IR."""
+    return qualified.startswith(SENSITIVE) or removed_name(qualified) is not None

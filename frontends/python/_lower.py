@@ -10,14 +10,12 @@ import ast
 from collections.abc import Callable, Iterable, Iterator
 
 import attrs
-from svcc.frontends.python._data_reads import data_read
 from svcc.frontends.python._effects import (
-    JSON_VALUE_ATTRIBUTES,
-    SENSITIVE,
     argument_names,
     literal_argument,
     origin,
     plain_facts,
+    recorded,
 )
 from svcc.frontends.python._models import (
     ModelReader,
@@ -25,6 +23,7 @@ from svcc.frontends.python._models import (
     enum_values,
     harmless_field_call,
 )
+from svcc.frontends.python._param_flow import object_uses
 from svcc.frontends.python._source import SourceText, short
 from svcc.frontends.python._statements import (
     assigned_names,
@@ -50,6 +49,7 @@ from svcc.frontends.python._types import (
     typing_names,
 )
 from svcc.frontends.python._walk import children, walk
+from svcc.frontends.python.data_reads import data_read
 from svcc.ir.model import (
     Binding,
     BindingKind,
@@ -1234,8 +1234,6 @@ class ModuleLowerer:
             if a is not None
         }
         found: dict[str, dict[ParamUseKind, ParamUse]] = {}
-        objects: dict[str, dict[ParamUseKind, ParamUse]] = {}
-        stored: set[str] = set()
         handled: set[int] = set()
         effects: dict[str, Evaluation] = {}
         qualify = self.symbols.qualify
@@ -1244,18 +1242,6 @@ class ModuleLowerer:
             if isinstance(node, ast.Name) and node.id in names:
                 found.setdefault(node.id, {}).setdefault(
                     kind, ParamUse(kind=kind, span=self.src.span(where))
-                )
-
-        def note_object(node: ast.expr, kind: ParamUseKind) -> None:
-            if (
-                type(node) is ast.Attribute
-                and type(node.value) is ast.Name
-                and node.value.id in names
-                and node.attr not in JSON_VALUE_ATTRIBUTES
-            ):
-                handled.add(id(node))
-                objects.setdefault(node.value.id, {}).setdefault(
-                    kind, ParamUse(kind=kind, span=self.src.span(node), attribute=node.attr)
                 )
 
         def sensitive(callee: str, node: ast.AST, call: ast.Call | None) -> None:
@@ -1276,13 +1262,12 @@ class ModuleLowerer:
                 if kind is ast.Call:  # exact types: the parser makes no subclasses
                     func = node.func  # type: ignore[attr-defined]
                     note(func, "call", node)
-                    note_object(func, "method")
                     read = data_read(node, self._resolve, qualify, self._read_path, self.src.span)  # type: ignore[arg-type]
                     if read is not None:  # a file read on every call (``data_reads``)
                         effects[f"{read.callee}@{read.span.line}:{read.span.column}"] = read
                     if type(func) is ast.Name or type(func) is ast.Attribute:
                         callee = qualify(func)
-                        if callee is not None and callee.startswith(SENSITIVE):
+                        if callee is not None and recorded(callee):
                             _mark_chain(func, handled)
                             sensitive(callee, node, node)  # type: ignore[arg-type]
                         elif type(func) is ast.Attribute and func.attr in (
@@ -1301,28 +1286,27 @@ class ModuleLowerer:
                         classes = node.args[1]  # type: ignore[attr-defined]
                         for item in classes.elts if isinstance(classes, ast.Tuple) else [classes]:
                             note(item, use, item)
-                elif kind is ast.Subscript:
-                    note_object(node.value, "attribute-subscript")  # type: ignore[attr-defined]
                 elif kind is ast.Attribute:
                     if id(node) in handled:
                         continue
-                    note_object(node, "attribute")  # type: ignore[arg-type]
                     callee = qualify(node)  # type: ignore[arg-type]
-                    if callee is not None and callee.startswith(SENSITIVE):
+                    if callee is not None and recorded(callee):
                         _mark_chain(node, handled)
                         sensitive(callee, node, None)
-                elif kind is ast.Name:
-                    if type(node.ctx) is not ast.Load:  # type: ignore[attr-defined]
-                        stored.add(node.id)  # type: ignore[attr-defined]
                 elif kind in _FUNCTIONDEF_ASYNCFUNCTIONDEF_CLASSDEF_SET:
                     for dec in node.decorator_list:  # type: ignore[attr-defined]
                         target = dec.func if isinstance(dec, ast.Call) else dec
                         note(target, "decorator", dec)
-        for name, uses in objects.items():
-            if name not in stored:
-                found.setdefault(name, {}).update(
-                    {k: u for k, u in uses.items() if k not in found.get(name, {})}
-                )
+        for flow in object_uses(fn, names, qualify, self.src.segment):  # see _param_flow
+            found.setdefault(flow.param, {}).setdefault(
+                flow.kind,
+                ParamUse(
+                    kind=flow.kind,
+                    span=self.src.span(flow.node),
+                    attribute=flow.attribute,
+                    receiver=flow.receiver,
+                ),
+            )
         ordered = sorted(effects.values(), key=lambda e: (e.span.line, e.span.column))
         return {name: tuple(uses.values()) for name, uses in found.items()}, tuple(ordered)
 

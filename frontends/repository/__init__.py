@@ -13,7 +13,13 @@ from pathlib import Path
 from attrs import frozen
 from svcc.compiler.diagnostics import Diagnostic
 from svcc.frontends.python import FrontendResult, read_python
-from svcc.frontends.repository._data import DataFile, module_relative
+from svcc.frontends.repository._data import (
+    DataFile,
+    DataRefused,
+    check_pattern,
+    matches,
+    module_relative,
+)
 from svcc.frontends.repository._graph import Edge, ModuleGraph, Resolution, parents
 from svcc.frontends.repository._tree import (
     ProjectConfig,
@@ -143,6 +149,7 @@ def read_repository(
 
 __all__ = [
     "DataFile",
+    "DataRefused",
     "Edge",
     "ModuleGraph",
     "ModuleSource",
@@ -154,8 +161,10 @@ __all__ = [
     "TreeLimits",
     "TreeRefused",
     "build_repository",
+    "check_pattern",
     "collection_paused",
     "lower_file",
+    "matches",
     "module_name",
     "parents",
     "read_repository",
