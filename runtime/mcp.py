@@ -19,6 +19,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from functools import partial
 from pathlib import Path
+from time import perf_counter
 from typing import Any, BinaryIO
 
 import anyio
@@ -32,6 +33,7 @@ from .encoding import ResultNotJson, encode_result
 from .integrity import StartupError, exit_on_startup_error, load_document, load_manifest
 from .json_text import dumps, loads_int, small_ints
 from .mcp_stdio import exit_on_sigterm, max_message_bytes, protect_request_stream, stdio_transport
+from .metrics import current
 from .validation import RequestInvalid, RequestValidator
 
 MANIFEST = "svc-mcp.json"
@@ -58,6 +60,11 @@ def _text(text: str) -> list[types.ContentBlock]:
 
 def tool_error(text: str) -> types.CallToolResult:
     return types.CallToolResult(content=_text(text), is_error=True)
+
+
+# A tool call's answer and the HTTP status REST answers the same outcome with: the status
+# metrics count an MCP call with (``metrics``), so both interfaces share one label shape.
+Answer = tuple[types.CallToolResult, int]
 
 
 def describe_errors(
@@ -117,12 +124,12 @@ class Tool:
         output = definition.get("outputSchema")
         self._result = _validator(output) if output is not None else None
 
-    async def call(self, arguments: dict[str, Any] | None) -> types.CallToolResult:
+    async def call(self, arguments: dict[str, Any] | None) -> Answer:
         try:
             values = self._arguments.validate_value({} if arguments is None else arguments)
             args, kwargs = self._shape.bind(values)
         except RequestInvalid as exc:
-            return tool_error(describe_errors(exc.errors, more=exc.more))
+            return tool_error(describe_errors(exc.errors, more=exc.more)), 422
         try:
             plain = await self._invoke(args, kwargs)
             text = plain if isinstance(plain, str) else dumps(plain)
@@ -132,7 +139,7 @@ class Tool:
             return self.failed(exc)
         content = _text(text)
         if self._result is None:
-            return types.CallToolResult(content=content)
+            return types.CallToolResult(content=content), 200
         structured = {"result": plain}
         try:
             self._check_result(structured)
@@ -140,8 +147,9 @@ class Tool:
             log.error(
                 "tool %s: %s", self._shape.name, describe_errors(exc.errors, "result mismatch")
             )
-            return tool_error("internal error: the result does not match the declared return type")
-        return types.CallToolResult(content=content, structured_content=structured)
+            mismatch = "internal error: the result does not match the declared return type"
+            return tool_error(mismatch), 500
+        return types.CallToolResult(content=content, structured_content=structured), 200
 
     def _check_result(self, structured: dict[str, Any]) -> None:
         """The result against its schema; an integer over 4,300 digits, which the JSON
@@ -154,14 +162,14 @@ class Tool:
                 raise
             self._result.validate_value(small_ints(structured))
 
-    def failed(self, exc: BaseException) -> types.CallToolResult:
+    def failed(self, exc: BaseException) -> Answer:
         """The tool error for a call that raised ``exc`` (logged with its traceback):
         direct mode names the exception type and the first line of its message."""
         if isinstance(exc, ResultNotJson):
             log.error("tool %s: the result has no JSON form: %s", self._shape.name, exc)
-            return tool_error(NOT_JSON_RESULT)
+            return tool_error(NOT_JSON_RESULT), 500
         log.error("tool %s failed", self._shape.name, exc_info=exc)
-        return tool_error(f"the tool raised {exception_summary(exc)}")
+        return tool_error(f"the tool raised {exception_summary(exc)}"), 500
 
 
 Tools = Callable[[Path, dict[str, Any], dict[str, Any], dict[str, Any]], dict[str, Tool]]
@@ -197,6 +205,7 @@ def create_server(bundle: Path, tools_of: Tools = direct_tools) -> Server[Any]:
     definitions = {tool["name"]: tool for tool in document["tools"]}
     if set(definitions) != {c["name"] for c in ir["capabilities"]}:
         raise StartupError(f"{TOOLS_FILE} does not list exactly the bundle's capabilities")
+    metrics = current()  # before the tools: an executor they start is observed from its start
     tools = tools_of(bundle, manifest, ir, definitions)
     listing = types.ListToolsResult(tools=[tools[t["name"]].definition for t in document["tools"]])
 
@@ -204,10 +213,15 @@ def create_server(bundle: Path, tools_of: Tools = direct_tools) -> Server[Any]:
         return listing
 
     async def call_tool(_ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        """The tool's answer, counted on every transport (never an unknown tool's name)."""
         tool = tools.get(params.name)
         if tool is None:
             return tool_error(f"unknown tool {params.name!r}")
-        return await tool.call(params.arguments)
+        started = perf_counter()
+        result, status = await tool.call(params.arguments)
+        if metrics is not None:
+            metrics.observe(params.name, str(status), perf_counter() - started)
+        return result
 
     version = str(manifest.get("generator", {}).get("version", ""))
     return Server(

@@ -13,15 +13,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-import mcp_types as types
 from pydantic_core import to_json
 
 from .calls import CallShape
 from .integrity import StartupError
 from .json_text import loads_int
-from .mcp import INTERNAL_ERROR, MANIFEST, Invoke, Tool, log, tool_error
+from .mcp import INTERNAL_ERROR, MANIFEST, Answer, Invoke, Tool, log, tool_error
 from .mcp import main as serve
 from .metrics_governed import observed_executor
+from .wire import CallError
 
 
 def governed_invoker(executor: Any, name: str) -> Invoke:
@@ -53,7 +53,7 @@ class GovernedTool(Tool):
         self._busy = busy
         self._max_input = max_input
 
-    async def call(self, arguments: dict[str, Any] | None) -> types.CallToolResult:
+    async def call(self, arguments: dict[str, Any] | None) -> Answer:
         """The policy's ``max_input_bytes`` bounds the arguments (their JSON), as it bounds
         a REST body (413): an argument over it never reaches a worker."""
         if self._max_input is not None and arguments:
@@ -62,18 +62,19 @@ class GovernedTool(Tool):
                 return tool_error(
                     f"invalid arguments: {size} bytes of arguments is over the policy's "
                     f"{self._max_input}-byte input limit"
-                )
+                ), 413
         return await super().call(arguments)
 
-    def failed(self, exc: BaseException) -> types.CallToolResult:
+    def failed(self, exc: BaseException) -> Answer:
+        status = exc.status if isinstance(exc, CallError) else 500
         if isinstance(exc, self._timeouts):
             log.error("tool %s: %s", self._shape.name, exc)
-            return tool_error("timed out: the tool passed its time limit")
+            return tool_error("timed out: the tool passed its time limit"), status
         if isinstance(exc, self._busy):
             log.warning("tool %s: %s", self._shape.name, exc)
-            return tool_error("busy: too many calls are waiting; retry later")
+            return tool_error("busy: too many calls are waiting; retry later"), status
         log.error("tool %s: %s", self._shape.name, exc)  # the worker logged the details
-        return tool_error(INTERNAL_ERROR)
+        return tool_error(INTERNAL_ERROR), status
 
 
 def governed_tools(

@@ -21,11 +21,9 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from time import perf_counter
 from typing import Any
 
-from .integrity import exit_on_startup_error, load_document
-from .metrics import Metrics, current
+from .integrity import exit_on_startup_error
 from .network import is_loopback, network_layer
 
 ALLOWED_HOSTS_ENV = "SVC_MCP_ALLOWED_HOSTS"
@@ -88,25 +86,6 @@ def transport_security(host: str, extra: str | None) -> Any:
     )
 
 
-def observe_tool_calls(server: Any, metrics: Metrics, names: frozenset[str]) -> None:
-    """Count and time every call of a declared tool (``ok``, or ``error`` for a tool error)."""
-    entry = server.get_request_handler("tools/call")
-    handler = entry.handler
-
-    async def call_tool(ctx: Any, params: Any) -> Any:
-        started = perf_counter()
-        status = "error"
-        try:
-            result = await handler(ctx, params)
-            status = "error" if getattr(result, "is_error", False) else "ok"
-            return result
-        finally:
-            if params.name in names:
-                metrics.observe(params.name, status, perf_counter() - started)
-
-    server.add_request_handler("tools/call", entry.params_type, call_tool)
-
-
 def serve_http(
     bundle: Path,
     create_server: Callable[[Path, Any], Any],
@@ -123,13 +102,7 @@ def serve_http(
     if not logging.getLogger().handlers:
         logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
     with exit_on_startup_error("svc-mcp"):
-        metrics = current()  # first: an executor the tools start is observed from its start
-        server = create_server(bundle, tools_of)
-        if metrics is not None:
-            names = frozenset(
-                c["name"] for c in load_document(bundle, "capability-ir.json")["capabilities"]
-            )
-            observe_tool_calls(server, metrics, names)
+        server = create_server(bundle, tools_of)  # counts its calls (``metrics``)
 
         async def health(_request: Any) -> JSONResponse:
             return JSONResponse({"status": "ok"})

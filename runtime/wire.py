@@ -43,6 +43,24 @@ PROTOCOL_LABEL = "io.svcc.worker-protocol"
 MAX_DEPTH = 200
 
 
+class CallError(Exception):
+    """A governed call that gave no result; the message is for the server log only.
+
+    What happened is said by the class, never read from the message: ``status`` is the
+    HTTP status that answers it (REST; over MCP, the status the call is counted with),
+    ``started`` whether a worker ran for it, ``killed`` why its worker was stopped
+    (:data:`KILLED_TIMEOUT`, :data:`KILLED_LIMIT`) or ``None``. Each executor's
+    exceptions subclass it."""
+
+    status = 500
+    started = True
+    killed: str | None = None
+
+
+KILLED_TIMEOUT = "timeout"  # the policy's wall-time deadline
+KILLED_LIMIT = "limit"  # another limit: the output size, a container's memory
+
+
 class ResultError(Exception):
     """A result the wire refuses: ``kind`` is one of the error kinds, the message a detail."""
 

@@ -21,6 +21,7 @@ import httpx
 import pytest
 from helpers import SVCC
 from servers import free_port, generate
+from svcc.runtime.governed.scratch import sweep
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SIGNALS = [signal.SIGTERM, signal.SIGINT, signal.SIGKILL]
@@ -98,7 +99,15 @@ def wait_healthy(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
     raise AssertionError(f"did not start: {log.read_text(errors='replace')}")
 
 
-def uvicorn(bundle: Path) -> tuple[subprocess.Popen[bytes], str, Path]:
+def gone(paths: set[Path], seconds: float = 15) -> list[Path]:
+    """Those of ``paths`` that still exist after up to ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and any(path.exists() for path in paths):
+        time.sleep(0.05)
+    return [path for path in paths if path.exists()]
+
+
+def uvicorn(bundle: Path, *, session: bool = False) -> tuple[subprocess.Popen[bytes], str, Path]:
     port = free_port()
     log = bundle.parent / f"{bundle.name}-{port}.log"
     with log.open("wb") as sink:
@@ -116,6 +125,7 @@ def uvicorn(bundle: Path) -> tuple[subprocess.Popen[bytes], str, Path]:
             cwd=bundle,
             stdout=sink,
             stderr=subprocess.STDOUT,
+            start_new_session=session,
         )
     url = f"http://127.0.0.1:{port}"
     wait_healthy(url + "/health", proc, log)
@@ -210,8 +220,37 @@ def test_governed_rest_template_and_scratch_go_with_the_server(
     finally:
         stop(proc, signum)
     assert survivors(started) == set(), log.read_text(errors="replace")
-    if signum != signal.SIGKILL:  # nothing runs in the server after SIGKILL
-        assert [path for path in scratch if path.exists()] == []
+    # SIGTERM/SIGINT: the server removes it; SIGKILL: its template does, told by the kernel
+    assert gone(scratch) == [], log.read_text(errors="replace")
+
+
+def test_governed_scratch_left_by_a_killed_group_is_swept_at_the_next_start(
+    governed_rest: Path,
+) -> None:
+    """Server and template SIGKILLed together (a process group, a cgroup, the OOM killer):
+    nothing of either runs, the directory stays; the next governed server removes it, and
+    leaves alone the directory of a server that is alive."""
+    proc, url, _ = uvicorn(governed_rest, session=True)
+    try:
+        assert httpx.post(url + "/capabilities/add", json={"a": 1, "b": 2}).json() == 3
+        started = descendants(proc.pid)
+        scratch = _scratch_of(started)
+        assert scratch
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert survivors(started) == set()
+    assert [path for path in scratch if path.exists()] == list(scratch)  # nothing ran
+    live, _, live_log = uvicorn(governed_rest)
+    try:
+        live_scratch = _scratch_of(descendants(live.pid))
+        assert [path for path in scratch if path.exists()] == []  # swept at startup
+        assert live_scratch
+        assert sweep() == []  # the live server holds its directory's lock
+        assert [path for path in live_scratch if path.exists()] == list(live_scratch)
+    finally:
+        stop(live, signal.SIGTERM)
+    assert gone(live_scratch) == [], live_log.read_text(errors="replace")
 
 
 def _mcp(bundle: Path) -> subprocess.Popen[bytes]:
@@ -256,8 +295,7 @@ def test_governed_mcp_template_and_scratch_go_with_the_server(
             if stream is not None:
                 stream.close()
     assert survivors(started) == set()
-    if signum != signal.SIGKILL:
-        assert [path for path in scratch if path.exists()] == []
+    assert gone(scratch) == []
 
 
 @pytest.fixture
