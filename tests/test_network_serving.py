@@ -342,11 +342,40 @@ def test_mcp_metrics_count_tool_calls(mcp_server: Server) -> None:
         lambda s: s.call_tool("no_such_tool", {}),
     )
     after = metrics_of(mcp_server)
-    ok = ("svc_requests_total", (("capability", "circle_area"), ("status", "ok")))
-    error = ("svc_requests_total", (("capability", "circle_area"), ("status", "error")))
+    # one label shape on both interfaces: the status REST answers the same outcome with
+    ok = ("svc_requests_total", (("capability", "circle_area"), ("status", "200")))
+    invalid = ("svc_requests_total", (("capability", "circle_area"), ("status", "422")))
     assert after[ok] - before.get(ok, 0) == 1
-    assert after[error] - before.get(error, 0) == 1
+    assert after[invalid] - before.get(invalid, 0) == 1
     assert not any("no_such_tool" in str(labels) for _, labels in after)
+    assert not any(labels[-1][1] in ("ok", "error") for _, labels in after if labels)
+
+
+def test_mcp_over_stdio_counts_tool_calls(mcp_bundle: Path, tmp_path: Path) -> None:
+    """Over stdio there is no ``/metrics``: the counts are in the multiprocess directory,
+    read here by ``prometheus-client``'s own collector."""
+    from mcp_client import McpBundle
+    from prometheus_client import CollectorRegistry
+    from prometheus_client.multiprocess import MultiProcessCollector
+
+    directory = tmp_path / "prometheus"
+    directory.mkdir()
+    server = McpBundle(mcp_bundle, env={"PROMETHEUS_MULTIPROC_DIR": str(directory)})
+    try:
+        assert not server.call("circle_area", {"radius": 1}).is_error
+        assert server.call("circle_area", {"radius": "x"}).is_error
+        assert server.call("circle_area", {"radius": 1e200}).is_error  # OverflowError: 500
+    finally:
+        server.close()
+    registry = CollectorRegistry()
+    MultiProcessCollector(registry, path=str(directory))
+    counts = {
+        (sample.labels["capability"], sample.labels["status"]): sample.value
+        for family in registry.collect()
+        for sample in family.samples
+        if sample.name == "svc_requests_total"
+    }
+    assert counts == {("circle_area", s): 1 for s in ("200", "422", "500")}
 
 
 def test_metrics_with_several_workers(rest_bundle: Path, tmp_path: Path) -> None:
