@@ -26,15 +26,16 @@ import anyio
 import mcp_types as types
 from anyio import to_thread
 from mcp.server.lowlevel import Server
+from pydantic_core import to_json
 
 from .calls import CallShape, import_source, resolve_capabilities
 from .conversion import attach_converters
 from .encoding import ResultNotJson, encode_result
 from .integrity import StartupError, exit_on_startup_error, load_document, load_manifest
 from .json_text import dumps, loads_int, small_ints
-from .mcp_stdio import exit_on_sigterm, max_message_bytes, protect_request_stream, stdio_transport
+from .mcp_stdio import exit_on_sigterm, protect_request_stream, stdio_transport
 from .metrics import current
-from .validation import RequestInvalid, RequestValidator
+from .validation import RequestInvalid, RequestValidator, TooLarge, check_size, max_body_bytes
 
 MANIFEST = "svc-mcp.json"
 MANIFEST_SCHEMA = "svc.mcp-bundle/v1"
@@ -114,17 +115,32 @@ def exception_summary(exc: BaseException) -> str:
 class Tool:
     """One served tool: definition, invoker, call shape and validators, built at startup."""
 
-    __slots__ = ("_arguments", "_invoke", "_result", "_shape", "definition")
+    __slots__ = ("_arguments", "_invoke", "_max_input", "_result", "_shape", "definition")
 
-    def __init__(self, definition: dict[str, Any], invoke: Invoke, shape: CallShape) -> None:
+    def __init__(
+        self,
+        definition: dict[str, Any],
+        invoke: Invoke,
+        shape: CallShape,
+        *,
+        max_input: int | None = None,
+    ) -> None:
+        """``max_input``: the size limit of the arguments (their JSON), as of a REST body;
+        ``None`` when the transport's message limit is the only one."""
         self.definition = types.Tool.model_validate(definition)
         self._invoke = invoke
         self._shape = shape
+        self._max_input = max_input
         self._arguments = _validator(definition["inputSchema"])
         output = definition.get("outputSchema")
         self._result = _validator(output) if output is not None else None
 
     async def call(self, arguments: dict[str, Any] | None) -> Answer:
+        if self._max_input is not None and arguments:
+            try:
+                check_size(len(to_json(arguments)), self._max_input, "arguments")
+            except TooLarge as exc:  # never reaches the function (a 413 in REST)
+                return tool_error(f"invalid arguments: {exc}"), 413
         try:
             values = self._arguments.validate_value({} if arguments is None else arguments)
             args, kwargs = self._shape.bind(values)
@@ -238,9 +254,9 @@ def protect_protocol_stream() -> BinaryIO:
     return os.fdopen(wire, "wb")
 
 
-async def _serve(server: Server[Any], wire: BinaryIO) -> None:
+async def _serve(server: Server[Any], wire: BinaryIO, max_bytes: int) -> None:
     requests = protect_request_stream()
-    async with stdio_transport(requests, wire, max_message_bytes()) as (read_stream, write_stream):
+    async with stdio_transport(requests, wire, max_bytes) as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
@@ -256,6 +272,7 @@ def main(bundle: Path, tools_of: Tools = direct_tools) -> None:
         logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
     exit_on_sigterm()
     with exit_on_startup_error("svc-mcp"):
+        max_bytes = max_body_bytes()
         server = create_server(bundle, tools_of)
     with contextlib.suppress(KeyboardInterrupt):
-        anyio.run(_serve, server, wire)
+        anyio.run(_serve, server, wire, max_bytes)

@@ -13,8 +13,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic_core import to_json
-
 from .calls import CallShape
 from .integrity import StartupError
 from .json_text import loads_int
@@ -34,9 +32,11 @@ def governed_invoker(executor: Any, name: str) -> Invoke:
 
 
 class GovernedTool(Tool):
-    """A tool whose calls the executor makes, and whose refusals say what happened."""
+    """A tool whose calls the executor makes, and whose refusals say what happened. The
+    policy's ``max_input_bytes`` bounds its arguments (``Tool``'s ``max_input``), as it
+    bounds a REST body: an argument over it never reaches a worker."""
 
-    __slots__ = ("_busy", "_max_input", "_timeouts")
+    __slots__ = ("_busy", "_timeouts")
 
     def __init__(
         self,
@@ -48,22 +48,9 @@ class GovernedTool(Tool):
         *,
         max_input: int | None = None,
     ) -> None:
-        super().__init__(definition, invoke, shape)
+        super().__init__(definition, invoke, shape, max_input=max_input)
         self._timeouts = timeouts
         self._busy = busy
-        self._max_input = max_input
-
-    async def call(self, arguments: dict[str, Any] | None) -> Answer:
-        """The policy's ``max_input_bytes`` bounds the arguments (their JSON), as it bounds
-        a REST body (413): an argument over it never reaches a worker."""
-        if self._max_input is not None and arguments:
-            size = len(to_json(arguments))
-            if size > self._max_input:
-                return tool_error(
-                    f"invalid arguments: {size} bytes of arguments is over the policy's "
-                    f"{self._max_input}-byte input limit"
-                ), 413
-        return await super().call(arguments)
 
     def failed(self, exc: BaseException) -> Answer:
         status = exc.status if isinstance(exc, CallError) else 500

@@ -6,8 +6,9 @@ it cannot validate to the session as an exception, which answers nothing: a requ
 id was left unanswered and the agent hung. This transport reads the raw bytes instead:
 
 - a message is one line of at most ``max_bytes`` bytes (``SVC_MAX_BODY_BYTES``, as the REST
-  server; default 16 MiB); a longer one is skipped to its end, counted but never held, and
-  answered with an error. Lines are found by scanning each byte once: cost is linear;
+  server: ``validation.max_body_bytes``); a longer one is skipped to its end, counted but
+  never held, and answered with an error. Lines are found by scanning each byte once: cost
+  is linear;
 - a line is strict UTF-8 and strict JSON: no ``NaN``/``Infinity``, no number that overflows
   to infinity (``1e400``), no integer over Python's 4,300-digit conversion limit, no lone
   surrogate, at most :data:`MAX_DEPTH` levels of nesting;
@@ -30,7 +31,6 @@ import mcp_types as types
 from anyio import to_thread
 from mcp.shared.message import SessionMessage
 
-DEFAULT_MAX_BYTES = 16 * 1024 * 1024
 MAX_DEPTH = 128
 MAX_INT_DIGITS = 4300
 READ_BYTES = 1 << 20
@@ -48,13 +48,6 @@ class Refused(ValueError):
     def __init__(self, code: int, message: str) -> None:
         super().__init__(message)
         self.code = code
-
-
-def max_message_bytes() -> int:
-    """The message size limit: ``SVC_MAX_BODY_BYTES`` as for REST bodies (a bad value was
-    already refused at startup by the REST server; here it falls back to the default)."""
-    raw = os.environ.get("SVC_MAX_BODY_BYTES", "")
-    return int(raw) if raw.isdigit() and int(raw) > 0 else DEFAULT_MAX_BYTES
 
 
 def protect_request_stream() -> BinaryIO:

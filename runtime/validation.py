@@ -13,6 +13,7 @@ hand-edited schema cannot silently validate less than it documents.
 
 import json
 import math
+import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -21,6 +22,10 @@ from pydantic_core import core_schema as cs
 
 from .integrity import StartupError
 
+# A request body (REST) or a message (MCP over stdio) is at most this many bytes unless
+# ``SVC_MAX_BODY_BYTES`` says otherwise (:func:`max_body_bytes`).
+DEFAULT_MAX_BODY = 16 * 1024 * 1024
+MAX_BODY_ENV = "SVC_MAX_BODY_BYTES"
 # A 422 lists at most this many errors (and how many more there were); each error's
 # ``input`` is at most an excerpt of about this many characters of its JSON.
 MAX_ERRORS = 20
@@ -44,6 +49,29 @@ class RequestInvalid(Exception):
         if self.more:
             return {"detail": self.errors, "more_errors": self.more}
         return {"detail": self.errors}
+
+
+class TooLarge(Exception):
+    """A request over its size limit (REST answers 413, MCP a tool error); the message says
+    how large it was when known."""
+
+
+def max_body_bytes() -> int:
+    """The size limit of a request body or message: ``SVC_MAX_BODY_BYTES``, else 16 MiB.
+    A value that is not a positive integer refuses startup (:class:`StartupError`)."""
+    raw = os.environ.get(MAX_BODY_ENV, "")
+    if not raw:
+        return DEFAULT_MAX_BODY
+    if not raw.isdigit() or int(raw) <= 0:
+        raise StartupError(f"{MAX_BODY_ENV}={raw!r} is not a positive integer")
+    return int(raw)
+
+
+def check_size(size: int, limit: int, what: str = "the request body") -> None:
+    """The one size rule of requests: ``size`` bytes of ``what`` fit in ``limit`` bytes
+    (REST bodies, declared and read; MCP arguments, measured as their JSON)."""
+    if size > limit:
+        raise TooLarge(f"{size} bytes of {what} is over the {limit}-byte input limit")
 
 
 def _finite(value: Any) -> Any:
