@@ -9,6 +9,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -491,3 +492,25 @@ def test_governed_rest_counts_timeouts_and_leaves_nothing(tmp_path: Path) -> Non
     while any(Path(f"/proc/{pid}").exists() for pid in below) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not [pid for pid in below if Path(f"/proc/{pid}").exists()]
+
+
+# -- slow request heads (slowloris) -----------------------------------------------------------
+
+
+def test_slow_request_heads_do_not_stall_the_rest_server(rest_bundle: Path) -> None:
+    """uvicorn reads heads on its event loop: 100 connections trickling their headers a
+    byte at a time hold a file descriptor each, not the server; other clients are answered
+    (what bounds them is the process's file limit: README, "Slow clients")."""
+    with serving(rest_bundle) as server:
+        host, port = server.url.removeprefix("http://").split(":")
+        slow = [socket.create_connection((host, int(port))) for _ in range(100)]
+        try:
+            for byte in b"POST /capabilities/circle_area HTTP/1.1\r\n"[:20]:
+                for sock in slow:
+                    sock.sendall(bytes([byte]))
+                with httpx.Client(base_url=server.url, timeout=10) as client:
+                    answer = client.post("/capabilities/circle_area", json={"radius": 1})
+                assert answer.status_code == 200
+        finally:
+            for sock in slow:
+                sock.close()
