@@ -16,23 +16,21 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Awaitable, Callable
-from functools import partial
+from collections.abc import Callable
 from pathlib import Path
 from time import perf_counter
 from typing import Any, BinaryIO
 
 import anyio
 import mcp_types as types
-from anyio import to_thread
 from mcp.server.lowlevel import Server
 from pydantic_core import to_json
 
 from .calls import CallShape, import_source, resolve_capabilities
 from .conversion import attach_converters
-from .encoding import ResultNotJson, encode_result
+from .encoding import Invoke, ResultNotJson, direct_invoker
 from .integrity import StartupError, exit_on_startup_error, load_document, load_manifest
-from .json_text import dumps, loads_int, small_ints
+from .json_text import loads_int, small_ints
 from .mcp_stdio import exit_on_sigterm, protect_request_stream, stdio_transport
 from .metrics import current
 from .validation import RequestInvalid, RequestValidator, TooLarge, check_size, max_body_bytes
@@ -82,25 +80,6 @@ def describe_errors(
     return f"{what}: " + "; ".join(parts)
 
 
-Invoke = Callable[[list[Any], dict[str, Any]], Awaitable[Any]]
-
-
-def direct_invoker(function: Callable[..., Any], shape: CallShape, walk: bool = False) -> Invoke:
-    """Direct mode: the function in this process; the result as a plain JSON value, made
-    by the same encoder as REST's (``walk``: see ``encoding.encode_result``)."""
-
-    async def invoke(args: list[Any], kwargs: dict[str, Any]) -> Any:
-        if shape.is_async:
-            result = await function(*args, **kwargs)
-        else:
-            result = await to_thread.run_sync(partial(function, *args, **kwargs))
-        if type(result) is str:
-            return result
-        return json.loads(encode_result(result, walk), parse_int=loads_int)
-
-    return invoke
-
-
 def exception_summary(exc: BaseException) -> str:
     """``ValueError: the first line of its message`` (bounded): what an agent can act on,
     as FastMCP reports it; never the traceback."""
@@ -147,18 +126,18 @@ class Tool:
         except RequestInvalid as exc:
             return tool_error(describe_errors(exc.errors, more=exc.more)), 422
         try:
-            plain = await self._invoke(args, kwargs)
-            text = plain if isinstance(plain, str) else dumps(plain)
+            data = await self._invoke(args, kwargs)  # JSON bytes, encoded once
         except asyncio.CancelledError:
             raise
         except BaseException as exc:  # SystemExit, KeyboardInterrupt...: a tool error too
             return self.failed(exc)
-        content = _text(text)
+        plain = json.loads(data, parse_int=loads_int)  # the one decoding: structured content
+        content = _text(plain if isinstance(plain, str) else data.decode("utf-8"))
         if self._result is None:
             return types.CallToolResult(content=content), 200
         structured = {"result": plain}
         try:
-            self._check_result(structured)
+            self._check_result(data, structured)
         except RequestInvalid as exc:
             log.error(
                 "tool %s: %s", self._shape.name, describe_errors(exc.errors, "result mismatch")
@@ -167,12 +146,12 @@ class Tool:
             return tool_error(mismatch), 500
         return types.CallToolResult(content=content, structured_content=structured), 200
 
-    def _check_result(self, structured: dict[str, Any]) -> None:
-        """The result against its schema; an integer over 4,300 digits, which the JSON
-        validator cannot read, is checked as a small one (``json_text.small_ints``)."""
+    def _check_result(self, data: bytes, structured: dict[str, Any]) -> None:
+        """The result's JSON against its schema; an integer over 4,300 digits, which the
+        JSON validator cannot read, is checked as a small one (``json_text.small_ints``)."""
         assert self._result is not None
         try:
-            self._result.validate_value(structured)
+            self._result.validate_json(b'{"result":' + data + b"}")
         except RequestInvalid as exc:
             if exc.errors[0]["type"] != "json_invalid":
                 raise
@@ -207,7 +186,7 @@ def direct_tools(
         functions = resolve_capabilities(import_source(bundle, manifest["module"]), capabilities)
     attach_converters(ir, functions)
     return {
-        name: Tool(definitions[name], direct_invoker(function, shape, shape.walk_result), shape)
+        name: Tool(definitions[name], direct_invoker(function, shape), shape)
         for name, (function, shape) in functions.items()
     }
 

@@ -9,24 +9,24 @@ error, its details already in the worker's log. This process never imports the b
 source.
 """
 
-import json
 from pathlib import Path
 from typing import Any
 
 from .calls import CallShape
+from .encoding import Invoke
 from .integrity import StartupError
-from .json_text import loads_int
-from .mcp import INTERNAL_ERROR, MANIFEST, Answer, Invoke, Tool, log, tool_error
+from .mcp import INTERNAL_ERROR, MANIFEST, Answer, Tool, log, tool_error
 from .mcp import main as serve
 from .metrics_governed import observed_executor
 from .wire import CallError
 
 
 def governed_invoker(executor: Any, name: str) -> Invoke:
-    """A fresh worker returns finite JSON bytes."""
+    """A fresh worker returns finite JSON bytes, served as they are."""
 
-    async def invoke(args: list[Any], kwargs: dict[str, Any]) -> Any:
-        return json.loads(await executor.call(name, args, kwargs), parse_int=loads_int)
+    async def invoke(args: list[Any], kwargs: dict[str, Any]) -> bytes:
+        result: bytes = await executor.call(name, args, kwargs)
+        return result
 
     return invoke
 

@@ -17,11 +17,9 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, MutableMapping
-from functools import partial
 from pathlib import Path
 from typing import Any
 
-from anyio import to_thread
 from fastapi import FastAPI
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse, Response
@@ -31,7 +29,7 @@ from starlette.staticfiles import StaticFiles
 
 from .calls import CallShape, import_source, resolve_capabilities
 from .conversion import attach_converters
-from .encoding import ResultNotJson, encode_result
+from .encoding import Invoke, ResultNotJson, direct_invoker, encode_result
 from .integrity import StartupError, load_document, load_manifest
 from .network import NetworkLayer, network_layer, uvicorn_host
 from .prevalidate import OFFLOAD_BYTES, Prevalidator
@@ -70,25 +68,6 @@ def error_body(detail: Any) -> bytes:
 
 
 INTERNAL_ERROR = error_body("Internal Server Error")
-
-
-Invoke = Callable[[list[Any], dict[str, Any]], Awaitable[bytes]]
-
-
-def direct_invoker(function: Callable[..., Any], shape: CallShape) -> Invoke:
-    """Direct mode: the function in this process, its result encoded once."""
-    walk = shape.walk_result
-    if shape.is_async:
-
-        async def invoke_async(args: list[Any], kwargs: dict[str, Any]) -> bytes:
-            return encode_result(await function(*args, **kwargs), walk)
-
-        return invoke_async
-
-    async def invoke_sync(args: list[Any], kwargs: dict[str, Any]) -> bytes:
-        return encode_result(await to_thread.run_sync(partial(function, *args, **kwargs)), walk)
-
-    return invoke_sync
 
 
 class CapabilityEndpoint:
