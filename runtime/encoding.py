@@ -33,9 +33,7 @@ from functools import partial
 from typing import Any
 
 from .calls import CallShape
-from .json_text import dumps
-
-_INT_LIMIT = "integer string conversion"
+from .json_text import dumps, is_int_limit
 
 
 class ResultNotJson(ValueError):
@@ -150,7 +148,7 @@ def encode_result(value: Any, walk: bool = False) -> bytes:
             value = named_tuples(value)
         return _ENCODER.encode(value).encode("utf-8")
     except ValueError as exc:
-        if _INT_LIMIT not in str(exc):
+        if not is_int_limit(exc):
             raise ResultNotJson(_reason(exc)) from None
     except (TypeError, RecursionError) as exc:
         raise ResultNotJson(_reason(exc)) from None

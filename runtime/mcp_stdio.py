@@ -19,7 +19,6 @@ id was left unanswered and the agent hung. This transport reads the raw bytes in
 
 import json
 import logging
-import math
 import os
 import re
 from collections.abc import AsyncIterator
@@ -31,8 +30,9 @@ import mcp_types as types
 from anyio import to_thread
 from mcp.shared.message import SessionMessage
 
+from .json_text import loads_strict
+
 MAX_DEPTH = 128
-MAX_INT_DIGITS = 4300
 READ_BYTES = 1 << 20
 
 log = logging.getLogger("svc.mcp")
@@ -59,25 +59,6 @@ def protect_request_stream() -> BinaryIO:
     os.dup2(null, 0)
     os.close(null)
     return os.fdopen(private, "rb", buffering=0)
-
-
-def _no_constant(name: str) -> Any:
-    raise Refused(types.PARSE_ERROR, f"Parse error: {name} is not a JSON value")
-
-
-def _int(text: str) -> int:
-    if len(text.lstrip("-")) > MAX_INT_DIGITS:
-        raise Refused(
-            types.PARSE_ERROR, f"Parse error: an integer has more than {MAX_INT_DIGITS} digits"
-        )
-    return int(text)
-
-
-def _float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise Refused(types.PARSE_ERROR, f"Parse error: the number {text[:40]} is out of range")
-    return value
 
 
 def _check_value(value: Any) -> None:
@@ -116,14 +97,12 @@ def parse_line(line: bytes) -> Any:
             types.PARSE_ERROR, f"Parse error: not valid UTF-8 (byte {exc.start})"
         ) from None
     try:
-        value = json.loads(text, parse_constant=_no_constant, parse_int=_int, parse_float=_float)
+        value = loads_strict(text)  # the runtime's one rule of numbers (``json_text``)
     except RecursionError:
         raise Refused(
             types.PARSE_ERROR, f"Parse error: nested more than {MAX_DEPTH} levels deep"
         ) from None
-    except Refused:
-        raise
-    except ValueError as exc:
+    except ValueError as exc:  # NotStrictJson included
         raise Refused(types.PARSE_ERROR, f"Parse error: {exc}") from None
     _check_value(value)
     return value

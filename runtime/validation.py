@@ -12,7 +12,6 @@ hand-edited schema cannot silently validate less than it documents.
 """
 
 import json
-import math
 import os
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -21,6 +20,7 @@ from pydantic_core import PydanticCustomError, SchemaValidator, ValidationError,
 from pydantic_core import core_schema as cs
 
 from .integrity import StartupError
+from .json_text import first_non_finite
 
 # A request body (REST) or a message (MCP over stdio) is at most this many bytes unless
 # ``SVC_MAX_BODY_BYTES`` says otherwise (:func:`max_body_bytes`).
@@ -78,19 +78,10 @@ def _finite(value: Any) -> Any:
     """Any JSON value, except the numbers JSON does not have: ``NaN``, ``Infinity`` and a
     literal that overflows to infinity (``1e400``), which the parser lets through where the
     schema says nothing about the type (``Any``, unannotated, ``dict[str, Any]``)."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, float):
-            if not math.isfinite(item):
-                raise PydanticCustomError(
-                    "finite_number",
-                    "Input should be a finite number (NaN and Infinity are not JSON)",
-                )
-        elif isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, list | tuple):
-            stack.extend(item)
+    if first_non_finite(value) is not None:
+        raise PydanticCustomError(
+            "finite_number", "Input should be a finite number (NaN and Infinity are not JSON)"
+        )
     return value
 
 
