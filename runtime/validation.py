@@ -157,6 +157,11 @@ def _literal(values: list[Any]) -> cs.CoreSchema:
     )
 
 
+# Marks an n-dimensional array's definition (``anyOf`` an item, or an array of itself) and
+# names its item type; written by the generator, never inferred from a title.
+NDARRAY_MARKER = "x-svc-ndarray"
+
+
 # ``format`` of a string: parsed strictly by pydantic-core into the Python value
 _FORMATS: dict[str, Callable[[], cs.CoreSchema]] = {
     "date": lambda: cs.date_schema(strict=True),
@@ -210,7 +215,7 @@ _KEYWORDS = frozenset(
         "$ref", "additionalProperties", "anyOf", "const", "dependentRequired", "description",
         "enum", "items", "maxItems", "minItems", "prefixItems", "properties", "required",
         "title", "type", "format", "pattern", "contentEncoding", "minLength", "maxLength",
-        "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
+        "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", NDARRAY_MARKER,
     }
 )  # fmt: skip
 
@@ -232,9 +237,8 @@ def to_core_schema(node: Any, fail_fast: bool = False) -> cs.CoreSchema:
     if "$ref" in node:
         return cs.definition_reference_schema(_ref_name(node["$ref"]))
     if "anyOf" in node:
-        title = node.get("title", "")
-        if isinstance(title, str) and title.startswith("ndarray of "):  # one error, not 3
-            item = title.removeprefix("ndarray of ")
+        item = node.get(NDARRAY_MARKER)
+        if isinstance(item, str):  # an ndarray (the generator's marker): one error, not 3
             return cs.union_schema(
                 [convert(s) for s in node["anyOf"]],
                 custom_error_type="ndarray_item",
