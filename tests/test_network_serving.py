@@ -514,3 +514,20 @@ def test_slow_request_heads_do_not_stall_the_rest_server(rest_bundle: Path) -> N
         finally:
             for sock in slow:
                 sock.close()
+
+
+def test_mcp_over_http_bounds_the_body_as_rest_does(mcp_bundle: Path) -> None:
+    """The SDK's transport reads a body whatever its size; the server refuses one over
+    ``SVC_MAX_BODY_BYTES`` with REST's 413, announced or streamed, before the SDK holds it."""
+    with serving_mcp_http(mcp_bundle, {"SVC_MAX_BODY_BYTES": "4096"}) as server:
+        headers = {**MCP_HEADERS, "content-type": "application/json"}
+        big = json.dumps({**LIST_TOOLS, "params": {"pad": "x" * 10_000}}).encode()
+        with httpx.Client(base_url=server.url, timeout=30) as client:
+            announced = client.post("/mcp", content=big, headers=headers)
+            streamed = client.post("/mcp", content=iter([big[:3000], big[3000:]]), headers=headers)
+            small = client.post("/mcp", json=LIST_TOOLS, headers=MCP_HEADERS)
+    for refused in (announced, streamed):
+        assert refused.status_code == 413
+        assert refused.json() == {"detail": "Request body too large"}
+    assert small.status_code == 200
+    assert "circle_area" in small.text
