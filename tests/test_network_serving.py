@@ -452,12 +452,19 @@ def test_governed_mcp_over_http_counts_workers_and_leaves_nothing(tmp_path: Path
         assert samples[("svc_governed_limit_kills_total", ())] == 0
         below = descendants(server.proc.pid)
         assert below  # the warm worker template
+        scratch = {Path(os.readlink(f"/proc/{pid}/cwd")) for pid in below}
+        scratch = {path for path in scratch if path.name.startswith("svc-governed-")}
+        assert scratch
         server.proc.send_signal(signal.SIGTERM)
         assert server.proc.wait(timeout=15) in (0, -signal.SIGTERM)
     deadline = time.monotonic() + 10
     while any(Path(f"/proc/{pid}").exists() for pid in below) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not [pid for pid in below if Path(f"/proc/{pid}").exists()]
+    # uvicorn re-raises SIGTERM (no atexit, no close): the template removes the directory
+    while any(path.exists() for path in scratch) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert [path for path in scratch if path.exists()] == []
 
 
 def test_governed_rest_counts_timeouts_and_leaves_nothing(tmp_path: Path) -> None:
