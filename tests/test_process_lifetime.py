@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -336,3 +337,57 @@ def test_analysis_service_workers_go_with_the_server(
     assert len(started) >= 2
     stop(proc, signum)
     assert survivors(started, seconds=40) == set()
+
+
+def _depth(pid: int, root: int) -> int:
+    parents = _parents()
+    depth = 0
+    while pid != root and pid in parents:
+        pid, depth = parents[pid], depth + 1
+    return depth if pid == root else -1
+
+
+def test_directory_analysis_processes_go_with_the_server(tmp_path: Path) -> None:
+    """``/analyse_directory/`` analyses a large directory in a pool of processes forked by
+    the analysis child (master → worker → child → pool): SIGKILL of the master mid-analysis
+    must end the pool too (each level dies with its parent)."""
+    workspace = tmp_path / "ws"
+    (workspace / "pkg").mkdir(parents=True)
+    body = "".join(
+        f"def f{i}(x: int, y: str = 'a') -> int:\n    return x + {i}\n\n" for i in range(3000)
+    )
+    for n in range(40):
+        (workspace / "pkg" / f"m{n}.py").write_text(body)
+    port = free_port()
+    log = tmp_path / "service.log"
+    with log.open("wb") as sink:
+        proc = subprocess.Popen(
+            [SVCC, "serve-analysis", "--workspace", str(workspace), "--bind",
+             f"127.0.0.1:{port}", "--workers", "1"],
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    started: set[int] = set()
+    try:
+        wait_healthy(url + "/probe", proc, log)
+        with httpx.Client(timeout=120) as client:
+            request = client.build_request(
+                "POST", url + "/analyse_directory/", data={"directory_path": "pkg"}
+            )
+            threading.Thread(target=lambda: _quietly(client, request), daemon=True).start()
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                started = descendants(proc.pid)
+                if any(_depth(pid, proc.pid) >= 3 for pid in started):
+                    break
+                time.sleep(0.05)
+            assert any(_depth(pid, proc.pid) >= 3 for pid in started), log.read_text()
+    finally:
+        stop(proc, signal.SIGKILL)
+    assert survivors(started) == set()
+
+
+def _quietly(client: httpx.Client, request: httpx.Request) -> None:
+    with contextlib.suppress(httpx.HTTPError):
+        client.send(request)
