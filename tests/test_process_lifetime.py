@@ -100,7 +100,7 @@ def wait_healthy(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
     raise AssertionError(f"did not start: {log.read_text(errors='replace')}")
 
 
-def gone(paths: set[Path], seconds: float = 15) -> list[Path]:
+def gone(paths: set[Path], seconds: float = 30) -> list[Path]:
     """Those of ``paths`` that still exist after up to ``seconds``."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline and any(path.exists() for path in paths):
