@@ -131,6 +131,8 @@ class RepositoryLayout:
     provenance: Mapping[str, Any]
     # ``svcc inspect DIR --format json``'s document over the selected modules.
     readiness: Mapping[str, Any]
+    # Declared data files (``[tool.svcc] data-files``): bundle path → (tree path, bytes).
+    data: tuple[tuple[str, str, bytes], ...] = ()
 
 
 @frozen
@@ -189,6 +191,13 @@ class BundleSpec:
     # governed execution): a direct bundle carries no code for a mode it does not run in.
     governed_runtime_modules: tuple[str, ...] = ()
     server_requirements: tuple[str, ...] = ()
+    # A server that speaks stdio may also take ``--transport T --host H --port P`` to listen
+    # (``svcc serve --transport``): the transports it takes besides stdio; empty: none.
+    http_transports: tuple[str, ...] = ()
+    # The environment variable through which a listening server accepts ``Host`` values
+    # besides loopback (DNS-rebinding protection); a cluster base sets it to the Service's
+    # names. ``""``: the server checks no ``Host`` header.
+    allowed_hosts_env: str = ""
 
     @property
     def listens(self) -> bool:
