@@ -25,7 +25,7 @@ from svcc.compiler.target import BundleSpec
 
 OPENAPI: Final = "openapi.json"
 IR: Final = "capability-ir.json"
-VALIDATION_MODULES: Final = ("__init__", "integrity", "validation")
+VALIDATION_MODULES: Final = ("__init__", "integrity", "json_text", "validation")
 
 MAX_MANIFEST_BYTES: Final = 4 * 1024 * 1024
 MAX_DOCUMENT_BYTES: Final = 64 * 1024 * 1024

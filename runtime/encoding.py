@@ -28,11 +28,12 @@ import decimal
 import enum
 import json
 import uuid
+from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any
 
-from .json_text import dumps
-
-_INT_LIMIT = "integer string conversion"
+from .calls import CallShape
+from .json_text import dumps, is_int_limit
 
 
 class ResultNotJson(ValueError):
@@ -147,7 +148,7 @@ def encode_result(value: Any, walk: bool = False) -> bytes:
             value = named_tuples(value)
         return _ENCODER.encode(value).encode("utf-8")
     except ValueError as exc:
-        if _INT_LIMIT not in str(exc):
+        if not is_int_limit(exc):
             raise ResultNotJson(_reason(exc)) from None
     except (TypeError, RecursionError) as exc:
         raise ResultNotJson(_reason(exc)) from None
@@ -176,3 +177,26 @@ def _reason(exc: BaseException) -> str:
     if "Out of range float" in text:
         return "NaN and infinities are not JSON"
     return text[:200]
+
+
+Invoke = Callable[[list[Any], dict[str, Any]], Awaitable[bytes]]
+
+
+def direct_invoker(function: Callable[..., Any], shape: CallShape) -> Invoke:
+    """Direct mode, REST and MCP alike: the function in this process (a sync one in the
+    thread pool), its result encoded once, as JSON bytes."""
+    walk = shape.walk_result
+    if shape.is_async:
+
+        async def invoke_async(args: list[Any], kwargs: dict[str, Any]) -> bytes:
+            return encode_result(await function(*args, **kwargs), walk)
+
+        return invoke_async
+
+    async def invoke_sync(args: list[Any], kwargs: dict[str, Any]) -> bytes:
+        from anyio import to_thread
+
+        result = await to_thread.run_sync(partial(function, *args, **kwargs))
+        return encode_result(result, walk)
+
+    return invoke_sync

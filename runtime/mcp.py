@@ -16,23 +16,24 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Awaitable, Callable
-from functools import partial
+from collections.abc import Callable
 from pathlib import Path
+from time import perf_counter
 from typing import Any, BinaryIO
 
 import anyio
 import mcp_types as types
-from anyio import to_thread
 from mcp.server.lowlevel import Server
+from pydantic_core import to_json
 
 from .calls import CallShape, import_source, resolve_capabilities
 from .conversion import attach_converters
-from .encoding import ResultNotJson, encode_result
+from .encoding import Invoke, ResultNotJson, direct_invoker
 from .integrity import StartupError, exit_on_startup_error, load_document, load_manifest
-from .json_text import dumps, loads_int, small_ints
-from .mcp_stdio import exit_on_sigterm, max_message_bytes, protect_request_stream, stdio_transport
-from .validation import RequestInvalid, RequestValidator
+from .json_text import loads_int, small_ints
+from .mcp_stdio import exit_on_sigterm, protect_request_stream, stdio_transport
+from .metrics import current
+from .validation import RequestInvalid, RequestValidator, TooLarge, check_size, max_body_bytes
 
 MANIFEST = "svc-mcp.json"
 MANIFEST_SCHEMA = "svc.mcp-bundle/v1"
@@ -60,6 +61,11 @@ def tool_error(text: str) -> types.CallToolResult:
     return types.CallToolResult(content=_text(text), is_error=True)
 
 
+# A tool call's answer and the HTTP status REST answers the same outcome with: the status
+# metrics count an MCP call with (``metrics``), so both interfaces share one label shape.
+Answer = tuple[types.CallToolResult, int]
+
+
 def describe_errors(
     errors: list[dict[str, Any]], what: str = "invalid arguments", more: int = 0
 ) -> str:
@@ -72,25 +78,6 @@ def describe_errors(
     if more:
         parts.append(f"and {more} more")
     return f"{what}: " + "; ".join(parts)
-
-
-Invoke = Callable[[list[Any], dict[str, Any]], Awaitable[Any]]
-
-
-def direct_invoker(function: Callable[..., Any], shape: CallShape, walk: bool = False) -> Invoke:
-    """Direct mode: the function in this process; the result as a plain JSON value, made
-    by the same encoder as REST's (``walk``: see ``encoding.encode_result``)."""
-
-    async def invoke(args: list[Any], kwargs: dict[str, Any]) -> Any:
-        if shape.is_async:
-            result = await function(*args, **kwargs)
-        else:
-            result = await to_thread.run_sync(partial(function, *args, **kwargs))
-        if type(result) is str:
-            return result
-        return json.loads(encode_result(result, walk), parse_int=loads_int)
-
-    return invoke
 
 
 def exception_summary(exc: BaseException) -> str:
@@ -107,61 +94,77 @@ def exception_summary(exc: BaseException) -> str:
 class Tool:
     """One served tool: definition, invoker, call shape and validators, built at startup."""
 
-    __slots__ = ("_arguments", "_invoke", "_result", "_shape", "definition")
+    __slots__ = ("_arguments", "_invoke", "_max_input", "_result", "_shape", "definition")
 
-    def __init__(self, definition: dict[str, Any], invoke: Invoke, shape: CallShape) -> None:
+    def __init__(
+        self,
+        definition: dict[str, Any],
+        invoke: Invoke,
+        shape: CallShape,
+        *,
+        max_input: int | None = None,
+    ) -> None:
+        """``max_input``: the size limit of the arguments (their JSON), as of a REST body;
+        ``None`` when the transport's message limit is the only one."""
         self.definition = types.Tool.model_validate(definition)
         self._invoke = invoke
         self._shape = shape
+        self._max_input = max_input
         self._arguments = _validator(definition["inputSchema"])
         output = definition.get("outputSchema")
         self._result = _validator(output) if output is not None else None
 
-    async def call(self, arguments: dict[str, Any] | None) -> types.CallToolResult:
+    async def call(self, arguments: dict[str, Any] | None) -> Answer:
+        if self._max_input is not None and arguments:
+            try:
+                check_size(len(to_json(arguments)), self._max_input, "arguments")
+            except TooLarge as exc:  # never reaches the function (a 413 in REST)
+                return tool_error(f"invalid arguments: {exc}"), 413
         try:
             values = self._arguments.validate_value({} if arguments is None else arguments)
             args, kwargs = self._shape.bind(values)
         except RequestInvalid as exc:
-            return tool_error(describe_errors(exc.errors, more=exc.more))
+            return tool_error(describe_errors(exc.errors, more=exc.more)), 422
         try:
-            plain = await self._invoke(args, kwargs)
-            text = plain if isinstance(plain, str) else dumps(plain)
+            data = await self._invoke(args, kwargs)  # JSON bytes, encoded once
         except asyncio.CancelledError:
             raise
         except BaseException as exc:  # SystemExit, KeyboardInterrupt...: a tool error too
             return self.failed(exc)
-        content = _text(text)
+        plain = json.loads(data, parse_int=loads_int)  # the one decoding: structured content
+        content = _text(plain if isinstance(plain, str) else data.decode("utf-8"))
         if self._result is None:
-            return types.CallToolResult(content=content)
+            return types.CallToolResult(content=content), 200
         structured = {"result": plain}
         try:
-            self._check_result(structured)
+            self._check_result(data, structured)
         except RequestInvalid as exc:
             log.error(
                 "tool %s: %s", self._shape.name, describe_errors(exc.errors, "result mismatch")
             )
-            return tool_error("internal error: the result does not match the declared return type")
-        return types.CallToolResult(content=content, structured_content=structured)
+            mismatch = "internal error: the result does not match the declared return type"
+            return tool_error(mismatch), 500
+        return types.CallToolResult(content=content, structured_content=structured), 200
 
-    def _check_result(self, structured: dict[str, Any]) -> None:
-        """The result against its schema; an integer over 4,300 digits, which the JSON
-        validator cannot read, is checked as a small one (``json_text.small_ints``)."""
+    def _check_result(self, data: bytes, structured: dict[str, Any]) -> None:
+        """The result's JSON against its schema; an integer over 4,300 digits, which the
+        JSON validator cannot read, is checked as a small one (``json_text.small_ints``)."""
         assert self._result is not None
         try:
-            self._result.validate_value(structured)
+            self._result.validate_json(b'{"result":' + data + b"}")
         except RequestInvalid as exc:
             if exc.errors[0]["type"] != "json_invalid":
                 raise
             self._result.validate_value(small_ints(structured))
 
-    def failed(self, exc: BaseException) -> types.CallToolResult:
+    def failed(self, exc: BaseException) -> Answer:
         """The tool error for a call that raised ``exc`` (logged with its traceback):
         direct mode names the exception type and the first line of its message."""
         if isinstance(exc, ResultNotJson):
             log.error("tool %s: the result has no JSON form: %s", self._shape.name, exc)
-            return tool_error(NOT_JSON_RESULT)
+            return tool_error(NOT_JSON_RESULT), 500
         log.error("tool %s failed", self._shape.name, exc_info=exc)
-        return tool_error(f"the tool raised {exception_summary(exc)}")
+        return tool_error(f"the tool raised {exception_summary(exc)}"), 500
 
 
 Tools = Callable[[Path, dict[str, Any], dict[str, Any], dict[str, Any]], dict[str, Tool]]
@@ -183,7 +186,7 @@ def direct_tools(
         functions = resolve_capabilities(import_source(bundle, manifest["module"]), capabilities)
     attach_converters(ir, functions)
     return {
-        name: Tool(definitions[name], direct_invoker(function, shape, shape.walk_result), shape)
+        name: Tool(definitions[name], direct_invoker(function, shape), shape)
         for name, (function, shape) in functions.items()
     }
 
@@ -197,6 +200,7 @@ def create_server(bundle: Path, tools_of: Tools = direct_tools) -> Server[Any]:
     definitions = {tool["name"]: tool for tool in document["tools"]}
     if set(definitions) != {c["name"] for c in ir["capabilities"]}:
         raise StartupError(f"{TOOLS_FILE} does not list exactly the bundle's capabilities")
+    metrics = current()  # before the tools: an executor they start is observed from its start
     tools = tools_of(bundle, manifest, ir, definitions)
     listing = types.ListToolsResult(tools=[tools[t["name"]].definition for t in document["tools"]])
 
@@ -204,10 +208,15 @@ def create_server(bundle: Path, tools_of: Tools = direct_tools) -> Server[Any]:
         return listing
 
     async def call_tool(_ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        """The tool's answer, counted on every transport (never an unknown tool's name)."""
         tool = tools.get(params.name)
         if tool is None:
             return tool_error(f"unknown tool {params.name!r}")
-        return await tool.call(params.arguments)
+        started = perf_counter()
+        result, status = await tool.call(params.arguments)
+        if metrics is not None:
+            metrics.observe(params.name, str(status), perf_counter() - started)
+        return result
 
     version = str(manifest.get("generator", {}).get("version", ""))
     return Server(
@@ -224,9 +233,9 @@ def protect_protocol_stream() -> BinaryIO:
     return os.fdopen(wire, "wb")
 
 
-async def _serve(server: Server[Any], wire: BinaryIO) -> None:
+async def _serve(server: Server[Any], wire: BinaryIO, max_bytes: int) -> None:
     requests = protect_request_stream()
-    async with stdio_transport(requests, wire, max_message_bytes()) as (read_stream, write_stream):
+    async with stdio_transport(requests, wire, max_bytes) as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
@@ -242,6 +251,7 @@ def main(bundle: Path, tools_of: Tools = direct_tools) -> None:
         logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
     exit_on_sigterm()
     with exit_on_startup_error("svc-mcp"):
+        max_bytes = max_body_bytes()
         server = create_server(bundle, tools_of)
     with contextlib.suppress(KeyboardInterrupt):
-        anyio.run(_serve, server, wire)
+        anyio.run(_serve, server, wire, max_bytes)

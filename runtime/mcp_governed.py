@@ -9,34 +9,34 @@ error, its details already in the worker's log. This process never imports the b
 source.
 """
 
-import json
 from pathlib import Path
 from typing import Any
 
-import mcp_types as types
-from pydantic_core import to_json
-
 from .calls import CallShape
+from .encoding import Invoke
 from .integrity import StartupError
-from .json_text import loads_int
-from .mcp import INTERNAL_ERROR, MANIFEST, Invoke, Tool, log, tool_error
+from .mcp import INTERNAL_ERROR, MANIFEST, Answer, Tool, log, tool_error
 from .mcp import main as serve
 from .metrics_governed import observed_executor
+from .wire import CallError
 
 
 def governed_invoker(executor: Any, name: str) -> Invoke:
-    """A fresh worker returns finite JSON bytes."""
+    """A fresh worker returns finite JSON bytes, served as they are."""
 
-    async def invoke(args: list[Any], kwargs: dict[str, Any]) -> Any:
-        return json.loads(await executor.call(name, args, kwargs), parse_int=loads_int)
+    async def invoke(args: list[Any], kwargs: dict[str, Any]) -> bytes:
+        result: bytes = await executor.call(name, args, kwargs)
+        return result
 
     return invoke
 
 
 class GovernedTool(Tool):
-    """A tool whose calls the executor makes, and whose refusals say what happened."""
+    """A tool whose calls the executor makes, and whose refusals say what happened. The
+    policy's ``max_input_bytes`` bounds its arguments (``Tool``'s ``max_input``), as it
+    bounds a REST body: an argument over it never reaches a worker."""
 
-    __slots__ = ("_busy", "_max_input", "_timeouts")
+    __slots__ = ("_busy", "_timeouts")
 
     def __init__(
         self,
@@ -48,32 +48,20 @@ class GovernedTool(Tool):
         *,
         max_input: int | None = None,
     ) -> None:
-        super().__init__(definition, invoke, shape)
+        super().__init__(definition, invoke, shape, max_input=max_input)
         self._timeouts = timeouts
         self._busy = busy
-        self._max_input = max_input
 
-    async def call(self, arguments: dict[str, Any] | None) -> types.CallToolResult:
-        """The policy's ``max_input_bytes`` bounds the arguments (their JSON), as it bounds
-        a REST body (413): an argument over it never reaches a worker."""
-        if self._max_input is not None and arguments:
-            size = len(to_json(arguments))
-            if size > self._max_input:
-                return tool_error(
-                    f"invalid arguments: {size} bytes of arguments is over the policy's "
-                    f"{self._max_input}-byte input limit"
-                )
-        return await super().call(arguments)
-
-    def failed(self, exc: BaseException) -> types.CallToolResult:
+    def failed(self, exc: BaseException) -> Answer:
+        status = exc.status if isinstance(exc, CallError) else 500
         if isinstance(exc, self._timeouts):
             log.error("tool %s: %s", self._shape.name, exc)
-            return tool_error("timed out: the tool passed its time limit")
+            return tool_error("timed out: the tool passed its time limit"), status
         if isinstance(exc, self._busy):
             log.warning("tool %s: %s", self._shape.name, exc)
-            return tool_error("busy: too many calls are waiting; retry later")
+            return tool_error("busy: too many calls are waiting; retry later"), status
         log.error("tool %s: %s", self._shape.name, exc)  # the worker logged the details
-        return tool_error(INTERNAL_ERROR)
+        return tool_error(INTERNAL_ERROR), status
 
 
 def governed_tools(

@@ -11,8 +11,9 @@ are loopback, the bound address, and whatever ``--allowed-hosts`` or
 ``SVC_MCP_ALLOWED_HOSTS`` add (comma-separated; ``name`` allows it on any port,
 ``name:port`` on that port only); a request with any other ``Host`` is refused (421) before
 it reaches a tool, and an ``Origin`` is accepted only for an allowed host. ``GET /health``,
-bearer tokens, ``/metrics`` and request ids are the REST server's (``network``); one
-process serves (run one per pod, or several pods: the transport keeps no session).
+bearer tokens, ``/metrics`` and request ids are the REST server's (``network``), and so is
+the body limit (``SVC_MAX_BODY_BYTES``, 413: :class:`BoundedBody`); one process serves (run
+one per pod, or several pods: the transport keeps no session).
 """
 
 import argparse
@@ -21,12 +22,11 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from time import perf_counter
 from typing import Any
 
-from .integrity import exit_on_startup_error, load_document
-from .metrics import Metrics, current
+from .integrity import exit_on_startup_error
 from .network import is_loopback, network_layer
+from .validation import TooLarge, check_size, max_body_bytes
 
 ALLOWED_HOSTS_ENV = "SVC_MCP_ALLOWED_HOSTS"
 MCP_PATH = "/mcp"
@@ -88,23 +88,60 @@ def transport_security(host: str, extra: str | None) -> Any:
     )
 
 
-def observe_tool_calls(server: Any, metrics: Metrics, names: frozenset[str]) -> None:
-    """Count and time every call of a declared tool (``ok``, or ``error`` for a tool error)."""
-    entry = server.get_request_handler("tools/call")
-    handler = entry.handler
+class BoundedBody:
+    """The request body read in full, at most ``limit`` bytes (``SVC_MAX_BODY_BYTES``, the
+    one size rule of ``validation``), before the SDK sees it: the SDK's transport reads a
+    body whatever its size. Over the limit (announced or read) is the REST server's 413."""
 
-    async def call_tool(ctx: Any, params: Any) -> Any:
-        started = perf_counter()
-        status = "error"
+    def __init__(self, app: Any, limit: int) -> None:
+        self.app = app
+        self._limit = limit
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
         try:
-            result = await handler(ctx, params)
-            status = "error" if getattr(result, "is_error", False) else "ok"
-            return result
-        finally:
-            if params.name in names:
-                metrics.observe(params.name, status, perf_counter() - started)
+            body = await self._read(scope, receive)
+        except TooLarge:
+            await _too_large(send)
+            return
+        if body is None:
+            return  # the client went away
+        replayed = False
 
-    server.add_request_handler("tools/call", entry.params_type, call_tool)
+        async def replay() -> Any:
+            nonlocal replayed
+            if replayed:
+                return await receive()  # a disconnect, later
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await self.app(scope, replay, send)
+
+    async def _read(self, scope: Any, receive: Any) -> bytes | None:
+        for name, value in scope["headers"]:
+            if name == b"content-length" and value.isdigit():
+                check_size(int(value), self._limit)
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return None
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            check_size(size, self._limit)
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(chunks)
+
+
+async def _too_large(send: Any) -> None:
+    body = b'{"detail":"Request body too large"}'
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": 413, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 def serve_http(
@@ -123,13 +160,8 @@ def serve_http(
     if not logging.getLogger().handlers:
         logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
     with exit_on_startup_error("svc-mcp"):
-        metrics = current()  # first: an executor the tools start is observed from its start
-        server = create_server(bundle, tools_of)
-        if metrics is not None:
-            names = frozenset(
-                c["name"] for c in load_document(bundle, "capability-ir.json")["capabilities"]
-            )
-            observe_tool_calls(server, metrics, names)
+        limit = max_body_bytes()
+        server = create_server(bundle, tools_of)  # counts its calls (``metrics``)
 
         async def health(_request: Any) -> JSONResponse:
             return JSONResponse({"status": "ok"})
@@ -142,7 +174,8 @@ def serve_http(
             host=host,
             custom_starlette_routes=[Route("/health", health, methods=["GET"])],
         )
-        served = network_layer(app, capabilities={}, host=host, prefix="svc-mcp")
+        bounded = BoundedBody(app, limit)
+        served = network_layer(bounded, capabilities={}, host=host, prefix="svc-mcp")
     config = uvicorn.Config(
         served, host=host, port=port, access_log=False, lifespan="on", log_level="info"
     )

@@ -6,8 +6,9 @@ it cannot validate to the session as an exception, which answers nothing: a requ
 id was left unanswered and the agent hung. This transport reads the raw bytes instead:
 
 - a message is one line of at most ``max_bytes`` bytes (``SVC_MAX_BODY_BYTES``, as the REST
-  server; default 16 MiB); a longer one is skipped to its end, counted but never held, and
-  answered with an error. Lines are found by scanning each byte once: cost is linear;
+  server: ``validation.max_body_bytes``); a longer one is skipped to its end, counted but
+  never held, and answered with an error. Lines are found by scanning each byte once: cost
+  is linear;
 - a line is strict UTF-8 and strict JSON: no ``NaN``/``Infinity``, no number that overflows
   to infinity (``1e400``), no integer over Python's 4,300-digit conversion limit, no lone
   surrogate, at most :data:`MAX_DEPTH` levels of nesting;
@@ -18,7 +19,6 @@ id was left unanswered and the agent hung. This transport reads the raw bytes in
 
 import json
 import logging
-import math
 import os
 import re
 from collections.abc import AsyncIterator
@@ -30,9 +30,9 @@ import mcp_types as types
 from anyio import to_thread
 from mcp.shared.message import SessionMessage
 
-DEFAULT_MAX_BYTES = 16 * 1024 * 1024
+from .json_text import loads_strict
+
 MAX_DEPTH = 128
-MAX_INT_DIGITS = 4300
 READ_BYTES = 1 << 20
 
 log = logging.getLogger("svc.mcp")
@@ -50,13 +50,6 @@ class Refused(ValueError):
         self.code = code
 
 
-def max_message_bytes() -> int:
-    """The message size limit: ``SVC_MAX_BODY_BYTES`` as for REST bodies (a bad value was
-    already refused at startup by the REST server; here it falls back to the default)."""
-    raw = os.environ.get("SVC_MAX_BODY_BYTES", "")
-    return int(raw) if raw.isdigit() and int(raw) > 0 else DEFAULT_MAX_BYTES
-
-
 def protect_request_stream() -> BinaryIO:
     """The request stream, on a private duplicate of fd 0; fd 0 itself now reads the null
     device, so nothing the user's code reads can take a message off the protocol."""
@@ -66,25 +59,6 @@ def protect_request_stream() -> BinaryIO:
     os.dup2(null, 0)
     os.close(null)
     return os.fdopen(private, "rb", buffering=0)
-
-
-def _no_constant(name: str) -> Any:
-    raise Refused(types.PARSE_ERROR, f"Parse error: {name} is not a JSON value")
-
-
-def _int(text: str) -> int:
-    if len(text.lstrip("-")) > MAX_INT_DIGITS:
-        raise Refused(
-            types.PARSE_ERROR, f"Parse error: an integer has more than {MAX_INT_DIGITS} digits"
-        )
-    return int(text)
-
-
-def _float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise Refused(types.PARSE_ERROR, f"Parse error: the number {text[:40]} is out of range")
-    return value
 
 
 def _check_value(value: Any) -> None:
@@ -123,14 +97,12 @@ def parse_line(line: bytes) -> Any:
             types.PARSE_ERROR, f"Parse error: not valid UTF-8 (byte {exc.start})"
         ) from None
     try:
-        value = json.loads(text, parse_constant=_no_constant, parse_int=_int, parse_float=_float)
+        value = loads_strict(text)  # the runtime's one rule of numbers (``json_text``)
     except RecursionError:
         raise Refused(
             types.PARSE_ERROR, f"Parse error: nested more than {MAX_DEPTH} levels deep"
         ) from None
-    except Refused:
-        raise
-    except ValueError as exc:
+    except ValueError as exc:  # NotStrictJson included
         raise Refused(types.PARSE_ERROR, f"Parse error: {exc}") from None
     _check_value(value)
     return value

@@ -1,19 +1,25 @@
 """Prometheus metrics of a served bundle, with ``prometheus-client`` (never hand-written).
 
 ``svc_requests_total{capability,status}`` and the ``svc_request_duration_seconds``
-histogram per capability (REST: the HTTP status; MCP: ``ok`` or ``error`` for a tool
-error), ``svc_requests_in_flight`` (every HTTP request being answered), and whatever a
-part of the server registers with :meth:`Metrics.extra`. Label values are capability
-names the bundle declares and status codes, never a path or a tool name a client sent: what
-a client sends cannot grow the series without bound.
+histogram per capability, ``svc_requests_in_flight`` (every HTTP request being answered),
+and whatever a part of the server registers with :meth:`Metrics.extra`. ``status`` has one
+shape on both interfaces: the HTTP status code REST answers the outcome with. A REST call
+is counted with its response's status; an MCP tool call (on every transport, stdio
+included) with the status REST gives the same outcome: ``200`` a result, ``413`` arguments
+over the input limit, ``422`` invalid arguments, ``500`` the tool failed, ``503`` busy,
+``504`` the time limit. Label values are capability names the bundle declares and status
+codes, never a path or a tool name a client sent: what a client sends cannot grow the
+series without bound.
 
 One process serves one set of metrics (the metrics live in a private registry, so several
 bundles imported by one test process do not collide). With several server processes
 (uvicorn's multi-process option), set ``PROMETHEUS_MULTIPROC_DIR`` to an empty writable
 directory before the server starts: the client library then keeps every process's values in
 files there and ``/metrics`` merges them (``MultiProcessCollector``), the in-flight gauge
-summed over live processes. ``SVC_METRICS=0``
-turns metrics off (no ``/metrics``, nothing counted).
+summed over live processes. An MCP server over stdio has no ``/metrics``: with that
+directory set, its counts are in the files there, for any process that runs
+``MultiProcessCollector`` on it. ``SVC_METRICS=0`` turns metrics off (no ``/metrics``,
+nothing counted).
 """
 
 import os

@@ -5,14 +5,14 @@ Copied only into governed bundles, beside the server glue that starts the execut
 container), ``svc_governed_timeouts_total`` (workers killed at the policy's wall-time
 deadline) and ``svc_governed_limit_kills_total`` (workers stopped for passing another limit:
 the output size, or a container's memory). The executor is wrapped, never changed: its
-errors are classified by their class (and, for the output limit, its message), so the
-executors stay the only place that decides what happened.
+errors say what happened by their class (``wire.CallError``: ``started``, ``killed``), never
+by their message, so the executors stay the only place that decides it.
 """
 
 from typing import Any
 
 from .metrics import current
-from .wire import TOO_LARGE
+from .wire import KILLED_LIMIT, KILLED_TIMEOUT, CallError
 
 
 def _counters(registry: Any) -> tuple[Any, Any, Any]:
@@ -38,12 +38,6 @@ def _counters(registry: Any) -> tuple[Any, Any, Any]:
     )
 
 
-def _over_output(message: str) -> bool:
-    """A worker stopped for its output size: refused by the worker itself (the wire's
-    ``result-too-large``) or cut off by the executor."""
-    return TOO_LARGE in message or "output limit" in message
-
-
 class ObservedExecutor:
     """A governed executor whose calls are counted; everything else is the executor's own."""
 
@@ -56,14 +50,16 @@ class ObservedExecutor:
     async def call(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> bytes:
         try:
             result: bytes = await self._executor.call(name, args, kwargs)
-        except BaseException as exc:
-            kind = type(exc).__name__
-            if kind != "CallBusy":  # refused before any worker started
+        except CallError as exc:
+            if exc.started:
                 self._starts.inc()
-            if kind == "CallTimeout":
+            if exc.killed == KILLED_TIMEOUT:
                 self._timeouts.inc()
-            elif kind == "CallOOM" or (kind == "CallFailed" and _over_output(str(exc))):
+            elif exc.killed == KILLED_LIMIT:
                 self._kills.inc()
+            raise
+        except BaseException:  # cancelled (the client left): its worker was started
+            self._starts.inc()
             raise
         self._starts.inc()
         return result

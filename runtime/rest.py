@@ -16,13 +16,10 @@ async functions awaited) and encodes the result once. Whatever a function raises
 import asyncio
 import contextlib
 import logging
-import os
 from collections.abc import Awaitable, Callable, MutableMapping
-from functools import partial
 from pathlib import Path
 from typing import Any
 
-from anyio import to_thread
 from fastapi import FastAPI
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse, Response
@@ -32,15 +29,14 @@ from starlette.staticfiles import StaticFiles
 
 from .calls import CallShape, import_source, resolve_capabilities
 from .conversion import attach_converters
-from .encoding import ResultNotJson, encode_result
+from .encoding import Invoke, ResultNotJson, direct_invoker, encode_result
 from .integrity import StartupError, load_document, load_manifest
 from .network import NetworkLayer, network_layer, uvicorn_host
 from .prevalidate import OFFLOAD_BYTES, Prevalidator
-from .validation import RequestInvalid, RequestValidator
+from .validation import RequestInvalid, RequestValidator, TooLarge, check_size, max_body_bytes
 
 MANIFEST = "svc-rest.json"
 MANIFEST_SCHEMA = "svc.rest-bundle/v1"
-DEFAULT_MAX_BODY = 16 * 1024 * 1024
 DOCS_ASSETS = "/docs/assets"
 
 log = logging.getLogger("svc.rest")
@@ -72,25 +68,6 @@ def error_body(detail: Any) -> bytes:
 
 
 INTERNAL_ERROR = error_body("Internal Server Error")
-
-
-Invoke = Callable[[list[Any], dict[str, Any]], Awaitable[bytes]]
-
-
-def direct_invoker(function: Callable[..., Any], shape: CallShape) -> Invoke:
-    """Direct mode: the function in this process, its result encoded once."""
-    walk = shape.walk_result
-    if shape.is_async:
-
-        async def invoke_async(args: list[Any], kwargs: dict[str, Any]) -> bytes:
-            return encode_result(await function(*args, **kwargs), walk)
-
-        return invoke_async
-
-    async def invoke_sync(args: list[Any], kwargs: dict[str, Any]) -> bytes:
-        return encode_result(await to_thread.run_sync(partial(function, *args, **kwargs)), walk)
-
-    return invoke_sync
 
 
 class CapabilityEndpoint:
@@ -159,31 +136,32 @@ class CapabilityEndpoint:
         await respond(send, 200, payload)
 
     async def _read_body(self, scope: Scope, receive: Receive, send: Send) -> bytes | None:
-        for name, value in scope["headers"]:
-            if name == b"content-type":
-                media = value.split(b";", 1)[0].strip().lower()
-                if media != b"application/json" and not media.endswith(b"+json"):
-                    await respond(
-                        send, 415, error_body("Unsupported Media Type: send application/json")
-                    )
+        try:
+            for name, value in scope["headers"]:
+                if name == b"content-type":
+                    media = value.split(b";", 1)[0].strip().lower()
+                    if media != b"application/json" and not media.endswith(b"+json"):
+                        await respond(
+                            send, 415, error_body("Unsupported Media Type: send application/json")
+                        )
+                        return None
+                elif name == b"content-length" and value.isdigit():
+                    check_size(int(value), self._max_body)
+            chunks = []
+            size = 0
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
                     return None
-            elif name == b"content-length" and value.isdigit() and int(value) > self._max_body:
-                await respond(send, 413, error_body("Request body too large"))
-                return None
-        chunks = []
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return None
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > self._max_body:
-                await respond(send, 413, error_body("Request body too large"))
-                return None
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                break
+                chunk = message.get("body", b"")
+                size += len(chunk)
+                check_size(size, self._max_body)
+                chunks.append(chunk)
+                if not message.get("more_body", False):
+                    break
+        except TooLarge:
+            await respond(send, 413, error_body("Request body too large"))
+            return None
         body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
         if not body:
             await respond(
@@ -269,15 +247,6 @@ async def _guarded(
         log.exception("unhandled error in %s", scope["path"])
         with contextlib.suppress(Exception):
             await respond(send, 500, INTERNAL_ERROR)
-
-
-def _max_body() -> int:
-    raw = os.environ.get("SVC_MAX_BODY_BYTES", "")
-    if not raw:
-        return DEFAULT_MAX_BODY
-    if not raw.isdigit() or int(raw) <= 0:
-        raise StartupError(f"SVC_MAX_BODY_BYTES={raw!r} is not a positive integer")
-    return int(raw)
 
 
 def _docs_routes(app: FastAPI, title: str) -> None:
@@ -384,4 +353,4 @@ def create_app(bundle: Path) -> NetworkLayer:
         raise StartupError(f"{MANIFEST}: execution mode {mode!r} is not served by this module")
     ir = load_document(bundle, "capability-ir.json")
     invokers = _direct_invokers(bundle, manifest, ir)
-    return served(build_app(bundle, ir, invokers, max_body=_max_body()))
+    return served(build_app(bundle, ir, invokers, max_body=max_body_bytes()))

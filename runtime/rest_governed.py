@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .calls import CallShape
+from .encoding import Invoke
 from .integrity import StartupError, load_document, load_manifest
 from .metrics_governed import observed_executor
 from .network import NetworkLayer
@@ -28,7 +29,6 @@ from .rest import (
     MANIFEST,
     MANIFEST_SCHEMA,
     CapabilityEndpoint,
-    Invoke,
     Receive,
     Send,
     build_app,

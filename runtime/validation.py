@@ -12,7 +12,7 @@ hand-edited schema cannot silently validate less than it documents.
 """
 
 import json
-import math
+import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -20,7 +20,12 @@ from pydantic_core import PydanticCustomError, SchemaValidator, ValidationError,
 from pydantic_core import core_schema as cs
 
 from .integrity import StartupError
+from .json_text import first_non_finite
 
+# A request body (REST) or a message (MCP over stdio) is at most this many bytes unless
+# ``SVC_MAX_BODY_BYTES`` says otherwise (:func:`max_body_bytes`).
+DEFAULT_MAX_BODY = 16 * 1024 * 1024
+MAX_BODY_ENV = "SVC_MAX_BODY_BYTES"
 # A 422 lists at most this many errors (and how many more there were); each error's
 # ``input`` is at most an excerpt of about this many characters of its JSON.
 MAX_ERRORS = 20
@@ -46,23 +51,37 @@ class RequestInvalid(Exception):
         return {"detail": self.errors}
 
 
+class TooLarge(Exception):
+    """A request over its size limit (REST answers 413, MCP a tool error); the message says
+    how large it was when known."""
+
+
+def max_body_bytes() -> int:
+    """The size limit of a request body or message: ``SVC_MAX_BODY_BYTES``, else 16 MiB.
+    A value that is not a positive integer refuses startup (:class:`StartupError`)."""
+    raw = os.environ.get(MAX_BODY_ENV, "")
+    if not raw:
+        return DEFAULT_MAX_BODY
+    if not raw.isdigit() or int(raw) <= 0:
+        raise StartupError(f"{MAX_BODY_ENV}={raw!r} is not a positive integer")
+    return int(raw)
+
+
+def check_size(size: int, limit: int, what: str = "the request body") -> None:
+    """The one size rule of requests: ``size`` bytes of ``what`` fit in ``limit`` bytes
+    (REST bodies, declared and read; MCP arguments, measured as their JSON)."""
+    if size > limit:
+        raise TooLarge(f"{size} bytes of {what} is over the {limit}-byte input limit")
+
+
 def _finite(value: Any) -> Any:
     """Any JSON value, except the numbers JSON does not have: ``NaN``, ``Infinity`` and a
     literal that overflows to infinity (``1e400``), which the parser lets through where the
     schema says nothing about the type (``Any``, unannotated, ``dict[str, Any]``)."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, float):
-            if not math.isfinite(item):
-                raise PydanticCustomError(
-                    "finite_number",
-                    "Input should be a finite number (NaN and Infinity are not JSON)",
-                )
-        elif isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, list | tuple):
-            stack.extend(item)
+    if first_non_finite(value) is not None:
+        raise PydanticCustomError(
+            "finite_number", "Input should be a finite number (NaN and Infinity are not JSON)"
+        )
     return value
 
 
@@ -138,6 +157,11 @@ def _literal(values: list[Any]) -> cs.CoreSchema:
     )
 
 
+# Marks an n-dimensional array's definition (``anyOf`` an item, or an array of itself) and
+# names its item type; written by the generator, never inferred from a title.
+NDARRAY_MARKER = "x-svc-ndarray"
+
+
 # ``format`` of a string: parsed strictly by pydantic-core into the Python value
 _FORMATS: dict[str, Callable[[], cs.CoreSchema]] = {
     "date": lambda: cs.date_schema(strict=True),
@@ -191,7 +215,7 @@ _KEYWORDS = frozenset(
         "$ref", "additionalProperties", "anyOf", "const", "dependentRequired", "description",
         "enum", "items", "maxItems", "minItems", "prefixItems", "properties", "required",
         "title", "type", "format", "pattern", "contentEncoding", "minLength", "maxLength",
-        "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
+        "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", NDARRAY_MARKER,
     }
 )  # fmt: skip
 
@@ -213,9 +237,8 @@ def to_core_schema(node: Any, fail_fast: bool = False) -> cs.CoreSchema:
     if "$ref" in node:
         return cs.definition_reference_schema(_ref_name(node["$ref"]))
     if "anyOf" in node:
-        title = node.get("title", "")
-        if isinstance(title, str) and title.startswith("ndarray of "):  # one error, not 3
-            item = title.removeprefix("ndarray of ")
+        item = node.get(NDARRAY_MARKER)
+        if isinstance(item, str):  # an ndarray (the generator's marker): one error, not 3
             return cs.union_schema(
                 [convert(s) for s in node["anyOf"]],
                 custom_error_type="ndarray_item",

@@ -7,17 +7,20 @@ a worker answers with exactly one ``R`` frame (the result, already strict finite
 ``E`` frame (an error kind below; details go to the worker's stderr, never to the client).
 A local-process worker first sends a ``P`` frame with its pid (so the deadline can kill its
 process group). The server never unpickles what a worker sends, and checks a result again
-(:func:`is_strict_json`): a worker runs the user's code, so what it sends is not trusted.
+(:func:`is_strict_json`, ``json_text.check_strict``): a worker runs the user's code, so
+what it sends is not trusted.
 
-Standard library only, and nothing else of the runtime: the runtime image copies this file
-next to the container worker, which runs standalone there (``svc_runtime/wire.py``).
+Standard library only, and of the runtime only ``json_text`` (the rules of strict JSON):
+the runtime image copies both next to the container worker (``svc_runtime/wire.py``,
+``svc_runtime/json_text.py``).
 """
 
 from __future__ import annotations
 
 import json
-import math
 import struct
+
+from .json_text import check_strict, is_int_limit, plain_json
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # not at run time: the container worker starts for every call
@@ -40,7 +43,23 @@ CHANGED = "bundle-changed"
 WORKER_PROTOCOL = "svc.container-worker/v1"
 PROTOCOL_LABEL = "io.svcc.worker-protocol"
 
-MAX_DEPTH = 200
+
+class CallError(Exception):
+    """A governed call that gave no result; the message is for the server log only.
+
+    What happened is said by the class, never read from the message: ``status`` is the
+    HTTP status that answers it (REST; over MCP, the status the call is counted with),
+    ``started`` whether a worker ran for it, ``killed`` why its worker was stopped
+    (:data:`KILLED_TIMEOUT`, :data:`KILLED_LIMIT`) or ``None``. Each executor's
+    exceptions subclass it."""
+
+    status = 500
+    started = True
+    killed: str | None = None
+
+
+KILLED_TIMEOUT = "timeout"  # the policy's wall-time deadline
+KILLED_LIMIT = "limit"  # another limit: the output size, a container's memory
 
 
 class ResultError(Exception):
@@ -67,25 +86,9 @@ def read_exact(read: Callable[[int], bytes], size: int) -> bytes:
     return b"".join(chunks)
 
 
-def finite_json(value: Any, depth: int = 0) -> bool:
-    """Exactly JSON: dicts with str keys, lists, str, int, finite float, bool, None."""
-    if depth > MAX_DEPTH:
-        return False
-    kind = type(value)
-    if value is None or kind is bool or kind is int or kind is str:
-        return True
-    if kind is float:
-        return math.isfinite(value)
-    if kind is list:
-        return all(finite_json(item, depth + 1) for item in value)
-    if kind is dict:
-        return all(type(k) is str and finite_json(v, depth + 1) for k, v in value.items())
-    return False
-
-
 def encode_result(value: Any, max_output: int) -> bytes:
     """The ``R`` payload of a function's result, or :class:`ResultError`."""
-    if not finite_json(value):
+    if not plain_json(value):
         raise ResultError(
             NOT_JSON,
             f"result of type {type(value).__name__} is not finite JSON (governed mode serves "
@@ -94,7 +97,9 @@ def encode_result(value: Any, max_output: int) -> bytes:
         )
     try:
         data = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    except ValueError:  # an int over 4,300 digits: the worker's own result, encoded
+    except ValueError as exc:  # an int over 4,300 digits: the worker's own result, encoded
+        if not is_int_limit(exc):
+            raise ResultError(NOT_JSON, str(exc)) from None
         import sys
 
         sys.set_int_max_str_digits(0)  # this one-call worker process only
@@ -105,18 +110,7 @@ def encode_result(value: Any, max_output: int) -> bytes:
     return encoded
 
 
-def _no_constant(name: str) -> None:
-    raise ValueError(f"{name} is not JSON")
-
-
-def _any_int(_text: str) -> int:
-    return 0  # checked, never used: no conversion, whatever its size
-
-
 def is_strict_json(data: bytes) -> bool:
-    """Whether a worker's ``R`` payload is strict, finite JSON (checked by the server)."""
-    try:
-        json.loads(data.decode("utf-8"), parse_constant=_no_constant, parse_int=_any_int)
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        return False
-    return True
+    """Whether a worker's ``R`` payload is strict, finite JSON (checked by the server, by
+    the one rule of ``json_text``)."""
+    return check_strict(data)

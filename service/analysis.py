@@ -361,8 +361,14 @@ def fenced_entry(job: TreeJob, relpath: str) -> bytes:
 
 
 def _install_fence() -> None:
+    """In each pool process: the CPU fence, and the end of the process with the analysis
+    child that forked it (killed over its budget, or with its worker and master, SIGKILL
+    included): the pool's processes would otherwise wait on its queue forever."""
     import signal
 
+    from svcc.runtime.lifetime import die_with_parent
+
+    die_with_parent(os.getppid())
     signal.signal(signal.SIGPROF, _over)
 
 

@@ -9,10 +9,19 @@ limit, a bad chunk) as ``{"title", "description"}``, and a request still running
 worker's timeout fires is answered 503 in JSON before the worker is replaced. The worker
 timeout is set above the analysis budget, so an analysis is always ended by its budget
 (a JSON 422) first.
+
+A sync worker serves one connection at a time, so a client that sends its request slowly
+holds a worker. Each read waits ``--read-timeout`` at most, and the request line and
+headers must arrive within that time in all (a client trickling a byte at a time,
+slowloris, is answered 408 and the worker freed); the body has its own clock
+(``app.BodyClock``). This bounds what one connection costs, not how many a client opens:
+as many slow connections as there are workers still take turns holding them, so an
+exposed deployment puts a buffering proxy in front (see the README).
 """
 
 import json
 import os
+import signal
 from typing import Any, Final
 
 from gunicorn import util
@@ -33,6 +42,14 @@ def write_json_error(sock: Any, status_int: int, reason: str, mesg: str) -> None
     util.write_nonblock(sock, head.encode("latin-1") + body)
 
 
+class HeadTimeout(Exception):
+    """The request line and headers did not arrive within the read timeout."""
+
+
+def _head_late(_signum: int, _frame: Any) -> None:
+    raise HeadTimeout
+
+
 class JsonErrorWorker(SyncWorker):  # type: ignore[misc]
     """gunicorn's sync worker whose own error answers are JSON (see the module docstring)."""
 
@@ -40,13 +57,32 @@ class JsonErrorWorker(SyncWorker):  # type: ignore[misc]
     read_seconds: float = 10.0  # set by serve_analysis before the workers are forked
 
     def accept(self, listener: Any) -> None:
-        """gunicorn's ``accept`` with a read timeout: a client that stops sending its
-        request line or headers frees the worker after ``read_seconds`` (the sync worker
-        would wait for it until the worker timeout, stalling every other client)."""
+        """gunicorn's ``accept`` with a deadline on the request head: ``read_seconds`` for
+        the request line and headers in all (``ITIMER_REAL``: the sync worker is one
+        thread, and nothing else in it uses that timer), whatever the client trickles. A
+        read of the head never times out by itself first, so a silent client and a slow
+        one get the same 408."""
         client, addr = listener.accept()
-        client.settimeout(self.read_seconds)
+        client.settimeout(2 * self.read_seconds)
         util.close_on_exec(client)
-        self.handle(listener, client, addr)
+        signal.setitimer(signal.ITIMER_REAL, self.read_seconds)
+        try:
+            self.handle(listener, client, addr)
+        except HeadTimeout:  # it fired as handle() was ending: never past this worker
+            client.close()
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+
+    def handle_request(self, listener: Any, req: Any, client: Any, addr: Any) -> None:
+        """The head is in: its deadline is off; each later read or write waits
+        ``read_seconds`` at most (and the body has its own clock, ``app.BodyClock``)."""
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        client.settimeout(self.read_seconds)
+        super().handle_request(listener, req, client, addr)
+
+    def init_signals(self) -> None:
+        super().init_signals()
+        signal.signal(signal.SIGALRM, _head_late)
 
     def init_process(self) -> None:
         util.write_error = write_json_error  # this worker process only
@@ -59,6 +95,19 @@ class JsonErrorWorker(SyncWorker):  # type: ignore[misc]
         super().handle_abort(sig, frame)
 
     def handle_error(self, req: Any, client: Any, addr: Any, exc: BaseException) -> None:
+        signal.setitimer(signal.ITIMER_REAL, 0)  # the answer is written without the deadline
+        if isinstance(exc, HeadTimeout):
+            self.log.warning("request head not received within %g s: 408", self.read_seconds)
+            try:
+                write_json_error(
+                    client,
+                    408,
+                    "Request Timeout",
+                    f"the request line and headers did not arrive within {self.read_seconds:g} s",
+                )
+            except Exception:
+                self.log.debug("failed to send the head timeout answer")
+            return
         if self.timed_out and isinstance(exc, SystemExit):
             self.log.error("request over the %s-second worker timeout", self.cfg.timeout)
             try:

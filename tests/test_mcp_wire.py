@@ -154,3 +154,23 @@ def test_an_integer_result_over_4300_digits_is_encoded(mcp: RawMcp) -> None:
     answer = mcp.call_raw(41, "power", b'{"digits": 5000}')
     assert answer["result"].get("isError") is not True, answer
     assert answer["result"]["content"][0]["text"] == "1" + "0" * 5000
+
+
+def test_a_message_limit_that_is_not_a_number_refuses_startup(bundle: Path) -> None:
+    """``SVC_MAX_BODY_BYTES`` is read by one rule for REST and MCP: a bad value refuses
+    startup (exit 4) on both, never a silent 16 MiB."""
+    proc = subprocess.run(
+        [sys.executable, "server.py"],
+        cwd=bundle,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, "SVC_MAX_BODY_BYTES": "lots"},
+        check=False,
+    )
+    assert proc.returncode == 4
+    assert proc.stdout == ""
+    assert proc.stderr.strip().splitlines() == [
+        "svc-mcp: startup refused: SVC_MAX_BODY_BYTES='lots' is not a positive integer"
+    ]

@@ -9,6 +9,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -342,11 +343,40 @@ def test_mcp_metrics_count_tool_calls(mcp_server: Server) -> None:
         lambda s: s.call_tool("no_such_tool", {}),
     )
     after = metrics_of(mcp_server)
-    ok = ("svc_requests_total", (("capability", "circle_area"), ("status", "ok")))
-    error = ("svc_requests_total", (("capability", "circle_area"), ("status", "error")))
+    # one label shape on both interfaces: the status REST answers the same outcome with
+    ok = ("svc_requests_total", (("capability", "circle_area"), ("status", "200")))
+    invalid = ("svc_requests_total", (("capability", "circle_area"), ("status", "422")))
     assert after[ok] - before.get(ok, 0) == 1
-    assert after[error] - before.get(error, 0) == 1
+    assert after[invalid] - before.get(invalid, 0) == 1
     assert not any("no_such_tool" in str(labels) for _, labels in after)
+    assert not any(labels[-1][1] in ("ok", "error") for _, labels in after if labels)
+
+
+def test_mcp_over_stdio_counts_tool_calls(mcp_bundle: Path, tmp_path: Path) -> None:
+    """Over stdio there is no ``/metrics``: the counts are in the multiprocess directory,
+    read here by ``prometheus-client``'s own collector."""
+    from mcp_client import McpBundle
+    from prometheus_client import CollectorRegistry
+    from prometheus_client.multiprocess import MultiProcessCollector
+
+    directory = tmp_path / "prometheus"
+    directory.mkdir()
+    server = McpBundle(mcp_bundle, env={"PROMETHEUS_MULTIPROC_DIR": str(directory)})
+    try:
+        assert not server.call("circle_area", {"radius": 1}).is_error
+        assert server.call("circle_area", {"radius": "x"}).is_error
+        assert server.call("circle_area", {"radius": 1e200}).is_error  # OverflowError: 500
+    finally:
+        server.close()
+    registry = CollectorRegistry()
+    MultiProcessCollector(registry, path=str(directory))
+    counts = {
+        (sample.labels["capability"], sample.labels["status"]): sample.value
+        for family in registry.collect()
+        for sample in family.samples
+        if sample.name == "svc_requests_total"
+    }
+    assert counts == {("circle_area", s): 1 for s in ("200", "422", "500")}
 
 
 def test_metrics_with_several_workers(rest_bundle: Path, tmp_path: Path) -> None:
@@ -422,12 +452,19 @@ def test_governed_mcp_over_http_counts_workers_and_leaves_nothing(tmp_path: Path
         assert samples[("svc_governed_limit_kills_total", ())] == 0
         below = descendants(server.proc.pid)
         assert below  # the warm worker template
+        scratch = {Path(os.readlink(f"/proc/{pid}/cwd")) for pid in below}
+        scratch = {path for path in scratch if path.name.startswith("svc-governed-")}
+        assert scratch
         server.proc.send_signal(signal.SIGTERM)
         assert server.proc.wait(timeout=15) in (0, -signal.SIGTERM)
     deadline = time.monotonic() + 10
     while any(Path(f"/proc/{pid}").exists() for pid in below) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not [pid for pid in below if Path(f"/proc/{pid}").exists()]
+    # uvicorn re-raises SIGTERM (no atexit, no close): the template removes the directory
+    while any(path.exists() for path in scratch) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert [path for path in scratch if path.exists()] == []
 
 
 def test_governed_rest_counts_timeouts_and_leaves_nothing(tmp_path: Path) -> None:
@@ -462,3 +499,42 @@ def test_governed_rest_counts_timeouts_and_leaves_nothing(tmp_path: Path) -> Non
     while any(Path(f"/proc/{pid}").exists() for pid in below) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not [pid for pid in below if Path(f"/proc/{pid}").exists()]
+
+
+# -- slow request heads (slowloris) -----------------------------------------------------------
+
+
+def test_slow_request_heads_do_not_stall_the_rest_server(rest_bundle: Path) -> None:
+    """uvicorn reads heads on its event loop: 100 connections trickling their headers a
+    byte at a time hold a file descriptor each, not the server; other clients are answered
+    (what bounds them is the process's file limit: README, "Slow clients")."""
+    with serving(rest_bundle) as server:
+        host, port = server.url.removeprefix("http://").split(":")
+        slow = [socket.create_connection((host, int(port))) for _ in range(100)]
+        try:
+            for byte in b"POST /capabilities/circle_area HTTP/1.1\r\n"[:20]:
+                for sock in slow:
+                    sock.sendall(bytes([byte]))
+                with httpx.Client(base_url=server.url, timeout=10) as client:
+                    answer = client.post("/capabilities/circle_area", json={"radius": 1})
+                assert answer.status_code == 200
+        finally:
+            for sock in slow:
+                sock.close()
+
+
+def test_mcp_over_http_bounds_the_body_as_rest_does(mcp_bundle: Path) -> None:
+    """The SDK's transport reads a body whatever its size; the server refuses one over
+    ``SVC_MAX_BODY_BYTES`` with REST's 413, announced or streamed, before the SDK holds it."""
+    with serving_mcp_http(mcp_bundle, {"SVC_MAX_BODY_BYTES": "4096"}) as server:
+        headers = {**MCP_HEADERS, "content-type": "application/json"}
+        big = json.dumps({**LIST_TOOLS, "params": {"pad": "x" * 10_000}}).encode()
+        with httpx.Client(base_url=server.url, timeout=30) as client:
+            announced = client.post("/mcp", content=big, headers=headers)
+            streamed = client.post("/mcp", content=iter([big[:3000], big[3000:]]), headers=headers)
+            small = client.post("/mcp", json=LIST_TOOLS, headers=MCP_HEADERS)
+    for refused in (announced, streamed):
+        assert refused.status_code == 413
+        assert refused.json() == {"detail": "Request body too large"}
+    assert small.status_code == 200
+    assert "circle_area" in small.text

@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +22,7 @@ import httpx
 import pytest
 from helpers import SVCC
 from servers import free_port, generate
+from svcc.runtime.governed.scratch import sweep
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SIGNALS = [signal.SIGTERM, signal.SIGINT, signal.SIGKILL]
@@ -98,7 +100,15 @@ def wait_healthy(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
     raise AssertionError(f"did not start: {log.read_text(errors='replace')}")
 
 
-def uvicorn(bundle: Path) -> tuple[subprocess.Popen[bytes], str, Path]:
+def gone(paths: set[Path], seconds: float = 30) -> list[Path]:
+    """Those of ``paths`` that still exist after up to ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and any(path.exists() for path in paths):
+        time.sleep(0.05)
+    return [path for path in paths if path.exists()]
+
+
+def uvicorn(bundle: Path, *, session: bool = False) -> tuple[subprocess.Popen[bytes], str, Path]:
     port = free_port()
     log = bundle.parent / f"{bundle.name}-{port}.log"
     with log.open("wb") as sink:
@@ -116,6 +126,7 @@ def uvicorn(bundle: Path) -> tuple[subprocess.Popen[bytes], str, Path]:
             cwd=bundle,
             stdout=sink,
             stderr=subprocess.STDOUT,
+            start_new_session=session,
         )
     url = f"http://127.0.0.1:{port}"
     wait_healthy(url + "/health", proc, log)
@@ -210,8 +221,37 @@ def test_governed_rest_template_and_scratch_go_with_the_server(
     finally:
         stop(proc, signum)
     assert survivors(started) == set(), log.read_text(errors="replace")
-    if signum != signal.SIGKILL:  # nothing runs in the server after SIGKILL
-        assert [path for path in scratch if path.exists()] == []
+    # SIGTERM/SIGINT: the server removes it; SIGKILL: its template does, told by the kernel
+    assert gone(scratch) == [], log.read_text(errors="replace")
+
+
+def test_governed_scratch_left_by_a_killed_group_is_swept_at_the_next_start(
+    governed_rest: Path,
+) -> None:
+    """Server and template SIGKILLed together (a process group, a cgroup, the OOM killer):
+    nothing of either runs, the directory stays; the next governed server removes it, and
+    leaves alone the directory of a server that is alive."""
+    proc, url, _ = uvicorn(governed_rest, session=True)
+    try:
+        assert httpx.post(url + "/capabilities/add", json={"a": 1, "b": 2}).json() == 3
+        started = descendants(proc.pid)
+        scratch = _scratch_of(started)
+        assert scratch
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert survivors(started) == set()
+    assert [path for path in scratch if path.exists()] == list(scratch)  # nothing ran
+    live, _, live_log = uvicorn(governed_rest)
+    try:
+        live_scratch = _scratch_of(descendants(live.pid))
+        assert [path for path in scratch if path.exists()] == []  # swept at startup
+        assert live_scratch
+        assert sweep() == []  # the live server holds its directory's lock
+        assert [path for path in live_scratch if path.exists()] == list(live_scratch)
+    finally:
+        stop(live, signal.SIGTERM)
+    assert gone(live_scratch) == [], live_log.read_text(errors="replace")
 
 
 def _mcp(bundle: Path) -> subprocess.Popen[bytes]:
@@ -256,8 +296,7 @@ def test_governed_mcp_template_and_scratch_go_with_the_server(
             if stream is not None:
                 stream.close()
     assert survivors(started) == set()
-    if signum != signal.SIGKILL:
-        assert [path for path in scratch if path.exists()] == []
+    assert gone(scratch) == []
 
 
 @pytest.fixture
@@ -298,3 +337,58 @@ def test_analysis_service_workers_go_with_the_server(
     assert len(started) >= 2
     stop(proc, signum)
     assert survivors(started, seconds=40) == set()
+
+
+def _depth(pid: int, root: int) -> int:
+    parents = _parents()
+    depth = 0
+    while pid != root and pid in parents:
+        pid, depth = parents[pid], depth + 1
+    return depth if pid == root else -1
+
+
+def test_directory_analysis_processes_go_with_the_server(tmp_path: Path) -> None:
+    """``/analyse_directory/`` analyses a large directory in a pool of processes forked by
+    the analysis child (master → worker → child → pool): SIGKILL of the master mid-analysis
+    must end the pool too (each level dies with its parent)."""
+    workspace = tmp_path / "ws"
+    (workspace / "pkg").mkdir(parents=True)
+    body = "".join(
+        f"def f{i}(x: int, y: str = 'a') -> int:\n    return x + {i}\n\n" for i in range(3000)
+    )
+    for n in range(40):
+        (workspace / "pkg" / f"m{n}.py").write_text(body)
+    port = free_port()
+    log = tmp_path / "service.log"
+    with log.open("wb") as sink:
+        proc = subprocess.Popen(
+            [SVCC, "serve-analysis", "--workspace", str(workspace), "--bind",
+             f"127.0.0.1:{port}", "--workers", "1"],
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    started: set[int] = set()
+    try:
+        wait_healthy(url + "/probe", proc, log)
+        with httpx.Client(timeout=120) as client:
+            request = client.build_request(
+                "POST", url + "/analyse_directory/", data={"directory_path": "pkg"}
+            )
+            threading.Thread(target=lambda: _quietly(client, request), daemon=True).start()
+            deadline = time.monotonic() + 60
+            pool = os.cpu_count() or 1  # the pool forks all its processes at once
+            while time.monotonic() < deadline:
+                started = descendants(proc.pid)
+                if sum(_depth(pid, proc.pid) >= 3 for pid in started) >= pool:
+                    break
+                time.sleep(0.05)
+            assert any(_depth(pid, proc.pid) >= 3 for pid in started), log.read_text()
+    finally:
+        stop(proc, signal.SIGKILL)
+    assert survivors(started) == set()
+
+
+def _quietly(client: httpx.Client, request: httpx.Request) -> None:
+    with contextlib.suppress(httpx.HTTPError):
+        client.send(request)

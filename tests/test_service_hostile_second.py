@@ -5,6 +5,7 @@ its readiness reasons (taking ``requirements`` and ``select`` as the command lin
 
 import json
 import socket
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -90,9 +91,78 @@ def test_silent_headers_free_the_worker(service: str) -> None:
     sock.sendall(b"POST /analyze_file/ HTTP/1.1\r\nHost: x\r\n")  # and then nothing
     try:
         sock.settimeout(20)
-        assert sock.recv(4096) == b""  # closed after the read timeout
+        answer = sock.recv(4096)
+        assert b" 408 " in answer.split(b"\r\n", 1)[0], answer[:200]  # after the read timeout
     finally:
         sock.close()
+
+
+class Slowloris:
+    """Connections that send a request head one byte at a time, a byte every 0.2 s (each
+    read sees data well within the read timeout), until their server answers."""
+
+    HEAD = b"POST /analyze_file/ HTTP/1.1\r\nHost: x\r\n" + b"X-Pad: a\r\n" * 1000
+
+    def __init__(self, url: str, count: int) -> None:
+        host, port = url.removeprefix("http://").split(":")
+        self.socks = [socket.create_connection((host, int(port))) for _ in range(count)]
+        self.answers: dict[int, bytes] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._trickle, daemon=True)
+        self._thread.start()
+
+    def _trickle(self) -> None:
+        for byte in self.HEAD:
+            for i, sock in enumerate(self.socks):
+                if i in self.answers:
+                    continue
+                try:
+                    sock.sendall(bytes([byte]))
+                except OSError:  # answered and closed
+                    sock.settimeout(1)
+                    self.answers[i] = _read_all(sock)
+            if self._stop.wait(0.2) or len(self.answers) == len(self.socks):
+                return
+
+    def close(self) -> list[bytes]:
+        self._stop.set()
+        self._thread.join(10)
+        for i, sock in enumerate(self.socks):
+            if i not in self.answers:
+                sock.settimeout(1)
+                self.answers[i] = _read_all(sock)
+            sock.close()
+        return [self.answers[i] for i in range(len(self.socks))]
+
+
+def _read_all(sock: socket.socket) -> bytes:
+    answer = b""
+    try:
+        while chunk := sock.recv(65536):
+            answer += chunk
+    except OSError:
+        pass
+    return answer
+
+
+def test_slow_headers_do_not_stall_other_clients(service: str) -> None:
+    """Slowloris against the sync workers: as many connections as there are workers,
+    each trickling its headers; another client is answered once the head deadline (the
+    read timeout, 2 s here) frees a worker, not after the 150 s worker timeout, and each
+    slow connection gets a JSON 408."""
+    slow = Slowloris(service, 2)
+    try:
+        time.sleep(0.5)
+        answer = httpx.post(
+            service + "/analyze_file/", files={"file": ("g.py", GOOD.encode())}, timeout=60
+        )
+        assert answer.status_code == 200
+    finally:
+        answers = slow.close()
+    for got in answers:
+        head, _, body = got.partition(b"\r\n\r\n")
+        assert b" 408 " in head.split(b"\r\n", 1)[0], got[:200]
+        assert json.loads(body)["title"] == "408 Request Timeout"
 
 
 def test_malformed_chunked_body_is_400(service: str) -> None:

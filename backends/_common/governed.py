@@ -21,7 +21,7 @@ from svcc import __version__
 
 PLAN_SCHEMA: Final = "svc.execution-plan/v1"
 GOVERNED_PACKAGE: Final = "svc_runtime/governed"
-GOVERNED_MODULES: Final = ("executor", "template")
+GOVERNED_MODULES: Final = ("executor", "scratch", "template")
 # Shared with the OCI backend and the container worker (``svc_runtime/wire.py``).
 WIRE_MODULES: Final = ("wire",)
 

@@ -72,6 +72,7 @@ VALUE_SCHEMAS: dict[str, JSON] = {
     },
     "builtins.bytes": {"type": "string", "contentEncoding": "base64", "pattern": BASE64_PATTERN},
 }
+NDARRAY_MARKER = "x-svc-ndarray"  # read by svc_runtime/validation.py
 NDARRAY_ITEMS: dict[str, JSON] = {
     "int": {"type": "integer"},
     "float": {"type": "number"},
@@ -98,10 +99,14 @@ def _ndarray(dtype: str, defs: set[str]) -> JSON:
 
 
 def _ndarray_definition(name: str) -> JSON:
+    """``x-svc-ndarray`` names the item type: the served runtime reports one error for a
+    value that is neither an item nor an array of them, by that marker (never by the title,
+    which is documentation)."""
     item = NDARRAY_ITEMS[name.removeprefix("ndarray_")]
     return {
         "title": f"ndarray of {item['type']}",
         "anyOf": [item, {"type": "array", "items": {"$ref": DEFS_PREFIX + name}}],
+        NDARRAY_MARKER: item["type"],
     }
 
 

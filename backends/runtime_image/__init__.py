@@ -2,14 +2,15 @@
 OCI-governed bundle (policy ``svc.execution/v2``) runs its calls in.
 
 The image holds the interpreter (the digest-pinned base), the container worker and the wire
-it shares with the server (``svc_runtime/container/worker.py`` and ``svc_runtime/wire.py``,
-copied byte for byte from ``svcc.runtime``), the application's declared
-dependencies installed from hash-checked wheels when ``--requirements`` names any (a
-``name==version --hash=sha256:HEX`` lock; the user places the wheels in ``wheels/``), and
-the label ``io.svcc.worker-protocol`` the generated server checks at startup. It holds no
-user source: the server bind-mounts the bundle's source read-only into each container, so
-one image serves every bundle with the same dependencies. No engine, no network: the user
-builds it (``docker build``) and passes the image's full id to ``--runtime-image``.
+it shares with the server (``svc_runtime/container/worker.py``, ``svc_runtime/wire.py`` and
+its strict JSON rules ``svc_runtime/json_text.py``, copied byte for byte from
+``svcc.runtime``), the application's declared dependencies installed from hash-checked
+wheels when ``--requirements`` names any (a ``name==version --hash=sha256:HEX`` lock; the
+user places the wheels in ``wheels/``), and the label ``io.svcc.worker-protocol`` the
+generated server checks at startup. It holds no user source: the server bind-mounts the
+bundle's source read-only into each container, so one image serves every bundle with the
+same dependencies. No engine, no network: the user builds it (``docker build``) and passes
+the image's full id to ``--runtime-image``.
 
 Every container runs the worker once, so its start-up is on each call's path: the build
 writes hash-checked bytecode (valid whatever the files' times, which a normalised base
@@ -39,8 +40,8 @@ __all__ = ["PROTOCOL_LABEL", "WORKER_PROTOCOL", "RuntimeImageTarget", "worker_fi
 
 
 def worker_files() -> dict[str, bytes]:
-    """The worker package the image runs: ``svc_runtime/{wire,container/worker}.py``."""
-    return runtime_files(("wire",)) | runtime_files(
+    """The worker package the image runs: ``svc_runtime/{json_text,wire,container/worker}.py``."""
+    return runtime_files(("json_text", "wire")) | runtime_files(
         ("worker",), package="svcc.runtime.container", into="svc_runtime/container"
     )
 

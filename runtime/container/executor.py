@@ -58,16 +58,28 @@ REMOVERS = 2
 LAUNCH_RETRY_SECONDS = 0.5
 
 
-class CallTimeout(Exception):
+class CallTimeout(p.CallError):
     """The call passed its wall deadline; its container was killed and removed."""
 
+    status = 504
+    killed = p.KILLED_TIMEOUT
 
-class CallOOM(Exception):
+
+class CallOOM(p.CallError):
     """The engine killed the call's container for exceeding its memory limit."""
 
+    status = 503
+    killed = p.KILLED_LIMIT
 
-class CallFailed(Exception):
+
+class CallFailed(p.CallError):
     """Any other failure of a governed call. The message is for the server log only."""
+
+
+class CallOverLimit(CallFailed):
+    """The result was over ``limits.max_output_bytes``."""
+
+    killed = p.KILLED_LIMIT
 
 
 class _Expired(Exception):
@@ -463,6 +475,9 @@ class ContainerExecutor:
         except TimeoutError:
             self._remove(slot.container)  # kill and remove now, before answering
             raise CallTimeout(f"passed its {self._wall:g} s deadline") from None
+        except _OverOutput as exc:
+            self._remove(slot.container)
+            raise CallOverLimit(str(exc)) from None
         except (OSError, EOFError, _ProtocolError) as exc:
             reason = self._why_ended(slot.container)
             self._remove(slot.container)
@@ -478,7 +493,9 @@ class ContainerExecutor:
                 raise CallFailed("the worker sent a result that is not strict, finite JSON")
             return data
         if kind == p.ERROR:
-            raise CallFailed(f"worker reported {data.decode(errors='replace')}")
+            reported = data.decode(errors="replace")
+            failure = CallOverLimit if reported == p.TOO_LARGE else CallFailed
+            raise failure(f"worker reported {reported}")
         raise CallFailed("worker protocol error")
 
     def _why_ended(self, container: str) -> str:
@@ -495,6 +512,10 @@ class ContainerExecutor:
 
 class _ProtocolError(Exception):
     pass
+
+
+class _OverOutput(_ProtocolError):
+    """The worker's reply frame is over the output limit."""
 
 
 class _Reply:
@@ -530,7 +551,7 @@ class _Reply:
     def read(self) -> tuple[bytes, bytes]:
         kind, size = p.HEADER.unpack(self._need(p.HEADER.size))
         if size > self._max_output + 64:
-            raise _ProtocolError("the worker sent more than the output limit")
+            raise _OverOutput("the worker sent more than the output limit")
         return kind, self._need(size)
 
 

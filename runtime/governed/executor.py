@@ -10,7 +10,8 @@ call's directory) and waits until it is ready. A call takes a concurrency slot (
 waits for the result until the wall deadline, or until the client goes away (the task is
 cancelled), when the worker's whole process group is killed. The result is checked again
 here to be strict, finite JSON. A template that died is started again on the next call;
-its scratch directory, with whatever calls left in it, is removed in the background.
+its scratch directory, with whatever calls left in it, is removed in the background. The
+scratch directory never outlives the server, however it ends (``scratch``).
 """
 
 import asyncio
@@ -19,12 +20,10 @@ import contextlib
 import json
 import os
 import pickle
-import shutil
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -32,22 +31,36 @@ from typing import Any
 
 from .. import wire as p
 from ..integrity import StartupError, sha256_file
+from .scratch import Scratch, sweep
 from .template import PR_SET_DUMPABLE, READY, prctl, worker_identity
 
 TEMPLATE_START_SECONDS = 30
 DEFAULT_MAX_QUEUED = 64  # policies written before ``limits.max_queued_calls`` existed
 
 
-class CallTimeout(Exception):
+class CallTimeout(p.CallError):
     """The call passed its wall deadline; its process group was killed."""
 
+    status = 504
+    killed = p.KILLED_TIMEOUT
 
-class CallFailed(Exception):
+
+class CallFailed(p.CallError):
     """Any other failure of a governed call. The message is for the server log only."""
 
 
-class CallBusy(Exception):
+class CallOverLimit(CallFailed):
+    """The result was over ``limits.max_output_bytes`` (refused by the worker, or cut off
+    here)."""
+
+    killed = p.KILLED_LIMIT
+
+
+class CallBusy(p.CallError):
     """Every slot is taken and the queue is full: the call was not started."""
+
+    status = 503
+    started = False
 
 
 def check_host() -> None:
@@ -132,7 +145,7 @@ class GovernedExecutor:
         self.retry_after = self._wall
         self._process: subprocess.Popen[bytes] | None = None
         self._control: socket.socket | None = None
-        self._scratch: str | None = None
+        self._scratch: Scratch | None = None
         self._worker_user = self._policy.get("worker_user")
         atexit.register(self.close)
 
@@ -141,9 +154,9 @@ class GovernedExecutor:
         """Start the template and wait until it is ready (a failure is a StartupError)."""
         self.close(background=True)
         prctl(PR_SET_DUMPABLE, 0)
-        self._scratch = tempfile.mkdtemp(prefix="svc-governed-")
+        self._scratch = Scratch()
         if self._worker_user is not None:
-            os.chmod(self._scratch, 0o711)  # workers may enter their own directory only
+            os.chmod(self._scratch.path, 0o711)  # workers may enter their own directory only
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         entry = self._bundle / "execution" / "worker.py"
         try:
@@ -151,7 +164,7 @@ class GovernedExecutor:
                 [sys.executable, "-s", str(entry), str(theirs.fileno())],
                 pass_fds=[theirs.fileno()],
                 env=_environment(self._policy),
-                cwd=self._scratch,
+                cwd=self._scratch.path,
                 stdin=subprocess.DEVNULL,
                 stdout=sys.stderr.fileno(),
             )
@@ -187,9 +200,9 @@ class GovernedExecutor:
         if self._scratch is not None:  # what a dead template's calls left behind
             scratch, self._scratch = self._scratch, None
             if background:
-                threading.Thread(target=shutil.rmtree, args=(scratch, True), daemon=True).start()
+                threading.Thread(target=scratch.remove, daemon=True).start()
             else:
-                shutil.rmtree(scratch, ignore_errors=True)
+                scratch.remove()
 
     def _dispatch(self, worker_end: socket.socket) -> None:
         for attempt in (1, 2):
@@ -267,15 +280,21 @@ class GovernedExecutor:
             await writer.drain()
             kind, size = p.HEADER.unpack(await reader.readexactly(p.HEADER.size))
             if size > self._policy["limits"]["max_output_bytes"] + 64:
-                raise CallFailed("worker sent more than the output limit")
+                raise CallOverLimit("worker sent more than the output limit")
             data = await reader.readexactly(size)
         except (asyncio.IncompleteReadError, ConnectionError):
             raise CallFailed("the worker ended without a result (killed or crashed)") from None
         if kind == p.RESULT:
             return _strict_json(data)
         if kind == p.ERROR:
-            raise CallFailed(f"worker reported {data.decode(errors='replace')}")
+            raise _reported(data)
         raise CallFailed("worker protocol error")
+
+
+def _reported(data: bytes) -> CallFailed:
+    """The failure a worker's ``E`` frame reports (its error kind, from the wire)."""
+    kind = data.decode(errors="replace")
+    return (CallOverLimit if kind == p.TOO_LARGE else CallFailed)(f"worker reported {kind}")
 
 
 def _strict_json(data: bytes) -> bytes:
@@ -298,6 +317,7 @@ def start_executor(
     """The governed startup rules, then a ready template. Never imports the source."""
     check_host()
     check_plans(bundle, manifest, ir)
+    sweep()  # what servers killed with their template (SIGKILL of the group) left
     executor = GovernedExecutor(bundle)
     try:
         identity = worker_identity(executor._worker_user)

@@ -12,8 +12,9 @@ Nothing a call starts outlives it. A worker is itself a child subreaper: whateve
 code starts (``setsid``, ``start_new_session``, a double fork) stays below it, and it kills
 and reaps all of that before it answers. A worker killed at the deadline leaves its
 descendants to the template (also a subreaper), which kills every child that is not a
-live worker. A worker dies with the template (``PR_SET_PDEATHSIG``), the template with the
-server. The template and the server are not dumpable, so a worker cannot read their
+live worker. A worker dies with the template (``PR_SET_PDEATHSIG``); the template ends with
+the server, however the server ends, and removes the scratch directory as it goes
+(``scratch``). The template and the server are not dumpable, so a worker cannot read their
 ``/proc/<pid>/environ`` or ``mem`` (as root it could anyway: the policy's ``worker_user``
 runs workers as an unprivileged user). A worker's output goes through the template, at
 most ``limits.max_log_bytes`` per call; the rest is counted and dropped with a note. A
@@ -270,6 +271,7 @@ def _worker(
     try:
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
         for item in closing:
             if isinstance(item, int):
                 os.close(item)
@@ -474,6 +476,7 @@ def _clean(trash: Path) -> None:
     code = 0
     try:
         signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         with contextlib.suppress(OSError):
             os.nice(10)
@@ -504,21 +507,29 @@ def _write_all(fd: int, data: bytes) -> None:
 
 def serve(root: Path, control: socket.socket) -> None:
     prepared = Prepared(root)
+    server = os.getppid()
     prctl(PR_SET_CHILD_SUBREAPER, 1)  # not Linux: orphans go to init, which reaps them
     prctl(PR_SET_DUMPABLE, 0)  # workers cannot read this process's memory or environment
-    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the template does not outlive the server
     template = Template(prepared, Path.cwd())  # the server's scratch directory
     wake_r, wake_w = socket.socketpair()
     wake_r.setblocking(False)
     wake_w.setblocking(False)
     signal.set_wakeup_fd(wake_w.fileno())
     signal.signal(signal.SIGCHLD, lambda *_: None)
+    stopping: list[int] = []
+    signal.signal(signal.SIGTERM, lambda signum, _: stopping.append(signum))
+    # The template does not outlive the server: the kernel sends SIGTERM when the server
+    # dies, even by SIGKILL, and the template then stops its workers and removes the
+    # scratch directory (``scratch``), which nothing in a SIGKILLed server can do.
+    prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != server:  # the server died before the line above
+        stopping.append(signal.SIGTERM)
     selector = template.selector
     selector.register(control, selectors.EVENT_READ)
     selector.register(wake_r, selectors.EVENT_READ)
-    control.sendall(READY)
     try:
-        while True:
+        control.sendall(READY)
+        while not stopping:
             for key, _ in selector.select():
                 if key.fileobj is wake_r:
                     try:
@@ -539,6 +550,8 @@ def serve(root: Path, control: socket.socket) -> None:
                     template.start(fd, [selector, control, wake_r, wake_w, *template.logs])
     finally:
         template.close()
+        if stopping or os.getppid() != server:  # the server is gone: so is its directory
+            shutil.rmtree(template.scratch, ignore_errors=True)
 
 
 def main(root: Path, control_fd: int) -> None:
