@@ -34,7 +34,6 @@ from svcc.ir.imports import resolve_relative
 from svcc.ir.index import ModuleIndex, module_index
 from svcc.ir.interface import left_out
 from svcc.ir.model import Capability, ClassDecl, Evaluation, Import, ModuleIR, Span
-from svcc.ir.record import Record
 from svcc.ir.schema import READINESS_SCHEMA
 from svcc.ir.types import (
     AnyType,
@@ -49,8 +48,8 @@ from svcc.ir.types import (
 )
 
 
-@frozen(kw_only=True, repr=False)
-class Environment(Record):
+@frozen(kw_only=True)
+class Environment:
     """What the source can import besides the standard library.
 
     ``closure`` holds the modules beside the source that the bundle will contain (found by
@@ -77,8 +76,8 @@ class Environment(Record):
     resolve_import: Callable[[Import], str | None] | None = None
 
 
-@frozen(kw_only=True, repr=False)
-class Assessment(Record):
+@frozen(kw_only=True)
+class Assessment:
     capability_id: str
     name: str
     klass: ReadinessClass
@@ -101,8 +100,8 @@ class Assessment(Record):
         }
 
 
-@frozen(kw_only=True, repr=False)
-class ReadinessReport(Record):
+@frozen(kw_only=True)
+class ReadinessReport:
     module: str
     source: dict[str, Any]
     ir_digest: str
@@ -153,7 +152,7 @@ def classify(reasons: Iterable[Diagnostic]) -> ReadinessClass:
     return klass
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True)
 class Subject:
     """What a capability rule reads: the module, its index, the capability, the environment."""
 

@@ -27,11 +27,10 @@ from svcc.frontends.python._walk import walk
 from svcc.ir.canonical import digest_bytes
 from svcc.ir.model import ModuleIR, SourceFormat, SourceInfo, Span
 from svcc.ir.python_version import parse_python_version, running_version
-from svcc.ir.record import Record
 
 
-@frozen(kw_only=True, repr=False)
-class FrontendResult(Record):
+@frozen(kw_only=True)
+class FrontendResult:
     """``ir`` is ``None`` exactly when an error diagnostic stopped the front end."""
 
     ir: ModuleIR | None
