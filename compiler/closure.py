@@ -6,25 +6,26 @@ modules are judged as a small repository by the same walk as ``svcc inspect DIR`
 one lowering). A bundle's ``source/`` mirrors one
 directory, the *root*: the file's own directory, or, for a file inside a package (its
 directory holds ``__init__.py``), the nearest folder above that is not a package (the
-*source root*: ``name-1.2.3/src`` for ``name-1.2.3/src/pkg/mod.py``). Every import found in
-a file of the closure (module level, function bodies, guarded or not; never under ``if
-TYPE_CHECKING`` or ``if __name__ == "__main__"``) that names a module under the root is
+*source root*: ``name-1.2.3/src`` for ``name-1.2.3/src/pkg/mod.py``). Every import the front
+end records in a file of the closure (module level, class bodies, function and method
+bodies, guarded or not; never under ``if TYPE_CHECKING`` or ``if __name__ == "__main__"``;
+one reader, the IR's imports, so no file is parsed twice) that names a module under the root is
 added, with the ``__init__.py`` of every package on its way. Nothing outside the root is
 ever read, and symlinks are not followed (a link could lead outside the tree).
 """
 
-import ast
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-from attrs import field, frozen
+from attrs import frozen
 from svcc.compiler.errors import InputError
 from svcc.compiler.source_files import read_source_file
 from svcc.ir.imports import package_of, resolve_relative
 
 if TYPE_CHECKING:
     from svcc.frontends.python import FrontendResult
+    from svcc.frontends.repository import Repository
     from svcc.ir.model import ModuleIR
 
 # Bounds: a closure larger than this is not a "single file" any more.
@@ -58,9 +59,11 @@ class LocalClosure:
     # Every dotted name found under the root: modules, packages, namespace packages, mounts.
     located: frozenset[str]
     truncated: bool = False
-    # Each module's front-end result (dotted name → result), lowered once: the closure's
-    # readiness walk judges these, it does not read the files again.
-    lowered: "Mapping[str, FrontendResult]" = field(factory=dict)
+    # The file and its closure in the repository front end's shape (modules, graph,
+    # declared sources), each module lowered once: readiness inherits the import-time
+    # risks of what importing the file runs over this graph, as for a directory. ``None``
+    # when the file imports no module beside it (a one-module repository needs no walk).
+    repository: "Repository | None" = None
 
 
 EMPTY: Final = LocalClosure(modules={}, files={}, mounted=frozenset({""}), located=frozenset())
@@ -118,71 +121,6 @@ def facts_of(ir: "ModuleIR") -> list[ImportFact]:
         for imp in ir.imports
         if not imp.type_checking
     ]
-
-
-def imports_of(tree: ast.Module) -> list[ImportFact]:
-    """Every import statement that can run (not under TYPE_CHECKING or the main guard)."""
-    out: list[ImportFact] = []
-
-    def visit(body: list[ast.stmt], required: bool) -> None:
-        for stmt in body:
-            if isinstance(stmt, ast.Import):
-                out.extend(
-                    ImportFact(
-                        level=0, module=a.name, names=(), required=required, line=stmt.lineno
-                    )
-                    for a in stmt.names
-                )
-            elif isinstance(stmt, ast.ImportFrom):
-                out.append(
-                    ImportFact(
-                        level=stmt.level,
-                        module=stmt.module or "",
-                        names=tuple(a.name for a in stmt.names if a.name != "*"),
-                        required=required,
-                        line=stmt.lineno,
-                    )
-                )
-            elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
-                visit(stmt.body, False)
-            elif isinstance(stmt, ast.ClassDef):
-                visit(stmt.body, required)
-            elif isinstance(stmt, ast.If):
-                if _skipped(stmt.test):
-                    visit(stmt.orelse, False)
-                    continue
-                visit(stmt.body, False)
-                visit(stmt.orelse, False)
-            elif isinstance(stmt, ast.Try | ast.TryStar):
-                visit(stmt.body, False)
-                for handler in stmt.handlers:
-                    visit(handler.body, False)
-                visit(stmt.orelse, False)
-                visit(stmt.finalbody, required)
-            elif isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
-                visit(stmt.body, required)
-                visit(stmt.orelse, required)
-            elif isinstance(stmt, ast.With | ast.AsyncWith):
-                visit(stmt.body, required)
-            elif isinstance(stmt, ast.Match):
-                for case in stmt.cases:
-                    visit(case.body, False)
-
-    visit(tree.body, True)
-    return out
-
-
-def _skipped(test: ast.expr) -> bool:
-    """``if TYPE_CHECKING`` / ``if typing.TYPE_CHECKING`` / ``if __name__ == "__main__"``."""
-    if isinstance(test, ast.Name | ast.Attribute):
-        name = test.id if isinstance(test, ast.Name) else test.attr
-        return name == "TYPE_CHECKING"
-    if isinstance(test, ast.Compare) and len(test.comparators) == 1:
-        sides = [test.left, test.comparators[0]]
-        return any(isinstance(s, ast.Name) and s.id == "__name__" for s in sides) and any(
-            isinstance(s, ast.Constant) and s.value == "__main__" for s in sides
-        )
-    return False
 
 
 def absolute_names(fact: ImportFact, package: str) -> list[str] | None:
@@ -255,7 +193,7 @@ def _bundle_path(dotted: str, is_package: bool) -> str:
 
 
 def build_closure(
-    main_imports: list[ImportFact],
+    main: "tuple[str, bytes, FrontendResult]",
     *,
     module: str,
     mounts: tuple[tuple[str, str], ...],
@@ -264,7 +202,8 @@ def build_closure(
     is_package: bool = False,
     cache: FactsCache | None = None,
 ) -> LocalClosure:
-    """The closure of the main module (its imports given), ``module`` its dotted name.
+    """The closure of the main module (``(shown path, bytes, front-end result)``),
+    ``module`` its dotted name.
     The packages above the main module are part of it: importing it runs them."""
     cache = {} if cache is None else cache
     finder = _Finder(mounts, cache)
@@ -274,7 +213,8 @@ def build_closure(
     lowered: dict[str, FrontendResult] = {}
     total = 0
     truncated = False
-    main_facts = main_imports
+    main_result = main[2]
+    main_facts = facts_of(main_result.ir) if main_result.ir is not None else []
     pending: list[tuple[str, bool, str | None]] = [(module, is_package, None)]
     queued: set[str] = {module}
 
@@ -308,20 +248,9 @@ def build_closure(
                 lowered[name] = result
             total += len(data)
             files[_bundle_path(name, package_flag)] = data
-        requires: list[str] = []
-        package = package_of(name, package_flag)
-        for fact in facts or ():
-            names = absolute_names(fact, package)
-            if names is None:
-                shown = "." * fact.level + fact.module
-                error = error or (
-                    f"{rel or 'the module'} line {fact.line}: relative import {shown!r} "
-                    "reaches above the top package"
-                )
-                continue
-            enqueue(names)
-            if fact.required:
-                requires.append(names[0])
+        requires, above = _requires(facts or (), package_of(name, package_flag), enqueue)
+        if above is not None:
+            error = error or f"{rel or 'the module'} {above}"
         if file is not None:
             modules[name] = LocalModule(
                 name=name,
@@ -330,18 +259,102 @@ def build_closure(
                 requires=tuple(dict.fromkeys(requires)),
                 error=error,
             )
+    located_all = frozenset(located) | _mount_parents(mounts)
+    repository = None
+    if modules:
+        repository = _as_repository(
+            main,
+            module=module,
+            is_package=is_package,
+            modules=modules,
+            files=files,
+            lowered=lowered,
+            located=located_all,
+            python_version=python_version,
+        )
     return LocalClosure(
         modules=dict(sorted(modules.items())),
         files=dict(sorted(files.items())),
         mounted=frozenset(prefix for prefix, _ in mounts),
-        # a mount's parents are namespace packages of the bundle (``acme`` of ``acme.tools``)
-        located=frozenset(located)
-        | frozenset(
-            ".".join(p.split(".")[:i]) for p, _ in mounts if p for i in range(1, p.count(".") + 2)
-        ),
+        located=located_all,
         truncated=truncated,
-        lowered=dict(sorted(lowered.items())),
+        repository=repository,
     )
+
+
+def _requires(
+    facts: "Iterable[ImportFact]", package: str, enqueue: "Callable[[list[str]], None]"
+) -> tuple[list[str], str | None]:
+    """``(what the module requires, why not)``: the absolute names it imports unguarded at
+    module level (every name any import may load is enqueued), and the first relative
+    import that reaches above the top package (``"line N: ..."``), or ``None``."""
+    requires: list[str] = []
+    above: str | None = None
+    for fact in facts:
+        names = absolute_names(fact, package)
+        if names is None:
+            shown = "." * fact.level + fact.module
+            above = above or (
+                f"line {fact.line}: relative import {shown!r} reaches above the top package"
+            )
+            continue
+        enqueue(names)
+        if fact.required:
+            requires.append(names[0])
+    return requires, above
+
+
+def _mount_parents(mounts: tuple[tuple[str, str], ...]) -> frozenset[str]:
+    """A mount's parents are namespace packages of the bundle (``acme`` of ``acme.tools``)."""
+    return frozenset(
+        ".".join(p.split(".")[:i]) for p, _ in mounts if p for i in range(1, p.count(".") + 2)
+    )
+
+
+def _as_repository(
+    main: "tuple[str, bytes, FrontendResult]",
+    *,
+    module: str,
+    is_package: bool,
+    modules: Mapping[str, LocalModule],
+    files: Mapping[str, bytes],
+    lowered: "Mapping[str, FrontendResult]",
+    located: frozenset[str],
+    python_version: tuple[int, int],
+) -> "Repository":
+    """The file and its closure as a repository: the file's module, every closure module
+    (one that could not be read is an empty module: its error is the closure's fact), the
+    namespace packages found on the way, and the graph over them."""
+    from svcc.frontends.repository import (
+        ProjectConfig,
+        RepositoryTree,
+        SourceFile,
+        build_repository,
+        lower_file,
+    )
+
+    path, data, result = main
+    sources = [SourceFile(path=path, module=module, is_package=is_package, data=data)]
+    results = {module: result}
+    for local in modules.values():
+        source = SourceFile(
+            path=local.path,
+            module=local.name,
+            is_package=local.bundle_path.endswith("/__init__.py"),
+            data=files[local.bundle_path],
+        )
+        sources.append(source)
+        found = lowered.get(local.name)
+        results[local.name] = found or lower_file(source, python_version)
+    names = {f.module for f in sources}
+    tree = RepositoryTree(
+        roots=(".",),
+        files=tuple(sorted(sources, key=lambda f: f.module)),
+        namespaces=frozenset(located - names - {""}),
+        config=ProjectConfig(source_roots=None, name=None, dependencies=(), pyproject_sha256=None),
+        problems=(),
+    )
+    return build_repository(tree, results)
 
 
 def _relative(file: str, root: str) -> str:
@@ -355,11 +368,9 @@ def _lower(
     path: str, rel: str, name: str, is_package: bool, version: tuple[int, int]
 ) -> "tuple[bytes, FrontendResult | None, list[ImportFact] | None, str | None]":
     """``(bytes, front-end result, import facts, why it cannot be imported as copied)`` of
-    one file. The facts are every import statement that can run, read from the syntax tree
-    (class bodies and methods included: what the bundle must carry is wider than what the
-    IR records, which is module level and module-level functions)."""
+    one file, lowered once: the facts are the IR's imports (it records every import
+    statement that can run, class bodies and methods included)."""
     from svcc.compiler.diagnostics.codes import F001_SYNTAX
-    from svcc.frontends.python import decode_source, parse
     from svcc.frontends.repository import SourceFile, lower_file
 
     try:
@@ -369,13 +380,11 @@ def _lower(
     result = lower_file(
         SourceFile(path=rel, module=name, is_package=is_package, data=data), version
     )
+    if result.ir is not None:
+        return data, result, facts_of(result.ir), None
     error = next((d for d in result.diagnostics if d.severity == "error"), None)
-    if result.ir is not None or error is None:
-        try:
-            facts = imports_of(parse(decode_source(data)[0], version, rel))
-        except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
-            facts = None  # the front end read it: only a bound it applies differently
-        return data, result, facts, None
+    if error is None:
+        return data, result, None, None
     if error.code == F001_SYNTAX.code:
         line = error.span.line if error.span is not None else 1
         return data, result, None, f"{rel} line {line} does not parse: {error.message}"

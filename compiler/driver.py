@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from svcc.compiler.policy_v2 import AnyExecution
     from svcc.compiler.requirements import DeclaredRequirements
     from svcc.compiler.target import BundleSpec, EmitContext, FileTree, Target
+    from svcc.frontends.python import FrontendResult
 
 
 SUFFIXES: Final[dict[str, SourceFormat]] = {".py": "python", ".ipynb": "notebook"}
@@ -189,7 +190,7 @@ def analyze_source(
         from svcc.compiler.passes.pipeline import ModuleUnit, run_passes
         from svcc.ir.serde import ir_digest
 
-        closure = layout.closure(result.ir, version) if layout is not None else None
+        closure = layout.closure(path, data, result, version) if layout is not None else None
         if closure is not None:
             local_files = tuple(closure.files.items())
         if data_files is not None:
@@ -214,20 +215,16 @@ def analyze_source(
             diagnostics=result.diagnostics,
         )
         readiness = run_passes(unit)
-        if closure is not None and closure.modules:
-            from svcc.compiler.passes.repository_readiness import inherit_closure_risks
-            from svcc.frontends.repository import SourceFile
+        if closure is not None and closure.repository is not None:
+            from svcc.compiler.passes.repository_readiness import RepositoryReadiness
 
-            readiness = inherit_closure_risks(
-                readiness,
-                main=SourceFile(path=path, module=name, is_package=is_package, data=data),
-                result=result,
-                closure=closure,
-                python_version=version,
-                declared_imports=env.declared_imports,
-                declared_requirements=env.declared_requirements,
+            walk = RepositoryReadiness(
+                closure.repository,
+                env.declared_imports,
+                env.declared_requirements,
                 unmapped=env.unmapped,
             )
+            readiness = walk.inherit(name, readiness)
     return Analysis(
         path=path,
         module=name,
@@ -260,11 +257,15 @@ class Layout:
     is_package: bool
     cache: dict[str, Any]
 
-    def closure(self, ir: ModuleIR, version: tuple[int, int]) -> "LocalClosure":
-        from svcc.compiler.closure import build_closure, facts_of
+    def closure(
+        self, path: str, data: bytes, result: "FrontendResult", version: tuple[int, int]
+    ) -> "LocalClosure":
+        """The file's local import closure, with the file (``path`` as shown, ``data``, its
+        front-end ``result``) as the main module of its repository."""
+        from svcc.compiler.closure import build_closure
 
         return build_closure(
-            facts_of(ir),
+            (path, data, result),
             module=self.module,
             mounts=self.mounts,
             root=self.root,

@@ -124,8 +124,10 @@ def target_options(cls: type[Target]) -> tuple[TargetOption, ...]:
             raise UsageError(f"{where}: needs metadata={{'help': ...}}")
         kind, optional, choices = _option_kind(f.type, where)
         required = f.default is attrs.NOTHING
-        from_factory = getattr(f.default, "factory", None) is not None
-        default = None if required or from_factory else f.default
+        factory = getattr(f.default, "factory", None)
+        # a default computed when the target is made (``k8s --interface``: from the
+        # registry) is shown as it is now
+        default = None if required else factory() if factory is not None else f.default
         out.append(
             TargetOption(
                 name=f.name,
@@ -242,6 +244,19 @@ def servable_targets() -> dict[str, BundleSpec]:
         if bundle is not None:
             out[name] = bundle
     return out
+
+
+def default_servable() -> str:
+    """The servable target used when an option names none (``k8s --interface``, ``svcc
+    image lock --interface``): the first, by name, of those svcc itself ships whose server
+    listens on a port (an HTTP service); an installed plugin never changes a default."""
+    for name, entry in discover().items():
+        if entry.distribution != "svcc":
+            continue
+        bundle = entry.load_class().bundle
+        if bundle is not None and bundle.listens:
+            return name
+    raise UsageError("no servable target is installed with svcc; reinstall svcc")
 
 
 def servable_target(name: str, wrapper: str) -> "tuple[Target, BundleSpec]":

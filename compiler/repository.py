@@ -25,7 +25,7 @@ from svcc.ir.model import Capability, ModuleIR
 if TYPE_CHECKING:
     from svcc.compiler.driver import Analysis, CompileResult
     from svcc.compiler.policy import ExecutionPolicy
-    from svcc.compiler.target import FileTree, RepositoryLayout, Target
+    from svcc.compiler.target import BundleSpec, FileTree, RepositoryLayout, Target
 
 
 REPOSITORY_READINESS_SCHEMA: Final = "svc.repository-readiness/v1"
@@ -268,23 +268,7 @@ def repository_bundle(
     by_module: dict[str, list[Capability]] = {}
     for ir, cap in selected:
         by_module.setdefault(ir.module, []).append(cap)
-    starts: list[str] = []
-    for module, caps in by_module.items():
-        starts.append(module)
-        qualnames = {c.qualname for c in caps}
-        starts += [e.target for e in graph.edges[module] if e.scope in qualnames]
-    closure = sorted(graph.import_closure(starts))
-    for module in closure:
-        top = module.split(".", 1)[0]
-        if kind.module_name_problem(module) is not None:
-            raise IneligibleError(
-                f"module {module!r} clashes with the {kind.interface} bundle's own module {top!r}"
-            )
-        if top in sys.stdlib_module_names:
-            raise IneligibleError(
-                f"module {module!r} ({repo.modules[module].file.path}) would shadow the "
-                f"standard library module {top!r} in the server; rename it"
-            )
+    closure = carried_modules(analysis, by_module, kind)
     modules = tuple(
         qualified(attrs.evolve(ir, capabilities=tuple(caps)))
         for ir, caps in ((_ir_of(repo, m), c) for m, c in sorted(by_module.items()))
@@ -334,6 +318,50 @@ def repository_bundle(
         repository=layout,
     )
     return emit_target(backend, view, ctx)
+
+
+def carried_modules(
+    analysis: RepositoryAnalysis, by_module: Mapping[str, list[Capability]], kind: "BundleSpec"
+) -> list[str]:
+    """The repository modules a bundle's ``source/`` holds, sorted: what importing the
+    selected modules runs (their packages and module-level imports, transitively) and what
+    the selected capabilities import in their bodies (checked: a module the bundle's own
+    files or the standard library would shadow is refused), then every module any carried
+    module imports anywhere else (a helper's or a method's body, when called), as a single
+    file's bundle carries its local closure; one of those that would be shadowed is left
+    out, since the server could never import it from ``source/``."""
+    repo = analysis.repository
+    graph = repo.graph
+    starts: list[str] = []
+    for module, caps in by_module.items():
+        starts.append(module)
+        qualnames = {c.qualname for c in caps}
+        starts += [e.target for e in graph.edges[module] if e.scope in qualnames]
+    closure = set(graph.import_closure(starts))
+    for module in sorted(closure):
+        top = module.split(".", 1)[0]
+        if kind.module_name_problem(module) is not None:
+            raise IneligibleError(
+                f"module {module!r} clashes with the {kind.interface} bundle's own module {top!r}"
+            )
+        if top in sys.stdlib_module_names:
+            raise IneligibleError(
+                f"module {module!r} ({repo.modules[module].file.path}) would shadow the "
+                f"standard library module {top!r} in the server; rename it"
+            )
+    pending = sorted(closure)
+    while pending:
+        later = [e.target for m in pending for e in graph.edges.get(m, []) if e.scope]
+        found = [
+            m
+            for m in graph.import_closure(later)
+            if m not in closure
+            and kind.module_name_problem(m) is None
+            and m.split(".", 1)[0] not in sys.stdlib_module_names
+        ]
+        closure.update(found)
+        pending = found
+    return sorted(closure)
 
 
 def qualified(ir: ModuleIR) -> ModuleIR:

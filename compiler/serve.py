@@ -164,18 +164,21 @@ def check_port_free(host: str, port: int) -> None:
 def transport_arguments(
     bundle: Bundle, transport: str | None, host: str, port: int, allowed_hosts: str | None
 ) -> tuple[bool, list[str]]:
-    """``(listens, extra arguments)``: an MCP bundle speaks stdio unless ``--transport
-    streamable-http`` asks for ``/mcp`` on ``--host``/``--port`` (DESIGN §13); a bundle that
-    already listens (REST) takes no transport."""
+    """``(listens, extra arguments)``: a bundle that speaks stdio (MCP) keeps to it unless
+    ``--transport`` names one of its declared ``http_transports`` (MCP: streamable HTTP at
+    ``/mcp`` on ``--host``/``--port``, DESIGN §13); a bundle that already listens (REST)
+    takes no transport."""
     listens = bundle.spec.listens
     if transport is None or (transport == "stdio" and not listens):
         if allowed_hosts is not None:
             raise InputError("--allowed-hosts: only with --transport streamable-http")
         return listens, []
-    if listens or bundle.spec.interface != "mcp":
+    if listens or transport not in bundle.spec.http_transports:
         raise InputError(
             f"--transport: the {bundle.target} bundle serves HTTP on --host/--port already; "
             "--transport is for MCP bundles"
+            if listens
+            else f"--transport {transport}: the {bundle.target} bundle speaks stdio only"
         )
     extra = ["--transport", transport, "--host", host, "--port", str(port)]
     if allowed_hosts is not None:

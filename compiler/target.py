@@ -191,6 +191,13 @@ class BundleSpec:
     # governed execution): a direct bundle carries no code for a mode it does not run in.
     governed_runtime_modules: tuple[str, ...] = ()
     server_requirements: tuple[str, ...] = ()
+    # A server that speaks stdio may also take ``--transport T --host H --port P`` to listen
+    # (``svcc serve --transport``): the transports it takes besides stdio; empty: none.
+    http_transports: tuple[str, ...] = ()
+    # The environment variable through which a listening server accepts ``Host`` values
+    # besides loopback (DNS-rebinding protection); a cluster base sets it to the Service's
+    # names. ``""``: the server checks no ``Host`` header.
+    allowed_hosts_env: str = ""
 
     @property
     def listens(self) -> bool:

@@ -1,11 +1,14 @@
 """Generated bundles under real servers on loopback: compile, start, wait, stop."""
 
+import contextlib
+import io
 import json
 import os
 import signal
 import socket
 import subprocess
 import sys
+import sysconfig
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,6 +16,7 @@ from pathlib import Path
 
 import httpx
 from helpers import SVCC, run_svcc
+from svcc.compiler.cli import main
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "rest"
 
@@ -24,9 +28,23 @@ def free_port() -> int:
 
 
 def generate(source: Path, out: Path, *args: str, interface: str = "rest") -> dict[str, object]:
-    proc = run_svcc("generate", interface, str(source), "--output-dir", str(out), *args)
-    assert proc.returncode == 0, proc.stderr
-    result: dict[str, object] = json.loads(proc.stdout)
+    """``svcc generate INTERFACE SOURCE --output-dir OUT ARGS`` through the command's own
+    ``main``, in this process: its callers need a bundle, not a test of the command (those
+    run the installed ``svcc``: ``helpers.run_svcc``), and each bundle then costs no
+    interpreter start and no import of svcc (~0.3 s of CPU). A directory goes to the installed
+    command: a large tree is lowered in forked workers, which this process must not fork."""
+    if source.is_dir():
+        proc = run_svcc("generate", interface, str(source), "--output-dir", str(out), *args)
+        assert proc.returncode == 0, proc.stderr
+        tree: dict[str, object] = json.loads(proc.stdout)
+        return tree
+    stdout = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+    stderr = io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        code = main(["generate", interface, str(source), "--output-dir", str(out), *args])
+    stdout.flush()
+    assert code == 0, stderr.getvalue()
+    result: dict[str, object] = json.loads(stdout.buffer.getvalue())  # type: ignore[attr-defined]
     return result
 
 
@@ -43,18 +61,43 @@ class Server:
         return self.log.read_text(errors="replace")
 
 
-def _command(port: int) -> list[str]:
-    return [sys.executable, "-m", "uvicorn", "app:app", "--host", "127.0.0.1", "--port", str(port)]
+def _command(port: int, python: str = sys.executable) -> list[str]:
+    return [python, "-m", "uvicorn", "app:app", "--host", "127.0.0.1", "--port", str(port)]
+
+
+def private_interpreter(root: Path) -> str:
+    """A Python under ``root`` (made mode 0700, so only its owner can enter it) that imports
+    what this venv does: a copy of the base executable beside a ``lib`` link to the base
+    prefix's (so the standard library is found *through* ``root``), and a venv made by it
+    whose ``.pth`` adds this venv's site-packages. Where the suite's own interpreter lives
+    (readable by all under /usr on a CI machine, or not under /root/.pyenv) then no longer
+    decides what a test of a server on an unreadable interpreter sees."""
+    root.chmod(0o700)
+    base = Path(os.path.realpath(sys._base_executable))
+    (root / "bin").mkdir()
+    copy = root / "bin" / base.name
+    copy.write_bytes(base.read_bytes())
+    copy.chmod(0o755)
+    stdlib = Path(sysconfig.get_paths()["stdlib"])  # <prefix>/lib/python3.X
+    (root / "lib").symlink_to(stdlib.parent, target_is_directory=True)
+    venv = root / "venv"
+    subprocess.run([str(copy), "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = sysconfig.get_paths()["purelib"]
+    target = venv / Path(site).relative_to(sys.prefix)
+    (target / "_svcc_tests.pth").write_text(f"import site; site.addsitedir({site!r})\n")
+    return str(venv / "bin" / "python")
 
 
 @contextmanager
-def serving(bundle: Path, env: dict[str, str] | None = None) -> Iterator[Server]:
+def serving(
+    bundle: Path, env: dict[str, str] | None = None, python: str = sys.executable
+) -> Iterator[Server]:
     """The bundle under uvicorn (this venv has the bundle's requirements) until the block ends."""
     port = free_port()
     log = bundle.parent / f"{bundle.name}-{port}.log"
     with log.open("wb") as sink:
         proc = subprocess.Popen(
-            _command(port),
+            _command(port, python),
             cwd=bundle,
             stdout=sink,
             stderr=subprocess.STDOUT,

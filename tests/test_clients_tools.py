@@ -10,12 +10,22 @@ installed here: its export is checked against the format's structure (and its go
 """
 
 import json
+import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from clients_support import CATALOG, NPM_DIR, SHAPES, SHOP_REPO, build_rest_bundle, npm_tool
+from clients_support import (
+    BRU_LATE_QUICKJS,
+    BRU_RUN,
+    CATALOG,
+    NPM_DIR,
+    SHAPES,
+    SHOP_REPO,
+    build_rest_bundle,
+    npm_tool,
+)
 from helpers import run_svcc
 from servers import Server, serving
 
@@ -61,10 +71,13 @@ def live(
         yield Live(server, bundle, root, requests, control=request.param == "shapes")
 
 
-def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+def _run(
+    args: list[str], cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        args, cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT, check=False
-    )
+        args, cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT, check=False,
+        env={**os.environ, **(env or {})},
+    )  # fmt: skip
 
 
 def test_newman_runs_the_postman_collection(live: Live) -> None:
@@ -99,7 +112,7 @@ def test_bru_runs_the_bruno_collection(live: Live) -> None:
 
     def run(out: Path) -> tuple[int, dict[str, object], list[str]]:
         report = out.parent / f"{out.name}-bru.json"  # outside the collection folder
-        proc = _run([str(bru), "run", "-r", "--env", "local", "--reporter-json", str(report)], out)
+        proc = _run([str(bru), *BRU_RUN, "--reporter-json", str(report)], out, BRU_LATE_QUICKJS)
         data = json.loads(report.read_text())[0]
         failed = [
             {k: r.get(k) for k in ("test", "error", "status", "response", "assertionResults")}
@@ -221,9 +234,9 @@ def test_each_tool_sends_the_token_variable(tmp_path: Path) -> None:
             bru_args = ["--env-var", f"token={token[0]}"] if token else []
             bru_report = tmp_path / "bru.json"
             _run(
-                [str(npm_tool("bru")), "run", "-r", "--env", "local", *bru_args,
-                 "--reporter-json", str(bru_report)],
+                [str(npm_tool("bru")), *BRU_RUN, *bru_args, "--reporter-json", str(bru_report)],
                 bruno,
+                BRU_LATE_QUICKJS,
             )  # fmt: skip
             bru_results = json.loads(bru_report.read_text())[0]
             bru_failed = bru_results["summary"]["failedAssertions"]

@@ -155,3 +155,58 @@ def test_a_closure_module_carries_what_its_classes_import(tmp_path: Path) -> Non
         "source/other.py",
         "source/sub.py",
     ]
+
+
+def test_a_file_and_its_directory_carry_the_same_modules(tmp_path: Path) -> None:
+    """What can run is carried, on both paths: a method's import and a private helper's
+    (when called). A directory bundle used to hold only what the selected module and
+    capabilities import at module level and in their own bodies."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "main.py").write_text(
+        "import sub\n\n\ndef _load() -> int:\n    import lazy\n\n    return lazy.VALUE\n\n\n"
+        "def f(x: int) -> int:\n    return x + _load() + sub.C().m()\n"
+    )
+    (tree / "sub.py").write_text(
+        "import helper\n\n\nclass C:\n    def m(self) -> int:\n        import other\n\n"
+        "        return other.VALUE + helper.VALUE\n"
+    )
+    for name in ("helper", "other", "lazy", "unused"):
+        (tree / f"{name}.py").write_text("VALUE = 1\n")
+    carried = ["helper.py", "lazy.py", "main.py", "other.py", "sub.py"]
+    for path, out in ((tree / "main.py", "file"), (tree, "dir")):
+        result = compile_path(path, target="rest", output_dir=tmp_path / out)
+        files = [p.removeprefix("source/") for p in result.files if p.startswith("source/")]
+        assert sorted(files) == carried
+
+
+def test_each_module_of_a_file_closure_is_parsed_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One import reader: the closure follows the IR's imports (class bodies and methods
+    included), so no local module is parsed a second time to find what it imports."""
+    import ast
+    from collections import Counter
+
+    (tmp_path / "main.py").write_text("import sub\n\n\ndef f(x: int) -> int:\n    return x\n")
+    (tmp_path / "sub.py").write_text(
+        "import helper\n\n\nclass C:\n    def m(self) -> int:\n        import other\n\n"
+        "        return other.VALUE\n"
+    )
+    (tmp_path / "helper.py").write_text("VALUE = 1\n")
+    (tmp_path / "other.py").write_text("VALUE = 2\n")
+    parsed: Counter[str] = Counter()
+    real = ast.parse
+
+    def counting(source: Any, filename: Any = "<unknown>", *args: Any, **kwargs: Any) -> Any:
+        parsed[str(filename)] += 1
+        return real(source, filename, *args, **kwargs)
+
+    monkeypatch.setattr(ast, "parse", counting)
+    analysis = analyze_file(tmp_path / "main.py")
+    assert [p for p, _ in analysis.local_files] == [
+        "source/helper.py",
+        "source/other.py",
+        "source/sub.py",
+    ]
+    assert parsed == {"main.py": 1, "sub.py": 1, "helper.py": 1, "other.py": 1}

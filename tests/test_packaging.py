@@ -2,15 +2,11 @@
 into site-packages, and the package list matches the folders that hold ``__init__.py``."""
 
 import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
 import pytest
 from helpers import ROOT
-
-sys.path.insert(0, str(ROOT / "tools"))
-from wheelenv import install_wheel_venv
 
 TOP_LEVEL = ["backends", "clients", "compiler", "frontends", "ir", "runtime", "service", "svcc"]
 
@@ -36,8 +32,8 @@ def test_package_list_matches_folders() -> None:
 
 
 @pytest.mark.slow
-def test_wheel_installs_under_one_namespace(tmp_path: Path) -> None:
-    env_dir = install_wheel_venv(tmp_path)
+def test_wheel_installs_under_one_namespace(tmp_path: Path, wheel_venv: Path) -> None:
+    env_dir = wheel_venv
     python = env_dir / "bin" / "python"
     probe = (
         "import importlib.util, json, site, sys, os\n"

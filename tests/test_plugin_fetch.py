@@ -9,7 +9,6 @@ without it), so nothing is downloaded; pip's configuration on this machine is sw
 import json
 import os
 import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
@@ -17,19 +16,18 @@ import pytest
 from helpers import ROOT
 from oci_support import state_dir
 
-sys.path.insert(0, str(ROOT / "tools"))
-from wheelenv import install_wheel_venv
-
 pytestmark = pytest.mark.slow
 
 
-def test_fetch_from_a_wheel_install_gives_what_install_takes(tmp_path: Path) -> None:
+def test_fetch_from_a_wheel_install_gives_what_install_takes(
+    tmp_path: Path, wheel_venv: Path
+) -> None:
     plugin_wheels = state_dir() / "wheelhouse" / "plugin"
     if not plugin_wheels.is_dir():
         pytest.skip(
             f"no plugin wheelhouse in {state_dir()}: run `.ci/oci/wheelhouse.sh {state_dir()}`"
         )
-    venv = install_wheel_venv(tmp_path)
+    venv = wheel_venv
     svcc = str(venv / "bin" / "svcc")
     env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
     env["PIP_CONFIG_FILE"] = os.devnull

@@ -17,6 +17,7 @@ from attrs import field, frozen
 from svcc.backends.k8s._manifests import Interface, Resources, Workload
 from svcc.backends.k8s._options import workload_of
 from svcc.compiler.errors import UsageError
+from svcc.compiler.registry import default_servable
 from svcc.compiler.target import BundleSpec, EmitContext, File, FileTree
 from svcc.ir.model import ModuleIR
 
@@ -48,7 +49,7 @@ class K8sTarget:
         metadata=_opt("a svc.oci-push-result/v1 file: image and inputs digest from it", "FILE"),
     )
     interface: str = field(
-        default="rest",
+        factory=default_servable,
         metadata=_opt(
             "the servable target the image runs (rest, mcp, ...): a port or stdio, as it declares",
             "TARGET",
@@ -93,6 +94,7 @@ class K8sTarget:
             capability_ids=[c.id for c in ir.capabilities],
             listens=ctx.served.listens_in_image,
         )
+        workload = attrs.evolve(workload, allowed_hosts_env=ctx.served.allowed_hosts_env)
         return FileTree.of(render_base(workload))
 
 

@@ -58,6 +58,9 @@ class Workload:
     writable_tmp: bool
     # A Secret whose key ``tokens`` becomes the server's bearer tokens file (DESIGN §13).
     auth_secret: str | None = None
+    # The variable through which the server accepts ``Host`` values besides loopback
+    # (``BundleSpec.allowed_hosts_env``; ``""``: it checks none): set to the Service's names.
+    allowed_hosts_env: str = ""
 
 
 def labels(w: Workload) -> dict[str, str]:
@@ -92,9 +95,10 @@ def scrape_annotations() -> dict[str, str]:
     }
 
 
-def mcp_allowed_hosts(w: Workload) -> str:
-    """The ``Host`` values an MCP server accepts besides loopback: the Service's names in
-    the pod's namespace (``$(POD_NAMESPACE)`` is expanded by the kubelet)."""
+def service_hosts(w: Workload) -> str:
+    """The ``Host`` values a server that checks them accepts besides loopback: the
+    Service's names in the pod's namespace (``$(POD_NAMESPACE)`` is expanded by the
+    kubelet)."""
     names = [w.name, f"{w.name}.$(POD_NAMESPACE)", f"{w.name}.$(POD_NAMESPACE).svc"]
     names.append(f"{w.name}.$(POD_NAMESPACE).svc.cluster.local")
     return ",".join(names)
@@ -104,14 +108,14 @@ def environment(w: Workload) -> list[dict[str, Any]]:
     env: list[dict[str, Any]] = []
     if w.auth_secret is not None:
         env.append({"name": "SVC_AUTH_TOKENS_FILE", "value": f"{AUTH_DIR}/{AUTH_KEY}"})
-    if w.interface == "mcp" and w.listens:
+    if w.allowed_hosts_env and w.listens:
         env.append(
             {
                 "name": "POD_NAMESPACE",
                 "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}},
             }
         )
-        env.append({"name": "SVC_MCP_ALLOWED_HOSTS", "value": mcp_allowed_hosts(w)})
+        env.append({"name": w.allowed_hosts_env, "value": service_hosts(w)})
     return env
 
 

@@ -27,6 +27,8 @@ BUNDLE: Final = BundleSpec(
         *("--host", "{host}", "--port", "{port}"),
     ),
     interface_document="mcp-tools.json",
+    http_transports=("streamable-http",),
+    allowed_hosts_env="SVC_MCP_ALLOWED_HOSTS",  # runtime/mcp_http.py's ALLOWED_HOSTS_ENV
     # The glue and the server's own top-level modules: a user module by one of these names
     # would shadow them inside the bundle.
     reserved_modules=frozenset(

@@ -615,6 +615,32 @@ R041_AUTOMATIC_SOURCE_ROOT: Final = _code(
     hint="set [tool.svcc] source-roots to choose the roots, or pass the folder itself",
 )
 
+R042_UNDECLARED_DATA_READ: Final = _code(
+    "SVC-R042",
+    "per-call read of an undeclared data file",
+    "error",
+    "execution",
+    "conditional",
+    "The function reads a file through a path built from `__file__` (`open`, "
+    "`Path.read_text`, `pd.read_csv`, `np.load`, ...) each time it is called, and the file is "
+    "not a declared data file: the served bundle would not hold it, so every call would fail.",
+    hint="declare the file it reads (--data PATH; in a repository, [tool.svcc] data-files)",
+)
+R043_WORKING_DIRECTORY_READ: Final = _code(
+    "SVC-R043",
+    "per-call read relative to the working directory",
+    "error",
+    "execution",
+    "conditional",
+    'The function reads a file through a literal relative path (`open("catalog.json")`, '
+    '`pd.read_csv("data/train.csv")`), which is resolved against the working directory: a '
+    "served bundle runs in its own root (the module is under `source/`), a governed worker in "
+    "a scratch folder, an image in its WORKDIR, so the file is not found there even when it is "
+    "declared.",
+    hint='build the path from __file__ (Path(__file__).parent / "catalog.json") and declare '
+    "the file (--data PATH; in a repository, [tool.svcc] data-files)",
+)
+
 # --- types and results (issue 23: SVC-R050..R059) ----------------------------------------------
 R050_RETURN_NOT_ENCODABLE: Final = _code(
     "SVC-R050",

@@ -39,6 +39,8 @@ def index_args(args: argparse.Namespace) -> tuple[str, ...]:
 
 
 def add_lock_parser(sub: "argparse._SubParsersAction[Any]") -> None:
+    from svcc.compiler.registry import default_servable
+
     lock = sub.add_parser(
         "lock",
         help="resolve a bundle's or repository's wheels for an image (pip) into a wheel lock",
@@ -53,11 +55,12 @@ def add_lock_parser(sub: "argparse._SubParsersAction[Any]") -> None:
     )
     lock.add_argument("--wheelhouse", required=True, metavar="DIR", help="where wheels are put")
     lock.add_argument("--output", required=True, metavar="LOCK", help="the lock file (new)")
+    default = default_servable()
     lock.add_argument(
         "--interface",
-        default="rest",
+        default=default,
         choices=_servable(),
-        help="a repository's server: any servable target (default rest)",
+        help=f"a repository's server: any servable target (default {default})",
     )
     lock.add_argument(
         "--requirements",

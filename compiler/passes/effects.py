@@ -22,6 +22,10 @@ from typing import Final
 from svcc.compiler.diagnostics import codes as C
 from svcc.compiler.diagnostics.codes import Code
 from svcc.compiler.passes.type_readiness import MODEL_BASES
+from svcc.frontends.python._data_reads import (  # one table: reads at import and per call
+    DATA_READERS,
+    normalise,
+)
 from svcc.ir.model import ClassDecl, Evaluation, Helper, ModuleIR
 
 
@@ -253,36 +257,11 @@ EFFECTS: Final[dict[str, tuple[Code, str]]] = {
     ),
 }  # fmt: skip
 
-# Reads of a file: harmless when the path is built from ``__file__`` and names a declared
-# data file (``Evaluation.path``). A key ending in ``_`` covers what starts with it.
-DATA_READERS: Final = (
-    "builtins.open", "io.open", "pathlib.Path().read_text", "pathlib.Path().read_bytes",
-    "pathlib.Path().open", "joblib.load", "numpy.load", "numpy.loadtxt", "numpy.genfromtxt",
-    "pandas.read_", "polars.read_", "torch.load",
-)  # fmt: skip
-
 # Reads of these dotted names are effects; every other read of a module attribute is a
 # value (PEP 562 module ``__getattr__`` aside).
 EFFECT_READS: Final = ("os.environ", "os.environb", "sys.argv", "sys.orig_argv", "sys.stdin")
 
-# ``pathlib.Path()`` followed by steps that keep a path a path (arithmetic, not reads).
-_PATH_STEPS = re.compile(
-    r"^pathlib\.(?:Pure(?:Posix|Windows)?)?(?:Posix)?Path\(\)"
-    r"(?:\.parent|\.parents\[\]|\.resolve\(\)|\.absolute\(\)|\.joinpath\(\)|\.with_name\(\)"
-    r"|\.with_suffix\(\)|\.with_stem\(\)|\.name|\.stem|\.suffix)*"
-)
-
 PURE_NAMES: Final = frozenset().union(*PURE.values()) | _EXCEPTIONS
-
-
-def normalise(callee: str) -> str:
-    """``pathlib.Path().parent.parent.read_text`` → ``pathlib.Path().read_text``: path steps
-    are collapsed (os.path arithmetic and ``/`` already keep the path's origin)."""
-    if callee.startswith("pathlib."):
-        match = _PATH_STEPS.match(callee)
-        if match and match.end() > 0:
-            return "pathlib.Path()" + callee[match.end() :]
-    return callee
 
 
 def effect_of(name: str) -> tuple[Code, str] | None:

@@ -18,6 +18,7 @@ from svcc.compiler.closure import EMPTY, LocalClosure
 from svcc.compiler.diagnostics import Diagnostic, diag
 from svcc.compiler.diagnostics import codes as C
 from svcc.compiler.diagnostics.codes import CLASS_ORDER, REGISTRY, Code, ReadinessClass
+from svcc.compiler.passes.data_reads import data_read_reasons
 from svcc.compiler.passes.effects import (
     PLAIN_BASE_PREFIXES,
     SECURITY_KINDS,
@@ -510,6 +511,7 @@ CAPABILITY_RULES: Final[dict[str, CapabilityRule]] = {
     "SVC-R009": _call_imports,
     "SVC-R033": _security,
     "SVC-R038": _command_line,
+    "SVC-R042": lambda s: data_read_reasons(s.cap.effects, s.env.data_files),
 }
 
 

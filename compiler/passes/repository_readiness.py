@@ -9,14 +9,14 @@ inherited reason (``SVC-R024``) names the risky module's file and line; the walk
 module once, so import cycles terminate.
 
 A single file is judged by the same walk: its local import closure (the modules beside it
-that it imports, lowered once by ``compiler.closure``) is read as a small repository with
-the file as its main module (:func:`inherit_closure_risks`), so ``svcc inspect FILE`` and
-``svcc inspect DIR`` say the same of the same function.
+that it imports, lowered once by ``compiler.closure``) is a small repository with the file
+as its main module (``LocalClosure.repository``), whose capabilities inherit through
+:meth:`RepositoryReadiness.inherit`, so ``svcc inspect FILE`` and ``svcc inspect DIR`` say
+the same of the same function.
 """
 
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
 import attrs
 from svcc.compiler.diagnostics import Diagnostic, diag
@@ -29,24 +29,10 @@ from svcc.compiler.passes.readiness import (
     module_reasons,
     order,
 )
-from svcc.frontends.python import FrontendResult
-from svcc.frontends.repository import (
-    ProjectConfig,
-    Repository,
-    RepositoryTree,
-    Resolution,
-    SourceFile,
-    build_repository,
-    collection_paused,
-    lower_file,
-    parents,
-)
+from svcc.frontends.repository import Repository, Resolution, collection_paused, parents
 from svcc.ir.canonical import digest_bytes
 from svcc.ir.model import Capability, Import, ModuleIR, Span
 from svcc.ir.serde import ir_to_json
-
-if TYPE_CHECKING:
-    from svcc.compiler.closure import LocalClosure
 
 DECLARE_HINT = (
     "declare it in [project] dependencies of pyproject.toml, [tool.svcc] dependencies, "
@@ -224,47 +210,3 @@ class RepositoryReadiness:
     def run(self) -> dict[str, ReadinessReport | None]:
         with collection_paused():  # see there: the same many small acyclic objects
             return {module: self.report(module) for module in sorted(self.repo.modules)}
-
-
-NO_PROJECT = ProjectConfig(source_roots=None, name=None, dependencies=(), pyproject_sha256=None)
-
-
-def inherit_closure_risks(
-    report: ReadinessReport,
-    *,
-    main: SourceFile,
-    result: FrontendResult,
-    closure: "LocalClosure",
-    python_version: tuple[int, int],
-    declared_imports: frozenset[str],
-    declared_requirements: tuple[str, ...],
-    unmapped: tuple[str, ...] = (),
-) -> ReadinessReport:
-    """``report`` (the main module's) with the closure's import-time risks inherited."""
-    files = [main]
-    for local in closure.modules.values():
-        files.append(
-            SourceFile(
-                path=local.path,
-                module=local.name,
-                is_package=local.bundle_path.endswith("/__init__.py"),
-                data=closure.files[local.bundle_path],
-            )
-        )
-    modules = {f.module for f in files}
-    tree = RepositoryTree(
-        roots=(".",),
-        files=tuple(sorted(files, key=lambda f: f.module)),
-        namespaces=frozenset(closure.located - modules - {""}),
-        config=NO_PROJECT,
-        problems=(),
-    )
-    results = {
-        f.module: closure.lowered.get(f.module) or lower_file(f, python_version) for f in files[1:]
-    }
-    results[main.module] = result
-    repository = build_repository(tree, results)
-    walk = RepositoryReadiness(
-        repository, declared_imports, declared_requirements, unmapped=unmapped
-    )
-    return walk.inherit(main.module, report)

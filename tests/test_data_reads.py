@@ -1,0 +1,136 @@
+"""Files a capability reads on every call: refused unless the served bundle will find them.
+
+``shop.py`` reads ``catalog.json`` and ``stock.csv`` beside it through paths built from
+``__file__`` inside its functions (not at import). Without the files declared each function
+is conditional (``SVC-R042``, with the hint to declare them); with ``--data`` both are served
+under uvicorn and answer with the files' content. ``cwd_shop.py`` reads ``"catalog.json"``
+relative to the working directory, which a served bundle does not share with the module:
+conditional (``SVC-R043``) even when declared, with the hint to build the path from
+``__file__``. Paths from parameters stay the ``paths`` security effect.
+"""
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from helpers import run_svcc
+from servers import generate, serving
+
+FIXTURE = Path(__file__).resolve().parent / "fixtures" / "shop_reads"
+
+
+def _copy(tmp_path: Path) -> Path:
+    shutil.copytree(FIXTURE, tmp_path / "shop")
+    return tmp_path / "shop"
+
+
+def _inspect(source: Path, *args: str) -> dict[str, dict[str, Any]]:
+    proc = run_svcc("inspect", str(source), "--format", "json", *args)
+    assert proc.returncode in (0, 1), proc.stderr
+    return {a["name"]: a for a in json.loads(proc.stdout)["assessments"]}
+
+
+def test_undeclared_per_call_reads_are_conditional_with_the_hint(tmp_path: Path) -> None:
+    project = _copy(tmp_path)
+    found = _inspect(project / "shop.py")
+    for name, file in (("price_of", "catalog.json"), ("stock_of", "stock.csv")):
+        assert found[name]["class"] == "conditional"
+        (reason,) = found[name]["reasons"]
+        assert reason["code"] == "SVC-R042"
+        assert f"reads {file} beside the module on every call" in reason["message"]
+        assert "--data PATH" in reason["hint"]
+
+
+def test_declared_per_call_reads_are_served_over_rest(tmp_path: Path) -> None:
+    project = _copy(tmp_path)
+    declared = ("--data", str(project / "catalog.json"), "--data", str(project / "stock.csv"))
+    assert {a["class"] for a in _inspect(project / "shop.py", *declared).values()} == {"eligible"}
+    bundle = tmp_path / "rest"
+    generate(project / "shop.py", bundle, *declared)
+    with serving(bundle) as server, server.client() as client:
+        price = client.post("/capabilities/price_of", json={"item": "pear"})
+        assert price.status_code == 200, server.log_text()
+        assert price.json() == 2.5
+        stock = client.post("/capabilities/stock_of", json={"item": "apple"})
+        assert stock.status_code == 200, server.log_text()
+        assert stock.json() == "apple,12"
+
+
+def test_working_directory_read_is_conditional_even_when_declared(tmp_path: Path) -> None:
+    project = _copy(tmp_path)
+    for declared in ((), ("--data", str(project / "catalog.json"))):
+        (reason,) = _inspect(project / "cwd_shop.py", *declared)["price_of"]["reasons"]
+        assert reason["code"] == "SVC-R043"
+        assert "'catalog.json' relative to the working directory" in reason["message"]
+        assert 'Path(__file__).parent / "catalog.json"' in reason["hint"]
+        assert ("the file is declared" in reason["message"]) == bool(declared)
+
+
+def test_what_the_rule_leaves_alone(tmp_path: Path) -> None:
+    """A parameter's path stays the paths effect; writes, absolute paths, the module's own
+    source and reads at import (SVC-R026's) are not per-call data reads."""
+    source = tmp_path / "misc.py"
+    source.write_text(
+        "import json\n"
+        "from pathlib import Path\n\n\n"
+        "def by_name(name: str) -> str:\n"
+        "    return open(name).read()\n\n\n"
+        "def save(text: str) -> None:\n"
+        '    with open("out.txt", "w") as handle:\n'
+        "        handle.write(text)\n\n\n"
+        "def hosts() -> str:\n"
+        '    return Path("/etc/hostname").read_text()\n\n\n'
+        "def own() -> int:\n"
+        "    return len(open(__file__).read())\n"
+    )
+    found = _inspect(source)
+    assert [r["code"] for r in found["by_name"]["reasons"]] == ["SVC-R036"]
+    assert found["save"]["class"] == found["hosts"]["class"] == found["own"]["class"] == "eligible"
+
+
+def test_repository_data_files_declare_per_call_reads(tmp_path: Path) -> None:
+    """In a repository, ``[tool.svcc] data-files`` declares them (module-folder relative)."""
+    package = tmp_path / "repo" / "src" / "shop"
+    package.mkdir(parents=True)
+    (tmp_path / "repo" / "pyproject.toml").write_text(
+        '[project]\nname = "shop"\nversion = "0.1"\n\n'
+        '[tool.svcc]\ndata-files = ["src/shop/catalog.json"]\n'
+    )
+    (package / "__init__.py").write_text("")
+    shutil.copy(FIXTURE / "catalog.json", package / "catalog.json")
+    shutil.copy(FIXTURE / "shop.py", package / "prices.py")
+    proc = run_svcc("inspect", str(tmp_path / "repo"), "--format", "json")
+    assert proc.returncode in (0, 1), proc.stderr
+    found: dict[str, list[str]] = {}
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            if "capability_id" in node:
+                found[node["capability_id"]] = [r["code"] for r in node["reasons"]]
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(json.loads(proc.stdout))
+    assert found == {
+        "python:shop.prices:price_of": [],
+        "python:shop.prices:stock_of": ["SVC-R042"],  # stock.csv is not declared
+    }
+
+
+def test_a_url_is_not_a_working_directory_path(tmp_path: Path) -> None:
+    """``pd.read_csv("https://...")`` fetches; ``pd.read_csv("data/train.csv")`` reads ./data."""
+    source = tmp_path / "frames.py"
+    source.write_text(
+        "import pandas as pd\n\n\n"
+        "def remote() -> int:\n"
+        '    return len(pd.read_csv("https://example.org/train.csv"))\n\n\n'
+        "def local() -> int:\n"
+        '    return len(pd.read_csv("data/train.csv"))\n'
+    )
+    found = _inspect(source)
+    assert [r["code"] for r in found["remote"]["reasons"]] == ["SVC-R008"]  # pandas undeclared
+    assert [r["code"] for r in found["local"]["reasons"]] == ["SVC-R008", "SVC-R043"]
