@@ -93,7 +93,7 @@ CASES: dict[str, tuple[Callable[[int], tuple[float, float]], tuple[int, ...], st
         file_point(lines),
         (10_000, 20_000, 40_000, 80_000),
         "`x = 1` lines",
-        "SLICE_LINES 20,000 after the 2nd point",
+        "SLICE_LINES 20,000: the 2nd point (20,005 lines) is sliced",
     ),
     "files": (
         files_point,

@@ -22,7 +22,6 @@ from attrs import frozen
 from svcc.compiler.errors import InputError
 from svcc.compiler.source_files import read_source_file
 from svcc.ir.imports import package_of, resolve_relative
-from svcc.ir.record import Record
 
 if TYPE_CHECKING:
     from svcc.frontends.python import FrontendResult
@@ -35,8 +34,8 @@ MAX_CLOSURE_BYTES: Final = 32 * 1024 * 1024
 MAX_PACKAGE_DEPTH: Final = 32
 
 
-@frozen(kw_only=True, repr=False)
-class LocalModule(Record):
+@frozen(kw_only=True)
+class LocalModule:
     """One module of the closure. ``requires`` are the absolute names it imports unguarded
     at module level (what must import for it to import); ``error`` is a fact about why it
     cannot be imported as copied (it does not parse, a relative import leaves the top
@@ -49,8 +48,8 @@ class LocalModule(Record):
     error: str | None
 
 
-@frozen(kw_only=True, repr=False)
-class LocalClosure(Record):
+@frozen(kw_only=True)
+class LocalClosure:
     """``modules`` by dotted name; ``files`` maps bundle paths to the exact bytes read.
     ``mounted`` are the packages whose directory the bundle holds (``""`` is the top)."""
 
@@ -97,8 +96,8 @@ def source_root(path: str) -> tuple[str, str]:
     return folder, ".".join(parts)
 
 
-@frozen(kw_only=True, repr=False)
-class ImportFact(Record):
+@frozen(kw_only=True)
+class ImportFact:
     """One import statement, flattened: the absolute names it may load."""
 
     level: int

@@ -21,7 +21,6 @@ from svcc.compiler.passes.readiness import Environment, ReadinessReport
 from svcc.compiler.source_files import read_source_file
 from svcc.ir.canonical import canonical_json
 from svcc.ir.model import ModuleIR, SourceFormat, Span
-from svcc.ir.record import Record
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -37,8 +36,8 @@ SUFFIXES: Final[dict[str, SourceFormat]] = {".py": "python", ".ipynb": "notebook
 SKIP_DIRS: Final = frozenset({"__pycache__", "node_modules"})
 
 
-@frozen(kw_only=True, repr=False)
-class Analysis(Record):
+@frozen(kw_only=True)
+class Analysis:
     """One source analysed. ``ir``/``readiness`` are ``None`` when ``error`` is set."""
 
     path: str
@@ -247,8 +246,8 @@ def _reserved_names() -> frozenset[str]:
     return BUNDLE_RESERVED
 
 
-@frozen(kw_only=True, repr=False)
-class Layout(Record):
+@frozen(kw_only=True)
+class Layout:
     """Where a file on disk sits: the directories the bundle's ``source/`` mirrors
     (``mounts``: package prefix → directory) and the shared per-file facts cache."""
 
@@ -423,8 +422,8 @@ def render_ir(analysis: Analysis) -> bytes:
 MAX_MANIFEST_BYTES: Final = 1024 * 1024  # the specification's bundle manifest limit
 
 
-@frozen(kw_only=True, repr=False)
-class CompileResult(Record):
+@frozen(kw_only=True)
+class CompileResult:
     """What was written. ``module`` is a file's module; ``bundle_kind`` is ``"repository"``
     for a directory (a file's result keeps today's JSON shape, without it)."""
 

@@ -10,13 +10,12 @@ packages, declared requirements, sibling files).
 from typing import Literal
 
 from attrs import frozen
-from svcc.ir.record import Record
 from svcc.ir.schema import IR_SCHEMA
 from svcc.ir.types import TypeNode
 
 
-@frozen(kw_only=True, repr=False)
-class Span(Record):
+@frozen(kw_only=True)
+class Span:
     """A source region. Lines are 1-based, columns 0-based characters.
 
     For notebooks, ``cell`` is the 1-based position of the cell among all cells and
@@ -33,8 +32,8 @@ class Span(Record):
 SourceFormat = Literal["python", "notebook"]
 
 
-@frozen(kw_only=True, repr=False)
-class SourceInfo(Record):
+@frozen(kw_only=True)
+class SourceInfo:
     """Where the module came from. ``path`` is relative (a file name, or a path inside the
     analysed directory), never absolute, so the IR is the same on every machine."""
 
@@ -46,8 +45,8 @@ class SourceInfo(Record):
     python_version: str
 
 
-@frozen(kw_only=True, repr=False)
-class Default(Record):
+@frozen(kw_only=True)
+class Default:
     """A default's presence and its source text; the expression is never evaluated."""
 
     text: str
@@ -72,8 +71,8 @@ ParamUseKind = Literal[
 ]
 
 
-@frozen(kw_only=True, repr=False)
-class ParamUse(Record):
+@frozen(kw_only=True)
+class ParamUse:
     """A use of a parameter in its function's body that needs a callable or a class:
     ``p(...)``, ``isinstance(x, p)``, ``issubclass(c, p)``, ``@p``; or an object no JSON
     value is: an attribute (``p.shape``), a method (``p.drop(...)``) or a subscripted
@@ -92,8 +91,8 @@ class ParamUse(Record):
     receiver: str | None = None
 
 
-@frozen(kw_only=True, repr=False)
-class Parameter(Record):
+@frozen(kw_only=True)
+class Parameter:
     name: str
     kind: ParamKind
     annotation: str | None
@@ -103,15 +102,15 @@ class Parameter(Record):
     uses: tuple[ParamUse, ...] = ()
 
 
-@frozen(kw_only=True, repr=False)
-class Returns(Record):
+@frozen(kw_only=True)
+class Returns:
     annotation: str | None
     type: TypeNode
     span: Span | None
 
 
-@frozen(kw_only=True, repr=False)
-class Decorator(Record):
+@frozen(kw_only=True)
+class Decorator:
     text: str
     span: Span
 
@@ -122,8 +121,8 @@ FunctionForm = Literal["function", "generator", "async_generator"]
 EvaluationKind = Literal["code", "decorator", "base", "call", "read"]
 
 
-@frozen(kw_only=True, repr=False)
-class Evaluation(Record):
+@frozen(kw_only=True)
+class Evaluation:
     """Something a module-level statement evaluates at import, recorded as a fact: code
     (a loop, a statement that is not a definition, anything not read further), a call, a
     read of a dotted name (``read``: ``callee`` is its origin, ``os.environ``), a
@@ -155,8 +154,8 @@ class Evaluation(Record):
     path: str | None = None
 
 
-@frozen(kw_only=True, repr=False)
-class Capability(Record):
+@frozen(kw_only=True)
+class Capability:
     """A public module-level function: one candidate operation/tool."""
 
     id: str
@@ -184,8 +183,8 @@ BindingKind = Literal[
 ]
 
 
-@frozen(kw_only=True, repr=False)
-class Binding(Record):
+@frozen(kw_only=True)
+class Binding:
     """One module-level (re)binding, at import time, of a capability's name."""
 
     name: str
@@ -194,8 +193,8 @@ class Binding(Record):
     span: Span
 
 
-@frozen(kw_only=True, repr=False)
-class Import(Record):
+@frozen(kw_only=True)
+class Import:
     """One imported module. ``scope`` is ``""`` at module level, else the function's qualname.
 
     ``guarded`` is true inside ``try``/``if`` (optional-dependency fallbacks) and under
@@ -232,16 +231,16 @@ StatementKind = Literal[
 ]
 
 
-@frozen(kw_only=True, repr=False)
-class NameRead(Record):
+@frozen(kw_only=True)
+class NameRead:
     """A name a module-level statement looks up outside itself when it runs at import."""
 
     name: str
     span: Span
 
 
-@frozen(kw_only=True, repr=False)
-class Statement(Record):
+@frozen(kw_only=True)
+class Statement:
     """A module-level statement: its syntactic shape (``kind``, ``detail``), what it binds
     and reads, and what it evaluates at import (``evaluations``, nested blocks included,
     in source order)."""
@@ -257,8 +256,8 @@ class Statement(Record):
     evaluations: tuple[Evaluation, ...] = ()
 
 
-@frozen(kw_only=True, repr=False)
-class ClassDecl(Record):
+@frozen(kw_only=True)
+class ClassDecl:
     """A module-level class that is not a TypedDict.
 
     ``bases`` are resolved dotted names (``builtins.Exception``, ``enum.Enum``,
@@ -275,8 +274,8 @@ class ClassDecl(Record):
     span: Span
 
 
-@frozen(kw_only=True, repr=False)
-class TypedDictField(Record):
+@frozen(kw_only=True)
+class TypedDictField:
     name: str
     annotation: str
     type: TypeNode
@@ -284,8 +283,8 @@ class TypedDictField(Record):
     span: Span
 
 
-@frozen(kw_only=True, repr=False)
-class TypedDictDecl(Record):
+@frozen(kw_only=True)
+class TypedDictDecl:
     """A TypedDict: the fields its own body declares (requiredness resolved) and the names of
     its TypedDict ``bases`` in order. Inherited fields are not repeated here (a chain of depth
     D would hold D²/2 of them); ``svcc.ir.index.ModuleIndex.typed_dict_fields`` lists them all."""
@@ -303,8 +302,8 @@ ModelForm = Literal["dataclass", "pydantic", "namedtuple"]
 ConstraintValue = int | float | str
 
 
-@frozen(kw_only=True, repr=False)
-class Constraint(Record):
+@frozen(kw_only=True)
+class Constraint:
     """A literal pydantic ``Field`` bound: ``gt``/``ge``/``lt``/``le`` (numbers),
     ``min_length``/``max_length`` (integers), ``pattern`` (a string)."""
 
@@ -312,8 +311,8 @@ class Constraint(Record):
     value: ConstraintValue
 
 
-@frozen(kw_only=True, repr=False)
-class ModelField(Record):
+@frozen(kw_only=True)
+class ModelField:
     """One field of a model. ``name`` is the JSON property (a pydantic alias when given),
     ``attribute`` the Python name; ``required`` is "no default"."""
 
@@ -327,16 +326,16 @@ class ModelField(Record):
     span: Span
 
 
-@frozen(kw_only=True, repr=False)
-class Unreadable(Record):
+@frozen(kw_only=True)
+class Unreadable:
     """Part of a model that cannot be read statically (a computed ``Field`` argument)."""
 
     text: str
     span: Span
 
 
-@frozen(kw_only=True, repr=False)
-class ModelDecl(Record):
+@frozen(kw_only=True)
+class ModelDecl:
     """A dataclass, pydantic ``BaseModel`` or ``NamedTuple`` read from its class body:
     every field, inherited ones first (as Python orders them). ``extra`` is the JSON
     object's rule for unknown keys (``forbid``: refused; pydantic's ``ignore``/``allow``
@@ -350,8 +349,8 @@ class ModelDecl(Record):
     span: Span
 
 
-@frozen(kw_only=True, repr=False)
-class GlobalWrite(Record):
+@frozen(kw_only=True)
+class GlobalWrite:
     """``global NAME`` inside a function: the function may rebind a module-level name."""
 
     name: str
@@ -359,8 +358,8 @@ class GlobalWrite(Record):
     span: Span
 
 
-@frozen(kw_only=True, repr=False)
-class GlobalRead(Record):
+@frozen(kw_only=True)
+class GlobalRead:
     """A capability's body reads a module-level name that a function of the module declares
     ``global`` (recorded only for such names; the first read per function and name)."""
 
@@ -369,8 +368,8 @@ class GlobalRead(Record):
     span: Span
 
 
-@frozen(kw_only=True, repr=False)
-class Helper(Record):
+@frozen(kw_only=True)
+class Helper:
     """A function or class of the module that module-level code calls at import (directly,
     or through another helper, to a bounded depth): what running its body evaluates.
 
@@ -385,8 +384,8 @@ class Helper(Record):
     span: Span
 
 
-@frozen(kw_only=True, repr=False)
-class ModuleIR(Record):
+@frozen(kw_only=True)
+class ModuleIR:
     schema: str = IR_SCHEMA
     module: str
     source: SourceInfo

@@ -13,7 +13,6 @@ delegates here, so there is one writer of the shape.
 
 from collections.abc import Callable, Iterator
 from functools import cache
-from json.encoder import encode_basestring as _string  # the C writer the encoder uses
 from typing import Any, TypeVar
 
 from svcc.ir.canonical import ENCODER, digest_bytes
@@ -26,7 +25,6 @@ from svcc.ir.types import (
 )
 
 T = TypeVar("T")
-_int = int.__repr__
 
 
 class IRFormatError(ValueError):
@@ -89,26 +87,21 @@ def _is_record(cls: Any) -> bool:
 
 
 def _record_writer(cls: type) -> Callable[[Any], dict[str, Any]]:
-    """The writer of one record class, built once: its field names, and a type node's tag.
-
-    Generated as one dict display (as attrs generates its ``__init__``): a record's fields
-    are read without a loop, which is most of the cost of encoding an IR."""
+    """The writer of one record class, built once: its field names, and a type node's tag
+    (which replaces a field of its name)."""
     import attrs
 
     if not attrs.has(cls):
         raise TypeError(f"not an IR value: {cls.__name__}")
     names = tuple(f.name for f in attrs.fields(cls))
     tag = _kind_of(cls) if cls in TYPE_NODE_CLASSES else None
-    items = [
-        f"{name!r}: (v if type(v := value.{name}) in scalars else unstructure(v))" for name in names
-    ]
-    if tag is not None:
-        items.append(f"'kind': {tag!r}")
-    # attrs field names are identifiers, the tag is written with repr
-    source = "def write(value):\n    return {" + ", ".join(items) + "}\n"
-    namespace: dict[str, Any] = {"scalars": _SCALARS, "unstructure": unstructure}
-    exec(compile(source, f"<svcc record writer {cls.__qualname__}>", "exec"), namespace)
-    write: Callable[[Any], dict[str, Any]] = namespace["write"]
+
+    def write(value: Any) -> dict[str, Any]:
+        out = {name: unstructure(getattr(value, name)) for name in names}
+        if tag is not None:
+            out["kind"] = tag
+        return out
+
     _RECORDS[cls] = write
     return write
 
@@ -139,78 +132,6 @@ def structure(data: Any, cls: type[T]) -> T:
         raise IRFormatError([f"invalid value: {exc!r} @ $"]) from None
 
 
-_TEXTS: dict[type, Callable[[Any], str]] = {}
-
-
-def _text(value: Any) -> str:
-    """``ENCODER.encode(unstructure(value))``, byte for byte, without the plain values in
-    between: a record's text is its fields' texts under its sorted field names (the
-    encoder's ``sort_keys``, compact separators), a tuple's its items' texts in brackets.
-    A string, an exact int, a bool and ``None`` are written as the encoder writes them (its own
-    string writer, ``int.__repr__``); any other value (a float, a dict) is handed
-    to the encoder itself."""
-    cls = type(value)
-    write = _TEXTS.get(cls)  # a record (most values that reach here)
-    if write is not None:
-        return write(value)
-    if cls is tuple or cls is list:  # the other values a record's writer hands on
-        items = [_string(item) if type(item) is str else _text(item) for item in value]
-        return "[" + ",".join(items) + "]"
-    if cls is str:
-        return _string(value)
-    if cls is int:
-        return _int(value)
-    if value is None:
-        return "null"
-    if cls is bool:
-        return "true" if value else "false"
-    if cls in _SCALARS or cls is dict or not _is_record(cls):
-        return ENCODER.encode(unstructure(value))
-    return _record_text(cls)(value)
-
-
-def _record_text(cls: type) -> Callable[[Any], str]:
-    """The text writer of one record class, generated once (see :func:`_record_writer`)."""
-    import attrs
-
-    names = [f.name for f in attrs.fields(cls)]
-    tag = _kind_of(cls) if cls in TYPE_NODE_CLASSES else None
-    # a tag replaces a field of its name, as in the record's plain value
-    keys = sorted({*names, "kind"} if tag is not None else names)
-    # one f-string: its literal pieces (the keys and the tag, written by the encoder's
-    # string writer) are constants of the namespace, its values read by attribute (attrs
-    # field names are identifiers)
-    namespace: dict[str, Any] = {
-        "string": _string,
-        "integer": _int,
-        "text": _text,
-        "null": "null",
-        "texts": _TEXTS,  # a nested record's writer called directly
-    }
-    pieces = []
-    for position, key in enumerate(keys):
-        literal = ("{" if position == 0 else ",") + _string(key) + ":"
-        if key == "kind" and tag is not None:
-            literal += _string(tag)
-            value = ""
-        elif not key.isidentifier():
-            raise TypeError(f"cannot write field {key!r} of {cls.__name__}")
-        else:
-            value = (
-                f"{{(string(v) if (t := type(v := value.{key})) is str else "
-                f"integer(v) if t is int else null if v is None else "
-                f"texts[t](v) if t in texts else text(v))}}"
-            )
-        namespace[f"k{position}"] = literal
-        pieces.append(f"{{k{position}}}{value}")
-    body = "f'" + "".join(pieces) + "}}'" if pieces else "'{}'"
-    source = f"def write(value):\n    return {body}\n"
-    exec(compile(source, f"<svcc record text {cls.__qualname__}>", "exec"), namespace)
-    write: Callable[[Any], str] = namespace["write"]
-    _TEXTS[cls] = write
-    return write
-
-
 _BATCH = 4096  # records encoded per write: bounded lists whatever the module's size
 
 
@@ -224,12 +145,12 @@ def _encode_ir(ir: ModuleIR) -> Iterator[bytes]:
         value = getattr(ir, name)
         yield (b"," if position else b"") + ENCODER.encode(name).encode("utf-8") + b":"
         if not isinstance(value, tuple):
-            yield _text(value).encode("utf-8")
+            yield ENCODER.encode(unstructure(value)).encode("utf-8")
             continue
         yield b"["
         for start in range(0, len(value), _BATCH):
             batch = value[start : start + _BATCH]
-            encoded = ",".join([_text(item) for item in batch])
+            encoded = ",".join([ENCODER.encode(unstructure(item)) for item in batch])
             yield (b"," if start else b"") + encoded.encode("utf-8")
         yield b"]"
     yield b"}\n"

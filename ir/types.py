@@ -11,62 +11,61 @@ from functools import cache
 from typing import ClassVar, Literal
 
 from attrs import frozen
-from svcc.ir.record import Record
 
 # A JSON scalar usable inside ``Literal[...]``.
 LiteralValue = str | int | bool | None
 
 
-@frozen(kw_only=True, repr=False)
-class AnyType(Record):
+@frozen(kw_only=True)
+class AnyType:
     """Any JSON value: no annotation, ``Any``/``object``, or a bare ``list``'s items."""
 
     KIND: ClassVar[str] = "any"
 
 
-@frozen(kw_only=True, repr=False)
-class IntType(Record):
+@frozen(kw_only=True)
+class IntType:
     KIND: ClassVar[str] = "int"
 
 
-@frozen(kw_only=True, repr=False)
-class FloatType(Record):
+@frozen(kw_only=True)
+class FloatType:
     """A JSON number; integers are accepted (``float`` accepts ``int`` in Python typing)."""
 
     KIND: ClassVar[str] = "float"
 
 
-@frozen(kw_only=True, repr=False)
-class StrType(Record):
+@frozen(kw_only=True)
+class StrType:
     KIND: ClassVar[str] = "str"
 
 
-@frozen(kw_only=True, repr=False)
-class BoolType(Record):
+@frozen(kw_only=True)
+class BoolType:
     KIND: ClassVar[str] = "bool"
 
 
-@frozen(kw_only=True, repr=False)
-class NoneType(Record):
+@frozen(kw_only=True)
+class NoneType:
     KIND: ClassVar[str] = "none"
 
 
-@frozen(kw_only=True, repr=False)
-class ListType(Record):
+@frozen(kw_only=True)
+class ListType:
     KIND: ClassVar[str] = "list"
     item: "TypeNode"
 
 
-@frozen(kw_only=True, repr=False)
-class DictType(Record):
+@frozen(kw_only=True)
+class DictType:
     """``dict[str, T]``: JSON object keys are strings, so only ``str`` keys are expressible."""
 
     KIND: ClassVar[str] = "dict"
     value: "TypeNode"
 
 
-@frozen(kw_only=True, repr=False)
-class TupleType(Record):
+@frozen(kw_only=True)
+class TupleType:
     """``tuple[A, B]`` (fixed ``items``) or ``tuple[T, ...]`` (``variadic`` item)."""
 
     KIND: ClassVar[str] = "tuple"
@@ -74,22 +73,22 @@ class TupleType(Record):
     variadic: "TypeNode | None" = None
 
 
-@frozen(kw_only=True, repr=False)
-class UnionType(Record):
+@frozen(kw_only=True)
+class UnionType:
     """Flattened, de-duplicated alternatives in source order; ``Optional[X]`` is ``X | None``."""
 
     KIND: ClassVar[str] = "union"
     options: tuple["TypeNode", ...]
 
 
-@frozen(kw_only=True, repr=False)
-class LiteralType(Record):
+@frozen(kw_only=True)
+class LiteralType:
     KIND: ClassVar[str] = "literal"
     values: tuple[LiteralValue, ...]
 
 
-@frozen(kw_only=True, repr=False)
-class TypedDictType(Record):
+@frozen(kw_only=True)
+class TypedDictType:
     """A reference by name to a ``TypedDictDecl`` of the same module."""
 
     KIND: ClassVar[str] = "typeddict"
@@ -107,8 +106,8 @@ ValueName = Literal[
 ]
 
 
-@frozen(kw_only=True, repr=False)
-class ValueType(Record):
+@frozen(kw_only=True)
+class ValueType:
     """A standard-library value with one string form: dates and times (ISO 8601), a
     duration, a UUID, a ``Decimal`` (its exact numeric string) or ``bytes`` (base64)."""
 
@@ -116,8 +115,8 @@ class ValueType(Record):
     name: ValueName
 
 
-@frozen(kw_only=True, repr=False)
-class EnumType(Record):
+@frozen(kw_only=True)
+class EnumType:
     """A local ``Enum``/``StrEnum``/``IntEnum`` with literal values: the JSON values are
     ``values``, the function receives the member of class ``name``."""
 
@@ -126,8 +125,8 @@ class EnumType(Record):
     values: tuple[LiteralValue, ...]
 
 
-@frozen(kw_only=True, repr=False)
-class ModelType(Record):
+@frozen(kw_only=True)
+class ModelType:
     """A reference by name to a ``ModelDecl`` (a dataclass, a pydantic model or a
     ``NamedTuple``) of the same module: a closed JSON object, the instance passed."""
 
@@ -138,30 +137,30 @@ class ModelType(Record):
 NdarrayDtype = Literal["int", "float", "bool", "str", "any"]
 
 
-@frozen(kw_only=True, repr=False)
-class NdarrayType(Record):
+@frozen(kw_only=True)
+class NdarrayType:
     """``np.ndarray`` / ``NDArray[dtype]``: nested JSON arrays, ``np.asarray`` of them."""
 
     KIND: ClassVar[str] = "ndarray"
     dtype: NdarrayDtype = "any"
 
 
-@frozen(kw_only=True, repr=False)
-class DataFrameType(Record):
+@frozen(kw_only=True)
+class DataFrameType:
     """``pd.DataFrame``: a list of records (objects) in and out."""
 
     KIND: ClassVar[str] = "dataframe"
 
 
-@frozen(kw_only=True, repr=False)
-class SeriesType(Record):
+@frozen(kw_only=True)
+class SeriesType:
     """``pd.Series``: an array in; out, an object keyed by the index (DESIGN §12)."""
 
     KIND: ClassVar[str] = "series"
 
 
-@frozen(kw_only=True, repr=False)
-class UnsupportedType(Record):
+@frozen(kw_only=True)
+class UnsupportedType:
     """A resolvable annotation with no exact JSON shape (callables, arbitrary classes, ...)."""
 
     KIND: ClassVar[str] = "unsupported"
@@ -172,8 +171,8 @@ class UnsupportedType(Record):
 UnresolvedReason = Literal["unknown-name", "star-import", "invalid-annotation"]
 
 
-@frozen(kw_only=True, repr=False)
-class UnresolvedType(Record):
+@frozen(kw_only=True)
+class UnresolvedType:
     """An annotation naming something that cannot be resolved statically."""
 
     KIND: ClassVar[str] = "unresolved"

@@ -340,3 +340,24 @@ def test_streamed_ir_json_is_the_canonical_encoding(path: Path | None) -> None:
     if analysis.ir is None:
         pytest.skip("the fixture does not analyse")
     assert ir_to_json(analysis.ir) == canonical_json(unstructure(analysis.ir))
+
+
+def test_parallel_repository_reading_gives_the_same_modules(tmp_path: Path) -> None:
+    """From ``PARALLEL_FROM`` files a tree is lowered in worker processes (what ``inspect
+    DIR`` and ``compile DIR`` do, one per core) and the results are pickled back: the same
+    IR bytes, diagnostics and module text as lowering them in one process."""
+    from svcc.frontends.repository import PARALLEL_FROM, read_repository
+    from svcc.ir.serde import ir_to_json
+
+    for i in range(PARALLEL_FROM):
+        body = functions(3) if i % 7 else "def broken(:\n"
+        (tmp_path / f"m{i}.py").write_text(f"import m{(i + 1) % PARALLEL_FROM}\n{body}")
+    one = read_repository(tmp_path, python_version=(3, 11), workers=1)
+    parallel = read_repository(tmp_path, python_version=(3, 11), workers=2)
+    assert list(parallel.modules) == list(one.modules)
+    for name, module in one.modules.items():
+        other = parallel.modules[name].result
+        assert other.diagnostics == module.result.diagnostics
+        assert other.module_text == module.result.module_text
+        assert (other.ir and ir_to_json(other.ir)) == (module.ir and ir_to_json(module.ir))
+    assert parallel.graph.to_json() == one.graph.to_json()

@@ -10,11 +10,10 @@ from typing import Any
 from attrs import frozen
 from svcc.compiler.diagnostics.codes import REGISTRY, Code, Dimension, Severity
 from svcc.ir.model import Span
-from svcc.ir.record import Record
 
 
-@frozen(kw_only=True, repr=False)
-class Diagnostic(Record):
+@frozen(kw_only=True)
+class Diagnostic:
     code: str
     message: str
     span: Span | None

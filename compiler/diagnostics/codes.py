@@ -12,7 +12,6 @@ notes and errors (attached to the module).
 from typing import Final, Literal
 
 from attrs import frozen
-from svcc.ir.record import Record
 
 Severity = Literal["error", "warning", "note"]
 Dimension = Literal["binding", "inputs", "outputs", "execution", "source"]
@@ -26,8 +25,8 @@ CLASS_ORDER: Final[dict[ReadinessClass, int]] = {
 }
 
 
-@frozen(repr=False)
-class Code(Record):
+@frozen
+class Code:
     code: str
     title: str
     severity: Severity

@@ -44,7 +44,6 @@ from svcc.ir.model import (
     ParamUse,
     Span,
 )
-from svcc.ir.record import Record
 from svcc.ir.schema import READINESS_SCHEMA
 from svcc.ir.types import (
     AnyType,
@@ -59,8 +58,8 @@ from svcc.ir.types import (
 )
 
 
-@frozen(kw_only=True, repr=False)
-class Environment(Record):
+@frozen(kw_only=True)
+class Environment:
     """What the source can import besides the standard library.
 
     ``closure`` holds the modules beside the source that the bundle will contain (found by
@@ -87,8 +86,8 @@ class Environment(Record):
     resolve_import: Callable[[Import], str | None] | None = None
 
 
-@frozen(kw_only=True, repr=False)
-class Assessment(Record):
+@frozen(kw_only=True)
+class Assessment:
     capability_id: str
     name: str
     klass: ReadinessClass
@@ -111,8 +110,8 @@ class Assessment(Record):
         }
 
 
-@frozen(kw_only=True, repr=False)
-class ReadinessReport(Record):
+@frozen(kw_only=True)
+class ReadinessReport:
     module: str
     source: dict[str, Any]
     ir_digest: str
@@ -163,7 +162,7 @@ def classify(reasons: Iterable[Diagnostic]) -> ReadinessClass:
     return klass
 
 
-@frozen(kw_only=True, repr=False)
+@frozen(kw_only=True)
 class Subject:
     """What a capability rule reads: the module, its index, the capability, the environment."""
 

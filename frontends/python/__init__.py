@@ -16,6 +16,7 @@ from attrs import frozen
 from svcc.compiler.diagnostics import Diagnostic, diag
 from svcc.compiler.diagnostics.codes import F001_SYNTAX, F002_DECODE
 from svcc.frontends.python._chunks import SLICE_LINES, top_level_statements
+from svcc.frontends.python._collection import collection_paused
 from svcc.frontends.python._lower import ModuleLowerer
 from svcc.frontends.python._source import (
     SourceDecodeError,
@@ -27,11 +28,10 @@ from svcc.frontends.python._walk import walk
 from svcc.ir.canonical import digest_bytes
 from svcc.ir.model import ModuleIR, SourceFormat, SourceInfo, Span
 from svcc.ir.python_version import parse_python_version, running_version
-from svcc.ir.record import Record
 
 
-@frozen(kw_only=True, repr=False)
-class FrontendResult(Record):
+@frozen(kw_only=True)
+class FrontendResult:
     """``ir`` is ``None`` exactly when an error diagnostic stopped the front end."""
 
     ir: ModuleIR | None
@@ -286,6 +286,33 @@ def lower_text(
     source_format: SourceFormat = "python",
     line_map: Sequence[tuple[int, int]] | None = None,
 ) -> FrontendResult:
+    """``text`` parsed and lowered to IR, with the garbage collector paused (see there)."""
+    with collection_paused():
+        return _lower_text(
+            text,
+            module=module,
+            path=path,
+            source_sha256=source_sha256,
+            module_sha256=module_sha256,
+            encoding=encoding,
+            python_version=python_version,
+            source_format=source_format,
+            line_map=line_map,
+        )
+
+
+def _lower_text(
+    text: str,
+    *,
+    module: str,
+    path: str,
+    source_sha256: str,
+    module_sha256: str | None,
+    encoding: str,
+    python_version: tuple[int, int],
+    source_format: SourceFormat,
+    line_map: Sequence[tuple[int, int]] | None,
+) -> FrontendResult:
     src = SourceText(text, line_map)
     body: ast.Module | Callable[[], Iterator[ast.stmt]]
     try:
@@ -372,6 +399,7 @@ def read_python(
 
 __all__ = [
     "FrontendResult",
+    "collection_paused",
     "SourceDecodeError",
     "decode_source",
     "parse",

@@ -58,7 +58,10 @@ def top_level_statements(
         while True:
             end = _cut(lines, start + size)
             try:
-                tree = parse("\n".join(lines[start:end]))
+                # the slice after ``start`` empty lines: its nodes get their real line
+                # numbers from the parser (blank lines cost the tokenizer next to nothing;
+                # ``ast.increment_lineno`` walked every node in Python)
+                tree = parse("\n" * start + "\n".join(lines[start:end]))
                 break
             except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
                 if end >= len(lines):
@@ -69,8 +72,6 @@ def top_level_statements(
                             yield stmt
                     return
                 size *= 2
-        if start:
-            ast.increment_lineno(tree, start)
         yield from tree.body
         del tree
         start = end

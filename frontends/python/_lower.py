@@ -79,28 +79,6 @@ from svcc.ir.model import (
 )
 from svcc.ir.types import AnyType, TypeNode, UnsupportedType
 
-# ``isinstance`` over a tuple built once (a union written in the call is built on every
-# call, which costs more than the check itself)
-_ANNASSIGN_AUGASSIGN = (ast.AnnAssign, ast.AugAssign)
-_ASSIGN_ANNASSIGN = (ast.Assign, ast.AnnAssign)
-_ASSIGN_ANNASSIGN_AUGASSIGN = (ast.Assign, ast.AnnAssign, ast.AugAssign)
-_FOR_ASYNCFOR = (ast.For, ast.AsyncFor)
-_FOR_ASYNCFOR_WHILE = (ast.For, ast.AsyncFor, ast.While)
-_FUNCTIONDEF_ASYNCFUNCTIONDEF = (ast.FunctionDef, ast.AsyncFunctionDef)
-_FUNCTIONDEF_ASYNCFUNCTIONDEF_CLASSDEF = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-_FUNCTIONDEF_ASYNCFUNCTIONDEF_LAMBDA_CLASSDEF = (
-    ast.FunctionDef,
-    ast.AsyncFunctionDef,
-    ast.Lambda,
-    ast.ClassDef,
-)
-_IF_FOR_ASYNCFOR_WHILE = (ast.If, ast.For, ast.AsyncFor, ast.While)
-_IMPORT_IMPORTFROM = (ast.Import, ast.ImportFrom)
-_TRY_TRYSTAR = (ast.Try, ast.TryStar)
-_TRY_TRYSTAR_IF = (ast.Try, ast.TryStar, ast.If)
-_WITH_ASYNCWITH = (ast.With, ast.AsyncWith)
-_YIELD_YIELDFROM = (ast.Yield, ast.YieldFrom)
-
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
 _NEWTYPE = typing_names("NewType")
@@ -114,16 +92,16 @@ def public_defs(stmt: ast.stmt) -> Iterator[str]:
     stack = [stmt]
     while stack:
         current = stack.pop()
-        if isinstance(current, _FUNCTIONDEF_ASYNCFUNCTIONDEF):
+        if isinstance(current, ast.FunctionDef | ast.AsyncFunctionDef):
             if not current.name.startswith("_"):
                 yield current.name
-        elif isinstance(current, _IF_FOR_ASYNCFOR_WHILE):
+        elif isinstance(current, ast.If | ast.For | ast.AsyncFor | ast.While):
             stack.extend([*current.body, *current.orelse])
-        elif isinstance(current, _TRY_TRYSTAR):
+        elif isinstance(current, ast.Try | ast.TryStar):
             stack.extend([*current.body, *current.orelse, *current.finalbody])
             for handler in current.handlers:
                 stack.extend(handler.body)
-        elif isinstance(current, _WITH_ASYNCWITH):
+        elif isinstance(current, ast.With | ast.AsyncWith):
             stack.extend(current.body)
         elif isinstance(current, ast.Match):
             for case in current.cases:
@@ -206,20 +184,20 @@ class ModuleLowerer:
     # -- pass 1: symbols --------------------------------------------------------------------
     def _collect_symbols(self, body: list[ast.stmt], type_checking: bool = False) -> None:
         for stmt in body:
-            if isinstance(stmt, _IMPORT_IMPORTFROM):
+            if isinstance(stmt, ast.Import | ast.ImportFrom):
                 self._symbol_import(stmt)
             elif isinstance(stmt, ast.ClassDef):
                 self._symbol_class(stmt)
                 if type_checking:
                     self._checker_only_class(stmt.name)
-            elif isinstance(stmt, _ASSIGN_ANNASSIGN):
+            elif isinstance(stmt, ast.Assign | ast.AnnAssign):
                 self._symbol_assign(stmt)
             elif isinstance(stmt, ast.If):
                 if not is_main_guard(stmt.test):
                     checker = type_checking or is_type_checking(stmt.test, self.symbols)
                     self._collect_symbols(stmt.body, checker)
                     self._collect_symbols(stmt.orelse, type_checking)
-            elif isinstance(stmt, _TRY_TRYSTAR):
+            elif isinstance(stmt, ast.Try | ast.TryStar):
                 self._collect_symbols(stmt.body)
                 for handler in stmt.handlers:
                     self._collect_symbols(handler.body)
@@ -384,16 +362,16 @@ class ModuleLowerer:
         return tuple(out)
 
     def _binds_of(self, stmt: ast.stmt) -> list[str]:
-        if isinstance(stmt, _FUNCTIONDEF_ASYNCFUNCTIONDEF_CLASSDEF):
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             return [stmt.name]
-        if isinstance(stmt, _IMPORT_IMPORTFROM):
+        if isinstance(stmt, ast.Import | ast.ImportFrom):
             return import_bindings(stmt)
         if isinstance(stmt, ast.Assign):
             out: list[str] = []
             for t in stmt.targets:
                 out.extend(assigned_names(t) or [])
             return out
-        if isinstance(stmt, _ANNASSIGN_AUGASSIGN):
+        if isinstance(stmt, ast.AnnAssign | ast.AugAssign):
             if isinstance(stmt, ast.AnnAssign) and stmt.value is None:
                 return []
             return assigned_names(stmt.target) or []
@@ -520,7 +498,7 @@ class ModuleLowerer:
     def _bind_origins(self, stmt: ast.stmt) -> None:
         """Record the origins of the names ``stmt`` binds (module level, in order)."""
         origins = self._origins
-        if isinstance(stmt, _FUNCTIONDEF_ASYNCFUNCTIONDEF):
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
             origins[stmt.name] = f"local.{stmt.name}"
             self._functions[stmt.name] = stmt
         elif isinstance(stmt, ast.ClassDef):
@@ -530,11 +508,11 @@ class ModuleLowerer:
                 else f"local.{stmt.name}"
             )
             self._class_nodes[stmt.name] = stmt
-        elif isinstance(stmt, _IMPORT_IMPORTFROM):
+        elif isinstance(stmt, ast.Import | ast.ImportFrom):
             for name in import_bindings(stmt):
                 origins.pop(name, None)  # the symbol table's qualified name
         elif (
-            isinstance(stmt, _ASSIGN_ANNASSIGN)
+            isinstance(stmt, ast.Assign | ast.AnnAssign)
             and stmt.value is not None
             and len(targets := stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]) == 1
             and isinstance(targets[0], ast.Name)
@@ -545,7 +523,7 @@ class ModuleLowerer:
                 self._paths.pop(targets[0].id, None)
             else:
                 self._paths[targets[0].id] = path
-        elif isinstance(stmt, _TRY_TRYSTAR_IF) and not is_main_guard(
+        elif isinstance(stmt, ast.Try | ast.TryStar | ast.If) and not is_main_guard(
             getattr(stmt, "test", None) or ast.Constant(None)
         ):
             blocks = [*stmt.body, *stmt.orelse]
@@ -604,7 +582,7 @@ class ModuleLowerer:
         bodies: list[FunctionNode] = []
         first: Evaluation | None = None
         for item in cls.body:
-            if not isinstance(item, _FUNCTIONDEF_ASYNCFUNCTIONDEF):
+            if not isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
                 continue
             plain_decorators = all(
                 self.symbols.qualify(d) in ("builtins.staticmethod", "builtins.classmethod")
@@ -671,15 +649,15 @@ class ModuleLowerer:
         )
 
     def _classify(self, stmt: ast.stmt) -> tuple[StatementKind, str, ast.AST, list[Evaluation]]:
-        if isinstance(stmt, _IMPORT_IMPORTFROM):
+        if isinstance(stmt, ast.Import | ast.ImportFrom):
             return "import", "import", stmt, []
-        if isinstance(stmt, _FUNCTIONDEF_ASYNCFUNCTIONDEF):
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
             return "def", "function definition", stmt, self._definition_evaluations(stmt)
         if isinstance(stmt, ast.ClassDef):
             if stmt.name in self.symbols.typed_dicts:
                 return "typeddict", "TypedDict definition", stmt, []
             return "class", "class definition", stmt, []
-        if isinstance(stmt, _ASSIGN_ANNASSIGN):
+        if isinstance(stmt, ast.Assign | ast.AnnAssign):
             return self._classify_assign(stmt)
         if isinstance(stmt, ast.Expr):
             value = stmt.value
@@ -708,7 +686,7 @@ class ModuleLowerer:
             found = self._test(stmt.test, " under a module-level if")
             found += self._nested([*stmt.body, *stmt.orelse], " under a module-level if")
             return "if", "if block", stmt, found
-        if isinstance(stmt, _TRY_TRYSTAR):
+        if isinstance(stmt, ast.Try | ast.TryStar):
             suffix = " under a module-level try"
             found = []
             for handler in stmt.handlers:
@@ -827,7 +805,7 @@ class ModuleLowerer:
     def _collect(
         self, stmt: ast.stmt, guards: tuple[str, ...], guarded: bool, type_checking: bool = False
     ) -> None:
-        if isinstance(stmt, _FUNCTIONDEF_ASYNCFUNCTIONDEF):
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
             if type_checking:
                 return
             self._bind(stmt.name, "def", guards, stmt)
@@ -849,12 +827,12 @@ class ModuleLowerer:
             else:
                 self.classes.append(self._class_decl(stmt))
                 self._model(stmt)
-        elif isinstance(stmt, _IMPORT_IMPORTFROM):
+        elif isinstance(stmt, ast.Import | ast.ImportFrom):
             self._record_import(stmt, "", guarded or type_checking, type_checking)
             if not type_checking:
                 for name in import_bindings(stmt):
                     self._bind(name, "import", guards, stmt)
-        elif isinstance(stmt, _ASSIGN_ANNASSIGN_AUGASSIGN):
+        elif isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign):
             kind: BindingKind = "augassign" if isinstance(stmt, ast.AugAssign) else "assign"
             for name in self._binds_of(stmt):
                 self._bind(name, kind, guards, stmt)
@@ -864,7 +842,7 @@ class ModuleLowerer:
             for target in stmt.targets:
                 for name in assigned_names(target) or []:
                     self._bind(name, "delete", guards, stmt)
-        elif isinstance(stmt, _FOR_ASYNCFOR):
+        elif isinstance(stmt, ast.For | ast.AsyncFor):
             for name in assigned_names(stmt.target) or []:
                 self._bind(name, "for", (*guards, "for"), stmt)
             for sub in [*stmt.body, *stmt.orelse]:
@@ -883,13 +861,13 @@ class ModuleLowerer:
                 return
             for sub in [*stmt.body, *stmt.orelse]:
                 self._collect(sub, (*guards, "if"), True, type_checking)
-        elif isinstance(stmt, _TRY_TRYSTAR):
+        elif isinstance(stmt, ast.Try | ast.TryStar):
             parts = [*stmt.body, *stmt.orelse, *stmt.finalbody]
             for handler in stmt.handlers:
                 parts.extend(handler.body)
             for sub in parts:
                 self._collect(sub, (*guards, "try"), True, type_checking)
-        elif isinstance(stmt, _WITH_ASYNCWITH):
+        elif isinstance(stmt, ast.With | ast.AsyncWith):
             for item in stmt.items:
                 if item.optional_vars is not None:
                     for name in assigned_names(item.optional_vars) or []:
@@ -947,24 +925,24 @@ class ModuleLowerer:
         stack: list[tuple[ast.stmt, bool]] = [(s, guarded) for s in reversed(cls.body)]
         while stack:
             stmt, inner = stack.pop()
-            if isinstance(stmt, _IMPORT_IMPORTFROM):
+            if isinstance(stmt, ast.Import | ast.ImportFrom):
                 self._record_import(stmt, "", inner, False)
-            elif isinstance(stmt, _FUNCTIONDEF_ASYNCFUNCTIONDEF):
+            elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
                 self._scan_function(stmt, f"{qualname}.{stmt.name}", with_globals=False)
             elif isinstance(stmt, ast.ClassDef):
                 self._scan_class(stmt, f"{qualname}.{stmt.name}", inner)
             elif isinstance(stmt, ast.If) and is_type_checking(stmt.test, self.symbols):
                 stack.extend((s, True) for s in reversed(stmt.orelse))
-            elif isinstance(stmt, _TRY_TRYSTAR_IF):
+            elif isinstance(stmt, ast.Try | ast.TryStar | ast.If):
                 children: list[ast.stmt] = [*stmt.body, *stmt.orelse]
                 if not isinstance(stmt, ast.If):
                     children += stmt.finalbody
                     for handler in stmt.handlers:
                         children.extend(handler.body)
                 stack.extend((s, True) for s in reversed(children))
-            elif isinstance(stmt, _FOR_ASYNCFOR_WHILE):
+            elif isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
                 stack.extend((s, inner) for s in reversed([*stmt.body, *stmt.orelse]))
-            elif isinstance(stmt, _WITH_ASYNCWITH):
+            elif isinstance(stmt, ast.With | ast.AsyncWith):
                 stack.extend((s, inner) for s in reversed(stmt.body))
             elif isinstance(stmt, ast.Match):
                 for case in reversed(stmt.cases):
@@ -976,20 +954,20 @@ class ModuleLowerer:
         stack: list[tuple[ast.stmt, bool]] = [(s, False) for s in reversed(fn.body)]
         while stack:
             stmt, guarded = stack.pop()
-            if isinstance(stmt, _IMPORT_IMPORTFROM):
+            if isinstance(stmt, ast.Import | ast.ImportFrom):
                 self._record_import(stmt, scope, guarded, False)
             elif isinstance(stmt, ast.Global) and with_globals:
                 span = self.src.span(stmt)
                 for name in stmt.names:
                     self.globals.append(GlobalWrite(name=name, function=scope, span=span))
-            elif isinstance(stmt, _TRY_TRYSTAR_IF):
+            elif isinstance(stmt, ast.Try | ast.TryStar | ast.If):
                 children: list[ast.stmt] = [*stmt.body, *stmt.orelse]
                 if not isinstance(stmt, ast.If):
                     children += stmt.finalbody
                     for handler in stmt.handlers:
                         children.extend(handler.body)
                 stack.extend((s, True) for s in reversed(children))
-            elif isinstance(stmt, _FOR_ASYNCFOR_WHILE):
+            elif isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
                 stack.extend((s, guarded) for s in reversed([*stmt.body, *stmt.orelse]))
             elif isinstance(
                 stmt,
@@ -1035,7 +1013,7 @@ class ModuleLowerer:
         )
         for item in stmt.body:
             if isinstance(
-                item, _FUNCTIONDEF_ASYNCFUNCTIONDEF
+                item, ast.FunctionDef | ast.AsyncFunctionDef
             ):  # the commonest item first (a method)
                 found.extend(self._definition_evaluations(item, f"method {item.name}: "))
                 continue
@@ -1047,12 +1025,12 @@ class ModuleLowerer:
                 continue
             if isinstance(item, ast.Assign) and is_literal(item.value):
                 continue
-            if isinstance(item, _ASSIGN_ANNASSIGN) and harmless_field_call(
+            if isinstance(item, ast.Assign | ast.AnnAssign) and harmless_field_call(
                 item.value, self.symbols
             ):
                 continue
             text = f"class body statement ({self._describe(item)})"
-            value = item.value if isinstance(item, _ASSIGN_ANNASSIGN) else None
+            value = item.value if isinstance(item, ast.Assign | ast.AnnAssign) else None
             targets: list[ast.expr] = (
                 item.targets
                 if isinstance(item, ast.Assign)
@@ -1293,7 +1271,7 @@ class ModuleLowerer:
                     if callee is not None and recorded(callee):
                         _mark_chain(node, handled)
                         sensitive(callee, node, None)
-                elif kind in _FUNCTIONDEF_ASYNCFUNCTIONDEF_CLASSDEF_SET:
+                elif kind in _DEFINITION_NODES:
                     for dec in node.decorator_list:  # type: ignore[attr-defined]
                         target = dec.func if isinstance(dec, ast.Call) else dec
                         note(target, "decorator", dec)
@@ -1359,9 +1337,9 @@ class ModuleLowerer:
         stack: list[ast.AST] = list(fn.body)
         while stack:
             node = stack.pop()
-            if isinstance(node, _YIELD_YIELDFROM):
+            if isinstance(node, ast.Yield | ast.YieldFrom):
                 return True
-            if isinstance(node, _FUNCTIONDEF_ASYNCFUNCTIONDEF_LAMBDA_CLASSDEF):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
                 continue
             stack.extend(children(node))
         return False
@@ -1409,9 +1387,7 @@ HELPER_DEPTH = 3
 _CONSTRUCTION = frozenset({"__init__", "__new__", "__post_init__"})
 
 
-_FUNCTIONDEF_ASYNCFUNCTIONDEF_CLASSDEF_SET = frozenset(
-    {ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef}
-)
+_DEFINITION_NODES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
 
 
 def _mark_chain(node: ast.AST, handled: set[int]) -> None:
@@ -1446,13 +1422,13 @@ def _helper_statement(
         if value is None or isinstance(value, ast.Constant):
             return [], [], True
         return [value], [], True
-    if isinstance(stmt, _ASSIGN_ANNASSIGN_AUGASSIGN):
+    if isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign):
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
         for target in targets:
             root = target
             while isinstance(root, ast.Attribute | ast.Subscript | ast.Starred):
                 root = root.value
-            if isinstance(root, _TUPLE_LIST_NODES):
+            if isinstance(root, ast.Tuple | ast.List):
                 if assigned_names(root) is None:
                     return [], [], False
             elif not (isinstance(root, ast.Name) and root.id in local):
@@ -1463,7 +1439,7 @@ def _helper_statement(
         return [stmt.test], [*stmt.body, *stmt.orelse], True
     if isinstance(stmt, ast.For):
         return [stmt.iter], [*stmt.body, *stmt.orelse], True
-    if isinstance(stmt, _TRY_TRYSTAR):
+    if isinstance(stmt, ast.Try | ast.TryStar):
         blocks = [*stmt.body, *stmt.orelse, *stmt.finalbody]
         types: list[ast.expr] = []
         for handler in stmt.handlers:
@@ -1478,9 +1454,6 @@ def _helper_statement(
     if isinstance(stmt, ast.Pass | ast.Break | ast.Continue):
         return [], [], True
     return [], [], False
-
-
-_TUPLE_LIST_NODES = (ast.Tuple, ast.List)
 
 
 def _doc(text: str | None) -> str | None:

@@ -28,13 +28,6 @@ _CODE_RUNNING = (
     ast.NamedExpr,
 )
 
-# ``isinstance`` over a tuple built once (a union written in the call is built on every
-# call, which costs more than the check itself)
-_DICT_LIST = (ast.Dict, ast.List)
-_NAME_ATTRIBUTE = (ast.Name, ast.Attribute)
-_TUPLE_LIST = (ast.Tuple, ast.List)
-_TUPLE_LIST_SET = (ast.Tuple, ast.List, ast.Set)
-
 
 _PLAIN = frozenset({ast.Name, ast.Constant})
 
@@ -57,7 +50,7 @@ def is_literal(node: ast.expr) -> bool:
     """A literal constant: constants, containers of literals, operators over literals."""
     if isinstance(node, ast.Constant):
         return True
-    if isinstance(node, _TUPLE_LIST_SET):
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
         return all(is_literal(e) for e in node.elts)
     if isinstance(node, ast.Dict):
         return all(k is None or is_literal(k) for k in node.keys) and all(
@@ -90,7 +83,7 @@ def is_type_expression(node: ast.expr, symbols: Symbols) -> bool:
         return all(
             is_type_expression(a, symbols) or is_literal(a) or isinstance(a, ast.List) for a in args
         )
-    if isinstance(node, _NAME_ATTRIBUTE):
+    if isinstance(node, ast.Name | ast.Attribute):
         qual = symbols.qualify(node)
         if qual is None:
             return False
@@ -111,7 +104,7 @@ def is_typing_constructor(node: ast.expr, symbols: Symbols) -> bool:
     if not isinstance(node, ast.Call) or symbols.qualify(node.func) not in TYPING_CONSTRUCTORS:
         return False
     return all(
-        is_literal(a) or is_type_expression(a, symbols) or isinstance(a, _DICT_LIST)
+        is_literal(a) or is_type_expression(a, symbols) or isinstance(a, ast.Dict | ast.List)
         for a in [*node.args, *(k.value for k in node.keywords)]
     )
 
@@ -139,7 +132,7 @@ def assigned_names(target: ast.expr) -> list[str] | None:
         return [target.id]
     if isinstance(target, ast.Starred):
         return assigned_names(target.value)
-    if isinstance(target, _TUPLE_LIST):
+    if isinstance(target, ast.Tuple | ast.List):
         names: list[str] = []
         for elt in target.elts:
             sub = assigned_names(elt)

@@ -37,10 +37,6 @@ from svcc.ir.types import (
     ValueType,
 )
 
-# ``isinstance`` over a tuple built once (a union written in the call is built on every
-# call, which costs more than the check itself)
-_NAME_ATTRIBUTE = (ast.Name, ast.Attribute)
-
 MAX_DEPTH = 48
 
 TYPING_MODULES = ("typing", "typing_extensions")
@@ -197,7 +193,7 @@ class TypeResolver:
             )
         if isinstance(node, ast.Subscript):
             return self._subscript(node, depth, alias_chain)
-        if isinstance(node, _NAME_ATTRIBUTE):
+        if isinstance(node, ast.Name | ast.Attribute):
             return self._named(node, depth, alias_chain)
         return UnresolvedType(text=self._text(node), reason="invalid-annotation")
 
@@ -279,11 +275,11 @@ class TypeResolver:
             target = target.slice
         dtype = (
             DTYPES.get(self.symbols.qualify(target) or "")
-            if isinstance(target, _NAME_ATTRIBUTE)
+            if isinstance(target, ast.Name | ast.Attribute)
             else None
         )
         if dtype is None and not (
-            isinstance(target, _NAME_ATTRIBUTE)
+            isinstance(target, ast.Name | ast.Attribute)
             and self.symbols.qualify(target) in ("typing.Any", "numpy.generic")
         ):
             return UnsupportedType(
@@ -294,7 +290,7 @@ class TypeResolver:
     def _subscript(self, node: ast.Subscript, depth: int, alias_chain: tuple[str, ...]) -> TypeNode:
         origin = self.symbols.qualify(node.value)
         if origin is None:
-            if isinstance(node.value, _NAME_ATTRIBUTE):
+            if isinstance(node.value, ast.Name | ast.Attribute):
                 return self._unknown(node)
             return UnresolvedType(text=self._text(node), reason="invalid-annotation")
         args = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]

@@ -6,13 +6,11 @@ front ends it never imports or executes anything; problems are diagnostics, and 
 stops the reading of the whole tree raises :class:`TreeRefused`.
 """
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from attrs import frozen
 from svcc.compiler.diagnostics import Diagnostic
-from svcc.frontends.python import FrontendResult, read_python
+from svcc.frontends.python import FrontendResult, collection_paused, read_python
 from svcc.frontends.repository._data import (
     DataFile,
     DataRefused,
@@ -73,27 +71,6 @@ def lower_file(
         python_version=python_version,
         encoding=encoding,
     )
-
-
-@contextmanager
-def collection_paused() -> Iterator[None]:
-    """The cyclic garbage collector paused for the block (restored as it was after).
-
-    Reading a repository builds millions of small objects (each module's syntax tree, then
-    its IR records) and keeps every module's IR: each collection of the oldest generation
-    walks everything kept so far, which was about 40% of the CPU time of reading the
-    standard library. Those objects hold no reference cycles (reference counting frees each
-    syntax tree as soon as its module is lowered); the few cycles made meanwhile (about 20
-    MB over the standard library) are collected when the collector resumes."""
-    import gc
-
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def build_repository(tree: RepositoryTree, results: dict[str, FrontendResult]) -> Repository:
