@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from helpers import ROOT, run_svcc
 from svcc.compiler.errors import IneligibleError, InputError
-from svcc.compiler.policy_v2 import parse_policy_v2
+from svcc.compiler.policy import parse_policy_v2
 
 FIXTURE = ROOT / "tests" / "fixtures" / "governed_oci" / "box.py"
 IMAGE = "sha256:" + "ab" * 32
