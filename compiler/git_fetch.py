@@ -5,7 +5,8 @@ Ctrl-C, SIGTERM): a bare repository with a fresh configuration (no system or glo
 no hooks, no credential helper, no prompt, only the https protocol, no redirects, the
 grant's CA through ``GIT_SSL_CAINFO``, which overrides whatever the environment sets),
 ``fetch --depth 1`` of exactly the requested commit, then the tree is listed and the blobs
-the repository front end reads (``.py`` files and ``pyproject.toml``) are exported with
+the repository front end reads (``.py`` files, ``pyproject.toml`` and the data files its
+``[tool.svcc] data-files`` declares) are exported with
 ``cat-file`` into a plain folder: no checkout, so no filters, no LFS smudge, no attributes.
 A symlink, a submodule or an LFS pointer anywhere in the subdirectory is refused.
 """
@@ -258,12 +259,40 @@ def _entries(listing: bytes) -> Iterator[tuple[str, str, str, int, str]]:
         )
 
 
-def _wanted(relpath: str) -> bool:
-    return relpath.endswith(".py") or relpath == "pyproject.toml"
+def _wanted(relpath: str, data_patterns: tuple[str, ...] = ()) -> bool:
+    if relpath.endswith(".py") or relpath == "pyproject.toml":
+        return True
+    from svcc.frontends.repository._data import matches
+
+    return any(matches(pattern, relpath) for pattern in data_patterns)
+
+
+def _data_patterns(git: "_Git", listing: bytes, prefix: str) -> tuple[str, ...]:
+    """The ``[tool.svcc] data-files`` globs of the exported folder's ``pyproject.toml``, so
+    the files they declare are exported too (the tree front end then checks them as it
+    checks a local tree's; a broken file is its refusal to make, so none here)."""
+    import tomllib
+
+    from svcc.frontends.repository._data import DataRefused, check_pattern
+
+    wanted = f"{prefix}/pyproject.toml" if prefix else "pyproject.toml"
+    for mode, kind, oid, size, path in _entries(listing):
+        if path != wanted or kind != "blob" or mode == "120000" or size > 1024 * 1024:
+            continue
+        try:
+            tool = tomllib.loads(git.run("cat-file", "blob", oid, what=path).decode())
+            value = tool.get("tool", {}).get("svcc", {}).get("data-files", [])
+            if not isinstance(value, list):
+                return ()
+            return tuple(check_pattern(v) for v in value if isinstance(v, str))
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError, DataRefused):
+            return ()
+    return ()
 
 
 def export(git: _Git, source: GitSource, into: Path, limits: GitLimits) -> int:
-    """Write the subdirectory's ``.py`` files and ``pyproject.toml`` into ``into``;
+    """Write the subdirectory's ``.py`` files, ``pyproject.toml`` and declared data files
+    into ``into``;
     returns the number of entries listed. Refuses symlinks, submodules and LFS pointers."""
     prefix = "/".join(subdir_parts(source.subdir))
     if prefix:
@@ -274,6 +303,7 @@ def export(git: _Git, source: GitSource, into: Path, limits: GitLimits) -> int:
     if prefix:
         args += ["--", prefix]
     listing = git.run(*args, what="listing the tree")
+    patterns = _data_patterns(git, listing, prefix)
     wanted: list[tuple[str, str, int]] = []
     count = 0
     for mode, kind, oid, size, path in _entries(listing):
@@ -288,7 +318,7 @@ def export(git: _Git, source: GitSource, into: Path, limits: GitLimits) -> int:
         parts = rel.split("/")
         if any(p in ("", ".", "..", ".git") for p in parts):
             raise GitError(f"{path}: invalid path in the tree")
-        if _wanted(rel) or (size < 1024 and kind == "blob"):
+        if _wanted(rel, patterns) or (size < 1024 and kind == "blob"):
             wanted.append((oid, rel, size))
     total = sum(size for _, _, size in wanted)
     if total > limits.max_export_bytes:
@@ -311,7 +341,7 @@ def export(git: _Git, source: GitSource, into: Path, limits: GitLimits) -> int:
         offset = header_end + 1 + size + 1
         if data.startswith(LFS_POINTER):
             raise GitError(f"{rel}: Git LFS pointers are refused (the content is not in git)")
-        if not _wanted(rel):
+        if not _wanted(rel, patterns):
             continue
         target = into.joinpath(*rel.split("/"))
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -19,7 +19,7 @@ from attrs import frozen
 from svcc.compiler.errors import IneligibleError, InputError
 from svcc.compiler.passes.readiness import Assessment, ReadinessReport
 from svcc.compiler.requirements import DeclaredRequirements, parse_requirements
-from svcc.frontends.repository import Repository, TreeLimits, TreeRefused
+from svcc.frontends.repository import Repository, RepositoryTree, TreeLimits, TreeRefused
 from svcc.ir.model import Capability, ModuleIR
 
 if TYPE_CHECKING:
@@ -92,7 +92,15 @@ class RepositoryAnalysis:
             },
             "modules": {m: self.repository.modules[m].file.path for m in chosen},
             "graph": self.repository.graph.to_json(),
+            **({"data_files": _data_digests(tree)} if tree.data else {}),
         }
+
+
+def _data_digests(tree: RepositoryTree) -> dict[str, str]:
+    """``[tool.svcc] data-files`` as read: tree path → ``sha256:`` of its bytes."""
+    from svcc.ir.canonical import digest_bytes
+
+    return {f.path: digest_bytes(f.data) for f in tree.data}
 
 
 def declared_requirements(
@@ -228,10 +236,12 @@ def select(
 
 
 def tree_digest(repo: Repository) -> str:
-    """``sha256:`` over the declared files (path → digest) and ``pyproject.toml``."""
+    """``sha256:`` over the declared files and data files (path → digest) and
+    ``pyproject.toml``."""
     from svcc.ir.canonical import canonical_json, digest_bytes
 
     files = {f.path: digest_bytes(f.data) for f in repo.tree.files}
+    files |= {f.path: digest_bytes(f.data) for f in repo.tree.data}  # [tool.svcc] data-files
     if repo.tree.config.pyproject_sha256:
         files["pyproject.toml"] = repo.tree.config.pyproject_sha256
     return digest_bytes(canonical_json(files))
@@ -302,6 +312,7 @@ def repository_bundle(
         packages=tuple(sorted(t for t in graph.tops if t not in sys.stdlib_module_names)),
         provenance=provenance,
         readiness=analysis.document(sorted(by_module)),
+        data=tuple((f.bundle_path, f.path, f.data) for f in repo.tree.data),
     )
     view = _bundle_view(layout)
     reports = [analysis.reports[m] for m in sorted(by_module)]

@@ -131,6 +131,8 @@ class RepositoryLayout:
     provenance: Mapping[str, Any]
     # ``svcc inspect DIR --format json``'s document over the selected modules.
     readiness: Mapping[str, Any]
+    # Declared data files (``[tool.svcc] data-files``): bundle path → (tree path, bytes).
+    data: tuple[tuple[str, str, bytes], ...] = ()
 
 
 @frozen

@@ -31,8 +31,8 @@ ENGINE_OPTS=(--engine-executable "$ENGINE" --engine-socket "$ENGINE_SOCKET")
 [ -n "${BUILDER:-}" ] && ENGINE_OPTS+=(--engine-builder "$BUILDER")
 [ -n "${CA_FILE:-}" ] && ENGINE_OPTS+=(--ca-file "$CA_FILE")
 SHOP="$HERE/shop"
-# served today: everything but shop.catalog.price_of, which reads a data file (see catalog.py)
-SELECT=shop.pricing.total,shop.pricing.line,shop.stats.summary
+# shop.catalog.price_of reads shop/catalog.json, a declared data file ([tool.svcc] data-files)
+SELECT=shop.pricing.total,shop.pricing.line,shop.stats.summary,shop.catalog.price_of
 
 mkdir -p "$W"
 if [ -n "$(ls -A "$W")" ]; then echo "ship.sh: $W is not empty" >&2; exit 2; fi

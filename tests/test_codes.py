@@ -77,6 +77,8 @@ TRIGGERED_ELSEWHERE = {
     "test_security_effect_refused_without_allow_and_served_with_it",
     "SVC-R040": "tests/test_requirements_names.py::"
     "test_unresolved_import_is_attributed_to_an_unmapped_distribution",
+    "SVC-R041": "tests/test_source_roots.py::"
+    "test_project_folders_are_roots_of_their_own_and_reported",
 }
 
 

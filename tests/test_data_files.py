@@ -93,17 +93,3 @@ def test_data_outside_the_source_root_or_through_a_symlink_is_refused(tmp_path: 
     assert proc.returncode == 2
     assert "no such file" in proc.stderr
     assert "Traceback" not in proc.stderr
-
-
-def test_a_non_identifier_folder_says_which_path_to_pass(tmp_path: Path) -> None:
-    (tmp_path / "ml-serving").mkdir()
-    (tmp_path / "ml-serving" / "app.py").write_text("def f(x: int) -> int:\n    return x\n")
-    doc = json.loads(run_svcc("inspect", str(tmp_path), "--format", "json").stdout)
-    (note,) = doc["diagnostics"]
-    assert note["code"] == "SVC-F011"
-    assert "svcc inspect ml-serving" in note["message"]
-    assert '"ml-serving" to [tool.svcc] source-roots' in note["message"]
-    served = json.loads(
-        run_svcc("inspect", str(tmp_path / "ml-serving"), "--format", "json").stdout
-    )
-    assert served["files"]["app.py"]["assessments"][0]["class"] == "eligible"

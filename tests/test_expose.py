@@ -284,6 +284,41 @@ def test_a_subdir_that_is_a_package_keeps_its_name(
         assert client.post("/capabilities/shop.pricing.total", json={"amount": 5}).json() == 6.0
 
 
+def test_declared_data_files_travel_with_a_snapshot(
+    git_server: dict[str, str], tmp_path: Path
+) -> None:
+    """``[tool.svcc] data-files`` of a commit: the declared files are exported with the
+    modules, so the snapshot's bundle holds the same bytes as the local tree's."""
+    root = REPOS / "ml"
+    files = {f"app/{p.relative_to(root)}": p.read_text() for p in sorted(root.rglob("*.*"))}
+    (commit,) = publish(git_server, "ml", [files])
+    url = f"{git_server['url']}/ml.git"
+    exposure = {
+        "schema": "svc.exposure-policy/v1",
+        "include": ["python:predict:predict", "python:shop.inventory:in_stock"],
+        "include_all_ready": False,
+        "exclude": [],
+        "interfaces": ["rest"],
+        "execution": ["direct"],
+    }
+    args = policies(tmp_path, [grant(url, commit, git_server["ca"])], exposure=exposure)
+    snapshot, local = tmp_path / "snapshot", tmp_path / "local"
+    for where, out in (
+        (("--git", url, "--ref", commit, "--subdir", "app"), snapshot),
+        ((str(root),), local),
+    ):
+        proc = run_svcc("expose", "build", "rest", *where, *args, "--output-dir", str(out))
+        assert proc.returncode == 0, proc.stderr
+    manifests = [json.loads((out / "svc-rest.json").read_bytes()) for out in (snapshot, local)]
+    assert manifests[0]["repository"] == manifests[1]["repository"]
+    assert manifests[0]["repository"]["data_files"]["source/models/iris.json"] == "models/iris.json"
+    digests = [m["provenance"]["repository_digest"] for m in manifests]
+    assert digests[0] == digests[1]
+    for path in ("source/models/iris.json", "source/shop/stock.json"):
+        assert (snapshot / path).read_bytes() == (local / path).read_bytes()
+        assert manifests[0]["files"][path] == manifests[1]["files"][path]
+
+
 def test_grant_must_match_url_commit_and_subdir(
     shop_repo: dict[str, str], git_server: dict[str, str], tmp_path: Path
 ) -> None:

@@ -231,3 +231,30 @@ def test_compile_directory_to_oci_checks_the_lock_before_writing(tmp_path: Path)
     )
     assert done.returncode == 2
     assert "--interface" in done.stderr
+
+
+def test_declared_data_files_are_inputs_of_the_context(tmp_path: Path) -> None:
+    """``[tool.svcc] data-files``: the model is in the context (so in the image, and in the
+    inputs digest the builder computes over every context file) and named with its digest
+    in the delivery plan; a manifest naming an undeclared data file is refused."""
+    from svcc.compiler.pipeline import compile_path
+
+    bundle = tmp_path / "bundle"
+    compile_path(TESTS / "fixtures" / "repos" / "ml", target="rest", output_dir=bundle)
+    target = OciTarget(
+        interface="rest", base_image=BASE, lock=File.read(str(lock_file(tmp_path, "rest")))
+    )
+    tree = target.wrap(read_bundle(bundle))
+    model = "source/models/iris.json"
+    assert tree.get(f"bundle/{model}") == (bundle / model).read_bytes()
+    plan = json.loads(tree.get("delivery-plan.json") or b"")
+    manifest = json.loads((bundle / "svc-rest.json").read_text())
+    assert plan["bundle"]["data_files"] == {
+        model: manifest["files"][model],
+        "source/shop/stock.json": manifest["files"]["source/shop/stock.json"],
+    }
+    manifest["repository"]["data_files"]["source/elsewhere.bin"] = "elsewhere.bin"
+    (bundle / "svc-rest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ImageInputError) as info:
+        read_bundle(bundle)
+    assert info.value.message == "svc-rest.json: repository.data_files must name declared files"

@@ -107,11 +107,13 @@ class Build:
         work: Path,
         interface: str,
         engine: str = "DOCKER",
+        *,
+        bundle: Path | None = None,
     ) -> None:
         self.work = work
         self.plugin = plugin
         work.mkdir(parents=True, exist_ok=True)
-        self.bundle = repository_bundle(work / f"bundle-{interface}", interface)
+        self.bundle = bundle or repository_bundle(work / f"bundle-{interface}", interface)
         self.lock = image_lock(
             self.bundle, state_dir() / "wheelhouse" / "amd64", work / f"{interface}.lock"
         )
@@ -339,6 +341,69 @@ def test_rest_image_user_and_no_engine_socket(
     done = exec_in(stack, tmp_path, rest_container, "/opt/svc/venv/bin/python", "-c", probe)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == [65532, 65532, [], [], False]
+
+
+ML_REPO = Path(__file__).resolve().parent / "fixtures" / "repos" / "ml"
+FLOWERS = [([5.1, 3.5, 1.4, 0.2], "setosa"), ([6.7, 3.0, 5.2, 2.3], "virginica")]
+
+
+def test_ml_image_carries_verifies_and_serves_its_declared_model(
+    stack: dict[str, Any], plugin: Plugin, tmp_path: Path
+) -> None:
+    """The ML fixture (``[tool.svcc] data-files``): its model is an input of the build
+    (named with its digest in the delivery plan), lands in the image, is verified at
+    startup there, and the image answers with it (the one extra image of the suite)."""
+    from svcc.compiler.pipeline import compile_path
+
+    bundle = tmp_path / "bundle-ml"
+    compile_path(ML_REPO, target="rest", output_dir=bundle)
+    build = Build(stack, plugin, tmp_path / "ml", "rest", bundle=bundle)
+    build.request["tag"] = "svcc-test/ml-rest:docker"
+    result = build.run_api()
+    model = "source/models/iris.json"
+    assert result["delivery_plan"]["bundle"]["data_files"][model].startswith("sha256:")
+    assert f"bundle/{model}" in result["delivery_manifest"]["files"]
+    env = docker_env(stack, tmp_path)
+    cid = subprocess.run(
+        [DOCKER, "run", "-d", "--rm", "--network", "none", result["image_id"]],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    try:
+        calls = [
+            ["POST", "/capabilities/predict.predict", {"features": features}]
+            for features, _ in FLOWERS
+        ]
+        deadline = time.monotonic() + 60
+        while True:
+            done = exec_in(
+                stack, tmp_path, cid, "/opt/svc/venv/bin/python", "-c", CALLER, json.dumps(calls)
+            )
+            if done.returncode == 0 or time.monotonic() > deadline:
+                break
+            time.sleep(0.3)
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout) == [[200, label] for _, label in FLOWERS]
+        path = f"/opt/svc/bundle/{model}"
+        copied = exec_in(stack, tmp_path, cid, "/opt/svc/venv/bin/python", "-c",
+                         f"import sys; sys.stdout.write(open({path!r}).read())")  # fmt: skip
+        assert copied.stdout == (ML_REPO / "models" / "iris.json").read_text()
+    finally:
+        subprocess.run([DOCKER, "rm", "-f", cid], env=env, capture_output=True, check=False)
+    tamper = (
+        "import os, shutil, subprocess, sys; shutil.copytree('/opt/svc/bundle', '/tmp/b'); "
+        f"open('/tmp/b/{model}', 'w').write('{{}}'); os.chdir('/tmp/b'); "
+        "sys.exit(subprocess.run([sys.executable, '-m', 'uvicorn', 'app:app']).returncode)"
+    )
+    refused = subprocess.run(
+        [DOCKER, "run", "--rm", "--network", "none", result["image_id"],
+         "/opt/svc/venv/bin/python", "-c", tamper],
+        env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert refused.returncode != 0
+    assert f"{model} does not match its digest" in refused.stdout + refused.stderr
 
 
 def test_mcp_image_over_stdio_with_the_official_client(

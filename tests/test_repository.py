@@ -248,6 +248,10 @@ def test_inspect_file_and_inspect_dir_agree(case: str, tmp_path: Path) -> None:
         if "assessments" not in module_doc:
             continue
         args = ["inspect", str(root / rel), "--format", "json", "--requirements", str(requirements)]
+        folder = rel.rpartition("/")[0]
+        for data in document.get("data_files", ()):  # [tool.svcc] data-files, as --data gives
+            if data.startswith(f"{folder}/" if folder else ""):
+                args += ["--data", str(root / data)]
         alone = json.loads(run_svcc(*args).stdout)
         if alone["module"] != module_doc["module"]:
             # a namespace package has no marker a single file could be named by

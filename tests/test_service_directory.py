@@ -6,6 +6,7 @@ Before, the service analysed each file alone: a capability that imports a module
 import-time effects was eligible in the service and conditional in ``inspect DIR``."""
 
 import json
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -39,7 +40,10 @@ FILES = {
     ),
     # outside the source root (src/): analysed alone, as `svcc inspect FILE` would
     "shop/scripts/tool.py": "def main() -> int:\n    return 0\n",
+    # a project folder whose name is not a Python name: a source root of its own
+    "mono/ml-serving/serve.py": "def double(x: int) -> int:\n    return 2 * x\n",
 }
+ML = Path(__file__).resolve().parent / "fixtures" / "repos" / "ml"
 NOTEBOOK = {
     "nbformat": 4,
     "nbformat_minor": 5,
@@ -64,6 +68,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
     (root / "flat" / "notes.ipynb").write_text(json.dumps(NOTEBOOK))
+    shutil.copytree(ML, root / "ml")  # [tool.svcc] data-files: a model read at import
     return root
 
 
@@ -94,7 +99,7 @@ def readiness(assessments: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-@pytest.mark.parametrize("directory", ["flat", "shop"])
+@pytest.mark.parametrize("directory", ["flat", "shop", "ml", "mono"])
 def test_service_agrees_with_inspect_dir(
     http: httpx.Client, workspace: Path, directory: str
 ) -> None:
@@ -178,4 +183,10 @@ def test_tree_refusals_are_400(http: httpx.Client, workspace: Path) -> None:
     response = http.post("/analyse_directory/", data={"directory_path": "badproject"})
     assert response.status_code == 400, response.text
     assert "pyproject.toml is not valid TOML" in response.json()["description"]
+    (workspace / "badproject" / "pyproject.toml").write_text(
+        '[tool.svcc]\ndata-files = ["models/*.joblib"]\n'
+    )
+    response = http.post("/analyse_directory/", data={"directory_path": "badproject"})
+    assert response.status_code == 400, response.text
+    assert "'models/*.joblib' matches no file" in response.json()["description"]
     assert str(workspace) not in response.text

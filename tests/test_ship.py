@@ -151,11 +151,13 @@ def test_the_image_serves_the_shop_with_numpy(
     cid = started.stdout.strip()
     call = (
         "import json, urllib.request\n"
-        "req = urllib.request.Request("
-        "'http://127.0.0.1:8000/capabilities/shop.stats.summary', method='POST',"
-        " data=json.dumps({'prices': [1, 2, 3, 10]}).encode(),"
+        "def post(name, body):\n"
+        "    req = urllib.request.Request('http://127.0.0.1:8000/capabilities/' + name,"
+        " method='POST', data=json.dumps(body).encode(),"
         " headers={'content-type': 'application/json'})\n"
-        "print(urllib.request.urlopen(req, timeout=10).read().decode())\n"
+        "    return json.loads(urllib.request.urlopen(req, timeout=10).read())\n"
+        "print(json.dumps([post('shop.stats.summary', {'prices': [1, 2, 3, 10]}),"
+        " post('shop.catalog.price_of', {'sku': 'mug'})]))\n"  # the declared data file
     )
     try:
         deadline = time.monotonic() + 60
@@ -167,7 +169,7 @@ def test_the_image_serves_the_shop_with_numpy(
     finally:
         docker(stack, tmp_path, "rm", "-f", cid)
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == {"mean": 4.0, "median": 2.5, "p90": 7.9}
+    assert json.loads(done.stdout) == [{"mean": 4.0, "median": 2.5, "p90": 7.9}, 12.5]
 
 
 def test_logs_are_private_complete_and_hold_no_credential(
@@ -326,7 +328,8 @@ def test_plan_from_the_repository_compiles_the_bundle_into_the_plan(
     plan = out / "plan-from-repo"
     done = subprocess.run(
         [SVCC, "image", "plan", str(ROOT / "examples" / "shop"), "--select",
-         "shop.pricing.total,shop.pricing.line,shop.stats.summary", "--interface", "rest",
+         "shop.pricing.total,shop.pricing.line,shop.stats.summary,shop.catalog.price_of",
+         "--interface", "rest",
          "--base-image", ship.stack["BASE_IMAGE"], "--platform", "linux/amd64",
          "--tag", "shop:ship", "--destination", f"{ship.stack['REGISTRY']}/team/shop:1.0",
          "--lock", str(out / "server.lock"), "--wheelhouse", str(out / "wheels"),

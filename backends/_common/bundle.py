@@ -188,6 +188,7 @@ def _assemble_repository(
     if len(set(names)) != len(names):
         raise LoweringError("two selected capabilities have the same name")
     files: dict[str, bytes] = {s.bundle_path: s.data for s in layout.sources}
+    files |= {path: data for path, _, data in layout.data}  # verified at startup like source
     files[IR_FILE] = _repository_ir(layout)
     files[READINESS_FILE] = canonical_json(dict(layout.readiness))
     files |= runtime_files((*kind.runtime_modules, "repository"))
@@ -220,6 +221,7 @@ def _assemble_repository(
         "repository": {
             **repository,
             "original_paths": {s.bundle_path: s.path for s in layout.sources},
+            **({"data_files": {p: tree for p, tree, _ in layout.data}} if layout.data else {}),
         },
         "provenance": dict(layout.provenance),
         "ir_digest": digest_bytes(files[IR_FILE]),

@@ -52,6 +52,7 @@ def delivery_plan(
             "manifest_digest": digest_bytes(manifest_bytes),
             "capabilities": list(bundle.manifest.get("capabilities", [])),
             "provenance": bundle.manifest.get("provenance"),
+            **_data_files(bundle),
         },
         "wheels": [
             {"name": w.name, "version": w.version, "sha256": w.sha256}
@@ -65,6 +66,18 @@ def delivery_plan(
             "stdio": not served.listens_in_image,
         },
     }
+
+
+def _data_files(bundle: BundleInput) -> dict[str, Any]:
+    """The bundle's declared data files (``[tool.svcc] data-files``), by digest: inputs of
+    the image like the sources (the bundle check read and hashed them), named in the plan so
+    a reviewer sees that the model the image loads is the one declared."""
+    repository = bundle.manifest.get("repository")
+    data = repository.get("data_files") if isinstance(repository, dict) else None
+    if not isinstance(data, dict) or not data:
+        return {}
+    files = bundle.manifest["files"]
+    return {"data_files": {path: files[path] for path in sorted(data)}}
 
 
 def labels(

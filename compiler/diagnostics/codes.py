@@ -442,7 +442,8 @@ R026_IMPORT_IO: Final = _code(
     "Importing the module reads or writes files, the network or processes "
     "(`open`, `Path.read_text`, `json.load`, `subprocess`, ...), unless it reads a declared data "
     "file. Applies to every capability of the module.",
-    hint="declare the file it reads (--data PATH) when its path is built from __file__; or "
+    hint="declare the file it reads (--data PATH; in a repository, [tool.svcc] data-files) "
+    "when its path is built from __file__; or "
     "move the read into a function decorated with @functools.cache that the capability "
     'calls, or move the statement under `if __name__ == "__main__":`',
 )
@@ -601,6 +602,19 @@ R040_ATTRIBUTED_IMPORT: Final = _code(
     ),
 )
 
+R041_AUTOMATIC_SOURCE_ROOT: Final = _code(
+    "SVC-R041",
+    "source root found automatically",
+    "note",
+    "source",
+    None,
+    "A folder of the repository whose name is not a Python name (`ml-serving/`, "
+    "`short-texts-clustering/src/`) holds Python files: with no `[tool.svcc] source-roots`, it "
+    "is read as a source root of its own (its `src/` when that holds Python files), so its "
+    "modules are named from it, as when the folder is passed alone. A file of such a root "
+    "whose module name another file already gives is skipped with this note.",
+    hint="set [tool.svcc] source-roots to choose the roots, or pass the folder itself",
+)
 
 # --- types and results (issue 23: SVC-R050..R059) ----------------------------------------------
 R050_RETURN_NOT_ENCODABLE: Final = _code(

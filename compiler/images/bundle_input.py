@@ -4,7 +4,9 @@ Only the manifest (a servable target's: ``svc-rest.json``, ``svc-mcp.json``, ...
 files it declares are read, each opened without following symlinks and checked against its
 declared sha256. The bundle
 must be a direct repository bundle (``"bundle_kind": "repository"``, ``execution.mode``
-``direct``). Undeclared files are refused, except the kinds the build ignores by rule
+``direct``). Its declared data files (``repository.data_files``) are declared files like
+the sources, so they are inputs of the build and verified at startup in the image too.
+Undeclared files are refused, except the kinds the build ignores by rule
 (version-control data, environment and key files, other build files), which are skipped.
 """
 
@@ -95,6 +97,10 @@ def check_manifest(name: str, manifest: Mapping[str, Any]) -> None:
             raise bad(f"{name}: declared path {path!r} escapes the bundle or is not canonical")
         if path in manifests():
             raise bad(f"{name}: declares a manifest name {path!r} as a file")
+    repository = manifest.get("repository")
+    data = repository.get("data_files", {}) if isinstance(repository, dict) else {}
+    if not isinstance(data, dict) or any(path not in files for path in data):
+        raise bad(f"{name}: repository.data_files must name declared files")
 
 
 def _read_regular(root_fd: int, path: str) -> bytes:

@@ -335,7 +335,10 @@ class Judge:
         if found is not None and e.path is not None and name.startswith(DATA_READERS):
             if e.path in self.data_files:
                 return None  # a declared data file: the bundle holds it, verified at startup
-            return found[0], f"it reads {e.path}, which is not a declared data file (--data)"
+            return found[0], (
+                f"it reads {e.path}, which is not a declared data file "
+                "(--data, or [tool.svcc] data-files)"
+            )
         if found is not None:
             return found
         if (

@@ -109,6 +109,7 @@ class RepositoryReadiness:
                 resolve_import=self.resolver(module, ir),
                 allow=self.allow,
                 unmapped=self.unmapped,
+                data_files=self.repo.data_files_of(module),
             )
         return self.envs[module]
 

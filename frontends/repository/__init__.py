@@ -13,6 +13,7 @@ from pathlib import Path
 from attrs import frozen
 from svcc.compiler.diagnostics import Diagnostic
 from svcc.frontends.python import FrontendResult, read_python
+from svcc.frontends.repository._data import DataFile, module_relative
 from svcc.frontends.repository._graph import Edge, ModuleGraph, Resolution, parents
 from svcc.frontends.repository._tree import (
     ProjectConfig,
@@ -47,6 +48,13 @@ class Repository:
     @property
     def diagnostics(self) -> tuple[Diagnostic, ...]:
         return self.tree.diagnostics
+
+    def data_files_of(self, module: str) -> frozenset[str]:
+        """The declared data files as ``module`` reads them (relative to its folder)."""
+        if not self.tree.data:
+            return frozenset()
+        file = self.modules[module].file
+        return module_relative(self.tree.data, file.module, file.is_package)
 
 
 def lower_file(
@@ -134,6 +142,7 @@ def read_repository(
 
 
 __all__ = [
+    "DataFile",
     "Edge",
     "ModuleGraph",
     "ModuleSource",

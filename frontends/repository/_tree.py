@@ -23,12 +23,12 @@ from svcc.compiler.diagnostics.codes import (
     F010_REPOSITORY_LIMIT,
     F011_NOT_A_MODULE,
 )
+from svcc.frontends.repository._data import DataFile, DataRefused, check_pattern
+from svcc.frontends.repository._data import collect as collect_data
+from svcc.frontends.repository._folders import has_python as _has_python
+from svcc.frontends.repository._folders import skipped as _skipped
+from svcc.frontends.repository._roots import find_roots
 
-# Folders that never hold the project's modules: tool caches, virtual environments, build
-# output. Hidden folders (a leading dot: .git, .venv, .tox, ...) are skipped too.
-SKIPPED_DIRS: Final = frozenset(
-    {"__pycache__", "node_modules", "build", "dist", "venv", "env", "site-packages", "htmlcov"}
-)
 PYPROJECT: Final = "pyproject.toml"
 
 
@@ -66,6 +66,8 @@ class ProjectConfig:
     allow: tuple[str, ...] = ()
     # ``[tool.svcc] import-names``: distribution → the modules it provides.
     import_names: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # ``[tool.svcc] data-files``: globs of the files modules read at import (``_data``).
+    data_files: tuple[str, ...] = ()
 
 
 @frozen(kw_only=True)
@@ -80,6 +82,8 @@ class RepositoryTree:
     problems: tuple[tuple[str, Diagnostic], ...]
     # The tree is itself this regular package (see :func:`package_prefix`), else None.
     package: str | None = None
+    # The declared data files (``[tool.svcc] data-files``), read, in path order.
+    data: tuple[DataFile, ...] = ()
 
     @property
     def diagnostics(self) -> tuple[Diagnostic, ...]:
@@ -163,7 +167,18 @@ def read_config(root: Path, limits: TreeLimits) -> ProjectConfig:
         pyproject_sha256=digest_bytes(data),
         allow=_str_list(tool.get("allow", []), "[tool.svcc] allow"),
         import_names=_import_names(tool.get("import-names", {})),
+        data_files=_data_patterns(tool.get("data-files", [])),
     )
+
+
+def _data_patterns(value: Any) -> tuple[str, ...]:
+    patterns = _str_list(value, "[tool.svcc] data-files")
+    try:
+        for pattern in patterns:
+            check_pattern(pattern)
+    except DataRefused as exc:
+        raise TreeRefused(exc.diagnostic()) from None
+    return patterns
 
 
 def _import_names(value: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -192,18 +207,6 @@ def _not_a_module(shown: str) -> str:
         "not an importable module name; the file is not a module (rename it, or inspect it "
         "alone with --module-name NAME)"
     )
-
-
-def _has_python(folder: Path) -> bool:
-    for _current, dirs, files in os.walk(folder):
-        dirs[:] = [d for d in dirs if not _skipped(d)]
-        if any(f.endswith(".py") for f in files):
-            return True
-    return False
-
-
-def _skipped(name: str) -> bool:
-    return name.startswith(".") or name in SKIPPED_DIRS or name.endswith(".egg-info")
 
 
 def _normal_root(entry: str) -> str:
@@ -267,8 +270,11 @@ class _Walker:
         limits: TreeLimits,
         prefix: str | None,
         oversize_entries: bool,
+        *,
+        skip: frozenset[str] = frozenset(),
     ) -> None:
         self.root = root
+        self.skip = skip  # folders not read (automatic roots' projects: their src/ is read)
         self.roots = roots
         self.prefix = prefix
         self.limits = limits
@@ -287,7 +293,7 @@ class _Walker:
 
     def walk(self, source_root: str) -> None:
         base = self.root if source_root == "." else self.root / source_root
-        others = {r for r in self.roots if r != source_root}
+        others = {r for r in self.roots if r != source_root} | self.skip
         self._folder(base, source_root, "", others)
 
     def _folder(self, folder: Path, source_root: str, rel: str, others: set[str]) -> bool:
@@ -417,10 +423,30 @@ def read_tree(
     roots = choose_roots(root, config)
     name = root.resolve().name if folder_name is None else folder_name
     package = package_prefix(root, roots, name)
-    walker = _Walker(root, roots, limits, package, oversize_entries)
+    automatic = None
+    if config.source_roots is None and package is None:
+        automatic = find_roots(root, roots)
+        roots = (*roots, *automatic.roots)
+    skip = automatic.skipped if automatic else frozenset()
+    walker = _Walker(root, roots, limits, package, oversize_entries, skip=skip)
     for source_root in roots:
         walker.walk(source_root)
     files = sorted(walker.files, key=lambda f: f.module)
+    if automatic is not None:
+        walker.problems = automatic.soften(walker.problems)
+        walker.problems += automatic.notes([(f.path, f.module) for f in files])
+    try:
+        data = collect_data(
+            root,
+            config.data_files,
+            roots=roots,
+            package=package,
+            modules=frozenset(f.path for f in files),
+            counted=(len(files), walker.total),
+            limits=(TreeLimits().max_files, limits.max_total_bytes),
+        )
+    except DataRefused as exc:
+        raise TreeRefused(exc.diagnostic()) from None
     return RepositoryTree(
         roots=roots,
         files=tuple(files),
@@ -428,4 +454,5 @@ def read_tree(
         config=config,
         problems=tuple(sorted(walker.problems, key=lambda p: p[0])),
         package=package,
+        data=data,
     )

@@ -1,8 +1,8 @@
 """The catalog lives in a data file beside this module (shop/catalog.json), read when asked.
 
-Reading it inside the function keeps the module free of import-time effects. A bundle carries
-only Python sources today, so the walkthrough (examples/ship.sh) does not serve this function
-yet: it is selected once bundles carry declared data files (`[tool.svcc] data-files`).
+Reading it inside the function keeps the module free of import-time effects. The project
+declares the file (`[tool.svcc] data-files` in pyproject.toml), so the bundle and the image
+carry it beside this module, verified at startup.
 """
 
 import json
