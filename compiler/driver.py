@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from svcc.compiler.data_files import DataFiles
-    from svcc.compiler.policy_v2 import AnyExecution
+    from svcc.compiler.policy import AnyExecution
     from svcc.compiler.requirements import DeclaredRequirements
     from svcc.compiler.target import BundleSpec, EmitContext, FileTree, Target
     from svcc.frontends.python import FrontendResult

@@ -47,8 +47,7 @@ def compile_path(
     no service (``svcc generate``)."""
     from svcc.compiler.errors import UsageError
     from svcc.compiler.passes.select import parse_selection
-    from svcc.compiler.policy import execution_mode
-    from svcc.compiler.policy_v2 import image_options_without_policy
+    from svcc.compiler.policy import execution_mode, image_options_without_policy
     from svcc.compiler.registry import get_target
     from svcc.compiler.writer import write_tree
 
@@ -76,7 +75,7 @@ def compile_path(
         )
     policy = None
     if execution_policy is not None:
-        from svcc.compiler.policy_v2 import load_execution
+        from svcc.compiler.policy import load_execution
 
         if not backend.supports_execution_policy:
             raise UsageError(f"target {backend.name!r} has no governed execution mode")
@@ -127,14 +126,6 @@ def _repository_policy(
         return None
     if not backend.supports_execution_policy:
         raise UsageError(f"target {backend.name!r} has no governed execution mode")
-    from svcc.compiler.policy import load_policy, read_policy_json
-    from svcc.compiler.policy_v2 import POLICY_V2_SCHEMA
+    from svcc.compiler.policy import load_execution
 
-    data = read_policy_json(execution_policy)
-    if isinstance(data, dict) and data.get("schema") == POLICY_V2_SCHEMA:
-        raise UsageError(
-            f"{execution_policy}: {POLICY_V2_SCHEMA} (a container per call) serves "
-            "single-file bundles; a repository bundle is governed by an "
-            "svc.execution/v1 policy (a local process per call)"
-        )
-    return load_policy(execution_policy)
+    return load_execution(execution_policy, local_only="a repository bundle")

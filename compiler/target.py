@@ -18,7 +18,7 @@ from svcc.ir.model import ModuleIR
 
 if TYPE_CHECKING:
     from svcc.compiler.passes.readiness import ReadinessReport
-    from svcc.compiler.policy_v2 import AnyExecution
+    from svcc.compiler.policy import AnyExecution
 
 
 class FileTreeError(ValueError):

@@ -7,8 +7,14 @@ from pathlib import Path
 
 import pytest
 from helpers import ROOT, run_svcc
-from svcc.compiler.errors import IneligibleError, InputError
-from svcc.compiler.policy_v2 import parse_policy_v2
+from svcc.compiler.errors import IneligibleError, InputError, UsageError
+from svcc.compiler.policy import (
+    ExecutionPolicy,
+    OciExecution,
+    execution_mode,
+    load_execution,
+    parse_policy_v2,
+)
 
 FIXTURE = ROOT / "tests" / "fixtures" / "governed_oci" / "box.py"
 IMAGE = "sha256:" + "ab" * 32
@@ -58,6 +64,36 @@ def test_strict_fields_named_by_path(data: dict[str, object], message: str) -> N
 def test_network_inherit_is_refused() -> None:
     with pytest.raises(IneligibleError, match="network"):
         parse_policy_v2({"schema": "svc.execution/v2", "network": "inherit"}, "p.json")
+
+
+def test_one_loader_tells_v1_from_v2_by_schema(tmp_path: Path) -> None:
+    """``load_execution`` is the one loader (single files, repositories): the schema picks the
+    version, the image options go with v2 only, and ``local_only`` refuses v2 by name."""
+    v1, v2 = tmp_path / "v1.json", tmp_path / "v2.json"
+    v1.write_text("{}")
+    v2.write_text(json.dumps({"schema": "svc.execution/v2"}))
+    local = load_execution(v1)
+    assert isinstance(local, ExecutionPolicy)
+    assert execution_mode(local) == {"mode": "governed", "backend": "local-process"}
+    oci = load_execution(v2, IMAGE, "linux/arm64")
+    assert isinstance(oci, OciExecution)
+    assert execution_mode(oci) == {
+        "mode": "governed",
+        "backend": "oci-container",
+        "image": IMAGE,
+        "platform": "linux/arm64",
+    }
+    assert load_execution(v1, local_only="a repository bundle") == local
+    with pytest.raises(UsageError) as info:
+        load_execution(v2, local_only="a repository bundle")
+    assert str(info.value) == (
+        f"{v2}: svc.execution/v2 (a container per call) serves single-file bundles; a "
+        "repository bundle is governed by an svc.execution/v1 policy (a local process per call)"
+    )
+    with pytest.raises(UsageError, match=r"are for svc\.execution/v2 policies"):
+        load_execution(v1, IMAGE, "linux/amd64")
+    with pytest.raises(InputError, match="file not found"):
+        load_execution(tmp_path / "absent.json")
 
 
 def _generate(tmp: Path, policy: object | None, *options: str, interface: str = "rest"):  # type: ignore[no-untyped-def]

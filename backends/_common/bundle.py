@@ -21,8 +21,7 @@ from svcc.backends._common.governed import governed_files, repository_governed_f
 from svcc.backends._common.governed_oci import governed_oci_files
 from svcc.backends._common.runtime_copy import runtime_files
 from svcc.backends._common.schema import LoweringError
-from svcc.compiler.policy import ExecutionPolicy, execution_mode
-from svcc.compiler.policy_v2 import OciExecution
+from svcc.compiler.policy import ExecutionPolicy, OciExecution, execution_mode
 from svcc.compiler.target import BundleSpec, EmitContext, FileTree, RepositoryLayout
 from svcc.ir.canonical import canonical_json, digest_bytes
 from svcc.ir.model import ModuleIR

@@ -28,10 +28,10 @@ from attrs import frozen
 from packaging.markers import default_environment
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
-from svcc.compiler.images.errors import ImageInputError
 from svcc.compiler.images.lockfile import render_lock
 from svcc.compiler.images.locking import Roots, into_wheelhouse, pip_download, write_new
 from svcc.compiler.images.resolve import lock_from_wheels, wheel_requires
+from svcc.compiler.plugins.errors import PluginError
 
 KNOWN: Final = {"svc-oci": "extensions/svc-oci"}
 BUILD_TIMEOUT_S: Final = 600
@@ -106,7 +106,7 @@ def build_wheel(source: Path, out: Path) -> Path:
         lines = [line.strip() for line in (done.stdout + done.stderr).splitlines()]
         errors = [line for line in lines if "Error:" in line and not line.startswith("error:")]
         why = (errors or [line for line in lines if line] or ["failed"])[-1]
-        raise ImageInputError("plugin_invalid", f"building a wheel from {source}: {why}")
+        raise PluginError("plugin_invalid", f"building a wheel from {source}: {why}")
     built = sorted(out.glob("*.whl"), key=lambda p: p.stat().st_mtime)
     return built[-1]
 
@@ -146,7 +146,7 @@ def extension_source(name: str, source: Path | None) -> Path:
     root = _source_root()
     if name in KNOWN and root is not None and (root / KNOWN[name] / "pyproject.toml").is_file():
         return root / KNOWN[name]
-    raise ImageInputError(
+    raise PluginError(
         "plugin_invalid",
         f"{name}: no source found; pass --source DIR (the extension's directory, e.g. "
         "extensions/svc-oci of a svcc checkout)",
@@ -162,7 +162,7 @@ def fetch(
     index: tuple[str, ...] = (),
 ) -> Fetched:
     if output.exists() or output.is_symlink():
-        raise ImageInputError("request_invalid", f"{output} exists; choose a new --output")
+        raise PluginError("request_invalid", f"{output} exists; choose a new --output")
     with tempfile.TemporaryDirectory(prefix="svcc-fetch-") as tmp:
         work = Path(tmp)
         (work / "built").mkdir()

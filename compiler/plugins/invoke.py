@@ -1,6 +1,7 @@
 """``svc plugins run NAME OP``: one ``svc.extension/v1`` request in, one response out.
 
-The core authorises first (the operator policy's grant for the operation, bound to the
+The core authorises first (the operator policy's grant for the operation, from
+:data:`svcc.compiler.plugins.grants.GRANTS`, bound to the
 installed extension), before the extension starts or any input is read. The extension then
 runs in a fresh process: ``python -I`` of its own environment, a clean environment, a new
 session, a fresh empty working directory, no inherited descriptors, and bounded request,
@@ -14,16 +15,12 @@ from pathlib import Path
 from typing import Any, Final
 
 from attrs import frozen
-from svcc.compiler.images.errors import ImageInputError
 from svcc.compiler.images.plan import refuse_proposal
-from svcc.compiler.images.push_request import check_push_grant, parse_push_request
-from svcc.compiler.images.request import (
-    PluginIdentity,
-    check_build_grant,
-    parse_build_request,
-)
+from svcc.compiler.images.request import PluginIdentity
 from svcc.compiler.plugins import logfile
 from svcc.compiler.plugins.bounded import Exceeded, run_bounded
+from svcc.compiler.plugins.errors import PluginError
+from svcc.compiler.plugins.grants import authorise
 from svcc.compiler.plugins.store import active
 
 ENVELOPE: Final = "svc.extension/v1"
@@ -62,24 +59,13 @@ def _read_json(path: Path, what: str) -> Any:
         with path.open("rb") as handle:
             data = handle.read(MAX_REQUEST + 1)
     except OSError as exc:
-        raise ImageInputError("request_invalid", f"{what} {path}: {exc.strerror}") from None
+        raise PluginError("request_invalid", f"{what} {path}: {exc.strerror}") from None
     if len(data) > MAX_REQUEST:
-        raise ImageInputError("request_invalid", f"{what} {path}: over {MAX_REQUEST} bytes")
+        raise PluginError("request_invalid", f"{what} {path}: over {MAX_REQUEST} bytes")
     try:
         return json.loads(data)
     except ValueError as exc:
-        raise ImageInputError("request_invalid", f"{what} {path}: not JSON: {exc}") from None
-
-
-def authorise(operation: str, arguments: Any, policy: Any, plugin: PluginIdentity) -> None:
-    """The grant the operation needs; unknown operations have none."""
-    if operation == "build":
-        check_build_grant(policy, parse_build_request(arguments), plugin)
-        return
-    if operation == "push":
-        check_push_grant(policy, parse_push_request(arguments), plugin)
-        return
-    raise ImageInputError("grant_missing", f"no grant can authorise operation {operation!r}")
+        raise PluginError("request_invalid", f"{what} {path}: not JSON: {exc}") from None
 
 
 def run(
@@ -95,10 +81,10 @@ def run(
     """Authorise, run, answer. ``log_file``: created new (0600) once authorised; it receives
     the engine's output with every credential stripped, whatever the outcome."""
     if not 1 <= timeout_ms <= TIMEOUT_MAX_MS:
-        raise ImageInputError("request_invalid", f"--timeout-ms must be 1 to {TIMEOUT_MAX_MS}")
+        raise PluginError("request_invalid", f"--timeout-ms must be 1 to {TIMEOUT_MAX_MS}")
     plugin = active(name, plugins_dir)
     if operation not in plugin.operations:
-        raise ImageInputError("request_invalid", f"{plugin.name} has no operation {operation!r}")
+        raise PluginError("request_invalid", f"{plugin.name} has no operation {operation!r}")
     args = _read_json(arguments, "arguments")
     policy = _read_json(operator_policy, "operator policy")
     refuse_proposal(policy, operator_policy)
@@ -119,7 +105,7 @@ def run(
         sort_keys=True,
     ).encode()
     if len(request) > MAX_REQUEST:
-        raise ImageInputError("request_invalid", "the request is over the size limit")
+        raise PluginError("request_invalid", "the request is over the size limit")
     log_fd = logfile.create(log_file) if log_file is not None else None
     stderr = b""
     try:

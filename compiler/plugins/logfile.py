@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Any, Final
 
-from svcc.compiler.images.errors import ImageInputError
+from svcc.compiler.plugins.errors import PluginError
 
 MAX_CREDENTIALS: Final = 64 * 1024
 REDACTED: Final = b"<redacted>"
@@ -27,11 +27,11 @@ def create(path: Path) -> int:
     try:
         return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     except FileExistsError:
-        raise ImageInputError(
+        raise PluginError(
             "request_invalid", f"--log-file {path}: exists; a log is never overwritten"
         ) from None
     except OSError as exc:
-        raise ImageInputError("request_invalid", f"--log-file {path}: {exc.strerror}") from None
+        raise PluginError("request_invalid", f"--log-file {path}: {exc.strerror}") from None
 
 
 def secrets_of(arguments: Any) -> tuple[bytes, ...]:

@@ -19,8 +19,8 @@ from typing import Any, Final
 
 from attrs import frozen
 from packaging.utils import canonicalize_name, parse_wheel_filename
-from svcc.compiler.images.errors import ImageInputError
 from svcc.compiler.images.lockfile import LockedWheel, parse_lock, render_lock
+from svcc.compiler.plugins.errors import PluginError
 from svcc.compiler.plugins.wheels import (
     check_wheel,
     extension_manifest,
@@ -67,8 +67,8 @@ class Installed:
         }
 
 
-def _fail(code: str, message: str) -> ImageInputError:
-    return ImageInputError(code, message)
+def _fail(code: str, message: str) -> PluginError:
+    return PluginError(code, message)
 
 
 def _clean_env() -> dict[str, str]:

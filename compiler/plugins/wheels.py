@@ -13,9 +13,9 @@ from typing import Any, Final
 
 from attrs import frozen
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
-from svcc.compiler.images.errors import ImageInputError
 from svcc.compiler.images.lockfile import LockedWheel
 from svcc.compiler.images.wheelmeta import metadata_headers
+from svcc.compiler.plugins.errors import PluginError
 
 MAX_WHEEL_BYTES: Final = 64 * 1024 * 1024
 MAX_ALL_WHEELS: Final = 256 * 1024 * 1024
@@ -59,17 +59,17 @@ def check_wheel(path: Path, *, code: str = "wheel_invalid") -> CheckedWheel:
     try:
         size = path.stat().st_size
         if size > MAX_WHEEL_BYTES:
-            raise ImageInputError(code, f"{path.name}: {size} bytes, over {MAX_WHEEL_BYTES}")
+            raise PluginError(code, f"{path.name}: {size} bytes, over {MAX_WHEEL_BYTES}")
         name, version, _, _ = parse_wheel_filename(path.name)
         with zipfile.ZipFile(path) as archive:
             hooks = startup_hooks(archive)
             expanded = sum(i.file_size for i in archive.infolist())
     except InvalidWheelFilename as exc:
-        raise ImageInputError(code, f"{path.name}: not a wheel file name: {exc}") from None
+        raise PluginError(code, f"{path.name}: not a wheel file name: {exc}") from None
     except (OSError, zipfile.BadZipFile) as exc:
-        raise ImageInputError(code, f"{path.name}: unreadable wheel: {exc}") from None
+        raise PluginError(code, f"{path.name}: unreadable wheel: {exc}") from None
     if hooks:
-        raise ImageInputError(
+        raise PluginError(
             code, f"{path.name}: start-up hooks are refused: {', '.join(sorted(hooks))}"
         )
     return CheckedWheel(path, canonicalize_name(name), str(version), sha256_of(path), expanded)
@@ -82,7 +82,7 @@ def locked_wheels(locked: tuple[LockedWheel, ...], wheelhouse: Path) -> list[Che
     try:
         entries = sorted(wheelhouse.iterdir())
     except OSError as exc:
-        raise ImageInputError("wheel_invalid", f"{wheelhouse}: {exc.strerror}") from None
+        raise PluginError("wheel_invalid", f"{wheelhouse}: {exc.strerror}") from None
     for entry in entries:
         if entry.suffix != ".whl" or not entry.is_file() or entry.is_symlink():
             continue
@@ -100,7 +100,7 @@ def locked_wheels(locked: tuple[LockedWheel, ...], wheelhouse: Path) -> list[Che
             if sha256_of(c) == wheel.sha256
         ]
         if not found:
-            raise ImageInputError(
+            raise PluginError(
                 "wheel_invalid",
                 f"{wheel.name}=={wheel.version}: no wheel in the wheelhouse with the locked "
                 f"sha256 {wheel.sha256}",
@@ -109,7 +109,7 @@ def locked_wheels(locked: tuple[LockedWheel, ...], wheelhouse: Path) -> list[Che
         total += found[0].stat().st_size
         expanded += checked.expanded
         if total > MAX_ALL_WHEELS or expanded > MAX_EXPANDED:
-            raise ImageInputError("wheel_invalid", "the locked wheels are over the size limits")
+            raise PluginError("wheel_invalid", "the locked wheels are over the size limits")
         out.append(checked)
     return out
 
@@ -120,11 +120,11 @@ def extension_manifest(path: Path, name: str, version: str) -> dict[str, Any]:
         meta = metadata_headers(archive, path.name, "plugin_invalid")
         manifests = [n for n in archive.namelist() if n.rsplit("/", 1)[-1] == MANIFEST_NAME]
         if len(manifests) != 1:
-            raise ImageInputError("plugin_invalid", f"{path.name}: needs one {MANIFEST_NAME}")
+            raise PluginError("plugin_invalid", f"{path.name}: needs one {MANIFEST_NAME}")
         try:
             manifest = json.loads(archive.read(manifests[0]))
         except ValueError as exc:
-            raise ImageInputError("plugin_invalid", f"{MANIFEST_NAME}: not JSON: {exc}") from None
+            raise PluginError("plugin_invalid", f"{MANIFEST_NAME}: not JSON: {exc}") from None
     if not isinstance(manifest, dict) or set(manifest) != {
         "schema",
         "name",
@@ -132,7 +132,7 @@ def extension_manifest(path: Path, name: str, version: str) -> dict[str, Any]:
         "module",
         "operations",
     }:
-        raise ImageInputError(
+        raise PluginError(
             "plugin_invalid",
             f"{MANIFEST_NAME}: must have exactly schema, name, version, module, operations",
         )
@@ -147,7 +147,7 @@ def extension_manifest(path: Path, name: str, version: str) -> dict[str, Any]:
     }
     for what, (have, want) in facts.items():
         if have != want:
-            raise ImageInputError(
+            raise PluginError(
                 "plugin_invalid", f"{MANIFEST_NAME}: {what} {have!r} disagrees with {want!r}"
             )
     operations = manifest["operations"]
@@ -158,5 +158,5 @@ def extension_manifest(path: Path, name: str, version: str) -> dict[str, Any]:
         or not isinstance(module, str)
         or not module.replace(".", "").replace("_", "").isalnum()
     ):
-        raise ImageInputError("plugin_invalid", f"{MANIFEST_NAME}: bad module or operations")
+        raise PluginError("plugin_invalid", f"{MANIFEST_NAME}: bad module or operations")
     return manifest

@@ -1,22 +1,21 @@
-"""Execution policy ``svc.execution/v1`` (governed local-process execution).
+"""Execution policy ``svc.execution/v1`` (governed local-process execution): its schema.
 
 Strict: unknown keys, wrong types and out-of-range limits are input errors (exit 2), each
 named by its JSON path. ``{}`` is a valid policy and means every default. A control the
 local-process backend cannot enforce (network or subprocess denial) is understood but
 refused (exit 1): a policy is only accepted when every control it states will hold.
-The schema is documented in ``docs/execution-policy.md``.
+The schema is documented in ``docs/execution-policy.md``; files are read and told from v2
+by :func:`svcc.compiler.policy.load_execution`.
 """
 
 import json
 import re
-from pathlib import Path
 from typing import Any, Final, Literal
 
 from attrs import field, frozen, validators
 from svcc.compiler.errors import IneligibleError, InputError
 
 POLICY_SCHEMA: Final = "svc.execution/v1"
-MAX_POLICY_BYTES: Final = 64 * 1024
 MIB: Final = 1024 * 1024
 _ENV_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _USER_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,31}\$?|[0-9]{1,10}")
@@ -91,20 +90,6 @@ class ExecutionPolicy:
         }
 
 
-def execution_mode(policy: Any) -> dict[str, str]:
-    """The ``execution`` record of a manifest and of a compile result: one shape everywhere."""
-    if policy is None:
-        return {"mode": "direct"}
-    if not isinstance(policy, ExecutionPolicy):  # policy_v2.OciExecution (which imports us)
-        return {
-            "mode": "governed",
-            "backend": "oci-container",
-            "image": policy.image,
-            "platform": policy.platform,
-        }
-    return {"mode": "governed", "backend": "local-process"}
-
-
 def _converter() -> Any:
     from cattrs import Converter
 
@@ -147,31 +132,3 @@ def parse_policy(data: Any, origin: str) -> ExecutionPolicy:
                 "local-process backend (it has no sandbox); use 'inherit' or 'allow'"
             )
     return policy
-
-
-def load_policy(path: str | Path) -> ExecutionPolicy:
-    return parse_policy(read_policy_json(path), str(path))
-
-
-def read_policy_json(path: str | Path) -> object:
-    """A policy file's JSON (v1 or v2): bounded, UTF-8, no NaN/Infinity, one-line errors."""
-    path = Path(path)
-    try:
-        if path.stat().st_size > MAX_POLICY_BYTES:
-            raise InputError(f"{path}: over the {MAX_POLICY_BYTES}-byte policy limit")
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"{path}: file not found") from None
-    except UnicodeDecodeError:
-        raise InputError(f"{path}: not UTF-8") from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    try:
-        data = json.loads(text, parse_constant=_no_constant)
-    except ValueError as exc:
-        raise InputError(f"{path}: not valid JSON: {exc}") from None
-    return data
-
-
-def _no_constant(name: str) -> None:
-    raise ValueError(f"{name} is not JSON")

@@ -1,31 +1,24 @@
 """Execution policy ``svc.execution/v2`` (governed OCI-container execution).
 
-Strict like v1 (``compiler.policy``): unknown keys, wrong types and out-of-range values are
-input errors (exit 2) named by their JSON path; ``{"schema": "svc.execution/v2"}`` means
-every default. The schema key is what tells v2 from v1, so a v2 policy must state it.
+Strict like v1 (:mod:`svcc.compiler.policy.v1`): unknown keys, wrong types and out-of-range
+values are input errors (exit 2) named by their JSON path; ``{"schema": "svc.execution/v2"}``
+means every default. The schema key is what tells v2 from v1, so a v2 policy must state it.
 Every control a v2 policy states is enforced by the container engine; ``network:
 "inherit"`` would leave the sandbox open and is refused (exit 1).
 
 A v2 policy needs the runtime image, named by its full local image id (``sha256:`` and 64
 hex digits: immutable, never pulled), and its platform. Generation checks only their
 form; the generated server checks the image against the engine before serving.
-The schema is documented in ``docs/execution-policy.md``.
+The schema is documented in ``docs/execution-policy.md``; files are read and told from v1
+by :func:`svcc.compiler.policy.load_execution`.
 """
 
 import re
-from pathlib import Path
 from typing import Any, Final, Literal
 
 from attrs import field, frozen, validators
 from svcc.compiler.errors import IneligibleError, InputError, UsageError
-from svcc.compiler.policy import (
-    MIB,
-    ExecutionPolicy,
-    _converter,
-    _env_names,
-    parse_policy,
-    read_policy_json,
-)
+from svcc.compiler.policy.v1 import MIB, _converter, _env_names
 
 POLICY_V2_SCHEMA: Final = "svc.execution/v2"
 IMAGE_ID: Final = re.compile(r"sha256:[0-9a-f]{64}")
@@ -108,9 +101,6 @@ class OciExecution:
         }
 
 
-AnyExecution = ExecutionPolicy | OciExecution
-
-
 def parse_policy_v2(data: dict[str, Any], origin: str) -> ExecutionPolicyV2:
     from cattrs import ClassValidationError
     from svcc.compiler.explain import structure_problems
@@ -148,25 +138,6 @@ def check_image_options(image: str | None, platform: str | None) -> tuple[str, s
     if platform not in PLATFORMS:
         raise UsageError(f"--runtime-platform {platform!r}: one of {', '.join(PLATFORMS)}")
     return image, platform
-
-
-def load_execution(
-    path: str | Path, image: str | None = None, platform: str | None = None
-) -> AnyExecution:
-    """The execution policy file, v1 or v2 by its ``schema``, with the image options."""
-    path = Path(path)
-    data = read_policy_json(path)
-    if isinstance(data, dict) and data.get("schema") == POLICY_V2_SCHEMA:
-        policy = parse_policy_v2(data, str(path))
-        image, platform = check_image_options(image, platform)
-        return OciExecution(policy=policy, image=image, platform=platform)  # type: ignore[arg-type]
-    v1 = parse_policy(data, str(path))
-    if image is not None or platform is not None:
-        raise UsageError(
-            "--runtime-image and --runtime-platform are for svc.execution/v2 policies; "
-            f"{path} is svc.execution/v1 (local-process)"
-        )
-    return v1
 
 
 def image_options_without_policy(image: str | None, platform: str | None) -> None:
