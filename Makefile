@@ -24,7 +24,7 @@ golden: ## rewrite the golden documents (review the diff!)
 	$(VENV)/bin/pytest tests/test_golden.py --snapshot-update
 
 docs: ## regenerate docs/diagnostics.md from the code table
-	$(PY) -m svcc.compiler.diagnostics > docs/diagnostics.md
+	$(PY) -m svcc.contracts.diagnostics > docs/diagnostics.md
 
 bench: ## benchmarks: front end, generated servers, analysis service (not part of the tests)
 	$(PY) bench/bench_frontend.py

@@ -44,10 +44,10 @@ from pathlib import Path
 from typing import Any
 
 from svcc.compiler.driver import Analysis, analyze_source, emit_analysis
-from svcc.compiler.errors import SvccError
 from svcc.compiler.registry import get_target
-from svcc.compiler.requirements import DeclaredRequirements, parse_requirements
 from svcc.compiler.writer import write_tree
+from svcc.contracts.errors import SvccError
+from svcc.contracts.requirements import DeclaredRequirements, parse_requirements
 from svcc.frontends.module_names import derive_module_name
 
 REQUIREMENTS = "numpy\npandas\nscipy\nscikit-learn\nmatplotlib\nseaborn\n"

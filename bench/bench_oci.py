@@ -113,8 +113,8 @@ def main() -> int:
         ctx = work / "context"
         target_files = first["delivery_manifest"]["files"]
         from svcc.backends.oci import OciTarget
-        from svcc.compiler.images.bundle_input import read_bundle
-        from svcc.compiler.target import File
+        from svcc.contracts.target import File
+        from svcc.images.bundle_input import read_bundle
 
         target = OciTarget(
             interface="rest", base_image=request["base_image"], lock=File.read(str(lock))

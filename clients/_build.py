@@ -6,7 +6,7 @@ from svcc.clients._bundle import Capability, RestBundle
 from svcc.clients._collection import HEALTH_ID, Collection, Request, file_stems
 from svcc.clients._examples import dumps_body, example_body
 from svcc.clients._validator import BundleValidators, Rejected, bundle_validators
-from svcc.compiler.errors import InputError, InternalError
+from svcc.contracts.errors import InputError, InternalError
 
 MAX_BODY_CHARS: Final = 256 * 1024
 HEALTH_SUMMARY: Final = "Health check: GET /health answers 200 while the server is up."

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any, Final
 
 from attrs import frozen
-from svcc.compiler.errors import InputError
 from svcc.compiler.registry import servable_targets
-from svcc.compiler.target import BundleSpec
+from svcc.contracts.errors import InputError
+from svcc.contracts.target import BundleSpec
 
 OPENAPI: Final = "openapi.json"
 IR: Final = "capability-ir.json"

@@ -14,7 +14,7 @@ from typing import Final
 from urllib.parse import urlsplit
 
 from attrs import frozen
-from svcc.compiler.errors import UsageError
+from svcc.contracts.errors import UsageError
 
 DEFAULT_BASE_URL: Final = "http://127.0.0.1:8000"
 BASE_URL_VARIABLE: Final = "baseUrl"

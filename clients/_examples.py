@@ -24,7 +24,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-from svcc.compiler.errors import InternalError
+from svcc.contracts.errors import InternalError
 
 MAX_DEPTH: Final = 32
 MAX_DEFAULT_CHARS: Final = 16 * 1024

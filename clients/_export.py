@@ -18,8 +18,8 @@ from svcc.clients._record import (
     parse_record,
     record_of,
 )
-from svcc.compiler.errors import ExitCode, InputError, OutputError, SvccError, UsageError
-from svcc.compiler.target import FileTree
+from svcc.contracts.errors import ExitCode, InputError, OutputError, SvccError, UsageError
+from svcc.contracts.target import FileTree
 
 FORMATS: Final = tuple(RENDERERS)
 MAX_FILE_BYTES: Final = 16 * 1024 * 1024

@@ -15,7 +15,7 @@ import stat
 from pathlib import Path
 from typing import Final
 
-from svcc.compiler.errors import OutputError
+from svcc.contracts.errors import OutputError
 
 _DIR: Final = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
 _READ: Final = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from attrs import frozen
-from svcc.compiler.errors import InputError
+from svcc.contracts.errors import InputError
 
 from svcc import __version__
 

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from typing import Any, Protocol
 
 from svcc.clients._bundle import VALIDATION_MODULES, RestBundle
-from svcc.compiler.errors import InputError
+from svcc.contracts.errors import InputError
 
 
 class Validator(Protocol):

@@ -1,1 +1,3 @@
-"""The compiler proper: driver, passes, diagnostics, target registry, writer and CLI."""
+"""The compiler proper: driver, pipeline, repository, passes, target registry and writer
+(the contracts it shares are ``svcc.contracts``, the command line ``svcc.cli``:
+docs/layout.md)."""

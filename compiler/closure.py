@@ -19,8 +19,8 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from attrs import frozen
-from svcc.compiler.errors import InputError
 from svcc.compiler.source_files import read_source_file
+from svcc.contracts.errors import InputError
 from svcc.ir.imports import package_of, resolve_relative
 
 if TYPE_CHECKING:
@@ -370,7 +370,7 @@ def _lower(
     """``(bytes, front-end result, import facts, why it cannot be imported as copied)`` of
     one file, lowered once: the facts are the IR's imports (it records every import
     statement that can run, class bodies and methods included)."""
-    from svcc.compiler.diagnostics.codes import F001_SYNTAX
+    from svcc.contracts.diagnostics.codes import F001_SYNTAX
     from svcc.frontends.repository import SourceFile, lower_file
 
     try:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from attrs import frozen
-from svcc.compiler.errors import InputError
+from svcc.contracts.errors import InputError
 
 MAX_FILES: Final = 4096
 MAX_TOTAL_BYTES: Final = 64 * 1024 * 1024

@@ -4,7 +4,7 @@
 readiness pass and return an :class:`Analysis` (IR + readiness + front-end diagnostics).
 ``emit_analysis`` adds selection and a target (``emit_target``, through the protocol);
 ``compiler.pipeline.compile_path`` hands the ``FileTree`` to the writer.
-Input problems raise :class:`~svcc.compiler.errors.InputError`; the CLI maps them to exit
+Input problems raise :class:`~svcc.contracts.errors.InputError`; the CLI maps them to exit
 codes, the service to HTTP statuses.
 """
 
@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any, Final
 
 from attrs import evolve, frozen
 from svcc.compiler.closure import EMPTY, LocalClosure
-from svcc.compiler.diagnostics import Diagnostic
-from svcc.compiler.errors import InputError
 from svcc.compiler.passes.readiness import Environment, ReadinessReport
 from svcc.compiler.source_files import read_source_file
+from svcc.contracts.diagnostics import Diagnostic
+from svcc.contracts.errors import InputError
 from svcc.ir.canonical import canonical_json
 from svcc.ir.model import ModuleIR, SourceFormat, Span
 
@@ -26,9 +26,9 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from svcc.compiler.data_files import DataFiles
-    from svcc.compiler.policy import AnyExecution
-    from svcc.compiler.requirements import DeclaredRequirements
-    from svcc.compiler.target import BundleSpec, EmitContext, FileTree, Target
+    from svcc.contracts.policy import AnyExecution
+    from svcc.contracts.requirements import DeclaredRequirements
+    from svcc.contracts.target import BundleSpec, EmitContext, FileTree, Target
     from svcc.frontends.python import FrontendResult
 
 
@@ -241,7 +241,7 @@ def analyze_source(
 
 def _reserved_names() -> frozenset[str]:
     """Names every bundle takes (a target's own are checked when it is chosen)."""
-    from svcc.compiler.reserved import BUNDLE_RESERVED
+    from svcc.contracts.reserved import BUNDLE_RESERVED
 
     return BUNDLE_RESERVED
 
@@ -390,8 +390,8 @@ def python_files(root: "Path") -> list[str]:
 
 def failed_analysis(path: str, message: str) -> Analysis:
     """An entry for a file that could not be analysed at all (``SVC-F007``)."""
-    from svcc.compiler.diagnostics import diag
-    from svcc.compiler.diagnostics.codes import F007_NOT_ANALYSABLE
+    from svcc.contracts.diagnostics import diag
+    from svcc.contracts.diagnostics.codes import F007_NOT_ANALYSABLE
 
     return Analysis(
         path=path,
@@ -451,9 +451,9 @@ class CompileResult:
 def served_bundle(backend: "Target", what: str) -> "BundleSpec":
     """The bundle ``backend`` writes or wraps (``oci``, ``k8s``: their ``--interface``'s);
     a target that does neither cannot build ``what`` (a repository)."""
-    from svcc.compiler.errors import UsageError
     from svcc.compiler.registry import servable_target
-    from svcc.compiler.target import Wrapper
+    from svcc.contracts.errors import UsageError
+    from svcc.contracts.target import Wrapper
 
     if backend.bundle is not None:
         return backend.bundle
@@ -466,12 +466,12 @@ def served_bundle(backend: "Target", what: str) -> "BundleSpec":
 
 
 def emit_target(backend: "Target", ir: ModuleIR, ctx: "EmitContext") -> "FileTree":
-    """``backend.emit``, through the protocol: a :class:`~svcc.compiler.target.Wrapper` gets
+    """``backend.emit``, through the protocol: a :class:`~svcc.contracts.target.Wrapper` gets
     the bundle of the servable target it names, emitted from the same IR and context. Every
     service bundle's manifest is held to the specification's size limit."""
     import attrs
     from svcc.compiler.registry import servable_target
-    from svcc.compiler.target import Wrapper
+    from svcc.contracts.target import Wrapper
 
     if isinstance(backend, Wrapper) and backend.bundle is None:
         inner, spec = servable_target(backend.wrapped_target(), backend.name)
@@ -500,9 +500,9 @@ def emit_analysis(
     execution: "AnyExecution | None" = None,
 ) -> "tuple[ModuleIR, FileTree]":
     """Selection → target, in memory: ``(the selected IR, the tree)``. No I/O."""
-    from svcc.compiler.errors import IneligibleError
     from svcc.compiler.passes.select import SelectPass, parse_selection
-    from svcc.compiler.target import EmitContext, Wrapper
+    from svcc.contracts.errors import IneligibleError
+    from svcc.contracts.target import EmitContext, Wrapper
 
     selection = parse_selection(select)
     if analysis.error is not None or analysis.ir is None or analysis.readiness is None:
@@ -525,7 +525,7 @@ def emit_analysis(
     try:
         selected = SelectPass().run(analysis.ir, analysis.readiness, selection, analysis.path)
     except IneligibleError as exc:
-        from svcc.compiler.diagnostics import render
+        from svcc.contracts.diagnostics import render
 
         exc.details = tuple(
             render(r, analysis.path, analysis.lines_for(r.span)) for r in exc.reasons

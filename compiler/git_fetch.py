@@ -26,7 +26,7 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 from attrs import frozen
-from svcc.compiler.errors import InputError
+from svcc.contracts.errors import InputError
 
 COMMIT_RE: Final = re.compile(r"[0-9a-f]{40}")
 LFS_POINTER: Final = b"version https://git-lfs.github.com/spec/"

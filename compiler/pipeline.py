@@ -13,14 +13,14 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from svcc.compiler.driver import CompileResult, analyze_file, emit_analysis, served_bundle
-from svcc.compiler.errors import InputError
+from svcc.contracts.errors import InputError
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from svcc.compiler.policy import ExecutionPolicy
-    from svcc.compiler.requirements import DeclaredRequirements
-    from svcc.compiler.target import Target
+    from svcc.contracts.policy import ExecutionPolicy
+    from svcc.contracts.requirements import DeclaredRequirements
+    from svcc.contracts.target import Target
 
 
 def compile_path(
@@ -45,11 +45,11 @@ def compile_path(
     is written unless every step succeeds; the target, its options and the selection syntax
     are checked before the source is read. ``servable_only`` refuses a target that writes
     no service (``svcc generate``)."""
-    from svcc.compiler.errors import UsageError
     from svcc.compiler.passes.select import parse_selection
-    from svcc.compiler.policy import execution_mode, image_options_without_policy
     from svcc.compiler.registry import get_target
     from svcc.compiler.writer import write_tree
+    from svcc.contracts.errors import UsageError
+    from svcc.contracts.policy import execution_mode, image_options_without_policy
 
     backend = get_target(target, target_options)
     if servable_only and backend.bundle is None:
@@ -75,7 +75,7 @@ def compile_path(
         )
     policy = None
     if execution_policy is not None:
-        from svcc.compiler.policy import load_execution
+        from svcc.contracts.policy import load_execution
 
         if not backend.supports_execution_policy:
             raise UsageError(f"target {backend.name!r} has no governed execution mode")
@@ -115,7 +115,7 @@ def _repository_policy(
 ) -> "ExecutionPolicy | None":
     """A repository bundle is governed by an ``svc.execution/v1`` policy (a local process
     per call); v2 (a container per call) and its image options serve single files."""
-    from svcc.compiler.errors import UsageError
+    from svcc.contracts.errors import UsageError
 
     if runtime_image or runtime_platform:
         raise UsageError(
@@ -126,6 +126,6 @@ def _repository_policy(
         return None
     if not backend.supports_execution_policy:
         raise UsageError(f"target {backend.name!r} has no governed execution mode")
-    from svcc.compiler.policy import load_execution
+    from svcc.contracts.policy import load_execution
 
     return load_execution(execution_policy, local_only="a repository bundle")

@@ -22,8 +22,8 @@ from typing import Any, Final, Literal
 
 import attrs
 from attrs import frozen
-from svcc.compiler.errors import UsageError
-from svcc.compiler.target import BundleSpec, File, Target
+from svcc.contracts.errors import UsageError
+from svcc.contracts.target import BundleSpec, File, Target
 
 GROUP: Final = "svcc.targets"
 _REQUIRED_CLASS_ATTRIBUTES: Final = (

@@ -16,16 +16,16 @@ from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 from attrs import frozen
-from svcc.compiler.errors import IneligibleError, InputError
 from svcc.compiler.passes.readiness import Assessment, ReadinessReport
-from svcc.compiler.requirements import DeclaredRequirements, parse_requirements
+from svcc.contracts.errors import IneligibleError, InputError
+from svcc.contracts.requirements import DeclaredRequirements, parse_requirements
 from svcc.frontends.repository import Repository, RepositoryTree, TreeLimits, TreeRefused
 from svcc.ir.model import Capability, ModuleIR
 
 if TYPE_CHECKING:
     from svcc.compiler.driver import Analysis, CompileResult
-    from svcc.compiler.policy import ExecutionPolicy
-    from svcc.compiler.target import BundleSpec, FileTree, RepositoryLayout, Target
+    from svcc.contracts.policy import ExecutionPolicy
+    from svcc.contracts.target import BundleSpec, FileTree, RepositoryLayout, Target
 
 
 REPOSITORY_READINESS_SCHEMA: Final = "svc.repository-readiness/v1"
@@ -260,7 +260,7 @@ def repository_bundle(
     import closure of ``selected`` under ``source/``, emitted through the target protocol
     with the repository's layout in the context."""
     from svcc.compiler.driver import emit_target, served_bundle
-    from svcc.compiler.target import DeclaredSource, EmitContext, RepositoryLayout
+    from svcc.contracts.target import DeclaredSource, EmitContext, RepositoryLayout
 
     kind = served_bundle(backend, "a repository")
     repo = analysis.repository
@@ -428,8 +428,8 @@ def write_repository_bundle(
     execution: "ExecutionPolicy | None" = None,
 ) -> "CompileResult":
     from svcc.compiler.driver import CompileResult
-    from svcc.compiler.policy import execution_mode
     from svcc.compiler.writer import write_tree
+    from svcc.contracts.policy import execution_mode
 
     selected, tree = selected_bundle(
         analysis,

@@ -11,7 +11,7 @@ import os
 import stat
 from typing import Final
 
-from svcc.compiler.errors import InputError
+from svcc.contracts.errors import InputError
 
 MAX_SOURCE_BYTES: Final = 16 * 1024 * 1024
 

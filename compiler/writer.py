@@ -28,8 +28,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import FrameType
 
-from svcc.compiler.errors import OutputError
-from svcc.compiler.target import FileTree
+from svcc.contracts.errors import OutputError
+from svcc.contracts.target import FileTree
 
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
 _FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)

@@ -11,8 +11,8 @@ import keyword
 import re
 import unicodedata
 
-from svcc.compiler.diagnostics import Diagnostic, diag
-from svcc.compiler.diagnostics.codes import F013_DERIVED_NAME
+from svcc.contracts.diagnostics import Diagnostic, diag
+from svcc.contracts.diagnostics.codes import F013_DERIVED_NAME
 
 _NOT_WORD = re.compile(r"\W+")
 

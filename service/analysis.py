@@ -18,8 +18,8 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Final
 
 from attrs import frozen
-from svcc.compiler.diagnostics import Diagnostic
 from svcc.compiler.driver import Analysis, version_tuple
+from svcc.contracts.diagnostics import Diagnostic
 from svcc.ir.serde import unstructure
 from svcc.ir.types import (
     AnyType,
@@ -269,8 +269,8 @@ class _FileOverBudget(Exception):
 
 
 def _error_entry(relpath: str, message: str) -> bytes:
-    from svcc.compiler.diagnostics import diag
-    from svcc.compiler.diagnostics.codes import F007_NOT_ANALYSABLE
+    from svcc.contracts.diagnostics import diag
+    from svcc.contracts.diagnostics.codes import F007_NOT_ANALYSABLE
 
     error = diag(F007_NOT_ANALYSABLE, message, None).to_json()
     return encode({"error": {"path": relpath, **error}})
@@ -315,7 +315,7 @@ def fenced_entry(job: TreeJob, relpath: str) -> bytes:
     import stat
 
     from svcc.compiler.driver import analyze_file
-    from svcc.compiler.errors import InputError
+    from svcc.contracts.errors import InputError
 
     if time.monotonic() > job.deadline:
         return _error_entry(
@@ -379,8 +379,8 @@ def fenced_lowering(job: TreeJob, file: "SourceFile") -> "FrontendResult":
     analyse (its importers say so)."""
     import signal
 
-    from svcc.compiler.diagnostics import diag
-    from svcc.compiler.diagnostics.codes import F007_NOT_ANALYSABLE
+    from svcc.contracts.diagnostics import diag
+    from svcc.contracts.diagnostics.codes import F007_NOT_ANALYSABLE
     from svcc.frontends.python import FrontendResult
     from svcc.frontends.repository import lower_file
 
@@ -624,11 +624,11 @@ def bundle_files(
 ) -> dict[str, bytes]:
     """The REST bundle of ``source`` (``shown`` is the path as the client gave it), with the
     declared ``requirements`` file and the ``select`` expression as on the command line.
-    An ineligible selection raises :class:`~svcc.compiler.errors.IneligibleError`."""
+    An ineligible selection raises :class:`~svcc.contracts.errors.IneligibleError`."""
     from svcc.backends.rest import RestTarget
     from svcc.compiler.driver import analyze_file, emit_analysis
-    from svcc.compiler.errors import InputError
-    from svcc.compiler.requirements import load_requirements
+    from svcc.contracts.errors import InputError
+    from svcc.contracts.requirements import load_requirements
 
     declared = load_requirements(requirements) if requirements is not None else None
     analysis = analyze_file(source, module_name=module_for(source.name), requirements=declared)

@@ -23,7 +23,7 @@ from urllib.parse import parse_qsl
 
 import falcon
 from falcon.media.multipart import MultipartParseError
-from svcc.compiler.errors import (
+from svcc.contracts.errors import (
     IneligibleError,
     InputError,
     OutputError,
@@ -424,8 +424,8 @@ class Service:
         resp.media = {"status": "success", "output_path": written[0]}
 
     def on_post_containerize_file(self, req: falcon.Request, resp: falcon.Response) -> None:
-        from svcc.compiler.target import FileTree
         from svcc.compiler.writer import write_tree
+        from svcc.contracts.target import FileTree
         from svcc.service.generators import containerfile, requirements_file, server_files
 
         params = self._params(req)

@@ -213,7 +213,7 @@ def _version_hook(value: Any, _: type) -> tuple[int, int]:
 def parse_configuration(data: Any) -> ContainerizerConfiguration:
     """Decoded JSON → configuration; any problem is a one-line :class:`ConfigError`."""
     from cattrs import ClassValidationError, Converter
-    from svcc.compiler.explain import structure_problems
+    from svcc.contracts.explain import structure_problems
 
     if not isinstance(data, dict):
         raise ConfigError("conf must be a JSON object")

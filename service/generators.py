@@ -15,7 +15,7 @@ from typing import Final
 
 from svcc.backends.rest import BUNDLE as REST_BUNDLE
 from svcc.backends.templates import render
-from svcc.compiler.requirements import is_pinned, requirement_name
+from svcc.contracts.requirements import is_pinned, requirement_name
 from svcc.service.config import ContainerizerConfiguration
 
 PACKAGE: Final = "svcc.service"

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import Final
 
-from svcc.compiler.errors import OutputError
+from svcc.contracts.errors import OutputError
 
 MAX_PATH_BYTES: Final = 1024
 MAX_NAME_BYTES: Final = 255

@@ -1,5 +1,5 @@
 """``python -m svcc`` runs the same entry point as the ``svcc`` console script."""
 
-from svcc.compiler.cli import main
+from svcc.cli.main import main
 
 raise SystemExit(main())

@@ -15,10 +15,10 @@ from typing import Any
 
 from helpers import ROOT
 from packaging.requirements import Requirement
-from svcc.compiler.images.lockfile import render_lock
-from svcc.compiler.images.resolve import lock_from_wheels, marker_environment
 from svcc.compiler.pipeline import compile_path
-from svcc.compiler.target import FileTree
+from svcc.contracts.target import FileTree
+from svcc.images.lockfile import render_lock
+from svcc.images.resolve import lock_from_wheels, marker_environment
 
 EXAMPLE = ROOT / "examples" / "shapes.py"
 # a src-layout package whose served module imports a helper module of its own
@@ -92,7 +92,7 @@ def image_lock(bundle: Path, wheelhouse: Path, out: Path, platform: str = "linux
 def build_wheels(out: Path) -> tuple[Path, Path]:
     """``(svcc wheel, svc-oci wheel)``, built offline from the checkout (as ``svcc plugins
     fetch`` builds them)."""
-    from svcc.compiler.plugins.fetch import build_wheel
+    from svcc.plugins.fetch import build_wheel
 
     out.mkdir(parents=True, exist_ok=True)
     for source in (ROOT, ROOT / "extensions" / "svc-oci"):

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import httpx
 from helpers import SVCC, run_svcc
-from svcc.compiler.cli import main
+from svcc.cli.main import main
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "rest"
 

@@ -36,10 +36,10 @@ from golden_tree import check_tree, sums
 from helpers import GOLDEN, ROOT, case_input, case_options, cases, governed_traces
 from servers import free_port
 from svcc.compiler.driver import analyze_file, emit_analysis
-from svcc.compiler.policy import parse_policy
 from svcc.compiler.registry import get_target, servable_targets
-from svcc.compiler.target import BundleSpec, FileTree
 from svcc.compiler.writer import write_tree
+from svcc.contracts.policy import parse_policy
+from svcc.contracts.target import BundleSpec, FileTree
 from svcc.ir.canonical import canonical_json
 
 # Every installed target that writes a service, third-party ones included: each declares

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from clients_support import CATALOG, FORMATS, SHAPES
 from helpers import run_svcc as run_svcc_process
+from svcc.cli.main import main
 from svcc.clients._examples import UNSET, dumps_body, example_body, literal_default
-from svcc.compiler.cli import main
 
 
 def run_svcc(
@@ -571,8 +571,8 @@ def test_bodies_are_checked_by_the_bundles_own_validator(
 
 
 def test_cli_format_choices_are_the_library_formats() -> None:
+    from svcc.cli.main import CLIENT_FORMATS
     from svcc.clients import FORMATS as LIBRARY
-    from svcc.compiler.cli import CLIENT_FORMATS
 
     assert CLIENT_FORMATS == LIBRARY == FORMATS
 

@@ -5,7 +5,7 @@ import subprocess
 import sys
 
 from helpers import ROOT, case_input, case_options, cases, expected_markers
-from svcc.compiler.diagnostics.codes import REGISTRY, markdown_table
+from svcc.contracts.diagnostics.codes import REGISTRY, markdown_table
 
 # Codes once published are never renumbered or reused; retiring one keeps its number.
 PUBLISHED = (
@@ -50,10 +50,10 @@ def test_readiness_codes_say_what_they_block() -> None:
 
 def test_docs_are_in_sync() -> None:
     assert (ROOT / "docs" / "diagnostics.md").read_text() == markdown_table(), (
-        "regenerate: python -m svcc.compiler.diagnostics > docs/diagnostics.md"
+        "regenerate: python -m svcc.contracts.diagnostics > docs/diagnostics.md"
     )
     printed = subprocess.run(
-        [sys.executable, "-m", "svcc.compiler.diagnostics"],
+        [sys.executable, "-m", "svcc.contracts.diagnostics"],
         capture_output=True,
         text=True,
         check=True,

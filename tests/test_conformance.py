@@ -11,9 +11,9 @@ import attrs
 import pytest
 from helpers import case_input, cases
 from svcc.compiler.driver import Analysis, analyze_file, emit_target
-from svcc.compiler.errors import IneligibleError
 from svcc.compiler.registry import discover
-from svcc.compiler.target import EmitContext, FileTree
+from svcc.contracts.errors import IneligibleError
+from svcc.contracts.target import EmitContext, FileTree
 
 # oci wraps a repository bundle (a single-file IR is refused by design); its own tests cover
 # determinism (tests/test_oci_context.py).

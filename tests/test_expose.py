@@ -571,7 +571,7 @@ WITH_LIMITS = (
     "import json, sys\n"
     "import svcc.compiler.git_fetch as git_fetch\n"
     "git_fetch.DEFAULT_LIMITS = git_fetch.GitLimits(**json.loads(sys.argv[1]))\n"
-    "from svcc.compiler.cli import main\n"
+    "from svcc.cli.main import main\n"
     "sys.exit(main(sys.argv[2:]))\n"
 )
 

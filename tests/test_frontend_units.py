@@ -4,9 +4,9 @@ import ast
 from typing import Any
 
 import pytest
+from svcc.cli.render import readiness_table
 from svcc.compiler.driver import analyze_source
-from svcc.compiler.errors import InputError
-from svcc.compiler.render import readiness_table
+from svcc.contracts.errors import InputError
 from svcc.frontends.notebook._cells import Cell, convert
 from svcc.frontends.python import parse
 from svcc.ir.types import FloatType, IntType, ListType, NoneType, UnionType

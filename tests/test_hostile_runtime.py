@@ -342,8 +342,8 @@ def test_mcp_invalid_arguments_are_bounded(mcp: McpBundle) -> None:
 
 
 def test_policy_fields_for_the_queue_the_log_budget_and_the_worker_user() -> None:
-    from svcc.compiler.errors import InputError
-    from svcc.compiler.policy import parse_policy
+    from svcc.contracts.errors import InputError
+    from svcc.contracts.policy import parse_policy
 
     defaults = parse_policy({}, "p.json").to_json()
     assert defaults["limits"]["max_queued_calls"] == 64

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from helpers import SVCC
 from oci_support import state_dir
-from svcc.compiler.images.lockfile import parse_lock
+from svcc.images.lockfile import parse_lock
 
 pytestmark = pytest.mark.slow
 

@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from svcc.compiler.images.errors import ImageInputError
-from svcc.compiler.images.plan import POLICY_FILE, PlanInputs, refuse_proposal, write_plan
-from svcc.compiler.images.push_request import check_push_grant, parse_push_request
-from svcc.compiler.images.request import PluginIdentity, check_build_grant, parse_build_request
+from svcc.images.errors import ImageInputError
+from svcc.images.plan import POLICY_FILE, PlanInputs, refuse_proposal, write_plan
+from svcc.images.push_request import check_push_grant, parse_push_request
+from svcc.images.request import PluginIdentity, check_build_grant, parse_build_request
 
 PLUGIN = PluginIdentity(name="svc-oci", version="0.4.1", sha256="a" * 64, lock_sha256="b" * 64)
 BASE = "registry.test:5444/ci/base@sha256:" + "c" * 64

@@ -11,9 +11,9 @@ import pytest
 from helpers import ROOT
 from svcc.backends.mcp import BUNDLE as MCP_BUNDLE
 from svcc.backends.rest import BUNDLE as REST_BUNDLE
-from svcc.compiler.errors import InputError
+from svcc.cli.serve import Bundle, transport_arguments
 from svcc.compiler.registry import default_servable, get_target, target_options
-from svcc.compiler.serve import Bundle, transport_arguments
+from svcc.contracts.errors import InputError
 
 # The package's folders, less the targets' own packages.
 FOLDERS = ("backends", "clients", "compiler", "extensions", "frontends", "ir", "runtime", "service")

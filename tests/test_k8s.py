@@ -19,9 +19,9 @@ from golden_tree import check_tree
 from helpers import ROOT, run_svcc
 from servers import generate, serving
 from svcc.compiler.driver import analyze_file, emit_analysis
-from svcc.compiler.errors import SvccError
 from svcc.compiler.registry import get_target
-from svcc.compiler.target import FileTree
+from svcc.contracts.errors import SvccError
+from svcc.contracts.target import FileTree
 
 GOLDEN = ROOT / "tests" / "golden_k8s"
 EXAMPLE = ROOT / "examples" / "shapes.py"

@@ -1,9 +1,10 @@
 """Import layering, checked on the source tree so it can fail:
 
-- layers point one way: ``runtime/`` imports nothing of svcc; back ends never import front
-  ends or the service; the IR imports nothing of svcc outside itself; front ends use the
-  compiler only through the leaf ``svcc.compiler.diagnostics``, which itself imports only
-  the IR;
+- layers point one way (docs/layout.md): ``runtime/`` imports nothing of svcc; the IR
+  nothing of svcc outside itself; the leaf ``svcc.contracts`` (diagnostics, errors, the
+  target protocol, policies, reserved names, requirements) only the IR; front ends only
+  the IR and the contracts; back ends never front ends; the compiler, images and back
+  ends never the service, the CLI (``svcc.cli``, on top) or the plugin runner;
 - no module imports another package's private module (a dotted name with a ``_x`` part
   may be imported only from inside the package that holds ``_x``);
 - no import cycle between svcc's modules (imports inside functions count, since a lazy
@@ -23,34 +24,52 @@ from pathlib import Path
 import pytest
 from helpers import ROOT, modules_loaded_by
 
-# Which svcc packages each layer may not import (prefixes of dotted names).
+# Which svcc packages each layer may not import (prefixes of dotted names); the folder
+# ruff.toml files state the same (docs/layout.md).
 BANNED: dict[str, tuple[str, ...]] = {
     "svcc.runtime": ("svcc",),
     "svcc.ir": (
+        "svcc.contracts",
         "svcc.compiler",
         "svcc.frontends",
         "svcc.backends",
+        "svcc.images",
+        "svcc.plugins",
         "svcc.service",
+        "svcc.clients",
+        "svcc.cli",
         "svcc.runtime",
     ),
-    "svcc.compiler.diagnostics": (
-        "svcc.compiler.",
+    "svcc.contracts": (
+        "svcc.compiler",
         "svcc.frontends",
         "svcc.backends",
+        "svcc.images",
+        "svcc.plugins",
         "svcc.service",
+        "svcc.clients",
+        "svcc.cli",
+        "svcc.runtime",
     ),
-    "svcc.frontends": ("svcc.backends", "svcc.service", "svcc.compiler."),
-    "svcc.backends": ("svcc.frontends", "svcc.service"),
-    "svcc.compiler": ("svcc.service",),
-    # collections are exported from a bundle's files, never from source or the IR model
-    "svcc.clients": ("svcc.frontends", "svcc.backends", "svcc.service", "svcc.ir"),
-    "svcc.compiler.cli": (),  # the command line sits on top of everything, the service too
+    "svcc.frontends": (
+        "svcc.compiler",
+        "svcc.backends",
+        "svcc.images",
+        "svcc.plugins",
+        "svcc.service",
+        "svcc.clients",
+        "svcc.cli",
+    ),
+    "svcc.compiler": ("svcc.service", "svcc.cli", "svcc.plugins"),
+    "svcc.images": ("svcc.service", "svcc.cli", "svcc.plugins"),
+    "svcc.plugins": ("svcc.frontends", "svcc.backends", "svcc.service", "svcc.cli"),
+    "svcc.backends": ("svcc.frontends", "svcc.service", "svcc.cli", "svcc.plugins"),
+    "svcc.service": ("svcc.cli",),
+    "svcc.clients": ("svcc.frontends", "svcc.backends", "svcc.service", "svcc.ir", "svcc.cli"),
+    "svcc.cli": (),
 }
-# Exceptions to a ban: the leaf a layer is allowed (``svcc.compiler.`` bans every other
-# compiler module for the front ends).
+# Exceptions to a ban (clients render with the one jinja environment of the back ends).
 ALLOWED: dict[str, tuple[str, ...]] = {
-    "svcc.compiler.diagnostics": ("svcc.compiler.diagnostics",),
-    "svcc.frontends": ("svcc.compiler.diagnostics",),
     "svcc.clients": ("svcc.backends.templates",),  # the one jinja environment
 }
 
@@ -209,7 +228,7 @@ def test_no_import_cycles() -> None:
 def test_the_checker_sees_the_whole_tree() -> None:
     known = modules(ROOT)
     assert "svcc.runtime.governed.executor" in known
-    assert "svcc.compiler.diagnostics.codes" in known
+    assert "svcc.contracts.diagnostics.codes" in known
     assert "svcc.frontends.python._lower" in known
     assert len(known) > 60
 
@@ -282,7 +301,7 @@ def test_the_checker_catches_planted_violations(
 
 def test_cli_startup_imports_stay_lazy() -> None:
     heavy = ("cattrs", "nbformat", "packaging", "concurrent.futures", "importlib.metadata")
-    assert modules_loaded_by("import svcc.compiler.cli", heavy) == []
+    assert modules_loaded_by("import svcc.cli.main", heavy) == []
     # and they do load when a command needs them: the check can fail
     assert modules_loaded_by("import svcc.ir.serde as s; s.converter()", heavy) == ["cattrs"]
 
@@ -296,7 +315,7 @@ def test_inspect_of_a_file_imports_only_what_it_uses() -> None:
     example = ROOT / "examples" / "shapes.py"
     run = (
         "import os; out = sys.stdout; sys.stdout = open(os.devnull, 'w')\n"
-        "from svcc.compiler.cli import main; main([{}])\n"
+        "from svcc.cli.main import main; main([{}])\n"
         "sys.stdout = out"
     )
     heavy = (
@@ -306,8 +325,8 @@ def test_inspect_of_a_file_imports_only_what_it_uses() -> None:
         "packaging",
         "shutil",
         "importlib.metadata",
-        "svcc.compiler.target",
-        "svcc.compiler.requirements",
+        "svcc.contracts.target",
+        "svcc.contracts.requirements",
         "svcc.backends",
     )
     for fmt in ("text", "json"):
@@ -319,11 +338,11 @@ def test_generate_does_load_what_inspect_leaves_out(tmp_path: Path) -> None:
     example = ROOT / "examples" / "shapes.py"
     run = (
         "import os; out = sys.stdout; sys.stdout = open(os.devnull, 'w')\n"
-        "from svcc.compiler.cli import main; main({!r})\n"
+        "from svcc.cli.main import main; main({!r})\n"
         "sys.stdout = out"
     )
     argv = ["generate", "rest", str(example), "--output-dir", str(tmp_path / "out")]
-    heavy = ("jinja2", "svcc.compiler.target", "svcc.backends")
+    heavy = ("jinja2", "svcc.contracts.target", "svcc.backends")
     assert modules_loaded_by(run.format(argv), heavy) == list(heavy)
 
 
@@ -332,7 +351,7 @@ def _inspect_without_pathlib(path: str, fmt: str) -> subprocess.CompletedProcess
         "import os, sys\n"
         "sys.modules['pathlib'] = None  # from here on, importing it raises ImportError\n"
         "os.environ['SVCC_DEBUG'] = '1'  # an unexpected exception is a traceback, exit 1\n"
-        "from svcc.compiler.cli import main\n"
+        "from svcc.cli.main import main\n"
         f"sys.exit(main(['inspect', {path!r}, '--format', {fmt!r}]))\n"
     )
     return subprocess.run(
@@ -358,10 +377,15 @@ def test_inspect_of_a_file_needs_no_pathlib() -> None:
 @pytest.mark.parametrize(
     ("path", "source"),
     [
-        ("runtime/x.py", "import svcc.compiler.target\n"),
+        ("runtime/x.py", "import svcc.contracts.target\n"),
         ("ir/x.py", "from svcc.backends.rest import RestTarget\n"),
         ("frontends/python/x.py", "from svcc.compiler.passes import readiness\n"),
-        ("compiler/diagnostics/x.py", "from svcc.compiler.target import FileTree\n"),
+        ("contracts/diagnostics/x.py", "from svcc.compiler.driver import analyze_file\n"),
+        ("contracts/x.py", "from svcc.frontends.python import read_python\n"),
+        ("compiler/x.py", "from svcc.cli import render\n"),
+        ("images/x.py", "from svcc.plugins import store\n"),
+        ("backends/x.py", "from svcc.service.app import create_app\n"),
+        ("service/x.py", "from svcc.cli.main import main\n"),
         ("backends/x.py", "from svcc.frontends.python import read_python\n"),
     ],
 )
@@ -381,7 +405,7 @@ def test_ruff_folder_rules_allow_the_leaf() -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "ruff", "check", "--no-cache", "--select", "TID251",
          "--stdin-filename", "frontends/python/x.py", "-"],
-        input="from svcc.compiler.diagnostics import diag\n", capture_output=True, text=True,
+        input="from svcc.contracts.diagnostics import diag\n", capture_output=True, text=True,
         cwd=ROOT, check=False,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -17,9 +17,9 @@ from helpers import SVCC, TESTS
 from oci_support import EXAMPLE, SHAPES, SHAPES_REPO, SHAPES_SELECT, repository_bundle
 from svcc.backends.oci import OciTarget
 from svcc.compiler import driver
-from svcc.compiler.images.bundle_input import read_bundle
-from svcc.compiler.images.errors import ImageInputError
-from svcc.compiler.target import File, FileTree
+from svcc.contracts.target import File, FileTree
+from svcc.images.bundle_input import read_bundle
+from svcc.images.errors import ImageInputError
 
 GOLDEN = TESTS / "golden_oci"
 BASE = "registry.test:5444/ci/base@sha256:" + "b" * 64

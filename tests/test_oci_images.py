@@ -36,10 +36,10 @@ from oci_support import (
 )
 from packaging.requirements import Requirement
 from servers import serving
-from svcc.compiler.images.errors import ImageInputError
-from svcc.compiler.images.lockfile import parse_lock, render_lock
-from svcc.compiler.images.resolve import lock_from_wheels, marker_environment
-from svcc.compiler.plugins.invoke import PluginFailure, run
+from svcc.images.errors import ImageInputError
+from svcc.images.lockfile import parse_lock, render_lock
+from svcc.images.resolve import lock_from_wheels, marker_environment
+from svcc.plugins.invoke import PluginFailure, run
 
 pytestmark = pytest.mark.slow
 DOCKER = shutil.which("docker") or "/usr/local/bin/docker"

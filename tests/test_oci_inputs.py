@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 from packaging.requirements import Requirement
-from svcc.compiler.images.errors import CODES, ImageInputError
-from svcc.compiler.images.lockfile import MAX_LOCK_BYTES, MAX_WHEELS, parse_lock, render_lock
-from svcc.compiler.images.reference import parse_reference
-from svcc.compiler.images.resolve import marker_environment, resolve
+from svcc.images.errors import CODES, ImageInputError
+from svcc.images.lockfile import MAX_LOCK_BYTES, MAX_WHEELS, parse_lock, render_lock
+from svcc.images.reference import parse_reference
+from svcc.images.resolve import marker_environment, resolve
 
 H = "a" * 64
 G = "b" * 64

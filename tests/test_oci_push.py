@@ -27,8 +27,8 @@ import test_oci_images
 from helpers import SVCC
 from oci_support import cli_failure, state_dir
 from registry_proxy import RegistryProxy
-from svcc.compiler.images.errors import ImageInputError
-from svcc.compiler.plugins.invoke import PluginFailure, run
+from svcc.images.errors import ImageInputError
+from svcc.plugins.invoke import PluginFailure, run
 from test_oci_images import DOCKER, Build, Plugin, docker_env
 
 # the build tests' session fixtures, shared (pytest finds fixtures among module attributes;
@@ -222,7 +222,7 @@ class Pusher:
 
     def direct(self, request: dict[str, Any]) -> subprocess.CompletedProcess[str]:
         """The extension run by hand (no core): its own stdout and stderr, unfiltered."""
-        from svcc.compiler.plugins.store import active
+        from svcc.plugins.store import active
 
         installed = active("svc-oci", self.plugin.root)
         envelope = {

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 from helpers import ROOT
-from svcc.compiler.images.errors import ImageInputError
-from svcc.compiler.images.push_request import parse_push_request
+from svcc.images.errors import ImageInputError
+from svcc.images.push_request import parse_push_request
 
 sys.path.insert(0, str(ROOT / "extensions" / "svc-oci"))
 from svc_oci.credentials import Credentials

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 from helpers import ROOT
-from svcc.compiler.images.errors import ImageInputError
-from svcc.compiler.images.push_request import check_push_grant, parse_push_request
-from svcc.compiler.images.request import PluginIdentity
+from svcc.images.errors import ImageInputError
+from svcc.images.push_request import check_push_grant, parse_push_request
+from svcc.images.request import PluginIdentity
 
 sys.path.insert(0, str(ROOT / "extensions" / "svc-oci"))
 from svc_oci.credentials import read_credentials

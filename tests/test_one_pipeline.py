@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 from helpers import ROOT, case_input, case_options, cases, run_svcc
 from svcc.compiler.driver import analyze_file
-from svcc.compiler.errors import SvccError
 from svcc.compiler.pipeline import compile_path
 from svcc.compiler.repository import analyze_repository
+from svcc.contracts.errors import SvccError
 from svcc.service.analysis import Unanalysable, analyse_upload, bundle_files
 
 CASES = cases()

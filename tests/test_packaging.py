@@ -8,7 +8,20 @@ from pathlib import Path
 import pytest
 from helpers import ROOT
 
-TOP_LEVEL = ["backends", "clients", "compiler", "frontends", "ir", "runtime", "service", "svcc"]
+TOP_LEVEL = [
+    "backends",
+    "cli",
+    "clients",
+    "compiler",
+    "contracts",
+    "frontends",
+    "images",
+    "ir",
+    "plugins",
+    "runtime",
+    "service",
+    "svcc",
+]
 
 
 def _config() -> dict[str, object]:
@@ -37,10 +50,11 @@ def test_wheel_installs_under_one_namespace(tmp_path: Path, wheel_venv: Path) ->
     python = env_dir / "bin" / "python"
     probe = (
         "import importlib.util, json, site, sys, os\n"
-        "import svcc.ir, svcc.compiler.cli\n"
+        "import svcc.ir, svcc.cli.main\n"
         "sp = site.getsitepackages()[0]\n"
         "print(json.dumps({'ir': svcc.ir.__file__, 'top': sorted(os.listdir(sp)),\n"
-        "  'bare': [m for m in ('compiler', 'ir', 'runtime', 'frontends', 'backends', 'service')\n"
+        "  'bare': [m for m in ('compiler', 'ir', 'runtime', 'frontends', 'backends', 'service',\n"
+        "                       'contracts', 'images', 'plugins', 'cli')\n"
         "           if importlib.util.find_spec(m) is not None]}))\n"
     )
     import json
@@ -52,7 +66,18 @@ def test_wheel_installs_under_one_namespace(tmp_path: Path, wheel_venv: Path) ->
     )
     assert "/site-packages/svcc/ir/__init__.py" in out["ir"]
     assert out["bare"] == []
-    assert not {"compiler", "ir", "runtime", "frontends", "backends", "service"} & set(out["top"])
+    assert not {
+        "compiler",
+        "ir",
+        "runtime",
+        "frontends",
+        "backends",
+        "service",
+        "contracts",
+        "images",
+        "plugins",
+        "cli",
+    } & set(out["top"])
     version = subprocess.run(
         [str(env_dir / "bin" / "svc"), "--version"], check=True, capture_output=True, text=True
     ).stdout

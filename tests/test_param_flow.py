@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from servers import generate, serving
 from svcc.compiler.driver import analyze_source
-from svcc.compiler.requirements import parse_requirements
+from svcc.contracts.requirements import parse_requirements
 from svcc.frontends.python._param_flow import NEEDS_OBJECT
 
 JSON_VALUES: list[Any] = [{"a": 1}, [[1.0, 2.0], [3.0, 4.0]], [1, 2], "text", 2, 1.5, True, None]

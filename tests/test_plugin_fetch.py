@@ -51,7 +51,7 @@ def test_fetch_from_a_wheel_install_gives_what_install_takes(
     (own,) = (tmp_path / "wheels").glob("svcc-*.whl")
     with zipfile.ZipFile(own) as archive:
         names = archive.namelist()
-    assert "svcc/compiler/cli.py" in names
+    assert "svcc/cli/main.py" in names
     assert "svcc-0.1.0.dist-info/entry_points.txt" in names
     assert not [n for n in names if n.endswith((".pyc", "direct_url.json", "INSTALLER"))]
     assert info["install"].startswith(f"svcc plugins install {info['wheel']} --sha256 ")
@@ -66,7 +66,7 @@ def test_fetch_from_a_wheel_install_gives_what_install_takes(
     # the extension's environment imports the repacked svcc
     python = next((tmp_path / "plugins" / "svc-oci").glob("*/venv/bin/python"))
     probe = subprocess.run(
-        [str(python), "-I", "-c", "import svc_oci.build, svcc.compiler.images.lockfile"],
+        [str(python), "-I", "-c", "import svc_oci.build, svcc.images.lockfile"],
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert probe.returncode == 0, probe.stderr

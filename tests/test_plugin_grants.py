@@ -1,4 +1,4 @@
-"""The plugin runner's operation -> grant table (``svcc.compiler.plugins.grants``) and its own
+"""The plugin runner's operation -> grant table (``svcc.plugins.grants``) and its own
 error type: every operation the svc-oci extension offers needs exactly the grant that
 ``svcc image plan`` proposes for it, and nothing else authorises it. No engine, no extension
 process: the table is checked with the core's own request parsers."""
@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 from helpers import ROOT
-from svcc.compiler.images.errors import CODES, ImageInputError
-from svcc.compiler.images.plan import POLICY_FILE, PROPOSAL_KEY, PlanInputs, write_plan
-from svcc.compiler.images.request import PluginIdentity
-from svcc.compiler.plugins.errors import PLUGIN_CODES, PluginError
-from svcc.compiler.plugins.grants import GRANTS, authorise
+from svcc.images.errors import CODES, ImageInputError
+from svcc.images.plan import POLICY_FILE, PROPOSAL_KEY, PlanInputs, write_plan
+from svcc.images.request import PluginIdentity
+from svcc.plugins.errors import PLUGIN_CODES, PluginError
+from svcc.plugins.grants import GRANTS, authorise
 
 PLUGIN = PluginIdentity(name="svc-oci", version="0.4.1", sha256="a" * 64, lock_sha256="b" * 64)
 RESULT = {"image_id": "sha256:" + "d" * 64, "inputs_sha256": "e" * 64, "platform": "linux/amd64"}

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 from helpers import SVCC, TESTS
-from svcc.compiler.images.errors import ImageInputError
-from svcc.compiler.plugins import store
-from svcc.compiler.plugins.invoke import PluginFailure, run
+from svcc.images.errors import ImageInputError
+from svcc.plugins import store
+from svcc.plugins.invoke import PluginFailure, run
 
 pytestmark = pytest.mark.slow
 

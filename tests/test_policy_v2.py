@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 from helpers import ROOT, run_svcc
-from svcc.compiler.errors import IneligibleError, InputError, UsageError
-from svcc.compiler.policy import (
+from svcc.contracts.errors import IneligibleError, InputError, UsageError
+from svcc.contracts.policy import (
     ExecutionPolicy,
     OciExecution,
     execution_mode,

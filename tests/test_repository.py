@@ -11,9 +11,9 @@ import pytest
 from helpers import governed_traces, run_svcc
 from mcp_client import McpBundle
 from servers import serving
-from svcc.compiler.errors import IneligibleError, InputError, UsageError
 from svcc.compiler.pipeline import compile_path
 from svcc.compiler.repository import analyze_repository
+from svcc.contracts.errors import IneligibleError, InputError, UsageError
 from svcc.frontends.repository import TreeLimits, read_repository
 from syrupy.extensions.json import JSONSnapshotExtension
 
@@ -200,7 +200,7 @@ def test_external_imports_against_declared_dependencies(tmp_path: Path) -> None:
     assert base["shop.util.clamp"] == "eligible"  # attrs is, in [project] dependencies
     req = tmp_path / "req.txt"
     req.write_text("requests>=2\n")
-    from svcc.compiler.requirements import load_requirements
+    from svcc.contracts.requirements import load_requirements
 
     declared = classes(REPOS / "src_layout", requirements=load_requirements(req))
     assert declared["shop.remote.fetch"] == "eligible"

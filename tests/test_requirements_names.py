@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from helpers import run_svcc
-from svcc.compiler.requirements import DISTRIBUTION_OF, KNOWN_IMPORT_NAMES, parse_requirements
+from svcc.contracts.requirements import DISTRIBUTION_OF, KNOWN_IMPORT_NAMES, parse_requirements
 
 
 def test_the_table_maps_both_ways() -> None:

@@ -1,10 +1,10 @@
 """One implementation of each rule, exercised where more than one caller relies on it."""
 
 import pytest
-from svcc.compiler.diagnostics import where
-from svcc.compiler.errors import InputError
-from svcc.compiler.policy import ExecutionPolicy, execution_mode, parse_policy
-from svcc.compiler.requirements import canonical_name, is_pinned, requirement_name
+from svcc.contracts.diagnostics import where
+from svcc.contracts.errors import InputError
+from svcc.contracts.policy import ExecutionPolicy, execution_mode, parse_policy
+from svcc.contracts.requirements import canonical_name, is_pinned, requirement_name
 from svcc.ir.model import Span
 from svcc.ir.python_version import parse_python_version
 from svcc.service.config import ConfigError, parse_configuration

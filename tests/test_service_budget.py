@@ -5,7 +5,7 @@ import time
 from pathlib import Path
 
 import pytest
-from svcc.compiler.errors import InputError
+from svcc.contracts.errors import InputError
 from svcc.service.budget import Budget, OverBudget, Sandbox
 
 MIB = 1024 * 1024

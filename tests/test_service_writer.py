@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 
 import pytest
-from svcc.compiler.errors import OutputError
 from svcc.compiler.writer import TargetExists, write_files
+from svcc.contracts.errors import OutputError
 
 
 def test_writes_into_a_new_or_existing_directory(tmp_path: Path) -> None:

@@ -16,9 +16,9 @@ import pytest
 from attrs import field, frozen
 from helpers import ROOT, SVCC, run_svcc
 from servers import free_port
-from svcc.compiler.errors import UsageError
 from svcc.compiler.registry import get_target, load_target_class, target_options
-from svcc.compiler.target import BundleSpec
+from svcc.contracts.errors import UsageError
+from svcc.contracts.target import BundleSpec
 
 EXAMPLE = ROOT / "examples" / "shapes.py"
 
@@ -126,7 +126,7 @@ def test_a_required_option_is_required(tmp_path: Path) -> None:
     (site / "needy.py").write_text(
         "from typing import ClassVar\n"
         "from attrs import field, frozen\n"
-        "from svcc.compiler.target import FileTree\n"
+        "from svcc.contracts.target import FileTree\n"
         "@frozen\n"
         "class Needy:\n"
         "    name: ClassVar[str] = 'needy'\n"

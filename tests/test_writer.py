@@ -7,9 +7,9 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import pytest
-from svcc.compiler.errors import OutputError
-from svcc.compiler.target import FileTree, FileTreeError
 from svcc.compiler.writer import write_tree
+from svcc.contracts.errors import OutputError
+from svcc.contracts.target import FileTree, FileTreeError
 
 TREE = FileTree.of({"a.txt": b"alpha", "sub/b.txt": b"beta", "sub/deep/c.bin": bytes(range(256))})
 
@@ -204,7 +204,7 @@ def _umask() -> int:
 _SIGNALLED_WRITER = """
 import os, signal, sys
 from svcc.compiler import writer
-from svcc.compiler.target import FileTree
+from svcc.contracts.target import FileTree
 
 signum = int(sys.argv[2])
 real_write = os.write

@@ -17,17 +17,16 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
+from svcc import __version__
 from svcc.backends._common.governed import governed_files, repository_governed_files
 from svcc.backends._common.governed_oci import governed_oci_files
 from svcc.backends._common.runtime_copy import runtime_files
 from svcc.backends._common.schema import LoweringError
-from svcc.compiler.policy import ExecutionPolicy, OciExecution, execution_mode
-from svcc.compiler.target import BundleSpec, EmitContext, FileTree, RepositoryLayout
+from svcc.contracts.policy import ExecutionPolicy, OciExecution, execution_mode
+from svcc.contracts.target import BundleSpec, EmitContext, FileTree, RepositoryLayout
 from svcc.ir.canonical import canonical_json, digest_bytes
 from svcc.ir.model import ModuleIR
 from svcc.ir.serde import ir_to_json, unstructure
-
-from svcc import __version__
 
 IR_FILE: Final = "capability-ir.json"
 READINESS_FILE: Final = "readiness.json"

@@ -11,13 +11,12 @@ bundle's.
 from collections.abc import Mapping
 from typing import Any, Final
 
+from svcc import __version__
 from svcc.backends._common.runtime_copy import runtime_files
 from svcc.backends.templates import render
-from svcc.compiler.policy import ExecutionPolicy
+from svcc.contracts.policy import ExecutionPolicy
 from svcc.ir.canonical import canonical_json, digest_bytes
 from svcc.ir.model import Capability, ModuleIR
-
-from svcc import __version__
 
 PLAN_SCHEMA: Final = "svc.execution-plan/v1"
 GOVERNED_PACKAGE: Final = "svc_runtime/governed"

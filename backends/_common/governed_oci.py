@@ -13,7 +13,7 @@ from typing import Final
 
 from svcc.backends._common.governed import WIRE_MODULES, declared_sources, source_binding
 from svcc.backends._common.runtime_copy import runtime_files
-from svcc.compiler.policy import OciExecution
+from svcc.contracts.policy import OciExecution
 from svcc.ir.canonical import canonical_json, digest_bytes
 from svcc.ir.model import ModuleIR
 

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any, assert_never
 
 from attrs import frozen
-from svcc.compiler.errors import IneligibleError
+from svcc.contracts.errors import IneligibleError
 from svcc.ir.index import module_index
 from svcc.ir.interface import left_out
 from svcc.ir.model import Capability, ModelDecl, ModuleIR

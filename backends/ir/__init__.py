@@ -8,7 +8,7 @@ attrs class with a ``name``, a ``description`` and ``emit``, registered under th
 from typing import ClassVar
 
 from attrs import frozen
-from svcc.compiler.target import BundleSpec, EmitContext, FileTree
+from svcc.contracts.target import BundleSpec, EmitContext, FileTree
 from svcc.ir.canonical import canonical_json
 from svcc.ir.model import ModuleIR
 from svcc.ir.serde import ir_to_json

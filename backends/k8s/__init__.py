@@ -3,7 +3,7 @@
 ``svcc compile REPO --target k8s --image REG/NS/IMG@sha256:… --inputs-sha256 HEX`` (or
 ``--push-result FILE``, the ``svc.oci-push-result/v1`` document of ``svc-oci push``) writes
 ``kustomization.yaml`` and one file per object; ``kubectl apply -k DIR`` deploys it. It wraps
-a servable target (``--interface``, a :class:`~svcc.compiler.target.Wrapper`): that target's
+a servable target (``--interface``, a :class:`~svcc.contracts.target.Wrapper`): that target's
 declaration says whether the image listens on a port (a Service, probes, an autoscaler) or
 speaks on stdio. The capabilities come from the IR (their ids' digest labels every object);
 the image is taken by digest only, never by tag, so what runs is exactly what was verified
@@ -16,9 +16,9 @@ import attrs
 from attrs import field, frozen
 from svcc.backends.k8s._manifests import Interface, Resources, Workload
 from svcc.backends.k8s._options import workload_of
-from svcc.compiler.errors import UsageError
 from svcc.compiler.registry import default_servable
-from svcc.compiler.target import BundleSpec, EmitContext, File, FileTree
+from svcc.contracts.errors import UsageError
+from svcc.contracts.target import BundleSpec, EmitContext, File, FileTree
 from svcc.ir.model import ModuleIR
 
 

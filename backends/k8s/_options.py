@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from svcc.backends.k8s._manifests import Resources, Workload
-from svcc.compiler.errors import InputError, UsageError
-from svcc.compiler.target import File
+from svcc.contracts.errors import InputError, UsageError
+from svcc.contracts.target import File
 from svcc.ir.canonical import canonical_json, digest_bytes
 
 PUSH_RESULT_SCHEMA: Final = "svc.oci-push-result/v1"
@@ -29,8 +29,8 @@ def check_image(ref: str) -> str:
     """``REG[:PORT]/NS/IMG@sha256:HEX``, nothing else: the project's reference grammar (no
     scheme, no credentials, no IP literal), a digest, and no tag (a tag beside a digest is
     ignored by the kubelet and would only mislead a reader)."""
-    from svcc.compiler.images.errors import ImageInputError
-    from svcc.compiler.images.reference import parse_reference
+    from svcc.images.errors import ImageInputError
+    from svcc.images.reference import parse_reference
 
     try:
         parsed = parse_reference(ref, what="--image", require_digest=True)

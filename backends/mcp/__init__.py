@@ -9,14 +9,13 @@ request schema of the same capability.
 from typing import Any, ClassVar, Final
 
 from attrs import frozen
+from svcc import __version__
 from svcc.backends._common.bundle import assemble, pretty_json
 from svcc.backends._common.schema import LoweringError
 from svcc.backends.mcp._tools import TOOLS_SCHEMA, tools_document
 from svcc.backends.templates import render
-from svcc.compiler.target import BundleSpec, EmitContext, FileTree, RepositoryLayout
+from svcc.contracts.target import BundleSpec, EmitContext, FileTree, RepositoryLayout
 from svcc.ir.model import ModuleIR
-
-from svcc import __version__
 
 BUNDLE: Final = BundleSpec(
     glue="server.py",

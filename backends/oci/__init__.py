@@ -13,16 +13,16 @@ from typing import ClassVar, Literal
 
 from attrs import field, frozen
 from svcc.backends.oci.context import build_context
-from svcc.compiler.images.bundle_input import BundleInput, bundle_from_tree
-from svcc.compiler.images.errors import ImageInputError
-from svcc.compiler.images.lockfile import WheelLock, parse_lock
-from svcc.compiler.images.reference import parse_reference
-from svcc.compiler.images.resolve import (
+from svcc.contracts.target import BundleSpec, EmitContext, File, FileTree
+from svcc.images.bundle_input import BundleInput, bundle_from_tree
+from svcc.images.errors import ImageInputError
+from svcc.images.lockfile import WheelLock, parse_lock
+from svcc.images.reference import parse_reference
+from svcc.images.resolve import (
     check_roots,
     marker_environment,
     parse_requirement_lines,
 )
-from svcc.compiler.target import BundleSpec, EmitContext, File, FileTree
 from svcc.ir.model import ModuleIR
 
 BASE_PYTHON = "3.11"  # the marker environment the lock is checked in (the base's Python)
@@ -47,7 +47,7 @@ def read_lock(lock: File) -> WheelLock:
 @frozen
 class OciTarget:
     """Wraps the bundle of any servable target (``--interface``) through the protocol
-    (:class:`~svcc.compiler.target.Wrapper`): the driver emits that bundle first."""
+    (:class:`~svcc.contracts.target.Wrapper`): the driver emits that bundle first."""
 
     name: ClassVar[str] = "oci"
     supports_execution_policy: ClassVar[bool] = False

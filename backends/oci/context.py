@@ -9,15 +9,14 @@ import json
 from datetime import UTC, datetime
 from typing import Any, Final
 
+from svcc import __version__
 from svcc.backends._common.bundle import pretty_json
 from svcc.backends.templates import render
-from svcc.compiler.images.bundle_input import BundleInput
-from svcc.compiler.images.lockfile import WheelLock, render_lock
-from svcc.compiler.images.reference import ImageReference
-from svcc.compiler.target import BundleSpec, FileTree
+from svcc.contracts.target import BundleSpec, FileTree
+from svcc.images.bundle_input import BundleInput
+from svcc.images.lockfile import WheelLock, render_lock
+from svcc.images.reference import ImageReference
 from svcc.ir.canonical import canonical_json, digest_bytes
-
-from svcc import __version__
 
 USER: Final = "65532:65532"
 PORT: Final = 8000

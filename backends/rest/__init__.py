@@ -8,14 +8,13 @@ the server serves at ``/openapi.json`` and what its request validators are built
 from typing import Any, ClassVar, Final
 
 from attrs import frozen
+from svcc import __version__
 from svcc.backends._common.bundle import assemble, merge_documents, pretty_json
 from svcc.backends._common.schema import LoweringError
 from svcc.backends.rest._openapi import openapi_document
 from svcc.backends.templates import render
-from svcc.compiler.target import BundleSpec, EmitContext, FileTree, RepositoryLayout
+from svcc.contracts.target import BundleSpec, EmitContext, FileTree, RepositoryLayout
 from svcc.ir.model import ModuleIR
-
-from svcc import __version__
 
 BUNDLE: Final = BundleSpec(
     glue="app.py",

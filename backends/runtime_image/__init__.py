@@ -23,18 +23,17 @@ from typing import ClassVar, Literal
 from attrs import field, frozen
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
+from svcc import __version__
 from svcc.backends._common.runtime_copy import runtime_files
 from svcc.backends.oci import read_lock
 from svcc.backends.templates import render
-from svcc.compiler.images.errors import ImageInputError
-from svcc.compiler.images.lockfile import render_lock
-from svcc.compiler.images.reference import parse_reference
-from svcc.compiler.target import BundleSpec, EmitContext, File, FileTree
+from svcc.contracts.target import BundleSpec, EmitContext, File, FileTree
+from svcc.images.errors import ImageInputError
+from svcc.images.lockfile import render_lock
+from svcc.images.reference import parse_reference
 from svcc.ir.canonical import canonical_json, digest_bytes
 from svcc.ir.model import ModuleIR
 from svcc.runtime.wire import PROTOCOL_LABEL, WORKER_PROTOCOL
-
-from svcc import __version__
 
 __all__ = ["PROTOCOL_LABEL", "WORKER_PROTOCOL", "RuntimeImageTarget", "worker_files"]
 

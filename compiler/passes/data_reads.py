@@ -24,8 +24,8 @@ path the source does not spell (a variable, a computed string) is not judged her
 import posixpath
 from collections.abc import Iterable, Iterator
 
-from svcc.compiler.diagnostics import Diagnostic, diag
-from svcc.compiler.diagnostics import codes as C
+from svcc.contracts.diagnostics import Diagnostic, diag
+from svcc.contracts.diagnostics import codes as C
 from svcc.frontends.python.data_reads import reads_file
 from svcc.ir.model import Evaluation
 

@@ -19,9 +19,9 @@ import re
 from collections.abc import Callable
 from typing import Final
 
-from svcc.compiler.diagnostics import codes as C
-from svcc.compiler.diagnostics.codes import Code
 from svcc.compiler.passes.type_readiness import MODEL_BASES
+from svcc.contracts.diagnostics import codes as C
+from svcc.contracts.diagnostics.codes import Code
 from svcc.frontends.python.data_reads import (  # one table: reads at import and per call
     DATA_READERS,
     normalise,
@@ -423,7 +423,7 @@ PATH_CALLS: Final = (
 
 def allowed_kinds(kinds: "tuple[str, ...] | frozenset[str]", where: str) -> frozenset[str]:
     """The kinds named, checked: an unknown one is a usage error naming ``where``."""
-    from svcc.compiler.errors import UsageError
+    from svcc.contracts.errors import UsageError
 
     unknown = sorted(set(kinds) - set(SECURITY_KINDS))
     if unknown:

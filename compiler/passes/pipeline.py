@@ -17,7 +17,7 @@ from svcc.compiler.passes.readiness import Environment, ReadinessPass, Readiness
 from svcc.ir.model import ModuleIR
 
 if TYPE_CHECKING:
-    from svcc.compiler.diagnostics import Diagnostic
+    from svcc.contracts.diagnostics import Diagnostic
 
 
 @frozen(kw_only=True)
@@ -45,7 +45,7 @@ class VerifyPass:
     name: ClassVar[str] = "verify"
 
     def run(self, unit: ModuleUnit) -> ModuleUnit:
-        from svcc.compiler.errors import InternalError
+        from svcc.contracts.errors import InternalError
         from svcc.ir.verify import IRInvariantError, verify
 
         try:

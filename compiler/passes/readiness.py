@@ -15,9 +15,6 @@ from typing import Any, ClassVar, Final
 import attrs
 from attrs import field, frozen
 from svcc.compiler.closure import EMPTY, LocalClosure
-from svcc.compiler.diagnostics import Diagnostic, diag
-from svcc.compiler.diagnostics import codes as C
-from svcc.compiler.diagnostics.codes import CLASS_ORDER, REGISTRY, Code, ReadinessClass
 from svcc.compiler.passes.data_reads import data_read_reasons
 from svcc.compiler.passes.effects import (
     PLAIN_BASE_PREFIXES,
@@ -31,6 +28,9 @@ from svcc.compiler.passes.type_readiness import (
     NEVER_JSON_KINDS,
     type_reasons,
 )
+from svcc.contracts.diagnostics import Diagnostic, diag
+from svcc.contracts.diagnostics import codes as C
+from svcc.contracts.diagnostics.codes import CLASS_ORDER, REGISTRY, Code, ReadinessClass
 from svcc.frontends.removed_names import REMOVED_NAMES, removed_name
 from svcc.ir.imports import resolve_relative
 from svcc.ir.index import ModuleIndex, module_index
@@ -77,7 +77,7 @@ class Environment:
     # Security effect kinds the user opted into (``--allow``, ``[tool.svcc] allow``).
     allow: frozenset[str] = frozenset()
     # Declared distributions with no known import name: an import nothing else provides is
-    # attributed to them (a warning), see ``svcc.compiler.requirements``.
+    # attributed to them (a warning), see ``svcc.contracts.requirements``.
     unmapped: tuple[str, ...] = ()
     # Declared data files, relative to the module's folder (``--data``).
     data_files: frozenset[str] = frozenset()
@@ -736,7 +736,7 @@ HINT: Final = "declare its distribution in a requirements file and pass --requir
 
 def hint_for(root: str) -> str:
     """The declaration hint, naming the distribution when the committed table knows it."""
-    from svcc.compiler.requirements import DISTRIBUTION_OF
+    from svcc.contracts.requirements import DISTRIBUTION_OF
 
     dist = DISTRIBUTION_OF.get(root)
     if dist is None or dist.replace("-", "_") == root:

@@ -19,8 +19,6 @@ import sys
 from collections.abc import Callable, Sequence
 
 import attrs
-from svcc.compiler.diagnostics import Diagnostic, diag
-from svcc.compiler.diagnostics.codes import R021_LOCAL_IMPORT, R024_IMPORTED_MODULE_RISK
 from svcc.compiler.passes.readiness import (
     Assessment,
     Environment,
@@ -29,6 +27,8 @@ from svcc.compiler.passes.readiness import (
     module_reasons,
     order,
 )
+from svcc.contracts.diagnostics import Diagnostic, diag
+from svcc.contracts.diagnostics.codes import R021_LOCAL_IMPORT, R024_IMPORTED_MODULE_RISK
 from svcc.frontends.repository import Repository, Resolution, collection_paused, parents
 from svcc.ir.canonical import digest_bytes
 from svcc.ir.model import Capability, Import, ModuleIR, Span

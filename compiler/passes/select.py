@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 import attrs
-from svcc.compiler.diagnostics import Diagnostic, where
-from svcc.compiler.errors import IneligibleError, UsageError
 from svcc.compiler.passes.readiness import Assessment, ReadinessReport
+from svcc.contracts.diagnostics import Diagnostic, where
+from svcc.contracts.errors import IneligibleError, UsageError
 from svcc.ir.model import Capability, ModuleIR
 
 SHOWN_NAMES = 20  # of the functions there are, when a selection names one that is not

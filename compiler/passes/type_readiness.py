@@ -10,8 +10,8 @@ whose library is not declared (R053).
 from collections.abc import Callable, Iterator
 from typing import Final
 
-from svcc.compiler.diagnostics import Diagnostic, diag
-from svcc.compiler.diagnostics import codes as C
+from svcc.contracts.diagnostics import Diagnostic, diag
+from svcc.contracts.diagnostics import codes as C
 from svcc.ir.index import module_index
 from svcc.ir.interface import left_out
 from svcc.ir.model import Capability, ModuleIR

@@ -17,8 +17,8 @@ import ast
 import json
 import warnings
 
-from svcc.compiler.diagnostics import Diagnostic, diag
-from svcc.compiler.diagnostics.codes import F003_NOTEBOOK
+from svcc.contracts.diagnostics import Diagnostic, diag
+from svcc.contracts.diagnostics.codes import F003_NOTEBOOK
 from svcc.frontends.notebook._cells import Cell, convert
 from svcc.frontends.notebook._select import select_cells
 from svcc.frontends.notebook._slice import slice_cells

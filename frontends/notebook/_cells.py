@@ -10,8 +10,8 @@ import re
 from collections.abc import Callable
 
 from attrs import frozen
-from svcc.compiler.diagnostics import Diagnostic, diag
-from svcc.compiler.diagnostics.codes import F004_LINE_MAGIC, F005_CELL_MAGIC, F006_SHELL_ESCAPE
+from svcc.contracts.diagnostics import Diagnostic, diag
+from svcc.contracts.diagnostics.codes import F004_LINE_MAGIC, F005_CELL_MAGIC, F006_SHELL_ESCAPE
 from svcc.frontends.python import short
 from svcc.ir.model import Span
 

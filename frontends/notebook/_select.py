@@ -18,8 +18,8 @@ import re
 from typing import Final
 
 from attrs import frozen
-from svcc.compiler.diagnostics import Diagnostic, diag
-from svcc.compiler.diagnostics.codes import F012_LEFT_OUT, F014_EXECUTION_ORDER
+from svcc.contracts.diagnostics import Diagnostic, diag
+from svcc.contracts.diagnostics.codes import F012_LEFT_OUT, F014_EXECUTION_ORDER
 from svcc.frontends.notebook._cells import Cell
 from svcc.ir.model import Span
 

@@ -30,8 +30,8 @@ from collections.abc import Callable, Iterator
 from typing import Final
 
 from attrs import field, frozen
-from svcc.compiler.diagnostics import Diagnostic, diag
-from svcc.compiler.diagnostics.codes import F012_LEFT_OUT
+from svcc.contracts.diagnostics import Diagnostic, diag
+from svcc.contracts.diagnostics.codes import F012_LEFT_OUT
 from svcc.frontends.notebook._cells import join_numbered
 from svcc.frontends.notebook._scopes import statement_names
 from svcc.frontends.python import short

@@ -13,8 +13,8 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 
 from attrs import frozen
-from svcc.compiler.diagnostics import Diagnostic, diag
-from svcc.compiler.diagnostics.codes import F001_SYNTAX, F002_DECODE
+from svcc.contracts.diagnostics import Diagnostic, diag
+from svcc.contracts.diagnostics.codes import F001_SYNTAX, F002_DECODE
 from svcc.frontends.python._chunks import SLICE_LINES, top_level_statements
 from svcc.frontends.python._collection import collection_paused
 from svcc.frontends.python._lower import ModuleLowerer

@@ -9,7 +9,7 @@ stops the reading of the whole tree raises :class:`TreeRefused`.
 from pathlib import Path
 
 from attrs import frozen
-from svcc.compiler.diagnostics import Diagnostic
+from svcc.contracts.diagnostics import Diagnostic
 from svcc.frontends.python import FrontendResult, collection_paused, read_python
 from svcc.frontends.repository._data import (
     DataFile,

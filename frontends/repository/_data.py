@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Final
 
 from attrs import frozen
-from svcc.compiler.diagnostics import Diagnostic, diag
-from svcc.compiler.diagnostics.codes import F008_REPOSITORY_ENTRY, F010_REPOSITORY_LIMIT
+from svcc.contracts.diagnostics import Diagnostic, diag
+from svcc.contracts.diagnostics.codes import F008_REPOSITORY_ENTRY, F010_REPOSITORY_LIMIT
 from svcc.frontends.repository._folders import skipped
 
 WHERE: Final = "[tool.svcc] data-files"

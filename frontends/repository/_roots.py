@@ -19,8 +19,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from attrs import frozen
-from svcc.compiler.diagnostics import Diagnostic, diag
-from svcc.compiler.diagnostics.codes import F009_DUPLICATE_MODULE, R041_AUTOMATIC_SOURCE_ROOT
+from svcc.contracts.diagnostics import Diagnostic, diag
+from svcc.contracts.diagnostics.codes import F009_DUPLICATE_MODULE, R041_AUTOMATIC_SOURCE_ROOT
 from svcc.frontends.repository._folders import has_python, skipped
 
 

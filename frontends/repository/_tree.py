@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from attrs import frozen
-from svcc.compiler.diagnostics import Diagnostic, diag
-from svcc.compiler.diagnostics.codes import (
+from svcc.contracts.diagnostics import Diagnostic, diag
+from svcc.contracts.diagnostics.codes import (
     F008_REPOSITORY_ENTRY,
     F009_DUPLICATE_MODULE,
     F010_REPOSITORY_LIMIT,

@@ -29,7 +29,7 @@ def main() -> int:
 
 
 def _answer() -> int:
-    from svcc.compiler.images.errors import ImageInputError
+    from svcc.images.errors import ImageInputError
 
     from svc_oci.build import build
     from svc_oci.push import push

@@ -20,21 +20,21 @@ from typing import Any
 
 from svcc.backends.oci import BASE_PYTHON, OciTarget, check_lock_roots
 from svcc.backends.oci.context import LABEL_INPUTS, LABEL_PLAN, USER
-from svcc.compiler.images.bundle_input import read_bundle
-from svcc.compiler.images.errors import ImageInputError
-from svcc.compiler.images.lockfile import parse_lock
-from svcc.compiler.images.push_request import PushRequest
-from svcc.compiler.images.reference import parse_reference
-from svcc.compiler.images.request import BuildRequest, parse_build_request
-from svcc.compiler.images.resolve import (
+from svcc.contracts.target import File
+from svcc.images.bundle_input import read_bundle
+from svcc.images.errors import ImageInputError
+from svcc.images.lockfile import parse_lock
+from svcc.images.push_request import PushRequest
+from svcc.images.reference import parse_reference
+from svcc.images.request import BuildRequest, parse_build_request
+from svcc.images.resolve import (
     marker_environment,
     parse_requirement_lines,
     resolve,
     wheel_requires,
 )
-from svcc.compiler.plugins.wheels import locked_wheels
-from svcc.compiler.target import File
 from svcc.ir.canonical import canonical_json
+from svcc.plugins.wheels import locked_wheels
 
 from svc_oci.engine import Engine
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Final
 
 from attrs import field, frozen
-from svcc.compiler.images.errors import ImageInputError
+from svcc.images.errors import ImageInputError
 
 MAX_FILE: Final = 64 * 1024
 # the default public registry: its names, and the key its records live under in config.json

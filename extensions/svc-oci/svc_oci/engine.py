@@ -12,10 +12,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from svcc.compiler.images.errors import ImageInputError
-from svcc.compiler.images.push_request import PushRequest
-from svcc.compiler.images.request import BuildRequest
-from svcc.compiler.plugins.bounded import Exceeded, run_bounded
+from svcc.images.errors import ImageInputError
+from svcc.images.push_request import PushRequest
+from svcc.images.request import BuildRequest
+from svcc.plugins.bounded import Exceeded, run_bounded
 
 from svc_oci import enginelog
 from svc_oci.enginelog import FAILED_TAIL, build_reason, command_reason

@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 from typing import Any, Final
 
-from svcc.compiler.images.errors import ImageInputError
-from svcc.compiler.images.push_request import PushRequest
+from svcc.images.errors import ImageInputError
+from svcc.images.push_request import PushRequest
 
 from svc_oci.credentials import Credentials
 from svc_oci.engine import Engine

@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from svcc.backends.oci.context import LABEL_INPUTS, USER
-from svcc.compiler.images.errors import ImageInputError
-from svcc.compiler.images.push_request import PushRequest, parse_push_request
+from svcc.images.errors import ImageInputError
+from svcc.images.push_request import PushRequest, parse_push_request
 
 from svc_oci.build import check_engine
 from svc_oci.credentials import Credentials, read_credentials

@@ -20,7 +20,7 @@ import urllib.parse
 from typing import Any, Final
 
 from attrs import frozen
-from svcc.compiler.images.errors import ImageInputError
+from svcc.images.errors import ImageInputError
 
 from svc_oci.credentials import Credentials
 

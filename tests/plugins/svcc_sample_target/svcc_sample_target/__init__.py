@@ -10,7 +10,7 @@ import json
 from typing import ClassVar, Final, Literal
 
 from attrs import field, frozen
-from svcc.compiler.target import BundleSpec, EmitContext, FileTree
+from svcc.contracts.target import BundleSpec, EmitContext, FileTree
 from svcc.ir.model import ModuleIR
 
 BUNDLE: Final = BundleSpec(

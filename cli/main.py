@@ -1,0 +1,650 @@
+"""The ``svcc`` / ``svc`` command: argument parsing → ``compiler.driver`` → exit code.
+
+Nothing else lives here: rendering is in ``compiler.render``, logic in the driver. Every
+failure is one line on stderr (``svcc: error: ...``) and an exit code from the
+specification: 0 success, 1 ineligible selection, 2 input/output errors. A traceback
+reaching a user is a bug: unexpected exceptions are reported in one line with exit 3
+(``SVCC_DEBUG=1`` shows the traceback).
+"""
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, NoReturn, TypeAlias
+
+from svcc import __version__
+
+if TYPE_CHECKING:
+    from svcc.contracts.requirements import DeclaredRequirements
+    from svcc.contracts.target import Target
+
+FORMAT_HELP = "output format (default: text on a terminal, json when piped)"
+
+
+def _terminal_columns() -> int:
+    """``shutil.get_terminal_size().columns`` without importing shutil: ``$COLUMNS``, else
+    the terminal on stdout, else 80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns if columns > 0 else 80
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's formatter, told the width up front: argparse builds one for every option
+    it adds, and left to itself each asks ``shutil`` (whose import pulls in the compression
+    modules) for the terminal size, on every start of every command."""
+
+    def __init__(self, prog: str, **kwargs: int | None) -> None:
+        if kwargs.get("width") is None:
+            kwargs["width"] = _terminal_columns() - 2
+        super().__init__(prog, **kwargs)  # type: ignore[arg-type]
+
+
+class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--module-name", metavar="DOTTED", help="logical module name (default: the file name stem)"
+    )
+    p.add_argument(
+        "--python-version",
+        metavar="3.N",
+        help="Python grammar to parse with (default: the running interpreter's)",
+    )
+    p.add_argument(
+        "--requirements",
+        metavar="FILE",
+        help="declared application dependencies (pip requirement lines)",
+    )
+    p.add_argument(
+        "--data",
+        metavar="PATH",
+        action="append",
+        default=[],
+        help="a data file the module reads at import, bundled beside it (repeatable)",
+    )
+    p.add_argument(
+        "--allow",
+        metavar="KIND[,KIND]",
+        type=_allow_kinds,
+        default=frozenset(),
+        help="serve functions with these security effects: env, process, eval, paths",
+    )
+
+
+def _allow_kinds(text: str) -> frozenset[str]:
+    """``--allow env,process``: the security effect kinds opted into (unknown: exit 2)."""
+    from svcc.compiler.passes.effects import SECURITY_KINDS
+
+    kinds = frozenset(k.strip() for k in text.split(",") if k.strip())
+    unknown = sorted(kinds - set(SECURITY_KINDS))
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            f"unknown kind {unknown[0]!r}; choose from {', '.join(SECURITY_KINDS)}"
+        )
+    return kinds
+
+
+def _format(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", choices=("text", "json"), default=None, help=FORMAT_HELP)
+
+
+def _generate_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--output-dir", required=True, metavar="DIR", help="a new or empty directory")
+    p.add_argument("--select", metavar="NAMES", help="comma-separated function names or full ids")
+    p.add_argument(
+        "--execution-policy",
+        metavar="FILE",
+        help="governed execution: a svc.execution/v1 policy (JSON; {} means the defaults) "
+        "or a svc.execution/v2 one (OCI containers)",
+    )
+    p.add_argument(
+        "--runtime-image",
+        metavar="ID",
+        help="v2 policy: the worker image's full local id (sha256:<64 hex>)",
+    )
+    p.add_argument(
+        "--runtime-platform",
+        choices=("linux/amd64", "linux/arm64"),
+        metavar="OS/ARCH",
+        help="v2 policy: the worker image's platform (linux/amd64 or linux/arm64)",
+    )
+    _common(p)
+    _format(p)
+
+
+def _target_options(p: argparse.ArgumentParser, target: "type[Target]") -> None:
+    """The selected target's own options (its attrs fields), in their own help group."""
+    from svcc.compiler.registry import target_options
+
+    group = p.add_argument_group(f"options of target {target.name!r}")
+    for option in target_options(target):
+        kwargs: dict[str, object] = {"dest": f"target_option_{option.name}"}
+        if option.kind == "bool":
+            kwargs |= {"action": argparse.BooleanOptionalAction, "default": option.default}
+        else:
+            kwargs |= {
+                "type": int if option.kind == "int" else str,
+                "choices": option.choices,
+                "metavar": option.metavar,
+                "default": option.default,
+                "required": option.required,
+            }
+        shown = f" (one of: {', '.join(option.choices)})" if option.choices else ""
+        if not option.required and option.default is not None:
+            shown += " (default: %(default)s)"
+        group.add_argument(option.flag, help=option.help + shown, **kwargs)  # type: ignore[arg-type]
+
+
+def build_parser(
+    target: "type[Target] | None" = None, command: str | None = None
+) -> argparse.ArgumentParser:
+    """The whole command line; ``target`` is the class ``compile --target`` selected, whose
+    options are added to ``compile``. With ``command``, only that subcommand is built: what
+    ``main`` parses when the command line starts with it (argparse builds every option of
+    every subcommand eagerly, a few milliseconds of each start)."""
+    parser = _Parser(prog="svcc", description="Compile Python code into services.")
+    parser.add_argument(
+        "--version", action="version", version=f"svcc {__version__}", help="print the version"
+    )
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for name, add in SUBCOMMANDS.items():
+        if command is None or command == name:
+            add(sub, target)
+    return parser
+
+
+_Sub: TypeAlias = "argparse._SubParsersAction[_Parser]"
+# adds one subcommand (given the class `compile --target` selected)
+_AddParser: TypeAlias = "Callable[[_Sub, type[Target] | None], None]"
+
+
+def _inspect_parser(sub: _Sub, _: "type[Target] | None") -> None:
+    inspect = sub.add_parser("inspect", help="report the readiness of each public function")
+    inspect.add_argument("path", help="a .py file, an .ipynb notebook, or a directory")
+    _common(inspect)
+    _format(inspect)
+    inspect.add_argument("--ir", action="store_true", help="print the IR instead")
+    inspect.add_argument(
+        "--encoding", metavar="NAME", help="source encoding (default: PEP 263 detection)"
+    )
+
+
+def _compile_parser(sub: _Sub, target: "type[Target] | None") -> None:
+    compile_ = sub.add_parser("compile", help="compile a file with a target into a directory")
+    compile_.add_argument("path", help="a .py file, an .ipynb notebook or a directory")
+    compile_.add_argument(
+        "--target",
+        required=True,
+        metavar="NAME",
+        help="a target name (`svcc targets` lists them and their options)",
+    )
+    _generate_options(compile_)
+    if target is not None:
+        _target_options(compile_, target)
+
+
+def _generate_parser(sub: _Sub, _: "type[Target] | None") -> None:
+    generate = sub.add_parser(
+        "generate", help="write a service bundle (same as compile --target INTERFACE)"
+    )
+    generate.add_argument(
+        "interface", metavar="INTERFACE", help="a target that writes a service: rest, mcp, ..."
+    )
+    generate.add_argument("path", help="a .py file, an .ipynb notebook or a directory")
+    _generate_options(generate)
+
+
+def _serve_parser(sub: _Sub, _: "type[Target] | None") -> None:
+    serve = sub.add_parser(
+        "serve", help="run a bundle in its own environment (requirements installed, cached)"
+    )
+    serve.add_argument("bundle", help="a directory written by `svcc generate`")
+    serve.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)"
+    )
+    serve.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
+    serve.add_argument(
+        "--transport",
+        choices=("stdio", "streamable-http"),
+        help="MCP bundles: stdio (default) or streamable HTTP at /mcp on --host/--port",
+    )
+    serve.add_argument(
+        "--allowed-hosts",
+        metavar="NAMES",
+        help="MCP over HTTP: Host header values to accept besides loopback (comma-separated)",
+    )
+    serve.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        help="where environments are kept (default $SVCC_CACHE_DIR or ~/.cache/svcc)",
+    )
+
+
+def _serve_analysis_parser(sub: _Sub, _: "type[Target] | None") -> None:
+    analysis = sub.add_parser(
+        "serve-analysis", help="run the HTTP analysis service (Falcon under gunicorn)"
+    )
+    analysis.add_argument(
+        "--workspace", default=".", metavar="DIR", help="root of every client path (default .)"
+    )
+    analysis.add_argument(
+        "--bind",
+        default="127.0.0.1:8080",
+        metavar="HOST:PORT",
+        help="address to listen on (default %(default)s)",
+    )
+    analysis.add_argument(
+        "--workers", type=int, default=2, help="gunicorn worker processes (default %(default)s)"
+    )
+    analysis.add_argument(
+        "--max-upload-bytes",
+        type=int,
+        default=16 * 1024 * 1024,
+        metavar="N",
+        help="largest request body accepted (default %(default)s)",
+    )
+    analysis.add_argument(
+        "--max-directory-files",
+        type=int,
+        default=10_000,
+        metavar="N",
+        help="most files one directory analysis reads (default %(default)s)",
+    )
+    analysis.add_argument(
+        "--max-analysis-memory",
+        type=int,
+        default=1024,
+        metavar="MIB",
+        help="memory one request's analysis may add, in MiB (default 1024; over it: 422)",
+    )
+    analysis.add_argument(
+        "--max-analysis-seconds",
+        type=int,
+        default=60,
+        metavar="S",
+        help="CPU seconds one request's analysis may take, wall clock twice that (default 60)",
+    )
+    analysis.add_argument(
+        "--worker-timeout",
+        type=int,
+        metavar="S",
+        help="gunicorn's worker timeout (default: twice the analysis seconds + 30; 503)",
+    )
+    analysis.add_argument(
+        "--read-timeout",
+        type=int,
+        default=10,
+        metavar="S",
+        help="seconds a client may pause while sending its request; the whole body must "
+        "arrive within six times that (default 10; over it: 408, the worker is freed)",
+    )
+
+
+def _plugins_parser(sub: _Sub, _: "type[Target] | None") -> None:
+    from svcc.cli import plugins as plugins_cli
+
+    plugins_cli.add_parser(sub)
+
+
+def _lock_parser(sub: _Sub, _: "type[Target] | None") -> None:
+    from svcc.cli import images as images_cli
+
+    images_cli.add_lock_parser(sub)
+
+
+def _image_parser(sub: _Sub, _: "type[Target] | None") -> None:
+    from svcc.cli import images as images_cli
+
+    images_cli.add_image_parser(sub)
+
+
+def _targets_parser(sub: _Sub, _: "type[Target] | None") -> None:
+    targets = sub.add_parser("targets", help="list the installed targets and their options")
+    targets.add_argument(
+        "--format", choices=("text", "json"), default="text", help="output format (default text)"
+    )
+
+
+CLIENT_FORMATS = ("postman", "bruno", "insomnia", "http")  # svcc.clients.FORMATS, kept lazy
+
+
+def _clients_parser(sub: _Sub, _: "type[Target] | None") -> None:
+    clients = sub.add_parser("clients", help="client collections from a REST bundle")
+    actions = clients.add_subparsers(
+        dest="action", metavar="{export,sync}", required=True, parser_class=_Parser
+    )
+    export = actions.add_parser("export", help="write a collection into a new or empty folder")
+    export.add_argument(
+        "--format", required=True, choices=CLIENT_FORMATS, help="the collection format"
+    )
+    sync = actions.add_parser("sync", help="regenerate an exported folder; never overwrites edits")
+    for p in (export, sync):
+        p.add_argument(
+            "--bundle", required=True, metavar="REST_BUNDLE", help="svcc generate rest output"
+        )
+        p.add_argument("--output-dir", required=True, metavar="DIR", help="the collection folder")
+        p.add_argument(
+            "--base-url", metavar="URL", help="http(s) base URL (default http://127.0.0.1:8000)"
+        )
+        p.add_argument("--name", help="the collection's name (default: the bundle's module)")
+
+
+def _expose_parser(sub: _Sub, _: "type[Target] | None") -> None:
+    expose = sub.add_parser(
+        "expose", help="repository bundles under operator and exposure policies"
+    )
+    actions = expose.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    build = actions.add_parser("build", help="build a direct service bundle from a repository")
+    build.add_argument(
+        "interface", metavar="INTERFACE", help="the bundle to build: a servable target (rest, mcp)"
+    )
+    build.add_argument("directory", nargs="?", help="a local tree (or give --git and --ref)")
+    build.add_argument("--git", metavar="URL", help="an https:// repository")
+    build.add_argument("--ref", metavar="COMMIT", help="the full 40-hex commit to build")
+    build.add_argument("--subdir", default=".", metavar="DIR", help="folder of the project (.)")
+    build.add_argument(
+        "--operator-policy",
+        required=True,
+        metavar="FILE",
+        help="svc.operator-policy/v1: the git.fetch grant (docs/policies.md)",
+    )
+    build.add_argument("--policy", required=True, metavar="FILE", help="the exposure policy")
+    build.add_argument(
+        "--readiness-policy",
+        required=True,
+        metavar="FILE",
+        help="svc.readiness-policy/v1: must allow direct execution",
+    )
+    build.add_argument(
+        "--output-dir", required=True, metavar="DIR", help="a new or empty directory"
+    )
+    build.add_argument(
+        "--python-version", metavar="3.N", help="Python grammar to parse with (default: running)"
+    )
+    build.add_argument(
+        "--requirements", metavar="FILE", help="declared dependencies (replaces pyproject's)"
+    )
+    build.add_argument(
+        "--format", choices=("json", "text"), help="output format (default: text on a terminal)"
+    )
+
+
+# Every subcommand, in the order ``svcc --help`` lists them.
+SUBCOMMANDS: dict[str, _AddParser] = {
+    "inspect": _inspect_parser,
+    "compile": _compile_parser,
+    "generate": _generate_parser,
+    "serve": _serve_parser,
+    "serve-analysis": _serve_analysis_parser,
+    "plugins": _plugins_parser,
+    "lock": _lock_parser,
+    "image": _image_parser,
+    "expose": _expose_parser,
+    "targets": _targets_parser,
+    "clients": _clients_parser,
+}
+
+
+def _cmd_expose(args: argparse.Namespace) -> int:
+    from svcc.cli import render
+    from svcc.cli.expose import ExposeRequest, expose_build
+    from svcc.contracts.errors import UsageError
+
+    if (args.directory is None) == (args.git is None):
+        raise UsageError("expose build needs either a directory or --git URL --ref COMMIT")
+    result = expose_build(
+        ExposeRequest(
+            interface=args.interface,
+            output_dir=args.output_dir,
+            operator_policy=args.operator_policy,
+            policy=args.policy,
+            readiness_policy=args.readiness_policy,
+            directory=args.directory,
+            git=args.git,
+            ref=args.ref,
+            subdir=args.subdir,
+            python_version=args.python_version,
+            requirements=_requirements(args),
+        )
+    )
+    render.compile_result(result, _output_format(args))
+    return 0
+
+
+def _selected_target(argv: Sequence[str]) -> "type[Target] | None":
+    """For ``compile``: the class named by ``--target``, so its options can be parsed."""
+    pre = _Parser(add_help=False)
+    pre.add_argument("command", nargs="?")
+    pre.add_argument("--target")
+    known, _ = pre.parse_known_args(argv)
+    if known.command != "compile" or not known.target:
+        return None
+    from svcc.compiler.registry import load_target_class
+
+    return load_target_class(known.target)
+
+
+def _text_on_stderr(args: argparse.Namespace) -> bool:
+    """Refusals get their source excerpts when a person reads them (or asked for text)."""
+    fmt = getattr(args, "format", None)
+    return fmt == "text" or (fmt is None and sys.stderr.isatty())
+
+
+def _output_format(args: argparse.Namespace) -> str:
+    """``--format`` as given, else text for a person at a terminal and JSON for a pipe."""
+    if args.format is not None:
+        return str(args.format)
+    return "text" if sys.stdout.isatty() else "json"
+
+
+def _requirements(args: argparse.Namespace) -> "DeclaredRequirements | None":
+    if not args.requirements:
+        return None
+    from pathlib import Path
+
+    from svcc.contracts.requirements import load_requirements
+
+    return load_requirements(Path(args.requirements))
+
+
+def _cmd_inspect(args: argparse.Namespace) -> int:
+    from svcc.cli import render
+
+    if os.path.isdir(args.path):
+        from pathlib import Path
+
+        if args.module_name:
+            from svcc.contracts.errors import UsageError
+
+            raise UsageError("--module-name names one module; it cannot apply to a directory")
+        root = Path(args.path)
+        return render.inspect_repository(root, args, _output_format(args), _requirements(args))
+    return render.inspect_file(args.path, args, _output_format(args), _requirements(args))
+
+
+def _cmd_compile(args: argparse.Namespace) -> int:
+    from svcc.cli import render
+    from svcc.compiler import pipeline
+
+    options = {
+        key.removeprefix("target_option_"): value
+        for key, value in vars(args).items()
+        if key.startswith("target_option_") and value is not None
+    }
+    result = pipeline.compile_path(
+        args.path,
+        target=args.target if args.command == "compile" else args.interface,
+        output_dir=args.output_dir,
+        module_name=args.module_name,
+        select=args.select,
+        python_version=args.python_version,
+        requirements=_requirements(args),
+        execution_policy=args.execution_policy,
+        target_options=options,
+        servable_only=args.command == "generate",
+        allow=args.allow,
+        data=args.data,
+        runtime_image=args.runtime_image,
+        runtime_platform=args.runtime_platform,
+    )
+    render.compile_result(result, _output_format(args))
+    return 0
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from svcc.cli.serve import serve
+
+    serve(
+        args.bundle,
+        host=args.host,
+        port=args.port,
+        cache_dir=Path(args.cache_dir) if args.cache_dir else None,
+        transport=args.transport,
+        allowed_hosts=args.allowed_hosts,
+    )
+    return 0  # not reached: serve() becomes the server
+
+
+def _cmd_serve_analysis(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from svcc.contracts.errors import UsageError
+
+    if not Path(args.workspace).is_dir():
+        raise UsageError(f"--workspace {args.workspace}: not a directory")
+    limits = (
+        args.workers,
+        args.max_upload_bytes,
+        args.max_directory_files,
+        args.max_analysis_memory,
+        args.max_analysis_seconds,
+        args.worker_timeout or 1,
+        args.read_timeout,
+    )
+    if min(limits) < 1:
+        raise UsageError("--workers and the limits must be positive")
+    from svcc.service.server import serve_analysis
+
+    serve_analysis(
+        workspace=args.workspace,
+        bind=args.bind,
+        workers=args.workers,
+        max_upload_bytes=args.max_upload_bytes,
+        max_directory_files=args.max_directory_files,
+        analysis_memory_bytes=args.max_analysis_memory * 1024 * 1024,
+        analysis_seconds=args.max_analysis_seconds,
+        worker_timeout=args.worker_timeout,
+        read_seconds=args.read_timeout,
+    )
+    return 0
+
+
+def _cmd_targets(args: argparse.Namespace) -> int:
+    from svcc.cli import render
+
+    render.targets(args.format)
+    return 0
+
+
+def _cmd_clients(args: argparse.Namespace) -> int:
+    import json
+
+    from svcc import clients
+
+    if args.action == "export":
+        options = clients.ExportOptions(
+            format=args.format,
+            base_url=clients.DEFAULT_BASE_URL if args.base_url is None else args.base_url,
+            name=args.name,
+        )
+        result = clients.export_collection(args.bundle, args.output_dir, options)
+    else:
+        result = clients.sync_collection(
+            args.output_dir, args.bundle, base_url=args.base_url, name=args.name
+        )
+    sys.stdout.write(json.dumps(result.to_json()) + "\n")
+    return 0
+
+
+def _cmd_plugins(args: argparse.Namespace) -> int:
+    from svcc.cli import plugins as plugins_cli
+
+    return plugins_cli.command(args)
+
+
+def _cmd_lock(args: argparse.Namespace) -> int:
+    from svcc.cli import images as images_cli
+
+    return images_cli.lock_command(args)
+
+
+def _cmd_image(args: argparse.Namespace) -> int:
+    from svcc.cli import images as images_cli
+
+    return images_cli.image_command(args)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    from svcc.contracts.errors import ExitCode, IneligibleError, SvccError
+
+    try:
+        target = _selected_target(argv)
+    except SvccError as exc:  # an unknown or broken target: its options cannot be parsed
+        sys.stderr.write(f"svcc: error: {exc}\n")
+        return int(exc.exit_code)
+    # a command line that starts with a subcommand needs only that one's parser
+    command = argv[0] if argv and argv[0] in SUBCOMMANDS else None
+    args = build_parser(target, command).parse_args(argv)
+
+    commands = {
+        "inspect": _cmd_inspect,
+        "compile": _cmd_compile,
+        "generate": _cmd_compile,
+        "serve": _cmd_serve,
+        "serve-analysis": _cmd_serve_analysis,
+        "targets": _cmd_targets,
+        "clients": _cmd_clients,
+        "plugins": _cmd_plugins,
+        "lock": _cmd_lock,
+        "image": _cmd_image,
+        "expose": _cmd_expose,
+    }
+    try:
+        return commands[args.command](args)
+    except SvccError as exc:
+        sys.stderr.write(f"svcc: error: {exc}\n")
+        if isinstance(exc, IneligibleError) and exc.details and _text_on_stderr(args):
+            sys.stderr.write("".join(f"  {line}\n" for d in exc.details for line in d.split("\n")))
+        return int(exc.exit_code)
+    except KeyboardInterrupt:
+        sys.stderr.write("svcc: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:
+        if os.environ.get("SVCC_DEBUG"):
+            raise
+        sys.stderr.write(
+            f"svcc: internal error: {type(exc).__name__}: {exc} "
+            "(a bug: rerun with SVCC_DEBUG=1 and report it)\n"
+        )
+        return int(ExitCode.INTERNAL)

@@ -1,0 +1,353 @@
+"""Rendering for the CLI: readiness tables for people, canonical JSON for machines.
+
+Colour only when stdout is a terminal and ``NO_COLOR`` is unset.
+"""
+
+import argparse
+import json
+import os
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from svcc.compiler.driver import (
+    Analysis,
+    CompileResult,
+    analyze_file,
+    render_document,
+)
+from svcc.compiler.passes.readiness import Assessment
+from svcc.contracts.diagnostics import Diagnostic, excerpt, where
+from svcc.contracts.diagnostics.codes import CLASS_ORDER
+from svcc.contracts.errors import InputError, SvccError
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from svcc.contracts.requirements import DeclaredRequirements
+    from svcc.contracts.target import Target
+
+_COLOURS = {
+    "eligible": "32",
+    "conditional": "33",
+    "ambiguous": "35",
+    "unsupported": "31",
+    "error": "31",
+    "warning": "33",
+}
+
+
+def _colour(enabled: bool, key: str, text: str) -> str:
+    code = _COLOURS.get(key)
+    return f"\033[{code}m{text}\033[0m" if enabled and code else text
+
+
+def _use_colour() -> bool:
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+
+def _write(data: bytes) -> None:
+    sys.stdout.buffer.write(data)
+    sys.stdout.flush()
+
+
+def _reason_lines(analysis: Analysis, r: Diagnostic, colour: bool, indent: str) -> list[str]:
+    sev = _colour(colour, r.severity, r.severity)
+    at = f" {where(r.span)}" if r.span is not None else ""
+    lines = [f"{r.code} {sev}{at}: {r.message}"]
+    if r.severity == "error":
+        lines += [f"{indent}    {x}" for x in excerpt(r.span, analysis.lines_for(r.span))]
+    hint = r.hint if r.hint is not None else r.entry.hint
+    if hint:
+        lines.append(f"{indent}    hint: {hint}")
+    return lines
+
+
+def module_wide(assessments: Sequence[Assessment]) -> list[Diagnostic]:
+    """Reasons every capability carries (a module-level effect, an import): said once."""
+    if len(assessments) < 2:
+        return []
+    shared = set(assessments[0].reasons).intersection(*(a.reasons for a in assessments[1:]))
+    return [r for r in assessments[0].reasons if r in shared]
+
+
+def readiness_table(analysis: Analysis, colour: bool) -> str:
+    report = analysis.readiness
+    assert report is not None
+    lines = []
+    counts = report.to_json()["summary"]
+    summary = ", ".join(f"{n} {k}" for k, n in counts.items() if n)
+    lines.append(
+        f"{analysis.path} (module {analysis.module}): "
+        f"{len(report.assessments)} capabilities{': ' + summary if summary else ''}"
+    )
+    for d in analysis.diagnostics:
+        lines.append(f"  note: {d.code} {d.location(analysis.path)}: {d.message}")
+    if not report.assessments:
+        lines.append("  (no public module-level functions)")
+        return "\n".join(lines)
+    shared = module_wide(report.assessments)
+    if shared:
+        lines.append("  every function:")
+        for r in shared:
+            lines += ["    " + x for x in _reason_lines(analysis, r, colour, "")]
+    width = max(4, *(len(a.name) for a in report.assessments))
+    lines.append(f"  {'NAME'.ljust(width)}  {'CLASS'.ljust(11)}  REASONS")
+    indent = " " * (width + 15)
+    for a in report.assessments:
+        klass = _colour(colour, a.klass, a.klass.ljust(11))
+        own = [r for r in a.reasons if r not in shared]
+        row = f"  {a.name.ljust(width)}  {klass}  "
+        if not own:
+            lines.append(row + ("-" if not shared else "(only the reasons every function has)"))
+        for i, r in enumerate(own):
+            first, *rest = _reason_lines(analysis, r, colour, indent)
+            lines.append((row if i == 0 else indent) + first)
+            lines += rest
+    return "\n".join(lines)
+
+
+def inspect_file(
+    path: "str | Path",
+    args: argparse.Namespace,
+    fmt: str,
+    requirements: "DeclaredRequirements | None",
+) -> int:
+    analysis = analyze_file(
+        path,
+        module_name=args.module_name,
+        python_version=args.python_version,
+        requirements=requirements,
+        encoding=args.encoding,
+        serialize=args.ir or fmt == "json",  # the text table shows no IR: no converter
+        allow=getattr(args, "allow", frozenset()),
+        data=getattr(args, "data", ()),
+    )
+    if analysis.error is not None:
+        raise InputError(analysis.error_message(str(path)))
+    if args.ir:
+        assert analysis.ir_json is not None
+        _write(analysis.ir_json)
+    elif fmt == "json":
+        _write(render_document(analysis))
+    else:
+        _write((readiness_table(analysis, _use_colour()) + "\n").encode())
+    return 0
+
+
+def inspect_repository(
+    root: "Path", args: argparse.Namespace, fmt: str, requirements: "DeclaredRequirements | None"
+) -> int:
+    """``inspect DIR``: the repository front end, readiness over the module graph, one
+    section per module with dotted names (text) or one document (json)."""
+    from svcc.compiler.repository import analyze_repository
+    from svcc.ir.canonical import canonical_json
+
+    analysis = analyze_repository(
+        root,
+        python_version=args.python_version,
+        requirements=requirements,
+        strict=False,
+        workers=None,  # all cores, as the README says
+        allow=getattr(args, "allow", frozenset()),
+    )
+    if args.ir:
+        modules = analysis.repository.modules
+        _write(
+            canonical_json(
+                {
+                    "modules": {
+                        name: json.loads(analysis_ir) if (analysis_ir := _ir_bytes(m)) else None
+                        for name, m in sorted(modules.items())
+                    }
+                }
+            )
+        )
+        return 0
+    failed = sorted(m for m in analysis.reports if "error" in analysis.module_document(m))
+    failed += [path for path, d in analysis.repository.tree.problems if d.severity == "error"]
+    notebooks = _notebooks(root, args, requirements)
+    failed += [path for path, a in notebooks.items() if a.error is not None]
+    if fmt == "json":
+        doc = analysis.document()
+        doc["files"] = dict(
+            sorted({**doc["files"], **{p: a.document() for p, a in notebooks.items()}}.items())
+        )
+        _write(canonical_json(doc))
+        return _directory_status(failed)
+    colour = _use_colour()
+    tree = analysis.repository.tree
+    lines = [
+        f"{root}: package {tree.package}"
+        if tree.package
+        else f"{root}: source roots {', '.join(tree.roots)}"
+    ]
+    for d in analysis.repository.diagnostics:
+        lines.append(f"  note: {d.code} {d.message}")
+    for module in sorted(analysis.reports):
+        doc = analysis.module_document(module)
+        source = analysis.repository.modules[module]
+        if "error" in doc:
+            error = next(d for d in source.result.diagnostics if d.severity == "error")
+            lines.append(f"{error.location(source.file.path)}: error: {error.message}")
+            continue
+        report = analysis.reports[module]
+        assert report is not None
+        lines.append(_repository_table(module, source.file.path, report, colour))
+    for path, nb in notebooks.items():
+        if nb.error is not None:
+            lines.append(f"{nb.error_message(path)}")
+        else:
+            lines.append(readiness_table(nb, colour))
+    lines += repository_summary([r for r in analysis.reports.values() if r is not None])
+    _write(("\n".join(lines) + "\n").encode())
+    return _directory_status(failed)
+
+
+def _notebooks(
+    root: "Path", args: argparse.Namespace, requirements: "DeclaredRequirements | None"
+) -> "dict[str, Analysis]":
+    """The notebooks below ``root`` (not modules of the repository: each is analysed as
+    ``inspect FILE`` would, so a folder of notebooks lists them)."""
+    from svcc.compiler.driver import analyze_file, failed_analysis, python_files
+
+    out: dict[str, Analysis] = {}
+    for rel in python_files(root):
+        if rel.endswith(".ipynb"):
+            try:
+                out[rel] = analyze_file(
+                    root / rel,
+                    python_version=args.python_version,
+                    requirements=requirements,
+                    display_path=rel,
+                )
+            except InputError as exc:
+                out[rel] = failed_analysis(rel, str(exc))
+    return out
+
+
+def _directory_status(failed: list[str]) -> int:
+    """Exit 2 when any module could not be analysed (its entry says why), else 0."""
+    if not failed:
+        return 0
+    sys.stderr.write(
+        f"svcc: error: {len(failed)} module(s) could not be analysed (first: {failed[0]})\n"
+    )
+    return 2
+
+
+def _ir_bytes(module: Any) -> bytes | None:
+    from svcc.ir.serde import ir_to_json
+
+    return ir_to_json(module.ir) if module.ir is not None else None
+
+
+def _repository_table(module: str, path: str, report: Any, colour: bool) -> str:
+    """One module's section: the reasons its functions share said once ("every
+    function:"), then each function with its own."""
+    lines = [f"{path} (module {module}): {len(report.assessments)} capabilities"]
+    shared = module_wide(report.assessments)
+    if shared:
+        lines.append("    every function:")
+        lines += [f"      {_short_reason(r, colour)}" for r in shared]
+    for a in report.assessments:
+        klass = _colour(colour, a.klass, a.klass.ljust(11))
+        lines.append(f"  {module}.{a.name}  {klass}")
+        for r in a.reasons:
+            if r not in shared:
+                lines.append(f"      {_short_reason(r, colour)}")
+    return "\n".join(lines)
+
+
+def _short_reason(r: Diagnostic, colour: bool) -> str:
+    where = f"line {r.span.line}" if r.span is not None else "-"
+    sev = _colour(colour, r.severity, r.severity)
+    return f"{r.code} {sev} {where}: {r.message}"
+
+
+def repository_summary(reports: Sequence[Any], top: int = 5) -> list[str]:
+    """Counts per class over every function, and the most common blocking reasons with
+    how many functions each blocks (a reason counted once per function)."""
+    counts: Counter[str] = Counter()
+    blocked: Counter[tuple[str, str]] = Counter()
+    for report in reports:
+        for a in report.assessments:
+            counts[a.klass] += 1
+            for key in {(r.code, r.message) for r in a.blocking()}:
+                blocked[key] += 1
+    total = sum(counts.values())
+    shown = ", ".join(f"{counts[k]} {k}" for k in CLASS_ORDER if counts[k])
+    lines = [f"summary: {total} functions{': ' + shown if shown else ''}"]
+    if blocked:
+        lines.append("most common reasons:")
+        for (code, message), n in sorted(blocked.items(), key=lambda i: (-i[1], i[0]))[:top]:
+            lines.append(f"  {n:>4} function{'s' if n != 1 else ' '}  {code} {message}")
+    return lines
+
+
+def compile_result(result: "CompileResult", fmt: str) -> None:
+    if fmt == "json":
+        from svcc.ir.canonical import canonical_json
+
+        _write(canonical_json(result.to_json()))
+        return
+    lines = [f"wrote {len(result.files)} files to {result.output_dir} (target {result.target})"]
+    lines += [f"  {cap}" for cap in result.capabilities]
+    _write(("\n".join(lines) + "\n").encode())
+
+
+def targets(fmt: str) -> None:
+    from svcc.compiler.registry import discover, target_options
+
+    found = discover()
+    listed = []
+    for entry in found.values():
+        try:
+            cls: type[Target] | None = entry.load_class()
+            options = target_options(cls) if cls is not None else ()
+        except SvccError as exc:  # a broken plug-in is listed, not fatal to the listing
+            cls, options, problem = None, (), str(exc)
+        listed.append((entry, cls, options, problem if cls is None else ""))
+    if fmt == "json":
+        from svcc.ir.canonical import canonical_json
+
+        _write(
+            canonical_json(
+                {
+                    "targets": [
+                        {
+                            "name": e.name,
+                            "value": e.value,
+                            "distribution": e.distribution,
+                            "description": cls.description if cls else None,
+                            "servable": cls.bundle is not None if cls else None,
+                            "supports_execution_policy": (
+                                cls.supports_execution_policy if cls else None
+                            ),
+                            "options": [o.to_json() for o in options],
+                            "error": problem or None,
+                        }
+                        for e, cls, options, problem in listed
+                    ]
+                }
+            )
+        )
+        return
+    if not found:
+        _write(b"no targets installed\n")
+        return
+    width = max(len(n) for n in found)
+    lines = []
+    for e, cls, options, problem in listed:
+        about = cls.description if cls else f"error: {problem}"
+        lines.append(f"{e.name.ljust(width)}  {about}  ({e.value}, {e.distribution})")
+        for o in options:
+            value = f" {o.metavar or o.kind.upper()}" if o.kind != "bool" else ""
+            extra = " (required)" if o.required else ""
+            if o.choices:
+                extra += f" (one of {', '.join(o.choices)})"
+            if o.default is not None:
+                extra += f" (default {o.default})"
+            lines.append(f"{' ' * width}    {o.flag}{value}: {o.help}{extra}")
+    _write("".join(f"{line}\n" for line in lines).encode())

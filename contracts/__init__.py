@@ -1,0 +1,3 @@
+"""What every layer may import, and which itself imports only the IR: the diagnostics
+table, the error kinds, the target protocol, the execution policies (v1 and v2 behind
+one loader), the reserved names and declared requirements (docs/layout.md)."""

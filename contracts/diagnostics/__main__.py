@@ -1,0 +1,7 @@
+"""Print ``docs/diagnostics.md``: ``python -m svcc.contracts.diagnostics > docs/diagnostics.md``."""
+
+import sys
+
+from svcc.contracts.diagnostics.codes import markdown_table
+
+sys.stdout.write(markdown_table())

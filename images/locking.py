@@ -1,0 +1,312 @@
+"""``svcc lock``: the wheel lock and wheelhouse an image build accepts, made by pip's resolver.
+
+The roots are what the build will check the lock against: a bundle's ``requirements.txt``
+plus ``application-requirements.txt``, or, for a repository, the interface's server
+requirements plus the declared application dependencies (``[project] dependencies``, or
+``--requirements``), exactly as ``svcc compile`` would write them. ``pip download
+--only-binary=:all:`` resolves them for the base's platform and CPython (wheels only; this is
+the one step that uses the package index), into a private directory; the lock is then
+computed from those wheels' own metadata by the same closure the build uses, so what is
+written is what the build accepts. Pins the project already has (``uv.lock``, ``pylock.toml``,
+a hashed ``requirements.txt``) are passed to pip as constraints and each downloaded wheel's
+hash is checked against them; a pin pip cannot meet is refused naming the package.
+"""
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Final
+
+from attrs import frozen
+from packaging.utils import canonicalize_name, parse_wheel_filename
+from svcc.images.bundle_input import manifests
+from svcc.images.errors import ImageInputError
+from svcc.images.lockfile import LockedWheel, render_lock
+from svcc.images.pins import Pins, read_pin_file, read_pins
+from svcc.images.resolve import (
+    MACHINES,
+    lock_from_wheels,
+    marker_environment,
+    parse_requirement_lines,
+)
+
+PIP_TIMEOUT_S: Final = 1800
+# pip expands only the legacy manylinux names; every glibc down to 2.5 is listed explicitly
+_LEGACY: Final = {17: "manylinux2014", 12: "manylinux2010", 5: "manylinux1"}
+
+
+@frozen
+class Roots:
+    lines: tuple[str, ...]
+    origin: str  # what they were read from, for the summary
+    pins: Pins | None
+
+
+@frozen
+class Locked:
+    wheels: tuple[LockedWheel, ...]
+    files: tuple[Path, ...]  # in the wheelhouse
+    roots: Roots
+    kept_pins: tuple[str, ...]  # name==version of the pins the lock holds
+
+
+def check_target(platform: str, python: str, glibc: str) -> None:
+    """The base's platform, CPython and glibc, refused before anything is read."""
+    if platform not in MACHINES:
+        raise ImageInputError("request_invalid", f"--platform {platform}: linux/amd64|linux/arm64")
+    if re.fullmatch(r"3\.\d{1,2}", python) is None:
+        raise ImageInputError("request_invalid", f"--python {python}: write 3.N")
+    platform_tags(platform, glibc)
+
+
+def platform_tags(platform: str, glibc: str) -> list[str]:
+    """pip ``--platform`` values for a glibc ``2.N`` Linux on ``platform``, newest first."""
+    machine = MACHINES[platform]
+    major, _, minor = glibc.partition(".")
+    if major != "2" or not minor.isdigit() or not 17 <= int(minor) <= 99:
+        raise ImageInputError("request_invalid", f"--glibc {glibc}: write 2.N (N >= 17)")
+    tags = []
+    for n in range(int(minor), 4, -1):
+        tags.append(f"manylinux_2_{n}_{machine}")
+        if n in _LEGACY and (machine == "x86_64" or n == 17):
+            tags.append(f"{_LEGACY[n]}_{machine}")
+    return tags
+
+
+def is_bundle(path: Path) -> bool:
+    """A generated bundle (the manifest of any servable target), not a repository."""
+    return any((path / name).is_file() for name in manifests())
+
+
+def read_roots(
+    path: Path,
+    interface: str,
+    requirements: Path | None,
+    python: str = "3.11",
+    pins: Path | None = None,
+) -> Roots:
+    """A bundle's requirement files, or a repository's server + declared dependencies (the
+    repository read as CPython ``python`` parses it). ``pins``: a pin file given on the
+    command line (a bundle carries none), else the repository's own."""
+    given = read_pin_file(pins) if pins is not None else None
+    if pins is not None and given is None:
+        raise ImageInputError("request_invalid", f"--pins {pins}: pins nothing (no --hash)")
+    if is_bundle(path):
+        lines: list[str] = []
+        for name in ("requirements.txt", "application-requirements.txt"):
+            if (path / name).is_file():
+                lines += (path / name).read_text("utf-8").splitlines()
+        return Roots(tuple(line for line in lines if line.strip()), f"bundle {path}", given)
+    if not path.is_dir():
+        raise ImageInputError("request_invalid", f"{path}: not a bundle or repository directory")
+    from svcc.compiler.registry import get_target
+
+    target = get_target(interface)
+    spec = target.bundle
+    if spec is None:
+        raise ImageInputError("request_invalid", f"--interface {interface}: serves no bundle")
+    lines = list(spec.server_requirements)
+    if requirements is not None:
+        from svcc.contracts.requirements import load_requirements
+
+        lines += load_requirements(requirements).lines
+    else:
+        from svcc.compiler.repository import read_checked
+
+        major, _, minor = python.partition(".")
+        repo = read_checked(path, (int(major), int(minor)), None, strict=False)
+        lines += repo.tree.config.dependencies
+    return Roots(tuple(lines), f"repository {path} ({interface})", given or read_pins(path))
+
+
+def _pip_failure(stderr: str, roots: Roots) -> ImageInputError:
+    """pip's refusal as one line naming the package it could not meet: a pin (a constraint)
+    first, else the requirement pip names, with pip's own account of the conflict."""
+    constrained = re.search(r"\(constraint\) ([A-Za-z0-9._-]+)", stderr)
+    found = re.search(r"satisf(?:y|ies) the requirement ([A-Za-z0-9._-]+)", stderr)
+    match = constrained or found
+    name = canonicalize_name(match.group(1)) if match else None
+    pins = roots.pins
+    versions = sorted(pins.versions(name)) if pins is not None and name else []
+    where = (
+        f" (pinned in {pins.source}: {name}=={' or '.join(versions)})"
+        if pins is not None and versions
+        else ""
+    )
+    what = f"{name}{where}: " if name else ""
+    lines = [line.strip() for line in stderr.splitlines()]
+    if "The conflict is caused by:" in lines:
+        start = lines.index("The conflict is caused by:") + 1
+        stop = lines.index("", start) if "" in lines[start:] else len(lines)
+        cause = "; ".join(lines[start:stop])  # up to the blank line
+        detail = f"pip: {cause}"
+    else:
+        errors = [line for line in lines if line.startswith("ERROR:")]
+        detail = errors[0] if errors else (lines[-1:] or ["pip failed"])[0]
+    return ImageInputError(
+        "lock_mismatch", f"{what}no wheel set meets it for this platform and Python: {detail}"
+    )
+
+
+def pip_download(
+    argv_tail: Sequence[str], roots: Roots, workdir: Path, index: Sequence[str]
+) -> Path:
+    out = workdir / "download"
+    (workdir / "roots.txt").write_text("".join(f"{line}\n" for line in roots.lines))
+    argv = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--only-binary=:all:",
+        "--disable-pip-version-check",
+        "--no-input",
+        "--progress-bar",
+        "off",
+        "-d",
+        str(out),
+        *argv_tail,
+        *index,
+        "-r",
+        str(workdir / "roots.txt"),
+    ]
+    if roots.pins is not None:
+        (workdir / "pins.txt").write_text("".join(f"{line}\n" for line in roots.pins.constraints()))
+        argv += ["-c", str(workdir / "pins.txt")]
+    try:
+        done = subprocess.run(
+            argv, capture_output=True, text=True, timeout=PIP_TIMEOUT_S, check=False
+        )
+    except FileNotFoundError:
+        raise ImageInputError("request_invalid", f"cannot run {sys.executable} -m pip") from None
+    except subprocess.TimeoutExpired:
+        raise ImageInputError("lock_mismatch", f"pip did not finish in {PIP_TIMEOUT_S} s") from None
+    if done.returncode != 0:
+        if "No module named pip" in done.stderr:
+            raise ImageInputError(
+                "request_invalid", f"svcc lock needs pip beside svcc ({sys.executable} -m pip)"
+            )
+        raise _pip_failure(done.stdout + "\n" + done.stderr, roots)
+    return out
+
+
+def _check_pins(wheels: Sequence[LockedWheel], roots: Roots) -> tuple[str, ...]:
+    """Each locked wheel a pin names is at a pinned version, with a pinned hash when the pin
+    lists hashes; what was kept, as ``name==version``."""
+    pins = roots.pins
+    if pins is None:
+        return ()
+    kept = []
+    for wheel in wheels:
+        versions = pins.versions(wheel.name)
+        if not versions:
+            continue
+        if wheel.version not in versions:
+            raise ImageInputError(
+                "lock_mismatch",
+                f"{wheel.name}: pinned at {' or '.join(sorted(versions))} in {pins.source}, "
+                f"resolved {wheel.version}",
+            )
+        hashes = pins.hashes(wheel.name, wheel.version)
+        if hashes and wheel.sha256 not in hashes:
+            raise ImageInputError(
+                "lock_mismatch",
+                f"{wheel.name}=={wheel.version}: the wheel for this platform and Python "
+                f"(sha256 {wheel.sha256}) is not among the hashes {pins.source} pins",
+            )
+        kept.append(f"{wheel.name}=={wheel.version}")
+    return tuple(kept)
+
+
+def into_wheelhouse(files: Sequence[Path], wheelhouse: Path) -> tuple[Path, ...]:
+    """Copy each wheel in; a different file already under the same name is refused."""
+    wheelhouse.mkdir(parents=True, exist_ok=True)
+    placed = []
+    for path in files:
+        dest = wheelhouse / path.name
+        if dest.exists() or dest.is_symlink():
+            if dest.is_symlink() or _sha256(dest) != _sha256(path):
+                raise ImageInputError(
+                    "wheel_invalid",
+                    f"{dest} exists and differs from the wheel pip resolved; use another "
+                    "--wheelhouse or remove it",
+                )
+        else:
+            shutil.copyfile(path, dest)
+        placed.append(dest)
+    return tuple(placed)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def write_new(path: Path, data: bytes) -> None:
+    """``path`` written whole or not at all; an existing file is never replaced."""
+    if path.exists() or path.is_symlink():
+        raise ImageInputError("request_invalid", f"{path} exists; choose a new --output")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    try:
+        os.link(tmp, path)  # fails if someone created it meanwhile
+    except FileExistsError:
+        raise ImageInputError("request_invalid", f"{path} exists; choose a new --output") from None
+    finally:
+        tmp.unlink()
+
+
+def lock_wheels(
+    roots: Roots,
+    *,
+    platform: str,
+    python: str,
+    glibc: str,
+    wheelhouse: Path,
+    index: Sequence[str] = (),
+    extra_wheels: Sequence[Path] = (),
+) -> Locked:
+    """Resolve ``roots`` with pip for CPython ``python`` on ``platform``, fill ``wheelhouse``
+    and return the lock. ``extra_wheels``: wheels offered beside the index (svcc's own)."""
+    check_target(platform, python, glibc)
+    requirements = parse_requirement_lines(roots.lines, roots.origin)
+    tail = [
+        "--python-version",
+        python,
+        "--implementation",
+        "cp",
+        "--abi",
+        f"cp{python.replace('.', '')}",
+    ]
+    for tag in platform_tags(platform, glibc):
+        tail += ["--platform", tag]
+    with tempfile.TemporaryDirectory(prefix="svcc-lock-") as tmp:
+        work = Path(tmp)
+        offered = list(index)
+        if extra_wheels:
+            local = work / "local"
+            local.mkdir()
+            for wheel in extra_wheels:
+                shutil.copyfile(wheel, local / wheel.name)
+            offered += ["--find-links", str(local)]
+        downloaded = pip_download(tail, roots, work, offered)
+        files = sorted(downloaded.glob("*.whl"))
+        wheels = lock_from_wheels(requirements, files, marker_environment(platform, python))
+        kept = _check_pins(wheels, roots)
+        names = {w.name for w in wheels}
+        chosen = [f for f in files if canonicalize_name(parse_wheel_filename(f.name)[0]) in names]
+        placed = into_wheelhouse(chosen, wheelhouse)
+    return Locked(tuple(wheels), placed, roots, kept)
+
+
+def lock_text(locked: Locked) -> bytes:
+    return render_lock(locked.wheels)
