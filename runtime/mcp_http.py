@@ -26,7 +26,7 @@ from typing import Any
 
 from .integrity import exit_on_startup_error
 from .network import is_loopback, network_layer
-from .validation import TooLarge, check_size, max_body_bytes
+from .validation import TooLarge, check_size, max_body_bytes, receive_body
 
 ALLOWED_HOSTS_ENV = "SVC_MCP_ALLOWED_HOSTS"
 MCP_PATH = "/mcp"
@@ -123,18 +123,7 @@ class BoundedBody:
         for name, value in scope["headers"]:
             if name == b"content-length" and value.isdigit():
                 check_size(int(value), self._limit)
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return None
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            check_size(size, self._limit)
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                return b"".join(chunks)
+        return await receive_body(receive, self._limit)
 
 
 async def _too_large(send: Any) -> None:

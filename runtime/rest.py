@@ -33,7 +33,14 @@ from .encoding import Invoke, ResultNotJson, direct_invoker, encode_result
 from .integrity import StartupError, load_document, load_manifest
 from .network import NetworkLayer, network_layer, uvicorn_host
 from .prevalidate import OFFLOAD_BYTES, Prevalidator
-from .validation import RequestInvalid, RequestValidator, TooLarge, check_size, max_body_bytes
+from .validation import (
+    RequestInvalid,
+    RequestValidator,
+    TooLarge,
+    check_size,
+    max_body_bytes,
+    receive_body,
+)
 
 MANIFEST = "svc-rest.json"
 MANIFEST_SCHEMA = "svc.rest-bundle/v1"
@@ -147,22 +154,12 @@ class CapabilityEndpoint:
                         return None
                 elif name == b"content-length" and value.isdigit():
                     check_size(int(value), self._max_body)
-            chunks = []
-            size = 0
-            while True:
-                message = await receive()
-                if message["type"] == "http.disconnect":
-                    return None
-                chunk = message.get("body", b"")
-                size += len(chunk)
-                check_size(size, self._max_body)
-                chunks.append(chunk)
-                if not message.get("more_body", False):
-                    break
+            body = await receive_body(receive, self._max_body)
         except TooLarge:
             await respond(send, 413, error_body("Request body too large"))
             return None
-        body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        if body is None:
+            return None  # the client went away
         if not body:
             await respond(
                 send,

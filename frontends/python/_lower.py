@@ -934,12 +934,7 @@ class ModuleLowerer:
             elif isinstance(stmt, ast.If) and is_type_checking(stmt.test, self.symbols):
                 stack.extend((s, True) for s in reversed(stmt.orelse))
             elif isinstance(stmt, ast.Try | ast.TryStar | ast.If):
-                children: list[ast.stmt] = [*stmt.body, *stmt.orelse]
-                if not isinstance(stmt, ast.If):
-                    children += stmt.finalbody
-                    for handler in stmt.handlers:
-                        children.extend(handler.body)
-                stack.extend((s, True) for s in reversed(children))
+                stack.extend((s, True) for s in reversed(_branches(stmt)))
             elif isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
                 stack.extend((s, inner) for s in reversed([*stmt.body, *stmt.orelse]))
             elif isinstance(stmt, ast.With | ast.AsyncWith):
@@ -961,12 +956,7 @@ class ModuleLowerer:
                 for name in stmt.names:
                     self.globals.append(GlobalWrite(name=name, function=scope, span=span))
             elif isinstance(stmt, ast.Try | ast.TryStar | ast.If):
-                children: list[ast.stmt] = [*stmt.body, *stmt.orelse]
-                if not isinstance(stmt, ast.If):
-                    children += stmt.finalbody
-                    for handler in stmt.handlers:
-                        children.extend(handler.body)
-                stack.extend((s, True) for s in reversed(children))
+                stack.extend((s, True) for s in reversed(_branches(stmt)))
             elif isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
                 stack.extend((s, guarded) for s in reversed([*stmt.body, *stmt.orelse]))
             elif isinstance(
@@ -1388,6 +1378,17 @@ _CONSTRUCTION = frozenset({"__init__", "__new__", "__post_init__"})
 
 
 _DEFINITION_NODES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
+
+
+def _branches(stmt: ast.Try | ast.TryStar | ast.If) -> list[ast.stmt]:
+    """The statements of every branch of ``stmt``, in order: any of them may not run, so
+    an import among them is guarded."""
+    children: list[ast.stmt] = [*stmt.body, *stmt.orelse]
+    if not isinstance(stmt, ast.If):
+        children += stmt.finalbody
+        for handler in stmt.handlers:
+            children.extend(handler.body)
+    return children
 
 
 def _mark_chain(node: ast.AST, handled: set[int]) -> None:
