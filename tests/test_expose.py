@@ -3,8 +3,10 @@
 import json
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,13 +27,7 @@ def git_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, s
     if shutil.which("git") is None or shutil.which("openssl") is None:
         pytest.skip("git and openssl are needed for the HTTPS git server")
     state = tmp_path_factory.mktemp("gitserver")
-    up = subprocess.run(
-        ["bash", str(GITSERVER / "git-https-up.sh"), str(state)],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )
+    up = _git_server_up(state, os.getpid())  # a session killed with SIGKILL takes it along
     assert up.returncode == 0, up.stdout + up.stderr
     port = (state / "githttpd.port").read_text().strip()
     try:
@@ -47,6 +43,42 @@ def git_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, s
             check=False,
             timeout=30,
         )
+
+
+def _git_server_up(state: Path, watch: int) -> "subprocess.CompletedProcess[str]":
+    """Start the detached git server in ``state``; it stops when process ``watch`` ends."""
+    return subprocess.run(
+        ["bash", str(GITSERVER / "git-https-up.sh"), str(state)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+        env={**os.environ, "GIT_HTTPS_WATCH_PID": str(watch)},
+    )
+
+
+def test_git_server_stops_when_the_session_is_killed(tmp_path: Path) -> None:
+    """The fixture's server is detached (setsid), so no teardown or parent-death signal
+    reaches it when the test session is killed with SIGKILL: it watches the session's pid."""
+    if shutil.which("git") is None or shutil.which("openssl") is None:
+        pytest.skip("git and openssl are needed for the HTTPS git server")
+    session = subprocess.Popen(["sleep", "60"])
+    try:
+        up = _git_server_up(tmp_path, session.pid)
+        assert up.returncode == 0, up.stdout + up.stderr
+        server = int((tmp_path / "githttpd.pid").read_text())
+        os.kill(server, 0)  # running
+    finally:
+        session.kill()
+        session.wait()
+    for _ in range(100):
+        try:
+            os.kill(server, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
+    os.kill(server, signal.SIGKILL)
+    pytest.fail("the git server outlived the process it watches")
 
 
 def _git(cwd: Path, *args: str) -> str:

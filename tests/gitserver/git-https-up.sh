@@ -5,6 +5,7 @@
 # Usage: git-https-up.sh STATEDIR [PORT]        (PORT 0/empty = pick a free one)
 #   env: GIT_HTTPS_HOST (default git.test)  GIT_HTTPS_BASIC=user:pass (require basic auth)
 #        GIT_HTTPS_ALLOW_PUSH=1 (enable receive-pack)  GIT_HTTPS_DEMO=1 (create demo.git, 2 commits)
+#        GIT_HTTPS_WATCH_PID=PID (stop the server when PID ends, e.g. the test session's)
 # Serves STATEDIR/repos/<name>.git (create bare repos there, any time: no restart needed).
 # Writes STATEDIR/{ca.crt,ca.key,server.crt,server.key,githttpd.pid,githttpd.port,githttpd.log,env}
 # Stop:  git-https-down.sh STATEDIR [--purge]
@@ -42,6 +43,7 @@ args=(--root "$ST/repos" --cert "$ST/server.crt" --key "$ST/server.key" --host 1
       --pidfile "$ST/githttpd.pid" --portfile "$ST/githttpd.port")
 [ -z "${GIT_HTTPS_BASIC:-}" ] || args+=(--basic "$GIT_HTTPS_BASIC")
 [ -z "${GIT_HTTPS_ALLOW_PUSH:-}" ] || args+=(--allow-push)
+[ -z "${GIT_HTTPS_WATCH_PID:-}" ] || args+=(--watch-pid "$GIT_HTTPS_WATCH_PID")
 rm -f "$ST/githttpd.port"
 setsid python3 "$SRV" "${args[@]}" > "$ST/githttpd.log" 2>&1 < /dev/null &
 for i in $(seq 100); do [ -s "$ST/githttpd.port" ] && break; sleep 0.05; done
