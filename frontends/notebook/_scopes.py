@@ -113,28 +113,17 @@ def _scope(node: _Scope) -> tuple[set[str], set[str], set[str]]:
                 parts.append(generator.iter)
         collect.walk(parts)
     local = (params | collect.bound) - collect.globals
-    now = collect.reads - local
-    later: set[str] = set()
-    writes = collect.bound & collect.globals
-    for sub in collect.nested:
-        sub_now, sub_later, sub_writes = _scope(sub)
-        writes |= sub_writes
-        if isinstance(sub, _FUNCTION):
-            later |= sub_now | sub_later
-        else:
-            now |= sub_now
-            later |= sub_later
+    now, later, writes = _with_nested(collect, collect.reads - local)
+    writes |= collect.bound & collect.globals
     if not isinstance(node, ast.ClassDef):  # a class body encloses nothing
         now -= local
         later -= local
     return now, later, writes
 
 
-def statement_names(stmt: ast.stmt) -> Names:
-    """The module-level names one top-level statement binds and reads."""
-    collect = _Collect()
-    collect.walk([stmt])
-    now = set(collect.reads)
+def _with_nested(collect: _Collect, now: set[str]) -> tuple[set[str], set[str], set[str]]:
+    """``now`` joined with what the nested scopes of ``collect`` read and write: a function's
+    reads happen later (when it is called), a class body's or comprehension's now."""
     later: set[str] = set()
     writes: set[str] = set()
     for sub in collect.nested:
@@ -145,6 +134,14 @@ def statement_names(stmt: ast.stmt) -> Names:
         else:
             now |= sub_now
             later |= sub_later
+    return now, later, writes
+
+
+def statement_names(stmt: ast.stmt) -> Names:
+    """The module-level names one top-level statement binds and reads."""
+    collect = _Collect()
+    collect.walk([stmt])
+    now, later, writes = _with_nested(collect, set(collect.reads))
     return Names(
         binds=frozenset(collect.bound),
         now=frozenset(now),
