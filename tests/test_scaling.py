@@ -10,6 +10,7 @@ Timing is never asserted (``bench/bench_scaling.py`` prints time and memory). In
   module per function or per member grows 16x and fails here.
 """
 
+import ast
 import itertools
 import json
 import sys
@@ -321,6 +322,31 @@ def test_sliced_parsing_reads_the_text_for_lambdas_once(monkeypatch: pytest.Monk
     source = "g = lambda v: v\n" + "def f(a: int) -> int:\n    return a\n" * 50
     assert analyze_source(source, path="big.py").error is None
     assert len(scans) == 1
+
+
+def test_sliced_parsing_parses_the_first_slice_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lowerer reads a sliced module twice (its first pass collects the names the
+    second needs); every slice was parsed once per pass, so the step past ``SLICE_LINES``
+    cost about 3x for 2x input (issue 27). The first slice's tree is kept for the second
+    pass: a module of one slice and a bit is parsed little more than once."""
+    import svcc.frontends.python as python_frontend
+
+    parsed: list[str] = []
+    real = python_frontend.parse
+
+    def counting(text: str, version: tuple[int, int], filename: str) -> ast.Module:
+        parsed.append(text)
+        return real(text, version, filename)
+
+    monkeypatch.setattr(python_frontend, "parse", counting)
+    monkeypatch.setattr(python_frontend, "SLICE_LINES", 40)
+    source = "def f(a: int) -> int:\n    return a\n" * 20 + "x = 1\n" * 40 + "y = 2\n" * 3
+    whole = analyse(source)  # 83 lines: slices of 40, 40 and 3 lines
+    assert len(parsed) == 5  # 3 slices, then the last 2 again
+    assert parsed.count(parsed[0]) == 1
+    parsed.clear()
+    monkeypatch.setattr(python_frontend, "SLICE_LINES", 10**6)
+    assert analyse(source).ir_json == whole.ir_json
 
 
 GOLDEN_INPUTS = sorted((Path(__file__).parent / "golden").glob("*/input.py"))
