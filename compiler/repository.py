@@ -76,9 +76,12 @@ class RepositoryAnalysis:
             is_package=source.file.is_package,
         )
 
-    def document(self, modules: Sequence[str] | None = None) -> dict[str, Any]:
+    def document(
+        self, modules: Sequence[str] | None = None, *, files: bool = True
+    ) -> dict[str, Any]:
         """``inspect DIR --format json``: one readiness document per module file (keyed by
-        path, as for single files; ids are dotted), which module each path is, the graph."""
+        path, as for single files; ids are dotted), which module each path is, the graph.
+        ``files=False``: ``"files"`` left empty (``repository_document`` renders them)."""
         tree = self.repository.tree
         chosen = sorted(self.reports) if modules is None else sorted(modules)
         return {
@@ -89,6 +92,7 @@ class RepositoryAnalysis:
             "files": {
                 self.repository.modules[m].file.path: self.module_document(m)
                 for m in sorted(chosen, key=lambda m: self.repository.modules[m].file.path)
+                if files
             },
             "modules": {m: self.repository.modules[m].file.path for m in chosen},
             "graph": self.repository.graph.to_json(),

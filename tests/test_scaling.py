@@ -387,3 +387,27 @@ def test_parallel_repository_reading_gives_the_same_modules(tmp_path: Path) -> N
         assert other.module_text == module.result.module_text
         assert (other.ir and ir_to_json(other.ir)) == (module.ir and ir_to_json(module.ir))
     assert parallel.graph.to_json() == one.graph.to_json()
+
+
+def test_repository_document_is_the_same_bytes_whatever_the_workers(tmp_path: Path) -> None:
+    """``inspect DIR --format json`` from a tree lowered in worker processes (each IR encoded
+    there) with the modules' documents rendered in worker processes is byte for byte the
+    canonical encoding of the document built in one process (issue 27 item 3)."""
+    from svcc.compiler.repository import analyze_repository
+    from svcc.compiler.repository_document import encode_document
+    from svcc.frontends.repository import PARALLEL_FROM
+    from svcc.ir.canonical import canonical_json
+
+    for i in range(PARALLEL_FROM + 3):
+        body = functions(2) if i % 7 else "def broken(:\n"
+        runs = 'print("ü")\n' if i % 5 == 0 else ""  # code at import: inherited (SVC-R024)
+        (tmp_path / f"m{i}.py").write_text(f"import m{(i + 1) % PARALLEL_FROM}\n{runs}{body}")
+    one = analyze_repository(tmp_path, strict=False, workers=1)
+    parallel = analyze_repository(tmp_path, strict=False, workers=2)
+    notebook = {"nb/x.ipynb": {"error": {"path": "nb/x.ipynb", "message": "é"}}}
+    expected = one.document()
+    expected["files"] |= notebook
+    assert parallel.ir_json == one.ir_json
+    assert encode_document(parallel, notebook, workers=2) == canonical_json(expected)
+    assert encode_document(one, notebook, workers=1) == canonical_json(expected)
+    assert b"SVC-R024" in canonical_json(expected)

@@ -168,7 +168,7 @@ class RepositoryReadiness:
             return None
         from svcc.compiler.passes.pipeline import ModuleUnit, run_passes
 
-        ir_json = ir_to_json(ir)
+        ir_json = self.repo.modules[module].result.ir_json or ir_to_json(ir)  # see there
         self.ir_json[module] = ir_json
         unit = ModuleUnit(
             path=self.repo.modules[module].file.path,

@@ -12,6 +12,7 @@ import unicodedata
 import warnings
 from collections.abc import Iterator, Sequence
 
+import attrs
 from attrs import frozen
 from svcc.contracts.diagnostics import Diagnostic, diag
 from svcc.contracts.diagnostics.codes import F001_SYNTAX, F002_DECODE
@@ -37,11 +38,17 @@ from svcc.ir.python_version import parse_python_version, running_version
 
 @frozen(kw_only=True)
 class FrontendResult:
-    """``ir`` is ``None`` exactly when an error diagnostic stopped the front end."""
+    """``ir`` is ``None`` exactly when an error diagnostic stopped the front end.
+
+    ``ir_json``: ``ir``'s canonical JSON (``ir_to_json``) when a worker process lowering
+    a repository encoded it, else ``None``; the readiness pass of the parent reuses it
+    (encoding the IR was half of the parent's readiness time on the standard library).
+    Not part of equality: it is ``ir`` in other words."""
 
     ir: ModuleIR | None
     diagnostics: tuple[Diagnostic, ...]
     module_text: str | None
+    ir_json: bytes | None = attrs.field(default=None, eq=False)
 
 
 def module_name_problem(name: str) -> str | None:
