@@ -44,8 +44,13 @@ def _rendered(analysis: "RepositoryAnalysis", modules: list[str], workers: int |
 
         size = max(1, len(modules) // (count * 8))
         chunks = [modules[i : i + size] for i in range(0, len(modules), size)]
+        from svcc.runtime.lifetime import die_with_parent
+
         context = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(count, mp_context=context) as pool:
+        pool = ProcessPoolExecutor(  # each worker ends with this process (see there)
+            count, mp_context=context, initializer=die_with_parent, initargs=(os.getpid(),)
+        )
+        with pool:
             return [text for texts in pool.map(_render, chunks) for text in texts]
     finally:
         _SHARED.pop()

@@ -411,3 +411,56 @@ def test_repository_document_is_the_same_bytes_whatever_the_workers(tmp_path: Pa
     assert encode_document(parallel, notebook, workers=2) == canonical_json(expected)
     assert encode_document(one, notebook, workers=1) == canonical_json(expected)
     assert b"SVC-R024" in canonical_json(expected)
+
+
+def _children(pid: int) -> set[int]:
+    try:
+        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    except OSError:
+        return set()
+    return {int(c) for c in text.split()}
+
+
+def _running(pid: int) -> bool:
+    """Alive and not a zombie (one killed but not yet reaped by PID 1 counts as ended)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_directory_workers_end_with_a_killed_svcc(tmp_path: Path) -> None:
+    """``svcc inspect DIR`` lowers a large tree in forked workers: a SIGKILL of ``svcc``
+    mid-analysis left them alive under PID 1, waiting on their queue forever (issue 27
+    item 7); each worker now asks the kernel to end it with its parent."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    from helpers import SVCC
+    from svcc.frontends.repository import PARALLEL_FROM
+
+    for i in range(PARALLEL_FROM * 2):
+        (tmp_path / f"m{i}.py").write_text(functions(300))
+    workers: set[int] = set()
+    proc = subprocess.Popen(
+        [SVCC, "inspect", str(tmp_path), "--format", "json"], stdout=subprocess.DEVNULL
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while len(workers := _children(proc.pid)) < 2 and proc.poll() is None:
+            assert time.monotonic() < deadline, "no workers started"
+            time.sleep(0.02)
+        assert proc.poll() is None, "the analysis finished before the workers were seen"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        deadline = time.monotonic() + 10
+        while alive := {w for w in workers if _running(w)}:
+            assert time.monotonic() < deadline, f"workers {alive} outlived svcc"
+            time.sleep(0.02)
+    finally:
+        proc.kill()
+        for worker in [w for w in workers if _running(w)]:
+            os.kill(worker, signal.SIGKILL)

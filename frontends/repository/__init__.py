@@ -124,12 +124,18 @@ def read_repository(
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
+    from svcc.runtime.lifetime import die_with_parent
+
     files = list(tree.files)
     size = max(1, len(files) // (count * 4))
     chunks = [(files[i : i + size], python_version, encoding) for i in range(0, len(files), size)]
     # unpickling the results builds as many objects as lowering them did
     context = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(count, mp_context=context) as pool, collection_paused():
+    # a worker ends with this process (a SIGKILL of ``svcc`` left them waiting forever)
+    pool = ProcessPoolExecutor(
+        count, mp_context=context, initializer=die_with_parent, initargs=(os.getpid(),)
+    )
+    with pool, collection_paused():
         lowered = [r for chunk in pool.map(_lower_chunk, chunks) for r in chunk]
         return build_repository(tree, {f.module: r for f, r in zip(files, lowered, strict=True)})
 
