@@ -1,6 +1,6 @@
 """Generated bundles under real servers on loopback: compile, start, wait, stop.
 
-Every server a test starts goes through :func:`spawn`, so none outlives the test session,
+Every server a test starts on a port goes through :func:`spawn`, so none outlives the session,
 however the session ends (a runner killed with SIGKILL runs no teardown and no ``finally``).
 """
 
