@@ -14,6 +14,9 @@ A target class is a frozen attrs class whose fields are its options: each field 
 """
 
 import difflib
+import functools
+import os
+import sys
 import types
 import typing
 from collections.abc import Mapping
@@ -198,7 +201,39 @@ class TargetEntry:
             raise UsageError(f"target {self.name!r}: {exc}") from None
 
 
+def _environment() -> tuple[tuple[str, int | None], ...]:
+    """What target discovery depends on: each ``sys.path`` entry and its modification time.
+
+    Installing or removing a distribution adds or removes a ``*.dist-info`` directory in a
+    path entry, which changes that entry's mtime; ``importlib.metadata`` keys its own
+    directory listings on the same mtime. A handful of ``stat`` calls, against reading every
+    installed distribution's metadata."""
+    state = []
+    for entry in sys.path:
+        path = os.path.abspath(entry or ".")  # "" is the working directory, which may move
+        try:
+            mtime: int | None = os.stat(path).st_mtime_ns
+        except OSError:
+            mtime = None
+        state.append((path, mtime))
+    return tuple(state)
+
+
 def discover() -> dict[str, TargetEntry]:
+    """Every installed target by name, read once per environment state.
+
+    One ``svcc compile --target k8s`` asks about eight times (the target, its default
+    interface, the servable targets ...), and each reading parses every installed
+    distribution's metadata: most of the emit's time before this cache. A distribution
+    installed or removed later in the same process (a long-lived caller, a test) changes
+    :func:`_environment` and is seen on the next call."""
+    return dict(_discover(_environment()))
+
+
+@functools.lru_cache(maxsize=4)
+def _discover(environment: tuple[tuple[str, int | None], ...]) -> Mapping[str, TargetEntry]:
+    """The targets installed in ``environment`` (the key only: ``sys.path`` is read)."""
+    del environment
     found: dict[str, TargetEntry] = {}
     for ep in entry_points(group=GROUP):
         dist = ep.dist.name if ep.dist is not None else "<unknown distribution>"
@@ -213,7 +248,7 @@ def discover() -> dict[str, TargetEntry]:
                 "uninstall one"
             )
         found[ep.name] = entry
-    return dict(sorted(found.items()))
+    return types.MappingProxyType(dict(sorted(found.items())))
 
 
 def find_target(name: str) -> TargetEntry:

@@ -1,8 +1,10 @@
 """Target discovery: entry points, lazy loading, duplicates fatal, did-you-mean."""
 
 import json
+import shutil
 from pathlib import Path
 
+import pytest
 from helpers import ROOT, modules_loaded_by, run_svcc
 from svcc.compiler.registry import discover
 
@@ -82,3 +84,26 @@ def test_unknown_target_suggests() -> None:
     )
     assert proc.returncode == 2
     assert "did you mean 'sample'?" in proc.stderr
+
+
+def test_discovery_is_read_once_and_sees_a_later_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Discovery is cached (an emit asks about eight times), but a distribution installed or
+    removed later in the same process is seen on the next call."""
+    first = discover()
+    again = discover()
+    assert again == first
+    assert again["ir"].entry_point is first["ir"].entry_point  # not read a second time
+    again.pop("ir")  # a caller's copy: the cache is not changed through it
+    assert "ir" in discover()
+    _fake_distribution(tmp_path, "early_target", "early = early:Target")
+    monkeypatch.syspath_prepend(str(tmp_path))  # a path entry added after discovery
+    assert "early" in discover()
+    _fake_distribution(tmp_path, "late_target", "late = late:Target")  # installed later
+    found = discover()
+    assert found["late"].distribution == "late_target"
+    shutil.rmtree(tmp_path / "late_target-1.0.dist-info")  # and uninstalled
+    assert "late" not in discover()
+    monkeypatch.undo()
+    assert discover() == first
