@@ -105,27 +105,21 @@ def image_lock(bundle: Path, wheelhouse: Path, out: Path, platform: str = "linux
     return out
 
 
-def build_wheels(out: Path) -> tuple[Path, Path]:
-    """``(svcc wheel, svc-oci wheel)``, built offline from the checkout (as ``svcc plugins
-    fetch`` builds them)."""
-    from svcc.plugins.fetch import build_wheel
-
-    out.mkdir(parents=True, exist_ok=True)
-    for source in (ROOT, ROOT / "extensions" / "svc-oci"):
-        build_wheel(source, out)
-    return next(out.glob("svcc-*.whl")), next(out.glob("svc_oci-*.whl"))
-
-
-def install_plugin(work: Path, svcc: str) -> dict[str, Any]:
-    """Build the svcc and svc-oci wheels, lock svc-oci's dependencies from the stack's
-    plugin wheelhouse, install and enable it under ``work/plugins``: the install record
-    plus ``plugins_dir``, ``wheel``, ``lock`` and ``wheelhouse``."""
+def install_plugin(work: Path, svcc: str, svcc_wheel: Path) -> dict[str, Any]:
+    """Build the svc-oci wheel (``svcc_wheel`` is the session's, the ``svcc_wheel`` fixture),
+    lock svc-oci's dependencies from the stack's plugin wheelhouse, install and enable it
+    under ``work/plugins``: the install record plus ``plugins_dir``, ``wheel``, ``lock`` and
+    ``wheelhouse``."""
     import hashlib
     import shutil
 
+    from svcc.plugins.fetch import build_wheel
+
     wheelhouse = work / "wheelhouse"
     shutil.copytree(state_dir() / "wheelhouse" / "plugin", wheelhouse)
-    svcc_wheel, ext_wheel = build_wheels(work / "built")
+    built = work / "built"
+    built.mkdir()
+    ext_wheel = build_wheel(ROOT / "extensions" / "svc-oci", built)
     shutil.copy(svcc_wheel, wheelhouse)
     locked = lock_from_wheels(
         [Requirement("svcc")], wheelhouse.glob("*.whl"), marker_environment("linux/amd64", "3.11")

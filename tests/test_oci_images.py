@@ -84,8 +84,10 @@ class Plugin:
 
 
 @pytest.fixture(scope="session")
-def plugin(stack: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> Plugin:
-    record = install_plugin(tmp_path_factory.mktemp("plugin"), SVCC)
+def plugin(
+    stack: dict[str, Any], tmp_path_factory: pytest.TempPathFactory, svcc_wheel: Path
+) -> Plugin:
+    record = install_plugin(tmp_path_factory.mktemp("plugin"), SVCC, svcc_wheel)
     assert record["enabled"] is False  # installation never activates
     assert record["installed_disabled"]
     return Plugin(record)

@@ -1,7 +1,8 @@
 """Build svcc's wheel and install it into a fresh venv: svcc as a user installs it.
 
-Shared by the packaging test (what lands in site-packages) and the benchmarks (startup of
-a real install, without the editable-install import hook).
+Shared by the tests (one wheel a session: what lands in site-packages, the plugin tests'
+wheelhouse) and the benchmarks (startup of a real install, without the editable-install
+import hook).
 """
 
 import subprocess
@@ -12,9 +13,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def install_wheel_venv(workdir: Path) -> Path:
-    """Return the new venv's directory (``bin/python``, ``bin/svcc``, ``bin/svc``)."""
-    dist = workdir / "dist"
+def build_svcc_wheel(out: Path) -> Path:
+    """svcc's wheel built from the checkout into ``out`` (offline, no build isolation)."""
     subprocess.run(
         [
             sys.executable,
@@ -23,13 +23,21 @@ def install_wheel_venv(workdir: Path) -> Path:
             "--wheel",
             "--no-isolation",
             "--outdir",
-            str(dist),
+            str(out),
             str(ROOT),
         ],
         check=True,
         capture_output=True,
     )
-    (wheel,) = dist.glob("svcc-*.whl")
+    (wheel,) = out.glob("svcc-*.whl")
+    return wheel
+
+
+def install_wheel_venv(workdir: Path, wheel: Path | None = None) -> Path:
+    """Return the new venv's directory (``bin/python``, ``bin/svcc``, ``bin/svc``), with
+    ``wheel`` installed (built into ``workdir/dist`` when not given)."""
+    if wheel is None:
+        wheel = build_svcc_wheel(workdir / "dist")
     env_dir = workdir / "venv"
     venv.create(env_dir, with_pip=True)
     subprocess.run(
