@@ -14,6 +14,7 @@ import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from clients_support import (
@@ -74,46 +75,113 @@ def live(
 def _run(
     args: list[str], cwd: Path, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        args, cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT, check=False,
-        env={**os.environ, **(env or {})},
-    )  # fmt: skip
+    return _run_together([(args, cwd, env)])[0]
 
 
-def test_newman_runs_the_postman_collection(live: Live) -> None:
-    newman = npm_tool("newman")
+Command = tuple[list[str], Path, dict[str, str] | None]
 
-    def run(out: Path) -> tuple[int, dict[str, object]]:
-        report = out / "report.json"
-        proc = _run(
-            [str(newman), "run", "postman_collection.json", "--reporters", "json",
-             "--reporter-json-export", str(report)],
-            out,
-        )  # fmt: skip
-        stats = json.loads(report.read_text())["run"]
-        return proc.returncode, stats
 
-    code, run_stats = run(live.export("postman"))
+def _run_together(commands: list[Command]) -> list[subprocess.CompletedProcess[str]]:
+    """Each command (``args, cwd, env``) started at once and waited for: the tools are
+    independent processes (each reads its own exported folder and writes its own report)
+    and mostly wait on node's start-up and the server, so running them side by side takes
+    about the time of the slowest. None outlives the call."""
+    procs: list[subprocess.Popen[str]] = []
+    try:
+        for args, cwd, env in commands:
+            procs.append(
+                subprocess.Popen(
+                    args,
+                    cwd=cwd,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                    env={**os.environ, **(env or {})},
+                )
+            )
+        done = []
+        for proc, (args, _, _) in zip(procs, commands, strict=True):
+            out, err = proc.communicate(timeout=TIMEOUT)
+            done.append(subprocess.CompletedProcess(args, proc.returncode, out, err))
+        return done
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+
+
+def _newman(out: Path, *extra: str) -> Command:
+    report = out.parent / f"{out.name}-newman.json"  # outside the collection folder
+    args = [str(npm_tool("newman")), "run", "postman_collection.json", *extra,
+            "--reporters", "json", "--reporter-json-export", str(report)]  # fmt: skip
+    return args, out, None
+
+
+def _newman_report(out: Path) -> dict[str, Any]:
+    run: dict[str, Any] = json.loads((out.parent / f"{out.name}-newman.json").read_text())["run"]
+    return run
+
+
+def _bru(out: Path, *extra: str) -> Command:
+    report = out.parent / f"{out.name}-bru.json"  # outside the collection folder
+    return (
+        [str(npm_tool("bru")), *BRU_RUN, *extra, "--reporter-json", str(report)],
+        out,
+        BRU_LATE_QUICKJS,
+    )
+
+
+def _bru_report(out: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((out.parent / f"{out.name}-bru.json").read_text())[0]
+    return data
+
+
+def _httpyac(out: Path, *extra: str) -> Command:
+    return [str(npm_tool("httpyac")), "send", "requests.http", "--all", "--json", *extra], out, None
+
+
+Runs = dict[tuple[str, str], tuple[Path, subprocess.CompletedProcess[str]]]
+TOOLS = {"newman": ("postman", _newman), "bru": ("bruno", _bru), "httpyac": ("http", _httpyac)}
+
+
+@pytest.fixture(scope="module")
+def runs(live: Live) -> Runs:
+    """Each tool run on its exported collection (and, for the control source, on the one
+    pointing at a missing prefix), all at once: ``(tool, "live" | "broken")`` -> the
+    collection folder and the finished process. The tests below read what each left."""
+    planned = []
+    for tool, (fmt, _) in TOOLS.items():
+        planned.append(((tool, "live"), live.export(fmt)))
+        if live.control:
+            planned.append(((tool, "broken"), live.export(fmt, live.broken_url)))
+    done = _run_together([TOOLS[key[0]][1](out) for key, out in planned])
+    return {key: (out, proc) for (key, out), proc in zip(planned, done, strict=True)}
+
+
+def test_newman_runs_the_postman_collection(live: Live, runs: Runs) -> None:
+    def run(which: str) -> tuple[int, dict[str, Any]]:
+        out, proc = runs["newman", which]
+        return proc.returncode, _newman_report(out)
+
+    code, run_stats = run("live")
     stats = run_stats["stats"]
     assert code == 0, run_stats["failures"]
-    assert stats["requests"] == {"total": live.requests, "pending": 0, "failed": 0}  # type: ignore[index]
-    assert stats["assertions"] == {"total": live.requests, "pending": 0, "failed": 0}  # type: ignore[index]
-    first = run_stats["executions"][0]["item"]["name"]  # type: ignore[index]
+    assert stats["requests"] == {"total": live.requests, "pending": 0, "failed": 0}
+    assert stats["assertions"] == {"total": live.requests, "pending": 0, "failed": 0}
+    first = run_stats["executions"][0]["item"]["name"]
     assert first == "health"
     if not live.control:
         return
-    code, run_stats = run(live.export("postman", live.broken_url))
+    code, run_stats = run("broken")
     assert code != 0
-    assert run_stats["stats"]["assertions"]["failed"] == live.requests  # type: ignore[index]
+    assert run_stats["stats"]["assertions"]["failed"] == live.requests
 
 
-def test_bru_runs_the_bruno_collection(live: Live) -> None:
-    bru = npm_tool("bru")
-
-    def run(out: Path) -> tuple[int, dict[str, object], list[str]]:
-        report = out.parent / f"{out.name}-bru.json"  # outside the collection folder
-        proc = _run([str(bru), *BRU_RUN, "--reporter-json", str(report)], out, BRU_LATE_QUICKJS)
-        data = json.loads(report.read_text())[0]
+def test_bru_runs_the_bruno_collection(live: Live, runs: Runs) -> None:
+    def run(which: str) -> tuple[int, dict[str, object], list[str]]:
+        out, proc = runs["bru", which]
+        data = _bru_report(out)
         failed = [
             {k: r.get(k) for k in ("test", "error", "status", "response", "assertionResults")}
             for r in data["results"]
@@ -122,7 +190,7 @@ def test_bru_runs_the_bruno_collection(live: Live) -> None:
         summary = {**data["summary"], "failed": failed, "stderr": proc.stderr[-2000:]}
         return proc.returncode, summary, [r["test"]["filename"] for r in data["results"]]
 
-    code, summary, order = run(live.export("bruno"))
+    code, summary, order = run("live")
     assert code == 0, summary
     assert summary["totalRequests"] == summary["passedRequests"] == live.requests
     assert summary["totalAssertions"] == summary["passedAssertions"] == live.requests
@@ -130,27 +198,25 @@ def test_bru_runs_the_bruno_collection(live: Live) -> None:
     assert order[0].endswith(".bru")
     if not live.control:
         return
-    code, summary, _ = run(live.export("bruno", live.broken_url))
+    code, summary, _ = run("broken")
     assert code != 0
     assert summary["failedAssertions"] == live.requests  # every request, health too
 
 
-def test_httpyac_runs_the_http_file(live: Live) -> None:
-    httpyac = npm_tool("httpyac")
-
-    def run(out: Path) -> tuple[int, dict[str, int], list[str]]:
-        proc = _run([str(httpyac), "send", "requests.http", "--all", "--json"], out)
+def test_httpyac_runs_the_http_file(live: Live, runs: Runs) -> None:
+    def run(which: str) -> tuple[int, dict[str, int], list[str]]:
+        proc = runs["httpyac", which][1]
         data = json.loads(proc.stdout)
         return proc.returncode, data["summary"], [r["name"] for r in data["requests"]]
 
-    code, summary, order = run(live.export("http"))
+    code, summary, order = run("live")
     assert code == 0, summary
     assert summary["totalRequests"] == summary["successRequests"] == live.requests
     assert summary["totalTests"] == summary["successTests"] == live.requests
     assert order[0].startswith("health")
     if not live.control:
         return
-    code, summary, _ = run(live.export("http", live.broken_url))
+    code, summary, _ = run("broken")
     assert code != 0
     assert summary["failedTests"] == live.requests
 
@@ -224,31 +290,18 @@ def test_each_tool_sends_the_token_variable(tmp_path: Path) -> None:
         postman, bruno, http = export("postman"), export("bruno"), export("http")
         for token in ([], ["collection-token-1"]):
             newman_args = ["--env-var", f"token={token[0]}"] if token else []
-            report = tmp_path / "newman.json"
-            _run(
-                [str(npm_tool("newman")), "run", "postman_collection.json", *newman_args,
-                 "--reporters", "json", "--reporter-json-export", str(report)],
-                postman,
-            )  # fmt: skip
-            failed = json.loads(report.read_text())["run"]["stats"]["assertions"]["failed"]
             bru_args = ["--env-var", f"token={token[0]}"] if token else []
-            bru_report = tmp_path / "bru.json"
-            _run(
-                [str(npm_tool("bru")), *BRU_RUN, *bru_args, "--reporter-json", str(bru_report)],
-                bruno,
-                BRU_LATE_QUICKJS,
-            )  # fmt: skip
-            bru_results = json.loads(bru_report.read_text())[0]
+            yac_args = ["--var", f"token={token[0]}"] if token else []
+            _, _, yac = _run_together(
+                [_newman(postman, *newman_args), _bru(bruno, *bru_args), _httpyac(http, *yac_args)]
+            )
+            failed = _newman_report(postman)["stats"]["assertions"]["failed"]
+            bru_results = _bru_report(bruno)
             bru_failed = bru_results["summary"]["failedAssertions"]
             statuses = [
                 ((r.get("response") or {}).get("status"), r.get("error"))
                 for r in bru_results["results"]
             ]
-            yac_args = ["--var", f"token={token[0]}"] if token else []
-            yac = _run(
-                [str(npm_tool("httpyac")), "send", "requests.http", "--all", "--json", *yac_args],
-                http,
-            )
             yac_failed = json.loads(yac.stdout)["summary"]["failedTests"]
             expected = 0 if token else calls  # GET /health is always open
             assert (failed, bru_failed, yac_failed) == (expected, expected, expected), statuses
