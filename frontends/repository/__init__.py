@@ -113,13 +113,23 @@ def read_repository(
             return build_repository(tree, results)
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
+    from functools import partial
+
+    from svcc.runtime.lifetime import die_with_parent
 
     files = list(tree.files)
     size = max(1, len(files) // (count * 4))
     chunks = [(files[i : i + size], python_version, encoding) for i in range(0, len(files), size)]
     # unpickling the results builds as many objects as lowering them did
     context = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(count, mp_context=context) as pool, collection_paused():
+    # A worker ends with this process, however it ends: after a SIGTERM or SIGKILL of
+    # ``svcc inspect DIR`` a forked worker holds both ends of the pool's queues and would
+    # wait on them forever.
+    ending = partial(die_with_parent, os.getpid())
+    with (
+        ProcessPoolExecutor(count, mp_context=context, initializer=ending) as pool,
+        collection_paused(),
+    ):
         lowered = [r for chunk in pool.map(_lower_chunk, chunks) for r in chunk]
         return build_repository(tree, {f.module: r for f, r in zip(files, lowered, strict=True)})
 
