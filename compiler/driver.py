@@ -515,12 +515,12 @@ def emit_analysis(
     if kind is not None:
         problem = kind.module_name_problem(analysis.module)
         if problem:
-            raise InputError(problem)
+            raise InputError(f"{problem}; choose another with --module-name")
         for local in sorted({p.split("/")[1].removesuffix(".py") for p, _ in analysis.local_files}):
-            if local != analysis.module.split(".")[0] and kind.module_name_problem(local):
+            problem = kind.module_name_problem(local)
+            if local != analysis.module.split(".")[0] and problem:
                 raise IneligibleError(
-                    f"{analysis.path}: imports the local module {local!r}, which clashes with "
-                    f"the {kind.interface} bundle's own module of that name; rename it"
+                    f"{analysis.path}: imports the local module {local!r}: {problem}; rename it"
                 )
     try:
         selected = SelectPass().run(analysis.ir, analysis.readiness, selection, analysis.path)

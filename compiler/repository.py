@@ -339,25 +339,16 @@ def carried_modules(
         starts += [e.target for e in graph.edges[module] if e.scope in qualnames]
     closure = set(graph.import_closure(starts))
     for module in sorted(closure):
-        top = module.split(".", 1)[0]
-        if kind.module_name_problem(module) is not None:
-            raise IneligibleError(
-                f"module {module!r} clashes with the {kind.interface} bundle's own module {top!r}"
-            )
-        if top in sys.stdlib_module_names:
-            raise IneligibleError(
-                f"module {module!r} ({repo.modules[module].file.path}) would shadow the "
-                f"standard library module {top!r} in the server; rename it"
-            )
+        problem = kind.module_name_problem(module)
+        if problem is not None:
+            raise IneligibleError(f"{problem} ({repo.modules[module].file.path}); rename it")
     pending = sorted(closure)
     while pending:
         later = [e.target for m in pending for e in graph.edges.get(m, []) if e.scope]
         found = [
             m
             for m in graph.import_closure(later)
-            if m not in closure
-            and kind.module_name_problem(m) is None
-            and m.split(".", 1)[0] not in sys.stdlib_module_names
+            if m not in closure and kind.module_name_problem(m) is None
         ]
         closure.update(found)
         pending = found

@@ -745,6 +745,24 @@ R060_REMOVED_NAME: Final = _code(
 )
 
 
+# --- adversarial second pass (issue 27 item 7) ---------------------------------------------------
+F015_MODULE_NAME_TAKEN: Final = _code(
+    "SVC-F015",
+    "module name taken inside the server",
+    "error",
+    "source",
+    None,
+    "A bundled module (the compiled one, or a local module it imports) has the top-level name "
+    "of a module the generated server itself imports: its glue (`app`, `server`), its runtime "
+    "(`svc_runtime`), a package the server runs on (`fastapi`, `uvicorn`, `click`, `mcp_types`, "
+    "...) or the standard library (`queue`, `calendar`, `email`, ...). The server imports its "
+    "own module first, so the bundled one could never be imported: it would compile and then "
+    "never start, or fail on every call. Refused when compiling for the target, not by "
+    "`inspect`.",
+    hint="choose another module name with `--module-name`, or rename the local module",
+)
+
+
 def markdown_table() -> str:
     """The body of ``docs/diagnostics.md``."""
     lines = [
