@@ -542,10 +542,7 @@ def test_modules_shadowing_the_standard_library_are_refused_in_bundles(tmp_path:
         "import logging\n\n\ndef run(text: str) -> str:\n    return logging.log(text)\n"
     )
     (tmp_path / "alone.py").write_text("def one() -> int:\n    return 1\n")
-    with pytest.raises(
-        IneligibleError,
-        match="SVC-F015 module name 'logging' clashes with the standard library's module 'logging'",
-    ):
+    with pytest.raises(IneligibleError, match="SVC-F015 module name 'logging' clashes with the st"):
         compile_path(tmp_path, target="rest", output_dir=tmp_path / "out", select="app2.run")
     compile_path(tmp_path, target="rest", output_dir=tmp_path / "ok", select="alone.one")
     manifest = json.loads((tmp_path / "ok" / "svc-rest.json").read_bytes())
