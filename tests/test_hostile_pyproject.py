@@ -61,3 +61,49 @@ def test_the_known_keys_and_other_tools_tables_are_read(tmp_path: Path) -> None:
     )
     tree = read_tree(root)
     assert [f.module for f in tree.files] == ["pkg.m"]
+
+
+DEPTH = 12
+STARS = "/".join(["**"] * 6)
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch, name: str) -> list[int]:
+    """Count the calls of ``_data.<name>`` (still the real function)."""
+    from svcc.frontends.repository import _data
+
+    calls = [0]
+    real = getattr(_data, name)
+
+    def counted(*args: object) -> object:
+        calls[0] += 1
+        return real(*args)
+
+    monkeypatch.setattr(_data, name, counted)
+    return calls
+
+
+def test_many_double_stars_cost_one_walk_of_the_tree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every way of sharing a deep path among several ``**`` was walked: ``pkg/**`` six
+    times ``/x.bin`` over 25 folders took 88 s, and twelve never ended. Each folder is now
+    listed at most once per part of the glob."""
+    root = _tree(tmp_path / "t", f'[tool.svcc]\ndata-files = ["pkg/{STARS}/x.bin"]\n')
+    deep = root / "pkg" / "/".join(["d"] * DEPTH)
+    deep.mkdir(parents=True)
+    (deep / "x.bin").write_bytes(b"1")
+    listed = _counting(monkeypatch, "_entries")
+    tree = read_tree(root)
+    assert [f.path for f in tree.data] == [f"pkg/{'d/' * DEPTH}x.bin"]
+    assert listed[0] <= (DEPTH + 2) * 8
+
+
+def test_many_double_stars_match_a_path_in_linear_steps(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same rule chooses what a git commit exports (``matches``), path by path."""
+    from svcc.frontends.repository import matches
+
+    judged = _counting(monkeypatch, "_descends")
+    path = "pkg/" + "d/" * DEPTH + "x.bin"
+    assert not matches(f"pkg/{STARS}/y.bin", path)
+    assert matches(f"pkg/{STARS}/x.bin", path)
+    assert judged[0] <= 2 * (DEPTH + 2) * 8
