@@ -17,7 +17,6 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -28,6 +27,7 @@ from urllib.parse import urlsplit
 
 from attrs import frozen
 from svcc.contracts.errors import InputError
+from svcc.contracts.watch import watched
 
 COMMIT_RE: Final = re.compile(r"[0-9a-f]{40}")
 LFS_POINTER: Final = b"version https://git-lfs.github.com/spec/"
@@ -196,7 +196,7 @@ class _Git:
         with tempfile.TemporaryFile(dir=self.repo.parent) as errors:
             try:
                 proc = subprocess.Popen(
-                    [sys.executable, "-I", "-S", "-c", _WATCH, *self.command(*args)],
+                    watched(self.command(*args)),  # ends with this process, SIGKILL included
                     stdin=subprocess.DEVNULL,
                     stdout=subprocess.DEVNULL,
                     stderr=errors,
@@ -225,23 +225,6 @@ class _Git:
                 raise GitError(f"{what}: {_explain(errors.read(1 << 16))}")
         if _pack_bytes(self.repo) > limit:
             raise GitError(f"{what}: over the {limit}-byte limit of a fetch")
-
-
-# The fetch runs under this watcher, leader of the fetch's process group: when the command
-# dies, however (SIGKILL included, when no ``finally`` of ours runs), the kernel sends the
-# watcher SIGTERM (``PR_SET_PDEATHSIG``) and it kills the whole group, git's transport
-# helpers included; they waited on a silent server forever, unwatched by the limits.
-_WATCH: Final = """
-import ctypes, os, signal, subprocess, sys
-signal.signal(signal.SIGTERM, lambda *_: os.killpg(0, signal.SIGKILL))
-try:
-    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM, 0, 0, 0)
-except (OSError, AttributeError):
-    pass
-if os.getppid() == 1:
-    sys.exit(1)
-sys.exit(subprocess.call(sys.argv[1:]))
-"""
 
 
 def _explain(stderr: bytes) -> str:

@@ -610,11 +610,14 @@ def test_a_killed_command_leaves_no_fetch_running(tmp_path: Path) -> None:
         url = f"https://127.0.0.1:{listener.getsockname()[1]}/stuck.git"
         commit = "c" * 40
         args = policies(tmp_path, [grant(url, commit, None, subdir=".")])
+        private = tmp_path / "tmp"
+        private.mkdir()
         proc = subprocess.Popen(
             [SVCC, "expose", "build", "rest", "--git", url, "--ref", commit, *args,
              "--output-dir", str(tmp_path / "out")],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            env={**os.environ, "TMPDIR": str(private)},  # SIGKILL leaves its folder there
         )  # fmt: skip
         started: set[int] = set()
         try:
