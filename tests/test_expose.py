@@ -602,7 +602,7 @@ def test_a_killed_command_leaves_no_fetch_running(tmp_path: Path) -> None:
     command reached, and it went on unwatched by the size and time limits."""
 
     from helpers import SVCC
-    from test_process_lifetime import descendants, survivors
+    from test_process_lifetime import cmdline, descendants, survivors
 
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
@@ -624,21 +624,14 @@ def test_a_killed_command_leaves_no_fetch_running(tmp_path: Path) -> None:
             deadline = time.monotonic() + 60
             while proc.poll() is None and time.monotonic() < deadline:
                 started = descendants(proc.pid)
-                if any(b"fetch" in _cmdline(pid) for pid in started):
+                if any(b"fetch" in cmdline(pid) for pid in started):
                     break
                 time.sleep(0.05)
-            assert any(b"fetch" in _cmdline(pid) for pid in started), started
+            assert any(b"fetch" in cmdline(pid) for pid in started), started
         finally:
             proc.kill()
             proc.wait()
         assert survivors(started) == set()
-
-
-def _cmdline(pid: int) -> bytes:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return b""
 
 
 # -- acquisition limits (time, bytes) against the real server ---------------------------------

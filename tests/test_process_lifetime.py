@@ -450,10 +450,10 @@ def test_serve_installation_ends_with_the_command(rest_bundle: Path, tmp_path: P
             deadline = time.monotonic() + 120
             while proc.poll() is None and time.monotonic() < deadline:
                 started = descendants(proc.pid)
-                if any(INSTALLING in _cmdline(pid) for pid in started):
+                if any(INSTALLING in cmdline(pid) for pid in started):
                     break
                 time.sleep(0.05)
-            assert any(INSTALLING in _cmdline(pid) for pid in started), started
+            assert any(INSTALLING in cmdline(pid) for pid in started), started
         finally:
             stop(proc, signal.SIGTERM)
         assert survivors(started) == set()  # the index still silent: pip would wait on
@@ -462,7 +462,7 @@ def test_serve_installation_ends_with_the_command(rest_bundle: Path, tmp_path: P
 INSTALLING = b"-m\0pip\0install"  # not ``python -m venv``'s own ensurepip
 
 
-def _cmdline(pid: int) -> bytes:
+def cmdline(pid: int) -> bytes:
     try:
         return Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
