@@ -55,7 +55,7 @@ def cpu_seconds() -> float:
 
 def file_point(make: Callable[[int], str]) -> Callable[[int], tuple[float, float]]:
     def run(n: int) -> tuple[float, float]:
-        from svcc.compiler.driver import analyze_source
+        from svcc.compiler.analysis import analyze_source
 
         data = make(n).encode()
         gc.collect()
@@ -68,7 +68,7 @@ def file_point(make: Callable[[int], str]) -> Callable[[int], tuple[float, float
 
 
 def files_point(n: int) -> tuple[float, float]:
-    from svcc.compiler.repository import analyze_repository
+    from svcc.compiler.analysis import analyze_repository
 
     with tempfile.TemporaryDirectory(prefix="bench-thresholds-") as tmp:
         root = Path(tmp) / "pkg"

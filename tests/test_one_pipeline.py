@@ -20,10 +20,11 @@ from typing import Any
 
 import pytest
 from helpers import ROOT, case_input, case_options, cases, run_svcc
-from svcc.compiler.driver import analyze_file
+from svcc.compiler.analysis import analyze, analyze_file, analyze_repository, select
+from svcc.compiler.bundles import build_bundle
 from svcc.compiler.pipeline import compile_path
-from svcc.compiler.repository import analyze_repository
-from svcc.contracts.errors import SvccError
+from svcc.compiler.registry import get_target
+from svcc.contracts.errors import IneligibleError, SvccError, UsageError
 from svcc.service.analysis import Unanalysable, analyse_upload, bundle_files
 
 CASES = cases()
@@ -210,3 +211,43 @@ def test_each_module_of_a_file_closure_is_parsed_once(
         "source/sub.py",
     ]
     assert parsed == {"main.py": 1, "sub.py": 1, "helper.py": 1, "other.py": 1}
+
+
+def test_one_analysis_for_source_file_and_directory(tmp_path: Path) -> None:
+    """One entry, one type, one selection, one assembler: source in memory, the file on
+    disk and its folder as a repository answer the same calls, with the same verdicts."""
+    text = "import os\n\n\ndef f(x: int) -> int:\n    return x\n\n\ndef g(*a: int) -> int:\n"
+    (tmp_path / "mod.py").write_text(text + "    return 0\n")
+    memory = analyze("mod.py", source=(tmp_path / "mod.py").read_bytes())
+    on_disk = analyze(tmp_path / "mod.py")
+    tree = analyze(tmp_path)
+    assert (memory.bundle_kind, on_disk.bundle_kind, tree.bundle_kind) == (
+        "file",
+        "file",
+        "repository",
+    )
+    verdicts = [
+        {f"{ir.module}.{cap.name}": a.klass for ir, cap, a in each.capabilities()}
+        for each in (memory, on_disk, tree)
+    ]
+    assert (
+        verdicts[0] == verdicts[1] == verdicts[2] == {"mod.f": "eligible", "mod.g": "unsupported"}
+    )
+    for each in (memory, on_disk, tree):
+        assert [cap.id for _, cap in select(each, "mod.f")] == ["python:mod:f"]
+        with pytest.raises(IneligibleError, match=r"g is unsupported"):
+            select(each, ["python:mod:g"])
+        selected, bundle = build_bundle(each, get_target("rest"), select="mod.f")
+        assert [cap.id for _, cap in selected] == ["python:mod:f"]
+        assert "openapi.json" in bundle.paths()
+
+
+def test_file_options_are_refused_for_a_directory(tmp_path: Path) -> None:
+    """``--module-name`` and ``--data`` describe one file: a directory names its modules
+    and declares its data files itself, so each is one clear refusal, never ignored."""
+    (tmp_path / "mod.py").write_text("def f(x: int) -> int:\n    return x\n")
+    with pytest.raises(UsageError, match="cannot apply to a directory"):
+        analyze(tmp_path, module_name="x")
+    with pytest.raises(UsageError, match=r"\[tool.svcc\] data-files"):
+        compile_path(tmp_path, target="rest", output_dir=tmp_path / "o", data=["x.json"])
+    assert not (tmp_path / "o").exists()

@@ -20,7 +20,8 @@ from typing import Any
 
 import jsonschema
 import pytest
-from svcc.compiler.driver import Analysis, analyze_source, emit_analysis
+from svcc.compiler.analysis import Analysis, analyze_source
+from svcc.compiler.bundles import build_bundle
 from svcc.compiler.registry import get_target
 from svcc.ir.index import module_index
 from svcc.ir.serde import ir_from_json
@@ -64,7 +65,7 @@ def analyse(source: str) -> Analysis:
 
 
 def emit(analysis: Analysis, target: str) -> dict[str, bytes]:
-    _, tree = emit_analysis(analysis, get_target(target))
+    _, tree = build_bundle(analysis, get_target(target))
     return dict(tree)
 
 

@@ -1,9 +1,11 @@
-"""The library API: what the CLI and the analysis service call.
+"""The library API's analysis: what ``svcc inspect``/``compile``/``generate``, ``svc expose
+build`` and the analysis service call, and the one selection over what it found.
 
-``analyze_source`` / ``analyze_file`` run a front end and the
-readiness pass and return an :class:`Analysis` (IR + readiness + front-end diagnostics).
-``emit_analysis`` adds selection and a target (``emit_target``, through the protocol);
-``compiler.pipeline.compile_path`` hands the ``FileTree`` to the writer.
+:func:`analyze` reads a path (a ``.py`` file, an ``.ipynb`` notebook or a directory) or
+source held in memory and returns one :class:`Analysis`: the front end's IR, readiness
+(a file's local import closure judged; a directory's modules judged over the module
+graph) and the front end's diagnostics. Only how the input is read differs (the front
+end); :func:`select` and :mod:`svcc.compiler.bundles` then treat every analysis alike.
 Input problems raise :class:`~svcc.contracts.errors.InputError`; the CLI maps them to exit
 codes, the service to HTTP statuses.
 """
@@ -13,45 +15,58 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from attrs import evolve, frozen
+from attrs import Factory, evolve, field, frozen
 from svcc.compiler.closure import EMPTY, LocalClosure
 from svcc.compiler.passes.readiness import Environment, ReadinessReport
 from svcc.compiler.source_files import read_source_file
 from svcc.contracts.diagnostics import Diagnostic
 from svcc.contracts.errors import InputError
 from svcc.ir.canonical import canonical_json
-from svcc.ir.model import ModuleIR, SourceFormat, Span
+from svcc.ir.model import Capability, ModuleIR, SourceFormat, Span
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from svcc.compiler.data_files import DataFiles
-    from svcc.contracts.policy import AnyExecution
+    from svcc.compiler.passes.select import Entry
     from svcc.contracts.requirements import DeclaredRequirements
-    from svcc.contracts.target import BundleSpec, EmitContext, FileTree, Target
     from svcc.frontends.python import FrontendResult
+    from svcc.frontends.repository import Repository, RepositoryTree, TreeLimits
 
 
 SUFFIXES: Final[dict[str, SourceFormat]] = {".py": "python", ".ipynb": "notebook"}
 SKIP_DIRS: Final = frozenset({"__pycache__", "node_modules"})
+REPOSITORY_READINESS_SCHEMA: Final = "svc.repository-readiness/v1"
 
 
 @frozen(kw_only=True)
 class Analysis:
-    """One source analysed. ``ir``/``readiness`` are ``None`` when ``error`` is set."""
+    """One input analysed. A file or notebook fills the module fields (``ir``/``readiness``
+    are ``None`` when ``error`` is set); a directory fills ``repository`` and ``reports``
+    (each module judged over the graph; ``path`` is the directory as given). Both answer
+    :meth:`capabilities`, which is all selection and the bundle assembler read."""
 
     path: str
-    module: str
-    source_format: SourceFormat
-    source_bytes: bytes
-    module_text: str | None
-    ir: ModuleIR | None
-    readiness: ReadinessReport | None
-    diagnostics: tuple[Diagnostic, ...]
+    module: str = ""
+    source_format: SourceFormat = "python"
+    source_bytes: bytes = b""
+    module_text: str | None = None
+    ir: ModuleIR | None = None
+    readiness: ReadinessReport | None = None
+    diagnostics: tuple[Diagnostic, ...] = ()
     # The local import closure: bundle path ("source/...") -> exact bytes, to be copied.
     local_files: tuple[tuple[str, bytes], ...] = ()
     # The main module is a package's ``__init__.py`` (bundled as ``source/<pkg>/__init__.py``).
     is_package: bool = False
+    # ``--requirements``, or (a directory) the project's declared dependencies.
+    requirements: "DeclaredRequirements | None" = None
+    repository: "Repository | None" = None
+    reports: Mapping[str, ReadinessReport | None] = field(default=Factory(dict))
+
+    @property
+    def bundle_kind(self) -> str:
+        """``"file"`` or ``"repository"``: which bundle layout the input gets."""
+        return "file" if self.repository is None else "repository"
 
     @property
     def ir_json(self) -> bytes | None:
@@ -86,13 +101,85 @@ class Analysis:
         text = "".join(raw) if isinstance(raw, list) else raw
         return text.splitlines() if isinstance(text, str) else None
 
-    def document(self) -> dict[str, Any]:
-        """The readiness document, or ``{"error": ...}`` for a source that did not analyse."""
-        if self.readiness is None:
-            error = self.error
-            assert error is not None
-            return {"error": {"path": self.path, **error.to_json()}}
-        return self.readiness.to_json()
+    def capabilities(self) -> "list[Entry]":
+        """Every capability with its module and verdict, in module then source order."""
+        if self.repository is None:
+            if self.ir is None or self.readiness is None:
+                return []
+            pairs = zip(self.ir.capabilities, self.readiness.assessments, strict=True)
+            return [(self.ir, cap, assessment) for cap, assessment in pairs]
+        out = []
+        for module, report in sorted(self.reports.items()):
+            ir = self.repository.modules[module].ir
+            if report is None or ir is None:
+                continue
+            for cap, assessment in zip(ir.capabilities, report.assessments, strict=True):
+                out.append((ir, cap, assessment))
+        return out
+
+    def document(self, modules: Sequence[str] | None = None) -> dict[str, Any]:
+        """A file's readiness document (``{"error": ...}`` when it did not analyse); a
+        directory's ``inspect DIR --format json`` document over ``modules`` (default all):
+        one readiness document per module file (keyed by path; ids are dotted), which
+        module each path is, the graph."""
+        if self.repository is None:
+            if self.readiness is None:
+                error = self.error
+                assert error is not None
+                return {"error": {"path": self.path, **error.to_json()}}
+            return self.readiness.to_json()
+        repo = self.repository
+        tree = repo.tree
+        chosen = sorted(self.reports) if modules is None else sorted(modules)
+        return {
+            "schema": REPOSITORY_READINESS_SCHEMA,
+            "source_roots": list(tree.roots),
+            "dependencies": list(self.requirements.lines) if self.requirements else [],
+            "diagnostics": [d.to_json() | {"path": path} for path, d in tree.problems],
+            "files": {
+                repo.modules[m].file.path: self.module_document(m)
+                for m in sorted(chosen, key=lambda m: repo.modules[m].file.path)
+            },
+            "modules": {m: repo.modules[m].file.path for m in chosen},
+            "graph": repo.graph.to_json(),
+            **({"data_files": _data_digests(tree)} if tree.data else {}),
+        }
+
+    def module_document(self, module: str) -> dict[str, Any]:
+        """One module of a directory: its readiness document and front-end diagnostics."""
+        assert self.repository is not None
+        source = self.repository.modules[module]
+        report = self.reports[module]
+        if report is None:
+            error = next(d for d in source.result.diagnostics if d.severity == "error")
+            return {"error": {"path": source.file.path, **error.to_json()}}
+        doc = report.to_json()
+        doc["diagnostics"] = [d.to_json() for d in source.result.diagnostics]
+        return doc
+
+    def file_analysis(self, module: str) -> "Analysis":
+        """One module of a directory as a file's analysis (IR and the readiness judged
+        over the graph), for callers that answer per file."""
+        assert self.repository is not None
+        source = self.repository.modules[module]
+        return Analysis(
+            path=source.file.path,
+            module=module,
+            source_bytes=source.file.data,
+            module_text=source.result.module_text,
+            ir=source.ir,
+            readiness=self.reports[module],
+            diagnostics=source.result.diagnostics,
+            is_package=source.file.is_package,
+            requirements=self.requirements,
+        )
+
+
+def _data_digests(tree: "RepositoryTree") -> dict[str, str]:
+    """``[tool.svcc] data-files`` as read: tree path → ``sha256:`` of its bytes."""
+    from svcc.ir.canonical import digest_bytes
+
+    return {f.path: digest_bytes(f.data) for f in tree.data}
 
 
 def version_tuple(version: str | tuple[int, int] | None) -> tuple[int, int]:
@@ -236,6 +323,7 @@ def analyze_source(
         diagnostics=result.diagnostics,
         local_files=local_files,
         is_package=layout.is_package if layout is not None else False,
+        requirements=requirements,
     )
 
 
@@ -410,120 +498,233 @@ def render_document(analysis: Analysis) -> bytes:
     return canonical_json(analysis.document())
 
 
-def render_ir(analysis: Analysis) -> bytes:
-    if analysis.ir_json is None:
-        return canonical_json(analysis.document())
-    return analysis.ir_json
+# -- directories ----------------------------------------------------------------------------
 
 
-# -- compile ------------------------------------------------------------------------------
+def declared_requirements(
+    repo: "Repository", requirements: "DeclaredRequirements | None"
+) -> "DeclaredRequirements | None":
+    """``--requirements`` when given, else the project's declared dependencies."""
+    if requirements is not None:
+        return requirements
+    deps = repo.tree.config.dependencies
+    if not deps:
+        return None
+    from svcc.contracts.requirements import parse_requirements
 
-
-MAX_MANIFEST_BYTES: Final = 1024 * 1024  # the specification's bundle manifest limit
-
-
-@frozen(kw_only=True)
-class CompileResult:
-    """What was written. ``module`` is a file's module; ``bundle_kind`` is ``"repository"``
-    for a directory (a file's result keeps today's JSON shape, without it)."""
-
-    target: str
-    output_dir: "Path"
-    files: tuple[str, ...]
-    capabilities: tuple[str, ...]
-    execution: Mapping[str, str]
-    module: str | None = None
-    bundle_kind: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"target": self.target, "output_dir": str(self.output_dir)}
-        if self.module is not None:
-            out["module"] = self.module
-        if self.bundle_kind is not None:
-            out["bundle_kind"] = self.bundle_kind
-        return out | {
-            "capabilities": list(self.capabilities),
-            "execution": dict(self.execution),
-            "files": list(self.files),
-        }
-
-
-def served_bundle(backend: "Target", what: str) -> "BundleSpec":
-    """The bundle ``backend`` writes or wraps (``oci``, ``k8s``: their ``--interface``'s);
-    a target that does neither cannot build ``what`` (a repository)."""
-    from svcc.compiler.registry import servable_target
-    from svcc.contracts.errors import UsageError
-    from svcc.contracts.target import Wrapper
-
-    if backend.bundle is not None:
-        return backend.bundle
-    if isinstance(backend, Wrapper):
-        return servable_target(backend.wrapped_target(), backend.name)[1]
-    raise UsageError(
-        f"target {backend.name!r} writes no service bundle, so it cannot build {what}; "
-        "use a servable target or one that wraps one (`svcc targets`)"
+    return parse_requirements(
+        "\n".join(deps), "pyproject.toml dependencies", dict(repo.tree.config.import_names)
     )
 
 
-def emit_target(backend: "Target", ir: ModuleIR, ctx: "EmitContext") -> "FileTree":
-    """``backend.emit``, through the protocol: a :class:`~svcc.contracts.target.Wrapper` gets
-    the bundle of the servable target it names, emitted from the same IR and context. Every
-    service bundle's manifest is held to the specification's size limit."""
-    import attrs
-    from svcc.compiler.registry import servable_target
-    from svcc.contracts.target import Wrapper
-
-    if isinstance(backend, Wrapper) and backend.bundle is None:
-        inner, spec = servable_target(backend.wrapped_target(), backend.name)
-        bundle = _checked(spec, inner.emit(ir, ctx))
-        return backend.emit(ir, attrs.evolve(ctx, bundle=bundle, served=spec))
-    tree = backend.emit(ir, ctx)
-    return tree if backend.bundle is None else _checked(backend.bundle, tree)
-
-
-def _checked(spec: "BundleSpec", tree: "FileTree") -> "FileTree":
-    manifest = tree.get(spec.manifest) or b""
-    if len(manifest) > MAX_MANIFEST_BYTES:
-        raise InputError(
-            f"the bundle manifest would be {len(manifest)} bytes, over the "
-            f"{MAX_MANIFEST_BYTES}-byte limit; select fewer capabilities"
-        )
-    return tree
-
-
-def emit_analysis(
-    analysis: Analysis,
-    backend: "Target",
+def read_checked(
+    root: "Path",
+    python_version: tuple[int, int],
+    limits: "TreeLimits | None",
     *,
-    select: str | None = None,
-    requirements: "DeclaredRequirements | None" = None,
-    execution: "AnyExecution | None" = None,
-) -> "tuple[ModuleIR, FileTree]":
-    """Selection → target, in memory: ``(the selected IR, the tree)``. No I/O."""
-    from svcc.compiler.passes.select import SelectPass, parse_selection
-    from svcc.contracts.errors import IneligibleError
-    from svcc.contracts.target import EmitContext, Wrapper
+    strict: bool = True,
+    encoding: str | None = None,
+    folder_name: str | None = None,
+    workers: int | None = 1,
+) -> "Repository":
+    """The repository front end over ``root``; a refused tree (or, ``strict``, any refused
+    entry) is an :class:`InputError`."""
+    from svcc.frontends.repository import TreeRefused, read_repository
 
-    selection = parse_selection(select)
+    if not root.is_dir():
+        raise InputError(f"{root}: not a directory")
+    try:
+        repo = read_repository(
+            root,
+            python_version=python_version,
+            limits=limits,
+            encoding=encoding,
+            folder_name=folder_name,
+            workers=workers,
+        )
+    except TreeRefused as exc:
+        raise InputError(f"{root}: {exc.diagnostic.code} {exc}") from None
+    errors = repo.tree.errors
+    if errors and strict:
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise InputError(f"{root}: {errors[0].code} {errors[0].message}{more}")
+    return repo
+
+
+def analyze_repository(
+    root: "str | os.PathLike[str]",
+    *,
+    python_version: str | tuple[int, int] | None = None,
+    requirements: "DeclaredRequirements | None" = None,
+    limits: "TreeLimits | None" = None,
+    strict: bool = True,
+    encoding: str | None = None,
+    folder_name: str | None = None,
+    workers: int | None = 1,
+    allow: frozenset[str] = frozenset(),
+) -> Analysis:
+    """Front end and readiness over the graph. ``strict`` (bundles) refuses a tree with any
+    refused entry (exit 2); otherwise (``inspect``, the analysis service) refused entries are
+    reported in the document and the rest is analysed. ``folder_name``: the root folder's
+    name for the user (a git export's is its ``--subdir``'s; see ``read_tree``).
+    ``workers``: processes lowering a large tree (``None``: one per CPU, as the CLI asks)."""
+    from pathlib import Path
+
+    repo = read_checked(
+        Path(root),
+        version_tuple(python_version),
+        limits,
+        strict=strict,
+        encoding=encoding,
+        folder_name=folder_name,
+        workers=workers,
+    )
+    return assess_repository(repo, requirements, allow, path=os.fspath(root))
+
+
+def assess_repository(
+    repo: "Repository",
+    requirements: "DeclaredRequirements | None" = None,
+    allow: frozenset[str] = frozenset(),
+    *,
+    path: str = ".",
+) -> Analysis:
+    """Readiness over the module graph of a repository already read and lowered (the
+    analysis service lowers each module under its own per-file budget, then comes here, so
+    it judges exactly as ``svcc inspect DIR``)."""
+    from svcc.compiler.passes.effects import allowed_kinds
+    from svcc.compiler.passes.repository_readiness import RepositoryReadiness
+
+    declared = declared_requirements(repo, requirements)
+    readiness = RepositoryReadiness(
+        repo,
+        declared.import_names if declared else frozenset(),
+        declared.distributions if declared else (),
+        allow=allow | allowed_kinds(repo.tree.config.allow, "[tool.svcc] allow"),
+        unmapped=declared.unmapped if declared else (),
+    )
+    return Analysis(path=path, repository=repo, reports=readiness.run(), requirements=declared)
+
+
+# -- the one entry ----------------------------------------------------------------------------
+
+
+def analyze(
+    path: "str | os.PathLike[str]",
+    *,
+    source: bytes | str | None = None,
+    source_format: SourceFormat | None = None,
+    check_name: bool = True,
+    module_name: str | None = None,
+    python_version: str | tuple[int, int] | None = None,
+    requirements: "DeclaredRequirements | None" = None,
+    encoding: str | None = None,
+    governed: bool = False,
+    allow: frozenset[str] = frozenset(),
+    data: Sequence[str] = (),
+    strict: bool = True,
+    workers: int | None = 1,
+    folder_name: str | None = None,
+    serialize: bool = True,
+    display_path: str | None = None,
+    facts_cache: dict[str, Any] | None = None,
+) -> Analysis:
+    """Any input: ``source`` held in memory (``path`` is then its display name; its
+    format is ``source_format`` or the suffix's, its module name checked unless
+    ``check_name`` is false: see :func:`analyze_source`), a
+    directory (the repository front end; ``strict``, ``workers`` and ``folder_name`` as in
+    :func:`analyze_repository`) or a file or notebook on disk (with its local import
+    closure; ``module_name``, ``data``, ``governed``, ``display_path`` and ``facts_cache``
+    as in :func:`analyze_file`). The front end is the only thing that differs."""
+    from svcc.contracts.errors import UsageError
+
+    if source is not None:
+        return analyze_source(
+            source,
+            path=os.fspath(path),
+            module=module_name,
+            python_version=python_version,
+            encoding=encoding,
+            source_format=source_format,
+            check_name=check_name,
+            requirements=requirements,
+            governed=governed,
+            allow=allow,
+            serialize=serialize,
+        )
+    if os.path.isdir(path):
+        if module_name:
+            raise UsageError("--module-name names one module; it cannot apply to a directory")
+        if data:
+            raise UsageError(
+                "--data declares a single file's data files; a directory declares them "
+                "in [tool.svcc] data-files of its pyproject.toml"
+            )
+        return analyze_repository(
+            path,
+            python_version=python_version,
+            requirements=requirements,
+            strict=strict,
+            encoding=encoding,
+            folder_name=folder_name,
+            workers=workers,
+            allow=allow,
+        )
+    return analyze_file(
+        path,
+        module_name=module_name,
+        python_version=python_version,
+        requirements=requirements,
+        encoding=encoding,
+        governed=governed,
+        allow=allow,
+        data=data,
+        serialize=serialize,
+        display_path=display_path,
+        facts_cache=facts_cache,
+    )
+
+
+# -- selection --------------------------------------------------------------------------------
+
+
+def select(
+    analysis: Analysis,
+    selection: str | Sequence[str] | None,
+    *,
+    exclude: Sequence[str] = (),
+    include_all_ready: bool = False,
+) -> list[tuple[ModuleIR, Capability]]:
+    """The selected capabilities of any analysis, in its order: ``--select`` items (a
+    function name in a file, a dotted ``module.function`` or a full id; a string is
+    ``--select``'s comma-separated text), or an exposure policy's ``include_all_ready`` and
+    ``exclude``. Unknown items exit 2; a selected capability that is not eligible exits 1
+    with its reason codes (rendered with their source lines for a file)."""
+    from svcc.compiler.passes.select import parse_selection
+    from svcc.compiler.passes.select import select as select_entries
+    from svcc.contracts.errors import IneligibleError
+
+    items = parse_selection(selection) if isinstance(selection, str) else selection
+    if analysis.repository is not None:
+        entries = sorted(analysis.capabilities(), key=lambda e: e[1].id)
+        return select_entries(
+            entries,
+            items,
+            where="the repository",
+            exclude=exclude,
+            include_all_ready=include_all_ready,
+        )
     if analysis.error is not None or analysis.ir is None or analysis.readiness is None:
         raise InputError(analysis.error_message())
-    if analysis.module_text is None:
-        raise IneligibleError(f"{analysis.path}: no module text")
-    kind = backend.bundle
-    if kind is None and isinstance(backend, Wrapper):
-        kind = served_bundle(backend, "a bundle")
-    if kind is not None:
-        problem = kind.module_name_problem(analysis.module)
-        if problem:
-            raise InputError(problem)
-        for local in sorted({p.split("/")[1].removesuffix(".py") for p, _ in analysis.local_files}):
-            if local != analysis.module.split(".")[0] and kind.module_name_problem(local):
-                raise IneligibleError(
-                    f"{analysis.path}: imports the local module {local!r}, which clashes with "
-                    f"the {kind.interface} bundle's own module of that name; rename it"
-                )
     try:
-        selected = SelectPass().run(analysis.ir, analysis.readiness, selection, analysis.path)
+        return select_entries(
+            analysis.capabilities(),
+            items,
+            where=analysis.path,
+            exclude=exclude,
+            include_all_ready=include_all_ready,
+            plain_names=True,
+        )
     except IneligibleError as exc:
         from svcc.contracts.diagnostics import render
 
@@ -531,14 +732,3 @@ def emit_analysis(
             render(r, analysis.path, analysis.lines_for(r.span)) for r in exc.reasons
         )
         raise
-    ctx = EmitContext(
-        readiness=analysis.readiness,
-        source_path=analysis.path,
-        source_bytes=analysis.source_bytes,
-        module_text=analysis.module_text,
-        requirements=requirements.lines if requirements else (),
-        local_files=analysis.local_files,
-        module_is_package=analysis.is_package,
-        execution=execution,
-    )
-    return selected, emit_target(backend, selected, ctx)
