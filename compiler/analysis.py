@@ -16,8 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from attrs import Factory, evolve, field, frozen
-from svcc.compiler.closure import EMPTY, LocalClosure
-from svcc.compiler.passes.readiness import Environment, ReadinessReport
+from svcc.compiler.passes.readiness import ReadinessReport
 from svcc.compiler.source_files import read_source_file
 from svcc.contracts.diagnostics import Diagnostic
 from svcc.contracts.errors import InputError
@@ -27,6 +26,7 @@ from svcc.ir.model import Capability, ModuleIR, SourceFormat, Span
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from svcc.compiler.closure import LocalClosure
     from svcc.compiler.data_files import DataFiles
     from svcc.compiler.passes.select import Entry
     from svcc.contracts.requirements import DeclaredRequirements
@@ -274,44 +274,33 @@ def analyze_source(
     readiness = None
     local_files: tuple[tuple[str, bytes], ...] = ()
     if result.ir is not None:
-        from svcc.compiler.passes.pipeline import ModuleUnit, run_passes
-        from svcc.ir.serde import ir_digest
+        from svcc.compiler.passes.repository_readiness import RepositoryReadiness
 
-        closure = layout.closure(path, data, result, version) if layout is not None else None
-        if closure is not None:
+        repository = None
+        if layout is not None:
+            closure = layout.closure(path, data, result, version)
             local_files = tuple(closure.files.items())
+            repository = closure.repository
+        elif any(imp.level for imp in result.ir.imports):
+            from svcc.compiler.closure import as_repository
+
+            repository = as_repository((path, data, result), module=name, is_package=False)
         if data_files is not None:
             local_files = (*local_files, *data_files.files)  # copied into the bundle, verified
-        is_package = layout.is_package if layout is not None else False
-        env = Environment(
-            closure=closure if closure is not None else EMPTY,
-            package=name if is_package else name.rpartition(".")[0],
+        walk = RepositoryReadiness(
+            repository,
+            requirements.import_names if requirements else frozenset(),
+            requirements.distributions if requirements else (),
+            allow,
+            requirements.unmapped if requirements else (),
             reserved=_reserved_names(),
-            declared_imports=requirements.import_names if requirements else frozenset(),
-            declared_requirements=requirements.distributions if requirements else (),
             governed=governed,
-            allow=allow,
-            unmapped=requirements.unmapped if requirements else (),
-            data_files=data_files.relative if data_files is not None else frozenset(),
+            data_files={name: data_files.relative} if data_files is not None else None,
+            single_file=True,
         )
-        unit = ModuleUnit(
-            path=path,
-            ir=result.ir,
-            env=env,
-            digest=ir_digest(result.ir) if serialize else "",
-            diagnostics=result.diagnostics,
+        readiness = walk.report(
+            name, result.ir, serialize=serialize, diagnostics=result.diagnostics
         )
-        readiness = run_passes(unit)
-        if closure is not None and closure.repository is not None:
-            from svcc.compiler.passes.repository_readiness import RepositoryReadiness
-
-            walk = RepositoryReadiness(
-                closure.repository,
-                env.declared_imports,
-                env.declared_requirements,
-                unmapped=env.unmapped,
-            )
-            readiness = walk.inherit(name, readiness)
     return Analysis(
         path=path,
         module=name,
