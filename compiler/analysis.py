@@ -276,15 +276,7 @@ def analyze_source(
     if result.ir is not None:
         from svcc.compiler.passes.repository_readiness import RepositoryReadiness
 
-        repository = None
-        if layout is not None:
-            closure = layout.closure(path, data, result, version)
-            local_files = tuple(closure.files.items())
-            repository = closure.repository
-        elif any(imp.level for imp in result.ir.imports):
-            from svcc.compiler.closure import as_repository
-
-            repository = as_repository((path, data, result), module=name, is_package=False)
+        repository, local_files = _file_repository((path, data, result), name, version, layout)
         if data_files is not None:
             local_files = (*local_files, *data_files.files)  # copied into the bundle, verified
         walk = RepositoryReadiness(
@@ -314,6 +306,27 @@ def analyze_source(
         is_package=layout.is_package if layout is not None else False,
         requirements=requirements,
     )
+
+
+def _file_repository(
+    main: "tuple[str, bytes, FrontendResult]",
+    module: str,
+    version: tuple[int, int],
+    layout: "Layout | None",
+) -> "tuple[Repository | None, tuple[tuple[str, bytes], ...]]":
+    """The repository a file is judged in, a one-module repository: its local import
+    closure (a file on disk), or the module alone when a relative import needs a graph to
+    be judged (source in memory); ``None`` when it has nothing local to judge. Then the
+    closure's files, which the bundle carries."""
+    if layout is not None:
+        closure = layout.closure(*main, version)
+        return closure.repository, tuple(closure.files.items())
+    ir = main[2].ir
+    if ir is not None and any(imp.level for imp in ir.imports):
+        from svcc.compiler.closure import as_repository
+
+        return as_repository(main, module=module, is_package=False), ()
+    return None, ()
 
 
 def _reserved_names() -> frozenset[str]:
