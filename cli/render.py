@@ -166,12 +166,10 @@ def inspect_repository(
     failed += [path for path, d in repository.tree.problems if d.severity == "error"]
     notebooks = _notebooks(root, args, requirements)
     failed += [path for path, a in notebooks.items() if a.error is not None]
-    if fmt == "json":
-        doc = analysis.document()
-        doc["files"] = dict(
-            sorted({**doc["files"], **{p: a.document() for p, a in notebooks.items()}}.items())
-        )
-        _write(canonical_json(doc))
+    if fmt == "json":  # the modules' documents rendered on every core (see there)
+        from svcc.compiler.repository_document import encode_document
+
+        _write(encode_document(analysis, {p: a.document() for p, a in notebooks.items()}))
         return _directory_status(failed)
     colour = _use_colour()
     tree = repository.tree

@@ -117,11 +117,14 @@ class Analysis:
                 out.append((ir, cap, assessment))
         return out
 
-    def document(self, modules: Sequence[str] | None = None) -> dict[str, Any]:
+    def document(
+        self, modules: Sequence[str] | None = None, *, files: bool = True
+    ) -> dict[str, Any]:
         """A file's readiness document (``{"error": ...}`` when it did not analyse); a
         directory's ``inspect DIR --format json`` document over ``modules`` (default all):
         one readiness document per module file (keyed by path; ids are dotted), which
-        module each path is, the graph."""
+        module each path is, the graph. ``files=False``: ``"files"`` left empty
+        (``compiler.repository_document`` renders them)."""
         if self.repository is None:
             if self.readiness is None:
                 error = self.error
@@ -139,6 +142,7 @@ class Analysis:
             "files": {
                 repo.modules[m].file.path: self.module_document(m)
                 for m in sorted(chosen, key=lambda m: repo.modules[m].file.path)
+                if files
             },
             "modules": {m: repo.modules[m].file.path for m in chosen},
             "graph": repo.graph.to_json(),

@@ -34,7 +34,7 @@ import pytest
 from golden_ext import pretty
 from golden_tree import check_tree, sums
 from helpers import GOLDEN, ROOT, case_input, case_options, cases, governed_traces
-from servers import free_port
+from servers import free_port, spawn
 from svcc.compiler.analysis import analyze_file
 from svcc.compiler.bundles import build_bundle
 from svcc.compiler.registry import get_target, servable_targets
@@ -249,7 +249,7 @@ def _start(bundle: Path, spec: BundleSpec) -> tuple[bool, str]:
     port = free_port()
     log = bundle.parent / "server.log"
     with log.open("wb") as sink:
-        proc = subprocess.Popen(
+        proc = spawn(
             spec.serve_command(sys.executable, "127.0.0.1", port),
             cwd=bundle,
             stdout=sink,

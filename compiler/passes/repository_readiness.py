@@ -33,6 +33,7 @@ from svcc.compiler.passes.readiness import (
 )
 from svcc.contracts.diagnostics import Diagnostic, diag
 from svcc.contracts.diagnostics.codes import R021_LOCAL_IMPORT, R024_IMPORTED_MODULE_RISK
+from svcc.ir.canonical import digest_bytes
 from svcc.ir.model import Capability, Import, ModuleIR, Span
 
 if TYPE_CHECKING:
@@ -208,11 +209,17 @@ class RepositoryReadiness:
         from svcc.compiler.passes.pipeline import ModuleUnit, run_passes
 
         digest = ""
+        source = self.repo.modules.get(module) if self.repo is not None else None
         if serialize:
-            from svcc.ir.serde import ir_digest
+            # a worker that lowered the module has encoded its IR (``FrontendResult.ir_json``)
+            encoded = source.result.ir_json if source is not None else None
+            if encoded is None:
+                from svcc.ir.serde import ir_digest
 
-            digest = ir_digest(ir)
-        path = self.repo.modules[module].file.path if self.repo is not None else module
+                digest = ir_digest(ir)
+            else:
+                digest = digest_bytes(encoded)
+        path = source.file.path if source is not None else module
         unit = ModuleUnit(
             path=path, ir=ir, env=self.env(module, ir), digest=digest, diagnostics=diagnostics
         )
