@@ -2,7 +2,10 @@
 
 ``bench_scaling.py`` grows inputs 4x and 16x below the thresholds; this one doubles each
 input across them: a module past ``SLICE_LINES`` (20,000 lines: parsed a slice at a time),
-a directory past ``PARALLEL_FROM`` (64 files: lowered in worker processes), and the growth
+a directory past ``PARALLEL_FROM`` (64 files: lowered in worker processes, each IR encoded
+there), the IR's JSON past ``_BATCH`` (4,096 records encoded per write), an annotation
+past ``MAX_DEPTH`` (48 levels: deeper is refused, not resolved), a file's local import
+closure past ``MAX_CLOSURE_FILES`` (500 modules: the closure is cut there), and the growth
 cases with no threshold of their own (``Literal`` members, ``TypedDict`` inheritance depth).
 Each point is the front end as the CLI runs it (``analyze_source`` for a file,
 ``analyze_repository`` with one worker per CPU for a directory), in this process, best of
@@ -12,7 +15,8 @@ worker processes it waited for: what a loaded machine cannot inflate); the targe
 2.5x for 2x input. Past ``PARALLEL_FROM`` the CPU ratio shows the price of the workers
 (results pickled back), which the cores repay in wall time.
 
-Usage: python bench/bench_thresholds.py [--cases functions,lines,files,literal,typeddict]
+Usage: python bench/bench_thresholds.py
+       [--cases functions,lines,files,statements,nesting,closure,literal,typeddict]
        [--repeat 1]
 """
 
@@ -48,6 +52,12 @@ def typeddict(n: int) -> str:
     return "".join(out)
 
 
+def nesting(n: int) -> str:
+    """200 functions, each taking a ``list`` nested ``n`` deep."""
+    annotation = "list[" * n + "int" + "]" * n
+    return "".join(f"def f{i}(x: {annotation}) -> int:\n    return 1\n\n\n" for i in range(200))
+
+
 def cpu_seconds() -> float:
     t = os.times()
     return t.user + t.system + t.children_user + t.children_system
@@ -55,7 +65,7 @@ def cpu_seconds() -> float:
 
 def file_point(make: Callable[[int], str]) -> Callable[[int], tuple[float, float]]:
     def run(n: int) -> tuple[float, float]:
-        from svcc.compiler.driver import analyze_source
+        from svcc.compiler.analysis import analyze_source
 
         data = make(n).encode()
         gc.collect()
@@ -68,7 +78,7 @@ def file_point(make: Callable[[int], str]) -> Callable[[int], tuple[float, float
 
 
 def files_point(n: int) -> tuple[float, float]:
-    from svcc.compiler.repository import analyze_repository
+    from svcc.compiler.analysis import analyze_repository
 
     with tempfile.TemporaryDirectory(prefix="bench-thresholds-") as tmp:
         root = Path(tmp) / "pkg"
@@ -78,6 +88,22 @@ def files_point(n: int) -> tuple[float, float]:
         gc.collect()
         cpu, wall = cpu_seconds(), time.perf_counter()
         analyze_repository(root, python_version="3.11", strict=False, workers=None)
+        return cpu_seconds() - cpu, time.perf_counter() - wall
+
+
+def closure_point(n: int) -> tuple[float, float]:
+    """``inspect FILE`` of a file whose local imports chain through ``n`` modules beside it."""
+    from svcc.compiler.analysis import analyze_file
+
+    with tempfile.TemporaryDirectory(prefix="bench-thresholds-") as tmp:
+        root = Path(tmp)
+        for i in range(n):
+            (root / f"m{i}.py").write_text(f"import m{i + 1}\n\n\n{functions(5)}")
+        (root / f"m{n}.py").write_text(functions(5))
+        (root / "main.py").write_text(f"import m0\n\n\n{functions(5)}")
+        gc.collect()
+        cpu, wall = cpu_seconds(), time.perf_counter()
+        analyze_file(root / "main.py")
         return cpu_seconds() - cpu, time.perf_counter() - wall
 
 
@@ -101,8 +127,27 @@ CASES: dict[str, tuple[Callable[[int], tuple[float, float]], tuple[int, ...], st
         "files of 40 functions",
         "PARALLEL_FROM 64 files at the 3rd point",
     ),
-    "literal": (file_point(literal), (2000, 4000, 8000, 16000), "Literal members", "none"),
-    "typeddict": (file_point(typeddict), (100, 200, 400, 800), "inheritance levels", "none"),
+    "statements": (
+        file_point(lines),
+        (1024, 2048, 4096, 8192, 16384),
+        "`x = 1` lines (one IR statement each)",
+        "_BATCH 4,096 records per write of the IR's JSON at the 3rd point",
+    ),
+    "nesting": (
+        file_point(nesting),
+        (12, 24, 48, 96),
+        "levels of `list[...]` (200 functions)",
+        "MAX_DEPTH 48: the 4th point is refused past the 48th level",
+    ),
+    "closure": (
+        closure_point,
+        (125, 250, 500, 1000),
+        "local modules a file's imports chain through",
+        "MAX_CLOSURE_FILES 500: the 4th point's closure is cut at 500",
+    ),
+    # sizes past the clock's 10 ms tick (the first figures were 0.01 to 0.2 s)
+    "literal": (file_point(literal), (16000, 32000, 64000, 128000), "Literal members", "none"),
+    "typeddict": (file_point(typeddict), (400, 800, 1600, 3200), "inheritance levels", "none"),
 }
 
 

@@ -33,6 +33,22 @@ def state_dir() -> Path:
 
 UP = ".ci/oci/ci-stack-up.sh {state} && .ci/oci/wheelhouse.sh {state}"
 
+# Put before a script that ``docker exec`` runs in a just-started container: it waits, in
+# there, for the server's /health on port 8000. One exec then replaces a poll of execs, each
+# of which cost a docker exec and an interpreter start (and the MCP client's imports).
+WAIT_FOR_SERVER = """
+import time as _time, urllib.request as _request
+_deadline = _time.monotonic() + 60
+while True:
+    try:
+        _request.urlopen("http://127.0.0.1:8000/health", timeout=2).close()
+        break
+    except Exception:
+        if _time.monotonic() > _deadline:
+            raise
+        _time.sleep(0.05)
+"""
+
 
 def stand_up(state: Path) -> str:
     """The command that stands the stack up (README, Development: root, Debian, 2-5 min)."""

@@ -1,6 +1,11 @@
-"""Generated bundles under real servers on loopback: compile, start, wait, stop."""
+"""Generated bundles under real servers on loopback: compile, start, wait, stop.
+
+Every server a test starts on a port goes through :func:`spawn`, so none outlives the session,
+however the session ends (a runner killed with SIGKILL runs no teardown and no ``finally``).
+"""
 
 import contextlib
+import ctypes
 import io
 import json
 import os
@@ -9,16 +14,47 @@ import socket
 import subprocess
 import sys
 import sysconfig
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 from helpers import SVCC, run_svcc
 from svcc.cli.main import main
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "rest"
+_PR_SET_PDEATHSIG = 1
+_LIBC = ctypes.CDLL(None, use_errno=True)  # loaded here: the child only calls into it
+
+
+def _ends_with(session: int) -> Callable[[], None]:
+    """Run in the child between fork and exec: the kernel sends it SIGTERM when the process
+    that started it ends, however it ends (``PR_SET_PDEATHSIG`` survives exec). SIGTERM, not
+    SIGKILL: the server's own shutdown then stops what it started (gunicorn's workers, a
+    governed bundle's pool of containers). A session already gone: the child exits at once."""
+
+    def in_the_child() -> None:
+        _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        if os.getppid() != session:
+            os._exit(1)
+
+    return in_the_child
+
+
+def spawn(command: list[str], **popen: Any) -> "subprocess.Popen[Any]":
+    """``subprocess.Popen(command, **popen)`` for a server: it ends with the test session.
+
+    The parent-death signal follows the *thread* that forked the child, so servers are
+    started from the test's own (main) thread, never from a pool thread that ends first.
+    (The loopback git server is detached through a shell script instead, so it watches the
+    session's pid itself: ``tests/gitserver/githttpd.py --watch-pid``.)"""
+    if threading.current_thread() is not threading.main_thread():
+        raise RuntimeError("start servers from the main thread (their parent-death signal)")
+    # the child only calls prctl (libc loaded above) and getppid: no lock another thread holds
+    return subprocess.Popen(command, preexec_fn=_ends_with(os.getpid()), **popen)  # noqa: PLW1509
 
 
 def free_port() -> int:
@@ -96,7 +132,7 @@ def serving(
     port = free_port()
     log = bundle.parent / f"{bundle.name}-{port}.log"
     with log.open("wb") as sink:
-        proc = subprocess.Popen(
+        proc = spawn(
             _command(port, python),
             cwd=bundle,
             stdout=sink,
@@ -129,10 +165,19 @@ def serving(
 
 def failed_start(bundle: Path) -> tuple[int, str]:
     """Start the bundle expecting startup to be refused: ``(exit code, output)``."""
-    proc = subprocess.run(
-        _command(free_port()), cwd=bundle, capture_output=True, text=True, timeout=60, check=False
-    )
-    return proc.returncode, proc.stdout + proc.stderr
+    with spawn(
+        _command(free_port()),
+        cwd=bundle,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    ) as proc:
+        try:
+            output, _ = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise
+    return proc.returncode, output
 
 
 @contextmanager
@@ -142,7 +187,7 @@ def running_service(workspace: Path, *options: str, workers: int = 1) -> Iterato
     port = free_port()
     log = workspace.parent / f"service-{port}.log"
     with log.open("wb") as sink:
-        proc = subprocess.Popen(
+        proc = spawn(
             [
                 SVCC,
                 "serve-analysis",
@@ -192,7 +237,7 @@ def serving_mcp_http(
         *args,
     ]
     with log.open("wb") as sink:
-        proc = subprocess.Popen(
+        proc = spawn(
             command,
             cwd=bundle,
             stdout=sink,

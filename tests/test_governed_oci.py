@@ -20,7 +20,8 @@ import pytest
 from helpers import ROOT, run_svcc
 from mcp_client import McpBundle
 from oci_support import load_stack
-from servers import Server, failed_start, free_port, serving
+from servers import Server, failed_start, free_port, serving, spawn
+from servers import generate as generate_bundle
 
 FIXTURE = ROOT / "tests" / "fixtures" / "governed_oci" / "box.py"
 DOCKER = "/usr/local/bin/docker"
@@ -102,14 +103,13 @@ def generate(
 ) -> Path:
     policy_path = out.parent / f"{out.name}-policy.json"
     policy_path.write_text(json.dumps(policy))
-    proc = run_svcc(
-        "generate", interface, str(FIXTURE), "--allow", "env,process,paths",
-        "--output-dir", str(out),
+    result = generate_bundle(
+        FIXTURE, out, "--allow", "env,process,paths",
         "--execution-policy", str(policy_path),
         "--runtime-image", image, "--runtime-platform", platform, "--format", "json", *extra,
+        interface=interface,
     )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout)["execution"]["backend"] == "oci-container"
+    assert result["execution"]["backend"] == "oci-container"  # type: ignore[index]
     return out
 
 
@@ -233,7 +233,7 @@ def test_no_container_left_after_sigkill_and_restart(
     ]  # fmt: skip
     log = bundle.parent / "killed-server.log"
     with log.open("wb") as sink:
-        proc = subprocess.Popen(command, cwd=bundle, env=env, stdout=sink, stderr=sink)
+        proc = spawn(command, cwd=bundle, env=env, stdout=sink, stderr=sink)
     try:
         deadline = time.monotonic() + 60
         while True:

@@ -24,7 +24,7 @@ from helpers import ROOT
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from prometheus_client.parser import text_string_to_metric_families
-from servers import Server, free_port, generate, serving, serving_mcp_http
+from servers import Server, free_port, generate, serving, serving_mcp_http, spawn
 
 SHAPES = ROOT / "examples" / "shapes.py"
 GOVERNED = ROOT / "tests" / "fixtures" / "governed"
@@ -386,7 +386,7 @@ def test_metrics_with_several_workers(rest_bundle: Path, tmp_path: Path) -> None
     port = free_port()
     log = tmp_path / "workers.log"
     with log.open("wb") as sink:
-        proc = subprocess.Popen(
+        proc = spawn(
             [sys.executable, "-m", "uvicorn", "app:app", "--port", str(port), "--workers", "2"],
             cwd=rest_bundle,
             stdout=sink,

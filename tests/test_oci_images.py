@@ -14,7 +14,6 @@ import os
 import secrets
 import shutil
 import subprocess
-import time
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +24,7 @@ from helpers import SVCC
 from mcp_client import McpBundle
 from oci_support import (
     SHAPES,
+    WAIT_FOR_SERVER,
     build_policy,
     build_request,
     cli_failure,
@@ -299,7 +299,7 @@ def exec_in(
         capture_output=True,
         text=True,
         check=False,
-        timeout=60,
+        timeout=120,
     )
 
 
@@ -310,14 +310,15 @@ def test_rest_image_answers_like_svcc_serve(
     tmp_path: Path,
 ) -> None:
     payload = json.dumps(REQUESTS)
-    deadline = time.monotonic() + 60
-    while True:
-        done = exec_in(
-            stack, tmp_path, rest_container, "/opt/svc/venv/bin/python", "-c", CALLER, payload
-        )
-        if done.returncode == 0 or time.monotonic() > deadline:
-            break
-        time.sleep(0.3)
+    done = exec_in(
+        stack,
+        tmp_path,
+        rest_container,
+        "/opt/svc/venv/bin/python",
+        "-c",
+        WAIT_FOR_SERVER + CALLER,
+        payload,
+    )
     assert done.returncode == 0, done.stderr
     from_image = json.loads(done.stdout)
     with serving(rest_build[0].bundle) as server, server.client() as client:
@@ -376,14 +377,8 @@ def test_ml_image_carries_verifies_and_serves_its_declared_model(
             ["POST", "/capabilities/predict.predict", {"features": features}]
             for features, _ in FLOWERS
         ]
-        deadline = time.monotonic() + 60
-        while True:
-            done = exec_in(
-                stack, tmp_path, cid, "/opt/svc/venv/bin/python", "-c", CALLER, json.dumps(calls)
-            )
-            if done.returncode == 0 or time.monotonic() > deadline:
-                break
-            time.sleep(0.3)
+        done = exec_in(stack, tmp_path, cid, "/opt/svc/venv/bin/python", "-c",
+                       WAIT_FOR_SERVER + CALLER, json.dumps(calls))  # fmt: skip
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout) == [[200, label] for _, label in FLOWERS]
         path = f"/opt/svc/bundle/{model}"
@@ -473,12 +468,8 @@ def test_mcp_image_serves_streamable_http_on_8000_by_default(
         check=True,
     ).stdout.strip()
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            done = exec_in(stack, tmp_path, cid, "/opt/svc/venv/bin/python", "-c", MCP_HTTP_CALLER)
-            if done.returncode == 0 or time.monotonic() > deadline:
-                break
-            time.sleep(0.5)
+        script = WAIT_FOR_SERVER + MCP_HTTP_CALLER
+        done = exec_in(stack, tmp_path, cid, "/opt/svc/venv/bin/python", "-c", script)
         assert done.returncode == 0, done.stderr
         tools, structured = json.loads(done.stdout)
         assert tools == [f"shapes.geometry.{name}" for name in SHAPES]

@@ -394,38 +394,6 @@ def _quietly(client: httpx.Client, request: httpx.Request) -> None:
         client.send(request)
 
 
-@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one CPU: the tree is read in one process")
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
-def test_directory_inspect_workers_go_with_the_command(tmp_path: Path, signum: int) -> None:
-    """``svcc inspect DIR`` lowers a tree of 64 files or more in forked worker processes;
-    stopped mid-read (SIGTERM, or SIGKILL), its workers end with it. They held both ends of
-    the pool's queues and waited on them forever (found alive minutes later)."""
-    tree = tmp_path / "tree"
-    tree.mkdir()
-    for n in range(63):
-        (tree / f"m{n}.py").write_text(f"def f(x: int) -> int:\n    return x + {n}\n")
-    # one module slow enough to lower that the pool is still busy when the signal comes
-    (tree / "slow.py").write_text(
-        "".join(
-            f"def f{i}(x: int, y: str = 'a') -> int:\n    return x + {i}\n\n" for i in range(6000)
-        )
-    )
-    proc = subprocess.Popen(
-        [SVCC, "inspect", str(tree), "--format", "json"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    started: set[int] = set()
-    try:
-        deadline = time.monotonic() + 60
-        while not started and proc.poll() is None and time.monotonic() < deadline:
-            started = descendants(proc.pid)
-        assert started, "the command ended before its workers were seen"
-    finally:
-        stop(proc, signum)
-    assert survivors(started) == set()
-
-
 def test_serve_installation_ends_with_the_command(rest_bundle: Path, tmp_path: Path) -> None:
     """``svcc serve`` stopped with SIGTERM while it installs a bundle's requirements left
     pip running, installing into the cache and racing the next build of that environment.

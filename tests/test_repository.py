@@ -11,8 +11,8 @@ import pytest
 from helpers import governed_traces, run_svcc
 from mcp_client import McpBundle
 from servers import serving
+from svcc.compiler.analysis import analyze_repository
 from svcc.compiler.pipeline import compile_path
-from svcc.compiler.repository import analyze_repository
 from svcc.contracts.errors import IneligibleError, InputError, UsageError
 from svcc.frontends.repository import TreeLimits, read_repository
 from syrupy.extensions.json import JSONSnapshotExtension

@@ -10,6 +10,7 @@ Timing is never asserted (``bench/bench_scaling.py`` prints time and memory). In
   module per function or per member grows 16x and fails here.
 """
 
+import ast
 import itertools
 import json
 import sys
@@ -20,7 +21,8 @@ from typing import Any
 
 import jsonschema
 import pytest
-from svcc.compiler.driver import Analysis, analyze_source, emit_analysis
+from svcc.compiler.analysis import Analysis, analyze_source
+from svcc.compiler.bundles import build_bundle
 from svcc.compiler.registry import get_target
 from svcc.ir.index import module_index
 from svcc.ir.serde import ir_from_json
@@ -64,7 +66,7 @@ def analyse(source: str) -> Analysis:
 
 
 def emit(analysis: Analysis, target: str) -> dict[str, bytes]:
-    _, tree = emit_analysis(analysis, get_target(target))
+    _, tree = build_bundle(analysis, get_target(target))
     return dict(tree)
 
 
@@ -323,6 +325,31 @@ def test_sliced_parsing_reads_the_text_for_lambdas_once(monkeypatch: pytest.Monk
     assert len(scans) == 1
 
 
+def test_sliced_parsing_parses_the_first_slice_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lowerer reads a sliced module twice (its first pass collects the names the
+    second needs); every slice was parsed once per pass, so the step past ``SLICE_LINES``
+    cost about 3x for 2x input (issue 27). The first slice's tree is kept for the second
+    pass: a module of one slice and a bit is parsed little more than once."""
+    import svcc.frontends.python as python_frontend
+
+    parsed: list[str] = []
+    real = python_frontend.parse
+
+    def counting(text: str, version: tuple[int, int], filename: str) -> ast.Module:
+        parsed.append(text)
+        return real(text, version, filename)
+
+    monkeypatch.setattr(python_frontend, "parse", counting)
+    monkeypatch.setattr(python_frontend, "SLICE_LINES", 40)
+    source = "def f(a: int) -> int:\n    return a\n" * 20 + "x = 1\n" * 40 + "y = 2\n" * 3
+    whole = analyse(source)  # 83 lines: slices of 40, 40 and 3 lines
+    assert len(parsed) == 5  # 3 slices, then the last 2 again
+    assert parsed.count(parsed[0]) == 1
+    parsed.clear()
+    monkeypatch.setattr(python_frontend, "SLICE_LINES", 10**6)
+    assert analyse(source).ir_json == whole.ir_json
+
+
 GOLDEN_INPUTS = sorted((Path(__file__).parent / "golden").glob("*/input.py"))
 
 
@@ -361,3 +388,87 @@ def test_parallel_repository_reading_gives_the_same_modules(tmp_path: Path) -> N
         assert other.module_text == module.result.module_text
         assert (other.ir and ir_to_json(other.ir)) == (module.ir and ir_to_json(module.ir))
     assert parallel.graph.to_json() == one.graph.to_json()
+
+
+def test_repository_document_is_the_same_bytes_whatever_the_workers(tmp_path: Path) -> None:
+    """``inspect DIR --format json`` from a tree lowered in worker processes (each IR encoded
+    there) with the modules' documents rendered in worker processes is byte for byte the
+    canonical encoding of the document built in one process (issue 27 item 3)."""
+    from svcc.compiler.analysis import Analysis, analyze_repository
+    from svcc.compiler.repository_document import encode_document
+    from svcc.frontends.repository import PARALLEL_FROM
+    from svcc.ir.canonical import canonical_json
+    from svcc.ir.serde import ir_to_json
+
+    for i in range(PARALLEL_FROM + 3):
+        body = functions(2) if i % 7 else "def broken(:\n"
+        runs = 'print("ü")\n' if i % 5 == 0 else ""  # code at import: inherited (SVC-R024)
+        (tmp_path / f"m{i}.py").write_text(f"import m{(i + 1) % PARALLEL_FROM}\n{runs}{body}")
+    one = analyze_repository(tmp_path, strict=False, workers=1)
+    parallel = analyze_repository(tmp_path, strict=False, workers=2)
+    notebook = {"nb/x.ipynb": {"error": {"path": "nb/x.ipynb", "message": "é"}}}
+    expected = one.document()
+    expected["files"] |= notebook
+
+    def ir_texts(analysis: Analysis) -> dict[str, bytes]:  # a worker's own encoding, if any
+        assert analysis.repository is not None
+        modules = analysis.repository.modules.items()
+        return {m: s.result.ir_json or ir_to_json(s.ir) for m, s in modules if s.ir is not None}
+
+    assert ir_texts(parallel) == ir_texts(one)
+    assert encode_document(parallel, notebook, workers=2) == canonical_json(expected)
+    assert encode_document(one, notebook, workers=1) == canonical_json(expected)
+    assert b"SVC-R024" in canonical_json(expected)
+
+
+def _children(pid: int) -> set[int]:
+    try:
+        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    except OSError:
+        return set()
+    return {int(c) for c in text.split()}
+
+
+def _running(pid: int) -> bool:
+    """Alive and not a zombie (one killed but not yet reaped by PID 1 counts as ended)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_directory_workers_end_with_a_killed_svcc(tmp_path: Path) -> None:
+    """``svcc inspect DIR`` lowers a large tree in forked workers: a SIGKILL of ``svcc``
+    mid-analysis left them alive under PID 1, waiting on their queue forever (issue 27
+    item 7); each worker now asks the kernel to end it with its parent."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    from helpers import SVCC
+    from svcc.frontends.repository import PARALLEL_FROM
+
+    for i in range(PARALLEL_FROM * 2):
+        (tmp_path / f"m{i}.py").write_text(functions(300))
+    workers: set[int] = set()
+    proc = subprocess.Popen(
+        [SVCC, "inspect", str(tmp_path), "--format", "json"], stdout=subprocess.DEVNULL
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while len(workers := _children(proc.pid)) < 2 and proc.poll() is None:
+            assert time.monotonic() < deadline, "no workers started"
+            time.sleep(0.02)
+        assert proc.poll() is None, "the analysis finished before the workers were seen"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        deadline = time.monotonic() + 10
+        while alive := {w for w in workers if _running(w)}:
+            assert time.monotonic() < deadline, f"workers {alive} outlived svcc"
+            time.sleep(0.02)
+    finally:
+        proc.kill()
+        for worker in [w for w in workers if _running(w)]:
+            os.kill(worker, signal.SIGKILL)

@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 from helpers import SVCC, run_svcc
-from servers import FIXTURES, free_port, generate
+from servers import FIXTURES, free_port, generate, spawn
 
 pytestmark = pytest.mark.slow
 
@@ -44,7 +44,7 @@ def environments(cache: Path) -> list[Path]:
 
 
 def serve(bundle: Path, cache: Path, port: int) -> subprocess.Popen[str]:
-    return subprocess.Popen(
+    return spawn(
         [SVCC, "serve", str(bundle), "--port", str(port), "--cache-dir", str(cache)],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -188,7 +188,7 @@ def test_serve_runs_an_mcp_bundle_over_streamable_http(tmp_path: Path, shared_ca
     source.write_text('def add(a: int, b: int) -> int:\n    """Add."""\n    return a + b\n')
     generate(source, bundle, "--requirements", str(shared_requirements(tmp_path)), interface="mcp")
     port = free_port()
-    proc = subprocess.Popen(
+    proc = spawn(
         [
             *(SVCC, "serve", str(bundle), "--transport", "streamable-http"),
             *("--port", str(port), "--cache-dir", str(shared_cache)),

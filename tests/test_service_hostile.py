@@ -19,6 +19,11 @@ from servers import running_service
 
 GOOD = "def area(radius: float) -> float:\n    return 3.14 * radius**2\n"
 MEMORY_MIB = 400
+# The analysis budget of the module's service, in CPU seconds (its wall-clock deadline is twice
+# that; a directory gets a quarter of it per file and nine tenths of it in all). Ample for every
+# legitimate request here (each takes well under a second); the requests built to run out of
+# it cost about this much each, so it is kept small (it was 30: half a minute per such test).
+SECONDS = 10
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +47,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def service(workspace: Path) -> Iterator[tuple[str, int]]:
     with running_service(
-        workspace, "--max-analysis-memory", str(MEMORY_MIB), "--max-analysis-seconds", "30"
+        workspace, "--max-analysis-memory", str(MEMORY_MIB), "--max-analysis-seconds", str(SECONDS)
     ) as running:
         yield running
 
@@ -292,8 +297,11 @@ def test_huge_module_costs_a_422_not_the_worker(
     source = b"x = 1\n" * (15 * 1024 * 1024 // 6)
     response = http.post("/analyze_file/", files={"file": ("huge.py", source)})
     body = json_error(response, 422)
-    # whichever budget it reaches first (front-end speed decides): memory or CPU time
-    assert f"{MEMORY_MIB} MiB" in body["description"] or "CPU time" in body["description"]
+    # whichever budget it reaches first: memory or CPU time (front-end speed decides), or the
+    # wall-clock deadline (twice the CPU seconds) when a loaded machine gives the child less
+    # than half a core. Each limit has its own test with real rlimits (test_service_budget).
+    reached = (f"{MEMORY_MIB} MiB", f"{SECONDS} seconds of CPU time", f"than {2 * SECONDS} seconds")
+    assert any(words in body["description"] for words in reached), body
     assert worker_pids(service[1]) == [worker]  # the same worker, alive
     assert peak_rss_mib(worker) < 400
     assert http.post("/analyze_file/", files={"file": ("g.py", GOOD)}).status_code == 200

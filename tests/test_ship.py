@@ -13,13 +13,12 @@ import os
 import shutil
 import stat
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from helpers import ROOT, SVCC
-from oci_support import cli_failure, load_stack, state_dir
+from oci_support import WAIT_FOR_SERVER, cli_failure, load_stack, state_dir
 
 pytestmark = pytest.mark.slow
 SHIP = ROOT / "examples" / "ship.sh"
@@ -160,12 +159,9 @@ def test_the_image_serves_the_shop_with_numpy(
         " post('shop.catalog.price_of', {'sku': 'mug'})]))\n"  # the declared data file
     )
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            done = docker(stack, tmp_path, "exec", cid, "/opt/svc/venv/bin/python", "-c", call)
-            if done.returncode == 0 or time.monotonic() > deadline:
-                break
-            time.sleep(0.3)
+        done = docker(
+            stack, tmp_path, "exec", cid, "/opt/svc/venv/bin/python", "-c", WAIT_FOR_SERVER + call
+        )
     finally:
         docker(stack, tmp_path, "rm", "-f", cid)
     assert done.returncode == 0, done.stderr

@@ -15,7 +15,7 @@ import httpx
 import pytest
 from attrs import field, frozen
 from helpers import ROOT, SVCC, run_svcc
-from servers import free_port
+from servers import free_port, spawn
 from svcc.compiler.registry import get_target, load_target_class, target_options
 from svcc.contracts.errors import UsageError
 from svcc.contracts.target import BundleSpec
@@ -193,7 +193,7 @@ def test_sample_plugin_bundle_is_served(tmp_path: Path) -> None:
     bundle = tmp_path / "bundle"
     assert run_svcc("generate", "sample", str(EXAMPLE), "--output-dir", str(bundle)).returncode == 0
     port = free_port()
-    proc = subprocess.Popen(
+    proc = spawn(
         [SVCC, "serve", str(bundle), "--port", str(port), "--cache-dir", str(tmp_path / "c")],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

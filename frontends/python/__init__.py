@@ -10,12 +10,18 @@ import keyword
 import re
 import unicodedata
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
+import attrs
 from attrs import frozen
 from svcc.contracts.diagnostics import Diagnostic, diag
 from svcc.contracts.diagnostics.codes import F001_SYNTAX, F002_DECODE
-from svcc.frontends.python._chunks import SLICE_LINES, top_level_statements
+from svcc.frontends.python._chunks import (
+    PARSE_ERRORS,
+    SLICE_LINES,
+    SlicedModule,
+    SliceParseError,
+)
 from svcc.frontends.python._collection import collection_paused
 from svcc.frontends.python._lower import ModuleLowerer
 from svcc.frontends.python._source import (
@@ -32,11 +38,17 @@ from svcc.ir.python_version import parse_python_version, running_version
 
 @frozen(kw_only=True)
 class FrontendResult:
-    """``ir`` is ``None`` exactly when an error diagnostic stopped the front end."""
+    """``ir`` is ``None`` exactly when an error diagnostic stopped the front end.
+
+    ``ir_json``: ``ir``'s canonical JSON (``ir_to_json``) when a worker process lowering
+    a repository encoded it, else ``None``; the readiness pass of the parent reuses it
+    (encoding the IR was half of the parent's readiness time on the standard library).
+    Not part of equality: it is ``ir`` in other words."""
 
     ir: ModuleIR | None
     diagnostics: tuple[Diagnostic, ...]
     module_text: str | None
+    ir_json: bytes | None = attrs.field(default=None, eq=False)
 
 
 def module_name_problem(name: str) -> str | None:
@@ -95,7 +107,7 @@ def _first_match(src: SourceText, fallback: tuple[int, int]) -> tuple[int, int]:
     the newest grammar finds the ``match`` keyword itself."""
     try:
         tree = parse("\n".join(src.lines), running_version(), "<match>")
-    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+    except PARSE_ERRORS:
         return fallback
     for node in ast.walk(tree):
         if isinstance(node, ast.Match):
@@ -216,31 +228,6 @@ def duplicate_parameter(
     return None
 
 
-_PARSE_ERRORS = (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError)
-
-
-class _SliceParseError(Exception):
-    """A parse error met while the lowerer reads a sliced module (its first pass)."""
-
-    def __init__(self, error: BaseException) -> None:
-        super().__init__(str(error))
-        self.error = error
-
-
-def _sliced_body(
-    text: str, lines: Sequence[str], version: tuple[int, int], path: str
-) -> Callable[[], Iterator[ast.stmt]]:
-    def statements() -> Iterator[ast.stmt]:
-        try:
-            yield from top_level_statements(
-                text, lines, lambda t: parse(t, version, path), SLICE_LINES
-            )
-        except _PARSE_ERRORS as exc:  # raised by parsing only, never by the lowerer
-            raise _SliceParseError(exc) from None
-
-    return statements
-
-
 class _DuplicateParameter(Exception):
     """A duplicate parameter met while the lowerer reads a sliced module."""
 
@@ -249,29 +236,18 @@ class _DuplicateParameter(Exception):
         self.error = error
 
 
-def _checked_slices(
-    statements: Callable[[], Iterator[ast.stmt]], text: str
-) -> Callable[[], Iterator[ast.stmt]]:
-    """``statements`` whose first complete pass also runs :func:`duplicate_parameter` on
-    each statement (raising :class:`_DuplicateParameter`): a sliced module is parsed once
-    per pass, so a pass of its own for this check cost a third more parsing. The lambda
-    scan of the text is done once."""
+def _sliced(text: str, lines: Sequence[str], version: tuple[int, int], path: str) -> SlicedModule:
+    """A long module read a slice at a time (see ``_chunks``); each slice's tree is checked
+    for :func:`duplicate_parameter` as the lowerer's first pass reads it (a pass of its own
+    cost a third more parsing), with the text's lambdas scanned once."""
     lambdas = "lambda" in text and _lambda_may_repeat(text)
-    checked = False
 
-    def body() -> Iterator[ast.stmt]:
-        nonlocal checked
-        if checked:
-            yield from statements()
-            return
-        for stmt in statements():
-            found = duplicate_parameter(ast.Module([stmt], []), text, lambdas)
-            if found is not None:
-                raise _DuplicateParameter(found)
-            yield stmt
-        checked = True
+    def check(tree: ast.Module) -> None:
+        found = duplicate_parameter(tree, text, lambdas)
+        if found is not None:
+            raise _DuplicateParameter(found)
 
-    return body
+    return SlicedModule(text, lines, lambda t: parse(t, version, path), check, SLICE_LINES)
 
 
 def lower_text(
@@ -314,21 +290,17 @@ def _lower_text(
     line_map: Sequence[tuple[int, int]] | None,
 ) -> FrontendResult:
     src = SourceText(text, line_map)
-    body: ast.Module | Callable[[], Iterator[ast.stmt]]
+    body: ast.Module | SlicedModule
     try:
         if len(src.lines) <= SLICE_LINES:
             body = parse(text, python_version, path)
-        else:  # parsed a slice at a time, once per pass (see ``_chunks``)
-            body = _sliced_body(text, src.lines, python_version, path)
-    except _PARSE_ERRORS as exc:
+        else:  # parsed a slice at a time (see ``_chunks``), checked as it is read
+            body = _sliced(text, src.lines, python_version, path)
+    except PARSE_ERRORS as exc:
         return FrontendResult(
             ir=None, diagnostics=(syntax_diagnostic(exc, python_version, src),), module_text=text
         )
-    duplicate = None
-    if isinstance(body, ast.Module):
-        duplicate = duplicate_parameter(body, text)
-    else:  # checked during the lowerer's first pass over the slices (see _checked_slices)
-        body = _checked_slices(body, text)
+    duplicate = duplicate_parameter(body, text) if isinstance(body, ast.Module) else None
     if duplicate is not None:
         return FrontendResult(
             ir=None,
@@ -351,7 +323,7 @@ def _lower_text(
             diagnostics=(syntax_diagnostic(exc.error, python_version, src),),
             module_text=text,
         )
-    except _SliceParseError as exc:
+    except SliceParseError as exc:
         return FrontendResult(
             ir=None,
             diagnostics=(syntax_diagnostic(exc.error, python_version, src),),

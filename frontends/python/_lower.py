@@ -151,7 +151,7 @@ class ModuleLowerer:
         source: SourceInfo,
     ) -> None:
         # The top-level statements, read once per pass: a parsed module, or a function that
-        # parses them afresh a slice at a time (long modules: see ``_chunks``).
+        # reads them a slice at a time (long modules: see ``_chunks.SlicedModule``).
         self._body = (lambda: tree.body) if isinstance(tree, ast.Module) else tree
         self.src = src
         self.module = module

@@ -8,6 +8,7 @@ stops the reading of the whole tree raises :class:`TreeRefused`.
 
 from pathlib import Path
 
+import attrs
 from attrs import frozen
 from svcc.contracts.diagnostics import Diagnostic
 from svcc.frontends.python import FrontendResult, collection_paused, read_python
@@ -29,6 +30,7 @@ from svcc.frontends.repository._tree import (
     read_tree,
 )
 from svcc.ir.model import ModuleIR
+from svcc.ir.serde import ir_to_json
 
 
 @frozen(kw_only=True)
@@ -86,9 +88,17 @@ PARALLEL_FROM = 64
 def _lower_chunk(
     args: tuple[list[SourceFile], tuple[int, int], str | None],
 ) -> list[FrontendResult]:
+    """In a worker: the files lowered, each IR also encoded as JSON (what the parent's
+    readiness pass needs; bytes cost next to nothing to send back)."""
     files, version, encoding = args
     with collection_paused():
-        return [lower_file(f, version, encoding) for f in files]
+        return [_encoded(lower_file(f, version, encoding)) for f in files]
+
+
+def _encoded(result: FrontendResult) -> FrontendResult:
+    if result.ir is None:
+        return result
+    return attrs.evolve(result, ir_json=ir_to_json(result.ir))
 
 
 def read_repository(
@@ -113,7 +123,6 @@ def read_repository(
             return build_repository(tree, results)
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
-    from functools import partial
 
     from svcc.runtime.lifetime import die_with_parent
 
@@ -122,14 +131,11 @@ def read_repository(
     chunks = [(files[i : i + size], python_version, encoding) for i in range(0, len(files), size)]
     # unpickling the results builds as many objects as lowering them did
     context = multiprocessing.get_context("fork")
-    # A worker ends with this process, however it ends: after a SIGTERM or SIGKILL of
-    # ``svcc inspect DIR`` a forked worker holds both ends of the pool's queues and would
-    # wait on them forever.
-    ending = partial(die_with_parent, os.getpid())
-    with (
-        ProcessPoolExecutor(count, mp_context=context, initializer=ending) as pool,
-        collection_paused(),
-    ):
+    # a worker ends with this process (a SIGKILL of ``svcc`` left them waiting forever)
+    pool = ProcessPoolExecutor(
+        count, mp_context=context, initializer=die_with_parent, initargs=(os.getpid(),)
+    )
+    with pool, collection_paused():
         lowered = [r for chunk in pool.map(_lower_chunk, chunks) for r in chunk]
         return build_repository(tree, {f.module: r for f, r in zip(files, lowered, strict=True)})
 
