@@ -19,10 +19,10 @@ from svcc.frontends.repository import PARALLEL_FROM
 from svcc.ir.canonical import ENCODER
 
 if TYPE_CHECKING:
-    from svcc.compiler.repository import RepositoryAnalysis
+    from svcc.compiler.analysis import Analysis
 
 # The analysis a forked worker renders from (set in the parent just before the fork).
-_SHARED: "list[RepositoryAnalysis]" = []
+_SHARED: "list[Analysis]" = []
 
 
 def _render(modules: Sequence[str]) -> list[str]:
@@ -31,7 +31,7 @@ def _render(modules: Sequence[str]) -> list[str]:
     return [ENCODER.encode(analysis.module_document(m)) for m in modules]
 
 
-def _rendered(analysis: "RepositoryAnalysis", modules: list[str], workers: int | None) -> list[str]:
+def _rendered(analysis: "Analysis", modules: list[str], workers: int | None) -> list[str]:
     import os
 
     count = workers if workers is not None else (os.cpu_count() or 1)
@@ -62,19 +62,19 @@ def _joined(entries: Mapping[str, str]) -> str:
 
 
 def encode_document(
-    analysis: "RepositoryAnalysis",
+    analysis: "Analysis",
     extra_files: Mapping[str, dict[str, Any]] | None = None,
     workers: int | None = None,
 ) -> bytes:
     """``canonical_json`` of ``analysis.document()`` with ``extra_files`` (path → document,
     such as the notebooks below the tree) added to its ``files``; ``workers``: processes
     rendering the modules' documents (``None``: one per CPU)."""
+    repository = analysis.repository
+    assert repository is not None  # a directory's analysis
     document = analysis.document(files=False)
     modules = sorted(analysis.reports)
     texts = _rendered(analysis, modules, workers)
-    files = {
-        analysis.repository.modules[m].file.path: t for m, t in zip(modules, texts, strict=True)
-    }
+    files = {repository.modules[m].file.path: t for m, t in zip(modules, texts, strict=True)}
     files |= {path: ENCODER.encode(doc) for path, doc in (extra_files or {}).items()}
     document["files"] = None  # its text is joined below
     top = {k: _joined(files) if k == "files" else ENCODER.encode(v) for k, v in document.items()}
