@@ -24,7 +24,8 @@ from pathlib import Path
 from svcc.clients import FORMATS, ExportOptions, export_collection
 from svcc.clients._bundle import RestBundle, load_rest_bundle
 from svcc.clients._validator import Rejected, bundle_validators
-from svcc.compiler.driver import analyze_source, emit_analysis
+from svcc.compiler.analysis import analyze_source
+from svcc.compiler.bundles import build_bundle
 from svcc.compiler.registry import get_target
 from svcc.compiler.writer import write_tree
 
@@ -47,7 +48,7 @@ def op{i}(item: Item, mode: Literal["a", "b"] = "b", point: tuple[int, float] = 
 def make_bundle(root: Path, count: int) -> Path:
     source = (HEADER + "".join(FUNCTION.format(i=i) for i in range(count))).encode()
     analysis = analyze_source(source, path="ops.py", module="ops", python_version="3.11")
-    return write_tree(emit_analysis(analysis, get_target("rest"))[1], root / f"bundle-{count}")
+    return write_tree(build_bundle(analysis, get_target("rest"))[1], root / f"bundle-{count}")
 
 
 def unavoidable(path: Path) -> None:

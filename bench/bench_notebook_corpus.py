@@ -43,7 +43,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from svcc.compiler.driver import Analysis, analyze_source, emit_analysis
+from svcc.compiler.analysis import Analysis, analyze_source
+from svcc.compiler.bundles import build_bundle
 from svcc.compiler.registry import get_target
 from svcc.compiler.writer import write_tree
 from svcc.contracts.errors import SvccError
@@ -187,16 +188,12 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def serve_and_call(
-    analysis: Analysis, names: list[str], requirements: DeclaredRequirements, python: str
-) -> dict[str, Any]:
+def serve_and_call(analysis: Analysis, names: list[str], python: str) -> dict[str, Any]:
     """Generate, start, call each eligible helper once; the outcome of each."""
     outcome: dict[str, Any] = {"started": False, "calls": {}}
     with tempfile.TemporaryDirectory() as tmp:
         bundle = Path(tmp) / "bundle"
-        _, tree = emit_analysis(
-            analysis, get_target("rest"), select=",".join(names), requirements=requirements
-        )
+        _, tree = build_bundle(analysis, get_target("rest"), select=",".join(names))
         write_tree(tree, bundle)
         openapi = json.loads((bundle / "openapi.json").read_text())
         defs = openapi.get("components", {}).get("schemas", {})
@@ -295,7 +292,7 @@ def main() -> None:
                         (
                             f"{repo}:{path}",
                             names,
-                            serve_and_call(new, names, requirements, args.python),
+                            serve_and_call(new, names, args.python),
                         )
                     )
         print(

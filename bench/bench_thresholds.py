@@ -65,7 +65,7 @@ def cpu_seconds() -> float:
 
 def file_point(make: Callable[[int], str]) -> Callable[[int], tuple[float, float]]:
     def run(n: int) -> tuple[float, float]:
-        from svcc.compiler.driver import analyze_source
+        from svcc.compiler.analysis import analyze_source
 
         data = make(n).encode()
         gc.collect()
@@ -78,7 +78,7 @@ def file_point(make: Callable[[int], str]) -> Callable[[int], tuple[float, float
 
 
 def files_point(n: int) -> tuple[float, float]:
-    from svcc.compiler.repository import analyze_repository
+    from svcc.compiler.analysis import analyze_repository
 
     with tempfile.TemporaryDirectory(prefix="bench-thresholds-") as tmp:
         root = Path(tmp) / "pkg"
@@ -93,7 +93,7 @@ def files_point(n: int) -> tuple[float, float]:
 
 def closure_point(n: int) -> tuple[float, float]:
     """``inspect FILE`` of a file whose local imports chain through ``n`` modules beside it."""
-    from svcc.compiler.driver import analyze_file
+    from svcc.compiler.analysis import analyze_file
 
     with tempfile.TemporaryDirectory(prefix="bench-thresholds-") as tmp:
         root = Path(tmp)

@@ -17,7 +17,7 @@ from attrs import frozen
 from svcc.contracts.errors import SvccError
 
 if TYPE_CHECKING:
-    from svcc.compiler.driver import CompileResult
+    from svcc.compiler.bundles import CompileResult
     from svcc.contracts.requirements import DeclaredRequirements
 
 OPERATOR_SCHEMA: Final = "svc.operator-policy/v1"
@@ -192,6 +192,8 @@ class ExposeRequest:
 
 def expose_build(request: ExposeRequest) -> "CompileResult":
     """Policies first, then acquisition, analysis, selection and the bundle."""
+    from svcc.compiler.analysis import analyze
+    from svcc.compiler.bundles import local_name, served_bundle, tree_digest, write_bundle
     from svcc.compiler.git_fetch import (
         GitSource,
         acquire,
@@ -199,12 +201,6 @@ def expose_build(request: ExposeRequest) -> "CompileResult":
         check_subdir,
         check_url,
         subdir_parts,
-    )
-    from svcc.compiler.repository import (
-        analyze_repository,
-        local_name,
-        tree_digest,
-        write_repository_bundle,
     )
 
     grants = load_operator_policy(request.operator_policy)
@@ -224,7 +220,6 @@ def expose_build(request: ExposeRequest) -> "CompileResult":
         )
     if not exposure.include and not exposure.include_all_ready:
         raise PolicyError(f"{request.policy}: the exposure policy selects nothing")
-    from svcc.compiler.driver import served_bundle
     from svcc.compiler.registry import get_target
 
     backend = get_target(request.interface)
@@ -233,18 +228,23 @@ def expose_build(request: ExposeRequest) -> "CompileResult":
     def build(
         root: Path, name: str, provenance: dict[str, Any], folder_name: str | None = None
     ) -> "CompileResult":
-        analysis = analyze_repository(
+        if not root.is_dir():
+            from svcc.contracts.errors import InputError
+
+            raise InputError(f"{root}: not a directory")
+        analysis = analyze(
             root,
             python_version=request.python_version,
             requirements=request.requirements,
             folder_name=folder_name,
         )
+        assert analysis.repository is not None  # a directory
         provenance["repository_digest"] = tree_digest(analysis.repository)
-        return write_repository_bundle(
+        return write_bundle(
             analysis,
             backend,
             request.output_dir,
-            selection=exposure.include,
+            select=exposure.include,
             exclude=exposure.exclude,
             include_all_ready=exposure.include_all_ready,
             name=analysis.repository.tree.config.name or name,

@@ -1,10 +1,10 @@
-"""The ``svcc`` / ``svc`` command: argument parsing → ``compiler.driver`` → exit code.
+"""The ``svcc`` / ``svc`` command: argument parsing → the library API → exit code.
 
-Nothing else lives here: rendering is in ``compiler.render``, logic in the driver. Every
-failure is one line on stderr (``svcc: error: ...``) and an exit code from the
-specification: 0 success, 1 ineligible selection, 2 input/output errors. A traceback
-reaching a user is a bug: unexpected exceptions are reported in one line with exit 3
-(``SVCC_DEBUG=1`` shows the traceback).
+Nothing else lives here: rendering is in ``cli.render``, logic in the library API
+(``compiler.analysis``, ``compiler.bundles``). Every failure is one line on stderr
+(``svcc: error: ...``) and an exit code from the specification: 0 success, 1 ineligible
+selection, 2 input/output errors. A traceback reaching a user is a bug: unexpected
+exceptions are reported in one line with exit 3 (``SVCC_DEBUG=1`` shows the traceback).
 """
 
 import argparse

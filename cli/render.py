@@ -11,12 +11,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from svcc.compiler.driver import (
-    Analysis,
-    CompileResult,
-    analyze_file,
-    render_document,
-)
+from svcc.compiler.analysis import Analysis, analyze, render_document
 from svcc.compiler.passes.readiness import Assessment
 from svcc.contracts.diagnostics import Diagnostic, excerpt, where
 from svcc.contracts.diagnostics.codes import CLASS_ORDER
@@ -25,6 +20,7 @@ from svcc.contracts.errors import InputError, SvccError
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from svcc.compiler.bundles import CompileResult
     from svcc.contracts.requirements import DeclaredRequirements
     from svcc.contracts.target import Target
 
@@ -114,7 +110,7 @@ def inspect_file(
     fmt: str,
     requirements: "DeclaredRequirements | None",
 ) -> int:
-    analysis = analyze_file(
+    analysis = analyze(
         path,
         module_name=args.module_name,
         python_version=args.python_version,
@@ -141,10 +137,9 @@ def inspect_repository(
 ) -> int:
     """``inspect DIR``: the repository front end, readiness over the module graph, one
     section per module with dotted names (text) or one document (json)."""
-    from svcc.compiler.repository import analyze_repository
     from svcc.ir.canonical import canonical_json
 
-    analysis = analyze_repository(
+    analysis = analyze(
         root,
         python_version=args.python_version,
         requirements=requirements,
@@ -152,8 +147,10 @@ def inspect_repository(
         workers=None,  # all cores, as the README says
         allow=getattr(args, "allow", frozenset()),
     )
+    repository = analysis.repository
+    assert repository is not None  # a directory's analysis
     if args.ir:
-        modules = analysis.repository.modules
+        modules = repository.modules
         _write(
             canonical_json(
                 {
@@ -168,7 +165,7 @@ def inspect_repository(
     # a module's document is an ``{"error": ...}`` exactly when it has no report (rendering
     # every document here only to look for that key was 1.8 s of the stdlib's serial part)
     failed = sorted(m for m, report in analysis.reports.items() if report is None)
-    failed += [path for path, d in analysis.repository.tree.problems if d.severity == "error"]
+    failed += [path for path, d in repository.tree.problems if d.severity == "error"]
     notebooks = _notebooks(root, args, requirements)
     failed += [path for path, a in notebooks.items() if a.error is not None]
     if fmt == "json":  # the modules' documents rendered on every core (see there)
@@ -177,17 +174,17 @@ def inspect_repository(
         _write(encode_document(analysis, {p: a.document() for p, a in notebooks.items()}))
         return _directory_status(failed)
     colour = _use_colour()
-    tree = analysis.repository.tree
+    tree = repository.tree
     lines = [
         f"{root}: package {tree.package}"
         if tree.package
         else f"{root}: source roots {', '.join(tree.roots)}"
     ]
-    for d in analysis.repository.diagnostics:
+    for d in repository.diagnostics:
         lines.append(f"  note: {d.code} {d.message}")
     for module in sorted(analysis.reports):
         doc = analysis.module_document(module)
-        source = analysis.repository.modules[module]
+        source = repository.modules[module]
         if "error" in doc:
             error = next(d for d in source.result.diagnostics if d.severity == "error")
             lines.append(f"{error.location(source.file.path)}: error: {error.message}")
@@ -210,13 +207,13 @@ def _notebooks(
 ) -> "dict[str, Analysis]":
     """The notebooks below ``root`` (not modules of the repository: each is analysed as
     ``inspect FILE`` would, so a folder of notebooks lists them)."""
-    from svcc.compiler.driver import analyze_file, failed_analysis
+    from svcc.compiler.analysis import analyze, failed_analysis
     from svcc.frontends.repository import notebook_paths
 
     out: dict[str, Analysis] = {}
     for rel in notebook_paths(root):
         try:
-            out[rel] = analyze_file(
+            out[rel] = analyze(
                 root / rel,
                 python_version=args.python_version,
                 requirements=requirements,

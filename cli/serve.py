@@ -99,8 +99,17 @@ def environment_key(bundle: Bundle) -> str:
 
 
 def _run(command: list[str], what: str) -> None:
+    """Run an installation step; it ends with this process however this process ends (a
+    ``svcc serve`` stopped with SIGTERM left pip installing into the cache, racing the next
+    build of the same environment)."""
+    from functools import partial
+
+    from svcc.runtime.lifetime import die_with_parent
+
     try:
-        code = subprocess.call(command, stdout=sys.stderr)
+        code = subprocess.call(
+            command, stdout=sys.stderr, preexec_fn=partial(die_with_parent, os.getpid())
+        )
     except OSError as exc:
         raise InputError(f"{what} failed: {exc.strerror or exc}") from None
     if code != 0:

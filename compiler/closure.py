@@ -1,9 +1,10 @@
 """A single file's local import closure: the modules beside it that it imports, transitively.
 
-This module finds files and lowers each one once, with the ordinary front end; it never
-judges them (the readiness pass does, from :class:`LocalClosure`, and the closure's lowered
-modules are judged as a small repository by the same walk as ``svcc inspect DIR``, from this
-one lowering). A bundle's ``source/`` mirrors one
+This module finds files and lowers each one once, with the ordinary front end, and hands
+them over in the repository front end's shape (:func:`as_repository`): it never judges them.
+A file is a one-module repository for readiness; its closure is the rest of that repository,
+judged by the same walk as ``svcc inspect DIR``
+(:mod:`svcc.compiler.passes.repository_readiness`). A bundle's ``source/`` mirrors one
 directory, the *root*: the file's own directory, or, for a file inside a package (its
 directory holds ``__init__.py``), the nearest folder above that is not a package (the
 *source root*: ``name-1.2.3/src`` for ``name-1.2.3/src/pkg/mod.py``). Every import the front
@@ -15,7 +16,7 @@ ever read, and symlinks are not followed (a link could lead outside the tree).
 """
 
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from attrs import frozen
@@ -36,37 +37,26 @@ MAX_PACKAGE_DEPTH: Final = 32
 
 @frozen(kw_only=True)
 class LocalModule:
-    """One module of the closure. ``requires`` are the absolute names it imports unguarded
-    at module level (what must import for it to import); ``error`` is a fact about why it
-    cannot be imported as copied (it does not parse, a relative import leaves the top
-    package), ``None`` when there is none."""
+    """One module of the closure: its dotted name, its file (relative to the root, POSIX)
+    and where the bundle holds it."""
 
     name: str
-    path: str  # relative to the root, POSIX
+    path: str
     bundle_path: str  # "source/..."
-    requires: tuple[str, ...]
-    error: str | None
 
 
 @frozen(kw_only=True)
 class LocalClosure:
-    """``modules`` by dotted name; ``files`` maps bundle paths to the exact bytes read.
-    ``mounted`` are the packages whose directory the bundle holds (``""`` is the top)."""
+    """``files`` maps bundle paths to the exact bytes read (what the bundle copies).
+    ``repository`` is the file and its closure in the repository front end's shape
+    (modules, graph, declared sources), each module lowered once: readiness judges the
+    file over it (:mod:`svcc.compiler.passes.repository_readiness`), as a directory.
+    ``None`` when the file has nothing local to judge: it imports no module beside it and
+    has no relative import (every import it has is external)."""
 
-    modules: Mapping[str, LocalModule]
     files: Mapping[str, bytes]
-    mounted: frozenset[str]
-    # Every dotted name found under the root: modules, packages, namespace packages, mounts.
-    located: frozenset[str]
-    truncated: bool = False
-    # The file and its closure in the repository front end's shape (modules, graph,
-    # declared sources), each module lowered once: readiness inherits the import-time
-    # risks of what importing the file runs over this graph, as for a directory. ``None``
-    # when the file imports no module beside it (a one-module repository needs no walk).
     repository: "Repository | None" = None
 
-
-EMPTY: Final = LocalClosure(modules={}, files={}, mounted=frozenset({""}), located=frozenset())
 
 # Per-file facts read once (path -> ``(bytes, imports or None, error)``) and module
 # lookups; a directory analysis shares one cache across its files so each module is read,
@@ -103,19 +93,17 @@ class ImportFact:
     level: int
     module: str
     names: tuple[str, ...]
-    required: bool  # unguarded, at import time
     line: int
 
 
 def facts_of(ir: "ModuleIR") -> list[ImportFact]:
     """The module's import statements as the front end recorded them (``if TYPE_CHECKING``
-    left out; the main guard is never lowered): required when unguarded at module level."""
+    left out; the main guard is never lowered)."""
     return [
         ImportFact(
             level=imp.level,
             module=imp.module,
             names=imp.names,
-            required=imp.scope == "" and not imp.guarded,
             line=imp.span.line,
         )
         for imp in ir.imports
@@ -212,7 +200,6 @@ def build_closure(
     files: dict[str, bytes] = {}
     lowered: dict[str, FrontendResult] = {}
     total = 0
-    truncated = False
     main_result = main[2]
     main_facts = facts_of(main_result.ir) if main_result.ir is not None else []
     pending: list[tuple[str, bool, str | None]] = [(module, is_package, None)]
@@ -232,37 +219,30 @@ def build_closure(
         enqueue([main_package])
     while pending:
         name, package_flag, file = pending.pop()
-        error: str | None = None
-        rel = ""
         facts: list[ImportFact] | None = main_facts
         if file is not None:
             rel = _relative(file, root)
-            if len(modules) >= MAX_CLOSURE_FILES or total > MAX_CLOSURE_BYTES:
-                truncated = True
-                break
+            bundle_path = _bundle_path(name, package_flag)
+            modules[name] = LocalModule(name=name, path=rel, bundle_path=bundle_path)
+            if len(modules) > MAX_CLOSURE_FILES or total > MAX_CLOSURE_BYTES:
+                lowered[name] = _unread(rel)  # judged as a module that cannot be analysed
+                continue
             key = ("lowered", file, name, package_flag)
             if key not in cache:
                 cache[key] = _lower(file, rel, name, package_flag, python_version)
-            data, result, facts, error = cache[key]
-            if result is not None:
-                lowered[name] = result
+            data, result, facts = cache[key]
+            lowered[name] = result
             total += len(data)
-            files[_bundle_path(name, package_flag)] = data
-        requires, above = _requires(facts or (), package_of(name, package_flag), enqueue)
-        if above is not None:
-            error = error or f"{rel or 'the module'} {above}"
-        if file is not None:
-            modules[name] = LocalModule(
-                name=name,
-                path=rel,
-                bundle_path=_bundle_path(name, package_flag),
-                requires=tuple(dict.fromkeys(requires)),
-                error=error,
-            )
+            if result.ir is not None or data:
+                files[bundle_path] = data
+        package = package_of(name, package_flag)
+        for fact in facts or ():
+            enqueue(absolute_names(fact, package) or [])
     located_all = frozenset(located) | _mount_parents(mounts)
+    relative = any(fact.level for fact in main_facts)
     repository = None
-    if modules:
-        repository = _as_repository(
+    if modules or located_all or relative:
+        repository = as_repository(
             main,
             module=module,
             is_package=is_package,
@@ -270,38 +250,24 @@ def build_closure(
             files=files,
             lowered=lowered,
             located=located_all,
-            python_version=python_version,
         )
-    return LocalClosure(
-        modules=dict(sorted(modules.items())),
-        files=dict(sorted(files.items())),
-        mounted=frozenset(prefix for prefix, _ in mounts),
-        located=located_all,
-        truncated=truncated,
-        repository=repository,
+    return LocalClosure(files=dict(sorted(files.items())), repository=repository)
+
+
+def _unread(rel: str) -> "FrontendResult":
+    """A closure module past the bounds: not read, so it did not analyse."""
+    from svcc.contracts.diagnostics import diag
+    from svcc.contracts.diagnostics.codes import F007_NOT_ANALYSABLE
+    from svcc.frontends.python import FrontendResult
+
+    message = (
+        f"{rel}: not read: a single file's local import closure is bounded "
+        f"({MAX_CLOSURE_FILES} files, {MAX_CLOSURE_BYTES // (1024 * 1024)} MiB); "
+        "inspect its folder as a repository"
     )
-
-
-def _requires(
-    facts: "Iterable[ImportFact]", package: str, enqueue: "Callable[[list[str]], None]"
-) -> tuple[list[str], str | None]:
-    """``(what the module requires, why not)``: the absolute names it imports unguarded at
-    module level (every name any import may load is enqueued), and the first relative
-    import that reaches above the top package (``"line N: ..."``), or ``None``."""
-    requires: list[str] = []
-    above: str | None = None
-    for fact in facts:
-        names = absolute_names(fact, package)
-        if names is None:
-            shown = "." * fact.level + fact.module
-            above = above or (
-                f"line {fact.line}: relative import {shown!r} reaches above the top package"
-            )
-            continue
-        enqueue(names)
-        if fact.required:
-            requires.append(names[0])
-    return requires, above
+    return FrontendResult(
+        ir=None, diagnostics=(diag(F007_NOT_ANALYSABLE, message, None),), module_text=None
+    )
 
 
 def _mount_parents(mounts: tuple[tuple[str, str], ...]) -> frozenset[str]:
@@ -311,41 +277,40 @@ def _mount_parents(mounts: tuple[tuple[str, str], ...]) -> frozenset[str]:
     )
 
 
-def _as_repository(
+def as_repository(
     main: "tuple[str, bytes, FrontendResult]",
     *,
     module: str,
     is_package: bool,
-    modules: Mapping[str, LocalModule],
-    files: Mapping[str, bytes],
-    lowered: "Mapping[str, FrontendResult]",
-    located: frozenset[str],
-    python_version: tuple[int, int],
+    modules: Mapping[str, LocalModule] | None = None,
+    files: Mapping[str, bytes] | None = None,
+    lowered: "Mapping[str, FrontendResult] | None" = None,
+    located: frozenset[str] = frozenset(),
 ) -> "Repository":
     """The file and its closure as a repository: the file's module, every closure module
-    (one that could not be read is an empty module: its error is the closure's fact), the
-    namespace packages found on the way, and the graph over them."""
+    (one that could not be read or lowered is a module that did not analyse, whose error
+    its importers inherit), the namespace packages found on the way, and the graph over
+    them. Without a closure, a one-module repository (a relative import in a file held in
+    memory is judged over it)."""
     from svcc.frontends.repository import (
         ProjectConfig,
         RepositoryTree,
         SourceFile,
         build_repository,
-        lower_file,
     )
 
     path, data, result = main
     sources = [SourceFile(path=path, module=module, is_package=is_package, data=data)]
     results = {module: result}
-    for local in modules.values():
+    for local in (modules or {}).values():
         source = SourceFile(
             path=local.path,
             module=local.name,
             is_package=local.bundle_path.endswith("/__init__.py"),
-            data=files[local.bundle_path],
+            data=(files or {}).get(local.bundle_path, b""),
         )
         sources.append(source)
-        found = lowered.get(local.name)
-        results[local.name] = found or lower_file(source, python_version)
+        results[local.name] = (lowered or {})[local.name]
     names = {f.module for f in sources}
     tree = RepositoryTree(
         roots=(".",),
@@ -366,35 +331,31 @@ def _relative(file: str, root: str) -> str:
 
 def _lower(
     path: str, rel: str, name: str, is_package: bool, version: tuple[int, int]
-) -> "tuple[bytes, FrontendResult | None, list[ImportFact] | None, str | None]":
-    """``(bytes, front-end result, import facts, why it cannot be imported as copied)`` of
-    one file, lowered once: the facts are the IR's imports (it records every import
-    statement that can run, class bodies and methods included)."""
-    from svcc.contracts.diagnostics.codes import F001_SYNTAX
+) -> "tuple[bytes, FrontendResult, list[ImportFact] | None]":
+    """``(bytes, front-end result, import facts)`` of one file, lowered once: the facts
+    are the IR's imports (it records every import statement that can run, class bodies and
+    methods included). A file that cannot be read is a result with its error."""
     from svcc.frontends.repository import SourceFile, lower_file
 
     try:
         data = read_source_file(path)
     except InputError as exc:
-        return b"", None, None, f"{rel}: {str(exc).split(': ', 1)[-1]}"
+        from svcc.contracts.diagnostics import diag
+        from svcc.contracts.diagnostics.codes import F007_NOT_ANALYSABLE
+        from svcc.frontends.python import FrontendResult
+
+        error = diag(F007_NOT_ANALYSABLE, f"{rel}: {str(exc).split(': ', 1)[-1]}", None)
+        return b"", FrontendResult(ir=None, diagnostics=(error,), module_text=None), None
     result = lower_file(
         SourceFile(path=rel, module=name, is_package=is_package, data=data), version
     )
-    if result.ir is not None:
-        return data, result, facts_of(result.ir), None
-    error = next((d for d in result.diagnostics if d.severity == "error"), None)
-    if error is None:
-        return data, result, None, None
-    if error.code == F001_SYNTAX.code:
-        line = error.span.line if error.span is not None else 1
-        return data, result, None, f"{rel} line {line} does not parse: {error.message}"
-    return data, result, None, f"{rel}: {error.message}"
+    return data, result, facts_of(result.ir) if result.ir is not None else None
 
 
 __all__ = [
-    "EMPTY",
     "LocalClosure",
     "LocalModule",
+    "as_repository",
     "build_closure",
     "source_root",
 ]

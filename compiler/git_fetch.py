@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 
 from attrs import frozen
 from svcc.contracts.errors import InputError
+from svcc.contracts.watch import watched
 
 COMMIT_RE: Final = re.compile(r"[0-9a-f]{40}")
 LFS_POINTER: Final = b"version https://git-lfs.github.com/spec/"
@@ -195,7 +196,7 @@ class _Git:
         with tempfile.TemporaryFile(dir=self.repo.parent) as errors:
             try:
                 proc = subprocess.Popen(
-                    self.command(*args),
+                    watched(self.command(*args)),  # ends with this process, SIGKILL included
                     stdin=subprocess.DEVNULL,
                     stdout=subprocess.DEVNULL,
                     stderr=errors,

@@ -19,10 +19,10 @@ from svcc.frontends.repository import PARALLEL_FROM
 from svcc.ir.canonical import ENCODER
 
 if TYPE_CHECKING:
-    from svcc.compiler.repository import RepositoryAnalysis
+    from svcc.compiler.analysis import Analysis
 
 # The analysis a forked worker renders from (set in the parent just before the fork).
-_SHARED: "list[RepositoryAnalysis]" = []
+_SHARED: "list[Analysis]" = []
 
 
 def _render(modules: Sequence[str]) -> list[bytes]:
@@ -31,9 +31,7 @@ def _render(modules: Sequence[str]) -> list[bytes]:
     return [ENCODER.encode(analysis.module_document(m)).encode("utf-8") for m in modules]
 
 
-def _rendered(
-    analysis: "RepositoryAnalysis", modules: list[str], workers: int | None
-) -> list[bytes]:
+def _rendered(analysis: "Analysis", modules: list[str], workers: int | None) -> list[bytes]:
     import os
 
     count = workers if workers is not None else (os.cpu_count() or 1)
@@ -69,7 +67,7 @@ def _object(entries: Mapping[str, bytes]) -> Iterator[bytes]:
 
 
 def encode_document(
-    analysis: "RepositoryAnalysis",
+    analysis: "Analysis",
     extra_files: Mapping[str, dict[str, Any]] | None = None,
     workers: int | None = None,
 ) -> bytes:
@@ -77,12 +75,12 @@ def encode_document(
     such as the notebooks below the tree) added to its ``files``; ``workers``: processes
     rendering the modules' documents (``None``: one per CPU). The pieces stay bytes and are
     joined once: 70 MB copied once, not once per string step (1.4 s of the parent's time)."""
+    repository = analysis.repository
+    assert repository is not None  # a directory's analysis
     document = analysis.document(files=False)
     modules = sorted(analysis.reports)
     texts = _rendered(analysis, modules, workers)
-    files = {
-        analysis.repository.modules[m].file.path: t for m, t in zip(modules, texts, strict=True)
-    }
+    files = {repository.modules[m].file.path: t for m, t in zip(modules, texts, strict=True)}
     files |= {p: ENCODER.encode(doc).encode("utf-8") for p, doc in (extra_files or {}).items()}
     pieces: list[bytes] = [b"{"]
     for i, key in enumerate(sorted(document)):

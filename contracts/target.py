@@ -9,6 +9,7 @@ module name and the golden tests all read that declaration, so adding a servable
 means adding one package. ``docs/adding-a-target.md`` walks through a whole target.
 """
 
+import sys
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Final, Protocol, runtime_checkable
 
@@ -223,14 +224,17 @@ class BundleSpec:
         return [python, *args]
 
     def module_name_problem(self, module: str) -> str | None:
-        """Why ``module`` cannot be the user's module in this bundle, or ``None``."""
+        """Why ``module`` cannot be a module of this bundle (``SVC-F015``), or ``None``: its
+        top-level name is one the server imports itself (its own modules, or the standard
+        library's), first, so the bundled module could never be imported."""
         top = module.split(".", 1)[0]
         if top in self.reserved_modules or top in BUNDLE_RESERVED:
-            return (
-                f"module name {module!r} clashes with the {self.interface} bundle's own "
-                f"module {top!r}; choose another with --module-name"
-            )
-        return None
+            taken = f"the {self.interface} bundle's own module {top!r}"
+        elif top in sys.stdlib_module_names:
+            taken = f"the standard library's module {top!r}, which the server imports first"
+        else:
+            return None
+        return f"SVC-F015 module name {module!r} clashes with {taken}"
 
 
 @runtime_checkable

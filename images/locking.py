@@ -117,7 +117,7 @@ def read_roots(
 
         lines += load_requirements(requirements).lines
     else:
-        from svcc.compiler.repository import read_checked
+        from svcc.compiler.analysis import read_checked
 
         major, _, minor = python.partition(".")
         repo = read_checked(path, (int(major), int(minor)), None, strict=False)

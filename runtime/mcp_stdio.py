@@ -14,7 +14,11 @@ id was left unanswered and the agent hung. This transport reads the raw bytes in
   surrogate, at most :data:`MAX_DEPTH` levels of nesting;
 - anything refused is a JSON-RPC error naming the reason, with the request's id (``null``
   when the line is not JSON and no id can be read from it, as JSON-RPC says). Notifications
-  and responses that are refused are logged, never answered.
+  and responses that are refused are logged, never answered;
+- at the end of the request stream, the requests already handed to the session are answered
+  before the stream closes (the session cancels what is in flight when it closes: a client
+  that wrote a ``tools/call`` and closed its end got no answer), unless the client cancelled
+  them (``notifications/cancelled``).
 """
 
 import json
@@ -211,12 +215,14 @@ async def stdio_transport(
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
     answers = write_stream.clone()
     reader = LineReader(requests, max_bytes)
+    in_flight = InFlight()
 
     async def read_requests() -> None:
         async with read_writer, answers:
             while True:
                 item = await to_thread.run_sync(reader.read, abandon_on_cancel=True)
                 if item is None:
+                    await in_flight.drained()
                     return
                 if isinstance(item, OverLimit):
                     message = None
@@ -233,6 +239,7 @@ async def stdio_transport(
                     log.warning("mcp: refused a message: %s", error.error.message)
                     await answers.send(SessionMessage(error))
                 elif message is not None:
+                    in_flight.received(message.message)
                     await read_writer.send(message)
 
     async def write_answers() -> None:
@@ -240,12 +247,48 @@ async def stdio_transport(
             async for item in write_reader:
                 data = item.message.model_dump_json(by_alias=True, exclude_unset=True)
                 await to_thread.run_sync(_write_line, wire, data.encode("utf-8"))
+                in_flight.answered(item.message)
 
     async with anyio.create_task_group() as group:
         group.start_soon(read_requests)
         group.start_soon(write_answers)
         yield read_stream, write_stream
         group.cancel_scope.cancel()
+
+
+class InFlight:
+    """The ids of the requests handed to the session and not answered yet, so that the end
+    of the request stream waits for their answers."""
+
+    def __init__(self) -> None:
+        self._ids: set[Any] = set()
+        self._ended = False
+        self._drained = anyio.Event()
+
+    def received(self, message: Any) -> None:
+        if isinstance(message, types.JSONRPCRequest):
+            self._ids.add(message.id)
+        elif (
+            isinstance(message, types.JSONRPCNotification)
+            and message.method == "notifications/cancelled"
+            and isinstance(message.params, dict)
+        ):  # a cancelled request is not answered (MCP): nothing to wait for
+            self._done(message.params.get("requestId"))
+
+    def answered(self, message: Any) -> None:
+        if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
+            self._done(message.id)
+
+    def _done(self, ident: Any) -> None:
+        self._ids.discard(ident)
+        if self._ended and not self._ids:
+            self._drained.set()
+
+    async def drained(self) -> None:
+        """Return once every request received has been answered (or cancelled)."""
+        self._ended = True
+        if self._ids:
+            await self._drained.wait()
 
 
 def _write_line(wire: BinaryIO, data: bytes) -> None:

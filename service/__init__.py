@@ -1,1 +1,2 @@
-"""The HTTP analysis service (Falcon). It calls ``svcc.compiler.driver``, never the CLI."""
+"""The HTTP analysis service (Falcon). It calls the compiler's library API
+(``svcc.compiler.analysis``, ``svcc.compiler.bundles``), never the CLI."""

@@ -18,7 +18,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Final
 
 from attrs import frozen
-from svcc.compiler.driver import Analysis, version_tuple
+from svcc.compiler.analysis import Analysis, analyze, version_tuple
 from svcc.contracts.diagnostics import Diagnostic
 from svcc.ir.serde import unstructure
 from svcc.ir.types import (
@@ -47,7 +47,6 @@ from svcc.ir.types import (
 from svcc.service.budget import OverBudget, mark_memory, memory_exhausted
 
 if TYPE_CHECKING:
-    from svcc.compiler.repository import RepositoryAnalysis
     from svcc.frontends.python import FrontendResult
     from svcc.frontends.repository import SourceFile
 
@@ -203,15 +202,13 @@ def analyse_upload(
     """The result document (JSON) of one uploaded file, restricted to the selection; a
     notebook goes through the notebook front end (its suffix decides, as on the command
     line). An unknown name in ``only`` is :class:`Refused`."""
-    from svcc.compiler.driver import analyze_source
-
     name = PurePosixPath(filename).name or "upload.py"
     notebook = PurePosixPath(name).suffix.lower() == ".ipynb"
     try:
-        analysis = analyze_source(
-            data,
-            path=name,
-            module=module_for(name),
+        analysis = analyze(
+            name,
+            source=data,
+            module_name=module_for(name),
             python_version=python_version,
             encoding=encoding,
             source_format="notebook" if notebook else "python",
@@ -240,12 +237,10 @@ def analyse_upload(
 
 def process_upload(data: bytes, name: str, notebook: bool) -> str:
     """The processed module text (header + module), or :class:`Unanalysable`."""
-    from svcc.compiler.driver import analyze_source
-
-    analysis = analyze_source(
-        data,
-        path=name,
-        module=module_for(name),
+    analysis = analyze(
+        name,
+        source=data,
+        module_name=module_for(name),
         source_format="notebook" if notebook else "python",
         check_name=False,
     )
@@ -301,7 +296,7 @@ def _over(_signum: int, _frame: object) -> None:
 
 def _facts(job: TreeJob) -> dict[Any, Any]:
     """The local-import facts cache of the current directory analysis (see
-    ``analyze_file(facts_cache=...)``); a new analysis drops the previous one's."""
+    ``analyze(facts_cache=...)``); a new analysis drops the previous one's."""
     if job.token not in _FACTS:
         _FACTS.clear()
         _FACTS[job.token] = {}
@@ -314,7 +309,6 @@ def fenced_entry(job: TreeJob, relpath: str) -> bytes:
     import signal
     import stat
 
-    from svcc.compiler.driver import analyze_file
     from svcc.contracts.errors import InputError
 
     if time.monotonic() > job.deadline:
@@ -331,7 +325,7 @@ def fenced_entry(job: TreeJob, relpath: str) -> bytes:
         try:
             # exactly as `svcc inspect` analyses the file: module name from the nearest
             # source root, local import closure judged
-            analysis = analyze_file(
+            analysis = analyze(
                 full,
                 display_path=relpath,
                 python_version=job.python_version,
@@ -451,13 +445,14 @@ def _problem_entry(relpath: str, diagnostic: "Diagnostic") -> bytes:
     return encode({"error": {"path": relpath, **diagnostic.to_json()}})
 
 
-def _module_entry(job: TreeJob, analysis: "RepositoryAnalysis", module: str) -> bytes:
+def _module_entry(job: TreeJob, analysis: Analysis, module: str) -> bytes:
     document = apply_selection(
         result_document(analysis.file_analysis(module)), job.only, job.ignore
     )
     try:
         return encode(document)
     except UnicodeEncodeError as exc:
+        assert analysis.repository is not None  # a directory's analysis
         path = analysis.repository.modules[module].file.path
         return _error_entry(path, f"the source holds text that is not valid Unicode ({exc.reason})")
 
@@ -492,7 +487,7 @@ def analyse_tree(
     import secrets
     import signal
 
-    from svcc.compiler.repository import assess_repository
+    from svcc.compiler.analysis import assess_repository
     from svcc.frontends.repository import TreeLimits, TreeRefused, build_repository, read_tree
 
     job = TreeJob(
@@ -597,7 +592,7 @@ def analyse_directory_answer(
     total_seconds: float,
 ) -> bytes:
     """The JSON answer of ``/analyse_directory/``; the walk too is within the budget."""
-    from svcc.compiler.driver import python_files
+    from svcc.compiler.analysis import python_files
 
     files = python_files(directory)
     if len(files) > limit:
@@ -626,16 +621,18 @@ def bundle_files(
     declared ``requirements`` file and the ``select`` expression as on the command line.
     An ineligible selection raises :class:`~svcc.contracts.errors.IneligibleError`."""
     from svcc.backends.rest import RestTarget
-    from svcc.compiler.driver import analyze_file, emit_analysis
+    from svcc.compiler.analysis import refuse_directory
+    from svcc.compiler.bundles import build_bundle
     from svcc.contracts.errors import InputError
     from svcc.contracts.requirements import load_requirements
 
+    refuse_directory(source)  # the container runs one file's bundle
     declared = load_requirements(requirements) if requirements is not None else None
-    analysis = analyze_file(source, module_name=module_for(source.name), requirements=declared)
+    analysis = analyze(source, module_name=module_for(source.name), requirements=declared)
     if analysis.error is not None:
         if memory_exhausted():
             raise MemoryError
         raise InputError(analysis.error_message(shown))
     # the service's containers run the REST bundle under gunicorn (its specification)
-    _, tree = emit_analysis(analysis, RestTarget(), select=select, requirements=declared)
+    _, tree = build_bundle(analysis, RestTarget(), select=select)
     return dict(tree)

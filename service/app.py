@@ -247,7 +247,7 @@ def _encoding(value: str | None) -> str:
 
 
 def _python_version(value: str | None) -> str:
-    from svcc.compiler.driver import version_tuple
+    from svcc.compiler.analysis import version_tuple
 
     text = value or "3.8"
     try:
@@ -260,7 +260,7 @@ def _python_version(value: str | None) -> str:
 def supported_format(filename: str) -> str:
     """The upload's suffix, ``.py`` or ``.ipynb``; any other is a 400 naming the formats
     (as the command line's "unsupported format"), never read as Python."""
-    from svcc.compiler.driver import SUFFIXES
+    from svcc.compiler.analysis import SUFFIXES
 
     name = PurePosixPath(filename).name
     suffix = PurePosixPath(name).suffix.lower()

@@ -35,7 +35,8 @@ from golden_ext import pretty
 from golden_tree import check_tree, sums
 from helpers import GOLDEN, ROOT, case_input, case_options, cases, governed_traces
 from servers import free_port, spawn
-from svcc.compiler.driver import analyze_file, emit_analysis
+from svcc.compiler.analysis import analyze_file
+from svcc.compiler.bundles import build_bundle
 from svcc.compiler.registry import get_target, servable_targets
 from svcc.compiler.writer import write_tree
 from svcc.contracts.policy import parse_policy
@@ -58,7 +59,7 @@ def emit(case: str, target: str) -> FileTree:
     )
     policy = options.get("execution_policy")
     execution = parse_policy(policy, "options.toml") if policy is not None else None
-    return emit_analysis(analysis, get_target(target), execution=execution)[1]
+    return build_bundle(analysis, get_target(target), execution=execution)[1]
 
 
 # The runtime copies' digests, pinned once for every golden bundle: a runtime edit changes

@@ -15,7 +15,8 @@ from clients_support import CATALOG, FORMATS, SHAPES, SHOP_REPO, build_rest_bund
 from golden_tree import check_tree, read_tree
 from helpers import ROOT
 from svcc.clients import ExportOptions, export_collection
-from svcc.compiler.driver import analyze_file, emit_analysis
+from svcc.compiler.analysis import analyze_file
+from svcc.compiler.bundles import build_bundle
 from svcc.compiler.registry import get_target
 from svcc.compiler.writer import write_tree
 
@@ -32,7 +33,7 @@ def bundles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
             out[case] = build_rest_bundle(source, root / case, "--python-version", "3.11")
             continue
         analysis = analyze_file(source, module_name=case, python_version="3.11")
-        out[case] = write_tree(emit_analysis(analysis, get_target("rest"))[1], root / case)
+        out[case] = write_tree(build_bundle(analysis, get_target("rest"))[1], root / case)
     return out
 
 

@@ -4,6 +4,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import tempfile
 import time
@@ -593,6 +594,44 @@ def test_interrupt_during_fetch_removes_the_temporary_directory(tmp_path: Path) 
         for conn in held:
             conn.close()
         listener.close()
+
+
+def test_a_killed_command_leaves_no_fetch_running(tmp_path: Path) -> None:
+    """SIGKILL of ``svc expose build`` while git waits on a server that never answers: git
+    ran in a session of its own (so that its helpers end with it), which no signal to the
+    command reached, and it went on unwatched by the size and time limits."""
+
+    from helpers import SVCC
+    from test_process_lifetime import cmdline, descendants, survivors
+
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)  # connections wait in the backlog: the TLS handshake never ends
+        url = f"https://127.0.0.1:{listener.getsockname()[1]}/stuck.git"
+        commit = "c" * 40
+        args = policies(tmp_path, [grant(url, commit, None, subdir=".")])
+        private = tmp_path / "tmp"
+        private.mkdir()
+        proc = subprocess.Popen(
+            [SVCC, "expose", "build", "rest", "--git", url, "--ref", commit, *args,
+             "--output-dir", str(tmp_path / "out")],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, "TMPDIR": str(private)},  # SIGKILL leaves its folder there
+        )  # fmt: skip
+        started: set[int] = set()
+        try:
+            deadline = time.monotonic() + 60
+            while proc.poll() is None and time.monotonic() < deadline:
+                started = descendants(proc.pid)
+                if any(b"fetch" in cmdline(pid) for pid in started):
+                    break
+                time.sleep(0.05)
+            assert any(b"fetch" in cmdline(pid) for pid in started), started
+        finally:
+            proc.kill()
+            proc.wait()
+        assert survivors(started) == set()
 
 
 # -- acquisition limits (time, bytes) against the real server ---------------------------------

@@ -292,11 +292,19 @@ def test_local_modules_that_cannot_import_are_reasons(tmp_path: Path) -> None:
     )
     document = inspect_json(main)
     assert classes(document) == {"f": "conditional", "g": "conditional"}
-    messages = {r["line"]: r["message"] for r in document["assessments"][0]["reasons"]}  # type: ignore[index]
-    assert "needs_numpy.py imports 'numpy'" in messages[1]
-    assert "needs a package" in messages[2]
-    assert "--module-name" in messages[2]
-    assert "broken.py line 1 does not parse" in messages[6]
+    reasons = {r["line"]: r for r in document["assessments"][0]["reasons"]}  # type: ignore[index]
+    messages = {line: r["message"] for line, r in reasons.items()}
+    # the same codes and words as `svcc inspect DIR` (one readiness walk over the graph)
+    assert reasons[1]["code"] == "SVC-R024"
+    assert (
+        "importing needs_numpy runs code at import: needs_numpy.py:1:1: import 'numpy'"
+        in (messages[1])
+    )
+    assert reasons[2]["code"] == "SVC-R021"
+    assert "in a top-level module (no parent package)" in messages[2]
+    assert "--module-name" in reasons[2]["hint"]
+    assert reasons[6]["code"] == "SVC-R024"
+    assert "importing broken runs code at import: broken.py:1:5:" in messages[6]
 
 
 def test_inspect_dir_and_file_agree_under_a_source_root(tmp_path: Path) -> None:

@@ -18,7 +18,8 @@ import yaml
 from golden_tree import check_tree
 from helpers import ROOT, run_svcc
 from servers import generate, serving
-from svcc.compiler.driver import analyze_file, emit_analysis
+from svcc.compiler.analysis import analyze_file
+from svcc.compiler.bundles import build_bundle
 from svcc.compiler.registry import get_target
 from svcc.contracts.errors import SvccError
 from svcc.contracts.target import FileTree
@@ -55,7 +56,7 @@ CASES: dict[str, dict[str, Any]] = {
 def emit(**options: Any) -> FileTree:
     """Through the registry, as the CLI does: a ``File`` option (``push_result``) is read
     there and the target gets its bytes."""
-    return emit_analysis(analyze_file(EXAMPLE), get_target("k8s", options))[1]
+    return build_bundle(analyze_file(EXAMPLE), get_target("k8s", options))[1]
 
 
 def objects(tree: FileTree) -> dict[str, dict[str, Any]]:
@@ -126,7 +127,7 @@ def test_labels_carry_the_digests() -> None:
     assert deployment["metadata"]["annotations"]["svcc.io/capabilities-sha256"] == digest
     assert deployment["metadata"]["annotations"]["svcc.io/inputs-sha256"] == INPUTS
     # another selection, another digest
-    other = emit_analysis(analysis, get_target("k8s", CASES["rest_defaults"]), select="scale")[1]
+    other = build_bundle(analysis, get_target("k8s", CASES["rest_defaults"]), select="scale")[1]
     labels = objects(other)["deployment.yaml"]["metadata"]["labels"]
     assert not digest.startswith(labels["svcc.io/capabilities-sha256"])
 

@@ -174,3 +174,41 @@ def test_a_message_limit_that_is_not_a_number_refuses_startup(bundle: Path) -> N
     assert proc.stderr.strip().splitlines() == [
         "svc-mcp: startup refused: SVC_MAX_BODY_BYTES='lots' is not a positive integer"
     ]
+
+
+def test_requests_in_flight_when_the_client_closes_its_end_are_answered(tmp_path: Path) -> None:
+    """A client that writes its calls and closes stdin (``printf ... | python server.py``)
+    got the answer to ``initialize`` only: the session cancelled the calls in flight when
+    the request stream ended. Each is answered now, and a call the client cancelled is not
+    waited for."""
+    (tmp_path / "slow.py").write_text(
+        "import time\n\n\ndef wait(seconds: float) -> float:\n"
+        "    time.sleep(seconds)\n    return seconds\n"
+    )
+    bundle = tmp_path / "mcp"
+    generate(tmp_path / "slow.py", bundle, interface="mcp")
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {},
+             "clientInfo": {"name": "t", "version": "1"}}  # fmt: skip
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": "a", "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+         "params": {"name": "wait", "arguments": {"seconds": 0}}},
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5}},
+        *({"jsonrpc": "2.0", "id": n, "method": "tools/call",  # still running at the end
+           "params": {"name": "wait", "arguments": {"seconds": n / 10}}} for n in (2, 3, 4)),
+    ]  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "server.py"],
+        cwd=bundle,
+        input=b"".join(json.dumps(line).encode() + b"\n" for line in lines),
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    answers = {a["id"]: a for a in map(json.loads, proc.stdout.splitlines())}
+    assert {1, 2, 3, 4, "a"} <= set(answers), proc.stdout
+    for n in (2, 3, 4):
+        assert answers[n]["result"]["structuredContent"] == {"result": n / 10}

@@ -16,7 +16,8 @@ from golden_tree import check_tree
 from helpers import SVCC, TESTS
 from oci_support import EXAMPLE, SHAPES, SHAPES_REPO, SHAPES_SELECT, repository_bundle
 from svcc.backends.oci import OciTarget
-from svcc.compiler import driver
+from svcc.compiler import analysis as analyses
+from svcc.compiler import bundles
 from svcc.contracts.target import File, FileTree
 from svcc.images.bundle_input import read_bundle
 from svcc.images.errors import ImageInputError
@@ -103,10 +104,10 @@ def test_refusals(tmp_path: Path) -> None:
 
 
 def test_single_file_bundles_are_refused() -> None:
-    analysis = driver.analyze_file(EXAMPLE)
+    analysis = analyses.analyze_file(EXAMPLE)
     target = OciTarget(interface="rest", base_image=BASE, lock=File("/unused", b""))
     with pytest.raises(ImageInputError) as info:
-        driver.emit_analysis(analysis, target)
+        bundles.build_bundle(analysis, target)
     assert info.value.code == "bundle_invalid"
     assert "'file' bundle" in info.value.message
     assert "direct repository bundles only" in info.value.message

@@ -20,10 +20,11 @@ from typing import Any
 
 import pytest
 from helpers import ROOT, case_input, case_options, cases, run_svcc
-from svcc.compiler.driver import analyze_file
+from svcc.compiler.analysis import analyze, analyze_file, analyze_repository, select
+from svcc.compiler.bundles import build_bundle
 from svcc.compiler.pipeline import compile_path
-from svcc.compiler.repository import analyze_repository
-from svcc.contracts.errors import SvccError
+from svcc.compiler.registry import get_target
+from svcc.contracts.errors import IneligibleError, SvccError, UsageError
 from svcc.service.analysis import Unanalysable, analyse_upload, bundle_files
 
 CASES = cases()
@@ -210,3 +211,115 @@ def test_each_module_of_a_file_closure_is_parsed_once(
         "source/sub.py",
     ]
     assert parsed == {"main.py": 1, "sub.py": 1, "helper.py": 1, "other.py": 1}
+
+
+def test_one_analysis_for_source_file_and_directory(tmp_path: Path) -> None:
+    """One entry, one type, one selection, one assembler: source in memory, the file on
+    disk and its folder as a repository answer the same calls, with the same verdicts."""
+    text = "import os\n\n\ndef f(x: int) -> int:\n    return x\n\n\ndef g(*a: int) -> int:\n"
+    (tmp_path / "mod.py").write_text(text + "    return 0\n")
+    memory = analyze("mod.py", source=(tmp_path / "mod.py").read_bytes())
+    on_disk = analyze(tmp_path / "mod.py")
+    tree = analyze(tmp_path)
+    assert (memory.bundle_kind, on_disk.bundle_kind, tree.bundle_kind) == (
+        "file",
+        "file",
+        "repository",
+    )
+    verdicts = [
+        {f"{ir.module}.{cap.name}": a.klass for ir, cap, a in each.capabilities()}
+        for each in (memory, on_disk, tree)
+    ]
+    assert (
+        verdicts[0] == verdicts[1] == verdicts[2] == {"mod.f": "eligible", "mod.g": "unsupported"}
+    )
+    for each in (memory, on_disk, tree):
+        assert [cap.id for _, cap in select(each, "mod.f")] == ["python:mod:f"]
+        with pytest.raises(IneligibleError, match=r"g is unsupported"):
+            select(each, ["python:mod:g"])
+        selected, bundle = build_bundle(each, get_target("rest"), select="mod.f")
+        assert [cap.id for _, cap in selected] == ["python:mod:f"]
+        assert "openapi.json" in bundle.paths()
+
+
+def test_file_options_are_refused_for_a_directory(tmp_path: Path) -> None:
+    """``--module-name`` and ``--data`` describe one file: a directory names its modules
+    and declares its data files itself, so each is one clear refusal, never ignored."""
+    (tmp_path / "mod.py").write_text("def f(x: int) -> int:\n    return x\n")
+    with pytest.raises(UsageError, match="cannot apply to a directory"):
+        analyze(tmp_path, module_name="x")
+    with pytest.raises(UsageError, match=r"\[tool.svcc\] data-files"):
+        compile_path(tmp_path, target="rest", output_dir=tmp_path / "o", data=["x.json"])
+    assert not (tmp_path / "o").exists()
+
+
+def _codes(report: Any) -> dict[str, tuple[str, tuple[str, ...]]]:
+    return {
+        a.capability_id: (a.klass, tuple(sorted({r.code for r in a.reasons})))
+        for a in report.assessments
+    }
+
+
+@pytest.mark.parametrize("repo", REPOS, ids=lambda p: p.name)
+def test_inspect_file_and_inspect_dir_give_the_same_codes(repo: Path) -> None:
+    """A file is a one-module repository for readiness: each module of a repository
+    fixture judged alone (``svcc inspect FILE``, its local import closure as its
+    repository) and inside its directory (``svcc inspect DIR``) gets the same class and
+    the same reason codes for every function (the dependencies the directory declares are
+    given to the file, as ``--requirements`` would)."""
+    tree = analyze(repo, strict=False)
+    assert tree.repository is not None
+    compared = 0
+    for module, report in sorted(tree.reports.items()):
+        if report is None:
+            continue
+        path = tree.repository.modules[module].file.path
+        folder = path.rpartition("/")[0]
+        data = [
+            str(repo / f.path)
+            for f in tree.repository.tree.data
+            if f.path.startswith(f"{folder}/" if folder else "")
+        ]
+        alone = analyze(repo / path, requirements=tree.requirements, data=data)
+        if alone.module != module:  # a namespace package has no marker to name a file by
+            alone = analyze(
+                repo / path, module_name=module, requirements=tree.requirements, data=data
+            )
+        assert alone.readiness is not None
+        assert _codes(alone.readiness) == _codes(report), path
+        compared += len(report.assessments)
+    assert compared > 0 or repo.name == "collision"
+
+
+def test_a_files_local_import_problems_are_said_as_a_directorys(tmp_path: Path) -> None:
+    """The problems of the modules a file imports (an undeclared import, a syntax error, a
+    relative import above the top package, a missing module) get the same code and the same
+    words whether the file is inspected alone or inside its folder: one readiness walk.
+    (They were SVC-R021 with a file's own wording, SVC-R024 in a directory.)"""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "needs.py").write_text("import numpy\n")
+    (tmp_path / "pkg" / "broken.py").write_text("def (:\n")
+    (tmp_path / "pkg" / "above.py").write_text("from ... import nothing\n")
+    (tmp_path / "pkg" / "main.py").write_text(
+        "from . import needs, above\nfrom .gone import x\nimport pkg.missing\n\n\n"
+        "def f(v: int) -> int:\n    from . import broken\n\n    return v\n"
+    )
+    alone = analyze(tmp_path / "pkg" / "main.py")
+    tree = analyze(tmp_path, strict=False)
+    assert alone.readiness is not None
+    in_tree = tree.reports["pkg.main"]
+    assert in_tree is not None
+
+    def reasons(report: Any) -> list[tuple[str, int | None, str]]:
+        # an undeclared import is said as each input declares one (--requirements FILE, or
+        # pyproject.toml's dependencies); the rest of every message is the same
+        return [
+            (r.code, r.span.line if r.span else None, r.message.split(" is not standard")[0])
+            for a in report.assessments
+            for r in a.reasons
+        ]
+
+    found = reasons(alone.readiness)
+    assert found == reasons(in_tree)
+    assert {code for code, _, _ in found} == {"SVC-R008", "SVC-R021", "SVC-R024"}

@@ -392,3 +392,46 @@ def test_directory_analysis_processes_go_with_the_server(tmp_path: Path) -> None
 def _quietly(client: httpx.Client, request: httpx.Request) -> None:
     with contextlib.suppress(httpx.HTTPError):
         client.send(request)
+
+
+def test_serve_installation_ends_with_the_command(rest_bundle: Path, tmp_path: Path) -> None:
+    """``svcc serve`` stopped with SIGTERM while it installs a bundle's requirements left
+    pip running, installing into the cache and racing the next build of that environment.
+    pip is held here by an index that accepts the connection and never answers."""
+    import socket
+
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        index = f"http://127.0.0.1:{silent.getsockname()[1]}/simple"
+        env = {**os.environ, "PIP_INDEX_URL": index, "PIP_CONFIG_FILE": os.devnull,
+               "PIP_TIMEOUT": "120", "PIP_RETRIES": "0"}  # fmt: skip
+        proc = subprocess.Popen(
+            [SVCC, "serve", str(rest_bundle), "--cache-dir", str(tmp_path / "cache"),
+             "--port", str(free_port())],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        started: set[int] = set()
+        try:
+            deadline = time.monotonic() + 120
+            while proc.poll() is None and time.monotonic() < deadline:
+                started = descendants(proc.pid)
+                if any(INSTALLING in cmdline(pid) for pid in started):
+                    break
+                time.sleep(0.05)
+            assert any(INSTALLING in cmdline(pid) for pid in started), started
+        finally:
+            stop(proc, signal.SIGTERM)
+        assert survivors(started) == set()  # the index still silent: pip would wait on
+
+
+INSTALLING = b"-m\0pip\0install"  # not ``python -m venv``'s own ensurepip
+
+
+def cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""

@@ -11,8 +11,8 @@ import pytest
 from helpers import governed_traces, run_svcc
 from mcp_client import McpBundle
 from servers import serving
+from svcc.compiler.analysis import analyze_repository
 from svcc.compiler.pipeline import compile_path
-from svcc.compiler.repository import analyze_repository
 from svcc.contracts.errors import IneligibleError, InputError, UsageError
 from svcc.frontends.repository import TreeLimits, read_repository
 from syrupy.extensions.json import JSONSnapshotExtension
@@ -542,7 +542,7 @@ def test_modules_shadowing_the_standard_library_are_refused_in_bundles(tmp_path:
         "import logging\n\n\ndef run(text: str) -> str:\n    return logging.log(text)\n"
     )
     (tmp_path / "alone.py").write_text("def one() -> int:\n    return 1\n")
-    with pytest.raises(IneligibleError, match="would shadow the standard library module 'logging'"):
+    with pytest.raises(IneligibleError, match="SVC-F015 module name 'logging' clashes with the st"):
         compile_path(tmp_path, target="rest", output_dir=tmp_path / "out", select="app2.run")
     compile_path(tmp_path, target="rest", output_dir=tmp_path / "ok", select="alone.one")
     manifest = json.loads((tmp_path / "ok" / "svc-rest.json").read_bytes())

@@ -21,7 +21,8 @@ from typing import Any
 
 import jsonschema
 import pytest
-from svcc.compiler.driver import Analysis, analyze_source, emit_analysis
+from svcc.compiler.analysis import Analysis, analyze_source
+from svcc.compiler.bundles import build_bundle
 from svcc.compiler.registry import get_target
 from svcc.ir.index import module_index
 from svcc.ir.serde import ir_from_json
@@ -65,7 +66,7 @@ def analyse(source: str) -> Analysis:
 
 
 def emit(analysis: Analysis, target: str) -> dict[str, bytes]:
-    _, tree = emit_analysis(analysis, get_target(target))
+    _, tree = build_bundle(analysis, get_target(target))
     return dict(tree)
 
 
@@ -393,10 +394,11 @@ def test_repository_document_is_the_same_bytes_whatever_the_workers(tmp_path: Pa
     """``inspect DIR --format json`` from a tree lowered in worker processes (each IR encoded
     there) with the modules' documents rendered in worker processes is byte for byte the
     canonical encoding of the document built in one process (issue 27 item 3)."""
-    from svcc.compiler.repository import analyze_repository
+    from svcc.compiler.analysis import Analysis, analyze_repository
     from svcc.compiler.repository_document import encode_document
     from svcc.frontends.repository import PARALLEL_FROM
     from svcc.ir.canonical import canonical_json
+    from svcc.ir.serde import ir_to_json
 
     for i in range(PARALLEL_FROM + 3):
         body = functions(2) if i % 7 else "def broken(:\n"
@@ -407,7 +409,13 @@ def test_repository_document_is_the_same_bytes_whatever_the_workers(tmp_path: Pa
     notebook = {"nb/x.ipynb": {"error": {"path": "nb/x.ipynb", "message": "é"}}}
     expected = one.document()
     expected["files"] |= notebook
-    assert parallel.ir_json == one.ir_json
+
+    def ir_texts(analysis: Analysis) -> dict[str, bytes]:  # a worker's own encoding, if any
+        assert analysis.repository is not None
+        modules = analysis.repository.modules.items()
+        return {m: s.result.ir_json or ir_to_json(s.ir) for m, s in modules if s.ir is not None}
+
+    assert ir_texts(parallel) == ir_texts(one)
     assert encode_document(parallel, notebook, workers=2) == canonical_json(expected)
     assert encode_document(one, notebook, workers=1) == canonical_json(expected)
     assert b"SVC-R024" in canonical_json(expected)

@@ -28,19 +28,37 @@ BUNDLE: Final = BundleSpec(
     interface_document="mcp-tools.json",
     http_transports=("streamable-http",),
     allowed_hosts_env="SVC_MCP_ALLOWED_HOSTS",  # runtime/mcp_http.py's ALLOWED_HOSTS_ENV
-    # The glue and the server's own top-level modules: a user module by one of these names
-    # would shadow them inside the bundle.
+    # The glue and every top-level module of an installed package the server imports, over
+    # stdio or HTTP (measured by tests/test_hostile_names.py): the server holds its own
+    # module by that name first, so a bundled one could never be imported (SVC-F015).
     reserved_modules=frozenset(
         {
             "server",
+            "_cffi_backend",
+            "annotated_types",
+            "anyio",
+            "click",
+            "cryptography",
+            "h11",
+            "httpcore2",
+            "httptools",
+            "httpx2",
+            "idna",
             "mcp",
+            "mcp_types",
+            "opentelemetry",
+            "prometheus_client",
             "pydantic",
             "pydantic_core",
-            "anyio",
+            "python_multipart",
+            "sse_starlette",
             "starlette",
-            "uvicorn",
             "typing_extensions",
-            "prometheus_client",
+            "typing_inspection",
+            "uvicorn",
+            "uvloop",
+            "watchfiles",
+            "websockets",
         }
     ),
     interface="mcp",

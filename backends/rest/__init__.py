@@ -29,20 +29,32 @@ BUNDLE: Final = BundleSpec(
         "--no-access-log",
     ),
     interface_document="openapi.json",
-    # The glue and the server's own top-level modules: a user module by one of these names
-    # would shadow them inside the bundle.
+    # The glue and every top-level module of an installed package the server imports
+    # (measured under uvicorn by tests/test_hostile_names.py): the server holds its own
+    # module by that name first, so a bundled one could never be imported (SVC-F015).
     reserved_modules=frozenset(
         {
             "app",
+            "annotated_doc",
+            "annotated_types",
+            "anyio",
+            "click",
             "fastapi",
-            "starlette",
+            "h11",
+            "httptools",
+            "opentelemetry",
+            "prometheus_client",
             "pydantic",
             "pydantic_core",
-            "uvicorn",
-            "anyio",
-            "typing_extensions",
+            "python_multipart",
+            "starlette",
             "swagger_ui_bundle",
-            "prometheus_client",
+            "typing_extensions",
+            "typing_inspection",
+            "uvicorn",
+            "uvloop",
+            "watchfiles",
+            "websockets",
         }
     ),
     interface="rest",

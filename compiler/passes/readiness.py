@@ -10,11 +10,10 @@ import builtins
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, ClassVar, Final
+from typing import Any, ClassVar, Final, Literal
 
 import attrs
 from attrs import field, frozen
-from svcc.compiler.closure import EMPTY, LocalClosure
 from svcc.compiler.passes.data_reads import data_read_reasons
 from svcc.compiler.passes.effects import (
     PLAIN_BASE_PREFIXES,
@@ -32,7 +31,6 @@ from svcc.contracts.diagnostics import Diagnostic, diag
 from svcc.contracts.diagnostics import codes as C
 from svcc.contracts.diagnostics.codes import CLASS_ORDER, REGISTRY, Code, ReadinessClass
 from svcc.frontends.removed_names import REMOVED_NAMES, removed_name
-from svcc.ir.imports import resolve_relative
 from svcc.ir.index import ModuleIndex, module_index
 from svcc.ir.interface import left_out
 from svcc.ir.model import (
@@ -62,14 +60,12 @@ from svcc.ir.types import (
 class Environment:
     """What the source can import besides the standard library.
 
-    ``closure`` holds the modules beside the source that the bundle will contain (found by
-    :mod:`svcc.compiler.closure`); ``package`` is the main module's package, against which
-    its relative imports resolve; ``reserved`` are the names the bundle's own files take.
+    ``resolve_import`` judges an import over the module graph of the module's repository (a
+    directory, or a file with the modules beside it that it imports: see
+    :mod:`svcc.compiler.passes.repository_readiness`); without one the module stands alone
+    and only the standard library and the declared requirements resolve.
     """
 
-    closure: LocalClosure = EMPTY
-    package: str = ""
-    reserved: frozenset[str] = frozenset()
     declared_imports: frozenset[str] = frozenset()
     declared_requirements: tuple[str, ...] = ()
     # Governed execution: results must be exactly JSON (generation with a policy).
@@ -81,9 +77,14 @@ class Environment:
     unmapped: tuple[str, ...] = ()
     # Declared data files, relative to the module's folder (``--data``).
     data_files: frozenset[str] = frozenset()
-    # Repositories: resolves an import over the module graph (why it fails, or ``None``);
-    # replaces the single-file rules when set.
-    resolve_import: Callable[[Import], str | None] | None = None
+    # Resolves an import over the module graph: ``None``, or ``(kind, why not)`` where kind
+    # is ``"local"`` (a local module the bundle cannot hold: SVC-R021), ``"missing"`` (no
+    # such module of the repository) or ``"external"`` (neither standard library nor
+    # declared).
+    resolve_import: "Callable[[Import], tuple[ImportProblem, str] | None] | None" = None
+    # A directory (its dependencies are declared in pyproject.toml) or a file (with
+    # --requirements FILE): how an undeclared import is said.
+    repository: bool = False
 
 
 @frozen(kw_only=True)
@@ -256,14 +257,6 @@ def _import_reasons(ir: ModuleIR, env: Environment) -> Iterator[Diagnostic]:
             found = resolver.problem(imp, C.R008_UNRESOLVED_IMPORT)
             if found:
                 yield diag(found[0], found[1], imp.span)
-    if env.package and env.package in env.closure.modules:
-        problem = resolver.closure_problem([env.package])
-        if problem:
-            yield diag(
-                C.R021_LOCAL_IMPORT,
-                f"importing {ir.module} runs its package {env.package!r}: {problem}",
-                None,
-            )
 
 
 ModuleRule = Callable[[ModuleIR, Environment], Iterable[Diagnostic]]
@@ -757,111 +750,54 @@ def _available(root: str, env: Environment) -> bool:
     return root == "__future__" or root in sys.stdlib_module_names or root in env.declared_imports
 
 
+ImportProblem = Literal["local", "missing", "external"]
+DECLARE_HINT: Final = (
+    "declare it in [project] dependencies of pyproject.toml, [tool.svcc] dependencies, "
+    "or with --requirements FILE"
+)
+
+
+def undeclared(module: str, env: Environment) -> str | None:
+    """Why an import that is no module of the repository cannot be served (not standard
+    library, not declared), said as the user declares one: ``None`` when it resolves."""
+    root = module.split(".", 1)[0]
+    if _available(root, env):
+        return None
+    if env.repository:
+        return (
+            f"import {module!r} is not standard library, a module of the repository, or a "
+            f"declared dependency; {DECLARE_HINT}"
+        )
+    return (
+        f"import {module!r} is not standard library, beside the source, or declared; "
+        f"{hint_for(root)}"
+    )
+
+
 class ImportResolver:
-    """The import rules: an import resolves to a module beside the source that the bundle
-    will hold (and whose own imports resolve, transitively), or to the standard library,
-    or to a declared requirement. Local modules win over the standard library, as they do
-    when the file runs as a script (``source/`` is first on ``sys.path`` in a bundle)."""
+    """The import rules: an import resolves to a module of the repository that the bundle
+    will hold (``env.resolve_import``, over the module graph), or to the standard library,
+    or to a declared requirement."""
 
     def __init__(self, env: Environment) -> None:
         self.env = env
-        self._memo: dict[str, str | None] = {}
 
     def problem(self, imp: Import, unresolved: Code) -> tuple[Code, str] | None:
-        found = self._problem(imp, unresolved)
-        if found is not None and found[0] is unresolved and imp.level == 0 and self.env.unmapped:
-            return C.R040_ATTRIBUTED_IMPORT, _attributed(imp.module, self.env.unmapped)
-        return found
-
-    def _problem(self, imp: Import, unresolved: Code) -> tuple[Code, str] | None:
+        """``(code, message)`` of an import that would fail, or ``None``; ``unresolved`` is
+        the code of a missing module (SVC-R008 at module level, SVC-R009 in a body)."""
         env = self.env
         if env.resolve_import is not None:
-            message = env.resolve_import(imp)
-            if message is None:
-                return None
-            # a relative import that does not resolve in the repository cannot be bundled
-            return (C.R021_LOCAL_IMPORT if imp.level > 0 else unresolved), message
-        if imp.level > 0:
-            shown = "." * imp.level + imp.module
-            base = resolve_relative(env.package, imp.level, imp.module)
-            if base is None:
-                if not env.package:
-                    return C.R021_LOCAL_IMPORT, (
-                        f"relative import {shown!r} needs a package, and the module is "
-                        "top-level: pass --module-name PKG.NAME (or inspect the file inside "
-                        "its package folder)"
-                    )
-                return C.R021_LOCAL_IMPORT, (
-                    f"relative import {shown!r} reaches above the top package "
-                    f"{env.package.split('.')[0]!r}"
-                )
-            if base not in env.closure.located:
-                return C.R021_LOCAL_IMPORT, (
-                    f"relative import {shown!r} resolves to {base!r}, which is not in the "
-                    "file's directory tree, so the bundle cannot contain it"
-                )
-            return self._local(base)
-        root = imp.module.split(".", 1)[0]
-        if root in env.closure.located:
-            if imp.module not in env.closure.located:
-                return C.R021_LOCAL_IMPORT, f"{imp.module!r} is not found beside the source"
-            return self._local(imp.module)
-        if _available(root, env):
+            found = env.resolve_import(imp)
+        elif imp.level > 0:  # a module judged alone: it has no package to resolve in
+            found = ("local", f"relative import {'.' * imp.level + imp.module!r} has no package")
+        else:
+            why = undeclared(imp.module, env)
+            found = None if why is None else ("external", why)
+        if found is None:
             return None
-        return unresolved, (
-            f"import {imp.module!r} is not standard library, beside the source, or declared; "
-            f"{hint_for(root)}"
-        )
-
-    def _local(self, name: str) -> tuple[Code, str] | None:
-        root = name.split(".", 1)[0]
-        if root in self.env.reserved:
-            return C.R021_LOCAL_IMPORT, (
-                f"local module {root!r} clashes with a module of the bundle itself; rename it"
-            )
-        problem = self.closure_problem([name])
-        return (C.R021_LOCAL_IMPORT, problem) if problem else None
-
-    def closure_problem(self, names: list[str]) -> str | None:
-        """Why importing the local modules ``names`` (with the packages on their way and
-        what they import, transitively) would fail, or ``None``."""
-        closure = self.env.closure
-        if closure.truncated:
-            return "the local import closure is too large for a single-file bundle"
-        key = ",".join(names)
-        if key in self._memo:
-            return self._memo[key]
-        result: str | None = None
-        stack = list(names)
-        seen: set[str] = set()
-        while stack and result is None:
-            name = stack.pop()
-            parts = name.split(".")
-            for depth in range(1, len(parts) + 1):
-                prefix = ".".join(parts[:depth])
-                if prefix in seen:
-                    continue
-                seen.add(prefix)
-                module = closure.modules.get(prefix)
-                if module is None:
-                    continue
-                if module.error is not None:
-                    result = module.error
-                    break
-                for required in module.requires:
-                    top = required.split(".", 1)[0]
-                    if top in closure.located:
-                        if required not in closure.located:
-                            result = f"{module.path} imports {required!r}, not found beside it"
-                            break
-                        stack.append(required)
-                    elif not _available(top, self.env) and not self.env.unmapped:
-                        result = (
-                            f"{module.path} imports {required!r}, which is not standard "
-                            f"library, beside the source, or declared; {HINT}"
-                        )
-                        break
-                if result is not None:
-                    break
-        self._memo[key] = result
-        return result
+        kind, message = found
+        if kind == "local":
+            return C.R021_LOCAL_IMPORT, message
+        if kind == "external" and env.unmapped:
+            return C.R040_ATTRIBUTED_IMPORT, _attributed(imp.module, env.unmapped)
+        return unresolved, message

@@ -1,4 +1,5 @@
-"""Readiness over a repository's module graph.
+"""Readiness over a repository's module graph: the one readiness walk, for a directory and
+for a file alike.
 
 Each module is judged by the ordinary readiness pass, with imports resolved over the graph
 (local ones, absolute or relative, resolve to repository modules; external ones against the
@@ -8,100 +9,121 @@ packages, the modules it imports at module level and in its own body, transitive
 inherited reason (``SVC-R024``) names the risky module's file and line; the walk visits a
 module once, so import cycles terminate.
 
-A single file is judged by the same walk: its local import closure (the modules beside it
-that it imports, lowered once by ``compiler.closure``) is a small repository with the file
-as its main module (``LocalClosure.repository``), whose capabilities inherit through
-:meth:`RepositoryReadiness.inherit`, so ``svcc inspect FILE`` and ``svcc inspect DIR`` say
-the same of the same function.
+A file is a one-module repository here: the modules beside it that it imports (its local
+import closure, lowered once by :mod:`svcc.compiler.closure`) are the rest of its
+repository, so ``svcc inspect FILE`` and ``svcc inspect DIR`` say the same of the same
+import, with the same code and words. A file that imports nothing beside it and has no
+relative import has no graph to walk (``repo`` is ``None``): every import it has is
+external, judged by the same rule.
 """
 
-import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import attrs
 from svcc.compiler.passes.readiness import (
     Assessment,
     Environment,
+    ImportProblem,
     ReadinessReport,
     classify,
     module_reasons,
     order,
+    undeclared,
 )
 from svcc.contracts.diagnostics import Diagnostic, diag
 from svcc.contracts.diagnostics.codes import R021_LOCAL_IMPORT, R024_IMPORTED_MODULE_RISK
-from svcc.frontends.repository import Repository, Resolution, collection_paused, parents
 from svcc.ir.canonical import digest_bytes
 from svcc.ir.model import Capability, Import, ModuleIR, Span
-from svcc.ir.serde import ir_to_json
 
-DECLARE_HINT = (
-    "declare it in [project] dependencies of pyproject.toml, [tool.svcc] dependencies, "
-    "or with --requirements FILE"
-)
+if TYPE_CHECKING:
+    from svcc.frontends.repository import Repository, Resolution
 
 
 class RepositoryReadiness:
-    """Runs once per repository; ``reports`` maps module name → its readiness report."""
+    """Runs once per repository; ``reports`` maps module name → its readiness report.
+
+    ``reserved`` are the top-level names the bundle's own files take (an import of a local
+    module by one of them is ``SVC-R021``); ``governed`` asks for governed execution's
+    rules; ``data_files`` gives a module's declared data files (``--data``) where the
+    repository's ``[tool.svcc] data-files`` do not; ``single_file`` says undeclared imports
+    as a file's user declares them (``--requirements FILE``)."""
 
     def __init__(
         self,
-        repo: Repository,
+        repo: "Repository | None",
         declared_imports: frozenset[str],
         declared_requirements: tuple[str, ...],
         allow: frozenset[str] = frozenset(),
         unmapped: tuple[str, ...] = (),
+        *,
+        reserved: frozenset[str] = frozenset(),
+        governed: bool = False,
+        data_files: Mapping[str, frozenset[str]] | None = None,
+        single_file: bool = False,
     ) -> None:
         self.repo = repo
         self.allow = allow
         self.unmapped = unmapped
         self.declared_imports = declared_imports
         self.declared_requirements = declared_requirements
+        self.reserved = reserved
+        self.governed = governed
+        self.data_files = data_files or {}
+        self.single_file = single_file
         self.envs: dict[str, Environment] = {}
-        self.ir_json: dict[str, bytes] = {}
         self._risks: dict[str, list[str]] = {}
         self._closures: dict[str, list[str]] = {}
         self._module_level: dict[str, tuple[list[Diagnostic], frozenset[str]]] = {}
 
-    def resolver(self, module: str, ir: ModuleIR) -> Callable[[Import], str | None]:
+    def resolver(
+        self, module: str, ir: ModuleIR, base: Environment
+    ) -> "Callable[[Import], tuple[ImportProblem, str] | None] | None":
+        if self.repo is None:
+            return None
+        graph = self.repo.graph
         by_import: dict[Import, Resolution] = {
-            imp: self.repo.graph.resolutions[(module, i)] for i, imp in enumerate(ir.imports)
+            imp: graph.resolutions[(module, i)] for i, imp in enumerate(ir.imports)
         }
 
-        def resolve(imp: Import) -> str | None:
+        def resolve(imp: Import) -> "tuple[ImportProblem, str] | None":
             res = by_import[imp]
             if res.problem is not None:
-                return res.problem
+                return ("local" if imp.level > 0 else "missing"), res.problem
             if res.external is None:
-                return None
-            root = res.external.split(".", 1)[0]
-            if (
-                root == "__future__"
-                or root in sys.stdlib_module_names
-                or root in self.declared_imports
-            ):
-                return None
-            return (
-                f"import {res.external!r} is not standard library, a module of the "
-                f"repository, or a declared dependency; {DECLARE_HINT}"
-            )
+                clash = next((m for m in res.local if m.split(".", 1)[0] in self.reserved), None)
+                if clash is None:
+                    return None
+                return "local", (
+                    f"local module {clash.split('.', 1)[0]!r} clashes with a module of the "
+                    "bundle itself; rename it"
+                )
+            why = undeclared(res.external, base)
+            return None if why is None else ("external", why)
 
         return resolve
 
     def env(self, module: str, ir: ModuleIR) -> Environment:
         if module not in self.envs:
-            self.envs[module] = Environment(
+            data = self.data_files.get(module)
+            if data is None and self.repo is not None and module in self.repo.modules:
+                data = self.repo.data_files_of(module)
+            base = Environment(
                 declared_imports=self.declared_imports,
                 declared_requirements=self.declared_requirements,
-                resolve_import=self.resolver(module, ir),
                 allow=self.allow,
                 unmapped=self.unmapped,
-                data_files=self.repo.data_files_of(module),
+                data_files=data or frozenset(),
+                governed=self.governed,
+                repository=not self.single_file,
             )
+            self.envs[module] = attrs.evolve(base, resolve_import=self.resolver(module, ir, base))
         return self.envs[module]
 
     def risks(self, module: str) -> list[str]:
         """The import-time risks of one module, each ``path:line: message``."""
         if module not in self._risks:
+            assert self.repo is not None
             source = self.repo.modules[module]
             ir = source.ir
             if ir is None:
@@ -119,6 +141,7 @@ class RepositoryReadiness:
 
     def closure(self, target: str) -> list[str]:
         if target not in self._closures:
+            assert self.repo is not None
             self._closures[target] = self.repo.graph.import_closure([target])
         return self._closures[target]
 
@@ -152,6 +175,10 @@ class RepositoryReadiness:
     def inherited(self, module: str, cap: Capability) -> list[Diagnostic]:
         """Reasons from the modules that importing ``module`` executes (shared by all its
         capabilities, computed once), then from ``cap``'s own function-scope imports."""
+        if self.repo is None:
+            return []
+        from svcc.frontends.repository import parents
+
         edges = self.repo.graph.edges.get(module, [])
         if module not in self._module_level:
             reported = {module}
@@ -162,33 +189,52 @@ class RepositoryReadiness:
         own = [(e.target, e.span) for e in edges if e.scope == cap.qualname]
         return [*shared, *self._walk(own, set(seen))] if own else list(shared)
 
-    def report(self, module: str) -> ReadinessReport | None:
-        ir = self.repo.modules[module].ir
+    def report(
+        self,
+        module: str,
+        ir: ModuleIR | None = None,
+        *,
+        serialize: bool = True,
+        diagnostics: tuple[Diagnostic, ...] = (),
+    ) -> ReadinessReport | None:
+        """One module's report (``None`` when it did not analyse): the passes, then the
+        risks it inherits. ``ir`` defaults to the repository's; ``serialize=False`` leaves
+        the IR digest empty (a report that shows neither it nor the IR); ``diagnostics``
+        (the front end's) are carried by the report."""
+        if ir is None:
+            assert self.repo is not None
+            ir = self.repo.modules[module].ir
         if ir is None:
             return None
         from svcc.compiler.passes.pipeline import ModuleUnit, run_passes
 
-        ir_json = self.repo.modules[module].result.ir_json or ir_to_json(ir)  # see there
-        self.ir_json[module] = ir_json
-        unit = ModuleUnit(
-            path=self.repo.modules[module].file.path,
-            ir=ir,
-            env=self.env(module, ir),
-            digest=digest_bytes(ir_json),
-        )
-        return self.inherit(module, run_passes(unit))
+        digest = ""
+        source = self.repo.modules.get(module) if self.repo is not None else None
+        if serialize:
+            # a worker that lowered the module has encoded its IR (``FrontendResult.ir_json``)
+            encoded = source.result.ir_json if source is not None else None
+            if encoded is None:
+                from svcc.ir.serde import ir_digest
 
-    def inherit(self, module: str, base: ReadinessReport) -> ReadinessReport:
+                digest = ir_digest(ir)
+            else:
+                digest = digest_bytes(encoded)
+        path = source.file.path if source is not None else module
+        unit = ModuleUnit(
+            path=path, ir=ir, env=self.env(module, ir), digest=digest, diagnostics=diagnostics
+        )
+        return self.inherit(module, ir, run_passes(unit))
+
+    def inherit(self, module: str, ir: ModuleIR, base: ReadinessReport) -> ReadinessReport:
         """``base`` (the ordinary pass's report of ``module``) with every capability's
-        inherited import-time risks added; a single file's local closure is judged by
-        this same walk, so ``inspect FILE`` and ``inspect DIR`` agree."""
-        ir = self.repo.modules[module].ir
-        assert ir is not None
+        inherited import-time risks added."""
+        if self.repo is None:
+            return base
         assessments = []
         for cap, assessment in zip(ir.capabilities, base.assessments, strict=True):
-            # one reason per import: where the single-file pass already said the import
-            # cannot work (SVC-R021: unparseable, undeclared, above the top package), the
-            # imported module's risks add nothing
+            # one reason per import: where the pass already said the import cannot work
+            # (SVC-R021: a relative import that does not resolve, a clash), the imported
+            # module's risks add nothing
             cannot = {r.span for r in assessment.reasons if r.code == R021_LOCAL_IMPORT.code}
             extra = [
                 d for d in self.inherited(module, cap) if d.span is None or d.span not in cannot
@@ -208,5 +254,8 @@ class RepositoryReadiness:
         return attrs.evolve(base, assessments=tuple(assessments))
 
     def run(self) -> dict[str, ReadinessReport | None]:
+        from svcc.frontends.repository import collection_paused
+
+        assert self.repo is not None
         with collection_paused():  # see there: the same many small acyclic objects
             return {module: self.report(module) for module in sorted(self.repo.modules)}

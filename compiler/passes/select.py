@@ -12,10 +12,8 @@ reachable by their plain names.
 
 import difflib
 from collections.abc import Sequence
-from typing import ClassVar
 
-import attrs
-from svcc.compiler.passes.readiness import Assessment, ReadinessReport
+from svcc.compiler.passes.readiness import Assessment
 from svcc.contracts.diagnostics import Diagnostic, where
 from svcc.contracts.errors import IneligibleError, UsageError
 from svcc.ir.model import Capability, ModuleIR
@@ -105,19 +103,3 @@ def select(
         )
     order = {cap.id: index for index, (_, cap, _) in enumerate(entries)}
     return [(ir, cap) for ir, cap, _ in sorted(chosen.values(), key=lambda e: order[e[1].id])]
-
-
-class SelectPass:
-    """Selection over one module: the IR restricted to what is selected."""
-
-    name: ClassVar[str] = "select"
-
-    def run(
-        self, ir: ModuleIR, report: ReadinessReport, selection: Sequence[str] | None, path: str
-    ) -> ModuleIR:
-        assessments = {a.capability_id: a for a in report.assessments}
-        entries = [(ir, cap, assessments[cap.id]) for cap in ir.capabilities]
-        chosen = tuple(cap for _, cap in select(entries, selection, where=path, plain_names=True))
-        if chosen == ir.capabilities:
-            return ir  # the same object: what was derived from it (its JSON) is reused
-        return attrs.evolve(ir, capabilities=chosen)

@@ -334,10 +334,12 @@ R021_LOCAL_IMPORT: Final = _code(
     "error",
     "execution",
     "conditional",
-    "An import reaches a module beside the source that cannot be copied into the bundle "
-    "faithfully (a relative import above the top package or outside the file's directory, "
-    "a local module that does not parse, or one whose own imports are not available). "
-    "Pass --module-name PKG.MODULE for a module inside a package.",
+    "An import reaches a module of the repository (a directory's, or one beside a file) "
+    "that the bundle cannot hold: a relative import that resolves to no module (in a "
+    "top-level module, above the top-level package, to a missing module), or a local "
+    "module named like one of the bundle's own. A local module that does not parse or "
+    "whose own imports are not available is SVC-R024 of its importers. Pass --module-name "
+    "PKG.MODULE for a file inside a package.",
     hint="pass --module-name PKG.MODULE, or make the local module importable beside the source",
 )
 R022_GOVERNED_RETURN: Final = _code(
@@ -370,8 +372,8 @@ R024_IMPORTED_MODULE_RISK: Final = _code(
     "execution",
     "conditional",
     "A repository module this capability imports (directly, transitively, or as a parent "
-    "package) runs code at import, cannot be analysed, or has an unresolved import; the "
-    "message names that module's file and line.",
+    "package; for a single file, a module beside it) runs code at import, cannot be "
+    "analysed, or has an unresolved import; the message names that module's file and line.",
     hint=(
         "fix the named module's import-time statement (see its own reasons), or --select "
         "functions whose modules do not import it"
@@ -742,6 +744,24 @@ R060_REMOVED_NAME: Final = _code(
     "same everywhere; the table is `REMOVED_NAMES` in `frontends/removed_names.py`.",
     hint="use the replacement the message names (`float` for `np.float`, `np.nan` for "
     "`np.NaN`, `datetime.timedelta` for `pd.datetools.timedelta`)",
+)
+
+
+# --- adversarial second pass (issue 27 item 7) ---------------------------------------------------
+F015_MODULE_NAME_TAKEN: Final = _code(
+    "SVC-F015",
+    "module name taken inside the server",
+    "error",
+    "source",
+    None,
+    "A bundled module (the compiled one, or a local module it imports) has the top-level name "
+    "of a module the generated server itself imports: its glue (`app`, `server`), its runtime "
+    "(`svc_runtime`), a package the server runs on (`fastapi`, `uvicorn`, `click`, `mcp_types`, "
+    "...) or the standard library (`queue`, `calendar`, `email`, ...). The server imports its "
+    "own module first, so the bundled one could never be imported: it would compile and then "
+    "never start, or fail on every call. Refused when compiling for the target, not by "
+    "`inspect`.",
+    hint="choose another module name with `--module-name`, or rename the local module",
 )
 
 

@@ -18,7 +18,7 @@ naming it. A data file keeps its place relative to its source root in the bundle
 
 import os
 import stat
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Final
@@ -79,31 +79,53 @@ def _descends(name: str) -> bool:
 
 def matches(pattern: str, relpath: str) -> bool:
     """Whether the tree-relative file ``relpath`` is declared by ``pattern`` (checked)."""
-    return _match(pattern.split("/"), relpath.split("/"))
+    parts, names = pattern.split("/"), relpath.split("/")
+    # Each (pattern part, path name) pair is judged once: tried naively, every way of
+    # sharing the names among several ``**`` parts is a branch (``**/**/**/**/**/**/x``
+    # over a path 25 folders deep took 88 s).
+    memo: dict[tuple[int, int], bool] = {}
+
+    def match(i: int, j: int) -> bool:
+        found = memo.get((i, j))
+        if found is None:
+            found = memo[i, j] = _match(parts, names, i, j, match)
+        return found
+
+    return match(0, 0)
 
 
-def _match(parts: list[str], names: list[str]) -> bool:
-    if not parts:
-        return not names
-    if not names:
-        return parts == ["**"]
-    head = parts[0]
+def _match(
+    parts: list[str], names: list[str], i: int, j: int, match: Callable[[int, int], bool]
+) -> bool:
+    """Whether ``parts[i:]`` matches ``names[j:]`` (``match`` judges the rest)."""
+    if i == len(parts):
+        return j == len(names)
+    if j == len(names):
+        return parts[i:] == ["**"]
+    head = parts[i]
     if head == "**":
-        if _match(parts[1:], names):
+        if match(i + 1, j):
             return True
-        return len(names) > 1 and _descends(names[0]) and _match(parts, names[1:])
-    return _part_matches(head, names[0]) and _match(parts[1:], names[1:])
+        return len(names) - j > 1 and _descends(names[j]) and match(i, j + 1)
+    return _part_matches(head, names[j]) and match(i + 1, j + 1)
 
 
-def _expand(folder: Path, parts: list[str], rel: str, pattern: str) -> Iterator[str]:
-    """Tree-relative paths of the regular files below ``folder`` that ``parts`` match."""
+def _expand(
+    folder: Path, parts: list[str], rel: str, pattern: str, seen: set[tuple[str, int]]
+) -> Iterator[str]:
+    """Tree-relative paths of the regular files below ``folder`` that ``parts`` match;
+    ``seen``: the (folder, parts left) states already walked, each walked once (several
+    ``**`` reach one folder in many ways)."""
+    if (rel, len(parts)) in seen:
+        return
+    seen.add((rel, len(parts)))
     head, rest = parts[0], parts[1:]
     if head == "**":
         if rest:
-            yield from _expand(folder, rest, rel, pattern)
+            yield from _expand(folder, rest, rel, pattern, seen)
         for entry in _entries(folder):
             if entry.is_dir(follow_symlinks=False) and _descends(entry.name):
-                yield from _expand(Path(entry.path), parts, _join(rel, entry.name), pattern)
+                yield from _expand(Path(entry.path), parts, _join(rel, entry.name), pattern, seen)
             elif entry.is_symlink() and _descends(entry.name):
                 _symlink(_join(rel, entry.name), pattern)
         return
@@ -119,7 +141,7 @@ def _expand(folder: Path, parts: list[str], rel: str, pattern: str) -> Iterator[
             _symlink(shown, pattern)
         if rest:
             if stat.S_ISDIR(mode):
-                yield from _expand(Path(entry.path), rest, shown, pattern)
+                yield from _expand(Path(entry.path), rest, shown, pattern, seen)
         elif stat.S_ISREG(mode):
             yield shown
         elif not stat.S_ISDIR(mode):
@@ -178,7 +200,7 @@ def collect(
     found: dict[str, str] = {}
     for given in patterns:
         pattern = check_pattern(given)
-        paths = list(_expand(root, pattern.split("/"), "", pattern)) if pattern else []
+        paths = list(_expand(root, pattern.split("/"), "", pattern, set())) if pattern else []
         if not paths:
             raise DataRefused(f"{WHERE}: {given!r} matches no file")
         for path in paths:

@@ -137,9 +137,18 @@ def read_config(root: Path, limits: TreeLimits) -> ProjectConfig:
         raise TreeRefused(
             diag(F008_REPOSITORY_ENTRY, f"{PYPROJECT} is not valid TOML: {exc}", None)
         ) from None
-    tool = doc.get("tool", {}).get("svcc", {})
-    if not isinstance(tool, dict):
-        tool = {}
+    tool = _table(_table(doc.get("tool", {}), "[tool]").get("svcc", {}), "[tool.svcc]")
+    unknown = sorted(set(tool) - TOOL_KEYS)
+    if unknown:  # a misspelt key (``data_files``) would silently declare nothing
+        raise TreeRefused(
+            diag(
+                F008_REPOSITORY_ENTRY,
+                f"{PYPROJECT}: [tool.svcc] has no key {unknown[0]!r} "
+                f"(known: {', '.join(sorted(TOOL_KEYS))})",
+                None,
+            )
+        )
+    project = _table(doc.get("project", {}), "[project]")
     roots = None
     if "source-roots" in tool:
         roots = _str_list(tool["source-roots"], "[tool.svcc] source-roots")
@@ -157,9 +166,8 @@ def read_config(root: Path, limits: TreeLimits) -> ProjectConfig:
     if "dependencies" in tool:
         deps = _str_list(tool["dependencies"], "[tool.svcc] dependencies")
     else:
-        project = doc.get("project", {})
         deps = _str_list(project.get("dependencies", []), "[project] dependencies")
-    name = doc.get("project", {}).get("name")
+    name = project.get("name")
     return ProjectConfig(
         source_roots=roots,
         name=name if isinstance(name, str) and name else None,
@@ -169,6 +177,18 @@ def read_config(root: Path, limits: TreeLimits) -> ProjectConfig:
         import_names=_import_names(tool.get("import-names", {})),
         data_files=_data_patterns(tool.get("data-files", [])),
     )
+
+
+# The keys of ``[tool.svcc]`` (README, Repositories and Data files).
+TOOL_KEYS = frozenset({"allow", "data-files", "dependencies", "import-names", "source-roots"})
+
+
+def _table(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise TreeRefused(
+            diag(F008_REPOSITORY_ENTRY, f"{PYPROJECT}: {where} must be a table", None)
+        )
+    return value
 
 
 def _data_patterns(value: Any) -> tuple[str, ...]:
