@@ -165,6 +165,11 @@ def test_inspect_directory_json(tmp_path: Path) -> None:
     (tmp_path / ".hidden").mkdir()
     (tmp_path / ".hidden" / "skip.py").write_text("x = 1\n")
     (tmp_path / "my-script.py").write_text("def h() -> int:\n    return 1\n")
+    # notebooks are searched with the repository's skip rules: build output and virtual
+    # environments are not the project's (the search entered site-packages: 2 s on stdlib)
+    for skipped_folder in ("build", "venv/lib/site-packages/dep"):
+        (tmp_path / skipped_folder).mkdir(parents=True)
+        (tmp_path / skipped_folder / "out.ipynb").write_text("{not json")
     proc = run_svcc("inspect", str(tmp_path), "--format", "json")
     assert proc.returncode == 2  # broken.py could not be analysed; every entry is printed
     assert "1 module(s) could not be analysed (first: broken)" in proc.stderr

@@ -19,6 +19,7 @@ from svcc.frontends.repository._data import (
     matches,
     module_relative,
 )
+from svcc.frontends.repository._folders import notebook_paths
 from svcc.frontends.repository._graph import Edge, ModuleGraph, Resolution, parents
 from svcc.frontends.repository._tree import (
     ProjectConfig,
@@ -159,6 +160,7 @@ __all__ = [
     "lower_file",
     "matches",
     "module_name",
+    "notebook_paths",
     "parents",
     "read_repository",
     "read_tree",

@@ -2,7 +2,8 @@
 the data-file globs (``_data``) and the search for source roots (``_roots``).
 
 Tool caches, virtual environments and build output never hold the project's modules or
-data; hidden folders (a leading dot: ``.git``, ``.venv``, ``.tox``, ...) neither.
+data; hidden folders (a leading dot: ``.git``, ``.venv``, ``.tox``, ...) neither. The
+notebooks ``inspect DIR`` lists are found by the same rule.
 """
 
 import os
@@ -25,3 +26,21 @@ def has_python(folder: Path) -> bool:
         if any(f.endswith(".py") for f in files):
             return True
     return False
+
+
+def notebook_paths(root: Path) -> list[str]:
+    """Tree paths (POSIX, sorted) of the ``.ipynb`` regular files below ``root``, skipped
+    folders aside: the notebooks ``inspect DIR`` lists beside the modules. The whole tree is
+    searched, not only the source roots (a ``src/`` layout keeps its notebooks beside ``src``);
+    a symlink is not followed (it could lead outside the tree). With the skip rule the search
+    of the standard library takes 20 ms; without it, it entered ``site-packages`` (1-2 s)."""
+    out: list[str] = []
+    for current, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if not skipped(d)]
+        for name in files:
+            if name.lower().endswith(".ipynb") and name != ".ipynb":  # a bare ".ipynb": no suffix
+                full = os.path.join(current, name)
+                if not os.path.islink(full):
+                    out.append(os.path.relpath(full, root).replace(os.sep, "/"))
+    out.sort()
+    return out
