@@ -2,7 +2,10 @@
 
 Output is counted as it is read (not after the fact), the deadline covers reading and
 waiting, and on any breach the child's whole process group (it runs in a new session) is
-killed. Used for extensions (by the core) and for the engine client (by svc-oci).
+killed. The child runs under a watcher (``contracts.watch.session_watched``) so that the group
+is killed too when this process dies without its ``finally`` (SIGKILL, the OOM killer): an
+extension and the engine client it runs, and what they started, never outlive their starter.
+Used for extensions (by the core) and for the engine client (by svc-oci).
 """
 
 import contextlib
@@ -15,6 +18,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from attrs import frozen
+from svcc.contracts.watch import session_watched
+
+STOP_S = 5  # the watcher's own stop (it is ours): only a wedged machine takes longer
 
 
 class Exceeded(Exception):
@@ -47,16 +53,7 @@ def run_bounded(
 ) -> Completed:
     """``shared_budget``: stdout and stderr count against one budget (``max_stdout``)."""
     deadline = time.monotonic() + timeout_ms / 1000
-    proc = subprocess.Popen(
-        list(argv),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        cwd=cwd,
-        env=dict(env),
-        close_fds=True,
-        start_new_session=True,
-    )
+    proc = _start(argv, env, cwd)
     assert proc.stdin is not None
     assert proc.stdout is not None
     assert proc.stderr is not None
@@ -94,9 +91,48 @@ def run_bounded(
     finally:
         sel.close()
         if proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+            _stop(proc)
         proc.stdout.close()
         proc.stderr.close()
     return Completed(status, bytes(out), bytes(err))
+
+
+def _start(argv: Sequence[str], env: Mapping[str, str], cwd: Path) -> "subprocess.Popen[bytes]":
+    """The watcher, once it has started ``argv`` (an ``OSError`` if it could not)."""
+    report, report_w = os.pipe()
+    try:
+        proc = subprocess.Popen(
+            session_watched(argv, report_fd=report_w, env_names=sorted(env)),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env=dict(env),
+            close_fds=True,
+            pass_fds=(report_w,),
+            start_new_session=True,  # a terminal's Ctrl-C reaches this process only
+        )
+    finally:
+        os.close(report_w)
+    with os.fdopen(report, "rb") as reader:
+        failed = reader.read()
+    if failed:
+        proc.wait()
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            assert stream is not None
+            stream.close()
+        errno = int(failed)
+        raise OSError(errno, os.strerror(errno), argv[0])
+    return proc
+
+
+def _stop(proc: "subprocess.Popen[bytes]") -> None:
+    """The watcher kills the command's group on SIGTERM, then ends by the same signal."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(STOP_S)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()

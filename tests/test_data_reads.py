@@ -1,12 +1,14 @@
 """Files a capability reads on every call: refused unless the served bundle will find them.
 
 ``shop.py`` reads ``catalog.json`` and ``stock.csv`` beside it through paths built from
-``__file__`` inside its functions (not at import). Without the files declared each function
-is conditional (``SVC-R042``, with the hint to declare them); with ``--data`` both are served
-under uvicorn and answer with the files' content. ``cwd_shop.py`` reads ``"catalog.json"``
-relative to the working directory, which a served bundle does not share with the module:
-conditional (``SVC-R043``) even when declared, with the hint to build the path from
-``__file__``. Paths from parameters stay the ``paths`` security effect.
+``__file__`` inside its functions (not at import), spelt in the call or held by a local name
+bound once (``path = HERE / "catalog.json"`` then ``path.read_text()``). Without the files
+declared each function is conditional (``SVC-R042``, with the hint to declare them); with
+``--data`` all are served under uvicorn and answer with the files' content.
+``cwd_shop.py`` reads ``"catalog.json"`` relative to the working directory, which a served
+bundle does not share with the module: conditional (``SVC-R043``) even when declared, with
+the hint to build the path from ``__file__``. Paths from parameters stay the ``paths``
+security effect.
 """
 
 import json
@@ -34,7 +36,12 @@ def _inspect(source: Path, *args: str) -> dict[str, dict[str, Any]]:
 def test_undeclared_per_call_reads_are_conditional_with_the_hint(tmp_path: Path) -> None:
     project = _copy(tmp_path)
     found = _inspect(project / "shop.py")
-    for name, file in (("price_of", "catalog.json"), ("stock_of", "stock.csv")):
+    for name, file in (
+        ("price_of", "catalog.json"),
+        ("stock_of", "stock.csv"),
+        ("price_by_name", "catalog.json"),
+        ("stock_by_name", "stock.csv"),
+    ):
         assert found[name]["class"] == "conditional"
         (reason,) = found[name]["reasons"]
         assert reason["code"] == "SVC-R042"
@@ -55,6 +62,13 @@ def test_declared_per_call_reads_are_served_over_rest(tmp_path: Path) -> None:
         stock = client.post("/capabilities/stock_of", json={"item": "apple"})
         assert stock.status_code == 200, server.log_text()
         assert stock.json() == "apple,12"
+        for name, item, expected in (
+            ("price_by_name", "pear", 2.5),
+            ("stock_by_name", "apple", "apple,12"),
+        ):
+            through = client.post(f"/capabilities/{name}", json={"item": item})
+            assert through.status_code == 200, server.log_text()
+            assert through.json() == expected
 
 
 def test_working_directory_read_is_conditional_even_when_declared(tmp_path: Path) -> None:
@@ -89,6 +103,34 @@ def test_what_the_rule_leaves_alone(tmp_path: Path) -> None:
     assert found["save"]["class"] == found["hosts"]["class"] == found["own"]["class"] == "eligible"
 
 
+def test_a_read_through_a_name_is_judged_only_when_the_name_is_bound_once(
+    tmp_path: Path,
+) -> None:
+    """A local name bound once, before the read, by a statement of the body itself is followed
+    (``__file__``-built: SVC-R042 undeclared; a literal: SVC-R043); a name rebound (here to a
+    fallback that works in any bundle) may hold another value: not judged."""
+    source = tmp_path / "named.py"
+    source.write_text(
+        "from pathlib import Path\n\n\n"
+        "def beside() -> str:\n"
+        '    path = Path(__file__).parent / "c.json"\n'
+        "    with path.open() as handle:\n"
+        "        return handle.read()\n\n\n"
+        "def relative() -> str:\n"
+        '    name = "c.json"\n'
+        "    return open(name).read()\n\n\n"
+        "def rebound() -> str:\n"
+        '    path = Path(__file__).parent / "c.json"\n'
+        "    if not path.exists():\n"
+        "        path = Path(__file__)\n"
+        "    return path.read_text()\n"
+    )
+    found = _inspect(source)
+    assert [r["code"] for r in found["beside"]["reasons"]] == ["SVC-R042"]
+    assert [r["code"] for r in found["relative"]["reasons"]] == ["SVC-R043"]
+    assert found["rebound"]["class"] == "eligible"
+
+
 def test_repository_data_files_declare_per_call_reads(tmp_path: Path) -> None:
     """In a repository, ``[tool.svcc] data-files`` declares them (module-folder relative)."""
     package = tmp_path / "repo" / "src" / "shop"
@@ -118,6 +160,8 @@ def test_repository_data_files_declare_per_call_reads(tmp_path: Path) -> None:
     assert found == {
         "python:shop.prices:price_of": [],
         "python:shop.prices:stock_of": ["SVC-R042"],  # stock.csv is not declared
+        "python:shop.prices:price_by_name": [],
+        "python:shop.prices:stock_by_name": ["SVC-R042"],
     }
 
 

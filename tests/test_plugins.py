@@ -8,6 +8,7 @@ import os
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from helpers import SVCC, TESTS
 from svcc.images.errors import ImageInputError
 from svcc.plugins import store
 from svcc.plugins.invoke import PluginFailure, run
+from test_process_lifetime import cmdline, descendants, survivors
 
 pytestmark = pytest.mark.slow
 
@@ -173,6 +175,33 @@ def test_fresh_isolated_process(probe: dict[str, Any]) -> None:
     assert result["request"]["arguments"]["tag"] == "probe:env"
 
 
+SLEEP = b"sleep\x00600\x00"  # what probe:spawn starts
+
+
+def test_extension_and_what_it_started_go_with_a_killed_command(probe: dict[str, Any]) -> None:
+    """SIGKILL of ``svcc plugins run`` (no ``finally`` runs) left the extension, which leads a
+    session of its own, and its children running; its watcher now kills that session's group."""
+    store.enable("svc-probe", "1.0.0", probe["root"])
+    args, pol = files(probe, "probe:spawn")
+    proc = subprocess.Popen(
+        cli_argv(probe, "build", args, pol), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    started: set[int] = set()
+    try:
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and time.monotonic() < deadline:
+            started = descendants(proc.pid)
+            if any(cmdline(pid) == SLEEP for pid in started):
+                break
+            time.sleep(0.05)
+        assert any(b"svc_probe" in cmdline(pid) for pid in started), started
+        assert any(cmdline(pid) == SLEEP for pid in started), started
+    finally:
+        proc.kill()
+        proc.wait()
+    assert survivors(started) == set()
+
+
 def test_bounds_and_redaction(probe: dict[str, Any]) -> None:
     store.enable("svc-probe", "1.0.0", probe["root"])
     with pytest.raises(PluginFailure) as info:
@@ -229,22 +258,28 @@ def test_manifest_must_agree_with_metadata(probe: dict[str, Any], tmp_path: Path
     assert not (tmp_path / "plugins" / "svc-probe" / "1.0.0").exists()
 
 
+def cli_argv(
+    probe: dict[str, Any], operation: str, args: Path, pol: Path, *extra: str
+) -> list[str]:
+    return [
+        SVCC,
+        "plugins",
+        "run",
+        "svc-probe",
+        operation,
+        "--arguments",
+        str(args),
+        "--operator-policy",
+        str(pol),
+        "--plugins-dir",
+        str(probe["root"]),
+        *extra,
+    ]
+
+
 def cli_run(probe: dict[str, Any], operation: str, args: Path, pol: Path, *extra: str) -> Any:
     return subprocess.run(
-        [
-            SVCC,
-            "plugins",
-            "run",
-            "svc-probe",
-            operation,
-            "--arguments",
-            str(args),
-            "--operator-policy",
-            str(pol),
-            "--plugins-dir",
-            str(probe["root"]),
-            *extra,
-        ],
+        cli_argv(probe, operation, args, pol, *extra),
         capture_output=True,
         text=True,
         check=False,

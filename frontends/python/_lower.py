@@ -49,7 +49,7 @@ from svcc.frontends.python._types import (
     typing_names,
 )
 from svcc.frontends.python._walk import children, walk
-from svcc.frontends.python.data_reads import data_read
+from svcc.frontends.python.data_reads import bound_once, data_read, through_name
 from svcc.ir.model import (
     Binding,
     BindingKind,
@@ -1205,6 +1205,13 @@ class ModuleLowerer:
         handled: set[int] = set()
         effects: dict[str, Evaluation] = {}
         qualify = self.symbols.qualify
+        once: list[dict[str, ast.stmt]] = []
+
+        def bound() -> dict[str, ast.stmt]:
+            """The local names a file read is followed through (found at the first read)."""
+            if not once:
+                once.append(bound_once(fn.body, names))
+            return once[0]
 
         def note(node: ast.expr, kind: ParamUseKind, where: ast.AST) -> None:
             if isinstance(node, ast.Name) and node.id in names:
@@ -1230,7 +1237,13 @@ class ModuleLowerer:
                 if kind is ast.Call:  # exact types: the parser makes no subclasses
                     func = node.func  # type: ignore[attr-defined]
                     note(func, "call", node)
-                    read = data_read(node, self._resolve, qualify, self._read_path, self.src.span)  # type: ignore[arg-type]
+                    read = data_read(
+                        through_name(node, self._resolve, bound) or node,  # type: ignore[arg-type]
+                        self._resolve,
+                        qualify,
+                        self._read_path,
+                        self.src.span,
+                    )
                     if read is not None:  # a file read on every call (``data_reads``)
                         effects[f"{read.callee}@{read.span.line}:{read.span.column}"] = read
                     if type(func) is ast.Name or type(func) is ast.Attribute:

@@ -1,11 +1,13 @@
 """Behaves as the request's ``tag`` says: ``probe:env`` reports its process; ``probe:sleep``
-never answers; ``probe:spam`` floods stdout; ``probe:fail`` returns an error with detail.
+never answers; ``probe:spawn`` starts a ``sleep`` and never answers; ``probe:spam`` floods
+stdout; ``probe:fail`` returns an error with detail.
 ``push`` is a careless extension: it writes the credentials it was given to its stderr (the
 log) and into a two-line error message, so the core's own stripping can be tested."""
 
 import base64
 import json
 import os
+import subprocess
 import sys
 import time
 
@@ -21,7 +23,9 @@ if request["operation"] == "push":
     print(json.dumps({"schema": "svc.extension/v1", **body}))
     sys.exit(1)
 tag = request["arguments"]["tag"]
-if tag == "probe:sleep":
+if tag == "probe:spawn":
+    subprocess.Popen(["sleep", "600"])
+if tag in ("probe:sleep", "probe:spawn"):
     time.sleep(600)
 if tag == "probe:spam":
     while True:
