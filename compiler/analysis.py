@@ -17,19 +17,19 @@ from typing import TYPE_CHECKING, Any, Final
 
 from attrs import Factory, evolve, field, frozen
 from svcc.compiler.passes.readiness import ReadinessReport
-from svcc.compiler.source_files import read_source_file
 from svcc.contracts.diagnostics import Diagnostic
 from svcc.contracts.errors import InputError
+from svcc.frontends.source_files import read_source_file
 from svcc.ir.canonical import canonical_json
 from svcc.ir.model import Capability, ModuleIR, SourceFormat, Span
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from svcc.compiler.closure import LocalClosure
     from svcc.compiler.data_files import DataFiles
     from svcc.compiler.passes.select import Entry
     from svcc.contracts.requirements import DeclaredRequirements
+    from svcc.frontends.file_repository import LocalClosure
     from svcc.frontends.python import FrontendResult
     from svcc.frontends.repository import Repository, RepositoryTree, TreeLimits
 
@@ -327,7 +327,7 @@ def _file_repository(
         return closure.repository, tuple(closure.files.items())
     ir = main[2].ir
     if ir is not None and any(imp.level for imp in ir.imports):
-        from svcc.compiler.closure import as_repository
+        from svcc.frontends.file_repository import as_repository
 
         return as_repository(main, module=module, is_package=False), ()
     return None, ()
@@ -356,7 +356,7 @@ class Layout:
     ) -> "LocalClosure":
         """The file's local import closure, with the file (``path`` as shown, ``data``, its
         front-end ``result``) as the main module of its repository."""
-        from svcc.compiler.closure import build_closure
+        from svcc.frontends.file_repository import build_closure
 
         return build_closure(
             (path, data, result),
@@ -373,9 +373,9 @@ def layout_of(
     path: "str | os.PathLike[str]", module_name: str | None, cache: dict[str, Any] | None = None
 ) -> Layout:
     """The module name and mounts of a file: by default its dotted name from the nearest
-    source root (see :func:`svcc.compiler.closure.source_root`); with ``--module-name``,
+    source root (see :func:`svcc.frontends.file_repository.source_root`); with ``--module-name``,
     the file's directory holds both the top of ``source/`` and the named package."""
-    from svcc.compiler.closure import source_root
+    from svcc.frontends.file_repository import source_root
 
     absolute = os.path.abspath(path)
     is_package = os.path.basename(absolute) == "__init__.py"

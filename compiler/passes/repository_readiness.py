@@ -10,7 +10,7 @@ inherited reason (``SVC-R024``) names the risky module's file and line; the walk
 module once, so import cycles terminate.
 
 A file is a one-module repository here: the modules beside it that it imports (its local
-import closure, lowered once by :mod:`svcc.compiler.closure`) are the rest of its
+import closure, lowered once by :mod:`svcc.frontends.file_repository`) are the rest of its
 repository, so ``svcc inspect FILE`` and ``svcc inspect DIR`` say the same of the same
 import, with the same code and words. A file that imports nothing beside it and has no
 relative import has no graph to walk (``repo`` is ``None``): every import it has is

@@ -1,18 +1,26 @@
-"""A single file's local import closure: the modules beside it that it imports, transitively.
+"""A file as a repository: the file and its local import closure (the modules beside it
+that it imports, transitively), in the repository front end's shape.
 
-This module finds files and lowers each one once, with the ordinary front end, and hands
-them over in the repository front end's shape (:func:`as_repository`): it never judges them.
-A file is a one-module repository for readiness; its closure is the rest of that repository,
-judged by the same walk as ``svcc inspect DIR``
-(:mod:`svcc.compiler.passes.repository_readiness`). A bundle's ``source/`` mirrors one
-directory, the *root*: the file's own directory, or, for a file inside a package (its
-directory holds ``__init__.py``), the nearest folder above that is not a package (the
-*source root*: ``name-1.2.3/src`` for ``name-1.2.3/src/pkg/mod.py``). Every import the front
-end records in a file of the closure (module level, class bodies, function and method
-bodies, guarded or not; never under ``if TYPE_CHECKING`` or ``if __name__ == "__main__"``;
-one reader, the IR's imports, so no file is parsed twice) that names a module under the root is
-added, with the ``__init__.py`` of every package on its way. Nothing outside the root is
-ever read, and symlinks are not followed (a link could lead outside the tree).
+Every front end hands the compiler the repository front end's shape; for one file that is
+this module's job. It finds files and lowers each one once, with the ordinary front end,
+and returns them as a :class:`~svcc.frontends.repository.Repository`
+(:func:`as_repository`): it never judges them. A file is a one-module repository for
+readiness; its closure is the rest of that repository, judged by the same walk as
+``svcc inspect DIR`` (the compiler's repository readiness pass). A bundle's ``source/``
+mirrors one directory, the *root*: the file's own directory, or, for a file inside a
+package (its directory holds ``__init__.py``), the nearest folder above that is not a
+package (the *source root*: ``name-1.2.3/src`` for ``name-1.2.3/src/pkg/mod.py``). Every
+import the front end records in a file of the closure (module level, class bodies, function
+and method bodies, guarded or not; never under ``if TYPE_CHECKING`` or ``if __name__ ==
+"__main__"``; one reader, the IR's imports, so no file is parsed twice) that names a module
+under the root is added, with the ``__init__.py`` of every package on its way. Nothing
+outside the root is ever read, and symlinks are not followed (a link could lead outside the
+tree).
+
+It sits beside the repository package rather than inside it: analysing a file that imports
+nothing beside it must not load the tree reader (``pathlib``, ``tomllib``: see
+``tests/test_layering.py``), so :mod:`svcc.frontends.repository` is imported only when a
+closure or a relative import is there to be judged.
 """
 
 import os
@@ -20,8 +28,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from attrs import frozen
-from svcc.compiler.source_files import read_source_file
 from svcc.contracts.errors import InputError
+from svcc.frontends.source_files import read_source_file
 from svcc.ir.imports import package_of, resolve_relative
 
 if TYPE_CHECKING:
@@ -50,7 +58,7 @@ class LocalClosure:
     """``files`` maps bundle paths to the exact bytes read (what the bundle copies).
     ``repository`` is the file and its closure in the repository front end's shape
     (modules, graph, declared sources), each module lowered once: readiness judges the
-    file over it (:mod:`svcc.compiler.passes.repository_readiness`), as a directory.
+    file over it (the compiler's repository readiness pass), as a directory.
     ``None`` when the file has nothing local to judge: it imports no module beside it and
     has no relative import (every import it has is external)."""
 
