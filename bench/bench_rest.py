@@ -200,8 +200,13 @@ def start(directory: Path, port: int) -> subprocess.Popen[bytes]:
             "warning",
         ],
         cwd=directory,
+        # Like for like: every server runs without an access log (uvicorn's
+        # ``--no-access-log``, and the generated server's own line per request off).
+        env={**os.environ, "SVC_ACCESS_LOG": "0"},
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        # A file, not a pipe: a pipe nobody reads fills after ~64 KiB of log lines and
+        # stalls the server mid-load (the generated server logs every request by default).
+        stderr=(directory / "server.log").open("wb"),
     )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -210,7 +215,8 @@ def start(directory: Path, port: int) -> subprocess.Popen[bytes]:
                 return proc
         except OSError:
             if proc.poll() is not None:
-                raise SystemExit(f"server in {directory} failed: {proc.stderr.read()!r}") from None  # type: ignore[union-attr]
+                log = (directory / "server.log").read_text()
+                raise SystemExit(f"server in {directory} failed: {log!r}") from None
             time.sleep(0.05)
     raise SystemExit(f"server in {directory} did not start")
 
