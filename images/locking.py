@@ -12,7 +12,6 @@ a hashed ``requirements.txt``) are passed to pip as constraints and each downloa
 hash is checked against them; a pin pip cannot meet is refused naming the package.
 """
 
-import hashlib
 import os
 import re
 import shutil
@@ -35,6 +34,7 @@ from svcc.images.resolve import (
     marker_environment,
     parse_requirement_lines,
 )
+from svcc.images.wheelmeta import sha256_of
 
 PIP_TIMEOUT_S: Final = 1800
 # pip expands only the legacy manylinux names; every glibc down to 2.5 is listed explicitly
@@ -231,7 +231,7 @@ def into_wheelhouse(files: Sequence[Path], wheelhouse: Path) -> tuple[Path, ...]
     for path in files:
         dest = wheelhouse / path.name
         if dest.exists() or dest.is_symlink():
-            if dest.is_symlink() or _sha256(dest) != _sha256(path):
+            if dest.is_symlink() or sha256_of(dest) != sha256_of(path):
                 raise ImageInputError(
                     "wheel_invalid",
                     f"{dest} exists and differs from the wheel pip resolved; use another "
@@ -241,14 +241,6 @@ def into_wheelhouse(files: Sequence[Path], wheelhouse: Path) -> tuple[Path, ...]
             shutil.copyfile(path, dest)
         placed.append(dest)
     return tuple(placed)
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def write_new(path: Path, data: bytes) -> None:

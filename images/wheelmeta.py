@@ -1,8 +1,10 @@
 """A wheel's METADATA headers, read from the archive (never installed), bounded."""
 
 import email.parser
+import hashlib
 import zipfile
 from email.message import Message
+from pathlib import Path
 from typing import Final
 
 from svcc.images.errors import ImageInputError
@@ -24,3 +26,10 @@ def metadata_headers(archive: zipfile.ZipFile, label: str, code: str) -> Message
     if len(head) > MAX_METADATA_HEADERS or (not blank and len(data) > MAX_METADATA_HEADERS):
         raise ImageInputError(code, f"{label}: metadata headers over {MAX_METADATA_HEADERS} bytes")
     return email.parser.BytesHeaderParser().parsebytes(head)
+
+
+def sha256_of(path: Path) -> str:
+    """The hex SHA-256 of a file (a wheel), read in blocks: the one file digest of the image
+    and extension code."""
+    with path.open("rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()

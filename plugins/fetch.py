@@ -31,6 +31,7 @@ from packaging.utils import canonicalize_name
 from svcc.images.lockfile import render_lock
 from svcc.images.locking import Roots, into_wheelhouse, pip_download, write_new
 from svcc.images.resolve import lock_from_wheels, wheel_requires
+from svcc.images.wheelmeta import sha256_of
 from svcc.plugins.errors import PluginError
 
 KNOWN: Final = {"svc-oci": "extensions/svc-oci"}
@@ -59,10 +60,6 @@ class Fetched:
                 f"--requirements {self.lock} --wheelhouse {self.wheelhouse}"
             ),
         }
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _source_root() -> Path | None:
@@ -190,7 +187,7 @@ def fetch(
         placed = wheelhouse / ext.name
     return Fetched(
         wheel=placed.resolve(),
-        sha256=_sha256(placed),
+        sha256=sha256_of(placed),
         lock=output.resolve(),
         wheelhouse=wheelhouse.resolve(),
         locked=tuple(f"{w.name}=={w.version}" for w in sorted(wheels, key=lambda w: w.name)),

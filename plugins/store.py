@@ -20,12 +20,12 @@ from typing import Any, Final
 from attrs import frozen
 from packaging.utils import canonicalize_name, parse_wheel_filename
 from svcc.images.lockfile import LockedWheel, parse_lock, render_lock
+from svcc.images.wheelmeta import sha256_of
 from svcc.plugins.errors import PluginError
 from svcc.plugins.wheels import (
     check_wheel,
     extension_manifest,
     locked_wheels,
-    sha256_of,
 )
 
 ENABLED: Final = "enabled.json"

@@ -5,7 +5,6 @@ A ``.pth`` file (run by ``site`` at every interpreter start), ``sitecustomize`` 
 carrying one is refused, whether it is the extension or one of its locked dependencies.
 """
 
-import hashlib
 import json
 import zipfile
 from pathlib import Path
@@ -14,7 +13,7 @@ from typing import Any, Final
 from attrs import frozen
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from svcc.images.lockfile import LockedWheel
-from svcc.images.wheelmeta import metadata_headers
+from svcc.images.wheelmeta import metadata_headers, sha256_of
 from svcc.plugins.errors import PluginError
 
 MAX_WHEEL_BYTES: Final = 64 * 1024 * 1024
@@ -23,14 +22,6 @@ MAX_EXPANDED: Final = 512 * 1024 * 1024
 MANIFEST_NAME: Final = "svc-extension.json"
 MANIFEST_SCHEMA: Final = "svc.extension-manifest/v1"
 HOOK_MODULES: Final = ("sitecustomize.py", "usercustomize.py")
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def startup_hooks(archive: zipfile.ZipFile) -> list[str]:
