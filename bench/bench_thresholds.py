@@ -16,12 +16,14 @@ worker processes it waited for: what a loaded machine cannot inflate); the targe
 (results pickled back), which the cores repay in wall time.
 
 Usage: python bench/bench_thresholds.py
-       [--cases functions,lines,files,statements,nesting,closure,literal,typeddict]
+       [--cases functions,lines,files,statements,nesting,closure,literal,typeddict,
+                notebook,notebook-line]
        [--repeat 1]
 """
 
 import argparse
 import gc
+import json
 import os
 import tempfile
 import time
@@ -58,19 +60,46 @@ def nesting(n: int) -> str:
     return "".join(f"def f{i}(x: {annotation}) -> int:\n    return 1\n\n\n" for i in range(200))
 
 
+def notebook(*cells: str) -> bytes:
+    def cell(i: int, source: str) -> dict[str, object]:
+        empty: list[object] = []
+        meta: dict[str, object] = {}
+        return {"cell_type": "code", "id": f"c{i}", "metadata": meta, "outputs": empty,
+                "execution_count": None, "source": source}  # fmt: skip
+
+    cells_json = [cell(i, source) for i, source in enumerate(cells)]
+    return json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": cells_json})
+
+
+def notebook_lines(n: int) -> bytes:
+    """One cell of ``n`` bindings a function reads: the slice keeps every line."""
+    reads = ", ".join(f"c{i}" for i in range(n))
+    bindings = "".join(f"c{i} = {i}\n" for i in range(n))
+    return notebook(f"{bindings}def f(a: int) -> int:\n    return a + sum([{reads}])\n")
+
+
+def notebook_line(n: int) -> bytes:
+    """``n`` statements on one line: one statement of the slice."""
+    line = "; ".join(f"c{i} = {i}" for i in range(n))
+    return notebook(f"{line}\ndef f(a: int) -> int:\n    return a + c0\n")
+
+
 def cpu_seconds() -> float:
     t = os.times()
     return t.user + t.system + t.children_user + t.children_system
 
 
-def file_point(make: Callable[[int], str]) -> Callable[[int], tuple[float, float]]:
+def file_point(
+    make: Callable[[int], str | bytes], path: str = "m.py"
+) -> Callable[[int], tuple[float, float]]:
     def run(n: int) -> tuple[float, float]:
         from svcc.compiler.analysis import analyze_source
 
-        data = make(n).encode()
+        made = make(n)
+        data = made.encode() if isinstance(made, str) else made
         gc.collect()
         cpu, wall = cpu_seconds(), time.perf_counter()
-        analysis = analyze_source(data, path="m.py", module="m", check_name=False)
+        analysis = analyze_source(data, path=path, module="m", check_name=False)
         assert analysis.error is None, analysis.error_message()
         return cpu_seconds() - cpu, time.perf_counter() - wall
 
@@ -148,6 +177,18 @@ CASES: dict[str, tuple[Callable[[int], tuple[float, float]], tuple[int, ...], st
     # sizes past the clock's 10 ms tick (the first figures were 0.01 to 0.2 s)
     "literal": (file_point(literal), (16000, 32000, 64000, 128000), "Literal members", "none"),
     "typeddict": (file_point(typeddict), (400, 800, 1600, 3200), "inheritance levels", "none"),
+    "notebook": (
+        file_point(notebook_lines, "m.ipynb"),
+        (2000, 4000, 8000, 16000),
+        "lines of one notebook cell, each kept by the slice",
+        "none",
+    ),
+    "notebook-line": (
+        file_point(notebook_line, "m.ipynb"),
+        (2000, 4000, 8000, 16000),
+        "statements on one line of a notebook cell",
+        "none",
+    ),
 }
 
 

@@ -119,6 +119,59 @@ def test_work_grows_linearly(make: Callable[[int], str], size: int) -> None:
     assert large <= LINEAR * small, f"4x input cost {large / small:.2f}x the work"
 
 
+def notebook(*cells: str) -> bytes:
+    return json.dumps({
+        "nbformat": 4,
+        "nbformat_minor": 5,
+        "metadata": {},
+        "cells": [
+            {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+             "source": source, "id": f"c{i}"}
+            for i, source in enumerate(cells)
+        ],
+    }).encode()  # fmt: skip
+
+
+def rebound(n: int) -> bytes:
+    """``x`` rebound ``n`` times from itself: each binding reads every earlier one."""
+    return notebook("x = 0\n" + "x = x + 1\n" * n + "def f(a: int) -> int:\n    return a + x\n")
+
+
+def change_chain(n: int) -> bytes:
+    """``x0[0] = x1``, ``x1[0] = x2``, ...: each change kept makes the next one read."""
+    bindings = "".join(f"x{i} = [0]\n" for i in range(n + 1))
+    changes = "".join(f"x{i}[0] = x{i + 1}\n" for i in range(n))
+    return notebook(f"{bindings}{changes}def f(a: int) -> int:\n    return a + len(x0)\n")
+
+
+@pytest.mark.parametrize(
+    ("make", "size"),
+    [(rebound, 100), (change_chain, 150)],
+    ids=["rebound", "change-chain"],
+)
+def test_notebook_slice_work_grows_linearly(make: Callable[[int], bytes], size: int) -> None:
+    """The notebook slice (issue 27 item 7): each reader scheduled every earlier binder of
+    its names again (``x = x + 1`` n times: n^2), and each round of the fixpoint rescanned
+    every change for one more kept (a chain of n changes: n rounds). The slice's costs in C
+    (set operations per line, per joined statement) are ``bench_thresholds.py``'s
+    ``notebook`` cases: line counts do not see them."""
+
+    def slice_of(n: int) -> Callable[[], object]:
+        data = make(n)
+
+        def run() -> object:
+            analysis = analyze_source(data, path="big.ipynb", check_name=False)
+            assert analysis.error is None, analysis.diagnostics
+            return analysis
+
+        return run
+
+    slice_of(size)()
+    small = executed_lines(slice_of(size))
+    large = executed_lines(slice_of(4 * size))
+    assert large <= LINEAR * small, f"4x input cost {large / small:.2f}x the work"
+
+
 def test_typeddict_chain_ir_is_linear_and_exact() -> None:
     small, large = (analyse(typeddict_chain(n)) for n in (50, 200))
     assert small.ir_json is not None
