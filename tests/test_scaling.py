@@ -55,6 +55,15 @@ def positional_defaults(n: int) -> str:
     return f"def take({params}, /) -> int:\n    return 1\n"
 
 
+def alias_chain(n: int) -> str:
+    """An unannotated parameter rebound, then aliased ``n`` times, the names sorted against
+    the chain (the fixpoint over names moved one alias per round): no use is judged."""
+    names = [f"n{n - i:06d}" for i in range(n)]
+    bases = ["x", *names[:-1]]
+    chain = "".join(f"    {name} = {base}\n" for name, base in zip(names, bases, strict=True))
+    return f"def f(x):\n    x = len\n{chain}    return {names[-1]}.shape\n"
+
+
 def module_lines(n: int) -> str:
     return "x = 1\n" * n + "def f(a: int) -> int:\n    return a\n"
 
@@ -100,8 +109,9 @@ def executed_lines(work: Callable[[], object]) -> int:
         (typeddict_chain, 60),
         (positional_defaults, 60),
         (module_lines, 400),
+        (alias_chain, 100),
     ],
-    ids=["literal", "functions", "typeddict", "posonly", "module"],
+    ids=["literal", "functions", "typeddict", "posonly", "module", "aliases"],
 )
 def test_work_grows_linearly(make: Callable[[int], str], size: int) -> None:
     def pipeline(n: int) -> Callable[[], object]:
