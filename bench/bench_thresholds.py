@@ -6,7 +6,9 @@ a directory past ``PARALLEL_FROM`` (64 files: lowered in worker processes, each 
 there), the IR's JSON past ``_BATCH`` (4,096 records encoded per write), an annotation
 past ``MAX_DEPTH`` (48 levels: deeper is refused, not resolved), a file's local import
 closure past ``MAX_CLOSURE_FILES`` (500 modules: the closure is cut there), and the growth
-cases with no threshold of their own (``Literal`` members, ``TypedDict`` inheritance depth).
+cases with no threshold of their own (``Literal`` members, ``TypedDict`` inheritance depth,
+a notebook cell's kept lines and statements on one line, a parameter's aliases, data files
+declared one by one).
 Each point is the front end as the CLI runs it (``analyze_source`` for a file,
 ``analyze_repository`` with one worker per CPU for a directory), in this process, best of
 ``--repeat``. Each doubling step prints the ratio of wall time (what a user waits for) to the
@@ -17,7 +19,7 @@ worker processes it waited for: what a loaded machine cannot inflate); the targe
 
 Usage: python bench/bench_thresholds.py
        [--cases functions,lines,files,statements,nesting,closure,literal,typeddict,
-                notebook,notebook-line]
+                notebook,notebook-line,aliases,data-files]
        [--repeat 1]
 """
 
@@ -84,6 +86,15 @@ def notebook_line(n: int) -> bytes:
     return notebook(f"{line}\ndef f(a: int) -> int:\n    return a + c0\n")
 
 
+def aliases(n: int) -> str:
+    """An unannotated parameter rebound, then aliased ``n`` times (names sorted against the
+    chain): the value flow follows every alias."""
+    names = [f"n{n - i:06d}" for i in range(n)]
+    bases = ["x", *names[:-1]]
+    chain = "".join(f"    {name} = {base}\n" for name, base in zip(names, bases, strict=True))
+    return f"def f(x):\n    x = len\n{chain}    return {names[-1]}.shape\n"
+
+
 def cpu_seconds() -> float:
     t = os.times()
     return t.user + t.system + t.children_user + t.children_system
@@ -133,6 +144,27 @@ def closure_point(n: int) -> tuple[float, float]:
         gc.collect()
         cpu, wall = cpu_seconds(), time.perf_counter()
         analyze_file(root / "main.py")
+        return cpu_seconds() - cpu, time.perf_counter() - wall
+
+
+def data_files_point(n: int) -> tuple[float, float]:
+    """``inspect DIR`` of a project declaring ``n`` data files one pattern each."""
+    from svcc.compiler.analysis import analyze_repository
+
+    with tempfile.TemporaryDirectory(prefix="bench-thresholds-") as tmp:
+        root = Path(tmp) / "proj"
+        (root / "data").mkdir(parents=True)
+        for i in range(n):
+            (root / "data" / f"d{i}.json").write_text("{}")
+        globs = ", ".join(f'"data/d{i}.json"' for i in range(n))
+        project = (
+            f'[project]\nname = "proj"\nversion = "1"\n\n[tool.svcc]\ndata-files = [{globs}]\n'
+        )
+        (root / "pyproject.toml").write_text(project)
+        (root / "m.py").write_text(functions(1))
+        gc.collect()
+        cpu, wall = cpu_seconds(), time.perf_counter()
+        analyze_repository(root, python_version="3.11", strict=False, workers=None)
         return cpu_seconds() - cpu, time.perf_counter() - wall
 
 
@@ -188,6 +220,13 @@ CASES: dict[str, tuple[Callable[[int], tuple[float, float]], tuple[int, ...], st
         (2000, 4000, 8000, 16000),
         "statements on one line of a notebook cell",
         "none",
+    ),
+    "aliases": (file_point(aliases), (2000, 4000, 8000, 16000), "aliases of a parameter", "none"),
+    "data-files": (
+        data_files_point,
+        (500, 1000, 2000, 4000),
+        "data files declared one pattern each",
+        "none (a bundle holds 4,096 files at most)",
     ),
 }
 
