@@ -6,7 +6,9 @@ a directory past ``PARALLEL_FROM`` (64 files: lowered in worker processes, each 
 there), the IR's JSON past ``_BATCH`` (4,096 records encoded per write), an annotation
 past ``MAX_DEPTH`` (48 levels: deeper is refused, not resolved), a file's local import
 closure past ``MAX_CLOSURE_FILES`` (500 modules: the closure is cut there), and the growth
-cases with no threshold of their own (``Literal`` members, ``TypedDict`` inheritance depth).
+cases with no threshold of their own (``Literal`` members, ``TypedDict`` inheritance depth,
+a notebook cell's kept lines and statements on one line, a parameter's aliases, data files
+declared one by one).
 Each point is the front end as the CLI runs it (``analyze_source`` for a file,
 ``analyze_repository`` with one worker per CPU for a directory), in this process, best of
 ``--repeat``. Each doubling step prints the ratio of wall time (what a user waits for) to the
@@ -16,12 +18,14 @@ worker processes it waited for: what a loaded machine cannot inflate); the targe
 (results pickled back), which the cores repay in wall time.
 
 Usage: python bench/bench_thresholds.py
-       [--cases functions,lines,files,statements,nesting,closure,literal,typeddict]
+       [--cases functions,lines,files,statements,nesting,closure,literal,typeddict,
+                notebook,notebook-line,aliases,data-files]
        [--repeat 1]
 """
 
 import argparse
 import gc
+import json
 import os
 import tempfile
 import time
@@ -58,19 +62,55 @@ def nesting(n: int) -> str:
     return "".join(f"def f{i}(x: {annotation}) -> int:\n    return 1\n\n\n" for i in range(200))
 
 
+def notebook(*cells: str) -> bytes:
+    def cell(i: int, source: str) -> dict[str, object]:
+        empty: list[object] = []
+        meta: dict[str, object] = {}
+        return {"cell_type": "code", "id": f"c{i}", "metadata": meta, "outputs": empty,
+                "execution_count": None, "source": source}  # fmt: skip
+
+    cells_json = [cell(i, source) for i, source in enumerate(cells)]
+    return json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": cells_json})
+
+
+def notebook_lines(n: int) -> bytes:
+    """One cell of ``n`` bindings a function reads: the slice keeps every line."""
+    reads = ", ".join(f"c{i}" for i in range(n))
+    bindings = "".join(f"c{i} = {i}\n" for i in range(n))
+    return notebook(f"{bindings}def f(a: int) -> int:\n    return a + sum([{reads}])\n")
+
+
+def notebook_line(n: int) -> bytes:
+    """``n`` statements on one line: one statement of the slice."""
+    line = "; ".join(f"c{i} = {i}" for i in range(n))
+    return notebook(f"{line}\ndef f(a: int) -> int:\n    return a + c0\n")
+
+
+def aliases(n: int) -> str:
+    """An unannotated parameter rebound, then aliased ``n`` times (names sorted against the
+    chain): the value flow follows every alias."""
+    names = [f"n{n - i:06d}" for i in range(n)]
+    bases = ["x", *names[:-1]]
+    chain = "".join(f"    {name} = {base}\n" for name, base in zip(names, bases, strict=True))
+    return f"def f(x):\n    x = len\n{chain}    return {names[-1]}.shape\n"
+
+
 def cpu_seconds() -> float:
     t = os.times()
     return t.user + t.system + t.children_user + t.children_system
 
 
-def file_point(make: Callable[[int], str]) -> Callable[[int], tuple[float, float]]:
+def file_point(
+    make: Callable[[int], str | bytes], path: str = "m.py"
+) -> Callable[[int], tuple[float, float]]:
     def run(n: int) -> tuple[float, float]:
         from svcc.compiler.analysis import analyze_source
 
-        data = make(n).encode()
+        made = make(n)
+        data = made.encode() if isinstance(made, str) else made
         gc.collect()
         cpu, wall = cpu_seconds(), time.perf_counter()
-        analysis = analyze_source(data, path="m.py", module="m", check_name=False)
+        analysis = analyze_source(data, path=path, module="m", check_name=False)
         assert analysis.error is None, analysis.error_message()
         return cpu_seconds() - cpu, time.perf_counter() - wall
 
@@ -104,6 +144,27 @@ def closure_point(n: int) -> tuple[float, float]:
         gc.collect()
         cpu, wall = cpu_seconds(), time.perf_counter()
         analyze_file(root / "main.py")
+        return cpu_seconds() - cpu, time.perf_counter() - wall
+
+
+def data_files_point(n: int) -> tuple[float, float]:
+    """``inspect DIR`` of a project declaring ``n`` data files one pattern each."""
+    from svcc.compiler.analysis import analyze_repository
+
+    with tempfile.TemporaryDirectory(prefix="bench-thresholds-") as tmp:
+        root = Path(tmp) / "proj"
+        (root / "data").mkdir(parents=True)
+        for i in range(n):
+            (root / "data" / f"d{i}.json").write_text("{}")
+        globs = ", ".join(f'"data/d{i}.json"' for i in range(n))
+        project = (
+            f'[project]\nname = "proj"\nversion = "1"\n\n[tool.svcc]\ndata-files = [{globs}]\n'
+        )
+        (root / "pyproject.toml").write_text(project)
+        (root / "m.py").write_text(functions(1))
+        gc.collect()
+        cpu, wall = cpu_seconds(), time.perf_counter()
+        analyze_repository(root, python_version="3.11", strict=False, workers=None)
         return cpu_seconds() - cpu, time.perf_counter() - wall
 
 
@@ -148,6 +209,25 @@ CASES: dict[str, tuple[Callable[[int], tuple[float, float]], tuple[int, ...], st
     # sizes past the clock's 10 ms tick (the first figures were 0.01 to 0.2 s)
     "literal": (file_point(literal), (16000, 32000, 64000, 128000), "Literal members", "none"),
     "typeddict": (file_point(typeddict), (400, 800, 1600, 3200), "inheritance levels", "none"),
+    "notebook": (
+        file_point(notebook_lines, "m.ipynb"),
+        (2000, 4000, 8000, 16000),
+        "lines of one notebook cell, each kept by the slice",
+        "none",
+    ),
+    "notebook-line": (
+        file_point(notebook_line, "m.ipynb"),
+        (2000, 4000, 8000, 16000),
+        "statements on one line of a notebook cell",
+        "none",
+    ),
+    "aliases": (file_point(aliases), (2000, 4000, 8000, 16000), "aliases of a parameter", "none"),
+    "data-files": (
+        data_files_point,
+        (500, 1000, 2000, 4000),
+        "data files declared one pattern each",
+        "none (a bundle holds 4,096 files at most)",
+    ),
 }
 
 

@@ -55,6 +55,15 @@ def positional_defaults(n: int) -> str:
     return f"def take({params}, /) -> int:\n    return 1\n"
 
 
+def alias_chain(n: int) -> str:
+    """An unannotated parameter rebound, then aliased ``n`` times, the names sorted against
+    the chain (the fixpoint over names moved one alias per round): no use is judged."""
+    names = [f"n{n - i:06d}" for i in range(n)]
+    bases = ["x", *names[:-1]]
+    chain = "".join(f"    {name} = {base}\n" for name, base in zip(names, bases, strict=True))
+    return f"def f(x):\n    x = len\n{chain}    return {names[-1]}.shape\n"
+
+
 def module_lines(n: int) -> str:
     return "x = 1\n" * n + "def f(a: int) -> int:\n    return a\n"
 
@@ -100,8 +109,9 @@ def executed_lines(work: Callable[[], object]) -> int:
         (typeddict_chain, 60),
         (positional_defaults, 60),
         (module_lines, 400),
+        (alias_chain, 100),
     ],
-    ids=["literal", "functions", "typeddict", "posonly", "module"],
+    ids=["literal", "functions", "typeddict", "posonly", "module", "aliases"],
 )
 def test_work_grows_linearly(make: Callable[[int], str], size: int) -> None:
     def pipeline(n: int) -> Callable[[], object]:
@@ -116,6 +126,59 @@ def test_work_grows_linearly(make: Callable[[int], str], size: int) -> None:
     pipeline(size)()  # one-time costs (converter, templates, imports) are not the input's
     small = executed_lines(pipeline(size))
     large = executed_lines(pipeline(4 * size))
+    assert large <= LINEAR * small, f"4x input cost {large / small:.2f}x the work"
+
+
+def notebook(*cells: str) -> bytes:
+    return json.dumps({
+        "nbformat": 4,
+        "nbformat_minor": 5,
+        "metadata": {},
+        "cells": [
+            {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+             "source": source, "id": f"c{i}"}
+            for i, source in enumerate(cells)
+        ],
+    }).encode()  # fmt: skip
+
+
+def rebound(n: int) -> bytes:
+    """``x`` rebound ``n`` times from itself: each binding reads every earlier one."""
+    return notebook("x = 0\n" + "x = x + 1\n" * n + "def f(a: int) -> int:\n    return a + x\n")
+
+
+def change_chain(n: int) -> bytes:
+    """``x0[0] = x1``, ``x1[0] = x2``, ...: each change kept makes the next one read."""
+    bindings = "".join(f"x{i} = [0]\n" for i in range(n + 1))
+    changes = "".join(f"x{i}[0] = x{i + 1}\n" for i in range(n))
+    return notebook(f"{bindings}{changes}def f(a: int) -> int:\n    return a + len(x0)\n")
+
+
+@pytest.mark.parametrize(
+    ("make", "size"),
+    [(rebound, 100), (change_chain, 150)],
+    ids=["rebound", "change-chain"],
+)
+def test_notebook_slice_work_grows_linearly(make: Callable[[int], bytes], size: int) -> None:
+    """The notebook slice (issue 27 item 7): each reader scheduled every earlier binder of
+    its names again (``x = x + 1`` n times: n^2), and each round of the fixpoint rescanned
+    every change for one more kept (a chain of n changes: n rounds). The slice's costs in C
+    (set operations per line, per joined statement) are ``bench_thresholds.py``'s
+    ``notebook`` cases: line counts do not see them."""
+
+    def slice_of(n: int) -> Callable[[], object]:
+        data = make(n)
+
+        def run() -> object:
+            analysis = analyze_source(data, path="big.ipynb", check_name=False)
+            assert analysis.error is None, analysis.diagnostics
+            return analysis
+
+        return run
+
+    slice_of(size)()
+    small = executed_lines(slice_of(size))
+    large = executed_lines(slice_of(4 * size))
     assert large <= LINEAR * small, f"4x input cost {large / small:.2f}x the work"
 
 
@@ -473,3 +536,33 @@ def test_directory_workers_end_with_a_killed_svcc(tmp_path: Path) -> None:
         proc.kill()
         for worker in [w for w in workers if _running(w)]:
             os.kill(worker, signal.SIGKILL)
+
+
+def test_declared_data_files_work_grows_linearly(tmp_path: Path) -> None:
+    """``[tool.svcc] data-files`` naming each file of a folder: every pattern listed the
+    folder again (4,000 files declared one by one took 17 s; issue 27 item 7)."""
+    from svcc.frontends.repository._data import collect
+
+    def declared(n: int) -> Callable[[], object]:
+        root = tmp_path / str(n)
+        (root / "data").mkdir(parents=True)
+        for i in range(n):
+            (root / "data" / f"d{i}.json").write_text("{}")
+        patterns = [f"data/d{i}.json" for i in range(n)]
+
+        def run() -> object:
+            return collect(
+                root,
+                patterns,
+                roots=["."],
+                package=None,
+                modules=frozenset(),
+                counted=(0, 0),
+                limits=(10 * n, 1 << 30),
+            )
+
+        return run
+
+    small = executed_lines(declared(100))
+    large = executed_lines(declared(400))
+    assert large <= LINEAR * small, f"4x input cost {large / small:.2f}x the work"

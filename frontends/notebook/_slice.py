@@ -26,6 +26,7 @@ erring on keeping: a change through an alias (``a = X; a.append(1)``) is not see
 
 import ast
 import re
+from bisect import bisect_left
 from collections.abc import Callable, Iterator
 from typing import Final
 
@@ -151,45 +152,47 @@ def _is_root(node: ast.stmt) -> bool:
 
 
 def units_of(cells: list[tuple[int, ast.Module]]) -> list[Unit]:
-    out: list[Unit] = []
+    """One unit per top-level statement, statements sharing a line joined (``a = 1; b = 2``):
+    each group is gathered first and its unit built once (joining unit by unit copied the
+    names so far for every statement: quadratic in a long line of them)."""
+    groups: list[tuple[int, int, int, list[ast.stmt]]] = []  # cell, first, last, nodes
     for cell, module in cells:
         for node in module.body:
             first = min([node.lineno, *(d.lineno for d in _decorators(node))])
             last = node.end_lineno or node.lineno
-            names = statement_names(node)
-            binds, now, later, writes = names.binds, names.now, names.later, names.global_writes
-            previous = out[-1] if out else None
-            if previous is not None and previous.cell == cell and first <= previous.last:
-                out[-1] = Unit(  # ``a = 1; b = 2``: one line, one unit
-                    cell=cell,
-                    first=previous.first,
-                    last=max(last, previous.last),
-                    nodes=(*previous.nodes, node),
-                    binds=previous.binds | binds,
-                    now_reads=previous.now_reads | now,
-                    later_reads=previous.later_reads | later,
-                    global_writes=previous.global_writes | writes,
-                    is_import=previous.is_import and isinstance(node, (ast.Import, ast.ImportFrom)),
-                    root=previous.root or _is_root(node),
-                    index=previous.index,
-                )
-                continue
-            out.append(
-                Unit(
-                    cell=cell,
-                    first=first,
-                    last=last,
-                    nodes=(node,),
-                    binds=frozenset(binds),
-                    now_reads=frozenset(now),
-                    later_reads=frozenset(later),
-                    global_writes=frozenset(writes),
-                    is_import=isinstance(node, (ast.Import, ast.ImportFrom)),
-                    root=_is_root(node),
-                    index=len(out),
-                )
-            )
-    return out
+            if groups and groups[-1][0] == cell and first <= groups[-1][2]:
+                previous = groups[-1]
+                groups[-1] = (cell, previous[1], max(last, previous[2]), previous[3])
+                previous[3].append(node)
+            else:
+                groups.append((cell, first, last, [node]))
+    return [_unit(index, *group) for index, group in enumerate(groups)]
+
+
+def _unit(index: int, cell: int, first: int, last: int, nodes: list[ast.stmt]) -> Unit:
+    binds: set[str] = set()
+    now: set[str] = set()
+    later: set[str] = set()
+    writes: set[str] = set()
+    for node in nodes:
+        names = statement_names(node)
+        binds |= names.binds
+        now |= names.now
+        later |= names.later
+        writes |= names.global_writes
+    return Unit(
+        cell=cell,
+        first=first,
+        last=last,
+        nodes=tuple(nodes),
+        binds=frozenset(binds),
+        now_reads=frozenset(now),
+        later_reads=frozenset(later),
+        global_writes=frozenset(writes),
+        is_import=all(isinstance(n, (ast.Import, ast.ImportFrom)) for n in nodes),
+        root=any(_is_root(n) for n in nodes),
+        index=index,
+    )
 
 
 def _decorators(node: ast.stmt) -> list[ast.expr]:
@@ -409,7 +412,12 @@ def slice_cells(
 
 def keep(units: list[Unit], aliases: dict[str, str]) -> tuple[set[int], dict[int, str]]:
     """Indexes of the units the slice keeps (see the module docstring), and for each
-    display-settings statement left out, the library whose settings it changes."""
+    display-settings statement left out, the library whose settings it changes.
+
+    One worklist, each fact scheduled once: a name's binders are scheduled as a prefix of
+    their (sorted) list, and a name first read schedules the statements that change its
+    object and, for an import, the display settings of its library (rescanning every
+    binder per reader, or every change per round, was quadratic: issue 27)."""
     binders: dict[str, list[int]] = {}
     for unit in units:
         for name in unit.binds:
@@ -419,31 +427,45 @@ def keep(units: list[Unit], aliases: dict[str, str]) -> tuple[set[int], dict[int
         for node in unit.nodes:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and unit.global_writes:
                 writers[node.name] = unit.global_writes
-    kept: set[int] = set()
     found = {u.index: effects(u, aliases, writers) for u in units if not u.root}
     display = {i: e.display for i, e in found.items() if e.shared_state and e.display}
+    object_names = {n for u in units if not u.is_import for n in u.binds}
+    changers: dict[str, list[int]] = {}
+    for index, effect in found.items():
+        for name in effect.changed & object_names:
+            changers.setdefault(name, []).append(index)
+    settings: dict[str, list[int]] = {}
+    for index, library in display.items():
+        settings.setdefault(library, []).append(index)
     work = [
         u.index for u in units if u.root or (found[u.index].shared_state and u.index not in display)
     ]
-    changes = {i: e.changed for i, e in found.items() if e.changed}
-    object_names = {n for u in units if not u.is_import for n in u.binds}
+    scheduled: dict[str, int] = {}  # name -> how many of its binders are in the work already
+
+    def bound_before(name: str, index: int) -> None:
+        indexes = binders.get(name, [])
+        start, end = scheduled.get(name, 0), bisect_left(indexes, index)
+        if end > start:
+            work.extend(indexes[start:end])
+            scheduled[name] = end
+
+    kept: set[int] = set()
     read: set[str] = set()
     while work:
-        while work:
-            index = work.pop()
-            if index in kept:
-                continue
-            kept.add(index)
-            unit = units[index]
-            read |= unit.now_reads | unit.later_reads
-            for name in unit.now_reads:
-                work.extend(i for i in binders.get(name, ()) if i < index)
-            for name in unit.later_reads:
-                work.extend(binders.get(name, ()))
-        watched = read & object_names
-        work = [i for i, names in changes.items() if i not in kept and names & watched]
-        used = {aliases[n].split(".", 1)[0] for n in read if n in aliases}
-        work += [i for i, library in display.items() if i not in kept and library in used]
+        index = work.pop()
+        if index in kept:
+            continue
+        kept.add(index)
+        unit = units[index]
+        for name in unit.now_reads:
+            bound_before(name, index)
+        for name in unit.later_reads:
+            bound_before(name, len(units))
+        for name in (unit.now_reads | unit.later_reads) - read:
+            read.add(name)
+            work.extend(changers.get(name, ()))
+            if name in aliases:
+                work.extend(settings.get(aliases[name].split(".", 1)[0], ()))
     return kept, {i: library for i, library in display.items() if i not in kept}
 
 
@@ -470,15 +492,16 @@ def _render(
         if hoisted:
             numbered.append((index, hoisted))
     notes: list[Diagnostic] = []
+    served = kept - future  # once: per line, it was quadratic in a long cell (issue 27)
     for index, lines in cells:
         cell_units = by_cell.get(index, [])
         owner = _owners(cell_units, len(lines))
         chosen = [
             (number, line)
             for number, line in enumerate(lines, start=1)
-            if owner[number] is not None and owner[number] in kept - future
+            if owner[number] is not None and owner[number] in served
         ]
-        if any(u.index in kept - future for u in cell_units):
+        if any(u.index in served for u in cell_units):
             numbered.append((index, chosen))
         for unit in cell_units:
             if unit.index not in kept:

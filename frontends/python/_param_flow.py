@@ -419,32 +419,48 @@ def _derived(
     params: set[str], bindings: dict[str, list[_Binding]], qualify: Qualify
 ) -> tuple[dict[str, str], dict[str, _Position]]:
     """Local names derived from a parameter -> that parameter, and for each the position
-    from which a binding to something else may hold (uses from there on are not judged)."""
+    from which a binding to something else may hold (uses from there on are not judged).
+
+    A worklist: a name whose cutoff moves earlier has the bindings taken from it judged
+    again, and each name's parameter is found by following first bindings once (rounds over
+    every name moved one alias per round: quadratic in a chain of aliases, issue 27)."""
     names = set(params) | set(bindings)
     cutoff = dict.fromkeys(names, _NEVER)
-    changed = True
-    while changed:  # a fixpoint: cutoffs only move earlier
-        changed = False
-        for name in sorted(names):
-            for binding in bindings.get(name, []):
-                if binding.at >= cutoff[name]:
-                    continue
-                base = _base(binding.source, qualify)
-                if base is None or base not in cutoff or binding.at >= cutoff[base]:
-                    cutoff[name] = binding.at
-                    changed = True
+    bases: dict[str, list[str | None]] = {
+        n: [_base(b.source, qualify) for b in bs] for n, bs in bindings.items()
+    }
+    taken_from: dict[str, list[tuple[str, _Position]]] = {}  # base -> (name, binding's at)
+    for name, found in bindings.items():
+        for binding, base in zip(found, bases[name], strict=True):
+            if base is None or base not in cutoff:
+                cutoff[name] = min(cutoff[name], binding.at)
+            else:
+                taken_from.setdefault(base, []).append((name, binding.at))
+    work = [n for n in names if cutoff[n] < _NEVER]
+    while work:  # cutoffs only move earlier
+        base = work.pop()
+        for name, at in taken_from.get(base, ()):
+            if cutoff[base] <= at < cutoff[name]:
+                cutoff[name] = at
+                work.append(name)
     roots: dict[str, str] = {p: p for p in params if cutoff[p] > (0, 0)}
-    pending = sorted(n for n in names - set(roots) if bindings.get(n))
-    while pending:  # a name whose bindings lead to no parameter (a cycle) is dropped
-        progress = False
-        for name in list(pending):
-            base = _base(bindings[name][0].source, qualify)
-            if base in roots and bindings[name][0].at < cutoff[name]:
-                roots[name] = roots[base]
-                pending.remove(name)
-                progress = True
-        if not progress:
-            break
+    dropped: set[str] = set()  # a name whose bindings lead to no parameter (a cycle)
+    for name in sorted(names):
+        chain: dict[str, None] = {}  # in order, and a set (a cycle comes back into it)
+        current: str | None = name
+        while current is not None and current not in roots and current not in dropped:
+            first = bindings.get(current)
+            if not first or first[0].at >= cutoff[current] or current in chain:
+                current = None
+                break
+            chain[current] = None
+            current = bases[current][0]
+        root = roots.get(current) if current is not None else None
+        for link in chain:
+            if root is None:
+                dropped.add(link)
+            else:
+                roots[link] = root
     return roots, cutoff
 
 

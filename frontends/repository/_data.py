@@ -110,29 +110,47 @@ def _match(
     return _part_matches(head, names[j]) and match(i + 1, j + 1)
 
 
+Listings = dict[str, dict[str, os.DirEntry[str]]]  # folder -> its entries by name, sorted
+
+
 def _expand(
-    folder: Path, parts: list[str], rel: str, pattern: str, seen: set[tuple[str, int]]
+    folder: Path,
+    parts: list[str],
+    rel: str,
+    pattern: str,
+    *,
+    seen: set[tuple[str, int]],
+    listings: Listings,
 ) -> Iterator[str]:
     """Tree-relative paths of the regular files below ``folder`` that ``parts`` match;
     ``seen``: the (folder, parts left) states already walked, each walked once (several
-    ``**`` reach one folder in many ways)."""
+    ``**`` reach one folder in many ways); ``listings``: the folders listed so far, shared
+    by every pattern (listing the folder again per pattern was quadratic in a list of
+    files declared one by one: issue 27)."""
     if (rel, len(parts)) in seen:
         return
     seen.add((rel, len(parts)))
     head, rest = parts[0], parts[1:]
+    entries = _entries(folder, listings)
     if head == "**":
         if rest:
-            yield from _expand(folder, rest, rel, pattern, seen)
-        for entry in _entries(folder):
+            yield from _expand(folder, rest, rel, pattern, seen=seen, listings=listings)
+        for entry in entries.values():
             if entry.is_dir(follow_symlinks=False) and _descends(entry.name):
-                yield from _expand(Path(entry.path), parts, _join(rel, entry.name), pattern, seen)
+                below = Path(entry.path)
+                yield from _expand(
+                    below, parts, _join(rel, entry.name), pattern, seen=seen, listings=listings
+                )
             elif entry.is_symlink() and _descends(entry.name):
                 _symlink(_join(rel, entry.name), pattern)
         return
+    named = entries.get(head)
     chosen = (
-        [e for e in _entries(folder) if _part_matches(head, e.name)]
+        [e for e in entries.values() if _part_matches(head, e.name)]
         if _wild(head)
-        else [e for e in _entries(folder) if e.name == head]
+        else [named]
+        if named is not None
+        else []
     )
     for entry in chosen:
         shown = _join(rel, entry.name)
@@ -141,19 +159,24 @@ def _expand(
             _symlink(shown, pattern)
         if rest:
             if stat.S_ISDIR(mode):
-                yield from _expand(Path(entry.path), rest, shown, pattern, seen)
+                yield from _expand(
+                    Path(entry.path), rest, shown, pattern, seen=seen, listings=listings
+                )
         elif stat.S_ISREG(mode):
             yield shown
         elif not stat.S_ISDIR(mode):
             raise DataRefused(f"{WHERE}: {shown} (from {pattern!r}) is not a regular file")
 
 
-def _entries(folder: Path) -> list[os.DirEntry[str]]:
-    try:
-        with os.scandir(folder) as it:
-            return sorted(it, key=lambda e: e.name)
-    except OSError:
-        return []
+def _entries(folder: Path, listings: Listings) -> dict[str, os.DirEntry[str]]:
+    key = os.fspath(folder)
+    if key not in listings:
+        try:
+            with os.scandir(folder) as it:
+                listings[key] = {e.name: e for e in sorted(it, key=lambda e: e.name)}
+        except OSError:
+            listings[key] = {}
+    return listings[key]
 
 
 def _join(rel: str, name: str) -> str:
@@ -198,9 +221,15 @@ def collect(
     of its declared modules (a module is not data); ``counted``: the files and bytes of
     those modules; ``limits``: the bundle's (files, bytes)."""
     found: dict[str, str] = {}
+    listings: Listings = {}
     for given in patterns:
         pattern = check_pattern(given)
-        paths = list(_expand(root, pattern.split("/"), "", pattern, set())) if pattern else []
+        parts = pattern.split("/")
+        paths = (
+            list(_expand(root, parts, "", pattern, seen=set(), listings=listings))
+            if pattern
+            else []
+        )
         if not paths:
             raise DataRefused(f"{WHERE}: {given!r} matches no file")
         for path in paths:
