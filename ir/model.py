@@ -155,6 +155,21 @@ class Evaluation:
 
 
 @frozen(kw_only=True)
+class FileRead:
+    """A file a capability reads on every call that its own ``effects`` cannot record: in a
+    function of the module it calls (``through``: the functions the calls go through, the
+    first called by the capability at ``call``; ``Class.method`` for a class's static or class
+    method), or through a local name bound more than once. ``reads`` holds the read once per
+    value its path may have (one per binding of the name, else one), each recorded as a read
+    in the capability's own body is (``Evaluation.path`` or ``literal``, the read's span); the
+    readiness pass judges them together, or not at all when they are judged differently."""
+
+    reads: tuple[Evaluation, ...]
+    through: tuple[str, ...] = ()
+    call: Span | None = None
+
+
+@frozen(kw_only=True)
 class Capability:
     """A public module-level function: one candidate operation/tool."""
 
@@ -176,6 +191,8 @@ class Capability:
     # Python front end, and ``parse_args``/``parse_known_args`` calls), first of each callee, in
     # source order; ``names`` lists what the arguments read (a parameter's name included).
     effects: tuple[Evaluation, ...] = ()
+    # Files read on every call that ``effects`` does not record: see ``FileRead``.
+    file_reads: tuple[FileRead, ...] = ()
 
 
 BindingKind = Literal[

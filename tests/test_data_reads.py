@@ -178,3 +178,122 @@ def test_a_url_is_not_a_working_directory_path(tmp_path: Path) -> None:
     found = _inspect(source)
     assert [r["code"] for r in found["remote"]["reasons"]] == ["SVC-R008"]  # pandas undeclared
     assert [r["code"] for r in found["local"]["reasons"]] == ["SVC-R008", "SVC-R043"]
+
+
+def _without(bundle: Path, relpath: str, copy: Path) -> Path:
+    """``bundle`` as generated without the data file ``relpath`` declared: the file and its
+    manifest entry gone (the manifest lists the files it verifies at startup)."""
+    shutil.copytree(bundle, copy)
+    (copy / relpath).unlink()
+    manifest = json.loads((copy / "svc-rest.json").read_text())
+    del manifest["files"][relpath]
+    (copy / "svc-rest.json").write_text(json.dumps(manifest))
+    return copy
+
+
+def test_reads_through_the_modules_own_loaders_need_the_files_declared(tmp_path: Path) -> None:
+    """A cached loader, a ``load`` class method reading with pandas and a helper given the
+    path: each capability reaching one is conditional (SVC-R042 at the read, naming the call
+    that reaches it) until the file is declared; declared, all are served. The same bundle
+    without the files answers 500 on each: the verdict is what serving does."""
+    project = _copy(tmp_path)
+    (tmp_path / "requirements.txt").write_text("pandas\n")
+    required = ("--requirements", str(tmp_path / "requirements.txt"))
+    found = _inspect(project / "loaders.py", *required)
+    for name, file, through in (
+        ("price_of", "catalog.json", "in _catalog, reached through _catalog() on line 19"),
+        ("stock_of", "stock.csv", "in Stock.load, reached through Stock.load() on line 30"),
+        ("cheapest", "catalog.json", "in _read_json, reached through _read_json() on line 38"),
+    ):
+        (reason,) = found[name]["reasons"]
+        assert reason["code"] == "SVC-R042", reason
+        assert f"{through}, reads {file} beside the module" in reason["message"]
+    declared = (*required, "--data", str(project / "catalog.json"))
+    declared += ("--data", str(project / "stock.csv"))
+    assert {a["class"] for a in _inspect(project / "loaders.py", *declared).values()} == {
+        "eligible"
+    }
+    bundle = tmp_path / "rest"
+    generate(project / "loaders.py", bundle, *declared)
+    calls = (("price_of", {"item": "pear"}, 2.5), ("stock_of", {"item": "apple"}, 12))
+    calls += (("cheapest", {}, "apple"),)
+    with serving(bundle) as server, server.client() as client:
+        for name, body, expected in calls:
+            answer = client.post(f"/capabilities/{name}", json=body)
+            assert answer.status_code == 200, server.log_text()
+            assert answer.json() == expected
+    bare = _without(bundle, "source/catalog.json", tmp_path / "bare")
+    bare = _without(bare, "source/stock.csv", tmp_path / "barer")
+    with serving(bare) as server, server.client() as client:
+        for name, body, _ in calls:
+            assert client.post(f"/capabilities/{name}", json=body).status_code == 500
+
+
+def test_a_function_that_copes_with_a_missing_file_stays_eligible(tmp_path: Path) -> None:
+    """A read after an existence test, inside ``try``/``except FileNotFoundError`` (in the
+    capability or around the call that reaches it) works without the file: not judged (it was
+    SVC-R042), and served without the file it answers with its fallback."""
+    source = tmp_path / "careful.py"
+    source.write_text(
+        "import json\n"
+        "from pathlib import Path\n\n"
+        'CATALOG = Path(__file__).parent / "catalog.json"\n\n\n'
+        "def tested(item: str) -> float:\n"
+        "    if not CATALOG.exists():\n"
+        "        return 0.0\n"
+        "    return json.loads(CATALOG.read_text())[item]\n\n\n"
+        "def tried(item: str) -> float:\n"
+        "    try:\n"
+        "        return json.loads(CATALOG.read_text())[item]\n"
+        "    except FileNotFoundError:\n"
+        "        return 0.0\n\n\n"
+        "def _load() -> dict[str, float]:\n"
+        "    return json.loads(CATALOG.read_text())\n\n\n"
+        "def around(item: str) -> float:\n"
+        "    try:\n"
+        "        return _load()[item]\n"
+        "    except OSError:\n"
+        "        return 0.0\n"
+    )
+    found = _inspect(source)
+    assert {name: a["class"] for name, a in found.items()} == dict.fromkeys(
+        ("tested", "tried", "around"), "eligible"
+    )
+    bundle = tmp_path / "rest"
+    generate(source, bundle)
+    with serving(bundle) as server, server.client() as client:
+        for name in ("tested", "tried", "around"):
+            answer = client.post(f"/capabilities/{name}", json={"item": "pear"})
+            assert answer.status_code == 200, server.log_text()
+            assert answer.json() == 0.0
+
+
+def test_a_name_every_branch_binds_is_judged_when_all_its_values_are(tmp_path: Path) -> None:
+    """``if``/``else`` or a loop over literals binding a name: judged when every value is
+    undeclared (SVC-R042 per file); when one is declared and one is not, the undeclared one
+    may be a branch that never runs: not judged."""
+    source = tmp_path / "branches.py"
+    source.write_text(
+        "from pathlib import Path\n\n"
+        "HERE = Path(__file__).parent\n\n\n"
+        "def greeting(french: bool) -> str:\n"
+        "    if french:\n"
+        '        path = HERE / "fr.txt"\n'
+        "    else:\n"
+        '        path = HERE / "en.txt"\n'
+        "    return path.read_text()\n\n\n"
+        "def both() -> str:\n"
+        "    text = ''\n"
+        '    for path in (HERE / "fr.txt", HERE / "en.txt"):\n'
+        "        text += path.read_text()\n"
+        "    return text\n"
+    )
+    (tmp_path / "fr.txt").write_text("bonjour")
+    found = _inspect(source)
+    for name in ("greeting", "both"):
+        messages = [r["message"] for r in found[name]["reasons"]]
+        assert [r["code"] for r in found[name]["reasons"]] == ["SVC-R042", "SVC-R042"], name
+        assert any("reads fr.txt" in m for m in messages)
+        assert any("reads en.txt" in m for m in messages)
+    partly = _inspect(source, "--data", str(tmp_path / "fr.txt"))
+    assert partly["greeting"]["class"] == partly["both"]["class"] == "eligible"

@@ -68,6 +68,16 @@ def module_lines(n: int) -> str:
     return "x = 1\n" * n + "def f(a: int) -> int:\n    return a\n"
 
 
+def call_chain(n: int) -> str:
+    """Functions each calling the next, the last reading its own source: the reads each
+    capability reaches through calls are followed a bounded depth, each function's facts
+    found once."""
+    out = ["from pathlib import Path\n\n"]
+    out += [f"def f{i}(a: int) -> int:\n    return f{i + 1}(a) + 1\n\n" for i in range(n)]
+    out.append(f"def f{n}(a: int) -> int:\n    return len(Path(__file__).read_text())\n")
+    return "".join(out)
+
+
 def analyse(source: str) -> Analysis:
     analysis = analyze_source(source, path="big.py")
     assert analysis.error is None, analysis.diagnostics
@@ -110,8 +120,9 @@ def executed_lines(work: Callable[[], object]) -> int:
         (positional_defaults, 60),
         (module_lines, 400),
         (alias_chain, 100),
+        (call_chain, 40),
     ],
-    ids=["literal", "functions", "typeddict", "posonly", "module", "aliases"],
+    ids=["literal", "functions", "typeddict", "posonly", "module", "aliases", "call_chain"],
 )
 def test_work_grows_linearly(make: Callable[[int], str], size: int) -> None:
     def pipeline(n: int) -> Callable[[], object]:

@@ -27,41 +27,72 @@ from collections.abc import Iterable, Iterator
 from svcc.contracts.diagnostics import Diagnostic, diag
 from svcc.contracts.diagnostics import codes as C
 from svcc.frontends.python.data_reads import reads_file
-from svcc.ir.model import Evaluation
+from svcc.ir.model import Evaluation, FileRead
 
 
 def data_read_reasons(
-    effects: Iterable[Evaluation], data_files: frozenset[str]
+    effects: Iterable[Evaluation],
+    data_files: frozenset[str],
+    file_reads: Iterable[FileRead] = (),
 ) -> Iterator[Diagnostic]:
-    """The reasons a capability's file reads (``Capability.effects``) would fail when it is
-    served: undeclared files beside the module, paths relative to the working directory."""
+    """The reasons a capability's file reads would fail when it is served: its own body's
+    (``Capability.effects``), then those through a name bound more than once or through the
+    module's functions it calls (``Capability.file_reads``). A read whose path may have
+    several values is judged only when every value is judged alike (all undeclared, or all
+    relative to the working directory): otherwise one of them may be the fallback that
+    works."""
     for e in effects:
-        if e.kind != "call" or not reads_file(e.callee or ""):
-            continue
-        if e.path is not None:
-            if e.path == "__file__" or e.path in data_files:
-                continue  # the bundle holds it where the module reads it
-            yield diag(
-                C.R042_UNDECLARED_DATA_READ,
-                f"{e.text} reads {e.path} beside the module on every call, which is not a "
-                "declared data file, so the served bundle would not hold it",
-                e.span,
-            )
-        elif e.literal is not None and not posixpath.isabs(e.literal):
-            declared = posixpath.normpath(e.literal) in data_files
-            yield diag(
-                C.R043_WORKING_DIRECTORY_READ,
-                f"{e.text} reads {e.literal!r} relative to the working directory, which in a "
-                "served bundle is not the module's folder"
-                + (" (the file is declared, but not found from there)" if declared else ""),
-                e.span,
-                hint=(
-                    f'build the path from __file__ (Path(__file__).parent / "{e.literal}")'
-                    + (
-                        ""
-                        if declared
-                        else " and declare the file (--data PATH; in a "
-                        "repository, [tool.svcc] data-files)"
-                    )
-                ),
-            )
+        yield from _reasons(e, data_files, "")
+    for read in file_reads:
+        where = _where(read)
+        found = [list(_reasons(e, data_files, where)) for e in read.reads]
+        if all(found) and len({d.code for group in found for d in group}) == 1:
+            seen: set[str] = set()
+            for group in found:
+                for reason in group:
+                    if reason.message not in seen:
+                        seen.add(reason.message)
+                        yield reason
+
+
+def _where(read: FileRead) -> str:
+    """`` in _load, reached through _catalog() -> _load() on line 12`` for a read in a
+    function the capability calls; empty for its own."""
+    if not read.through:
+        return ""
+    chain = " -> ".join(f"{name}()" for name in read.through)
+    line = f" on line {read.call.line}" if read.call is not None else ""
+    return f" in {read.through[-1]}, reached through {chain}{line},"
+
+
+def _reasons(e: Evaluation, data_files: frozenset[str], where: str) -> Iterator[Diagnostic]:
+    """The reason the read ``e`` (``where`` it is reached) would fail when served."""
+    if e.kind != "call" or not reads_file(e.callee or ""):
+        return
+    if e.path is not None:
+        if e.path == "__file__" or e.path in data_files:
+            return  # the bundle holds it where the module reads it
+        yield diag(
+            C.R042_UNDECLARED_DATA_READ,
+            f"{e.text}{where} reads {e.path} beside the module on every call, which is not a "
+            "declared data file, so the served bundle would not hold it",
+            e.span,
+        )
+    elif e.literal is not None and not posixpath.isabs(e.literal):
+        declared = posixpath.normpath(e.literal) in data_files
+        yield diag(
+            C.R043_WORKING_DIRECTORY_READ,
+            f"{e.text}{where} reads {e.literal!r} relative to the working directory, which in "
+            "a served bundle is not the module's folder"
+            + (" (the file is declared, but not found from there)" if declared else ""),
+            e.span,
+            hint=(
+                f'build the path from __file__ (Path(__file__).parent / "{e.literal}")'
+                + (
+                    ""
+                    if declared
+                    else " and declare the file (--data PATH; in a "
+                    "repository, [tool.svcc] data-files)"
+                )
+            ),
+        )

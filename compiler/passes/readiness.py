@@ -531,7 +531,7 @@ CAPABILITY_RULES: Final[dict[str, CapabilityRule]] = {
     "SVC-R009": _call_imports,
     "SVC-R033": _security,
     "SVC-R038": _command_line,
-    "SVC-R042": lambda s: data_read_reasons(s.cap.effects, s.env.data_files),
+    "SVC-R042": lambda s: data_read_reasons(s.cap.effects, s.env.data_files, s.cap.file_reads),
     "SVC-R060": _removed_names,
 }
 

@@ -24,6 +24,7 @@ from svcc.frontends.python._models import (
     harmless_field_call,
 )
 from svcc.frontends.python._param_flow import object_uses
+from svcc.frontends.python._read_calls import CalledReads
 from svcc.frontends.python._source import SourceText, short
 from svcc.frontends.python._statements import (
     assigned_names,
@@ -49,7 +50,7 @@ from svcc.frontends.python._types import (
     typing_names,
 )
 from svcc.frontends.python._walk import children, walk
-from svcc.frontends.python.data_reads import bound_once, data_read, through_name
+from svcc.frontends.python.data_reads import Body
 from svcc.ir.model import (
     Binding,
     BindingKind,
@@ -58,6 +59,7 @@ from svcc.ir.model import (
     Decorator,
     Default,
     Evaluation,
+    FileRead,
     FunctionForm,
     GlobalRead,
     GlobalWrite,
@@ -180,6 +182,9 @@ class ModuleLowerer:
         self._paths: dict[str, str] = {}
         self._functions: dict[str, FunctionNode] = {}
         self._class_nodes: dict[str, ast.ClassDef] = {}
+        # Per capability: its body's reads, its calls and the reads through a name bound
+        # more than once (``_param_uses``), for ``_file_reads``.
+        self._reading: dict[str, tuple[Body, list[ast.Call], list[FileRead]]] = {}
 
     # -- pass 1: symbols --------------------------------------------------------------------
     def _collect_symbols(self, body: list[ast.stmt], type_checking: bool = False) -> None:
@@ -325,7 +330,7 @@ class ModuleLowerer:
             classes=tuple(self.classes),
             typed_dicts=tuple(self.typed_dicts.values()),
             globals=tuple(self.globals),
-            capabilities=tuple(self.capabilities.values()),
+            capabilities=tuple(self._file_reads().values()),
             global_reads=self._global_reads(),
             models=tuple(self.models.values()),
             helpers=self._helpers(),
@@ -1205,13 +1210,9 @@ class ModuleLowerer:
         handled: set[int] = set()
         effects: dict[str, Evaluation] = {}
         qualify = self.symbols.qualify
-        once: list[dict[str, ast.stmt]] = []
-
-        def bound() -> dict[str, ast.stmt]:
-            """The local names a file read is followed through (found at the first read)."""
-            if not once:
-                once.append(bound_once(fn.body, names))
-            return once[0]
+        body = self._body_reads(fn)
+        own_reads: list[FileRead] = []  # through a name bound more than once
+        calls: list[ast.Call] = []  # followed into the module's functions at the end
 
         def note(node: ast.expr, kind: ParamUseKind, where: ast.AST) -> None:
             if isinstance(node, ast.Name) and node.id in names:
@@ -1237,15 +1238,13 @@ class ModuleLowerer:
                 if kind is ast.Call:  # exact types: the parser makes no subclasses
                     func = node.func  # type: ignore[attr-defined]
                     note(func, "call", node)
-                    read = data_read(
-                        through_name(node, self._resolve, bound) or node,  # type: ignore[arg-type]
-                        self._resolve,
-                        qualify,
-                        self._read_path,
-                        self.src.span,
-                    )
-                    if read is not None:  # a file read on every call (``data_reads``)
+                    calls.append(node)  # type: ignore[arg-type]
+                    reads = body.reads(node)  # type: ignore[arg-type]
+                    if reads is not None and len(reads) == 1:  # a file read on every call
+                        read = reads[0]
                         effects[f"{read.callee}@{read.span.line}:{read.span.column}"] = read
+                    elif reads is not None:
+                        own_reads.append(FileRead(reads=tuple(reads)))
                     if type(func) is ast.Name or type(func) is ast.Attribute:
                         callee = qualify(func)
                         if callee is not None and recorded(callee):
@@ -1289,7 +1288,30 @@ class ModuleLowerer:
                 ),
             )
         ordered = sorted(effects.values(), key=lambda e: (e.span.line, e.span.column))
+        self._reading[fn.name] = (body, calls, own_reads)
         return {name: tuple(uses.values()) for name, uses in found.items()}, tuple(ordered)
+
+    def _body_reads(self, fn: FunctionNode) -> Body:
+        return Body(fn, self._resolve, self.symbols.qualify, self._read_path, self.src.span)
+
+    def _file_reads(self) -> dict[str, Capability]:
+        """The capabilities with the files they read through the module's functions they
+        call (see ``_read_calls``), found once every function and name is known."""
+        called = CalledReads(
+            self._functions,
+            self._class_nodes,
+            self._origins,
+            qualify=self.symbols.qualify,
+            make_body=self._body_reads,
+            span=self.src.span,
+            depth=HELPER_DEPTH,
+        )
+        out: dict[str, Capability] = {}
+        for name, cap in self.capabilities.items():
+            body, calls, own_reads = self._reading[name]
+            reads = (*own_reads, *called.of(name, body, calls))
+            out[name] = attrs.evolve(cap, file_reads=reads) if reads else cap
+        return out
 
     def _params(
         self, args: ast.arguments, uses: dict[str, tuple[ParamUse, ...]]

@@ -9,12 +9,14 @@ binds once (:func:`bound_once`, :func:`through_name`).
 """
 
 import ast
+import copy
 import posixpath
 import re
 from collections.abc import Callable
 from typing import Final
 
 from svcc.frontends.python._effects import argument_names
+from svcc.frontends.python._walk import walk
 from svcc.ir.model import Evaluation, Span
 
 # Callables that read a file whose path is their first argument (or, for a method, their
@@ -122,28 +124,65 @@ def _literal_path(node: ast.expr, qualify: Callable[[ast.expr], str | None]) -> 
     return None
 
 
-def bound_once(body: list[ast.stmt], params: set[str]) -> dict[str, ast.stmt]:
-    """Local names a read may be followed through: bound exactly once in ``body``, by one of
-    its own statements ``name = value`` (not under ``if``/``for``/``try``: a conditional
-    binding may not be the one the read sees), and neither a parameter nor declared
-    ``global``/``nonlocal``. Any other binding of the name anywhere in the body (a nested
-    scope's included) disqualifies it: a name that may hold another value is never judged."""
+# A name and every value it may hold: (value, where its binding ends).
+Bound = dict[str, list[tuple[ast.expr, tuple[int, int]]]]
+
+
+def binding_counts(body: list[ast.stmt]) -> dict[str, int]:
+    """How many times each name is bound (or unbound, or declared another scope's) anywhere
+    in ``body``, nested scopes included."""
     counts: dict[str, int] = {}
     for stmt in body:
-        for node in ast.walk(stmt):
+        for node in walk(stmt):
             for name in _bound_names(node):
                 counts[name] = counts.get(name, 0) + 1
-    found: dict[str, ast.stmt] = {}
-    for stmt in body:
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
-            target = stmt.targets[0]
-        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
-            target = stmt.target
-        else:
-            continue
-        if isinstance(target, ast.Name) and counts.get(target.id) == 1 and target.id not in params:
-            found[target.id] = stmt
-    return found
+    return counts
+
+
+def bound_values(body: list[ast.stmt], params: set[str], counts: dict[str, int]) -> Bound:
+    """Local names a read may be followed through, with every value each may hold: every
+    binding of the name is a statement ``name = value`` of the function's own scope (under
+    ``if``/``for``/``try``/``with`` too) or ``for name in (a, b, ...)`` over a literal tuple
+    or list, and the name is neither a parameter nor declared ``global``/``nonlocal``. Any
+    other binding anywhere in the body (``counts``, a nested scope's included) disqualifies
+    it: a name that may hold a value not listed is never judged."""
+    sites: Bound = {}
+    plain: dict[str, int] = {}
+
+    def visit(statements: list[ast.stmt]) -> None:
+        for stmt in statements:
+            target: ast.expr | None = None
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+                target, values = stmt.targets[0], [stmt.value]
+            elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+                target, values = stmt.target, [stmt.value]
+            elif isinstance(stmt, ast.For | ast.AsyncFor) and isinstance(
+                stmt.iter, ast.Tuple | ast.List
+            ):
+                target, values = stmt.target, list(stmt.iter.elts)
+                if any(isinstance(v, ast.Starred) for v in values):
+                    target = None
+            if isinstance(target, ast.Name):
+                end = (target.end_lineno or 0, target.end_col_offset or 0)
+                if not isinstance(stmt, ast.For | ast.AsyncFor):
+                    end = (stmt.end_lineno or 0, stmt.end_col_offset or 0)
+                sites.setdefault(target.id, []).extend((v, end) for v in values)
+                plain[target.id] = plain.get(target.id, 0) + 1
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                continue  # another scope
+            for field in ("body", "orelse", "finalbody"):
+                visit(getattr(stmt, field, None) or [])
+            for handler in getattr(stmt, "handlers", None) or []:
+                visit(handler.body)
+            for case in getattr(stmt, "cases", None) or []:
+                visit(case.body)
+
+    visit(body)
+    return {
+        name: values
+        for name, values in sites.items()
+        if counts.get(name) == plain[name] and name not in params
+    }
 
 
 def _bound_names(node: ast.AST) -> list[str]:
@@ -168,38 +207,210 @@ def _bound_names(node: ast.AST) -> list[str]:
 _PATH_READS: Final = frozenset({"read_text", "read_bytes", "open"})
 
 
-def through_name(
-    call: ast.Call,
-    resolve: Callable[[ast.expr], str],
-    bound: Callable[[], dict[str, ast.stmt]],
-) -> ast.Call | None:
-    """``call`` with the name it reads through (the receiver of ``.read_text()`` and the
-    like, or a read callable's first argument) replaced by the value the name was bound to,
-    when that binding is :func:`bound_once`'s (``bound``, asked only for a read) and comes
-    before the call; else ``None``."""
+def _used_name(call: ast.Call, callee: str) -> ast.Name | None:
+    """The name ``call`` reads a file through: the receiver of ``.read_text()`` and the
+    like, or a read callable's first argument."""
     func = call.func
-    receiver = (
+    if (
         isinstance(func, ast.Attribute)
         and isinstance(func.value, ast.Name)
         and func.attr in _PATH_READS
-    )
-    if receiver:
-        used = func.value  # type: ignore[attr-defined]
-    elif call.args and isinstance(call.args[0], ast.Name) and reads_file(normalise(resolve(func))):
-        used = call.args[0]
-    else:
+    ):
+        return func.value
+    if call.args and isinstance(call.args[0], ast.Name) and reads_file(callee):
+        return call.args[0]
+    return None
+
+
+def through_names(call: ast.Call, callee: str, bound: Callable[[], Bound]) -> list[ast.Call] | None:
+    """``call`` once per value of the name it reads through (see :func:`_used_name`), the
+    name replaced by the value, when the name is :func:`bound_values`' (``bound``, asked
+    only for a read) and every binding comes before the call; else ``None``."""
+    used = _used_name(call, callee)
+    if used is None:
         return None
-    stmt = bound().get(used.id)
-    if stmt is None or not isinstance(stmt, ast.Assign | ast.AnnAssign) or stmt.value is None:
-        return None
-    if (call.lineno, call.col_offset) < (stmt.end_lineno or 0, stmt.end_col_offset or 0):
-        return None  # used before it is bound
-    if receiver:
-        attribute = ast.copy_location(
-            ast.Attribute(value=stmt.value, attr=func.attr, ctx=ast.Load()),  # type: ignore[attr-defined]
-            func,
+    values = bound().get(used.id)
+    if not values or any((call.lineno, call.col_offset) < end for _, end in values):
+        return None  # not followed, or used before a binding
+    return [_replace(call, {used.id: value}) for value, _ in values]
+
+
+class _Substitute(ast.NodeTransformer):
+    def __init__(self, values: dict[str, ast.expr]) -> None:
+        self.values = values
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        value = self.values.get(node.id)
+        return node if value is None or not isinstance(node.ctx, ast.Load) else value
+
+
+def _replace(call: ast.Call, values: dict[str, ast.expr]) -> ast.Call:
+    """A copy of ``call`` with the names in ``values`` replaced (located where ``call``
+    is: the read's span stays the read's)."""
+    copied = _Substitute(values).visit(copy.deepcopy(call))
+    return ast.copy_location(copied, call)  # type: ignore[no-any-return]
+
+
+# Exceptions a missing file raises (or that catch it), and the tests for a file.
+_MISSING: Final = frozenset(
+    f"builtins.{n}"
+    for n in ("FileNotFoundError", "OSError", "IOError", "EnvironmentError", "Exception")
+) | {"builtins.BaseException"}
+_EXISTENCE_CALLS: Final = frozenset(
+    {"os.path.exists", "os.path.isfile", "os.path.lexists", "os.access"}
+)
+_EXISTENCE_METHODS: Final = frozenset({"exists", "is_file"})
+
+
+def absence_handled(
+    body: list[ast.stmt], qualify: Callable[[ast.expr], str | None]
+) -> tuple[bool, set[int]]:
+    """How the function copes with a missing file: whether it tests for one anywhere
+    (``path.exists()``, ``os.path.isfile(...)``: it is taken to handle a missing file, so
+    none of its reads is judged), and the nodes inside a ``try`` whose handler catches a
+    missing file (``FileNotFoundError``, ``OSError``, ``Exception``, a bare ``except``)."""
+    tests = False
+    guarded: set[int] = set()
+    for stmt in body:
+        for node in walk(stmt):
+            if isinstance(node, ast.Call):
+                func = node.func
+                if isinstance(func, ast.Attribute) and func.attr in _EXISTENCE_METHODS:
+                    tests = True
+                elif isinstance(func, ast.Name | ast.Attribute):
+                    tests = tests or qualify(func) in _EXISTENCE_CALLS
+            elif isinstance(node, ast.Try | ast.TryStar) and any(
+                _catches_missing(h, qualify) for h in node.handlers
+            ):
+                guarded.update(id(n) for s in node.body for n in walk(s))
+    return tests, guarded
+
+
+def _catches_missing(handler: ast.ExceptHandler, qualify: Callable[[ast.expr], str | None]) -> bool:
+    caught = handler.type
+    if caught is None:
+        return True
+    kinds = caught.elts if isinstance(caught, ast.Tuple) else [caught]
+    return any(isinstance(k, ast.Name | ast.Attribute) and qualify(k) in _MISSING for k in kinds)
+
+
+def parameters(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.arg]:
+    """Every parameter of ``fn``, in order."""
+    args = fn.args
+    extra = [a for a in (args.vararg, args.kwarg) if a is not None]
+    return [*args.posonlyargs, *args.args, *args.kwonlyargs, *extra]
+
+
+class Body:
+    """One function's reads of files, as its own: a path spelt in the call or followed
+    through a local name (:func:`through_names`), and where the function copes with a
+    missing file (:func:`absence_handled`) no read at all. What needs the body's names or
+    guards is computed once, at the first read."""
+
+    def __init__(
+        self,
+        fn: ast.FunctionDef | ast.AsyncFunctionDef,
+        resolve: Callable[[ast.expr], str],
+        qualify: Callable[[ast.expr], str | None],
+        read_path: Callable[[ast.Call], str | None],
+        span: Callable[[ast.AST], Span],
+    ) -> None:
+        self.fn = fn
+        self.params = {a.arg for a in parameters(fn)}
+        self.resolve, self.qualify, self.read_path, self.span = resolve, qualify, read_path, span
+        self._counts: dict[str, int] | None = None
+        self._bound: Bound | None = None
+        self._handled: tuple[bool, set[int]] | None = None
+
+    def counts(self) -> dict[str, int]:
+        if self._counts is None:
+            self._counts = binding_counts(self.fn.body)
+        return self._counts
+
+    def bound(self) -> Bound:
+        if self._bound is None:
+            self._bound = bound_values(self.fn.body, self.params, self.counts())
+        return self._bound
+
+    def handles_missing(self, node: ast.AST) -> bool:
+        """Whether the function copes with a missing file where ``node`` runs."""
+        if self._handled is None:
+            self._handled = absence_handled(self.fn.body, self.qualify)
+        tests, guarded = self._handled
+        return tests or id(node) in guarded
+
+    def variants(self, call: ast.Call) -> list[ast.Call] | None:
+        """``call`` once per value of the path it reads through a name, or ``[call]``;
+        ``None`` for a call that reads no file."""
+        callee = normalise(self.resolve(call.func))
+        if not reads_file(callee) and not (
+            isinstance(call.func, ast.Attribute) and call.func.attr in _PATH_READS
+        ):
+            return None
+        return through_names(call, callee, self.bound) or [call]
+
+    def reads(self, call: ast.Call) -> list[Evaluation] | None:
+        """The read ``call`` makes once per value its path may have, or ``None``: no read
+        of a file the source spells, or the function copes with a missing one there."""
+        variants = self.variants(call)
+        if variants is None:
+            return None
+        found = [
+            data_read(v, self.resolve, self.qualify, self.read_path, self.span) for v in variants
+        ]
+        reads = [r for r in found if r is not None]
+        if not reads or len(reads) != len(found) or self.handles_missing(call):
+            return None
+        return reads
+
+    def parametric(self, call: ast.Call) -> ast.Call | None:
+        """``call`` (a name it reads through replaced by its one value) when its path is
+        built from parameters the body never rebinds: read with a call's arguments
+        (:func:`with_arguments`)."""
+        variants = self.variants(call)
+        if variants is None or len(variants) != 1 or self.handles_missing(call):
+            return None
+        read = variants[0]
+        func = read.func
+        target = (
+            func.value
+            if isinstance(func, ast.Attribute) and func.attr in _PATH_READS
+            else (read.args[0] if read.args else None)
         )
-        replaced = ast.Call(func=attribute, args=call.args, keywords=call.keywords)
-    else:
-        replaced = ast.Call(func=func, args=[stmt.value, *call.args[1:]], keywords=call.keywords)
-    return ast.copy_location(replaced, call)
+        if target is None:
+            return None
+        used = {n.id for n in walk(target) if isinstance(n, ast.Name)} & self.params
+        counts = self.counts()
+        return read if used and not any(counts.get(p) for p in used) else None
+
+
+def with_arguments(
+    read: ast.Call, fn: ast.FunctionDef | ast.AsyncFunctionDef, site: ast.Call, bound_first: bool
+) -> ast.Call | None:
+    """``read`` (a :meth:`Body.parametric` read of ``fn``) with ``fn``'s parameters replaced
+    by what the call ``site`` passes (or their defaults); ``bound_first`` skips ``cls``.
+    ``None`` when the call unpacks arguments or leaves a parameter the read uses unknown."""
+    if any(isinstance(a, ast.Starred) for a in site.args) or any(
+        k.arg is None for k in site.keywords
+    ):
+        return None
+    args = fn.args
+    positional = [*args.posonlyargs, *args.args][1 if bound_first else 0 :]
+    values: dict[str, ast.expr] = {}
+    defaults = args.defaults[-len(positional) :] if positional and args.defaults else []
+    for arg, default in zip(positional[len(positional) - len(defaults) :], defaults, strict=True):
+        values[arg.arg] = default
+    for arg, kw_default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
+        if kw_default is not None:
+            values[arg.arg] = kw_default
+    if len(site.args) > len(positional):
+        return None
+    for arg, value in zip(positional, site.args, strict=False):
+        values[arg.arg] = value
+    for keyword in site.keywords:
+        values[keyword.arg] = keyword.value  # type: ignore[index]
+    params = {a.arg for a in parameters(fn)}
+    used = {n.id for n in walk(read) if isinstance(n, ast.Name)} & params
+    if not used <= set(values):
+        return None
+    return _replace(read, {p: values[p] for p in used})
