@@ -91,11 +91,15 @@ def measure(cmd: list[str], output: Path, limit_mb: int) -> tuple[float, float, 
     limited = [sys.executable, "-c", LIMITED, str(limit_mb * 1024 * 1024), *cmd]
     with open(output if output.suffix == ".json" else os.devnull, "wb") as sink:
         start = time.perf_counter()
-        proc = subprocess.Popen(limited, stdout=sink, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(limited, stdout=sink, stderr=subprocess.PIPE)
+        assert proc.stderr is not None
+        error = proc.stderr.read().decode(errors="replace").strip().splitlines()
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
     proc.returncode = code = os.waitstatus_to_exitcode(status)
     written = tree_bytes(output) if output.exists() else 0
+    if code != 0 and error:
+        print(f"  ({' '.join(cmd[1:3])} exit {code}: {error[-1][:200]})")
     return wall, usage.ru_maxrss / 1024, written, code
 
 
@@ -114,12 +118,16 @@ def run_case(name: str, args: argparse.Namespace, work: Path) -> list[str]:
         previous: tuple[float, float, int] | None = None
         for step in STEPS:
             size = max(1, int(base * scale)) * step
-            source = work / f"{name}_{size}.py"
+            # one folder per size: the module (and so every capability id) is named alike at
+            # every size, so the manifest grows with the functions alone
+            source = work / f"{name}_{size}" / f"{name}.py"
             if not source.exists():
+                source.parent.mkdir()
                 source.write_text(generate(size))
             best: tuple[float, float, int, int] | None = None
             for _ in range(repeat):
-                out = work / (f"{name}_{size}.json" if command == "inspect" else f"{name}_{size}")
+                name_out = f"{name}_{size}.json" if command == "inspect" else f"{name}_{size}_out"
+                out = work / name_out
                 if out.is_dir():
                     shutil.rmtree(out)
                 cmd = (
