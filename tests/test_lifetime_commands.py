@@ -27,10 +27,14 @@ def silent_index() -> Iterator[str]:
         yield f"http://127.0.0.1:{silent.getsockname()[1]}/simple"
 
 
-def stopped_mid_pip(argv: list[str], tmp: Path, signum: int) -> tuple[set[int], list[Path]]:
-    """Run ``svcc argv`` until pip runs, stop it with ``signum``; what survives of it."""
+def stopped_mid_pip(
+    argv: list[str], tmp: Path, signum: int, staging: Path | None = None
+) -> tuple[set[int], list[Path]]:
+    """Run ``svcc argv`` until pip runs, stop it with ``signum``; what survives of it: its
+    processes, and what is left in its ``TMPDIR`` and in ``staging``."""
     private = tmp / "tmp"
     private.mkdir()
+    folders = [private] if staging is None else [private, staging]
     env = {**os.environ, "TMPDIR": str(private), "PIP_CONFIG_FILE": os.devnull,
            "PIP_TIMEOUT": "120", "PIP_RETRIES": "0"}  # fmt: skip
     proc = subprocess.Popen(
@@ -45,10 +49,10 @@ def stopped_mid_pip(argv: list[str], tmp: Path, signum: int) -> tuple[set[int], 
                 break
             time.sleep(0.05)
         assert any(b"-m\0pip\0" in cmdline(pid) for pid in started), started
-        assert list(private.iterdir())
+        assert any(list(folder.iterdir()) for folder in folders)
     finally:
         stop(proc, signum)
-    return survivors(started), gone(set(private.iterdir()))
+    return survivors(started), gone({path for folder in folders for path in folder.iterdir()})
 
 
 @pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: signal.Signals(s).name)

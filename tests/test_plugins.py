@@ -5,6 +5,7 @@ import base64
 import hashlib
 import json
 import os
+import signal
 import stat
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 from helpers import SVCC, TESTS
 from svcc.images.errors import ImageInputError
+from svcc.images.wheelmeta import sha256_of
 from svcc.plugins import store
 from svcc.plugins.invoke import PluginFailure, run
 from test_process_lifetime import cmdline, descendants, gone, survivors
@@ -208,6 +210,21 @@ def test_extension_and_what_it_started_go_with_a_killed_command(probe: dict[str,
         proc.wait()
     assert survivors(started) == set()
     assert gone(set(private.iterdir())) == []
+
+
+def test_a_killed_install_leaves_no_pip_and_no_staging(probe: dict[str, Any]) -> None:
+    """SIGKILL of ``svcc plugins install`` while pip installs: pip went on and the staging
+    folder ``.VERSION.installing-*`` stayed in the store."""
+    from test_lifetime_commands import stopped_mid_pip
+
+    work = probe["work"] / "killed-install"
+    (work / "plugins" / "svc-probe").mkdir(parents=True)
+    wheel = probe["wheel"]
+    argv = ["plugins", "install", str(wheel), "--sha256", sha256_of(wheel),
+            "--requirements", str(probe["lock"]), "--wheelhouse", str(probe["work"] / "wheelhouse"),
+            "--plugins-dir", str(work / "plugins")]  # fmt: skip
+    staging = work / "plugins" / "svc-probe"
+    assert stopped_mid_pip(argv, work, signal.SIGKILL, staging) == (set(), [])
 
 
 def test_bounds_and_redaction(probe: dict[str, Any]) -> None:
