@@ -6,6 +6,7 @@ runs svcc with a private ``TMPDIR`` and expects it empty afterwards (pip's own f
 included), and every descendant seen while svcc ran gone.
 """
 
+import contextlib
 import os
 import signal
 import socket
@@ -77,3 +78,44 @@ def test_plugin_fetch_leaves_no_pip_and_no_folder(tmp_path: Path, silent_index: 
     argv = ["plugins", "fetch", "svc-oci", "--wheelhouse", str(tmp_path / "wh"),
             "--output", str(tmp_path / "lock.txt"), "--index-url", silent_index]  # fmt: skip
     assert stopped_mid_pip(argv, tmp_path, signal.SIGKILL) == (set(), [])
+
+
+FORKS_THEN_DIES = """
+import os, signal, sys, time
+from svcc.contracts.watch import private_directory
+with private_directory("svcc-test-") as folder:
+    if os.fork() == 0:  # a forked helper that outlives this process (no parent-death signal)
+        time.sleep(120)
+        os._exit(0)
+    print(folder, flush=True)
+    sys.stdin.read()
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_a_forked_child_does_not_hold_a_private_directory(tmp_path: Path) -> None:
+    """The remover acts when the last write end of its pipe closes: a child forked inside
+    the block must not keep one, or the folder stays as long as that child runs."""
+    import sys
+
+    proc = subprocess.Popen(
+        [sys.executable, "-c", FORKS_THEN_DIES],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env={**os.environ, "TMPDIR": str(tmp_path)},
+    )
+    assert proc.stdout is not None
+    assert proc.stdin is not None
+    folder = Path(proc.stdout.readline().decode().strip())
+    started = descendants(proc.pid)
+    try:
+        assert folder.is_dir()
+        proc.stdin.close()
+        proc.wait()
+        assert gone({folder}, seconds=20) == []
+    finally:
+        for pid in started:  # the forked child, which sleeps on
+            if b"forked helper" in cmdline(pid):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+    assert survivors(started) == set()
