@@ -1,9 +1,10 @@
 """Acquiring a repository at one commit over HTTPS with the ``git`` command, safely.
 
 Everything happens in a private temporary directory that is removed on every path (errors,
-Ctrl-C, SIGTERM): a bare repository with a fresh configuration (no system or global config,
-no hooks, no credential helper, no prompt, only the https protocol, no redirects, the
-grant's CA through ``GIT_SSL_CAINFO``, which overrides whatever the environment sets),
+Ctrl-C, SIGTERM, a SIGKILL of the command: ``contracts.watch.private_directory``): a bare
+repository with a fresh configuration (no system or global config, no hooks, no credential
+helper, no prompt, only the https protocol, no redirects, the grant's CA through
+``GIT_SSL_CAINFO``, which overrides whatever the environment sets),
 ``fetch --depth 1`` of exactly the requested commit, then the tree is listed and the blobs
 the repository front end reads (``.py`` files, ``pyproject.toml`` and the data files its
 ``[tool.svcc] data-files`` declares) are exported with
@@ -14,7 +15,6 @@ A symlink, a submodule or an LFS pointer anywhere in the subdirectory is refused
 import contextlib
 import os
 import re
-import shutil
 import signal
 import subprocess
 import tempfile
@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 
 from attrs import frozen
 from svcc.contracts.errors import InputError
-from svcc.contracts.watch import watched
+from svcc.contracts.watch import private_directory, watched
 
 COMMIT_RE: Final = re.compile(r"[0-9a-f]{40}")
 LFS_POINTER: Final = b"version https://git-lfs.github.com/spec/"
@@ -392,28 +392,24 @@ def acquire(
     check_subdir(source.subdir)
     if ca_file is not None and not Path(ca_file).is_file():
         raise GitError(f"ca_file {ca_file!r} of the git.fetch grant is not a file")
-    with _terminate_as_interrupt():
-        workdir = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX))
-        try:
-            git = _Git(workdir, ca_file, limits)
-            git.init()
-            git.fetch(
-                "fetch",
-                "--quiet",
-                "--depth",
-                "1",
-                "--no-tags",
-                "--no-recurse-submodules",
-                source.url,
-                source.commit,
-                what=f"fetching {source.url} at {source.commit}",
-            )
-            resolved = git.run("rev-parse", "--verify", f"{source.commit}^{{commit}}", what="--ref")
-            if resolved.decode().strip() != source.commit:
-                raise GitError(f"--ref {source.commit}: the server sent another commit")
-            export_dir = workdir / "tree"
-            export_dir.mkdir()
-            export(git, source, export_dir, limits)
-            yield export_dir
-        finally:
-            shutil.rmtree(workdir, ignore_errors=True)
+    with _terminate_as_interrupt(), private_directory(TEMP_PREFIX) as workdir:
+        git = _Git(workdir, ca_file, limits)
+        git.init()
+        git.fetch(
+            "fetch",
+            "--quiet",
+            "--depth",
+            "1",
+            "--no-tags",
+            "--no-recurse-submodules",
+            source.url,
+            source.commit,
+            what=f"fetching {source.url} at {source.commit}",
+        )
+        resolved = git.run("rev-parse", "--verify", f"{source.commit}^{{commit}}", what="--ref")
+        if resolved.decode().strip() != source.commit:
+            raise GitError(f"--ref {source.commit}: the server sent another commit")
+        export_dir = workdir / "tree"
+        export_dir.mkdir()
+        export(git, source, export_dir, limits)
+        yield export_dir

@@ -7,11 +7,19 @@ OOM killer) nothing kills the group: ``git fetch`` waited on a silent server for
 under :func:`watched`, the command's group is led by a small watcher that the kernel tells
 when its parent dies (``PR_SET_PDEATHSIG``, Linux) and that then kills the whole group. The
 command's exit status is the watcher's (a signal that ended it, the same signal).
+
+A temporary directory has the same problem: its ``finally`` never runs after a SIGKILL.
+:func:`private_directory` hands it to a remover that removes it when its starter ends.
 """
 
+import contextlib
 import os
+import shutil
+import subprocess
 import sys
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Final
 
 WATCHER: Final = """
@@ -86,3 +94,63 @@ def session_watched(argv: Sequence[str], *, report_fd: int, env_names: Sequence[
     names = ",".join(env_names)
     return [sys.executable, "-I", "-S", "-c", SESSION_WATCHER, str(report_fd), str(os.getpid()),
             names, *argv]  # fmt: skip
+
+
+# Waits for end of file on its standard input (its starter has closed it, or has died however
+# it died: the kernel closes a dead process's descriptors, SIGKILL included), then removes the
+# paths it was given. A process killed at that moment may still write one last file, so the
+# removal is retried until the path is gone.
+REMOVER: Final = """
+import os, shutil, sys, time
+sys.stdin.buffer.read()
+for path in sys.argv[1:]:
+    for _ in range(200):
+        shutil.rmtree(path, ignore_errors=True)
+        if not os.path.lexists(path):
+            break
+        time.sleep(0.05)
+"""
+
+_HELD: set[int] = set()  # write ends of removers' pipes; no forked child may keep one open
+
+
+def _close_held() -> None:
+    for fd in _HELD:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _HELD.clear()
+
+
+os.register_at_fork(after_in_child=_close_held)
+
+
+@contextlib.contextmanager
+def private_directory(prefix: str, parent: str | Path | None = None) -> Iterator[Path]:
+    """A new private temporary directory (``tempfile.mkdtemp``) that is gone when the block
+    ends, and also when this process dies without running its ``finally`` (SIGKILL, the OOM
+    killer): a remover, started in a session of its own so that no signal to this process's
+    group reaches it, waits on a pipe from this process and removes the directory at its
+    end of file. Only a kill of both at once (a cgroup, a container stopped) leaves it."""
+    path = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    try:
+        remover = subprocess.Popen(
+            [sys.executable, "-I", "-S", "-c", REMOVER, str(path)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            cwd="/",
+            start_new_session=True,
+        )
+    except BaseException:
+        shutil.rmtree(path, ignore_errors=True)
+        raise
+    assert remover.stdin is not None
+    held = remover.stdin.fileno()
+    _HELD.add(held)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+        _HELD.discard(held)
+        remover.stdin.close()
+        remover.wait()

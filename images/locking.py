@@ -17,13 +17,14 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Final
 
 from attrs import frozen
 from packaging.utils import canonicalize_name, parse_wheel_filename
+from svcc.contracts.watch import private_directory
 from svcc.images.bundle_input import manifests
 from svcc.images.errors import ImageInputError
 from svcc.images.lockfile import LockedWheel, render_lock
@@ -35,6 +36,7 @@ from svcc.images.resolve import (
     parse_requirement_lines,
 )
 from svcc.images.wheelmeta import sha256_of
+from svcc.runtime.lifetime import die_with_parent
 
 PIP_TIMEOUT_S: Final = 1800
 # pip expands only the legacy manylinux names; every glibc down to 2.5 is listed explicitly
@@ -181,7 +183,13 @@ def pip_download(
         argv += ["-c", str(workdir / "pins.txt")]
     try:
         done = subprocess.run(
-            argv, capture_output=True, text=True, timeout=PIP_TIMEOUT_S, check=False
+            argv,
+            capture_output=True,
+            text=True,
+            timeout=PIP_TIMEOUT_S,
+            check=False,
+            env={**os.environ, "TMPDIR": str(workdir)},  # pip's own folders go with it
+            preexec_fn=partial(die_with_parent, os.getpid()),  # ends with svcc, SIGKILL too
         )
     except FileNotFoundError:
         raise ImageInputError("request_invalid", f"cannot run {sys.executable} -m pip") from None
@@ -281,8 +289,7 @@ def lock_wheels(
     ]
     for tag in platform_tags(platform, glibc):
         tail += ["--platform", tag]
-    with tempfile.TemporaryDirectory(prefix="svcc-lock-") as tmp:
-        work = Path(tmp)
+    with private_directory("svcc-lock-") as work:
         offered = list(index)
         if extra_wheels:
             local = work / "local"

@@ -18,8 +18,8 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import zipfile
+from functools import partial
 from importlib import metadata
 from pathlib import Path
 from typing import Final
@@ -28,11 +28,13 @@ from attrs import frozen
 from packaging.markers import default_environment
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
+from svcc.contracts.watch import private_directory
 from svcc.images.lockfile import render_lock
 from svcc.images.locking import Roots, into_wheelhouse, pip_download, write_new
 from svcc.images.resolve import lock_from_wheels, wheel_requires
 from svcc.images.wheelmeta import sha256_of
 from svcc.plugins.errors import PluginError
+from svcc.runtime.lifetime import die_with_parent
 
 KNOWN: Final = {"svc-oci": "extensions/svc-oci"}
 BUILD_TIMEOUT_S: Final = 600
@@ -97,8 +99,10 @@ def build_wheel(source: Path, out: Path) -> Path:
         text=True,
         timeout=BUILD_TIMEOUT_S,
         check=False,
-        env={**os.environ, "PIP_NO_INDEX": "1", "SOURCE_DATE_EPOCH": "315532800"},
-    )
+        env={**os.environ, "PIP_NO_INDEX": "1", "SOURCE_DATE_EPOCH": "315532800",
+             "TMPDIR": str(out)},  # pip's own folders are in ``out``, the wheel beside them
+        preexec_fn=partial(die_with_parent, os.getpid()),  # ends with svcc, SIGKILL too
+    )  # fmt: skip
     if done.returncode != 0:
         lines = [line.strip() for line in (done.stdout + done.stderr).splitlines()]
         errors = [line for line in lines if "Error:" in line and not line.startswith("error:")]
@@ -160,8 +164,7 @@ def fetch(
 ) -> Fetched:
     if output.exists() or output.is_symlink():
         raise PluginError("request_invalid", f"{output} exists; choose a new --output")
-    with tempfile.TemporaryDirectory(prefix="svcc-fetch-") as tmp:
-        work = Path(tmp)
+    with private_directory("svcc-fetch-") as work:
         (work / "built").mkdir()
         ext = build_wheel(extension_source(name, source), work / "built")
         own = svcc_wheel(work / "built")

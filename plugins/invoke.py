@@ -9,12 +9,11 @@ stdout, stderr and time (the whole process group is killed at the deadline).
 """
 
 import json
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any, Final
 
 from attrs import frozen
+from svcc.contracts.watch import private_directory
 from svcc.images.plan import refuse_proposal
 from svcc.images.request import PluginIdentity
 from svcc.plugins import logfile
@@ -130,31 +129,32 @@ def run(
 def _spawn(
     python: Path, module: str, request: bytes, timeout_ms: int, max_stderr: int
 ) -> tuple[bytes, bytes, int]:
-    workdir = Path(tempfile.mkdtemp(prefix="svc-plugin-"))
-    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": str(workdir), "TMPDIR": str(workdir)}
-    try:
-        done = run_bounded(
-            [str(python), "-I", "-m", module],
-            env=env,
-            cwd=workdir,
-            timeout_ms=timeout_ms,
-            stdin=request,
-            max_stdout=MAX_STDOUT,
-            max_stderr=max_stderr,
-        )
-    except OSError as exc:
-        raise PluginFailure("plugin_failed", f"cannot start: {exc.strerror}") from None
-    except Exceeded as exc:
-        if exc.what == "timeout":
+    with private_directory("svc-plugin-") as workdir:  # the extension's TMPDIR: goes with svcc
+        env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": str(workdir),
+               "TMPDIR": str(workdir)}  # fmt: skip
+        try:
+            done = run_bounded(
+                [str(python), "-I", "-m", module],
+                env=env,
+                cwd=workdir,
+                timeout_ms=timeout_ms,
+                stdin=request,
+                max_stdout=MAX_STDOUT,
+                max_stderr=max_stderr,
+            )
+        except OSError as exc:
+            raise PluginFailure("plugin_failed", f"cannot start: {exc.strerror}") from None
+        except Exceeded as exc:
+            if exc.what == "timeout":
+                raise PluginFailure(
+                    "timeout",
+                    f"no response within {timeout_ms} ms; raise --timeout-ms (at most "
+                    f"{TIMEOUT_MAX_MS})",
+                    exc.partial,
+                ) from None
             raise PluginFailure(
-                "timeout",
-                f"no response within {timeout_ms} ms; raise --timeout-ms (at most "
-                f"{TIMEOUT_MAX_MS})",
-                exc.partial,
+                "plugin_failed", f"{exc.what} over its bound", exc.partial
             ) from None
-        raise PluginFailure("plugin_failed", f"{exc.what} over its bound", exc.partial) from None
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
     return done.stdout, done.stderr, done.status
 
 

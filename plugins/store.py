@@ -14,11 +14,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from functools import partial
 from pathlib import Path
 from typing import Any, Final
 
 from attrs import frozen
 from packaging.utils import canonicalize_name, parse_wheel_filename
+from svcc.contracts.watch import private_directory
 from svcc.images.lockfile import LockedWheel, parse_lock, render_lock
 from svcc.images.wheelmeta import sha256_of
 from svcc.plugins.errors import PluginError
@@ -27,6 +29,7 @@ from svcc.plugins.wheels import (
     extension_manifest,
     locked_wheels,
 )
+from svcc.runtime.lifetime import die_with_parent
 
 ENABLED: Final = "enabled.json"
 INSTALL_RECORD: Final = "install.json"
@@ -116,8 +119,8 @@ def install(
     if final.exists():
         raise _fail("plugin_invalid", f"{name} {version} is already installed ({final})")
     final.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{version}.installing-", dir=final.parent))
-    try:
+    # gone with this process however it ends (a SIGKILL mid-install left it in the store)
+    with private_directory(f".{version}.installing-", final.parent) as staging:
         house = staging / "wheelhouse"
         house.mkdir()
         for dep in deps:
@@ -131,6 +134,7 @@ def install(
             env=_clean_env(),
             capture_output=True,
             timeout=PIP_TIMEOUT_S,
+            preexec_fn=partial(die_with_parent, os.getpid()),
         )
         done = subprocess.run(
             [
@@ -149,12 +153,13 @@ def install(
                 "-r",
                 str(staging / "requirements.lock"),
             ],
-            env=_clean_env(),
+            env={**_clean_env(), "TMPDIR": str(staging)},  # pip's own folders go with it
             capture_output=True,
             text=True,
             timeout=PIP_TIMEOUT_S,
             cwd=staging,
             check=False,
+            preexec_fn=partial(die_with_parent, os.getpid()),
         )
         if done.returncode != 0:
             tail = (done.stderr.strip().splitlines() or ["pip failed"])[-1]
@@ -169,9 +174,6 @@ def install(
         }
         (staging / INSTALL_RECORD).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
         os.rename(staging, final)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
     return _load(final)
 
 

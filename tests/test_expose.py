@@ -599,10 +599,11 @@ def test_interrupt_during_fetch_removes_the_temporary_directory(tmp_path: Path) 
 def test_a_killed_command_leaves_no_fetch_running(tmp_path: Path) -> None:
     """SIGKILL of ``svc expose build`` while git waits on a server that never answers: git
     ran in a session of its own (so that its helpers end with it), which no signal to the
-    command reached, and it went on unwatched by the size and time limits."""
+    command reached, and it went on unwatched by the size and time limits. Its temporary
+    directory stayed too (no ``finally`` runs): a remover now takes it."""
 
     from helpers import SVCC
-    from test_process_lifetime import cmdline, descendants, survivors
+    from test_process_lifetime import cmdline, descendants, gone, survivors
 
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
@@ -617,7 +618,7 @@ def test_a_killed_command_leaves_no_fetch_running(tmp_path: Path) -> None:
              "--output-dir", str(tmp_path / "out")],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            env={**os.environ, "TMPDIR": str(private)},  # SIGKILL leaves its folder there
+            env={**os.environ, "TMPDIR": str(private)},
         )  # fmt: skip
         started: set[int] = set()
         try:
@@ -628,10 +629,12 @@ def test_a_killed_command_leaves_no_fetch_running(tmp_path: Path) -> None:
                     break
                 time.sleep(0.05)
             assert any(b"fetch" in cmdline(pid) for pid in started), started
+            assert [p.name[: len("svcc-git-")] for p in private.iterdir()] == ["svcc-git-"]
         finally:
             proc.kill()
             proc.wait()
         assert survivors(started) == set()
+        assert gone(set(private.iterdir())) == []
 
 
 # -- acquisition limits (time, bytes) against the real server ---------------------------------

@@ -4,6 +4,7 @@ governed REST bundle under uvicorn and an MCP bundle through the official client
 runs in a fresh, locked-down container used once; none is left behind."""
 
 import concurrent.futures
+import contextlib
 import json
 import os
 import shutil
@@ -222,33 +223,84 @@ def test_concurrent_calls(client: httpx.Client) -> None:
     assert results == [i + 1000 for i in range(16)]
 
 
-def test_no_container_left_after_sigkill_and_restart(
-    bundle: Path, engine_env: dict[str, str]
-) -> None:
+def _killable_server(
+    bundle: Path, engine_env: dict[str, str], name: str
+) -> "tuple[subprocess.Popen[bytes], str, Path]":
+    """A governed server under uvicorn, answering; its pool started."""
     env = {**os.environ, **SERVER_ENV, "DOCKER_HOST": engine_env["DOCKER_HOST"]}
     port = free_port()
     command = [
         sys.executable,
         "-m", "uvicorn", "app:app", "--host", "127.0.0.1", "--port", str(port),
     ]  # fmt: skip
-    log = bundle.parent / "killed-server.log"
+    log = bundle.parent / f"{name}.log"
     with log.open("wb") as sink:
         proc = spawn(command, cwd=bundle, env=env, stdout=sink, stderr=sink)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                url = f"http://127.0.0.1:{port}/capabilities/add"
-                reply = httpx.post(url, json={"a": 1, "b": 1}, timeout=30)
-                if reply.status_code == 200:
-                    break
-            except httpx.TransportError:
-                assert proc.poll() is None, log.read_text()
-                assert time.monotonic() < deadline, log.read_text()
-                time.sleep(0.1)
-        while not containers(engine_env, {proc.pid}) and time.monotonic() < deadline:
+    url = f"http://127.0.0.1:{port}/capabilities"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            reply = httpx.post(f"{url}/add", json={"a": 1, "b": 1}, timeout=30)
+            if reply.status_code == 200:
+                break
+        except httpx.TransportError:
+            assert proc.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, log.read_text()
             time.sleep(0.1)
-        assert containers(engine_env, {proc.pid})  # the pool, left behind by SIGKILL
+    while not containers(engine_env, {proc.pid}) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert containers(engine_env, {proc.pid}), log.read_text()  # the pool
+    return proc, url, log
+
+
+def test_sigkill_mid_call_leaves_no_container(bundle: Path, engine_env: dict[str, str]) -> None:
+    """SIGKILL of the server while a call runs: its containers (the pool's, exited once
+    their stdin closed, and the call's, still running: the wall time was the server's to
+    enforce) stayed until another server started on the same engine; its reaper, which
+    the kernel tells by closing its pipe, now removes them."""
+    from test_process_lifetime import descendants, survivors
+
+    proc, url, log = _killable_server(bundle, engine_env, "killed-mid-call")
+    started: set[int] = set()
+    try:
+        pool = set(containers(engine_env, {proc.pid}))
+        with concurrent.futures.ThreadPoolExecutor(1) as threads:
+            threads.submit(_quietly_post, f"{url}/sleep", {"seconds": 3.5})
+            deadline = time.monotonic() + 30
+            while set(containers(engine_env, {proc.pid})) <= pool:
+                assert time.monotonic() < deadline, log.read_text()
+                time.sleep(0.05)
+            started = descendants(proc.pid)
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    deadline = time.monotonic() + 30
+    while containers(engine_env, {proc.pid}) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert containers(engine_env, {proc.pid}) == []
+    assert survivors(started) == set()
+
+
+def _quietly_post(url: str, body: object) -> None:
+    with contextlib.suppress(httpx.HTTPError):
+        httpx.post(url, json=body, timeout=30)
+
+
+def test_no_container_left_after_sigkill_and_restart(
+    bundle: Path, engine_env: dict[str, str]
+) -> None:
+    """Server and reaper SIGKILLed together (a cgroup, the OOM killer): the containers
+    stay, and the next server on the engine sweeps them at startup."""
+    from test_process_lifetime import cmdline, descendants
+
+    proc, _, _ = _killable_server(bundle, engine_env, "killed-server")
+    try:
+        reapers = [pid for pid in descendants(proc.pid) if b"io.svcc.instance=" in cmdline(pid)]
+        assert len(reapers) == 1
+        os.kill(reapers[0], signal.SIGKILL)
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()

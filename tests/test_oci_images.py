@@ -786,3 +786,39 @@ def test_same_inputs_same_inputs_sha256_on_docker_and_podman(
     image = json.loads(out.stdout)[0]
     assert image["Config"]["User"] == "65532:65532"
     assert image["Config"]["Labels"]["io.svcc.inputs-sha256"] == result["inputs_sha256"]
+
+
+def test_a_killed_build_leaves_no_process_and_no_folder(refusal_build: Build) -> None:
+    """SIGKILL of ``svcc plugins run svc-oci build`` while the engine client builds: the
+    extension, its engine client (each in a session of its own) and the folders the
+    extension works in (under its ``svc-plugin-*`` TMPDIR) all go."""
+    import time
+
+    from test_process_lifetime import cmdline, descendants, gone, survivors
+
+    args, pol = refusal_build.files()
+    private = refusal_build.work / "tmp-killed"
+    private.mkdir()
+    proc = subprocess.Popen(
+        [SVCC, "plugins", "run", "svc-oci", "build", "--arguments", str(args),
+         "--operator-policy", str(pol), "--timeout-ms", "600000",
+         "--plugins-dir", str(refusal_build.plugin.root)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "TMPDIR": str(private)},
+    )  # fmt: skip
+    building = b"buildx\0build\0"
+    started: set[int] = set()
+    try:
+        deadline = time.monotonic() + 300
+        while proc.poll() is None and time.monotonic() < deadline:
+            started = descendants(proc.pid)
+            if any(building in cmdline(pid) for pid in started):
+                break
+            time.sleep(0.02)
+        assert any(building in cmdline(pid) for pid in started), started
+    finally:
+        proc.kill()
+        proc.wait()
+    assert survivors(started) == set()
+    assert gone(set(private.iterdir())) == []

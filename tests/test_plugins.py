@@ -5,6 +5,7 @@ import base64
 import hashlib
 import json
 import os
+import signal
 import stat
 import subprocess
 import sys
@@ -15,9 +16,10 @@ from typing import Any
 import pytest
 from helpers import SVCC, TESTS
 from svcc.images.errors import ImageInputError
+from svcc.images.wheelmeta import sha256_of
 from svcc.plugins import store
 from svcc.plugins.invoke import PluginFailure, run
-from test_process_lifetime import cmdline, descendants, survivors
+from test_process_lifetime import cmdline, descendants, gone, survivors
 
 pytestmark = pytest.mark.slow
 
@@ -180,11 +182,17 @@ SLEEP = b"sleep\x00600\x00"  # what probe:spawn starts
 
 def test_extension_and_what_it_started_go_with_a_killed_command(probe: dict[str, Any]) -> None:
     """SIGKILL of ``svcc plugins run`` (no ``finally`` runs) left the extension, which leads a
-    session of its own, and its children running; its watcher now kills that session's group."""
+    session of its own, and its children running; its watcher now kills that session's group.
+    Its ``svc-plugin-*`` folder (the extension's TMPDIR, where svc-oci builds) stayed too."""
     store.enable("svc-probe", "1.0.0", probe["root"])
     args, pol = files(probe, "probe:spawn")
+    private = probe["work"] / "tmp-killed"
+    private.mkdir()
     proc = subprocess.Popen(
-        cli_argv(probe, "build", args, pol), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        cli_argv(probe, "build", args, pol),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "TMPDIR": str(private)},
     )
     started: set[int] = set()
     try:
@@ -196,10 +204,27 @@ def test_extension_and_what_it_started_go_with_a_killed_command(probe: dict[str,
             time.sleep(0.05)
         assert any(b"svc_probe" in cmdline(pid) for pid in started), started
         assert any(cmdline(pid) == SLEEP for pid in started), started
+        assert [p.name[:11] for p in private.iterdir()] == ["svc-plugin-"]
     finally:
         proc.kill()
         proc.wait()
     assert survivors(started) == set()
+    assert gone(set(private.iterdir())) == []
+
+
+def test_a_killed_install_leaves_no_pip_and_no_staging(probe: dict[str, Any]) -> None:
+    """SIGKILL of ``svcc plugins install`` while pip installs: pip went on and the staging
+    folder ``.VERSION.installing-*`` stayed in the store."""
+    from test_lifetime_commands import stopped_mid_pip
+
+    work = probe["work"] / "killed-install"
+    (work / "plugins" / "svc-probe").mkdir(parents=True)
+    wheel = probe["wheel"]
+    argv = ["plugins", "install", str(wheel), "--sha256", sha256_of(wheel),
+            "--requirements", str(probe["lock"]), "--wheelhouse", str(probe["work"] / "wheelhouse"),
+            "--plugins-dir", str(work / "plugins")]  # fmt: skip
+    staging = work / "plugins" / "svc-probe"
+    assert stopped_mid_pip(argv, work, signal.SIGKILL, staging) == (set(), [])
 
 
 def test_bounds_and_redaction(probe: dict[str, Any]) -> None:

@@ -4,7 +4,8 @@ Startup (before serving; any problem is one line and a non-zero exit): the polic
 every plan are bound to this bundle's source; the engine answers on its Unix socket; the
 runtime image is present by its full id, speaks the worker protocol (its label) and is of
 the planned platform; the source is readable by the worker's uid; containers left by a
-server instance that died are removed.
+server instance that died are removed. A reaper process then waits for this server to end
+and removes its containers however it ended (SIGKILL included, a call's container too).
 
 Containers come from launcher threads (``LAUNCHERS``: much of a container's start is the
 engine waiting, so starts overlap well; measured on two busy cores, 1 → 5.5, 2 → 5.9,
@@ -33,6 +34,8 @@ import os
 import pickle
 import socket
 import stat
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -56,6 +59,26 @@ REFILL_YIELD_SECONDS = 0.05
 LAUNCHERS = 4
 REMOVERS = 2
 LAUNCH_RETRY_SECONDS = 0.5
+# Runs in a session of its own (no signal to the server's process group reaches it) and
+# waits for end of file on its stdin, which it gets when the server ends, however it ends:
+# the kernel closes a dead process's pipes, SIGKILL included. It then removes every
+# container of the server's instance (argv: engine.py, loaded by path, the engine's
+# socket, the instance's label). A kill of both at once leaves them to the next sweep.
+REAPER = """
+import importlib.util, json, sys
+from urllib.parse import quote
+spec = importlib.util.spec_from_file_location("engine", sys.argv[1])
+engine = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(engine)
+client = engine.Engine(sys.argv[2])
+sys.stdin.buffer.read()
+filters = quote(json.dumps({"label": [sys.argv[3]]}))
+try:
+    for container in client.ok("GET", "/containers/json?all=1&filters=" + filters) or []:
+        client.request("DELETE", "/containers/" + container["Id"] + "?force=1&v=1")
+except engine.EngineError:
+    pass
+"""
 
 
 class CallTimeout(p.CallError):
@@ -179,6 +202,7 @@ class ContainerExecutor:
         self._closed = False
         self._removals: collections.deque[str] = collections.deque()
         self._workers: list[threading.Thread] = []
+        self._reaper: subprocess.Popen[bytes] | None = None
 
     # -- startup ------------------------------------------------------------------------
     def check_engine(self) -> None:
@@ -230,6 +254,15 @@ class ContainerExecutor:
     def start(self) -> None:
         self.check_engine()
         _check_readable(self._bundle / "source")
+        self._reaper = subprocess.Popen(
+            [sys.executable, "-I", "-S", "-c", REAPER, str(Path(__file__).with_name("engine.py")),
+             self._engine.path, f"{LABEL_INSTANCE}={self.instance}"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            cwd="/",
+            start_new_session=True,
+        )  # fmt: skip
         try:
             self.sweep()
         except EngineError as exc:
@@ -396,6 +429,10 @@ class ContainerExecutor:
         while self._removals:
             self._remove(self._removals.popleft())
         self._threads.shutdown(wait=False)
+        if self._reaper is not None and self._reaper.stdin is not None:
+            self._reaper.stdin.close()  # it finds nothing left, and ends
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._reaper.wait(timeout=30)
 
     # -- one call -----------------------------------------------------------------------
     async def call(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> bytes:

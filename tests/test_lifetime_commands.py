@@ -1,0 +1,121 @@
+"""Nothing a command of svcc starts outlives it: the helpers it runs (pip) and the temporary
+folders they work in, whether the command is stopped with SIGTERM, SIGINT or SIGKILL.
+
+pip is held mid-run by an index that accepts the connection and never answers; every test
+runs svcc with a private ``TMPDIR`` and expects it empty afterwards (pip's own folders
+included), and every descendant seen while svcc ran gone.
+"""
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from helpers import SVCC
+from test_process_lifetime import SIGNALS, cmdline, descendants, gone, stop, survivors
+
+
+@pytest.fixture
+def silent_index() -> Iterator[str]:
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        yield f"http://127.0.0.1:{silent.getsockname()[1]}/simple"
+
+
+def stopped_mid_pip(
+    argv: list[str], tmp: Path, signum: int, staging: Path | None = None
+) -> tuple[set[int], list[Path]]:
+    """Run ``svcc argv`` until pip runs, stop it with ``signum``; what survives of it: its
+    processes, and what is left in its ``TMPDIR`` and in ``staging``."""
+    private = tmp / "tmp"
+    private.mkdir()
+    folders = [private] if staging is None else [private, staging]
+    env = {**os.environ, "TMPDIR": str(private), "PIP_CONFIG_FILE": os.devnull,
+           "PIP_TIMEOUT": "120", "PIP_RETRIES": "0"}  # fmt: skip
+    proc = subprocess.Popen(
+        [SVCC, *argv], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    started: set[int] = set()
+    try:
+        deadline = time.monotonic() + 120
+        while proc.poll() is None and time.monotonic() < deadline:
+            started = descendants(proc.pid)
+            if any(b"-m\0pip\0" in cmdline(pid) for pid in started):
+                break
+            time.sleep(0.05)
+        assert any(b"-m\0pip\0" in cmdline(pid) for pid in started), started
+        assert any(list(folder.iterdir()) for folder in folders)
+    finally:
+        stop(proc, signum)
+    return survivors(started), gone({path for folder in folders for path in folder.iterdir()})
+
+
+@pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: signal.Signals(s).name)
+def test_lock_leaves_no_pip_and_no_folder(tmp_path: Path, silent_index: str, signum: int) -> None:
+    """``svcc lock`` stopped while pip downloads: pip went on (reparented to init, still
+    waiting on the index) and ``svcc-lock-*`` stayed in ``$TMPDIR`` with pip's own folders,
+    after SIGTERM as after SIGKILL."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "m.py").write_text("def f(x: int) -> int:\n    return x\n")
+    (repo / "pyproject.toml").write_text('[project]\nname = "m"\nversion = "0"\n'
+                                         'dependencies = ["numpy"]\n')  # fmt: skip
+    argv = ["lock", str(repo), "--platform", "linux/amd64", "--python", "3.12",
+            "--wheelhouse", str(tmp_path / "wh"), "--output", str(tmp_path / "lock.txt"),
+            "--index-url", silent_index]  # fmt: skip
+    assert stopped_mid_pip(argv, tmp_path, signum) == (set(), [])
+
+
+def test_plugin_fetch_leaves_no_pip_and_no_folder(tmp_path: Path, silent_index: str) -> None:
+    """``svcc plugins fetch`` killed while pip downloads the extension's dependencies: pip
+    and the ``svcc-fetch-*`` folder (the built wheels, pip's own folders) stayed."""
+    argv = ["plugins", "fetch", "svc-oci", "--wheelhouse", str(tmp_path / "wh"),
+            "--output", str(tmp_path / "lock.txt"), "--index-url", silent_index]  # fmt: skip
+    assert stopped_mid_pip(argv, tmp_path, signal.SIGKILL) == (set(), [])
+
+
+FORKS_THEN_DIES = """
+import os, signal, sys, time
+from svcc.contracts.watch import private_directory
+with private_directory("svcc-test-") as folder:
+    if os.fork() == 0:  # a forked helper that outlives this process (no parent-death signal)
+        time.sleep(120)
+        os._exit(0)
+    print(folder, flush=True)
+    sys.stdin.read()
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_a_forked_child_does_not_hold_a_private_directory(tmp_path: Path) -> None:
+    """The remover acts when the last write end of its pipe closes: a child forked inside
+    the block must not keep one, or the folder stays as long as that child runs."""
+    import sys
+
+    proc = subprocess.Popen(
+        [sys.executable, "-c", FORKS_THEN_DIES],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env={**os.environ, "TMPDIR": str(tmp_path)},
+    )
+    assert proc.stdout is not None
+    assert proc.stdin is not None
+    folder = Path(proc.stdout.readline().decode().strip())
+    started = descendants(proc.pid)
+    try:
+        assert folder.is_dir()
+        proc.stdin.close()
+        proc.wait()
+        assert gone({folder}, seconds=20) == []
+    finally:
+        for pid in started:  # the forked child, which sleeps on
+            if b"forked helper" in cmdline(pid):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+    assert survivors(started) == set()
