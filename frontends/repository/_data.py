@@ -55,7 +55,11 @@ class DataRefused(Exception):
 def check_pattern(pattern: str) -> str:
     """``pattern`` when it stays inside the project root; why not otherwise."""
     parts = pattern.split("/")
-    if not pattern or pattern.startswith("/") or "\\" in pattern or ".." in parts:
+    if not pattern.strip():
+        raise DataRefused(
+            f"{WHERE}: {pattern!r} is an empty glob; give a path such as 'data/*.csv'"
+        )
+    if pattern.startswith("/") or "\\" in pattern or ".." in parts:
         raise DataRefused(
             f"{WHERE}: {pattern!r} escapes the project root (give a relative glob without '..')"
         )
