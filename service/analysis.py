@@ -592,9 +592,9 @@ def analyse_directory_answer(
     total_seconds: float,
 ) -> bytes:
     """The JSON answer of ``/analyse_directory/``; the walk too is within the budget."""
-    from svcc.compiler.analysis import python_files
+    from svcc.frontends.repository import notebook_paths
 
-    files = python_files(directory)
+    files = notebook_paths(directory, modules=True)  # skipping what ``inspect DIR`` skips
     if len(files) > limit:
         raise Refused(f"{len(files)} Python files is over the {limit}-file limit")
     entries = analyse_tree(

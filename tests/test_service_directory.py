@@ -190,3 +190,17 @@ def test_tree_refusals_are_400(http: httpx.Client, workspace: Path) -> None:
     assert response.status_code == 400, response.text
     assert "'models/*.joblib' matches no file" in response.json()["description"]
     assert str(workspace) not in response.text
+
+
+def test_folders_inspect_dir_skips_are_skipped(http: httpx.Client, workspace: Path) -> None:
+    """Build output, virtual environments and tool folders hold no module of the project:
+    the service listed (and analysed one by one) every ``.py`` and notebook in them, which
+    ``inspect DIR`` skips, and counted them against ``--max-directory-files``."""
+    tree = workspace / "skips"
+    for folder in ("pkg", "build/lib", "venv/lib", "site-packages", "x.egg-info", "dist"):
+        (tree / folder).mkdir(parents=True)
+        (tree / folder / "m.py").write_text("def f(x: int) -> int:\n    return x\n")
+        (tree / folder / "n.ipynb").write_text(json.dumps(NOTEBOOK))
+    answer = analyse(http, "skips")
+    assert set(answer) == {"skips/pkg/m.py", "skips/pkg/n.ipynb"}
+    assert {f"skips/{p}" for p in inspect(workspace, "skips")["files"]} == set(answer)
