@@ -137,7 +137,11 @@ def test_analyze_file_errors(http: httpx.Client) -> None:
         in json_error(upload(http, "/analyze_file/", "broken.py", b"def f(:\n"), 400)["description"]
     )
     assert "file is required" in json_error(http.post("/analyze_file/"), 400)["description"]
-    json_error(upload(http, "/analyze_file/", "g.py", GOOD.encode(), python_version="2.7"), 400)
+    body = json_error(
+        upload(http, "/analyze_file/", "g.py", GOOD.encode(), python_version="2.7"), 400
+    )
+    # the field it came from (the CLI's option name, --python-version, was said here)
+    assert body["description"].startswith("unsupported python_version '2.7': supported 3.")
     json_error(upload(http, "/analyze_file/", "big.py", b"#" * (MAX_UPLOAD + 1)), 413)
 
 
