@@ -172,7 +172,9 @@ def test_inspect_directory_json(tmp_path: Path) -> None:
         (tmp_path / skipped_folder / "out.ipynb").write_text("{not json")
     proc = run_svcc("inspect", str(tmp_path), "--format", "json")
     assert proc.returncode == 2  # broken.py could not be analysed; every entry is printed
-    assert "1 module(s) could not be analysed (first: broken)" in proc.stderr
+    # named by its path, as its entry is (the module's name was said, beside the paths of
+    # refused entries and notebooks)
+    assert "1 file(s) could not be analysed (first: broken.py)" in proc.stderr
     doc = json.loads(proc.stdout)
     files = doc["files"]
     assert list(files) == ["broken.py", "pkg/__init__.py", "pkg/good.py"]
