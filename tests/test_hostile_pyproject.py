@@ -55,6 +55,13 @@ def _tree(root: Path, pyproject: str) -> Path:
         ),
         # an empty glob was said to escape the project root
         ('[tool.svcc]\ndata-files = [""]\n', "data-files: '' is an empty glob"),
+        # an empty list read no module at all, silently (exit 0, "0 functions")
+        ("[tool.svcc]\nsource-roots = []\n", "[tool.svcc] source-roots is empty"),
+        # a folder was said to match no file
+        (
+            '[tool.svcc]\ndata-files = ["pkg"]\n',
+            "data-files: 'pkg' is a folder; declare the files in it ('pkg/**/*')",
+        ),
     ],
     ids=[
         "tool",
@@ -68,6 +75,8 @@ def _tree(root: Path, pyproject: str) -> Path:
         "requirement-option",
         "import-names",
         "empty-glob",
+        "no-source-roots",
+        "data-folder",
     ],
 )
 def test_an_unusable_pyproject_is_refused_in_one_line(

@@ -206,7 +206,12 @@ def collect(
         pattern = check_pattern(given)
         paths = list(_expand(root, pattern.split("/"), "", pattern, set())) if pattern else []
         if not paths:
-            raise DataRefused(f"{WHERE}: {given!r} matches no file")
+            folder = pattern and not _wild(pattern) and (root / pattern).is_dir()
+            raise DataRefused(
+                f"{WHERE}: {given!r} is a folder; declare the files in it ('{pattern}/**/*')"
+                if folder
+                else f"{WHERE}: {given!r} matches no file"
+            )
         for path in paths:
             found.setdefault(path, given)
     files, total = counted

@@ -154,6 +154,15 @@ def read_config(root: Path, limits: TreeLimits) -> ProjectConfig:
     roots = None
     if "source-roots" in tool:
         roots = _str_list(tool["source-roots"], "[tool.svcc] source-roots")
+        if not roots:  # it read no module at all, silently
+            raise TreeRefused(
+                diag(
+                    F008_REPOSITORY_ENTRY,
+                    f"{PYPROJECT}: [tool.svcc] source-roots is empty; name the folders that "
+                    'hold the modules (["src"], ["."]) or remove the key',
+                    None,
+                )
+            )
         for entry in roots:
             parts = entry.split("/")
             if entry.startswith("/") or "\\" in entry or ".." in parts or not entry:
