@@ -2,6 +2,7 @@
 loopback, real multipart uploads and JSON bodies through httpx."""
 
 import os
+import socket
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -9,7 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
-from helpers import GOLDEN, SVCC
+from helpers import GOLDEN, SVCC, run_svcc
 from servers import running_service
 
 GOOD = '''\
@@ -327,3 +328,24 @@ def test_app_factory_is_importable_alone(workspace: Path) -> None:
         env={**os.environ},
     )
     assert out.stdout.strip() == "App"
+
+
+def test_a_busy_or_malformed_bind_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    """As ``svcc serve`` does for its port: gunicorn retried a held address for five
+    seconds, logging each try (a dozen lines), and exited 1 ("a function is not eligible")."""
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        proc = run_svcc(
+            "serve-analysis", "--workspace", str(tmp_path), "--bind", f"127.0.0.1:{port}"
+        )
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr == (
+        f"svcc: error: port {port} on 127.0.0.1 is not available (Address already in use); "
+        "stop what holds it or choose another with --bind\n"
+    )
+    proc = run_svcc("serve-analysis", "--workspace", str(tmp_path), "--bind", "127.0.0.1:http")
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count("\n") == 1
+    assert "expected HOST:PORT with a port 1-65535" in proc.stderr
