@@ -634,5 +634,10 @@ def bundle_files(
             raise MemoryError
         raise InputError(analysis.error_message(shown))
     # the service's containers run the REST bundle under gunicorn (its specification)
-    _, tree = build_bundle(analysis, RestTarget(), select=select)
+    target = RestTarget()
+    assert target.bundle is not None
+    taken = target.bundle.module_name_problem(analysis.module)
+    if taken:  # the service has no module-name field (the compiler's hint names the option)
+        raise InputError(f"{shown}: {taken}; rename the file")
+    _, tree = build_bundle(analysis, target, select=select)
     return dict(tree)

@@ -271,6 +271,22 @@ def test_containerize_errors(http: httpx.Client) -> None:
     )
 
 
+def test_containerize_a_file_whose_name_the_server_takes(
+    http: httpx.Client, workspace: Path
+) -> None:
+    """The compiler's refusal ends "choose another with --module-name", an option the
+    service does not have: the service says to rename the file."""
+    (workspace / "queue.py").write_text(GOOD)
+    body = json_error(
+        http.post("/containerize_file/", data={"filename": "queue.py", "output": "o4"}), 400
+    )
+    assert body["description"] == (
+        "queue.py: SVC-F015 module name 'queue' clashes with the standard library's module "
+        "'queue', which the server imports first; rename the file"
+    )
+    assert not (workspace / "o4").exists()
+
+
 # -- generation --------------------------------------------------------------------------------
 
 
