@@ -469,10 +469,6 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
     if os.path.isdir(args.path):
         from pathlib import Path
 
-        if args.module_name:
-            from svcc.contracts.errors import UsageError
-
-            raise UsageError("--module-name names one module; it cannot apply to a directory")
         root = Path(args.path)
         return render.inspect_repository(root, args, _output_format(args), _requirements(args))
     return render.inspect_file(args.path, args, _output_format(args), _requirements(args))

@@ -146,6 +146,10 @@ def inspect_repository(
         strict=False,
         workers=None,  # all cores, as the README says
         allow=getattr(args, "allow", frozenset()),
+        # refused for a directory by the library, as for compile (they were ignored here)
+        module_name=args.module_name,
+        data=getattr(args, "data", ()),
+        encoding=args.encoding,
     )
     repository = analysis.repository
     assert repository is not None  # a directory's analysis
