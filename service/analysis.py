@@ -597,17 +597,28 @@ def analyse_directory_answer(
     files = notebook_paths(directory, modules=True)  # skipping what ``inspect DIR`` skips
     if len(files) > limit:
         raise Refused(f"{len(files)} Python files is over the {limit}-file limit")
-    entries = analyse_tree(
-        directory,
-        files,
-        python_version=python_version,
-        encoding=encoding,
-        file_seconds=file_seconds,
-        total_seconds=total_seconds,
-        only=only,
-        ignore=ignore,
+    entries = list(
+        analyse_tree(
+            directory,
+            files,
+            python_version=python_version,
+            encoding=encoding,
+            file_seconds=file_seconds,
+            total_seconds=total_seconds,
+            only=only,
+            ignore=ignore,
+        )
     )
-    return directory_answer(prefix, entries)
+    if only:  # a name no file defines is a 400, as for one file (it answered 200, all unselected)
+        known = {
+            function["name"]
+            for _, entry in entries
+            for function in json.loads(entry).get("functions", ())
+        }
+        unknown = [name for name in only if name not in known]
+        if unknown:
+            raise Refused(f"unknown function {unknown[0]!r}: no file below defines it")
+    return directory_answer(prefix, iter(entries))
 
 
 def bundle_files(

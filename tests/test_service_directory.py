@@ -161,6 +161,15 @@ def test_selection_applies_to_every_file(http: httpx.Client) -> None:
     assert [f["selected"] for f in report["functions"]] == [False]
 
 
+def test_a_name_no_file_defines_is_a_400(http: httpx.Client) -> None:
+    """As for one file (the README's rule): it answered 200 with every function unselected."""
+    response = http.post(
+        "/analyse_directory/", data={"directory_path": "shop", "functions_to_analyze": "total,nope"}
+    )
+    assert response.status_code == 400, response.text[:300]
+    assert response.json()["description"] == "unknown function 'nope': no file below defines it"
+
+
 def test_a_broken_module_costs_its_entry_and_its_importers_say_why(
     http: httpx.Client, workspace: Path
 ) -> None:
