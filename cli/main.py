@@ -469,10 +469,6 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
     if os.path.isdir(args.path):
         from pathlib import Path
 
-        if args.module_name:
-            from svcc.contracts.errors import UsageError
-
-            raise UsageError("--module-name names one module; it cannot apply to a directory")
         root = Path(args.path)
         return render.inspect_repository(root, args, _output_format(args), _requirements(args))
     return render.inspect_file(args.path, args, _output_format(args), _requirements(args))
@@ -541,6 +537,7 @@ def _cmd_serve_analysis(args: argparse.Namespace) -> int:
     )
     if min(limits) < 1:
         raise UsageError("--workers and the limits must be positive")
+    _check_bind(args.bind)
     from svcc.service.server import serve_analysis
 
     serve_analysis(
@@ -555,6 +552,24 @@ def _cmd_serve_analysis(args: argparse.Namespace) -> int:
         read_seconds=args.read_timeout,
     )
     return 0
+
+
+def _check_bind(bind: str) -> None:
+    """``--bind HOST:PORT`` (``[::1]:PORT``; a bare host is port 8000, as gunicorn reads it)
+    that another process holds is one line and exit 2 before gunicorn starts: gunicorn
+    retried for five seconds, logging each try, and exited 1. A Unix socket is gunicorn's."""
+    from svcc.cli.serve import check_port_free
+    from svcc.contracts.errors import UsageError
+
+    if bind.startswith(("unix:", "fd://")):
+        return
+    host, colon, port = bind.rpartition(":") if not bind.endswith("]") else ("", "", "")
+    if not colon or "]" in port:
+        host, port = bind, "8000"
+    host = host.removeprefix("[").removesuffix("]") or "0.0.0.0"
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise UsageError(f"--bind {bind}: expected HOST:PORT with a port 1-65535")
+    check_port_free(host, int(port), "--bind")
 
 
 def _cmd_targets(args: argparse.Namespace) -> int:

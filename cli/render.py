@@ -146,6 +146,10 @@ def inspect_repository(
         strict=False,
         workers=None,  # all cores, as the README says
         allow=getattr(args, "allow", frozenset()),
+        # refused for a directory by the library, as for compile (they were ignored here)
+        module_name=args.module_name,
+        data=getattr(args, "data", ()),
+        encoding=args.encoding,
     )
     repository = analysis.repository
     assert repository is not None  # a directory's analysis
@@ -164,10 +168,13 @@ def inspect_repository(
         return 0
     # a module's document is an ``{"error": ...}`` exactly when it has no report (rendering
     # every document here only to look for that key was 1.8 s of the stdlib's serial part)
-    failed = sorted(m for m, report in analysis.reports.items() if report is None)
+    # (the files by their paths, as the documents are keyed: a module, a refused entry, a
+    # notebook alike)
+    failed = [repository.modules[m].file.path for m, r in analysis.reports.items() if r is None]
     failed += [path for path, d in repository.tree.problems if d.severity == "error"]
     notebooks = _notebooks(root, args, requirements)
     failed += [path for path, a in notebooks.items() if a.error is not None]
+    failed.sort()
     if fmt == "json":  # the modules' documents rendered on every core (see there)
         from svcc.compiler.repository_document import encode_document
 
@@ -229,7 +236,7 @@ def _directory_status(failed: list[str]) -> int:
     if not failed:
         return 0
     sys.stderr.write(
-        f"svcc: error: {len(failed)} module(s) could not be analysed (first: {failed[0]})\n"
+        f"svcc: error: {len(failed)} file(s) could not be analysed (first: {failed[0]})\n"
     )
     return 2
 

@@ -146,18 +146,19 @@ def ensure_environment(bundle: Bundle, cache_dir: Path) -> Path:
     return python
 
 
-def check_port_free(host: str, port: int) -> None:
+def check_port_free(host: str, port: int, option: str = "--port") -> None:
     """Refuse a port another process holds before minutes are spent on an environment.
 
     The server binds it again a moment later; this check only turns the common mistake
-    (a server already running) into an input error naming the port.
+    (a server already running) into an input error naming the port (and ``option``, the
+    one that chooses it: ``svcc serve-analysis`` takes ``--bind``).
     """
     import socket
 
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     except socket.gaierror as exc:
-        raise InputError(f"--host {host}: {exc.strerror}") from None
+        raise InputError(f"host {host!r}: {exc.strerror}") from None
     family, kind, proto, _, address = infos[0]
     with socket.socket(family, kind, proto) as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -166,7 +167,7 @@ def check_port_free(host: str, port: int) -> None:
         except OSError as exc:
             raise InputError(
                 f"port {port} on {host} is not available ({exc.strerror}); "
-                "stop what holds it or choose another with --port"
+                f"stop what holds it or choose another with {option}"
             ) from None
 
 

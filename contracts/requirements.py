@@ -86,6 +86,14 @@ def canonical_name(name: str) -> str:
     return str(canonicalize_name(name))
 
 
+def invalid_reason(exc: Exception) -> str:
+    """``packaging``'s message for an invalid requirement on one line: its first line, and the
+    column its caret marks (the message itself repeats the line and puts a caret under it)."""
+    first, *rest = str(exc).splitlines() or [""]
+    caret = rest[1].rstrip() if len(rest) > 1 else ""
+    return f"{first} at column {len(caret) - 4}" if caret.endswith("^") else first
+
+
 def requirement_name(line: str) -> str:
     """The canonical distribution name of one requirement line (``Foo[x]>=1`` → ``foo``).
     Raises ``ValueError`` for a line that is not a requirement."""
@@ -94,7 +102,7 @@ def requirement_name(line: str) -> str:
     try:
         return canonical_name(Requirement(line).name)
     except InvalidRequirement as exc:
-        raise ValueError(f"invalid requirement {line!r}: {exc}") from None
+        raise ValueError(f"invalid requirement {line!r}: {invalid_reason(exc)}") from None
 
 
 def is_pinned(line: str) -> bool:
@@ -144,7 +152,9 @@ def parse_requirements(
         try:
             requirement = Requirement(entry)
         except InvalidRequirement as exc:
-            raise InputError(f"{origin}:{start}: invalid requirement: {exc}") from None
+            raise InputError(
+                f"{origin}:{start}: invalid requirement: {invalid_reason(exc)}"
+            ) from None
         lines.append(entry)
         name = canonical_name(requirement.name)
         names.append(name)

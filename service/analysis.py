@@ -592,22 +592,33 @@ def analyse_directory_answer(
     total_seconds: float,
 ) -> bytes:
     """The JSON answer of ``/analyse_directory/``; the walk too is within the budget."""
-    from svcc.compiler.analysis import python_files
+    from svcc.frontends.repository import notebook_paths
 
-    files = python_files(directory)
+    files = notebook_paths(directory, modules=True)  # skipping what ``inspect DIR`` skips
     if len(files) > limit:
         raise Refused(f"{len(files)} Python files is over the {limit}-file limit")
-    entries = analyse_tree(
-        directory,
-        files,
-        python_version=python_version,
-        encoding=encoding,
-        file_seconds=file_seconds,
-        total_seconds=total_seconds,
-        only=only,
-        ignore=ignore,
+    entries = list(
+        analyse_tree(
+            directory,
+            files,
+            python_version=python_version,
+            encoding=encoding,
+            file_seconds=file_seconds,
+            total_seconds=total_seconds,
+            only=only,
+            ignore=ignore,
+        )
     )
-    return directory_answer(prefix, entries)
+    if only:  # a name no file defines is a 400, as for one file (it answered 200, all unselected)
+        known = {
+            function["name"]
+            for _, entry in entries
+            for function in json.loads(entry).get("functions", ())
+        }
+        unknown = [name for name in only if name not in known]
+        if unknown:
+            raise Refused(f"unknown function {unknown[0]!r}: no file below defines it")
+    return directory_answer(prefix, iter(entries))
 
 
 def bundle_files(
@@ -634,5 +645,10 @@ def bundle_files(
             raise MemoryError
         raise InputError(analysis.error_message(shown))
     # the service's containers run the REST bundle under gunicorn (its specification)
-    _, tree = build_bundle(analysis, RestTarget(), select=select)
+    target = RestTarget()
+    assert target.bundle is not None
+    taken = target.bundle.module_name_problem(analysis.module)
+    if taken:  # the service has no module-name field (the compiler's hint names the option)
+        raise InputError(f"{shown}: {taken}; rename the file")
+    _, tree = build_bundle(analysis, target, select=select)
     return dict(tree)

@@ -247,12 +247,13 @@ def _encoding(value: str | None) -> str:
 
 
 def _python_version(value: str | None) -> str:
-    from svcc.compiler.analysis import version_tuple
+    """The grammar to parse with; a refusal names this field (not the CLI's option)."""
+    from svcc.ir.python_version import parse_python_version
 
     text = value or "3.8"
     try:
-        version_tuple(text)
-    except InputError as exc:
+        parse_python_version(text, "python_version")
+    except ValueError as exc:
         raise falcon.HTTPBadRequest(description=str(exc)) from None
     return text
 

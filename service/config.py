@@ -63,6 +63,7 @@ def _module_file(_: object, attribute: Any, value: str) -> None:
 def _requirements(_: object, attribute: Any, value: Any) -> None:
     """Each entry is one PEP 508 requirement (no URL), so nothing else reaches requirements.txt."""
     from packaging.requirements import InvalidRequirement, Requirement
+    from svcc.contracts.requirements import invalid_reason
 
     for item in value if isinstance(value, tuple) else (value,):
         if len(item) > MAX_TEXT or not item.isprintable():
@@ -70,7 +71,7 @@ def _requirements(_: object, attribute: Any, value: Any) -> None:
         try:
             parsed = Requirement(item)
         except InvalidRequirement as exc:
-            reason = str(exc).splitlines()[0]
+            reason = invalid_reason(exc)
             raise ValueError(
                 f"{attribute.name}: {item!r} is not a valid requirement ({reason})"
             ) from None

@@ -108,6 +108,8 @@ def test_input_errors_exit_2_with_one_line(tmp_path: Path) -> None:
         (["inspect", str(EXAMPLE), "--python-version", "2.7"], "unsupported --python-version"),
         (["inspect", str(EXAMPLE), "--requirements", str(tmp_path / "nope.txt")], "not found"),
         (["inspect", str(tmp_path), "--module-name", "x"], "cannot apply to a directory"),
+        # ignored by inspect DIR, a file that does not exist included (compile refused it)
+        (["inspect", str(tmp_path), "--data", "x.csv"], "declares them in [tool.svcc] data-files"),
     ]:
         proc = run_svcc(*args)
         assert proc.returncode == 2, (args, proc.stderr)
@@ -116,6 +118,15 @@ def test_input_errors_exit_2_with_one_line(tmp_path: Path) -> None:
         assert proc.stderr.count("\n") == 1
         assert "Traceback" not in proc.stderr
         assert not proc.stdout
+
+
+def test_inspect_directory_honours_encoding(tmp_path: Path) -> None:
+    """``--encoding`` was ignored by ``inspect DIR``: a Latin-1 tree could not be read."""
+    (tmp_path / "m.py").write_bytes(b'def f(x: str = "\xe9") -> str:\n    return x\n')
+    assert run_svcc("inspect", str(tmp_path), "--format", "json").returncode == 2
+    proc = run_svcc("inspect", str(tmp_path), "--format", "json", "--encoding", "latin-1")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["files"]["m.py"]["summary"]["eligible"] == 1
 
 
 def test_grammar_follows_python_version(tmp_path: Path) -> None:
@@ -172,7 +183,9 @@ def test_inspect_directory_json(tmp_path: Path) -> None:
         (tmp_path / skipped_folder / "out.ipynb").write_text("{not json")
     proc = run_svcc("inspect", str(tmp_path), "--format", "json")
     assert proc.returncode == 2  # broken.py could not be analysed; every entry is printed
-    assert "1 module(s) could not be analysed (first: broken)" in proc.stderr
+    # named by its path, as its entry is (the module's name was said, beside the paths of
+    # refused entries and notebooks)
+    assert "1 file(s) could not be analysed (first: broken.py)" in proc.stderr
     doc = json.loads(proc.stdout)
     files = doc["files"]
     assert list(files) == ["broken.py", "pkg/__init__.py", "pkg/good.py"]

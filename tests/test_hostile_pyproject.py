@@ -33,8 +33,51 @@ def _tree(root: Path, pyproject: str) -> Path:
         ('[tool.svcc]\ndata_files = ["pkg/table.csv"]\n', "has no key 'data_files'"),
         ('[tool.svcc]\nsource_roots = ["pkg"]\n', "has no key 'source_roots'"),
         ("[project]\ndependencies = 3\n", "[project] dependencies must be a list of strings"),
+        # packaging's message is three lines (the requirement, a caret under it): one here
+        (
+            '[project]\ndependencies = ["numpy >>= 1"]\n',
+            "[project] dependencies:1: invalid requirement: Expected semicolon (after name "
+            "with no version specifier) or end at column 7",
+        ),
+        (
+            '[tool.svcc]\ndependencies = ["numpy", "pandas[x"]\n',
+            "[tool.svcc] dependencies:2: invalid requirement: Expected matching RIGHT_BRACKET "
+            "for LEFT_BRACKET, after extras at column 9",
+        ),
+        (
+            '[tool.svcc]\ndependencies = ["--index-url https://example.invalid"]\n',
+            "[tool.svcc] dependencies:1: options such as '--index-url' are not supported",
+        ),
+        # as ``# import: 1x`` in a requirements file (it was accepted)
+        (
+            '[tool.svcc]\ndependencies = ["numpy"]\nimport-names = {numpy = ["1x"]}\n',
+            "[tool.svcc] import-names.numpy names '1x', not a module",
+        ),
+        # an empty glob was said to escape the project root
+        ('[tool.svcc]\ndata-files = [""]\n', "data-files: '' is an empty glob"),
+        # an empty list read no module at all, silently (exit 0, "0 functions")
+        ("[tool.svcc]\nsource-roots = []\n", "[tool.svcc] source-roots is empty"),
+        # a folder was said to match no file
+        (
+            '[tool.svcc]\ndata-files = ["pkg"]\n',
+            "data-files: 'pkg' is a folder; declare the files in it ('pkg/**/*')",
+        ),
     ],
-    ids=["tool", "project", "tool-svcc", "data_files", "source_roots", "dependencies"],
+    ids=[
+        "tool",
+        "project",
+        "tool-svcc",
+        "data_files",
+        "source_roots",
+        "dependencies",
+        "requirement",
+        "requirement-caret",
+        "requirement-option",
+        "import-names",
+        "empty-glob",
+        "no-source-roots",
+        "data-folder",
+    ],
 )
 def test_an_unusable_pyproject_is_refused_in_one_line(
     tmp_path: Path, pyproject: str, reason: str
@@ -107,3 +150,27 @@ def test_many_double_stars_match_a_path_in_linear_steps(monkeypatch: pytest.Monk
     assert not matches(f"pkg/{STARS}/y.bin", path)
     assert matches(f"pkg/{STARS}/x.bin", path)
     assert judged[0] <= 2 * (DEPTH + 2) * 8
+
+
+def test_an_invalid_requirements_file_line_is_one_line(tmp_path: Path) -> None:
+    """``--requirements FILE`` with a line ``packaging`` refuses: one line with file:line
+    and the column (``packaging``'s own message repeats the line with a caret under it)."""
+    (tmp_path / "m.py").write_text(MODULE)
+    (tmp_path / "requirements.txt").write_text("pandas\nnumpy >>= 1\n")
+    stderr = io.StringIO()
+    with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(io.StringIO()):
+        code = main(
+            [
+                "inspect",
+                str(tmp_path / "m.py"),
+                "--requirements",
+                str(tmp_path / "requirements.txt"),
+                "--format",
+                "json",
+            ]
+        )
+    assert code == 2
+    assert stderr.getvalue() == (
+        f"svcc: error: {tmp_path / 'requirements.txt'}:2: invalid requirement: Expected "
+        "semicolon (after name with no version specifier) or end at column 7\n"
+    )

@@ -33,6 +33,19 @@ def test_requirement_name_refuses_what_is_not_a_requirement() -> None:
         requirement_name("-r other.txt")
 
 
+def test_an_invalid_requirement_is_said_in_one_line_everywhere() -> None:
+    """``packaging``'s message repeats the line with a caret under it; each caller says the
+    first line and the caret's column (a requirements file, a pyproject, the service's conf)."""
+    reason = "Expected semicolon (after name with no version specifier) or end at column 7"
+    with pytest.raises(ValueError, match="invalid requirement") as refused:
+        requirement_name("numpy >>= 1")
+    assert str(refused.value) == f"invalid requirement 'numpy >>= 1': {reason}"
+    with pytest.raises(ConfigError) as bad_conf:
+        parse_configuration({"custom_packages": ["numpy >>= 1"]})
+    assert "\n" not in str(bad_conf.value)
+    assert f"({reason})" in str(bad_conf.value)
+
+
 def test_the_service_keeps_the_pinned_spelling_of_one_distribution() -> None:
     conf = parse_configuration({"custom_packages": ["Pydantic_Core", "pydantic-core>=2"]})
     lines = requirement_lines(conf)

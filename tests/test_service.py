@@ -2,6 +2,7 @@
 loopback, real multipart uploads and JSON bodies through httpx."""
 
 import os
+import socket
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -9,7 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
-from helpers import GOLDEN, SVCC
+from helpers import GOLDEN, SVCC, run_svcc
 from servers import running_service
 
 GOOD = '''\
@@ -137,7 +138,11 @@ def test_analyze_file_errors(http: httpx.Client) -> None:
         in json_error(upload(http, "/analyze_file/", "broken.py", b"def f(:\n"), 400)["description"]
     )
     assert "file is required" in json_error(http.post("/analyze_file/"), 400)["description"]
-    json_error(upload(http, "/analyze_file/", "g.py", GOOD.encode(), python_version="2.7"), 400)
+    body = json_error(
+        upload(http, "/analyze_file/", "g.py", GOOD.encode(), python_version="2.7"), 400
+    )
+    # the field it came from (the CLI's option name, --python-version, was said here)
+    assert body["description"].startswith("unsupported python_version '2.7': supported 3.")
     json_error(upload(http, "/analyze_file/", "big.py", b"#" * (MAX_UPLOAD + 1)), 413)
 
 
@@ -266,6 +271,22 @@ def test_containerize_errors(http: httpx.Client) -> None:
     )
 
 
+def test_containerize_a_file_whose_name_the_server_takes(
+    http: httpx.Client, workspace: Path
+) -> None:
+    """The compiler's refusal ends "choose another with --module-name", an option the
+    service does not have: the service says to rename the file."""
+    (workspace / "queue.py").write_text(GOOD)
+    body = json_error(
+        http.post("/containerize_file/", data={"filename": "queue.py", "output": "o4"}), 400
+    )
+    assert body["description"] == (
+        "queue.py: SVC-F015 module name 'queue' clashes with the standard library's module "
+        "'queue', which the server imports first; rename the file"
+    )
+    assert not (workspace / "o4").exists()
+
+
 # -- generation --------------------------------------------------------------------------------
 
 
@@ -323,3 +344,24 @@ def test_app_factory_is_importable_alone(workspace: Path) -> None:
         env={**os.environ},
     )
     assert out.stdout.strip() == "App"
+
+
+def test_a_busy_or_malformed_bind_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    """As ``svcc serve`` does for its port: gunicorn retried a held address for five
+    seconds, logging each try (a dozen lines), and exited 1 ("a function is not eligible")."""
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        proc = run_svcc(
+            "serve-analysis", "--workspace", str(tmp_path), "--bind", f"127.0.0.1:{port}"
+        )
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr == (
+        f"svcc: error: port {port} on 127.0.0.1 is not available (Address already in use); "
+        "stop what holds it or choose another with --bind\n"
+    )
+    proc = run_svcc("serve-analysis", "--workspace", str(tmp_path), "--bind", "127.0.0.1:http")
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count("\n") == 1
+    assert "expected HOST:PORT with a port 1-65535" in proc.stderr

@@ -161,6 +161,15 @@ def test_selection_applies_to_every_file(http: httpx.Client) -> None:
     assert [f["selected"] for f in report["functions"]] == [False]
 
 
+def test_a_name_no_file_defines_is_a_400(http: httpx.Client) -> None:
+    """As for one file (the README's rule): it answered 200 with every function unselected."""
+    response = http.post(
+        "/analyse_directory/", data={"directory_path": "shop", "functions_to_analyze": "total,nope"}
+    )
+    assert response.status_code == 400, response.text[:300]
+    assert response.json()["description"] == "unknown function 'nope': no file below defines it"
+
+
 def test_a_broken_module_costs_its_entry_and_its_importers_say_why(
     http: httpx.Client, workspace: Path
 ) -> None:
@@ -190,3 +199,17 @@ def test_tree_refusals_are_400(http: httpx.Client, workspace: Path) -> None:
     assert response.status_code == 400, response.text
     assert "'models/*.joblib' matches no file" in response.json()["description"]
     assert str(workspace) not in response.text
+
+
+def test_folders_inspect_dir_skips_are_skipped(http: httpx.Client, workspace: Path) -> None:
+    """Build output, virtual environments and tool folders hold no module of the project:
+    the service listed (and analysed one by one) every ``.py`` and notebook in them, which
+    ``inspect DIR`` skips, and counted them against ``--max-directory-files``."""
+    tree = workspace / "skips"
+    for folder in ("pkg", "build/lib", "venv/lib", "site-packages", "x.egg-info", "dist"):
+        (tree / folder).mkdir(parents=True)
+        (tree / folder / "m.py").write_text("def f(x: int) -> int:\n    return x\n")
+        (tree / folder / "n.ipynb").write_text(json.dumps(NOTEBOOK))
+    answer = analyse(http, "skips")
+    assert set(answer) == {"skips/pkg/m.py", "skips/pkg/n.ipynb"}
+    assert {f"skips/{p}" for p in inspect(workspace, "skips")["files"]} == set(answer)

@@ -389,7 +389,11 @@ F008_REPOSITORY_ENTRY: Final = _code(
     "source",
     None,
     "A symlink, special file (FIFO, socket, device) or path escaping the tree inside a "
-    "repository's source roots; a repository bundle holds regular files only.",
+    "repository's source roots (a repository bundle holds regular files only), or a "
+    "pyproject.toml svcc cannot use: not TOML, a table that is not one, a key [tool.svcc] does "
+    "not have, an empty source-roots, a dependency that is not a requirement, a data-files "
+    "glob that matches no file or names a module, a folder, a symlink or a path outside the "
+    "source roots.",
 )
 F009_DUPLICATE_MODULE: Final = _code(
     "SVC-F009",
@@ -406,8 +410,8 @@ F010_REPOSITORY_LIMIT: Final = _code(
     "error",
     "source",
     None,
-    "The declared files of a repository exceed a limit: 4,096 files, 64 MiB in all, or the "
-    "per-file bound.",
+    "The declared files of a repository (modules and data files) exceed a limit: 4,096 "
+    "files, 64 MiB in all, 4 MiB per module, or 1 MiB of pyproject.toml.",
 )
 F011_NOT_A_MODULE: Final = _code(
     "SVC-F011",

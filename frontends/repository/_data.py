@@ -55,7 +55,11 @@ class DataRefused(Exception):
 def check_pattern(pattern: str) -> str:
     """``pattern`` when it stays inside the project root; why not otherwise."""
     parts = pattern.split("/")
-    if not pattern or pattern.startswith("/") or "\\" in pattern or ".." in parts:
+    if not pattern.strip():
+        raise DataRefused(
+            f"{WHERE}: {pattern!r} is an empty glob; give a path such as 'data/*.csv'"
+        )
+    if pattern.startswith("/") or "\\" in pattern or ".." in parts:
         raise DataRefused(
             f"{WHERE}: {pattern!r} escapes the project root (give a relative glob without '..')"
         )
@@ -231,7 +235,12 @@ def collect(
             else []
         )
         if not paths:
-            raise DataRefused(f"{WHERE}: {given!r} matches no file")
+            folder = pattern and not _wild(pattern) and (root / pattern).is_dir()
+            raise DataRefused(
+                f"{WHERE}: {given!r} is a folder; declare the files in it ('{pattern}/**/*')"
+                if folder
+                else f"{WHERE}: {given!r} matches no file"
+            )
         for path in paths:
             found.setdefault(path, given)
     files, total = counted

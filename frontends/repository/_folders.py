@@ -28,17 +28,22 @@ def has_python(folder: Path) -> bool:
     return False
 
 
-def notebook_paths(root: Path) -> list[str]:
+def notebook_paths(root: Path, *, modules: bool = False) -> list[str]:
     """Tree paths (POSIX, sorted) of the ``.ipynb`` regular files below ``root``, skipped
-    folders aside: the notebooks ``inspect DIR`` lists beside the modules. The whole tree is
-    searched, not only the source roots (a ``src/`` layout keeps its notebooks beside ``src``);
-    a symlink is not followed (it could lead outside the tree). With the skip rule the search
-    of the standard library takes 20 ms; without it, it entered ``site-packages`` (1-2 s)."""
+    folders aside: the notebooks ``inspect DIR`` lists beside the modules; with ``modules``,
+    the ``.py`` files as well (the analysis service's ``/analyse_directory/`` answers for
+    both, and must skip what ``inspect DIR`` skips). The whole tree is searched, not only
+    the source roots (a ``src/`` layout keeps its notebooks beside ``src``); a symlink is not
+    followed (it could lead outside the tree). With the skip rule the search of the standard
+    library takes 20 ms; without it, it entered ``site-packages`` (1-2 s)."""
+    suffixes = (".ipynb", ".py") if modules else (".ipynb",)
     out: list[str] = []
     for current, dirs, files in os.walk(root):
         dirs[:] = [d for d in dirs if not skipped(d)]
         for name in files:
-            if name.lower().endswith(".ipynb") and name != ".ipynb":  # a bare ".ipynb": no suffix
+            lower = name.lower()
+            # a bare ".ipynb" or ".py" has no suffix (as pathlib reads it)
+            if lower.endswith(suffixes) and lower not in suffixes:
                 full = os.path.join(current, name)
                 if not os.path.islink(full):
                     out.append(os.path.relpath(full, root).replace(os.sep, "/"))

@@ -23,6 +23,8 @@ from svcc.contracts.diagnostics.codes import (
     F010_REPOSITORY_LIMIT,
     F011_NOT_A_MODULE,
 )
+from svcc.contracts.errors import InputError
+from svcc.contracts.requirements import parse_requirements
 from svcc.frontends.repository._data import DataFile, DataRefused, check_pattern
 from svcc.frontends.repository._data import collect as collect_data
 from svcc.frontends.repository._folders import has_python as _has_python
@@ -152,6 +154,15 @@ def read_config(root: Path, limits: TreeLimits) -> ProjectConfig:
     roots = None
     if "source-roots" in tool:
         roots = _str_list(tool["source-roots"], "[tool.svcc] source-roots")
+        if not roots:  # it read no module at all, silently
+            raise TreeRefused(
+                diag(
+                    F008_REPOSITORY_ENTRY,
+                    f"{PYPROJECT}: [tool.svcc] source-roots is empty; name the folders that "
+                    'hold the modules (["src"], ["."]) or remove the key',
+                    None,
+                )
+            )
         for entry in roots:
             parts = entry.split("/")
             if entry.startswith("/") or "\\" in entry or ".." in parts or not entry:
@@ -163,10 +174,10 @@ def read_config(root: Path, limits: TreeLimits) -> ProjectConfig:
                         None,
                     )
                 )
-    if "dependencies" in tool:
-        deps = _str_list(tool["dependencies"], "[tool.svcc] dependencies")
-    else:
-        deps = _str_list(project.get("dependencies", []), "[project] dependencies")
+    where = "[tool.svcc] dependencies" if "dependencies" in tool else "[project] dependencies"
+    deps = _requirements(
+        tool["dependencies"] if "dependencies" in tool else project.get("dependencies", []), where
+    )
     name = project.get("name")
     return ProjectConfig(
         source_roots=roots,
@@ -177,6 +188,18 @@ def read_config(root: Path, limits: TreeLimits) -> ProjectConfig:
         import_names=_import_names(tool.get("import-names", {})),
         data_files=_data_patterns(tool.get("data-files", [])),
     )
+
+
+def _requirements(value: Any, where: str) -> tuple[str, ...]:
+    """The declared dependencies, parsed here as the analysis parses them (one line per
+    entry, ``contracts.requirements``), so an invalid one is refused with the tree: one line
+    naming the table and the entry's number (``[project] dependencies:2: ...``)."""
+    deps = _str_list(value, where)
+    try:
+        parse_requirements("\n".join(deps), f"{PYPROJECT}: {where}")
+    except InputError as exc:
+        raise TreeRefused(diag(F008_REPOSITORY_ENTRY, str(exc), None)) from None
+    return deps
 
 
 # The keys of ``[tool.svcc]`` (README, Repositories and Data files).
@@ -207,9 +230,20 @@ def _import_names(value: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
         raise TreeRefused(
             diag(F008_REPOSITORY_ENTRY, f"{PYPROJECT}: {where} must be a table", None)
         )
-    return tuple(
+    out = tuple(
         (dist, _str_list(modules, f"{where}.{dist}")) for dist, modules in sorted(value.items())
     )
+    for dist, modules in out:  # as ``# import:`` in a requirements file
+        bad = [m for m in modules if not all(p.isidentifier() for p in m.split("."))]
+        if bad:
+            raise TreeRefused(
+                diag(
+                    F008_REPOSITORY_ENTRY,
+                    f"{PYPROJECT}: {where}.{dist} names {bad[0]!r}, not a module",
+                    None,
+                )
+            )
+    return out
 
 
 def _not_a_module(shown: str) -> str:
