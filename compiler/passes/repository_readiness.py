@@ -73,7 +73,7 @@ class RepositoryReadiness:
         self.single_file = single_file
         self.envs: dict[str, Environment] = {}
         self._risks: dict[str, list[str]] = {}
-        self._closures: dict[str, list[str]] = {}
+        self._reach: dict[str, frozenset[str]] = {}
         self._module_level: dict[str, tuple[list[Diagnostic], frozenset[str]]] = {}
 
     def resolver(
@@ -139,28 +139,76 @@ class RepositoryReadiness:
                 ]
         return self._risks[module]
 
-    def closure(self, target: str) -> list[str]:
-        if target not in self._closures:
-            assert self.repo is not None
-            self._closures[target] = self.repo.graph.import_closure([target])
-        return self._closures[target]
+    def risky_reach(self, start: str) -> frozenset[str]:
+        """The risky modules (those with import-time risks) that running ``start`` executes,
+        itself included: every module's set is computed once, a strongly connected component
+        at a time (Tarjan's walk, without recursion), each from its members and the sets of
+        what it imports. Walking each module's whole import closure instead cost N² for a
+        chain of N modules (4.3 s at 2,000)."""
+        reach = self._reach
+        if start in reach:
+            return reach[start]
+        assert self.repo is not None
+        edges = self.repo.graph.edges
+
+        def imported(module: str) -> list[str]:
+            return [e.target for e in edges.get(module, []) if e.scope == ""]
+
+        index: dict[str, int] = {start: 0}
+        low: dict[str, int] = {start: 0}
+        stack, on_stack = [start], {start}
+        work = [(start, iter(imported(start)))]
+        while work:
+            node, successors = work[-1]
+            for successor in successors:
+                if successor in reach:
+                    continue
+                if successor not in index:
+                    index[successor] = low[successor] = len(index)
+                    stack.append(successor)
+                    on_stack.add(successor)
+                    work.append((successor, iter(imported(successor))))
+                    break
+                if successor in on_stack:
+                    low[node] = min(low[node], index[successor])
+            else:
+                work.pop()
+                if work:
+                    parent = work[-1][0]
+                    low[parent] = min(low[parent], low[node])
+                if low[node] != index[node]:
+                    continue
+                component: list[str] = []
+                while not component or component[-1] != node:
+                    component.append(stack.pop())
+                    on_stack.discard(component[-1])
+                members = set(component)
+                found = {m for m in component if self.risks(m)}
+                for m in component:
+                    for successor in imported(m):
+                        if successor not in members:
+                            found |= reach[successor]
+                result = frozenset(found)
+                for m in component:
+                    reach[m] = result
+        return reach[start]
 
     def _walk(
         self, starts: Sequence[tuple[str, Span | None]], reported: set[str]
     ) -> list[Diagnostic]:
+        """One ``SVC-R024`` per risky module the ``starts`` execute that is not ``reported``
+        yet (each is said through the first start that runs it). Their order here does not
+        matter: reasons are sorted by place, code and message, which names the module."""
+        assert self.repo is not None
+        loaded = self.repo.graph.loaded
         out: list[Diagnostic] = []
-        known = self._risks
         for target, span in starts:
-            # closures overlap: most of each one is reported already (one pass to skip it)
-            for reached in [r for r in self.closure(target) if r not in reported]:
-                if reached in reported:  # twice in one closure
-                    continue
+            found: set[str] = set()
+            for module in loaded(target):
+                found |= self.risky_reach(module)
+            for reached in sorted(found - reported):
                 reported.add(reached)
-                risks = known.get(reached)
-                if risks is None:
-                    risks = self.risks(reached)
-                if not risks:
-                    continue
+                risks = self.risks(reached)
                 more = f" (and {len(risks) - 1} more)" if len(risks) > 1 else ""
                 via = "" if reached == target else f" through {target}"
                 out.append(

@@ -69,7 +69,7 @@ class ModuleGraph:
     def exists(self, name: str) -> bool:
         return name in self.modules or name in self.namespaces
 
-    def _loaded(self, target: str) -> list[str]:
+    def loaded(self, target: str) -> list[str]:
         """The modules executed by importing ``target``: its parents that are regular
         packages (namespace packages run nothing), then ``target`` itself."""
         return [m for m in [*parents(target), target] if m in self.modules]
@@ -100,7 +100,7 @@ class ModuleGraph:
                 external=None,
                 problem=f"import {shown!r}: no module {base or shown!r} in the repository",
             )
-        loaded = self._loaded(base)
+        loaded = self.loaded(base)
         for name in imp.names:
             sub = f"{base}.{name}"
             if name != "*" and sub in self.modules:
@@ -122,7 +122,7 @@ class ModuleGraph:
         from collections import deque
 
         seen: dict[str, None] = {}
-        pending = deque(m for s in starts for m in self._loaded(s))
+        pending = deque(m for s in starts for m in self.loaded(s))
         while pending:
             current = pending.popleft()
             if current in seen:
