@@ -332,6 +332,68 @@ def test_rest_metrics_and_request_ids(rest_bundle: Path) -> None:
     assert "request_id=trace-42.a:b" in log
     assert f"request_id={generated}" in log
     assert "metrics" not in (rest_bundle / "openapi.json").read_text()
+    # the whole line, as the README shows it: client, method, path, status, duration, id
+    lines = [line for line in log.splitlines() if "request_id=trace-42.a:b" in line]
+    assert len(lines) == 1
+    assert re.fullmatch(
+        r'127\.0\.0\.1:\d+ "POST /capabilities/circle_area" 422 \d+\.\dms '
+        r"request_id=trace-42\.a:b",
+        lines[0],
+    ), lines
+
+
+def test_access_lines_reach_a_program_that_configures_the_logger() -> None:
+    """The default handler takes finished lines directly only while it is the logger's one
+    destination: a handler or filter added later sees (or drops) ordinary records."""
+    import io
+    import logging
+
+    from svcc.runtime import network
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 204, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    def call(path: str) -> None:
+        async def main() -> None:
+            transport = httpx.ASGITransport(app=layer, client=("127.0.0.1", 4321))
+            async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+                response = await client.post(path, headers={"x-request-id": "id-1"})
+                assert response.status_code == 204
+
+        asyncio.run(main())
+
+    logger = network.access_log
+    saved = (logger.handlers[:], logger.level, logger.propagate, logger.filters[:])
+    stream = io.StringIO()
+    records: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+
+    keep = Keep()
+    logger.handlers[:] = []
+    try:
+        default = network.AccessLines(stream)
+        logger.addHandler(default)
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
+        layer = network.NetworkLayer(app, capabilities={}, tokens=None, metrics=None)
+        call("/alone")
+        logger.addFilter(lambda record: "dropped" not in record.getMessage())
+        call("/dropped")
+        logger.addHandler(keep)
+        call("/with/another/handler")
+    finally:
+        logger.handlers[:], logger.level, logger.propagate, logger.filters[:] = saved
+    written = stream.getvalue().splitlines()
+    assert [re.sub(r" \d+\.\dms ", " Nms ", line) for line in written] == [
+        '127.0.0.1:4321 "POST /alone" 204 Nms request_id=id-1',
+        '127.0.0.1:4321 "POST /with/another/handler" 204 Nms request_id=id-1',
+    ]
+    assert [r.getMessage() for r in records] == written[1:]
+    assert records[0].msg == network.ACCESS_LINE
 
 
 def test_mcp_metrics_count_tool_calls(mcp_server: Server) -> None:
