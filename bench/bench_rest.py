@@ -22,8 +22,12 @@ A second part measures what the types and results cost: one generated server ser
 numpy result, ``np.argmax``, encoded per call); each one's request time is compared with
 ``add``'s in the same run (target: at most 1.2x).
 
+A third part times the access line alone, in this process: the runtime's way (the default
+stderr handler takes the finished line) against the same line through ``logging`` as a
+record (what every line cost before), both to a file, alternating, best of 5 per round.
+
 Usage: ``python bench/bench_rest.py [--seconds 4] [--rounds 3] [--connections 32]
-[--part all|frameworks|types]``. Not part of the test suite; it never asserts a time.
+[--part all|frameworks|types|log]``. Not part of the test suite; it never asserts a time.
 """
 
 import argparse
@@ -421,15 +425,64 @@ def frameworks_part(args: argparse.Namespace) -> None:
     )
 
 
+def log_part(args: argparse.Namespace) -> None:
+    """Microseconds per access line: the default handler's direct write against a record
+    through ``logging.StreamHandler``, on the same logger and file."""
+    import logging
+    import timeit
+
+    from svcc.runtime import network
+
+    fields = (
+        "127.0.0.1:53888",
+        "POST",
+        "/capabilities/add",
+        200,
+        1.234,
+        "0123456789abcdef01234567",
+    )
+    logger, lines = network.access_log, 20000
+    saved = (logger.handlers[:], logger.level, logger.propagate)
+    times: dict[str, list[float]] = {"direct": [], "logging": []}
+    with (
+        tempfile.TemporaryDirectory(prefix="svcc-bench-log-") as tmp,
+        open(Path(tmp) / "access.log", "w") as sink,
+    ):
+        record = logging.StreamHandler(sink)
+        record.setFormatter(logging.Formatter("%(message)s"))
+        ways = {
+            "direct": (network.AccessLines(sink), lambda: network._log_access(*fields)),
+            "logging": (record, lambda: logger.info(network.ACCESS_LINE, *fields)),
+        }
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
+        try:
+            for _ in range(args.rounds):
+                for name, (handler, write) in ways.items():
+                    logger.handlers[:] = [handler]
+                    best = min(timeit.repeat(write, number=lines, repeat=5))
+                    times[name].append(best / lines * 1e6)
+        finally:
+            logger.handlers[:], logger.level, logger.propagate = saved
+    direct, through = statistics.median(times["direct"]), statistics.median(times["logging"])
+    print(
+        f"access line: {direct:.1f} us direct, {through:.1f} us as a logging record "
+        f"({through / direct:.1f}x; medians of {args.rounds} rounds, best of 5 x {lines} lines; "
+        f"load average {os.getloadavg()[0]:.1f})"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=4.0)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--connections", type=int, default=32)
-    parser.add_argument("--part", choices=("all", "frameworks", "types"), default="all")
+    parser.add_argument("--part", choices=("all", "frameworks", "types", "log"), default="all")
     args = parser.parse_args()
     if args.part in ("all", "types"):
         types_part(args)
+    if args.part in ("all", "log"):
+        log_part(args)
     if args.part in ("all", "frameworks"):
         frameworks_part(args)
     return 0
