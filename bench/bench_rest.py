@@ -8,16 +8,26 @@ raw ASGI baseline is the floor of that work under uvicorn: one strict pydantic-c
 ``validate_json``, the function through anyio's thread pool, one JSON encode, two
 ``send`` calls, no framework. All run under uvicorn with one worker; the same load
 generator (keep-alive connections on loopback, in a separate process) alternates between
-them over several rounds in one run, and the medians are compared. Resident memory of
-each server is read after its load.
+them over several rounds in one run, and the medians are compared. Every access log is off
+for that comparison (uvicorn's ``--no-access-log``, ``SVC_ACCESS_LOG=0``); the generated
+server also runs a fourth time per round with its own access line on (its default, written
+to a file), to show what the default costs. Besides requests/second, each server's CPU time
+per request (its process's user + system time over the load, divided by the requests
+answered) is printed: on a shared machine it moves less with the load than wall time. The
+load average is printed with every round. Resident memory of each server is read after its
+load.
 
 A second part measures what the types and results cost: one generated server serving
 ``add`` (two ints), ``move`` (a ``@dataclass`` parameter, built per call) and ``peak`` (a
 numpy result, ``np.argmax``, encoded per call); each one's request time is compared with
 ``add``'s in the same run (target: at most 1.2x).
 
+A third part times the access line alone, in this process: the runtime's way (the default
+stderr handler takes the finished line) against the same line through ``logging`` as a
+record (what every line cost before), both to a file, alternating, best of 5 per round.
+
 Usage: ``python bench/bench_rest.py [--seconds 4] [--rounds 3] [--connections 32]
-[--part all|frameworks|types]``. Not part of the test suite; it never asserts a time.
+[--part all|frameworks|types|log]``. Not part of the test suite; it never asserts a time.
 """
 
 import argparse
@@ -184,7 +194,7 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start(directory: Path, port: int) -> subprocess.Popen[bytes]:
+def start(directory: Path, port: int, access_log: bool = False) -> subprocess.Popen[bytes]:
     proc = subprocess.Popen(
         [
             PYTHON,
@@ -200,9 +210,9 @@ def start(directory: Path, port: int) -> subprocess.Popen[bytes]:
             "warning",
         ],
         cwd=directory,
-        # Like for like: every server runs without an access log (uvicorn's
-        # ``--no-access-log``, and the generated server's own line per request off).
-        env={**os.environ, "SVC_ACCESS_LOG": "0"},
+        # Like for like: uvicorn's own access log is off everywhere (``--no-access-log``);
+        # the generated server writes its own line per request only when asked.
+        env={**os.environ, "SVC_ACCESS_LOG": "1" if access_log else "0"},
         stdout=subprocess.DEVNULL,
         # A file, not a pipe: a pipe nobody reads fills after ~64 KiB of log lines and
         # stalls the server mid-load (the generated server logs every request by default).
@@ -219,6 +229,12 @@ def start(directory: Path, port: int) -> subprocess.Popen[bytes]:
                 raise SystemExit(f"server in {directory} failed: {log!r}") from None
             time.sleep(0.05)
     raise SystemExit(f"server in {directory} did not start")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (all its threads)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def rss_kib(pid: int) -> int:
@@ -269,6 +285,14 @@ LOADGEN = textwrap.dedent(
 
 
 def load(port: int, seconds: float, connections: int, payload: bytes = REQUEST) -> float:
+    """Requests/second answered over ``seconds``."""
+    return load_counted(port, seconds, connections, payload)[0]
+
+
+def load_counted(
+    port: int, seconds: float, connections: int, payload: bytes = REQUEST
+) -> tuple[float, int]:
+    """``(requests/second, requests answered)`` over ``seconds``."""
     started = time.monotonic()
     out = subprocess.run(
         [PYTHON, "-c", LOADGEN, str(port), str(seconds), str(connections)],
@@ -280,7 +304,7 @@ def load(port: int, seconds: float, connections: int, payload: bytes = REQUEST) 
     done, errors = int(out[0]), int(out[1])
     if errors:
         raise SystemExit(f"{errors} non-200 responses on port {port}")
-    return done / max(elapsed, seconds)
+    return done / max(elapsed, seconds), done
 
 
 def types_part(args: argparse.Namespace) -> None:
@@ -323,72 +347,144 @@ def types_part(args: argparse.Namespace) -> None:
         )
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=4.0)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--connections", type=int, default=32)
-    parser.add_argument("--part", choices=("all", "frameworks", "types"), default="all")
-    args = parser.parse_args()
-    if args.part in ("all", "types"):
-        types_part(args)
-    if args.part == "types":
-        return 0
+def frameworks_part(args: argparse.Namespace) -> None:
+    """The generated server (access log off, then on) against FastAPI and raw ASGI, the four
+    alternating within each round."""
     with tempfile.TemporaryDirectory(prefix="svcc-bench-rest-") as tmp:
         base = Path(tmp)
         (base / "add.py").write_text(SOURCE)
         generated = base / "generated"
         subprocess.run(
             [
-                SVCC,
-                "compile",
-                str(base / "add.py"),
-                "--target",
-                "rest",
-                "--output-dir",
+                SVCC, "compile", str(base / "add.py"), "--target", "rest", "--output-dir",
                 str(generated),
             ],
             check=True,
             capture_output=True,
-        )
+        )  # fmt: skip
         handwritten = base / "handwritten"
         handwritten.mkdir()
         (handwritten / "app.py").write_text(HANDWRITTEN)
         raw = base / "raw"
         raw.mkdir()
         (raw / "app.py").write_text(RAW)
-        servers = {"generated": generated, "handwritten": handwritten, "raw ASGI": raw}
+        servers = {
+            "generated": (generated, False),
+            "generated, log on": (generated, True),
+            "handwritten": (handwritten, False),
+            "raw ASGI": (raw, False),
+        }
         rates: dict[str, list[float]] = {name: [] for name in servers}
+        cpu: dict[str, list[float]] = {name: [] for name in servers}
         memory: dict[str, int] = {}
+        loads = []
         for round_ in range(args.rounds):
-            for name, directory in servers.items():
+            for name, (directory, access_log) in servers.items():
                 port = free_port()
-                proc = start(directory, port)
+                proc = start(directory, port, access_log)
                 try:
                     load(port, 1.0, args.connections)  # warm-up
-                    rate = load(port, args.seconds, args.connections)
+                    before = cpu_seconds(proc.pid)
+                    rate, done = load_counted(port, args.seconds, args.connections)
+                    cpu[name].append((cpu_seconds(proc.pid) - before) / done * 1e6)
                     rates[name].append(rate)
                     memory[name] = rss_kib(proc.pid)
                 finally:
                     proc.send_signal(signal.SIGINT)
                     proc.wait(timeout=10)
+                loads.append(os.getloadavg()[0])
                 print(
-                    f"round {round_ + 1}: {name:11s} {rate:8.0f} req/s  "
-                    f"RSS {memory[name] / 1024:.1f} MiB",
+                    f"round {round_ + 1}: {name:17s} {rate:8.0f} req/s  "
+                    f"{cpu[name][-1]:5.0f} us CPU/request  RSS {memory[name] / 1024:.1f} MiB  "
+                    f"load {loads[-1]:.1f}",
                     flush=True,
                 )
-    gen, hand = statistics.median(rates["generated"]), statistics.median(rates["handwritten"])
-    raw_rate = statistics.median(rates["raw ASGI"])
-    print(f"\ngenerated   {gen:8.0f} req/s (median of {args.rounds})")
-    print(f"handwritten {hand:8.0f} req/s")
-    print(f"raw ASGI    {raw_rate:8.0f} req/s")
-    print(f"ratio generated/handwritten: {gen / hand:.2f}x (target >= 1.5x)")
-    print(f"ratio generated/raw ASGI: {gen / raw_rate:.2f}x (target >= 0.9x)")
+    rate = {name: statistics.median(r) for name, r in rates.items()}
+    us = {name: statistics.median(c) for name, c in cpu.items()}
+    print(
+        f"\nmedians of {args.rounds} rounds ({os.cpu_count()} cores, load average "
+        f"{min(loads):.1f} to {max(loads):.1f}, median {statistics.median(loads):.1f}):"
+    )
+    for name in servers:
+        print(f"{name:17s} {rate[name]:8.0f} req/s  {us[name]:5.0f} us CPU/request")
+    gen, raw_rate = rate["generated"], rate["raw ASGI"]
+    print(f"ratio generated/handwritten: {gen / rate['handwritten']:.2f}x (target >= 1.5x)")
+    print(
+        f"ratio generated/raw ASGI: {gen / raw_rate:.2f}x (target >= 0.9x); "
+        f"CPU per request {us['generated'] / us['raw ASGI']:.2f}x raw ASGI's"
+    )
+    print(
+        f"access log on/off: {rate['generated, log on'] / gen:.2f}x the req/s, "
+        f"{us['generated, log on'] / us['generated']:.2f}x the CPU per request; "
+        f"log on/raw ASGI {rate['generated, log on'] / raw_rate:.2f}x"
+    )
     print(
         f"memory after load: generated {memory['generated'] / 1024:.1f} MiB, "
         f"handwritten {memory['handwritten'] / 1024:.1f} MiB, "
         f"ratio {memory['generated'] / memory['handwritten']:.2f}x (target <= 1.1x)"
     )
+
+
+def log_part(args: argparse.Namespace) -> None:
+    """Microseconds per access line: the default handler's direct write against a record
+    through ``logging.StreamHandler``, on the same logger and file."""
+    import logging
+    import timeit
+
+    from svcc.runtime import network
+
+    fields = (
+        "127.0.0.1:53888",
+        "POST",
+        "/capabilities/add",
+        200,
+        1.234,
+        "0123456789abcdef01234567",
+    )
+    logger, lines = network.access_log, 20000
+    saved = (logger.handlers[:], logger.level, logger.propagate)
+    times: dict[str, list[float]] = {"direct": [], "logging": []}
+    with (
+        tempfile.TemporaryDirectory(prefix="svcc-bench-log-") as tmp,
+        open(Path(tmp) / "access.log", "w") as sink,
+    ):
+        record = logging.StreamHandler(sink)
+        record.setFormatter(logging.Formatter("%(message)s"))
+        ways = {
+            "direct": (network.AccessLines(sink), lambda: network._log_access(*fields)),
+            "logging": (record, lambda: logger.info(network.ACCESS_LINE, *fields)),
+        }
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
+        try:
+            for _ in range(args.rounds):
+                for name, (handler, write) in ways.items():
+                    logger.handlers[:] = [handler]
+                    best = min(timeit.repeat(write, number=lines, repeat=5))
+                    times[name].append(best / lines * 1e6)
+        finally:
+            logger.handlers[:], logger.level, logger.propagate = saved
+    direct, through = statistics.median(times["direct"]), statistics.median(times["logging"])
+    print(
+        f"access line: {direct:.1f} us direct, {through:.1f} us as a logging record "
+        f"({through / direct:.1f}x; medians of {args.rounds} rounds, best of 5 x {lines} lines; "
+        f"load average {os.getloadavg()[0]:.1f})"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=4.0)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--part", choices=("all", "frameworks", "types", "log"), default="all")
+    args = parser.parse_args()
+    if args.part in ("all", "types"):
+        types_part(args)
+    if args.part in ("all", "log"):
+        log_part(args)
+    if args.part in ("all", "frameworks"):
+        frameworks_part(args)
     return 0
 
 

@@ -10,7 +10,10 @@ calls are counted and timed. The interface documents never mention any of it: th
 the capabilities, which are the same whoever deploys them and however.
 
 The access log line holds the client address, method, path (escaped, bounded), status,
-duration and request id; never a header value, a query string or a body.
+duration and request id; never a header value, a query string or a body. It goes through the
+``svc.access`` logger, so an embedding program can configure it like any other; the default
+destination (stderr, one flushed line per request) takes the finished line directly, without
+building a ``LogRecord`` per request, which cost a quarter of the server's throughput.
 """
 
 import ipaddress
@@ -20,7 +23,7 @@ import re
 import sys
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from time import perf_counter
-from typing import Any
+from typing import Any, TextIO
 
 from .auth import TOKENS_ENV, Tokens, bearer, load_tokens
 from .metrics import Metrics, current
@@ -41,6 +44,7 @@ _INVALID = (b"www-authenticate", b'Bearer error="invalid_token"')
 
 access_log = logging.getLogger("svc.access")
 log = logging.getLogger("svc.network")
+ACCESS_LINE = '%s "%s %s" %d %.1fms request_id=%s'
 
 
 def _printable(path: str) -> str:
@@ -112,8 +116,7 @@ class NetworkLayer:
                     metrics.observe(capability, str(status or 500), elapsed)
             if access_log.isEnabledFor(logging.INFO):
                 client = scope.get("client")
-                access_log.info(
-                    '%s "%s %s" %d %.1fms request_id=%s',
+                _log_access(
                     f"{client[0]}:{client[1]}" if client else "-",
                     method,
                     _printable(path),
@@ -152,12 +155,57 @@ async def _respond(
     await send({"type": "http.response.body", "body": body})
 
 
+class AccessLines(logging.StreamHandler[TextIO]):
+    """The default access log handler: each line as it is, on stderr, flushed."""
+
+    def __init__(self, stream: TextIO) -> None:
+        super().__init__(stream)
+        self._plain = logging.Formatter("%(message)s")
+        self.setFormatter(self._plain)
+
+    def sole_sink_of(self, logger: logging.Logger) -> bool:
+        """Whether an INFO line of ``logger`` reaches this handler and nothing else, as its
+        bare message: then nothing but the finished text is needed (checked per line, so a
+        program that adds a handler or a filter later gets the ordinary records)."""
+        handlers = logger.handlers
+        return (
+            len(handlers) == 1
+            and handlers[0] is self
+            and not logger.propagate
+            and not logger.disabled
+            and not logger.filters
+            and not self.filters
+            and self.level <= logging.INFO
+            and self.formatter is self._plain
+        )
+
+    def write_line(self, line: str) -> None:
+        """What ``emit`` writes for a record of that message, and how: whole, flushed, under
+        the handler's lock; a failed write is reported as logging reports one."""
+        self.acquire()
+        try:
+            self.stream.write(line + self.terminator)
+            self.stream.flush()
+        except Exception:
+            self.handleError(logging.makeLogRecord({"msg": line, "name": access_log.name}))
+        finally:
+            self.release()
+
+
+def _log_access(*fields: Any) -> None:
+    """One access line (:data:`ACCESS_LINE` of ``fields``), straight to the default handler
+    when it is the only destination, else as a record through the logger."""
+    handlers = access_log.handlers
+    if handlers and isinstance(handlers[0], AccessLines) and handlers[0].sole_sink_of(access_log):
+        handlers[0].write_line(ACCESS_LINE % fields)
+    else:
+        access_log.info(ACCESS_LINE, *fields)
+
+
 def _enable_access_log() -> None:
     """One line per request on stderr, unless the embedding program configured it."""
     if not access_log.handlers and os.environ.get("SVC_ACCESS_LOG", "1") != "0":
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("%(message)s"))
-        access_log.addHandler(handler)
+        access_log.addHandler(AccessLines(sys.stderr))
         access_log.setLevel(logging.INFO)
         access_log.propagate = False
 

@@ -332,6 +332,75 @@ def test_rest_metrics_and_request_ids(rest_bundle: Path) -> None:
     assert "request_id=trace-42.a:b" in log
     assert f"request_id={generated}" in log
     assert "metrics" not in (rest_bundle / "openapi.json").read_text()
+    # the whole line, as the README shows it: client, method, path, status, duration, id
+    lines = [line for line in log.splitlines() if "request_id=trace-42.a:b" in line]
+    assert len(lines) == 1
+    assert re.fullmatch(
+        r'127\.0\.0\.1:\d+ "POST /capabilities/circle_area" 422 \d+\.\dms '
+        r"request_id=trace-42\.a:b",
+        lines[0],
+    ), lines
+
+
+async def _no_content(scope: Any, receive: Any, send: Any) -> None:
+    await send({"type": "http.response.start", "status": 204, "headers": []})
+    await send({"type": "http.response.body", "body": b""})
+
+
+def _post_through_layer(path: str) -> None:
+    """One POST through a network layer (no tokens, no metrics) around a 204 app."""
+    from svcc.runtime.network import NetworkLayer
+
+    layer = NetworkLayer(_no_content, capabilities={}, tokens=None, metrics=None)
+
+    async def main() -> None:
+        transport = httpx.ASGITransport(app=layer, client=("127.0.0.1", 4321))
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+            response = await client.post(path, headers={"x-request-id": "id-1"})
+            assert response.status_code == 204
+
+    asyncio.run(main())
+
+
+def test_access_lines_reach_a_program_that_configures_the_logger() -> None:
+    """The default handler takes finished lines directly only while it is the logger's one
+    destination: a handler or filter added later sees (or drops) ordinary records."""
+    import io
+    import logging
+
+    from svcc.runtime import network
+
+    call = _post_through_layer
+    logger = network.access_log
+    saved = (logger.handlers[:], logger.level, logger.propagate, logger.filters[:])
+    stream = io.StringIO()
+    records: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+
+    keep = Keep()
+    logger.handlers[:] = []
+    try:
+        default = network.AccessLines(stream)
+        logger.addHandler(default)
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
+        call("/alone")
+        logger.addFilter(lambda record: "dropped" not in record.getMessage())
+        call("/dropped")
+        logger.addHandler(keep)
+        call("/with/another/handler")
+    finally:
+        logger.handlers[:], logger.level, logger.propagate, logger.filters[:] = saved
+    written = stream.getvalue().splitlines()
+    assert [re.sub(r" \d+\.\dms ", " Nms ", line) for line in written] == [
+        '127.0.0.1:4321 "POST /alone" 204 Nms request_id=id-1',
+        '127.0.0.1:4321 "POST /with/another/handler" 204 Nms request_id=id-1',
+    ]
+    assert [r.getMessage() for r in records] == written[1:]
+    assert records[0].msg == network.ACCESS_LINE
 
 
 def test_mcp_metrics_count_tool_calls(mcp_server: Server) -> None:
@@ -538,3 +607,27 @@ def test_mcp_over_http_bounds_the_body_as_rest_does(mcp_bundle: Path) -> None:
         assert refused.json() == {"detail": "Request body too large"}
     assert small.status_code == 200
     assert "circle_area" in small.text
+
+
+def test_an_access_line_that_cannot_be_written_never_fails_the_request(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A broken stderr is reported the way ``logging`` reports a failed write; the request
+    is answered all the same."""
+    import io
+    import logging
+
+    from svcc.runtime import network
+
+    logger = network.access_log
+    saved = (logger.handlers[:], logger.level, logger.propagate)
+    closed = io.StringIO()
+    closed.close()
+    logger.handlers[:] = [network.AccessLines(closed)]
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    try:
+        _post_through_layer("/broken/stderr")
+    finally:
+        logger.handlers[:], logger.level, logger.propagate = saved
+    assert "--- Logging error ---" in capsys.readouterr().err
