@@ -168,6 +168,24 @@ def data_files_point(n: int) -> tuple[float, float]:
         return cpu_seconds() - cpu, time.perf_counter() - wall
 
 
+def chain_point(n: int) -> tuple[float, float]:
+    """``inspect DIR`` of a package whose ``n`` modules each import the next, the last one
+    with an import-time effect that every module inherits (``SVC-R024``)."""
+    from svcc.compiler.analysis import analyze_repository
+
+    with tempfile.TemporaryDirectory(prefix="bench-thresholds-") as tmp:
+        root = Path(tmp) / "pkg"
+        root.mkdir()
+        (root / "__init__.py").write_text("")
+        for i in range(n):
+            head = f"from pkg import m{i + 1}\n" if i + 1 < n else "print('loaded')\n"
+            (root / f"m{i}.py").write_text(f"{head}\n\n{functions(1)}")
+        gc.collect()
+        cpu, wall = cpu_seconds(), time.perf_counter()
+        analyze_repository(root.parent, python_version="3.11", strict=False, workers=None)
+        return cpu_seconds() - cpu, time.perf_counter() - wall
+
+
 # name -> (point, sizes doubling across the threshold, what the size counts, the threshold)
 CASES: dict[str, tuple[Callable[[int], tuple[float, float]], tuple[int, ...], str, str]] = {
     "functions": (
@@ -222,6 +240,12 @@ CASES: dict[str, tuple[Callable[[int], tuple[float, float]], tuple[int, ...], st
         "none",
     ),
     "aliases": (file_point(aliases), (2000, 4000, 8000, 16000), "aliases of a parameter", "none"),
+    "chain": (
+        chain_point,
+        (250, 500, 1000, 2000),
+        "modules of a package, each importing the next",
+        "none (each module inherits the last one's effect)",
+    ),
     "data-files": (
         data_files_point,
         (500, 1000, 2000, 4000),
