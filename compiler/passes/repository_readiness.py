@@ -281,8 +281,14 @@ class RepositoryReadiness:
         if pool is None:
             with collection_paused():  # see there: the same many small acyclic objects
                 return {module: self.report(module) for module in sorted(self.repo.modules)}
+        from svcc.frontends.repository import parents
+
+        graph = self.repo.graph
+        # whose risks a walk can reach: what an import loads, and every package
+        reached = {e.target for edges in graph.edges.values() for e in edges}
+        reached |= {p for module in self.repo.modules for p in parents(module)}
         risks: dict[str, list[str]] = {}
-        for part in pool.each(_own_risks, (self.repo.graph, self.settings)):
+        for part in pool.each(_own_risks, (graph, self.settings, reached)):
             risks |= part
         reports: dict[str, ReadinessReport | None] = {}
         for judged in pool.each(_reports, risks):
@@ -294,18 +300,18 @@ class RepositoryReadiness:
 
 
 def _own_risks(
-    held: "Held", argument: "tuple[ModuleGraph, dict[str, Any]]"
+    held: "Held", argument: "tuple[ModuleGraph, dict[str, Any], set[str]]"
 ) -> dict[str, list[str]]:
-    """The import-time risks of the modules this worker holds, judged over ``graph`` (the
-    walk is kept for :func:`_reports`)."""
+    """The import-time risks of the modules this worker holds that a walk can reach,
+    judged over ``graph`` (the walk is kept for :func:`_reports`)."""
     from svcc.frontends.repository import ModuleSource, Repository
 
-    graph, settings = argument
+    graph, settings, reached = argument
     files = {f.module: f for f in held.tree.files}
     modules = {m: ModuleSource(file=files[m], result=r) for m, r in held.results.items()}
     repo = Repository(tree=held.tree, modules=modules, graph=graph)
     walk = held.scratch["walk"] = RepositoryReadiness(repo, **settings)
-    return {module: walk.risks(module) for module in modules}
+    return {module: walk.risks(module) for module in modules if module in reached}
 
 
 def _reports(held: "Held", risks: dict[str, list[str]]) -> dict[str, ReadinessReport | None]:

@@ -117,8 +117,8 @@ def _serve(
 ) -> None:
     """A worker's life: lower its share, send the parent each module's encoding, then run
     what the parent asks over the modules held, until the pipe closes. ``others``: the
-    parent's ends of the workers forked before this one, closed here (held open, a worker
-    would never see its pipe close)."""
+    parent's ends of the pipes, this worker's and those of the workers forked before it,
+    closed here (a copy held open here, a pipe would never close: the worker would wait)."""
     from svcc.runtime.lifetime import die_with_parent
 
     die_with_parent(parent)
@@ -188,7 +188,7 @@ class LoweringPool:
                         "version": python_version,
                         "encoding": encoding,
                         "parent": os.getpid(),
-                        "others": list(self._conns),
+                        "others": [*self._conns, mine],
                     },
                     daemon=True,
                 )
@@ -226,6 +226,8 @@ class LoweringPool:
         return self._receive()
 
     def close(self) -> None:
+        """Close the pipes: each worker sees its pipe close and exits (exit code 0; one
+        still running after 5 s is killed)."""
         for conn in self._conns:
             conn.close()
         for process in self._processes:
