@@ -236,6 +236,12 @@ class LoweringPool:
                 process.kill()
                 process.join()
 
+    @property
+    def exitcodes(self) -> list[int | None]:
+        """Each worker's exit code (``None`` while it runs; 0: it ended when its pipe
+        closed)."""
+        return [process.exitcode for process in self._processes]
+
     def __enter__(self) -> "LoweringPool":
         return self
 
