@@ -15,7 +15,7 @@ Each point is the front end as the CLI runs it (``analyze_source`` for a file,
 previous point, measured in the same run, and the ratio of CPU seconds (this process and the
 worker processes it waited for: what a loaded machine cannot inflate); the target is at most
 2.5x for 2x input. Past ``PARALLEL_FROM`` the CPU ratio shows the price of the workers
-(results pickled back), which the cores repay in wall time.
+(forked, fed the graph; no IR is sent back), which the cores repay in wall time.
 
 Usage: python bench/bench_thresholds.py
        [--cases functions,lines,files,statements,nesting,closure,literal,typeddict,

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from svcc.contracts.requirements import DeclaredRequirements
     from svcc.frontends.file_repository import LocalClosure
     from svcc.frontends.python import FrontendResult
-    from svcc.frontends.repository import Repository, RepositoryTree, TreeLimits
+    from svcc.frontends.repository import LoweringPool, Repository, RepositoryTree, TreeLimits
 
 
 SUFFIXES: Final[dict[str, SourceFormat]] = {".py": "python", ".ipynb": "notebook"}
@@ -535,26 +535,35 @@ def read_checked(
 ) -> "Repository":
     """The repository front end over ``root``; a refused tree (or, ``strict``, any refused
     entry) is an :class:`InputError`."""
-    from svcc.frontends.repository import TreeRefused, read_repository
+    from svcc.frontends.repository import lowered_tree
+
+    tree = checked_tree(root, limits, strict=strict, folder_name=folder_name)
+    version = python_version
+    with lowered_tree(tree, python_version=version, workers=workers, encoding=encoding) as done:
+        return done[0]
+
+
+def checked_tree(
+    root: "Path",
+    limits: "TreeLimits | None",
+    *,
+    strict: bool = True,
+    folder_name: str | None = None,
+) -> "RepositoryTree":
+    """The tree at ``root`` as read (nothing lowered yet); see :func:`read_checked`."""
+    from svcc.frontends.repository import TreeRefused, read_tree
 
     if not root.is_dir():
         raise InputError(f"{root}: not a directory")
     try:
-        repo = read_repository(
-            root,
-            python_version=python_version,
-            limits=limits,
-            encoding=encoding,
-            folder_name=folder_name,
-            workers=workers,
-        )
+        tree = read_tree(root, limits, folder_name=folder_name)
     except TreeRefused as exc:
         raise InputError(f"{root}: {exc.diagnostic.code} {exc}") from None
-    errors = repo.tree.errors
+    errors = tree.errors
     if errors and strict:
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
         raise InputError(f"{root}: {errors[0].code} {errors[0].message}{more}")
-    return repo
+    return tree
 
 
 def analyze_repository(
@@ -573,19 +582,17 @@ def analyze_repository(
     refused entry (exit 2); otherwise (``inspect``, the analysis service) refused entries are
     reported in the document and the rest is analysed. ``folder_name``: the root folder's
     name for the user (a git export's is its ``--subdir``'s; see ``read_tree``).
-    ``workers``: processes lowering a large tree (``None``: one per CPU, as the CLI asks)."""
+    ``workers``: processes lowering a large tree (``None``: one per CPU, as the CLI asks),
+    which then judge the modules they lowered (see ``RepositoryReadiness.run``)."""
     from pathlib import Path
 
-    repo = read_checked(
-        Path(root),
-        version_tuple(python_version),
-        limits,
-        strict=strict,
-        encoding=encoding,
-        folder_name=folder_name,
-        workers=workers,
-    )
-    return assess_repository(repo, requirements, allow, path=os.fspath(root))
+    from svcc.frontends.repository import lowered_tree
+
+    tree = checked_tree(Path(root), limits, strict=strict, folder_name=folder_name)
+    with lowered_tree(
+        tree, python_version=version_tuple(python_version), workers=workers, encoding=encoding
+    ) as (repo, pool):
+        return assess_repository(repo, requirements, allow, path=os.fspath(root), pool=pool)
 
 
 def assess_repository(
@@ -594,10 +601,12 @@ def assess_repository(
     allow: frozenset[str] = frozenset(),
     *,
     path: str = ".",
+    pool: "LoweringPool | None" = None,
 ) -> Analysis:
     """Readiness over the module graph of a repository already read and lowered (the
     analysis service lowers each module under its own per-file budget, then comes here, so
-    it judges exactly as ``svcc inspect DIR``)."""
+    it judges exactly as ``svcc inspect DIR``). ``pool``: the workers that lowered it, which
+    judge the modules they hold (the same reports)."""
     from svcc.compiler.passes.effects import allowed_kinds
     from svcc.compiler.passes.repository_readiness import RepositoryReadiness
 
@@ -609,7 +618,8 @@ def assess_repository(
         allow=allow | allowed_kinds(repo.tree.config.allow, "[tool.svcc] allow"),
         unmapped=declared.unmapped if declared else (),
     )
-    return Analysis(path=path, repository=repo, reports=readiness.run(), requirements=declared)
+    reports = readiness.run(pool)
+    return Analysis(path=path, repository=repo, reports=reports, requirements=declared)
 
 
 # -- the one entry ----------------------------------------------------------------------------

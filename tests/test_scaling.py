@@ -446,8 +446,9 @@ def test_streamed_ir_json_is_the_canonical_encoding(path: Path | None) -> None:
 
 def test_parallel_repository_reading_gives_the_same_modules(tmp_path: Path) -> None:
     """From ``PARALLEL_FROM`` files a tree is lowered in worker processes (what ``inspect
-    DIR`` and ``compile DIR`` do, one per core) and the results are pickled back: the same
-    IR bytes, diagnostics and module text as lowering them in one process."""
+    DIR`` and ``compile DIR`` do, one per core), each IR sent back as its JSON and decoded
+    on demand: the same IR bytes, diagnostics and module text as lowering them in one
+    process."""
     from svcc.frontends.repository import PARALLEL_FROM, read_repository
     from svcc.ir.serde import ir_to_json
 
@@ -494,6 +495,63 @@ def test_repository_document_is_the_same_bytes_whatever_the_workers(tmp_path: Pa
     assert encode_document(parallel, notebook, workers=2) == canonical_json(expected)
     assert encode_document(one, notebook, workers=1) == canonical_json(expected)
     assert b"SVC-R024" in canonical_json(expected)
+
+
+def _judged_tree(root: Path) -> None:
+    """A tree past ``PARALLEL_FROM``: import chains and cycles, packages, code at import
+    (inherited as SVC-R024 across the workers' shares), modules that do not lower."""
+    from svcc.frontends.repository import PARALLEL_FROM
+
+    (root / "pkg").mkdir()
+    (root / "pkg" / "__init__.py").write_text('print("at import")\n')
+    (root / "pkg" / "leaf.py").write_text(f"import m0\n{functions(2)}")
+    for i in range(PARALLEL_FROM + 5):
+        body = functions(2) if i % 7 else "def broken(:\n"
+        runs = "open('x')\n" if i % 5 == 0 else ""
+        local = "    import pkg.leaf\n" if i % 3 == 0 else ""
+        (root / f"m{i}.py").write_text(
+            f"import m{(i * 7 + 3) % PARALLEL_FROM}\n{runs}{body}"
+            f"\n\ndef g{i}() -> int:\n{local}    return 1\n"
+        )
+
+
+def test_modules_are_judged_in_the_workers_that_lowered_them(tmp_path: Path) -> None:
+    """Past ``PARALLEL_FROM`` files each worker judges the modules it lowered; the parent
+    receives no IR (unpickling them cost it about as much as lowering them, issue 27):
+    each module's IR stays encoded in the parent until something asks for it. The reports,
+    the document and the IRs are those of one process, whatever the worker count."""
+    from svcc.compiler.analysis import analyze_repository
+    from svcc.compiler.repository_document import encode_document
+    from svcc.frontends.repository import EncodedResult
+
+    _judged_tree(tmp_path)
+    one = analyze_repository(tmp_path, strict=False, workers=1)
+    assert one.repository is not None
+    expected = encode_document(one, workers=1)
+    assert b"SVC-R024" in expected
+    for count in (2, 3):
+        parallel = analyze_repository(tmp_path, strict=False, workers=count)
+        assert parallel.repository is not None
+        assert parallel.reports == one.reports
+        assert encode_document(parallel, workers=count) == expected
+        held = [m.result for m in parallel.repository.modules.values()]
+        assert all(isinstance(r, EncodedResult) for r in held)
+        assert not any(r._ir is not None for r in held if isinstance(r, EncodedResult))
+        assert parallel.capabilities() == one.capabilities()  # each IR decoded on demand
+        for name, module in one.repository.modules.items():
+            assert parallel.repository.modules[name].ir == module.ir
+
+
+def test_lowering_workers_end_when_their_pipe_closes(tmp_path: Path) -> None:
+    """A worker sees its pipe close only if no process holds the parent's end: each closes
+    the copies it inherited, so every worker ends by itself (exit code 0), not killed."""
+    from svcc.frontends.repository import PARALLEL_FROM, LoweringPool, read_tree
+
+    for i in range(PARALLEL_FROM):
+        (tmp_path / f"m{i}.py").write_text(functions(1))
+    with LoweringPool(read_tree(tmp_path), 3, (3, 11)) as pool:
+        assert len(pool.encoded) == PARALLEL_FROM
+    assert pool.exitcodes == [0, 0, 0]
 
 
 def _children(pid: int) -> set[int]:

@@ -18,7 +18,7 @@ external, judged by the same rule.
 """
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 from svcc.compiler.passes.readiness import (
@@ -37,7 +37,13 @@ from svcc.ir.canonical import digest_bytes
 from svcc.ir.model import Capability, Import, ModuleIR, Span
 
 if TYPE_CHECKING:
-    from svcc.frontends.repository import Repository, Resolution
+    from svcc.frontends.repository import (
+        Held,
+        LoweringPool,
+        ModuleGraph,
+        Repository,
+        Resolution,
+    )
 
 
 class RepositoryReadiness:
@@ -63,6 +69,17 @@ class RepositoryReadiness:
         single_file: bool = False,
     ) -> None:
         self.repo = repo
+        # what a worker process needs to judge its modules as this walk would
+        self.settings = {
+            "declared_imports": declared_imports,
+            "declared_requirements": declared_requirements,
+            "allow": allow,
+            "unmapped": unmapped,
+            "reserved": reserved,
+            "governed": governed,
+            "data_files": data_files,
+            "single_file": single_file,
+        }
         self.allow = allow
         self.unmapped = unmapped
         self.declared_imports = declared_imports
@@ -301,9 +318,52 @@ class RepositoryReadiness:
             )
         return attrs.evolve(base, assessments=tuple(assessments))
 
-    def run(self) -> dict[str, ReadinessReport | None]:
+    def run(self, pool: "LoweringPool | None" = None) -> dict[str, ReadinessReport | None]:
+        """Every module's report, sorted by module. ``pool``: the worker processes that
+        lowered the repository and hold its IRs; each judges the modules it holds (the
+        parent, which holds only their JSON, never decodes them): first each module's own
+        import-time risks, which the parent gathers and hands to all, then the reports."""
         from svcc.frontends.repository import collection_paused
 
         assert self.repo is not None
-        with collection_paused():  # see there: the same many small acyclic objects
-            return {module: self.report(module) for module in sorted(self.repo.modules)}
+        if pool is None:
+            with collection_paused():  # see there: the same many small acyclic objects
+                return {module: self.report(module) for module in sorted(self.repo.modules)}
+        from svcc.frontends.repository import parents
+
+        graph = self.repo.graph
+        # whose risks a walk can reach: what an import loads, and every package
+        reached = {e.target for edges in graph.edges.values() for e in edges}
+        reached |= {p for module in self.repo.modules for p in parents(module)}
+        risks: dict[str, list[str]] = {}
+        for part in pool.each(_own_risks, (graph, self.settings, reached)):
+            risks |= part
+        reports: dict[str, ReadinessReport | None] = {}
+        for judged in pool.each(_reports, risks):
+            reports |= judged
+        return {module: reports[module] for module in sorted(self.repo.modules)}
+
+
+# -- in a worker process of a LoweringPool ------------------------------------------------
+
+
+def _own_risks(
+    held: "Held", argument: "tuple[ModuleGraph, dict[str, Any], set[str]]"
+) -> dict[str, list[str]]:
+    """The import-time risks of the modules this worker holds that a walk can reach,
+    judged over ``graph`` (the walk is kept for :func:`_reports`)."""
+    from svcc.frontends.repository import ModuleSource, Repository
+
+    graph, settings, reached = argument
+    files = {f.module: f for f in held.tree.files}
+    modules = {m: ModuleSource(file=files[m], result=r) for m, r in held.results.items()}
+    repo = Repository(tree=held.tree, modules=modules, graph=graph)
+    walk = held.scratch["walk"] = RepositoryReadiness(repo, **settings)
+    return {module: walk.risks(module) for module in modules if module in reached}
+
+
+def _reports(held: "Held", risks: dict[str, list[str]]) -> dict[str, ReadinessReport | None]:
+    """The reports of the modules this worker holds, given every module's risks."""
+    walk: RepositoryReadiness = held.scratch["walk"]
+    walk._risks |= risks
+    return {module: walk.report(module) for module in held.results}

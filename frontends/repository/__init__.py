@@ -6,12 +6,13 @@ front ends it never imports or executes anything; problems are diagnostics, and 
 stops the reading of the whole tree raises :class:`TreeRefused`.
 """
 
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
-import attrs
 from attrs import frozen
 from svcc.contracts.diagnostics import Diagnostic
-from svcc.frontends.python import FrontendResult, collection_paused, read_python
+from svcc.frontends.python import FrontendResult, collection_paused
 from svcc.frontends.repository._data import (
     DataFile,
     DataRefused,
@@ -30,16 +31,17 @@ from svcc.frontends.repository._tree import (
     module_name,
     read_tree,
 )
-from svcc.ir.model import ModuleIR
-from svcc.ir.serde import ir_to_json
+from svcc.frontends.repository._workers import EncodedResult, Held, LoweringPool, lower_file
+from svcc.ir.model import Import, ModuleIR
 
 
 @frozen(kw_only=True)
 class ModuleSource:
-    """One declared module: its file, and what the Python front end made of it."""
+    """One declared module: its file, and what the Python front end made of it (lowered in a
+    worker process, its IR is decoded on first use: :class:`EncodedResult`)."""
 
     file: SourceFile
-    result: FrontendResult
+    result: FrontendResult | EncodedResult
 
     @property
     def ir(self) -> ModuleIR | None:
@@ -64,42 +66,62 @@ class Repository:
         return module_relative(self.tree.data, file.module, file.is_package)
 
 
-def lower_file(
-    file: SourceFile, python_version: tuple[int, int], encoding: str | None = None
-) -> FrontendResult:
-    return read_python(
-        file.data,
-        path=file.path,
-        module=file.module,
-        python_version=python_version,
-        encoding=encoding,
-    )
-
-
-def build_repository(tree: RepositoryTree, results: dict[str, FrontendResult]) -> Repository:
+def build_repository(
+    tree: RepositoryTree, results: Mapping[str, FrontendResult | EncodedResult]
+) -> Repository:
     modules = {f.module: ModuleSource(file=f, result=results[f.module]) for f in tree.files}
-    irs = {name: m.ir for name, m in modules.items() if m.ir is not None}
-    graph = ModuleGraph({f.module: f.is_package for f in tree.files}, tree.namespaces, irs)
+    imports = {name: _imports(m.result) for name, m in modules.items()}
+    graph = ModuleGraph(
+        {f.module: f.is_package for f in tree.files},
+        tree.namespaces,
+        {name: statements for name, statements in imports.items() if statements is not None},
+    )
     return Repository(tree=tree, modules=modules, graph=graph)
+
+
+def _imports(result: FrontendResult | EncodedResult) -> tuple[Import, ...] | None:
+    """A lowered module's import statements (``None``: it did not lower), without decoding
+    an encoded IR."""
+    if isinstance(result, EncodedResult):
+        return result.imports if result.ir_json is not None else None
+    return result.ir.imports if result.ir is not None else None
 
 
 PARALLEL_FROM = 64
 
 
-def _lower_chunk(
-    args: tuple[list[SourceFile], tuple[int, int], str | None],
-) -> list[FrontendResult]:
-    """In a worker: the files lowered, each IR also encoded as JSON (what the parent's
-    readiness pass needs; bytes cost next to nothing to send back)."""
-    files, version, encoding = args
-    with collection_paused():
-        return [_encoded(lower_file(f, version, encoding)) for f in files]
+def workers_for(tree: RepositoryTree, workers: int | None) -> int:
+    """The worker processes lowering ``tree``: ``workers`` (``None``: one per CPU), and none
+    (``1``: in this process) below ``PARALLEL_FROM`` files, where forking costs more than
+    it saves."""
+    import os
+
+    count = workers if workers is not None else (os.cpu_count() or 1)
+    return 1 if len(tree.files) < PARALLEL_FROM else max(1, count)
 
 
-def _encoded(result: FrontendResult) -> FrontendResult:
-    if result.ir is None:
-        return result
-    return attrs.evolve(result, ir_json=ir_to_json(result.ir))
+@contextmanager
+def lowered_tree(
+    tree: RepositoryTree,
+    *,
+    python_version: tuple[int, int],
+    workers: int | None = 1,
+    encoding: str | None = None,
+) -> Iterator[tuple[Repository, LoweringPool | None]]:
+    """Every module of ``tree`` lowered: the repository, and the worker processes that
+    lowered it and still hold the IRs (``None``: lowered here; see :func:`workers_for`),
+    alive until the block ends."""
+    count = workers_for(tree, workers)
+    if count <= 1:
+        with collection_paused():
+            results = {f.module: lower_file(f, python_version, encoding) for f in tree.files}
+            repository = build_repository(tree, results)
+        yield repository, None
+        return
+    with LoweringPool(tree, count, python_version, encoding) as pool:
+        with collection_paused():
+            repository = build_repository(tree, pool.encoded)
+        yield repository, pool
 
 
 def read_repository(
@@ -112,39 +134,21 @@ def read_repository(
     folder_name: str | None = None,
 ) -> Repository:
     """Read and lower every module of the tree at ``root``; with ``workers`` > 1 (``None``:
-    one per CPU) and a large tree, the modules are lowered in forked worker processes.
-    ``folder_name``: see :func:`read_tree`."""
-    import os
-
+    one per CPU) and a large tree, the modules are lowered in forked worker processes (see
+    :func:`lowered_tree`). ``folder_name``: see :func:`read_tree`."""
     tree = read_tree(root, limits, folder_name=folder_name)
-    count = workers if workers is not None else (os.cpu_count() or 1)
-    if count <= 1 or len(tree.files) < PARALLEL_FROM:
-        with collection_paused():
-            results = {f.module: lower_file(f, python_version, encoding) for f in tree.files}
-            return build_repository(tree, results)
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    from svcc.runtime.lifetime import die_with_parent
-
-    files = list(tree.files)
-    size = max(1, len(files) // (count * 4))
-    chunks = [(files[i : i + size], python_version, encoding) for i in range(0, len(files), size)]
-    # unpickling the results builds as many objects as lowering them did
-    context = multiprocessing.get_context("fork")
-    # a worker ends with this process (a SIGKILL of ``svcc`` left them waiting forever)
-    pool = ProcessPoolExecutor(
-        count, mp_context=context, initializer=die_with_parent, initargs=(os.getpid(),)
-    )
-    with pool, collection_paused():
-        lowered = [r for chunk in pool.map(_lower_chunk, chunks) for r in chunk]
-        return build_repository(tree, {f.module: r for f, r in zip(files, lowered, strict=True)})
+    version = python_version
+    with lowered_tree(tree, python_version=version, workers=workers, encoding=encoding) as done:
+        return done[0]
 
 
 __all__ = [
     "DataFile",
     "DataRefused",
     "Edge",
+    "EncodedResult",
+    "Held",
+    "LoweringPool",
     "ModuleGraph",
     "ModuleSource",
     "ProjectConfig",
@@ -158,10 +162,12 @@ __all__ = [
     "check_pattern",
     "collection_paused",
     "lower_file",
+    "lowered_tree",
     "matches",
     "module_name",
     "notebook_paths",
     "parents",
     "read_repository",
     "read_tree",
+    "workers_for",
 ]

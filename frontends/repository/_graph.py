@@ -9,11 +9,11 @@ anything else is external and is judged against the standard library and the dec
 dependencies by the readiness pass.
 """
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 
 from attrs import frozen
 from svcc.ir.imports import package_of, resolve_relative
-from svcc.ir.model import Import, ModuleIR, Span
+from svcc.ir.model import Import, Span
 
 
 @frozen(kw_only=True)
@@ -47,16 +47,20 @@ class ModuleGraph:
     """Modules (dotted name → is-package), namespace packages, and the resolved edges."""
 
     def __init__(
-        self, modules: dict[str, bool], namespaces: frozenset[str], irs: dict[str, ModuleIR]
+        self,
+        modules: dict[str, bool],
+        namespaces: frozenset[str],
+        imports: Mapping[str, Sequence[Import]],
     ) -> None:
+        """``imports``: each lowered module's import statements (``ModuleIR.imports``)."""
         self.modules = modules
         self.namespaces = namespaces
         self.tops = frozenset(m.split(".", 1)[0] for m in [*modules, *namespaces])
         self.resolutions: dict[tuple[str, int], Resolution] = {}
         self.edges: dict[str, list[Edge]] = {m: [] for m in modules}
         self.external: dict[str, set[str]] = {m: set() for m in modules}
-        for name, ir in irs.items():
-            for index, imp in enumerate(ir.imports):
+        for name, statements in imports.items():
+            for index, imp in enumerate(statements):
                 res = self.resolve(name, imp)
                 self.resolutions[(name, index)] = res
                 for target in res.local:

@@ -1,0 +1,249 @@
+"""Worker processes that lower a large tree and keep what they lowered.
+
+Lowering is most of a directory's cost and each module lowers alone, so a large tree is
+lowered in processes forked from the parent (one per core; the tree is inherited, nothing is
+pickled to them). Sending each module's IR back to the parent cost almost as much as lowering
+it: unpickling rebuilds every record object, in the parent alone (issue 27). So a worker keeps
+its modules' results and sends back only what the parent needs of every module: the front
+end's diagnostics and module text, the import statements (the module graph is built from
+them), and the IR's canonical JSON, bytes that cost next to nothing to send (the parent
+decodes an IR only when something asks for it: :class:`EncodedResult`). Work that needs the
+IRs themselves runs where they are: :meth:`LoweringPool.each` sends a module-level function
+and its argument to every worker and returns what each computed over the modules it holds.
+
+Each worker is given a fixed share of the files (largest first, each to the least loaded
+worker), ends with its parent (``die_with_parent``: a SIGKILL of ``svcc`` must not leave
+them behind) and exits when its pipe closes.
+"""
+
+import os
+import pickle
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import attrs
+from attrs import frozen
+from svcc.frontends.python import FrontendResult, collection_paused, read_python
+from svcc.ir.model import Import, ModuleIR
+from svcc.ir.serde import ir_to_json
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+    from multiprocessing.process import BaseProcess
+
+    from svcc.contracts.diagnostics import Diagnostic
+    from svcc.frontends.repository._tree import RepositoryTree, SourceFile
+
+T = TypeVar("T")
+A = TypeVar("A")
+
+
+def lower_file(
+    file: "SourceFile", python_version: tuple[int, int], encoding: str | None = None
+) -> FrontendResult:
+    return read_python(
+        file.data,
+        path=file.path,
+        module=file.module,
+        python_version=python_version,
+        encoding=encoding,
+    )
+
+
+class EncodedResult:
+    """A module lowered in a worker, as the parent holds it: a :class:`FrontendResult`
+    whose IR is decoded from its JSON on first use (the same IR: the JSON is canonical and
+    complete). ``ir`` is ``None`` exactly when the front end stopped on an error."""
+
+    __slots__ = ("_ir", "diagnostics", "imports", "ir_json", "module_text")
+
+    def __init__(
+        self,
+        diagnostics: "tuple[Diagnostic, ...]",
+        module_text: str | None,
+        ir_json: bytes | None,
+        imports: tuple[Import, ...],
+    ) -> None:
+        self.diagnostics = diagnostics
+        self.module_text = module_text
+        self.ir_json = ir_json
+        self.imports = imports
+        self._ir: ModuleIR | None = None
+
+    @property
+    def ir(self) -> ModuleIR | None:
+        if self._ir is None and self.ir_json is not None:
+            from svcc.ir.serde import ir_from_json
+
+            self._ir = ir_from_json(self.ir_json)
+        return self._ir
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return EncodedResult, (self.diagnostics, self.module_text, self.ir_json, self.imports)
+
+
+@frozen(kw_only=True)
+class Held:
+    """What a worker holds: the tree (inherited) and the modules it lowered (full results)."""
+
+    tree: "RepositoryTree"
+    results: dict[str, FrontendResult]
+    scratch: dict[str, Any]
+
+
+def _encoded(result: FrontendResult) -> EncodedResult:
+    ir = result.ir
+    return EncodedResult(
+        result.diagnostics,
+        result.module_text,
+        ir_to_json(ir) if ir is not None else None,
+        ir.imports if ir is not None else (),
+    )
+
+
+def _send(conn: "Connection", value: object) -> None:
+    conn.send_bytes(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def _serve(
+    conn: "Connection",
+    *,
+    tree: "RepositoryTree",
+    files: "Sequence[SourceFile]",
+    version: tuple[int, int],
+    encoding: str | None,
+    parent: int,
+    others: "list[Connection]",
+) -> None:
+    """A worker's life: lower its share, send the parent each module's encoding, then run
+    what the parent asks over the modules held, until the pipe closes. ``others``: the
+    parent's ends of the pipes, this worker's and those of the workers forked before it,
+    closed here (a copy held open here, a pipe would never close: the worker would wait)."""
+    from svcc.runtime.lifetime import die_with_parent
+
+    die_with_parent(parent)
+    for other in others:
+        other.close()
+    held = Held(tree=tree, results={}, scratch={})
+    with collection_paused():
+        try:
+            encoded = {}
+            for file in files:
+                result = lower_file(file, version, encoding)
+                encoded[file.module] = sent = _encoded(result)
+                # the readiness report's digest is that of these bytes: encoded once
+                held.results[file.module] = attrs.evolve(result, ir_json=sent.ir_json)
+            _send(conn, (True, encoded))
+            del encoded
+            while True:
+                function, argument = pickle.loads(conn.recv_bytes())
+                try:
+                    _send(conn, (True, function(held, argument)))
+                except Exception as exc:  # re-raised in the parent, as a pool would
+                    _send(conn, (False, exc))
+        except EOFError:  # the parent is done with this worker
+            pass
+        except Exception as exc:
+            _send(conn, (False, exc))
+
+
+def shares(files: "Sequence[SourceFile]", count: int) -> "list[list[SourceFile]]":
+    """``files`` split into ``count`` shares of about equal bytes: largest first, each to
+    the share with the fewest bytes so far (cost follows size)."""
+    out: list[list[SourceFile]] = [[] for _ in range(count)]
+    loads = [0] * count
+    for file in sorted(files, key=lambda f: -len(f.data)):
+        i = loads.index(min(loads))
+        out[i].append(file)
+        loads[i] += len(file.data)
+    return out
+
+
+class LoweringPool:
+    """``count`` forked workers, each lowering a share of ``tree``'s files and keeping the
+    results; :attr:`encoded` is every module's :class:`EncodedResult`, in the tree's order.
+    Use as a context manager: leaving it closes the pipes, and the workers exit."""
+
+    def __init__(
+        self,
+        tree: "RepositoryTree",
+        count: int,
+        python_version: tuple[int, int],
+        encoding: str | None = None,
+    ) -> None:
+        import multiprocessing
+
+        context = multiprocessing.get_context("fork")
+        self._conns: list[Connection] = []
+        self._processes: list[BaseProcess] = []
+        try:
+            for share in shares(tree.files, count):
+                mine, theirs = context.Pipe()
+                process = context.Process(
+                    target=_serve,
+                    args=(theirs,),
+                    kwargs={
+                        "tree": tree,
+                        "files": share,
+                        "version": python_version,
+                        "encoding": encoding,
+                        "parent": os.getpid(),
+                        "others": [*self._conns, mine],
+                    },
+                    daemon=True,
+                )
+                process.start()
+                theirs.close()
+                self._conns.append(mine)
+                self._processes.append(process)
+            lowered: dict[str, EncodedResult] = {}
+            for part in self._receive():
+                lowered |= part
+        except BaseException:
+            self.close()
+            raise
+        self.encoded = {f.module: lowered[f.module] for f in tree.files}
+
+    def _receive(self) -> list[Any]:
+        out = []
+        with collection_paused():
+            for conn in self._conns:
+                try:
+                    ok, value = pickle.loads(conn.recv_bytes())
+                except EOFError:
+                    raise RuntimeError("a worker lowering the tree ended unexpectedly") from None
+                if not ok:
+                    raise value
+                out.append(value)
+        return out
+
+    def each(self, function: "Callable[[Held, A], T]", argument: A) -> list[T]:
+        """``function(held, argument)`` in every worker (``function`` at module level, so it
+        is sent by name; ``argument`` is pickled once), what each returned."""
+        message = pickle.dumps((function, argument), protocol=pickle.HIGHEST_PROTOCOL)
+        for conn in self._conns:
+            conn.send_bytes(message)
+        return self._receive()
+
+    def close(self) -> None:
+        """Close the pipes: each worker sees its pipe close and exits (exit code 0; one
+        still running after 5 s is killed)."""
+        for conn in self._conns:
+            conn.close()
+        for process in self._processes:
+            process.join(5)
+            if process.is_alive():
+                process.kill()
+                process.join()
+
+    @property
+    def exitcodes(self) -> list[int | None]:
+        """Each worker's exit code (``None`` while it runs; 0: it ended when its pipe
+        closed)."""
+        return [process.exitcode for process in self._processes]
+
+    def __enter__(self) -> "LoweringPool":
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
