@@ -133,24 +133,16 @@ def test_errors_name_the_program_the_user_typed(tmp_path: Path) -> None:
     """``svc clients export`` said ``svcc clients export: error:`` (the parser's name was
     fixed), and so did every error line of ``svc``."""
     for name in ("svc", "svcc"):
-        usage = subprocess.run(
-            [str(BIN / name), "clients", "export", "--format", "postman"],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        assert usage.returncode == 2
-        assert usage.stderr.startswith(f"{name} clients export: error: the following"), usage.stderr
-        assert usage.stderr.count("\n") == 1
-        missing = subprocess.run(
-            [str(BIN / name), "inspect", str(tmp_path / "missing.py")],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        assert missing.returncode == 2
-        assert missing.stderr.startswith(f"{name}: error: "), missing.stderr
-        assert missing.stderr.count("\n") == 1
+        for args, prefix in [
+            (["clients", "export", "--format", "postman"], f"{name} clients export: error: "),
+            (["inspect", str(tmp_path / "missing.py")], f"{name}: error: "),
+        ]:
+            proc = subprocess.run(
+                [str(BIN / name), *args], capture_output=True, text=True, check=False
+            )
+            assert proc.returncode == 2
+            assert proc.stderr.startswith(prefix), proc.stderr
+            assert proc.stderr.count("\n") == 1
 
 
 def test_inspect_directory_honours_encoding(tmp_path: Path) -> None:
