@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NoReturn, TypeAlias
 
 from svcc import __version__
+from svcc.cli import program
 
 if TYPE_CHECKING:
     from svcc.contracts.requirements import DeclaredRequirements
@@ -89,14 +90,12 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 def _allow_kinds(text: str) -> frozenset[str]:
     """``--allow env,process``: the security effect kinds opted into (unknown: exit 2)."""
-    from svcc.compiler.passes.effects import SECURITY_KINDS
+    from svcc.contracts.security import unknown_kind
 
     kinds = frozenset(k.strip() for k in text.split(",") if k.strip())
-    unknown = sorted(kinds - set(SECURITY_KINDS))
-    if unknown:
-        raise argparse.ArgumentTypeError(
-            f"unknown kind {unknown[0]!r}; choose from {', '.join(SECURITY_KINDS)}"
-        )
+    reason = unknown_kind(kinds)
+    if reason is not None:
+        raise argparse.ArgumentTypeError(reason)
     return kinds
 
 
@@ -158,7 +157,7 @@ def build_parser(
     options are added to ``compile``. With ``command``, only that subcommand is built: what
     ``main`` parses when the command line starts with it (argparse builds every option of
     every subcommand eagerly, a few milliseconds of each start)."""
-    parser = _Parser(prog="svcc", description="Compile Python code into services.")
+    parser = _Parser(prog=program(), description="Compile Python code into services.")
     parser.add_argument(
         "--version", action="version", version=f"svcc {__version__}", help="print the version"
     )
@@ -624,7 +623,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         target = _selected_target(argv)
     except SvccError as exc:  # an unknown or broken target: its options cannot be parsed
-        sys.stderr.write(f"svcc: error: {exc}\n")
+        sys.stderr.write(f"{program()}: error: {exc}\n")
         return int(exc.exit_code)
     # a command line that starts with a subcommand needs only that one's parser
     command = argv[0] if argv and argv[0] in SUBCOMMANDS else None
@@ -646,12 +645,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return commands[args.command](args)
     except SvccError as exc:
-        sys.stderr.write(f"svcc: error: {exc}\n")
+        sys.stderr.write(f"{program()}: error: {exc}\n")
         if isinstance(exc, IneligibleError) and exc.details and _text_on_stderr(args):
             sys.stderr.write("".join(f"  {line}\n" for d in exc.details for line in d.split("\n")))
         return int(exc.exit_code)
     except KeyboardInterrupt:
-        sys.stderr.write("svcc: interrupted\n")
+        sys.stderr.write(f"{program()}: interrupted\n")
         return 130
     except BrokenPipeError:
         return 0
@@ -659,7 +658,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("SVCC_DEBUG"):
             raise
         sys.stderr.write(
-            f"svcc: internal error: {type(exc).__name__}: {exc} "
+            f"{program()}: internal error: {type(exc).__name__}: {exc} "
             "(a bug: rerun with SVCC_DEBUG=1 and report it)\n"
         )
         return int(ExitCode.INTERNAL)

@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any, Final
 
+from svcc.cli import program
+
 MAX_DETAIL: Final = 1000  # the extension bounds its own reasons; this bounds the line
 
 
@@ -139,7 +141,7 @@ def failure_line(code: str, detail: str) -> str:
     text = " ".join(detail.split())
     if len(text) > MAX_DETAIL:
         text = text[: MAX_DETAIL - 1] + "…"
-    return f"svcc: error: plugin_failed: {code}: {text}\n"
+    return f"{program()}: error: plugin_failed: {code}: {text}\n"
 
 
 def _print(value: object) -> None:

@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from svcc.cli import program
 from svcc.compiler.analysis import Analysis, analyze, render_document
 from svcc.compiler.passes.readiness import Assessment
 from svcc.contracts.diagnostics import Diagnostic, excerpt, where
@@ -236,7 +237,7 @@ def _directory_status(failed: list[str]) -> int:
     if not failed:
         return 0
     sys.stderr.write(
-        f"svcc: error: {len(failed)} file(s) could not be analysed (first: {failed[0]})\n"
+        f"{program()}: error: {len(failed)} file(s) could not be analysed (first: {failed[0]})\n"
     )
     return 2
 

@@ -15,6 +15,8 @@ from lark import Lark, Token, Tree, UnexpectedInput
 from svcc.images.errors import ImageInputError
 
 MAX_REFERENCE_LENGTH: Final = 1024
+# The shape every refusal of the grammar names (what the user should have written).
+SHAPE: Final = "REGISTRY[:PORT]/NAMESPACE/IMAGE[:TAG][@sha256:DIGEST]"
 
 
 @frozen
@@ -43,6 +45,14 @@ def _bad(what: str, text: str, message: str) -> ImageInputError:
     return ImageInputError("reference_invalid", f"{what} {text!r}: {message}")
 
 
+def _malformed(text: str, exc: UnexpectedInput) -> str:
+    """The grammar's refusal in words (lark's end-of-input error has no column: -1)."""
+    at = getattr(exc, "pos_in_stream", None)  # counted over the whole text, newlines too
+    if not isinstance(at, int) or not 0 <= at < len(text):
+        return f"malformed: ends early; expected {SHAPE}"
+    return f"malformed: unexpected {text[at]!r} at column {at + 1}; expected {SHAPE}"
+
+
 def _tokens(tree: Tree[Token]) -> list[str]:
     return [str(t) for t in tree.scan_values(lambda v: isinstance(v, Token))]
 
@@ -61,7 +71,7 @@ def parse_reference(
     try:
         tree = _parser().parse(text)
     except UnexpectedInput as exc:
-        raise _bad(what, text, f"malformed at column {exc.column}") from None
+        raise _bad(what, text, _malformed(text, exc)) from None
     top = tree.children[0] if tree.data == "start" else tree
     if tree.data == "scheme":
         raise _bad(what, text, "URL schemes are refused: write registry/namespace/image")

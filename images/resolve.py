@@ -14,6 +14,7 @@ from typing import Final
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
+from svcc.contracts.requirements import invalid_reason
 from svcc.images.errors import ImageInputError
 from svcc.images.lockfile import LockedWheel, WheelLock
 from svcc.images.wheelmeta import metadata_headers
@@ -49,7 +50,9 @@ def parse_requirement_lines(lines: Iterable[str], origin: str) -> list[Requireme
         try:
             out.append(Requirement(text))
         except InvalidRequirement as exc:
-            raise ImageInputError("lock_mismatch", f"{origin}:{number}: {exc}") from None
+            raise ImageInputError(
+                "lock_mismatch", f"{origin}:{number}: invalid requirement: {invalid_reason(exc)}"
+            ) from None
     return out
 
 
@@ -118,7 +121,8 @@ def closure(
                 child = Requirement(line)
             except InvalidRequirement as exc:
                 raise ImageInputError(
-                    "wheel_invalid", f"{wheel.name}: bad Requires-Dist {line!r}: {exc}"
+                    "wheel_invalid",
+                    f"{wheel.name}: bad Requires-Dist {line!r}: {invalid_reason(exc)}",
                 ) from None
             if not _applies(child, env, sorted(extras_of[wheel.name])):
                 continue

@@ -98,6 +98,11 @@ def test_input_errors_exit_2_with_one_line(tmp_path: Path) -> None:
     (tmp_path / "bad.py").write_text("def f(:\n    pass\n")
     (tmp_path / "notes.txt").write_text("x")
     (tmp_path / "corrupt.ipynb").write_text("{not json")
+    # nbformat joins a split `source` itself: "sequence item 1: expected str instance, int found"
+    split = {"cell_type": "code", "metadata": {}, "outputs": [], "source": ["x = 1\n", 1]}
+    (tmp_path / "split.ipynb").write_text(
+        json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [split]})
+    )
     unreadable = tmp_path / "locked.py"
     unreadable.write_text("x = 1\n")
     for args, fragment in [
@@ -105,6 +110,10 @@ def test_input_errors_exit_2_with_one_line(tmp_path: Path) -> None:
         (["inspect", str(tmp_path / "missing.py")], "file not found"),
         (["inspect", str(tmp_path / "notes.txt")], "unsupported format '.txt'"),
         (["inspect", str(tmp_path / "corrupt.ipynb")], "not a readable notebook"),
+        (
+            ["inspect", str(tmp_path / "split.ipynb")],
+            "notebook does not follow nbformat: cell 1: `source` item 2 is a number, not a string",
+        ),
         (["inspect", str(EXAMPLE), "--python-version", "2.7"], "unsupported --python-version"),
         (["inspect", str(EXAMPLE), "--requirements", str(tmp_path / "nope.txt")], "not found"),
         (["inspect", str(tmp_path), "--module-name", "x"], "cannot apply to a directory"),
@@ -118,6 +127,22 @@ def test_input_errors_exit_2_with_one_line(tmp_path: Path) -> None:
         assert proc.stderr.count("\n") == 1
         assert "Traceback" not in proc.stderr
         assert not proc.stdout
+
+
+def test_errors_name_the_program_the_user_typed(tmp_path: Path) -> None:
+    """``svc clients export`` said ``svcc clients export: error:`` (the parser's name was
+    fixed), and so did every error line of ``svc``."""
+    for name in ("svc", "svcc"):
+        for args, prefix in [
+            (["clients", "export", "--format", "postman"], f"{name} clients export: error: "),
+            (["inspect", str(tmp_path / "missing.py")], f"{name}: error: "),
+        ]:
+            proc = subprocess.run(
+                [str(BIN / name), *args], capture_output=True, text=True, check=False
+            )
+            assert proc.returncode == 2
+            assert proc.stderr.startswith(prefix), proc.stderr
+            assert proc.stderr.count("\n") == 1
 
 
 def test_inspect_directory_honours_encoding(tmp_path: Path) -> None:

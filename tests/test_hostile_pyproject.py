@@ -62,6 +62,11 @@ def _tree(root: Path, pyproject: str) -> Path:
             '[tool.svcc]\ndata-files = ["pkg"]\n',
             "data-files: 'pkg' is a folder; declare the files in it ('pkg/**/*')",
         ),
+        # a misspelt kind was a usage error that named neither the file nor the code
+        (
+            '[tool.svcc]\nallow = ["env", "nope"]\n',
+            "pyproject.toml: [tool.svcc] allow: unknown kind 'nope'; choose from env, process",
+        ),
     ],
     ids=[
         "tool",
@@ -77,6 +82,7 @@ def _tree(root: Path, pyproject: str) -> Path:
         "empty-glob",
         "no-source-roots",
         "data-folder",
+        "allow-kind",
     ],
 )
 def test_an_unusable_pyproject_is_refused_in_one_line(

@@ -8,7 +8,7 @@ from packaging.requirements import Requirement
 from svcc.images.errors import CODES, ImageInputError
 from svcc.images.lockfile import MAX_LOCK_BYTES, MAX_WHEELS, parse_lock, render_lock
 from svcc.images.reference import parse_reference
-from svcc.images.resolve import marker_environment, resolve
+from svcc.images.resolve import marker_environment, parse_requirement_lines, resolve
 
 H = "a" * 64
 G = "b" * 64
@@ -119,6 +119,27 @@ def test_references_refused(text: str, words: str) -> None:
     assert words in info.value.message
 
 
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        # lark's end-of-input error has no column: this said "malformed at column -1"
+        ("nope", "malformed: ends early; expected REGISTRY[:PORT]/NAMESPACE/IMAGE"),
+        ("", "malformed: ends early"),
+        ("registry.test/a/b:", "malformed: ends early"),
+        ("registry.test/a/B:t", "malformed: unexpected 'B' at column 17; expected REGISTRY"),
+        ("registry.test/a/b:t\nx", "malformed: unexpected '\\n' at column 20"),
+    ],
+)
+def test_a_malformed_reference_says_where_and_what_was_expected(text: str, reason: str) -> None:
+    with pytest.raises(ImageInputError) as info:
+        parse_reference(text, what="--image", require_digest=True)
+    assert info.value.code == "reference_invalid"
+    assert info.value.message.startswith(f"--image {text!r}: ")
+    assert reason in info.value.message
+    assert "column -1" not in info.value.message
+    assert "\n" not in info.value.message
+
+
 def test_base_must_be_pinned() -> None:
     with pytest.raises(ImageInputError) as info:
         parse_reference("registry.test:5444/ci/base:bookworm", require_digest=True)
@@ -190,3 +211,34 @@ def test_every_code_is_documented_with_a_cause_and_a_remedy() -> None:
         assert len(cells) == 2, code
         assert all(len(cell) > 10 for cell in cells), code
     assert json.dumps(sorted(CODES))  # the table is plain data
+
+
+def test_an_invalid_requirement_is_one_line() -> None:
+    """packaging's message is three lines (the requirement, then a caret under it)."""
+    with pytest.raises(ImageInputError) as info:
+        parse_requirement_lines(["fastapi", "numpy >>= 1"], "bundle")
+    assert info.value.message == (
+        "bundle:2: invalid requirement: Expected semicolon (after name with no version "
+        "specifier) or end at column 7"
+    )
+    requires = {**REQUIRES, "idna": ["pandas[x"]}
+    with pytest.raises(ImageInputError) as info:
+        resolve(
+            parse_lock(
+                lock_of(
+                    "fastapi==0.115.0",
+                    "starlette==0.41.0",
+                    "anyio==4.4",
+                    "idna==3.7",
+                    "pydantic==2.9.0",
+                )
+            ),
+            [Requirement("fastapi")],
+            lambda w: requires[w.name],
+            ENV,
+        )
+    assert info.value.code == "wheel_invalid"
+    assert info.value.message == (
+        "idna: bad Requires-Dist 'pandas[x': Expected matching RIGHT_BRACKET for LEFT_BRACKET, "
+        "after extras at column 9"
+    )

@@ -210,6 +210,18 @@ def test_deeply_nested_notebook_metadata_is_a_clean_4xx(
     assert "nested too deeply" in body["description"]
 
 
+@pytest.mark.parametrize(("route", "status"), [("/analyze_file/", 400), ("/process_file/", 422)])
+def test_a_split_source_holding_a_number_is_a_clean_4xx(
+    http: httpx.Client, route: str, status: int
+) -> None:
+    """Python's "sequence item 1: expected str instance, int found" was the description."""
+    split = notebook(["x = 1\n"]).replace(b'"source": "x = 1\\n"', b'"source": ["x = 1\\n", 1]')
+    assert b'["x = 1\\n", 1]' in split
+    body = json_error(http.post(route, files={"file": ("split.ipynb", split)}), status)
+    assert "cell 1: `source` item 2 is a number, not a string" in body["description"]
+    assert "sequence item" not in body["description"]
+
+
 def test_other_extensions_are_400_naming_the_formats(http: httpx.Client) -> None:
     answer = http.post("/analyze_file/", files={"file": ("data.csv", b"a,b\n1,2\n")})
     body = json_error(answer, 400)

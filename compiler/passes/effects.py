@@ -22,6 +22,7 @@ from typing import Final
 from svcc.compiler.passes.type_readiness import MODEL_BASES
 from svcc.contracts.diagnostics import codes as C
 from svcc.contracts.diagnostics.codes import Code
+from svcc.contracts.security import unknown_kind
 from svcc.frontends.python.data_reads import (  # one table: reads at import and per call
     DATA_READERS,
     normalise,
@@ -387,15 +388,6 @@ PLAIN_BASE_PREFIXES: Final = (
 )  # fmt: skip
 
 
-# Security effects inside a capability: kind -> what it gives a caller. ``--allow KIND``
-# opts in.
-SECURITY_KINDS: Final = {
-    "env": "it reads the server's environment",
-    "process": "it starts processes on the server",
-    "eval": "it evaluates code",
-    "paths": "it opens a path built from a parameter",
-}
-
 SECURITY_CALLS: Final[dict[str, tuple[str, ...]]] = {
     "env": ("os.environ", "os.environb", "os.getenv", "os.getenvb", "dotenv."),
     "process": (
@@ -425,11 +417,9 @@ def allowed_kinds(kinds: "tuple[str, ...] | frozenset[str]", where: str) -> froz
     """The kinds named, checked: an unknown one is a usage error naming ``where``."""
     from svcc.contracts.errors import UsageError
 
-    unknown = sorted(set(kinds) - set(SECURITY_KINDS))
-    if unknown:
-        raise UsageError(
-            f"{where}: unknown kind {unknown[0]!r}; choose from {', '.join(SECURITY_KINDS)}"
-        )
+    reason = unknown_kind(kinds)
+    if reason is not None:
+        raise UsageError(f"{where}: {reason}")
     return frozenset(kinds)
 
 

@@ -15,12 +15,7 @@ from typing import Any, ClassVar, Final, Literal
 import attrs
 from attrs import field, frozen
 from svcc.compiler.passes.data_reads import data_read_reasons
-from svcc.compiler.passes.effects import (
-    PLAIN_BASE_PREFIXES,
-    SECURITY_KINDS,
-    Judge,
-    security_kind,
-)
+from svcc.compiler.passes.effects import PLAIN_BASE_PREFIXES, Judge, security_kind
 from svcc.compiler.passes.type_readiness import (
     ENCODABLE_REASONS,
     MODEL_DECORATORS,
@@ -30,6 +25,7 @@ from svcc.compiler.passes.type_readiness import (
 from svcc.contracts.diagnostics import Diagnostic, diag
 from svcc.contracts.diagnostics import codes as C
 from svcc.contracts.diagnostics.codes import CLASS_ORDER, REGISTRY, Code, ReadinessClass
+from svcc.contracts.security import SECURITY_KINDS
 from svcc.frontends.removed_names import REMOVED_NAMES, removed_name
 from svcc.ir.index import ModuleIndex, module_index
 from svcc.ir.interface import left_out

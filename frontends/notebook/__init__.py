@@ -16,6 +16,7 @@ notebook then runs at import, as before).
 import ast
 import json
 import warnings
+from typing import Any
 
 from svcc.contracts.diagnostics import Diagnostic, diag
 from svcc.contracts.diagnostics.codes import F003_NOTEBOOK
@@ -50,6 +51,9 @@ def read_cells(data: bytes) -> tuple[list[Cell], bool]:
     if type(version) is not int:
         # nbformat reads such a file as an empty notebook: every cell would be dropped.
         raise ValueError("not a notebook: no integer `nbformat` version at the top level")
+    split = _split_text_problem(document)
+    if split is not None:  # nbformat joins these lines itself, and says only "sequence item"
+        raise ValueError(f"notebook does not follow nbformat: {split}")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
@@ -76,6 +80,49 @@ def read_cells(data: bytes) -> tuple[list[Cell], bool]:
         if cell.cell_type == "code"
     ]
     return cells, sliced
+
+
+# What a JSON value is, in JSON's words.
+_JSON_KINDS = {
+    dict: "an object",
+    list: "an array",
+    bool: "a boolean",
+    int: "a number",
+    float: "a number",
+    type(None): "null",
+}
+
+
+def _split_text_problem(document: dict[str, Any]) -> str | None:
+    """Where a text field split into lines (a cell's ``source``, a stream output's
+    ``text``) holds an item that is not a string (``cell 2: `source` item 3 is a number, not a
+    string``). Cells are counted as ``Cell.index`` counts them (from 1, all cell types)."""
+    cells: list[Any] = []
+    if isinstance(document.get("cells"), list):  # nbformat 4
+        cells = document["cells"]
+    elif isinstance(document.get("worksheets"), list):  # nbformat 3
+        for sheet in document["worksheets"]:
+            if isinstance(sheet, dict) and isinstance(sheet.get("cells"), list):
+                cells += sheet["cells"]
+    for index, cell in enumerate(cells, start=1):
+        if not isinstance(cell, dict):
+            continue
+        fields = [(f"`{key}`", cell.get(key)) for key in ("source", "input")]
+        outputs = cell.get("outputs")
+        for number, output in enumerate(outputs if isinstance(outputs, list) else (), 1):
+            if isinstance(output, dict):
+                fields.append((f"output {number} `text`", output.get("text")))
+        for field, value in fields:
+            if not isinstance(value, list):
+                continue
+            for item, line in enumerate(value, start=1):
+                if not isinstance(line, str):
+                    kind = _JSON_KINDS.get(type(line), type(line).__name__)
+                    return (
+                        f"cell {index}: {field} item {item} is {kind}, not a string "
+                        "(a list there holds the lines of one text)"
+                    )
+    return None
 
 
 def _tags(metadata: object) -> tuple[str, ...]:

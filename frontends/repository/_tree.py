@@ -25,6 +25,7 @@ from svcc.contracts.diagnostics.codes import (
 )
 from svcc.contracts.errors import InputError
 from svcc.contracts.requirements import parse_requirements
+from svcc.contracts.security import unknown_kind
 from svcc.frontends.repository._data import DataFile, DataRefused, check_pattern
 from svcc.frontends.repository._data import collect as collect_data
 from svcc.frontends.repository._folders import has_python as _has_python
@@ -184,7 +185,7 @@ def read_config(root: Path, limits: TreeLimits) -> ProjectConfig:
         name=name if isinstance(name, str) and name else None,
         dependencies=deps,
         pyproject_sha256=digest_bytes(data),
-        allow=_str_list(tool.get("allow", []), "[tool.svcc] allow"),
+        allow=_allow(tool.get("allow", [])),
         import_names=_import_names(tool.get("import-names", {})),
         data_files=_data_patterns(tool.get("data-files", [])),
     )
@@ -222,6 +223,18 @@ def _data_patterns(value: Any) -> tuple[str, ...]:
     except DataRefused as exc:
         raise TreeRefused(exc.diagnostic()) from None
     return patterns
+
+
+def _allow(value: Any) -> tuple[str, ...]:
+    """``[tool.svcc] allow``, refused here (with the tree) when it names no kind: a
+    misspelt kind would otherwise be noticed only by the analysis, not as a pyproject key."""
+    kinds = _str_list(value, "[tool.svcc] allow")
+    reason = unknown_kind(kinds)
+    if reason is not None:
+        raise TreeRefused(
+            diag(F008_REPOSITORY_ENTRY, f"{PYPROJECT}: [tool.svcc] allow: {reason}", None)
+        )
+    return kinds
 
 
 def _import_names(value: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
