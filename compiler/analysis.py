@@ -35,7 +35,6 @@ if TYPE_CHECKING:
 
 
 SUFFIXES: Final[dict[str, SourceFormat]] = {".py": "python", ".ipynb": "notebook"}
-SKIP_DIRS: Final = frozenset({"__pycache__", "node_modules"})
 REPOSITORY_READINESS_SCHEMA: Final = "svc.repository-readiness/v1"
 
 
@@ -466,22 +465,6 @@ def analyze_file(
 # -- directories --------------------------------------------------------------------------
 
 
-def python_files(root: "Path") -> list[str]:
-    """Relative POSIX paths of every ``.py`` and ``.ipynb`` below ``root``, sorted; hidden
-    directories, ``__pycache__`` and symlinks are skipped (a symlink could lead outside the
-    tree)."""
-    out: list[str] = []
-    for current, dirs, files in os.walk(root, followlinks=False):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS)
-        for name in files:
-            if name_parts(name)[1].lower() in SUFFIXES:
-                full = os.path.join(current, name)
-                if not os.path.islink(full):
-                    out.append(os.path.relpath(full, root).replace(os.sep, "/"))
-    out.sort()
-    return out
-
-
 def failed_analysis(path: str, message: str) -> Analysis:
     """An entry for a file that could not be analysed at all (``SVC-F007``)."""
     from svcc.contracts.diagnostics import diag
@@ -607,7 +590,6 @@ def assess_repository(
     analysis service lowers each module under its own per-file budget, then comes here, so
     it judges exactly as ``svcc inspect DIR``). ``pool``: the workers that lowered it, which
     judge the modules they hold (the same reports)."""
-    from svcc.compiler.passes.effects import allowed_kinds
     from svcc.compiler.passes.repository_readiness import RepositoryReadiness
 
     declared = declared_requirements(repo, requirements)
@@ -615,7 +597,7 @@ def assess_repository(
         repo,
         declared.import_names if declared else frozenset(),
         declared.distributions if declared else (),
-        allow=allow | allowed_kinds(repo.tree.config.allow, "[tool.svcc] allow"),
+        allow=allow | frozenset(repo.tree.config.allow),  # checked with the tree
         unmapped=declared.unmapped if declared else (),
     )
     reports = readiness.run(pool)

@@ -22,7 +22,6 @@ from typing import Final
 from svcc.compiler.passes.type_readiness import MODEL_BASES
 from svcc.contracts.diagnostics import codes as C
 from svcc.contracts.diagnostics.codes import Code
-from svcc.contracts.security import unknown_kind
 from svcc.frontends.python.data_reads import (  # one table: reads at import and per call
     DATA_READERS,
     normalise,
@@ -411,16 +410,6 @@ PATH_CALLS: Final = (
     "logging.handlers.TimedRotatingFileHandler", "logging.handlers.WatchedFileHandler",
     "logging.basicConfig",
 )  # fmt: skip
-
-
-def allowed_kinds(kinds: "tuple[str, ...] | frozenset[str]", where: str) -> frozenset[str]:
-    """The kinds named, checked: an unknown one is a usage error naming ``where``."""
-    from svcc.contracts.errors import UsageError
-
-    reason = unknown_kind(kinds)
-    if reason is not None:
-        raise UsageError(f"{where}: {reason}")
-    return frozenset(kinds)
 
 
 _SECURITY_CODES: Final = {
