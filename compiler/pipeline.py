@@ -16,6 +16,7 @@ from svcc.compiler.bundles import CompileResult
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from svcc.compiler.analysis import Analysis
     from svcc.contracts.policy import AnyExecution
     from svcc.contracts.requirements import DeclaredRequirements
     from svcc.contracts.target import Target
@@ -71,7 +72,30 @@ def compile_path(
     )
     if analysis.error is not None:
         raise InputError(analysis.error_message(str(path)))
+    if directory and selection is None:
+        _all_analysed(analysis, str(path))
     return write_bundle(analysis, backend, output_dir, select=selection, execution=policy)
+
+
+def _all_analysed(analysis: "Analysis", shown: str) -> None:
+    """A directory compiled whole (no ``--select``) serves every eligible function: a module
+    that could not be analysed would drop out of the bundle unsaid (exit 0), where
+    ``inspect DIR`` exits 2 for it. Refused (exit 2) with the first one's error; a
+    selection of functions elsewhere in the tree still compiles (a module that imports the
+    broken one inherits it as ``SVC-R024``)."""
+    from svcc.contracts.errors import InputError
+
+    repository = analysis.repository
+    assert repository is not None
+    failed = sorted(m for m, report in analysis.reports.items() if report is None)
+    if not failed:
+        return
+    source = repository.modules[failed[0]]
+    error = next((d for d in source.result.diagnostics if d.severity == "error"), None)
+    where = os.path.join(shown, source.file.path)
+    first = f"{error.location(where)}: {error.message}" if error else f"{where}: not analysed"
+    more = f" (and {len(failed) - 1} more module(s))" if len(failed) > 1 else ""
+    raise InputError(f"{first}{more}; fix it, or name the functions to compile with --select")
 
 
 def _policy(

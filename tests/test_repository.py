@@ -547,3 +547,25 @@ def test_modules_shadowing_the_standard_library_are_refused_in_bundles(tmp_path:
     compile_path(tmp_path, target="rest", output_dir=tmp_path / "ok", select="alone.one")
     manifest = json.loads((tmp_path / "ok" / "svc-rest.json").read_bytes())
     assert manifest["repository"]["packages"] == ["alone", "app2"]  # never hijacks `logging`
+
+
+def test_compile_dir_refuses_a_module_that_does_not_parse(tmp_path: Path) -> None:
+    """``compile DIR`` with no selection serves every eligible function: a module that does
+    not parse dropped out of the bundle unsaid (exit 0) where ``inspect DIR`` exits 2. It is
+    refused in one line naming the file; a selection elsewhere still compiles."""
+    root = tmp_path / "pkg"
+    root.mkdir()
+    (root / "good.py").write_text("def f(a: int) -> int:\n    return a\n")
+    (root / "bad.py").write_text("def g(:\n")
+    out = tmp_path / "all"
+    proc = run_svcc("compile", str(root), "--target", "rest", "--output-dir", str(out))
+    assert proc.returncode == 2, proc.stdout
+    assert proc.stderr.count("\n") == 1, proc.stderr
+    assert f"{root}/bad.py:1:" in proc.stderr
+    assert "--select" in proc.stderr
+    assert not out.exists()
+    picked = tmp_path / "picked"
+    args = ("--target", "rest", "--output-dir", str(picked), "--select", "good.f")
+    proc = run_svcc("compile", str(root), *args)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["capabilities"] == ["python:good:f"]
