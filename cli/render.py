@@ -243,8 +243,13 @@ def _directory_status(failed: list[str]) -> int:
 
 
 def _ir_bytes(module: Any) -> bytes | None:
+    """The module's canonical IR JSON: as a lowering worker encoded it (the IR is not
+    decoded only to be encoded again), else encoded here."""
     from svcc.ir.serde import ir_to_json
 
+    encoded: bytes | None = module.result.ir_json
+    if encoded is not None:
+        return encoded
     return ir_to_json(module.ir) if module.ir is not None else None
 
 
