@@ -566,3 +566,25 @@ def test_declared_data_files_work_grows_linearly(tmp_path: Path) -> None:
     small = executed_lines(declared(100))
     large = executed_lines(declared(400))
     assert large <= LINEAR * small, f"4x input cost {large / small:.2f}x the work"
+
+
+def nested_typeddicts(n: int) -> str:
+    """``n`` TypedDicts, each holding the one before it, and ``n`` functions, the i-th taking
+    and returning the i-th TypedDict (so reaching ``i + 1`` definitions)."""
+    out = ["from typing import TypedDict\n\nclass T0(TypedDict):\n    v: int\n"]
+    out += [f"class T{i}(TypedDict):\n    inner: T{i - 1}\n" for i in range(1, n)]
+    out += [f"def f{i}(x: T{i}) -> T{i}:\n    return x\n" for i in range(n)]
+    return "\n".join(out)
+
+
+def test_rest_document_work_grows_linearly_in_shared_definitions() -> None:
+    """The OpenAPI document defines each TypedDict once in ``components/schemas``, shared by
+    every operation; it collected each capability's own closure of definitions first (n
+    capabilities over a chain of n nested TypedDicts: n^2/2 visits; 0.69 s at 800; issue 27
+    item 7). MCP's ``$defs`` are per tool (self-contained), so its output itself is n^2."""
+    emit(analyse(nested_typeddicts(30)), "rest")  # one-time costs (templates, imports)
+    small_analysis = analyse(nested_typeddicts(30))
+    large_analysis = analyse(nested_typeddicts(120))
+    small = executed_lines(lambda: emit(small_analysis, "rest"))
+    large = executed_lines(lambda: emit(large_analysis, "rest"))
+    assert large <= LINEAR * small, f"4x input cost {large / small:.2f}x the work"
