@@ -180,10 +180,10 @@ def _lower_definition(ir: ModuleIR, name: str) -> tuple[JSON, frozenset[str]]:
     """One definition (a TypedDict, a model or an ndarray) and the names it references."""
     if name.startswith("ndarray_"):
         return _ndarray_definition(name), frozenset({name})
-    decl = ir.model(name)
+    index = module_index(ir)
+    decl = index.models.get(name)
     if decl is not None:
         return _model_definition(decl)
-    index = module_index(ir)
     if name not in index.typed_dicts:
         raise LoweringError(f"TypedDict {name!r} is not defined")
     fields = index.typed_dict_fields(name)

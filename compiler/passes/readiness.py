@@ -380,9 +380,7 @@ def _parameters(s: Subject) -> Iterator[Diagnostic]:
                         use.span,
                     )
         if not left_out(param):  # else SVC-R052 (type_reasons)
-            yield from _type_reasons(
-                s.ir, s.index, param.type, f"parameter {param.name!r}", param.span
-            )
+            yield from _type_reasons(s.index, param.type, f"parameter {param.name!r}", param.span)
 
 
 _CALLABLE_USES: Final = frozenset({"call", "isinstance", "issubclass", "decorator"})
@@ -536,9 +534,7 @@ CAPABILITY_RULES: Final[dict[str, CapabilityRule]] = {
 }
 
 
-def _type_reasons(
-    ir: ModuleIR, index: ModuleIndex, node: TypeNode, what: str, span: Span
-) -> list[Diagnostic]:
+def _type_reasons(index: ModuleIndex, node: TypeNode, what: str, span: Span) -> list[Diagnostic]:
     """Leaves of a parameter's type (and of the TypedDicts it names, once each) that no
     JSON value matches (unsupported) or that cannot be resolved (ambiguous)."""
     out: list[Diagnostic] = []
@@ -560,7 +556,7 @@ def _type_reasons(
                 out.append(diag(code, f"{where}: {leaf.text!r}: {_why(leaf)}", span))
             elif isinstance(leaf, ModelType) and leaf.name not in seen:
                 seen.add(leaf.name)
-                decl = ir.model(leaf.name)
+                decl = index.models.get(leaf.name)
                 pending.extend(
                     (f.type, f"{where} field {leaf.name}.{f.attribute}")
                     for f in (decl.fields if decl is not None else ())

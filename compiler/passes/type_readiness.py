@@ -67,7 +67,7 @@ def reachable(ir: ModuleIR, node: TypeNode) -> Iterator[TypeNode]:
                 if isinstance(leaf, TypedDictType) and leaf.name in index.typed_dicts:
                     pending.extend(f.type for f in index.typed_dict_fields(leaf.name))
                 elif isinstance(leaf, ModelType):
-                    decl = ir.model(leaf.name)
+                    decl = index.models.get(leaf.name)
                     if decl is not None:
                         pending.extend(f.type for f in decl.fields)
 
@@ -92,6 +92,7 @@ def type_reasons(
 ) -> list[Diagnostic]:
     """The R050..R054 reasons of ``cap``; ``available(root)`` says an import resolves;
     ``governed``: generation with an execution policy."""
+    index = module_index(ir)
     out: list[Diagnostic] = []
     if governed:
         for param in cap.params:
@@ -135,7 +136,7 @@ def type_reasons(
                 )
             if isinstance(leaf, ModelType) and leaf.name not in reported:
                 reported.add(leaf.name)
-                decl = ir.model(leaf.name)
+                decl = index.models.get(leaf.name)
                 for item in decl.unreadable if decl is not None else ():
                     out.append(
                         diag(
