@@ -612,3 +612,66 @@ def test_model_lookups_work_grows_linearly() -> None:
     small = executed_lines(pipeline(200))
     large = executed_lines(pipeline(800))
     assert large <= LINEAR * small, f"4x input cost {large / small:.2f}x the work"
+
+
+def test_readiness_work_grows_linearly_over_shared_typeddicts() -> None:
+    """Readiness walks each function's types for leaves a reason names: it walked every
+    TypedDict each function reaches (n functions over a chain of n nested TypedDicts: n^2,
+    3.2 s of the 800's analysis; issue 27 item 7); a TypedDict that reaches no such leaf is
+    now known once per module and not entered."""
+    analyse(nested_typeddicts(30))  # one-time costs
+    small = executed_lines(lambda: analyse(nested_typeddicts(30)))
+    large = executed_lines(lambda: analyse(nested_typeddicts(120)))
+    assert large <= LINEAR * small, f"4x input cost {large / small:.2f}x the work"
+
+
+NOTED_CHAINS = """\
+from dataclasses import dataclass
+from typing import TypedDict
+
+@dataclass
+class D:
+    a: int
+
+class T0(TypedDict):
+    bad: set[int]
+
+class T1(TypedDict):
+    inner: T0
+
+class T2(T1):
+    other: int
+
+class C0(TypedDict):
+    v: int
+
+class C1(TypedDict):
+    inner: C0
+
+class M1(TypedDict):
+    inner: C1
+    d: D
+
+def f(x: T2) -> int:
+    return 1
+
+def g(x: C1) -> int:
+    return 1
+
+def h(x: M1) -> int:
+    return 1
+"""
+
+
+@pytest.mark.parametrize("governed", [False, True])
+def test_readiness_still_enters_the_typeddicts_that_reach_a_reason(governed: bool) -> None:
+    """Not entering the TypedDicts that reach nothing to report keeps every reason: one
+    under an inherited field, a model (SVC-R054 when governed) beside a clean TypedDict."""
+    report = analyze_source(NOTED_CHAINS, path="m.py", governed=governed).readiness
+    assert report is not None
+    reasons = {a.name: [(r.code, r.message) for r in a.reasons] for a in report.assessments}
+    unsupported = "parameter 'x' field T2.inner field T0.bad: 'set[int]': sets are not JSON"
+    assert [code for code, _ in reasons["f"]] == ["SVC-R011"]
+    assert reasons["f"][0][1].startswith(unsupported)
+    assert reasons["g"] == []
+    assert [code for code, _ in reasons["h"]] == (["SVC-R054"] if governed else [])
