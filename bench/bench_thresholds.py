@@ -8,7 +8,9 @@ past ``MAX_DEPTH`` (48 levels: deeper is refused, not resolved), a file's local 
 closure past ``MAX_CLOSURE_FILES`` (500 modules: the closure is cut there), and the growth
 cases with no threshold of their own (``Literal`` members, ``TypedDict`` inheritance depth,
 a notebook cell's kept lines and statements on one line, a parameter's aliases, data files
-declared one by one).
+declared one by one), and two for ``generate rest`` as a whole (front end and back end):
+functions over a chain of nested TypedDicts, each reaching the ones below its own, and
+functions each taking a dataclass of its own.
 Each point is the front end as the CLI runs it (``analyze_source`` for a file,
 ``analyze_repository`` with one worker per CPU for a directory), in this process, best of
 ``--repeat``. Each doubling step prints the ratio of wall time (what a user waits for) to the
@@ -19,7 +21,7 @@ worker processes it waited for: what a loaded machine cannot inflate); the targe
 
 Usage: python bench/bench_thresholds.py
        [--cases functions,lines,files,statements,nesting,closure,literal,typeddict,
-                notebook,notebook-line,aliases,data-files]
+                notebook,notebook-line,aliases,data-files,rest-typeddicts,rest-models]
        [--repeat 1]
 """
 
@@ -95,6 +97,23 @@ def aliases(n: int) -> str:
     return f"def f(x):\n    x = len\n{chain}    return {names[-1]}.shape\n"
 
 
+def nested_typeddicts(n: int) -> str:
+    """``n`` TypedDicts, each holding the one before it; the i-th function takes the i-th."""
+    out = ["from typing import TypedDict\n\n\nclass T0(TypedDict):\n    v: int\n"]
+    out += [f"\nclass T{i}(TypedDict):\n    inner: T{i - 1}\n" for i in range(1, n)]
+    out += [f"\n\ndef f{i}(x: T{i}) -> T{i}:\n    return x\n" for i in range(n)]
+    return "".join(out)
+
+
+def dataclass_params(n: int) -> str:
+    """``n`` dataclasses, each the parameter of one function."""
+    out = ["from dataclasses import dataclass\n"]
+    for i in range(n):
+        out.append(f"\n\n@dataclass\nclass D{i}:\n    a: int\n    b: str\n")
+        out.append(f"\n\ndef f{i}(x: D{i}) -> int:\n    return 1\n")
+    return "".join(out)
+
+
 def cpu_seconds() -> float:
     t = os.times()
     return t.user + t.system + t.children_user + t.children_system
@@ -112,6 +131,26 @@ def file_point(
         cpu, wall = cpu_seconds(), time.perf_counter()
         analysis = analyze_source(data, path=path, module="m", check_name=False)
         assert analysis.error is None, analysis.error_message()
+        return cpu_seconds() - cpu, time.perf_counter() - wall
+
+    return run
+
+
+def rest_point(make: Callable[[int], str]) -> Callable[[int], tuple[float, float]]:
+    """``generate rest`` of one file in this process: front end, then the bundle in memory."""
+
+    def run(n: int) -> tuple[float, float]:
+        from svcc.compiler.analysis import analyze_source
+        from svcc.compiler.bundles import build_bundle
+        from svcc.compiler.registry import get_target
+
+        data = make(n).encode()
+        target = get_target("rest")
+        gc.collect()
+        cpu, wall = cpu_seconds(), time.perf_counter()
+        analysis = analyze_source(data, path="m.py", module="m", check_name=False)
+        assert analysis.error is None, analysis.error_message()
+        build_bundle(analysis, target)
         return cpu_seconds() - cpu, time.perf_counter() - wall
 
     return run
@@ -251,6 +290,18 @@ CASES: dict[str, tuple[Callable[[int], tuple[float, float]], tuple[int, ...], st
         (500, 1000, 2000, 4000),
         "data files declared one pattern each",
         "none (a bundle holds 4,096 files at most)",
+    ),
+    "rest-typeddicts": (
+        rest_point(nested_typeddicts),
+        (200, 400, 800, 1600),
+        "functions over as many nested TypedDicts (`generate rest`)",
+        "none",
+    ),
+    "rest-models": (
+        rest_point(dataclass_params),
+        (2000, 4000, 8000, 16000),
+        "functions each taking a dataclass of its own (`generate rest`)",
+        "none",
     ),
 }
 

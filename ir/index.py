@@ -24,6 +24,7 @@ from svcc.ir.model import (
     GlobalRead,
     GlobalWrite,
     Import,
+    ModelDecl,
     ModuleIR,
     TypedDictDecl,
     TypedDictField,
@@ -43,6 +44,7 @@ class ModuleIndex:
         "global_reads",
         "globals",
         "imports",
+        "models",
         "typed_dicts",
     )
 
@@ -60,6 +62,9 @@ class ModuleIndex:
         self.typed_dicts: dict[str, TypedDictDecl] = {}
         for decl in ir.typed_dicts:
             self.typed_dicts.setdefault(decl.name, decl)
+        self.models: dict[str, ModelDecl] = {}
+        for model in ir.models:
+            self.models.setdefault(model.name, model)
         self._fields: dict[str, tuple[TypedDictField, ...]] = {}
         # Views other layers derive from this IR (a back end's lowered TypedDict schemas),
         # keyed by their owner's name, so they too are computed once per IR object.

@@ -426,6 +426,7 @@ class ModuleIR:
         return None
 
     def model(self, name: str) -> ModelDecl | None:
+        """A scan of ``models``: lookups per function use ``module_index(ir).models``."""
         for decl in self.models:
             if decl.name == name:
                 return decl

@@ -666,3 +666,112 @@ def test_repository_readiness_of_an_import_chain_grows_linearly(tmp_path: Path, 
     small = executed_lines(chain(100))
     large = executed_lines(chain(400))
     assert large <= LINEAR * small, f"4x input cost {large / small:.2f}x the work"
+
+
+def nested_typeddicts(n: int) -> str:
+    """``n`` TypedDicts, each holding the one before it, and ``n`` functions, the i-th taking
+    and returning the i-th TypedDict (so reaching ``i + 1`` definitions)."""
+    out = ["from typing import TypedDict\n\nclass T0(TypedDict):\n    v: int\n"]
+    out += [f"class T{i}(TypedDict):\n    inner: T{i - 1}\n" for i in range(1, n)]
+    out += [f"def f{i}(x: T{i}) -> T{i}:\n    return x\n" for i in range(n)]
+    return "\n".join(out)
+
+
+def test_rest_document_work_grows_linearly_in_shared_definitions() -> None:
+    """The OpenAPI document defines each TypedDict once in ``components/schemas``, shared by
+    every operation; it collected each capability's own closure of definitions first (n
+    capabilities over a chain of n nested TypedDicts: n^2/2 visits; 0.69 s at 800; issue 27
+    item 7). MCP's ``$defs`` are per tool (self-contained), so its output itself is n^2."""
+    emit(analyse(nested_typeddicts(30)), "rest")  # one-time costs (templates, imports)
+    small_analysis = analyse(nested_typeddicts(30))
+    large_analysis = analyse(nested_typeddicts(120))
+    small = executed_lines(lambda: emit(small_analysis, "rest"))
+    large = executed_lines(lambda: emit(large_analysis, "rest"))
+    assert large <= LINEAR * small, f"4x input cost {large / small:.2f}x the work"
+
+
+def dataclass_params(n: int) -> str:
+    """``n`` dataclasses, each the parameter of one function."""
+    out = ["from dataclasses import dataclass\n"]
+    for i in range(n):
+        out.append(f"@dataclass\nclass D{i}:\n    a: int\n")
+        out.append(f"def f{i}(x: D{i}) -> int:\n    return 1\n")
+    return "\n".join(out)
+
+
+def test_model_lookups_work_grows_linearly() -> None:
+    """Readiness and the schemas look each function's models up by name: a scan of the
+    module's models per lookup (n functions over n dataclasses: n^2, 9.7 s of the 6,000's
+    analysis; issue 27 item 7)."""
+
+    def pipeline(n: int) -> Callable[[], object]:
+        source = dataclass_params(n)
+        return lambda: emit(analyse(source), "rest")
+
+    pipeline(200)()  # one-time costs (templates, imports)
+    small = executed_lines(pipeline(200))
+    large = executed_lines(pipeline(800))
+    assert large <= LINEAR * small, f"4x input cost {large / small:.2f}x the work"
+
+
+def test_readiness_work_grows_linearly_over_shared_typeddicts() -> None:
+    """Readiness walks each function's types for leaves a reason names: it walked every
+    TypedDict each function reaches (n functions over a chain of n nested TypedDicts: n^2,
+    3.2 s of the 800's analysis; issue 27 item 7); a TypedDict that reaches no such leaf is
+    now known once per module and not entered."""
+    analyse(nested_typeddicts(30))  # one-time costs
+    small = executed_lines(lambda: analyse(nested_typeddicts(30)))
+    large = executed_lines(lambda: analyse(nested_typeddicts(120)))
+    assert large <= LINEAR * small, f"4x input cost {large / small:.2f}x the work"
+
+
+NOTED_CHAINS = """\
+from dataclasses import dataclass
+from typing import TypedDict
+
+@dataclass
+class D:
+    a: int
+
+class T0(TypedDict):
+    bad: set[int]
+
+class T1(TypedDict):
+    inner: T0
+
+class T2(T1):
+    other: int
+
+class C0(TypedDict):
+    v: int
+
+class C1(TypedDict):
+    inner: C0
+
+class M1(TypedDict):
+    inner: C1
+    d: D
+
+def f(x: T2) -> int:
+    return 1
+
+def g(x: C1) -> int:
+    return 1
+
+def h(x: M1) -> int:
+    return 1
+"""
+
+
+@pytest.mark.parametrize("governed", [False, True])
+def test_readiness_still_enters_the_typeddicts_that_reach_a_reason(governed: bool) -> None:
+    """Not entering the TypedDicts that reach nothing to report keeps every reason: one
+    under an inherited field, a model (SVC-R054 when governed) beside a clean TypedDict."""
+    report = analyze_source(NOTED_CHAINS, path="m.py", governed=governed).readiness
+    assert report is not None
+    reasons = {a.name: [(r.code, r.message) for r in a.reasons] for a in report.assessments}
+    unsupported = "parameter 'x' field T2.inner field T0.bad: 'set[int]': sets are not JSON"
+    assert [code for code, _ in reasons["f"]] == ["SVC-R011"]
+    assert reasons["f"][0][1].startswith(unsupported)
+    assert reasons["g"] == []
+    assert [code for code, _ in reasons["h"]] == (["SVC-R054"] if governed else [])

@@ -14,7 +14,7 @@ schemas, so every rule written here is both documented and enforced:
   before it), and the description says so.
 """
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, assert_never
 
 from attrs import frozen
@@ -176,30 +176,26 @@ def type_schema(node: TypeNode, defs: set[str], output: bool = False) -> JSON:
             assert_never(node)
 
 
-def _typed_dict_definition(ir: ModuleIR, name: str) -> tuple[JSON, frozenset[str]]:
-    """One TypedDict's definition and the TypedDict names it references, lowered once per
-    IR (every capability that reaches it shares the result; callers never mutate it)."""
+def _lower_definition(ir: ModuleIR, name: str) -> tuple[JSON, frozenset[str]]:
+    """One definition (a TypedDict, a model or an ndarray) and the names it references."""
+    if name.startswith("ndarray_"):
+        return _ndarray_definition(name), frozenset({name})
     index = module_index(ir)
-    lowered: dict[str, tuple[JSON, frozenset[str]]] = index.derived.setdefault(__name__, {})
-    found = lowered.get(name)
-    if found is None and name.startswith("ndarray_"):
-        found = lowered[name] = (_ndarray_definition(name), frozenset({name}))
-    if found is None and ir.model(name) is not None:
-        found = lowered[name] = _model_definition(ir.model(name))  # type: ignore[arg-type]
-    if found is None:
-        if name not in index.typed_dicts:
-            raise LoweringError(f"TypedDict {name!r} is not defined")
-        fields = index.typed_dict_fields(name)
-        reached: set[str] = set()
-        definition = {
-            "type": "object",
-            "title": name,
-            "properties": {f.name: type_schema(f.type, reached) for f in fields},
-            "required": [f.name for f in fields if f.required],
-            "additionalProperties": False,
-        }
-        found = lowered[name] = (definition, frozenset(reached))
-    return found
+    decl = index.models.get(name)
+    if decl is not None:
+        return _model_definition(decl)
+    if name not in index.typed_dicts:
+        raise LoweringError(f"TypedDict {name!r} is not defined")
+    fields = index.typed_dict_fields(name)
+    reached: set[str] = set()
+    definition = {
+        "type": "object",
+        "title": name,
+        "properties": {f.name: type_schema(f.type, reached) for f in fields},
+        "required": [f.name for f in fields if f.required],
+        "additionalProperties": False,
+    }
+    return definition, frozenset(reached)
 
 
 def _model_definition(decl: ModelDecl) -> tuple[JSON, frozenset[str]]:
@@ -227,30 +223,39 @@ def _model_definition(decl: ModelDecl) -> tuple[JSON, frozenset[str]]:
     return definition, frozenset(reached)
 
 
-def _typed_dict_defs(ir: ModuleIR, names: set[str]) -> JSON:
-    """Definitions for ``names`` and every TypedDict they reach, sorted by name."""
+def definitions(ir: ModuleIR, names: Iterable[str]) -> JSON:
+    """Definitions for ``names`` and every name they reach, sorted by name. Each definition
+    is lowered once per IR and shared (callers never mutate it), so a call costs what it
+    returns: MCP asks once per tool (each ``$defs`` is self-contained), REST once for the
+    whole document (its components are shared by every operation)."""
+    lowered: dict[str, tuple[JSON, frozenset[str]]]
+    lowered = module_index(ir).derived.setdefault(__name__, {})
     out: JSON = {}
     pending = list(names)
     while pending:
         name = pending.pop()
         if name in out:
             continue
-        definition, reached = _typed_dict_definition(ir, name)
-        out[name] = definition
-        pending.extend(r for r in reached if r not in out)
+        found = lowered.get(name)
+        if found is None:
+            found = lowered[name] = _lower_definition(ir, name)
+        out[name] = found[0]
+        pending.extend(r for r in found[1] if r not in out)
     return dict(sorted(out.items()))
 
 
 @frozen(kw_only=True)
 class RequestSchema:
-    """A capability's request body schema and the TypedDict definitions it references."""
+    """A capability's schema and the definitions it references directly (``refs``):
+    :func:`definitions` adds what those reach, per tool (MCP) or per document (REST)."""
 
     schema: JSON
-    defs: JSON
+    refs: frozenset[str]
 
-    def self_contained(self) -> JSON:
+    def self_contained(self, ir: ModuleIR) -> JSON:
         """One document with ``$defs`` inline (MCP ``inputSchema``)."""
-        return {**self.schema, "$defs": self.defs} if self.defs else dict(self.schema)
+        defs = definitions(ir, self.refs)
+        return {**self.schema, "$defs": defs} if defs else dict(self.schema)
 
 
 def _gap_rule(cap: Capability) -> tuple[JSON, str | None]:
@@ -271,7 +276,7 @@ def _gap_rule(cap: Capability) -> tuple[JSON, str | None]:
     return rule, prose
 
 
-def request_schema(ir: ModuleIR, cap: Capability) -> RequestSchema:
+def request_schema(cap: Capability) -> RequestSchema:
     """The closed object of a capability's parameters (``{}`` bodies for no parameters)."""
     refs: set[str] = set()
     properties: JSON = {}
@@ -295,10 +300,10 @@ def request_schema(ir: ModuleIR, cap: Capability) -> RequestSchema:
     if dependent:
         schema["dependentRequired"] = dependent
         schema["description"] = prose
-    return RequestSchema(schema=schema, defs=_typed_dict_defs(ir, refs))
+    return RequestSchema(schema=schema, refs=frozenset(refs))
 
 
-def result_schema(ir: ModuleIR, cap: Capability) -> RequestSchema | None:
+def result_schema(cap: Capability) -> RequestSchema | None:
     """The documented result (return types are never enforced); ``None`` when unknown."""
     if cap.returns.annotation is None:
         return None
@@ -307,7 +312,7 @@ def result_schema(ir: ModuleIR, cap: Capability) -> RequestSchema | None:
         schema = type_schema(cap.returns.type, refs, output=True)
     except LoweringError:
         return None
-    return RequestSchema(schema=schema, defs=_typed_dict_defs(ir, refs))
+    return RequestSchema(schema=schema, refs=frozenset(refs))
 
 
 def relocate_refs(value: Any, prefix: str) -> Any:

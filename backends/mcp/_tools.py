@@ -10,7 +10,13 @@ the rule simple for clients.
 import re
 from typing import Any, Final
 
-from svcc.backends._common.schema import JSON, LoweringError, request_schema, result_schema
+from svcc.backends._common.schema import (
+    JSON,
+    LoweringError,
+    definitions,
+    request_schema,
+    result_schema,
+)
 from svcc.ir.model import Capability, ModuleIR
 
 TOOLS_SCHEMA: Final = "svc.mcp-tools/v1"
@@ -19,7 +25,7 @@ _NAME: Final = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 
 
 def output_schema(ir: ModuleIR, cap: Capability) -> JSON | None:
-    result = result_schema(ir, cap)
+    result = result_schema(cap)
     if result is None:
         return None
     schema: JSON = {
@@ -28,8 +34,9 @@ def output_schema(ir: ModuleIR, cap: Capability) -> JSON | None:
         "required": ["result"],
         "additionalProperties": False,
     }
-    if result.defs:
-        schema["$defs"] = result.defs
+    defs = definitions(ir, result.refs)
+    if defs:
+        schema["$defs"] = defs
     return schema
 
 
@@ -38,7 +45,7 @@ def tool_definition(ir: ModuleIR, cap: Capability) -> JSON:
     tool: JSON = {
         "name": cap.name,
         "description": doc or f"Call {cap.name}.",
-        "inputSchema": request_schema(ir, cap).self_contained(),
+        "inputSchema": request_schema(cap).self_contained(ir),
     }
     output = output_schema(ir, cap)
     if output is not None:

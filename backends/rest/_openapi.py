@@ -11,6 +11,7 @@ from typing import Any, Final
 from svcc.backends._common.schema import (
     JSON,
     RequestSchema,
+    definitions,
     relocate_refs,
     request_schema,
     result_schema,
@@ -105,15 +106,14 @@ def _operation(cap: Capability, result: RequestSchema | None) -> JSON:
 def openapi_document(ir: ModuleIR) -> dict[str, Any]:
     schemas: JSON = dict(_INFRASTRUCTURE)
     paths: JSON = {}
-    typed_dicts: JSON = {}  # shared by every capability that reaches it: relocated once
+    reached: set[str] = set()  # components shared by every operation: defined once
     for cap in ir.capabilities:
-        request = request_schema(ir, cap)
-        result = result_schema(ir, cap)
+        request = request_schema(cap)
+        result = result_schema(cap)
         schemas[request_component(cap)] = relocate_refs(request.schema, COMPONENTS)
-        for defs in (request.defs, result.defs if result else {}):
-            typed_dicts.update(defs)
+        reached |= request.refs | (result.refs if result else frozenset())
         paths[f"/capabilities/{cap.name}"] = {"post": _operation(cap, result)}
-    schemas.update(relocate_refs(typed_dicts, COMPONENTS))
+    schemas.update(relocate_refs(definitions(ir, reached), COMPONENTS))
     paths["/health"] = {
         "get": {
             "operationId": "svc.health",

@@ -20,6 +20,7 @@ from svcc.compiler.passes.type_readiness import (
     ENCODABLE_REASONS,
     MODEL_DECORATORS,
     NEVER_JSON_KINDS,
+    noted_names,
     type_reasons,
 )
 from svcc.contracts.diagnostics import Diagnostic, diag
@@ -376,9 +377,7 @@ def _parameters(s: Subject) -> Iterator[Diagnostic]:
                         use.span,
                     )
         if not left_out(param):  # else SVC-R052 (type_reasons)
-            yield from _type_reasons(
-                s.ir, s.index, param.type, f"parameter {param.name!r}", param.span
-            )
+            yield from _type_reasons(s.index, param.type, f"parameter {param.name!r}", param.span)
 
 
 _CALLABLE_USES: Final = frozenset({"call", "isinstance", "issubclass", "decorator"})
@@ -532,12 +531,11 @@ CAPABILITY_RULES: Final[dict[str, CapabilityRule]] = {
 }
 
 
-def _type_reasons(
-    ir: ModuleIR, index: ModuleIndex, node: TypeNode, what: str, span: Span
-) -> list[Diagnostic]:
+def _type_reasons(index: ModuleIndex, node: TypeNode, what: str, span: Span) -> list[Diagnostic]:
     """Leaves of a parameter's type (and of the TypedDicts it names, once each) that no
     JSON value matches (unsupported) or that cannot be resolved (ambiguous)."""
     out: list[Diagnostic] = []
+    noted = noted_names(index)  # the others reach nothing to report: not entered
     seen: set[str] = set()
     pending: list[tuple[TypeNode, str]] = [(node, what)]
     while pending:
@@ -554,14 +552,14 @@ def _type_reasons(
                     else C.R012_UNRESOLVED_TYPE
                 )
                 out.append(diag(code, f"{where}: {leaf.text!r}: {_why(leaf)}", span))
-            elif isinstance(leaf, ModelType) and leaf.name not in seen:
+            elif isinstance(leaf, ModelType) and leaf.name not in seen and leaf.name in noted:
                 seen.add(leaf.name)
-                decl = ir.model(leaf.name)
+                decl = index.models.get(leaf.name)
                 pending.extend(
                     (f.type, f"{where} field {leaf.name}.{f.attribute}")
                     for f in (decl.fields if decl is not None else ())
                 )
-            elif isinstance(leaf, TypedDictType) and leaf.name not in seen:
+            elif isinstance(leaf, TypedDictType) and leaf.name not in seen and leaf.name in noted:
                 # a TypedDict type names a TypedDict the module defines (the front end makes
                 # one only for such a name)
                 seen.add(leaf.name)

@@ -12,7 +12,7 @@ from typing import Final
 
 from svcc.contracts.diagnostics import Diagnostic, diag
 from svcc.contracts.diagnostics import codes as C
-from svcc.ir.index import module_index
+from svcc.ir.index import ModuleIndex, module_index
 from svcc.ir.interface import left_out
 from svcc.ir.model import Capability, ModuleIR
 from svcc.ir.types import (
@@ -23,6 +23,7 @@ from svcc.ir.types import (
     SeriesType,
     TypedDictType,
     TypeNode,
+    UnresolvedType,
     UnsupportedType,
     ValueType,
     iter_leaves,
@@ -54,9 +55,63 @@ NEVER_JSON_KINDS: Final = (ValueType, EnumType, ModelType, NdarrayType, DataFram
 LIBRARIES: Final = {NdarrayType: "numpy", SeriesType: "pandas", DataFrameType: "pandas"}
 
 
+# Parameter kinds built from the bundled classes or a library in the serving process
+# (``runtime/conversion``): governed workers receive validated values only.
+CONVERTED_KINDS: Final = (EnumType, ModelType, NdarrayType, DataFrameType, SeriesType)
+CONVERTED_VALUES: Final = frozenset({"decimal.Decimal", "builtins.bytes"})
+
+
+# Leaves some reason names (R011..R013 and R050 unsupported or unresolved, R051, R053 and
+# R054 through the converted kinds, models among them).
+NOTED_KINDS: Final = (UnsupportedType, UnresolvedType, *CONVERTED_KINDS)
+
+
+def _noted(leaf: TypeNode) -> bool:
+    return isinstance(leaf, NOTED_KINDS) or (
+        isinstance(leaf, ValueType) and leaf.name in CONVERTED_VALUES
+    )
+
+
+def noted_names(index: ModuleIndex) -> frozenset[str]:
+    """The TypedDicts and models whose fields (inherited ones included) reach a leaf some
+    reason names, found once per IR: the walks per capability enter no other, since nothing
+    there can be reported (n functions over a chain of n nested TypedDicts walked the whole
+    chain per function: n^2). Each declaration's own fields are read once; a name is noted
+    when a noted name is one of its fields' types or bases (a field overriding a base's
+    only notes more: those walks are merely not cut)."""
+    found: frozenset[str] | None = index.derived.get(__name__)
+    if found is not None:
+        return found
+    users: dict[str, set[str]] = {}  # name -> the declarations whose fields or bases name it
+    pending: list[str] = []
+    declared: list[tuple[str, list[TypeNode], tuple[str, ...]]] = [
+        (d.name, [f.type for f in d.fields], d.bases) for d in index.typed_dicts.values()
+    ]
+    declared += [(d.name, [f.type for f in d.fields], ()) for d in index.models.values()]
+    for name, types, bases in declared:
+        for base in bases:
+            users.setdefault(base, set()).add(name)
+        for node in types:
+            for leaf in iter_leaves(node):
+                if _noted(leaf):
+                    pending.append(name)
+                if isinstance(leaf, TypedDictType | ModelType):
+                    users.setdefault(leaf.name, set()).add(name)
+    noted: set[str] = set()
+    while pending:
+        name = pending.pop()
+        if name not in noted:
+            noted.add(name)
+            pending.extend(users.get(name, ()))
+    found = index.derived[__name__] = frozenset(noted)
+    return found
+
+
 def reachable(ir: ModuleIR, node: TypeNode) -> Iterator[TypeNode]:
-    """Every node of ``node``'s tree and of the TypedDicts and models it reaches (once)."""
+    """Every node of ``node``'s tree and of the TypedDicts and models it reaches (once), but
+    the fields of those that reach nothing a reason names (:func:`noted_names`)."""
     index = module_index(ir)
+    noted = noted_names(index)
     seen: set[str] = set()
     pending = [node]
     while pending:
@@ -64,18 +119,14 @@ def reachable(ir: ModuleIR, node: TypeNode) -> Iterator[TypeNode]:
             yield leaf
             if isinstance(leaf, TypedDictType | ModelType) and leaf.name not in seen:
                 seen.add(leaf.name)
+                if leaf.name not in noted:
+                    continue
                 if isinstance(leaf, TypedDictType) and leaf.name in index.typed_dicts:
                     pending.extend(f.type for f in index.typed_dict_fields(leaf.name))
                 elif isinstance(leaf, ModelType):
-                    decl = ir.model(leaf.name)
+                    decl = index.models.get(leaf.name)
                     if decl is not None:
                         pending.extend(f.type for f in decl.fields)
-
-
-# Parameter kinds built from the bundled classes or a library in the serving process
-# (``runtime/conversion``): governed workers receive validated values only.
-CONVERTED_KINDS: Final = (EnumType, ModelType, NdarrayType, DataFrameType, SeriesType)
-CONVERTED_VALUES: Final = frozenset({"decimal.Decimal", "builtins.bytes"})
 
 
 def _needs_conversion(ir: ModuleIR, node: TypeNode) -> TypeNode | None:
@@ -92,6 +143,7 @@ def type_reasons(
 ) -> list[Diagnostic]:
     """The R050..R054 reasons of ``cap``; ``available(root)`` says an import resolves;
     ``governed``: generation with an execution policy."""
+    index = module_index(ir)
     out: list[Diagnostic] = []
     if governed:
         for param in cap.params:
@@ -135,7 +187,7 @@ def type_reasons(
                 )
             if isinstance(leaf, ModelType) and leaf.name not in reported:
                 reported.add(leaf.name)
-                decl = ir.model(leaf.name)
+                decl = index.models.get(leaf.name)
                 for item in decl.unreadable if decl is not None else ():
                     out.append(
                         diag(
