@@ -19,7 +19,7 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final
@@ -260,12 +260,10 @@ def _entries(listing: bytes) -> Iterator[tuple[str, str, str, int, str]]:
         )
 
 
-def _wanted(relpath: str, data_patterns: tuple[str, ...] = ()) -> bool:
+def _wanted(relpath: str, declared: "Callable[[str], bool] | None" = None) -> bool:
     if relpath.endswith(".py") or relpath == "pyproject.toml":
         return True
-    from svcc.frontends.repository import matches
-
-    return any(matches(pattern, relpath) for pattern in data_patterns)
+    return declared is not None and declared(relpath)
 
 
 def _data_patterns(git: "_Git", listing: bytes, prefix: str) -> tuple[str, ...]:
@@ -304,7 +302,9 @@ def export(git: _Git, source: GitSource, into: Path, limits: GitLimits) -> int:
     if prefix:
         args += ["--", prefix]
     listing = git.run(*args, what="listing the tree")
-    patterns = _data_patterns(git, listing, prefix)
+    from svcc.frontends.repository import declared_by
+
+    patterns = declared_by(_data_patterns(git, listing, prefix))
     wanted: list[tuple[str, str, int]] = []
     count = 0
     for mode, kind, oid, size, path in _entries(listing):

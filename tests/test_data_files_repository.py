@@ -195,3 +195,10 @@ def test_globs_declare_the_same_files_in_a_tree_and_in_a_commit(tmp_path: Path) 
     declared = [f.path for f in read_tree(tmp_path).data]
     assert declared == ["a/b/c/y.npy", "a/x.npy"]
     assert sorted(p for p in paths if matches(glob, p)) == declared
+    # the commit's many-pattern form: a literal path looked up, a glob matched
+    from svcc.frontends.repository import declared_by
+
+    for patterns in ([glob], [glob, "a/b/c.txt"], ["a/b/c.txt", "a/.h.npy", "b/*.npy"]):
+        by = declared_by(patterns)
+        expected = [p for p in paths if any(matches(g, p) for g in patterns)]
+        assert [p for p in paths if by(p)] == expected, patterns

@@ -17,6 +17,7 @@ from svcc.frontends.repository._data import (
     DataFile,
     DataRefused,
     check_pattern,
+    declared_by,
     matches,
     module_relative,
 )
@@ -160,6 +161,7 @@ __all__ = [
     "TreeRefused",
     "build_repository",
     "check_pattern",
+    "declared_by",
     "collection_paused",
     "lower_file",
     "lowered_tree",

@@ -98,6 +98,19 @@ def matches(pattern: str, relpath: str) -> bool:
     return match(0, 0)
 
 
+def declared_by(patterns: Sequence[str]) -> Callable[[str], bool]:
+    """:func:`matches` for many patterns over many paths: a pattern with no wildcard names
+    one path, looked up in a set; only the globs are tried per path (every pattern tried
+    against every path of a git snapshot was N² for N files declared one by one)."""
+    exact = {p for p in patterns if not any(_wild(part) for part in p.split("/"))}
+    globs = [p for p in patterns if p not in exact]
+
+    def declared(relpath: str) -> bool:
+        return relpath in exact or any(matches(p, relpath) for p in globs)
+
+    return declared
+
+
 def _match(
     parts: list[str], names: list[str], i: int, j: int, match: Callable[[int, int], bool]
 ) -> bool:
