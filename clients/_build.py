@@ -28,13 +28,16 @@ def checked_body(cap: Capability, bundle: RestBundle, validators: BundleValidato
     required = set(cap.schema.get("required", ()))
     drop: frozenset[str] = frozenset()
     for _ in range(len(cap.schema.get("properties", {})) + 1):
-        body = example_body(
-            cap.schema,
-            bundle.definitions,
-            defaults=cap.defaults,
-            positional_only=cap.positional_only,
-            drop=drop,
-        )
+        try:
+            body = example_body(
+                cap.schema,
+                bundle.definitions,
+                defaults=cap.defaults,
+                positional_only=cap.positional_only,
+                drop=drop,
+            )
+        except InputError as exc:
+            raise InputError(f"{cap.name}: {exc}") from None
         text = dumps_body(body)
         if len(text) > MAX_BODY_CHARS:
             raise InputError(f"{cap.name}: the example body is over {MAX_BODY_CHARS} characters")

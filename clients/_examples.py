@@ -24,9 +24,12 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-from svcc.contracts.errors import InternalError
+from svcc.contracts.errors import InputError, InternalError
 
-MAX_DEPTH: Final = 32
+MAX_DEPTH: Final = 32  # of a literal default's value
+# Definitions filled inside one another for one example: ``svcc generate`` accepts a chain
+# of nested TypedDicts of any length, and the server parses bodies far deeper than this.
+MAX_NESTING: Final = 64
 MAX_DEFAULT_CHARS: Final = 16 * 1024
 
 _SCALARS: Final[Mapping[str, Any]] = {
@@ -148,8 +151,11 @@ class _Maker:
         return False
 
     def value(self, node: Any, stack: tuple[str, ...] = ()) -> Any:
-        if len(stack) > MAX_DEPTH:
-            raise InternalError("request schema nests too deeply for an example")
+        if len(stack) > MAX_NESTING:
+            raise InputError(
+                f"the request schema nests more than {MAX_NESTING} definitions inside one "
+                "another; no example body is built for it"
+            )
         if node is True or not isinstance(node, Mapping):
             return "example"
         if "$ref" in node:

@@ -602,3 +602,37 @@ def test_the_installed_command_reports_a_refusal_in_one_line(
     assert proc.stderr.startswith("svcc: error: ")
     assert proc.stderr.count("\n") == 1
     assert proc.stdout == ""
+
+
+@pytest.mark.parametrize(("depth", "code"), [(40, 0), (70, 2)])
+def test_a_deep_chain_of_typeddicts_is_exported_or_refused_in_one_line(
+    tmp_path: Path, depth: int, code: int
+) -> None:
+    """``generate`` accepts a chain of TypedDicts nested any number deep; an export past 32
+    was exit 3 ("a bug"). 64 definitions inside one another are filled (the server parses
+    such a body); past that the refusal is one line naming the capability (exit 2)."""
+    classes = "".join(
+        f"class T{i}(TypedDict):\n    inner: T{i + 1}\n\n\n" for i in reversed(range(depth))
+    )
+    source = tmp_path / "deep.py"
+    source.write_text(
+        "from typing import TypedDict\n\n\n"
+        f"class T{depth}(TypedDict):\n    leaf: int\n\n\n{classes}"
+        "def take(x: T0) -> int:\n    return 1\n"
+    )
+    generate(source, tmp_path / "bundle")
+    proc = run_svcc(
+        "clients", "export", "--bundle", str(tmp_path / "bundle"), "--format", "postman",
+        "--output-dir", str(tmp_path / "out"),
+    )  # fmt: skip
+    assert proc.returncode == code, proc.stderr
+    if code:
+        assert proc.stderr.count("\n") == 1, proc.stderr
+        assert "take: the request schema nests more than 64 definitions" in proc.stderr
+        assert not (tmp_path / "out").exists()
+    else:
+        (body,) = postman_bodies(tmp_path / "out").values()
+        body = body["x"]
+        for _ in range(depth):
+            body = body["inner"]
+        assert body == {"leaf": 1}
