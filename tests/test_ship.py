@@ -13,6 +13,7 @@ import os
 import shutil
 import stat
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -71,21 +72,41 @@ class Ship:
             "FETCH_ARGS": f"--no-index --find-links {wheels}/plugin",
         }
 
-    def run(self, out: Path, engine: str, **extra: str) -> subprocess.CompletedProcess[str]:
+    def start(self, out: Path, engine: str, **extra: str) -> "Walk":
+        """``examples/ship.sh OUT`` on ``engine``, started: its output goes to files beside
+        ``out`` (two pipes would stall it once one filled)."""
         env = {
             **self.env,
             "ENGINE_SOCKET": self.stack[f"CI_{engine}_DOCKER_HOST"].removeprefix("unix://"),
             "DESTINATION": f"{self.stack['REGISTRY']}/ship{os.urandom(4).hex()}/shop:1.0",
             **extra,
         }
-        return subprocess.run(
-            ["bash", str(SHIP), str(out)],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=1500,
-            check=False,
-        )
+        logs = out.parent / f"{out.name}.stdout", out.parent / f"{out.name}.stderr"
+        with logs[0].open("wb") as stdout, logs[1].open("wb") as stderr:
+            proc = subprocess.Popen(
+                ["bash", str(SHIP), str(out)], env=env, stdout=stdout, stderr=stderr
+            )
+        return Walk(proc, *logs)
+
+
+class Walk:
+    """One run of the walkthrough, under way: :meth:`result` waits for it."""
+
+    def __init__(self, proc: "subprocess.Popen[bytes]", stdout: Path, stderr: Path) -> None:
+        self.proc, self.stdout, self.stderr = proc, stdout, stderr
+
+    def result(self) -> subprocess.CompletedProcess[str]:
+        try:
+            code = self.proc.wait(timeout=1500)
+        finally:
+            self.stop()
+        out, err = self.stdout.read_text(), self.stderr.read_text()
+        return subprocess.CompletedProcess(self.proc.args, code, out, err)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
 
 
 @pytest.fixture(scope="module")
@@ -93,10 +114,33 @@ def ship(stack: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> Shi
     return Ship(stack, tmp_path_factory.mktemp("ship"))
 
 
+def _podman_socket(stack: dict[str, Any]) -> str | None:
+    sock = stack.get("CI_PODMAN_DOCKER_HOST", "").removeprefix("unix://")
+    return sock if sock and Path(sock).is_socket() else None
+
+
 @pytest.fixture(scope="module")
-def shipped(ship: Ship) -> tuple[Path, subprocess.CompletedProcess[str]]:
+def podman_walk(ship: Ship, request: pytest.FixtureRequest) -> Iterator[Walk | None]:
+    """The walkthrough on podman up to the build (``UNTIL=5``), started beside Docker's: the
+    two are independent (engines, directories, destinations) and each mostly keeps one core
+    busy (svcc, pip, the build in its engine), so on two cores they take the time of one.
+    Started only when its test is in the session and the stack has podman."""
+    wanted = any(item.name == "test_podman_runs_the_walkthrough_up_to_the_build"
+                 for item in request.session.items)  # fmt: skip
+    if not wanted or _podman_socket(ship.stack) is None:
+        yield None
+        return
+    walk = ship.start(ship.work / "podman", "PODMAN", UNTIL="5")
+    try:
+        yield walk
+    finally:
+        walk.stop()
+
+
+@pytest.fixture(scope="module")
+def shipped(ship: Ship, podman_walk: Walk | None) -> tuple[Path, subprocess.CompletedProcess[str]]:
     out = ship.work / "docker"
-    done = ship.run(out, "DOCKER", BUILDER=ship.stack["CI_DOCKER_BUILDX"])
+    done = ship.start(out, "DOCKER", BUILDER=ship.stack["CI_DOCKER_BUILDX"]).result()
     assert done.returncode == 0, done.stdout + done.stderr
     return out, done
 
@@ -292,20 +336,14 @@ def test_a_changed_a_missing_wheel_and_an_extra_package_are_refused_by_name(
     assert "pyjwt" in message
 
 
-@pytest.fixture
-def podman(stack: dict[str, Any]) -> str:
-    sock = stack.get("CI_PODMAN_DOCKER_HOST", "").removeprefix("unix://")
-    if not sock or not Path(sock).is_socket():
-        pytest.skip("the stack has no podman engine: `.ci/oci/ci-stack-up.sh STATEDIR` starts one")
-    return sock
-
-
 def test_podman_runs_the_walkthrough_up_to_the_build(
-    ship: Ship, podman: str, shipped: tuple[Path, subprocess.CompletedProcess[str]]
+    ship: Ship, podman_walk: Walk | None, shipped: tuple[Path, subprocess.CompletedProcess[str]]
 ) -> None:
     """podman's API (1.41) builds; push needs 1.46 (``engine_unsupported``): UNTIL=5."""
+    if podman_walk is None:
+        pytest.skip("the stack has no podman engine: `.ci/oci/ci-stack-up.sh STATEDIR` starts one")
     out = ship.work / "podman"
-    done = ship.run(out, "PODMAN", UNTIL="5")
+    done = podman_walk.result()
     assert done.returncode == 0, done.stdout + done.stderr
     assert "stopped after step 5" in done.stdout
     podman_build = json.loads((out / "build-result.json").read_text())
