@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from helpers import ROOT, SVCC
-from oci_support import WAIT_FOR_SERVER, cli_failure, load_stack, state_dir
+from oci_support import WAIT_FOR_SERVER, Started, cli_failure, load_stack, state_dir
 
 pytestmark = pytest.mark.slow
 SHIP = ROOT / "examples" / "ship.sh"
@@ -72,41 +72,15 @@ class Ship:
             "FETCH_ARGS": f"--no-index --find-links {wheels}/plugin",
         }
 
-    def start(self, out: Path, engine: str, **extra: str) -> "Walk":
-        """``examples/ship.sh OUT`` on ``engine``, started: its output goes to files beside
-        ``out`` (two pipes would stall it once one filled)."""
+    def start(self, out: Path, engine: str, **extra: str) -> Started:
+        """``examples/ship.sh OUT`` on ``engine``, started (its output beside ``out``)."""
         env = {
             **self.env,
             "ENGINE_SOCKET": self.stack[f"CI_{engine}_DOCKER_HOST"].removeprefix("unix://"),
             "DESTINATION": f"{self.stack['REGISTRY']}/ship{os.urandom(4).hex()}/shop:1.0",
             **extra,
         }
-        logs = out.parent / f"{out.name}.stdout", out.parent / f"{out.name}.stderr"
-        with logs[0].open("wb") as stdout, logs[1].open("wb") as stderr:
-            proc = subprocess.Popen(
-                ["bash", str(SHIP), str(out)], env=env, stdout=stdout, stderr=stderr
-            )
-        return Walk(proc, *logs)
-
-
-class Walk:
-    """One run of the walkthrough, under way: :meth:`result` waits for it."""
-
-    def __init__(self, proc: "subprocess.Popen[bytes]", stdout: Path, stderr: Path) -> None:
-        self.proc, self.stdout, self.stderr = proc, stdout, stderr
-
-    def result(self) -> subprocess.CompletedProcess[str]:
-        try:
-            code = self.proc.wait(timeout=1500)
-        finally:
-            self.stop()
-        out, err = self.stdout.read_text(), self.stderr.read_text()
-        return subprocess.CompletedProcess(self.proc.args, code, out, err)
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
+        return Started(["bash", str(SHIP), str(out)], out.parent / out.name, env=env)
 
 
 @pytest.fixture(scope="module")
@@ -120,7 +94,7 @@ def _podman_socket(stack: dict[str, Any]) -> str | None:
 
 
 @pytest.fixture(scope="module")
-def podman_walk(ship: Ship, request: pytest.FixtureRequest) -> Iterator[Walk | None]:
+def podman_walk(ship: Ship, request: pytest.FixtureRequest) -> Iterator[Started | None]:
     """The walkthrough on podman up to the build (``UNTIL=5``), started beside Docker's: the
     two are independent (engines, directories, destinations) and each mostly keeps one core
     busy (svcc, pip, the build in its engine), so on two cores they take the time of one.
@@ -138,7 +112,9 @@ def podman_walk(ship: Ship, request: pytest.FixtureRequest) -> Iterator[Walk | N
 
 
 @pytest.fixture(scope="module")
-def shipped(ship: Ship, podman_walk: Walk | None) -> tuple[Path, subprocess.CompletedProcess[str]]:
+def shipped(
+    ship: Ship, podman_walk: Started | None
+) -> tuple[Path, subprocess.CompletedProcess[str]]:
     out = ship.work / "docker"
     done = ship.start(out, "DOCKER", BUILDER=ship.stack["CI_DOCKER_BUILDX"]).result()
     assert done.returncode == 0, done.stdout + done.stderr
@@ -337,7 +313,7 @@ def test_a_changed_a_missing_wheel_and_an_extra_package_are_refused_by_name(
 
 
 def test_podman_runs_the_walkthrough_up_to_the_build(
-    ship: Ship, podman_walk: Walk | None, shipped: tuple[Path, subprocess.CompletedProcess[str]]
+    ship: Ship, podman_walk: Started | None, shipped: tuple[Path, subprocess.CompletedProcess[str]]
 ) -> None:
     """podman's API (1.41) builds; push needs 1.46 (``engine_unsupported``): UNTIL=5."""
     if podman_walk is None:
