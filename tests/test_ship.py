@@ -97,7 +97,7 @@ def _podman_socket(stack: dict[str, Any]) -> str | None:
 def podman_walk(ship: Ship, request: pytest.FixtureRequest) -> Iterator[Started | None]:
     """The walkthrough on podman up to the build (``UNTIL=5``), started beside Docker's: the
     two are independent (engines, directories, destinations) and each mostly keeps one core
-    busy (svcc, pip, the build in its engine), so on two cores they take the time of one.
+    busy or waits on its engine (svcc, pip, the build), so on two cores they overlap.
     Started only when its test is in the session and the stack has podman."""
     wanted = any(item.name == "test_podman_runs_the_walkthrough_up_to_the_build"
                  for item in request.session.items)  # fmt: skip
