@@ -50,6 +50,30 @@ while True:
 """
 
 
+class Started:
+    """A command under way, its output going to ``PREFIX.stdout`` and ``PREFIX.stderr`` (two
+    pipes nobody reads meanwhile would stall it once one filled): :meth:`result` waits for
+    it, :meth:`stop` kills it if it still runs. Tests start one to run beside other work."""
+
+    def __init__(self, argv: list[str], prefix: Path, **popen: Any) -> None:
+        self.stdout, self.stderr = Path(f"{prefix}.stdout"), Path(f"{prefix}.stderr")
+        with self.stdout.open("wb") as out, self.stderr.open("wb") as err:
+            self.proc = subprocess.Popen(argv, stdout=out, stderr=err, **popen)
+
+    def result(self, timeout: float = 1500) -> "subprocess.CompletedProcess[str]":
+        try:
+            code = self.proc.wait(timeout=timeout)
+        finally:
+            self.stop()
+        out, err = self.stdout.read_text(), self.stderr.read_text()
+        return subprocess.CompletedProcess(self.proc.args, code, out, err)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
 def stand_up(state: Path) -> str:
     """The command that stands the stack up (README, Development: root, Debian, 2-5 min)."""
     return UP.format(state=state)

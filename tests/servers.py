@@ -141,18 +141,7 @@ def serving(
         )
     server = Server(proc, f"http://127.0.0.1:{port}", log)
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            if proc.poll() is not None:
-                raise AssertionError(f"server exited {proc.returncode}: {server.log_text()}")
-            try:
-                if httpx.get(server.url + "/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                raise AssertionError(f"server did not start: {server.log_text()}")
-            time.sleep(0.05)
+        _wait_healthy(server)
         yield server
     finally:
         proc.terminate()

@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import zipfile
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from mcp_client import McpBundle
 from oci_support import (
     SHAPES,
     WAIT_FOR_SERVER,
+    Started,
     build_policy,
     build_request,
     cli_failure,
@@ -170,9 +172,21 @@ class Build:
         policy: dict[str, Any] | None = None,
         log_file: Path | None = None,
     ) -> subprocess.CompletedProcess[str]:
+        return svcc(*self.cli_args(request, policy, log_file), check=False)
+
+    def start_cli(self) -> Started:
+        """:meth:`run_cli` of the request as it is, started (its output in ``work``)."""
+        return Started([SVCC, *self.cli_args()], self.work / "cli")
+
+    def cli_args(
+        self,
+        request: dict[str, Any] | None = None,
+        policy: dict[str, Any] | None = None,
+        log_file: Path | None = None,
+    ) -> list[str]:
         args, pol = self.files(request, policy)
         log = ("--log-file", str(log_file)) if log_file is not None else ()
-        return svcc(
+        return [
             "plugins",
             "run",
             "svc-oci",
@@ -186,24 +200,76 @@ class Build:
             "--plugins-dir",
             str(self.plugin.root),
             *log,
-            check=False,
-        )
+        ]
+
+
+@pytest.fixture(scope="session")
+def docker_builds(
+    stack: dict[str, Any],
+    plugin: Plugin,
+    tmp_path_factory: pytest.TempPathFactory,
+    request: pytest.FixtureRequest,
+) -> dict[str, tuple[Build, dict[str, Any]]]:
+    """The session's images on Docker: the REST one through the CLI and, when a test of the
+    session uses it, the MCP one through the Python API, side by side (the engine runs the
+    two builds at once; each is about one core's work, mostly pip installing the image)."""
+    rest = Build(stack, plugin, tmp_path_factory.mktemp("rest"), "rest")
+    wanted = any("mcp_build" in item.fixturenames for item in request.session.items)
+    mcp = Build(stack, plugin, tmp_path_factory.mktemp("mcp"), "mcp") if wanted else None
+    started = rest.start_cli()
+    try:
+        built = {"mcp": (mcp, mcp.run_api())} if mcp is not None else {}
+        done = started.result()
+    finally:
+        started.stop()
+    assert done.returncode == 0, done.stderr
+    return {**built, "rest": (rest, json.loads(done.stdout))}
 
 
 @pytest.fixture(scope="session")
 def rest_build(
-    stack: dict[str, Any], plugin: Plugin, tmp_path_factory: pytest.TempPathFactory
+    docker_builds: dict[str, tuple[Build, dict[str, Any]]],
 ) -> tuple[Build, dict[str, Any]]:
-    build = Build(stack, plugin, tmp_path_factory.mktemp("rest"), "rest")
-    done = build.run_cli()
-    assert done.returncode == 0, done.stderr
-    return build, json.loads(done.stdout)
+    return docker_builds["rest"]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def podman_build(
+    stack: dict[str, Any],
+    plugin: Plugin,
+    tmp_path_factory: pytest.TempPathFactory,
+    request: pytest.FixtureRequest,
+) -> Iterator["Future[tuple[Build, dict[str, Any]]] | None"]:
+    """The REST image built on podman, started when this module starts and run beside its
+    other tests (podman's build is the module's longest step and works in its own engine,
+    while the tests mostly wait on Docker's): its test takes the result. Started only when
+    that test is in the session and the stack has podman. The build's thread stays alive
+    until the extension ends (its watcher's parent-death signal follows that thread)."""
+    wanted = any(
+        item.name == "test_same_inputs_same_inputs_sha256_on_docker_and_podman"
+        for item in request.session.items
+    )
+    if not wanted or "CI_PODMAN_DOCKER_HOST" not in stack:
+        yield None
+        return
+
+    # the bundle and lock here (the compiler is not shared across threads); the build there
+    build = Build(stack, plugin, tmp_path_factory.mktemp("podman"), "rest", engine="PODMAN")
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        started = pool.submit(lambda: (build, build.run_api()))
+        yield started
+        started.cancel()  # the test did not run: the build may still be under way
 
 
 @pytest.fixture(scope="session")
 def mcp_build(
-    stack: dict[str, Any], plugin: Plugin, tmp_path_factory: pytest.TempPathFactory
+    stack: dict[str, Any],
+    plugin: Plugin,
+    tmp_path_factory: pytest.TempPathFactory,
+    docker_builds: dict[str, tuple[Build, dict[str, Any]]],
 ) -> tuple[Build, dict[str, Any]]:
+    if "mcp" in docker_builds:
+        return docker_builds["mcp"]
     build = Build(stack, plugin, tmp_path_factory.mktemp("mcp"), "mcp")
     return build, build.run_api()
 
@@ -744,7 +810,13 @@ def test_plugin_hash_mismatch_and_pth_wheel(plugin: Plugin, tmp_path: Path) -> N
     assert not root.exists() or not any(root.rglob("install.json"))
 
 
-def test_disabled_plugin_does_not_run(plugin: Plugin, refusal_build: Build) -> None:
+def test_disabled_plugin_does_not_run(
+    plugin: Plugin,
+    refusal_build: Build,
+    podman_build: "Future[tuple[Build, dict[str, Any]]] | None",
+) -> None:
+    if podman_build is not None:  # not while the podman build runs the plugin
+        podman_build.exception()
     svcc("plugins", "disable", "svc-oci", "--plugins-dir", str(plugin.root))
     try:
         with pytest.raises(ImageInputError) as info:
@@ -764,14 +836,12 @@ def test_disabled_plugin_does_not_run(plugin: Plugin, refusal_build: Build) -> N
 
 def test_same_inputs_same_inputs_sha256_on_docker_and_podman(
     stack: dict[str, Any],
-    plugin: Plugin,
+    podman_build: "Future[tuple[Build, dict[str, Any]]] | None",
     rest_build: tuple[Build, dict[str, Any]],
-    tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
-    if "CI_PODMAN_DOCKER_HOST" not in stack:
+    if podman_build is None:
         pytest.skip("the stack has no podman engine: `.ci/oci/ci-stack-up.sh STATEDIR` starts one")
-    build = Build(stack, plugin, tmp_path_factory.mktemp("podman"), "rest", engine="PODMAN")
-    result = build.run_api()
+    build, result = podman_build.result()
     docker_result = rest_build[1]
     assert result["inputs_sha256"] == docker_result["inputs_sha256"]
     assert result["delivery_plan"] == docker_result["delivery_plan"]

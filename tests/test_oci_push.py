@@ -33,7 +33,7 @@ from test_oci_images import DOCKER, Build, Plugin, docker_env
 
 # the build tests' session fixtures, shared (pytest finds fixtures among module attributes;
 # set through globals() so that the parameters naming them shadow no import)
-for _name in ("stack", "plugin", "rest_build", "mcp_build"):
+for _name in ("stack", "plugin", "docker_builds", "rest_build", "mcp_build"):
     globals()[_name] = getattr(test_oci_images, _name)
 
 pytestmark = pytest.mark.slow

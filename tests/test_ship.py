@@ -13,12 +13,13 @@ import os
 import shutil
 import stat
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from helpers import ROOT, SVCC
-from oci_support import WAIT_FOR_SERVER, cli_failure, load_stack, state_dir
+from oci_support import WAIT_FOR_SERVER, Started, cli_failure, load_stack, state_dir
 
 pytestmark = pytest.mark.slow
 SHIP = ROOT / "examples" / "ship.sh"
@@ -71,21 +72,15 @@ class Ship:
             "FETCH_ARGS": f"--no-index --find-links {wheels}/plugin",
         }
 
-    def run(self, out: Path, engine: str, **extra: str) -> subprocess.CompletedProcess[str]:
+    def start(self, out: Path, engine: str, **extra: str) -> Started:
+        """``examples/ship.sh OUT`` on ``engine``, started (its output beside ``out``)."""
         env = {
             **self.env,
             "ENGINE_SOCKET": self.stack[f"CI_{engine}_DOCKER_HOST"].removeprefix("unix://"),
             "DESTINATION": f"{self.stack['REGISTRY']}/ship{os.urandom(4).hex()}/shop:1.0",
             **extra,
         }
-        return subprocess.run(
-            ["bash", str(SHIP), str(out)],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=1500,
-            check=False,
-        )
+        return Started(["bash", str(SHIP), str(out)], out.parent / out.name, env=env)
 
 
 @pytest.fixture(scope="module")
@@ -93,10 +88,35 @@ def ship(stack: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> Shi
     return Ship(stack, tmp_path_factory.mktemp("ship"))
 
 
+def _podman_socket(stack: dict[str, Any]) -> str | None:
+    sock = stack.get("CI_PODMAN_DOCKER_HOST", "").removeprefix("unix://")
+    return sock if sock and Path(sock).is_socket() else None
+
+
 @pytest.fixture(scope="module")
-def shipped(ship: Ship) -> tuple[Path, subprocess.CompletedProcess[str]]:
+def podman_walk(ship: Ship, request: pytest.FixtureRequest) -> Iterator[Started | None]:
+    """The walkthrough on podman up to the build (``UNTIL=5``), started beside Docker's: the
+    two are independent (engines, directories, destinations) and each mostly keeps one core
+    busy or waits on its engine (svcc, pip, the build), so on two cores they overlap.
+    Started only when its test is in the session and the stack has podman."""
+    wanted = any(item.name == "test_podman_runs_the_walkthrough_up_to_the_build"
+                 for item in request.session.items)  # fmt: skip
+    if not wanted or _podman_socket(ship.stack) is None:
+        yield None
+        return
+    walk = ship.start(ship.work / "podman", "PODMAN", UNTIL="5")
+    try:
+        yield walk
+    finally:
+        walk.stop()
+
+
+@pytest.fixture(scope="module")
+def shipped(
+    ship: Ship, podman_walk: Started | None
+) -> tuple[Path, subprocess.CompletedProcess[str]]:
     out = ship.work / "docker"
-    done = ship.run(out, "DOCKER", BUILDER=ship.stack["CI_DOCKER_BUILDX"])
+    done = ship.start(out, "DOCKER", BUILDER=ship.stack["CI_DOCKER_BUILDX"]).result()
     assert done.returncode == 0, done.stdout + done.stderr
     return out, done
 
@@ -292,20 +312,14 @@ def test_a_changed_a_missing_wheel_and_an_extra_package_are_refused_by_name(
     assert "pyjwt" in message
 
 
-@pytest.fixture
-def podman(stack: dict[str, Any]) -> str:
-    sock = stack.get("CI_PODMAN_DOCKER_HOST", "").removeprefix("unix://")
-    if not sock or not Path(sock).is_socket():
-        pytest.skip("the stack has no podman engine: `.ci/oci/ci-stack-up.sh STATEDIR` starts one")
-    return sock
-
-
 def test_podman_runs_the_walkthrough_up_to_the_build(
-    ship: Ship, podman: str, shipped: tuple[Path, subprocess.CompletedProcess[str]]
+    ship: Ship, podman_walk: Started | None, shipped: tuple[Path, subprocess.CompletedProcess[str]]
 ) -> None:
     """podman's API (1.41) builds; push needs 1.46 (``engine_unsupported``): UNTIL=5."""
+    if podman_walk is None:
+        pytest.skip("the stack has no podman engine: `.ci/oci/ci-stack-up.sh STATEDIR` starts one")
     out = ship.work / "podman"
-    done = ship.run(out, "PODMAN", UNTIL="5")
+    done = podman_walk.result()
     assert done.returncode == 0, done.stdout + done.stderr
     assert "stopped after step 5" in done.stdout
     podman_build = json.loads((out / "build-result.json").read_text())
