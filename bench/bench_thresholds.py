@@ -21,8 +21,11 @@ worker processes it waited for: what a loaded machine cannot inflate); the targe
 
 Usage: python bench/bench_thresholds.py
        [--cases functions,lines,files,statements,nesting,closure,literal,typeddict,
-                notebook,notebook-line,aliases,data-files,rest-typeddicts,rest-models]
-       [--repeat 1]
+                notebook,notebook-line,aliases,chain,data-files,rest-typeddicts,rest-models]
+       [--repeat 1] [--workers N]
+
+``--workers 1`` lowers and judges the directory cases (files, chain, data-files) in this
+process: against the default (one worker per CPU) it shows what the workers cost in CPU.
 """
 
 import argparse
@@ -156,6 +159,10 @@ def rest_point(make: Callable[[int], str]) -> Callable[[int], tuple[float, float
     return run
 
 
+# the directory cases' worker count (``None``: one per CPU, as the CLI runs them)
+WORKERS: list[int | None] = [None]
+
+
 def files_point(n: int) -> tuple[float, float]:
     from svcc.compiler.analysis import analyze_repository
 
@@ -166,7 +173,7 @@ def files_point(n: int) -> tuple[float, float]:
             (root / f"m{i}.py").write_text(functions(40))
         gc.collect()
         cpu, wall = cpu_seconds(), time.perf_counter()
-        analyze_repository(root, python_version="3.11", strict=False, workers=None)
+        analyze_repository(root, python_version="3.11", strict=False, workers=WORKERS[0])
         return cpu_seconds() - cpu, time.perf_counter() - wall
 
 
@@ -203,7 +210,7 @@ def data_files_point(n: int) -> tuple[float, float]:
         (root / "m.py").write_text(functions(1))
         gc.collect()
         cpu, wall = cpu_seconds(), time.perf_counter()
-        analyze_repository(root, python_version="3.11", strict=False, workers=None)
+        analyze_repository(root, python_version="3.11", strict=False, workers=WORKERS[0])
         return cpu_seconds() - cpu, time.perf_counter() - wall
 
 
@@ -221,7 +228,7 @@ def chain_point(n: int) -> tuple[float, float]:
             (root / f"m{i}.py").write_text(f"{head}\n\n{functions(1)}")
         gc.collect()
         cpu, wall = cpu_seconds(), time.perf_counter()
-        analyze_repository(root.parent, python_version="3.11", strict=False, workers=None)
+        analyze_repository(root.parent, python_version="3.11", strict=False, workers=WORKERS[0])
         return cpu_seconds() - cpu, time.perf_counter() - wall
 
 
@@ -310,7 +317,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--cases", default=",".join(CASES))
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--workers", type=int, default=None, help="directory cases' workers")
     options = parser.parse_args()
+    WORKERS[0] = options.workers
     worst = 0.0
     for name in options.cases.split(","):
         point, sizes, unit, threshold = CASES[name]

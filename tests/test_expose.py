@@ -603,7 +603,7 @@ def test_a_killed_command_leaves_no_fetch_running(tmp_path: Path) -> None:
     directory stayed too (no ``finally`` runs): a remover now takes it."""
 
     from helpers import SVCC
-    from test_process_lifetime import cmdline, descendants, gone, survivors
+    from test_process_lifetime import gone, running_below, survivors
 
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
@@ -622,13 +622,7 @@ def test_a_killed_command_leaves_no_fetch_running(tmp_path: Path) -> None:
         )  # fmt: skip
         started: set[int] = set()
         try:
-            deadline = time.monotonic() + 60
-            while proc.poll() is None and time.monotonic() < deadline:
-                started = descendants(proc.pid)
-                if any(b"fetch" in cmdline(pid) for pid in started):
-                    break
-                time.sleep(0.05)
-            assert any(b"fetch" in cmdline(pid) for pid in started), started
+            started = running_below(proc, b"fetch", 60)
             assert [p.name[: len("svcc-git-")] for p in private.iterdir()] == ["svcc-git-"]
         finally:
             proc.kill()

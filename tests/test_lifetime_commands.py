@@ -11,13 +11,20 @@ import os
 import signal
 import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from helpers import SVCC
-from test_process_lifetime import SIGNALS, cmdline, descendants, gone, stop, survivors
+from test_process_lifetime import (
+    SIGNALS,
+    cmdline,
+    descendants,
+    gone,
+    running_below,
+    stop,
+    survivors,
+)
 
 
 @pytest.fixture
@@ -43,13 +50,7 @@ def stopped_mid_pip(
     )
     started: set[int] = set()
     try:
-        deadline = time.monotonic() + 120
-        while proc.poll() is None and time.monotonic() < deadline:
-            started = descendants(proc.pid)
-            if any(b"-m\0pip\0" in cmdline(pid) for pid in started):
-                break
-            time.sleep(0.05)
-        assert any(b"-m\0pip\0" in cmdline(pid) for pid in started), started
+        started = running_below(proc, b"-m\0pip\0", 120)
         assert any(list(folder.iterdir()) for folder in folders)
     finally:
         stop(proc, signum)

@@ -862,9 +862,8 @@ def test_a_killed_build_leaves_no_process_and_no_folder(refusal_build: Build) ->
     """SIGKILL of ``svcc plugins run svc-oci build`` while the engine client builds: the
     extension, its engine client (each in a session of its own) and the folders the
     extension works in (under its ``svc-plugin-*`` TMPDIR) all go."""
-    import time
 
-    from test_process_lifetime import cmdline, descendants, gone, survivors
+    from test_process_lifetime import gone, running_below, survivors
 
     args, pol = refusal_build.files()
     private = refusal_build.work / "tmp-killed"
@@ -880,13 +879,7 @@ def test_a_killed_build_leaves_no_process_and_no_folder(refusal_build: Build) ->
     building = b"buildx\0build\0"
     started: set[int] = set()
     try:
-        deadline = time.monotonic() + 300
-        while proc.poll() is None and time.monotonic() < deadline:
-            started = descendants(proc.pid)
-            if any(building in cmdline(pid) for pid in started):
-                break
-            time.sleep(0.02)
-        assert any(building in cmdline(pid) for pid in started), started
+        started = running_below(proc, building, 300)
     finally:
         proc.kill()
         proc.wait()

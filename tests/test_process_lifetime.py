@@ -415,13 +415,7 @@ def test_serve_installation_ends_with_the_command(rest_bundle: Path, tmp_path: P
         )  # fmt: skip
         started: set[int] = set()
         try:
-            deadline = time.monotonic() + 120
-            while proc.poll() is None and time.monotonic() < deadline:
-                started = descendants(proc.pid)
-                if any(INSTALLING in cmdline(pid) for pid in started):
-                    break
-                time.sleep(0.05)
-            assert any(INSTALLING in cmdline(pid) for pid in started), started
+            started = running_below(proc, INSTALLING, 120)
         finally:
             stop(proc, signal.SIGTERM)
         assert survivors(started) == set()  # the index still silent: pip would wait on
@@ -435,3 +429,16 @@ def cmdline(pid: int) -> bytes:
         return Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return b""
+
+
+def running_below(proc: "subprocess.Popen[bytes]", marker: bytes, seconds: float) -> set[int]:
+    """The live processes below ``proc`` once one whose command line holds ``marker`` runs;
+    a failed test when none does before ``seconds`` pass or ``proc`` ends."""
+    started: set[int] = set()
+    deadline = time.monotonic() + seconds
+    while proc.poll() is None and time.monotonic() < deadline:
+        started = descendants(proc.pid)
+        if any(marker in cmdline(pid) for pid in started):
+            return started
+        time.sleep(0.05)
+    raise AssertionError(f"nothing running {marker!r} below {proc.pid}: {sorted(started)}")
