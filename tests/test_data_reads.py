@@ -297,3 +297,25 @@ def test_a_name_every_branch_binds_is_judged_when_all_its_values_are(tmp_path: P
         assert any("reads en.txt" in m for m in messages)
     partly = _inspect(source, "--data", str(tmp_path / "fr.txt"))
     assert partly["greeting"]["class"] == partly["both"]["class"] == "eligible"
+
+
+def test_a_passed_value_is_not_read_in_the_helpers_scope(tmp_path: Path) -> None:
+    """A helper given the caller's local name: the value was pasted into the helper and the
+    name looked up there, where it is another variable (here a cwd-relative literal, a false
+    SVC-R043); a module-level path passed in is still followed."""
+    source = tmp_path / "scopes.py"
+    source.write_text(
+        "from pathlib import Path\n\n"
+        "HERE = Path(__file__).parent\n\n\n"
+        "def _load(name):\n"
+        '    p = "wrong.json"\n'
+        "    return open(name).read()\n\n\n"
+        "def local() -> str:\n"
+        '    p = "/etc/hostname"\n'
+        "    return _load(p)\n\n\n"
+        "def module_level() -> str:\n"
+        '    return _load(HERE / "c.json")\n'
+    )
+    found = _inspect(source)
+    assert found["local"]["reasons"] == [], found["local"]["reasons"]
+    assert [r["code"] for r in found["module_level"]["reasons"]] == ["SVC-R042"]

@@ -68,12 +68,13 @@ class CalledReads:
         reaches, in the order found (breadth first), each once."""
         found: dict[tuple[int, int, str | None, str | None], FileRead] = {}
         seen = {name}
-        frontier: list[tuple[list[tuple[ast.Call, str]], tuple[str, ...], Span | None]] = [
-            (self._followed(body, calls), (), None)
-        ]
+        # (the calls to follow, the body making them, the functions gone through, the
+        # capability's own call that starts the chain)
+        Step = tuple[list[tuple[ast.Call, str]], Body, tuple[str, ...], Span | None]
+        frontier: list[Step] = [(self._followed(body, calls), body, (), None)]
         for _ in range(self.depth):
-            following: list[tuple[list[tuple[ast.Call, str]], tuple[str, ...], Span | None]] = []
-            for followed, chain, first in frontier:
+            following: list[Step] = []
+            for followed, caller, chain, first in frontier:
                 for site, key in followed:
                     fn, takes_cls = self._targets[key]
                     facts = self._facts_of(key, fn)
@@ -83,14 +84,15 @@ class CalledReads:
                         for template in facts.parametric
                         if (
                             read := self._read(
-                                with_arguments(template, fn, site, takes_cls), facts.body
+                                with_arguments(template, facts.body, site, takes_cls, caller),
+                                facts.body,
                             )
                         )
                     ]
                     if key not in seen:
                         seen.add(key)
                         reads += facts.reads
-                        following.append((facts.calls, through, call))
+                        following.append((facts.calls, facts.body, through, call))
                     for variants in reads:
                         first_read = variants[0]
                         found.setdefault(

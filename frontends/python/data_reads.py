@@ -327,6 +327,10 @@ class Body:
             self._counts = binding_counts(self.fn.body)
         return self._counts
 
+    def local_names(self) -> set[str]:
+        """The names the function binds itself (its parameters included)."""
+        return self.params | set(self.counts())
+
     def bound(self) -> Bound:
         if self._bound is None:
             self._bound = bound_values(self.fn.body, self.params, self.counts())
@@ -385,11 +389,14 @@ class Body:
 
 
 def with_arguments(
-    read: ast.Call, fn: ast.FunctionDef | ast.AsyncFunctionDef, site: ast.Call, bound_first: bool
+    read: ast.Call, callee: Body, site: ast.Call, bound_first: bool, caller: Body
 ) -> ast.Call | None:
-    """``read`` (a :meth:`Body.parametric` read of ``fn``) with ``fn``'s parameters replaced
-    by what the call ``site`` passes (or their defaults); ``bound_first`` skips ``cls``.
-    ``None`` when the call unpacks arguments or leaves a parameter the read uses unknown."""
+    """``read`` (a :meth:`Body.parametric` read of ``callee``) with its parameters replaced
+    by what the call ``site`` in ``caller`` passes (or their defaults); ``bound_first``
+    skips ``cls``. ``None`` when the call unpacks arguments, leaves a parameter the read
+    uses unknown, or passes a value reading a name either function binds itself: the read
+    is judged in the callee's scope, where such a name is another variable or none."""
+    fn = callee.fn
     if any(isinstance(a, ast.Starred) for a in site.args) or any(
         k.arg is None for k in site.keywords
     ):
@@ -409,8 +416,10 @@ def with_arguments(
         values[arg.arg] = value
     for keyword in site.keywords:
         values[keyword.arg] = keyword.value  # type: ignore[index]
-    params = {a.arg for a in parameters(fn)}
-    used = {n.id for n in walk(read) if isinstance(n, ast.Name)} & params
+    used = {n.id for n in walk(read) if isinstance(n, ast.Name)} & callee.params
     if not used <= set(values):
+        return None
+    passed = {n.id for p in used for n in walk(values[p]) if isinstance(n, ast.Name)}
+    if passed & (caller.local_names() | callee.local_names()):
         return None
     return _replace(read, {p: values[p] for p in used})
