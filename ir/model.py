@@ -425,13 +425,6 @@ class ModuleIR:
                 return cap
         return None
 
-    def model(self, name: str) -> ModelDecl | None:
-        """A scan of ``models``: lookups per function use ``module_index(ir).models``."""
-        for decl in self.models:
-            if decl.name == name:
-                return decl
-        return None
-
     def typed_dict(self, name: str) -> TypedDictDecl | None:
         for decl in self.typed_dicts:
             if decl.name == name:

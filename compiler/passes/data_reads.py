@@ -17,8 +17,11 @@ module judges them:
   ``uvicorn`` wherever it is started. Such a read is ``SVC-R043`` even when the file is
   declared, with the hint to build the path from ``__file__``.
 
-A path built from a parameter is the ``paths`` security effect instead (``SVC-R036``); a
-path the source does not spell (a variable, a computed string) is not judged here.
+The reads a capability makes through the module's own functions it calls, or through a
+name bound more than once, come as ``Capability.file_reads`` (the read once per value its
+path may have) and are judged alike, all together or not at all. A path built from a
+parameter is the ``paths`` security effect instead (``SVC-R036``); a path the source does
+not spell (a computed string) is not judged here.
 """
 
 import posixpath

@@ -5,7 +5,10 @@ Only calls of the shared read table are recorded, with a path built from ``__fil
 the module-level facts record as ``Evaluation.path``) or a literal relative path
 (``Evaluation.literal``): ``"catalog.json"``, ``Path("data") / "train.csv"``,
 ``os.path.join("data", "train.csv")``; spelt in the call or held by a local name the body
-binds once (:func:`bound_once`, :func:`through_name`).
+binds (:func:`bound_values`, :func:`through_names`: every value a name may hold). A
+:class:`Body` holds one function's reads; a read whose path comes from a parameter is kept
+as a template that :func:`with_arguments` fills with what a call passes (followed from a
+capability into the module's own functions by :mod:`svcc.frontends.python._read_calls`).
 """
 
 import ast
