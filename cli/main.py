@@ -554,21 +554,24 @@ def _cmd_serve_analysis(args: argparse.Namespace) -> int:
 
 
 def _check_bind(bind: str) -> None:
-    """``--bind HOST:PORT`` (``[::1]:PORT``; a bare host is port 8000, as gunicorn reads it)
-    that another process holds is one line and exit 2 before gunicorn starts: gunicorn
-    retried for five seconds, logging each try, and exited 1. A Unix socket is gunicorn's."""
+    """``--bind`` read as gunicorn reads it (its own parser): an address another process
+    holds is one line and exit 2 before gunicorn starts (gunicorn retried for five seconds,
+    logging each try, and exited 1). A Unix socket or a descriptor is gunicorn's."""
+    from gunicorn.util import parse_address
     from svcc.cli.serve import check_port_free
     from svcc.contracts.errors import UsageError
 
-    if bind.startswith(("unix:", "fd://")):
+    try:
+        address = parse_address(bind)
+    except (RuntimeError, ValueError) as exc:
+        why = str(exc).rstrip(".")
+        raise UsageError(f"--bind {bind}: expected HOST:PORT with a port 1-65535 ({why})") from None
+    if not isinstance(address, tuple):
         return
-    host, colon, port = bind.rpartition(":") if not bind.endswith("]") else ("", "", "")
-    if not colon or "]" in port:
-        host, port = bind, "8000"
-    host = host.removeprefix("[").removesuffix("]") or "0.0.0.0"
-    if not port.isdigit() or not 0 < int(port) < 65536:
+    host, port = address
+    if not 0 < port < 65536:
         raise UsageError(f"--bind {bind}: expected HOST:PORT with a port 1-65535")
-    check_port_free(host, int(port), "--bind")
+    check_port_free(host or "0.0.0.0", port, "--bind")
 
 
 def _cmd_targets(args: argparse.Namespace) -> int:

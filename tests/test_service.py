@@ -353,14 +353,17 @@ def test_a_busy_or_malformed_bind_is_one_line_and_exit_2(tmp_path: Path) -> None
         holder.bind(("127.0.0.1", 0))
         holder.listen()
         port = holder.getsockname()[1]
-        proc = run_svcc(
-            "serve-analysis", "--workspace", str(tmp_path), "--bind", f"127.0.0.1:{port}"
+        # any spelling gunicorn reads (``tcp://`` included: it was refused as a host name)
+        procs = [
+            run_svcc("serve-analysis", "--workspace", str(tmp_path), "--bind", bind)
+            for bind in (f"127.0.0.1:{port}", f"tcp://127.0.0.1:{port}")
+        ]
+    for proc in procs:
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr == (
+            f"svcc: error: port {port} on 127.0.0.1 is not available (Address already in use); "
+            "stop what holds it or choose another with --bind\n"
         )
-    assert proc.returncode == 2, proc.stderr
-    assert proc.stderr == (
-        f"svcc: error: port {port} on 127.0.0.1 is not available (Address already in use); "
-        "stop what holds it or choose another with --bind\n"
-    )
     proc = run_svcc("serve-analysis", "--workspace", str(tmp_path), "--bind", "127.0.0.1:http")
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.count("\n") == 1
