@@ -223,10 +223,7 @@ def analyse_upload(
             raise MemoryError
         raise Unanalysable(analysis.error_message())
     document = apply_selection(result_document(analysis), only, ignore)
-    known = {f["name"] for f in document["functions"]}
-    unknown = [name for name in only or () if name not in known]
-    if unknown:
-        raise Refused(f"unknown function {unknown[0]!r}")
+    refuse_unknown(only, {f["name"] for f in document["functions"]})
     try:
         return encode(document)
     except UnicodeEncodeError as exc:
@@ -615,10 +612,16 @@ def analyse_directory_answer(
             for _, entry in entries
             for function in json.loads(entry).get("functions", ())
         }
-        unknown = [name for name in only if name not in known]
-        if unknown:
-            raise Refused(f"unknown function {unknown[0]!r}: no file below defines it")
+        refuse_unknown(only, known, ": no file analysed below defines it")
     return directory_answer(prefix, iter(entries))
+
+
+def refuse_unknown(only: Collection[str] | None, known: set[str], where: str = "") -> None:
+    """A selected name that no analysed function has is a 400 (the one rule for a file and
+    for a directory)."""
+    unknown = [name for name in only or () if name not in known]
+    if unknown:
+        raise Refused(f"unknown function {unknown[0]!r}{where}")
 
 
 def bundle_files(
