@@ -3,7 +3,9 @@
 A child notices that its parent has gone only when a pipe closes or a timeout expires; after
 a SIGKILL of the parent it would live on, parented to PID 1. On Linux the kernel ends it with
 its parent instead (``PR_SET_PDEATHSIG``). Used by the REST body-prevalidation helper (copied
-into bundles) and by the analysis service's processes; imports nothing of svcc.
+into bundles), the analysis service's processes, the processes lowering a directory, and the
+pip and venv processes of ``svcc lock``, ``svcc serve`` and the plugin commands; imports
+nothing of svcc.
 """
 
 import os
