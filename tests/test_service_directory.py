@@ -167,7 +167,8 @@ def test_a_name_no_file_defines_is_a_400(http: httpx.Client) -> None:
         "/analyse_directory/", data={"directory_path": "shop", "functions_to_analyze": "total,nope"}
     )
     assert response.status_code == 400, response.text[:300]
-    assert response.json()["description"] == "unknown function 'nope': no file analysed below defines it"
+    description = "unknown function 'nope': no file analysed below defines it"
+    assert response.json()["description"] == description
 
 
 def test_a_broken_module_costs_its_entry_and_its_importers_say_why(
