@@ -11,6 +11,7 @@ import contextlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -223,6 +224,34 @@ def test_governed_rest_template_and_scratch_go_with_the_server(
     assert survivors(started) == set(), log.read_text(errors="replace")
     # SIGTERM/SIGINT: the server removes it; SIGKILL: its template does, told by the kernel
     assert gone(scratch) == [], log.read_text(errors="replace")
+
+
+def test_governed_template_removes_its_scratch_when_its_control_closes(
+    governed_rest: Path, tmp_path: Path
+) -> None:
+    """The template's control socket closing is the first sign of a SIGKILLed server: the
+    kernel closes a dying process's files before it reparents its children or sends their
+    death signal, so a template can read EOF while its parent id is still the server's. It
+    must remove the directory then, not only on the signal (CI saw one left behind)."""
+    scratch = tmp_path / "svc-governed-direct"
+    scratch.mkdir()
+    (scratch / "left-by-a-call").write_text("x")
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    template = subprocess.Popen(
+        [sys.executable, "-s", str(governed_rest / "execution" / "worker.py"),
+         str(theirs.fileno())],
+        pass_fds=[theirs.fileno()],
+        cwd=scratch,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    theirs.close()
+    try:
+        ours.settimeout(30)
+        assert ours.recv(16) == b"ready"
+    finally:
+        ours.close()  # EOF, and this process (its parent) lives on
+    assert template.wait(timeout=30) == 0
+    assert not scratch.exists()
 
 
 def test_governed_scratch_left_by_a_killed_group_is_swept_at_the_next_start(

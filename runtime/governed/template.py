@@ -544,13 +544,17 @@ def serve(root: Path, control: socket.socket) -> None:
                         template.read_log(key.fd)
                     continue
                 message, fds, _, _ = socket.recv_fds(control, 16, 4)
-                if not message:
-                    return  # the server is gone
+                if not message:  # the server closed its executor, or died
+                    stopping.append(0)
+                    return
                 for fd in fds:
                     template.start(fd, [selector, control, wake_r, wake_w, *template.logs])
     finally:
         template.close()
-        if stopping or os.getppid() != server:  # the server is gone: so is its directory
+        # The server is gone, or done with this template: so is the directory. EOF on the
+        # control socket counts: a SIGKILLed server's files close before the kernel
+        # reparents the template or sends it the death signal, so EOF may come first.
+        if stopping or os.getppid() != server:
             shutil.rmtree(template.scratch, ignore_errors=True)
 
 
