@@ -146,6 +146,7 @@ def inspect_repository(
         requirements=requirements,
         strict=False,
         workers=None,  # all cores, as the README says
+        documents=fmt == "json" and not args.ir,  # rendered by the workers (see there)
         allow=getattr(args, "allow", frozenset()),
         # refused for a directory by the library, as for compile (they were ignored here)
         module_name=args.module_name,

@@ -61,6 +61,9 @@ class Analysis:
     requirements: "DeclaredRequirements | None" = None
     repository: "Repository | None" = None
     reports: Mapping[str, ReadinessReport | None] = field(default=Factory(dict))
+    # A directory's modules' documents as canonical JSON (module → bytes), when they were
+    # rendered where the modules were judged (``analyze_repository(documents=True)``).
+    rendered: Mapping[str, bytes] = field(default=Factory(dict))
 
     @property
     def bundle_kind(self) -> str:
@@ -152,13 +155,7 @@ class Analysis:
         """One module of a directory: its readiness document and front-end diagnostics."""
         assert self.repository is not None
         source = self.repository.modules[module]
-        report = self.reports[module]
-        if report is None:
-            error = next(d for d in source.result.diagnostics if d.severity == "error")
-            return {"error": {"path": source.file.path, **error.to_json()}}
-        doc = report.to_json()
-        doc["diagnostics"] = [d.to_json() for d in source.result.diagnostics]
-        return doc
+        return module_document(source.file.path, source.result.diagnostics, self.reports[module])
 
     def file_analysis(self, module: str) -> "Analysis":
         """One module of a directory as a file's analysis (IR and the readiness judged
@@ -176,6 +173,20 @@ class Analysis:
             is_package=source.file.is_package,
             requirements=self.requirements,
         )
+
+
+def module_document(
+    path: str, diagnostics: Sequence[Diagnostic], report: ReadinessReport | None
+) -> dict[str, Any]:
+    """A directory's module document: its report (``None``: it did not lower) and its
+    front end's diagnostics. A function of what a lowering worker holds, so the worker that
+    judged a module renders it (``compiler.repository_document``)."""
+    if report is None:
+        error = next(d for d in diagnostics if d.severity == "error")
+        return {"error": {"path": path, **error.to_json()}}
+    doc = report.to_json()
+    doc["diagnostics"] = [d.to_json() for d in diagnostics]
+    return doc
 
 
 def _data_digests(tree: "RepositoryTree") -> dict[str, str]:
@@ -560,13 +571,16 @@ def analyze_repository(
     folder_name: str | None = None,
     workers: int | None = 1,
     allow: frozenset[str] = frozenset(),
+    documents: bool = False,
 ) -> Analysis:
     """Front end and readiness over the graph. ``strict`` (bundles) refuses a tree with any
     refused entry (exit 2); otherwise (``inspect``, the analysis service) refused entries are
     reported in the document and the rest is analysed. ``folder_name``: the root folder's
     name for the user (a git export's is its ``--subdir``'s; see ``read_tree``).
     ``workers``: processes lowering a large tree (``None``: one per CPU, as the CLI asks),
-    which then judge the modules they lowered (see ``RepositoryReadiness.run``)."""
+    which then judge the modules they lowered (see ``RepositoryReadiness.run``) and, with
+    ``documents`` (``inspect DIR --format json``), render their documents
+    (:attr:`Analysis.rendered`)."""
     from pathlib import Path
 
     from svcc.frontends.repository import lowered_tree
@@ -575,7 +589,12 @@ def analyze_repository(
     with lowered_tree(
         tree, python_version=version_tuple(python_version), workers=workers, encoding=encoding
     ) as (repo, pool):
-        return assess_repository(repo, requirements, allow, path=os.fspath(root), pool=pool)
+        analysis = assess_repository(repo, requirements, allow, path=os.fspath(root), pool=pool)
+        if documents and pool is not None:
+            from svcc.compiler.repository_document import render_in_workers
+
+            analysis = evolve(analysis, rendered=render_in_workers(pool))
+        return analysis
 
 
 def assess_repository(
@@ -626,11 +645,12 @@ def analyze(
     serialize: bool = True,
     display_path: str | None = None,
     facts_cache: dict[str, Any] | None = None,
+    documents: bool = False,
 ) -> Analysis:
     """Any input: ``source`` held in memory (``path`` is then its display name; its
     format is ``source_format`` or the suffix's, its module name checked unless
-    ``check_name`` is false: see :func:`analyze_source`), a
-    directory (the repository front end; ``strict``, ``workers`` and ``folder_name`` as in
+    ``check_name`` is false: see :func:`analyze_source`), a directory (the repository
+    front end; ``strict``, ``workers``, ``folder_name`` and ``documents`` as in
     :func:`analyze_repository`) or a file or notebook on disk (with its local import
     closure; ``module_name``, ``data``, ``governed``, ``display_path`` and ``facts_cache``
     as in :func:`analyze_file`). The front end is the only thing that differs."""
@@ -667,6 +687,7 @@ def analyze(
             folder_name=folder_name,
             workers=workers,
             allow=allow,
+            documents=documents,
         )
     return analyze_file(
         path,

@@ -24,6 +24,7 @@ import pytest
 from svcc.compiler.analysis import Analysis, analyze_source
 from svcc.compiler.bundles import build_bundle
 from svcc.compiler.registry import get_target
+from svcc.frontends.repository import Held
 from svcc.ir.index import module_index
 from svcc.ir.serde import ir_from_json
 from svcc.runtime.validation import RequestInvalid, RequestValidator
@@ -468,7 +469,7 @@ def test_parallel_repository_reading_gives_the_same_modules(tmp_path: Path) -> N
 
 def test_repository_document_is_the_same_bytes_whatever_the_workers(tmp_path: Path) -> None:
     """``inspect DIR --format json`` from a tree lowered in worker processes (each IR encoded
-    there) with the modules' documents rendered in worker processes is byte for byte the
+    there) with the modules' documents rendered in those workers is byte for byte the
     canonical encoding of the document built in one process (issue 27 item 3)."""
     from svcc.compiler.analysis import Analysis, analyze_repository
     from svcc.compiler.repository_document import encode_document
@@ -480,8 +481,10 @@ def test_repository_document_is_the_same_bytes_whatever_the_workers(tmp_path: Pa
         body = functions(2) if i % 7 else "def broken(:\n"
         runs = 'print("ü")\n' if i % 5 == 0 else ""  # code at import: inherited (SVC-R024)
         (tmp_path / f"m{i}.py").write_text(f"import m{(i + 1) % PARALLEL_FROM}\n{runs}{body}")
-    one = analyze_repository(tmp_path, strict=False, workers=1)
-    parallel = analyze_repository(tmp_path, strict=False, workers=2)
+    one = analyze_repository(tmp_path, strict=False, workers=1, documents=True)
+    parallel = analyze_repository(tmp_path, strict=False, workers=2, documents=True)
+    assert not one.rendered  # lowered here: rendered by encode_document
+    assert set(parallel.rendered) == set(parallel.reports)  # by the workers that judged them
     notebook = {"nb/x.ipynb": {"error": {"path": "nb/x.ipynb", "message": "é"}}}
     expected = one.document()
     expected["files"] |= notebook
@@ -492,8 +495,8 @@ def test_repository_document_is_the_same_bytes_whatever_the_workers(tmp_path: Pa
         return {m: s.result.ir_json or ir_to_json(s.ir) for m, s in modules if s.ir is not None}
 
     assert ir_texts(parallel) == ir_texts(one)
-    assert encode_document(parallel, notebook, workers=2) == canonical_json(expected)
-    assert encode_document(one, notebook, workers=1) == canonical_json(expected)
+    assert encode_document(parallel, notebook) == canonical_json(expected)
+    assert encode_document(one, notebook) == canonical_json(expected)
     assert b"SVC-R024" in canonical_json(expected)
 
 
@@ -527,13 +530,14 @@ def test_modules_are_judged_in_the_workers_that_lowered_them(tmp_path: Path) -> 
     _judged_tree(tmp_path)
     one = analyze_repository(tmp_path, strict=False, workers=1)
     assert one.repository is not None
-    expected = encode_document(one, workers=1)
+    expected = encode_document(one)
     assert b"SVC-R024" in expected
     for count in (2, 3):
-        parallel = analyze_repository(tmp_path, strict=False, workers=count)
+        parallel = analyze_repository(tmp_path, strict=False, workers=count, documents=True)
         assert parallel.repository is not None
         assert parallel.reports == one.reports
-        assert encode_document(parallel, workers=count) == expected
+        assert len(parallel.rendered) == len(one.reports)
+        assert encode_document(parallel) == expected
         held = [m.result for m in parallel.repository.modules.values()]
         assert all(isinstance(r, EncodedResult) for r in held)
         assert not any(r._ir is not None for r in held if isinstance(r, EncodedResult))
@@ -552,6 +556,23 @@ def test_lowering_workers_end_when_their_pipe_closes(tmp_path: Path) -> None:
     with LoweringPool(read_tree(tmp_path), 3, (3, 11)) as pool:
         assert len(pool.encoded) == PARALLEL_FROM
     assert pool.exitcodes == [0, 0, 0]
+
+
+def _held_modules(held: Held, _: None) -> list[str]:
+    return sorted(held.results)
+
+
+def test_lowering_workers_take_each_file_once(tmp_path: Path) -> None:
+    """The workers take files from one shared counter: every module lowered by exactly one
+    worker, and (files of very different sizes, largest first) no worker left without any."""
+    from svcc.frontends.repository import PARALLEL_FROM, LoweringPool, read_tree
+
+    for i in range(PARALLEL_FROM * 2):
+        (tmp_path / f"m{i}.py").write_text(functions(1 + (i * 37) % 50))
+    with LoweringPool(read_tree(tmp_path), 3, (3, 11)) as pool:
+        held = pool.each(_held_modules, None)
+    assert all(held)
+    assert sorted(m for part in held for m in part) == sorted(f"m{i}" for i in range(128))
 
 
 def _children(pid: int) -> set[int]:

@@ -363,7 +363,9 @@ def _own_risks(
 
 
 def _reports(held: "Held", risks: dict[str, list[str]]) -> dict[str, ReadinessReport | None]:
-    """The reports of the modules this worker holds, given every module's risks."""
+    """The reports of the modules this worker holds, given every module's risks (kept in
+    ``held.scratch["reports"]`` for what the parent asks next)."""
     walk: RepositoryReadiness = held.scratch["walk"]
     walk._risks |= risks
-    return {module: walk.report(module) for module in held.results}
+    reports = held.scratch["reports"] = {module: walk.report(module) for module in held.results}
+    return reports
