@@ -153,6 +153,8 @@ class Analysis:
 
     def module_document(self, module: str) -> dict[str, Any]:
         """One module of a directory: its readiness document and front-end diagnostics."""
+        from svcc.compiler.repository_document import module_document
+
         assert self.repository is not None
         source = self.repository.modules[module]
         return module_document(source.file.path, source.result.diagnostics, self.reports[module])
@@ -173,20 +175,6 @@ class Analysis:
             is_package=source.file.is_package,
             requirements=self.requirements,
         )
-
-
-def module_document(
-    path: str, diagnostics: Sequence[Diagnostic], report: ReadinessReport | None
-) -> dict[str, Any]:
-    """A directory's module document: its report (``None``: it did not lower) and its
-    front end's diagnostics. A function of what a lowering worker holds, so the worker that
-    judged a module renders it (``compiler.repository_document``)."""
-    if report is None:
-        error = next(d for d in diagnostics if d.severity == "error")
-        return {"error": {"path": path, **error.to_json()}}
-    doc = report.to_json()
-    doc["diagnostics"] = [d.to_json() for d in diagnostics]
-    return doc
 
 
 def _data_digests(tree: "RepositoryTree") -> dict[str, str]:

@@ -12,21 +12,35 @@ its keys and values' canonical texts joined with ``,`` and ``:`` in sorted key o
 the joining is exact (``tests/test_scaling.py`` checks it).
 """
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from svcc.ir.canonical import ENCODER
 
 if TYPE_CHECKING:
     from svcc.compiler.analysis import Analysis
+    from svcc.compiler.passes.readiness import ReadinessReport
+    from svcc.contracts.diagnostics import Diagnostic
     from svcc.frontends.repository import Held, LoweringPool
+
+
+def module_document(
+    path: str, diagnostics: "Sequence[Diagnostic]", report: "ReadinessReport | None"
+) -> dict[str, Any]:
+    """A directory's module document: its report (``None``: it did not lower) and its
+    front end's diagnostics. A function of what a lowering worker holds, so the worker that
+    judged a module renders it."""
+    if report is None:
+        error = next(d for d in diagnostics if d.severity == "error")
+        return {"error": {"path": path, **error.to_json()}}
+    doc = report.to_json()
+    doc["diagnostics"] = [d.to_json() for d in diagnostics]
+    return doc
 
 
 def _render_held(held: "Held", _: None) -> dict[str, bytes]:
     """In a lowering worker: the documents of the modules it judged (``_reports`` kept
     their reports), as canonical JSON (UTF-8)."""
-    from svcc.compiler.analysis import module_document
-
     reports = held.scratch["reports"]
     paths = {f.module: f.path for f in held.tree.files}
     return {
