@@ -11,14 +11,18 @@ lock is the closure of the extension's requirements over those wheels, as ``inst
 """
 
 import base64
+import contextlib
 import csv
+import fcntl
 import hashlib
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
+from collections.abc import Iterator
 from functools import partial
 from importlib import metadata
 from pathlib import Path
@@ -80,7 +84,40 @@ def _source_root() -> Path | None:
 
 
 def build_wheel(source: Path, out: Path) -> Path:
-    """One wheel built from ``source`` offline (no dependencies, no build isolation)."""
+    """One wheel built from ``source`` offline (no dependencies, no build isolation).
+
+    pip builds in the source tree (setuptools' ``build/`` and ``*.egg-info`` there), so two
+    builds of one tree at once broke each other ("Failed to build one or more wheels": two
+    ``svcc plugins fetch`` side by side, as the Docker and Podman walkthroughs run): builds
+    of a tree take turns on a lock in its ``build/`` folder, released when the build ends
+    or svcc dies. A build that died midway (or one of those two) left setuptools' wheel
+    staging folder behind, which failed every later build ("File exists: ...dist-info"):
+    under the lock no build of the tree runs, so it is removed first."""
+    with _tree_lock(source):
+        for staging in (source / "build").glob("bdist.*"):
+            shutil.rmtree(staging, ignore_errors=True)
+        return _build_wheel(source, out)
+
+
+@contextlib.contextmanager
+def _tree_lock(source: Path) -> Iterator[None]:
+    """An exclusive ``flock`` on ``source/build/.svcc-wheel.lock`` (none when the tree
+    cannot take one, such as a read-only tree: pip then says why it cannot build there)."""
+    try:
+        folder = source / "build"
+        folder.mkdir(exist_ok=True)
+        fd = os.open(folder / ".svcc-wheel.lock", os.O_WRONLY | os.O_CREAT, 0o600)
+    except OSError:
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _build_wheel(source: Path, out: Path) -> Path:
     done = subprocess.run(
         [
             sys.executable,
