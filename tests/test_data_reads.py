@@ -319,3 +319,49 @@ def test_a_passed_value_is_not_read_in_the_helpers_scope(tmp_path: Path) -> None
     found = _inspect(source)
     assert found["local"]["reasons"] == [], found["local"]["reasons"]
     assert [r["code"] for r in found["module_level"]["reasons"]] == ["SVC-R042"]
+
+
+def test_reads_are_judged_for_what_the_code_reads(tmp_path: Path) -> None:
+    """Four false verdicts of the second look: a helper's parameter named like a module-level
+    path was read as that path (a false SVC-R042 naming a file never read); ``io.open(p)``
+    was taken to read the module ``io`` (never judged, where ``open(p)`` is); a binding the
+    same block replaces counted as a value (``'x.json'`` never read); a handler that
+    re-raises was taken to cope with the missing file (eligible, and every call fails)."""
+    source = tmp_path / "precise.py"
+    source.write_text(
+        "import io\n"
+        "from pathlib import Path\n\n"
+        "HERE = Path(__file__).parent\n"
+        'path = HERE / "default.json"\n\n\n'
+        "def _load(path):\n"
+        "    return path.read_text()\n\n\n"
+        "def helper() -> str:\n"
+        '    return _load(HERE / "other.json")\n\n\n'
+        "def via_io(french: bool) -> str:\n"
+        "    if french:\n"
+        '        p = HERE / "fr.txt"\n'
+        "    else:\n"
+        '        p = HERE / "en.txt"\n'
+        "    return io.open(p).read()\n\n\n"
+        "def rebound() -> str:\n"
+        '    p = "x.json"\n'
+        '    p = "y.json"\n'
+        "    return open(p).read()\n\n\n"
+        "def reraised() -> str:\n"
+        "    try:\n"
+        '        return open("d.json").read()\n'
+        "    except OSError as exc:\n"
+        '        raise RuntimeError("no data") from exc\n'
+    )
+    found = _inspect(source)
+
+    def said(name: str) -> list[tuple[str, str]]:
+        return [(r["code"], r["message"]) for r in found[name]["reasons"]]
+
+    assert [code for code, _ in said("helper")] == ["SVC-R042"], said("helper")
+    assert "other.json" in said("helper")[0][1]
+    assert not any("default.json" in m for _, m in said("helper"))
+    assert [code for code, _ in said("via_io")] == ["SVC-R042", "SVC-R042"], said("via_io")
+    assert [code for code, _ in said("rebound")] == ["SVC-R043"], said("rebound")
+    assert "y.json" in said("rebound")[0][1]
+    assert [code for code, _ in said("reraised")] == ["SVC-R043"], said("reraised")

@@ -73,11 +73,7 @@ def data_read(
     path = read_path(call)
     literal = None
     if path is None:
-        target = (
-            call.func.value
-            if isinstance(call.func, ast.Attribute) and callee.startswith("pathlib.Path().")
-            else (call.args[0] if call.args else None)
-        )
+        target = path_operand(call, callee)
         literal = _literal_path(target, qualify) if target is not None else None
         if literal is None:
             return None
@@ -148,11 +144,14 @@ def bound_values(body: list[ast.stmt], params: set[str], counts: dict[str, int])
     ``if``/``for``/``try``/``with`` too) or ``for name in (a, b, ...)`` over a literal tuple
     or list, and the name is neither a parameter nor declared ``global``/``nonlocal``. Any
     other binding anywhere in the body (``counts``, a nested scope's included) disqualifies
-    it: a name that may hold a value not listed is never judged."""
+    it: a name that may hold a value not listed is never judged. A plain binding replaces
+    what the same block bound before it (``p = "a"; p = "b"`` holds only ``"b"``); values
+    bound in other blocks (branches, a loop's body) add up."""
     sites: Bound = {}
     plain: dict[str, int] = {}
 
     def visit(statements: list[ast.stmt]) -> None:
+        before = {name: len(values) for name, values in sites.items()}  # the block's start
         for stmt in statements:
             target: ast.expr | None = None
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
@@ -167,9 +166,11 @@ def bound_values(body: list[ast.stmt], params: set[str], counts: dict[str, int])
                     target = None
             if isinstance(target, ast.Name):
                 end = (target.end_lineno or 0, target.end_col_offset or 0)
+                held = sites.setdefault(target.id, [])
                 if not isinstance(stmt, ast.For | ast.AsyncFor):
                     end = (stmt.end_lineno or 0, stmt.end_col_offset or 0)
-                sites.setdefault(target.id, []).extend((v, end) for v in values)
+                    del held[before.get(target.id, 0) :]
+                held.extend((v, end) for v in values)
                 plain[target.id] = plain.get(target.id, 0) + 1
             if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 continue  # another scope
@@ -210,19 +211,23 @@ def _bound_names(node: ast.AST) -> list[str]:
 _PATH_READS: Final = frozenset({"read_text", "read_bytes", "open"})
 
 
-def _used_name(call: ast.Call, callee: str) -> ast.Name | None:
-    """The name ``call`` reads a file through: the receiver of ``.read_text()`` and the
-    like, or a read callable's first argument."""
+def path_operand(call: ast.Call, callee: str) -> ast.expr | None:
+    """The path expression ``call`` (of ``callee``, normalised) reads: a path's receiver
+    (``Path(...).read_text()``, or ``p.read_text()`` on a name not resolved yet), else the
+    first argument (``open(p)``, ``io.open(p)``, ``pd.read_csv(p)``). The one rule for it."""
     func = call.func
-    if (
-        isinstance(func, ast.Attribute)
-        and isinstance(func.value, ast.Name)
-        and func.attr in _PATH_READS
+    if isinstance(func, ast.Attribute) and (
+        callee.startswith("pathlib.Path().")
+        or (not reads_file(callee) and func.attr in _PATH_READS)
     ):
         return func.value
-    if call.args and isinstance(call.args[0], ast.Name) and reads_file(callee):
-        return call.args[0]
-    return None
+    return call.args[0] if call.args else None
+
+
+def _used_name(call: ast.Call, callee: str) -> ast.Name | None:
+    """The name ``call`` reads a file through (:func:`path_operand`), if a bare name."""
+    used = path_operand(call, callee)
+    return used if isinstance(used, ast.Name) else None
 
 
 def through_names(call: ast.Call, callee: str, bound: Callable[[], Bound]) -> list[ast.Call] | None:
@@ -290,6 +295,10 @@ def absence_handled(
 
 
 def _catches_missing(handler: ast.ExceptHandler, qualify: Callable[[ast.expr], str | None]) -> bool:
+    """Whether ``handler`` catches a missing file and copes: one that ends by raising
+    (``raise RuntimeError(...) from exc``) still fails the call."""
+    if handler.body and isinstance(handler.body[-1], ast.Raise):
+        return False
     caught = handler.type
     if caught is None:
         return True
@@ -368,6 +377,13 @@ class Body:
         reads = [r for r in found if r is not None]
         if not reads or len(reads) != len(found) or self.handles_missing(call):
             return None
+        local = self.local_names()
+        for variant in variants:  # a name the function binds is not the module's of that name
+            target = path_operand(variant, normalise(self.resolve(variant.func)))
+            if target is not None and any(
+                isinstance(n, ast.Name) and n.id in local for n in walk(target)
+            ):
+                return None  # a parameter's is read with each call's arguments (parametric)
         return reads
 
     def parametric(self, call: ast.Call) -> ast.Call | None:
@@ -378,12 +394,7 @@ class Body:
         if variants is None or len(variants) != 1 or self.handles_missing(call):
             return None
         read = variants[0]
-        func = read.func
-        target = (
-            func.value
-            if isinstance(func, ast.Attribute) and func.attr in _PATH_READS
-            else (read.args[0] if read.args else None)
-        )
+        target = path_operand(read, normalise(self.resolve(read.func)))
         if target is None:
             return None
         used = {n.id for n in walk(target) if isinstance(n, ast.Name)} & self.params
