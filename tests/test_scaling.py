@@ -628,6 +628,65 @@ def test_directory_workers_end_with_a_killed_svcc(tmp_path: Path) -> None:
             os.kill(worker, signal.SIGKILL)
 
 
+def test_a_killed_worker_is_one_line_not_an_empty_success(tmp_path: Path) -> None:
+    """A worker gone (the out-of-memory killer) when the parent asks it something: the
+    parent's write raised ``BrokenPipeError``, which the CLI reads as a closed stdout, so
+    ``inspect``/``compile`` exited 0 having written nothing. Now one error naming how it
+    ended, and the other workers are stopped."""
+    import os
+    import signal
+
+    from svcc.contracts.errors import SvccError
+    from svcc.frontends.repository import PARALLEL_FROM, LoweringPool, read_tree
+
+    for i in range(PARALLEL_FROM):
+        (tmp_path / f"m{i}.py").write_text(functions(1))
+    with LoweringPool(read_tree(tmp_path), 2, (3, 11)) as pool:
+        victim = pool._processes[1]
+        assert victim.pid is not None
+        os.kill(victim.pid, signal.SIGKILL)
+        victim.join()
+        with pytest.raises(SvccError, match=r"killed by signal 9: out of memory\?"):
+            pool.each(_held_modules, None)
+    assert pool.exitcodes == [0, -9]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_ctrl_c_during_a_directory_says_interrupted_once(tmp_path: Path) -> None:
+    """Ctrl-C reaches svcc and its workers (one process group): each worker printed
+    multiprocessing's traceback of its ``KeyboardInterrupt``; now only svcc's line."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    from helpers import SVCC
+    from svcc.frontends.repository import PARALLEL_FROM
+
+    for i in range(PARALLEL_FROM * 2):
+        (tmp_path / f"m{i}.py").write_text(functions(300))
+    proc = subprocess.Popen(
+        [SVCC, "inspect", str(tmp_path), "--format", "json"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while len(_children(proc.pid)) < 2 and proc.poll() is None:
+            assert time.monotonic() < deadline, "no workers started"
+            time.sleep(0.02)
+        assert proc.poll() is None, "the analysis finished before the workers were seen"
+        os.killpg(proc.pid, signal.SIGINT)
+        _, stderr = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert stderr.decode() == "svcc: interrupted\n"
+    assert proc.returncode == 130
+
+
 def test_declared_data_files_work_grows_linearly(tmp_path: Path) -> None:
     """``[tool.svcc] data-files`` naming each file of a folder: every pattern listed the
     folder again (4,000 files declared one by one took 17 s; issue 27 item 7)."""

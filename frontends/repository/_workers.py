@@ -19,13 +19,17 @@ library's lowering). A worker ends with its parent (``die_with_parent``: a SIGKI
 what it held cost a second of the standard library's wall time, for nothing.
 """
 
+import contextlib
 import os
 import pickle
-from collections.abc import Callable, Sequence
+import signal
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 from attrs import frozen
+from svcc.contracts.errors import SvccError
 from svcc.frontends.python import FrontendResult, collection_paused, read_python
 from svcc.ir.model import Import, ModuleIR
 from svcc.ir.serde import ir_to_json
@@ -131,8 +135,8 @@ def _serve(
     for other in others:
         other.close()
     held = Held(tree=tree, results={}, scratch={})
-    with collection_paused():
-        try:
+    try:
+        with collection_paused():
             encoded = {}
             while True:
                 with taken.get_lock():
@@ -153,10 +157,13 @@ def _serve(
                     _send(conn, (True, function(held, argument)))
                 except Exception as exc:  # re-raised in the parent, as a pool would
                     _send(conn, (False, exc))
-        except EOFError:  # the parent is done with this worker: exit without freeing
-            os._exit(0)
-        except Exception as exc:
+    except (EOFError, OSError):  # the parent is done with this worker, or gone
+        pass
+    except Exception as exc:
+        with contextlib.suppress(Exception):  # the pipe may be closed, exc not picklable
             _send(conn, (False, exc))
+        os._exit(1)
+    os._exit(0)  # without freeing what it held (a second of the standard library's time)
 
 
 class LoweringPool:
@@ -195,7 +202,8 @@ class LoweringPool:
                     },
                     daemon=True,
                 )
-                process.start()
+                with _ctrl_c_left_to_the_parent():
+                    process.start()
                 theirs.close()
                 self._conns.append(mine)
                 self._processes.append(process)
@@ -203,18 +211,18 @@ class LoweringPool:
             for part in self._receive():
                 lowered |= part
         except BaseException:
-            self.close()
+            self.close(kill=True)
             raise
         self.encoded = {f.module: lowered[f.module] for f in tree.files}
 
     def _receive(self) -> list[Any]:
         out = []
         with collection_paused():
-            for conn in self._conns:
+            for conn, process in zip(self._conns, self._processes, strict=True):
                 try:
                     ok, value = pickle.loads(conn.recv_bytes())
-                except EOFError:
-                    raise RuntimeError("a worker lowering the tree ended unexpectedly") from None
+                except (EOFError, OSError):
+                    raise _ended(process) from None
                 if not ok:
                     raise value
                 out.append(value)
@@ -224,16 +232,22 @@ class LoweringPool:
         """``function(held, argument)`` in every worker (``function`` at module level, so it
         is sent by name; ``argument`` is pickled once), what each returned."""
         message = pickle.dumps((function, argument), protocol=pickle.HIGHEST_PROTOCOL)
-        for conn in self._conns:
-            conn.send_bytes(message)
+        for conn, process in zip(self._conns, self._processes, strict=True):
+            try:
+                conn.send_bytes(message)
+            except OSError:  # its end is closed: the worker is gone
+                raise _ended(process) from None
         return self._receive()
 
-    def close(self) -> None:
+    def close(self, kill: bool = False) -> None:
         """Close the pipes: each worker sees its pipe close and exits (exit code 0; one
-        still running after 5 s is killed)."""
+        still running after 5 s is killed). ``kill``: on an error, at once (a worker still
+        lowering reads no pipe: each would otherwise be waited for)."""
         for conn in self._conns:
             conn.close()
         for process in self._processes:
+            if kill:
+                process.kill()
             process.join(5)
             if process.is_alive():
                 process.kill()
@@ -248,5 +262,31 @@ class LoweringPool:
     def __enter__(self) -> "LoweringPool":
         return self
 
-    def __exit__(self, *_: object) -> None:
-        self.close()
+    def __exit__(self, kind: object, *_: object) -> None:
+        self.close(kill=kind is not None)
+
+
+@contextlib.contextmanager
+def _ctrl_c_left_to_the_parent() -> "Iterator[None]":
+    """SIGINT ignored while a worker is forked, so the worker ignores it for its life:
+    Ctrl-C reaches the whole process group, and each worker printed a traceback of its
+    ``KeyboardInterrupt`` (even mid-fork); the parent says "interrupted" once and kills
+    them (``close(kill=True)``). Only the main thread may set a handler."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _ended(process: "BaseProcess") -> SvccError:
+    """The one-line error for a worker that ended before it answered (a kill, such as
+    the out-of-memory killer's, is not a bug in svcc)."""
+    process.join(5)
+    code = process.exitcode
+    how = f"exit code {code}" if code is None or code >= 0 else f"killed by signal {-code}"
+    hint = ": out of memory?" if code == -9 else ""
+    return SvccError(f"a worker lowering the tree ended unexpectedly ({how}{hint})")
