@@ -15,10 +15,11 @@ A temporary directory has the same problem: its ``finally`` never runs after a S
 import contextlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Final
 
@@ -42,6 +43,38 @@ sys.exit(code)
 def watched(argv: Sequence[str]) -> list[str]:
     """``argv`` under the watcher; start it with ``start_new_session=True``."""
     return [sys.executable, "-I", "-S", "-c", WATCHER, *argv]
+
+
+def run_watched(
+    argv: Sequence[str],
+    *,
+    timeout: float,
+    env: Mapping[str, str] | None = None,
+    cwd: "str | os.PathLike[str] | None" = None,
+) -> "subprocess.CompletedProcess[str]":
+    """``subprocess.run(argv, capture_output=True, text=True)`` under :func:`watched`: the
+    command and everything it starts end with this process, SIGKILL included (pip runs a
+    build backend in a child of its own, which ``PR_SET_PDEATHSIG`` on pip did not end: a
+    killed ``plugins fetch`` left setuptools writing in the checkout). On ``timeout`` the
+    whole group is killed, then ``subprocess.TimeoutExpired`` is raised."""
+    with subprocess.Popen(
+        watched(argv),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=cwd,
+        start_new_session=True,  # one group, which the watcher kills with it
+    ) as proc:
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(OSError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            raise
+    return subprocess.CompletedProcess(list(argv), proc.returncode, out, err)
 
 
 # The child leads a session of its own (an extension must: it is isolated from the core's

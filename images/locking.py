@@ -18,13 +18,12 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
-from functools import partial
 from pathlib import Path
 from typing import Final
 
 from attrs import frozen
 from packaging.utils import canonicalize_name, parse_wheel_filename
-from svcc.contracts.watch import private_directory
+from svcc.contracts.watch import private_directory, run_watched
 from svcc.images.bundle_input import manifests
 from svcc.images.errors import ImageInputError
 from svcc.images.lockfile import LockedWheel, render_lock
@@ -36,7 +35,6 @@ from svcc.images.resolve import (
     parse_requirement_lines,
 )
 from svcc.images.wheelmeta import sha256_of
-from svcc.runtime.lifetime import die_with_parent
 
 PIP_TIMEOUT_S: Final = 1800
 # pip expands only the legacy manylinux names; every glibc down to 2.5 is listed explicitly
@@ -182,14 +180,10 @@ def pip_download(
         (workdir / "pins.txt").write_text("".join(f"{line}\n" for line in roots.pins.constraints()))
         argv += ["-c", str(workdir / "pins.txt")]
     try:
-        done = subprocess.run(
+        done = run_watched(  # ends with svcc, SIGKILL too, with what pip starts
             argv,
-            capture_output=True,
-            text=True,
             timeout=PIP_TIMEOUT_S,
-            check=False,
             env={**os.environ, "TMPDIR": str(workdir)},  # pip's own folders go with it
-            preexec_fn=partial(die_with_parent, os.getpid()),  # ends with svcc, SIGKILL too
         )
     except FileNotFoundError:
         raise ImageInputError("request_invalid", f"cannot run {sys.executable} -m pip") from None

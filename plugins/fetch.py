@@ -19,11 +19,9 @@ import io
 import json
 import os
 import shutil
-import subprocess
 import sys
 import zipfile
 from collections.abc import Iterator
-from functools import partial
 from importlib import metadata
 from pathlib import Path
 from typing import Final
@@ -32,13 +30,12 @@ from attrs import frozen
 from packaging.markers import default_environment
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
-from svcc.contracts.watch import private_directory
+from svcc.contracts.watch import private_directory, run_watched
 from svcc.images.lockfile import render_lock
 from svcc.images.locking import Roots, into_wheelhouse, pip_download, write_new
 from svcc.images.resolve import lock_from_wheels, wheel_requires
 from svcc.images.wheelmeta import sha256_of
 from svcc.plugins.errors import PluginError
-from svcc.runtime.lifetime import die_with_parent
 
 KNOWN: Final = {"svc-oci": "extensions/svc-oci"}
 BUILD_TIMEOUT_S: Final = 600
@@ -118,27 +115,12 @@ def _tree_lock(source: Path) -> Iterator[None]:
 
 
 def _build_wheel(source: Path, out: Path) -> Path:
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "-q",
-            "--no-deps",
-            "--no-build-isolation",
-            "--disable-pip-version-check",
-            str(source),
-            "-w",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
+    done = run_watched(  # ends with svcc with pip's build backend, SIGKILL too
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+         "--disable-pip-version-check", str(source), "-w", str(out)],
         timeout=BUILD_TIMEOUT_S,
-        check=False,
         env={**os.environ, "PIP_NO_INDEX": "1", "SOURCE_DATE_EPOCH": "315532800",
              "TMPDIR": str(out)},  # pip's own folders are in ``out``, the wheel beside them
-        preexec_fn=partial(die_with_parent, os.getpid()),  # ends with svcc, SIGKILL too
     )  # fmt: skip
     if done.returncode != 0:
         lines = [line.strip() for line in (done.stdout + done.stderr).splitlines()]

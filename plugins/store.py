@@ -20,7 +20,7 @@ from typing import Any, Final
 
 from attrs import frozen
 from packaging.utils import canonicalize_name, parse_wheel_filename
-from svcc.contracts.watch import private_directory
+from svcc.contracts.watch import private_directory, run_watched
 from svcc.images.lockfile import LockedWheel, parse_lock, render_lock
 from svcc.images.wheelmeta import sha256_of
 from svcc.plugins.errors import PluginError
@@ -136,7 +136,7 @@ def install(
             timeout=PIP_TIMEOUT_S,
             preexec_fn=partial(die_with_parent, os.getpid()),
         )
-        done = subprocess.run(
+        done = run_watched(  # ends with svcc, SIGKILL too, with what pip starts
             [
                 sys.executable,
                 "-m",
@@ -154,12 +154,8 @@ def install(
                 str(staging / "requirements.lock"),
             ],
             env={**_clean_env(), "TMPDIR": str(staging)},  # pip's own folders go with it
-            capture_output=True,
-            text=True,
             timeout=PIP_TIMEOUT_S,
             cwd=staging,
-            check=False,
-            preexec_fn=partial(die_with_parent, os.getpid()),
         )
         if done.returncode != 0:
             tail = (done.stderr.strip().splitlines() or ["pip failed"])[-1]

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import SVCC
+from helpers import ROOT, SVCC
 from test_process_lifetime import (
     SIGNALS,
     cmdline,
@@ -36,10 +36,18 @@ def silent_index() -> Iterator[str]:
 
 
 def stopped_mid_pip(
-    argv: list[str], tmp: Path, signum: int, staging: Path | None = None
+    argv: list[str],
+    tmp: Path,
+    signum: int,
+    staging: Path | None = None,
+    *,
+    marker: bytes = b"-m\0pip\0",
+    within: float = 15,
 ) -> tuple[set[int], list[Path]]:
-    """Run ``svcc argv`` until pip runs, stop it with ``signum``; what survives of it: its
-    processes, and what is left in its ``TMPDIR`` and in ``staging``."""
+    """Run ``svcc argv`` until a process whose command line holds ``marker`` runs (pip),
+    stop it with ``signum``; what survives of it: its processes (listed again just before
+    the signal, so what pip started meanwhile counts), and what is left in its ``TMPDIR``
+    and in ``staging``; ``within``: seconds the processes have to end."""
     private = tmp / "tmp"
     private.mkdir()
     folders = [private] if staging is None else [private, staging]
@@ -50,11 +58,14 @@ def stopped_mid_pip(
     )
     started: set[int] = set()
     try:
-        started = running_below(proc, b"-m\0pip\0", 120)
+        started = running_below(proc, marker, 120)
         assert any(list(folder.iterdir()) for folder in folders)
     finally:
+        started |= descendants(proc.pid)
         stop(proc, signum)
-    return survivors(started), gone({path for folder in folders for path in folder.iterdir()})
+    return survivors(started, within), gone(
+        {path for folder in folders for path in folder.iterdir()}
+    )
 
 
 @pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: signal.Signals(s).name)
@@ -73,12 +84,61 @@ def test_lock_leaves_no_pip_and_no_folder(tmp_path: Path, silent_index: str, sig
     assert stopped_mid_pip(argv, tmp_path, signum) == (set(), [])
 
 
+def _fetch_argv(tmp_path: Path, silent_index: str) -> list[str]:
+    """``plugins fetch`` of a copy of the extension (a build killed in it must not touch
+    the checkout's own ``build/``)."""
+    import shutil
+
+    source = tmp_path / "svc-oci"
+    shutil.copytree(ROOT / "extensions" / "svc-oci", source,
+                    ignore=shutil.ignore_patterns("build", "*.egg-info"))  # fmt: skip
+    return ["plugins", "fetch", "svc-oci", "--source", str(source), "--wheelhouse",
+            str(tmp_path / "wh"), "--output", str(tmp_path / "lock.txt"),
+            "--index-url", silent_index]  # fmt: skip
+
+
 def test_plugin_fetch_leaves_no_pip_and_no_folder(tmp_path: Path, silent_index: str) -> None:
     """``svcc plugins fetch`` killed while pip downloads the extension's dependencies: pip
     and the ``svcc-fetch-*`` folder (the built wheels, pip's own folders) stayed."""
-    argv = ["plugins", "fetch", "svc-oci", "--wheelhouse", str(tmp_path / "wh"),
-            "--output", str(tmp_path / "lock.txt"), "--index-url", silent_index]  # fmt: skip
-    assert stopped_mid_pip(argv, tmp_path, signal.SIGKILL) == (set(), [])
+    argv = _fetch_argv(tmp_path, silent_index)
+    assert stopped_mid_pip(argv, tmp_path, signal.SIGKILL, marker=b"download\0") == (set(), [])
+
+
+GRANDCHILD = "import time; time.sleep(120)"
+STARTS_A_GRANDCHILD = f"""
+import sys
+from svcc.contracts.watch import run_watched
+grandchild = [sys.executable, "-c", {GRANDCHILD!r}]
+child = f"import subprocess; subprocess.run({{grandchild!r}})"
+# a build backend's shape: the command (pip) runs the work in a child of its own
+run_watched([sys.executable, "-c", child], timeout=300)
+"""
+
+
+def test_what_a_watched_command_starts_ends_with_svcc(tmp_path: Path) -> None:
+    """pip runs setuptools in a child of its own: the parent-death signal set on pip does
+    not reach it, and a killed ``plugins fetch`` left it writing in the source tree. A
+    command under ``run_watched`` (every pip svcc runs) ends with svcc with all it started,
+    SIGKILL included."""
+    import sys
+    import time
+
+    proc = subprocess.Popen(
+        [sys.executable, "-c", STARTS_A_GRANDCHILD], stdout=subprocess.PIPE, text=True
+    )
+    started: set[int] = set()
+    try:
+        deadline = time.monotonic() + 60
+        while not any(cmdline(p).endswith(f"{GRANDCHILD}\0".encode()) for p in started):
+            assert time.monotonic() < deadline, "nothing started"
+            assert proc.poll() is None, "nothing started"
+            started = descendants(proc.pid)
+            time.sleep(0.05)
+    finally:
+        started |= descendants(proc.pid)
+        stop(proc, signal.SIGKILL)
+    assert len(started) >= 3  # the watcher, the command (pip), its child (the backend)
+    assert survivors(started, 5) == set()
 
 
 FORKS_THEN_DIES = """
