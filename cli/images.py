@@ -85,7 +85,6 @@ def lock_command(args: argparse.Namespace) -> int:
         Path(args.path),
         args.interface,
         Path(args.requirements) if args.requirements else None,
-        args.python,
         Path(args.pins) if args.pins else None,
     )
     output = Path(args.output)

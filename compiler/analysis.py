@@ -505,26 +505,6 @@ def declared_requirements(
     )
 
 
-def read_checked(
-    root: "Path",
-    python_version: tuple[int, int],
-    limits: "TreeLimits | None",
-    *,
-    strict: bool = True,
-    encoding: str | None = None,
-    folder_name: str | None = None,
-    workers: int | None = 1,
-) -> "Repository":
-    """The repository front end over ``root``; a refused tree (or, ``strict``, any refused
-    entry) is an :class:`InputError`."""
-    from svcc.frontends.repository import lowered_tree
-
-    tree = checked_tree(root, limits, strict=strict, folder_name=folder_name)
-    version = python_version
-    with lowered_tree(tree, python_version=version, workers=workers, encoding=encoding) as done:
-        return done[0]
-
-
 def checked_tree(
     root: "Path",
     limits: "TreeLimits | None",
@@ -532,7 +512,8 @@ def checked_tree(
     strict: bool = True,
     folder_name: str | None = None,
 ) -> "RepositoryTree":
-    """The tree at ``root`` as read (nothing lowered yet); see :func:`read_checked`."""
+    """The tree at ``root`` as read (nothing lowered yet); a refused tree (or, ``strict``,
+    any refused entry) is an :class:`InputError`."""
     from svcc.frontends.repository import TreeRefused, read_tree
 
     if not root.is_dir():

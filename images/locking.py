@@ -88,12 +88,11 @@ def read_roots(
     path: Path,
     interface: str,
     requirements: Path | None,
-    python: str = "3.11",
     pins: Path | None = None,
 ) -> Roots:
-    """A bundle's requirement files, or a repository's server + declared dependencies (the
-    repository read as CPython ``python`` parses it). ``pins``: a pin file given on the
-    command line (a bundle carries none), else the repository's own."""
+    """A bundle's requirement files, or a repository's server + declared dependencies (its
+    ``pyproject.toml``, the tree checked; no module lowered). ``pins``: a pin file given on
+    the command line (a bundle carries none), else the repository's own."""
     given = read_pin_file(pins) if pins is not None else None
     if pins is not None and given is None:
         raise ImageInputError("request_invalid", f"--pins {pins}: pins nothing (no --hash)")
@@ -117,11 +116,9 @@ def read_roots(
 
         lines += load_requirements(requirements).lines
     else:
-        from svcc.compiler.analysis import read_checked
+        from svcc.compiler.analysis import checked_tree
 
-        major, _, minor = python.partition(".")
-        repo = read_checked(path, (int(major), int(minor)), None, strict=False)
-        lines += repo.tree.config.dependencies
+        lines += checked_tree(path, None, strict=False).config.dependencies  # nothing lowered
     return Roots(tuple(lines), f"repository {path} ({interface})", given or read_pins(path))
 
 
