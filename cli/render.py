@@ -172,7 +172,7 @@ def inspect_repository(
     # every document here only to look for that key was 1.8 s of the stdlib's serial part)
     # (the files by their paths, as the documents are keyed: a module, a refused entry, a
     # notebook alike)
-    failed = [repository.modules[m].file.path for m, r in analysis.reports.items() if r is None]
+    failed = [repository.modules[m].file.path for m in analysis.failed_modules()]
     failed += [path for path, d in repository.tree.problems if d.severity == "error"]
     notebooks = _notebooks(root, args, requirements)
     failed += [path for path, a in notebooks.items() if a.error is not None]

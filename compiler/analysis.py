@@ -84,6 +84,11 @@ class Analysis:
     def error(self) -> Diagnostic | None:
         return next((d for d in self.diagnostics if d.severity == "error"), None)
 
+    def failed_modules(self) -> list[str]:
+        """A directory's modules that did not analyse (no report: the front end stopped on
+        an error), sorted."""
+        return sorted(m for m, report in self.reports.items() if report is None)
+
     def error_message(self, shown_path: str | None = None) -> str:
         """``path:line:col: message``; ``shown_path`` is the path as the user gave it."""
         error = self.error

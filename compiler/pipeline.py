@@ -87,13 +87,11 @@ def _all_analysed(analysis: "Analysis", shown: str) -> None:
 
     repository = analysis.repository
     assert repository is not None
-    failed = sorted(m for m, report in analysis.reports.items() if report is None)
+    failed = analysis.failed_modules()
     if not failed:
         return
-    source = repository.modules[failed[0]]
-    error = next((d for d in source.result.diagnostics if d.severity == "error"), None)
-    where = os.path.join(shown, source.file.path)
-    first = f"{error.location(where)}: {error.message}" if error else f"{where}: not analysed"
+    where = os.path.join(shown, repository.modules[failed[0]].file.path)
+    first = analysis.file_analysis(failed[0]).error_message(where)
     more = f" (and {len(failed) - 1} more module(s))" if len(failed) > 1 else ""
     raise InputError(f"{first}{more}; fix it, or name the functions to compile with --select")
 

@@ -1200,17 +1200,12 @@ class ModuleLowerer:
         One walk of the body; a name rebound in the body is still reported as a callable
         (conservative: the readiness pass only asks about parameters without a JSON type),
         but not for its attributes (``df = pd.DataFrame(df)`` makes ``df.drop`` fine)."""
-        args = fn.args
-        names = {
-            a.arg
-            for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
-            if a is not None
-        }
+        body = self._body_reads(fn)
+        names = body.params
         found: dict[str, dict[ParamUseKind, ParamUse]] = {}
         handled: set[int] = set()
         effects: dict[str, Evaluation] = {}
         qualify = self.symbols.qualify
-        body = self._body_reads(fn)
         own_reads: list[FileRead] = []  # through a name bound more than once
         calls: list[ast.Call] = []  # followed into the module's functions at the end
 
