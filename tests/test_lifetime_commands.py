@@ -42,12 +42,11 @@ def stopped_mid_pip(
     staging: Path | None = None,
     *,
     marker: bytes = b"-m\0pip\0",
-    within: float = 15,
 ) -> tuple[set[int], list[Path]]:
     """Run ``svcc argv`` until a process whose command line holds ``marker`` runs (pip),
     stop it with ``signum``; what survives of it: its processes (listed again just before
     the signal, so what pip started meanwhile counts), and what is left in its ``TMPDIR``
-    and in ``staging``; ``within``: seconds the processes have to end."""
+    and in ``staging``."""
     private = tmp / "tmp"
     private.mkdir()
     folders = [private] if staging is None else [private, staging]
@@ -63,9 +62,7 @@ def stopped_mid_pip(
     finally:
         started |= descendants(proc.pid)
         stop(proc, signum)
-    return survivors(started, within), gone(
-        {path for folder in folders for path in folder.iterdir()}
-    )
+    return survivors(started), gone({path for folder in folders for path in folder.iterdir()})
 
 
 @pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: signal.Signals(s).name)
