@@ -138,6 +138,41 @@ def binding_counts(body: list[ast.stmt]) -> dict[str, int]:
     return counts
 
 
+def _bindings_of(statements: list[ast.stmt], sites: Bound, plain: dict[str, int]) -> None:
+    """``bound_values``' walk of one block: into ``sites`` and ``plain``. At module level,
+    not a closure: a recursive closure is a reference cycle, which kept the syntax it
+    visited until the cyclic collector ran (see ``_collection``)."""
+    before = {name: len(values) for name, values in sites.items()}  # the block's start
+    for stmt in statements:
+        target: ast.expr | None = None
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target, values = stmt.targets[0], [stmt.value]
+        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+            target, values = stmt.target, [stmt.value]
+        elif isinstance(stmt, ast.For | ast.AsyncFor) and isinstance(
+            stmt.iter, ast.Tuple | ast.List
+        ):
+            target, values = stmt.target, list(stmt.iter.elts)
+            if any(isinstance(v, ast.Starred) for v in values):
+                target = None
+        if isinstance(target, ast.Name):
+            end = (target.end_lineno or 0, target.end_col_offset or 0)
+            held = sites.setdefault(target.id, [])
+            if not isinstance(stmt, ast.For | ast.AsyncFor):
+                end = (stmt.end_lineno or 0, stmt.end_col_offset or 0)
+                del held[before.get(target.id, 0) :]
+            held.extend((v, end) for v in values)
+            plain[target.id] = plain.get(target.id, 0) + 1
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue  # another scope
+        for field in ("body", "orelse", "finalbody"):
+            _bindings_of(getattr(stmt, field, None) or [], sites, plain)
+        for handler in getattr(stmt, "handlers", None) or []:
+            _bindings_of(handler.body, sites, plain)
+        for case in getattr(stmt, "cases", None) or []:
+            _bindings_of(case.body, sites, plain)
+
+
 def bound_values(body: list[ast.stmt], params: set[str], counts: dict[str, int]) -> Bound:
     """Local names a read may be followed through, with every value each may hold: every
     binding of the name is a statement ``name = value`` of the function's own scope (under
@@ -149,39 +184,7 @@ def bound_values(body: list[ast.stmt], params: set[str], counts: dict[str, int])
     bound in other blocks (branches, a loop's body) add up."""
     sites: Bound = {}
     plain: dict[str, int] = {}
-
-    def visit(statements: list[ast.stmt]) -> None:
-        before = {name: len(values) for name, values in sites.items()}  # the block's start
-        for stmt in statements:
-            target: ast.expr | None = None
-            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
-                target, values = stmt.targets[0], [stmt.value]
-            elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
-                target, values = stmt.target, [stmt.value]
-            elif isinstance(stmt, ast.For | ast.AsyncFor) and isinstance(
-                stmt.iter, ast.Tuple | ast.List
-            ):
-                target, values = stmt.target, list(stmt.iter.elts)
-                if any(isinstance(v, ast.Starred) for v in values):
-                    target = None
-            if isinstance(target, ast.Name):
-                end = (target.end_lineno or 0, target.end_col_offset or 0)
-                held = sites.setdefault(target.id, [])
-                if not isinstance(stmt, ast.For | ast.AsyncFor):
-                    end = (stmt.end_lineno or 0, stmt.end_col_offset or 0)
-                    del held[before.get(target.id, 0) :]
-                held.extend((v, end) for v in values)
-                plain[target.id] = plain.get(target.id, 0) + 1
-            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                continue  # another scope
-            for field in ("body", "orelse", "finalbody"):
-                visit(getattr(stmt, field, None) or [])
-            for handler in getattr(stmt, "handlers", None) or []:
-                visit(handler.body)
-            for case in getattr(stmt, "cases", None) or []:
-                visit(case.body)
-
-    visit(body)
+    _bindings_of(body, sites, plain)
     return {
         name: values
         for name, values in sites.items()
