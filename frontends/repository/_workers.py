@@ -131,6 +131,7 @@ def _serve(
     held open here, a pipe would never close: the worker would wait)."""
     from svcc.runtime.lifetime import die_with_parent
 
+    _ignore_ctrl_c()
     die_with_parent(parent)
     for other in others:
         other.close()
@@ -268,18 +269,26 @@ class LoweringPool:
 
 @contextlib.contextmanager
 def _ctrl_c_left_to_the_parent() -> "Iterator[None]":
-    """SIGINT ignored while a worker is forked, so the worker ignores it for its life:
-    Ctrl-C reaches the whole process group, and each worker printed a traceback of its
-    ``KeyboardInterrupt`` (even mid-fork); the parent says "interrupted" once and kills
-    them (``close(kill=True)``). Only the main thread may set a handler."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    """SIGINT blocked while a worker is forked; the worker ignores it for its life
+    (:func:`_ignore_ctrl_c`): Ctrl-C reaches the whole process group, and each worker
+    printed a traceback of its ``KeyboardInterrupt`` (even mid-fork); the parent says
+    "interrupted" once and kills them (``close(kill=True)``). Blocked, not ignored, in the
+    parent: a Ctrl-C during the fork waits until it is unblocked (ignored, it was lost and
+    the analysis went on to the end)."""
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def _ignore_ctrl_c() -> None:
+    """In a worker, forked with SIGINT blocked: ignored from now on (a Ctrl-C that came
+    meanwhile is discarded), then unblocked. Only the main thread may set a handler, and
+    a worker's target runs in its main thread."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def _ended(process: "BaseProcess") -> SvccError:
