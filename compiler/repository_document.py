@@ -38,15 +38,67 @@ def module_document(
     return doc
 
 
+class DocumentWriter:
+    """Module documents as canonical JSON text, each diagnostic encoded once.
+
+    A directory's reasons repeat: a module's import-time risks are every one of its
+    capabilities' reasons, and those of every module importing it (the standard library:
+    171,018 reasons, 48,132 diagnostics). Encoding each diagnostic once and joining the
+    texts was most of rendering's cost saved. The texts are keyed by the diagnostic
+    object, so a writer lives no longer than the reports it writes (one render)."""
+
+    def __init__(self) -> None:
+        self._texts: dict[int, tuple[Diagnostic, str]] = {}
+
+    def _diagnostics(self, diagnostics: "Sequence[Diagnostic]") -> str:
+        texts = self._texts
+        parts = []
+        for d in diagnostics:
+            held = texts.get(id(d))
+            if held is None:
+                held = texts[id(d)] = (d, ENCODER.encode(d.to_json()))  # d kept: its id
+            parts.append(held[1])
+        return "[" + ",".join(parts) + "]"
+
+    def document(
+        self, path: str, diagnostics: "Sequence[Diagnostic]", report: "ReadinessReport | None"
+    ) -> bytes:
+        """``canonical_json`` of :func:`module_document` (without its newline)."""
+        if report is None:
+            return ENCODER.encode(module_document(path, diagnostics, None)).encode("utf-8")
+        entries = {key: ENCODER.encode(value) for key, value in report.head_json().items()}
+        entries["diagnostics"] = self._diagnostics(diagnostics)
+        entries["assessments"] = (
+            "["
+            + ",".join(
+                _object_text(
+                    {key: ENCODER.encode(value) for key, value in a.head_json().items()}
+                    | {"reasons": self._diagnostics(a.reasons)}
+                )
+                for a in report.assessments
+            )
+            + "]"
+        )
+        return _object_text(entries).encode("utf-8")
+
+
+def _object_text(entries: Mapping[str, str]) -> str:
+    """A JSON object's canonical text from its keys and its values' canonical texts."""
+    return (
+        "{"
+        + ",".join(ENCODER.encode(key) + ":" + value for key, value in sorted(entries.items()))
+        + "}"
+    )
+
+
 def _render_held(held: "Held", _: None) -> dict[str, bytes]:
     """In a lowering worker: the documents of the modules it judged (``_reports`` kept
     their reports), as canonical JSON (UTF-8)."""
     reports = held.scratch["reports"]
     paths = {f.module: f.path for f in held.tree.files}
+    writer = DocumentWriter()
     return {
-        module: ENCODER.encode(
-            module_document(paths[module], result.diagnostics, reports[module])
-        ).encode("utf-8")
+        module: writer.document(paths[module], result.diagnostics, reports[module])
         for module, result in held.results.items()
     }
 
@@ -81,11 +133,13 @@ def encode_document(
     assert repository is not None  # a directory's analysis
     document = analysis.document(files=False)
     rendered = analysis.rendered
-    files = {
-        repository.modules[m].file.path: rendered.get(m)
-        or ENCODER.encode(analysis.module_document(m)).encode("utf-8")
-        for m in analysis.reports
-    }
+    writer = DocumentWriter()
+    files = {}
+    for module, report in analysis.reports.items():
+        source = repository.modules[module]
+        files[source.file.path] = rendered.get(module) or writer.document(
+            source.file.path, source.result.diagnostics, report
+        )
     files |= {p: ENCODER.encode(doc).encode("utf-8") for p, doc in (extra_files or {}).items()}
     pieces: list[bytes] = [b"{"]
     for i, key in enumerate(sorted(document)):

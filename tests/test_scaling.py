@@ -500,6 +500,35 @@ def test_repository_document_is_the_same_bytes_whatever_the_workers(tmp_path: Pa
     assert b"SVC-R024" in canonical_json(expected)
 
 
+def test_document_writer_writes_the_canonical_module_documents(tmp_path: Path) -> None:
+    """``DocumentWriter`` (each diagnostic encoded once, the texts joined) writes exactly
+    ``canonical_json`` of every module document: with ``allow`` recorded, front-end
+    warnings, reasons shared by many capabilities and modules, a module that did not
+    lower, text outside ASCII."""
+    from svcc.compiler.analysis import analyze_repository
+    from svcc.compiler.repository_document import DocumentWriter
+    from svcc.ir.canonical import ENCODER
+
+    (tmp_path / "shared.py").write_text('import socket\nprint("é")\nopen("x")\n')
+    for i in range(4):
+        (tmp_path / f"m{i}.py").write_text(
+            f"import shared\nx = 1\nx = 2\n{functions(3)}\n\ndef r{i}() -> str:\n"
+            '    return open("données.txt").read()\n'
+        )
+    (tmp_path / "broken.py").write_text("def f(:\n")
+    analysis = analyze_repository(tmp_path, strict=False, allow=frozenset({"env"}))
+    assert analysis.repository is not None
+    writer = DocumentWriter()
+    for module, report in analysis.reports.items():
+        source = analysis.repository.modules[module]
+        text = writer.document(source.file.path, source.result.diagnostics, report)
+        assert text == ENCODER.encode(analysis.module_document(module)).encode("utf-8")
+    texts = ENCODER.encode(analysis.document())
+    assert '"allow":["env"]' in texts
+    assert "SVC-R024" in texts
+    assert '"error"' in texts
+
+
 def _judged_tree(root: Path) -> None:
     """A tree past ``PARALLEL_FROM``: import chains and cycles, packages, code at import
     (inherited as SVC-R024 across the workers' shares), modules that do not lower."""

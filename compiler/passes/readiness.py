@@ -99,12 +99,16 @@ class Assessment:
         return tuple(r for r in self.reasons if r.severity == "error")
 
     def to_json(self) -> dict[str, Any]:
+        return {**self.head_json(), "reasons": [r.to_json() for r in self.reasons]}
+
+    def head_json(self) -> dict[str, Any]:
+        """``to_json`` but its ``reasons``: a directory's document writes those from texts
+        encoded once per diagnostic (``repository_document``)."""
         return {
             "capability_id": self.capability_id,
             "name": self.name,
             "class": self.klass,
             "can_generate_interface": self.can_generate_interface,
-            "reasons": [r.to_json() for r in self.reasons],
         }
 
 
@@ -126,6 +130,16 @@ class ReadinessReport:
         return None
 
     def to_json(self) -> dict[str, Any]:
+        doc = self.head_json()
+        summary = doc.pop("summary")  # the keys in their documented order
+        doc["diagnostics"] = [d.to_json() for d in self.diagnostics]
+        doc["summary"] = summary
+        doc["assessments"] = [a.to_json() for a in self.assessments]
+        return doc
+
+    def head_json(self) -> dict[str, Any]:
+        """``to_json`` but its ``diagnostics`` and ``assessments`` (see
+        :meth:`Assessment.head_json`)."""
         counts = dict.fromkeys(CLASS_ORDER, 0)
         for a in self.assessments:
             counts[a.klass] += 1
@@ -136,9 +150,7 @@ class ReadinessReport:
             "ir_digest": self.ir_digest,
             "requirements": list(self.requirements),
             **({"allow": list(self.allow)} if self.allow else {}),
-            "diagnostics": [d.to_json() for d in self.diagnostics],
             "summary": counts,
-            "assessments": [a.to_json() for a in self.assessments],
         }
 
 
