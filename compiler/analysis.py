@@ -87,6 +87,10 @@ class Analysis:
     def failed_modules(self) -> list[str]:
         """A directory's modules that did not analyse (no report: the front end stopped on
         an error), sorted."""
+        from svcc.compiler.passes.repository_readiness import EncodedReports
+
+        if isinstance(self.reports, EncodedReports):  # known without decoding any report
+            return sorted(self.reports.failed())
         return sorted(m for m, report in self.reports.items() if report is None)
 
     def error_message(self, shown_path: str | None = None) -> str:

@@ -135,10 +135,10 @@ def encode_document(
     rendered = analysis.rendered
     writer = DocumentWriter()
     files = {}
-    for module, report in analysis.reports.items():
+    for module in analysis.reports:  # a report is read only where none was rendered
         source = repository.modules[module]
         files[source.file.path] = rendered.get(module) or writer.document(
-            source.file.path, source.result.diagnostics, report
+            source.file.path, source.result.diagnostics, analysis.reports[module]
         )
     files |= {p: ENCODER.encode(doc).encode("utf-8") for p, doc in (extra_files or {}).items()}
     pieces: list[bytes] = [b"{"]

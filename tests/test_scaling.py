@@ -529,6 +529,25 @@ def test_document_writer_writes_the_canonical_module_documents(tmp_path: Path) -
     assert '"error"' in texts
 
 
+def test_inspect_json_of_a_large_tree_decodes_no_report_in_the_parent(tmp_path: Path) -> None:
+    """The workers judge and render; the parent holds each report pickled and decodes it
+    only when asked (unpickling all was 0.4 s of the standard library's serial part)."""
+    from svcc.compiler.analysis import analyze_repository
+    from svcc.compiler.passes.repository_readiness import EncodedReports
+    from svcc.compiler.repository_document import encode_document
+
+    _judged_tree(tmp_path)
+    one = analyze_repository(tmp_path, strict=False, workers=1)
+    parallel = analyze_repository(tmp_path, strict=False, workers=2, documents=True)
+    reports = parallel.reports
+    assert isinstance(reports, EncodedReports)
+    assert encode_document(parallel) == encode_document(one)
+    assert parallel.failed_modules() == one.failed_modules() != []
+    assert not reports._decoded
+    assert reports == one.reports  # every report, decoded on demand
+    assert len(reports._decoded) == len(one.reports) - len(one.failed_modules())
+
+
 def _judged_tree(root: Path) -> None:
     """A tree past ``PARALLEL_FROM``: import chains and cycles, packages, code at import
     (inherited as SVC-R024 across the workers' shares), modules that do not lower."""
