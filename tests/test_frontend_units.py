@@ -160,3 +160,36 @@ def test_lambda_parameter_lists_are_found_as_the_pattern_finds_them(text: str) -
         return [(m.start(), m.end(), m.group(1)) for m in matches]
 
     assert found(front._lambda_matches(text)) == found(front._LAMBDA_PARAMS.finditer(text))
+
+
+def test_imports_and_globals_are_found_through_the_words_on_their_lines() -> None:
+    """A function or class is walked for imports and ``global`` only when its lines hold
+    the word (``SourceText.mentions``): every spelling of the statements is still found,
+    and a function without them records nothing."""
+    from svcc.frontends.python import read_python
+
+    source = (
+        "def split():\n"
+        "    from os \\\n"
+        "        import path\n"
+        "    return path\n"
+        "\n"
+        "\n"
+        "def cached():\n"
+        "    global CACHE\n"
+        "    CACHE = 1\n"
+        "\n"
+        "\n"
+        "class Box:\n"
+        "    def open(self):\n"
+        "        import json\n"
+        "        return json\n"
+        "\n"
+        "\n"
+        "def plain(x: int) -> int:\n"
+        "    return x  # no statement here, though a comment says import\n"
+    )
+    ir = read_python(source.encode(), path="m.py", module="m", python_version=(3, 11)).ir
+    assert ir is not None
+    assert [(i.module, i.scope) for i in ir.imports] == [("os", "split"), ("json", "Box.open")]
+    assert [(g.name, g.function) for g in ir.globals] == [("CACHE", "cached")]

@@ -825,7 +825,8 @@ class ModuleLowerer:
             if type_checking:
                 return
             self._bind(stmt.name, "def", guards, stmt)
-            self._scan_function(stmt, stmt.name)
+            if self.src.mentions(stmt, "import") or self.src.mentions(stmt, "global"):
+                self._scan_function(stmt, stmt.name)
             if not stmt.name.startswith("_"):
                 self.capabilities.pop(stmt.name, None)  # the last definition wins
                 self.capabilities[stmt.name] = self._capability(stmt, guards)
@@ -930,8 +931,7 @@ class ModuleLowerer:
         nothing, and reading their lines costs a fraction of walking every method's body
         (lowering class-heavy standard-library packages measured 12-20% slower with the walk
         on every class)."""
-        end = node.end_lineno or node.lineno
-        return any("import" in line for line in self.src.lines[node.lineno - 1 : end])
+        return self.src.mentions(node, "import")
 
     def _scan_class(self, cls: ast.ClassDef, qualname: str, guarded: bool) -> None:
         """Imports in a module-level class: those of its body run at import (module scope,

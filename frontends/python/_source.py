@@ -6,6 +6,7 @@ notebook spans are mapped back to (cell, line) through a line map.
 """
 
 import ast
+import bisect
 import io
 import tokenize
 from collections.abc import Sequence
@@ -55,11 +56,27 @@ class SourceText:
     ``line_map`` (notebooks) maps a 1-based module line to ``(cell, line in cell)``.
     """
 
-    __slots__ = ("line_map", "lines")
+    __slots__ = ("_word_lines", "line_map", "lines")
 
     def __init__(self, text: str, line_map: Sequence[tuple[int, int]] | None = None) -> None:
         self.lines = text.split("\n")
         self.line_map = line_map
+        self._word_lines: dict[str, list[int]] = {}
+
+    def mentions(self, node: ast.AST, word: str) -> bool:
+        """Whether a line of ``node`` holds ``word`` (anywhere: in a string or a comment
+        too). A statement with a keyword in it (``import``, ``global``) has the word on one
+        of its lines, so a node without it needs no walk looking for one; the lines holding
+        each word are found once per module."""
+        found = self._word_lines.get(word)
+        if found is None:
+            found = self._word_lines[word] = [
+                number for number, line in enumerate(self.lines, 1) if word in line
+            ]
+        start: int = node.lineno  # type: ignore[attr-defined]
+        end: int = node.end_lineno or start  # type: ignore[attr-defined]
+        index = bisect.bisect_left(found, start)
+        return index < len(found) and found[index] <= end
 
     def _char_col(self, lineno: int, byte_col: int) -> int:
         if not 0 < lineno <= len(self.lines):
