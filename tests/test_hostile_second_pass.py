@@ -1,0 +1,221 @@
+"""An attacker's second pass over what the last two stops landed (issue 27 item 7): directory
+workers, reads through helpers, ``svcc lock``, the analysis service, exit codes, the MCP
+wire. Each test failed before its fix (or is an ``xfail`` naming the fix that belongs in a
+file another change holds)."""
+
+import json
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from helpers import SVCC, run_svcc
+from servers import generate, running_service
+from test_mcp_wire import RawMcp
+
+# A literal pattern nested past the interpreter's recursion limit: ``re.compile`` raises
+# ``RecursionError``, which the import-time check let through as a crash (exit 3, a 500).
+DEEP_PATTERN = (
+    "import re\n\n"
+    f'PATTERN = re.compile("{"(" * 5000}a{")" * 5000}")\n\n\n'
+    "def f(x: int) -> int:\n    return x\n"
+)
+PLAIN = "def g{n}(x: int) -> int:\n    return x + {n}\n"
+
+
+def _tree(root: Path, files: int = 70) -> Path:
+    """A flat tree of ``files`` plain modules (64 or more: lowered in worker processes)."""
+    root.mkdir(parents=True, exist_ok=True)
+    for n in range(files):
+        (root / f"m{n}.py").write_text(PLAIN.format(n=n))
+    return root
+
+
+def _codes(document: dict[str, object], name: str) -> set[str]:
+    for a in document["assessments"]:  # type: ignore[attr-defined]
+        if a["name"] == name:
+            return {r["code"] for r in a["reasons"]}
+    raise AssertionError(name)
+
+
+# -- a pattern nested too deeply to compile --------------------------------------------------
+
+
+def test_a_pattern_nested_too_deeply_is_an_invalid_pattern_not_a_crash(tmp_path: Path) -> None:
+    source = tmp_path / "deep.py"
+    source.write_text(DEEP_PATTERN)
+    proc = run_svcc("inspect", str(source), "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert "SVC-R031" in _codes(json.loads(proc.stdout), "f")
+
+
+def test_a_pattern_nested_too_deeply_in_a_directory_judged_by_workers(tmp_path: Path) -> None:
+    tree = _tree(tmp_path / "tree")
+    (tree / "deep.py").write_text(DEEP_PATTERN)
+    proc = run_svcc("inspect", str(tree), "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    files = json.loads(proc.stdout)["files"]
+    assert "SVC-R031" in _codes(files["deep.py"], "f")
+    assert not _codes(files["m1.py"], "g1")
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    workspace = tmp_path_factory.mktemp("second-pass") / "ws"
+    tree = _tree(workspace / "tree", files=3)
+    (tree / "deep.py").write_text(DEEP_PATTERN)
+    with running_service(workspace) as (url, _pid):
+        yield url
+
+
+def test_the_service_answers_a_pattern_nested_too_deeply(service: str, tmp_path: Path) -> None:
+    with httpx.Client(base_url=service, timeout=120) as http:
+        one = http.post("/analyze_file/", files={"file": ("deep.py", DEEP_PATTERN.encode())})
+        assert one.status_code == 200, one.text[:300]
+        assert "SVC-R031" in _codes(one.json()["readiness"], "f")
+        tree = http.post("/analyse_directory/", data={"directory_path": "tree"})
+        assert tree.status_code == 200, tree.text[:300]
+        assert "SVC-R031" in _codes(tree.json()["tree/deep.py"]["readiness"], "f")
+
+
+# -- closed standard streams ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stream", [">&-", "2>&-"])
+def test_a_closed_standard_stream_is_not_an_internal_error(tmp_path: Path, stream: str) -> None:
+    """``svcc inspect DIR >&-``: Python's ``sys.stdout`` is ``None``; the first
+    ``isatty()`` was an ``AttributeError``, exit 3 ("a bug")."""
+    tree = _tree(tmp_path / "tree", files=2)
+    proc = subprocess.run(
+        ["sh", "-c", f'"$0" inspect "$1" {stream}', SVCC, str(tree)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, (proc.returncode, proc.stderr)
+    assert "internal error" not in proc.stderr
+
+
+# -- a refused entry of a tree is said as the error it is ------------------------------------
+
+
+def test_a_refused_entry_is_shown_as_an_error_in_the_text(tmp_path: Path) -> None:
+    """A symlink in a tree sets the exit status (2, "could not be analysed"), but the text
+    listed it as a ``note:``: the one line that said why read as harmless."""
+    tree = _tree(tmp_path / "tree", files=2)
+    (tree / "link.py").symlink_to(tree / "m0.py")
+    proc = run_svcc("inspect", str(tree), "--format", "text")
+    assert proc.returncode == 2
+    assert "  error: SVC-F008 link.py: symlinks are refused" in proc.stdout
+    assert "note: SVC-F008" not in proc.stdout
+
+
+# -- svcc lock never builds a declared source ------------------------------------------------
+
+
+def test_lock_refuses_a_direct_reference_to_a_source_before_pip_runs(tmp_path: Path) -> None:
+    """``--only-binary=:all:`` does not cover direct references: a repository declaring
+    ``evil @ file:///dir`` had pip build it, running its ``setup.py`` under ``svcc lock``
+    (seen with a local setuptools wheel offered). Refused in one line before pip starts."""
+    evil = tmp_path / "evil"
+    evil.mkdir()
+    marker = tmp_path / "ran"
+    (evil / "setup.py").write_text(
+        f"import pathlib\npathlib.Path({str(marker)!r}).write_text('ran')\n"
+        "from setuptools import setup\nsetup(name='evil', version='1')\n"
+    )
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "pyproject.toml").write_text(
+        f'[project]\nname = "r"\nversion = "0"\ndependencies = ["evil @ {evil.as_uri()}"]\n'
+    )
+    (repo / "m.py").write_text(PLAIN.format(n=0))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    proc = run_svcc(
+        "lock", str(repo), "--platform", "linux/amd64", "--python", "3.11",
+        "--no-index", "--find-links", str(empty),
+        "--wheelhouse", str(tmp_path / "wh"), "--output", str(tmp_path / "r.lock"),
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count("\n") == 1, proc.stderr
+    assert "evil @ file://" in proc.stderr and "direct reference to a source" in proc.stderr
+    assert not marker.exists()
+    assert not (tmp_path / "wh").exists()
+
+
+def test_lock_keeps_a_wheel_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A direct reference to a wheel is a binary: nothing is built, so it is left to pip."""
+    from packaging.requirements import Requirement
+    from svcc.images.locking import refuse_source_references
+
+    refuse_source_references([Requirement("w @ https://example.org/w-1-py3-none-any.whl")], "x")
+    with pytest.raises(Exception, match="direct reference to a source"):
+        refuse_source_references([Requirement("w @ git+https://example.org/w.git")], "x")
+
+
+# -- every MCP request with an id is answered ------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def mcp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RawMcp]:
+    root = tmp_path_factory.mktemp("second-pass-mcp")
+    source = root / "tools.py"
+    source.write_text("def add(a: int, b: int) -> int:\n    return a + b\n")
+    generate(source, root / "mcp", interface="mcp")
+    server = RawMcp(root / "mcp")
+    yield server
+    server.close()
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"jsonrpc":"2.0","id":null,"method":"tools/list"}',
+        b'{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}',
+        b'{"jsonrpc":"2.0","id":true,"method":"tools/list"}',
+        b'{"jsonrpc":"2.0","id":[1],"method":"tools/list"}',
+        b'{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}',
+        b'[{"jsonrpc":"2.0","id":21,"method":"tools/list"}]',
+        b"[]",
+    ],
+)
+def test_a_request_with_an_id_the_sdk_cannot_take_is_answered(mcp: RawMcp, line: bytes) -> None:
+    """The SDK validated ``{"id": null|1.5|true|[1], "method": ...}`` as a notification and
+    dropped a batch: no answer, and the agent waited for one."""
+    mcp.send(line)
+    answer = mcp.answer(timeout=15)
+    assert answer["id"] is None, answer
+    assert answer["error"]["code"] == -32600, answer
+    ok = mcp.request(7, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}})
+    assert ok["id"] == 7 and ok["result"]["structuredContent"] == {"result": 3}, ok
+
+
+# -- reads of files above the module's folder -------------------------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="frontends/python/_lower.py (_path_of/_join_path) returns None for a path above "
+    "the module's folder, so such a read is never judged: eligible, every call fails",
+)
+def test_a_read_above_the_modules_folder_of_an_undeclared_file_is_judged(tmp_path: Path) -> None:
+    """``src/pkg/mod.py`` reading ``Path(__file__).parent.parent / "data" / "x.json"`` (the
+    src layout's usual spelling) of a file no ``data-files`` declares: the bundle does not
+    hold it, so every call fails, yet the function was called eligible."""
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\nversion = "0"\n')
+    pkg = tmp_path / "src" / "pkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (tmp_path / "src" / "data").mkdir()
+    (tmp_path / "src" / "data" / "x.json").write_text("{}")
+    (pkg / "mod.py").write_text(
+        "from pathlib import Path\n\nHERE = Path(__file__).parent\n\n\n"
+        "def load() -> str:\n"
+        '    return (HERE.parent / "data" / "x.json").read_text()\n'
+    )
+    proc = run_svcc("inspect", str(tmp_path), "--format", "json")
+    document = json.loads(proc.stdout)["files"]["src/pkg/mod.py"]
+    assert "SVC-R042" in _codes(document, "load")
