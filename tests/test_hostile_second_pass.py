@@ -141,18 +141,20 @@ def test_lock_refuses_a_direct_reference_to_a_source_before_pip_runs(tmp_path: P
     )  # fmt: skip
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.count("\n") == 1, proc.stderr
-    assert "evil @ file://" in proc.stderr and "direct reference to a source" in proc.stderr
+    assert "evil @ file://" in proc.stderr
+    assert "direct reference to a source" in proc.stderr
     assert not marker.exists()
     assert not (tmp_path / "wh").exists()
 
 
-def test_lock_keeps_a_wheel_url(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_lock_keeps_a_wheel_url() -> None:
     """A direct reference to a wheel is a binary: nothing is built, so it is left to pip."""
     from packaging.requirements import Requirement
+    from svcc.images.errors import ImageInputError
     from svcc.images.locking import refuse_source_references
 
     refuse_source_references([Requirement("w @ https://example.org/w-1-py3-none-any.whl")], "x")
-    with pytest.raises(Exception, match="direct reference to a source"):
+    with pytest.raises(ImageInputError, match="direct reference to a source"):
         refuse_source_references([Requirement("w @ git+https://example.org/w.git")], "x")
 
 
@@ -190,7 +192,8 @@ def test_a_request_with_an_id_the_sdk_cannot_take_is_answered(mcp: RawMcp, line:
     assert answer["id"] is None, answer
     assert answer["error"]["code"] == -32600, answer
     ok = mcp.request(7, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}})
-    assert ok["id"] == 7 and ok["result"]["structuredContent"] == {"result": 3}, ok
+    assert ok["id"] == 7
+    assert ok["result"]["structuredContent"] == {"result": 3}, ok
 
 
 # -- reads of files above the module's folder -------------------------------------------------
