@@ -20,8 +20,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
+from urllib.parse import urlsplit
 
 from attrs import frozen
+from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name, parse_wheel_filename
 from svcc.contracts.watch import private_directory, run_watched
 from svcc.images.bundle_input import manifests
@@ -256,6 +258,23 @@ def write_new(path: Path, data: bytes) -> None:
         tmp.unlink()
 
 
+def refuse_source_references(requirements: Sequence[Requirement], origin: str) -> None:
+    """A direct reference that is not a wheel (``name @ file:///dir``, ``git+https://...``,
+    an sdist's URL) is refused before pip sees it: ``--only-binary=:all:`` does not apply to
+    direct references, so pip would build the project, running its ``setup.py`` or build
+    backend on this machine (a repository's declared dependency ran its code under
+    ``svcc lock``), and a lock of wheels cannot hold it anyway."""
+    for requirement in requirements:
+        url = requirement.url
+        if url is not None and not urlsplit(url).path.endswith(".whl"):
+            raise ImageInputError(
+                "request_invalid",
+                f"{origin}: {requirement.name} @ {url}: a direct reference to a source, which "
+                "pip would build (running its code); the lock takes binary wheels only: "
+                "name a released version or a .whl URL",
+            )
+
+
 def lock_wheels(
     roots: Roots,
     *,
@@ -270,6 +289,7 @@ def lock_wheels(
     and return the lock. ``extra_wheels``: wheels offered beside the index (svcc's own)."""
     check_target(platform, python, glibc)
     requirements = parse_requirement_lines(roots.lines, roots.origin)
+    refuse_source_references(requirements, roots.origin)
     tail = [
         "--python-version",
         python,
