@@ -619,8 +619,20 @@ def _cmd_image(args: argparse.Namespace) -> int:
     return images_cli.image_command(args)
 
 
+def _closed_streams_to_null() -> None:
+    """A standard stream the shell closed (``svcc inspect DIR >&-``) is ``None`` in Python:
+    the first ``isatty()`` or write was an ``AttributeError``, reported as a bug (exit 3).
+    It is written to the null device instead, as a reader that went away is (nothing
+    written; the command's own exit status)."""
+    if sys.stdout is None:
+        sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (held for the process)
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (held for the process)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    _closed_streams_to_null()
     from svcc.contracts.errors import ExitCode, IneligibleError, SvccError
 
     try:
