@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 from helpers import SVCC, run_svcc
-from servers import generate, running_service
+from servers import generate, running_service, serving
 from test_mcp_wire import RawMcp
 
 # A literal pattern nested past the interpreter's recursion limit: ``re.compile`` raises
@@ -194,6 +194,75 @@ def test_a_request_with_an_id_the_sdk_cannot_take_is_answered(mcp: RawMcp, line:
     ok = mcp.request(7, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}})
     assert ok["id"] == 7
     assert ok["result"]["structuredContent"] == {"result": 3}, ok
+
+
+# -- a chain of declarations no server can take ---------------------------------------------
+
+
+def _chain(n: int, kind: str) -> str:
+    """``n`` TypedDicts (or dataclasses, or TypedDicts inheriting) each holding the next."""
+    if kind == "bases":
+        body = "class T0(TypedDict):\n    v0: int\n\n"
+        body += "".join(
+            f"class T{i}(T{i - 1}, total=False):\n    v{i}: int\n\n" for i in range(1, n)
+        )
+        return "from typing import TypedDict\n\n" + body
+    head = "@dataclass\n" if kind == "dataclass" else ""
+    base = "" if kind == "dataclass" else "(TypedDict)"
+    body = f"{head}class T0{base}:\n    v: int\n\n"
+    body += "".join(f"{head}class T{i}{base}:\n    c: T{i - 1}\n\n" for i in range(1, n))
+    imports = "from dataclasses import dataclass\n" if kind == "dataclass" else ""
+    return f"{imports}from typing import TypedDict\n\n" + body
+
+
+@pytest.mark.parametrize("kind", ["typeddict", "dataclass"])
+def test_a_chain_of_declarations_past_what_servers_take_is_refused(
+    tmp_path: Path, kind: str
+) -> None:
+    """3,000 TypedDicts each holding the next were eligible; the REST bundle then failed at
+    startup (RecursionError in the runtime's validator build), a chain of 200 answered 422
+    to every call (REST's JSON parser takes 200 levels) and one of 126 was refused by MCP's
+    transport (128 levels)."""
+    source = tmp_path / "chain.py"
+    source.write_text(
+        _chain(3000, kind) + "def f(x: T2999) -> int:\n    return 1\n\n\n"
+        "def g(x: int) -> T2999:\n    return {}  # type: ignore\n"
+    )
+    proc = run_svcc("inspect", str(source), "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    document = json.loads(proc.stdout)
+    assert "SVC-R011" in _codes(document, "f")
+    assert "SVC-R050" in _codes(document, "g")
+
+
+def test_a_chain_the_servers_take_and_a_recursive_type_stay_eligible(tmp_path: Path) -> None:
+    source = tmp_path / "ok.py"
+    source.write_text(
+        _chain(100, "typeddict")
+        + 'class Node(TypedDict):\n    v: int\n    children: list["Node"]\n\n\n'
+        "def f(x: T99) -> int:\n    return 1\n\n\n"
+        "def tree(x: Node) -> Node:\n    return x\n"
+    )
+    proc = run_svcc("inspect", str(source), "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    document = json.loads(proc.stdout)
+    assert not _codes(document, "f")
+    assert not _codes(document, "tree")
+
+
+def test_an_inheritance_chain_is_served(tmp_path: Path) -> None:
+    """3,000 TypedDicts each inheriting the last nest nothing (one flat object): eligible,
+    but the REST server's startup failed with a ``RecursionError`` (the runtime collected
+    inherited fields by recursion), as did the MCP server's."""
+    source = tmp_path / "bases.py"
+    source.write_text(_chain(3000, "bases") + "def f(x: T2999) -> int:\n    return len(x)\n")
+    proc = run_svcc("inspect", str(source), "--format", "json")
+    assert not _codes(json.loads(proc.stdout), "f")
+    generate(source, tmp_path / "rest")
+    with serving(tmp_path / "rest") as server, server.client() as http:
+        answer = http.post("/capabilities/f", json={"x": {"v0": 1, "v2999": 2}})
+        assert answer.status_code == 200, answer.text[:300]
+        assert answer.json() == 2
 
 
 # -- reads of files above the module's folder -------------------------------------------------
