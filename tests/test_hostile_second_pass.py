@@ -265,6 +265,59 @@ def test_an_inheritance_chain_is_served(tmp_path: Path) -> None:
         assert answer.json() == 2
 
 
+# -- reads in a handler, reads through open(file=...) -------------------------------------
+
+FALLBACK = """from pathlib import Path
+
+HERE = Path(__file__).parent
+
+
+def load() -> str:
+    try:
+        return (HERE / "primary.json").read_text()
+    except FileNotFoundError:
+        return (HERE / "fallback.json").read_text()
+
+
+def keyword() -> str:
+    with open(file="relative.json") as f:
+        return f.read()
+"""
+
+
+def test_a_fallback_read_in_a_coping_handler_is_not_a_read_on_every_call(tmp_path: Path) -> None:
+    """The handler runs only when the ``try``'s read failed, and the declared primary file
+    is always in the bundle: a false SVC-R042 said the fallback was read "on every call".
+    ``open(file="relative.json")`` was not judged at all (only a positional path was)."""
+    (tmp_path / "primary.json").write_text("{}")
+    source = tmp_path / "m.py"
+    source.write_text(FALLBACK)
+    proc = run_svcc(
+        "inspect", str(source), "--data", str(tmp_path / "primary.json"), "--format", "json"
+    )
+    assert proc.returncode == 0, proc.stderr
+    document = json.loads(proc.stdout)
+    assert not _codes(document, "load")
+    assert _codes(document, "keyword") == {"SVC-R043"}
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="frontends/python/_lower.py (_read_path) reads a path from call.args[0] only: "
+    "open(file=HERE / 'x') has no path, so the read is never judged (eligible, every call fails)",
+)
+def test_open_with_a_file_keyword_built_from_file_is_judged(tmp_path: Path) -> None:
+    source = tmp_path / "m.py"
+    source.write_text(
+        "from pathlib import Path\n\nHERE = Path(__file__).parent\n\n\n"
+        "def load() -> str:\n"
+        '    with open(file=HERE / "missing.json") as f:\n'
+        "        return f.read()\n"
+    )
+    proc = run_svcc("inspect", str(source), "--format", "json")
+    assert "SVC-R042" in _codes(json.loads(proc.stdout), "load")
+
+
 # -- reads of files above the module's folder -------------------------------------------------
 
 
