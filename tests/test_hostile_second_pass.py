@@ -4,6 +4,7 @@ wire. Each test failed before its fix (or is an ``xfail`` naming the fix that be
 file another change holds)."""
 
 import json
+import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -65,6 +66,7 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     workspace = tmp_path_factory.mktemp("second-pass") / "ws"
     tree = _tree(workspace / "tree", files=3)
     (tree / "deep.py").write_text(DEEP_PATTERN)
+    _not_utf8_names(_tree(workspace / "odd", files=2))
     with running_service(workspace) as (url, _pid):
         yield url
 
@@ -77,6 +79,69 @@ def test_the_service_answers_a_pattern_nested_too_deeply(service: str, tmp_path:
         tree = http.post("/analyse_directory/", data={"directory_path": "tree"})
         assert tree.status_code == 200, tree.text[:300]
         assert "SVC-R031" in _codes(tree.json()["tree/deep.py"]["readiness"], "f")
+
+
+# -- file names that are not UTF-8 ------------------------------------------------------------
+
+
+def _not_utf8_names(tree: Path) -> Path:
+    """A module, a folder of modules and a notebook whose names are Latin-1 bytes, and a
+    text file so named (not the repository's business)."""
+    root = os.fsencode(tree)
+    with open(root + b"/caf\xe9.py", "wb") as f:
+        f.write(PLAIN.format(n=90).encode())
+    os.mkdir(root + b"/pk\xff")
+    with open(root + b"/pk\xff/mod.py", "wb") as f:
+        f.write(PLAIN.format(n=91).encode())
+    with open(root + b"/nb\xe9.ipynb", "wb") as f:
+        f.write(b"{}")
+    with open(root + b"/notes\xe9.txt", "wb") as f:
+        f.write(b"text")
+    return tree
+
+
+@pytest.mark.parametrize("fmt", ["json", "text"])
+def test_names_that_are_not_utf8_are_refused_entries(tmp_path: Path, fmt: str) -> None:
+    """``pk\\xff/mod.py`` (a folder that is not a Python name: a source root of its own)
+    ended ``inspect DIR`` in a ``UnicodeEncodeError`` (exit 3), the analysis service in a
+    500. Each such module, folder and notebook is now a refused entry; the rest is read."""
+    tree = _not_utf8_names(_tree(tmp_path / "tree", files=2))
+    proc = subprocess.run(
+        [SVCC, "inspect", str(tree), "--format", fmt], capture_output=True, check=False
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count(b"\n") == 1, proc.stderr
+    assert b"internal error" not in proc.stderr
+    out = proc.stdout.decode("utf-8")  # strict: what svcc writes is UTF-8
+    said = out if fmt == "text" else "\n".join(d["message"] for d in json.loads(out)["diagnostics"])
+    for refused in ("caf\\xe9.py", "pk\\xff", "nb\\xe9.ipynb"):
+        assert f"{refused}: the name is not UTF-8 (rename it)" in said
+    assert "notes" not in out
+    assert "m1" in out
+
+
+def test_a_data_file_glob_matching_a_name_that_is_not_utf8_is_refused(tmp_path: Path) -> None:
+    tree = _tree(tmp_path / "tree", files=1)
+    (tree / "pyproject.toml").write_text(
+        '[project]\nname = "d"\nversion = "0"\n[tool.svcc]\ndata-files = ["data/*"]\n'
+    )
+    (tree / "data").mkdir()
+    (tree / "data" / "a.json").write_text("{}")
+    with open(os.fsencode(tree / "data") + b"/b\xe9.json", "wb") as f:
+        f.write(b"{}")
+    for command in (["inspect", str(tree)], ["compile", str(tree), "--target", "rest",
+                    "--output-dir", str(tmp_path / "out")]):  # fmt: skip
+        proc = run_svcc(*command)
+        assert proc.returncode == 2, proc.stderr
+        assert "data/b\\xe9.json (from 'data/*'): the name is not UTF-8" in proc.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_service_answers_a_directory_with_names_that_are_not_utf8(service: str) -> None:
+    with httpx.Client(base_url=service, timeout=120) as http:
+        answer = http.post("/analyse_directory/", data={"directory_path": "odd"})
+    assert answer.status_code == 200, answer.text[:300]
+    assert "odd/m1.py" in answer.json()
 
 
 # -- closed standard streams ------------------------------------------------------------------
