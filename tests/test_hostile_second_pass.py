@@ -144,6 +144,30 @@ def test_the_service_answers_a_directory_with_names_that_are_not_utf8(service: s
     assert "odd/m1.py" in answer.json()
 
 
+def test_a_command_line_path_that_is_not_utf8_is_refused_before_anything_is_written(
+    tmp_path: Path,
+) -> None:
+    """``svcc generate rest m.py --output-dir o\\xff`` wrote the bundle, then failed
+    printing its summary (``UnicodeEncodeError``, exit 3); ``svcc inspect x\\xff.py`` too."""
+    source = tmp_path / "m.py"
+    source.write_text(PLAIN.format(n=1))
+    out = os.fsencode(tmp_path) + b"/o\xff"
+    named = os.fsencode(tmp_path) + b"/x\xff.py"
+    with open(named, "wb") as f:
+        f.write(PLAIN.format(n=2).encode())
+    for argv in (
+        [b"generate", b"rest", os.fsencode(source), b"--output-dir", out],
+        [b"inspect", named],
+    ):
+        proc = subprocess.run([os.fsencode(SVCC), *argv], capture_output=True, check=False)
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.startswith(b"svcc: error: "), proc.stderr
+        assert b"\\xff" in proc.stderr
+        assert proc.stderr.endswith(b": not UTF-8; rename it (paths are written to JSON)\n")
+        assert proc.stderr.count(b"\n") == 1
+    assert not os.path.exists(out)
+
+
 # -- closed standard streams ------------------------------------------------------------------
 
 
