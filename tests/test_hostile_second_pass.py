@@ -168,6 +168,26 @@ def test_a_command_line_path_that_is_not_utf8_is_refused_before_anything_is_writ
     assert not os.path.exists(out)
 
 
+def test_compile_dir_selecting_a_function_of_a_module_that_did_not_analyse(
+    tmp_path: Path,
+) -> None:
+    """``--select bad.f`` of a module that does not decode said "unknown selection 'bad.f';
+    its functions are: ..." (a typo hunt for a name that is there); the module's own error
+    is the answer, as the analysis service gives it."""
+    tree = _tree(tmp_path / "tree", files=2)
+    (tree / "bad.py").write_bytes(b"# -*- coding: bogus -*-\ndef f(x: int) -> int:\n    return x\n")
+    for item in ("bad.f", "python:bad:f"):
+        proc = run_svcc(
+            "compile", str(tree), "--target", "rest", "--output-dir", str(tmp_path / "out"),
+            "--select", f"m1.g1,{item}",
+        )  # fmt: skip
+        assert proc.returncode == 2, proc.stderr
+        assert "bad.py:1:1: unknown encoding: bogus" in proc.stderr
+        assert f"the selection names {item!r} of it" in proc.stderr
+        assert "unknown selection" not in proc.stderr
+    assert not (tmp_path / "out").exists()
+
+
 # -- closed standard streams ------------------------------------------------------------------
 
 
