@@ -244,12 +244,25 @@ def into_wheelhouse(files: Sequence[Path], wheelhouse: Path) -> tuple[Path, ...]
     return tuple(placed)
 
 
-def write_new(path: Path, data: bytes) -> None:
-    """``path`` written whole or not at all; an existing file is never replaced."""
+def check_new(path: Path) -> None:
+    """``path`` can be written new: checked before pip resolves anything (a lock whose
+    folder did not exist was refused only after the whole resolution, as an internal error,
+    exit 3)."""
     if path.exists() or path.is_symlink():
         raise ImageInputError("request_invalid", f"{path} exists; choose a new --output")
+    if not path.parent.is_dir():
+        raise ImageInputError("request_invalid", f"{path}: its folder does not exist")
+
+
+def write_new(path: Path, data: bytes) -> None:
+    """``path`` written whole or not at all; an existing file is never replaced."""
+    check_new(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(data)
+    try:
+        tmp.write_bytes(data)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise ImageInputError("request_invalid", f"{path}: cannot write: {exc.strerror}") from None
     try:
         os.link(tmp, path)  # fails if someone created it meanwhile
     except FileExistsError:

@@ -267,6 +267,27 @@ def test_lock_keeps_a_wheel_url() -> None:
         refuse_source_references([Requirement("w @ git+https://example.org/w.git")], "x")
 
 
+def test_a_lock_whose_folder_does_not_exist_is_refused_before_pip(tmp_path: Path) -> None:
+    """``svcc lock --output nodir/x.lock`` resolved every wheel with pip (minutes, the
+    index), then failed writing: a ``FileNotFoundError``, exit 3 ("a bug")."""
+    from svcc.images.errors import ImageInputError
+    from svcc.images.locking import write_new
+
+    with pytest.raises(ImageInputError, match="its folder does not exist"):
+        write_new(tmp_path / "nodir" / "x.lock", b"x")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "m.py").write_text(PLAIN.format(n=0))
+    proc = run_svcc(
+        "lock", str(repo), "--platform", "linux/amd64", "--python", "3.11",
+        "--no-index", "--find-links", str(tmp_path),
+        "--wheelhouse", str(tmp_path / "wh"), "--output", str(tmp_path / "nodir" / "r.lock"),
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.endswith("r.lock: its folder does not exist\n"), proc.stderr
+    assert not (tmp_path / "wh").exists()
+
+
 # -- every MCP request with an id is answered ------------------------------------------------
 
 
