@@ -78,7 +78,7 @@ def add_lock_parser(sub: "argparse._SubParsersAction[Any]") -> None:
 
 def lock_command(args: argparse.Namespace) -> int:
     from svcc.images.lockfile import render_lock
-    from svcc.images.locking import check_target, lock_wheels, read_roots, write_new
+    from svcc.images.locking import check_new, check_target, lock_wheels, read_roots, write_new
 
     check_target(args.platform, args.python, args.glibc)
     roots = read_roots(
@@ -88,10 +88,7 @@ def lock_command(args: argparse.Namespace) -> int:
         Path(args.pins) if args.pins else None,
     )
     output = Path(args.output)
-    if output.exists() or output.is_symlink():
-        from svcc.images.errors import ImageInputError
-
-        raise ImageInputError("request_invalid", f"{output} exists; choose a new --output")
+    check_new(output)
     locked = lock_wheels(
         roots,
         platform=args.platform,

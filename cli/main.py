@@ -619,8 +619,39 @@ def _cmd_image(args: argparse.Namespace) -> int:
     return images_cli.image_command(args)
 
 
+def _closed_streams_to_null() -> None:
+    """A standard stream the shell closed (``svcc inspect DIR >&-``) is ``None`` in Python:
+    the first ``isatty()`` or write was an ``AttributeError``, reported as a bug (exit 3).
+    It is written to the null device instead, as a reader that went away is (nothing
+    written; the command's own exit status)."""
+    if sys.stdout is None:
+        sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (held for the process)
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (held for the process)
+
+
+def _not_utf8(argv: Sequence[str]) -> str | None:
+    """The first argument that is not UTF-8 (Python holds its bytes as lone surrogates),
+    shown with ``\\xNN`` escapes. Paths and names are written to JSON, the IR and manifests:
+    ``svcc generate rest x\\xff.py`` wrote its bundle, then failed printing the summary
+    (a ``UnicodeEncodeError``, exit 3)."""
+    for arg in argv:
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            return os.fsencode(arg).decode("utf-8", "backslashreplace")
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    _closed_streams_to_null()
+    bad = _not_utf8(argv)
+    if bad is not None:
+        sys.stderr.write(
+            f"{program()}: error: {bad}: not UTF-8; rename it (paths are written to JSON)\n"
+        )
+        return 2
     from svcc.contracts.errors import ExitCode, IneligibleError, SvccError
 
     try:

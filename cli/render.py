@@ -189,8 +189,8 @@ def inspect_repository(
         if tree.package
         else f"{root}: source roots {', '.join(tree.roots)}"
     ]
-    for d in repository.diagnostics:
-        lines.append(f"  note: {d.code} {d.message}")
+    for d in repository.diagnostics:  # a refused entry is an error (it sets the exit status)
+        lines.append(f"  {d.severity}: {d.code} {d.message}")
     for module in sorted(analysis.reports):
         doc = analysis.module_document(module)
         source = repository.modules[module]

@@ -74,6 +74,8 @@ def compile_path(
         raise InputError(analysis.error_message(str(path)))
     if directory and selection is None:
         _all_analysed(analysis, str(path))
+    elif directory and selection is not None:
+        _selected_analysed(analysis, str(path), selection)
     return write_bundle(analysis, backend, output_dir, select=selection, execution=policy)
 
 
@@ -94,6 +96,23 @@ def _all_analysed(analysis: "Analysis", shown: str) -> None:
     first = analysis.file_analysis(failed[0]).error_message(where)
     more = f" (and {len(failed) - 1} more module(s))" if len(failed) > 1 else ""
     raise InputError(f"{first}{more}; fix it, or name the functions to compile with --select")
+
+
+def _selected_analysed(analysis: "Analysis", shown: str, selection: Sequence[str]) -> None:
+    """A selected function of a module that did not analyse is refused with that module's
+    error (exit 2): it was "unknown selection 'bad.f'; its functions are: ...", which sent
+    the user looking for a typo in a name that is there (the analysis service says why)."""
+    from svcc.contracts.errors import InputError
+
+    repository = analysis.repository
+    assert repository is not None
+    failed = set(analysis.failed_modules())
+    for item in selection:
+        module = item.split(":")[1] if item.startswith("python:") else item.rpartition(".")[0]
+        if module in failed:
+            where = os.path.join(shown, repository.modules[module].file.path)
+            error = analysis.file_analysis(module).error_message(where)
+            raise InputError(f"{error}; the selection names {item!r} of it")
 
 
 def _policy(

@@ -20,8 +20,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
+from urllib.parse import urlsplit
 
 from attrs import frozen
+from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name, parse_wheel_filename
 from svcc.contracts.watch import private_directory, run_watched
 from svcc.images.bundle_input import manifests
@@ -242,18 +244,48 @@ def into_wheelhouse(files: Sequence[Path], wheelhouse: Path) -> tuple[Path, ...]
     return tuple(placed)
 
 
-def write_new(path: Path, data: bytes) -> None:
-    """``path`` written whole or not at all; an existing file is never replaced."""
+def check_new(path: Path) -> None:
+    """``path`` can be written new: checked before pip resolves anything (a lock whose
+    folder did not exist was refused only after the whole resolution, as an internal error,
+    exit 3)."""
     if path.exists() or path.is_symlink():
         raise ImageInputError("request_invalid", f"{path} exists; choose a new --output")
+    if not path.parent.is_dir():
+        raise ImageInputError("request_invalid", f"{path}: its folder does not exist")
+
+
+def write_new(path: Path, data: bytes) -> None:
+    """``path`` written whole or not at all; an existing file is never replaced."""
+    check_new(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(data)
+    try:
+        tmp.write_bytes(data)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise ImageInputError("request_invalid", f"{path}: cannot write: {exc.strerror}") from None
     try:
         os.link(tmp, path)  # fails if someone created it meanwhile
     except FileExistsError:
         raise ImageInputError("request_invalid", f"{path} exists; choose a new --output") from None
     finally:
         tmp.unlink()
+
+
+def refuse_source_references(requirements: Sequence[Requirement], origin: str) -> None:
+    """A direct reference that is not a wheel (``name @ file:///dir``, ``git+https://...``,
+    an sdist's URL) is refused before pip sees it: ``--only-binary=:all:`` does not apply to
+    direct references, so pip would build the project, running its ``setup.py`` or build
+    backend on this machine (a repository's declared dependency ran its code under
+    ``svcc lock``), and a lock of wheels cannot hold it anyway."""
+    for requirement in requirements:
+        url = requirement.url
+        if url is not None and not urlsplit(url).path.endswith(".whl"):
+            raise ImageInputError(
+                "request_invalid",
+                f"{origin}: {requirement.name} @ {url}: a direct reference to a source, which "
+                "pip would build (running its code); the lock takes binary wheels only: "
+                "name a released version or a .whl URL",
+            )
 
 
 def lock_wheels(
@@ -270,6 +302,7 @@ def lock_wheels(
     and return the lock. ``extra_wheels``: wheels offered beside the index (svcc's own)."""
     check_target(platform, python, glibc)
     requirements = parse_requirement_lines(roots.lines, roots.origin)
+    refuse_source_references(requirements, roots.origin)
     tail = [
         "--python-version",
         python,

@@ -183,6 +183,8 @@ def fetch(
 ) -> Fetched:
     if output.exists() or output.is_symlink():
         raise PluginError("request_invalid", f"{output} exists; choose a new --output")
+    if not output.parent.is_dir():  # said before the builds and pip, not after (exit 3)
+        raise PluginError("request_invalid", f"{output}: its folder does not exist")
     with private_directory("svcc-fetch-") as work:
         (work / "built").mkdir()
         ext = build_wheel(extension_source(name, source), work / "built")

@@ -144,15 +144,26 @@ class Converters:
             fields[field["name"]] = (field["attribute"], self.of(field["type"]))
         return build_instance
 
-    def _typed_dict_fields(self, name: str, seen: frozenset[str]) -> dict[str, Any]:
-        """Every field of TypedDict ``name`` (bases first, as Python builds them)."""
-        decl = self._typed_dicts.get(name)
-        if decl is None or name in seen:
-            return {}
+    def _typed_dict_fields(self, name: str) -> dict[str, Any]:
+        """Every field of TypedDict ``name`` (bases first, as Python builds them), walked
+        without recursion: an inheritance chain of 3,000 TypedDicts (eligible) stopped the
+        server's startup with a ``RecursionError``. A base on the walk's own path is a cycle
+        and is skipped."""
         fields: dict[str, Any] = {}
-        for base in decl.get("bases", ()):
-            fields.update(self._typed_dict_fields(base, seen | {name}))
-        fields.update((f["name"], f) for f in decl["fields"])
+        path: set[str] = set()
+        stack: list[tuple[str, bool]] = [(name, False)]
+        while stack:
+            current, done = stack.pop()
+            decl = self._typed_dicts.get(current)
+            if decl is None:
+                continue
+            if done:
+                path.discard(current)
+                fields.update((f["name"], f) for f in decl["fields"])
+            elif current not in path:
+                path.add(current)
+                stack.append((current, True))
+                stack.extend((base, False) for base in reversed(decl.get("bases", ())))
         return fields
 
     def _typed_dict(self, name: str) -> Convert | None:
@@ -169,7 +180,7 @@ class Converters:
             return value
 
         self._built[key] = run  # a recursive TypedDict reaches itself
-        for field_name, field in self._typed_dict_fields(name, frozenset()).items():
+        for field_name, field in self._typed_dict_fields(name).items():
             convert = self.of(field["type"])
             if convert is not None:
                 converters[field_name] = convert

@@ -13,8 +13,10 @@ id was left unanswered and the agent hung. This transport reads the raw bytes in
   to infinity (``1e400``), no integer over Python's 4,300-digit conversion limit, no lone
   surrogate, at most :data:`MAX_DEPTH` levels of nesting;
 - anything refused is a JSON-RPC error naming the reason, with the request's id (``null``
-  when the line is not JSON and no id can be read from it, as JSON-RPC says). Notifications
-  and responses that are refused are logged, never answered;
+  when the line is not JSON and no id can be read from it, as JSON-RPC says; ``null`` too
+  for a batch and for a request whose id is not a string or an integer, which the SDK read
+  as a notification). Notifications and responses that are refused are logged, never
+  answered;
 - at the end of the request stream, the requests already handed to the session are answered
   before the stream closes (the session cancels what is in flight when it closes: a client
   that wrote a ``tools/call`` and closed its end got no answer), unless the client cancelled
@@ -130,6 +132,19 @@ def _id_of(value: Any) -> tuple[bool, Any]:
     return False, None
 
 
+def _not_a_request(value: Any) -> str | None:
+    """Why ``value`` cannot be answered with its own id, for what would otherwise go
+    unanswered: a batch (MCP has none; the SDK dropped it) and a request whose id is not a
+    string or an integer (``null``, ``1.5``, ``true``, ``[1]``: the SDK read it as a
+    notification, which nothing answers). Both are answered with id ``null``, as JSON-RPC
+    says when the id cannot be read."""
+    if isinstance(value, list):
+        return "a batch (a JSON array) is not supported; send one request per line"
+    if isinstance(value, dict) and "method" in value and type(value.get("id", 0)) not in (int, str):
+        return "the id must be a string or an integer"
+    return None
+
+
 def to_message(line: bytes) -> tuple[SessionMessage | None, types.JSONRPCError | None]:
     """A line as the session's message, or the error that answers it (``(None, None)``:
     a refused notification or response, which is logged only)."""
@@ -137,6 +152,9 @@ def to_message(line: bytes) -> tuple[SessionMessage | None, types.JSONRPCError |
         value = parse_line(line)
     except Refused as exc:
         return None, _error(guess_id(line), exc.code, str(exc))
+    refused = _not_a_request(value)
+    if refused is not None:
+        return None, _error(None, types.INVALID_REQUEST, f"Invalid request: {refused}")
     is_request, ident = _id_of(value)
     try:
         message = types.jsonrpc_message_adapter.validate_python(value, by_name=False)

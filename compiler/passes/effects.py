@@ -344,6 +344,8 @@ class Judge:
             re.compile(e.literal, flags)
         except (re.error, ValueError, OverflowError) as exc:
             return C.R031_INVALID_PATTERN, f"an invalid pattern ({exc})"
+        except RecursionError:  # groups nested past the interpreter's limit: the import fails
+            return C.R031_INVALID_PATTERN, "an invalid pattern (nested too deeply to compile)"
         return None
 
     def local_pure(self, callee: str) -> bool:

@@ -4,7 +4,8 @@ Kept apart from the general rules in ``readiness``, which calls :func:`type_reas
 capability: a declared return type the result encoder cannot encode (R050, the verdict
 holds the promise), a model whose fields cannot be read statically (R051), a parameter
 left out of the interface (R052, see ``svcc.ir.interface``), and a numpy or pandas type
-whose library is not declared (R053).
+whose library is not declared (R053); and a parameter (R011) or result (R050) reaching a
+chain of TypedDicts and models too long for any server to take (:func:`chain_depths`).
 """
 
 from collections.abc import Callable, Iterator
@@ -107,6 +108,70 @@ def noted_names(index: ModuleIndex) -> frozenset[str]:
     return found
 
 
+# The most TypedDicts and models nested one in another that a served parameter or result may
+# hold. A chain is a valid module, and readiness called a chain of 3,000 eligible, but no call
+# could be made: MCP's transport takes 128 levels of JSON nesting (3 of them its envelope: a
+# chain of 126 was refused on every call), REST's JSON parser 200 (every call a 422), and
+# past about 600 the runtime's recursive validator build failed at startup.
+MAX_DECLARATION_CHAIN: Final = 100
+_DECLARED: Final = (TypedDictType, ModelType)
+
+
+def chain_depths(index: ModuleIndex) -> dict[str, int]:
+    """For every TypedDict and model, how many levels of declarations its values nest: one
+    for itself plus the deepest of its fields' declarations, inherited fields included (a
+    base adds its fields, not a level); found once per IR, without recursion (a chain may be
+    thousands long). An edge back into the chain being walked (a recursive type) counts
+    nothing: a value of a recursive type ends where the data ends, and a chain through a
+    cycle is never counted longer than it is (no working code refused)."""
+    found: dict[str, int] | None = index.derived.get(f"{__name__}.chain")
+    if found is not None:
+        return found
+    held: dict[str, list[str]] = {}  # the declarations a value's own fields hold
+    bases: dict[str, tuple[str, ...]] = {}
+    for d in index.typed_dicts.values():
+        named = [leaf for f in d.fields for leaf in iter_leaves(f.type)]
+        held[d.name] = [x.name for x in named if isinstance(x, _DECLARED)]
+        bases[d.name] = d.bases
+    for m in index.models.values():
+        named = [leaf for f in m.fields for leaf in iter_leaves(f.type)]
+        held[m.name] = [x.name for x in named if isinstance(x, _DECLARED)]
+        bases[m.name] = ()
+    depths: dict[str, int] = {}
+    walking: set[str] = set()
+    for root in held:
+        stack = [(root, False)]
+        while stack:
+            name, done = stack.pop()
+            if done:
+                walking.discard(name)
+                below = [depths.get(n, 0) for n in held[name] if n not in walking]
+                inherited = [depths.get(n, 0) for n in bases[name] if n not in walking]
+                depths[name] = max(1 + max(below, default=0), max(inherited, default=0))
+            elif name not in depths and name not in walking and name in held:
+                walking.add(name)
+                stack.append((name, True))
+                stack.extend((n, False) for n in (*held[name], *bases[name]))
+    index.derived[f"{__name__}.chain"] = depths
+    return depths
+
+
+def _chain_reason(index: ModuleIndex, node: TypeNode, what: str) -> str | None:
+    """Why ``node`` (a parameter's or the result's type) cannot be served: it reaches a chain
+    of declarations longer than :data:`MAX_DECLARATION_CHAIN`; ``None`` when it does not."""
+    depths = chain_depths(index)
+    longest = max(
+        (depths.get(leaf.name, 0) for leaf in iter_leaves(node) if isinstance(leaf, _DECLARED)),
+        default=0,
+    )
+    if longest <= MAX_DECLARATION_CHAIN:
+        return None
+    return (
+        f"{what} nests {longest} TypedDicts and models one in another (at most "
+        f"{MAX_DECLARATION_CHAIN} are served: MCP takes 128 levels of JSON nesting, REST 200)"
+    )
+
+
 def reachable(ir: ModuleIR, node: TypeNode) -> Iterator[TypeNode]:
     """Every node of ``node``'s tree and of the TypedDicts and models it reaches (once), but
     the fields of those that reach nothing a reason names (:func:`noted_names`)."""
@@ -196,6 +261,24 @@ def type_reasons(
                             item.span,
                         )
                     )
+    for param in cap.params:
+        chain = (
+            None
+            if left_out(param)
+            else _chain_reason(index, param.type, f"parameter {param.name!r}")
+        )
+        if chain is not None:
+            out.append(diag(C.R011_UNSUPPORTED_TYPE, chain, param.span))
+    if cap.returns.span is not None:
+        chain = _chain_reason(index, cap.returns.type, "the return type")
+        if chain is not None:
+            out.append(
+                diag(
+                    C.R050_RETURN_NOT_ENCODABLE,
+                    f"{chain}; no call could be answered",
+                    cap.returns.span,
+                )
+            )
     for param in cap.params:
         if left_out(param):
             out.append(

@@ -178,7 +178,8 @@ R011_UNSUPPORTED_TYPE: Final = _code(
     "inputs",
     "unsupported",
     "The parameter's type has no exact JSON shape (a callable, an arbitrary class, bytes, "
-    "a set, non-string dict keys...).",
+    "a set, non-string dict keys...), or it nests more than 100 TypedDicts and models one in "
+    "another, deeper than the JSON nesting the servers take.",
     hint=(
         "use a JSON type: a TypedDict or a dataclass for an object, list[...] and "
         "dict[str, ...] for collections"
@@ -658,7 +659,8 @@ R050_RETURN_NOT_ENCODABLE: Final = _code(
     "outputs",
     "unsupported",
     "The declared return type is a class (or holds one) with no JSON form the result encoder "
-    "knows: every call would fail. Return a JSON type, a TypedDict, a dataclass, a pydantic "
+    "knows, or nests more than 100 TypedDicts and models one in another: "
+    "every call would fail. Return a JSON type, a TypedDict, a dataclass, a pydantic "
     "model, a NamedTuple, an Enum, a date, a UUID, a Decimal, bytes, or a numpy/pandas value.",
 )
 R051_MODEL_UNREADABLE: Final = _code(

@@ -217,14 +217,19 @@ _PATH_READS: Final = frozenset({"read_text", "read_bytes", "open"})
 def path_operand(call: ast.Call, callee: str) -> ast.expr | None:
     """The path expression ``call`` (of ``callee``, normalised) reads: a path's receiver
     (``Path(...).read_text()``, or ``p.read_text()`` on a name not resolved yet), else the
-    first argument (``open(p)``, ``io.open(p)``, ``pd.read_csv(p)``). The one rule for it."""
+    first argument (``open(p)``, ``io.open(p)``, ``pd.read_csv(p)``; ``open(file=p)``). The
+    one rule for it."""
     func = call.func
     if isinstance(func, ast.Attribute) and (
         callee.startswith("pathlib.Path().")
         or (not reads_file(callee) and func.attr in _PATH_READS)
     ):
         return func.value
-    return call.args[0] if call.args else None
+    if call.args:
+        return call.args[0]
+    if callee in ("builtins.open", "io.open"):  # open(file=p)
+        return next((k.value for k in call.keywords if k.arg == "file"), None)
+    return None
 
 
 def _used_name(call: ast.Call, callee: str) -> ast.Name | None:
@@ -279,7 +284,10 @@ def absence_handled(
     """How the function copes with a missing file: whether it tests for one anywhere
     (``path.exists()``, ``os.path.isfile(...)``: it is taken to handle a missing file, so
     none of its reads is judged), and the nodes inside a ``try`` whose handler catches a
-    missing file (``FileNotFoundError``, ``OSError``, ``Exception``, a bare ``except``)."""
+    missing file (``FileNotFoundError``, ``OSError``, ``Exception``, a bare ``except``), and
+    inside such a handler (a fallback read there runs only when a read of the ``try`` failed:
+    ``except FileNotFoundError: return (HERE / "fallback.json").read_text()`` was a false
+    SVC-R042 on a function whose declared primary file is always there)."""
     tests = False
     guarded: set[int] = set()
     for stmt in body:
@@ -290,10 +298,11 @@ def absence_handled(
                     tests = True
                 elif isinstance(func, ast.Name | ast.Attribute):
                     tests = tests or qualify(func) in _EXISTENCE_CALLS
-            elif isinstance(node, ast.Try | ast.TryStar) and any(
-                _catches_missing(h, qualify) for h in node.handlers
-            ):
-                guarded.update(id(n) for s in node.body for n in walk(s))
+            elif isinstance(node, ast.Try | ast.TryStar):
+                coping = [h for h in node.handlers if _catches_missing(h, qualify)]
+                if coping:  # the fallback a coping handler reads runs only when a read failed
+                    guarded.update(id(n) for s in node.body for n in walk(s))
+                    guarded.update(id(n) for h in coping for s in h.body for n in walk(s))
     return tests, guarded
 
 

@@ -19,6 +19,23 @@ def skipped(name: str) -> bool:
     return name.startswith(".") or name in SKIPPED_DIRS or name.endswith(".egg-info")
 
 
+def utf8_name(name: str) -> bool:
+    """Whether a file name (as ``os.scandir`` gives it: bytes that are not UTF-8 as lone
+    surrogates) is UTF-8. One that is not can be written neither to the IR, JSON nor a
+    bundle's manifest: ``inspect DIR`` of a tree holding ``pk\\xff/mod.py`` ended in a
+    ``UnicodeEncodeError`` (exit 3)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def escaped(name: str) -> str:
+    """``name`` printable: each byte that is not UTF-8 as ``\\xNN``."""
+    return os.fsencode(name).decode("utf-8", "backslashreplace")
+
+
 def has_python(folder: Path) -> bool:
     """Whether a ``.py`` file lies below ``folder`` (skipped folders aside)."""
     for _current, dirs, files in os.walk(folder):
@@ -39,8 +56,10 @@ def notebook_paths(root: Path, *, modules: bool = False) -> list[str]:
     suffixes = (".ipynb", ".py") if modules else (".ipynb",)
     out: list[str] = []
     for current, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if not skipped(d)]
+        dirs[:] = [d for d in dirs if not skipped(d) and utf8_name(d)]
         for name in files:
+            if not utf8_name(name):
+                continue  # a module is refused by the tree's walk; a notebook is not listed
             lower = name.lower()
             # a bare ".ipynb" or ".py" has no suffix (as pathlib reads it)
             if lower.endswith(suffixes) and lower not in suffixes:

@@ -21,7 +21,7 @@ from pathlib import Path
 from attrs import frozen
 from svcc.contracts.diagnostics import Diagnostic, diag
 from svcc.contracts.diagnostics.codes import F009_DUPLICATE_MODULE, R041_AUTOMATIC_SOURCE_ROOT
-from svcc.frontends.repository._folders import has_python, skipped
+from svcc.frontends.repository._folders import has_python, skipped, utf8_name
 
 
 @frozen(kw_only=True)
@@ -86,7 +86,11 @@ def _subdirs(folder: Path) -> Iterator[os.DirEntry[str]]:
     except OSError:
         return
     for entry in entries:
-        if not skipped(entry.name) and entry.is_dir(follow_symlinks=False):
+        if (
+            not skipped(entry.name)
+            and utf8_name(entry.name)  # refused by the tree's walk, never a root
+            and entry.is_dir(follow_symlinks=False)
+        ):
             yield entry
 
 

@@ -28,6 +28,7 @@ from svcc.contracts.requirements import parse_requirements
 from svcc.contracts.security import unknown_kind
 from svcc.frontends.repository._data import DataFile, DataRefused, check_pattern
 from svcc.frontends.repository._data import collect as collect_data
+from svcc.frontends.repository._folders import escaped, utf8_name
 from svcc.frontends.repository._folders import has_python as _has_python
 from svcc.frontends.repository._folders import skipped as _skipped
 from svcc.frontends.repository._roots import find_roots
@@ -373,6 +374,14 @@ class _Walker:
             return False
         holds = False
         for entry in entries:
+            if not utf8_name(entry.name):  # a module's or a folder of modules' only
+                if entry.name.endswith((".py", ".ipynb")) or (
+                    entry.is_dir(follow_symlinks=False) and _has_python(Path(entry.path))
+                ):
+                    name = escaped(entry.name)
+                    where = self._shown(source_root, f"{rel}/{name}" if rel else name)
+                    self.refuse(where, "the name is not UTF-8 (rename it)")
+                continue
             relpath = f"{rel}/{entry.name}" if rel else entry.name
             shown = self._shown(source_root, relpath)
             try:
