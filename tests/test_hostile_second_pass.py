@@ -431,12 +431,9 @@ def test_a_fallback_read_in_a_coping_handler_is_not_a_read_on_every_call(tmp_pat
     assert _codes(document, "keyword") == {"SVC-R043"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="frontends/python/_lower.py (_read_path) reads a path from call.args[0] only: "
-    "open(file=HERE / 'x') has no path, so the read is never judged (eligible, every call fails)",
-)
 def test_open_with_a_file_keyword_built_from_file_is_judged(tmp_path: Path) -> None:
+    """``_read_path`` took a path from the first argument only: ``open(file=HERE / 'x')``
+    was never judged (eligible, every call failed)."""
     source = tmp_path / "m.py"
     source.write_text(
         "from pathlib import Path\n\nHERE = Path(__file__).parent\n\n\n"

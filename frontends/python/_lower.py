@@ -50,7 +50,7 @@ from svcc.frontends.python._types import (
     typing_names,
 )
 from svcc.frontends.python._walk import children, walk
-from svcc.frontends.python.data_reads import Body
+from svcc.frontends.python.data_reads import Body, path_operand
 from svcc.ir.model import (
     Binding,
     BindingKind,
@@ -450,9 +450,10 @@ class ModuleLowerer:
             return self._path_of(func.value)
         if isinstance(func, ast.Attribute) and self.symbols.qualify(func) is None:
             return self._path_of(func.value)
-        if not call.args:
-            return None
-        if self.symbols.qualify(func) in ("builtins.open", "io.open"):
+        callee = self.symbols.qualify(func)
+        operand = call.args[0] if call.args else None
+        if callee in ("builtins.open", "io.open"):
+            operand = path_operand(call, callee)  # open(file=p) too
             mode = call.args[1] if len(call.args) > 1 else None
             for keyword in call.keywords:
                 if keyword.arg == "mode":
@@ -463,7 +464,7 @@ class ModuleLowerer:
                 and set(mode.value) <= set("rbt")
             ):
                 return None
-        return self._path_of(call.args[0])
+        return None if operand is None else self._path_of(operand)
 
     def _path_of(self, node: ast.expr) -> str | None:
         """``node`` as a path relative to the module's folder when it is built from
