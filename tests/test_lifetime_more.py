@@ -1,0 +1,108 @@
+"""No process a server starts outlives it, second pass (issue 27 item 7): the paths
+``test_process_lifetime`` does not take.
+
+- A governed server killed while a call runs that has started a chain of processes in a
+  session of its own: the template, a subreaper, gets each level back only as the level
+  above it dies, and it exited after killing the first two, leaving the rest under PID 1.
+
+Descendants are listed before the signal (a SIGKILLed parent's children are reparented to
+PID 1) and each must be gone after it.
+"""
+
+import contextlib
+import json
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from servers import free_port, generate, spawn
+from test_process_lifetime import (
+    SIGNALS,
+    cmdline,
+    descendants,
+    stop,
+    survivors,
+    wait_healthy,
+)
+
+CHAIN = '''
+import time
+
+
+def chain_and_hang(depth: int, seconds: float) -> int:
+    """A session leader heading a chain of ``depth`` processes, each the parent of the
+    next, the last one ``sleep 300``; then wait ``seconds``."""
+    if os.fork() == 0:
+        os.setsid()
+        for _ in range(depth):
+            if os.fork() != 0:
+                time.sleep(300)
+                os._exit(0)
+        os.execvp("sleep", ["sleep", "300"])
+    time.sleep(seconds)
+    return 0
+'''
+LEAF = b"sleep\x00300\x00"
+
+
+def _uvicorn(bundle: Path, *options: str) -> tuple["subprocess.Popen[bytes]", str, Path]:
+    port = free_port()
+    log = bundle.parent / f"{bundle.name}-{port}.log"
+    with log.open("wb") as sink:
+        proc = spawn(
+            [sys.executable, "-m", "uvicorn", "app:app", "--host", "127.0.0.1", "--port",
+             str(port), *options],
+            cwd=bundle,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    wait_healthy(url + "/health", proc, log)
+    return proc, url, log
+
+
+@pytest.fixture(scope="module")
+def chain_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("lifetime-chain")
+    source = tmp / "chain.py"
+    source.write_text(CHAIN)
+    policy = tmp / "policy.json"
+    policy.write_text(json.dumps({"limits": {"wall_time_ms": 60_000}}))
+    out = tmp / "governed"
+    generate(source, out, "--allow", "process", "--execution-policy", str(policy))
+    return out
+
+
+def _post_quietly(url: str, body: dict[str, object]) -> None:
+    with contextlib.suppress(httpx.HTTPError):  # the server is stopped mid-call
+        httpx.post(url, json=body, timeout=90)
+
+
+@pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: signal.Signals(s).name)
+def test_what_a_running_call_started_goes_with_the_governed_server(
+    chain_bundle: Path, signum: int
+) -> None:
+    proc, url, log = _uvicorn(chain_bundle)
+    started: set[int] = set()
+    try:
+        call = url + "/capabilities/chain_and_hang"
+        # SIGTERM and SIGINT: uvicorn lets the call finish first (its worker then ends
+        # what it started); SIGKILL: the template must end it all, level by level
+        body = {"depth": 4, "seconds": 4}
+        threading.Thread(target=_post_quietly, args=(call, body), daemon=True).start()
+        deadline = time.monotonic() + 30
+        while not any(cmdline(pid) == LEAF for pid in started):
+            assert time.monotonic() < deadline, log.read_text(errors="replace")
+            time.sleep(0.05)
+            started = descendants(proc.pid)
+        started |= descendants(proc.pid)
+        # the template, the worker, the session leader, three links of the chain, the leaf
+        assert len(started) >= 7, started
+    finally:
+        stop(proc, signum)
+    assert survivors(started, 10) == set(), log.read_text(errors="replace")
