@@ -4,6 +4,9 @@
 - A governed server killed while a call runs that has started a chain of processes in a
   session of its own: the template, a subreaper, gets each level back only as the level
   above it dies, and it exited after killing the first two, leaving the rest under PID 1.
+- A REST server run as ``uvicorn app:app --workers N`` (the README's multi-process
+  metrics): a SIGKILL of uvicorn's supervisor left its workers serving on the port, their
+  body-prevalidation helpers and multiprocessing's resource tracker.
 
 Descendants are listed before the signal (a SIGKILLed parent's children are reparented to
 PID 1) and each must be gone after it.
@@ -11,6 +14,7 @@ PID 1) and each must be gone after it.
 
 import contextlib
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -22,6 +26,7 @@ import httpx
 import pytest
 from servers import free_port, generate, spawn
 from test_process_lifetime import (
+    LARGE_INVALID,
     SIGNALS,
     cmdline,
     descendants,
@@ -31,6 +36,7 @@ from test_process_lifetime import (
 )
 
 CHAIN = '''
+import os
 import time
 
 
@@ -103,6 +109,48 @@ def test_what_a_running_call_started_goes_with_the_governed_server(
         started |= descendants(proc.pid)
         # the template, the worker, the session leader, three links of the chain, the leaf
         assert len(started) >= 7, started
+    finally:
+        stop(proc, signum)
+    assert survivors(started, 10) == set(), log.read_text(errors="replace")
+
+
+@pytest.fixture(scope="module")
+def plain_rest(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from test_process_lifetime import FIXTURES
+
+    out = tmp_path_factory.mktemp("lifetime-workers") / "rest"
+    hostile = FIXTURES / "hostile"
+    generate(hostile / "hostile.py", out, "--requirements", str(hostile / "requirements.txt"))
+    return out
+
+
+@pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: signal.Signals(s).name)
+def test_uvicorn_workers_go_with_their_supervisor(
+    plain_rest: Path, tmp_path: Path, signum: int
+) -> None:
+    metrics = tmp_path / "metrics"
+    metrics.mkdir()
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(metrics)
+    try:
+        proc, url, log = _uvicorn(plain_rest, "--workers", "2")
+    finally:
+        del os.environ["PROMETHEUS_MULTIPROC_DIR"]
+    started: set[int] = set()
+    try:
+        deadline = time.monotonic() + 60
+        while log.read_text(errors="replace").count("Application startup complete") < 2:
+            assert time.monotonic() < deadline, log.read_text(errors="replace")
+            time.sleep(0.1)
+        for _ in range(6):  # fresh connections reach both workers; each starts its helper
+            answer = httpx.post(
+                url + "/capabilities/total",
+                content=LARGE_INVALID,
+                headers={"content-type": "application/json"},
+                timeout=60,
+            )
+            assert answer.status_code == 422
+        started = descendants(proc.pid)
+        assert len(started) >= 4, started  # two workers, a helper or two, the tracker
     finally:
         stop(proc, signum)
     assert survivors(started, 10) == set(), log.read_text(errors="replace")
