@@ -1,9 +1,10 @@
 """No process a server starts outlives it, second pass (issue 27 item 7): the paths
 ``test_process_lifetime`` does not take.
 
-- A governed server killed while a call runs that has started a chain of processes in a
+- A governed server stopped while a call runs that has started a chain of processes in a
   session of its own: the template, a subreaper, gets each level back only as the level
-  above it dies, and it exited after killing the first two, leaving the rest under PID 1.
+  above it dies, and it exited after killing the first two, leaving the rest under PID 1
+  (REST: SIGKILL; MCP over stdio, which stops at once: every signal).
 - A REST server run as ``uvicorn app:app --workers N`` (the README's multi-process
   metrics): a SIGKILL of uvicorn's supervisor left its workers serving on the port, their
   body-prevalidation helpers and multiprocessing's resource tracker.
@@ -28,6 +29,7 @@ from servers import free_port, generate, spawn
 from test_process_lifetime import (
     LARGE_INVALID,
     SIGNALS,
+    _mcp,
     cmdline,
     descendants,
     stop,
@@ -112,6 +114,48 @@ def test_what_a_running_call_started_goes_with_the_governed_server(
     finally:
         stop(proc, signum)
     assert survivors(started, 10) == set(), log.read_text(errors="replace")
+
+
+@pytest.fixture(scope="module")
+def chain_mcp(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("lifetime-chain-mcp")
+    source = tmp / "chain.py"
+    source.write_text(CHAIN)
+    policy = tmp / "policy.json"
+    policy.write_text(json.dumps({"limits": {"wall_time_ms": 60_000}}))
+    out = tmp / "governed"
+    generate(source, out, "--allow", "process", "--execution-policy", str(policy), interface="mcp")
+    return out
+
+
+@pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: signal.Signals(s).name)
+def test_what_a_running_tool_started_goes_with_the_governed_mcp_server(
+    chain_mcp: Path, signum: int
+) -> None:
+    """The MCP server stops at once on every signal (its exit handlers close the executor),
+    so this is the template's close on SIGTERM and SIGINT too."""
+    proc = _mcp(chain_mcp)
+    started: set[int] = set()
+    try:
+        assert proc.stdin is not None
+        arguments = {"depth": 4, "seconds": 60}
+        params = {"name": "chain_and_hang", "arguments": arguments}
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params}
+        proc.stdin.write(json.dumps(call).encode() + b"\n")
+        proc.stdin.flush()
+        deadline = time.monotonic() + 30
+        while not any(cmdline(pid) == LEAF for pid in started):
+            assert time.monotonic() < deadline, "the chain did not start"
+            time.sleep(0.05)
+            started = descendants(proc.pid)
+        started |= descendants(proc.pid)
+        assert len(started) >= 7, started
+    finally:
+        stop(proc, signum)
+        for stream in (proc.stdin, proc.stdout):
+            if stream is not None:
+                stream.close()
+    assert survivors(started, 10) == set()
 
 
 @pytest.fixture(scope="module")
