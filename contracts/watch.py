@@ -21,7 +21,7 @@ import sys
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Final
+from typing import IO, Any, Final
 
 WATCHER: Final = """
 import ctypes, os, signal, subprocess, sys
@@ -75,6 +75,33 @@ def run_watched(
             proc.communicate()
             raise
     return subprocess.CompletedProcess(list(argv), proc.returncode, out, err)
+
+
+def call_watched(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    stdout: "int | IO[Any] | None" = None,
+) -> int:
+    """``subprocess.call(argv)`` under :func:`watched`, its output to ``stdout`` as it comes
+    (``svcc serve`` shows pip's progress): the command and everything it starts end with this
+    process, SIGKILL included, and at once when the wait is interrupted (Ctrl-C reaches this
+    process only: the command leads a session of its own). Its stdin is the null device
+    (an MCP client's requests are on this process's stdin)."""
+    with subprocess.Popen(
+        watched(argv),
+        stdin=subprocess.DEVNULL,
+        stdout=stdout,
+        env=env,
+        start_new_session=True,  # one group, which the watcher kills with it
+    ) as proc:
+        try:
+            return proc.wait()
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise
 
 
 # The child leads a session of its own (an extension must: it is isolated from the core's

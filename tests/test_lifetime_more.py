@@ -5,6 +5,9 @@
   session of its own: the template, a subreaper, gets each level back only as the level
   above it dies, and it exited after killing the first two, leaving the rest under PID 1
   (REST: SIGKILL; MCP over stdio, which stops at once: every signal).
+- ``svcc serve`` stopped while pip builds a requirement (pip runs the build backend in a
+  child of its own, which the parent-death signal set on pip does not reach): the backend
+  went on under PID 1, and pip's folders stayed in ``$TMPDIR``.
 - A REST server run as ``uvicorn app:app --workers N`` (the README's multi-process
   metrics): a SIGKILL of uvicorn's supervisor left its workers serving on the port, their
   body-prevalidation helpers and multiprocessing's resource tracker.
@@ -198,3 +201,33 @@ def test_uvicorn_workers_go_with_their_supervisor(
     finally:
         stop(proc, signum)
     assert survivors(started, 10) == set(), log.read_text(errors="replace")
+
+
+SLOW_BUILD = """import time
+
+from setuptools import setup
+
+time.sleep(120)  # a build that takes its time (a compiled extension)
+setup(name="slowpkg", version="0")
+"""
+
+
+@pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: signal.Signals(s).name)
+def test_serve_installation_ends_with_the_build_it_started(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, signum: int
+) -> None:
+    """The installation runs before the bundle is read, so any folder with a manifest and
+    requirements will do; the requirement is a local project built without isolation
+    (nothing is downloaded)."""
+    from test_lifetime_commands import stopped_mid_pip
+
+    bundle = tmp_path / "bundle"
+    (bundle / "slowpkg").mkdir(parents=True)
+    (bundle / "slowpkg" / "setup.py").write_text(SLOW_BUILD)
+    (bundle / "svc-rest.json").write_text("{}")
+    (bundle / "requirements.txt").write_text(f"{bundle / 'slowpkg'}\n")
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_NO_BUILD_ISOLATION", "0")  # pip's spelling of the flag's "on"
+    argv = ["serve", str(bundle), "--cache-dir", str(tmp_path / "cache"), "--port",
+            str(free_port())]  # fmt: skip
+    assert stopped_mid_pip(argv, tmp_path, signum, marker=b"_in_process") == (set(), [])
