@@ -56,7 +56,10 @@ def run_watched(
     command and everything it starts end with this process, SIGKILL included (pip runs a
     build backend in a child of its own, which ``PR_SET_PDEATHSIG`` on pip did not end: a
     killed ``plugins fetch`` left setuptools writing in the checkout). On ``timeout`` the
-    whole group is killed, then ``subprocess.TimeoutExpired`` is raised."""
+    whole group is killed, then ``subprocess.TimeoutExpired`` is raised; on anything else
+    that interrupts the wait (Ctrl-C) it is killed before the exception goes on, so the
+    caller's ``finally`` never removes a folder the command is still writing (pip made its
+    folders again, and ``svcc lock`` stopped with SIGINT sometimes left ``svcc-lock-*``)."""
     with subprocess.Popen(
         watched(argv),
         stdin=subprocess.DEVNULL,
@@ -73,6 +76,11 @@ def run_watched(
             with contextlib.suppress(OSError):
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.communicate()
+            raise
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
             raise
     return subprocess.CompletedProcess(list(argv), proc.returncode, out, err)
 

@@ -35,6 +35,7 @@ from test_process_lifetime import (
     _mcp,
     cmdline,
     descendants,
+    gone,
     stop,
     survivors,
     wait_healthy,
@@ -231,3 +232,52 @@ def test_serve_installation_ends_with_the_build_it_started(
     argv = ["serve", str(bundle), "--cache-dir", str(tmp_path / "cache"), "--port",
             str(free_port())]  # fmt: skip
     assert stopped_mid_pip(argv, tmp_path, signum, marker=b"_in_process") == (set(), [])
+
+
+WRITER = """
+import os, sys, time
+folder, seen = sys.argv[1], sys.argv[2]
+os.mkdir(os.path.join(folder, "w"))
+while os.path.isdir(folder):  # pip would make its folders again here, parents included
+    time.sleep(0.001)
+open(seen, "w").close()  # the folder went while this command still ran
+"""
+RUNS_A_WRITER = f"""
+import sys
+from svcc.contracts.watch import private_directory, run_watched
+with private_directory("svcc-test-") as folder:
+    print(folder, flush=True)
+    run_watched([sys.executable, "-c", {WRITER!r}, str(folder), sys.argv[1]], timeout=300)
+"""
+
+
+def test_an_interrupted_watched_command_stops_before_its_folder_is_removed(
+    tmp_path: Path,
+) -> None:
+    """Ctrl-C during ``run_watched`` (``svcc lock``, ``plugins fetch|install``): the
+    caller's ``finally`` removed the folder while the command still ran (it was killed only
+    once svcc had exited), and pip makes its folders again: ``svcc-lock-*`` stayed now and
+    then (``test_lock_leaves_no_pip_and_no_folder[SIGINT]`` failed under load)."""
+    seen = tmp_path / "removed-under-the-command"
+    private = tmp_path / "tmp"
+    private.mkdir()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", RUNS_A_WRITER, str(seen)],
+        stdout=subprocess.PIPE,
+        env={**os.environ, "TMPDIR": str(private)},
+    )
+    assert proc.stdout is not None
+    folder = Path(proc.stdout.readline().decode().strip())
+    started: set[int] = set()
+    try:
+        deadline = time.monotonic() + 30
+        while not (folder / "w").exists():
+            assert time.monotonic() < deadline, "the command did not start"
+            time.sleep(0.05)
+        started = descendants(proc.pid)
+    finally:
+        stop(proc, signal.SIGINT)
+        proc.stdout.close()
+    assert survivors(started, 10) == set()
+    assert gone({folder}, seconds=20) == []
+    assert not seen.exists()
