@@ -24,6 +24,7 @@ import subprocess
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -118,6 +119,53 @@ def test_what_a_running_call_started_goes_with_the_governed_server(
     finally:
         stop(proc, signum)
     assert survivors(started, 10) == set(), log.read_text(errors="replace")
+
+
+@pytest.fixture(scope="module")
+def chain_short(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("lifetime-chain-short")
+    source = tmp / "chain.py"
+    source.write_text(CHAIN)
+    policy = tmp / "policy.json"
+    policy.write_text(json.dumps({"limits": {"wall_time_ms": 4000}}))
+    out = tmp / "governed"
+    generate(source, out, "--allow", "process", "--execution-policy", str(policy))
+    return out
+
+
+def test_what_a_call_started_goes_when_its_template_is_killed(chain_short: Path) -> None:
+    """The template SIGKILLed mid-call (the out-of-memory killer): its worker dies with it,
+    and what the call started in a session of its own went to PID 1 (the template, the
+    subreaper that would have killed it, was gone). The server is a subreaper too now: it
+    gets them, and ends them when it starts the next template (or stops)."""
+    proc, url, log = _uvicorn(chain_short)
+    started: set[int] = set()
+    try:
+        with httpx.Client(base_url=url, timeout=60) as client, ThreadPoolExecutor(1) as pool:
+            body = {"depth": 2, "seconds": 60}
+            running = pool.submit(client.post, "/capabilities/chain_and_hang", json=body)
+            deadline = time.monotonic() + 30
+            while not any(cmdline(pid) == LEAF for pid in started):
+                assert time.monotonic() < deadline, log.read_text(errors="replace")
+                time.sleep(0.05)
+                started = descendants(proc.pid)
+            template = {pid for pid in started if _parent(pid) == proc.pid}
+            assert len(template) == 1, template
+            os.kill(template.pop(), signal.SIGKILL)
+            # what the call started holds its socket: the answer comes at the deadline
+            assert running.result().status_code in (500, 504)
+            quick = client.post("/capabilities/chain_and_hang", json={"depth": 0, "seconds": 0})
+            assert quick.status_code == 200  # on a new template
+        assert survivors(started, 10) == set(), log.read_text(errors="replace")
+    finally:
+        stop(proc, signal.SIGTERM)
+
+
+def _parent(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except OSError:
+        return 0
 
 
 @pytest.fixture(scope="module")
