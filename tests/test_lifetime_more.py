@@ -4,13 +4,16 @@
 - A governed server stopped while a call runs that has started a chain of processes in a
   session of its own: the template, a subreaper, gets each level back only as the level
   above it dies, and it exited after killing the first two, leaving the rest under PID 1
-  (REST: SIGKILL; MCP over stdio, which stops at once: every signal).
+  (REST: SIGKILL; MCP over stdio, which stops at once: every signal). A template killed
+  from outside (the OOM killer) left the same under PID 1 for good.
 - ``svcc serve`` stopped while pip builds a requirement (pip runs the build backend in a
   child of its own, which the parent-death signal set on pip does not reach): the backend
   went on under PID 1, and pip's folders stayed in ``$TMPDIR``.
 - A REST server run as ``uvicorn app:app --workers N`` (the README's multi-process
   metrics): a SIGKILL of uvicorn's supervisor left its workers serving on the port, their
   body-prevalidation helpers and multiprocessing's resource tracker.
+- ``run_watched`` (``svcc lock``, ``plugins fetch|install``) interrupted by Ctrl-C: the
+  folder the command worked in was removed while it still ran, and pip made it again.
 
 Descendants are listed before the signal (a SIGKILLed parent's children are reparented to
 PID 1) and each must be gone after it.
