@@ -12,7 +12,6 @@ import fcntl
 import hashlib
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Final
@@ -20,6 +19,7 @@ from typing import Final
 from attrs import frozen
 from svcc.contracts.errors import InputError, SvccError
 from svcc.contracts.target import BundleSpec
+from svcc.contracts.watch import private_directory
 
 READY_MARKER: Final = ".svcc-ready"
 
@@ -98,18 +98,16 @@ def environment_key(bundle: Bundle) -> str:
     return digest.hexdigest()[:32]
 
 
-def _run(command: list[str], what: str) -> None:
-    """Run an installation step; it ends with this process however this process ends (a
-    ``svcc serve`` stopped with SIGTERM left pip installing into the cache, racing the next
-    build of the same environment)."""
-    from functools import partial
-
-    from svcc.runtime.lifetime import die_with_parent
+def _run(command: list[str], what: str, tmp: Path) -> None:
+    """Run an installation step; it ends with this process however this process ends, with
+    all it started (a ``svcc serve`` stopped with SIGTERM left pip installing into the cache,
+    racing the next build of the same environment; one stopped while pip built a
+    requirement left the build backend, pip's child, running), and its temporary folders
+    are under ``tmp``, which goes with this process (pip's own stayed in ``/tmp``)."""
+    from svcc.contracts.watch import call_watched
 
     try:
-        code = subprocess.call(
-            command, stdout=sys.stderr, preexec_fn=partial(die_with_parent, os.getpid())
-        )
+        code = call_watched(command, env={**os.environ, "TMPDIR": str(tmp)}, stdout=sys.stderr)
     except OSError as exc:
         raise InputError(f"{what} failed: {exc.strerror or exc}") from None
     if code != 0:
@@ -133,12 +131,13 @@ def ensure_environment(bundle: Bundle, cache_dir: Path) -> Path:
         shutil.rmtree(env, ignore_errors=True)  # an earlier build that did not finish
         sys.stderr.write(f"svcc: installing the bundle's requirements into {env}\n")
         try:
-            _run([sys.executable, "-m", "venv", str(env)], "creating the environment")
-            # pip's own progress goes to stderr: a first serve downloads for tens of seconds
-            install = [str(python), "-m", "pip", "install", "--disable-pip-version-check"]
-            for path in bundle.requirements:
-                install += ["-r", str(path)]
-            _run(install, "installing the bundle's requirements")
+            with private_directory("svcc-serve-") as tmp:  # pip's and ensurepip's folders
+                _run([sys.executable, "-m", "venv", str(env)], "creating the environment", tmp)
+                # pip's own progress goes to stderr: a first serve downloads for tens of seconds
+                install = [str(python), "-m", "pip", "install", "--disable-pip-version-check"]
+                for path in bundle.requirements:
+                    install += ["-r", str(path)]
+                _run(install, "installing the bundle's requirements", tmp)
         except BaseException:
             shutil.rmtree(env, ignore_errors=True)
             raise

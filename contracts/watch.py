@@ -21,7 +21,7 @@ import sys
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Final
+from typing import IO, Any, Final
 
 WATCHER: Final = """
 import ctypes, os, signal, subprocess, sys
@@ -56,7 +56,10 @@ def run_watched(
     command and everything it starts end with this process, SIGKILL included (pip runs a
     build backend in a child of its own, which ``PR_SET_PDEATHSIG`` on pip did not end: a
     killed ``plugins fetch`` left setuptools writing in the checkout). On ``timeout`` the
-    whole group is killed, then ``subprocess.TimeoutExpired`` is raised."""
+    whole group is killed, then ``subprocess.TimeoutExpired`` is raised; on anything else
+    that interrupts the wait (Ctrl-C) it is killed before the exception goes on, so the
+    caller's ``finally`` never removes a folder the command is still writing (pip made its
+    folders again, and ``svcc lock`` stopped with SIGINT sometimes left ``svcc-lock-*``)."""
     with subprocess.Popen(
         watched(argv),
         stdin=subprocess.DEVNULL,
@@ -74,7 +77,39 @@ def run_watched(
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.communicate()
             raise
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise
     return subprocess.CompletedProcess(list(argv), proc.returncode, out, err)
+
+
+def call_watched(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    stdout: "int | IO[Any] | None" = None,
+) -> int:
+    """``subprocess.call(argv)`` under :func:`watched`, its output to ``stdout`` as it comes
+    (``svcc serve`` shows pip's progress): the command and everything it starts end with this
+    process, SIGKILL included, and at once when the wait is interrupted (Ctrl-C reaches this
+    process only: the command leads a session of its own). Its stdin is the null device
+    (an MCP client's requests are on this process's stdin)."""
+    with subprocess.Popen(
+        watched(argv),
+        stdin=subprocess.DEVNULL,
+        stdout=stdout,
+        env=env,
+        start_new_session=True,  # one group, which the watcher kills with it
+    ) as proc:
+        try:
+            return proc.wait()
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise
 
 
 # The child leads a session of its own (an extension must: it is isolated from the core's

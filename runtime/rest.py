@@ -31,6 +31,7 @@ from .calls import CallShape, import_source, resolve_capabilities
 from .conversion import attach_converters
 from .encoding import Invoke, ResultNotJson, direct_invoker, encode_result
 from .integrity import StartupError, load_document, load_manifest
+from .lifetime import end_with_supervisor
 from .network import NetworkLayer, network_layer, uvicorn_host
 from .prevalidate import OFFLOAD_BYTES, Prevalidator
 from .validation import (
@@ -338,7 +339,9 @@ def build_app(
 
 def served(app: RestApp) -> NetworkLayer:
     """The application behind the network layer: bearer tokens, ``/metrics``, request
-    ids and the access log (``network``), configured from the environment."""
+    ids and the access log (``network``), configured from the environment. In uvicorn's
+    multi-process mode each server process ends with uvicorn's supervisor (``lifetime``)."""
+    end_with_supervisor()
     return network_layer(app, capabilities=app.capabilities, host=uvicorn_host(), prefix="svc-rest")
 
 

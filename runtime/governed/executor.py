@@ -32,7 +32,7 @@ from typing import Any
 from .. import wire as p
 from ..integrity import StartupError, sha256_file
 from .scratch import Scratch, sweep
-from .template import PR_SET_DUMPABLE, READY, prctl, worker_identity
+from .template import PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE, READY, prctl, worker_identity
 
 TEMPLATE_START_SECONDS = 30
 DEFAULT_MAX_QUEUED = 64  # policies written before ``limits.max_queued_calls`` existed
@@ -154,6 +154,7 @@ class GovernedExecutor:
         """Start the template and wait until it is ready (a failure is a StartupError)."""
         self.close(background=True)
         prctl(PR_SET_DUMPABLE, 0)
+        prctl(PR_SET_CHILD_SUBREAPER, 1)  # what a dead template's calls started comes here
         self._scratch = Scratch()
         if self._worker_user is not None:
             os.chmod(self._scratch.path, 0o711)  # workers may enter their own directory only
@@ -197,6 +198,7 @@ class GovernedExecutor:
                 self._process.kill()
                 self._process.wait()
             self._process = None
+        end_strays()
         if self._scratch is not None:  # what a dead template's calls left behind
             scratch, self._scratch = self._scratch, None
             if background:
@@ -303,6 +305,50 @@ def _strict_json(data: bytes) -> bytes:
     if not p.is_strict_json(data):
         raise CallFailed("worker sent a result that is not strict, finite JSON")
     return data
+
+
+def _children_outside_our_group() -> list[int]:
+    """This process's children that lead or belong to another process group (``/proc``:
+    Linux; elsewhere none, and orphans go to init)."""
+    me, group = os.getpid(), os.getpgid(0)
+    found: list[int] = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return found
+    for entry in entries:
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as stat:
+                    fields = stat.read().rsplit(b")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == me and int(fields[2]) != group:
+                found.append(int(entry))
+    return found
+
+
+def end_strays(rounds: int = 200) -> None:
+    """Kill and reap what a dead template's calls started, however deep.
+
+    A template killed from outside (the out-of-memory killer) takes its workers along
+    (``PR_SET_PDEATHSIG``), but what a call started in a session of its own went to PID 1:
+    the subreaper that would have ended it was the template. The server is a subreaper as
+    well, so those processes come here instead, one level at a time as each is killed; they
+    are in process groups of their own (a worker leads one), while the template and the
+    body-prevalidation helper stay in the server's group and are left alone. Run when a
+    template is replaced and when the executor closes.
+    """
+    for _ in range(rounds):
+        strays = _children_outside_our_group()
+        if not strays:
+            return
+        for pid in strays:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        for pid in strays:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
 
 
 def _kill_group(pid: list[int]) -> None:

@@ -13,13 +13,14 @@ code starts (``setsid``, ``start_new_session``, a double fork) stays below it, a
 and reaps all of that before it answers. A worker killed at the deadline leaves its
 descendants to the template (also a subreaper), which kills every child that is not a
 live worker. A worker dies with the template (``PR_SET_PDEATHSIG``); the template ends with
-the server, however the server ends, and removes the scratch directory as it goes
-(``scratch``). The template and the server are not dumpable, so a worker cannot read their
-``/proc/<pid>/environ`` or ``mem`` (as root it could anyway: the policy's ``worker_user``
-runs workers as an unprivileged user). A worker's output goes through the template, at
-most ``limits.max_log_bytes`` per call; the rest is counted and dropped with a note. A
-working directory left full is renamed away and removed by a separate cleaner process,
-so a call that leaves 500k files never stalls the next.
+the server, however the server ends, killing everything still below it however deep, and
+removes the scratch directory as it goes (``scratch``). The template and the server are
+not dumpable, so a worker cannot read their ``/proc/<pid>/environ`` or ``mem`` (as root it
+could anyway: the policy's ``worker_user`` runs workers as an unprivileged user). A
+worker's output goes through the template, at most ``limits.max_log_bytes`` per call; the
+rest is counted and dropped with a note. A working directory left full is renamed away and
+removed by a separate cleaner process, so a call that leaves 500k files never stalls the
+next.
 
 A worker re-checks the digests of its plan, the policy and the source before running the
 module, so a bundle changed after startup gives a sanitised error, never a silent change.
@@ -245,6 +246,30 @@ def kill_descendants() -> None:
             os.waitpid(-1, 0)
 
 
+def end_everything_below(rounds: int = 200) -> None:
+    """Kill and reap every process below this one, however deep, before this one exits.
+
+    A call's processes in a session of their own are out of reach of the worker's group
+    kill; they come back to the template (a subreaper) one level at a time, each as the
+    level above it dies, so a single pass over the children left the deeper levels under
+    PID 1 when the template exited with its server (SIGKILL mid-call). Bounded: a process
+    that does not die (stuck in the kernel) does not keep the template alive; not Linux
+    (no ``/proc``), orphans go to init anyway.
+    """
+    me = os.getpid()
+    for _ in range(rounds):
+        with contextlib.suppress(ChildProcessError):
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+        children = _children(me)
+        if not children:
+            return
+        for child in children:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(child, signal.SIGKILL)
+        signal.sigtimedwait([signal.SIGCHLD], 0.05)
+
+
 _LIBC: list[Any] = []
 
 
@@ -461,10 +486,8 @@ class Template:
             if not self.calls:
                 break
             signal.sigtimedwait([signal.SIGCHLD], 0.1)
-        self.kill_strays()
-        if self.cleaner is not None:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self.cleaner, signal.SIGKILL)
+        end_everything_below()  # the cleaner, the strays and all they started
+        self.cleaner = None
         shutil.rmtree(self.scratch / TRASH, ignore_errors=True)
         for fd in list(self.logs):
             with contextlib.suppress(OSError):
