@@ -548,6 +548,29 @@ def test_inspect_json_of_a_large_tree_decodes_no_report_in_the_parent(tmp_path: 
     assert len(reports._decoded) == len(one.reports) - len(one.failed_modules())
 
 
+def test_a_pickled_module_graph_is_the_same_graph(tmp_path: Path) -> None:
+    """The graph reaches the directory workers pickled as plain tuples
+    (``ModuleGraph.__reduce__``): every resolution, edge (with its span and scope) and
+    external import comes back equal, problems and namespace packages included."""
+    import pickle
+
+    from svcc.frontends.repository import read_repository
+
+    _judged_tree(tmp_path)
+    (tmp_path / "ns" / "inner").mkdir(parents=True)
+    (tmp_path / "ns" / "inner" / "leaf.py").write_text(
+        "import json\nfrom ... import nothing\nfrom ns import inner\n\n\n"
+        "def f() -> int:\n    import pkg.leaf\n    return 1\n"
+    )
+    graph = read_repository(tmp_path, python_version=(3, 11)).graph
+    copy = pickle.loads(pickle.dumps(graph, pickle.HIGHEST_PROTOCOL))
+    for name in ("modules", "namespaces", "tops", "resolutions", "edges", "external"):
+        assert getattr(copy, name) == getattr(graph, name), name
+    assert copy.to_json() == graph.to_json()
+    assert any(r.problem for r in copy.resolutions.values())
+    assert any(e.scope == "f" for e in copy.edges["ns.inner.leaf"])
+
+
 def _judged_tree(root: Path) -> None:
     """A tree past ``PARALLEL_FROM``: import chains and cycles, packages, code at import
     (inherited as SVC-R024 across the workers' shares), modules that do not lower."""
