@@ -9,7 +9,7 @@ closure past ``MAX_CLOSURE_FILES`` (500 modules: the closure is cut there), and 
 cases with no threshold of their own (``Literal`` members, ``TypedDict`` inheritance depth,
 a notebook cell's kept lines and statements on one line, a parameter's aliases, data files
 declared one by one), and two for ``generate rest`` as a whole (front end and back end):
-functions over a chain of nested TypedDicts, each reaching the ones below its own, and
+functions over chains of nested TypedDicts, each reaching the ones below its own, and
 functions each taking a dataclass of its own.
 Each point is the front end as the CLI runs it (``analyze_source`` for a file,
 ``analyze_repository`` with one worker per CPU for a directory), in this process, best of
@@ -101,9 +101,15 @@ def aliases(n: int) -> str:
 
 
 def nested_typeddicts(n: int) -> str:
-    """``n`` TypedDicts, each holding the one before it; the i-th function takes the i-th."""
-    out = ["from typing import TypedDict\n\n\nclass T0(TypedDict):\n    v: int\n"]
-    out += [f"\nclass T{i}(TypedDict):\n    inner: T{i - 1}\n" for i in range(1, n)]
+    """``n`` TypedDicts in chains of 100, each holding the one before it in its chain (100
+    levels are the most served: SVC-R011); the i-th function takes the i-th."""
+    out = ["from typing import TypedDict\n"]
+    out += [
+        f"\nclass T{i}(TypedDict):\n    inner: T{i - 1}\n"
+        if i % 100
+        else f"\nclass T{i}(TypedDict):\n    v: int\n"
+        for i in range(n)
+    ]
     out += [f"\n\ndef f{i}(x: T{i}) -> T{i}:\n    return x\n" for i in range(n)]
     return "".join(out)
 

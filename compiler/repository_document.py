@@ -104,9 +104,10 @@ def _render_held(held: "Held", _: None) -> dict[str, bytes]:
 
 
 def render_in_workers(pool: "LoweringPool") -> dict[str, bytes]:
-    """Every module's document, rendered by the worker that judged it."""
+    """Every module's document, rendered by the worker that judged it: the workers' last
+    call (they exit as they answer)."""
     rendered: dict[str, bytes] = {}
-    for part in pool.each(_render_held, None):
+    for part in pool.each(_render_held, None, last=True):
         rendered |= part
     return rendered
 

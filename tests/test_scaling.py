@@ -850,9 +850,9 @@ def test_rest_document_work_grows_linearly_in_shared_definitions() -> None:
     every operation; it collected each capability's own closure of definitions first (n
     capabilities over a chain of n nested TypedDicts: n^2/2 visits; 0.69 s at 800; issue 27
     item 7). MCP's ``$defs`` are per tool (self-contained), so its output itself is n^2."""
-    emit(analyse(nested_typeddicts(30)), "rest")  # one-time costs (templates, imports)
-    small_analysis = analyse(nested_typeddicts(30))
-    large_analysis = analyse(nested_typeddicts(120))
+    emit(analyse(nested_typeddicts(24)), "rest")  # one-time costs (templates, imports)
+    small_analysis = analyse(nested_typeddicts(24))
+    large_analysis = analyse(nested_typeddicts(96))  # 100 levels are the most served
     small = executed_lines(lambda: emit(small_analysis, "rest"))
     large = executed_lines(lambda: emit(large_analysis, "rest"))
     assert large <= LINEAR * small, f"4x input cost {large / small:.2f}x the work"

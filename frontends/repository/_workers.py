@@ -152,8 +152,9 @@ def _serve(
                 held.results[file.module] = attrs.evolve(result, ir_json=sent.ir_json)
             _send(conn, (True, encoded))
             del encoded
-            while True:
-                function, argument = pickle.loads(conn.recv_bytes())
+            last = False
+            while not last:
+                function, argument, last = pickle.loads(conn.recv_bytes())
                 try:
                     _send(conn, (True, function(held, argument)))
                 except Exception as exc:  # re-raised in the parent, as a pool would
@@ -183,6 +184,7 @@ class LoweringPool:
 
         context = multiprocessing.get_context("fork")
         self._conns: list[Connection] = []
+        self._finished = False  # the workers have had their last call (see ``each``)
         self._processes: list[BaseProcess] = []
         largest_first = sorted(tree.files, key=lambda f: -len(f.data))
         taken = context.Value("q", 0)
@@ -229,10 +231,18 @@ class LoweringPool:
                 out.append(value)
         return out
 
-    def each(self, function: "Callable[[Held, A], T]", argument: A) -> list[T]:
+    def each(
+        self, function: "Callable[[Held, A], T]", argument: A, *, last: bool = False
+    ) -> list[T]:
         """``function(held, argument)`` in every worker (``function`` at module level, so it
-        is sent by name; ``argument`` is pickled once), what each returned."""
-        message = pickle.dumps((function, argument), protocol=pickle.HIGHEST_PROTOCOL)
+        is sent by name; ``argument`` is pickled once), what each returned. ``last``: the
+        workers exit as soon as they have answered, so their teardown (a tenth of a second
+        for the standard library's) overlaps what the parent does next; the pool then takes
+        no more calls."""
+        if self._finished:
+            raise RuntimeError("the workers have had their last call")
+        self._finished = last
+        message = pickle.dumps((function, argument, last), protocol=pickle.HIGHEST_PROTOCOL)
         for conn, process in zip(self._conns, self._processes, strict=True):
             try:
                 conn.send_bytes(message)
