@@ -617,6 +617,29 @@ def test_modules_are_judged_in_the_workers_that_lowered_them(tmp_path: Path) -> 
             assert parallel.repository.modules[name].ir == module.ir
 
 
+def _held_count(held: Held, _: None) -> int:  # sent to the workers by name
+    return len(held.results)
+
+
+def test_lowering_workers_exit_after_their_last_call(tmp_path: Path) -> None:
+    """``each(..., last=True)``: every worker answers, then exits by itself (exit code 0)
+    without waiting for its pipe to close; the pool takes no more calls."""
+    import time
+
+    from svcc.frontends.repository import PARALLEL_FROM, LoweringPool, read_tree
+
+    for i in range(PARALLEL_FROM):
+        (tmp_path / f"m{i}.py").write_text(functions(1))
+    with LoweringPool(read_tree(tmp_path), 2, (3, 11)) as pool:
+        assert sum(pool.each(_held_count, None, last=True)) == PARALLEL_FROM
+        deadline = time.monotonic() + 10
+        while None in pool.exitcodes and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert pool.exitcodes == [0, 0]  # ended before the pipes closed
+        with pytest.raises(RuntimeError, match="last call"):
+            pool.each(_held_count, None)
+
+
 def test_lowering_workers_end_when_their_pipe_closes(tmp_path: Path) -> None:
     """A worker sees its pipe close only if no process holds the parent's end: each closes
     the copies it inherited, so every worker ends by itself (exit code 0), not killed."""
