@@ -82,16 +82,21 @@ def _uvicorn(bundle: Path, *options: str) -> tuple["subprocess.Popen[bytes]", st
     return proc, url, log
 
 
-@pytest.fixture(scope="module")
-def chain_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def _governed_chain(tmp_path_factory: pytest.TempPathFactory, wall_time_ms: int) -> Path:
+    """The governed REST bundle of ``CHAIN`` with a call's wall time limited to this."""
     tmp = tmp_path_factory.mktemp("lifetime-chain")
     source = tmp / "chain.py"
     source.write_text(CHAIN)
     policy = tmp / "policy.json"
-    policy.write_text(json.dumps({"limits": {"wall_time_ms": 60_000}}))
+    policy.write_text(json.dumps({"limits": {"wall_time_ms": wall_time_ms}}))
     out = tmp / "governed"
     generate(source, out, "--allow", "process", "--execution-policy", str(policy))
     return out
+
+
+@pytest.fixture(scope="module")
+def chain_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _governed_chain(tmp_path_factory, 60_000)
 
 
 def _post_quietly(url: str, body: dict[str, object]) -> None:
@@ -126,14 +131,7 @@ def test_what_a_running_call_started_goes_with_the_governed_server(
 
 @pytest.fixture(scope="module")
 def chain_short(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    tmp = tmp_path_factory.mktemp("lifetime-chain-short")
-    source = tmp / "chain.py"
-    source.write_text(CHAIN)
-    policy = tmp / "policy.json"
-    policy.write_text(json.dumps({"limits": {"wall_time_ms": 4000}}))
-    out = tmp / "governed"
-    generate(source, out, "--allow", "process", "--execution-policy", str(policy))
-    return out
+    return _governed_chain(tmp_path_factory, 4000)
 
 
 def test_what_a_call_started_goes_when_its_template_is_killed(chain_short: Path) -> None:
