@@ -11,6 +11,7 @@ about a fifth of the command's time for a small file; the converter's unstructur
 delegates here, so there is one writer of the shape.
 """
 
+import json
 from collections.abc import Callable, Iterator
 from functools import cache
 from typing import Any, TypeVar
@@ -95,11 +96,19 @@ def _record_writer(cls: type) -> Callable[[Any], dict[str, Any]]:
         raise TypeError(f"not an IR value: {cls.__name__}")
     names = tuple(f.name for f in attrs.fields(cls))
     tag = _kind_of(cls) if cls in TYPE_NODE_CLASSES else None
+    # the keys in sorted order, the tag's among them: the IR's encoder need not sort them
+    # (see ``_IR_ENCODER``)
+    keys = tuple(sorted({*names, "kind"} if tag is not None else names))
+    scalars = _SCALARS
 
     def write(value: Any) -> dict[str, Any]:
-        out = {name: unstructure(getattr(value, name)) for name in names}
-        if tag is not None:
-            out["kind"] = tag
+        out = {}
+        for name in keys:
+            if name == "kind" and tag is not None:  # the tag replaces a field of its name
+                out[name] = tag
+                continue
+            item = getattr(value, name)
+            out[name] = item if type(item) in scalars else unstructure(item)
         return out
 
     _RECORDS[cls] = write
@@ -115,7 +124,7 @@ def unstructure(value: Any) -> Any:
     if cls is tuple or cls is list:
         return [unstructure(item) for item in value]
     if cls is dict:
-        return {key: unstructure(item) for key, item in value.items()}
+        return {key: unstructure(item) for key, item in sorted(value.items())}
     write = _RECORDS.get(cls)
     return (write or _record_writer(cls))(value)
 
@@ -133,6 +142,12 @@ def structure(data: Any, cls: type[T]) -> T:
 
 
 _BATCH = 4096  # records encoded per write: bounded lists whatever the module's size
+# ``ENCODER`` without sorting: :func:`unstructure` writes every object's keys in sorted order
+# already, and sorting again the keys of each of an IR's hundreds of thousands of small
+# objects was a sixth of encoding it (with the scalar fields taken without a call: 0.478 →
+# 0.412 G instructions over a fifteenth of the standard library). The bytes are
+# ``canonical_json``'s (``tests/test_ir.py``).
+_IR_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
 def _encode_ir(ir: ModuleIR) -> Iterator[bytes]:
@@ -145,12 +160,12 @@ def _encode_ir(ir: ModuleIR) -> Iterator[bytes]:
         value = getattr(ir, name)
         yield (b"," if position else b"") + ENCODER.encode(name).encode("utf-8") + b":"
         if not isinstance(value, tuple):
-            yield ENCODER.encode(unstructure(value)).encode("utf-8")
+            yield _IR_ENCODER.encode(unstructure(value)).encode("utf-8")
             continue
         yield b"["
         for start in range(0, len(value), _BATCH):
             batch = value[start : start + _BATCH]
-            encoded = ",".join([ENCODER.encode(unstructure(item)) for item in batch])
+            encoded = ",".join([_IR_ENCODER.encode(unstructure(item)) for item in batch])
             yield (b"," if start else b"") + encoded.encode("utf-8")
         yield b"]"
     yield b"}\n"

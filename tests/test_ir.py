@@ -26,6 +26,17 @@ def test_every_golden_ir_round_trips_byte_for_byte() -> None:
         assert ir_to_json(ir_from_json(data)) == data
 
 
+def test_the_ir_encoding_is_the_canonical_encoding() -> None:
+    """``ir_to_json`` encodes without sorting keys (``unstructure`` writes them sorted):
+    its bytes are still ``canonical_json`` of the unstructured IR, for every golden case
+    (type nodes and their ``kind`` tags, models, notebooks among them)."""
+    from svcc.ir.canonical import canonical_json
+
+    for data in _irs():
+        ir = ir_from_json(data)
+        assert ir_to_json(ir) == canonical_json(unstructure(ir)) == data
+
+
 def test_one_writer_of_the_shape() -> None:
     """The IR is written without cattrs, and cattrs' own unstructuring delegates to that
     writer: reading (cattrs) and writing agree, type nodes carry their tag at any depth."""
