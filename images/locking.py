@@ -245,18 +245,28 @@ def into_wheelhouse(files: Sequence[Path], wheelhouse: Path) -> tuple[Path, ...]
 
 
 def check_new(path: Path) -> None:
-    """``path`` can be written new: checked before pip resolves anything (a lock whose
-    folder did not exist was refused only after the whole resolution, as an internal error,
-    exit 3)."""
+    """``path`` can be written new, its folder made if missing (as the wheelhouse's is):
+    checked before pip resolves anything (a lock whose folder could not be made was refused
+    only after the whole resolution, as an internal error, exit 3)."""
+    problem = new_output_problem(path)
+    if problem is not None:
+        raise ImageInputError("request_invalid", problem)
+
+
+def new_output_problem(path: Path) -> str | None:
+    """Why ``path`` cannot be written new (``None``: it can, its folder made if missing)."""
     if path.exists() or path.is_symlink():
-        raise ImageInputError("request_invalid", f"{path} exists; choose a new --output")
-    if not path.parent.is_dir():
-        raise ImageInputError("request_invalid", f"{path}: its folder does not exist")
+        return f"{path} exists; choose a new --output"
+    existing = next(p for p in path.parents if p.exists() or p.is_symlink())
+    if not existing.is_dir():
+        return f"{path}: {existing} is not a folder"
+    return None
 
 
 def write_new(path: Path, data: bytes) -> None:
     """``path`` written whole or not at all; an existing file is never replaced."""
     check_new(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         tmp.write_bytes(data)

@@ -32,7 +32,13 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from svcc.contracts.watch import private_directory, run_watched
 from svcc.images.lockfile import render_lock
-from svcc.images.locking import Roots, into_wheelhouse, pip_download, write_new
+from svcc.images.locking import (
+    Roots,
+    into_wheelhouse,
+    new_output_problem,
+    pip_download,
+    write_new,
+)
 from svcc.images.resolve import lock_from_wheels, wheel_requires
 from svcc.images.wheelmeta import sha256_of
 from svcc.plugins.errors import PluginError
@@ -181,10 +187,9 @@ def fetch(
     source: Path | None = None,
     index: tuple[str, ...] = (),
 ) -> Fetched:
-    if output.exists() or output.is_symlink():
-        raise PluginError("request_invalid", f"{output} exists; choose a new --output")
-    if not output.parent.is_dir():  # said before the builds and pip, not after (exit 3)
-        raise PluginError("request_invalid", f"{output}: its folder does not exist")
+    problem = new_output_problem(output)  # said before the builds and pip, not after
+    if problem is not None:
+        raise PluginError("request_invalid", problem)
     with private_directory("svcc-fetch-") as work:
         (work / "built").mkdir()
         ext = build_wheel(extension_source(name, source), work / "built")

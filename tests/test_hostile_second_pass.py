@@ -267,24 +267,29 @@ def test_lock_keeps_a_wheel_url() -> None:
         refuse_source_references([Requirement("w @ git+https://example.org/w.git")], "x")
 
 
-def test_a_lock_whose_folder_does_not_exist_is_refused_before_pip(tmp_path: Path) -> None:
-    """``svcc lock --output nodir/x.lock`` resolved every wheel with pip (minutes, the
-    index), then failed writing: a ``FileNotFoundError``, exit 3 ("a bug")."""
+def test_a_lock_whose_folder_cannot_be_made_is_refused_before_pip(tmp_path: Path) -> None:
+    """``svcc lock --output afile/x.lock`` resolved every wheel with pip (minutes, the
+    index), then failed writing: exit 3 ("a bug"). A missing folder is made, as the
+    wheelhouse's is (``--wheelhouse out/wheels --output out/server.lock`` is the usual
+    spelling); a path through a file is refused first."""
     from svcc.images.errors import ImageInputError
     from svcc.images.locking import write_new
 
-    with pytest.raises(ImageInputError, match="its folder does not exist"):
-        write_new(tmp_path / "nodir" / "x.lock", b"x")
+    write_new(tmp_path / "nodir" / "x.lock", b"x")
+    assert (tmp_path / "nodir" / "x.lock").read_bytes() == b"x"
+    (tmp_path / "afile").write_text("")
+    with pytest.raises(ImageInputError, match="afile is not a folder"):
+        write_new(tmp_path / "afile" / "x.lock", b"x")
     repo = tmp_path / "repo"
     repo.mkdir()
     (repo / "m.py").write_text(PLAIN.format(n=0))
     proc = run_svcc(
         "lock", str(repo), "--platform", "linux/amd64", "--python", "3.11",
         "--no-index", "--find-links", str(tmp_path),
-        "--wheelhouse", str(tmp_path / "wh"), "--output", str(tmp_path / "nodir" / "r.lock"),
+        "--wheelhouse", str(tmp_path / "wh"), "--output", str(tmp_path / "afile" / "r.lock"),
     )  # fmt: skip
     assert proc.returncode == 2, proc.stderr
-    assert proc.stderr.endswith("r.lock: its folder does not exist\n"), proc.stderr
+    assert proc.stderr.endswith("afile is not a folder\n"), proc.stderr
     assert not (tmp_path / "wh").exists()
 
 
