@@ -45,6 +45,31 @@ def watched(argv: Sequence[str]) -> list[str]:
     return [sys.executable, "-I", "-S", "-c", WATCHER, *argv]
 
 
+@contextlib.contextmanager
+def _watched_process(argv: Sequence[str], **popen: Any) -> "Iterator[subprocess.Popen[Any]]":
+    """``argv`` started under :func:`watched` in a session of its own, its stdin the null
+    device: the command and everything it starts end with this process, SIGKILL included
+    (pip runs a build backend in a child of its own, which ``PR_SET_PDEATHSIG`` on pip did
+    not end: a killed ``plugins fetch`` left setuptools writing in the checkout). Whatever
+    interrupts the wait (a timeout, Ctrl-C) kills the whole group before the exception goes
+    on, so the caller's ``finally`` never removes a folder the command is still writing
+    (pip made its folders again, and ``svcc lock`` stopped with SIGINT sometimes left
+    ``svcc-lock-*``)."""
+    with subprocess.Popen(
+        watched(argv),
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,  # one group, which the watcher kills with it
+        **popen,
+    ) as proc:
+        try:
+            yield proc
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise
+
+
 def run_watched(
     argv: Sequence[str],
     *,
@@ -52,36 +77,12 @@ def run_watched(
     env: Mapping[str, str] | None = None,
     cwd: "str | os.PathLike[str] | None" = None,
 ) -> "subprocess.CompletedProcess[str]":
-    """``subprocess.run(argv, capture_output=True, text=True)`` under :func:`watched`: the
-    command and everything it starts end with this process, SIGKILL included (pip runs a
-    build backend in a child of its own, which ``PR_SET_PDEATHSIG`` on pip did not end: a
-    killed ``plugins fetch`` left setuptools writing in the checkout). On ``timeout`` the
-    whole group is killed, then ``subprocess.TimeoutExpired`` is raised; on anything else
-    that interrupts the wait (Ctrl-C) it is killed before the exception goes on, so the
-    caller's ``finally`` never removes a folder the command is still writing (pip made its
-    folders again, and ``svcc lock`` stopped with SIGINT sometimes left ``svcc-lock-*``)."""
-    with subprocess.Popen(
-        watched(argv),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-        cwd=cwd,
-        start_new_session=True,  # one group, which the watcher kills with it
-    ) as proc:
-        try:
-            out, err = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(OSError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
-            raise
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            raise
+    """``subprocess.run(argv, capture_output=True, text=True)`` under the watcher (see
+    :func:`_watched_process`); on ``timeout`` the whole group is killed, then
+    ``subprocess.TimeoutExpired`` is raised."""
+    popen = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
+    with _watched_process(argv, env=env, cwd=cwd, **popen) as proc:
+        out, err = proc.communicate(timeout=timeout)
     return subprocess.CompletedProcess(list(argv), proc.returncode, out, err)
 
 
@@ -91,25 +92,12 @@ def call_watched(
     env: Mapping[str, str] | None = None,
     stdout: "int | IO[Any] | None" = None,
 ) -> int:
-    """``subprocess.call(argv)`` under :func:`watched`, its output to ``stdout`` as it comes
-    (``svcc serve`` shows pip's progress): the command and everything it starts end with this
-    process, SIGKILL included, and at once when the wait is interrupted (Ctrl-C reaches this
-    process only: the command leads a session of its own). Its stdin is the null device
-    (an MCP client's requests are on this process's stdin)."""
-    with subprocess.Popen(
-        watched(argv),
-        stdin=subprocess.DEVNULL,
-        stdout=stdout,
-        env=env,
-        start_new_session=True,  # one group, which the watcher kills with it
-    ) as proc:
-        try:
-            return proc.wait()
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            raise
+    """``subprocess.call(argv)`` under the watcher (see :func:`_watched_process`), its output
+    to ``stdout`` as it comes (``svcc serve`` shows pip's progress). Ctrl-C reaches this
+    process only (the command leads a session of its own), which then ends the command.
+    Its stdin is the null device (an MCP client's requests are on this process's stdin)."""
+    with _watched_process(argv, env=env, stdout=stdout) as proc:
+        return proc.wait()
 
 
 # The child leads a session of its own (an extension must: it is isolated from the core's

@@ -32,7 +32,14 @@ from typing import Any
 from .. import wire as p
 from ..integrity import StartupError, sha256_file
 from .scratch import Scratch, sweep
-from .template import PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE, READY, prctl, worker_identity
+from .template import (
+    PR_SET_CHILD_SUBREAPER,
+    PR_SET_DUMPABLE,
+    READY,
+    children_of,
+    prctl,
+    worker_identity,
+)
 
 TEMPLATE_START_SECONDS = 30
 DEFAULT_MAX_QUEUED = 64  # policies written before ``limits.max_queued_calls`` existed
@@ -310,21 +317,12 @@ def _strict_json(data: bytes) -> bytes:
 def _children_outside_our_group() -> list[int]:
     """This process's children that lead or belong to another process group (``/proc``:
     Linux; elsewhere none, and orphans go to init)."""
-    me, group = os.getpid(), os.getpgid(0)
+    group = os.getpgid(0)
     found: list[int] = []
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return found
-    for entry in entries:
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat", "rb") as stat:
-                    fields = stat.read().rsplit(b")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == me and int(fields[2]) != group:
-                found.append(int(entry))
+    for pid in children_of(os.getpid()):
+        with contextlib.suppress(ProcessLookupError):  # gone meanwhile
+            if os.getpgid(pid) != group:
+                found.append(pid)
     return found
 
 

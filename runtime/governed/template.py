@@ -209,7 +209,7 @@ def worker_identity(user: Any) -> tuple[int, int] | None:
     return entry.pw_uid, entry.pw_gid
 
 
-def _children(parent: int) -> list[int]:
+def children_of(parent: int) -> list[int]:
     """Pids whose parent is ``parent`` (from ``/proc``: Linux)."""
     out: list[int] = []
     try:
@@ -239,7 +239,7 @@ def kill_descendants() -> None:
             return  # no child at all: the common case costs one system call
         if pid:
             continue
-        for child in _children(me):
+        for child in children_of(me):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(child, signal.SIGKILL)
         with contextlib.suppress(ChildProcessError):
@@ -261,7 +261,7 @@ def end_everything_below(rounds: int = 200) -> None:
         with contextlib.suppress(ChildProcessError):
             while os.waitpid(-1, os.WNOHANG)[0]:
                 pass
-        children = _children(me)
+        children = children_of(me)
         if not children:
             return
         for child in children:
@@ -446,7 +446,7 @@ class Template:
     def kill_strays(self) -> None:
         """Kill every child that is neither a live worker nor the cleaner."""
         keep = set(self.calls) | {self.cleaner}
-        for pid in _children(os.getpid()):
+        for pid in children_of(os.getpid()):
             if pid not in keep:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGKILL)
