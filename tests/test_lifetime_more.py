@@ -27,6 +27,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -99,6 +100,18 @@ def chain_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return _governed_chain(tmp_path_factory, 60_000)
 
 
+def _chain_below(pid: int, why: Callable[[], str]) -> set[int]:
+    """Every process below ``pid`` once the chain's leaf has started (``why``: what a
+    failure says, 30 s on)."""
+    deadline = time.monotonic() + 30
+    started: set[int] = set()
+    while not any(cmdline(p) == LEAF for p in started):
+        assert time.monotonic() < deadline, why()
+        time.sleep(0.05)
+        started = descendants(pid)
+    return started | descendants(pid)
+
+
 def _post_quietly(url: str, body: dict[str, object]) -> None:
     with contextlib.suppress(httpx.HTTPError):  # the server is stopped mid-call
         httpx.post(url, json=body, timeout=90)
@@ -116,12 +129,7 @@ def test_what_a_running_call_started_goes_with_the_governed_server(
         # what it started); SIGKILL: the template must end it all, level by level
         body = {"depth": 4, "seconds": 4}
         threading.Thread(target=_post_quietly, args=(call, body), daemon=True).start()
-        deadline = time.monotonic() + 30
-        while not any(cmdline(pid) == LEAF for pid in started):
-            assert time.monotonic() < deadline, log.read_text(errors="replace")
-            time.sleep(0.05)
-            started = descendants(proc.pid)
-        started |= descendants(proc.pid)
+        started = _chain_below(proc.pid, lambda: log.read_text(errors="replace"))
         # the template, the worker, the session leader, three links of the chain, the leaf
         assert len(started) >= 7, started
     finally:
@@ -196,12 +204,7 @@ def test_what_a_running_tool_started_goes_with_the_governed_mcp_server(
         call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params}
         proc.stdin.write(json.dumps(call).encode() + b"\n")
         proc.stdin.flush()
-        deadline = time.monotonic() + 30
-        while not any(cmdline(pid) == LEAF for pid in started):
-            assert time.monotonic() < deadline, "the chain did not start"
-            time.sleep(0.05)
-            started = descendants(proc.pid)
-        started |= descendants(proc.pid)
+        started = _chain_below(proc.pid, lambda: "the chain did not start")
         assert len(started) >= 7, started
     finally:
         stop(proc, signum)
