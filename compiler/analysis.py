@@ -63,7 +63,7 @@ class Analysis:
     reports: Mapping[str, ReadinessReport | None] = field(default=Factory(dict))
     # A directory's modules' documents as canonical JSON (module → bytes), when they were
     # rendered where the modules were judged (``analyze_repository(documents=True)``).
-    rendered: Mapping[str, bytes] = field(default=Factory(dict))
+    rendered: Mapping[str, bytes | memoryview] = field(default=Factory(dict))
 
     @property
     def bundle_kind(self) -> str:

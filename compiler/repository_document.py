@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from svcc.compiler.analysis import Analysis
     from svcc.compiler.passes.readiness import ReadinessReport
     from svcc.contracts.diagnostics import Diagnostic
-    from svcc.frontends.repository import Held, LoweringPool
+    from svcc.frontends.repository import Held, LoweringPool, Spilled
 
 
 def module_document(
@@ -91,28 +91,28 @@ def _object_text(entries: Mapping[str, str]) -> str:
     )
 
 
-def _render_held(held: "Held", _: None) -> dict[str, bytes]:
+def _render_held(held: "Held", _: None) -> "dict[str, Spilled]":
     """In a lowering worker: the documents of the modules it judged (``_reports`` kept
-    their reports), as canonical JSON (UTF-8)."""
+    their reports), as canonical JSON (UTF-8), put in the worker's spill file."""
     reports = held.scratch["reports"]
     paths = {f.module: f.path for f in held.tree.files}
     writer = DocumentWriter()
     return {
-        module: writer.document(paths[module], result.diagnostics, reports[module])
+        module: held.spill.put(writer.document(paths[module], result.diagnostics, reports[module]))
         for module, result in held.results.items()
     }
 
 
-def render_in_workers(pool: "LoweringPool") -> dict[str, bytes]:
-    """Every module's document, rendered by the worker that judged it: the workers' last
-    call (they exit as they answer)."""
-    rendered: dict[str, bytes] = {}
+def render_in_workers(pool: "LoweringPool") -> dict[str, memoryview]:
+    """Every module's document, rendered by the worker that judged it (read in place from
+    its spill file): the workers' last call (they exit as they answer)."""
+    rendered: dict[str, memoryview] = {}
     for part in pool.each(_render_held, None, last=True):
-        rendered |= part
+        rendered |= {module: pool.spilled(at) for module, at in part.items()}
     return rendered
 
 
-def _object(entries: Mapping[str, bytes]) -> Iterator[bytes]:
+def _object(entries: Mapping[str, bytes | memoryview]) -> Iterator[bytes | memoryview]:
     """A JSON object's pieces from its keys and its values' canonical UTF-8 texts, as
     ``ENCODER`` would write it (keys sorted)."""
     yield b"{"
@@ -135,14 +135,14 @@ def encode_document(
     document = analysis.document(files=False)
     rendered = analysis.rendered
     writer = DocumentWriter()
-    files = {}
+    files: dict[str, bytes | memoryview] = {}
     for module in analysis.reports:  # a report is read only where none was rendered
         source = repository.modules[module]
         files[source.file.path] = rendered.get(module) or writer.document(
             source.file.path, source.result.diagnostics, analysis.reports[module]
         )
     files |= {p: ENCODER.encode(doc).encode("utf-8") for p, doc in (extra_files or {}).items()}
-    pieces: list[bytes] = [b"{"]
+    pieces: list[bytes | memoryview] = [b"{"]
     for i, key in enumerate(sorted(document)):
         pieces.append((b"," if i else b"") + ENCODER.encode(key).encode("utf-8") + b":")
         if key == "files":

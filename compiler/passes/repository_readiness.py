@@ -43,6 +43,7 @@ if TYPE_CHECKING:
         ModuleGraph,
         Repository,
         Resolution,
+        Spilled,
     )
 
 
@@ -338,9 +339,9 @@ class RepositoryReadiness:
         risks: dict[str, list[str]] = {}
         for part in pool.each(_own_risks, (graph, self.settings, reached)):
             risks |= part
-        encoded: dict[str, bytes | None] = {}
+        encoded: dict[str, memoryview | None] = {}
         for judged in pool.each(_reports, risks):
-            encoded |= judged
+            encoded |= {m: None if at is None else pool.spilled(at) for m, at in judged.items()}
         return EncodedReports({module: encoded[module] for module in sorted(self.repo.modules)})
 
 
@@ -362,17 +363,20 @@ def _own_risks(
     return {module: walk.risks(module) for module in modules if module in reached}
 
 
-def _reports(held: "Held", risks: dict[str, list[str]]) -> dict[str, bytes | None]:
+def _reports(held: "Held", risks: dict[str, list[str]]) -> "dict[str, Spilled | None]":
     """The reports of the modules this worker holds, given every module's risks (kept in
     ``held.scratch["reports"]`` for what the parent asks next), each pickled on its own
-    for :class:`EncodedReports` (``None``: the module did not lower)."""
+    into the worker's spill file for :class:`EncodedReports` (``None``: the module did not
+    lower)."""
     import pickle
 
     walk: RepositoryReadiness = held.scratch["walk"]
     walk._risks |= risks
     reports = held.scratch["reports"] = {module: walk.report(module) for module in held.results}
     return {
-        module: None if report is None else pickle.dumps(report, pickle.HIGHEST_PROTOCOL)
+        module: None
+        if report is None
+        else held.spill.put(pickle.dumps(report, pickle.HIGHEST_PROTOCOL))
         for module, report in reports.items()
     }
 
@@ -386,7 +390,7 @@ class EncodedReports(Mapping[str, ReadinessReport | None]):
 
     __slots__ = ("_decoded", "_encoded")
 
-    def __init__(self, encoded: dict[str, bytes | None]) -> None:
+    def __init__(self, encoded: "Mapping[str, bytes | memoryview | None]") -> None:
         self._encoded = encoded
         self._decoded: dict[str, ReadinessReport | None] = {}
 

@@ -23,6 +23,7 @@ from svcc.frontends.repository._data import (
 )
 from svcc.frontends.repository._folders import notebook_paths
 from svcc.frontends.repository._graph import Edge, ModuleGraph, Resolution, parents
+from svcc.frontends.repository._spill import Spilled
 from svcc.frontends.repository._tree import (
     ProjectConfig,
     RepositoryTree,
@@ -84,7 +85,7 @@ def _imports(result: FrontendResult | EncodedResult) -> tuple[Import, ...] | Non
     """A lowered module's import statements (``None``: it did not lower), without decoding
     an encoded IR."""
     if isinstance(result, EncodedResult):
-        return result.imports if result.ir_json is not None else None
+        return result.imports if result.lowered else None
     return result.ir.imports if result.ir is not None else None
 
 
@@ -157,6 +158,7 @@ __all__ = [
     "RepositoryTree",
     "Resolution",
     "SourceFile",
+    "Spilled",
     "TreeLimits",
     "TreeRefused",
     "build_repository",

@@ -5,9 +5,10 @@ lowered in processes forked from the parent (one per core; the tree is inherited
 pickled to them). Sending each module's IR back to the parent cost almost as much as lowering
 it: unpickling rebuilds every record object, in the parent alone (issue 27). So a worker keeps
 its modules' results and sends back only what the parent needs of every module: the front
-end's diagnostics and module text, the import statements (the module graph is built from
-them), and the IR's canonical JSON, bytes that cost next to nothing to send (the parent
-decodes an IR only when something asks for it: :class:`EncodedResult`). Work that needs the
+end's diagnostics and the import statements (the module graph is built from them); the
+module's text and the IR's canonical JSON go to the worker's spill file (:mod:`._spill`),
+read by the parent only when something asks for them (an IR is decoded only then too:
+:class:`EncodedResult`). Work that needs the
 IRs themselves runs where they are: :meth:`LoweringPool.each` sends a module-level function
 and its argument to every worker and returns what each computed over the modules it holds.
 
@@ -20,6 +21,7 @@ what it held cost a second of the standard library's wall time, for nothing.
 """
 
 import contextlib
+import gc
 import os
 import pickle
 import signal
@@ -31,6 +33,7 @@ import attrs
 from attrs import frozen
 from svcc.contracts.errors import SvccError
 from svcc.frontends.python import FrontendResult, collection_paused, read_python
+from svcc.frontends.repository._spill import Spilled, Spills, SpillWriter
 from svcc.ir.model import Import, ModuleIR
 from svcc.ir.serde import ir_to_json
 
@@ -60,51 +63,76 @@ def lower_file(
 
 class EncodedResult:
     """A module lowered in a worker, as the parent holds it: a :class:`FrontendResult`
-    whose IR is decoded from its JSON on first use (the same IR: the JSON is canonical and
-    complete). ``ir`` is ``None`` exactly when the front end stopped on an error."""
+    whose text and IR JSON stay in the worker's spill file until read, and whose IR is
+    decoded from that JSON on first use (the same IR: the JSON is canonical and complete).
+    ``ir`` is ``None`` exactly when the front end stopped on an error (:attr:`lowered`
+    says which without reading anything)."""
 
-    __slots__ = ("_ir", "diagnostics", "imports", "ir_json", "module_text")
+    __slots__ = ("_ir", "_ir_at", "_spills", "_text_at", "diagnostics", "imports")
 
     def __init__(
         self,
+        spills: Spills,
         diagnostics: "tuple[Diagnostic, ...]",
-        module_text: str | None,
-        ir_json: bytes | None,
+        text_at: Spilled | None,
+        ir_at: Spilled | None,
         imports: tuple[Import, ...],
     ) -> None:
+        self._spills = spills
         self.diagnostics = diagnostics
-        self.module_text = module_text
-        self.ir_json = ir_json
+        self._text_at = text_at
+        self._ir_at = ir_at
         self.imports = imports
         self._ir: ModuleIR | None = None
 
     @property
+    def lowered(self) -> bool:
+        return self._ir_at is not None
+
+    @property
+    def module_text(self) -> str | None:
+        if self._text_at is None:
+            return None
+        return bytes(self._spills.view(self._text_at)).decode("utf-8", "surrogatepass")
+
+    @property
+    def ir_json(self) -> bytes | None:
+        return None if self._ir_at is None else bytes(self._spills.view(self._ir_at))
+
+    @property
     def ir(self) -> ModuleIR | None:
-        if self._ir is None and self.ir_json is not None:
+        if self._ir is None and self._ir_at is not None:
             from svcc.ir.serde import ir_from_json
 
-            self._ir = ir_from_json(self.ir_json)
+            self._ir = ir_from_json(bytes(self._spills.view(self._ir_at)))
         return self._ir
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return EncodedResult, (self.diagnostics, self.module_text, self.ir_json, self.imports)
+        raise TypeError("an EncodedResult reads its worker's spill file: not picklable")
 
 
 @frozen(kw_only=True)
 class Held:
-    """What a worker holds: the tree (inherited) and the modules it lowered (full results)."""
+    """What a worker holds: the tree (inherited), the modules it lowered (full results),
+    and its spill file's writer (see :mod:`._spill`)."""
 
     tree: "RepositoryTree"
     results: dict[str, FrontendResult]
     scratch: dict[str, Any]
+    spill: SpillWriter
 
 
-def _encoded(result: FrontendResult) -> EncodedResult:
-    ir = result.ir
-    return EncodedResult(
+# What a worker sends of a module it lowered: an :class:`EncodedResult`'s arguments after
+# the spill file (diagnostics, where its text is, where its IR JSON is, its imports).
+Lean = tuple["tuple[Diagnostic, ...]", Spilled | None, Spilled | None, tuple[Import, ...]]
+
+
+def _lean(result: FrontendResult, ir_json: bytes | None, spill: SpillWriter) -> Lean:
+    ir, text = result.ir, result.module_text
+    return (
         result.diagnostics,
-        result.module_text,
-        ir_to_json(ir) if ir is not None else None,
+        None if text is None else spill.put(text.encode("utf-8", "surrogatepass")),
+        None if ir_json is None else spill.put(ir_json),
         ir.imports if ir is not None else (),
     )
 
@@ -123,6 +151,7 @@ def _serve(
     encoding: str | None,
     parent: int,
     others: "list[Connection]",
+    spill: SpillWriter,
 ) -> None:
     """A worker's life: lower the files it takes (``taken``: how many of ``files`` the
     workers have taken), send the parent each module's encoding, then run what the parent
@@ -135,30 +164,34 @@ def _serve(
     die_with_parent(parent)
     for other in others:
         other.close()
-    held = Held(tree=tree, results={}, scratch={})
+    held = Held(tree=tree, results={}, scratch={}, spill=spill)
+    # Paused for good, not resumed: the worker ends with ``os._exit``, and the first
+    # collection after a pause walks every object made during it (0.1 s of the standard
+    # library's, at the end, while the parent waited for the worker's exit).
+    gc.disable()
     try:
-        with collection_paused():
-            encoded = {}
-            while True:
-                with taken.get_lock():
-                    index = taken.value
-                    taken.value = index + 1
-                if index >= len(files):
-                    break
-                file = files[index]
-                result = lower_file(file, version, encoding)
-                encoded[file.module] = sent = _encoded(result)
-                # the readiness report's digest is that of these bytes: encoded once
-                held.results[file.module] = attrs.evolve(result, ir_json=sent.ir_json)
-            _send(conn, (True, encoded))
-            del encoded
-            last = False
-            while not last:
-                function, argument, last = pickle.loads(conn.recv_bytes())
-                try:
-                    _send(conn, (True, function(held, argument)))
-                except Exception as exc:  # re-raised in the parent, as a pool would
-                    _send(conn, (False, exc))
+        lowered = {}
+        while True:
+            with taken.get_lock():
+                index = taken.value
+                taken.value = index + 1
+            if index >= len(files):
+                break
+            file = files[index]
+            result = lower_file(file, version, encoding)
+            ir_json = ir_to_json(result.ir) if result.ir is not None else None
+            lowered[file.module] = _lean(result, ir_json, spill)
+            # the readiness report's digest is that of these bytes: encoded once
+            held.results[file.module] = attrs.evolve(result, ir_json=ir_json)
+        _send(conn, (True, lowered))
+        del lowered
+        last = False
+        while not last:
+            function, argument, last = pickle.loads(conn.recv_bytes())
+            try:
+                _send(conn, (True, function(held, argument)))
+            except Exception as exc:  # re-raised in the parent, as a pool would
+                _send(conn, (False, exc))
     except (EOFError, OSError):  # the parent is done with this worker, or gone
         pass
     except Exception as exc:
@@ -188,8 +221,9 @@ class LoweringPool:
         self._processes: list[BaseProcess] = []
         largest_first = sorted(tree.files, key=lambda f: -len(f.data))
         taken = context.Value("q", 0)
+        self._spills = Spills(count)
         try:
-            for _ in range(count):
+            for worker in range(count):
                 mine, theirs = context.Pipe()
                 process = context.Process(
                     target=_serve,
@@ -202,6 +236,7 @@ class LoweringPool:
                         "encoding": encoding,
                         "parent": os.getpid(),
                         "others": [*self._conns, mine],
+                        "spill": self._spills.writer(worker),
                     },
                     daemon=True,
                 )
@@ -210,13 +245,19 @@ class LoweringPool:
                 theirs.close()
                 self._conns.append(mine)
                 self._processes.append(process)
-            lowered: dict[str, EncodedResult] = {}
+            lowered: dict[str, Lean] = {}
             for part in self._receive():
                 lowered |= part
         except BaseException:
             self.close(kill=True)
             raise
-        self.encoded = {f.module: lowered[f.module] for f in tree.files}
+        self.encoded = {
+            f.module: EncodedResult(self._spills, *lowered[f.module]) for f in tree.files
+        }
+
+    def spilled(self, where: Spilled) -> memoryview:
+        """Bytes a worker put in its spill file (:meth:`SpillWriter.put`), read in place."""
+        return self._spills.view(where)
 
     def _receive(self) -> list[Any]:
         out = []
