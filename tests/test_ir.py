@@ -37,6 +37,33 @@ def test_the_ir_encoding_is_the_canonical_encoding() -> None:
         assert ir_to_json(ir) == canonical_json(unstructure(ir)) == data
 
 
+def test_the_text_writer_writes_what_the_encoder_would() -> None:
+    """The IR is written as text straight from its records (not built as plain values to
+    be encoded): the same bytes for every kind of value, floats and dicts through the
+    encoder itself, and the same refusal of a NaN."""
+    from svcc.ir.canonical import canonical_json
+    from svcc.ir.serde import _text
+
+    value = (
+        1.5,
+        -0.0,
+        10**30,
+        True,
+        False,
+        None,
+        'é\n"\u2028\U0001f600',
+        Span(line=1, column=0, end_line=2, end_column=3, cell=4),
+        TupleType(items=(ListType(item=IntType()),), variadic=None),
+        {"b": 1, "a": [2, {"d": "x", "c": None}]},
+        [],
+    )
+    assert (_text(value) + "\n").encode() == canonical_json(unstructure(value))
+    with pytest.raises(ValueError, match="not JSON compliant"):
+        _text((1, float("nan")))
+    with pytest.raises(TypeError, match="not an IR value"):
+        _text(object())
+
+
 def test_one_writer_of_the_shape() -> None:
     """The IR is written without cattrs, and cattrs' own unstructuring delegates to that
     writer: reading (cattrs) and writing agree, type nodes carry their tag at any depth."""
