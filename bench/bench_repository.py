@@ -15,6 +15,11 @@ fresh ``python`` process, both timed from process start to exit, in the same run
 at most 1.0 on 2 cores);
 ``--no-cli`` skips it. The load average is printed: on a shared machine wall time is the
 neighbours' as much as svcc's.
+
+Last, the IRs' canonical JSON (what a directory's readiness digests and ``inspect --ir``
+and ``compile`` write): written as text straight from the records (``ir_to_json``) against
+the plain values built and encoded (``canonical_json(unstructure(ir))``, the same bytes),
+over the standard library's IRs lowered once, best of ``--repeat`` each.
 Run: ``python bench/bench_repository.py [--repeat N] [--no-cli]``.
 """
 
@@ -88,6 +93,26 @@ def through_cli(root: Path, repeat: int) -> tuple[float, float]:
     return bare, cli
 
 
+def ir_writing(root: Path, repeat: int) -> tuple[float, float, int]:
+    """(text writer, plain values encoded, modules): seconds to write every IR's JSON."""
+    from svcc.frontends.repository import lower_file
+    from svcc.ir.canonical import canonical_json
+    from svcc.ir.serde import _encode_ir, unstructure
+
+    irs = [r.ir for f in read_tree(root, LIMITS).files if (r := lower_file(f, VERSION)).ir]
+    text = plain = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for ir in irs:
+            b"".join(_encode_ir(ir))  # ``ir_to_json`` without its per-IR cache
+        text = min(text, time.perf_counter() - start)
+        start = time.perf_counter()
+        for ir in irs:
+            canonical_json(unstructure(ir))
+        plain = min(plain, time.perf_counter() - start)
+    return text, plain, len(irs)
+
+
 def main() -> None:
     import argparse
 
@@ -116,6 +141,9 @@ def main() -> None:
         bare, cli = through_cli(root, repeat)
         print(f"CLI ({os.cpu_count()} CPUs): bare loop process {bare:7.2f} s, "
               f"svcc inspect DIR {cli:7.2f} s  ratio {cli / bare:.2f}")  # fmt: skip
+    text, plain, count = ir_writing(root, repeat)
+    print(f"IR JSON of {count} modules: written as text {text:.2f} s, "
+          f"plain values encoded {plain:.2f} s  ratio {text / plain:.2f}")  # fmt: skip
 
 
 if __name__ == "__main__":
