@@ -640,6 +640,29 @@ def test_lowering_workers_exit_after_their_last_call(tmp_path: Path) -> None:
             pool.each(_held_count, None)
 
 
+def _collector_enabled(held: Held, _: None) -> bool:  # sent to the workers by name
+    import gc
+
+    return gc.isenabled()
+
+
+def test_lowering_workers_never_resume_the_collector(tmp_path: Path) -> None:
+    """A worker ends with ``os._exit``: the collector, paused while it lowers, stays paused
+    for its life (resumed, its first collection walked everything the worker had made, 0.1
+    s of the standard library's while the parent waited for the exit). The parent's own
+    collector is left as it was."""
+    import gc
+
+    from svcc.frontends.repository import PARALLEL_FROM, LoweringPool, read_tree
+
+    for i in range(PARALLEL_FROM):
+        (tmp_path / f"m{i}.py").write_text(functions(1))
+    assert gc.isenabled()
+    with LoweringPool(read_tree(tmp_path), 2, (3, 11)) as pool:
+        assert pool.each(_collector_enabled, None) == [False, False]
+    assert gc.isenabled()
+
+
 def test_lowering_workers_end_when_their_pipe_closes(tmp_path: Path) -> None:
     """A worker sees its pipe close only if no process holds the parent's end: each closes
     the copies it inherited, so every worker ends by itself (exit code 0), not killed."""
