@@ -2,13 +2,15 @@
 spells it (see :mod:`svcc.compiler.passes.data_reads`, which judges them).
 
 Only calls of the shared read table are recorded, with a path built from ``__file__`` (what
-the module-level facts record as ``Evaluation.path``) or a literal relative path
+the module-level facts record as ``Evaluation.path``) or a literal path
 (``Evaluation.literal``): ``"catalog.json"``, ``Path("data") / "train.csv"``,
-``os.path.join("data", "train.csv")``; spelt in the call or held by a local name the body
-binds (:func:`bound_values`, :func:`through_names`: every value a name may hold). A
-:class:`Body` holds one function's reads; a read whose path comes from a parameter is kept
-as a template that :func:`with_arguments` fills with what a call passes (followed from a
-capability into the module's own functions by :mod:`svcc.frontends.python._read_calls`).
+``os.path.join("data", "train.csv")``, and an absolute one however it is built (``HERE /
+"/etc/hostname"`` reads ``/etc/hostname``: an absolute part restarts the path); spelt in
+the call or held by a local name the body binds (:func:`bound_values`,
+:func:`through_names`: every value a name may hold). A :class:`Body` holds one function's
+reads; a read whose path comes from a parameter is kept as a template that
+:func:`with_arguments` fills with what a call passes (followed from a capability into the
+module's own functions by :mod:`svcc.frontends.python._read_calls`).
 """
 
 import ast
@@ -36,10 +38,11 @@ _PATHS: Final = frozenset(
     {"pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath", "pathlib.PurePosixPath"}
 )
 
-# ``pathlib.Path()`` followed by steps that keep a path a path (arithmetic, not reads).
+# ``pathlib.Path()`` followed by steps that keep a path a path (arithmetic, not reads);
+# ``.parents[]`` before ``.parent``, which would match its start and end the steps.
 _PATH_STEPS = re.compile(
     r"^pathlib\.(?:Pure(?:Posix|Windows)?)?(?:Posix)?Path\(\)"
-    r"(?:\.parent|\.parents\[\]|\.resolve\(\)|\.absolute\(\)|\.joinpath\(\)|\.with_name\(\)"
+    r"(?:\.parents\[\]|\.parent|\.resolve\(\)|\.absolute\(\)|\.joinpath\(\)|\.with_name\(\)"
     r"|\.with_suffix\(\)|\.with_stem\(\)|\.name|\.stem|\.suffix)*"
 )
 
@@ -72,7 +75,9 @@ def data_read(
         return None
     path = read_path(call)
     literal = None
-    if path is None:
+    if path is not None and posixpath.isabs(path):
+        path, literal = None, path  # ``HERE / "/etc/x"``: pathlib drops ``HERE``
+    elif path is None:
         target = path_operand(call, callee)
         literal = _literal_path(target, qualify) if target is not None else None
         if literal is None:
