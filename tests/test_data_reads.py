@@ -562,3 +562,23 @@ def test_an_absolute_part_is_a_read_of_that_absolute_path(tmp_path: Path) -> Non
     reasons = _inspect(module, "--data", str(tmp_path / "etc" / "hostname"))["f0"]["reasons"]
     assert [r["code"] for r in reasons] == ["SVC-R026"]
     assert reasons[0]["message"].endswith("runs at import: file, network or process I/O")
+
+
+def test_a_single_module_of_a_package_declares_a_file_above_its_folder(tmp_path: Path) -> None:
+    """``svcc generate rest src/pkg/mod.py --data src/data/x.json``: the file is below the
+    module's source root (``src``), so the bundle holds it at ``source/data/x.json`` where
+    the module reads it; ``--data`` refused it ("not below the module's folder"), so the
+    SVC-R042 hint to declare it led nowhere."""
+    root = _src_layout(tmp_path / "p", "[]")
+    module, data = root / "src" / "pkg" / "mod.py", root / "src" / "data" / "x.json"
+    assert {a["class"] for a in _inspect(module).values()} == {"conditional"}
+    assert {a["class"] for a in _inspect(module, "--data", str(data)).values()} == {"eligible"}
+    bundle = tmp_path / "rest"
+    generate(module, bundle, "--data", str(data))
+    assert (bundle / "source" / "data" / "x.json").read_text() == '{"rows": 3}'
+    with serving(bundle) as server, server.client() as client:
+        answer = client.post("/capabilities/through_parents", json={})
+        assert answer.status_code == 200, server.log_text()
+        assert answer.json() == '{"rows": 3}'
+        rows = client.post("/capabilities/table", json={})
+        assert rows.json() == 3
