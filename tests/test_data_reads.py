@@ -582,3 +582,46 @@ def test_a_single_module_of_a_package_declares_a_file_above_its_folder(tmp_path:
         assert answer.json() == '{"rows": 3}'
         rows = client.post("/capabilities/table", json={})
         assert rows.json() == 3
+
+
+def test_a_read_in_a_nested_function_never_called_does_not_run(tmp_path: Path) -> None:
+    """A nested ``def`` (or a lambda bound to a name) that the function never names again
+    never runs: its read, or its call of a module loader, was judged as the function's
+    (SVC-R042, a working function refused). Called, handed on, decorated (a decorator may
+    call it) or a class body (runs where it stands), the read is still judged."""
+    source = tmp_path / "nested.py"
+    source.write_text(
+        "import functools\n"
+        "from pathlib import Path\n\n"
+        "HERE = Path(__file__).parent\n\n\n"
+        "def _catalog() -> str:\n"
+        '    return (HERE / "missing.json").read_text()\n\n\n'
+        "def unused() -> int:\n"
+        "    def _load() -> str:\n"
+        '        return (HERE / "missing.json").read_text()\n\n'
+        "    def _through() -> str:\n"
+        "        return _catalog()\n\n"
+        '    _lazy = lambda: (HERE / "missing.json").read_text()  # noqa: E731\n'
+        "    return 1\n\n\n"
+        "def called() -> str:\n"
+        "    def _load() -> str:\n"
+        '        return (HERE / "missing.json").read_text()\n\n'
+        "    return _load()\n\n\n"
+        "def handed_on() -> list[str]:\n"
+        "    def _load(n: int) -> str:\n"
+        '        return (HERE / "missing.json").read_text()\n\n'
+        "    return list(map(_load, range(2)))\n\n\n"
+        "def decorated() -> int:\n"
+        "    @functools.cache\n"
+        "    def _load() -> str:\n"
+        '        return (HERE / "missing.json").read_text()\n\n'
+        "    return 1\n\n\n"
+        "def in_a_class() -> int:\n"
+        "    class Table:\n"
+        '        data = (HERE / "missing.json").read_text()\n\n'
+        "    return len(Table.data)\n"
+    )
+    found = _inspect(source)
+    assert found["unused"]["reasons"] == [], found["unused"]["reasons"]
+    for name in ("called", "handed_on", "decorated", "in_a_class"):
+        assert [r["code"] for r in found[name]["reasons"]] == ["SVC-R042"], name
