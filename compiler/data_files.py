@@ -2,7 +2,8 @@
 
 A single file declares them with ``--data PATH`` (repeatable). Each is confined to the
 module's source root (a regular file, no symlink on the way, no escape), read once, and
-copied byte for byte into the bundle beside the module (``source/...``), where the manifest
+copied byte for byte into the bundle at its place below that root (``source/...``: beside
+the module, or above it for a module of a package), where the manifest
 lists its digest like any file, so the server verifies it at startup. The bundle limits of
 the specification count them (4,096 files, 64 MiB in all). The readiness pass then treats a
 module-level read of a declared file through a path built from ``__file__`` as
@@ -10,6 +11,7 @@ deterministic.
 """
 
 import os
+import posixpath
 import stat
 from collections.abc import Sequence
 from typing import Final
@@ -56,18 +58,15 @@ def collect(
         if inside.startswith(("..", "/")) or os.path.isabs(inside):
             raise InputError(f"--data {given}: outside the source root {root}")
         _refuse_links(root, inside, given)
+        # relative to the module's folder, above it too (``../data/x.json`` from a package's
+        # module): what the IR records for the path the module builds from ``__file__``
         rel = os.path.relpath(absolute, module_dir).replace(os.sep, "/")
-        if rel.startswith("../"):
-            raise InputError(
-                f"--data {given}: not below the module's folder {module_dir}, so the bundle "
-                "cannot hold it where the module reads it"
-            )
         data = _read(absolute, given)
         total += len(data)
         if total > MAX_TOTAL_BYTES:
             raise InputError(f"--data: over the {MAX_TOTAL_BYTES // (1024 * 1024)} MiB limit")
         relative.add(rel)
-        files[f"{bundle_dir}/{rel}"] = data
+        files[posixpath.normpath(f"{bundle_dir}/{rel}")] = data
     return DataFiles(relative=frozenset(relative), files=tuple(sorted(files.items())))
 
 

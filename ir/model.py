@@ -149,8 +149,11 @@ class Evaluation:
     names: tuple[str, ...] = ()
     # The file a call reads when its path is built from ``__file__`` with literal parts
     # (``Path(__file__).parent / "model.json"``, ``os.path.join(os.path.dirname(__file__),
-    # "x.csv")``): POSIX, relative to the module's folder. For ``open`` only when its mode
-    # is absent or a literal read mode.
+    # "x.csv")``): POSIX, relative to the module's folder, climbing above it with leading
+    # ``..`` parts (``Path(__file__).parent.parent / "data"`` is ``../data``), ``__file__``
+    # for the module itself. An absolute part (``HERE / "/etc/x"``) makes it no such path:
+    # per call it is the ``literal`` read. For ``open`` only when its mode is absent or a
+    # literal read mode.
     path: str | None = None
 
 

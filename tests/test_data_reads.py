@@ -16,8 +16,11 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
 from helpers import run_svcc
 from servers import generate, serving
+from svcc.frontends.python import read_python
+from svcc.frontends.python.data_reads import normalise, reads_file
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "shop_reads"
 
@@ -365,3 +368,260 @@ def test_reads_are_judged_for_what_the_code_reads(tmp_path: Path) -> None:
     assert [code for code, _ in said("rebound")] == ["SVC-R043"], said("rebound")
     assert "y.json" in said("rebound")[0][1]
     assert [code for code, _ in said("reraised")] == ["SVC-R043"], said("reraised")
+
+
+# -- paths above the module's folder, and absolute parts --------------------------------------
+
+# ``src/pkg/mod.py`` reading ``src/data/x.json`` (the src layout's usual spellings), and
+# loading it at import; ``far`` climbs above the source root to the project's own ``data/``.
+ABOVE = (
+    "import json\n"
+    "import os\n"
+    "from pathlib import Path\n\n"
+    "HERE = Path(__file__).parent\n"
+    'TABLE = json.loads((HERE.parent / "data" / "x.json").read_text())\n\n\n'
+    "def through_here() -> str:\n"
+    '    return (HERE.parent / "data" / "x.json").read_text()\n\n\n'
+    "def through_file() -> str:\n"
+    '    return (Path(__file__).parent.parent / "data" / "x.json").read_text()\n\n\n'
+    "def through_parents() -> str:\n"
+    '    return (Path(__file__).parents[1] / "data" / "x.json").read_text()\n\n\n'
+    "def through_os_path() -> str:\n"
+    '    with open(os.path.join(os.path.dirname(__file__), "..", "data", "x.json")) as f:\n'
+    "        return f.read()\n\n\n"
+    "def table() -> int:\n"
+    '    return int(TABLE["rows"])\n'
+)
+FAR = (
+    "from pathlib import Path\n\n\n"
+    "def far() -> str:\n"
+    '    return (Path(__file__).parent.parent.parent / "data" / "x.json").read_text()\n'
+)
+READERS = ("through_here", "through_file", "through_parents", "through_os_path")
+
+
+def _src_layout(root: Path, data_files: str) -> Path:
+    (root / "src" / "pkg").mkdir(parents=True)
+    (root / "pyproject.toml").write_text(
+        f'[project]\nname = "p"\nversion = "0"\n\n[tool.svcc]\ndata-files = {data_files}\n'
+    )
+    (root / "src" / "pkg" / "__init__.py").write_text("")
+    (root / "src" / "pkg" / "mod.py").write_text(ABOVE)
+    (root / "src" / "pkg" / "far.py").write_text(FAR)
+    for data in (root / "src" / "data", root / "data"):
+        data.mkdir()
+        (data / "x.json").write_text('{"rows": 3}')
+    return root
+
+
+def _reasons_of(root: Path) -> dict[str, list[tuple[str, str]]]:
+    proc = run_svcc("inspect", str(root), "--format", "json")
+    assert proc.returncode in (0, 1), proc.stderr
+    return {
+        a["name"]: [(r["code"], r["message"]) for r in a["reasons"]]
+        for f in json.loads(proc.stdout)["files"].values()
+        for a in f["assessments"]
+    }
+
+
+def test_reads_above_the_modules_folder_are_judged_like_reads_beside_it(tmp_path: Path) -> None:
+    """Undeclared, each spelling of ``src/data/x.json`` read from ``src/pkg/mod.py`` is
+    SVC-R042 (at import SVC-R026), as a read beside the module is; they were eligible, and
+    every call failed. A read climbing above the source root (``data/x.json`` of the
+    project) is SVC-R042 even though the tree holds the file: no bundle can."""
+    found = _reasons_of(_src_layout(tmp_path / "undeclared", "[]"))
+    for name in READERS:
+        (code, message), *_ = [r for r in found[name] if r[0] == "SVC-R042"]
+        assert "reads ../data/x.json above the module's folder on every call" in message
+    (import_time,) = found["table"]
+    assert import_time[0] == "SVC-R026"
+    assert "it reads ../data/x.json, which is not a declared data file" in import_time[1]
+    ((code, message),) = found["far"]
+    assert code == "SVC-R042"
+    assert "reads ../../data/x.json on every call, which climbs above" in message
+
+
+def test_a_declared_file_above_the_modules_folder_is_served(tmp_path: Path) -> None:
+    """Declared (``src/data/x.json``: ``source/data/x.json`` in the bundle), the same reads
+    are eligible, and the served bundle reads the file on every call and at import; the read
+    above the source root stays refused (declaring the project's ``data/x.json`` is refused
+    itself: it is outside the source roots)."""
+    root = _src_layout(tmp_path / "declared", '["src/data/x.json"]')
+    found = _reasons_of(root)
+    assert {name: found[name] for name in (*READERS, "table")} == {
+        name: [] for name in (*READERS, "table")
+    }
+    assert [code for code, _ in found["far"]] == ["SVC-R042"]
+    bundle = tmp_path / "rest"
+    selected = ",".join(f"pkg.mod.{name}" for name in (*READERS, "table"))
+    proc = run_svcc(
+        "compile", str(root), "--target", "rest", "--output-dir", str(bundle),
+        "--select", selected,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert (bundle / "source" / "data" / "x.json").read_text() == '{"rows": 3}'
+    with serving(bundle) as server, server.client() as client:
+        for name in READERS:
+            answer = client.post(f"/capabilities/pkg.mod.{name}", json={})
+            assert answer.status_code == 200, server.log_text()
+            assert answer.json() == '{"rows": 3}'
+        rows = client.post("/capabilities/pkg.mod.table", json={})
+        assert rows.status_code == 200, server.log_text()
+        assert rows.json() == 3
+
+
+def test_a_single_modules_read_above_its_folder_climbs_out_of_the_bundle(tmp_path: Path) -> None:
+    """A lone module is its own source root: any read above its folder is refused, per call
+    and at import, with the reason (not "undeclared": --data cannot declare it)."""
+    (tmp_path / "x.json").write_text("{}")
+    source = tmp_path / "app" / "lone.py"
+    source.parent.mkdir()
+    source.write_text(
+        "from pathlib import Path\n\n"
+        'UP = (Path(__file__).parent.parent / "x.json").read_text()\n\n\n'
+        "def load() -> str:\n"
+        '    return (Path(__file__).parent.parent / "x.json").read_text()\n'
+    )
+    reasons = _inspect(source)["load"]["reasons"]
+    assert [r["code"] for r in reasons] == ["SVC-R026", "SVC-R042"]
+    climbs = "it reads ../x.json, which climbs above the module's source root"
+    assert climbs in reasons[0]["message"]
+    assert "reads ../x.json on every call, which climbs above" in reasons[1]["message"]
+    assert "move the file below the source root" in reasons[1]["hint"]
+
+
+def _paths(source: str) -> dict[str, list[tuple[str | None, str | None]]]:
+    """Each capability's recorded reads: (``Evaluation.path``, ``Evaluation.literal``)."""
+    ir = read_python(
+        source.encode(), path="pkg/mod.py", module="pkg.mod", python_version=(3, 11)
+    ).ir
+    assert ir is not None
+    return {
+        cap.name: [
+            (e.path, e.literal)
+            for e in cap.effects
+            if reads_file(normalise(e.callee or "")) and (e.path or e.literal)
+        ]
+        for cap in ir.capabilities
+    }
+
+
+@pytest.mark.parametrize(
+    ("spelt", "path"),
+    [
+        ('HERE / "x.json"', "x.json"),
+        ('HERE.parent / "x.json"', "../x.json"),
+        ('HERE / ".." / "x.json"', "../x.json"),
+        ('HERE / "../data/../x.json"', "../x.json"),
+        # pathlib's .parent and os.path.dirname drop the last part as spelt, ``..`` included
+        ('(HERE / "sub" / "..").parent / "x.json"', "sub/x.json"),
+        ('(HERE / "sub" / "..").resolve().parent / "x.json"', "../x.json"),
+        ('Path(os.path.dirname(os.path.join(HERE, "sub", ".."))) / "x.json"', "sub/x.json"),
+        ('Path(os.path.normpath(os.path.join(HERE, "sub", ".."))).parent / "x.json"', "../x.json"),
+        ('Path(__file__).parents[0] / "x.json"', "x.json"),
+        ('Path(__file__).parents[2] / "x.json"', "../../x.json"),
+        ('Path(__file__).with_name("x.json")', "x.json"),
+        ('HERE.with_name("x.json")', "../x.json"),
+        ('HERE.joinpath("..", "x.json")', "../x.json"),
+    ],
+)
+def test_a_path_is_followed_as_pathlib_builds_it(spelt: str, path: str) -> None:
+    """Above the module's folder too, and lexically: ``..`` is collapsed only where the
+    code collapses it (``resolve()``, ``os.path.normpath``)."""
+    reads = _paths(
+        "import os\nfrom pathlib import Path\n\nHERE = Path(__file__).parent\n\n\n"
+        f"def f() -> str:\n    return ({spelt}).read_text()\n"
+    )
+    assert reads["f"] == [(path, None)]
+
+
+def test_an_absolute_part_is_a_read_of_that_absolute_path(tmp_path: Path) -> None:
+    """pathlib and os.path.join drop what an absolute part is joined to: ``HERE /
+    "/etc/hostname"`` reads ``/etc/hostname``, as ``open("/etc/hostname")`` does, and is
+    judged so (eligible, per call); it was read as ``etc/hostname`` beside the module
+    (SVC-R042, or accepted when a file ``etc/hostname`` beside the module was declared)."""
+    spellings = (
+        'open("/etc/hostname").read()',
+        '(Path(__file__).parent / "/etc/hostname").read_text()',
+        '(HERE / "/etc/hostname").read_text()',
+        'HERE.joinpath("/etc/hostname").read_text()',
+        'open(os.path.join(os.path.dirname(__file__), "/etc/hostname")).read()',
+    )
+    source = "import os\nfrom pathlib import Path\n\nHERE = Path(__file__).parent\n"
+    for n, spelt in enumerate(spellings):
+        source += f"\n\ndef f{n}() -> str:\n    return {spelt}\n"
+    assert set(map(tuple, _paths(source).values())) == {((None, "/etc/hostname"),)}
+    module = tmp_path / "hosts.py"
+    module.write_text(source)
+    found = _inspect(module)
+    assert {found[f"f{n}"]["class"] for n in range(len(spellings))} == {"eligible"}
+    # at import: any read of the machine's file, never the declared one beside the module
+    (tmp_path / "etc").mkdir()
+    (tmp_path / "etc" / "hostname").write_text("not the machine's")
+    module.write_text(source + '\nNAME = (HERE / "/etc/hostname").read_text()\n')
+    reasons = _inspect(module, "--data", str(tmp_path / "etc" / "hostname"))["f0"]["reasons"]
+    assert [r["code"] for r in reasons] == ["SVC-R026"]
+    assert reasons[0]["message"].endswith("runs at import: file, network or process I/O")
+
+
+def test_a_single_module_of_a_package_declares_a_file_above_its_folder(tmp_path: Path) -> None:
+    """``svcc generate rest src/pkg/mod.py --data src/data/x.json``: the file is below the
+    module's source root (``src``), so the bundle holds it at ``source/data/x.json`` where
+    the module reads it; ``--data`` refused it ("not below the module's folder"), so the
+    SVC-R042 hint to declare it led nowhere."""
+    root = _src_layout(tmp_path / "p", "[]")
+    module, data = root / "src" / "pkg" / "mod.py", root / "src" / "data" / "x.json"
+    assert {a["class"] for a in _inspect(module).values()} == {"conditional"}
+    assert {a["class"] for a in _inspect(module, "--data", str(data)).values()} == {"eligible"}
+    bundle = tmp_path / "rest"
+    generate(module, bundle, "--data", str(data))
+    assert (bundle / "source" / "data" / "x.json").read_text() == '{"rows": 3}'
+    with serving(bundle) as server, server.client() as client:
+        answer = client.post("/capabilities/through_parents", json={})
+        assert answer.status_code == 200, server.log_text()
+        assert answer.json() == '{"rows": 3}'
+        rows = client.post("/capabilities/table", json={})
+        assert rows.json() == 3
+
+
+def test_a_read_in_a_nested_function_never_called_does_not_run(tmp_path: Path) -> None:
+    """A nested ``def`` (or a lambda bound to a name) that the function never names again
+    never runs: its read, or its call of a module loader, was judged as the function's
+    (SVC-R042, a working function refused). Called, handed on, decorated (a decorator may
+    call it) or a class body (runs where it stands), the read is still judged."""
+    source = tmp_path / "nested.py"
+    source.write_text(
+        "import functools\n"
+        "from pathlib import Path\n\n"
+        "HERE = Path(__file__).parent\n\n\n"
+        "def _catalog() -> str:\n"
+        '    return (HERE / "missing.json").read_text()\n\n\n'
+        "def unused() -> int:\n"
+        "    def _load() -> str:\n"
+        '        return (HERE / "missing.json").read_text()\n\n'
+        "    def _through() -> str:\n"
+        "        return _catalog()\n\n"
+        '    _lazy = lambda: (HERE / "missing.json").read_text()  # noqa: E731\n'
+        "    return 1\n\n\n"
+        "def called() -> str:\n"
+        "    def _load() -> str:\n"
+        '        return (HERE / "missing.json").read_text()\n\n'
+        "    return _load()\n\n\n"
+        "def handed_on() -> list[str]:\n"
+        "    def _load(n: int) -> str:\n"
+        '        return (HERE / "missing.json").read_text()\n\n'
+        "    return list(map(_load, range(2)))\n\n\n"
+        "def decorated() -> int:\n"
+        "    @functools.cache\n"
+        "    def _load() -> str:\n"
+        '        return (HERE / "missing.json").read_text()\n\n'
+        "    return 1\n\n\n"
+        "def in_a_class() -> int:\n"
+        "    class Table:\n"
+        '        data = (HERE / "missing.json").read_text()\n\n'
+        "    return len(Table.data)\n"
+    )
+    found = _inspect(source)
+    assert found["unused"]["reasons"] == [], found["unused"]["reasons"]
+    for name in ("called", "handed_on", "decorated", "in_a_class"):
+        assert [r["code"] for r in found[name]["reasons"]] == ["SVC-R042"], name

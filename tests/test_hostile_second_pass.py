@@ -453,11 +453,6 @@ def test_open_with_a_file_keyword_built_from_file_is_judged(tmp_path: Path) -> N
 # -- reads of files above the module's folder -------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="frontends/python/_lower.py (_path_of/_join_path) returns None for a path above "
-    "the module's folder, so such a read is never judged: eligible, every call fails",
-)
 def test_a_read_above_the_modules_folder_of_an_undeclared_file_is_judged(tmp_path: Path) -> None:
     """``src/pkg/mod.py`` reading ``Path(__file__).parent.parent / "data" / "x.json"`` (the
     src layout's usual spelling) of a file no ``data-files`` declares: the bundle does not

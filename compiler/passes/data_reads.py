@@ -9,7 +9,10 @@ path built from ``__file__``, ``Evaluation.literal`` for a literal relative path
 module judges them:
 
 - a path built from ``__file__`` that names a declared data file is fine (the bundle holds
-  it beside the module, verified at startup); an undeclared one is ``SVC-R042``;
+  it beside the module, or above it below ``source/``, verified at startup); an undeclared
+  one is ``SVC-R042``, and so is one that climbs above the module's source root
+  (``Path(__file__).parent.parent`` of a top-level module): the bundle holds the sources
+  under ``source/``, so nothing is there to declare;
 - a literal relative path (``open("catalog.json")``, ``pd.read_csv("data/train.csv")``) is
   resolved against the working directory, which in a served bundle is never reliably the
   module's folder: ``svcc serve`` starts the server in the bundle's root (the module lives
@@ -21,7 +24,9 @@ The reads a capability makes through the module's own functions it calls, or thr
 name bound more than once, come as ``Capability.file_reads`` (the read once per value its
 path may have) and are judged alike, all together or not at all. A path built from a
 parameter is the ``paths`` security effect instead (``SVC-R036``); a path the source does
-not spell (a computed string) is not judged here.
+not spell (a computed string) is not judged here, nor is an absolute one
+(``open("/etc/hostname")``, ``HERE / "/etc/hostname"``): a file of the machine, not the
+bundle's.
 """
 
 import posixpath
@@ -30,25 +35,43 @@ from collections.abc import Iterable, Iterator
 from svcc.contracts.diagnostics import Diagnostic, diag
 from svcc.contracts.diagnostics import codes as C
 from svcc.frontends.python.data_reads import reads_file
-from svcc.ir.model import Evaluation, FileRead
+from svcc.ir.model import Evaluation, FileRead, ModuleIR
+
+
+def source_depth(ir: ModuleIR) -> int:
+    """How many folders the module's own folder is below the source root (the bundle's
+    ``source/``): 0 for ``mod.py``, 1 for ``pkg/mod.py`` and ``pkg/__init__.py``."""
+    parts = ir.module.count(".") + 1
+    return parts if posixpath.basename(ir.source.path) == "__init__.py" else parts - 1
+
+
+def climbs(path: str) -> int:
+    """How many folders above the module's folder the recorded ``path`` starts."""
+    count = 0
+    for part in path.split("/"):
+        if part != "..":
+            break
+        count += 1
+    return count
 
 
 def data_read_reasons(
     effects: Iterable[Evaluation],
     data_files: frozenset[str],
     file_reads: Iterable[FileRead] = (),
+    depth: int = 0,
 ) -> Iterator[Diagnostic]:
     """The reasons a capability's file reads would fail when it is served: its own body's
     (``Capability.effects``), then those through a name bound more than once or through the
     module's functions it calls (``Capability.file_reads``). A read whose path may have
     several values is judged only when every value is judged alike (all undeclared, or all
     relative to the working directory): otherwise one of them may be the fallback that
-    works."""
+    works. ``depth``: the module's folder below its source root (:func:`source_depth`)."""
     for e in effects:
-        yield from _reasons(e, data_files, "")
+        yield from _reasons(e, data_files, "", depth)
     for read in file_reads:
         where = _where(read)
-        found = [list(_reasons(e, data_files, where)) for e in read.reads]
+        found = [list(_reasons(e, data_files, where, depth)) for e in read.reads]
         if all(found) and len({d.code for group in found for d in group}) == 1:
             seen: set[str] = set()
             for group in found:
@@ -68,16 +91,31 @@ def _where(read: FileRead) -> str:
     return f" in {read.through[-1]}, reached through {chain}{line},"
 
 
-def _reasons(e: Evaluation, data_files: frozenset[str], where: str) -> Iterator[Diagnostic]:
+def _reasons(
+    e: Evaluation, data_files: frozenset[str], where: str, depth: int
+) -> Iterator[Diagnostic]:
     """The reason the read ``e`` (``where`` it is reached) would fail when served."""
     if e.kind != "call" or not reads_file(e.callee or ""):
         return
     if e.path is not None:
         if e.path == "__file__" or e.path in data_files:
             return  # the bundle holds it where the module reads it
+        up = climbs(e.path)
+        if up > depth:
+            yield diag(
+                C.R042_UNDECLARED_DATA_READ,
+                f"{e.text}{where} reads {e.path} on every call, which climbs above the "
+                "module's source root: the served bundle holds only what is below that root, "
+                "so it cannot hold this file",
+                e.span,
+                hint="move the file below the source root (the folder holding the module's "
+                "top-level package), declare it, and build its path from __file__",
+            )
+            return
+        place = "above the module's folder" if up else "beside the module"
         yield diag(
             C.R042_UNDECLARED_DATA_READ,
-            f"{e.text}{where} reads {e.path} beside the module on every call, which is not a "
+            f"{e.text}{where} reads {e.path} {place} on every call, which is not a "
             "declared data file, so the served bundle would not hold it",
             e.span,
         )

@@ -19,6 +19,7 @@ import re
 from collections.abc import Callable
 from typing import Final
 
+from svcc.compiler.passes.data_reads import climbs, source_depth
 from svcc.compiler.passes.type_readiness import MODEL_BASES
 from svcc.contracts.diagnostics import codes as C
 from svcc.contracts.diagnostics.codes import Code
@@ -291,6 +292,7 @@ class Judge:
         data_files: frozenset[str] = frozenset(),
     ) -> None:
         self.data_files = data_files
+        self.depth = source_depth(ir)
         self.helpers: dict[str, Helper] = {h.name: h for h in ir.helpers}
         self.classes: dict[str, ClassDecl] = {c.name: c for c in ir.classes}
         self.plain_class = plain_class
@@ -314,6 +316,12 @@ class Judge:
         if found is not None and e.path is not None and name.startswith(DATA_READERS):
             if e.path in self.data_files:
                 return None  # a declared data file: the bundle holds it, verified at startup
+            if climbs(e.path) > self.depth:
+                return found[0], (
+                    f"it reads {e.path}, which climbs above the module's source root, where "
+                    "the served bundle holds nothing (move the file below the root and "
+                    "declare it)"
+                )
             return found[0], (
                 f"it reads {e.path}, which is not a declared data file "
                 "(--data, or [tool.svcc] data-files)"

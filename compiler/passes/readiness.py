@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Final, Literal
 
 import attrs
 from attrs import field, frozen
-from svcc.compiler.passes.data_reads import data_read_reasons
+from svcc.compiler.passes.data_reads import data_read_reasons, source_depth
 from svcc.compiler.passes.effects import PLAIN_BASE_PREFIXES, Judge, security_kind
 from svcc.compiler.passes.type_readiness import (
     ENCODABLE_REASONS,
@@ -538,7 +538,9 @@ CAPABILITY_RULES: Final[dict[str, CapabilityRule]] = {
     "SVC-R009": _call_imports,
     "SVC-R033": _security,
     "SVC-R038": _command_line,
-    "SVC-R042": lambda s: data_read_reasons(s.cap.effects, s.env.data_files, s.cap.file_reads),
+    "SVC-R042": lambda s: data_read_reasons(
+        s.cap.effects, s.env.data_files, s.cap.file_reads, source_depth(s.ir)
+    ),
     "SVC-R060": _removed_names,
 }
 

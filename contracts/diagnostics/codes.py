@@ -633,7 +633,8 @@ R042_UNDECLARED_DATA_READ: Final = _code(
     "conditional",
     "The function reads a file through a path built from `__file__` (`open`, "
     "`Path.read_text`, `pd.read_csv`, `np.load`, ...) each time it is called, and the file is "
-    "not a declared data file: the served bundle would not hold it, so every call would fail.",
+    "not a declared data file, or lies above the module's source root where nothing can be "
+    "declared: the served bundle would not hold it, so every call would fail.",
     hint="declare the file it reads (--data PATH; in a repository, [tool.svcc] data-files)",
 )
 R043_WORKING_DIRECTORY_READ: Final = _code(

@@ -17,6 +17,15 @@ from svcc.frontends.python._effects import (
     plain_facts,
     recorded,
 )
+from svcc.frontends.python._file_paths import (
+    FILE,
+    FilePath,
+    ir_path,
+    join,
+    normalised,
+    parent,
+    with_name,
+)
 from svcc.frontends.python._models import (
     ModelReader,
     classify,
@@ -179,7 +188,7 @@ class ModuleLowerer:
         # module-level functions and classes, for the helpers module-level code calls.
         self._origins: dict[str, str] = {}
         # Module-level names bound to paths built from ``__file__`` (see ``_path_of``).
-        self._paths: dict[str, str] = {}
+        self._paths: dict[str, FilePath] = {}
         self._functions: dict[str, FunctionNode] = {}
         self._class_nodes: dict[str, ast.ClassDef] = {}
         # Per capability: its body's reads, its calls and the reads through a name bound
@@ -436,7 +445,7 @@ class ModuleLowerer:
                     # a pattern is the only literal judged (compiled to check it)
                     literal=literal_argument(call) if callee.startswith("re.") else None,
                     names=argument_names(call, resolve),
-                    path=self._read_path(call),
+                    path=_module_path(self._read_path(call)),
                     span=self.src.span(call),
                 )
             )
@@ -444,7 +453,12 @@ class ModuleLowerer:
 
     def _read_path(self, call: ast.Call) -> str | None:
         """The file a call reads through a path built from ``__file__`` (see
-        ``Evaluation.path``): its receiver's path for a method, else its first argument's."""
+        ``Evaluation.path``; absolute when an absolute part restarted it): its receiver's
+        path for a method, else its first argument's."""
+        path = self._read_file_path(call)
+        return None if path is None else ir_path(path)
+
+    def _read_file_path(self, call: ast.Call) -> FilePath | None:
         func = call.func
         if isinstance(func, ast.Attribute) and not isinstance(func.value, ast.Name | ast.Attribute):
             return self._path_of(func.value)
@@ -466,12 +480,11 @@ class ModuleLowerer:
                 return None
         return None if operand is None else self._path_of(operand)
 
-    def _path_of(self, node: ast.expr) -> str | None:
-        """``node`` as a path relative to the module's folder when it is built from
-        ``__file__`` and literals: ``__file__`` itself is ``"__file__"``, its folder ``""``."""
+    def _path_of(self, node: ast.expr) -> FilePath | None:
+        """``node`` as a path built from ``__file__`` and literals (see ``_file_paths``)."""
         if isinstance(node, ast.Name):
             if node.id == "__file__":
-                return "__file__"
+                return FILE
             return self._paths.get(node.id)
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
             base = self._path_of(node.left)
@@ -479,9 +492,12 @@ class ModuleLowerer:
                 isinstance(node.right, ast.Constant) and isinstance(node.right.value, str)
             ):
                 return None
-            return _join_path(base, node.right.value)
+            return join(base, node.right.value)
         if isinstance(node, ast.Attribute) and node.attr == "parent":
-            return _parent_path(self._path_of(node.value))
+            base = self._path_of(node.value)
+            return None if base is None else parent(base)
+        if isinstance(node, ast.Subscript):  # Path(__file__).parents[1]
+            return self._parents(node)
         if not isinstance(node, ast.Call):
             return None
         func = node.func
@@ -490,27 +506,43 @@ class ModuleLowerer:
             a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)
         ]
         if qual in _PATH_CONSTRUCTORS | _PATH_SAME and node.args:
-            return self._path_of(node.args[0])
+            base = self._path_of(node.args[0])
+            return normalised(base) if base is not None and qual in _PATH_NORMAL else base
         if qual == "os.path.dirname" and node.args:
-            return _parent_path(self._path_of(node.args[0]))
+            base = self._path_of(node.args[0])
+            return None if base is None else parent(base)
         if qual == "os.path.join" and node.args:
             base = self._path_of(node.args[0])
-            if base is None or len(literals) != len(node.args) - 1:
+            if len(literals) != len(node.args) - 1:
                 return None
             for piece in literals:
-                base = _join_path(base, piece) if base is not None else None
+                base = join(base, piece) if base is not None else None
             return base
         if isinstance(func, ast.Attribute) and qual is None:
             base = self._path_of(func.value)
-            if func.attr in ("resolve", "absolute"):
-                return base
-            if func.attr == "joinpath" and base is not None and len(literals) == len(node.args):
+            if base is None:
+                return None
+            if func.attr in ("resolve", "absolute") and not node.args:
+                return normalised(base) if func.attr == "resolve" else base
+            if func.attr == "joinpath" and len(literals) == len(node.args):
                 for part in literals:
-                    base = _join_path(base, part) if base is not None else None
+                    base = join(base, part) if base is not None else None
                 return base
-            if func.attr == "with_name" and base is not None and len(literals) == 1:
-                return _join_path(_parent_path(base) or "", literals[0])
+            if func.attr == "with_name" and len(literals) == len(node.args) == 1:
+                return with_name(base, literals[0])
         return None
+
+    def _parents(self, node: ast.Subscript) -> FilePath | None:
+        """``path.parents[n]`` for a literal ``n`` from 0: ``n + 1`` folders up."""
+        if not (isinstance(node.value, ast.Attribute) and node.value.attr == "parents"):
+            return None
+        index = node.slice
+        if not (isinstance(index, ast.Constant) and type(index.value) is int and index.value >= 0):
+            return None
+        base = self._path_of(node.value.value)
+        for _ in range(index.value + 1):
+            base = parent(base) if base is not None else None
+        return base
 
     def _bind_origins(self, stmt: ast.stmt) -> None:
         """Record the origins of the names ``stmt`` binds (module level, in order)."""
@@ -1381,32 +1413,13 @@ _PATH_CONSTRUCTORS = frozenset(
     {"pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath", "pathlib.PurePosixPath"}
 )
 _PATH_SAME = frozenset({"os.path.abspath", "os.path.realpath", "os.path.normpath", "os.fspath"})
+_PATH_NORMAL = _PATH_SAME - {"os.fspath"}  # these collapse ``..`` (os.fspath keeps the text)
 
 
-def _parent_path(path: str | None) -> str | None:
-    """The folder of a module-relative path (``None`` above the module's folder)."""
-    if path is None or path == "":
-        return None
-    if path == "__file__":
-        return ""
-    return path.rpartition("/")[0]
-
-
-def _join_path(base: str, part: str) -> str | None:
-    """``base`` joined with a literal part; ``None`` above the module's folder."""
-    if base == "__file__":
-        return None
-    out: str | None = base
-    for piece in part.split("/"):
-        if piece in ("", "."):
-            continue
-        if piece == "..":
-            out = _parent_path(out) if out else None
-        else:
-            out = f"{out}/{piece}" if out else piece
-        if out is None:
-            return None
-    return out
+def _module_path(path: str | None) -> str | None:
+    """``path`` when it is the module's or relative to its folder: an absolute one names a
+    file of the machine, judged at import as any read (as ``open("/etc/hostname")``)."""
+    return None if path is None or path.startswith("/") else path
 
 
 _LITERAL_TYPES = tuple(

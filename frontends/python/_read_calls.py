@@ -14,8 +14,9 @@ defaults) when that is spelt at the call.
 
 Not followed: methods of an instance (``self.m()``, ``Catalog().m()``, ``cls.m()``),
 construction (``__init__``), inherited methods, functions passed as values or imported from
-other modules, and calls where the caller copes with a missing file (inside a ``try`` that
-catches it, or in a function that tests for a file).
+other modules, calls where the caller copes with a missing file (inside a ``try`` that
+catches it, or in a function that tests for a file), and calls in a nested function never
+called (``data_reads.never_run``).
 """
 
 import ast
@@ -136,7 +137,7 @@ class CalledReads:
         out = []
         for call in calls:
             key = self._target(call, body)
-            if key is not None and not body.handles_missing(call):
+            if key is not None and not body.handles_missing(call) and body.runs(call):
                 out.append((call, key))
         return out
 

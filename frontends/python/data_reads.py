@@ -2,13 +2,15 @@
 spells it (see :mod:`svcc.compiler.passes.data_reads`, which judges them).
 
 Only calls of the shared read table are recorded, with a path built from ``__file__`` (what
-the module-level facts record as ``Evaluation.path``) or a literal relative path
+the module-level facts record as ``Evaluation.path``) or a literal path
 (``Evaluation.literal``): ``"catalog.json"``, ``Path("data") / "train.csv"``,
-``os.path.join("data", "train.csv")``; spelt in the call or held by a local name the body
-binds (:func:`bound_values`, :func:`through_names`: every value a name may hold). A
-:class:`Body` holds one function's reads; a read whose path comes from a parameter is kept
-as a template that :func:`with_arguments` fills with what a call passes (followed from a
-capability into the module's own functions by :mod:`svcc.frontends.python._read_calls`).
+``os.path.join("data", "train.csv")``, and an absolute one however it is built (``HERE /
+"/etc/hostname"`` reads ``/etc/hostname``: an absolute part restarts the path); spelt in
+the call or held by a local name the body binds (:func:`bound_values`,
+:func:`through_names`: every value a name may hold). A :class:`Body` holds one function's
+reads; a read whose path comes from a parameter is kept as a template that
+:func:`with_arguments` fills with what a call passes (followed from a capability into the
+module's own functions by :mod:`svcc.frontends.python._read_calls`).
 """
 
 import ast
@@ -36,10 +38,11 @@ _PATHS: Final = frozenset(
     {"pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath", "pathlib.PurePosixPath"}
 )
 
-# ``pathlib.Path()`` followed by steps that keep a path a path (arithmetic, not reads).
+# ``pathlib.Path()`` followed by steps that keep a path a path (arithmetic, not reads);
+# ``.parents[]`` before ``.parent``, which would match its start and end the steps.
 _PATH_STEPS = re.compile(
     r"^pathlib\.(?:Pure(?:Posix|Windows)?)?(?:Posix)?Path\(\)"
-    r"(?:\.parent|\.parents\[\]|\.resolve\(\)|\.absolute\(\)|\.joinpath\(\)|\.with_name\(\)"
+    r"(?:\.parents\[\]|\.parent|\.resolve\(\)|\.absolute\(\)|\.joinpath\(\)|\.with_name\(\)"
     r"|\.with_suffix\(\)|\.with_stem\(\)|\.name|\.stem|\.suffix)*"
 )
 
@@ -72,7 +75,9 @@ def data_read(
         return None
     path = read_path(call)
     literal = None
-    if path is None:
+    if path is not None and posixpath.isabs(path):
+        path, literal = None, path  # ``HERE / "/etc/x"``: pathlib drops ``HERE``
+    elif path is None:
         target = path_operand(call, callee)
         literal = _literal_path(target, qualify) if target is not None else None
         if literal is None:
@@ -318,6 +323,57 @@ def _catches_missing(handler: ast.ExceptHandler, qualify: Callable[[ast.expr], s
     return any(isinstance(k, ast.Name | ast.Attribute) and qualify(k) in _MISSING for k in kinds)
 
 
+def never_run(body: list[ast.stmt]) -> set[int]:
+    """The nodes of the bodies of functions ``body`` defines and never names again: an
+    undecorated nested ``def``, or a lambda bound to a name, whose name is never read in the
+    function is never called (nor handed to anything that may call it), so its reads never
+    run. A decorator may call the function, and a class's methods are called through
+    attributes: neither is taken as unused."""
+    defined: list[tuple[str, list[ast.AST]]] = []
+    _nested_functions(body, defined)
+    if not defined:
+        return set()
+    read = {
+        node.id
+        for stmt in body
+        for node in walk(stmt)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
+    }
+    return {
+        id(node)
+        for name, roots in defined
+        if name not in read
+        for root in roots
+        for node in walk(root)
+    }
+
+
+def _nested_functions(statements: list[ast.stmt], found: list[tuple[str, list[ast.AST]]]) -> None:
+    """``never_run``'s candidates in ``statements`` (blocks followed, classes not):
+    (name, what runs only when it is called)."""
+    for stmt in statements:
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+            if not stmt.decorator_list:
+                found.append((stmt.name, list(stmt.body)))
+            _nested_functions(stmt.body, found)
+            continue
+        if isinstance(stmt, ast.ClassDef):
+            continue
+        if (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and isinstance(stmt.value, ast.Lambda)
+        ):
+            found.append((stmt.targets[0].id, [stmt.value.body]))
+        for field in ("body", "orelse", "finalbody"):
+            _nested_functions(getattr(stmt, field, None) or [], found)
+        for handler in getattr(stmt, "handlers", None) or []:
+            _nested_functions(handler.body, found)
+        for case in getattr(stmt, "cases", None) or []:
+            _nested_functions(case.body, found)
+
+
 def parameters(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.arg]:
     """Every parameter of ``fn``, in order."""
     args = fn.args
@@ -345,6 +401,7 @@ class Body:
         self._counts: dict[str, int] | None = None
         self._bound: Bound | None = None
         self._handled: tuple[bool, set[int]] | None = None
+        self._never_run: set[int] | None = None
 
     def counts(self) -> dict[str, int]:
         if self._counts is None:
@@ -366,6 +423,12 @@ class Body:
             self._handled = absence_handled(self.fn.body, self.qualify)
         tests, guarded = self._handled
         return tests or id(node) in guarded
+
+    def runs(self, node: ast.AST) -> bool:
+        """Whether ``node`` may run when the function is called (see :func:`never_run`)."""
+        if self._never_run is None:
+            self._never_run = never_run(self.fn.body)
+        return id(node) not in self._never_run
 
     def variants(self, call: ast.Call) -> list[ast.Call] | None:
         """``call`` once per value of the path it reads through a name, or ``[call]``;
@@ -389,6 +452,8 @@ class Body:
         reads = [r for r in found if r is not None]
         if not reads or len(reads) != len(found) or self.handles_missing(call):
             return None
+        if not self.runs(call):
+            return None  # in a nested function never called
         local = self.local_names()
         for variant in variants:  # a name the function binds is not the module's of that name
             target = path_operand(variant, normalise(self.resolve(variant.func)))
@@ -404,6 +469,8 @@ class Body:
         (:func:`with_arguments`)."""
         variants = self.variants(call)
         if variants is None or len(variants) != 1 or self.handles_missing(call):
+            return None
+        if not self.runs(call):
             return None
         read = variants[0]
         target = path_operand(read, normalise(self.resolve(read.func)))

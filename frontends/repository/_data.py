@@ -17,6 +17,7 @@ naming it. A data file keeps its place relative to its source root in the bundle
 """
 
 import os
+import posixpath
 import stat
 from collections.abc import Callable, Iterator, Sequence
 from fnmatch import fnmatchcase
@@ -285,8 +286,8 @@ def collect(
 
 def module_relative(data: Sequence[DataFile], module: str, is_package: bool) -> frozenset[str]:
     """The data files as ``module`` reads them: relative to its folder in the bundle (what
-    the IR records for a path built from ``__file__``); files elsewhere are out of its
-    reach."""
+    the IR records for a path built from ``__file__``), climbing above it for a file
+    elsewhere below ``source/`` (``../data/x.json`` from ``source/pkg/mod.py``)."""
     parts = module.split(".")
-    folder = "/".join(["source", *(parts if is_package else parts[:-1])]) + "/"
-    return frozenset(f.bundle_path[len(folder) :] for f in data if f.bundle_path.startswith(folder))
+    folder = "/".join(["source", *(parts if is_package else parts[:-1])])
+    return frozenset(posixpath.relpath(f.bundle_path, folder) for f in data)
