@@ -108,6 +108,11 @@ class BoundedBody:
             return
         if body is None:
             return  # the client went away
+        if scope["path"].rstrip("/") == MCP_PATH:
+            refusal = _refusal(body)
+            if refusal is not None:
+                await _answer(send, 400, refusal)
+                return
         replayed = False
 
         async def replay() -> Any:
@@ -126,11 +131,34 @@ class BoundedBody:
         return await receive_body(receive, self._limit)
 
 
-async def _too_large(send: Any) -> None:
-    body = b'{"detail":"Request body too large"}'
+def _refusal(body: bytes) -> bytes | None:
+    """The JSON-RPC error answering a body that is not one valid message, by stdio's rules
+    (``mcp_stdio.parse_line`` and ``judged``), or ``None``: the SDK's transport left a
+    batch and a request with a ``null`` or fractional id unanswered (a 202, or a 400 with
+    a multi-line validation error), and took ``NaN`` and lone surrogates."""
+    import mcp_types
+
+    from .mcp_stdio import Refused, _error, guess_id, judged, parse_line
+
+    try:
+        message, error = judged(parse_line(body))
+    except Refused as exc:
+        error = _error(guess_id(body), exc.code, str(exc))
+    if error is None and message is None:  # a response or notification that is not valid
+        error = _error(None, mcp_types.INVALID_REQUEST, "Invalid request: not a JSON-RPC message")
+    if error is None:
+        return None
+    return error.model_dump_json(by_alias=True, exclude_unset=True).encode()
+
+
+async def _answer(send: Any, status: int, body: bytes) -> None:
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    await send({"type": "http.response.start", "status": 413, "headers": headers})
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
+
+
+async def _too_large(send: Any) -> None:
+    await _answer(send, 413, b'{"detail":"Request body too large"}')
 
 
 def serve_http(

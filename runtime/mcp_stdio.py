@@ -152,6 +152,14 @@ def to_message(line: bytes) -> tuple[SessionMessage | None, types.JSONRPCError |
         value = parse_line(line)
     except Refused as exc:
         return None, _error(guess_id(line), exc.code, str(exc))
+    return judged(value)
+
+
+def judged(value: Any) -> tuple[SessionMessage | None, types.JSONRPCError | None]:
+    """A parsed message as the session's message, or the one-line error that answers it
+    (``(None, None)``: a refused notification or response). The one rule of what is a
+    message for both transports (``mcp_http`` asks it before the SDK's transport, whose
+    own answers to these were none, or a multi-line validation error)."""
     refused = _not_a_request(value)
     if refused is not None:
         return None, _error(None, types.INVALID_REQUEST, f"Invalid request: {refused}")

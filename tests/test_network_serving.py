@@ -631,3 +631,51 @@ def test_an_access_line_that_cannot_be_written_never_fails_the_request(
     finally:
         logger.handlers[:], logger.level, logger.propagate = saved
     assert "--- Logging error ---" in capsys.readouterr().err
+
+
+def test_mcp_over_http_answers_every_message_it_cannot_take(mcp_server: Server) -> None:
+    """Over HTTP as over stdio, a message that cannot be taken is answered with one
+    JSON-RPC error line: the SDK's transport answered a ``null`` or fractional id with a
+    202 and nothing (the agent waits forever), a batch with a multi-line validation error,
+    and let ``NaN`` and a lone surrogate through."""
+    headers = {**MCP_HEADERS, "content-type": "application/json"}
+    call = {"jsonrpc": "2.0", "method": "tools/list", "params": {}}
+    cases = {
+        "null id": ({**call, "id": None}, -32600, "the id must be a string or an integer"),
+        "fraction id": ({**call, "id": 1.5}, -32600, "the id must be a string or an integer"),
+        "boolean id": ({**call, "id": True}, -32600, "the id must be a string or an integer"),
+        "batch": ([LIST_TOOLS, LIST_TOOLS], -32600, "a batch"),
+        "no method": ({"jsonrpc": "2.0", "id": 7, "params": {}}, -32600, "Invalid request"),
+    }
+    with httpx.Client(base_url=mcp_server.url, timeout=30) as client:
+        answers = {
+            name: (client.post("/mcp", content=json.dumps(body), headers=headers), code, words)
+            for name, (body, code, words) in cases.items()
+        }
+        nan = client.post(
+            "/mcp", content=b'{"jsonrpc":"2.0","id":3,"method":"x","params":{"a":NaN}}',
+            headers=headers,
+        )  # fmt: skip
+        surrogate = client.post(
+            "/mcp", content=b'{"jsonrpc":"2.0","id":4,"method":"x","params":{"a":"\\ud800"}}',
+            headers=headers,
+        )  # fmt: skip
+        notification = client.post(
+            "/mcp", json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers
+        )
+        fine = client.post("/mcp", json=LIST_TOOLS, headers=MCP_HEADERS)
+    for name, (answer, code, words) in answers.items():
+        assert answer.status_code == 400, name
+        error = answer.json()
+        assert error["jsonrpc"] == "2.0", name
+        assert error["error"]["code"] == code, name
+        assert words in error["error"]["message"], name
+        assert "\n" not in error["error"]["message"], name
+    assert nan.status_code == 400
+    assert nan.json()["id"] == 3
+    assert nan.json()["error"]["code"] == -32700
+    assert surrogate.status_code == 400
+    assert "lone surrogate" in surrogate.text
+    assert notification.status_code == 202
+    assert fine.status_code == 200
+    assert "circle_area" in fine.text
