@@ -75,8 +75,10 @@ def readiness_table(analysis: Analysis, colour: bool) -> str:
     lines = []
     counts = report.to_json()["summary"]
     summary = ", ".join(f"{n} {k}" for k, n in counts.items() if n)
+    from svcc.frontends.repository import escaped
+
     lines.append(
-        f"{analysis.path} (module {analysis.module}): "
+        f"{escaped(analysis.path)} (module {analysis.module}): "
         f"{len(report.assessments)} capabilities{': ' + summary if summary else ''}"
     )
     for d in analysis.diagnostics:
@@ -182,12 +184,14 @@ def inspect_repository(
 
         _write(encode_document(analysis, {p: a.document() for p, a in notebooks.items()}))
         return _directory_status(failed)
+    from svcc.frontends.repository import escaped
+
     colour = _use_colour()
     tree = repository.tree
     lines = [
         f"{root}: package {tree.package}"
         if tree.package
-        else f"{root}: source roots {', '.join(tree.roots)}"
+        else f"{root}: source roots {', '.join(escaped(r) for r in tree.roots)}"
     ]
     for d in repository.diagnostics:  # a refused entry is an error (it sets the exit status)
         lines.append(f"  {d.severity}: {d.code} {d.message}")
@@ -196,14 +200,14 @@ def inspect_repository(
         source = repository.modules[module]
         if "error" in doc:
             error = next(d for d in source.result.diagnostics if d.severity == "error")
-            lines.append(f"{error.location(source.file.path)}: error: {error.message}")
+            lines.append(f"{error.location(escaped(source.file.path))}: error: {error.message}")
             continue
         report = analysis.reports[module]
         assert report is not None
-        lines.append(_repository_table(module, source.file.path, report, colour))
+        lines.append(_repository_table(module, escaped(source.file.path), report, colour))
     for path, nb in notebooks.items():
         if nb.error is not None:
-            lines.append(f"{nb.error_message(path)}")
+            lines.append(f"{nb.error_message(escaped(path))}")
         else:
             lines.append(readiness_table(nb, colour))
     lines += repository_summary([r for r in analysis.reports.values() if r is not None])

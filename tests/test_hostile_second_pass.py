@@ -471,3 +471,22 @@ def test_a_read_above_the_modules_folder_of_an_undeclared_file_is_judged(tmp_pat
     proc = run_svcc("inspect", str(tmp_path), "--format", "json")
     document = json.loads(proc.stdout)["files"]["src/pkg/mod.py"]
     assert "SVC-R042" in _codes(document, "load")
+
+
+def test_file_names_with_a_newline_stay_on_one_line_in_inspect_dir(tmp_path: Path) -> None:
+    """A file or folder name may hold a newline (or another control character): ``inspect
+    DIR``'s text printed it raw, so a one-line note ran over two lines and the next line
+    read as something else. Names are shown escaped (``a\\nb.py``); JSON keeps them exact."""
+    (tmp_path / "a\nb.py").write_text("def f(x: int) -> int:\n    return x\n")
+    (tmp_path / "x\ty").mkdir()
+    (tmp_path / "x\ty" / "m.py").write_text("def g(x: int) -> int:\n    return x\n")
+    (tmp_path / "ok.py").write_text("def h(x: int) -> int:\n    return x\n")
+    done = run_svcc("inspect", str(tmp_path), "--format", "text")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert any(line.startswith("  warning: SVC-F011 a\\nb.py: ") for line in lines)
+    assert any(line.startswith("x\\ty/m.py (module m)") for line in lines)
+    assert "x\\ty: read as a source root" in done.stdout
+    assert not any(line.startswith(("b.py", "y/", "y:")) for line in lines)
+    document = json.loads(run_svcc("inspect", str(tmp_path), "--format", "json").stdout)
+    assert "x\ty/m.py" in document["files"]

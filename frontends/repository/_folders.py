@@ -7,6 +7,7 @@ notebooks ``inspect DIR`` lists are found by the same rule.
 """
 
 import os
+import re
 from pathlib import Path
 from typing import Final
 
@@ -31,9 +32,15 @@ def utf8_name(name: str) -> bool:
     return True
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
 def escaped(name: str) -> str:
-    """``name`` printable: each byte that is not UTF-8 as ``\\xNN``."""
-    return os.fsencode(name).decode("utf-8", "backslashreplace")
+    """``name`` printable on one line: each byte that is not UTF-8 as ``\\xNN``, and each
+    control character or line separator as its escape (``a\\nb.py``: a file name may hold a
+    newline, which broke ``inspect DIR``'s one-line notes)."""
+    text = os.fsencode(name).decode("utf-8", "backslashreplace")
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
 def has_python(folder: Path) -> bool:

@@ -21,7 +21,7 @@ from pathlib import Path
 from attrs import frozen
 from svcc.contracts.diagnostics import Diagnostic, diag
 from svcc.contracts.diagnostics.codes import F009_DUPLICATE_MODULE, R041_AUTOMATIC_SOURCE_ROOT
-from svcc.frontends.repository._folders import has_python, skipped, utf8_name
+from svcc.frontends.repository._folders import escaped, has_python, skipped, utf8_name
 
 
 @frozen(kw_only=True)
@@ -46,9 +46,10 @@ class AutomaticRoots:
             if problem.code != F009_DUPLICATE_MODULE.code or root is None:
                 out.append((path, problem))
                 continue
+            shown_path, shown_root = escaped(path), escaped(root)
             message = (
-                f"{problem.message}: {path} skipped (its source root {root} was found "
-                f"automatically; inspect {root} alone)"
+                f"{problem.message}: {shown_path} skipped (its source root {shown_root} was "
+                f"found automatically; inspect {shown_root} alone)"
             )
             out.append((path, diag(R041_AUTOMATIC_SOURCE_ROOT, message, None)))
         return out
@@ -66,10 +67,11 @@ class AutomaticRoots:
             found = sorted(modules.get(root, []))
             shown = ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
             gives = f"its modules are named from it ({shown})" if found else "it gives no module"
+            named = escaped(root)
             message = (
-                f"{root}: read as a source root of its own (its folder name is not a Python "
+                f"{named}: read as a source root of its own (its folder name is not a Python "
                 f"name); {gives}; to choose the roots yourself, set [tool.svcc] source-roots "
-                f"or inspect {root} alone"
+                f"or inspect {named} alone"
             )
             out.append((root, diag(R041_AUTOMATIC_SOURCE_ROOT, message, None)))
         return out

@@ -265,7 +265,7 @@ def _not_a_module(shown: str) -> str:
     parts = shown.split("/")
     for depth, folder in enumerate(parts[:-1]):
         if not folder.isidentifier():
-            root = "/".join(parts[: depth + 1])
+            root = escaped("/".join(parts[: depth + 1]))
             return (
                 f"folder {folder!r} is not a Python name, so the file is not a module here; "
                 f"pass that folder as the directory (svcc inspect {root}) or add "
@@ -354,7 +354,9 @@ class _Walker:
         self.total = 0
 
     def refuse(self, shown: str, message: str) -> None:
-        self.problems.append((shown, diag(F008_REPOSITORY_ENTRY, f"{shown}: {message}", None)))
+        self.problems.append(
+            (shown, diag(F008_REPOSITORY_ENTRY, f"{escaped(shown)}: {message}", None))
+        )
 
     def limit(self, message: str) -> None:
         raise TreeRefused(diag(F010_REPOSITORY_LIMIT, message, None))
@@ -430,17 +432,18 @@ class _Walker:
             self.problems.append(
                 (
                     shown,
-                    diag(F011_NOT_A_MODULE, f"{shown}: {_not_a_module(shown)}", None),
+                    diag(F011_NOT_A_MODULE, f"{escaped(shown)}: {_not_a_module(shown)}", None),
                 )
             )
             return False
         if len(self.files) + 1 > self.limits.max_files:
             self.limit(
-                f"more than {self.limits.max_files} declared files (at {shown}); "
+                f"more than {self.limits.max_files} declared files (at {escaped(shown)}); "
                 "narrow [tool.svcc] source-roots"
             )
         if size > self.limits.max_file_bytes:
-            message = f"{shown}: {size} bytes is over the {self.limits.max_file_bytes}-byte limit"
+            limit = self.limits.max_file_bytes
+            message = f"{escaped(shown)}: {size} bytes is over the {limit}-byte limit"
             if not self.oversize_entries:
                 self.limit(message)
             self.problems.append((shown, diag(F010_REPOSITORY_LIMIT, message, None)))
@@ -448,7 +451,8 @@ class _Walker:
         self.total += size
         if self.total > self.limits.max_total_bytes:
             self.limit(
-                f"declared files exceed {self.limits.max_total_bytes} bytes in all (at {shown})"
+                f"declared files exceed {self.limits.max_total_bytes} bytes in all "
+                f"(at {escaped(shown)})"
             )
         module, is_package = named
         if module in self.claimed:
@@ -457,7 +461,7 @@ class _Walker:
                     shown,
                     diag(
                         F009_DUPLICATE_MODULE,
-                        f"{shown} and {self.claimed[module]} both give module {module!r}",
+                        f"{escaped(shown)} and {self.claimed[module]} both give module {module!r}",
                         None,
                     ),
                 )
