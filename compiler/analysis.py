@@ -522,13 +522,16 @@ def checked_tree(
     folder_name: str | None = None,
 ) -> "RepositoryTree":
     """The tree at ``root`` as read (nothing lowered yet); a refused tree (or, ``strict``,
-    any refused entry) is an :class:`InputError`."""
+    any refused entry) is an :class:`InputError`. Not ``strict`` (``inspect``), a file over
+    the per-file bound is one refused entry, as the analysis service makes it, and the rest
+    is analysed (it refused the whole tree: one large generated file hid every module's
+    verdict)."""
     from svcc.frontends.repository import TreeRefused, read_tree
 
     if not root.is_dir():
         raise InputError(f"{root}: not a directory")
     try:
-        tree = read_tree(root, limits, folder_name=folder_name)
+        tree = read_tree(root, limits, folder_name=folder_name, oversize_entries=not strict)
     except TreeRefused as exc:
         raise InputError(f"{root}: {exc.diagnostic.code} {exc}") from None
     errors = tree.errors

@@ -490,3 +490,25 @@ def test_file_names_with_a_newline_stay_on_one_line_in_inspect_dir(tmp_path: Pat
     assert not any(line.startswith(("b.py", "y/", "y:")) for line in lines)
     document = json.loads(run_svcc("inspect", str(tmp_path), "--format", "json").stdout)
     assert "x\ty/m.py" in document["files"]
+
+
+def test_inspect_dir_makes_one_oversized_file_one_refused_entry(tmp_path: Path) -> None:
+    """A file over the per-file bound (4 MiB: a generated table, a vendored blob) refused
+    the whole tree in ``inspect DIR`` (exit 2, no module judged), where the analysis service
+    makes it one refused entry; now ``inspect`` does as the service does, and ``compile``
+    (which builds from the whole tree) still refuses it."""
+    (tmp_path / "huge.py").write_text("X = 1\n" + "# pad\n" * 800_000)
+    (tmp_path / "ok.py").write_text("def f(x: int) -> int:\n    return x\n")
+    text = run_svcc("inspect", str(tmp_path), "--format", "text")
+    assert text.returncode == 2  # a file could not be analysed
+    assert "  error: SVC-F010 huge.py: " in text.stdout
+    assert "ok.f  eligible" in text.stdout
+    document = json.loads(run_svcc("inspect", str(tmp_path), "--format", "json").stdout)
+    assert "ok.py" in document["files"]
+    assert [d["path"] for d in document["diagnostics"] if d["code"] == "SVC-F010"] == ["huge.py"]
+    built = run_svcc(
+        "compile", str(tmp_path), "--target", "rest", "--output-dir", str(tmp_path / "out")
+    )
+    assert built.returncode == 2
+    assert "SVC-F010" in built.stderr
+    assert not (tmp_path / "out").exists()
