@@ -69,16 +69,15 @@ def module_wide(assessments: Sequence[Assessment]) -> list[Diagnostic]:
     return [r for r in assessments[0].reasons if r in shared]
 
 
-def readiness_table(analysis: Analysis, colour: bool) -> str:
+def readiness_table(analysis: Analysis, colour: bool, shown: str | None = None) -> str:
+    """``shown``: the path as printed (a directory's notebook: escaped), else the path."""
     report = analysis.readiness
     assert report is not None
     lines = []
     counts = report.to_json()["summary"]
     summary = ", ".join(f"{n} {k}" for k, n in counts.items() if n)
-    from svcc.frontends.repository import escaped
-
     lines.append(
-        f"{escaped(analysis.path)} (module {analysis.module}): "
+        f"{shown or analysis.path} (module {analysis.module}): "
         f"{len(report.assessments)} capabilities{': ' + summary if summary else ''}"
     )
     for d in analysis.diagnostics:
@@ -209,7 +208,7 @@ def inspect_repository(
         if nb.error is not None:
             lines.append(f"{nb.error_message(escaped(path))}")
         else:
-            lines.append(readiness_table(nb, colour))
+            lines.append(readiness_table(nb, colour, escaped(path)))
     lines += repository_summary([r for r in analysis.reports.values() if r is not None])
     _write(("\n".join(lines) + "\n").encode())
     return _directory_status(failed)
