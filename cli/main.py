@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, NoReturn, TypeAlias
 
 from svcc import __version__
 from svcc.cli import program
+from svcc.contracts.names import escaped, is_utf8
 
 if TYPE_CHECKING:
     from svcc.contracts.requirements import DeclaredRequirements
@@ -632,15 +633,10 @@ def _closed_streams_to_null() -> None:
 
 def _not_utf8(argv: Sequence[str]) -> str | None:
     """The first argument that is not UTF-8 (Python holds its bytes as lone surrogates),
-    shown with ``\\xNN`` escapes. Paths and names are written to JSON, the IR and manifests:
+    shown escaped. Paths and names are written to JSON, the IR and manifests:
     ``svcc generate rest x\\xff.py`` wrote its bundle, then failed printing the summary
     (a ``UnicodeEncodeError``, exit 3)."""
-    for arg in argv:
-        try:
-            arg.encode("utf-8")
-        except UnicodeEncodeError:
-            return os.fsencode(arg).decode("utf-8", "backslashreplace")
-    return None
+    return next((escaped(arg) for arg in argv if not is_utf8(arg)), None)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -17,6 +17,7 @@ from svcc.compiler.passes.readiness import Assessment
 from svcc.contracts.diagnostics import Diagnostic, excerpt, where
 from svcc.contracts.diagnostics.codes import CLASS_ORDER
 from svcc.contracts.errors import InputError, SvccError
+from svcc.contracts.names import escaped
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -81,7 +82,7 @@ def readiness_table(analysis: Analysis, colour: bool, shown: str | None = None) 
         f"{len(report.assessments)} capabilities{': ' + summary if summary else ''}"
     )
     for d in analysis.diagnostics:
-        lines.append(f"  note: {d.code} {d.location(analysis.path)}: {d.message}")
+        lines.append(f"  note: {d.code} {d.location(escaped(analysis.path))}: {d.message}")
     if not report.assessments:
         lines.append("  (no public module-level functions)")
         return "\n".join(lines)
@@ -183,14 +184,13 @@ def inspect_repository(
 
         _write(encode_document(analysis, {p: a.document() for p, a in notebooks.items()}))
         return _directory_status(failed)
-    from svcc.frontends.repository import escaped
-
     colour = _use_colour()
     tree = repository.tree
+    shown = escaped(str(root))
     lines = [
-        f"{root}: package {tree.package}"
+        f"{shown}: package {tree.package}"
         if tree.package
-        else f"{root}: source roots {', '.join(escaped(r) for r in tree.roots)}"
+        else f"{shown}: source roots {', '.join(escaped(r) for r in tree.roots)}"
     ]
     for d in repository.diagnostics:  # a refused entry is an error (it sets the exit status)
         lines.append(f"  {d.severity}: {d.code} {d.message}")
@@ -240,8 +240,9 @@ def _directory_status(failed: list[str]) -> int:
     """Exit 2 when any module could not be analysed (its entry says why), else 0."""
     if not failed:
         return 0
+    first = escaped(failed[0])
     sys.stderr.write(
-        f"{program()}: error: {len(failed)} file(s) could not be analysed (first: {failed[0]})\n"
+        f"{program()}: error: {len(failed)} file(s) could not be analysed (first: {first})\n"
     )
     return 2
 

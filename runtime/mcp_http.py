@@ -91,11 +91,20 @@ def transport_security(host: str, extra: str | None) -> Any:
 class BoundedBody:
     """The request body read in full, at most ``limit`` bytes (``SVC_MAX_BODY_BYTES``, the
     one size rule of ``validation``), before the SDK sees it: the SDK's transport reads a
-    body whatever its size. Over the limit (announced or read) is the REST server's 413."""
+    body whatever its size. Over the limit (announced or read) is the REST server's 413.
 
-    def __init__(self, app: Any, limit: int) -> None:
+    A body for ``/mcp`` that is not one valid message is answered here (:func:`_refusal`),
+    but only once the SDK's transport would read it: with ``security`` (its own Host,
+    Origin and Content-Type rule, :func:`transport_security`) and an ``Accept`` it takes.
+    Otherwise the SDK's answer stands (421, 403, 406): a batch from a host that is not
+    allowed was answered 400 for its body, where the SDK refuses the host."""
+
+    def __init__(self, app: Any, limit: int, security: Any = None) -> None:
+        from mcp.server.transport_security import TransportSecurityMiddleware
+
         self.app = app
         self._limit = limit
+        self._security = TransportSecurityMiddleware(security)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http" or scope["method"] != "POST":
@@ -108,11 +117,6 @@ class BoundedBody:
             return
         if body is None:
             return  # the client went away
-        if scope["path"].rstrip("/") == MCP_PATH:
-            refusal = _refusal(body)
-            if refusal is not None:
-                await _answer(send, 400, refusal)
-                return
         replayed = False
 
         async def replay() -> Any:
@@ -122,7 +126,33 @@ class BoundedBody:
             replayed = True
             return {"type": "http.request", "body": body, "more_body": False}
 
+        if scope["path"].rstrip("/") == MCP_PATH and await self._answered(
+            scope, body, replay, send
+        ):
+            return
         await self.app(scope, replay, send)
+
+    async def _answered(self, scope: Any, body: bytes, receive: Any, send: Any) -> bool:
+        """Whether this request to ``/mcp`` has been answered here: refused on its headers
+        by the SDK's own security rule (answered as the SDK answers it; asking twice would
+        log its warning twice), or, if the SDK's transport would read its body, refused for
+        that body (:func:`_refusal`). An ``Accept`` the SDK refuses is left to it (406)."""
+        from mcp.server.streamable_http import check_accept_headers
+        from starlette.requests import Request
+
+        request = Request(scope)
+        refused = await self._security.validate_request(request, is_post=True)
+        if refused is not None:
+            await refused(scope, receive, send)
+            return True
+        accepts_json, _ = check_accept_headers(request)  # JSON responses: SSE not asked
+        if not accepts_json:
+            return False
+        refusal = _refusal(body)
+        if refusal is None:
+            return False
+        await _answer(send, 400, refusal)
+        return True
 
     async def _read(self, scope: Any, receive: Any) -> bytes | None:
         for name, value in scope["headers"]:
@@ -183,15 +213,16 @@ def serve_http(
         async def health(_request: Any) -> JSONResponse:
             return JSONResponse({"status": "ok"})
 
+        security = transport_security(host, options.allowed_hosts)
         app = server.streamable_http_app(
             streamable_http_path=MCP_PATH,
             stateless_http=True,
             json_response=True,
-            transport_security=transport_security(host, options.allowed_hosts),
+            transport_security=security,
             host=host,
             custom_starlette_routes=[Route("/health", health, methods=["GET"])],
         )
-        bounded = BoundedBody(app, limit)
+        bounded = BoundedBody(app, limit, security)
         served = network_layer(bounded, capabilities={}, host=host, prefix="svc-mcp")
     config = uvicorn.Config(
         served, host=host, port=port, access_log=False, lifespan="on", log_level="info"

@@ -35,6 +35,7 @@ import anyio
 import mcp_types as types
 from anyio import to_thread
 from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
 
 from .json_text import loads_strict
 
@@ -170,9 +171,22 @@ def judged(value: Any) -> tuple[SessionMessage | None, types.JSONRPCError | None
         if not is_request:
             log.warning("mcp: dropped a message that is not valid JSON-RPC: %s", exc)
             return None, None
-        reason = str(exc).splitlines()[0]
-        return None, _error(ident, types.INVALID_REQUEST, f"Invalid request: {reason}")
+        return None, _error(ident, types.INVALID_REQUEST, f"Invalid request: {_reason(exc)}")
     return SessionMessage(message), None
+
+
+def _reason(exc: ValueError) -> str:
+    """What is wrong with a request, on one line: its first error as a request (``params:
+    Input should be a valid dictionary``). The union's own first line said only ``4
+    validation errors for union[JSONRPCRequest,...]``, the same for any mistake."""
+    errors = exc.errors() if isinstance(exc, ValidationError) else []
+    for error in errors:
+        where = error["loc"]
+        if where and where[0] == "JSONRPCRequest":
+            field = ".".join(str(part) for part in where[1:])
+            text = f"{field}: {error['msg']}" if field else str(error["msg"])
+            return " ".join(text.split())  # a key may hold a line break
+    return str(exc).splitlines()[0]
 
 
 def _error(ident: Any, code: int, message: str) -> types.JSONRPCError:

@@ -512,3 +512,33 @@ def test_inspect_dir_makes_one_oversized_file_one_refused_entry(tmp_path: Path) 
     assert built.returncode == 2
     assert "SVC-F010" in built.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_inspect_dir_text_keeps_every_name_on_its_line(tmp_path: Path) -> None:
+    """The directory given, a notebook's notes and the exit line printed names raw: a
+    newline in the folder's name split its header, one in a notebook's name each of its
+    notes, one in a failed file's the last line of stderr (the first fix escaped the tree's
+    entries only). An argument that is not UTF-8 and holds a newline is refused on one line
+    too: the command line, the front ends and the text output share one rule
+    (``svcc.contracts.names``)."""
+    root = tmp_path / "r\noot"
+    (root / "x\ny").mkdir(parents=True)
+    (root / "x\ny" / "bad.py").write_text("def g(:\n")
+    (root / "x\ny" / "m.py").write_text("def h(x: int) -> int:\n    return x\n")
+    notebook = Path(__file__).parent / "golden" / "notebook_cells" / "input.ipynb"
+    (root / "n\nb.ipynb").write_bytes(notebook.read_bytes())
+    done = run_svcc("inspect", str(root), "--format", "text")
+    assert done.returncode == 2  # the file with a syntax error
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith(f"{tmp_path}/r\\noot: source roots ")
+    notes = [line for line in lines if line.startswith("  note: SVC-F01")]
+    assert notes, done.stdout
+    assert all(line.split(" ")[4] == "n\\nb.ipynb:" for line in notes), notes
+    assert not any(line.startswith(("oot", "b.ipynb", "y")) for line in lines), lines
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert "(first: x\\ny/bad.py)" in done.stderr
+    named = os.fsencode(tmp_path) + b"/a\nb\xff.py"
+    proc = subprocess.run([os.fsencode(SVCC), b"inspect", named], capture_output=True, check=False)
+    assert proc.returncode == 2
+    assert proc.stderr.count(b"\n") == 1, proc.stderr
+    assert b"a\\nb\\xff.py: not UTF-8" in proc.stderr

@@ -150,6 +150,20 @@ def test_an_invalid_request_with_an_id_is_answered(mcp: RawMcp) -> None:
     assert "error" in answer
 
 
+def test_an_invalid_request_is_told_what_is_wrong_with_it(mcp: RawMcp) -> None:
+    """The error names the field and the mistake; it said only ``4 validation errors for
+    union[JSONRPCRequest,...]`` whatever the mistake was (HTTP answers by the same rule:
+    ``test_network_serving``)."""
+    mcp.send(b'{"jsonrpc":"2.0","id":32,"method":"tools/call","params":[1,2]}')
+    assert (
+        is_error(mcp.answer(), 32) == "Invalid request: params: Input should be a valid dictionary"
+    )
+    mcp.send(b'{"jsonrpc":"1.0","id":33,"method":"tools/list"}')
+    assert is_error(mcp.answer(), 33) == "Invalid request: jsonrpc: Input should be '2.0'"
+    mcp.send(b'{"jsonrpc":"2.0","id":34,"method":7}')
+    assert is_error(mcp.answer(), 34) == "Invalid request: method: Input should be a valid string"
+
+
 def test_an_integer_result_over_4300_digits_is_encoded(mcp: RawMcp) -> None:
     answer = mcp.call_raw(41, "power", b'{"digits": 5000}')
     assert answer["result"].get("isError") is not True, answer

@@ -679,3 +679,40 @@ def test_mcp_over_http_answers_every_message_it_cannot_take(mcp_server: Server) 
     assert notification.status_code == 202
     assert fine.status_code == 200
     assert "circle_area" in fine.text
+
+
+def test_mcp_over_http_refuses_on_headers_before_it_reads_the_body(mcp_server: Server) -> None:
+    """The SDK's transport refuses a request on its headers before it reads the body (a
+    host or origin not allowed, an ``Accept`` without JSON); the body check that answers
+    what the SDK would leave unanswered came first, so a batch from a host that is not
+    allowed was answered 400 for its body. And an invalid request is told what is wrong
+    with it, by stdio's rule (it was ``4 validation errors for union[...]``)."""
+    batch = json.dumps([LIST_TOOLS, LIST_TOOLS])
+    json_body = {"content-type": "application/json"}
+    cases = {
+        "host": ({**MCP_HEADERS, **json_body, "host": "evil.example"}, 421, "Invalid Host"),
+        "origin": ({**MCP_HEADERS, **json_body, "origin": "http://evil.example"}, 403, "Origin"),
+        "accept": ({"accept": "text/event-stream", **json_body}, 406, "Not Acceptable"),
+        "content type": ({**MCP_HEADERS, "content-type": "text/plain"}, 400, "Content-Type"),
+    }
+    with httpx.Client(base_url=mcp_server.url, timeout=30) as client:
+        answers = {
+            name: (client.post("/mcp", content=batch, headers=headers), status, words)
+            for name, (headers, status, words) in cases.items()
+        }
+        wrong = client.post(
+            "/mcp", json={**LIST_TOOLS, "id": 5, "params": [1]}, headers=MCP_HEADERS
+        )
+    for name, (answer, status, words) in answers.items():
+        assert (answer.status_code, name) == (status, name)
+        assert words in answer.text, name
+        assert "batch" not in answer.text, name
+    assert wrong.status_code == 400
+    assert wrong.json() == {
+        "jsonrpc": "2.0",
+        "id": 5,
+        "error": {
+            "code": -32600,
+            "message": "Invalid request: params: Input should be a valid dictionary",
+        },
+    }

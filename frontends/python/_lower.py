@@ -10,6 +10,7 @@ import ast
 from collections.abc import Callable, Iterable, Iterator
 
 import attrs
+from svcc.contracts.names import is_utf8
 from svcc.frontends.python._effects import (
     argument_names,
     literal_argument,
@@ -54,7 +55,6 @@ from svcc.frontends.python._types import (
     TYPEDDICT,
     Symbols,
     TypeResolver,
-    is_utf8,
     printable,
     typing_names,
 )

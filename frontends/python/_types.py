@@ -10,6 +10,7 @@ import ast
 import builtins
 from collections.abc import Callable
 
+from svcc.contracts.names import is_utf8
 from svcc.ir.types import (
     AnyType,
     BoolType,
@@ -370,18 +371,6 @@ class TypeResolver:
 
 _NOT_LITERAL = object()
 NOT_LITERAL = _NOT_LITERAL  # what literal_value returns for anything else
-
-
-def is_utf8(text: str) -> bool:
-    """False for a string holding a lone surrogate (``"\\ud800"``): it has no UTF-8 form,
-    so it can be neither JSON text nor part of a document svcc writes."""
-    if text.isascii():
-        return True
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def printable(text: str) -> str:

@@ -21,7 +21,7 @@ from svcc.frontends.repository._data import (
     matches,
     module_relative,
 )
-from svcc.frontends.repository._folders import escaped, notebook_paths
+from svcc.frontends.repository._folders import notebook_paths
 from svcc.frontends.repository._graph import Edge, ModuleGraph, Resolution, parents
 from svcc.frontends.repository._spill import Spilled
 from svcc.frontends.repository._tree import (
@@ -164,7 +164,6 @@ __all__ = [
     "build_repository",
     "check_pattern",
     "declared_by",
-    "escaped",
     "collection_paused",
     "lower_file",
     "lowered_tree",

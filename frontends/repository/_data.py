@@ -27,7 +27,8 @@ from typing import Final
 from attrs import frozen
 from svcc.contracts.diagnostics import Diagnostic, diag
 from svcc.contracts.diagnostics.codes import F008_REPOSITORY_ENTRY, F010_REPOSITORY_LIMIT
-from svcc.frontends.repository._folders import escaped, skipped, utf8_name
+from svcc.contracts.names import escaped, is_utf8
+from svcc.frontends.repository._folders import skipped
 
 WHERE: Final = "[tool.svcc] data-files"
 
@@ -172,7 +173,7 @@ def _expand(
     )
     for entry in chosen:
         shown = _join(rel, entry.name)
-        if not utf8_name(shown):  # the manifest could not be written (exit 3 before)
+        if not is_utf8(shown):  # the manifest could not be written (exit 3 before)
             raise DataRefused(
                 f"{WHERE}: {escaped(shown)} (from {pattern!r}): the name is not UTF-8 (rename it)"
             )

@@ -7,9 +7,10 @@ notebooks ``inspect DIR`` lists are found by the same rule.
 """
 
 import os
-import re
 from pathlib import Path
 from typing import Final
+
+from svcc.contracts.names import is_utf8
 
 SKIPPED_DIRS: Final = frozenset(
     {"__pycache__", "node_modules", "build", "dist", "venv", "env", "site-packages", "htmlcov"}
@@ -18,29 +19,6 @@ SKIPPED_DIRS: Final = frozenset(
 
 def skipped(name: str) -> bool:
     return name.startswith(".") or name in SKIPPED_DIRS or name.endswith(".egg-info")
-
-
-def utf8_name(name: str) -> bool:
-    """Whether a file name (as ``os.scandir`` gives it: bytes that are not UTF-8 as lone
-    surrogates) is UTF-8. One that is not can be written neither to the IR, JSON nor a
-    bundle's manifest: ``inspect DIR`` of a tree holding ``pk\\xff/mod.py`` ended in a
-    ``UnicodeEncodeError`` (exit 3)."""
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
-
-
-def escaped(name: str) -> str:
-    """``name`` printable on one line: each byte that is not UTF-8 as ``\\xNN``, and each
-    control character or line separator as its escape (``a\\nb.py``: a file name may hold a
-    newline, which broke ``inspect DIR``'s one-line notes)."""
-    text = os.fsencode(name).decode("utf-8", "backslashreplace")
-    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
 def has_python(folder: Path) -> bool:
@@ -63,9 +41,9 @@ def notebook_paths(root: Path, *, modules: bool = False) -> list[str]:
     suffixes = (".ipynb", ".py") if modules else (".ipynb",)
     out: list[str] = []
     for current, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if not skipped(d) and utf8_name(d)]
+        dirs[:] = [d for d in dirs if not skipped(d) and is_utf8(d)]
         for name in files:
-            if not utf8_name(name):
+            if not is_utf8(name):
                 continue  # a module is refused by the tree's walk; a notebook is not listed
             lower = name.lower()
             # a bare ".ipynb" or ".py" has no suffix (as pathlib reads it)

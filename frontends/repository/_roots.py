@@ -21,7 +21,8 @@ from pathlib import Path
 from attrs import frozen
 from svcc.contracts.diagnostics import Diagnostic, diag
 from svcc.contracts.diagnostics.codes import F009_DUPLICATE_MODULE, R041_AUTOMATIC_SOURCE_ROOT
-from svcc.frontends.repository._folders import escaped, has_python, skipped, utf8_name
+from svcc.contracts.names import escaped, is_utf8
+from svcc.frontends.repository._folders import has_python, skipped
 
 
 @frozen(kw_only=True)
@@ -90,7 +91,7 @@ def _subdirs(folder: Path) -> Iterator[os.DirEntry[str]]:
     for entry in entries:
         if (
             not skipped(entry.name)
-            and utf8_name(entry.name)  # refused by the tree's walk, never a root
+            and is_utf8(entry.name)  # refused by the tree's walk, never a root
             and entry.is_dir(follow_symlinks=False)
         ):
             yield entry

@@ -24,11 +24,11 @@ from svcc.contracts.diagnostics.codes import (
     F011_NOT_A_MODULE,
 )
 from svcc.contracts.errors import InputError
+from svcc.contracts.names import escaped, is_utf8
 from svcc.contracts.requirements import parse_requirements
 from svcc.contracts.security import unknown_kind
 from svcc.frontends.repository._data import DataFile, DataRefused, check_pattern
 from svcc.frontends.repository._data import collect as collect_data
-from svcc.frontends.repository._folders import escaped, utf8_name
 from svcc.frontends.repository._folders import has_python as _has_python
 from svcc.frontends.repository._folders import skipped as _skipped
 from svcc.frontends.repository._roots import find_roots
@@ -376,7 +376,7 @@ class _Walker:
             return False
         holds = False
         for entry in entries:
-            if not utf8_name(entry.name):  # a module's or a folder of modules' only
+            if not is_utf8(entry.name):  # a module's or a folder of modules' only
                 if entry.name.endswith((".py", ".ipynb")) or (
                     entry.is_dir(follow_symlinks=False) and _has_python(Path(entry.path))
                 ):
