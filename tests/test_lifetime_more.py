@@ -216,12 +216,9 @@ def test_what_a_running_tool_started_goes_with_the_governed_mcp_server(
 
 @pytest.fixture(scope="module")
 def plain_rest(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from test_process_lifetime import FIXTURES
+    from test_process_lifetime import hostile_rest
 
-    out = tmp_path_factory.mktemp("lifetime-workers") / "rest"
-    hostile = FIXTURES / "hostile"
-    generate(hostile / "hostile.py", out, "--requirements", str(hostile / "requirements.txt"))
-    return out
+    return hostile_rest(tmp_path_factory.mktemp("lifetime-workers") / "rest")
 
 
 @pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: signal.Signals(s).name)

@@ -134,12 +134,16 @@ def uvicorn(bundle: Path, *, session: bool = False) -> tuple[subprocess.Popen[by
     return proc, url, log
 
 
-@pytest.fixture(scope="module")
-def rest_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("lifetime") / "rest"
+def hostile_rest(out: Path) -> Path:
+    """The REST bundle of the hostile fixture (a helper process per call), at ``out``."""
     hostile = FIXTURES / "hostile"
     generate(hostile / "hostile.py", out, "--requirements", str(hostile / "requirements.txt"))
     return out
+
+
+@pytest.fixture(scope="module")
+def rest_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return hostile_rest(tmp_path_factory.mktemp("lifetime") / "rest")
 
 
 def governed(tmp: Path, interface: str) -> Path:
