@@ -162,22 +162,21 @@ class BoundedBody:
 
 
 def _refusal(body: bytes) -> bytes | None:
-    """The JSON-RPC error answering a body that is not one valid message, by stdio's rules
-    (``mcp_stdio.parse_line`` and ``judged``), or ``None``: the SDK's transport left a
-    batch and a request with a ``null`` or fractional id unanswered (a 202, or a 400 with
-    a multi-line validation error), and took ``NaN`` and lone surrogates."""
+    """The JSON-RPC error answering a body that is not one valid message, by stdio's rule
+    (``mcp_stdio.to_message``), or ``None``: the SDK's transport left a batch and a request
+    with a ``null`` or fractional id unanswered (a 202, or a 400 with a multi-line
+    validation error), and took ``NaN`` and lone surrogates. A response or notification
+    stdio would drop is answered too: over HTTP a 400 is the answer to a refused body."""
     import mcp_types
 
-    from .mcp_stdio import Refused, _error, guess_id, judged, parse_line
+    from .mcp_stdio import rpc_error, to_message
 
-    try:
-        message, error = judged(parse_line(body))
-    except Refused as exc:
-        error = _error(guess_id(body), exc.code, str(exc))
-    if error is None and message is None:  # a response or notification that is not valid
-        error = _error(None, mcp_types.INVALID_REQUEST, "Invalid request: not a JSON-RPC message")
-    if error is None:
+    message, error = to_message(body)
+    if message is not None:
         return None
+    if error is None:
+        why = "Invalid request: not a JSON-RPC message"
+        error = rpc_error(None, mcp_types.INVALID_REQUEST, why)
     return error.model_dump_json(by_alias=True, exclude_unset=True).encode()
 
 

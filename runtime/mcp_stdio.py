@@ -147,23 +147,17 @@ def _not_a_request(value: Any) -> str | None:
 
 
 def to_message(line: bytes) -> tuple[SessionMessage | None, types.JSONRPCError | None]:
-    """A line as the session's message, or the error that answers it (``(None, None)``:
-    a refused notification or response, which is logged only)."""
+    """A line as the session's message, or the one-line error that answers it (``(None,
+    None)``: a refused notification or response, which is logged only). The one rule of
+    what is a message for both transports: ``mcp_http`` asks it of a body before the SDK's
+    transport, whose own answers to these were none, or a multi-line validation error."""
     try:
         value = parse_line(line)
     except Refused as exc:
-        return None, _error(guess_id(line), exc.code, str(exc))
-    return judged(value)
-
-
-def judged(value: Any) -> tuple[SessionMessage | None, types.JSONRPCError | None]:
-    """A parsed message as the session's message, or the one-line error that answers it
-    (``(None, None)``: a refused notification or response). The one rule of what is a
-    message for both transports (``mcp_http`` asks it before the SDK's transport, whose
-    own answers to these were none, or a multi-line validation error)."""
+        return None, rpc_error(guess_id(line), exc.code, str(exc))
     refused = _not_a_request(value)
     if refused is not None:
-        return None, _error(None, types.INVALID_REQUEST, f"Invalid request: {refused}")
+        return None, rpc_error(None, types.INVALID_REQUEST, f"Invalid request: {refused}")
     is_request, ident = _id_of(value)
     try:
         message = types.jsonrpc_message_adapter.validate_python(value, by_name=False)
@@ -171,7 +165,7 @@ def judged(value: Any) -> tuple[SessionMessage | None, types.JSONRPCError | None
         if not is_request:
             log.warning("mcp: dropped a message that is not valid JSON-RPC: %s", exc)
             return None, None
-        return None, _error(ident, types.INVALID_REQUEST, f"Invalid request: {_reason(exc)}")
+        return None, rpc_error(ident, types.INVALID_REQUEST, f"Invalid request: {_reason(exc)}")
     return SessionMessage(message), None
 
 
@@ -189,7 +183,7 @@ def _reason(exc: ValueError) -> str:
     return str(exc).splitlines()[0]
 
 
-def _error(ident: Any, code: int, message: str) -> types.JSONRPCError:
+def rpc_error(ident: Any, code: int, message: str) -> types.JSONRPCError:
     return types.JSONRPCError(
         jsonrpc="2.0", id=ident, error=types.ErrorData(code=code, message=message)
     )
@@ -266,7 +260,7 @@ async def stdio_transport(
                     return
                 if isinstance(item, OverLimit):
                     message = None
-                    error: types.JSONRPCError | None = _error(
+                    error: types.JSONRPCError | None = rpc_error(
                         guess_id(item.head),
                         types.INVALID_REQUEST,
                         f"Invalid request: the message is over {max_bytes} bytes",
