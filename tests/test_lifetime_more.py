@@ -35,12 +35,12 @@ import httpx
 import pytest
 from servers import free_port, generate, spawn
 from test_process_lifetime import (
-    LARGE_INVALID,
     SIGNALS,
     _mcp,
     cmdline,
     descendants,
     gone,
+    post_large_invalid,
     stop,
     survivors,
     wait_healthy,
@@ -239,13 +239,7 @@ def test_uvicorn_workers_go_with_their_supervisor(
             assert time.monotonic() < deadline, log.read_text(errors="replace")
             time.sleep(0.1)
         for _ in range(6):  # fresh connections reach both workers; each starts its helper
-            answer = httpx.post(
-                url + "/capabilities/total",
-                content=LARGE_INVALID,
-                headers={"content-type": "application/json"},
-                timeout=60,
-            )
-            assert answer.status_code == 422
+            post_large_invalid(url)
         started = descendants(proc.pid)
         assert len(started) >= 4, started  # two workers, a helper or two, the tracker
     finally:

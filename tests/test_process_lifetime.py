@@ -35,6 +35,17 @@ POLICY = {
 LARGE_INVALID = b'{"xs": [' + b",".join([b'"a"'] * 100_000) + b"]}"
 
 
+def post_large_invalid(url: str) -> None:
+    """A body over the prevalidation threshold, refused (422) by the helper it starts."""
+    answer = httpx.post(
+        url + "/capabilities/total",
+        content=LARGE_INVALID,
+        headers={"content-type": "application/json"},
+        timeout=60,
+    )
+    assert answer.status_code == 422
+
+
 def _parents() -> dict[int, int]:
     found = {}
     for entry in Path("/proc").iterdir():
@@ -179,13 +190,7 @@ def governed_mcp(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_rest_prevalidation_helper_goes_with_the_server(rest_bundle: Path, signum: int) -> None:
     proc, url, log = uvicorn(rest_bundle)
     try:
-        answer = httpx.post(
-            url + "/capabilities/total",
-            content=LARGE_INVALID,
-            headers={"content-type": "application/json"},
-            timeout=60,
-        )
-        assert answer.status_code == 422
+        post_large_invalid(url)
         started = descendants(proc.pid)
         assert started, "the helper process was not started"
     finally:
