@@ -50,6 +50,16 @@ class _Formatter(argparse.HelpFormatter):
         super().__init__(prog, **kwargs)  # type: ignore[arg-type]
 
 
+class _ExampleFormatter(_Formatter):
+    """Descriptions wrapped as usual; a text of several lines (the epilog of examples and
+    exit codes) kept as written."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if "\n" in text:
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
+
+
 class _Parser(argparse.ArgumentParser):
     def __init__(self, *args: object, **kwargs: object) -> None:
         kwargs.setdefault("formatter_class", _Formatter)
@@ -385,6 +395,19 @@ def _expose_parser(sub: _Sub, _: "type[Target] | None") -> None:
     )
 
 
+def _explain_parser(sub: _Sub, _: "type[Target] | None") -> None:
+    explain = sub.add_parser(
+        "explain",
+        help="print what a diagnostic code means and how to fix it",
+        description="Print a diagnostic code's page of the manual (docs/diagnostics.md): "
+        "what it means, what it makes the function, how to fix it. Without a code, list "
+        "every code with its title.",
+        epilog="example:\n  svcc explain SVC-R007\n\nexit codes: 0 printed, 2 unknown code",
+        formatter_class=_ExampleFormatter,
+    )
+    explain.add_argument("code", nargs="?", help="a code such as SVC-R007 (any case)")
+
+
 # Every subcommand, in the order ``svcc --help`` lists them.
 SUBCOMMANDS: dict[str, _AddParser] = {
     "inspect": _inspect_parser,
@@ -398,6 +421,7 @@ SUBCOMMANDS: dict[str, _AddParser] = {
     "expose": _expose_parser,
     "targets": _targets_parser,
     "clients": _clients_parser,
+    "explain": _explain_parser,
 }
 
 
@@ -582,6 +606,20 @@ def _cmd_targets(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_explain(args: argparse.Namespace) -> int:
+    from svcc.contracts.diagnostics.codes import REGISTRY, markdown_section
+    from svcc.contracts.errors import UsageError
+
+    if args.code is None:
+        sys.stdout.write("".join(f"{e.code}  {e.title}\n" for e in REGISTRY.values()))
+        return 0
+    entry = REGISTRY.get(args.code.strip().upper())
+    if entry is None:
+        raise UsageError(f"{args.code}: no such diagnostic code (svcc explain lists them)")
+    sys.stdout.write(markdown_section(entry, anchor=False))
+    return 0
+
+
 def _cmd_clients(args: argparse.Namespace) -> int:
     import json
 
@@ -667,6 +705,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "serve-analysis": _cmd_serve_analysis,
         "targets": _cmd_targets,
         "clients": _cmd_clients,
+        "explain": _cmd_explain,
         "plugins": _cmd_plugins,
         "lock": _cmd_lock,
         "image": _cmd_image,

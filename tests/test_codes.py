@@ -5,7 +5,7 @@ import subprocess
 import sys
 
 from helpers import ROOT, case_input, case_options, cases, expected_markers
-from svcc.contracts.diagnostics.codes import REGISTRY, markdown_table
+from svcc.contracts.diagnostics.codes import REGISTRY, markdown_page
 
 # Codes once published are never renumbered or reused; retiring one keeps its number.
 PUBLISHED = (
@@ -49,7 +49,7 @@ def test_readiness_codes_say_what_they_block() -> None:
 
 
 def test_docs_are_in_sync() -> None:
-    assert (ROOT / "docs" / "diagnostics.md").read_text() == markdown_table(), (
+    assert (ROOT / "docs" / "diagnostics.md").read_text() == markdown_page(), (
         "regenerate: python -m svcc.contracts.diagnostics > docs/diagnostics.md"
     )
     printed = subprocess.run(
@@ -58,7 +58,7 @@ def test_docs_are_in_sync() -> None:
         text=True,
         check=True,
     ).stdout
-    assert printed == markdown_table()
+    assert printed == markdown_page()
 
 
 # Codes no single-file fixture can show, and the test that triggers each.

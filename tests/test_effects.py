@@ -488,10 +488,10 @@ def test_annotated_parameter_is_served_where_the_untyped_one_is_refused(tmp_path
     assert _call(tmp_path / "b", "count", {"img": [[1], [2]]}) == (200, 2)
 
 
-def test_readme_lists_exactly_the_harmless_decorators() -> None:
+def test_the_manual_lists_exactly_the_harmless_decorators() -> None:
     from svcc.compiler.passes.readiness import HARMLESS_DECORATORS
 
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "reference" / "readiness.md").read_text()
     block = readme.split("<!-- harmless-decorators -->")[1].split("<!-- /harmless-decorators")[0]
     listed = set(block.split("`")[1::2]) - {"typing_extensions"}
     extension = {n for n in HARMLESS_DECORATORS if n.startswith("typing_extensions.")}

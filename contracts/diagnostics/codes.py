@@ -772,28 +772,47 @@ F015_MODULE_NAME_TAKEN: Final = _code(
 )
 
 
-def markdown_table() -> str:
-    """The body of ``docs/diagnostics.md``."""
+def markdown_section(entry: Code, *, anchor: bool = True) -> str:
+    """One code's section of ``docs/diagnostics.md`` (anchor ``#svc-r007``), which
+    ``svcc explain`` prints too (without the anchor, for a terminal)."""
+    klass = f", makes the function {entry.klass}" if entry.klass else ""
+    lines = [
+        f"## {entry.code}: {entry.title}" + (f" {{ #{entry.code.lower()} }}" if anchor else ""),
+        "",
+        f"*{entry.severity}, {entry.dimension}{klass}*",
+        "",
+        entry.explanation,
+        "",
+    ]
+    if entry.hint:
+        lines += [f"**How to fix:** {entry.hint}", ""]
+    return "\n".join(lines)
+
+
+def markdown_page() -> str:
+    """The whole of ``docs/diagnostics.md``: an index table, then one section per code."""
     lines = [
         "# Diagnostic codes",
         "",
         "Generated from `contracts/diagnostics/codes.py` by "
         "`python -m svcc.contracts.diagnostics > docs/diagnostics.md`; "
-        "a test keeps them in sync. Codes are never renumbered.",
+        "a test keeps them in sync. Codes are never renumbered. "
+        "`svcc explain CODE` prints a code's section.",
         "",
         "An `error` reason blocks generation and sets the capability's class; a `warning` "
         "informs; a `note` records what svcc did (a notebook cell left out). `SVC-R` codes "
         "are readiness reasons attached to a capability; `SVC-F` codes "
-        "are front-end diagnostics attached to the module.",
+        "are front-end diagnostics attached to the module. The usual fixes, before and "
+        "after: [Make a function eligible](how-to/make-eligible.md).",
         "",
-        "| code | title | severity | dimension | class | explanation | how to fix |",
-        "|---|---|---|---|---|---|---|",
+        "| code | title | severity | class |",
+        "|---|---|---|---|",
     ]
     for entry in REGISTRY.values():
-        klass = entry.klass or "—"
-        hint = entry.hint.replace("|", "\\|") or "—"
         lines.append(
-            f"| {entry.code} | {entry.title} | {entry.severity} | {entry.dimension} | "
-            f"{klass} | {entry.explanation} | {hint} |"
+            f"| [{entry.code}](#{entry.code.lower()}) | {entry.title} | {entry.severity} | "
+            f"{entry.klass or '—'} |"
         )
-    return "\n".join(lines) + "\n"
+    lines.append("")
+    body = "\n".join(markdown_section(entry) for entry in REGISTRY.values())
+    return "\n".join(lines) + "\n" + body
