@@ -2,14 +2,19 @@
 they are generated from, and what it says about the runtime equal to what the runtime reads."""
 
 import importlib.util
+import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
+from doc_blocks import RUNNABLE, Block, blocks, console_commands
 from helpers import BIN, ROOT
+from servers import free_port
 
 DOCS = ROOT / "docs"
 
@@ -64,3 +69,118 @@ def test_every_server_variable_is_documented() -> None:
     page = (DOCS / "reference" / "environment.md").read_text()
     documented = set(re.findall(r"^\| `([A-Z_]+)`", page, flags=re.M))
     assert read - INTERNAL_VARIABLES <= documented
+
+
+# -- every command block of the manual runs ---------------------------------------------------
+PAGES = [*sorted(DOCS.rglob("*.md")), ROOT / "README.md"]
+# What a page's commands may read from the checkout, linked into its working folder.
+CHECKOUT = ("examples", "docs")
+# Ports the pages use (8000-8099), each given a free port when a page runs.
+_PORT = re.compile(r"\b80\d\d\b")
+
+
+def _all_blocks() -> list[Block]:
+    return [block for page in PAGES for block in blocks(page)]
+
+
+def test_every_block_says_what_it_is() -> None:
+    """A block without a language could hide a command no test runs."""
+    unnamed = [b.where for b in _all_blocks() if not b.language]
+    assert unnamed == []
+
+
+def test_blocks_not_run_say_why() -> None:
+    """The exceptions, each with its reason (``pytest -rA`` prints them)."""
+    marked = [b for b in _all_blocks() if b.not_run is not None]
+    assert all(len(b.not_run or "") > 10 for b in marked), [b.where for b in marked]
+    for block in marked:
+        print(f"not run: {block.page.relative_to(ROOT)}:{block.line}: {block.not_run}")
+
+
+def _runnable(page: Path) -> list[Block]:
+    return [b for b in blocks(page) if b.language in RUNNABLE and b.not_run is None]
+
+
+@pytest.fixture(scope="module")
+def serve_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One environment cache for every page's ``svcc serve``: each requirement set (the REST
+    server's, the MCP server's) is installed once for the whole manual."""
+    return tmp_path_factory.mktemp("docs-serve-cache")
+
+
+def _stop_group(proc: subprocess.Popen[bytes]) -> None:
+    """End what the page started in the background (servers), by its process group."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            continue
+        time.sleep(0.2)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "page", [p for p in PAGES if _runnable(p)], ids=lambda p: str(p.relative_to(ROOT))
+)
+def test_the_commands_of_the_page_run_as_written(
+    page: Path, tmp_path: Path, serve_cache: Path
+) -> None:
+    """The page's ``sh`` blocks run in order as one script (``set -e``: a command that fails
+    fails the test), in a fresh folder holding the examples, with this venv's ``svcc`` first
+    on PATH; then each ``console`` command prints exactly what the page shows."""
+    for name in CHECKOUT:
+        (tmp_path / name).symlink_to(ROOT / name)
+    for block in blocks(page):
+        if block.title is not None and block.not_run is None:
+            (tmp_path / block.title).write_text(block.text)
+    runnable = _runnable(page)
+    in_background = [
+        line for b in runnable for line in b.text.splitlines() if re.search(r"\bserve\b.*&", line)
+    ]
+    assert all("--port" in line for line in in_background), "name the port: it is replaced"
+    ports = {p: str(free_port()) for b in runnable for p in _PORT.findall(b.text)}
+    script = "\n".join(
+        f"# {b.where}\n" + _PORT.sub(lambda m: ports[m[0]], b.text)
+        for b in runnable
+        if b.language == "sh"
+    )
+    env = {
+        **os.environ,
+        "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
+        "SVCC_CACHE_DIR": str(serve_cache),
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+    }
+    log = tmp_path / "output.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            ["bash", "-euo", "pipefail", "-c", script],
+            cwd=tmp_path,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        try:
+            status = proc.wait(timeout=300)
+        except subprocess.TimeoutExpired:
+            status = None
+        finally:
+            _stop_group(proc)
+    assert status == 0, f"{page.name}: exit {status}\n{log.read_text()[-4000:]}"
+    for block in runnable:
+        if block.language != "console":
+            continue
+        for command, expected in console_commands(block):
+            shown = subprocess.run(
+                ["bash", "-c", command],
+                cwd=tmp_path,
+                env=env,
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            assert (shown.returncode, shown.stdout) == (0, expected), block.where
