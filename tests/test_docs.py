@@ -184,3 +184,43 @@ def test_the_commands_of_the_page_run_as_written(
                 check=False,
             )
             assert (shown.returncode, shown.stdout) == (0, expected), block.where
+
+
+# -- the changelog -----------------------------------------------------------------------------
+FRAGMENT = re.compile(r"\d+-[a-z0-9-]+\.(added|changed|fixed|security)\.md")
+
+
+def test_news_fragments_are_named_for_their_issue() -> None:
+    """``changelog.d/<issue>-<slug>.<type>.md``: the entry names the issue (``#43``)."""
+    names = [p.name for p in (ROOT / "changelog.d").iterdir() if p.name != ".gitkeep"]
+    assert [n for n in names if not FRAGMENT.fullmatch(n)] == []
+
+
+def test_the_changelog_is_by_release() -> None:
+    text = (ROOT / "CHANGELOG.md").read_text()
+    marker = "<!-- towncrier release notes start -->\n"
+    assert marker in text
+    releases = re.findall(r"^## (\S+)", text.split(marker, 1)[1], flags=re.M)
+    assert releases[-1] == "0.1.0"  # the first release, last on the page
+    first = text.split("## 0.1.0", 1)[1]
+    sections = re.findall(r"^### (\w+)", first, flags=re.M)
+    assert sections == ["Added", "Changed", "Fixed", "Security"]
+
+
+def test_towncrier_folds_the_fragments_in(tmp_path: Path) -> None:
+    """What the next release's entry will be, written by towncrier as CONTRIBUTING says."""
+    towncrier = BIN / "towncrier"
+    if not towncrier.exists():
+        pytest.skip("towncrier is not installed: pip install -e '.[docs]'")
+    proc = subprocess.run(
+        [str(towncrier), "build", "--draft", "--version", "9.9.9"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    entry = proc.stdout.split("## 9.9.9", 1)[1]
+    for path in (ROOT / "changelog.d").glob("*.md"):
+        issue, kind = path.name.split("-", 1)[0], path.name.split(".")[-2]
+        assert f"### {kind.capitalize()}" in entry
+        assert f"(#{issue})" in entry
