@@ -49,14 +49,13 @@ class _Formatter(argparse.HelpFormatter):
             kwargs["width"] = _terminal_columns() - 2
         super().__init__(prog, **kwargs)  # type: ignore[arg-type]
 
-
-class _ExampleFormatter(_Formatter):
-    """Descriptions wrapped as usual; a text of several lines (the epilog of examples and
-    exit codes) kept as written."""
-
     def _fill_text(self, text: str, width: int, indent: str) -> str:
+        """A text of several lines (an epilog of examples and exit codes) keeps its lines,
+        each fitted to the width (``help.fit``); a one-line description is wrapped as usual."""
         if "\n" in text:
-            return "".join(indent + line for line in text.splitlines(keepends=True))
+            from svcc.cli.help import fit
+
+            return "".join(indent + line for line in fit(text, width).splitlines(keepends=True))
         return super()._fill_text(text, width, indent)
 
 
@@ -64,6 +63,12 @@ class _Parser(argparse.ArgumentParser):
     def __init__(self, *args: object, **kwargs: object) -> None:
         kwargs.setdefault("formatter_class", _Formatter)
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+
+    def format_help(self) -> str:
+        from svcc.cli.help import describe
+
+        describe(self)
+        return super().format_help()
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message}\n")
@@ -396,15 +401,7 @@ def _expose_parser(sub: _Sub, _: "type[Target] | None") -> None:
 
 
 def _explain_parser(sub: _Sub, _: "type[Target] | None") -> None:
-    explain = sub.add_parser(
-        "explain",
-        help="print what a diagnostic code means and how to fix it",
-        description="Print a diagnostic code's page of the manual (docs/diagnostics.md): "
-        "what it means, what it makes the function, how to fix it. Without a code, list "
-        "every code with its title.",
-        epilog="example:\n  svcc explain SVC-R007\n\nexit codes: 0 printed, 2 unknown code",
-        formatter_class=_ExampleFormatter,
-    )
+    explain = sub.add_parser("explain", help="print what a diagnostic code means and how to fix it")
     explain.add_argument("code", nargs="?", help="a code such as SVC-R007 (any case)")
 
 

@@ -1,9 +1,11 @@
 """The manual (``docs/``, ``mkdocs.yml``): built strictly, its generated pages equal to what
 they are generated from, and what it says about the runtime equal to what the runtime reads."""
 
+import argparse
 import importlib.util
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -224,3 +226,53 @@ def test_towncrier_folds_the_fragments_in(tmp_path: Path) -> None:
         issue, kind = path.name.split("-", 1)[0], path.name.split(".")[-2]
         assert f"### {kind.capitalize()}" in entry
         assert f"(#{issue})" in entry
+
+
+# -- svcc --help as a reference ------------------------------------------------------------------
+def _leaf_commands() -> list[str]:
+    from svcc.cli.help import COMMANDS
+
+    return [path for path, (_, examples, _) in COMMANDS.items() if examples]
+
+
+def test_every_subcommand_has_a_description_an_example_and_exit_codes() -> None:
+    """Each command of the parser is in the help table, and each leaf shows how to use it."""
+    from svcc.cli.help import COMMANDS
+    from svcc.cli.main import build_parser
+
+    def paths(parser: argparse.ArgumentParser, prefix: str = "") -> list[str]:
+        found = []
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, child in action.choices.items():
+                    path = f"{prefix} {name}".strip()
+                    found += [path, *paths(child, path)]
+        return found
+
+    assert sorted(paths(build_parser())) == sorted(COMMANDS)
+    for path in _leaf_commands():
+        words = path.split()
+        parser = build_parser()
+        for word in words:
+            parser = next(
+                a.choices[word]
+                for a in parser._actions
+                if isinstance(a, argparse._SubParsersAction)
+            )
+        text = parser.format_help()
+        assert "example:" in text, path
+        assert "exit codes:" in text, path
+
+
+@pytest.mark.parametrize("path", _leaf_commands())
+def test_the_help_examples_parse(path: str) -> None:
+    """Every example in ``--help`` is a command line the parser accepts as written."""
+    from svcc.cli.help import COMMANDS
+    from svcc.cli.main import build_parser
+
+    for example in COMMANDS[path][1]:
+        argv = shlex.split(example.split(" > ", 1)[0])[1:]
+        try:
+            build_parser().parse_args(argv)
+        except SystemExit as exc:  # argparse's refusal
+            pytest.fail(f"{example}: refused ({exc})")
