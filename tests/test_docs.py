@@ -276,3 +276,13 @@ def test_the_help_examples_parse(path: str) -> None:
             build_parser().parse_args(argv)
         except SystemExit as exc:  # argparse's refusal
             pytest.fail(f"{example}: refused ({exc})")
+
+
+def test_every_benchmark_is_on_the_performance_page() -> None:
+    """Each script of ``bench/`` is named where the manual says how to reproduce figures, and
+    every script the manual names exists."""
+    page = (DOCS / "explanation" / "performance.md").read_text()
+    scripts = {p.name for p in (ROOT / "bench").glob("bench_*.py")}
+    assert {s for s in scripts if s not in page} == set()
+    named = {m for p in PAGES for m in re.findall(r"bench/(bench_\w+\.py)", p.read_text())}
+    assert named <= scripts

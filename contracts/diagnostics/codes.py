@@ -68,7 +68,7 @@ R001_DECORATED: Final = _code(
     "A decorator may replace the function, so the callable served is not the one read.",
     hint=(
         "remove the decorator, or serve an undecorated function that calls the decorated "
-        "one; functools.cache/lru_cache and the pure decorators listed in README are "
+        "one; functools.cache/lru_cache and the pure decorators the manual lists are "
         "accepted"
     ),
 )
