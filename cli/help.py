@@ -56,9 +56,11 @@ COMMANDS: dict[str, tuple[str, tuple[str, ...], str]] = {
         "stdio, or streamable HTTP with --transport).",
         (
             "svcc serve build/shapes-rest --port 8000",
+            "svcc serve build/shapes-mcp --prepare",
             "svcc serve build/shapes-mcp --transport streamable-http --port 8000",
         ),
-        "the server's own; 2 not a bundle or the port is taken, 4 the server refused to start",
+        "the server's own; 0 prepared (--prepare), 2 not a bundle, the port is taken or the "
+        "install failed, 4 the server refused to start",
     ),
     "serve-analysis": (
         "Run the HTTP analysis service for IDEs and tools (Falcon under gunicorn): the "
@@ -156,6 +158,18 @@ COMMANDS: dict[str, tuple[str, tuple[str, ...], str]] = {
         "Regenerate an exported folder from a new bundle; files you edited are never overwritten.",
         ("svc clients sync --bundle build/shapes-rest-2 --output-dir build/shapes-postman",),
         "0 synced, 1 a file was edited (each is named; nothing written), 2 a bad input",
+    ),
+    "cache": ("The environments `svcc serve` keeps, one per set of requirements.", (), ""),
+    "cache list": (
+        "List the environments svcc serve keeps: key, size, last use.",
+        ("svcc cache list", "svcc cache list --format json"),
+        "0 listed",
+    ),
+    "cache prune": (
+        "Remove the environments no bundle used lately (all of them without --older-than); "
+        "one being built is kept. A server still running from one loses it: stop it first.",
+        ("svcc cache prune --older-than 30", "svcc cache prune"),
+        "0 pruned",
     ),
     "explain": (
         "Print a diagnostic code's page of the manual (docs/diagnostics.md): what it means, "

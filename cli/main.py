@@ -249,6 +249,11 @@ def _serve_parser(sub: _Sub, _: "type[Target] | None") -> None:
         metavar="DIR",
         help="where environments are kept (default $SVCC_CACHE_DIR or ~/.cache/svcc)",
     )
+    serve.add_argument(
+        "--prepare",
+        action="store_true",
+        help="build the bundle's environment (pip's progress on stderr), print it and exit",
+    )
 
 
 def _serve_analysis_parser(sub: _Sub, _: "type[Target] | None") -> None:
@@ -400,6 +405,28 @@ def _expose_parser(sub: _Sub, _: "type[Target] | None") -> None:
     )
 
 
+def _cache_parser(sub: _Sub, _: "type[Target] | None") -> None:
+    cache = sub.add_parser("cache", help="list and prune the environments svcc serve keeps")
+    actions = cache.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    listing = actions.add_parser("list", help="each environment, its size and last use")
+    prune = actions.add_parser("prune", help="remove environments no bundle used lately")
+    prune.add_argument(
+        "--older-than",
+        type=float,
+        metavar="DAYS",
+        help="only those unused for DAYS days (default: every environment)",
+    )
+    for p in (listing, prune):
+        p.add_argument(
+            "--cache-dir",
+            metavar="DIR",
+            help="the cache (default $SVCC_CACHE_DIR or ~/.cache/svcc)",
+        )
+        p.add_argument(
+            "--format", choices=("text", "json"), default="text", help="output format (text)"
+        )
+
+
 def _explain_parser(sub: _Sub, _: "type[Target] | None") -> None:
     explain = sub.add_parser("explain", help="print what a diagnostic code means and how to fix it")
     explain.add_argument("code", nargs="?", help="a code such as SVC-R007 (any case)")
@@ -418,6 +445,7 @@ SUBCOMMANDS: dict[str, _AddParser] = {
     "expose": _expose_parser,
     "targets": _targets_parser,
     "clients": _clients_parser,
+    "cache": _cache_parser,
     "explain": _explain_parser,
 }
 
@@ -527,13 +555,17 @@ def _cmd_compile(args: argparse.Namespace) -> int:
 def _cmd_serve(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from svcc.cli.serve import serve
+    from svcc.cli.serve import prepare, serve
 
+    cache_dir = Path(args.cache_dir) if args.cache_dir else None
+    if args.prepare:
+        sys.stdout.write(f"{prepare(args.bundle, cache_dir)}\n")
+        return 0
     serve(
         args.bundle,
         host=args.host,
         port=args.port,
-        cache_dir=Path(args.cache_dir) if args.cache_dir else None,
+        cache_dir=cache_dir,
         transport=args.transport,
         allowed_hosts=args.allowed_hosts,
     )
@@ -601,6 +633,12 @@ def _cmd_targets(args: argparse.Namespace) -> int:
 
     render.targets(args.format)
     return 0
+
+
+def _cmd_cache(args: argparse.Namespace) -> int:
+    from svcc.cli.cache import command
+
+    return command(args.action, args.cache_dir, getattr(args, "older_than", None), args.format)
 
 
 def _cmd_explain(args: argparse.Namespace) -> int:
@@ -702,6 +740,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "serve-analysis": _cmd_serve_analysis,
         "targets": _cmd_targets,
         "clients": _cmd_clients,
+        "cache": _cmd_cache,
         "explain": _cmd_explain,
         "plugins": _cmd_plugins,
         "lock": _cmd_lock,
