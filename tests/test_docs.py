@@ -286,3 +286,13 @@ def test_every_benchmark_is_on_the_performance_page() -> None:
     assert {s for s in scripts if s not in page} == set()
     named = {m for p in PAGES for m in re.findall(r"bench/(bench_\w+\.py)", p.read_text())}
     assert named <= scripts
+
+
+def test_fix_examples_name_codes_and_sections_that_exist() -> None:
+    """A code's "before and after" link points at a section of the how-to (the strict build
+    checks the anchor too, when mkdocs is installed)."""
+    from svcc.contracts.diagnostics.codes import FIX_EXAMPLES, REGISTRY
+
+    page = (DOCS / "how-to" / "make-eligible.md").read_text()
+    assert set(FIX_EXAMPLES) <= set(REGISTRY)
+    assert all(f"{{ #{anchor} }}" in page for anchor in FIX_EXAMPLES.values())

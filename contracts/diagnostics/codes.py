@@ -772,6 +772,23 @@ F015_MODULE_NAME_TAKEN: Final = _code(
 )
 
 
+# Codes whose fix is shown before and after in the manual (docs/how-to/make-eligible.md), by
+# the section's anchor there.
+FIX_EXAMPLES: Final[dict[str, str]] = {
+    **dict.fromkeys(
+        ("SVC-R007", "SVC-R026", "SVC-R027", "SVC-R028", "SVC-R029", "SVC-R030"),
+        "effect-at-import",
+    ),
+    **dict.fromkeys(("SVC-R042", "SVC-R043"), "file-read-per-call"),
+    "SVC-R038": "print-or-entry-point",
+    "SVC-R001": "decorator",
+    "SVC-R037": "parameter-used-as-object",
+    "SVC-R011": "object-without-json-shape",
+    **dict.fromkeys(("SVC-R033", "SVC-R034", "SVC-R035", "SVC-R036"), "security-effect"),
+    **dict.fromkeys(("SVC-R008", "SVC-R009"), "undeclared-dependency"),
+}
+
+
 def markdown_section(entry: Code, *, anchor: bool = True) -> str:
     """One code's section of ``docs/diagnostics.md`` (anchor ``#svc-r007``), which
     ``svcc explain`` prints too (without the anchor, for a terminal)."""
@@ -786,6 +803,9 @@ def markdown_section(entry: Code, *, anchor: bool = True) -> str:
     ]
     if entry.hint:
         lines += [f"**How to fix:** {entry.hint}", ""]
+    if entry.code in FIX_EXAMPLES:
+        page = f"how-to/make-eligible.md#{FIX_EXAMPLES[entry.code]}"
+        lines += [f"Before and after: [Make a function eligible]({page}).", ""]
     return "\n".join(lines)
 
 
