@@ -296,3 +296,10 @@ def test_fix_examples_name_codes_and_sections_that_exist() -> None:
     page = (DOCS / "how-to" / "make-eligible.md").read_text()
     assert set(FIX_EXAMPLES) <= set(REGISTRY)
     assert all(f"{{ #{anchor} }}" in page for anchor in FIX_EXAMPLES.values())
+
+
+def test_contributing_links_resolve() -> None:
+    text = (ROOT / "CONTRIBUTING.md").read_text()
+    links = re.findall(r"\]\(([^)#\s]+)", text)
+    assert links
+    assert [link for link in links if not (ROOT / link).exists()] == []
