@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from doc_blocks import RUNNABLE, Block, blocks, console_commands
-from helpers import BIN, ROOT
+from helpers import BIN, ROOT, run_svcc
 from servers import free_port
 
 DOCS = ROOT / "docs"
@@ -303,3 +303,18 @@ def test_contributing_links_resolve() -> None:
     links = re.findall(r"\]\(([^)#\s]+)", text)
     assert links
     assert [link for link in links if not (ROOT / link).exists()] == []
+
+
+def test_explain_prints_a_codes_page() -> None:
+    from svcc.contracts.diagnostics.codes import REGISTRY, markdown_section
+
+    shown = run_svcc("explain", "svc-r007")
+    assert shown.returncode == 0
+    assert shown.stdout == markdown_section(REGISTRY["SVC-R007"], anchor=False)
+    assert shown.stdout.startswith("## SVC-R007: module-level statement with import-time effects")
+    assert "Before and after: [Make a function eligible]" in shown.stdout
+    listing = run_svcc("explain").stdout.splitlines()
+    assert len(listing) == len(REGISTRY)
+    unknown = run_svcc("explain", "SVC-X999")
+    assert (unknown.returncode, unknown.stdout) == (2, "")
+    assert unknown.stderr.count("\n") == 1
