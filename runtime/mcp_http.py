@@ -222,7 +222,9 @@ def serve_http(
             custom_starlette_routes=[Route("/health", health, methods=["GET"])],
         )
         bounded = BoundedBody(app, limit, security)
-        served = network_layer(bounded, capabilities={}, host=host, prefix="svc-mcp")
+        served = network_layer(
+            bounded, capabilities={}, host=host, prefix="svc-mcp", resource_path=MCP_PATH
+        )
     config = uvicorn.Config(
         served, host=host, port=port, access_log=False, lifespan="on", log_level="info"
     )

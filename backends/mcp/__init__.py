@@ -44,6 +44,7 @@ BUNDLE: Final = BundleSpec(
             "httptools",
             "httpx2",
             "idna",
+            "jwt",
             "mcp",
             "mcp_types",
             "opentelemetry",
@@ -76,6 +77,7 @@ BUNDLE: Final = BundleSpec(
         "mcp_stdio",
         "metrics",
         "network",
+        "oauth",
         "validation",
     ),
     governed_runtime_modules=("mcp_governed", "metrics_governed"),
@@ -83,6 +85,7 @@ BUNDLE: Final = BundleSpec(
     server_requirements=(
         "mcp>=2.3,<3",
         "prometheus-client>=0.20,<1",
+        "PyJWT[crypto]>=2.8,<3",
         "pydantic>=2.9,<3",
         "uvicorn>=0.30,<1",
     ),
