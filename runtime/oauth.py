@@ -145,7 +145,7 @@ def parse_scopes(
         raise StartupError(f"{where} is not a JSON document") from None
     if not isinstance(document, dict):
         raise StartupError(f"{where} is not an object of capability names to scope lists")
-    policy: dict[str, tuple[str, ...]] = {}
+    required: dict[str, tuple[str, ...]] = {}
     for name, scopes in document.items():
         if not isinstance(scopes, list) or not all(
             isinstance(s, str) and _SCOPE.fullmatch(s) for s in scopes
@@ -153,8 +153,8 @@ def parse_scopes(
             raise StartupError(f"{where}: {name!r} must be a list of scope names")
         if name != "*" and capabilities is not None and name not in capabilities:
             raise StartupError(f"{where}: no capability is named {name!r}")
-        policy[name] = tuple(scopes)
-    return policy
+        required[name] = tuple(scopes)
+    return required
 
 
 def _granted(claims: Mapping[str, Any]) -> frozenset[str]:
