@@ -24,6 +24,7 @@ from packaging.utils import canonicalize_name, parse_wheel_filename
 from svcc.contracts.watch import private_directory
 from svcc.images.bundle_input import manifests
 from svcc.images.errors import ImageInputError
+from svcc.images.input_files import read_input_text
 from svcc.images.lockfile import LockedWheel, render_lock
 from svcc.images.pins import read_pin_file, read_pins
 from svcc.images.pip_download import Roots, judged_requirements, pip_download
@@ -32,6 +33,7 @@ from svcc.images.wheelmeta import sha256_of
 
 # pip expands only the legacy manylinux names; every glibc down to 2.5 is listed explicitly
 _LEGACY: Final = {17: "manylinux2014", 12: "manylinux2010", 5: "manylinux1"}
+MAX_REQUIREMENTS_FILE: Final = 1024 * 1024  # a bundle's requirements.txt: a few lines
 
 
 @frozen
@@ -86,7 +88,7 @@ def read_roots(
         lines: list[str] = []
         for name in ("requirements.txt", "application-requirements.txt"):
             if (path / name).is_file():
-                lines += (path / name).read_text("utf-8").splitlines()
+                lines += read_input_text(path / name, MAX_REQUIREMENTS_FILE).splitlines()
         return Roots(tuple(line for line in lines if line.strip()), f"bundle {path}", given)
     if not path.is_dir():
         raise ImageInputError("request_invalid", f"{path}: not a bundle or repository directory")

@@ -17,10 +17,9 @@ from attrs import frozen
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
-from svcc.contracts.errors import InputError
 from svcc.contracts.requirements import invalid_reason
-from svcc.frontends.source_files import read_source_file
 from svcc.images.errors import ImageInputError
+from svcc.images.input_files import read_input_bytes
 
 PIN_FILES: Final = ("uv.lock", "pylock.toml", "requirements.txt")
 MAX_PIN_FILE: Final = 8 * 1024 * 1024
@@ -221,12 +220,7 @@ def read_pin_file(path: Path) -> Pins | None:
     """The pins of one file, by its kind (see :func:`pins_of`). A file over
     ``MAX_PIN_FILE`` bytes, or anything but a regular file, is refused, never read in part
     (nor waited on: a named pipe)."""
-    if path.is_dir():
-        raise ImageInputError("request_invalid", f"{path}: a folder, not a pin file")
-    try:
-        data = read_source_file(path, MAX_PIN_FILE)
-    except InputError as exc:
-        raise ImageInputError("request_invalid", str(exc)) from None
+    data = read_input_bytes(path, MAX_PIN_FILE)
     found = pins_of(path, data)
     if found is None:
         return None

@@ -462,3 +462,17 @@ def test_a_pin_file_that_is_not_a_regular_file_is_refused(
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1, done.stderr
     assert str(fifo) in done.stderr
+
+
+def test_a_bundle_requirement_file_that_is_not_text_is_exit_2(
+    tmp_path: Path, pip_env: dict[str, str]
+) -> None:
+    """The requirement files ``svcc lock`` reads from a bundle are read as the pin files are:
+    bounded, and anything but UTF-8 text is one line naming the file (it was exit 3)."""
+    path = bundle(tmp_path / "bundle", "alpha")
+    (path / "application-requirements.txt").write_bytes(b"alpha\xff\n")
+    done = lock(path, tmp_path, pip_env)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert str(path / "application-requirements.txt") in done.stderr
+    assert not (tmp_path / "pip.log").exists()
