@@ -10,6 +10,8 @@ computed from those wheels' own metadata by the same closure the build uses, so 
 written is what the build accepts. Pins the project already has (``uv.lock``, ``pylock.toml``,
 a hashed ``requirements.txt``) are passed to pip as constraints and each downloaded wheel's
 hash is checked against them; a pin pip cannot meet is refused naming the package.
+Nothing is ever built: :mod:`svcc.images.pip_download` judges every requirement before pip
+starts and runs pip unable to start a build.
 """
 
 import os

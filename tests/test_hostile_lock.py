@@ -186,7 +186,8 @@ def test_pip_cannot_build_a_source_a_wheel_requires(
     """A wheel (from an index, or a direct wheel URL) whose ``Requires-Dist`` is a direct
     reference to a source: nothing svcc reads names it before pip, and ``--only-binary``
     does not cover it; pip runs unable to start the build, and the lock is refused."""
-    from svcc.images.locking import Roots, lock_wheels
+    from svcc.images.locking import lock_wheels
+    from svcc.images.pip_download import Roots
 
     marker = tmp_path / "backend-ran"
     project = backend_project(tmp_path / "proj" / ".whl", marker)
@@ -213,7 +214,8 @@ def test_pip_cannot_build_a_source_a_wheel_requires(
 def test_wheels_are_still_locked_by_a_pip_that_cannot_start_a_process(
     tmp_path: Path, pip_env: dict[str, str]
 ) -> None:
-    from svcc.images.locking import Roots, lock_wheels
+    from svcc.images.locking import lock_wheels
+    from svcc.images.pip_download import Roots
 
     links = tmp_path / "links"
     links.mkdir()
@@ -235,7 +237,8 @@ def test_a_name_offered_only_as_an_sdist_is_not_built(
     tmp_path: Path, pip_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``--only-binary=:all:`` on pip's command line wins over a ``no-binary`` setting."""
-    from svcc.images.locking import Roots, lock_wheels
+    from svcc.images.locking import lock_wheels
+    from svcc.images.pip_download import Roots
 
     marker = tmp_path / "backend-ran"
     links = sdist(tmp_path / "links", marker).parent
@@ -314,8 +317,7 @@ def test_a_requirement_naming_an_environment_variable_is_refused_before_pip(
 def test_pip_is_given_the_parsed_requirements_as_arguments(tmp_path: Path) -> None:
     """No requirements file pip would read (and expand, and take options from): each
     requirement svcc parsed and judged, as one argument."""
-    from svcc.images.locking import Roots
-    from svcc.images.pip_download import pip_argv
+    from svcc.images.pip_download import Roots, pip_argv
 
     roots = Roots(("alpha >= 1  # a comment", "beta[x]==2 ; python_version >= '3'"), "t", None)
     argv = pip_argv(roots, tmp_path, [], [])
