@@ -102,9 +102,10 @@ def read_roots(
         raise ImageInputError("request_invalid", f"--interface {interface}: serves no bundle")
     lines = list(spec.server_requirements)
     if requirements is not None:
-        from svcc.contracts.requirements import load_requirements
+        from svcc.contracts.requirements import parse_requirements
 
-        lines += load_requirements(requirements).lines
+        text = read_input_text(requirements, MAX_REQUIREMENTS_FILE)  # bounded, never waits
+        lines += parse_requirements(text, str(requirements)).lines
     else:
         from svcc.compiler.analysis import checked_tree
 

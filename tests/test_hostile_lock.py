@@ -478,3 +478,14 @@ def test_a_bundle_requirement_file_that_is_not_text_is_exit_2(
     assert done.stderr.count("\n") == 1, done.stderr
     assert str(path / "application-requirements.txt") in done.stderr
     assert not (tmp_path / "pip.log").exists()
+
+
+def test_a_requirements_option_naming_a_pipe_is_refused_not_waited_on(
+    tmp_path: Path, pip_env: dict[str, str]
+) -> None:
+    fifo = tmp_path / "deps.txt"
+    os.mkfifo(fifo)
+    done = lock(repository(tmp_path / "repo", []), tmp_path, pip_env, "--requirements", str(fifo))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert f"{fifo}: is a named pipe" in done.stderr
