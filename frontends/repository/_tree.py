@@ -141,6 +141,10 @@ def read_config(root: Path, limits: TreeLimits) -> ProjectConfig:
         raise TreeRefused(
             diag(F008_REPOSITORY_ENTRY, f"{PYPROJECT} is not valid TOML: {exc}", None)
         ) from None
+    except RecursionError:  # tomllib parses nested arrays and tables recursively
+        raise TreeRefused(
+            diag(F008_REPOSITORY_ENTRY, f"{PYPROJECT} is not valid TOML: nested too deeply", None)
+        ) from None
     tool = _table(_table(doc.get("tool", {}), "[tool]").get("svcc", {}), "[tool.svcc]")
     unknown = sorted(set(tool) - TOOL_KEYS)
     if unknown:  # a misspelt key (``data_files``) would silently declare nothing
