@@ -51,13 +51,24 @@ class BodyReader:
     must make progress by; a watcher task (started with the first body of a busy spell, gone
     when none is left) cancels the reader of one that passed it."""
 
-    __slots__ = ("_expired", "_gave_up", "_reading", "_tick", "_watcher", "idle", "limit", "total")
+    __slots__ = (
+        "_due",
+        "_expired",
+        "_gave_up",
+        "_reading",
+        "_tick",
+        "_watcher",
+        "idle",
+        "limit",
+        "total",
+    )
 
     def __init__(self, limit: int, idle: float, total: float) -> None:
         self.limit = limit
         self.idle = idle
         self.total = total
-        self._tick = min(max(min(idle, total) / 4, 0.05), 1.0)
+        self._due = min(idle, total)  # the first due time, from the start
+        self._tick = min(max(self._due / 4, 0.05), 1.0)
         self._reading: dict[asyncio.Task[Any], float] = {}
         self._expired: set[asyncio.Task[Any]] = set()
         self._watcher: asyncio.Task[None] | None = None
@@ -69,10 +80,9 @@ class BodyReader:
         deadlines (:class:`BodyTimeout`); what was read of a refused body is dropped.
         ``None`` when the client went away first."""
         task: Any = asyncio.current_task()
-        now = monotonic()
-        end = now + self.total
+        started = monotonic()
         reading = self._reading
-        reading[task] = min(now + self.idle, end)
+        reading[task] = started + self._due
         if self._watcher is None:
             self._watcher = asyncio.get_running_loop().create_task(self._watch())
         try:
@@ -96,10 +106,12 @@ class BodyReader:
                     chunks.append(chunk)
                     return b"".join(chunks)
                 chunks.append(chunk)
-                reading[task] = min(monotonic() + self.idle, end)  # the pause bound again
+                # the pause bound again, never past the total one
+                reading[task] = min(monotonic() + self.idle, started + self.total)
         finally:
             del reading[task]
-            self._expired.discard(task)
+            if self._expired:
+                self._expired.discard(task)
 
     def _expired_here(self, task: asyncio.Task[Any]) -> bool:
         """Whether the cancellation ``task`` is handling is the watcher's alone (it is then

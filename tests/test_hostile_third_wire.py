@@ -125,7 +125,7 @@ def test_a_body_that_stops_arriving_is_408_after_the_pause_bound(
         status, answer = _status(sock)  # the server closes the connection after it
         waited = time.monotonic() - started
     assert status == 408
-    assert 0.4 < waited < 2.5, waited
+    assert 0.4 < waited < 4, waited
     assert b"connection: close" in answer.lower()
     body = json.loads(answer.split(b"\r\n\r\n", 1)[1])
     if interface == "mcp":
@@ -160,7 +160,7 @@ def test_a_body_that_trickles_is_408_after_the_total_bound(
         sock.settimeout(10)
         status, _ = _status(sock)
     assert status == 408
-    assert 1.8 < waited < 3.5, waited
+    assert 1.8 < waited < 5, waited
 
 
 def test_twenty_bodies_stalled_near_the_limit_are_freed(rest_bundle: Path) -> None:
