@@ -109,9 +109,10 @@ class BoundedBody:
 
         self.app = app
         self._bodies = bodies
-        limit = bodies.limit
         self._security = TransportSecurityMiddleware(security)
-        self._too_large = _error_body(f"Invalid request: the message is over {limit} bytes")
+        self._too_large = _error_body(
+            f"Invalid request: the message is over {bodies.limit} bytes"  # stdio's words
+        )
         self._late = _error_body("Request Timeout: the request body did not arrive in time")
         self._no_stream = _error_body(
             "Method Not Allowed: the server is stateless and offers no stream"
