@@ -53,7 +53,14 @@ ACCESS_LINE = '%s "%s %s" %d %.1fms request_id=%s'
 
 
 def _printable(path: str) -> str:
-    text = path if path.isprintable() else path.encode("unicode_escape").decode("ascii")
+    """The path as the access line quotes it, with Python's escapes for ``\\``, control and
+    other unprintable characters and ``"`` (``\\x22``, as nginx writes it), at most 256
+    characters (then ``...``): a reader splitting the line on its quotes finds the status
+    where the server wrote it, whatever the client put in the path (``%22`` is a ``"``)."""
+    if path.isprintable() and '"' not in path and "\\" not in path:
+        text = path
+    else:
+        text = path.encode("unicode_escape").decode("ascii").replace('"', "\\x22")
     return text if len(text) <= 256 else text[:256] + "..."
 
 
@@ -293,6 +300,52 @@ def warn_if_exposed(
             host,
             TOKENS_ENV,
         )
+
+
+def listening_hosts() -> list[str]:
+    """The addresses of this process's listening TCP sockets (from its open file
+    descriptors: ``/proc/self/fd``, else ``/dev/fd``), in descriptor order; empty where
+    neither lists them or none is bound yet."""
+    import socket
+    import stat
+
+    for folder in ("/proc/self/fd", "/dev/fd"):
+        try:
+            fds = sorted(int(name) for name in os.listdir(folder) if name.isdigit())
+        except OSError:
+            continue
+        break
+    else:
+        return []
+    hosts: list[str] = []
+    for fd in fds:
+        try:
+            if not stat.S_ISSOCK(os.fstat(fd).st_mode):
+                continue
+            with socket.socket(fileno=os.dup(fd)) as sock:  # its own descriptor: closed here
+                if sock.family not in (socket.AF_INET, socket.AF_INET6):
+                    continue
+                if sock.type != socket.SOCK_STREAM or not sock.getsockopt(
+                    socket.SOL_SOCKET, socket.SO_ACCEPTCONN
+                ):
+                    continue
+                host = sock.getsockname()[0]
+        except OSError:
+            continue
+        if host not in hosts:
+            hosts.append(host)
+    return hosts
+
+
+def bound_host() -> str | None:
+    """The address a server of this process listens on, from its bound socket: gunicorn and
+    uvicorn's supervisor bind before the application is imported, and name no ``--host``.
+    Plain ``uvicorn`` binds after: then its command line (:func:`uvicorn_host`). Of several
+    sockets, one beyond loopback if any (the one the warning is about)."""
+    hosts = listening_hosts()
+    if not hosts:
+        return uvicorn_host()
+    return next((h for h in hosts if not is_loopback(h)), hosts[0])
 
 
 def uvicorn_host(argv: list[str] | None = None) -> str | None:

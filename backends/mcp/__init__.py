@@ -67,6 +67,7 @@ BUNDLE: Final = BundleSpec(
     manifest_schema="svc.mcp-bundle/v1",
     runtime_modules=(
         "auth",
+        "bodies",
         "calls",
         "conversion",
         "encoding",

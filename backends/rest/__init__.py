@@ -66,6 +66,7 @@ BUNDLE: Final = BundleSpec(
     manifest_schema="svc.rest-bundle/v1",
     runtime_modules=(
         "auth",
+        "bodies",
         "calls",
         "conversion",
         "encoding",
