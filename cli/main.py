@@ -100,8 +100,8 @@ def _allow_kinds(text: str) -> frozenset[str]:
     return kinds
 
 
-def _format(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--format", choices=("text", "json"), default=None, help=FORMAT_HELP)
+def _format(p: argparse.ArgumentParser, *more: str) -> None:
+    p.add_argument("--format", choices=("text", "json", *more), default=None, help=FORMAT_HELP)
 
 
 def _generate_options(p: argparse.ArgumentParser) -> None:
@@ -178,7 +178,7 @@ def _inspect_parser(sub: _Sub, _: "type[Target] | None") -> None:
     inspect = sub.add_parser("inspect", help="report the readiness of each public function")
     inspect.add_argument("path", help="a .py file, an .ipynb notebook, or a directory")
     _common(inspect)
-    _format(inspect)
+    _format(inspect, "sarif")  # SARIF 2.1.0 for code scanning (cli/sarif.py)
     inspect.add_argument("--ir", action="store_true", help="print the IR instead")
     inspect.add_argument(
         "--encoding", metavar="NAME", help="source encoding (default: PEP 263 detection)"
@@ -296,6 +296,19 @@ def _serve_analysis_parser(sub: _Sub, _: "type[Target] | None") -> None:
     )
 
 
+def _lsp_parser(sub: _Sub, _: "type[Target] | None") -> None:
+    lsp = sub.add_parser(
+        "lsp", help="run the language server on stdio (readiness diagnostics in editors)"
+    )
+    lsp.add_argument(
+        "--debounce-ms",
+        type=int,
+        default=150,
+        metavar="MS",
+        help="quiet time after an edit before the document is analysed (default %(default)s)",
+    )
+
+
 def _plugins_parser(sub: _Sub, _: "type[Target] | None") -> None:
     from svcc.cli import plugins as plugins_cli
 
@@ -392,6 +405,7 @@ SUBCOMMANDS: dict[str, _AddParser] = {
     "generate": _generate_parser,
     "serve": _serve_parser,
     "serve-analysis": _serve_analysis_parser,
+    "lsp": _lsp_parser,
     "plugins": _plugins_parser,
     "lock": _lock_parser,
     "image": _image_parser,
@@ -554,6 +568,19 @@ def _cmd_serve_analysis(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_lsp(args: argparse.Namespace) -> int:
+    from svcc.contracts.errors import UsageError
+
+    if args.debounce_ms < 0:
+        raise UsageError("--debounce-ms must not be negative")
+    try:
+        from svcc.lsp.server import serve  # pygls: only this command loads it
+    except ImportError as exc:
+        raise UsageError(f"svcc lsp needs pygls ({exc}); pip install pygls") from None
+    serve(args.debounce_ms / 1000)
+    return 0
+
+
 def _check_bind(bind: str) -> None:
     """``--bind`` read as gunicorn reads it (its own parser): an address another process
     holds is one line and exit 2 before gunicorn starts (gunicorn retried for five seconds,
@@ -665,6 +692,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "generate": _cmd_compile,
         "serve": _cmd_serve,
         "serve-analysis": _cmd_serve_analysis,
+        "lsp": _cmd_lsp,
         "targets": _cmd_targets,
         "clients": _cmd_clients,
         "plugins": _cmd_plugins,
