@@ -296,6 +296,27 @@ def _serve_analysis_parser(sub: _Sub, _: "type[Target] | None") -> None:
     )
 
 
+def _check_parser(sub: _Sub, _: "type[Target] | None") -> None:
+    check = sub.add_parser(
+        "check",
+        help="exit 1 when a selected function is not eligible (for pre-commit and CI)",
+    )
+    check.add_argument(
+        "path", nargs="?", default=".", help="a project directory (default .), or one file"
+    )
+    check.add_argument(
+        "--select",
+        metavar="NAMES",
+        help="comma-separated functions (default: [tool.svcc] select of the project)",
+    )
+    check.add_argument(
+        "--python-version", metavar="3.N", help="Python grammar to parse with (default: running)"
+    )
+    check.add_argument(
+        "--requirements", metavar="FILE", help="declared dependencies (replaces pyproject's)"
+    )
+
+
 def _lsp_parser(sub: _Sub, _: "type[Target] | None") -> None:
     lsp = sub.add_parser(
         "lsp", help="run the language server on stdio (readiness diagnostics in editors)"
@@ -405,6 +426,7 @@ SUBCOMMANDS: dict[str, _AddParser] = {
     "generate": _generate_parser,
     "serve": _serve_parser,
     "serve-analysis": _serve_analysis_parser,
+    "check": _check_parser,
     "lsp": _lsp_parser,
     "plugins": _plugins_parser,
     "lock": _lock_parser,
@@ -568,6 +590,33 @@ def _cmd_serve_analysis(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_check(args: argparse.Namespace) -> int:
+    """The selection of ``compile --select`` judged without writing anything: the
+    library's ``analyze`` and ``select`` (exit 1 names the reasons, exit 2 an unknown name)."""
+    from svcc.compiler.analysis import analyze, select
+    from svcc.contracts.errors import UsageError
+
+    analysis = analyze(
+        args.path,
+        python_version=args.python_version,
+        requirements=_requirements(args),
+        strict=False,
+        workers=None,
+    )
+    chosen: str | tuple[str, ...] | None = args.select
+    if chosen is None and analysis.repository is not None:
+        chosen = analysis.repository.tree.config.select
+    if not chosen:
+        raise UsageError(
+            f"{escaped(args.path)}: nothing selected: set [tool.svcc] select = [...] in "
+            "pyproject.toml, or pass --select NAMES"
+        )
+    selected = select(analysis, chosen)
+    names = ", ".join(cap.id for _, cap in selected)
+    sys.stdout.write(f"{program()} check: {len(selected)} selected, all eligible: {names}\n")
+    return 0
+
+
 def _cmd_lsp(args: argparse.Namespace) -> int:
     from svcc.contracts.errors import UsageError
 
@@ -692,6 +741,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "generate": _cmd_compile,
         "serve": _cmd_serve,
         "serve-analysis": _cmd_serve_analysis,
+        "check": _cmd_check,
         "lsp": _cmd_lsp,
         "targets": _cmd_targets,
         "clients": _cmd_clients,
