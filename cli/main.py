@@ -324,7 +324,7 @@ def _lsp_parser(sub: _Sub, _: "type[Target] | None") -> None:
     lsp.add_argument(
         "--debounce-ms",
         type=int,
-        default=150,
+        default=100,
         metavar="MS",
         help="quiet time after an edit before the document is analysed (default %(default)s)",
     )

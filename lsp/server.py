@@ -26,7 +26,7 @@ from svcc.lsp.documents import Cell, Found, Result, analyse_notebook, analyse_te
 from svcc.lsp.hover import capability_at, hover_markdown
 from svcc.lsp.project import PYPROJECT, Projects
 
-DEBOUNCE_SECONDS: Final = 0.15
+DEBOUNCE_SECONDS: Final = 0.1
 SOURCE: Final = "svcc"
 
 _SEVERITY: Final[dict[Level, types.DiagnosticSeverity]] = {
@@ -133,8 +133,9 @@ class ReadinessServer(LanguageServer):
                 types.LogMessageParams(type=types.MessageType.Warning, message=result.problem)
             )
         by_document: dict[str, list[types.Diagnostic]] = {uri: [] for uri in result.documents}
+        lines = _Lines(self)
         for found in result.found:
-            by_document.setdefault(found.uri, []).append(self.to_lsp(found))
+            by_document.setdefault(found.uri, []).append(self.to_lsp(found, lines))
         for uri, diagnostics in by_document.items():
             document = self.open_document(uri)
             version = document.version if document is not None else None
@@ -155,11 +156,11 @@ class ReadinessServer(LanguageServer):
 
     # -- conversions ------------------------------------------------------------------------
 
-    def to_lsp(self, found: Found) -> types.Diagnostic:
+    def to_lsp(self, found: Found, lines: "_Lines") -> types.Diagnostic:
         d = found.diagnostic
         hint = d.hint if d.hint is not None else d.entry.hint
         return types.Diagnostic(
-            range=self.client_range(found.uri, *_range(found)),
+            range=self.client_range(lines[found.uri], *_range(found)),
             message=d.message + (f"\nhint: {hint}" if hint else ""),
             severity=_SEVERITY[level_of(d.code)],
             code=d.code,
@@ -168,17 +169,19 @@ class ReadinessServer(LanguageServer):
             data={"capabilities": list(found.capabilities)},
         )
 
-    def client_range(self, uri: str, start: tuple[int, int], end: tuple[int, int]) -> types.Range:
+    def client_range(
+        self, lines: Sequence[str] | None, start: tuple[int, int], end: tuple[int, int]
+    ) -> types.Range:
         """Code-point columns (the spans') in the client's position encoding (UTF-16 by
-        default: a character outside the BMP counts twice there)."""
+        default: a character outside the BMP counts twice there); ``lines``: the document's
+        (``None`` when every column is the same in both, as in an ASCII document)."""
         plain = types.Range(
             start=types.Position(line=start[0], character=start[1]),
             end=types.Position(line=end[0], character=end[1]),
         )
-        document = self.open_document(uri)
-        if document is None:
+        if lines is None:
             return plain
-        return self.workspace.position_codec.range_to_client_units(document.lines, plain)
+        return self.workspace.position_codec.range_to_client_units(lines, plain)
 
     def open_document(self, uri: str) -> TextDocument | None:
         """The editor's buffer of ``uri`` (never the file on disk)."""
@@ -213,10 +216,11 @@ class ReadinessServer(LanguageServer):
         path = _path(result.uri, "module.py")
         context = self.projects.context(path) if path else None
         out = []
+        lines = _Lines(self)
         for found in result.found:
             if found.uri != uri:
                 continue
-            lsp = self.to_lsp(found)
+            lsp = self.to_lsp(found, lines)
             if not _overlaps(lsp.range, wanted):
                 continue
             for fix in fixes(
@@ -227,14 +231,16 @@ class ReadinessServer(LanguageServer):
                 path=path,
                 context=context,
             ):
-                out.append(self._action(fix, lsp))
+                out.append(self._action(fix, lsp, lines))
         return out
 
-    def _action(self, fix: Fix, diagnostic: types.Diagnostic) -> types.CodeAction:
+    def _action(self, fix: Fix, diagnostic: types.Diagnostic, lines: "_Lines") -> types.CodeAction:
         changes: dict[str, list[types.TextEdit]] = {}
         for e in fix.edits:
             changes.setdefault(e.uri, []).append(
-                types.TextEdit(range=self.client_range(e.uri, e.start, e.end), new_text=e.text)
+                types.TextEdit(
+                    range=self.client_range(lines[e.uri], e.start, e.end), new_text=e.text
+                )
             )
         return types.CodeAction(
             title=fix.title,
@@ -263,6 +269,23 @@ class ReadinessServer(LanguageServer):
     def reanalyse_all(self) -> None:
         for key in list(self.results):
             self.schedule(key)
+
+
+class _Lines:
+    """Open documents' lines, split once per answer (pygls splits the text anew on every
+    read of ``lines``: 201 diagnostics of a 2,000-line module were 201 splits); ``None``
+    for an ASCII document or one the editor does not hold, whose columns need no change."""
+
+    def __init__(self, server: ReadinessServer) -> None:
+        self._server = server
+        self._held: dict[str, Sequence[str] | None] = {}
+
+    def __getitem__(self, uri: str) -> Sequence[str] | None:
+        if uri not in self._held:
+            document = self._server.open_document(uri)
+            source = document.source if document is not None else ""
+            self._held[uri] = None if source.isascii() else source.splitlines(True)
+        return self._held[uri]
 
 
 def _path(uri: str, fallback: str) -> str:

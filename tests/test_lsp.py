@@ -52,6 +52,19 @@ async def client(workspace: Path, lsp_client: LanguageClient) -> AsyncIterator[N
     await lsp_client.shutdown_session()
 
 
+@pytest_lsp.fixture(
+    config=ClientServerConfig(server_command=[SVCC, "lsp", "--debounce-ms", "400"]),
+)
+async def patient_client(workspace: Path, lsp_client: LanguageClient) -> AsyncIterator[None]:
+    """A server that waits 400 ms after an edit: a burst of edits is analysed once."""
+    params = types.InitializeParams(
+        capabilities=types.ClientCapabilities(), root_uri=workspace.as_uri()
+    )
+    await lsp_client.initialize_session(params)
+    yield
+    await lsp_client.shutdown_session()
+
+
 async def published(
     client: LanguageClient,
     uri: str,
@@ -354,3 +367,28 @@ def test_help_lists_the_command_and_inspect_stays_light() -> None:
     proc = run_svcc("--help")
     assert "lsp" in proc.stdout
     assert modules_loaded_by("import svcc.cli.main", ("pygls", "lsprotocol")) == []
+
+
+@pytest.mark.asyncio
+async def test_a_burst_of_edits_is_analysed_once(
+    patient_client: LanguageClient, workspace: Path
+) -> None:
+    client = patient_client
+    uri = (workspace / "burst.py").as_uri()
+
+    def version(n: int) -> str:  # n unannotated parameters
+        return f"def f({', '.join(f'p{i}' for i in range(n))}):\n    return 1\n"
+
+    open_file(client, uri, version(1))
+    await published(client, uri, lambda ds: len(ds) == 1)
+    for n in range(2, 7):  # faster than the debounce: each edit replaces the one before
+        change(client, uri, n, version(n))
+    notifications = 0
+    while True:
+        try:
+            await asyncio.wait_for(client.wait_for_notification(DIAGNOSTICS), 3)
+        except TimeoutError:
+            break
+        notifications += 1
+    assert notifications == 1
+    assert len(client.diagnostics[uri]) == 6  # the last text's
