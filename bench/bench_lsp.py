@@ -130,8 +130,8 @@ async def main() -> None:
         path.write_text("\n".join(lines))
         client = LanguageClient("bench", "1")
         await client.start_io(SVCC, "lsp", "--debounce-ms", str(args.debounce_ms))
-        assert client._server is not None  # noqa: SLF001 (its pid, for /proc)
-        pid = client._server.pid  # noqa: SLF001
+        assert client._server is not None  # the server process: its pid, for /proc
+        pid = client._server.pid
         try:
             await client.initialize_async(
                 types.InitializeParams(
