@@ -116,15 +116,15 @@ class ReadinessServer(LanguageServer):
             ]
             metadata = _object(notebook.metadata)
             path = _path(key, "notebook.ipynb")
-            context = self.projects.context(path)
-            return lambda: analyse_notebook(key, path, cells, context, metadata)
+            projects = self.projects  # read on the worker: the first read walks the tree
+            return lambda: analyse_notebook(key, path, cells, projects.context(path), metadata)
         document = self.open_document(key)
         if document is None:
             return None
         text = document.source
         path = _path(key, "module.py")
-        context = self.projects.context(path)
-        return lambda: analyse_text(key, path, text, context)
+        projects = self.projects
+        return lambda: analyse_text(key, path, text, projects.context(path))
 
     def publish(self, key: str, result: Result) -> None:
         self.results[key] = result
