@@ -392,3 +392,13 @@ async def test_a_burst_of_edits_is_analysed_once(
         notifications += 1
     assert notifications == 1
     assert len(client.diagnostics[uri]) == 6  # the last text's
+
+
+@pytest.mark.asyncio
+async def test_columns_are_in_the_clients_encoding(client: LanguageClient, workspace: Path) -> None:
+    """Spans count code points; LSP's default encoding counts UTF-16 units (an emoji is
+    two), so the range of ``print("😀")`` ends at 11, not 10."""
+    uri = (workspace / "smile.py").as_uri()
+    open_file(client, uri, 'print("😀")\n\n\ndef f(x: int) -> int:\n    return x\n')
+    (printed,) = await published(client, uri, lambda ds: len(ds) == 1)
+    assert printed.range.end == types.Position(line=0, character=11)

@@ -187,3 +187,10 @@ def test_inspect_the_examples_directory() -> None:
     proc = run_svcc("inspect", str(ROOT / "examples"), "--format", "sarif")
     assert proc.returncode == 0, proc.stderr
     valid(json.loads(proc.stdout))
+
+
+def test_the_manual_can_be_hosted_elsewhere(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SVCC_MANUAL_URL", "https://docs.example.test/svcc")
+    assert code_url("SVC-R004") == "https://docs.example.test/svcc/diagnostics/#svc-r004"
+    log = valid(sarif_log([]))
+    assert log["runs"][0]["tool"]["driver"]["informationUri"] == "https://docs.example.test/svcc/"
