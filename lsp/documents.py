@@ -55,11 +55,18 @@ class Result:
     # ones too, so a fixed cell's diagnostics go away.
     documents: tuple[str, ...]
     problem: str | None = None
+    # Something the user should know that did not stop the analysis (see FileContext).
+    notice: str | None = None
 
 
 def analyse_text(uri: str, path: str, text: str, context: "FileContext") -> Result:
     """A ``.py`` buffer at ``path`` (absolute; read from the buffer, not from disk)."""
-    return _result(uri, (uri,), lambda: _analyse(text.encode("utf-8"), path, context, "python"))
+    return _result(
+        uri,
+        (uri,),
+        lambda: _analyse(text.encode("utf-8"), path, context, "python"),
+        notice=context.notice,
+    )
 
 
 def notebook_json(cells: Sequence[Cell], metadata: dict[str, Any] | None = None) -> bytes:
@@ -97,6 +104,7 @@ def analyse_notebook(
         cell_uris,
         lambda: _analyse(data, path, context, "notebook"),
         cell_uris=cell_uris,
+        notice=context.notice,
     )
 
 
@@ -121,12 +129,14 @@ def _result(
     run: Any,
     *,
     cell_uris: tuple[str, ...] | None = None,
+    notice: str | None = None,
 ) -> Result:
     try:
         analysis: Analysis = run()
     except InputError as exc:
-        return Result(uri, None, (), documents, problem=str(exc))
-    return Result(uri, analysis, tuple(located(analysis, uri, cell_uris)), documents)
+        return Result(uri, None, (), documents, problem=str(exc), notice=notice)
+    found = tuple(located(analysis, uri, cell_uris))
+    return Result(uri, analysis, found, documents, notice=notice)
 
 
 def located(analysis: Analysis, uri: str, cell_uris: tuple[str, ...] | None) -> list[Found]:

@@ -40,6 +40,9 @@ class FileContext:
     project_root: str | None = None
     # ``[tool.svcc] data-files`` as written (the code action that declares one adds to it).
     data_patterns: tuple[str, ...] = ()
+    # Why the project's declarations could not be used (its pyproject.toml refused): the
+    # file is then judged alone, and the user is told once.
+    notice: str | None = None
 
 
 @frozen(kw_only=True)
@@ -170,11 +173,12 @@ class Projects:
             found = project.context(path)
             if found is not None:
                 return found
+        notice = project.error if project is not None else None
         try:
             layout = layout_of(path, None)
         except (InputError, ValueError):
-            return FileContext(module=_stem_module(path), layout=None)
-        return FileContext(module=layout.module, layout=layout)
+            return FileContext(module=_stem_module(path), layout=None, notice=notice)
+        return FileContext(module=layout.module, layout=layout, notice=notice)
 
     def forget(self, path: str) -> None:
         """A ``pyproject.toml`` changed: its folder is read again on next use."""

@@ -61,6 +61,7 @@ class ReadinessServer(LanguageServer):
         self.pending: dict[str, asyncio.Task[None]] = {}
         self.results: dict[str, Result] = {}
         self._projects: Projects | None = None
+        self._told: set[str] = set()  # notices shown once
 
     # -- the project -------------------------------------------------------------------------
 
@@ -131,6 +132,14 @@ class ReadinessServer(LanguageServer):
         if result.problem is not None:
             self.window_log_message(
                 types.LogMessageParams(type=types.MessageType.Warning, message=result.problem)
+            )
+        if result.notice is not None and result.notice not in self._told:
+            self._told.add(result.notice)
+            self.window_show_message(
+                types.ShowMessageParams(
+                    type=types.MessageType.Warning,
+                    message=f"svcc: {result.notice} (files are judged alone until it is fixed)",
+                )
             )
         by_document: dict[str, list[types.Diagnostic]] = {uri: [] for uri in result.documents}
         lines = _Lines(self)
@@ -266,6 +275,16 @@ class ReadinessServer(LanguageServer):
             )
         )
 
+    def forget_projects(self) -> None:
+        """The workspace folders changed: projects are found again, documents judged again."""
+        self._projects = None
+        self.forget_notices()
+        self.reanalyse_all()
+
+    def forget_notices(self) -> None:
+        """A project changed: what was said about it may need saying again."""
+        self._told.clear()
+
     def reanalyse_all(self) -> None:
         for key in list(self.results):
             self.schedule(key)
@@ -344,6 +363,10 @@ def build(debounce: float = DEBOUNCE_SECONDS) -> ReadinessServer:
     def watched(ls: ReadinessServer, params: types.DidChangeWatchedFilesParams) -> None:
         _project_changed(ls, [c.uri for c in params.changes])
 
+    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    def folders(ls: ReadinessServer, _: types.DidChangeWorkspaceFoldersParams) -> None:
+        ls.forget_projects()
+
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
     def notebook_open(ls: ReadinessServer, params: types.DidOpenNotebookDocumentParams) -> None:
         ls.schedule(params.notebook_document.uri)
@@ -385,6 +408,7 @@ def _project_changed(ls: ReadinessServer, uris: Sequence[str]) -> None:
         if path:
             ls.projects.forget(path)
     if changed:
+        ls.forget_notices()
         ls.reanalyse_all()
 
 

@@ -402,3 +402,15 @@ async def test_columns_are_in_the_clients_encoding(client: LanguageClient, works
     open_file(client, uri, 'print("😀")\n\n\ndef f(x: int) -> int:\n    return x\n')
     (printed,) = await published(client, uri, lambda ds: len(ds) == 1)
     assert printed.range.end == types.Position(line=0, character=11)
+
+
+@pytest.mark.asyncio
+async def test_a_refused_pyproject_is_said_once(client: LanguageClient, workspace: Path) -> None:
+    (workspace / "pyproject.toml").write_text('[tool.svcc]\nselekt = ["f"]\n')
+    for name in ("one.py", "two.py"):
+        uri = (workspace / name).as_uri()
+        open_file(client, uri, SOURCE)  # still judged, alone
+        await published(client, uri, lambda ds: len(ds) == 2)
+    (message,) = client.messages
+    assert message.type == types.MessageType.Warning
+    assert "[tool.svcc] has no key 'selekt'" in message.message
