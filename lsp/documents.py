@@ -9,7 +9,7 @@ end; a reason's span counts in cells, and is placed on that cell's document.
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from attrs import frozen
@@ -126,7 +126,7 @@ def _analyse(data: bytes, path: str, context: "FileContext", fmt: str) -> Analys
 def _result(
     uri: str,
     documents: tuple[str, ...],
-    run: Any,
+    run: Callable[[], Analysis],
     *,
     cell_uris: tuple[str, ...] | None = None,
     notice: str | None = None,

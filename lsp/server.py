@@ -10,7 +10,7 @@ answered while a large module is being judged.
 import asyncio
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Final
 from urllib.parse import unquote
@@ -101,7 +101,7 @@ class ReadinessServer(LanguageServer):
         # a newer change cancelled this task before it got here; this is the latest
         self.publish(key, result)
 
-    def _job(self, key: str) -> Any:
+    def _job(self, key: str) -> Callable[[], Result] | None:
         """The analysis of ``key`` as it is now, to run on the worker (a snapshot: the
         worker never reads the workspace, which the event loop keeps changing)."""
         notebook = self.workspace.get_notebook_document(notebook_uri=key)
