@@ -72,6 +72,9 @@ class ProjectConfig:
     import_names: tuple[tuple[str, tuple[str, ...]], ...] = ()
     # ``[tool.svcc] data-files``: globs of the files modules read at import (``_data``).
     data_files: tuple[str, ...] = ()
+    # ``[tool.svcc] select``: the functions the project serves (``svcc check`` keeps them
+    # eligible), as ``--select`` names them.
+    select: tuple[str, ...] = ()
 
 
 @frozen(kw_only=True)
@@ -193,6 +196,7 @@ def read_config(root: Path, limits: TreeLimits) -> ProjectConfig:
         allow=_allow(tool.get("allow", [])),
         import_names=_import_names(tool.get("import-names", {})),
         data_files=_data_patterns(tool.get("data-files", [])),
+        select=_str_list(tool.get("select", []), "[tool.svcc] select"),
     )
 
 
@@ -209,7 +213,9 @@ def _requirements(value: Any, where: str) -> tuple[str, ...]:
 
 
 # The keys of ``[tool.svcc]`` (README, Repositories and Data files).
-TOOL_KEYS = frozenset({"allow", "data-files", "dependencies", "import-names", "source-roots"})
+TOOL_KEYS = frozenset(
+    {"allow", "data-files", "dependencies", "import-names", "select", "source-roots"}
+)
 
 
 def _table(value: Any, where: str) -> dict[str, Any]:
