@@ -338,14 +338,13 @@ def listening_hosts() -> list[str]:
 
 
 def bound_host() -> str | None:
-    """The address a server of this process listens on, from its bound socket: gunicorn and
-    uvicorn's supervisor bind before the application is imported, and name no ``--host``.
-    Plain ``uvicorn`` binds after: then its command line (:func:`uvicorn_host`). Of several
-    sockets, one beyond loopback if any (the one the warning is about)."""
-    hosts = listening_hosts()
-    if not hosts:
-        return uvicorn_host()
-    return next((h for h in hosts if not is_loopback(h)), hosts[0])
+    """The address a server of this process listens on, from its bound sockets: gunicorn
+    and uvicorn's supervisor bind before the application is imported, and name no
+    ``--host``. Plain ``uvicorn`` binds after: its command line says where
+    (:func:`uvicorn_host`). Of these, one beyond loopback if any (the one the warning is
+    about)."""
+    hosts = [*listening_hosts(), uvicorn_host()]
+    return next((h for h in hosts if h is not None and not is_loopback(h)), hosts[0])
 
 
 def uvicorn_host(argv: list[str] | None = None) -> str | None:

@@ -3,6 +3,7 @@ loopback: MCP over streamable HTTP takes what stdio takes, a request body that s
 is answered 408 and its bytes are freed, ``GET /mcp`` is 405, an access line cannot be forged,
 and a tokens setting that is empty or a public bind under gunicorn is never silent."""
 
+import asyncio
 import json
 import os
 import re
@@ -192,6 +193,35 @@ def test_twenty_bodies_stalled_near_the_limit_are_freed(rest_bundle: Path) -> No
         assert grown < 32 * 1024, f"{grown} KiB more after 20 stalled bodies of 16 MiB"
         with httpx.Client(base_url=server.url, timeout=30) as client:
             assert client.get("/health").status_code == 200
+
+
+def test_a_shutdown_while_a_body_is_read_stays_a_cancellation() -> None:
+    """The deadline cancels the reader and takes its cancellation back; any other
+    cancellation (the server shutting down) is not turned into a 408."""
+    from svcc.runtime.bodies import BodyReader, BodyTimeout
+
+    async def main() -> None:
+        reader = BodyReader(100, 0.05, 1)
+        never = asyncio.Event()
+
+        async def receive() -> dict[str, object]:
+            await never.wait()
+            raise AssertionError("unreachable")
+
+        task = asyncio.create_task(reader.read(receive))
+        await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        started = time.monotonic()
+        with pytest.raises(BodyTimeout):
+            await reader.read(receive)
+        assert time.monotonic() - started < 0.5
+        current = asyncio.current_task()
+        assert current is not None
+        assert current.cancelling() == 0  # the deadline's cancellation was taken back
+
+    asyncio.run(main())
 
 
 def test_a_body_deadline_that_is_not_a_positive_number_refuses_startup(
