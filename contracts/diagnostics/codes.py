@@ -753,6 +753,23 @@ R060_REMOVED_NAME: Final = _code(
     "`np.NaN`, `datetime.timedelta` for `pd.datetools.timedelta`)",
 )
 
+R061_UNBOUND_NAME: Final = _code(
+    "SVC-R061",
+    "capability reads a name the served module never binds",
+    "error",
+    "execution",
+    "conditional",
+    "The function (or a function of the module it calls) reads a module-level name that no "
+    "statement of the served module binds: a value from a notebook cell left out (tagged "
+    "`skip-execution`, not exported), `display` or `get_ipython` (IPython's, not Python's), a "
+    "name from a removed `%run` or bound by `exec`, a name bound only under "
+    '`if __name__ == "__main__":`, or a plain typo; or a line of its body was IPython syntax '
+    "(`lines = !ls`) that the notebook conversion removed. Every call would fail with a "
+    "NameError, or do something else than in the notebook.",
+    hint="bind the name at module level in code the served module keeps, or take it as a "
+    "parameter; replace IPython syntax with Python (`subprocess.run`)",
+)
+
 
 # --- adversarial second pass (issue 27 item 7) ---------------------------------------------------
 F015_MODULE_NAME_TAKEN: Final = _code(

@@ -34,7 +34,7 @@ from attrs import field, frozen
 from svcc.contracts.diagnostics import Diagnostic, diag
 from svcc.contracts.diagnostics.codes import F012_LEFT_OUT
 from svcc.frontends.notebook._cells import join_numbered
-from svcc.frontends.notebook._scopes import statement_names
+from svcc.frontends.python._scopes import statement_names
 from svcc.frontends.python import short
 from svcc.ir.model import Span
 

@@ -60,6 +60,7 @@ from svcc.frontends.python._types import (
 )
 from svcc.frontends.python._walk import children, walk
 from svcc.frontends.python.data_reads import Body, path_operand
+from svcc.frontends.python.unbound import ModuleNames, with_unbound_reads
 from svcc.ir.model import (
     Binding,
     BindingKind,
@@ -194,6 +195,7 @@ class ModuleLowerer:
         # Per capability: its body's reads, its calls and the reads through a name bound
         # more than once (``_param_uses``), for ``_file_reads``.
         self._reading: dict[str, tuple[Body, list[ast.Call], list[FileRead]]] = {}
+        self._module_names = ModuleNames()  # what the served module binds (see _unbound)
 
     # -- pass 1: symbols --------------------------------------------------------------------
     def _collect_symbols(self, body: list[ast.stmt], type_checking: bool = False) -> None:
@@ -339,6 +341,7 @@ class ModuleLowerer:
             )
             self._collect(stmt, guards=(), guarded=False)
             self._bind_origins(stmt)
+            self._module_names.add(stmt)
         return ModuleIR(
             module=self.module,
             source=self.source,
@@ -350,7 +353,11 @@ class ModuleLowerer:
             classes=tuple(self.classes),
             typed_dicts=tuple(self.typed_dicts.values()),
             globals=tuple(self.globals),
-            capabilities=tuple(self._file_reads().values()),
+            capabilities=tuple(
+                with_unbound_reads(
+                    self._file_reads(), self._capability_nodes, self._module_names, self.src.span
+                ).values()
+            ),
             global_reads=self._global_reads(),
             models=tuple(self.models.values()),
             helpers=self._helpers(),

