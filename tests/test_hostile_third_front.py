@@ -88,3 +88,29 @@ def test_notebook_names_the_served_module_lacks(cells: tuple[Any, ...]) -> None:
     klass, errors = verdict(analysis, "f")
     assert klass != "eligible"
     assert "SVC-R061" in errors
+
+
+def test_a_function_that_lost_a_line_to_the_ipython_conversion_is_refused() -> None:
+    analysis = analyse(
+        notebook(
+            "import os",
+            "def listing(folder: str) -> int:\n    lines = !ls\n    return len(folder)",
+            "def fine(x: int) -> int:\n    return x + 1",
+        ),
+        path="nb.ipynb",
+    )
+    klass, errors = verdict(analysis, "listing")
+    assert klass != "eligible" and "SVC-R061" in errors
+    assert "IPython syntax" in messages(analysis, "listing", "SVC-R061")[0]
+    assert verdict(analysis, "fine") == ("eligible", [])
+
+
+def test_a_helper_reading_globals_keeps_every_module_binding() -> None:
+    analysis = analyse(
+        notebook(
+            "RATE = 2\nunused = 5",
+            "def lookup(key: str) -> int:\n    return globals()[key]",
+        ),
+        path="nb.ipynb",
+    )
+    assert "unused = 5" in analysis.module_text

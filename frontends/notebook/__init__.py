@@ -21,6 +21,7 @@ from typing import Any
 from svcc.contracts.diagnostics import Diagnostic, diag
 from svcc.contracts.diagnostics.codes import F003_NOTEBOOK
 from svcc.frontends.notebook._cells import Cell, convert
+from svcc.frontends.notebook._removed_lines import mark_removed_lines
 from svcc.frontends.notebook._select import select_cells
 from svcc.frontends.notebook._slice import slice_cells
 from svcc.frontends.python import FrontendResult, lower_text, parse
@@ -178,8 +179,9 @@ def read_notebook(
         line_map=line_map,
     )
     front = sorted((*selection.diagnostics, *converted.diagnostics, *notes), key=_place)
+    ir = result.ir and mark_removed_lines(result.ir, converted.diagnostics)
     return FrontendResult(
-        ir=result.ir,
+        ir=ir,
         diagnostics=(*front, *result.diagnostics),
         module_text=result.module_text,
     )

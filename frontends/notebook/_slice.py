@@ -102,6 +102,9 @@ SHARED_STATE_CALLS: Final = frozenset({
     "tqdm.auto.tqdm.pandas",
 })  # fmt: skip
 _SHARED_NAME: Final = re.compile(r"(set_\w+|seed|manual_seed|enable_\w+|disable_\w+)$")
+# Builtins that read the module's names by string (``globals()[name]``, ``eval(text)``): a
+# kept statement reading one keeps every statement binding a name.
+NAMESPACE_READERS: Final = frozenset({"globals", "vars", "eval", "exec", "locals"})
 MUTATING_METHODS: Final = frozenset({
     "append", "extend", "insert", "update", "setdefault", "pop", "popitem", "remove", "clear",
     "add", "discard",
@@ -466,6 +469,8 @@ def keep(units: list[Unit], aliases: dict[str, str]) -> tuple[set[int], dict[int
             work.extend(changers.get(name, ()))
             if name in aliases:
                 work.extend(settings.get(aliases[name].split(".", 1)[0], ()))
+            if name in NAMESPACE_READERS and name not in binders:
+                work.extend(u.index for u in units if u.binds)
     return kept, {i: library for i, library in display.items() if i not in kept}
 
 
