@@ -66,7 +66,9 @@ def test_a_read_of_a_name_nothing_binds_is_refused() -> None:
 
 
 def test_a_star_import_may_bind_anything() -> None:
-    analysis = analyse("from os.path import *\n\n\ndef f(x: str) -> str:\n    return join(x, 'a')\n")
+    analysis = analyse(
+        "from os.path import *\n\n\ndef f(x: str) -> str:\n    return join(x, 'a')\n"
+    )
     assert "SVC-R061" not in verdict(analysis, "f")[1]
 
 
@@ -114,3 +116,86 @@ def test_a_helper_reading_globals_keeps_every_module_binding() -> None:
         path="nb.ipynb",
     )
     assert "unused = 5" in analysis.module_text
+
+
+# -- item 3: a slice keeps what a kept statement can observe -------------------------------------
+
+
+def run(text: str) -> dict[str, Any]:
+    namespace: dict[str, Any] = {"__name__": "served"}
+    exec(compile(text, "<module>", "exec"), namespace)  # the test runs it, never svcc
+    return namespace
+
+
+def same_or_refused(cells: tuple[str, ...], name: str, *args: Any) -> str:
+    """The helper's verdict; when eligible, it answers as after running the notebook."""
+    analysis = analyse(notebook(*cells), path="nb.ipynb")
+    klass, _ = verdict(analysis, name)
+    if klass == "eligible":
+        whole = run("\n".join(cells))[name](*args)
+        assert run(analysis.module_text)[name](*args) == whole
+    return klass
+
+
+OBSERVED = {
+    "registry filled by a call": (
+        (
+            "_REGISTRY = {}\n\n\ndef _register(fn):\n    _REGISTRY[fn.__name__] = fn\n"
+            "    return fn",
+            "def double(x):\n    return x * 2\n\n\n_register(double)",
+            "def dispatch(name: str, x: int) -> int:\n    return _REGISTRY[name](x)",
+        ),
+        "dispatch",
+        ("double", 2),
+        "_register(double)",
+    ),
+    "counter bumped in a loop": (
+        (
+            "COUNTS = {}\n\n\ndef _bump(k):\n    COUNTS[k] = COUNTS.get(k, 0) + 1",
+            "for w in ['a', 'b', 'a']:\n    _bump(w)",
+            "def count(word: str) -> int:\n    return COUNTS.get(word, 0)",
+        ),
+        "count",
+        ("a",),
+        "_bump(w)",
+    ),
+    "global rebinding in a method": (
+        (
+            "MODEL = 1\n\n\nclass Loader:\n    def setup(self):\n        global MODEL\n"
+            "        MODEL = 3",
+            "loader = Loader()\nloader.setup()",
+            "def predict(x: int) -> int:\n    return x * MODEL",
+        ),
+        "predict",
+        (2,),
+        "loader.setup()",
+    ),
+    "object reached through a subscript": (
+        (
+            "STOPWORDS = {'en': set()}\n\n\ndef _load(target, words):\n    target.update(words)",
+            "_load(STOPWORDS['en'], ['the', 'a'])",
+            "def is_stop(w: str) -> bool:\n    return w in STOPWORDS['en']",
+        ),
+        "is_stop",
+        ("the",),
+        "_load(STOPWORDS['en']",
+    ),
+    "bound method passed as a value": (
+        (
+            "SEEN = []\nwords = ['x', 'y']",
+            "list(map(SEEN.append, words))",
+            "def seen(w: str) -> bool:\n    return w in SEEN",
+        ),
+        "seen",
+        ("x",),
+        "map(SEEN.append",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(OBSERVED))
+def test_slice_keeps_calls_that_change_what_kept_code_reads(case: str) -> None:
+    cells, name, args, kept = OBSERVED[case]
+    analysis = analyse(notebook(*cells), path="nb.ipynb")
+    assert kept in analysis.module_text
+    same_or_refused(cells, name, *args)

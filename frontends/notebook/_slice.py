@@ -34,8 +34,9 @@ from attrs import field, frozen
 from svcc.contracts.diagnostics import Diagnostic, diag
 from svcc.contracts.diagnostics.codes import F012_LEFT_OUT
 from svcc.frontends.notebook._cells import join_numbered
-from svcc.frontends.python._scopes import statement_names
+from svcc.frontends.notebook._mutations import function_writers
 from svcc.frontends.python import short
+from svcc.frontends.python._scopes import statement_names
 from svcc.ir.model import Span
 
 # Methods that only read the object they are called on (pandas, numpy, str, dict, list
@@ -290,6 +291,12 @@ def _changed_through(target: ast.expr) -> Iterator[ast.expr]:
         yield target
 
 
+def _assigned_through(node: ast.AST) -> Iterator[ast.expr]:
+    """The attribute/subscript targets ``node`` assigns into (or deletes)."""
+    for target in _targets(node):
+        yield from _changed_through(target)
+
+
 def _is_display_call(callee: str | None) -> bool:
     if callee is None:
         return False
@@ -377,6 +384,8 @@ def _changed_by_call(
             changed.add(root)
     if isinstance(func, ast.Name) and func.id in writers:
         changed |= writers[func.id]
+    if isinstance(func, ast.Attribute) and f".{func.attr}" in writers:  # a notebook method
+        changed |= writers[f".{func.attr}"]
     callee = _dotted(func, aliases)
     library = _root_name(func) in aliases and callee not in IN_PLACE_FUNCTIONS
     for keyword in node.keywords:
@@ -387,8 +396,11 @@ def _changed_by_call(
     if not library and not _is_display_call(callee):
         for arg in [*node.args, *(k.value for k in node.keywords)]:
             value = arg.value if isinstance(arg, ast.Starred) else arg
-            if isinstance(value, ast.Name):
-                changed.add(value.id)
+            # the object itself, or one reached from it (``STOP["en"]``, ``SEEN.append``)
+            if isinstance(value, ast.Name | ast.Attribute | ast.Subscript):
+                root = _root_name(value)
+                if root is not None:
+                    changed.add(root)
     return changed
 
 
@@ -425,11 +437,11 @@ def keep(units: list[Unit], aliases: dict[str, str]) -> tuple[set[int], dict[int
     for unit in units:
         for name in unit.binds:
             binders.setdefault(name, []).append(unit.index)
-    writers: dict[str, frozenset[str]] = {}
-    for unit in units:
-        for node in unit.nodes:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and unit.global_writes:
-                writers[node.name] = unit.global_writes
+    writers = function_writers(
+        [u.nodes for u in units],
+        lambda call, known: _changed_by_call(call, aliases, known),
+        _assigned_through,
+    )
     found = {u.index: effects(u, aliases, writers) for u in units if not u.root}
     display = {i: e.display for i, e in found.items() if e.shared_state and e.display}
     object_names = {n for u in units if not u.is_import for n in u.binds}
