@@ -11,6 +11,7 @@ from typing import Any
 import nbformat
 import pytest
 from svcc.compiler.analysis import analyze_source
+from svcc.frontends.python.path_arguments import PATH_ARGUMENTS
 
 
 def notebook(*cells: str | tuple[str, list[str]]) -> bytes:
@@ -102,7 +103,8 @@ def test_a_function_that_lost_a_line_to_the_ipython_conversion_is_refused() -> N
         path="nb.ipynb",
     )
     klass, errors = verdict(analysis, "listing")
-    assert klass != "eligible" and "SVC-R061" in errors
+    assert klass != "eligible"
+    assert "SVC-R061" in errors
     assert "IPython syntax" in messages(analysis, "listing", "SVC-R061")[0]
     assert verdict(analysis, "fine") == ("eligible", [])
 
@@ -199,3 +201,68 @@ def test_slice_keeps_calls_that_change_what_kept_code_reads(case: str) -> None:
     analysis = analyse(notebook(*cells), path="nb.ipynb")
     assert kept in analysis.module_text
     same_or_refused(cells, name, *args)
+
+
+# -- item 10b: the path argument of every reviewed file-opening callable -------------------------
+
+PATH_READERS = {
+    "gzip.open": "return gzip.open(p).read()",
+    "bz2.open": "return bz2.open(p).read()",
+    "lzma.open": "return lzma.open(p).read()",
+    "glob.glob": "return glob.glob(p)",
+    "Path.glob": "return [str(x) for x in Path('/srv').glob(p)]",
+    "pd.read_csv": "return len(pd.read_csv(p))",
+    "pd.read_json": "return len(pd.read_json(p))",
+    "pd.read_parquet": "return len(pd.read_parquet(p))",
+    "pd.read_excel": "return len(pd.read_excel(p))",
+    "np.load": "return len(np.load(p))",
+    "np.loadtxt": "return len(np.loadtxt(p))",
+    "json.load(open(p)) through a local helper": "return _read_json(p)",
+    "shutil.copy after a fixed copy": "shutil.copy('/a', '/b')\n    shutil.copy(p, '/tmp/x')",
+    "os.listdir through a local name": "full = os.path.join(BASE, p)\n    return os.listdir(full)",
+    "Path(p).read_text after a fixed Path": "Path(BASE).exists()\n    return Path(p).read_text()",
+}
+PATH_PRELUDE = (
+    "import bz2, glob, gzip, json, lzma, os, shutil\n"
+    "from pathlib import Path\n\nimport numpy as np\nimport pandas as pd\n\n"
+    "BASE = '/srv'\n\n\ndef _read_json(q):\n    with open(q) as f:\n        return json.load(f)\n"
+)
+
+
+@pytest.mark.parametrize("case", sorted(PATH_READERS))
+def test_a_parameter_reaching_a_readers_path_is_the_paths_effect(case: str) -> None:
+    source = f"{PATH_PRELUDE}\n\ndef reader(p: str):\n    {PATH_READERS[case]}\n"
+    analysis = analyse(source, requirements=None)
+    assert "SVC-R036" in verdict(analysis, "reader")[1], case
+
+
+def test_a_helper_given_a_fixed_path_is_no_paths_effect() -> None:
+    source = (
+        f"{PATH_PRELUDE}\n\ndef reader(p: str) -> int:\n    return len(_read_json('/x')) + len(p)\n"
+    )
+    assert "SVC-R036" not in verdict(analyse(source), "reader")[1]
+
+
+def test_the_path_table_matches_the_real_libraries() -> None:
+    """Each entry names a callable that exists, and its path argument by the position and
+    name the installed library's signature gives it."""
+    import importlib
+    import inspect
+
+    for callee, spec in PATH_ARGUMENTS.items():
+        owner, _, attribute = callee.rpartition(".")
+        method = owner.endswith("()")
+        module_name = owner.removesuffix("()") if method else owner
+        if method:  # ``pathlib.Path().glob``: a method of the class
+            module_name, _, cls = module_name.rpartition(".")
+            target = getattr(getattr(importlib.import_module(module_name), cls), attribute)
+        else:
+            target = getattr(importlib.import_module(module_name), attribute)
+        parameters = list(inspect.signature(target).parameters.values())
+        if method:
+            parameters = parameters[1:]  # self
+        for position, name in spec:
+            found = parameters[position]
+            assert found.name == name.lstrip("*"), (callee, found.name)
+            star = found.kind is inspect.Parameter.VAR_POSITIONAL
+            assert star == name.startswith("*"), callee

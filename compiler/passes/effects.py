@@ -27,6 +27,7 @@ from svcc.frontends.python.data_reads import (  # one table: reads at import and
     DATA_READERS,
     normalise,
 )
+from svcc.frontends.python.path_arguments import PATH_ARGUMENTS
 from svcc.ir.model import ClassDecl, Evaluation, Helper, ModuleIR
 
 
@@ -418,7 +419,7 @@ PATH_CALLS: Final = (
     "os.scandir", "os.walk", "os.rename", "os.replace", "os.rmdir", "os.makedirs", "os.mkdir",
     "os.path.join", "shutil.", "logging.FileHandler", "logging.handlers.RotatingFileHandler",
     "logging.handlers.TimedRotatingFileHandler", "logging.handlers.WatchedFileHandler",
-    "logging.basicConfig",
+    "logging.basicConfig", *PATH_ARGUMENTS,
 )  # fmt: skip
 
 

@@ -60,6 +60,7 @@ from svcc.frontends.python._types import (
 )
 from svcc.frontends.python._walk import children, walk
 from svcc.frontends.python.data_reads import Body, path_operand
+from svcc.frontends.python.path_arguments import PathFlow, with_path_reads
 from svcc.frontends.python.unbound import ModuleNames, with_unbound_reads
 from svcc.ir.model import (
     Binding,
@@ -353,11 +354,7 @@ class ModuleLowerer:
             classes=tuple(self.classes),
             typed_dicts=tuple(self.typed_dicts.values()),
             globals=tuple(self.globals),
-            capabilities=tuple(
-                with_unbound_reads(
-                    self._file_reads(), self._capability_nodes, self._module_names, self.src.span
-                ).values()
-            ),
+            capabilities=self._finished_capabilities(),
             global_reads=self._global_reads(),
             models=tuple(self.models.values()),
             helpers=self._helpers(),
@@ -1336,6 +1333,16 @@ class ModuleLowerer:
         ordered = sorted(effects.values(), key=lambda e: (e.span.line, e.span.column))
         self._reading[fn.name] = (body, calls, own_reads)
         return {name: tuple(uses.values()) for name, uses in found.items()}, tuple(ordered)
+
+    def _finished_capabilities(self) -> tuple[Capability, ...]:
+        """The capabilities with the facts known once the whole module is read: files read
+        through the functions they call, module names nothing binds (``unbound``), paths a
+        parameter reaches (``path_arguments``)."""
+        caps = self._file_reads()
+        nodes = self._capability_nodes
+        caps = with_unbound_reads(caps, nodes, self._module_names, self.src.span)
+        flow = PathFlow(self._functions, self._resolve)
+        return tuple(with_path_reads(caps, nodes, flow, self.src.span).values())
 
     def _body_reads(self, fn: FunctionNode) -> Body:
         return Body(fn, self._resolve, self.symbols.qualify, self._read_path, self.src.span)
