@@ -59,6 +59,9 @@ READ_ONLY_METHODS: Final = frozenset({
     "where", "mask", "describe_option", "predict", "predict_proba", "predict_log_proba",
     "decision_function", "score", "get_params", "inverse_transform", "kneighbors",
     "summary", "evaluate", "get_feature_names_out", "get_support", "show", "savefig",
+    # compiled patterns and their matches
+    "match", "fullmatch", "search", "findall", "finditer", "sub", "subn", "group", "groups",
+    "groupdict", "span", "start", "end",
 })  # fmt: skip
 # Callables that only display or inspect their arguments.
 DISPLAY_FUNCTIONS: Final = frozenset({

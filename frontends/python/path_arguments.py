@@ -213,7 +213,11 @@ def with_path_reads(
         fn = nodes.get(key)
         params = {p.name for p in cap.params}
         added: dict[tuple[str, str], Evaluation] = {}
+        # the calls the body's own facts record already with a parameter they read
+        known = {(e.callee, e.span) for e in cap.effects if params & set(e.names)}
         for call, opener, reached, through in flow.opened(fn, params) if fn else ():
+            if not through and (opener, span(call)) in known:
+                continue
             text = (
                 f"call to {through}(), which passes its argument to {opener}()"
                 if through
