@@ -10,6 +10,8 @@ from typing import Any
 
 import nbformat
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from svcc.compiler.analysis import analyze_source
 from svcc.frontends.python.path_arguments import PATH_ARGUMENTS
 
@@ -266,3 +268,91 @@ def test_the_path_table_matches_the_real_libraries() -> None:
             assert found.name == name.lstrip("*"), (callee, found.name)
             star = found.kind is inspect.Parameter.VAR_POSITIONAL
             assert star == name.startswith("*"), callee
+
+
+# -- the property: a sliced helper answers as the whole notebook does, or is not eligible --------
+
+# Module-level statements over a few shared names; ``{n}`` is a small integer.
+STATEMENTS = (
+    "A = {n}",
+    "B = A + {n}",
+    "L = []",
+    "L.append({n})",
+    "D = {{}}",
+    "D['k'] = {n}",
+    "def _add(v):\n    L.append(v)",
+    "_add({n})",
+    "def _set(v):\n    global A\n    A = v",
+    "_set({n})",
+    "def _put(v):\n    D['k'] = v",
+    "_put({n})",
+    "class _S:\n    def go(self, v):\n        global B\n        B = v",
+    "_S().go({n})",
+    "for _i in range({n}):\n    L.append(_i)",
+    "list(map(L.append, [{n}]))",
+    "print(A)",
+    "exec('C = {n}')",
+    "if __name__ == '__main__':\n    C = {n}",
+    "C = B * {n}",
+)
+HELPERS = {
+    "ha": "def ha(x: int) -> int:\n    return x + A",
+    "hb": "def hb(x: int) -> int:\n    return x + B",
+    "hl": "def hl(x: int) -> int:\n    return x + len(L) + sum(L)",
+    "hd": "def hd(x: int) -> int:\n    return x + D.get('k', 0)",
+    "hc": "def hc(x: int) -> int:\n    return x + C",
+}
+
+COMPARED: list[str] = []
+
+
+def _run_as_notebook(cells: list[str]) -> dict[str, Any] | None:
+    """The cells run top to bottom as a kernel runs them (``__name__`` is ``__main__``), or
+    ``None`` when one raises (such a notebook is no reference)."""
+    namespace: dict[str, Any] = {"__name__": "__main__"}
+    try:
+        for cell in cells:
+            exec(compile(cell, "<cell>", "exec"), namespace)  # the test runs it, never svcc
+    except Exception:  # noqa: BLE001 -- a notebook that fails on its own is no reference
+        return None
+    return namespace
+
+
+def _call(namespace: dict[str, Any], name: str) -> object:
+    try:
+        return namespace[name](3)
+    except Exception as exc:  # noqa: BLE001 -- the failure is the result compared
+        return type(exc).__name__
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(STATEMENTS), st.integers(0, 4), st.sampled_from((False,) * 4 + (True,))
+        ),
+        max_size=9,
+    ),
+    st.lists(st.sampled_from(sorted(HELPERS)), min_size=1, max_size=3, unique=True),
+    st.integers(0, 9),
+)
+def test_sliced_helpers_answer_as_the_whole_notebook(
+    statements: list[tuple[str, int, bool]], helpers: list[str], where: int
+) -> None:
+    cells: list[tuple[str, list[str]]] = [
+        (text.format(n=n), ["skip-execution"] if skip else []) for text, n, skip in statements
+    ]
+    position = min(where, len(cells))
+    cells[position:position] = [(HELPERS[h], []) for h in helpers]
+    whole = _run_as_notebook([source for source, tags in cells if not tags])
+    if whole is None:
+        return
+    analysis = analyse(notebook(*cells), path="nb.ipynb")
+    served: dict[str, Any] | None = None
+    for name in helpers:
+        if verdict(analysis, name)[0] != "eligible":
+            continue
+        if served is None:
+            served = run(analysis.module_text)
+        assert _call(served, name) == _call(whole, name), (name, analysis.module_text)
+        COMPARED.append(name)
