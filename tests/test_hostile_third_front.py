@@ -6,12 +6,16 @@ eligible; a package's bare sibling import is never both eligible and unstartable
 path-from-parameter effect covers the readers people use.
 """
 
+import json
+from pathlib import Path
 from typing import Any
 
 import nbformat
 import pytest
+from helpers import run_svcc
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from servers import serving
 from svcc.compiler.analysis import analyze_source
 from svcc.frontends.python.path_arguments import PATH_ARGUMENTS
 
@@ -356,3 +360,43 @@ def test_sliced_helpers_answer_as_the_whole_notebook(
             served = run(analysis.module_text)
         assert _call(served, name) == _call(whole, name), (name, analysis.module_text)
         COMPARED.append(name)
+
+
+# -- item 10a: a package's module importing a sibling by its bare name ---------------------------
+
+
+def _package(root: Path, import_line: str) -> Path:
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "config.py").write_text("SCALE = 3\n")
+    (root / "pkg" / "tools.py").write_text(
+        f"{import_line}\n\n\ndef scaled(x: int) -> int:\n    return x * config.SCALE\n"
+    )
+    # a declared distribution whose import name is not known: the bare name was attributed
+    # to it (a warning) and the function called eligible
+    (root / "requirements.txt").write_text("acme-tools\n")
+    return root
+
+
+def test_a_bare_sibling_import_in_a_package_is_refused_with_its_fix(tmp_path: Path) -> None:
+    source = _package(tmp_path / "bare", "import config")
+    proc = run_svcc("inspect", str(source), "--requirements", str(source / "requirements.txt"))
+    assert proc.returncode == 0, proc.stderr
+    found = json.loads(proc.stdout)["files"]["pkg/tools.py"]["assessments"][0]
+    assert found["class"] != "eligible"
+    reason = next(r for r in found["reasons"] if r["code"] == "SVC-R021")
+    assert "sibling module 'pkg.config'" in reason["message"]
+    assert "from . import config" in reason["message"]
+    assert "SVC-R040" not in [r["code"] for r in found["reasons"]]
+
+
+def test_the_fixed_sibling_import_is_served(tmp_path: Path) -> None:
+    """The fix the message names gives an eligible function whose bundle starts and answers
+    (the bundle imports ``pkg.tools`` with ``source/`` on its path)."""
+    source = _package(tmp_path / "fixed", "from . import config")
+    out = tmp_path / "out"
+    proc = run_svcc("compile", str(source), "--target", "rest", "--output-dir", str(out))
+    assert proc.returncode == 0, proc.stderr
+    with serving(out) as server, server.client() as client:
+        response = client.post("/capabilities/pkg.tools.scaled", json={"x": 2})
+        assert response.json() == 6

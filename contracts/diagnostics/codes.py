@@ -337,8 +337,10 @@ R021_LOCAL_IMPORT: Final = _code(
     "conditional",
     "An import reaches a module of the repository (a directory's, or one beside a file) "
     "that the bundle cannot hold: a relative import that resolves to no module (in a "
-    "top-level module, above the top-level package, to a missing module), or a local "
-    "module named like one of the bundle's own. A local module that does not parse or "
+    "top-level module, above the top-level package, to a missing module), a local "
+    "module named like one of the bundle's own, or a sibling module imported by its bare "
+    "name from inside a package (`import config` in `pkg/tools.py`: that works for a script "
+    "run from `pkg/`, but the bundle imports `pkg.tools`, where no top-level `config` exists). A local module that does not parse or "
     "whose own imports are not available is SVC-R024 of its importers. Pass --module-name "
     "PKG.MODULE for a file inside a package.",
     hint="pass --module-name PKG.MODULE, or make the local module importable beside the source",
