@@ -400,3 +400,36 @@ def test_the_fixed_sibling_import_is_served(tmp_path: Path) -> None:
     with serving(out) as server, server.client() as client:
         response = client.post("/capabilities/pkg.tools.scaled", json={"x": 2})
         assert response.json() == 6
+
+
+# -- issue 37 item 10: --select narrows a notebook's slice ---------------------------------------
+
+SELECTED_CELLS = (
+    "import json",
+    "rows = json.load(open('prices.json'))",
+    "def average() -> float:\n    return sum(r['price'] for r in rows) / len(rows)",
+    "def double(x: int) -> int:\n    return x * 2",
+)
+
+
+def test_select_keeps_only_what_the_selected_helpers_read(tmp_path: Path) -> None:
+    source = tmp_path / "prices.ipynb"
+    source.write_bytes(notebook(*SELECTED_CELLS))
+    # without a selection, the DataFrame-like load one helper reads blocks the other
+    whole = analyse(source.read_bytes(), path="prices.ipynb")
+    assert verdict(whole, "double")[0] == "conditional"
+    narrowed = analyse(source.read_bytes(), path="prices.ipynb", select=["prices.double"])
+    assert verdict(narrowed, "double") == ("eligible", [])
+    assert "prices.json" not in narrowed.module_text
+    out = tmp_path / "out"
+    proc = run_svcc(
+        "compile", str(source), "--target", "rest", "--output-dir", str(out), "--select", "double"
+    )
+    assert proc.returncode == 0, proc.stderr
+    with serving(out) as server, server.client() as client:
+        assert client.post("/capabilities/double", json={"x": 4}).json() == 8
+
+
+def test_an_unknown_selected_name_leaves_the_slice_whole() -> None:
+    analysis = analyse(notebook(*SELECTED_CELLS), path="nb.ipynb", select=["nope"])
+    assert "prices.json" in analysis.module_text

@@ -27,7 +27,7 @@ erring on keeping: a change through an alias (``a = X; a.append(1)``) is not see
 import ast
 import re
 from bisect import bisect_left
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Final
 
 from attrs import field, frozen
@@ -410,12 +410,23 @@ def _changed_by_call(
 # -- the slice ---------------------------------------------------------------------------------
 
 
+def selected_names(select: "Sequence[str] | None") -> frozenset[str] | None:
+    """The function names a ``--select`` names (``f``, ``module.f``, ``python:module:f``)."""
+    if not select:
+        return None
+    return frozenset(item.rsplit(":", 1)[-1].rsplit(".", 1)[-1] for item in select)
+
+
 def slice_cells(
     cells: tuple[tuple[int, tuple[str, ...]], ...],
     parse_cell: Callable[[str], ast.Module],
+    selected: frozenset[str] | None = None,
 ) -> SliceResult | None:
     """The sliced module, or ``None`` when a cell does not parse (the front end then
-    reports the syntax error on the whole module)."""
+    reports the syntax error on the whole module). ``selected``: the functions
+    ``--select`` names; when the notebook defines each of them at top level, the other
+    definitions are kept only when something kept reads them (so one helper reading the
+    notebook's DataFrame no longer keeps its loading for the others)."""
     parsed: list[tuple[int, ast.Module]] = []
     for index, lines in cells:
         try:
@@ -424,11 +435,27 @@ def slice_cells(
             return None
     units = units_of(parsed)
     aliases = import_aliases(units)
-    kept, display = keep(units, aliases)
+    kept, display = keep(units, aliases, _narrowed(units, selected))
     return _render(cells, units, kept, display)
 
 
-def keep(units: list[Unit], aliases: dict[str, str]) -> tuple[set[int], dict[int, str]]:
+def _narrowed(units: list[Unit], selected: frozenset[str] | None) -> frozenset[str] | None:
+    """``selected`` when every name in it is a top-level definition of the notebook, else
+    ``None`` (an unknown name is reported by the selection, with every function listed)."""
+    if not selected:
+        return None
+    defined = {
+        node.name
+        for unit in units
+        for node in unit.nodes
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
+    return selected if selected <= defined else None
+
+
+def keep(
+    units: list[Unit], aliases: dict[str, str], selected: frozenset[str] | None = None
+) -> tuple[set[int], dict[int, str]]:
     """Indexes of the units the slice keeps (see the module docstring), and for each
     display-settings statement left out, the library whose settings it changes.
 
@@ -456,7 +483,10 @@ def keep(units: list[Unit], aliases: dict[str, str]) -> tuple[set[int], dict[int
     for index, library in display.items():
         settings.setdefault(library, []).append(index)
     work = [
-        u.index for u in units if u.root or (found[u.index].shared_state and u.index not in display)
+        u.index
+        for u in units
+        if (u.root and _is_selected(u, selected))
+        or (not u.root and found[u.index].shared_state and u.index not in display)
     ]
     scheduled: dict[str, int] = {}  # name -> how many of its binders are in the work already
 
@@ -487,6 +517,15 @@ def keep(units: list[Unit], aliases: dict[str, str]) -> tuple[set[int], dict[int
             if name in NAMESPACE_READERS and name not in binders:
                 work.extend(u.index for u in units if u.binds)
     return kept, {i: library for i, library in display.items() if i not in kept}
+
+
+def _is_selected(unit: Unit, selected: frozenset[str] | None) -> bool:
+    """A root unit stays one unless ``--select`` narrows the slice and it only defines
+    functions or classes the selection does not name."""
+    if selected is None:
+        return True
+    definitions = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    return any(not isinstance(n, definitions) or n.name in selected for n in unit.nodes)
 
 
 def _render(

@@ -100,10 +100,9 @@ def _assignments(fn: FunctionNode) -> Iterator[tuple[list[ast.expr], ast.expr]]:
     for node in ast.walk(fn):
         if isinstance(node, ast.Assign):
             yield node.targets, node.value
-        elif (
-            isinstance(node, ast.AnnAssign | ast.AugAssign) and node.value is not None
-        ) or isinstance(node, ast.NamedExpr):
-            yield [node.target], node.value
+        elif isinstance(node, ast.AnnAssign | ast.AugAssign | ast.NamedExpr):
+            if node.value is not None:
+                yield [node.target], node.value
         elif isinstance(node, ast.For | ast.AsyncFor | ast.comprehension):
             yield [node.target], node.iter
         elif isinstance(node, ast.With | ast.AsyncWith):
