@@ -503,6 +503,25 @@ def markdown() -> str:
     )
     lines += [
         "",
+        "### The path argument of file-opening callables",
+        "",
+        "For the callables below the *path argument* is judged on every call in the body: "
+        "the function is `paths` when a parameter reaches it, directly, through a local name "
+        "derived from it (`full = os.path.join(BASE, name)`; `open(full)`), or through the "
+        "module's own functions that pass their parameter on to one of them (`def _read(p): "
+        "return json.load(open(p))`, followed three calls deep). The table is "
+        "`PATH_ARGUMENTS` in `frontends/python/path_arguments.py`; "
+        "`tests/test_hostile_third_front.py` checks each position and name against the "
+        "installed library's signature.",
+        "",
+        "| callable | path argument (position: name) |",
+        "|---|---|",
+    ]
+    for callee, spec in PATH_ARGUMENTS.items():
+        where = ", ".join(f"{position}: `{name}`" for position, name in spec)
+        lines.append(f"| `{callee}` | {where} |")
+    lines += [
+        "",
         "## Names libraries removed",
         "",
         "A capability reading one is conditional (`SVC-R060`) with the replacement in its "
