@@ -15,8 +15,14 @@ function's readiness). The slice keeps, statically:
   function or method body (every binding in the notebook, since a call sees the last one);
 - every statement that may change an object a kept statement reads (``model.fit(X, y)``,
   ``df["x"] = ...``, ``words.append(w)``, ``helper(df)``): a method call on it other than a
-  known read-only one, an assignment into it, passing it to a function that is not a known
-  display function.
+  known read-only one, an assignment into it, passing it (or an object reached from it:
+  ``STOP["en"]``, ``SEEN.append``) to a function that is not a known display function,
+  calling a notebook function or method whose body changes it (``_mutations``);
+- when kept code reads the namespace by string (``globals()``, ``vars()``, ``eval``), every
+  statement binding a name.
+
+With ``--select``, only the selected functions' definitions are roots: the other
+definitions are kept when kept code reads them.
 
 Everything else (a plot, ``df.head()``, a ``print``, a loop, an assignment only a left-out
 statement reads) is left out, with an ``SVC-F012`` note naming its cell and line. Scopes are
