@@ -13,7 +13,7 @@ keeping.
 import ast
 from collections.abc import Callable, Iterator
 
-from svcc.frontends.python._scopes import statement_names
+from svcc.frontends.python.scopes import statement_names
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 # (a call, the writers so far) -> the names the call may change (``_slice._changed_by_call``)

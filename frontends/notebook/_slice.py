@@ -42,7 +42,7 @@ from svcc.contracts.diagnostics.codes import F012_LEFT_OUT
 from svcc.frontends.notebook._cells import join_numbered
 from svcc.frontends.notebook._mutations import function_writers
 from svcc.frontends.python import short
-from svcc.frontends.python._scopes import statement_names
+from svcc.frontends.python.scopes import statement_names
 from svcc.ir.model import Span
 
 # Methods that only read the object they are called on (pandas, numpy, str, dict, list

@@ -19,8 +19,8 @@ from collections.abc import Callable
 from typing import Final
 
 import attrs
-from svcc.frontends.python._scopes import statement_names
 from svcc.frontends.python._statements import is_main_guard, nested_bindings
+from svcc.frontends.python.scopes import statement_names
 from svcc.ir.model import Capability, Evaluation, Span
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
