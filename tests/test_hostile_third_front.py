@@ -178,6 +178,16 @@ OBSERVED = {
         (2,),
         "loader.setup()",
     ),
+    "a name bound only through global in a method": (
+        (
+            "def hb(x: int) -> int:\n    return x + B",
+            "class _S:\n    def go(self, v):\n        global B\n        B = v",
+            "_S().go(3)",
+        ),
+        "hb",
+        (2,),
+        "_S().go(3)",
+    ),
     "object reached through a subscript": (
         (
             "STOPWORDS = {'en': set()}\n\n\ndef _load(target, words):\n    target.update(words)",

@@ -480,7 +480,8 @@ def keep(
     )
     found = {u.index: effects(u, aliases, writers) for u in units if not u.root}
     display = {i: e.display for i, e in found.items() if e.shared_state and e.display}
-    object_names = {n for u in units if not u.is_import for n in u.binds}
+    # names bound by statements or only through ``global`` in a function (``_S().go(3)``)
+    object_names = {n for u in units if not u.is_import for n in (*u.binds, *u.global_writes)}
     changers: dict[str, list[int]] = {}
     for index, effect in found.items():
         for name in effect.changed & object_names:

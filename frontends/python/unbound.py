@@ -37,6 +37,8 @@ MODULE_NAMES: Final = frozenset(dir(builtins)) | frozenset(
     }
 )  # fmt: skip
 _DEPTH: Final = 3  # module functions followed, calls deep
+# Statements that hold no function body (no ``global`` to find in them).
+_SIMPLE: Final = (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr)
 
 
 def _is_type_checking(test: ast.expr) -> bool:
@@ -52,6 +54,11 @@ class ModuleNames:
         self.bound: set[str] = set()
         self.star = False
         self.functions: dict[str, FunctionNode] = {}
+        # Statements holding function bodies, whose ``global`` writes bind too: read only
+        # when a name is not bound otherwise (rare), not on every module.
+        self._scoped: list[ast.stmt] = []
+        self._known: set[str] | None = None
+        self._globals: set[str] | None = None
 
     def add(self, stmt: ast.stmt) -> None:
         if isinstance(stmt, ast.If) and (is_main_guard(stmt.test) or _is_type_checking(stmt.test)):
@@ -61,7 +68,8 @@ class ModuleNames:
         if isinstance(stmt, ast.ImportFrom) and any(a.name == "*" for a in stmt.names):
             self.star = True
         self.bound.update(nested_bindings(stmt))
-        self.bound.update(statement_names(stmt).global_writes)
+        if not isinstance(stmt, _SIMPLE):
+            self._scoped.append(stmt)
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
             self.functions[stmt.name] = stmt
         elif isinstance(stmt, ast.If | ast.Try | ast.TryStar | ast.With | ast.AsyncWith):
@@ -72,12 +80,22 @@ class ModuleNames:
                 if isinstance(sub, ast.FunctionDef | ast.AsyncFunctionDef):
                     self.functions.setdefault(sub.name, sub)
 
+    def _global_writes(self) -> set[str]:
+        """Module names functions rebind through ``global`` (walked once, when needed)."""
+        if self._globals is None:
+            self._globals = set()
+            for stmt in self._scoped:
+                self._globals |= statement_names(stmt).global_writes
+        return self._globals
+
     def unbound_reads(self, fn: FunctionNode) -> dict[str, tuple[ast.Name, str]]:
         """Name -> (its first read, the function it is read in) for each module name ``fn``
         reads on a call (through the module functions it calls) that nothing binds."""
         if self.star:
             return {}
-        known = self.bound | MODULE_NAMES
+        if self._known is None:  # every statement is added by now: computed once
+            self._known = self.bound | MODULE_NAMES
+        known = self._known
         out: dict[str, tuple[ast.Name, str]] = {}
         seen = {fn.name}
         pending: list[tuple[FunctionNode, int]] = [(fn, 0)]
@@ -89,7 +107,7 @@ class ModuleNames:
                     if called is not None and name not in seen and depth < _DEPTH:
                         seen.add(name)
                         pending.append((called, depth + 1))
-                elif name not in out:
+                elif name not in out and name not in self._global_writes():
                     read = _first_read(current, name)
                     if read is not None:
                         out[name] = (read, current.name)
