@@ -304,6 +304,9 @@ STATEMENTS = (
     "_S().go({n})",
     "for _i in range({n}):\n    L.append(_i)",
     "list(map(L.append, [{n}]))",
+    "M = L",
+    "M.append({n})",
+    "for _r in [D]:\n    _r['k'] = {n}",
     "print(A)",
     "exec('C = {n}')",
     "if __name__ == '__main__':\n    C = {n}",
@@ -443,3 +446,25 @@ def test_select_keeps_only_what_the_selected_helpers_read(tmp_path: Path) -> Non
 def test_an_unknown_selected_name_leaves_the_slice_whole() -> None:
     analysis = analyse(notebook(*SELECTED_CELLS), path="nb.ipynb", select=["nope"])
     assert "prices.json" in analysis.module_text
+
+
+@pytest.mark.parametrize(
+    "cells",
+    [
+        ("L = []", "M = L", "M.append(5)", "def hl(x: int) -> int:\n    return x + sum(L)"),
+        (
+            "rows = [{'x': 1}, {'x': 2}]",
+            "for row in rows:\n    row['x'] = 10",
+            "def hl(x: int) -> int:\n    return x + sum(r['x'] for r in rows)",
+        ),
+        (
+            "D = {'k': []}",
+            "inner = D['k']\ninner.append(4)",
+            "def hl(x: int) -> int:\n    return x + sum(D['k'])",
+        ),
+    ],
+)
+def test_a_change_through_another_name_for_the_object_is_kept(cells: tuple[str, ...]) -> None:
+    same_or_refused(cells, "hl", 1)
+    analysis = analyse(notebook(*cells), path="nb.ipynb")
+    assert run(analysis.module_text)["hl"](1) == run("\n".join(cells))["hl"](1)

@@ -26,8 +26,8 @@ definitions are kept when kept code reads them.
 
 Everything else (a plot, ``df.head()``, a ``print``, a loop, an assignment only a left-out
 statement reads) is left out, with an ``SVC-F012`` note naming its cell and line. Scopes are
-resolved with :mod:`symtable` (the compiler's own analysis; nothing runs). Known limits,
-erring on keeping: a change through an alias (``a = X; a.append(1)``) is not seen.
+read from the tree (``scopes``; nothing runs). A change through another name for the object
+(``a = X; a.append(1)``, ``for row in rows: row["x"] = 1``) counts for it (``_aliases``).
 """
 
 import ast
@@ -39,6 +39,7 @@ from typing import Final
 from attrs import field, frozen
 from svcc.contracts.diagnostics import Diagnostic, diag
 from svcc.contracts.diagnostics.codes import F012_LEFT_OUT
+from svcc.frontends.notebook._aliases import alias_groups
 from svcc.frontends.notebook._cells import join_numbered
 from svcc.frontends.notebook._mutations import function_writers
 from svcc.frontends.python import short
@@ -482,9 +483,15 @@ def keep(
     display = {i: e.display for i, e in found.items() if e.shared_state and e.display}
     # names bound by statements or only through ``global`` in a function (``_S().go(3)``)
     object_names = {n for u in units if not u.is_import for n in (*u.binds, *u.global_writes)}
+    groups = alias_groups(
+        (n for u in units if not u.root for n in _top_level_nodes(u)), object_names
+    )
     changers: dict[str, list[int]] = {}
     for index, effect in found.items():
-        for name in effect.changed & object_names:
+        changed = set(effect.changed)
+        for name in effect.changed:
+            changed |= groups.get(name, frozenset())  # the same object under another name
+        for name in changed & object_names:
             changers.setdefault(name, []).append(index)
     settings: dict[str, list[int]] = {}
     for index, library in display.items():
