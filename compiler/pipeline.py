@@ -69,6 +69,7 @@ def compile_path(
         allow=allow,
         data=data,
         workers=None,  # a large tree is lowered on every core
+        select=selection,  # a notebook's slice keeps what the selected functions need
     )
     if analysis.error is not None:
         raise InputError(analysis.error_message(str(path)))

@@ -80,6 +80,7 @@ TRIGGERED_ELSEWHERE = {
     "SVC-R041": "tests/test_source_roots.py::"
     "test_project_folders_are_roots_of_their_own_and_reported",
     "SVC-F015": "tests/test_hostile_names.py::test_a_module_named_as_the_servers_own_is_refused",
+    "SVC-R061": "tests/test_hostile_third_front.py::test_a_read_of_a_name_nothing_binds_is_refused",
 }
 
 

@@ -60,6 +60,8 @@ from svcc.frontends.python._types import (
 )
 from svcc.frontends.python._walk import children, walk
 from svcc.frontends.python.data_reads import Body, path_operand
+from svcc.frontends.python.path_arguments import PathFlow, with_path_reads
+from svcc.frontends.python.unbound import ModuleNames, with_unbound_reads
 from svcc.ir.model import (
     Binding,
     BindingKind,
@@ -194,6 +196,7 @@ class ModuleLowerer:
         # Per capability: its body's reads, its calls and the reads through a name bound
         # more than once (``_param_uses``), for ``_file_reads``.
         self._reading: dict[str, tuple[Body, list[ast.Call], list[FileRead]]] = {}
+        self._module_names = ModuleNames()  # what the served module binds (see _unbound)
 
     # -- pass 1: symbols --------------------------------------------------------------------
     def _collect_symbols(self, body: list[ast.stmt], type_checking: bool = False) -> None:
@@ -339,6 +342,7 @@ class ModuleLowerer:
             )
             self._collect(stmt, guards=(), guarded=False)
             self._bind_origins(stmt)
+            self._module_names.add(stmt)
         return ModuleIR(
             module=self.module,
             source=self.source,
@@ -350,7 +354,7 @@ class ModuleLowerer:
             classes=tuple(self.classes),
             typed_dicts=tuple(self.typed_dicts.values()),
             globals=tuple(self.globals),
-            capabilities=tuple(self._file_reads().values()),
+            capabilities=self._finished_capabilities(),
             global_reads=self._global_reads(),
             models=tuple(self.models.values()),
             helpers=self._helpers(),
@@ -1329,6 +1333,16 @@ class ModuleLowerer:
         ordered = sorted(effects.values(), key=lambda e: (e.span.line, e.span.column))
         self._reading[fn.name] = (body, calls, own_reads)
         return {name: tuple(uses.values()) for name, uses in found.items()}, tuple(ordered)
+
+    def _finished_capabilities(self) -> tuple[Capability, ...]:
+        """The capabilities with the facts known once the whole module is read: files read
+        through the functions they call, module names nothing binds (``unbound``), paths a
+        parameter reaches (``path_arguments``)."""
+        caps = self._file_reads()
+        nodes = self._capability_nodes
+        caps = with_unbound_reads(caps, nodes, self._module_names, self.src.span)
+        flow = PathFlow(self._functions, self._resolve)
+        return tuple(with_path_reads(caps, nodes, flow, self.src.span).values())
 
     def _body_reads(self, fn: FunctionNode) -> Body:
         return Body(fn, self._resolve, self.symbols.qualify, self._read_path, self.src.span)
