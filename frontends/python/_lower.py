@@ -18,6 +18,7 @@ from svcc.frontends.python._effects import (
     plain_facts,
     recorded,
 )
+from svcc.frontends.python._evaluator import ModuleValues
 from svcc.frontends.python._file_paths import (
     FILE,
     FilePath,
@@ -194,6 +195,9 @@ class ModuleLowerer:
         # Per capability: its body's reads, its calls and the reads through a name bound
         # more than once (``_param_uses``), for ``_file_reads``.
         self._reading: dict[str, tuple[Body, list[ast.Call], list[FileRead]]] = {}
+        # What import-time code computes, read in the first pass (see ``_evaluator``).
+        major, minor = source.python_version.split(".")
+        self.values = ModuleValues(self.symbols.qualify, (int(major), int(minor)))
 
     # -- pass 1: symbols --------------------------------------------------------------------
     def _collect_symbols(self, body: list[ast.stmt], type_checking: bool = False) -> None:
@@ -209,9 +213,15 @@ class ModuleLowerer:
             elif isinstance(stmt, ast.If):
                 if not is_main_guard(stmt.test):
                     checker = type_checking or is_type_checking(stmt.test, self.symbols)
+                    if not checker and (live := self.values.live(stmt)) is not None:
+                        self._collect_symbols(live)
+                        continue
                     self._collect_symbols(stmt.body, checker)
                     self._collect_symbols(stmt.orelse, type_checking)
             elif isinstance(stmt, ast.Try | ast.TryStar):
+                if (live := self.values.live(stmt)) is not None:
+                    self._collect_symbols(live)
+                    continue
                 self._collect_symbols(stmt.body)
                 for handler in stmt.handlers:
                     self._collect_symbols(handler.body)
@@ -316,6 +326,7 @@ class ModuleLowerer:
                 and any(a.name == "annotations" for a in stmt.names)
             ):
                 self.future_annotations = True
+            self.values.run(stmt)
             self._collect_symbols([stmt])
             self._def_names.update(public_defs(stmt))
         for stmt in self._body():
@@ -443,7 +454,9 @@ class ModuleLowerer:
                         is_literal(a) for a in [*call.args, *(k.value for k in call.keywords)]
                     ),
                     # a pattern is the only literal judged (compiled to check it)
-                    literal=literal_argument(call) if callee.startswith("re.") else None,
+                    literal=(literal_argument(call) or self.values.pattern(call))
+                    if callee.startswith("re.")
+                    else None,
                     names=argument_names(call, resolve),
                     path=_module_path(self._read_path(call)),
                     span=self.src.span(call),
@@ -576,7 +589,9 @@ class ModuleLowerer:
             getattr(stmt, "test", None) or ast.Constant(None)
         ):
             blocks = [*stmt.body, *stmt.orelse]
-            if not isinstance(stmt, ast.If):
+            if (live := self._live(stmt)) is not None:
+                blocks = live
+            elif not isinstance(stmt, ast.If):
                 blocks += stmt.finalbody
                 for handler in stmt.handlers:
                     blocks.extend(handler.body)
@@ -697,7 +712,20 @@ class ModuleLowerer:
             span=self.src.span(dec),
         )
 
+    def _live(self, stmt: ast.If | ast.Try | ast.TryStar) -> list[ast.stmt] | None:
+        """The branch of an ``if``/``try`` the evaluator decided, or ``None`` (an ``if
+        TYPE_CHECKING:`` keeps its own reading)."""
+        if isinstance(stmt, ast.If) and is_type_checking(stmt.test, self.symbols):
+            return None
+        return self.values.live(stmt)
+
     def _classify(self, stmt: ast.stmt) -> tuple[StatementKind, str, ast.AST, list[Evaluation]]:
+        found = self._shape(stmt)
+        if found[3] and self.values.is_folded(stmt):
+            return "constant", "value known at import (evaluated)", stmt, []
+        return found
+
+    def _shape(self, stmt: ast.stmt) -> tuple[StatementKind, str, ast.AST, list[Evaluation]]:
         if isinstance(stmt, ast.Import | ast.ImportFrom):
             return "import", "import", stmt, []
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -732,11 +760,25 @@ class ModuleLowerer:
             if is_type_checking(stmt.test, self.symbols):
                 found = self._nested(stmt.orelse, " in the else branch")
                 return "type-checking", "if TYPE_CHECKING block", stmt, found
+            if (live := self.values.live(stmt)) is not None:
+                return (
+                    "if",
+                    "if block decided statically",
+                    stmt,
+                    self._nested(live, " under a module-level if"),
+                )
             found = self._test(stmt.test, " under a module-level if")
             found += self._nested([*stmt.body, *stmt.orelse], " under a module-level if")
             return "if", "if block", stmt, found
         if isinstance(stmt, ast.Try | ast.TryStar):
             suffix = " under a module-level try"
+            if (live := self.values.live(stmt)) is not None:
+                return (
+                    "try",
+                    "try block of imports decided statically",
+                    stmt,
+                    self._nested(live, suffix),
+                )
             found = []
             for handler in stmt.handlers:
                 found += self._test(handler.type, suffix)
@@ -805,6 +847,8 @@ class ModuleLowerer:
         found: list[Evaluation] = []
         # (each part skipped whole when empty: this runs on every function and method)
         for dec in fn.decorator_list:
+            if self.values.is_identity(dec):  # returns the function itself
+                continue
             text = f"{prefix}decorator @{short(self.src.segment(dec), 40)} evaluated at definition"
             found.append(self._decorator(dec, text))
         args = fn.args
@@ -909,9 +953,17 @@ class ModuleLowerer:
                 for sub in stmt.orelse:
                     self._collect(sub, (*guards, "if"), True)
                 return
+            if (live := self.values.live(stmt)) is not None:  # a decided test: no guard
+                for sub in live:
+                    self._collect(sub, guards, guarded, type_checking)
+                return
             for sub in [*stmt.body, *stmt.orelse]:
                 self._collect(sub, (*guards, "if"), True, type_checking)
         elif isinstance(stmt, ast.Try | ast.TryStar):
+            if (live := self.values.live(stmt)) is not None:  # a decided import fallback
+                for sub in live:
+                    self._collect(sub, guards, True, type_checking)
+                return
             parts = [*stmt.body, *stmt.orelse, *stmt.finalbody]
             for handler in stmt.handlers:
                 parts.extend(handler.body)
@@ -1021,7 +1073,9 @@ class ModuleLowerer:
     def _class_decl(self, stmt: ast.ClassDef) -> ClassDecl:
         bases = tuple(self.symbols.qualify(b) or self.src.segment(b) for b in stmt.bases)
         decorators = tuple(
-            Decorator(text=self.src.segment(d), span=self.src.span(d)) for d in stmt.decorator_list
+            Decorator(text=self.src.segment(d), span=self.src.span(d))
+            for d in stmt.decorator_list
+            if not self.values.is_identity(d)
         )
         return ClassDecl(
             name=stmt.name,
