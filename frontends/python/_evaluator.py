@@ -37,6 +37,7 @@ from svcc.frontends.python._values import (
     Unknown,
     check_size,
     is_plain,
+    unordered,
     weight,
 )
 
@@ -73,6 +74,11 @@ _COMPARE: Final[dict[type, Callable[[object, object], bool]]] = {
     ast.Is: lambda a, b: a is b,
     ast.IsNot: lambda a, b: a is not b,
 }
+# Functions whose result does not depend on the order of a set's elements.
+_ORDER_FREE: Final = frozenset(
+    {sorted, len, min, max, sum, any, all, set, frozenset, bool}
+    | {table.BUILTINS[n] for n in ("sorted", "len", "min", "max", "any", "all", "set", "frozenset")}
+)
 _OPERATOR_ERRORS: Final = (
     TypeError, ValueError, ArithmeticError, IndexError, KeyError, AttributeError, LookupError,
     RecursionError, MemoryError,
@@ -602,6 +608,8 @@ class ModuleValues:
             raise Unknown(node, "a value past the evaluator's size limit")
         elif isinstance(op, ast.Mod) and isinstance(left, str | bytes):
             _bounded_format(left, node)
+            if unordered(right):
+                raise Unknown(node, "the order of a set of strings changes between runs")
             if weight(left) + weight(right) > MAX_STRING:
                 raise Unknown(node, "a value past the evaluator's size limit")
 
@@ -813,7 +821,8 @@ class ModuleValues:
     # -- calls ------------------------------------------------------------------------------
     def _call(self, node: ast.Call, scope: _Scope | None) -> object:
         func = node.func
-        if isinstance(func, ast.Attribute) and not self._is_dotted(func, scope):
+        function = self._function_name(func, scope) if isinstance(func, ast.Attribute) else None
+        if isinstance(func, ast.Attribute) and function is None:
             return self._method(node, func, scope)
         args = self._elements(node.args, scope)
         kwargs: dict[str, object] = {}
@@ -821,36 +830,33 @@ class ModuleValues:
             if keyword.arg is None:
                 raise Unknown(keyword.value, "a `**` argument")
             kwargs[keyword.arg] = self._eval(keyword.value, scope)
-        if isinstance(func, ast.Name):
-            found = _lookup(func.id, scope)
-            if found is not None:
-                raise Unknown(func, "a call of a local value")
-            if func.id in self.functions:
-                return self._local_call(self.functions[func.id], args, kwargs, node)
-            if func.id in self.bound:
-                raise Unknown(func, f"a call of `{func.id}`, whose value is not known")
-            builtin = table.BUILTINS.get(func.id)
-            if builtin is None:
-                raise Unknown(func, f"a call of `{func.id}`, which the evaluator does not know")
-            return self._pure(builtin, args, kwargs, node)
-        name = self.qualify(func)
-        if name is None or name not in table.FUNCTIONS:
-            raise Unknown(func, f"a call of `{name or '?'}`, which the evaluator does not know")
-        return self._pure(table.FUNCTIONS[name], args, kwargs, node)
+        if function is not None:
+            return self._pure(table.FUNCTIONS[function], args, kwargs, node)
+        if not isinstance(func, ast.Name):
+            raise Unknown(func, "a call of a computed value")
+        if _local(func, scope):
+            raise Unknown(func, "a call of a local value")
+        if func.id in self.functions:
+            return self._local_call(self.functions[func.id], args, kwargs, node)
+        if func.id in self.bound:
+            raise Unknown(func, f"a call of `{func.id}`, whose value is not known")
+        builtin = table.BUILTINS.get(func.id)
+        if builtin is None:
+            raise Unknown(func, f"a call of `{func.id}`, which the evaluator does not know")
+        return self._pure(builtin, args, kwargs, node)
 
-    def _is_dotted(self, func: ast.Attribute, scope: _Scope | None) -> bool:
+    def _function_name(self, func: ast.Attribute, scope: _Scope | None) -> str | None:
+        """The reviewed function ``func`` names (``re.escape``, ``str.maketrans``), or
+        ``None`` for a method of a value."""
         head: ast.expr = func
         while isinstance(head, ast.Attribute):
             head = head.value
-        return (
-            isinstance(head, ast.Name)
-            and head.id not in self.values
-            and not _local(head, scope)
-            and self.qualify(func) is not None
-            and head.id not in ("str", "bytes")
-        ) or (
-            isinstance(head, ast.Name) and head.id in ("str", "bytes") and head.id not in self.bound
-        )
+        if not isinstance(head, ast.Name) or head.id in self.values or _local(head, scope):
+            return None
+        name = self.qualify(func)
+        if name is None and head.id in ("str", "bytes") and head.id not in self.bound:
+            name = f"{head.id}.{func.attr}" if func.value is head else None
+        return name if name in table.FUNCTIONS else None
 
     def _pure(
         self,
@@ -862,6 +868,8 @@ class ModuleValues:
         every = [*args, *kwargs.values()]
         if not all(is_plain(a) for a in every):
             raise Unknown(node, "a call with a value that is not plain data")
+        if fn not in _ORDER_FREE and any(unordered(a) for a in every):
+            raise Unknown(node, "the order of a set of strings changes between runs")
         if sum(weight(a) for a in every) > MAX_STRING * 10:
             raise Unknown(node, "arguments past the evaluator's size limit")
         result = self._apply(lambda: fn(*args, **kwargs), [], node)

@@ -1073,9 +1073,7 @@ class ModuleLowerer:
     def _class_decl(self, stmt: ast.ClassDef) -> ClassDecl:
         bases = tuple(self.symbols.qualify(b) or self.src.segment(b) for b in stmt.bases)
         decorators = tuple(
-            Decorator(text=self.src.segment(d), span=self.src.span(d))
-            for d in stmt.decorator_list
-            if not self.values.is_identity(d)
+            Decorator(text=self.src.segment(d), span=self.src.span(d)) for d in stmt.decorator_list
         )
         return ClassDecl(
             name=stmt.name,
@@ -1282,6 +1280,7 @@ class ModuleLowerer:
             decorators=tuple(
                 Decorator(text=self.src.segment(d), span=self.src.span(d))
                 for d in fn.decorator_list
+                if not self.values.is_identity(d)  # returns the function itself
             ),
             guards=guards,
             span=self.src.span(fn),

@@ -73,6 +73,21 @@ def is_plain(value: object, depth: int = 0) -> bool:
     return isinstance(value, range)
 
 
+def unordered(value: object, depth: int = 0) -> bool:
+    """Whether ``value`` holds a set of strings or bytes anywhere: their iteration order
+    follows the per-run hash seed, so anything built from it in order is unknown (the IR
+    is the same bytes for the same input)."""
+    if isinstance(value, set | frozenset):
+        return not all(isinstance(v, int | type(None)) for v in value)
+    if depth > 20:
+        return True
+    if isinstance(value, tuple | list):
+        return any(unordered(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return any(unordered(v, depth + 1) for v in value.values())
+    return False
+
+
 def check_size(value: object, node: object) -> object:
     """``value`` when it is within the bounds, else ``Unknown`` at ``node``."""
     if isinstance(value, str | bytes):
