@@ -131,7 +131,9 @@ def inspect_file(
     elif fmt == "json":
         _write(render_document(analysis))
     else:
-        _write((readiness_table(analysis, _use_colour()) + "\n").encode())
+        _write(
+            (readiness_table(analysis, _use_colour()) + "\n").encode("utf-8", "backslashreplace")
+        )
     return 0
 
 
@@ -210,7 +212,7 @@ def inspect_repository(
         else:
             lines.append(readiness_table(nb, colour, escaped(path)))
     lines += repository_summary([r for r in analysis.reports.values() if r is not None])
-    _write(("\n".join(lines) + "\n").encode())
+    _write(("\n".join(lines) + "\n").encode("utf-8", "backslashreplace"))
     return _directory_status(failed)
 
 
@@ -309,7 +311,7 @@ def compile_result(result: "CompileResult", fmt: str) -> None:
         return
     lines = [f"wrote {len(result.files)} files to {result.output_dir} (target {result.target})"]
     lines += [f"  {cap}" for cap in result.capabilities]
-    _write(("\n".join(lines) + "\n").encode())
+    _write(("\n".join(lines) + "\n").encode("utf-8", "backslashreplace"))
 
 
 def targets(fmt: str) -> None:
@@ -365,4 +367,4 @@ def targets(fmt: str) -> None:
             if o.default is not None:
                 extra += f" (default {o.default})"
             lines.append(f"{' ' * width}    {o.flag}{value}: {o.help}{extra}")
-    _write("".join(f"{line}\n" for line in lines).encode())
+    _write("".join(f"{line}\n" for line in lines).encode("utf-8", "backslashreplace"))
