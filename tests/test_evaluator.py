@@ -112,17 +112,20 @@ def test_enum_members_and_literal_class_attributes() -> None:
 )
 def test_unknown_stays_unknown(source: str) -> None:
     module = values(source)
-    assert "A" not in module.values and "T" not in module.values
+    assert "A" not in module.values
+    assert "T" not in module.values
 
 
 def test_a_name_rebound_by_unknown_code_is_forgotten() -> None:
     module = values("A = 1\nA = input()\nL = [1]\nregister(L)\n")
-    assert "A" not in module.values and "L" not in module.values
+    assert "A" not in module.values
+    assert "L" not in module.values
 
 
 def test_a_mutable_value_reached_through_an_alias_is_forgotten() -> None:
     module = values("L = [1]\nM = L\nregister(M)\nN = L + [2]\n")
-    assert "L" not in module.values and "N" not in module.values
+    assert "L" not in module.values
+    assert "N" not in module.values
 
 
 def test_bounds_answer_unknown_quickly() -> None:
