@@ -156,6 +156,7 @@ def inspect_repository(
         module_name=args.module_name,
         data=getattr(args, "data", ()),
         encoding=args.encoding,
+        include_tests=getattr(args, "include_tests", False),
     )
     repository = analysis.repository
     assert repository is not None  # a directory's analysis
@@ -178,7 +179,8 @@ def inspect_repository(
     # notebook alike)
     failed = [repository.modules[m].file.path for m in analysis.failed_modules()]
     failed += [path for path, d in repository.tree.problems if d.severity == "error"]
-    notebooks = _notebooks(root, args, requirements)
+    include_tests = getattr(args, "include_tests", False) or repository.tree.config.include_tests
+    notebooks = _notebooks(root, args, requirements, include_tests)
     failed += [path for path, a in notebooks.items() if a.error is not None]
     failed.sort()
     if fmt == "json":  # the modules' documents rendered on every core (see there)
@@ -217,7 +219,10 @@ def inspect_repository(
 
 
 def _notebooks(
-    root: "Path", args: argparse.Namespace, requirements: "DeclaredRequirements | None"
+    root: "Path",
+    args: argparse.Namespace,
+    requirements: "DeclaredRequirements | None",
+    include_tests: bool,
 ) -> "dict[str, Analysis]":
     """The notebooks below ``root`` (not modules of the repository: each is analysed as
     ``inspect FILE`` would, so a folder of notebooks lists them)."""
@@ -225,7 +230,7 @@ def _notebooks(
     from svcc.frontends.repository import notebook_paths
 
     out: dict[str, Analysis] = {}
-    for rel in notebook_paths(root):
+    for rel in notebook_paths(root, include_tests=include_tests):
         try:
             out[rel] = analyze(
                 root / rel,
