@@ -154,7 +154,7 @@ def executed_lines(work: Callable[[], object]) -> int:
         "evaluated",
         "table_loop",
         "doubling",
-    ],  # fmt: skip
+    ],
 )
 def test_work_grows_linearly(make: Callable[[int], str], size: int) -> None:
     def pipeline(n: int) -> Callable[[], object]:
