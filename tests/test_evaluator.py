@@ -326,3 +326,19 @@ def test_table_functions_are_the_interpreters(name: str) -> None:
     module, _, attr = name.rpartition(".")
     owner = {"str": str, "bytes": bytes}.get(module) or importlib.import_module(module)
     assert getattr(owner, attr) is table.FUNCTIONS[name]
+
+
+def test_a_refusal_underlines_the_sub_expression_that_could_not_be_evaluated() -> None:
+    source = """
+    TABLE = {}
+    for i in range(3):
+        TABLE[i] = i
+        print(i)
+    """
+    analysis = analyze_source(textwrap.dedent(source) + FUNCTION, python_version="3.11")
+    assert analysis.readiness is not None
+    (reason,) = analysis.readiness.assessments[0].reasons
+    assert reason.code == "SVC-R007"
+    assert reason.span is not None
+    assert (reason.span.line, reason.span.column) == (5, 4)
+    assert "`print(i)`: a call whose effect is not known" in reason.message

@@ -144,7 +144,9 @@ class ModuleValues:
         self.decided: dict[Position, int] = {}  # an if: 0 body, 1 orelse; a try: see live
         self.patterns: dict[tuple[int, int, int, int], str] = {}
         self.identity_decorators: set[Position] = set()
-        self.unknown_at: dict[Position, ast.AST] = {}
+        # Per statement not evaluated: the sub-expression that stopped it and why (its
+        # position only: a node would keep the first reading's syntax tree alive).
+        self.unknown_at: dict[Position, tuple[ast.expr, str]] = {}
 
     # -- the lowerer's questions ----------------------------------------------------------
     def live(self, stmt: ast.stmt) -> list[ast.stmt] | None:
@@ -166,6 +168,11 @@ class ModuleValues:
     def pattern(self, call: ast.Call) -> str | None:
         return self.patterns.get(_call_key(call))
 
+    def unknown(self, stmt: ast.stmt) -> tuple[ast.expr, str] | None:
+        """Where (a position-only node) and why a top-level statement could not be
+        evaluated, when a sub-expression stopped it."""
+        return self.unknown_at.get(position(stmt))
+
     def is_identity(self, decorator: ast.expr) -> bool:
         return position(decorator) in self.identity_decorators
 
@@ -185,8 +192,15 @@ class ModuleValues:
             if not isinstance(stmt, ast.Import | ast.ImportFrom | ast.Pass):
                 self.folded.add(position(stmt))
         except (Unknown, _Break, _Continue, _Return, RecursionError) as exc:
-            if isinstance(exc, Unknown) and isinstance(exc.node, ast.AST):
-                self.unknown_at[position(stmt)] = exc.node
+            if isinstance(exc, Unknown) and isinstance(exc.node, ast.expr):
+                where = ast.Constant(
+                    value=None,
+                    lineno=exc.node.lineno,
+                    col_offset=exc.node.col_offset,
+                    end_lineno=exc.node.end_lineno,
+                    end_col_offset=exc.node.end_col_offset,
+                )
+                self.unknown_at[position(stmt)] = (where, exc.why)
             self._forget(stmt)
             self._patterns(stmt)
 
@@ -382,10 +396,10 @@ class ModuleValues:
         """An expression statement: only a call of a filling method on a known container
         (``TABLE.update(...)``, ``__all__.append("x")``) or of a pure function."""
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
-            raise Unknown(node, "an expression statement")
+            raise Unknown(node, "a call whose effect is not known")
         method = node.func.attr
         if method not in table.FILLING_METHODS:
-            raise Unknown(node, "an expression statement")
+            raise Unknown(node, "a call whose effect is not known")
         receiver = self._eval(node.func.value, scope)
         if not isinstance(receiver, MUTABLE):
             raise Unknown(node.func.value, "a call on a value that is not a known container")

@@ -792,7 +792,21 @@ class ModuleLowerer:
         ):  # ``__all__ += [...]``, ``count += 1``: an operator on a literal's type
             text = self._describe(stmt)
             return "statement", text, stmt, self._evaluate(stmt.value, stmt, text)
-        return "statement", self._describe(stmt), stmt, [self._code(self._describe(stmt), stmt)]
+        return (
+            "statement",
+            self._describe(stmt),
+            stmt,
+            [self._unevaluated(stmt, self._describe(stmt))],
+        )
+
+    def _unevaluated(self, stmt: ast.stmt, text: str) -> Evaluation:
+        """Code the evaluator could not evaluate: the sub-expression that stopped it is the
+        evaluation's span, and its text says why (``for loop (`print(i)`: a call ...)``)."""
+        found = self.values.unknown(stmt)
+        if found is None:
+            return self._code(text, stmt)
+        node, why = found
+        return self._code(f"{text} (`{short(self.src.segment(node), 40)}`: {why})", node)
 
     def _test(self, test: ast.expr | None, suffix: str) -> list[Evaluation]:
         call = first_code_running(test)
@@ -819,7 +833,7 @@ class ModuleLowerer:
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
         if any(assigned_names(t) is None for t in targets):
             text = "assignment to an attribute or item"
-            return "assign", text, stmt, [self._code(text, stmt)]
+            return "assign", text, stmt, [self._unevaluated(stmt, text)]
         value = stmt.value
         if value is None:
             return "annotation", "variable annotation", stmt, []
