@@ -342,3 +342,39 @@ def test_a_refusal_underlines_the_sub_expression_that_could_not_be_evaluated() -
     assert reason.span is not None
     assert (reason.span.line, reason.span.column) == (5, 4)
     assert "`print(i)`: a call whose effect is not known" in reason.message
+
+
+PREDICTOR = """
+class Predictor:
+    def __init__(self) -> None:
+        self.ready = False
+
+    def setup(self) -> None:
+        {body}
+
+
+p = Predictor()
+p.setup()
+"""
+
+
+def test_a_method_called_on_an_instance_is_judged_by_its_body() -> None:
+    """``p = Predictor()`` then ``p.setup()``: ``setup`` reading ``/etc/passwd`` and printing
+    was judged by the constructor alone (eligible, and the bundle refused to start)."""
+    effect = PREDICTOR.format(body='print(open("/etc/passwd").read())')
+    assert [code for code, _ in reasons(effect + FUNCTION)] == ["SVC-R007"]
+    harmless = PREDICTOR.format(body="return None")
+    assert reasons(harmless + FUNCTION) == []
+
+
+def test_a_call_of_an_attribute_that_is_not_a_method_is_unknown() -> None:
+    source = """
+    class Box:
+        def __init__(self) -> None:
+            self.items = []
+
+    b = Box()
+    b.items.append(1)
+    b.load()
+    """
+    assert {code for code, _ in reasons(textwrap.dedent(source) + FUNCTION)} == {"SVC-R007"}

@@ -306,7 +306,7 @@ class Judge:
             for read in EFFECT_READS:
                 if name == read or name.startswith((f"{read}.", f"{read}[")):
                     return effect_of(read) or (C.R027_IMPORT_ENVIRONMENT, "the environment")
-            if name.startswith("local.") and not self.local_pure(name):
+            if name.startswith("local.") and not self.local_pure(name, call=False):
                 return C.R007_MODULE_EFFECT, "a method or property of the module's own class"
             return None
         if e.kind != "call":
@@ -356,15 +356,25 @@ class Judge:
             return C.R031_INVALID_PATTERN, "an invalid pattern (nested too deeply to compile)"
         return None
 
-    def local_pure(self, callee: str) -> bool:
+    def local_pure(self, callee: str, *, call: bool = True) -> bool:
         """``local.f`` / ``local.C`` / ``local.C().attr``: the module's own function or class
-        whose body (a class's construction) is harmless, its local bases too."""
+        whose body (a class's construction) is harmless, its local bases too; for a method
+        of an instance (``C().m``), the method's body too (``C.m``); a deeper chain, or a
+        call of an attribute that is not a method of the class, is not known."""
         rest = callee[len("local.") :]
         name = re.split(r"[.(\[]", rest, maxsplit=1)[0]
         if rest != name and not rest.startswith(f"{name}()") and rest != f"{name}()":
             return False  # an attribute of the function or class object itself
-        if rest.startswith(f"{name}()") and rest != f"{name}()" and name not in self.classes:
-            return False  # a method of what a function returned
+        if rest.startswith(f"{name}()") and rest != f"{name}()":
+            if name not in self.classes:
+                return False  # a method of what a function returned
+            attribute = re.fullmatch(rf"{re.escape(name)}\(\)\.(\w+)", rest)
+            if attribute is None:
+                return False
+            method = f"{name}.{attribute[1]}"
+            if method in self.helpers:
+                return self._helper_pure(name) and self._helper_pure(method)
+            return not call and self._helper_pure(name)
         return self._helper_pure(name)
 
     def _helper_pure(self, name: str) -> bool:

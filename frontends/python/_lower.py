@@ -7,6 +7,7 @@ classes, TypedDicts and the public functions (capabilities).
 """
 
 import ast
+import re
 from collections.abc import Callable, Iterable, Iterator
 
 import attrs
@@ -605,9 +606,7 @@ class ModuleLowerer:
     def _helpers(self) -> tuple[Helper, ...]:
         """The facts of every local function or class called at import, following their
         own calls (and a class's local bases) to ``HELPER_DEPTH`` levels."""
-        pending = sorted(
-            {name for e in self._all_evaluations() if (name := _local_name(e.callee)) is not None}
-        )
+        pending = sorted({n for e in self._all_evaluations() for n in _local_names(e.callee)})
         done: dict[str, Helper] = {}
         for _ in range(HELPER_DEPTH):
             following: set[str] = set()
@@ -618,7 +617,7 @@ class ModuleLowerer:
                 if helper is None:
                     continue
                 done[name] = helper
-                following.update(n for e in helper.calls if (n := _local_name(e.callee)))
+                following.update(n for e in helper.calls for n in _local_names(e.callee))
                 if name in self._class_nodes:
                     for base in self._class_nodes[name].bases:
                         following.update(
@@ -636,6 +635,8 @@ class ModuleLowerer:
             yield from cls.evaluations
 
     def _helper(self, name: str) -> Helper | None:
+        if "." in name:  # ``C.m``: a method called on an instance of the module's class
+            return self._method_helper(*name.split(".", 1))
         fn = self._functions.get(name)
         if fn is not None:
             calls, opaque = self._body_facts([fn])
@@ -660,6 +661,32 @@ class ModuleLowerer:
                 first = first or self._code(f"method {item.name}", item)
         calls, inner = self._body_facts(bodies)
         return Helper(name=name, calls=calls, opaque=first or inner, span=self.src.span(cls))
+
+    def _method_helper(self, cls_name: str, method: str) -> Helper | None:
+        """The facts of method ``method`` of the module's class ``cls_name`` (its body runs
+        when module-level code calls it on an instance), ``None`` when the class defines no
+        such method (an attribute)."""
+        cls = self._class_nodes.get(cls_name)
+        item = next(
+            (
+                s
+                for s in (cls.body if cls is not None else [])
+                if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef) and s.name == method
+            ),
+            None,
+        )
+        if item is None:
+            return None
+        name = f"{cls_name}.{method}"
+        if item.decorator_list or isinstance(item, ast.AsyncFunctionDef):
+            return Helper(
+                name=name,
+                calls=(),
+                opaque=self._code(f"decorated method {method}", item),
+                span=self.src.span(item),
+            )
+        calls, opaque = self._body_facts([item])
+        return Helper(name=name, calls=calls, opaque=opaque, span=self.src.span(item))
 
     def _body_facts(
         self, functions: list[FunctionNode]
@@ -1532,6 +1559,16 @@ def _local_name(callee: str | None) -> str | None:
         if at != -1:
             end = min(end, at)
     return rest[:end]
+
+
+def _local_names(callee: str | None) -> list[str]:
+    """The helpers a call or read of ``callee`` runs: the function or class, and for a
+    method of an instance of the module's class (``local.C().m``) the method ``C.m``."""
+    name = _local_name(callee)
+    if name is None or callee is None:
+        return []
+    method = re.fullmatch(r"local\.(\w+)\(\)\.(\w+)", callee)
+    return [name, f"{method[1]}.{method[2]}"] if method else [name]
 
 
 def _helper_statement(
