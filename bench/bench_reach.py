@@ -31,6 +31,7 @@ import sys
 import tarfile
 import time
 import zipfile
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -117,7 +118,9 @@ def judge(svcc: str, root: Path) -> dict[str, Any]:
         check=False,
         timeout=900,
     )
-    row: dict[str, Any] = {"public": 0, "json": 0, "eligible": 0, "internal": 0, "ids": []}
+    row: dict[str, Any] = {
+        "public": 0, "json": 0, "eligible": 0, "internal": 0, "ids": [], "blocking": [],
+    }  # fmt: skip
     if proc.returncode == 3 or "internal error" in proc.stderr:
         row["internal"] = 1
         return row
@@ -135,7 +138,15 @@ def judge(svcc: str, root: Path) -> dict[str, Any]:
             if a["class"] == "eligible":
                 row["eligible"] += 1
                 row["ids"].append(a["capability_id"])
+            elif _json_shaped(a):
+                errors = [r for r in a["reasons"] if r["severity"] == "error"]
+                row["blocking"] += [f"{r['code']} {_shape(r['message'])}" for r in errors[:1]]
     return row
+
+
+def _shape(message: str) -> str:
+    """A refusal's message with its names and numbers blanked, to count kinds."""
+    return re.sub(r"`[^`]*`|'[^']*'|\d+|\b[a-z_]+\(\)", "_", message)[:90]
 
 
 def _value(schema: dict[str, Any], defs: dict[str, Any], depth: int = 0) -> Any:
@@ -227,6 +238,11 @@ def main() -> int:
     parser.add_argument("--call", action="store_true", help="start and call every bundle")
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--only", default="", help="comma-separated library names")
+    parser.add_argument(
+        "--reasons",
+        action="store_true",
+        help="the commonest first refusals of JSON-shaped functions",
+    )
     args = parser.parse_args()
     libraries = pinned()
     if args.only:
@@ -258,6 +274,10 @@ def main() -> int:
     print(f"{'total':<18}" + "".join(f"{total[k]:>12}" for k in keys))
     share = total["eligible"] / total["json"] if total["json"] else 0.0
     print(f"eligible / JSON-shaped: {share:.0%} (goal: at least 60%)")
+    if args.reasons:
+        counts = Counter(b for row in rows.values() for b in row["blocking"])
+        for text, n in counts.most_common(25):
+            print(f"{n:>5}  {text}")
     return 0
 
 

@@ -378,3 +378,23 @@ def test_a_call_of_an_attribute_that_is_not_a_method_is_unknown() -> None:
     b.load()
     """
     assert {code for code, _ in reasons(textwrap.dedent(source) + FUNCTION)} == {"SVC-R007"}
+
+
+def test_an_enum_member_as_a_dataclass_default_is_harmless() -> None:
+    source = """
+    import enum
+    from dataclasses import dataclass
+
+    class Size(enum.Enum):
+        S = "s"
+        M = "m"
+
+    @dataclass
+    class Box:
+        width: int
+        size: Size = Size.M
+
+    def area(box: Box) -> int:
+        return box.width
+    """
+    assert reasons(source) == []

@@ -363,6 +363,8 @@ class Judge:
         call of an attribute that is not a method of the class, is not known."""
         rest = callee[len("local.") :]
         name = re.split(r"[.(\[]", rest, maxsplit=1)[0]
+        if not call and self._enum_member(name, rest):
+            return True
         if rest != name and not rest.startswith(f"{name}()") and rest != f"{name}()":
             return False  # an attribute of the function or class object itself
         if rest.startswith(f"{name}()") and rest != f"{name}()":
@@ -376,6 +378,14 @@ class Judge:
                 return self._helper_pure(name) and self._helper_pure(method)
             return not call and self._helper_pure(name)
         return self._helper_pure(name)
+
+    def _enum_member(self, name: str, rest: str) -> bool:
+        """``Size.M`` (and ``Size.M.value``): a member of the module's own Enum, read
+        through the enum's own lookup, which runs nothing of the module."""
+        cls = self.classes.get(name)
+        if cls is None or not any(b in ENUM_BASES for b in cls.bases):
+            return False
+        return re.fullmatch(rf"{re.escape(name)}\.[A-Za-z_]\w*(\.(value|name))?", rest) is not None
 
     def _helper_pure(self, name: str) -> bool:
         if name in self._memo:
@@ -393,6 +403,11 @@ class Judge:
         self._memo[name] = ok
         return ok
 
+
+# The standard library's Enum bases: a member read through the class runs no module code.
+ENUM_BASES: Final = frozenset(
+    {"enum.Enum", "enum.IntEnum", "enum.StrEnum", "enum.Flag", "enum.IntFlag"}
+)
 
 # Class bases that add no import-time behaviour of their own (plus the module's plain
 # classes).
