@@ -398,3 +398,23 @@ def test_an_enum_member_as_a_dataclass_default_is_harmless() -> None:
         return box.width
     """
     assert reasons(source) == []
+
+
+def test_a_helper_filling_module_tables_called_as_a_statement_is_evaluated() -> None:
+    """inflection's ``_irregular('person', 'people')``: a helper with a nested function that
+    inserts rules into module-level lists."""
+    source = """
+    PLURALS = [("s$", "s")]
+
+    def _irregular(singular: str, plural: str) -> None:
+        def caseless(text: str) -> str:
+            return "".join("[" + c + c.upper() + "]" for c in text)
+
+        PLURALS.insert(0, (r"(?i)({}){}$".format(singular[0], caseless(singular[1:])), plural))
+
+    _irregular("person", "people")
+    _irregular("child", "children")
+    """
+    assert reasons(textwrap.dedent(source) + FUNCTION) == []
+    module = values(source)
+    assert module.values["PLURALS"][0] == ("(?i)(c)[hH][iI][lL][dD]$", "children")

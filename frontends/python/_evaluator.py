@@ -378,6 +378,14 @@ class ModuleValues:
             for name in nested_bindings(stmt):
                 self._unbind(name)
         else:
+            if (
+                isinstance(stmt, ast.FunctionDef)
+                and scope is not None
+                and not stmt.decorator_list
+                and not _defaults(stmt)
+            ):
+                scope.names[stmt.name] = _Closure(stmt, scope)  # a helper's own helper
+                return
             raise Unknown(stmt, "a statement the evaluator does not know")
 
     def _for(self, stmt: ast.For, scope: _Scope | None) -> None:
@@ -395,6 +403,9 @@ class ModuleValues:
     def _fill(self, node: ast.expr, scope: _Scope | None) -> None:
         """An expression statement: only a call of a filling method on a known container
         (``TABLE.update(...)``, ``__all__.append("x")``) or of a pure function."""
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            self._call(node, scope)  # the module's own function, or a pure builtin
+            return
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
             raise Unknown(node, "a call whose effect is not known")
         method = node.func.attr
@@ -849,6 +860,9 @@ class ModuleValues:
         if not isinstance(func, ast.Name):
             raise Unknown(func, "a call of a computed value")
         if _local(func, scope):
+            closure = _lookup(func.id, scope)
+            if isinstance(closure, _Closure):
+                return self._local_call(closure.node, args, kwargs, node, closure.scope)
             raise Unknown(func, "a call of a local value")
         if func.id in self.functions:
             return self._local_call(self.functions[func.id], args, kwargs, node)
@@ -919,7 +933,12 @@ class ModuleValues:
         return result
 
     def _local_call(
-        self, fn: ast.FunctionDef, args: list[object], kwargs: dict[str, object], node: ast.AST
+        self,
+        fn: ast.FunctionDef,
+        args: list[object],
+        kwargs: dict[str, object],
+        node: ast.AST,
+        closure: _Scope | None = None,
     ) -> object:
         """A call of the module's own function: its body evaluated on the known arguments
         (``MAX_CALL_DEPTH`` calls deep), only if it binds locals, fills containers and
@@ -932,7 +951,7 @@ class ModuleValues:
                 raise Unknown(node, f"a call of {fn.name}(), which is not a plain function")
         self.depth += 1
         try:
-            self._exec_block(fn.body, _Scope(names))
+            self._exec_block(fn.body, _Scope(names, closure))
         except _Return as result:
             return result.value
         except (_Break, _Continue):
@@ -965,6 +984,18 @@ class ModuleValues:
                     raise Unknown(node, f"a call of {fn.name}() missing an argument")
                 names[param] = self._eval(defaults[param], None)
         return names
+
+
+class _Closure:
+    """A function defined inside a helper the evaluator runs (called in its scope)."""
+
+    def __init__(self, node: ast.FunctionDef, scope: _Scope) -> None:
+        self.node = node
+        self.scope = scope
+
+
+def _defaults(fn: ast.FunctionDef) -> bool:
+    return bool(fn.args.defaults) or any(d is not None for d in fn.args.kw_defaults)
 
 
 def _lookup(name: str, scope: _Scope | None) -> object | None:
