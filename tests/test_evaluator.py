@@ -340,8 +340,8 @@ def test_a_refusal_underlines_the_sub_expression_that_could_not_be_evaluated() -
     (reason,) = analysis.readiness.assessments[0].reasons
     assert reason.code == "SVC-R007"
     assert reason.span is not None
-    assert (reason.span.line, reason.span.column) == (5, 4)
-    assert "`print(i)`: a call whose effect is not known" in reason.message
+    assert (reason.span.line, reason.span.column, reason.span.end_column) == (5, 4, 9)
+    assert "`print`: a call of `print`, which the evaluator does not know" in reason.message
 
 
 PREDICTOR = """
@@ -418,3 +418,16 @@ def test_a_helper_filling_module_tables_called_as_a_statement_is_evaluated() -> 
     assert reasons(textwrap.dedent(source) + FUNCTION) == []
     module = values(source)
     assert module.values["PLURALS"][0] == ("(?i)(c)[hH][iI][lL][dD]$", "children")
+
+
+def test_getattr_of_a_standard_library_module_is_harmless_and_unknown() -> None:
+    source = """
+    import math
+    _sumprod = getattr(math, "sumprod", lambda x, y: sum(a * b for a, b in zip(x, y)))
+    HAS = hasattr(math, "sumprod")
+    if HAS:
+        def area(x: int) -> int:
+            return x
+    """
+    assert [code for code, _ in reasons(source)] == ["SVC-R006"]  # the value is the version's
+    assert "HAS" not in values(source).values

@@ -31,8 +31,10 @@ from svcc.frontends.python._values import (
     MAX_STEPS,
     MAX_STRING,
     MUTABLE,
+    OPAQUE,
     ClassValue,
     EnumMember,
+    Opaque,
     TargetVersion,
     Unknown,
     check_size,
@@ -478,10 +480,7 @@ class ModuleValues:
             return None
 
     def _truth(self, test: ast.expr, scope: _Scope | None) -> bool:
-        value = self._eval(test, scope)
-        if isinstance(value, TargetVersion | ClassValue | EnumMember):
-            return True
-        return bool(value)
+        return self._plain_truth(self._eval(test, scope), test)
 
     def _eval(self, node: ast.expr, scope: _Scope | None) -> object:
         self._step(node)
@@ -520,6 +519,8 @@ class ModuleValues:
             return self._call(node, scope)  # type: ignore[arg-type]
         if kind in (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp):
             return self._comprehension(node, scope)
+        if kind is ast.Lambda:
+            return OPAQUE  # a function made, its body not run
         raise Unknown(node, "an expression the evaluator does not know")
 
     def _name(self, node: ast.Name, scope: _Scope | None) -> object:
@@ -656,7 +657,9 @@ class ModuleValues:
         }
         return self._apply(ops[type(node.op)], [operand], node)
 
-    def _plain_truth(self, value: object) -> bool:
+    def _plain_truth(self, value: object, node: ast.AST | None = None) -> bool:
+        if isinstance(value, Opaque):
+            raise Unknown(node, "a value the evaluator does not know")
         if isinstance(value, TargetVersion | ClassValue | EnumMember):
             return True
         return bool(value)
@@ -682,6 +685,8 @@ class ModuleValues:
         return True
 
     def _compare_one(self, op: ast.cmpop, left: object, right: object, node: ast.AST) -> bool:
+        if isinstance(left, Opaque) or isinstance(right, Opaque):
+            raise Unknown(node, "a comparison with a value the evaluator does not know")
         if isinstance(left, TargetVersion) or isinstance(right, TargetVersion):
             return self._compare_version(op, left, right, node)
         if isinstance(op, ast.Is | ast.IsNot):
@@ -849,6 +854,15 @@ class ModuleValues:
         function = self._function_name(func, scope) if isinstance(func, ast.Attribute) else None
         if isinstance(func, ast.Attribute) and function is None:
             return self._method(node, func, scope)
+        if (
+            isinstance(func, ast.Name)
+            and func.id in ("getattr", "hasattr")
+            and func.id not in self.bound
+            and not node.keywords
+            and self._stdlib_module(node.args, scope)
+        ):
+            self._elements(node.args[2:], scope)
+            return OPAQUE  # the module's attribute, or the default: which is the version's
         args = self._elements(node.args, scope)
         kwargs: dict[str, object] = {}
         for keyword in node.keywords:
@@ -872,6 +886,17 @@ class ModuleValues:
         if builtin is None:
             raise Unknown(func, f"a call of `{func.id}`, which the evaluator does not know")
         return self._pure(builtin, args, kwargs, node)
+
+    def _stdlib_module(self, args: list[ast.expr], scope: _Scope | None) -> bool:
+        """``getattr(math, "sumprod", ...)``: the first argument a standard-library module
+        imported by name, the second a literal string."""
+        if len(args) < 2 or not isinstance(args[0], ast.Name) or _local(args[0], scope):
+            return False
+        if args[0].id in self.values:
+            return False
+        module = self.qualify(args[0])
+        literal = isinstance(args[1], ast.Constant) and isinstance(args[1].value, str)
+        return literal and module is not None and module in sys.stdlib_module_names
 
     def _function_name(self, func: ast.Attribute, scope: _Scope | None) -> str | None:
         """The reviewed function ``func`` names (``re.escape``, ``str.maketrans``), or

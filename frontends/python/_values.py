@@ -56,6 +56,13 @@ class TargetVersion:
     minor: int
 
 
+class Opaque:
+    """A value computed harmlessly but not known (``getattr(math, "sumprod", f)``, a
+    lambda): binding it is evaluated, using it is unknown."""
+
+
+OPAQUE: Final = Opaque()
+
 PLAIN_SCALARS: Final = (type(None), bool, int, float, complex, str, bytes)
 MUTABLE: Final = (list, dict, set)
 
