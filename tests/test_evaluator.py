@@ -432,3 +432,22 @@ def test_getattr_of_a_standard_library_module_is_harmless_and_unknown() -> None:
     """
     assert [code for code, _ in reasons(source)] == ["SVC-R006"]  # the value is the version's
     assert isinstance(values(source).values["HAS"], Opaque)
+
+
+def test_a_property_setter_and_a_tzinfo_subclass_are_harmless() -> None:
+    source = """
+    import datetime
+
+    class Version:
+        @property
+        def major(self) -> int:
+            return 1
+
+        @major.setter
+        def major(self, value: int) -> None:
+            raise AttributeError("read-only")
+
+    class Utc(datetime.tzinfo):
+        pass
+    """
+    assert reasons(textwrap.dedent(source) + FUNCTION) == []

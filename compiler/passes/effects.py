@@ -418,6 +418,8 @@ PLAIN_BASE_PREFIXES: Final = (
     "logging.LoggerAdapter", "html.parser.HTMLParser",
     "argparse.Action",
     "contextlib.ContextDecorator", "contextlib.AbstractContextManager", "numbers.",
+    "datetime.tzinfo", "codecs.Codec", "codecs.IncrementalEncoder", "codecs.IncrementalDecoder",
+    "codecs.StreamReader", "codecs.StreamWriter", "types.ModuleType",
     *MODEL_BASES,
 )  # fmt: skip
 

@@ -85,6 +85,7 @@ from svcc.ir.model import (
     ParamUseKind,
     Returns,
     SourceInfo,
+    Span,
     Statement,
     StatementKind,
     TypedDictDecl,
@@ -1143,11 +1144,19 @@ class ModuleLowerer:
         found.extend(
             self._code(f"class keyword {short(self.src.segment(k), 40)}", k) for k in stmt.keywords
         )
+        properties: set[str] = set()  # methods decorated @property so far
         for item in stmt.body:
             if isinstance(
                 item, ast.FunctionDef | ast.AsyncFunctionDef
             ):  # the commonest item first (a method)
-                found.extend(self._definition_evaluations(item, f"method {item.name}: "))
+                accessors = _property_accessors(item, properties, self.src.span)
+                found.extend(
+                    e
+                    for e in self._definition_evaluations(item, f"method {item.name}: ")
+                    if not (e.kind == "decorator" and e.span in accessors)
+                )
+                if any(self.symbols.qualify(d) == "builtins.property" for d in item.decorator_list):
+                    properties.add(item.name)
                 continue
             if isinstance(item, ast.Expr) and isinstance(item.value, ast.Constant):
                 continue
@@ -1559,6 +1568,21 @@ def _local_name(callee: str | None) -> str | None:
         if at != -1:
             end = min(end, at)
     return rest[:end]
+
+
+def _property_accessors(
+    fn: FunctionNode, properties: set[str], span: Callable[[ast.AST], Span]
+) -> set[Span]:
+    """The spans of ``@name.setter`` (``.getter``, ``.deleter``) decorators of ``fn`` where
+    ``name`` is a ``@property`` of the same class: they copy the property, nothing else."""
+    return {
+        span(d)
+        for d in fn.decorator_list
+        if isinstance(d, ast.Attribute)
+        and d.attr in ("setter", "getter", "deleter")
+        and isinstance(d.value, ast.Name)
+        and d.value.id in properties
+    }
 
 
 def _local_names(callee: str | None) -> list[str]:
