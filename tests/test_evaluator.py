@@ -451,3 +451,27 @@ def test_a_property_setter_and_a_tzinfo_subclass_are_harmless() -> None:
         pass
     """
     assert reasons(textwrap.dedent(source) + FUNCTION) == []
+
+
+def test_pydantic_v1_idioms_are_refused_with_reasons() -> None:
+    """``class Config``, ``@validator`` and ``Field(..., regex=)`` (pydantic 1's spellings,
+    which pydantic 2 refuses or warns about): reasons on their lines, never an error."""
+    source = """
+    from pydantic import BaseModel, Field, validator
+
+    class Item(BaseModel):
+        name: str = Field(..., regex=r"^[a-z]+$")
+
+        class Config:
+            extra = "forbid"
+
+        @validator("name")
+        def check(cls, v: str) -> str:
+            return v
+
+    def area(item: Item) -> str:
+        return item.name
+    """
+    found = reasons(source)
+    assert {"SVC-R051", "SVC-R010"} <= {code for code, _ in found}
+    assert (("SVC-R051", 5) in found) and (("SVC-R010", 7) in found)
