@@ -486,3 +486,16 @@ def test_a_lambda_body_is_not_read_at_import() -> None:
         return x * y
     """
     assert reasons(source, name="later") == []
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        '_RE = re.compile(b"\\r|\\n|\\r\\n")',
+        'FORMATS = {"%a": "(?:Sun|Mon)", "%d": "[0-9]{1,2}"}\n_RE = re.compile("|".join(FORMATS))',
+        "from html.entities import name2codepoint\n"
+        "_RE = re.compile(r'&(%s);' % '|'.join(name2codepoint))",
+    ],
+)
+def test_patterns_of_tables_and_bytes_are_checked_as_literals(statement: str) -> None:
+    assert reasons(f"import re\n{statement}\n" + FUNCTION) == []

@@ -18,6 +18,7 @@ Everything is bounded (``_values``): past a bound a value is unknown, never a ha
 """
 
 import ast
+import re
 import sys
 from collections.abc import Callable
 from typing import Final
@@ -135,6 +136,7 @@ class ModuleValues:
         self.bound: set[str] = set()  # every module-level name bound so far
         self.functions: dict[str, ast.FunctionDef] = {}
         self.identities: set[str] = set()
+        self.imported: dict[str, str] = {}  # ``from M import N`` names still bound so
         self.mutable: set[str] = set()  # names holding a list, dict or set
         self.shared = False  # a mutable value is reachable through more than one name
         self.module_steps = 0
@@ -203,8 +205,8 @@ class ModuleValues:
                     end_col_offset=exc.node.end_col_offset,
                 )
                 self.unknown_at[position(stmt)] = (where, exc.why)
+            self._patterns(stmt)  # its arguments are read before anything it calls runs
             self._forget(stmt)
-            self._patterns(stmt)
 
     def _definition(self, stmt: ast.stmt) -> bool:
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -317,6 +319,7 @@ class ModuleValues:
         self.bound.add(name)
         self.values.pop(name, None)
         self.mutable.discard(name)
+        self.imported.pop(name, None)
         self.functions.pop(name, None)
         self.identities.discard(name)
 
@@ -329,13 +332,16 @@ class ModuleValues:
             callee = self.qualify(call.func) if isinstance(call.func, ast.Attribute) else None
             if callee is None or not callee.startswith("re."):
                 continue
-            if isinstance(call.args[0], ast.Constant):
+            first = call.args[0]
+            if isinstance(first, ast.Constant) and not isinstance(first.value, bytes):
                 continue
             try:
                 self.steps = 0
                 value = self._eval(call.args[0], None)
             except (Unknown, RecursionError):
                 continue
+            if isinstance(value, bytes):
+                value = _bytes_pattern(value)
             if isinstance(value, str):
                 self.patterns[_call_key(call)] = value
 
@@ -379,6 +385,9 @@ class ModuleValues:
         elif isinstance(stmt, ast.Import | ast.ImportFrom) and scope is None:
             for name in nested_bindings(stmt):
                 self._unbind(name)
+            if isinstance(stmt, ast.ImportFrom) and stmt.level == 0 and stmt.module:
+                for alias in stmt.names:
+                    self.imported[alias.asname or alias.name] = f"{stmt.module}.{alias.name}"
         else:
             if (
                 isinstance(stmt, ast.FunctionDef)
@@ -531,6 +540,8 @@ class ModuleValues:
             current = current.parent
         if node.id in self.values:
             return self.values[node.id]
+        if node.id in self.imported:
+            return self._dotted(self.imported[node.id], node)
         if node.id in self.bound:
             raise Unknown(node, f"`{node.id}` is not a known value")
         if node.id == "TYPE_CHECKING":
@@ -560,7 +571,8 @@ class ModuleValues:
 
     def _dotted(self, name: str, node: ast.expr) -> object:
         if name in table.CONSTANTS:
-            return table.CONSTANTS[name]
+            value = table.CONSTANTS[name]
+            return value.copy() if isinstance(value, MUTABLE) else value  # never the table's
         if name == "sys.version_info":
             return self.version
         if name in _TYPE_CHECKING:
@@ -1047,6 +1059,16 @@ def _as_load(target: ast.expr) -> ast.expr:
     if isinstance(target, ast.Subscript):
         return ast.Subscript(value=target.value, slice=target.slice, ctx=ast.Load())
     raise Unknown(target, "an augmented assignment to an attribute")
+
+
+def _bytes_pattern(pattern: bytes) -> str | None:
+    """A bytes pattern as the text the readiness pass compiles to check a literal one: its
+    Latin-1 reading, when the bytes pattern itself compiles (checked here, on bytes)."""
+    try:
+        re.compile(pattern)
+    except (re.error, ValueError, OverflowError, RecursionError):
+        return None
+    return pattern.decode("latin-1")
 
 
 def _bounded_format(text: str | bytes, node: ast.AST) -> None:

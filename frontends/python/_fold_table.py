@@ -9,6 +9,7 @@ something else, or a function that changed, fails a test rather than folding wro
 target-dependent constants (``os.sep``, ``sys.platform``) hold the Linux target's values.
 """
 
+import html.entities
 import keyword
 import math
 import operator
@@ -35,6 +36,8 @@ CONSTANTS: Final[dict[str, object]] = {
     "math.tau": math.tau,
     "math.inf": math.inf,
     "keyword.kwlist": tuple(keyword.kwlist),
+    "html.entities.name2codepoint": dict(html.entities.name2codepoint),
+    "html.entities.codepoint2name": dict(html.entities.codepoint2name),
     "os.sep": "/",
     "os.altsep": None,
     "os.extsep": ".",

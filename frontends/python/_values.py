@@ -111,14 +111,16 @@ def check_size(value: object, node: object) -> object:
     return value
 
 
-def weight(value: object) -> int:
-    """A bound on the size of what an operation over ``value`` may produce."""
+def weight(value: object, nested: bool = False) -> int:
+    """A bound on the size of what an operation over ``value`` may produce: a string's
+    length, a container's elements and theirs; an integer on its own is its magnitude (a
+    repetition count: ``"x" * n``), inside a container one element."""
     if isinstance(value, str | bytes):
         return len(value)
-    if isinstance(value, int) and not isinstance(value, bool):
+    if isinstance(value, int) and not isinstance(value, bool) and not nested:
         return abs(value) if abs(value) < MAX_STRING * 10 else MAX_STRING * 10
     if isinstance(value, tuple | list | set | frozenset):
-        return len(value) + sum(weight(v) for v in value)
+        return len(value) + sum(weight(v, True) for v in value)
     if isinstance(value, dict):
-        return len(value) + sum(weight(k) + weight(v) for k, v in value.items())
+        return len(value) + sum(weight(k, True) + weight(v, True) for k, v in value.items())
     return 1
