@@ -474,7 +474,8 @@ def test_pydantic_v1_idioms_are_refused_with_reasons() -> None:
     """
     found = reasons(source)
     assert {"SVC-R051", "SVC-R010"} <= {code for code, _ in found}
-    assert (("SVC-R051", 5) in found) and (("SVC-R010", 7) in found)
+    assert ("SVC-R051", 5) in found
+    assert ("SVC-R010", 7) in found
 
 
 def test_a_lambda_body_is_not_read_at_import() -> None:
