@@ -326,7 +326,7 @@ class ModuleValues:
     def _patterns(self, node: ast.AST) -> None:
         """Fold the first argument of every ``re.`` call the statement makes, for the
         pattern check the readiness pass makes of a literal."""
-        for call in ast.walk(node):
+        for call in _import_time_nodes(node):
             if not (isinstance(call, ast.Call) and call.args):
                 continue
             callee = self.qualify(call.func) if isinstance(call.func, ast.Attribute) else None
@@ -1059,6 +1059,23 @@ def _as_load(target: ast.expr) -> ast.expr:
     if isinstance(target, ast.Subscript):
         return ast.Subscript(value=target.value, slice=target.slice, ctx=ast.Load())
     raise Unknown(target, "an augmented assignment to an attribute")
+
+
+def _import_time_nodes(node: ast.AST) -> list[ast.AST]:
+    """The nodes of ``node`` that run when it runs: not the bodies of the functions and
+    lambdas it defines (a class's methods run when called)."""
+    out: list[ast.AST] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        out.append(current)
+        if isinstance(current, ast.FunctionDef | ast.AsyncFunctionDef):
+            stack.extend(current.decorator_list)
+            continue
+        if isinstance(current, ast.Lambda):
+            continue
+        stack.extend(ast.iter_child_nodes(current))
+    return out
 
 
 def _bytes_pattern(pattern: bytes) -> str | None:
