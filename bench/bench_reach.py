@@ -43,7 +43,14 @@ CACHE = HERE / ".reach-cache"
 LIBRARIES = HERE / "reach_libraries.txt"
 SVCC = str(Path(sys.executable).parent / "svcc")
 _TEST_DIRS = {"tests", "test", "testing"}
-_TOOL_FILES = {"conftest.py", "setup.py", "noxfile.py", "fabfile.py"}
+_TOOL_FILES = {
+    "conftest.py",
+    "setup.py",
+    "noxfile.py",
+    "fabfile.py",
+    "ez_setup.py",
+    "versioneer.py",
+}
 
 
 def pinned() -> list[tuple[str, str]]:

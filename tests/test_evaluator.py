@@ -500,3 +500,28 @@ def test_a_lambda_body_is_not_read_at_import() -> None:
 )
 def test_patterns_of_tables_and_bytes_are_checked_as_literals(statement: str) -> None:
     assert reasons(f"import re\n{statement}\n" + FUNCTION) == []
+
+
+def test_metadata_of_the_modules_own_functions_and_reversed_tables() -> None:
+    source = """
+    try:
+        from itertools import pairwise as _stdlib_pairwise
+    except ImportError:
+        pass
+    else:
+        def _pairwise(iterable):
+            '''Pairs.'''
+            return _stdlib_pairwise(iterable)
+
+        def pairs(iterable):
+            return _pairwise(iterable)
+
+        pairs.__doc__ = _pairwise.__doc__
+
+    def _reversedict(table: dict) -> dict:
+        return {value: key for key, value in table.items()}
+
+    NAMES = _reversedict({"a": "#000", "b": "#fff"})
+    """
+    assert reasons(textwrap.dedent(source) + FUNCTION) == []
+    assert values(source).values["NAMES"] == {"#000": "a", "#fff": "b"}

@@ -781,7 +781,8 @@ F037_TEST_CODE_LEFT_OUT: Final = _code(
     None,
     "`inspect DIR` and `compile DIR` read the service's modules: test code (`tests/`, `test/`, "
     "`test_*.py`, `*_test.py`, `conftest.py`) and packaging or tool scripts (`setup.py`, "
-    "`noxfile.py`, `fabfile.py`, `docs/conf.py`) are left out, as `build/` and `venv/` are, "
+    "`noxfile.py`, `fabfile.py`, `ez_setup.py`, `versioneer.py`, `docs/conf.py`) are left out, "
+    "as `build/` and `venv/` are, "
     "and listed once in this note.",
     hint="--include-tests, or [tool.svcc] include-tests = true, reads them as modules",
 )

@@ -77,6 +77,9 @@ _COMPARE: Final[dict[type, Callable[[object, object], bool]]] = {
     ast.Is: lambda a, b: a is b,
     ast.IsNot: lambda a, b: a is not b,
 }
+# Attributes of a function or class that describe it and run nothing when read or set.
+_METADATA: Final = frozenset({"__doc__", "__name__", "__qualname__", "__module__"})
+
 # Functions whose result does not depend on the order of a set's elements.
 _ORDER_FREE: Final = frozenset(
     {sorted, len, min, max, sum, any, all, set, frozenset, bool}
@@ -472,6 +475,16 @@ class ModuleValues:
                 raise Unknown(target, f"the assignment raises {type(exc).__name__}") from None
             check_size(container, target)
             return
+        if (
+            scope is None
+            and isinstance(target, ast.Attribute)
+            and target.attr in _METADATA
+            and isinstance(target.value, ast.Name)
+            and target.value.id in self.bound
+            and target.value.id not in self.values
+            and (isinstance(value, str | Opaque) or value is None)
+        ):
+            return  # ``f.__doc__ = g.__doc__``, ``Error.__module__ = __name__``: metadata only
         raise Unknown(target, "an assignment to an attribute")
 
     # -- expressions ------------------------------------------------------------------------
@@ -549,7 +562,7 @@ class ModuleValues:
         if node.id in ("True", "False", "None"):
             return {"True": True, "False": False, "None": None}[node.id]
         if node.id == "__name__":
-            raise Unknown(node, "the module's name")
+            return OPAQUE  # the module's name: bound, not known (a test of it is undecided)
         raise Unknown(node, f"`{node.id}` is not a known value")
 
     def _attribute(self, node: ast.Attribute, scope: _Scope | None) -> object:
@@ -560,6 +573,12 @@ class ModuleValues:
             name = self.qualify(node)
             if name is not None:
                 return self._dotted(name, node)
+        own = isinstance(node.value, ast.Name) and (
+            node.value.id in self.functions
+            or isinstance(self.values.get(node.value.id), ClassValue)
+        )
+        if own and node.attr in _METADATA:
+            return OPAQUE  # a local function's or class's docstring or name
         value = self._eval(node.value, scope)
         if isinstance(value, ClassValue) and node.attr in value.attributes:
             return value.attributes[node.attr]
@@ -961,6 +980,8 @@ class ModuleValues:
         bound = (weight(receiver) + 1) * (1 + sum(weight(a) for a in [*args, *kwargs.values()]))
         if bound > MAX_STRING * 10:
             raise Unknown(node, "a value past the evaluator's size limit")
+        if isinstance(receiver, dict) and func.attr in ("keys", "values", "items") and not args:
+            return list(getattr(receiver, func.attr)())
         method = getattr(receiver, func.attr, None)
         if method is None:
             raise Unknown(func, f"the method `{func.attr}`")

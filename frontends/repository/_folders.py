@@ -20,14 +20,17 @@ SKIPPED_DIRS: Final = frozenset(
 # Test code and packaging/tool scripts: not the service (``inspect DIR`` leaves them out
 # unless ``--include-tests`` or ``[tool.svcc] include-tests = true``).
 TEST_DIRS: Final = frozenset({"tests", "test"})
-TOOL_FILES: Final = frozenset({"conftest.py", "setup.py", "noxfile.py", "fabfile.py"})
+TOOL_FILES: Final = frozenset(
+    {"conftest.py", "setup.py", "noxfile.py", "fabfile.py", "ez_setup.py", "versioneer.py"}
+)
 DOCS_DIRS: Final = frozenset({"docs", "doc"})
 
 
 def test_or_tool(relpath: str, is_dir: bool) -> bool:
     """Whether the tree entry ``relpath`` (POSIX, from the tree's root) is test code or a
     packaging or tool script: a ``tests/`` or ``test/`` folder, ``test_*.py``,
-    ``*_test.py``, ``conftest.py``, ``setup.py``, ``noxfile.py``, ``fabfile.py``, or a
+    ``*_test.py``, ``conftest.py``, ``setup.py``, ``noxfile.py``, ``fabfile.py``,
+    ``ez_setup.py``, ``versioneer.py``, or a
     Sphinx ``docs/conf.py``."""
     parent, _, name = relpath.rpartition("/")
     if is_dir:
