@@ -106,6 +106,8 @@ def test_enum_members_and_literal_class_attributes() -> None:
         "A = 'x' * 10**9",
         "A = [0] * 10**8",
         "A = list(range(10**9))",
+        "A = list(range(10**30))",
+        "for i in range(10**30):\n    A = i",
         "S = {'a', 'b'}\nA = list(S)",
         "T = {}\nwhile True:\n    T[1] = 1\n",
         "def f():\n    global X\n    X = 1\nA = f()",
@@ -525,3 +527,14 @@ def test_metadata_of_the_modules_own_functions_and_reversed_tables() -> None:
     """
     assert reasons(textwrap.dedent(source) + FUNCTION) == []
     assert values(source).values["NAMES"] == {"#000": "a", "#fff": "b"}
+
+
+def test_an_unknown_augmented_assignment_is_no_internal_error() -> None:
+    source = """
+    import os
+    counter = 0
+    counter += os.getpid()
+    TABLE = {}
+    TABLE["k"] += 1
+    """
+    assert [code for code, _ in reasons(textwrap.dedent(source) + FUNCTION)]

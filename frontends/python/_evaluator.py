@@ -40,6 +40,7 @@ from svcc.frontends.python._values import (
     Unknown,
     check_size,
     is_plain,
+    range_length,
     unordered,
     weight,
 )
@@ -198,8 +199,12 @@ class ModuleValues:
             self._exec(stmt, None)
             if not isinstance(stmt, ast.Import | ast.ImportFrom | ast.Pass):
                 self.folded.add(position(stmt))
-        except (Unknown, _Break, _Continue, _Return, RecursionError) as exc:
-            if isinstance(exc, Unknown) and isinstance(exc.node, ast.expr):
+        except (Unknown, _Break, _Continue, _Return, RecursionError, *_OPERATOR_ERRORS) as exc:
+            if (
+                isinstance(exc, Unknown)
+                and isinstance(exc.node, ast.expr)
+                and hasattr(exc.node, "end_col_offset")
+            ):
                 where = ast.Constant(
                     value=None,
                     lineno=exc.node.lineno,
@@ -341,7 +346,7 @@ class ModuleValues:
             try:
                 self.steps = 0
                 value = self._eval(call.args[0], None)
-            except (Unknown, RecursionError):
+            except (Unknown, RecursionError, *_OPERATOR_ERRORS):
                 continue
             if isinstance(value, bytes):
                 value = _bytes_pattern(value)
@@ -498,7 +503,7 @@ class ModuleValues:
         try:
             self.steps = 0
             return self._truth(test, None)
-        except (Unknown, RecursionError):
+        except (Unknown, RecursionError, *_OPERATOR_ERRORS):
             return None
 
     def _truth(self, test: ast.expr, scope: _Scope | None) -> bool:
@@ -829,7 +834,7 @@ class ModuleValues:
 
     def _sequence(self, value: object, node: ast.AST) -> list[object]:
         if isinstance(value, range):
-            if len(value) > MAX_ITERATIONS:
+            if range_length(value) > MAX_ITERATIONS:
                 raise Unknown(node, "a loop past the evaluator's iteration limit")
             return list(value)
         if isinstance(value, dict):
@@ -957,7 +962,7 @@ class ModuleValues:
         if sum(weight(a) for a in every) > MAX_STRING * 10:
             raise Unknown(node, "arguments past the evaluator's size limit")
         result = self._apply(lambda: fn(*args, **kwargs), [], node)
-        if isinstance(result, range) and len(result) <= MAX_ITERATIONS:
+        if isinstance(result, range) and range_length(result) <= MAX_ITERATIONS:
             return result
         if not is_plain(result):
             raise Unknown(node, "a call that returns something other than plain data")
@@ -1076,9 +1081,10 @@ def _local(node: ast.Name, scope: _Scope | None) -> bool:
 
 def _as_load(target: ast.expr) -> ast.expr:
     if isinstance(target, ast.Name):
-        return ast.Name(id=target.id, ctx=ast.Load())
+        return ast.copy_location(ast.Name(id=target.id, ctx=ast.Load()), target)
     if isinstance(target, ast.Subscript):
-        return ast.Subscript(value=target.value, slice=target.slice, ctx=ast.Load())
+        load = ast.Subscript(value=target.value, slice=target.slice, ctx=ast.Load())
+        return ast.copy_location(load, target)
     raise Unknown(target, "an augmented assignment to an attribute")
 
 

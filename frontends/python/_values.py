@@ -80,6 +80,14 @@ def is_plain(value: object, depth: int = 0) -> bool:
     return isinstance(value, range)
 
 
+def range_length(value: range) -> int:
+    """``len(value)``, or a bound past every limit when it does not fit a machine word."""
+    try:
+        return len(value)
+    except OverflowError:
+        return MAX_ITERATIONS + 1
+
+
 def unordered(value: object, depth: int = 0) -> bool:
     """Whether ``value`` holds a set of strings or bytes anywhere: their iteration order
     follows the per-run hash seed, so anything built from it in order is unknown (the IR
@@ -106,7 +114,7 @@ def check_size(value: object, node: object) -> object:
     elif isinstance(value, tuple | list | set | frozenset | dict):
         if len(value) > MAX_ITEMS:
             raise Unknown(node, "a container past the evaluator's size limit")
-    elif isinstance(value, range) and len(value) > MAX_ITERATIONS:
+    elif isinstance(value, range) and range_length(value) > MAX_ITERATIONS:
         raise Unknown(node, "a range past the evaluator's iteration limit")
     return value
 
