@@ -87,6 +87,12 @@ def _common(p: argparse.ArgumentParser) -> None:
         default=frozenset(),
         help="serve functions with these security effects: env, process, eval, paths",
     )
+    p.add_argument(
+        "--include-tests",
+        action="store_true",
+        help="a directory: read test code and tool scripts (tests/, test_*.py, setup.py, "
+        "noxfile.py, docs/conf.py) as modules too",
+    )
 
 
 def _allow_kinds(text: str) -> frozenset[str]:
@@ -532,6 +538,7 @@ def _cmd_compile(args: argparse.Namespace) -> int:
         servable_only=args.command == "generate",
         allow=args.allow,
         data=args.data,
+        include_tests=args.include_tests,
         runtime_image=args.runtime_image,
         runtime_platform=args.runtime_platform,
     )

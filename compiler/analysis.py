@@ -524,6 +524,7 @@ def checked_tree(
     *,
     strict: bool = True,
     folder_name: str | None = None,
+    include_tests: bool = False,
 ) -> "RepositoryTree":
     """The tree at ``root`` as read (nothing lowered yet); a refused tree (or, ``strict``,
     any refused entry) is an :class:`InputError`. Not ``strict`` (``inspect``), a file over
@@ -535,7 +536,13 @@ def checked_tree(
     if not root.is_dir():
         raise InputError(f"{root}: not a directory")
     try:
-        tree = read_tree(root, limits, folder_name=folder_name, oversize_entries=not strict)
+        tree = read_tree(
+            root,
+            limits,
+            folder_name=folder_name,
+            oversize_entries=not strict,
+            include_tests=include_tests,
+        )
     except TreeRefused as exc:
         raise InputError(f"{root}: {exc.diagnostic.code} {exc}") from None
     errors = tree.errors
@@ -557,6 +564,7 @@ def analyze_repository(
     workers: int | None = 1,
     allow: frozenset[str] = frozenset(),
     documents: bool = False,
+    include_tests: bool = False,
 ) -> Analysis:
     """Front end and readiness over the graph. ``strict`` (bundles) refuses a tree with any
     refused entry (exit 2); otherwise (``inspect``, the analysis service) refused entries are
@@ -565,12 +573,15 @@ def analyze_repository(
     ``workers``: processes lowering a large tree (``None``: one per CPU, as the CLI asks),
     which then judge the modules they lowered (see ``RepositoryReadiness.run``) and, with
     ``documents`` (``inspect DIR --format json``), render their documents
-    (:attr:`Analysis.rendered`)."""
+    (:attr:`Analysis.rendered`). ``include_tests`` reads test code and tool scripts too
+    (see ``read_tree``)."""
     from pathlib import Path
 
     from svcc.frontends.repository import lowered_tree
 
-    tree = checked_tree(Path(root), limits, strict=strict, folder_name=folder_name)
+    tree = checked_tree(
+        Path(root), limits, strict=strict, folder_name=folder_name, include_tests=include_tests
+    )
     with lowered_tree(
         tree, python_version=version_tuple(python_version), workers=workers, encoding=encoding
     ) as (repo, pool):
@@ -632,6 +643,7 @@ def analyze(
     facts_cache: dict[str, Any] | None = None,
     documents: bool = False,
     select: Sequence[str] | None = None,
+    include_tests: bool = False,
 ) -> Analysis:
     """Any input: ``source`` held in memory (``path`` is then its display name; its
     format is ``source_format`` or the suffix's, its module name checked unless
@@ -675,6 +687,7 @@ def analyze(
             workers=workers,
             allow=allow,
             documents=documents,
+            include_tests=include_tests,
         )
     return analyze_file(
         path,

@@ -791,6 +791,22 @@ F015_MODULE_NAME_TAKEN: Final = _code(
 )
 
 
+# --- what a directory is (issue 37) --------------------------------------------------------------
+F037_TEST_CODE_LEFT_OUT: Final = _code(
+    "SVC-F037",
+    "test code and tool scripts left out",
+    "note",
+    "source",
+    None,
+    "`inspect DIR` and `compile DIR` read the service's modules: test code (`tests/`, `test/`, "
+    "`test_*.py`, `*_test.py`, `conftest.py`) and packaging or tool scripts (`setup.py`, "
+    "`noxfile.py`, `fabfile.py`, `ez_setup.py`, `versioneer.py`, `docs/conf.py`) are left out, "
+    "as `build/` and `venv/` are, "
+    "and listed once in this note.",
+    hint="--include-tests, or [tool.svcc] include-tests = true, reads them as modules",
+)
+
+
 def markdown_table() -> str:
     """The body of ``docs/diagnostics.md``."""
     lines = [
