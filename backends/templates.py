@@ -20,4 +20,4 @@ def make_env(package: str) -> jinja2.Environment:
 
 
 def render(package: str, name: str, **view: object) -> bytes:
-    return make_env(package).get_template(name).render(**view).encode("utf-8")
+    return make_env(package).get_template(name).render(**view).encode("utf-8", "backslashreplace")

@@ -102,6 +102,12 @@ def _common(p: argparse.ArgumentParser) -> None:
         default=frozenset(),
         help="serve functions with these security effects: env, process, eval, paths",
     )
+    p.add_argument(
+        "--include-tests",
+        action="store_true",
+        help="a directory: read test code and tool scripts (tests/, test_*.py, setup.py, "
+        "noxfile.py, docs/conf.py) as modules too",
+    )
 
 
 def _allow_kinds(text: str) -> frozenset[str]:
@@ -115,8 +121,8 @@ def _allow_kinds(text: str) -> frozenset[str]:
     return kinds
 
 
-def _format(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--format", choices=("text", "json"), default=None, help=FORMAT_HELP)
+def _format(p: argparse.ArgumentParser, *more: str) -> None:
+    p.add_argument("--format", choices=("text", "json", *more), default=None, help=FORMAT_HELP)
 
 
 def _generate_options(p: argparse.ArgumentParser) -> None:
@@ -193,7 +199,7 @@ def _inspect_parser(sub: _Sub, _: "type[Target] | None") -> None:
     inspect = sub.add_parser("inspect", help="report the readiness of each public function")
     inspect.add_argument("path", help="a .py file, an .ipynb notebook, or a directory")
     _common(inspect)
-    _format(inspect)
+    _format(inspect, "sarif")  # SARIF 2.1.0 for code scanning (cli/sarif.py)
     inspect.add_argument("--ir", action="store_true", help="print the IR instead")
     inspect.add_argument(
         "--encoding", metavar="NAME", help="source encoding (default: PEP 263 detection)"
@@ -313,6 +319,40 @@ def _serve_analysis_parser(sub: _Sub, _: "type[Target] | None") -> None:
         metavar="S",
         help="seconds a client may pause while sending its request; the whole body must "
         "arrive within six times that (default 10; over it: 408, the worker is freed)",
+    )
+
+
+def _check_parser(sub: _Sub, _: "type[Target] | None") -> None:
+    check = sub.add_parser(
+        "check",
+        help="exit 1 when a selected function is not eligible (for pre-commit and CI)",
+    )
+    check.add_argument(
+        "path", nargs="?", default=".", help="a project directory (default .), or one file"
+    )
+    check.add_argument(
+        "--select",
+        metavar="NAMES",
+        help="comma-separated functions (default: [tool.svcc] select of the project)",
+    )
+    check.add_argument(
+        "--python-version", metavar="3.N", help="Python grammar to parse with (default: running)"
+    )
+    check.add_argument(
+        "--requirements", metavar="FILE", help="declared dependencies (replaces pyproject's)"
+    )
+
+
+def _lsp_parser(sub: _Sub, _: "type[Target] | None") -> None:
+    lsp = sub.add_parser(
+        "lsp", help="run the language server on stdio (readiness diagnostics in editors)"
+    )
+    lsp.add_argument(
+        "--debounce-ms",
+        type=int,
+        default=100,
+        metavar="MS",
+        help="quiet time after an edit before the document is analysed (default %(default)s)",
     )
 
 
@@ -439,6 +479,8 @@ SUBCOMMANDS: dict[str, _AddParser] = {
     "generate": _generate_parser,
     "serve": _serve_parser,
     "serve-analysis": _serve_analysis_parser,
+    "check": _check_parser,
+    "lsp": _lsp_parser,
     "plugins": _plugins_parser,
     "lock": _lock_parser,
     "image": _image_parser,
@@ -545,6 +587,7 @@ def _cmd_compile(args: argparse.Namespace) -> int:
         servable_only=args.command == "generate",
         allow=args.allow,
         data=args.data,
+        include_tests=args.include_tests,
         runtime_image=args.runtime_image,
         runtime_platform=args.runtime_platform,
     )
@@ -604,6 +647,46 @@ def _cmd_serve_analysis(args: argparse.Namespace) -> int:
         worker_timeout=args.worker_timeout,
         read_seconds=args.read_timeout,
     )
+    return 0
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    """The selection of ``compile --select`` judged without writing anything: the
+    library's ``analyze`` and ``select`` (exit 1 names the reasons, exit 2 an unknown name)."""
+    from svcc.compiler.analysis import analyze, select
+    from svcc.contracts.errors import UsageError
+
+    analysis = analyze(
+        args.path,
+        python_version=args.python_version,
+        requirements=_requirements(args),
+        strict=False,
+        workers=None,
+    )
+    chosen: str | tuple[str, ...] | None = args.select
+    if chosen is None and analysis.repository is not None:
+        chosen = analysis.repository.tree.config.select
+    if not chosen:
+        raise UsageError(
+            f"{escaped(args.path)}: nothing selected: set [tool.svcc] select = [...] in "
+            "pyproject.toml, or pass --select NAMES"
+        )
+    selected = select(analysis, chosen)
+    names = ", ".join(cap.id for _, cap in selected)
+    sys.stdout.write(f"{program()} check: {len(selected)} selected, all eligible: {names}\n")
+    return 0
+
+
+def _cmd_lsp(args: argparse.Namespace) -> int:
+    from svcc.contracts.errors import UsageError
+
+    if args.debounce_ms < 0:
+        raise UsageError("--debounce-ms must not be negative")
+    try:
+        from svcc.lsp.server import serve  # pygls: only this command loads it
+    except ImportError as exc:
+        raise UsageError(f"svcc lsp needs pygls ({exc}); pip install pygls") from None
+    serve(args.debounce_ms / 1000)
     return 0
 
 
@@ -738,6 +821,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "generate": _cmd_compile,
         "serve": _cmd_serve,
         "serve-analysis": _cmd_serve_analysis,
+        "check": _cmd_check,
+        "lsp": _cmd_lsp,
         "targets": _cmd_targets,
         "clients": _cmd_clients,
         "cache": _cmd_cache,

@@ -22,6 +22,7 @@ from svcc.contracts.names import escaped
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from svcc.cli.sarif import SourceFile as SarifSource
     from svcc.compiler.bundles import CompileResult
     from svcc.contracts.requirements import DeclaredRequirements
     from svcc.contracts.target import Target
@@ -123,6 +124,14 @@ def inspect_file(
         allow=getattr(args, "allow", frozenset()),
         data=getattr(args, "data", ()),
     )
+    if fmt == "sarif" and not args.ir:  # a file that does not parse is a result too
+        from svcc.cli import sarif
+
+        _write_sarif(sarif.file_sources(str(path), analysis), analysis.error is None)
+        if analysis.error is None:
+            return 0
+        sys.stderr.write(f"{program()}: error: {analysis.error_message(escaped(str(path)))}\n")
+        return 2
     if analysis.error is not None:
         raise InputError(analysis.error_message(str(path)))
     if args.ir:
@@ -131,7 +140,9 @@ def inspect_file(
     elif fmt == "json":
         _write(render_document(analysis))
     else:
-        _write((readiness_table(analysis, _use_colour()) + "\n").encode())
+        _write(
+            (readiness_table(analysis, _use_colour()) + "\n").encode("utf-8", "backslashreplace")
+        )
     return 0
 
 
@@ -154,6 +165,7 @@ def inspect_repository(
         module_name=args.module_name,
         data=getattr(args, "data", ()),
         encoding=args.encoding,
+        include_tests=getattr(args, "include_tests", False),
     )
     repository = analysis.repository
     assert repository is not None  # a directory's analysis
@@ -176,9 +188,16 @@ def inspect_repository(
     # notebook alike)
     failed = [repository.modules[m].file.path for m in analysis.failed_modules()]
     failed += [path for path, d in repository.tree.problems if d.severity == "error"]
-    notebooks = _notebooks(root, args, requirements)
+    include_tests = getattr(args, "include_tests", False) or repository.tree.config.include_tests
+    notebooks = _notebooks(root, args, requirements, include_tests)
     failed += [path for path, a in notebooks.items() if a.error is not None]
     failed.sort()
+    if fmt == "sarif":
+        from svcc.cli import sarif
+
+        sources = sarif.directory_sources(str(root), analysis, notebooks)
+        _write_sarif(sources, not failed)
+        return _directory_status(failed)
     if fmt == "json":  # the modules' documents rendered on every core (see there)
         from svcc.compiler.repository_document import encode_document
 
@@ -210,12 +229,22 @@ def inspect_repository(
         else:
             lines.append(readiness_table(nb, colour, escaped(path)))
     lines += repository_summary([r for r in analysis.reports.values() if r is not None])
-    _write(("\n".join(lines) + "\n").encode())
+    _write(("\n".join(lines) + "\n").encode("utf-8", "backslashreplace"))
     return _directory_status(failed)
 
 
+def _write_sarif(sources: "list[SarifSource]", successful: bool) -> None:
+    from svcc.cli import sarif
+    from svcc.ir.canonical import canonical_json
+
+    _write(canonical_json(sarif.sarif_log(sources, successful=successful)))
+
+
 def _notebooks(
-    root: "Path", args: argparse.Namespace, requirements: "DeclaredRequirements | None"
+    root: "Path",
+    args: argparse.Namespace,
+    requirements: "DeclaredRequirements | None",
+    include_tests: bool,
 ) -> "dict[str, Analysis]":
     """The notebooks below ``root`` (not modules of the repository: each is analysed as
     ``inspect FILE`` would, so a folder of notebooks lists them)."""
@@ -223,7 +252,7 @@ def _notebooks(
     from svcc.frontends.repository import notebook_paths
 
     out: dict[str, Analysis] = {}
-    for rel in notebook_paths(root):
+    for rel in notebook_paths(root, include_tests=include_tests):
         try:
             out[rel] = analyze(
                 root / rel,
@@ -309,7 +338,7 @@ def compile_result(result: "CompileResult", fmt: str) -> None:
         return
     lines = [f"wrote {len(result.files)} files to {result.output_dir} (target {result.target})"]
     lines += [f"  {cap}" for cap in result.capabilities]
-    _write(("\n".join(lines) + "\n").encode())
+    _write(("\n".join(lines) + "\n").encode("utf-8", "backslashreplace"))
 
 
 def targets(fmt: str) -> None:
@@ -365,4 +394,4 @@ def targets(fmt: str) -> None:
             if o.default is not None:
                 extra += f" (default {o.default})"
             lines.append(f"{' ' * width}    {o.flag}{value}: {o.help}{extra}")
-    _write("".join(f"{line}\n" for line in lines).encode())
+    _write("".join(f"{line}\n" for line in lines).encode("utf-8", "backslashreplace"))

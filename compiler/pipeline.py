@@ -38,6 +38,7 @@ def compile_path(
     runtime_platform: str | None = None,
     allow: frozenset[str] = frozenset(),
     data: Sequence[str] = (),
+    include_tests: bool = False,
 ) -> CompileResult:
     """The one compile entry (``svcc compile``, ``svcc generate``): a file or notebook, or a
     directory (a repository). Front end → readiness → selection → target → writer; nothing
@@ -69,6 +70,8 @@ def compile_path(
         allow=allow,
         data=data,
         workers=None,  # a large tree is lowered on every core
+        select=selection,  # a notebook's slice keeps what the selected functions need
+        include_tests=include_tests,
     )
     if analysis.error is not None:
         raise InputError(analysis.error_message(str(path)))

@@ -15,7 +15,7 @@ the joining is exact (``tests/test_scaling.py`` checks it).
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from svcc.ir.canonical import ENCODER
+from svcc.ir.canonical import ENCODER, json_utf8
 
 if TYPE_CHECKING:
     from svcc.compiler.analysis import Analysis
@@ -65,7 +65,7 @@ class DocumentWriter:
     ) -> bytes:
         """``canonical_json`` of :func:`module_document` (without its newline)."""
         if report is None:
-            return ENCODER.encode(module_document(path, diagnostics, None)).encode("utf-8")
+            return json_utf8(ENCODER.encode(module_document(path, diagnostics, None)))
         entries = {key: ENCODER.encode(value) for key, value in report.head_json().items()}
         entries["diagnostics"] = self._diagnostics(diagnostics)
         entries["assessments"] = (
@@ -79,7 +79,7 @@ class DocumentWriter:
             )
             + "]"
         )
-        return _object_text(entries).encode("utf-8")
+        return json_utf8(_object_text(entries))
 
 
 def _object_text(entries: Mapping[str, str]) -> str:
@@ -117,7 +117,7 @@ def _object(entries: Mapping[str, bytes | memoryview]) -> Iterator[bytes | memor
     ``ENCODER`` would write it (keys sorted)."""
     yield b"{"
     for i, (key, value) in enumerate(sorted(entries.items())):
-        yield (b"," if i else b"") + ENCODER.encode(key).encode("utf-8") + b":"
+        yield (b"," if i else b"") + json_utf8(ENCODER.encode(key)) + b":"
         yield value
     yield b"}"
 
@@ -141,13 +141,13 @@ def encode_document(
         files[source.file.path] = rendered.get(module) or writer.document(
             source.file.path, source.result.diagnostics, analysis.reports[module]
         )
-    files |= {p: ENCODER.encode(doc).encode("utf-8") for p, doc in (extra_files or {}).items()}
+    files |= {p: json_utf8(ENCODER.encode(doc)) for p, doc in (extra_files or {}).items()}
     pieces: list[bytes | memoryview] = [b"{"]
     for i, key in enumerate(sorted(document)):
-        pieces.append((b"," if i else b"") + ENCODER.encode(key).encode("utf-8") + b":")
+        pieces.append((b"," if i else b"") + json_utf8(ENCODER.encode(key)) + b":")
         if key == "files":
             pieces.extend(_object(files))
         else:
-            pieces.append(ENCODER.encode(document[key]).encode("utf-8"))
+            pieces.append(json_utf8(ENCODER.encode(document[key])))
     pieces.append(b"}\n")
     return b"".join(pieces)

@@ -18,7 +18,7 @@ from functools import cache
 from json.encoder import encode_basestring  # the C one where built
 from typing import Any, TypeVar
 
-from svcc.ir.canonical import ENCODER, digest_bytes
+from svcc.ir.canonical import ENCODER, digest_bytes, json_utf8
 from svcc.ir.model import ConstraintValue, ModuleIR
 from svcc.ir.types import (
     TYPE_NODE_CLASSES,
@@ -225,14 +225,12 @@ def _encode_ir(ir: ModuleIR) -> Iterator[bytes]:
         value = getattr(ir, name)
         yield (b"," if position else b"") + ENCODER.encode(name).encode("utf-8") + b":"
         if not isinstance(value, tuple):
-            yield _text(value).encode("utf-8")
+            yield json_utf8(_text(value))
             continue
         yield b"["
         for start in range(0, len(value), _BATCH):
             batch = value[start : start + _BATCH]
-            yield (b"," if start else b"") + ",".join([_text(item) for item in batch]).encode(
-                "utf-8"
-            )
+            yield (b"," if start else b"") + json_utf8(",".join([_text(item) for item in batch]))
         yield b"]"
     yield b"}\n"
 

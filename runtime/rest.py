@@ -27,12 +27,13 @@ from starlette.exceptions import HTTPException
 from starlette.routing import Route
 from starlette.staticfiles import StaticFiles
 
+from .bodies import BodyReader, BodyTimeout, body_reader
 from .calls import CallShape, import_source, resolve_capabilities
 from .conversion import attach_converters
 from .encoding import Invoke, ResultNotJson, direct_invoker, encode_result
 from .integrity import StartupError, load_document, load_manifest
 from .lifetime import end_with_supervisor
-from .network import NetworkLayer, network_layer, uvicorn_host
+from .network import NetworkLayer, bound_host, network_layer
 from .prevalidate import OFFLOAD_BYTES, Prevalidator
 from .validation import (
     RequestInvalid,
@@ -40,7 +41,6 @@ from .validation import (
     TooLarge,
     check_size,
     max_body_bytes,
-    receive_body,
 )
 
 MANIFEST = "svc-rest.json"
@@ -76,25 +76,28 @@ def error_body(detail: Any) -> bytes:
 
 
 INTERNAL_ERROR = error_body("Internal Server Error")
+BODY_TIMEOUT = error_body("Request Timeout: the request body did not arrive in time")
+# The rest of such a body may still come: the connection ends with the answer.
+BODY_TIMEOUT_HEADERS = [*JSON_HEADERS, (b"connection", b"close")]
 
 
 class CapabilityEndpoint:
     """``POST /capabilities/<name>`` as a raw ASGI app: everything is prepared at startup."""
 
-    __slots__ = ("_invoke", "_max_body", "_prevalidator", "_shape", "_validator")
+    __slots__ = ("_bodies", "_invoke", "_prevalidator", "_shape", "_validator")
 
     def __init__(
         self,
         invoke: Invoke,
         shape: CallShape,
         validator: RequestValidator,
-        max_body: int,
+        bodies: BodyReader,
         prevalidator: Prevalidator | None = None,
     ) -> None:
         self._invoke = invoke
         self._shape = shape
         self._validator = validator
-        self._max_body = max_body
+        self._bodies = bodies
         self._prevalidator = prevalidator
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -154,10 +157,13 @@ class CapabilityEndpoint:
                         )
                         return None
                 elif name == b"content-length" and value.isdigit():
-                    check_size(int(value), self._max_body)
-            body = await receive_body(receive, self._max_body)
+                    check_size(int(value), self._bodies.limit)
+            body = await self._bodies.read(receive)
         except TooLarge:
             await respond(send, 413, error_body("Request body too large"))
+            return None
+        except BodyTimeout:
+            await respond(send, 408, BODY_TIMEOUT, BODY_TIMEOUT_HEADERS)
             return None
         if body is None:
             return None  # the client went away
@@ -285,7 +291,7 @@ def _direct_invokers(
 
 
 EndpointFactory = Callable[
-    [Invoke, CallShape, RequestValidator, int, Prevalidator | None], CapabilityEndpoint
+    [Invoke, CallShape, RequestValidator, BodyReader, Prevalidator | None], CapabilityEndpoint
 ]
 
 
@@ -316,11 +322,12 @@ def build_app(
     if prevalidator is not None:  # its helper goes with the server
         app.router.on_shutdown.append(prevalidator.close)
     endpoints: dict[str, CapabilityEndpoint] = {}
+    bodies = body_reader(max_body)  # one for every endpoint: one watcher
     for name, (schema, _) in schemas.items():
         path = f"/capabilities/{name}"
         invoke, shape = invokers[name]
         endpoints[path] = made = endpoint(
-            invoke, shape, RequestValidator(schema, definitions), max_body, prevalidator
+            invoke, shape, RequestValidator(schema, definitions), bodies, prevalidator
         )
         # Also a framework route: a GET is its 405, and the route table stays complete.
         app.router.routes.append(Route(path, made, methods=["POST"], name=name))
@@ -342,7 +349,7 @@ def served(app: RestApp) -> NetworkLayer:
     ids and the access log (``network``), configured from the environment. In uvicorn's
     multi-process mode each server process ends with uvicorn's supervisor (``lifetime``)."""
     end_with_supervisor()
-    return network_layer(app, capabilities=app.capabilities, host=uvicorn_host(), prefix="svc-rest")
+    return network_layer(app, capabilities=app.capabilities, host=bound_host(), prefix="svc-rest")
 
 
 def create_app(bundle: Path) -> NetworkLayer:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Final
 from attrs import frozen
 from svcc.compiler.analysis import Analysis, analyze, version_tuple
 from svcc.contracts.diagnostics import Diagnostic
+from svcc.ir.canonical import json_utf8
 from svcc.ir.serde import unstructure
 from svcc.ir.types import (
     AnyType,
@@ -187,7 +188,7 @@ def module_for(filename: str) -> str:
 
 def encode(document: Any) -> bytes:
     """The JSON bytes of an answer (done in the child: its cost is within the budget)."""
-    return json.dumps(document, ensure_ascii=False).encode("utf-8")
+    return json_utf8(json.dumps(document, ensure_ascii=False))
 
 
 def analyse_upload(
@@ -538,7 +539,7 @@ def directory_answer(prefix: str, entries: Iterator[tuple[str, bytes]]) -> bytes
     parts = []
     for rel, entry in entries:
         key = rel if prefix == "." else f"{prefix}/{rel}"
-        parts.append(json.dumps(key, ensure_ascii=False).encode("utf-8") + b": " + entry)
+        parts.append(json_utf8(json.dumps(key, ensure_ascii=False)) + b": " + entry)
     return b"{" + b", ".join(parts) + b"}"
 
 

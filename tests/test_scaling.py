@@ -79,6 +79,23 @@ def call_chain(n: int) -> str:
     return "".join(out)
 
 
+def evaluated_chain(n: int) -> str:
+    """Module-level names each computed from the one before (all folded by the evaluator)."""
+    chain = "".join(f"x{i} = x{i - 1} + 1\n" for i in range(1, n))
+    return f"x0 = 1\n{chain}def f(a: int) -> int:\n    return a\n"
+
+
+def table_loop(n: int) -> str:
+    """A module-level loop filling a table, evaluated iteration by iteration."""
+    loop = f"T = {{}}\nfor i in range({n * 10}):\n    T[i] = i * i\n\n"
+    return loop + "def f(a: int) -> int:\n    return a\n"
+
+
+def doubling(n: int) -> str:
+    """A string doubled ``n`` times: unknown once past the size bound, never a hang."""
+    return "s = 'a'\n" + "s = s + s\n" * n + "def f(a: int) -> int:\n    return a\n"
+
+
 def analyse(source: str) -> Analysis:
     analysis = analyze_source(source, path="big.py")
     assert analysis.error is None, analysis.diagnostics
@@ -122,8 +139,22 @@ def executed_lines(work: Callable[[], object]) -> int:
         (module_lines, 400),
         (alias_chain, 100),
         (call_chain, 40),
+        (evaluated_chain, 200),
+        (table_loop, 100),
+        (doubling, 40),
     ],
-    ids=["literal", "functions", "typeddict", "posonly", "module", "aliases", "call_chain"],
+    ids=[
+        "literal",
+        "functions",
+        "typeddict",
+        "posonly",
+        "module",
+        "aliases",
+        "call_chain",
+        "evaluated",
+        "table_loop",
+        "doubling",
+    ],
 )
 def test_work_grows_linearly(make: Callable[[int], str], size: int) -> None:
     def pipeline(n: int) -> Callable[[], object]:

@@ -24,7 +24,7 @@ from svcc.backends._common.runtime_copy import runtime_files
 from svcc.backends._common.schema import LoweringError
 from svcc.contracts.policy import ExecutionPolicy, OciExecution, execution_mode
 from svcc.contracts.target import BundleSpec, EmitContext, FileTree, RepositoryLayout
-from svcc.ir.canonical import canonical_json, digest_bytes
+from svcc.ir.canonical import canonical_json, digest_bytes, json_utf8
 from svcc.ir.model import ModuleIR
 from svcc.ir.serde import ir_to_json, unstructure
 
@@ -35,7 +35,7 @@ REPOSITORY_IR_SCHEMA: Final = "svc.repository-ir/v1"
 
 def pretty_json(value: object) -> bytes:
     """Sorted, indented, one trailing newline: deterministic and readable in review."""
-    return (json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
+    return json_utf8(json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
 
 
 def source_files(ir: ModuleIR, ctx: EmitContext) -> tuple[str, dict[str, bytes]]:

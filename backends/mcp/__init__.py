@@ -44,6 +44,7 @@ BUNDLE: Final = BundleSpec(
             "httptools",
             "httpx2",
             "idna",
+            "jwt",
             "mcp",
             "mcp_types",
             "opentelemetry",
@@ -66,6 +67,7 @@ BUNDLE: Final = BundleSpec(
     manifest_schema="svc.mcp-bundle/v1",
     runtime_modules=(
         "auth",
+        "bodies",
         "calls",
         "conversion",
         "encoding",
@@ -76,6 +78,7 @@ BUNDLE: Final = BundleSpec(
         "mcp_stdio",
         "metrics",
         "network",
+        "oauth",
         "validation",
     ),
     governed_runtime_modules=("mcp_governed", "metrics_governed"),
@@ -83,6 +86,7 @@ BUNDLE: Final = BundleSpec(
     server_requirements=(
         "mcp>=2.3,<3",
         "prometheus-client>=0.20,<1",
+        "PyJWT[crypto]>=2.8,<3",
         "pydantic>=2.9,<3",
         "uvicorn>=0.30,<1",
     ),

@@ -27,6 +27,7 @@ from svcc.frontends.python.data_reads import (  # one table: reads at import and
     DATA_READERS,
     normalise,
 )
+from svcc.frontends.python.path_arguments import PATH_ARGUMENTS
 from svcc.ir.model import ClassDecl, Evaluation, Helper, ModuleIR
 
 
@@ -306,7 +307,7 @@ class Judge:
             for read in EFFECT_READS:
                 if name == read or name.startswith((f"{read}.", f"{read}[")):
                     return effect_of(read) or (C.R027_IMPORT_ENVIRONMENT, "the environment")
-            if name.startswith("local.") and not self.local_pure(name):
+            if name.startswith("local.") and not self.local_pure(name, call=False):
                 return C.R007_MODULE_EFFECT, "a method or property of the module's own class"
             return None
         if e.kind != "call":
@@ -356,16 +357,36 @@ class Judge:
             return C.R031_INVALID_PATTERN, "an invalid pattern (nested too deeply to compile)"
         return None
 
-    def local_pure(self, callee: str) -> bool:
+    def local_pure(self, callee: str, *, call: bool = True) -> bool:
         """``local.f`` / ``local.C`` / ``local.C().attr``: the module's own function or class
-        whose body (a class's construction) is harmless, its local bases too."""
+        whose body (a class's construction) is harmless, its local bases too; for a method
+        of an instance (``C().m``), the method's body too (``C.m``); a deeper chain, or a
+        call of an attribute that is not a method of the class, is not known."""
         rest = callee[len("local.") :]
         name = re.split(r"[.(\[]", rest, maxsplit=1)[0]
+        if not call and self._enum_member(name, rest):
+            return True
         if rest != name and not rest.startswith(f"{name}()") and rest != f"{name}()":
             return False  # an attribute of the function or class object itself
-        if rest.startswith(f"{name}()") and rest != f"{name}()" and name not in self.classes:
-            return False  # a method of what a function returned
+        if rest.startswith(f"{name}()") and rest != f"{name}()":
+            if name not in self.classes:
+                return False  # a method of what a function returned
+            attribute = re.fullmatch(rf"{re.escape(name)}\(\)\.(\w+)", rest)
+            if attribute is None:
+                return False
+            method = f"{name}.{attribute[1]}"
+            if method in self.helpers:
+                return self._helper_pure(name) and self._helper_pure(method)
+            return not call and self._helper_pure(name)
         return self._helper_pure(name)
+
+    def _enum_member(self, name: str, rest: str) -> bool:
+        """``Size.M`` (and ``Size.M.value``): a member of the module's own Enum, read
+        through the enum's own lookup, which runs nothing of the module."""
+        cls = self.classes.get(name)
+        if cls is None or not any(b in ENUM_BASES for b in cls.bases):
+            return False
+        return re.fullmatch(rf"{re.escape(name)}\.[A-Za-z_]\w*(\.(value|name))?", rest) is not None
 
     def _helper_pure(self, name: str) -> bool:
         if name in self._memo:
@@ -384,6 +405,11 @@ class Judge:
         return ok
 
 
+# The standard library's Enum bases: a member read through the class runs no module code.
+ENUM_BASES: Final = frozenset(
+    {"enum.Enum", "enum.IntEnum", "enum.StrEnum", "enum.Flag", "enum.IntFlag"}
+)
+
 # Class bases that add no import-time behaviour of their own (plus the module's plain
 # classes).
 PLAIN_BASE_PREFIXES: Final = (
@@ -393,6 +419,8 @@ PLAIN_BASE_PREFIXES: Final = (
     "logging.LoggerAdapter", "html.parser.HTMLParser",
     "argparse.Action",
     "contextlib.ContextDecorator", "contextlib.AbstractContextManager", "numbers.",
+    "datetime.tzinfo", "codecs.Codec", "codecs.IncrementalEncoder", "codecs.IncrementalDecoder",
+    "codecs.StreamReader", "codecs.StreamWriter", "types.ModuleType",
     *MODEL_BASES,
 )  # fmt: skip
 
@@ -418,7 +446,7 @@ PATH_CALLS: Final = (
     "os.scandir", "os.walk", "os.rename", "os.replace", "os.rmdir", "os.makedirs", "os.mkdir",
     "os.path.join", "shutil.", "logging.FileHandler", "logging.handlers.RotatingFileHandler",
     "logging.handlers.TimedRotatingFileHandler", "logging.handlers.WatchedFileHandler",
-    "logging.basicConfig",
+    "logging.basicConfig", *PATH_ARGUMENTS,
 )  # fmt: skip
 
 
@@ -500,6 +528,25 @@ def markdown() -> str:
         f"| `paths` | {_SECURITY_CODES['paths'].code} | {shown}, when an argument reads a "
         "parameter |"
     )
+    lines += [
+        "",
+        "### The path argument of file-opening callables",
+        "",
+        "For the callables below the *path argument* is judged on every call in the body: "
+        "the function is `paths` when a parameter reaches it, directly, through a local name "
+        "derived from it (`full = os.path.join(BASE, name)`; `open(full)`), or through the "
+        "module's own functions that pass their parameter on to one of them (`def _read(p): "
+        "return json.load(open(p))`, followed three calls deep). The table is "
+        "`PATH_ARGUMENTS` in `frontends/python/path_arguments.py`; "
+        "`tests/test_hostile_third_front.py` checks each position and name against the "
+        "installed library's signature.",
+        "",
+        "| callable | path argument (position: name) |",
+        "|---|---|",
+    ]
+    for callee, spec in PATH_ARGUMENTS.items():
+        where = ", ".join(f"{position}: `{name}`" for position, name in spec)
+        lines.append(f"| `{callee}` | {where} |")
     lines += [
         "",
         "## Names libraries removed",

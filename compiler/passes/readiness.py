@@ -27,6 +27,7 @@ from svcc.contracts.diagnostics import Diagnostic, diag
 from svcc.contracts.diagnostics import codes as C
 from svcc.contracts.diagnostics.codes import CLASS_ORDER, REGISTRY, Code, ReadinessClass
 from svcc.contracts.security import SECURITY_KINDS
+from svcc.frontends.python.unbound import IPYTHON_REMOVED, UNBOUND_PREFIX
 from svcc.frontends.removed_names import REMOVED_NAMES, removed_name
 from svcc.ir.index import ModuleIndex, module_index
 from svcc.ir.interface import left_out
@@ -517,6 +518,22 @@ def _removed_names(s: Subject) -> Iterator[Diagnostic]:
         )
 
 
+def _unbound_names(s: Subject) -> Iterator[Diagnostic]:
+    """Module names no statement of the served module binds, and body lines the notebook
+    conversion removed (SVC-R061): every call fails, or differs from the notebook's."""
+    for effect in s.cap.effects:
+        callee = effect.callee or ""
+        if callee.startswith(UNBOUND_PREFIX):
+            yield diag(
+                C.R061_UNBOUND_NAME,
+                f"{s.cap.name}: {effect.text}, which nothing in the served module binds "
+                "(NameError on every call)",
+                effect.span,
+            )
+        elif callee == IPYTHON_REMOVED:
+            yield diag(C.R061_UNBOUND_NAME, f"{s.cap.name}: {effect.text}", effect.span)
+
+
 # One small function per rule family, keyed by the family's first code; ``run`` applies
 # them all, in this order.
 def _types(s: Subject) -> Iterator[Diagnostic]:
@@ -542,6 +559,7 @@ CAPABILITY_RULES: Final[dict[str, CapabilityRule]] = {
         s.cap.effects, s.env.data_files, s.cap.file_reads, source_depth(s.ir)
     ),
     "SVC-R060": _removed_names,
+    "SVC-R061": _unbound_names,
 }
 
 

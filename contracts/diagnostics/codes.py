@@ -337,8 +337,10 @@ R021_LOCAL_IMPORT: Final = _code(
     "conditional",
     "An import reaches a module of the repository (a directory's, or one beside a file) "
     "that the bundle cannot hold: a relative import that resolves to no module (in a "
-    "top-level module, above the top-level package, to a missing module), or a local "
-    "module named like one of the bundle's own. A local module that does not parse or "
+    "top-level module, above the top-level package, to a missing module), a local "
+    "module named like one of the bundle's own, or a sibling module imported by its bare "
+    "name from inside a package (`import config` in `pkg/tools.py`: that works for a script "
+    "run from `pkg/`, but the bundle imports `pkg.tools`, where no top-level `config` exists). A local module that does not parse or "
     "whose own imports are not available is SVC-R024 of its importers. Pass --module-name "
     "PKG.MODULE for a file inside a package.",
     hint="pass --module-name PKG.MODULE, or make the local module importable beside the source",
@@ -753,6 +755,23 @@ R060_REMOVED_NAME: Final = _code(
     "`np.NaN`, `datetime.timedelta` for `pd.datetools.timedelta`)",
 )
 
+R061_UNBOUND_NAME: Final = _code(
+    "SVC-R061",
+    "capability reads a name the served module never binds",
+    "error",
+    "execution",
+    "conditional",
+    "The function (or a function of the module it calls) reads a module-level name that no "
+    "statement of the served module binds: a value from a notebook cell left out (tagged "
+    "`skip-execution`, not exported), `display` or `get_ipython` (IPython's, not Python's), a "
+    "name from a removed `%run` or bound by `exec`, a name bound only under "
+    '`if __name__ == "__main__":`, or a plain typo; or a line of its body was IPython syntax '
+    "(`lines = !ls`) that the notebook conversion removed. Every call would fail with a "
+    "NameError, or do something else than in the notebook.",
+    hint="bind the name at module level in code the served module keeps, or take it as a "
+    "parameter; replace IPython syntax with Python (`subprocess.run`)",
+)
+
 
 # --- adversarial second pass (issue 27 item 7) ---------------------------------------------------
 F015_MODULE_NAME_TAKEN: Final = _code(
@@ -769,6 +788,22 @@ F015_MODULE_NAME_TAKEN: Final = _code(
     "never start, or fail on every call. Refused when compiling for the target, not by "
     "`inspect`.",
     hint="choose another module name with `--module-name`, or rename the local module",
+)
+
+
+# --- what a directory is (issue 37) --------------------------------------------------------------
+F037_TEST_CODE_LEFT_OUT: Final = _code(
+    "SVC-F037",
+    "test code and tool scripts left out",
+    "note",
+    "source",
+    None,
+    "`inspect DIR` and `compile DIR` read the service's modules: test code (`tests/`, `test/`, "
+    "`test_*.py`, `*_test.py`, `conftest.py`) and packaging or tool scripts (`setup.py`, "
+    "`noxfile.py`, `fabfile.py`, `ez_setup.py`, `versioneer.py`, `docs/conf.py`) are left out, "
+    "as `build/` and `venv/` are, "
+    "and listed once in this note.",
+    hint="--include-tests, or [tool.svcc] include-tests = true, reads them as modules",
 )
 
 

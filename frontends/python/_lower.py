@@ -7,6 +7,7 @@ classes, TypedDicts and the public functions (capabilities).
 """
 
 import ast
+import re
 from collections.abc import Callable, Iterable, Iterator
 
 import attrs
@@ -18,6 +19,7 @@ from svcc.frontends.python._effects import (
     plain_facts,
     recorded,
 )
+from svcc.frontends.python._evaluator import ModuleValues
 from svcc.frontends.python._file_paths import (
     FILE,
     FilePath,
@@ -60,6 +62,8 @@ from svcc.frontends.python._types import (
 )
 from svcc.frontends.python._walk import children, walk
 from svcc.frontends.python.data_reads import Body, path_operand
+from svcc.frontends.python.path_arguments import PathFlow, with_path_reads
+from svcc.frontends.python.unbound import ModuleNames, with_unbound_reads
 from svcc.ir.model import (
     Binding,
     BindingKind,
@@ -83,6 +87,7 @@ from svcc.ir.model import (
     ParamUseKind,
     Returns,
     SourceInfo,
+    Span,
     Statement,
     StatementKind,
     TypedDictDecl,
@@ -194,6 +199,10 @@ class ModuleLowerer:
         # Per capability: its body's reads, its calls and the reads through a name bound
         # more than once (``_param_uses``), for ``_file_reads``.
         self._reading: dict[str, tuple[Body, list[ast.Call], list[FileRead]]] = {}
+        self._module_names = ModuleNames()  # what the served module binds (see _unbound)
+        # What import-time code computes, read in the first pass (see ``_evaluator``).
+        major, minor = source.python_version.split(".")
+        self.values = ModuleValues(self.symbols.qualify, (int(major), int(minor)))
 
     # -- pass 1: symbols --------------------------------------------------------------------
     def _collect_symbols(self, body: list[ast.stmt], type_checking: bool = False) -> None:
@@ -209,9 +218,15 @@ class ModuleLowerer:
             elif isinstance(stmt, ast.If):
                 if not is_main_guard(stmt.test):
                     checker = type_checking or is_type_checking(stmt.test, self.symbols)
+                    if not checker and (live := self.values.live(stmt)) is not None:
+                        self._collect_symbols(live)
+                        continue
                     self._collect_symbols(stmt.body, checker)
                     self._collect_symbols(stmt.orelse, type_checking)
             elif isinstance(stmt, ast.Try | ast.TryStar):
+                if (live := self.values.live(stmt)) is not None:
+                    self._collect_symbols(live)
+                    continue
                 self._collect_symbols(stmt.body)
                 for handler in stmt.handlers:
                     self._collect_symbols(handler.body)
@@ -316,6 +331,7 @@ class ModuleLowerer:
                 and any(a.name == "annotations" for a in stmt.names)
             ):
                 self.future_annotations = True
+            self.values.run(stmt)
             self._collect_symbols([stmt])
             self._def_names.update(public_defs(stmt))
         for stmt in self._body():
@@ -339,6 +355,7 @@ class ModuleLowerer:
             )
             self._collect(stmt, guards=(), guarded=False)
             self._bind_origins(stmt)
+            self._module_names.add(stmt)
         return ModuleIR(
             module=self.module,
             source=self.source,
@@ -350,7 +367,7 @@ class ModuleLowerer:
             classes=tuple(self.classes),
             typed_dicts=tuple(self.typed_dicts.values()),
             globals=tuple(self.globals),
-            capabilities=tuple(self._file_reads().values()),
+            capabilities=self._finished_capabilities(),
             global_reads=self._global_reads(),
             models=tuple(self.models.values()),
             helpers=self._helpers(),
@@ -443,7 +460,9 @@ class ModuleLowerer:
                         is_literal(a) for a in [*call.args, *(k.value for k in call.keywords)]
                     ),
                     # a pattern is the only literal judged (compiled to check it)
-                    literal=literal_argument(call) if callee.startswith("re.") else None,
+                    literal=(literal_argument(call) or self.values.pattern(call))
+                    if callee.startswith("re.")
+                    else None,
                     names=argument_names(call, resolve),
                     path=_module_path(self._read_path(call)),
                     span=self.src.span(call),
@@ -576,7 +595,9 @@ class ModuleLowerer:
             getattr(stmt, "test", None) or ast.Constant(None)
         ):
             blocks = [*stmt.body, *stmt.orelse]
-            if not isinstance(stmt, ast.If):
+            if (live := self._live(stmt)) is not None:
+                blocks = live
+            elif not isinstance(stmt, ast.If):
                 blocks += stmt.finalbody
                 for handler in stmt.handlers:
                     blocks.extend(handler.body)
@@ -590,9 +611,7 @@ class ModuleLowerer:
     def _helpers(self) -> tuple[Helper, ...]:
         """The facts of every local function or class called at import, following their
         own calls (and a class's local bases) to ``HELPER_DEPTH`` levels."""
-        pending = sorted(
-            {name for e in self._all_evaluations() if (name := _local_name(e.callee)) is not None}
-        )
+        pending = sorted({n for e in self._all_evaluations() for n in _local_names(e.callee)})
         done: dict[str, Helper] = {}
         for _ in range(HELPER_DEPTH):
             following: set[str] = set()
@@ -603,7 +622,7 @@ class ModuleLowerer:
                 if helper is None:
                     continue
                 done[name] = helper
-                following.update(n for e in helper.calls if (n := _local_name(e.callee)))
+                following.update(n for e in helper.calls for n in _local_names(e.callee))
                 if name in self._class_nodes:
                     for base in self._class_nodes[name].bases:
                         following.update(
@@ -621,6 +640,8 @@ class ModuleLowerer:
             yield from cls.evaluations
 
     def _helper(self, name: str) -> Helper | None:
+        if "." in name:  # ``C.m``: a method called on an instance of the module's class
+            return self._method_helper(*name.split(".", 1))
         fn = self._functions.get(name)
         if fn is not None:
             calls, opaque = self._body_facts([fn])
@@ -645,6 +666,32 @@ class ModuleLowerer:
                 first = first or self._code(f"method {item.name}", item)
         calls, inner = self._body_facts(bodies)
         return Helper(name=name, calls=calls, opaque=first or inner, span=self.src.span(cls))
+
+    def _method_helper(self, cls_name: str, method: str) -> Helper | None:
+        """The facts of method ``method`` of the module's class ``cls_name`` (its body runs
+        when module-level code calls it on an instance), ``None`` when the class defines no
+        such method (an attribute)."""
+        cls = self._class_nodes.get(cls_name)
+        item = next(
+            (
+                s
+                for s in (cls.body if cls is not None else [])
+                if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef) and s.name == method
+            ),
+            None,
+        )
+        if item is None:
+            return None
+        name = f"{cls_name}.{method}"
+        if item.decorator_list or isinstance(item, ast.AsyncFunctionDef):
+            return Helper(
+                name=name,
+                calls=(),
+                opaque=self._code(f"decorated method {method}", item),
+                span=self.src.span(item),
+            )
+        calls, opaque = self._body_facts([item])
+        return Helper(name=name, calls=calls, opaque=opaque, span=self.src.span(item))
 
     def _body_facts(
         self, functions: list[FunctionNode]
@@ -697,7 +744,20 @@ class ModuleLowerer:
             span=self.src.span(dec),
         )
 
+    def _live(self, stmt: ast.If | ast.Try | ast.TryStar) -> list[ast.stmt] | None:
+        """The branch of an ``if``/``try`` the evaluator decided, or ``None`` (an ``if
+        TYPE_CHECKING:`` keeps its own reading)."""
+        if isinstance(stmt, ast.If) and is_type_checking(stmt.test, self.symbols):
+            return None
+        return self.values.live(stmt)
+
     def _classify(self, stmt: ast.stmt) -> tuple[StatementKind, str, ast.AST, list[Evaluation]]:
+        found = self._shape(stmt)
+        if found[3] and self.values.is_folded(stmt):
+            return "constant", "value known at import (evaluated)", stmt, []
+        return found
+
+    def _shape(self, stmt: ast.stmt) -> tuple[StatementKind, str, ast.AST, list[Evaluation]]:
         if isinstance(stmt, ast.Import | ast.ImportFrom):
             return "import", "import", stmt, []
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -732,11 +792,25 @@ class ModuleLowerer:
             if is_type_checking(stmt.test, self.symbols):
                 found = self._nested(stmt.orelse, " in the else branch")
                 return "type-checking", "if TYPE_CHECKING block", stmt, found
+            if (live := self.values.live(stmt)) is not None:
+                return (
+                    "if",
+                    "if block decided statically",
+                    stmt,
+                    self._nested(live, " under a module-level if"),
+                )
             found = self._test(stmt.test, " under a module-level if")
             found += self._nested([*stmt.body, *stmt.orelse], " under a module-level if")
             return "if", "if block", stmt, found
         if isinstance(stmt, ast.Try | ast.TryStar):
             suffix = " under a module-level try"
+            if (live := self.values.live(stmt)) is not None:
+                return (
+                    "try",
+                    "try block of imports decided statically",
+                    stmt,
+                    self._nested(live, suffix),
+                )
             found = []
             for handler in stmt.handlers:
                 found += self._test(handler.type, suffix)
@@ -750,7 +824,21 @@ class ModuleLowerer:
         ):  # ``__all__ += [...]``, ``count += 1``: an operator on a literal's type
             text = self._describe(stmt)
             return "statement", text, stmt, self._evaluate(stmt.value, stmt, text)
-        return "statement", self._describe(stmt), stmt, [self._code(self._describe(stmt), stmt)]
+        return (
+            "statement",
+            self._describe(stmt),
+            stmt,
+            [self._unevaluated(stmt, self._describe(stmt))],
+        )
+
+    def _unevaluated(self, stmt: ast.stmt, text: str) -> Evaluation:
+        """Code the evaluator could not evaluate: the sub-expression that stopped it is the
+        evaluation's span, and its text says why (``for loop (`print(i)`: a call ...)``)."""
+        found = self.values.unknown(stmt)
+        if found is None:
+            return self._code(text, stmt)
+        node, why = found
+        return self._code(f"{text} (`{short(self.src.segment(node), 40)}`: {why})", node)
 
     def _test(self, test: ast.expr | None, suffix: str) -> list[Evaluation]:
         call = first_code_running(test)
@@ -777,7 +865,7 @@ class ModuleLowerer:
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
         if any(assigned_names(t) is None for t in targets):
             text = "assignment to an attribute or item"
-            return "assign", text, stmt, [self._code(text, stmt)]
+            return "assign", text, stmt, [self._unevaluated(stmt, text)]
         value = stmt.value
         if value is None:
             return "annotation", "variable annotation", stmt, []
@@ -805,6 +893,8 @@ class ModuleLowerer:
         found: list[Evaluation] = []
         # (each part skipped whole when empty: this runs on every function and method)
         for dec in fn.decorator_list:
+            if self.values.is_identity(dec):  # returns the function itself
+                continue
             text = f"{prefix}decorator @{short(self.src.segment(dec), 40)} evaluated at definition"
             found.append(self._decorator(dec, text))
         args = fn.args
@@ -909,9 +999,17 @@ class ModuleLowerer:
                 for sub in stmt.orelse:
                     self._collect(sub, (*guards, "if"), True)
                 return
+            if (live := self.values.live(stmt)) is not None:  # a decided test: no guard
+                for sub in live:
+                    self._collect(sub, guards, guarded, type_checking)
+                return
             for sub in [*stmt.body, *stmt.orelse]:
                 self._collect(sub, (*guards, "if"), True, type_checking)
         elif isinstance(stmt, ast.Try | ast.TryStar):
+            if (live := self.values.live(stmt)) is not None:  # a decided import fallback
+                for sub in live:
+                    self._collect(sub, guards, True, type_checking)
+                return
             parts = [*stmt.body, *stmt.orelse, *stmt.finalbody]
             for handler in stmt.handlers:
                 parts.extend(handler.body)
@@ -1050,11 +1148,19 @@ class ModuleLowerer:
         found.extend(
             self._code(f"class keyword {short(self.src.segment(k), 40)}", k) for k in stmt.keywords
         )
+        properties: set[str] = set()  # methods decorated @property so far
         for item in stmt.body:
             if isinstance(
                 item, ast.FunctionDef | ast.AsyncFunctionDef
             ):  # the commonest item first (a method)
-                found.extend(self._definition_evaluations(item, f"method {item.name}: "))
+                accessors = _property_accessors(item, properties, self.src.span)
+                found.extend(
+                    e
+                    for e in self._definition_evaluations(item, f"method {item.name}: ")
+                    if not (e.kind == "decorator" and e.span in accessors)
+                )
+                if any(self.symbols.qualify(d) == "builtins.property" for d in item.decorator_list):
+                    properties.add(item.name)
                 continue
             if isinstance(item, ast.Expr) and isinstance(item.value, ast.Constant):
                 continue
@@ -1228,6 +1334,7 @@ class ModuleLowerer:
             decorators=tuple(
                 Decorator(text=self.src.segment(d), span=self.src.span(d))
                 for d in fn.decorator_list
+                if not self.values.is_identity(d)  # returns the function itself
             ),
             guards=guards,
             span=self.src.span(fn),
@@ -1329,6 +1436,16 @@ class ModuleLowerer:
         ordered = sorted(effects.values(), key=lambda e: (e.span.line, e.span.column))
         self._reading[fn.name] = (body, calls, own_reads)
         return {name: tuple(uses.values()) for name, uses in found.items()}, tuple(ordered)
+
+    def _finished_capabilities(self) -> tuple[Capability, ...]:
+        """The capabilities with the facts known once the whole module is read: files read
+        through the functions they call, module names nothing binds (``unbound``), paths a
+        parameter reaches (``path_arguments``)."""
+        caps = self._file_reads()
+        nodes = self._capability_nodes
+        caps = with_unbound_reads(caps, nodes, self._module_names, self.src.span)
+        flow = PathFlow(self._functions, self._resolve)
+        return tuple(with_path_reads(caps, nodes, flow, self.src.span).values())
 
     def _body_reads(self, fn: FunctionNode) -> Body:
         return Body(fn, self._resolve, self.symbols.qualify, self._read_path, self.src.span)
@@ -1465,6 +1582,31 @@ def _local_name(callee: str | None) -> str | None:
         if at != -1:
             end = min(end, at)
     return rest[:end]
+
+
+def _property_accessors(
+    fn: FunctionNode, properties: set[str], span: Callable[[ast.AST], Span]
+) -> set[Span]:
+    """The spans of ``@name.setter`` (``.getter``, ``.deleter``) decorators of ``fn`` where
+    ``name`` is a ``@property`` of the same class: they copy the property, nothing else."""
+    return {
+        span(d)
+        for d in fn.decorator_list
+        if isinstance(d, ast.Attribute)
+        and d.attr in ("setter", "getter", "deleter")
+        and isinstance(d.value, ast.Name)
+        and d.value.id in properties
+    }
+
+
+def _local_names(callee: str | None) -> list[str]:
+    """The helpers a call or read of ``callee`` runs: the function or class, and for a
+    method of an instance of the module's class (``local.C().m``) the method ``C.m``."""
+    name = _local_name(callee)
+    if name is None or callee is None:
+        return []
+    method = re.fullmatch(r"local\.(\w+)\(\)\.(\w+)", callee)
+    return [name, f"{method[1]}.{method[2]}"] if method else [name]
 
 
 def _helper_statement(

@@ -159,6 +159,7 @@ def expression_reads(node: ast.AST | None, out: dict[str, ast.AST], local: set[s
     if node is None or type(node) is ast.Constant:  # exact types: the parser makes no subclasses
         return
     bound: set[str] = set()
+    later: set[int] = set()  # the names of lambda bodies
     loads: list[ast.Name] = []
     # one pass (the parser makes no subclasses, so exact types): the loaded names in walk
     # order, and what the expression's comprehensions and lambdas bind
@@ -176,7 +177,10 @@ def expression_reads(node: ast.AST | None, out: dict[str, ast.AST], local: set[s
             every = [*args.posonlyargs, *args.args, *args.kwonlyargs]
             every += [a for a in (args.vararg, args.kwarg) if a is not None]
             bound.update(a.arg for a in every)
+            later.update(id(n) for n in walk(sub.body) if type(n) is ast.Name)  # type: ignore[attr-defined]
     for name in loads:
+        if id(name) in later:
+            continue  # read when the lambda is called, not at import
         if name.id not in bound and name.id not in local and name.id not in out:
             out[name.id] = name
 

@@ -22,6 +22,7 @@ from svcc.contracts.diagnostics.codes import (
     F009_DUPLICATE_MODULE,
     F010_REPOSITORY_LIMIT,
     F011_NOT_A_MODULE,
+    F037_TEST_CODE_LEFT_OUT,
 )
 from svcc.contracts.errors import InputError
 from svcc.contracts.names import escaped, is_utf8
@@ -31,6 +32,7 @@ from svcc.frontends.repository._data import DataFile, DataRefused, check_pattern
 from svcc.frontends.repository._data import collect as collect_data
 from svcc.frontends.repository._folders import has_python as _has_python
 from svcc.frontends.repository._folders import skipped as _skipped
+from svcc.frontends.repository._folders import test_or_tool
 from svcc.frontends.repository._roots import find_roots
 
 PYPROJECT: Final = "pyproject.toml"
@@ -72,6 +74,11 @@ class ProjectConfig:
     import_names: tuple[tuple[str, tuple[str, ...]], ...] = ()
     # ``[tool.svcc] data-files``: globs of the files modules read at import (``_data``).
     data_files: tuple[str, ...] = ()
+    # ``[tool.svcc] select``: the functions the project serves (``svcc check`` keeps them
+    # eligible), as ``--select`` names them.
+    select: tuple[str, ...] = ()
+    # ``[tool.svcc] include-tests``: read test code and tool scripts as modules too.
+    include_tests: bool = False
 
 
 @frozen(kw_only=True)
@@ -141,6 +148,10 @@ def read_config(root: Path, limits: TreeLimits) -> ProjectConfig:
         raise TreeRefused(
             diag(F008_REPOSITORY_ENTRY, f"{PYPROJECT} is not valid TOML: {exc}", None)
         ) from None
+    except RecursionError:  # tomllib parses nested arrays and tables recursively
+        raise TreeRefused(
+            diag(F008_REPOSITORY_ENTRY, f"{PYPROJECT} is not valid TOML: nested too deeply", None)
+        ) from None
     tool = _table(_table(doc.get("tool", {}), "[tool]").get("svcc", {}), "[tool.svcc]")
     unknown = sorted(set(tool) - TOOL_KEYS)
     if unknown:  # a misspelt key (``data_files``) would silently declare nothing
@@ -189,7 +200,17 @@ def read_config(root: Path, limits: TreeLimits) -> ProjectConfig:
         allow=_allow(tool.get("allow", [])),
         import_names=_import_names(tool.get("import-names", {})),
         data_files=_data_patterns(tool.get("data-files", [])),
+        select=_str_list(tool.get("select", []), "[tool.svcc] select"),
+        include_tests=_flag(tool.get("include-tests", False), "[tool.svcc] include-tests"),
     )
+
+
+def _flag(value: Any, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise TreeRefused(
+            diag(F008_REPOSITORY_ENTRY, f"{PYPROJECT}: {where} must be true or false", None)
+        )
+    return value
 
 
 def _requirements(value: Any, where: str) -> tuple[str, ...]:
@@ -205,7 +226,17 @@ def _requirements(value: Any, where: str) -> tuple[str, ...]:
 
 
 # The keys of ``[tool.svcc]`` (README, Repositories and Data files).
-TOOL_KEYS = frozenset({"allow", "data-files", "dependencies", "import-names", "source-roots"})
+TOOL_KEYS = frozenset(
+    {
+        "allow",
+        "data-files",
+        "dependencies",
+        "import-names",
+        "include-tests",
+        "select",
+        "source-roots",
+    }
+)
 
 
 def _table(value: Any, where: str) -> dict[str, Any]:
@@ -340,8 +371,11 @@ class _Walker:
         oversize_entries: bool,
         *,
         skip: frozenset[str] = frozenset(),
+        include_tests: bool = True,
     ) -> None:
         self.root = root
+        self.include_tests = include_tests
+        self.left_out: list[str] = []  # test code and tool scripts not read (tree paths)
         self.skip = skip  # folders not read (automatic roots' projects: their src/ is read)
         self.roots = roots
         self.prefix = prefix
@@ -392,6 +426,14 @@ class _Walker:
                 self.refuse(shown, f"cannot be read: {exc.strerror}")
                 continue
             mode = info.st_mode
+            if (
+                not self.include_tests
+                and (stat.S_ISDIR(mode) or entry.name.endswith(".py"))
+                and test_or_tool(shown, stat.S_ISDIR(mode))
+            ):
+                if not stat.S_ISDIR(mode) or _has_python(Path(entry.path)):
+                    self.left_out.append(f"{shown}/" if stat.S_ISDIR(mode) else shown)
+                continue
             if stat.S_ISDIR(mode):
                 if _skipped(entry.name) or shown in others:
                     continue
@@ -480,12 +522,24 @@ class _Walker:
         return True
 
 
+def _left_out_note(paths: list[str]) -> Diagnostic:
+    shown = ", ".join(escaped(p) for p in paths[:8])
+    more = f" and {len(paths) - 8} more" if len(paths) > 8 else ""
+    return diag(
+        F037_TEST_CODE_LEFT_OUT,
+        f"left out as test code or tool scripts: {shown}{more} (--include-tests, or "
+        "[tool.svcc] include-tests = true, reads them)",
+        None,
+    )
+
+
 def read_tree(
     root: Path,
     limits: TreeLimits | None = None,
     *,
     folder_name: str | None = None,
     oversize_entries: bool = False,
+    include_tests: bool = False,
 ) -> RepositoryTree:
     """Walk ``root``: declared files, namespaces, configuration and refusals.
 
@@ -496,7 +550,9 @@ def read_tree(
     diagnostics of the returned tree, so a user sees all of them at once.
     ``oversize_entries`` makes a file over the per-file bound such an entry (``SVC-F010``;
     the file is not read) instead of refusing the tree: the analysis service answers per
-    file, and one hostile file must cost its own entry only.
+    file, and one hostile file must cost its own entry only. Test code and tool scripts
+    (``_folders.test_or_tool``) are left out, listed in one note, unless ``include_tests``
+    or ``[tool.svcc] include-tests``.
     """
     limits = limits or TreeLimits()
     config = read_config(root, limits)
@@ -508,9 +564,19 @@ def read_tree(
         automatic = find_roots(root, roots)
         roots = (*roots, *automatic.roots)
     skip = automatic.skipped if automatic else frozenset()
-    walker = _Walker(root, roots, limits, package, oversize_entries, skip=skip)
+    walker = _Walker(
+        root,
+        roots,
+        limits,
+        package,
+        oversize_entries,
+        skip=skip,
+        include_tests=include_tests or config.include_tests,
+    )
     for source_root in roots:
         walker.walk(source_root)
+    if walker.left_out:
+        walker.problems.append((".", _left_out_note(sorted(walker.left_out))))
     files = sorted(walker.files, key=lambda f: f.module)
     if automatic is not None:
         walker.problems = automatic.soften(walker.problems)

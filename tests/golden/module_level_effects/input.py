@@ -11,7 +11,7 @@ with open(__file__) as fh:  # expect: SVC-R007
 counter = 0
 counter += 1
 settings = {}
-settings["debug"] = True  # expect: SVC-R007
+settings["debug"] = True  # a known dict filled with a known value: evaluated
 
 
 def handler(x: int, default: dict = dict()) -> int:

@@ -1,0 +1,150 @@
+"""The reviewed table of standard-library values and pure functions the import-time
+evaluator (``_evaluator``) may apply to known values.
+
+Each entry is what the name *is* on the target (Linux, CPython): a constant, or a function
+that reads nothing but its arguments, writes nothing, and returns plain data (``str``,
+``bytes``, numbers, containers of them). ``tests/test_evaluator.py`` checks every entry
+against the running interpreter, as the effects table is checked, so a row that names
+something else, or a function that changed, fails a test rather than folding wrongly. The
+target-dependent constants (``os.sep``, ``sys.platform``) hold the Linux target's values.
+"""
+
+import html.entities
+import keyword
+import math
+import operator
+import re
+import string
+import textwrap
+import unicodedata
+from collections.abc import Callable
+from typing import Final
+
+# Constants: dotted name -> value on the target.
+CONSTANTS: Final[dict[str, object]] = {
+    "string.ascii_letters": string.ascii_letters,
+    "string.ascii_lowercase": string.ascii_lowercase,
+    "string.ascii_uppercase": string.ascii_uppercase,
+    "string.digits": string.digits,
+    "string.hexdigits": string.hexdigits,
+    "string.octdigits": string.octdigits,
+    "string.punctuation": string.punctuation,
+    "string.printable": string.printable,
+    "string.whitespace": string.whitespace,
+    "math.pi": math.pi,
+    "math.e": math.e,
+    "math.tau": math.tau,
+    "math.inf": math.inf,
+    "keyword.kwlist": tuple(keyword.kwlist),
+    "html.entities.name2codepoint": dict(html.entities.name2codepoint),
+    "html.entities.codepoint2name": dict(html.entities.codepoint2name),
+    "os.sep": "/",
+    "os.altsep": None,
+    "os.extsep": ".",
+    "os.pathsep": ":",
+    "os.linesep": "\n",
+    "os.curdir": ".",
+    "os.pardir": "..",
+    "os.name": "posix",
+    "os.path.sep": "/",
+    "sys.platform": "linux",
+    "sys.maxsize": 2**63 - 1,
+    "sys.byteorder": "little",
+    "re.IGNORECASE": re.IGNORECASE,
+    "re.I": re.I,
+    "re.MULTILINE": re.MULTILINE,
+    "re.M": re.M,
+    "re.DOTALL": re.DOTALL,
+    "re.S": re.S,
+    "re.VERBOSE": re.VERBOSE,
+    "re.X": re.X,
+    "re.ASCII": re.ASCII,
+    "re.A": re.A,
+    "re.UNICODE": re.UNICODE,
+    "re.U": re.U,
+}
+
+# The constants whose value is the target's, not necessarily the running interpreter's.
+TARGET_CONSTANTS: Final = frozenset(
+    {
+        "os.sep", "os.altsep", "os.extsep", "os.pathsep", "os.linesep", "os.curdir",
+        "os.pardir", "os.name", "os.path.sep", "sys.platform", "sys.maxsize", "sys.byteorder",
+    }
+)  # fmt: skip
+
+# Pure functions: dotted name -> the function (applied to known arguments only; every
+# result is size-checked by the evaluator).
+FUNCTIONS: Final[dict[str, Callable[..., object]]] = {
+    "re.escape": re.escape,
+    "string.capwords": string.capwords,
+    "textwrap.dedent": textwrap.dedent,
+    "unicodedata.name": unicodedata.name,
+    "unicodedata.lookup": unicodedata.lookup,
+    "unicodedata.category": unicodedata.category,
+    "unicodedata.normalize": unicodedata.normalize,
+    "keyword.iskeyword": keyword.iskeyword,
+    "math.sqrt": math.sqrt,
+    "math.floor": math.floor,
+    "math.ceil": math.ceil,
+    "math.log": math.log,
+    "math.log2": math.log2,
+    "math.log10": math.log10,
+    "math.exp": math.exp,
+    "math.isclose": math.isclose,
+    "operator.add": operator.add,
+    "operator.itemgetter": operator.itemgetter,
+    "str.maketrans": str.maketrans,
+    "bytes.maketrans": bytes.maketrans,
+}
+
+# Builtins applied to known arguments (containers are built from evaluated elements).
+BUILTINS: Final[dict[str, Callable[..., object]]] = {
+    "len": len,
+    "min": min,
+    "max": max,
+    "sum": sum,
+    "abs": abs,
+    "round": round,
+    "sorted": sorted,
+    "tuple": tuple,
+    "list": list,
+    "set": set,
+    "frozenset": frozenset,
+    "dict": dict,
+    "zip": lambda *a: list(zip(*a, strict=False)),
+    "enumerate": lambda it, start=0: list(enumerate(it, start)),
+    "reversed": lambda it: list(reversed(it)),
+    "range": range,
+    "str": str,
+    "int": int,
+    "float": float,
+    "bool": bool,
+    "bytes": bytes,
+    "chr": chr,
+    "ord": ord,
+    "hex": hex,
+    "oct": oct,
+    "bin": bin,
+    "any": any,
+    "all": all,
+    "divmod": divmod,
+    "pow": pow,
+}
+
+# Methods of known ``str``/``bytes``/containers that return a new value and write nothing.
+PURE_METHODS: Final = frozenset(
+    {
+        "upper", "lower", "title", "capitalize", "casefold", "swapcase", "strip", "lstrip",
+        "rstrip", "split", "rsplit", "splitlines", "join", "replace", "startswith", "endswith",
+        "find", "rfind", "index", "rindex", "count", "isdigit", "isalpha", "isalnum",
+        "isspace", "isupper", "islower", "isidentifier", "encode", "decode", "format",
+        "partition", "rpartition", "removeprefix", "removesuffix", "translate", "ljust",
+        "rjust", "center", "zfill", "keys", "values", "items", "get", "copy", "union",
+        "intersection", "difference", "symmetric_difference", "hex", "fromkeys",
+    }
+)  # fmt: skip
+
+# Methods that fill a module-level container in place (``TABLE.update(...)``).
+FILLING_METHODS: Final = frozenset(
+    {"append", "extend", "add", "update", "setdefault", "insert", "discard", "remove"}
+)

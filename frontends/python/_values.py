@@ -1,0 +1,134 @@
+"""The values the import-time evaluator computes, and the bounds every value keeps.
+
+A known value is plain data (``None``, ``bool``, numbers, ``str``, ``bytes``, tuples,
+lists, dicts, sets, frozensets, ranges) built by the evaluator itself, or one of the
+evaluator's own markers below: an Enum member or a class of the module, the target's
+``sys.version_info``, a module-level function. Python's own operators are applied only to
+plain data, so nothing of the source ever runs: an operator on plain data reads nothing
+else and writes nothing.
+"""
+
+from typing import Final
+
+import attrs
+
+# Bounds: past any of them a value is unknown (never a hang, never a large allocation).
+MAX_STRING: Final = 100_000  # characters or bytes of one string
+MAX_ITEMS: Final = 10_000  # elements of one container
+MAX_INT_BITS: Final = 4_096  # bits of one integer
+MAX_ITERATIONS: Final = 10_000  # iterations of one loop or comprehension
+MAX_STEPS: Final = 200_000  # expression nodes evaluated for one module-level statement
+MAX_MODULE_STEPS: Final = 2_000_000  # ... for one module
+MAX_CALL_DEPTH: Final = 3  # nested calls of the module's own functions
+
+
+class Unknown(Exception):
+    """Raised where a value cannot be known; ``node`` is the sub-expression (or
+    statement) that could not be evaluated."""
+
+    def __init__(self, node: object, why: str = "") -> None:
+        super().__init__(why)
+        self.node = node
+        self.why = why
+
+
+@attrs.frozen
+class EnumMember:
+    cls: str
+    name: str
+    value: object
+
+
+@attrs.frozen(eq=False)
+class ClassValue:
+    """A class of the module whose body binds only known values (an Enum's members)."""
+
+    name: str
+    attributes: dict[str, object]
+
+
+@attrs.frozen
+class TargetVersion:
+    """``sys.version_info`` of the target Python (``major.minor``; the micro version is
+    not known: a comparison that depends on it is unknown)."""
+
+    major: int
+    minor: int
+
+
+class Opaque:
+    """A value computed harmlessly but not known (``getattr(math, "sumprod", f)``, a
+    lambda): binding it is evaluated, using it is unknown."""
+
+
+OPAQUE: Final = Opaque()
+
+PLAIN_SCALARS: Final = (type(None), bool, int, float, complex, str, bytes)
+MUTABLE: Final = (list, dict, set)
+
+
+def is_plain(value: object, depth: int = 0) -> bool:
+    """Plain data only (no marker anywhere inside): what Python's operators may touch."""
+    if isinstance(value, PLAIN_SCALARS):
+        return True
+    if depth > 20:
+        return False
+    if isinstance(value, tuple | list | set | frozenset):
+        return all(is_plain(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return all(is_plain(k, depth + 1) and is_plain(v, depth + 1) for k, v in value.items())
+    return isinstance(value, range)
+
+
+def range_length(value: range) -> int:
+    """``len(value)``, or a bound past every limit when it does not fit a machine word."""
+    try:
+        return len(value)
+    except OverflowError:
+        return MAX_ITERATIONS + 1
+
+
+def unordered(value: object, depth: int = 0) -> bool:
+    """Whether ``value`` holds a set of strings or bytes anywhere: their iteration order
+    follows the per-run hash seed, so anything built from it in order is unknown (the IR
+    is the same bytes for the same input)."""
+    if isinstance(value, set | frozenset):
+        return not all(isinstance(v, int | type(None)) for v in value)
+    if depth > 20:
+        return True
+    if isinstance(value, tuple | list):
+        return any(unordered(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return any(unordered(v, depth + 1) for v in value.values())
+    return False
+
+
+def check_size(value: object, node: object) -> object:
+    """``value`` when it is within the bounds, else ``Unknown`` at ``node``."""
+    if isinstance(value, str | bytes):
+        if len(value) > MAX_STRING:
+            raise Unknown(node, "a string past the evaluator's size limit")
+    elif isinstance(value, int) and not isinstance(value, bool):
+        if value.bit_length() > MAX_INT_BITS:
+            raise Unknown(node, "an integer past the evaluator's size limit")
+    elif isinstance(value, tuple | list | set | frozenset | dict):
+        if len(value) > MAX_ITEMS:
+            raise Unknown(node, "a container past the evaluator's size limit")
+    elif isinstance(value, range) and range_length(value) > MAX_ITERATIONS:
+        raise Unknown(node, "a range past the evaluator's iteration limit")
+    return value
+
+
+def weight(value: object, nested: bool = False) -> int:
+    """A bound on the size of what an operation over ``value`` may produce: a string's
+    length, a container's elements and theirs; an integer on its own is its magnitude (a
+    repetition count: ``"x" * n``), inside a container one element."""
+    if isinstance(value, str | bytes):
+        return len(value)
+    if isinstance(value, int) and not isinstance(value, bool) and not nested:
+        return abs(value) if abs(value) < MAX_STRING * 10 else MAX_STRING * 10
+    if isinstance(value, tuple | list | set | frozenset):
+        return len(value) + sum(weight(v, True) for v in value)
+    if isinstance(value, dict):
+        return len(value) + sum(weight(k, True) + weight(v, True) for k, v in value.items())
+    return 1

@@ -1,0 +1,540 @@
+"""The import-time evaluator (issue 37): each rule on a module that was refused before, its
+bounds, reachability and import fallbacks on the 3.11 and 3.13 grammars, and the reviewed
+table checked against the running interpreter."""
+
+import ast
+import importlib
+import sys
+import textwrap
+import time
+
+import pytest
+from svcc.compiler.analysis import analyze_source
+from svcc.frontends.python import _fold_table as table
+from svcc.frontends.python._evaluator import ModuleValues
+from svcc.frontends.python._types import Symbols
+from svcc.frontends.python._values import Opaque
+
+FUNCTION = "\n\ndef area(x: int) -> int:\n    return x\n"
+
+
+def reasons(source: str, version: str = "3.11", name: str = "area") -> list[tuple[str, int]]:
+    analysis = analyze_source(textwrap.dedent(source), python_version=version)
+    assert analysis.readiness is not None, analysis.diagnostics
+    found = [a for a in analysis.readiness.assessments if a.name == name]
+    assert found, [a.name for a in analysis.readiness.assessments]
+    return [(r.code, r.span.line if r.span else 0) for r in found[0].reasons]
+
+
+def values(source: str, version: tuple[int, int] = (3, 11)) -> ModuleValues:
+    """The evaluator run over ``source``'s statements as the lowerer runs it."""
+    symbols = Symbols()
+    module = ModuleValues(symbols.qualify, version)
+    for stmt in ast.parse(textwrap.dedent(source)).body:
+        module.run(stmt)
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    symbols.imports[alias.asname or alias.name] = alias.name
+            elif isinstance(node, ast.ImportFrom):
+                for alias in node.names:
+                    symbols.imports[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return module
+
+
+@pytest.mark.parametrize(
+    ("source", "name", "value"),
+    [
+        ("A = 'x' + 'y' * 2", "A", "xyy"),
+        ("A = ', '.join(['a', 'b'])", "A", "a, b"),
+        ("A = '{}-{}'.format('a', 1)", "A", "a-1"),
+        ("B = 'n'\nA = f'{B}:{3:>3}'", "A", "n:  3"),
+        ("A = '%s=%d' % ('k', 2)", "A", "k=2"),
+        ("A = 'abcdef'[1:4].upper()", "A", "BCD"),
+        ("A = dict(zip(['a', 'b'], [1, 2]))", "A", {"a": 1, "b": 2}),
+        ("A = [x * x for x in range(4) if x]", "A", [1, 4, 9]),
+        ("A = {k: v for k, v in enumerate('ab')}", "A", {0: "a", 1: "b"}),
+        ("A = sorted({3, 1, 2})", "A", [1, 2, 3]),
+        ("A = frozenset({'a', 'b'})", "A", frozenset({"a", "b"})),
+        ("A = tuple(list(set([1, 1, 2])))", "A", (1, 2)),
+        ("T = {}\nfor i in range(3):\n    T[i] = i * i\n", "T", {0: 0, 1: 1, 2: 4}),
+        ("L = []\nfor c in 'ab':\n    L.append(c.upper())\n", "L", ["A", "B"]),
+        ("__all__ = ['a']\n__all__ += ['b']", "__all__", ["a", "b"]),
+        ("import string\nA = string.ascii_lowercase[:3]", "A", "abc"),
+        ("import re\nA = re.escape('a.b')", "A", "a\\.b"),
+        ("import sys\nA = sys.version_info >= (3, 8)", "A", True),
+        ("import sys\nA = sys.platform.startswith('win')", "A", False),
+        ("import os\nA = os.sep.join(['a', 'b'])", "A", "a/b"),
+        ("A = str.maketrans('ab', 'cd')", "A", {97: 99, 98: 100}),
+        ("def _f(n):\n    return [i for i in range(n)]\nA = _f(3)", "A", [0, 1, 2]),
+        ("def _g(p, q='!'):\n    out = p + q\n    return out\nA = _g('a')", "A", "a!"),
+    ],
+)
+def test_known_values(source: str, name: str, value: object) -> None:
+    assert values(source).values[name] == value
+
+
+def test_enum_members_and_literal_class_attributes() -> None:
+    module = values(
+        """
+        import enum
+        class Size(enum.Enum):
+            S = "s"
+            M = "m"
+        A = Size.M.value
+        B = Size.M == Size.M
+        class Conf:
+            PREFIX = "x"
+        C = Conf.PREFIX + "y"
+        """
+    )
+    assert (module.values["A"], module.values["B"], module.values["C"]) == ("m", True, "xy")
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import os\nA = os.environ['HOME']",
+        "A = open('x').read()",
+        "import time\nA = time.time()",
+        "L = []\nL.append(print('x'))",
+        "A = '{0.__class__}'.format(1)",
+        "A = '%9999999d' % 1",
+        "A = f'{1:9999999}'",
+        "A = 'ab'.center(10**9)",
+        "A = 2 ** 10**9",
+        "A = 'x' * 10**9",
+        "A = [0] * 10**8",
+        "A = list(range(10**9))",
+        "A = list(range(10**30))",
+        "for i in range(10**30):\n    A = i",
+        "S = {'a', 'b'}\nA = list(S)",
+        "T = {}\nwhile True:\n    T[1] = 1\n",
+        "def f():\n    global X\n    X = 1\nA = f()",
+    ],
+)
+def test_unknown_stays_unknown(source: str) -> None:
+    module = values(source)
+    assert "A" not in module.values
+    assert "T" not in module.values
+
+
+def test_a_name_rebound_by_unknown_code_is_forgotten() -> None:
+    module = values("A = 1\nA = input()\nL = [1]\nregister(L)\n")
+    assert "A" not in module.values
+    assert "L" not in module.values
+
+
+def test_a_mutable_value_reached_through_an_alias_is_forgotten() -> None:
+    module = values("L = [1]\nM = L\nregister(M)\nN = L + [2]\n")
+    assert "L" not in module.values
+    assert "N" not in module.values
+
+
+def test_bounds_answer_unknown_quickly() -> None:
+    """100,000 statements, a million-iteration loop, 60 doublings: unknown where the bound
+    is hit, and never a hang."""
+    started = time.perf_counter()
+    many = values("x = 1\n" + "x = x + 1\n" * 100_000)
+    assert many.values["x"] in (100_001, None) or "x" not in many.values
+    loop = values("T = {}\nfor i in range(1_000_000):\n    T[i] = i\n")
+    assert "T" not in loop.values
+    loop2 = values(
+        "T = []\nfor i in range(9_000):\n    for j in range(9_000):\n        T.append(1)\n"
+    )
+    assert "T" not in loop2.values
+    doubling = values("s = 'a'\n" + "s = s + s\n" * 60)
+    assert "s" not in doubling.values
+    assert time.perf_counter() - started < 60
+
+
+@pytest.mark.parametrize("version", ["3.11", "3.13"])
+def test_reachability_decides_version_platform_and_flags(version: str) -> None:
+    source = """
+    import sys
+    PY3 = sys.version_info[0] == 3
+    if sys.version_info >= (3, 11):
+        def area(x: int) -> int:
+            return x
+    else:
+        def area(x: int) -> int:
+            return open("/etc/passwd").read()
+    if sys.platform == "win32":
+        import winreg
+        def other(x: int) -> int:
+            return x
+    if PY3:
+        def third(x: int) -> int:
+            return x
+    """
+    assert reasons(textwrap.dedent(source), version) == []
+    assert reasons(textwrap.dedent(source), version, "third") == []
+
+
+def test_an_undecided_test_keeps_its_guard() -> None:
+    source = """
+    import sys
+    if sys.version_info >= (3, 11, 4):
+        def area(x: int) -> int:
+            return x
+    """
+    assert [code for code, _ in reasons(source)] == ["SVC-R006"]
+
+
+def test_the_dead_branch_is_not_judged() -> None:
+    source = (
+        textwrap.dedent("""
+    import sys
+    if sys.version_info < (3, 0):
+        print("python 2")
+    """)
+        + FUNCTION
+    )
+    assert reasons(source) == []
+
+
+@pytest.mark.parametrize("version", ["3.11", "3.13"])
+@pytest.mark.parametrize("error", ["ImportError", "ModuleNotFoundError", "(ImportError, OSError)"])
+def test_an_import_fallback_resolves_to_the_standard_library(version: str, error: str) -> None:
+    source = (
+        textwrap.dedent(f"""
+    try:
+        from functools import lru_cache
+    except {error}:
+        from backports.functools_lru_cache import lru_cache
+
+    @lru_cache(maxsize=1000)
+    def _helper(x: int) -> int:
+        return x
+    """)
+        + FUNCTION
+    )
+    assert reasons(source, version) == []
+
+
+def test_a_third_party_fallback_stays_guarded() -> None:
+    source = """
+    try:
+        from simplejson import loads
+    except ImportError:
+        def area(x: int) -> int:
+            return x
+    """
+    assert [code for code, _ in reasons(source)] == ["SVC-R006"]
+
+
+def test_an_identity_decorator_keeps_the_function() -> None:
+    source = """
+    def tool(f):
+        '''The framework's decorator when it is absent.'''
+        return f
+
+    @tool
+    def area(x: int) -> int:
+        return x
+    """
+    assert reasons(source) == []
+
+
+def test_a_decorator_that_is_not_identity_is_still_refused() -> None:
+    source = """
+    def tool(f):
+        print("registering")
+        return f
+
+    @tool
+    def area(x: int) -> int:
+        return x
+    """
+    assert "SVC-R001" in [code for code, _ in reasons(source)]
+
+
+def test_a_folded_pattern_is_checked_as_a_literal_one() -> None:
+    good = (
+        textwrap.dedent("""
+    import re
+    _WORD = r"\\w+"
+    _PAT = re.compile(_WORD + r"\\s+" + _WORD)
+    """)
+        + FUNCTION
+    )
+    bad = (
+        textwrap.dedent("""
+    import re
+    _OPEN = "("
+    _PAT = re.compile(_OPEN + "a")
+    """)
+        + FUNCTION
+    )
+    assert reasons(good) == []
+    assert [code for code, _ in reasons(bad)] == ["SVC-R031"]
+
+
+def test_a_loop_filling_a_table_is_evaluated() -> None:
+    source = (
+        textwrap.dedent("""
+    TABLE = {}
+    for i in range(10):
+        TABLE[i] = i * i
+    NAMES = []
+    for name in ("a", "b"):
+        NAMES.append(name.upper())
+    """)
+        + FUNCTION
+    )
+    assert reasons(source) == []
+
+
+def test_a_loop_with_an_effect_is_still_refused() -> None:
+    source = (
+        textwrap.dedent("""
+    TABLE = {}
+    for i in range(3):
+        TABLE[i] = i
+        print(i)
+    """)
+        + FUNCTION
+    )
+    assert [code for code, _ in reasons(source)] == ["SVC-R007"]
+
+
+def test_a_local_helper_building_a_table_is_evaluated() -> None:
+    source = (
+        textwrap.dedent("""
+    def _build(n):
+        out = {}
+        for i in range(n):
+            out[str(i)] = i
+        return out
+
+    TABLE = _build(5)
+    """)
+        + FUNCTION
+    )
+    assert reasons(source) == []
+
+
+@pytest.mark.parametrize("name", sorted(table.CONSTANTS))
+def test_table_constants_are_the_interpreters(name: str) -> None:
+    if name in table.TARGET_CONSTANTS and not sys.platform.startswith("linux"):
+        pytest.skip("the target's value (Linux)")
+    module, _, attr = name.rpartition(".")
+    actual = getattr(importlib.import_module(module), attr)
+    expected = table.CONSTANTS[name]
+    assert (tuple(actual) if isinstance(actual, list) else actual) == expected
+
+
+@pytest.mark.parametrize("name", sorted(table.FUNCTIONS))
+def test_table_functions_are_the_interpreters(name: str) -> None:
+    module, _, attr = name.rpartition(".")
+    owner = {"str": str, "bytes": bytes}.get(module) or importlib.import_module(module)
+    assert getattr(owner, attr) is table.FUNCTIONS[name]
+
+
+def test_a_refusal_underlines_the_sub_expression_that_could_not_be_evaluated() -> None:
+    source = """
+    TABLE = {}
+    for i in range(3):
+        TABLE[i] = i
+        print(i)
+    """
+    analysis = analyze_source(textwrap.dedent(source) + FUNCTION, python_version="3.11")
+    assert analysis.readiness is not None
+    (reason,) = analysis.readiness.assessments[0].reasons
+    assert reason.code == "SVC-R007"
+    assert reason.span is not None
+    assert (reason.span.line, reason.span.column, reason.span.end_column) == (5, 4, 9)
+    assert "`print`: a call of `print`, which the evaluator does not know" in reason.message
+
+
+PREDICTOR = """
+class Predictor:
+    def __init__(self) -> None:
+        self.ready = False
+
+    def setup(self) -> None:
+        {body}
+
+
+p = Predictor()
+p.setup()
+"""
+
+
+def test_a_method_called_on_an_instance_is_judged_by_its_body() -> None:
+    """``p = Predictor()`` then ``p.setup()``: ``setup`` reading ``/etc/passwd`` and printing
+    was judged by the constructor alone (eligible, and the bundle refused to start)."""
+    effect = PREDICTOR.format(body='print(open("/etc/passwd").read())')
+    assert [code for code, _ in reasons(effect + FUNCTION)] == ["SVC-R007"]
+    harmless = PREDICTOR.format(body="return None")
+    assert reasons(harmless + FUNCTION) == []
+
+
+def test_a_call_of_an_attribute_that_is_not_a_method_is_unknown() -> None:
+    source = """
+    class Box:
+        def __init__(self) -> None:
+            self.items = []
+
+    b = Box()
+    b.items.append(1)
+    b.load()
+    """
+    assert {code for code, _ in reasons(textwrap.dedent(source) + FUNCTION)} == {"SVC-R007"}
+
+
+def test_an_enum_member_as_a_dataclass_default_is_harmless() -> None:
+    source = """
+    import enum
+    from dataclasses import dataclass
+
+    class Size(enum.Enum):
+        S = "s"
+        M = "m"
+
+    @dataclass
+    class Box:
+        width: int
+        size: Size = Size.M
+
+    def area(box: Box) -> int:
+        return box.width
+    """
+    assert reasons(source) == []
+
+
+def test_a_helper_filling_module_tables_called_as_a_statement_is_evaluated() -> None:
+    """inflection's ``_irregular('person', 'people')``: a helper with a nested function that
+    inserts rules into module-level lists."""
+    source = """
+    PLURALS = [("s$", "s")]
+
+    def _irregular(singular: str, plural: str) -> None:
+        def caseless(text: str) -> str:
+            return "".join("[" + c + c.upper() + "]" for c in text)
+
+        PLURALS.insert(0, (r"(?i)({}){}$".format(singular[0], caseless(singular[1:])), plural))
+
+    _irregular("person", "people")
+    _irregular("child", "children")
+    """
+    assert reasons(textwrap.dedent(source) + FUNCTION) == []
+    module = values(source)
+    assert module.values["PLURALS"][0] == ("(?i)(c)[hH][iI][lL][dD]$", "children")
+
+
+def test_getattr_of_a_standard_library_module_is_harmless_and_unknown() -> None:
+    source = """
+    import math
+    _sumprod = getattr(math, "sumprod", lambda x, y: sum(a * b for a, b in zip(x, y)))
+    HAS = hasattr(math, "sumprod")
+    if HAS:
+        def area(x: int) -> int:
+            return x
+    """
+    assert [code for code, _ in reasons(source)] == ["SVC-R006"]  # the value is the version's
+    assert isinstance(values(source).values["HAS"], Opaque)
+
+
+def test_a_property_setter_and_a_tzinfo_subclass_are_harmless() -> None:
+    source = """
+    import datetime
+
+    class Version:
+        @property
+        def major(self) -> int:
+            return 1
+
+        @major.setter
+        def major(self, value: int) -> None:
+            raise AttributeError("read-only")
+
+    class Utc(datetime.tzinfo):
+        pass
+    """
+    assert reasons(textwrap.dedent(source) + FUNCTION) == []
+
+
+def test_pydantic_v1_idioms_are_refused_with_reasons() -> None:
+    """``class Config``, ``@validator`` and ``Field(..., regex=)`` (pydantic 1's spellings,
+    which pydantic 2 refuses or warns about): reasons on their lines, never an error."""
+    source = """
+    from pydantic import BaseModel, Field, validator
+
+    class Item(BaseModel):
+        name: str = Field(..., regex=r"^[a-z]+$")
+
+        class Config:
+            extra = "forbid"
+
+        @validator("name")
+        def check(cls, v: str) -> str:
+            return v
+
+    def area(item: Item) -> str:
+        return item.name
+    """
+    found = reasons(source)
+    assert {"SVC-R051", "SVC-R010"} <= {code for code, _ in found}
+    assert ("SVC-R051", 5) in found
+    assert ("SVC-R010", 7) in found
+
+
+def test_a_lambda_body_is_not_read_at_import() -> None:
+    source = """
+    import math
+    _dot = getattr(math, "sumprod", lambda x, y: later(x, y))
+
+    def later(x: int, y: int) -> int:
+        return x * y
+    """
+    assert reasons(source, name="later") == []
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        '_RE = re.compile(b"\\r|\\n|\\r\\n")',
+        'FORMATS = {"%a": "(?:Sun|Mon)", "%d": "[0-9]{1,2}"}\n_RE = re.compile("|".join(FORMATS))',
+        "from html.entities import name2codepoint\n"
+        "_RE = re.compile(r'&(%s);' % '|'.join(name2codepoint))",
+    ],
+)
+def test_patterns_of_tables_and_bytes_are_checked_as_literals(statement: str) -> None:
+    assert reasons(f"import re\n{statement}\n" + FUNCTION) == []
+
+
+def test_metadata_of_the_modules_own_functions_and_reversed_tables() -> None:
+    source = """
+    try:
+        from itertools import pairwise as _stdlib_pairwise
+    except ImportError:
+        pass
+    else:
+        def _pairwise(iterable):
+            '''Pairs.'''
+            return _stdlib_pairwise(iterable)
+
+        def pairs(iterable):
+            return _pairwise(iterable)
+
+        pairs.__doc__ = _pairwise.__doc__
+
+    def _reversedict(table: dict) -> dict:
+        return {value: key for key, value in table.items()}
+
+    NAMES = _reversedict({"a": "#000", "b": "#fff"})
+    """
+    assert reasons(textwrap.dedent(source) + FUNCTION) == []
+    assert values(source).values["NAMES"] == {"#000": "a", "#fff": "b"}
+
+
+def test_an_unknown_augmented_assignment_is_no_internal_error() -> None:
+    source = """
+    import os
+    counter = 0
+    counter += os.getpid()
+    TABLE = {}
+    TABLE["k"] += 1
+    """
+    assert [code for code, _ in reasons(textwrap.dedent(source) + FUNCTION)]
