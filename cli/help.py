@@ -68,6 +68,19 @@ COMMANDS: dict[str, tuple[str, tuple[str, ...], str]] = {
         ("svcc serve-analysis --workspace . --bind 127.0.0.1:8080",),
         "the server's own; 2 a bad option or the address is taken",
     ),
+    "check": (
+        "Check that the selected functions of a project (its [tool.svcc] select, or --select) "
+        "are eligible: for pre-commit hooks and CI.",
+        ("svcc check", "svcc check examples/shop --select shop.pricing.total"),
+        "0 every selected function is eligible, 1 one is not (named with its reasons), "
+        "2 an input problem (an unknown name, nothing selected)",
+    ),
+    "lsp": (
+        "Run the language server on stdin/stdout: readiness diagnostics as you type, each "
+        "code linked to its page of the manual (docs/editors.md).",
+        ("svcc lsp", "svcc lsp --debounce-ms 250"),
+        "0 the editor closed the session",
+    ),
     "plugins": ("Install, enable and run extensions (svc-oci builds and pushes images).", (), ""),
     "plugins fetch": (
         "Build an extension's wheel and svcc's own, and resolve their dependencies for this "

@@ -68,8 +68,9 @@ def test_every_server_variable_is_documented() -> None:
     read = set()
     for path in (ROOT / "runtime").rglob("*.py"):
         read |= set(re.findall(r"[\"']((?:SVC|PROMETHEUS)_[A-Z_]+)[\"']", path.read_text()))
-    page = (DOCS / "reference" / "environment.md").read_text()
-    documented = set(re.findall(r"^\| `([A-Z_]+)`", page, flags=re.M))
+    pages = ("reference/environment.md", "serving.md", "oauth.md")
+    text = "".join((DOCS / page).read_text() for page in pages)
+    documented = set(re.findall(r"^\| `([A-Z_]+)`", text, flags=re.M))
     assert read - INTERNAL_VARIABLES <= documented
 
 
