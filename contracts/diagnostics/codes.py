@@ -340,7 +340,8 @@ R021_LOCAL_IMPORT: Final = _code(
     "top-level module, above the top-level package, to a missing module), a local "
     "module named like one of the bundle's own, or a sibling module imported by its bare "
     "name from inside a package (`import config` in `pkg/tools.py`: that works for a script "
-    "run from `pkg/`, but the bundle imports `pkg.tools`, where no top-level `config` exists). A local module that does not parse or "
+    "run from `pkg/`, but the bundle imports `pkg.tools`, where no top-level `config` exists). "
+    "A local module that does not parse or "
     "whose own imports are not available is SVC-R024 of its importers. Pass --module-name "
     "PKG.MODULE for a file inside a package.",
     hint="pass --module-name PKG.MODULE, or make the local module importable beside the source",
