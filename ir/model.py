@@ -196,6 +196,10 @@ class Capability:
     effects: tuple[Evaluation, ...] = ()
     # Files read on every call that ``effects`` does not record: see ``FileRead``.
     file_reads: tuple[FileRead, ...] = ()
+    # Every callee the capability reaches when it runs, through the module's own functions
+    # (sorted origins and markers: see ``svcc.frontends.python._reach``); the facts the tool
+    # annotations rest on.
+    reach: tuple[str, ...] = ()
 
 
 BindingKind = Literal[

@@ -52,10 +52,13 @@ CASES = [(case, target) for case in cases() for target in case_options(case).get
 
 def emit(case: str, target: str) -> FileTree:
     options = case_options(case)
+    source = case_input(case)
     analysis = analyze_file(
-        case_input(case),
+        source,
         module_name=options.get("module_name", case),
         python_version=options.get("python_version", "3.11"),
+        data=[str(source.parent / p) for p in options.get("data", [])],  # as --data
+        allow=frozenset(options.get("allow", [])),  # as --allow
     )
     policy = options.get("execution_policy")
     execution = parse_policy(policy, "options.toml") if policy is not None else None

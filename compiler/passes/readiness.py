@@ -16,6 +16,7 @@ import attrs
 from attrs import field, frozen
 from svcc.compiler.passes.data_reads import data_read_reasons, source_depth
 from svcc.compiler.passes.effects import PLAIN_BASE_PREFIXES, Judge, security_kind
+from svcc.compiler.passes.tool_effects import ToolEffects, tool_effects
 from svcc.compiler.passes.type_readiness import (
     ENCODABLE_REASONS,
     MODEL_DECORATORS,
@@ -90,6 +91,8 @@ class Assessment:
     name: str
     klass: ReadinessClass
     reasons: tuple[Diagnostic, ...]
+    # What the capability may do when it runs and the tool hints derived from it.
+    effects: ToolEffects | None = None
 
     @property
     def can_generate_interface(self) -> bool:
@@ -109,6 +112,7 @@ class Assessment:
             "name": self.name,
             "class": self.klass,
             "can_generate_interface": self.can_generate_interface,
+            **({"effects": self.effects.to_json()} if self.effects is not None else {}),
         }
 
 
@@ -207,6 +211,7 @@ class ReadinessPass:
                     name=cap.name,
                     klass=classify(reasons),
                     reasons=tuple(reasons),
+                    effects=tool_effects(cap),
                 )
             )
         return ReadinessReport(

@@ -34,6 +34,7 @@ from svcc.frontends.python._models import (
     harmless_field_call,
 )
 from svcc.frontends.python._param_flow import object_uses
+from svcc.frontends.python._reach import Reach
 from svcc.frontends.python._read_calls import CalledReads
 from svcc.frontends.python._source import SourceText, short
 from svcc.frontends.python._statements import (
@@ -88,7 +89,7 @@ from svcc.ir.model import (
     TypedDictDecl,
     TypedDictField,
 )
-from svcc.ir.types import AnyType, TypeNode, UnsupportedType
+from svcc.ir.types import AnyType, TypeNode, UnsupportedType, plain_json
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -350,7 +351,7 @@ class ModuleLowerer:
             classes=tuple(self.classes),
             typed_dicts=tuple(self.typed_dicts.values()),
             globals=tuple(self.globals),
-            capabilities=tuple(self._file_reads().values()),
+            capabilities=tuple(self._with_reach(self._file_reads()).values()),
             global_reads=self._global_reads(),
             models=tuple(self.models.values()),
             helpers=self._helpers(),
@@ -1350,6 +1351,17 @@ class ModuleLowerer:
             body, calls, own_reads = self._reading[name]
             reads = (*own_reads, *called.of(name, body, calls))
             out[name] = attrs.evolve(cap, file_reads=reads) if reads else cap
+        return out
+
+    def _with_reach(self, capabilities: dict[str, Capability]) -> dict[str, Capability]:
+        """The capabilities with what each reaches when it runs (see ``_reach``), found once
+        every function and name of the module is known."""
+        reach = Reach(self._functions, self._origins, self.symbols.qualify, HELPER_DEPTH)
+        out: dict[str, Capability] = {}
+        for name, cap in capabilities.items():
+            objects = frozenset(p.name for p in cap.params if not plain_json(p.type))
+            found = reach.of(self._capability_nodes[name], objects)
+            out[name] = attrs.evolve(cap, reach=found) if found else cap
         return out
 
     def _params(
