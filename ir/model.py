@@ -100,6 +100,9 @@ class Parameter:
     default: Default | None
     span: Span
     uses: tuple[ParamUse, ...] = ()
+    # The description the code attaches (``Annotated[T, Field(description="...")]``, a
+    # default ``Field(...)``/``cog.Input(...)``), a string literal; docstrings are not read here.
+    description: str | None = None
 
 
 @frozen(kw_only=True)
@@ -348,6 +351,8 @@ class ModelField:
     default: Default | None
     constraints: tuple[Constraint, ...]
     span: Span
+    # ``Field(description="...")`` (or ``Annotated`` metadata), a string literal.
+    description: str | None = None
 
 
 @frozen(kw_only=True)

@@ -39,6 +39,18 @@ def case_options(case: str) -> dict[str, Any]:
     return tomllib.loads(path.read_text()) if path.exists() else {}
 
 
+def case_arguments(case: str) -> list[str]:
+    """The command-line options a case's ``options.toml`` stands for: ``--module-name``,
+    ``--data`` per declared data file, ``--allow`` with the opted-in kinds."""
+    options = case_options(case)
+    out = ["--module-name", options.get("module_name", case)]
+    for data in options.get("data", []):
+        out += ["--data", str(case_input(case).parent / data)]
+    if options.get("allow"):
+        out += ["--allow", ",".join(options["allow"])]
+    return out
+
+
 def expected_markers(path: Path) -> set[tuple[str, int | None, int]]:
     """``(code, cell, line)`` for every ``# expect: SVC-...`` marker in a fixture."""
     out: set[tuple[str, int | None, int]] = set()

@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Final, Literal
 import attrs
 from attrs import field, frozen
 from svcc.compiler.passes.data_reads import data_read_reasons, source_depth
+from svcc.compiler.passes.docstrings import undocumented_names
 from svcc.compiler.passes.effects import PLAIN_BASE_PREFIXES, Judge, security_kind
 from svcc.compiler.passes.tool_effects import ToolEffects, tool_effects
 from svcc.compiler.passes.type_readiness import (
@@ -547,6 +548,7 @@ CAPABILITY_RULES: Final[dict[str, CapabilityRule]] = {
         s.cap.effects, s.env.data_files, s.cap.file_reads, source_depth(s.ir)
     ),
     "SVC-R060": _removed_names,
+    "SVC-R070": lambda s: undocumented_names(s.cap),
 }
 
 

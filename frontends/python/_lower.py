@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 import attrs
 from svcc.contracts.names import is_utf8
+from svcc.frontends.python._descriptions import annotation_description, described
 from svcc.frontends.python._effects import (
     argument_names,
     literal_argument,
@@ -1405,6 +1406,8 @@ class ModuleLowerer:
             ),
             span=self.src.span(arg),
             uses=uses.get(arg.arg, ()),
+            description=annotation_description(annotation, self.symbols.qualify)
+            or described(default, self.symbols.qualify),
         )
 
     def _is_generator(self, fn: FunctionNode) -> bool:

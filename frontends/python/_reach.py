@@ -17,8 +17,8 @@ the same whatever order the body spells its calls in:
 - a call of the module's own function (undecorated, or cached with ``functools``) is
   followed ``depth`` calls deep and replaced by what that function calls; one that is not
   followed stays ``local.NAME`` (unknown to the judge);
-- a function used as a value, which what receives it may call, is ``&origin``
-  (``&os.remove``); the module's own function so used is followed as a call;
+- a function given to a call, which may call it, is ``&origin`` (``map(os.remove, paths)``
+  gives ``&os.remove``); the module's own function so given is followed as a call;
 - a function defined in the body (or a lambda bound once to a name) is ``<nested>``: its
   calls are the capability's own;
 - markers: ``<global>`` (a ``global``/``nonlocal`` statement), ``<state>`` (an assignment
@@ -118,20 +118,15 @@ class Reach:
         locals_ = set(names)
         found: set[str] = set()
         calls: set[str] = set()
-        inner: set[int] = set()  # call targets, links of a dotted chain, annotations
+        passed: set[int] = set()  # what calls are given: a function there may be called
         for stmt in fn.body:
             nodes = walk(stmt)
             for node in nodes:
-                kind = type(node)
-                if kind is ast.Call:
-                    inner.add(id(node.func))  # type: ignore[attr-defined]
-                elif kind is ast.Attribute:
-                    inner.add(id(node.value))  # type: ignore[attr-defined]
-                elif kind is ast.AnnAssign:
-                    inner.update(id(n) for n in walk(node.annotation))  # type: ignore[attr-defined]
+                if type(node) is ast.Call:
+                    passed.update(id(a) for a in _arguments(node))  # type: ignore[arg-type]
             for node in nodes:
                 kind = type(node)
-                if (kind is ast.Name or kind is ast.Attribute) and id(node) not in inner:
+                if (kind is ast.Name or kind is ast.Attribute) and id(node) in passed:
                     self._reference(node, locals_, found, calls)  # type: ignore[arg-type]
                 elif kind is ast.Global or kind is ast.Nonlocal:
                     found.add("<global>")
@@ -152,9 +147,9 @@ class Reach:
     def _reference(
         self, node: ast.Name | ast.Attribute, locals_: set[str], found: set[str], calls: set[str]
     ) -> None:
-        """A function used as a value (``map(os.remove, paths)``, ``key=_score``): it may be
-        called by what it is given to. Recorded as ``&origin``; the module's own function
-        followed like a call."""
+        """A name given to a call (``map(os.remove, paths)``, ``key=_score``): a function
+        there may be called by what it is given to. Recorded as ``&origin``; the module's own
+        function followed like a call."""
         if not isinstance(node.ctx, ast.Load):
             return
         if isinstance(node, ast.Name):
@@ -223,10 +218,10 @@ class Reach:
                         bound = alias.asname or alias.name.split(".", 1)[0]
                         names[bound] = alias.name if alias.asname else bound
                 elif isinstance(node, ast.ImportFrom):
-                    base = node.module or ""
+                    base = "." * node.level + (node.module or "")
                     for alias in node.names:
-                        module = base if node.level == 0 else f"relative.{base}"
-                        names[alias.asname or alias.name] = f"{module}.{alias.name}"
+                        joined = f"{base}.{alias.name}" if node.module else base + alias.name
+                        names[alias.asname or alias.name] = joined
                 elif (
                     isinstance(node, ast.withitem)
                     and isinstance(node.optional_vars, ast.Name)
@@ -255,6 +250,18 @@ class Reach:
                     view = {**self.origins, **names}
                     names[node.targets[0].id] = origin(node.value, self.qualify, view)
         return names
+
+
+def _arguments(call: ast.Call) -> list[ast.expr]:
+    """What ``call`` is given: its arguments, keyword values and the items of a literal
+    list, tuple or set among them (``map(f, xs)``, ``sorted(xs, key=f)``, ``run([f])``)."""
+    out: list[ast.expr] = []
+    for given in [*call.args, *(k.value for k in call.keywords)]:
+        value = given.value if isinstance(given, ast.Starred) else given
+        out.append(value)
+        if isinstance(value, ast.List | ast.Tuple | ast.Set):
+            out.extend(value.elts)
+    return out
 
 
 def _mode(call: ast.Call, index: int) -> str:
