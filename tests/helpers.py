@@ -7,7 +7,10 @@ import subprocess
 import sys
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from svcc.contracts.requirements import DeclaredRequirements
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
@@ -48,7 +51,18 @@ def case_arguments(case: str) -> list[str]:
         out += ["--data", str(case_input(case).parent / data)]
     if options.get("allow"):
         out += ["--allow", ",".join(options["allow"])]
+    if "requirements" in options:
+        out += ["--requirements", str(case_input(case).parent / options["requirements"])]
     return out
+
+
+def case_requirements(case: str) -> "DeclaredRequirements | None":
+    """The requirements a case declares (``requirements = "FILE"`` in its options, as
+    ``--requirements FILE``), or ``None``."""
+    from svcc.contracts.requirements import load_requirements
+
+    name = case_options(case).get("requirements")
+    return None if name is None else load_requirements(case_input(case).parent / name)
 
 
 def expected_markers(path: Path) -> set[tuple[str, int | None, int]]:

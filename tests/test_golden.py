@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from golden_ext import GoldenJSON
-from helpers import case_input, case_options, cases, expected_markers
+from helpers import case_input, case_options, case_requirements, cases, expected_markers
 from svcc.compiler.analysis import Analysis, analyze_file
 
 CASES = cases()
@@ -27,7 +27,8 @@ def analyse(case: str) -> Analysis:
         module_name=options.get("module_name", case),
         python_version=options.get("python_version", "3.11"),
         data=[str(source.parent / p) for p in options.get("data", [])],  # declared (--data)
-        allow=frozenset(options.get("allow", [])),  # opted-in security effects (--allow)
+        allow=frozenset(options.get("allow", [])),
+        requirements=case_requirements(case),  # opted-in security effects (--allow)
     )
 
 

@@ -123,7 +123,7 @@ class Reach:
             nodes = walk(stmt)
             for node in nodes:
                 if type(node) is ast.Call:
-                    passed.update(id(a) for a in _arguments(node))  # type: ignore[arg-type]
+                    passed.update(id(a) for a in _arguments(node))
             for node in nodes:
                 kind = type(node)
                 if (kind is ast.Name or kind is ast.Attribute) and id(node) in passed:
