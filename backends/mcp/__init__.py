@@ -71,6 +71,7 @@ BUNDLE: Final = BundleSpec(
         "encoding",
         "integrity",
         "json_text",
+        "limits",
         "mcp",
         "mcp_http",
         "mcp_stdio",
