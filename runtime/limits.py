@@ -6,13 +6,12 @@ one-line reason):
 
 - ``SVC_MAX_CONCURRENCY``: at most this many calls run at once in this server process (REST
   and MCP alike, every capability together); a call over it is refused at once, never
-  queued: a 503 with ``Retry-After`` over REST, the busy tool error over MCP, as a governed
-  bundle answers when its queue is full. Unset or empty: no cap (sync functions still share
-  the thread pool's 40 threads).
+  queued: a 503 with ``Retry-After`` over REST, the busy tool error over MCP. Unset or
+  empty: no cap (sync functions still share the thread pool's 40 threads).
 - ``SVC_ASYNC_DEADLINE``: seconds an ``async def`` capability may run; past it the call is
   cancelled and answered 504 (the timed-out tool error over MCP). A sync function cannot be
-  interrupted inside the process: it runs to its end (use a governed execution policy for a
-  hard limit). Unset or empty: no deadline.
+  interrupted inside the process: it runs to its end (only a call run in a process of its
+  own can be killed at a hard limit). Unset or empty: no deadline.
 """
 
 import asyncio
