@@ -32,6 +32,7 @@ from .encoding import Invoke, ResultNotJson, direct_invoker
 from .integrity import StartupError, exit_on_startup_error, load_document, load_manifest
 from .json_text import loads_int, small_ints
 from .limits import DirectLimits, LimitRefused
+from .mcp_progress import with_progress
 from .mcp_stdio import exit_on_sigterm, protect_request_stream, stdio_transport
 from .metrics import current
 from .validation import RequestInvalid, RequestValidator, TooLarge, check_size, max_body_bytes
@@ -212,13 +213,14 @@ def create_server(bundle: Path, tools_of: Tools = direct_tools) -> Server[Any]:
     async def list_tools(_ctx: Any, _params: Any) -> types.ListToolsResult:
         return listing
 
-    async def call_tool(_ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        """The tool's answer, counted on every transport (never an unknown tool's name)."""
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        """The tool's answer, counted on every transport (never an unknown tool's name);
+        progress while a long call runs (``mcp_progress``)."""
         tool = tools.get(params.name)
         if tool is None:
             return tool_error(f"unknown tool {params.name!r}")
         started = perf_counter()
-        result, status = await tool.call(params.arguments)
+        result, status = await with_progress(ctx, tool.call(params.arguments))
         if metrics is not None:
             metrics.observe(params.name, str(status), perf_counter() - started)
         return result

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from .integrity import exit_on_startup_error
+from .mcp_disconnect import CancelOnDisconnect
 from .network import is_loopback, network_layer
 from .validation import TooLarge, check_size, max_body_bytes, receive_body
 
@@ -221,7 +222,7 @@ def serve_http(
             host=host,
             custom_starlette_routes=[Route("/health", health, methods=["GET"])],
         )
-        bounded = BoundedBody(app, limit, security)
+        bounded = BoundedBody(CancelOnDisconnect(app), limit, security)
         served = network_layer(bounded, capabilities={}, host=host, prefix="svc-mcp")
     config = uvicorn.Config(
         served, host=host, port=port, access_log=False, lifespan="on", log_level="info"
