@@ -116,3 +116,34 @@ def test_the_official_client_sees_the_descriptions(tmp_path: Path) -> None:
         assert answer.structured_content == {"result": 3.14159}
     finally:
         client.close()
+
+
+def test_descriptions_the_code_attaches(tmp_path: Path) -> None:
+    """``Annotated`` metadata (pydantic ``Field``, ``typing_extensions.Doc``) and a default
+    ``cog.Input(description=...)`` are recorded in the IR, literal text only."""
+    path = tmp_path / "m.py"
+    path.write_text(
+        textwrap.dedent(
+            """
+            from typing import Annotated
+            from cog import Input
+            from pydantic import Field
+            from typing_extensions import Doc
+
+            NAME = "computed"
+
+            def f(
+                a: Annotated[int, Field(ge=0, description="From Field.")],
+                b: Annotated[int, Doc("From Doc.")],
+                c: str = Input(description="From cog."),
+                d: Annotated[int, Field(description=NAME)] = 1,
+            ) -> int:
+                return a
+            """
+        )
+    )
+    analysis = analyze_file(path, python_version="3.11")
+    assert analysis.ir is not None
+    [cap] = analysis.ir.capabilities
+    described = {p.name: p.description for p in cap.params}
+    assert described == {"a": "From Field.", "b": "From Doc.", "c": "From cog.", "d": None}
