@@ -173,7 +173,9 @@ def _wait(predicate: Callable[[], bool], seconds: float = 10) -> bool:
 
 
 @pytest.fixture(scope="module")
-def governed_http() -> Iterator[tuple[Server, Path]]:
+def governed_bundle() -> Iterator[tuple[Path, Path]]:
+    """``(bundle, shared folder)``: the hostile governed fixture's ``hang`` notes its
+    worker's pid in the shared folder."""
     # Outside pytest's private temporary root, as the hostile tests keep it: workers may run
     # as nobody, who must reach the pid files but not the bundle.
     tmp = Path(tempfile.mkdtemp(prefix="svcc-long-governed-"))
@@ -197,11 +199,48 @@ def governed_http() -> Iterator[tuple[Server, Path]]:
             str(policy),
             interface="mcp",
         )
-        with serving_mcp_http(out) as server:
-            yield server, shared
+        yield out, shared
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         shutil.rmtree(shared, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def governed_http(governed_bundle: tuple[Path, Path]) -> Iterator[tuple[Server, Path]]:
+    out, shared = governed_bundle
+    with serving_mcp_http(out) as server:
+        yield server, shared
+
+
+async def _cancel_once_running(session: ClientSession, pidfile: Path) -> None:
+    """Call ``hang`` and cancel it once its worker has noted its pid."""
+    call = asyncio.ensure_future(
+        session.call_tool("hang", {"pidfile": str(pidfile), "seconds": 30})
+    )
+    while not (pidfile.exists() and pidfile.read_text()):
+        await asyncio.sleep(0.05)
+    call.cancel()
+    with contextlib.suppress(asyncio.CancelledError, Exception):
+        await call
+
+
+def test_governed_progress_and_cancel_over_stdio(governed_bundle: tuple[Path, Path]) -> None:
+    out, shared = governed_bundle
+    client = McpBundle(out)
+    try:
+        assert client.session is not None
+        session = client.session
+        seen: Progress = []
+        args = {"pidfile": str(shared / "stdio-long.pid"), "seconds": 2.6}
+        answer = client.run(session.call_tool("hang", args, progress_callback=_recorder(seen)))
+        assert answer.structured_content == {"result": 2.6}
+        _check_progress(seen)
+        pidfile = shared / "stdio-cancelled.pid"
+        client.run(_cancel_once_running(session, pidfile))
+        pid = int(pidfile.read_text())
+        assert _wait(lambda: not _alive(pid)), "the cancelled call's worker kept running"
+    finally:
+        client.close()
 
 
 def test_governed_progress_and_cancel_over_http(governed_http: tuple[Server, Path]) -> None:
@@ -218,14 +257,7 @@ def test_governed_progress_and_cancel_over_http(governed_http: tuple[Server, Pat
     pidfile = shared / "cancelled.pid"
 
     async def cancel(session: ClientSession) -> None:
-        call = asyncio.ensure_future(
-            session.call_tool("hang", {"pidfile": str(pidfile), "seconds": 30})
-        )
-        while not (pidfile.exists() and pidfile.read_text()):
-            await asyncio.sleep(0.05)
-        call.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await call
+        await _cancel_once_running(session, pidfile)
 
     _over_http(server.url, cancel)
     pid = int(pidfile.read_text())
