@@ -105,7 +105,30 @@ def readiness_table(analysis: Analysis, colour: bool, shown: str | None = None) 
             first, *rest = _reason_lines(analysis, r, colour, indent)
             lines.append((row if i == 0 else indent) + first)
             lines += rest
+    lines += hint_lines(report.assessments, width)
     return "\n".join(lines)
+
+
+_SHOWN_HINTS = (
+    ("readOnlyHint", "read-only", "not read-only"),
+    ("destructiveHint", "destructive", "not destructive"),
+    ("idempotentHint", "idempotent", "not idempotent"),
+    ("openWorldHint", "open world", "closed world"),
+)
+
+
+def hint_lines(assessments: Sequence[Any], width: int) -> list[str]:
+    """The tool hints of each capability (``readiness.json``'s ``effects``), with the
+    kinds of effect they rest on: what an agent host is told about the tool."""
+    lines = [f"  {'NAME'.ljust(width)}  TOOL HINTS (EFFECTS)"]
+    for a in assessments:
+        if a.effects is None:
+            continue
+        doc = a.effects.to_json()
+        said = ", ".join(yes if doc["hints"][h] else no for h, yes, no in _SHOWN_HINTS)
+        kinds = ", ".join(doc["facts"]) or "computes only"
+        lines.append(f"  {a.name.ljust(width)}  {said} ({kinds})")
+    return lines
 
 
 def inspect_file(

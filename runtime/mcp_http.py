@@ -26,6 +26,7 @@ from typing import Any
 
 from .bodies import BodyReader, BodyTimeout, body_reader
 from .integrity import exit_on_startup_error
+from .mcp_disconnect import CancelOnDisconnect
 from .network import is_loopback, network_layer
 from .validation import TooLarge, check_size, max_body_bytes
 
@@ -268,7 +269,7 @@ def serve_http(
             host=host,
             custom_starlette_routes=[Route("/health", health, methods=["GET"])],
         )
-        bounded = BoundedBody(app, body_reader(limit), security)
+        bounded = BoundedBody(CancelOnDisconnect(app), body_reader(limit), security)
         served = network_layer(
             bounded, capabilities={}, host=host, prefix="svc-mcp", resource_path=MCP_PATH
         )

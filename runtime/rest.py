@@ -33,6 +33,7 @@ from .conversion import attach_converters
 from .encoding import Invoke, ResultNotJson, direct_invoker, encode_result
 from .integrity import StartupError, load_document, load_manifest
 from .lifetime import end_with_supervisor
+from .limits import RETRY_AFTER_SECONDS, DeadlineExceeded, DirectLimits, LimitRefused
 from .network import NetworkLayer, bound_host, network_layer
 from .prevalidate import OFFLOAD_BYTES, Prevalidator
 from .validation import (
@@ -136,6 +137,9 @@ class CapabilityEndpoint:
             return
         except asyncio.CancelledError:
             raise
+        except LimitRefused as exc:
+            await self._refused(send, exc)
+            return
         except ResultNotJson as exc:
             log.error("capability %s: the result has no JSON form: %s", self._shape.name, exc)
             await respond(send, 500, INTERNAL_ERROR)
@@ -145,6 +149,17 @@ class CapabilityEndpoint:
             await respond(send, 500, INTERNAL_ERROR)
             return
         await respond(send, 200, payload)
+
+    async def _refused(self, send: Send, exc: LimitRefused) -> None:
+        """A call the direct-mode limits refused (``limits``): 503 with ``Retry-After``
+        over the concurrency cap, 504 past an async deadline."""
+        log.warning("capability %s: %s", self._shape.name, exc)
+        if isinstance(exc, DeadlineExceeded):
+            await respond(send, 504, error_body("Gateway Timeout"))
+            return
+        retry = (b"retry-after", str(RETRY_AFTER_SECONDS).encode())
+        body = error_body("Service Unavailable: too many calls running; retry later")
+        await respond(send, 503, body, [*JSON_HEADERS, retry])
 
     async def _read_body(self, scope: Scope, receive: Receive, send: Send) -> bytes | None:
         try:
@@ -359,5 +374,9 @@ def create_app(bundle: Path) -> NetworkLayer:
     if mode != "direct":  # its own glue serves it; never import its source here
         raise StartupError(f"{MANIFEST}: execution mode {mode!r} is not served by this module")
     ir = load_document(bundle, "capability-ir.json")
-    invokers = _direct_invokers(bundle, manifest, ir)
+    limits = DirectLimits.from_env()
+    invokers = {
+        name: (limits.wrap(invoke, shape), shape)
+        for name, (invoke, shape) in _direct_invokers(bundle, manifest, ir).items()
+    }
     return served(build_app(bundle, ir, invokers, max_body=max_body_bytes()))

@@ -199,6 +199,9 @@ PURE_CASES: dict[str, str] = {
     "pickle.dumps": "X = pickle.dumps([1])",
     "pickle.loads": "X = pickle.loads(pickle.dumps([1]))",
     "pickle.load": "X = pickle.load(io.BytesIO(pickle.dumps([1])))",
+    "pydantic.Field": 'X = typing.Annotated[int, pydantic.Field(description="d", ge=1)]',
+    "pydantic.fields.Field": 'X = pydantic.fields.Field(description="d")',
+    "typing_extensions.Doc": 'X = typing.Annotated[int, typing_extensions.Doc("d")]',
 }
 for _name in list(PURE_CASES):
     if _name.startswith("typing."):
@@ -208,8 +211,8 @@ for _name in list(PURE_CASES):
 MODULES = (
     "abc", "collections", "contextlib", "dataclasses", "datetime", "decimal", "enum",
     "fractions", "functools", "io", "itertools", "json", "logging", "operator", "os", "pathlib",
-    "pickle", "re", "string", "struct", "textwrap", "tomllib", "types", "typing",
-    "typing_extensions", "uuid",
+    "pickle", "pydantic", "pydantic.fields", "re", "string", "struct", "textwrap", "tomllib",
+    "types", "typing", "typing_extensions", "uuid",
 )  # fmt: skip
 PRELUDE = "".join(f"import {m}\n" for m in MODULES) + (
     'P = collections.namedtuple("P", "x y")\nT = typing.TypeVar("T")\n'

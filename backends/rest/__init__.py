@@ -72,6 +72,7 @@ BUNDLE: Final = BundleSpec(
         "encoding",
         "integrity",
         "json_text",
+        "limits",
         "lifetime",
         "metrics",
         "network",

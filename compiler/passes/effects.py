@@ -165,6 +165,9 @@ PURE: Final[dict[str, frozenset[str]]] = {
     | _names("contextlib", "contextmanager", "asynccontextmanager")
     | _names("json", "loads", "dumps", "JSONEncoder", "JSONDecoder"),
     "text wrapping": _names("textwrap", "TextWrapper", "dedent", "indent", "wrap", "fill"),
+    "descriptions attached to a type (``Annotated`` metadata)": _names("pydantic", "Field")
+    | _names("pydantic.fields", "Field")
+    | _names("typing_extensions", "Doc"),
     "loaders of a file already open (the open is judged where it happens)": _names("json", "load")
     | _names("tomllib", "load", "loads")
     | _names("pickle", "load", "loads", "dumps")

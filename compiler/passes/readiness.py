@@ -15,7 +15,9 @@ from typing import Any, ClassVar, Final, Literal
 import attrs
 from attrs import field, frozen
 from svcc.compiler.passes.data_reads import data_read_reasons, source_depth
+from svcc.compiler.passes.docstrings import undocumented_names
 from svcc.compiler.passes.effects import PLAIN_BASE_PREFIXES, Judge, security_kind
+from svcc.compiler.passes.tool_effects import ToolEffects, tool_effects
 from svcc.compiler.passes.type_readiness import (
     ENCODABLE_REASONS,
     MODEL_DECORATORS,
@@ -91,6 +93,8 @@ class Assessment:
     name: str
     klass: ReadinessClass
     reasons: tuple[Diagnostic, ...]
+    # What the capability may do when it runs and the tool hints derived from it.
+    effects: ToolEffects | None = None
 
     @property
     def can_generate_interface(self) -> bool:
@@ -110,6 +114,7 @@ class Assessment:
             "name": self.name,
             "class": self.klass,
             "can_generate_interface": self.can_generate_interface,
+            **({"effects": self.effects.to_json()} if self.effects is not None else {}),
         }
 
 
@@ -208,6 +213,7 @@ class ReadinessPass:
                     name=cap.name,
                     klass=classify(reasons),
                     reasons=tuple(reasons),
+                    effects=tool_effects(cap),
                 )
             )
         return ReadinessReport(
@@ -560,6 +566,7 @@ CAPABILITY_RULES: Final[dict[str, CapabilityRule]] = {
     ),
     "SVC-R060": _removed_names,
     "SVC-R061": _unbound_names,
+    "SVC-R070": lambda s: undocumented_names(s.cap),
 }
 
 

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 from svcc.compiler.passes.readiness import (
-    Assessment,
     Environment,
     ImportProblem,
     ReadinessReport,
@@ -316,12 +315,7 @@ class RepositoryReadiness:
                 continue
             reasons = sorted([*assessment.reasons, *extra], key=order)
             assessments.append(
-                Assessment(
-                    capability_id=assessment.capability_id,
-                    name=assessment.name,
-                    klass=classify(reasons),
-                    reasons=tuple(reasons),
-                )
+                attrs.evolve(assessment, klass=classify(reasons), reasons=tuple(reasons))
             )
         return attrs.evolve(base, assessments=tuple(assessments))
 

@@ -774,6 +774,20 @@ R061_UNBOUND_NAME: Final = _code(
 )
 
 
+# --- tools agents can trust (issue 41) -------------------------------------------------------
+R070_DOCUMENTED_PARAMETER_MISSING: Final = _code(
+    "SVC-R070",
+    "docstring documents a parameter the signature lacks",
+    "warning",
+    "inputs",
+    None,
+    "The docstring's parameter section (Google `Args:`, NumPy `Parameters`, reST `:param:`) "
+    "names a parameter the function does not have: a renamed or removed parameter whose "
+    "documentation stayed behind. The other parameters' descriptions still reach the tool "
+    "schemas; this one is left out.",
+    hint="rename the entry to the parameter it documents, or remove it",
+)
+
 # --- adversarial second pass (issue 27 item 7) ---------------------------------------------------
 F015_MODULE_NAME_TAKEN: Final = _code(
     "SVC-F015",

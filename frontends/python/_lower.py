@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 import attrs
 from svcc.contracts.names import is_utf8
+from svcc.frontends.python._descriptions import annotation_description, described
 from svcc.frontends.python._effects import (
     argument_names,
     literal_argument,
@@ -36,6 +37,7 @@ from svcc.frontends.python._models import (
     harmless_field_call,
 )
 from svcc.frontends.python._param_flow import object_uses
+from svcc.frontends.python._reach import Reach
 from svcc.frontends.python._read_calls import CalledReads
 from svcc.frontends.python._source import SourceText, short
 from svcc.frontends.python._statements import (
@@ -93,7 +95,7 @@ from svcc.ir.model import (
     TypedDictDecl,
     TypedDictField,
 )
-from svcc.ir.types import AnyType, TypeNode, UnsupportedType
+from svcc.ir.types import AnyType, TypeNode, UnsupportedType, plain_json
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -1441,7 +1443,7 @@ class ModuleLowerer:
         """The capabilities with the facts known once the whole module is read: files read
         through the functions they call, module names nothing binds (``unbound``), paths a
         parameter reaches (``path_arguments``)."""
-        caps = self._file_reads()
+        caps = self._with_reach(self._file_reads())
         nodes = self._capability_nodes
         caps = with_unbound_reads(caps, nodes, self._module_names, self.src.span)
         flow = PathFlow(self._functions, self._resolve)
@@ -1467,6 +1469,17 @@ class ModuleLowerer:
             body, calls, own_reads = self._reading[name]
             reads = (*own_reads, *called.of(name, body, calls))
             out[name] = attrs.evolve(cap, file_reads=reads) if reads else cap
+        return out
+
+    def _with_reach(self, capabilities: dict[str, Capability]) -> dict[str, Capability]:
+        """The capabilities with what each reaches when it runs (see ``_reach``), found once
+        every function and name of the module is known."""
+        reach = Reach(self._functions, self._origins, self.symbols.qualify, HELPER_DEPTH)
+        out: dict[str, Capability] = {}
+        for name, cap in capabilities.items():
+            objects = frozenset(p.name for p in cap.params if not plain_json(p.type))
+            found = reach.of(self._capability_nodes[name], objects)
+            out[name] = attrs.evolve(cap, reach=found) if found else cap
         return out
 
     def _params(
@@ -1510,6 +1523,8 @@ class ModuleLowerer:
             ),
             span=self.src.span(arg),
             uses=uses.get(arg.arg, ()),
+            description=annotation_description(annotation, self.symbols.qualify)
+            or described(default, self.symbols.qualify),
         )
 
     def _is_generator(self, fn: FunctionNode) -> bool:
