@@ -20,7 +20,7 @@ from typing import Any, assert_never
 from attrs import frozen
 from svcc.contracts.errors import IneligibleError
 from svcc.ir.index import module_index
-from svcc.ir.interface import left_out
+from svcc.ir.interface import answered, left_out
 from svcc.ir.model import Capability, ModelDecl, ModuleIR
 from svcc.ir.types import (
     AnyType,
@@ -304,12 +304,28 @@ def request_schema(cap: Capability) -> RequestSchema:
 
 
 def result_schema(cap: Capability) -> RequestSchema | None:
-    """The documented result (return types are never enforced); ``None`` when unknown."""
-    if cap.returns.annotation is None:
+    """The documented result (return types are never enforced); ``None`` when unknown. A
+    stream's result, where one is collected (MCP), is the list of its items."""
+    item = item_schema(cap) if cap.stream is not None else None
+    if item is not None:
+        return RequestSchema(schema={"type": "array", "items": item.schema}, refs=item.refs)
+    if cap.returns.annotation is None or cap.stream is not None:
         return None
+    return _documented(cap.returns.type)
+
+
+def item_schema(cap: Capability) -> RequestSchema | None:
+    """A stream's documented item (``itemSchema``); ``None`` when unknown or no stream."""
+    returns = answered(cap)
+    if cap.stream is None or returns.annotation is None:
+        return None
+    return _documented(returns.type)
+
+
+def _documented(node: TypeNode) -> RequestSchema | None:
     refs: set[str] = set()
     try:
-        schema = type_schema(cap.returns.type, refs, output=True)
+        schema = type_schema(node, refs, output=True)
     except LoweringError:
         return None
     return RequestSchema(schema=schema, refs=frozenset(refs))
