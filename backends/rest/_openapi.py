@@ -72,6 +72,7 @@ STREAM_END: Final[JSON] = {
     },
     "required": ["items"],
 }
+RESULT: Final = "The function's result (the return type documents it and is not enforced)"
 # Media types of a stream: JSON Lines (the default) and Server-Sent Events, by ``Accept``.
 JSONL: Final = "application/jsonl"
 EVENT_STREAM: Final = "text/event-stream"
@@ -122,8 +123,7 @@ def _operation(cap: Capability, result: RequestSchema | None) -> JSON:
     summary = doc.splitlines()[0] if doc else cap.name.replace("_", " ").capitalize()
     result_doc = relocate_refs(result.schema, COMPONENTS) if result else {}
     ok: JSON = {
-        "description": "The function's result (the return type documents it and is "
-        "not enforced)",
+        "description": RESULT,
         "content": _json_content(result_doc),
     }
     if cap.stream is not None:
