@@ -5,10 +5,17 @@ server under uvicorn (JSON Lines and SSE, the final record, limits, a client tha
 and MCP through the official client with a progress callback.
 """
 
+import json
 import textwrap
+import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import pytest
 from helpers import GOLDEN
+from httpx_sse import connect_sse
+from servers import Server, generate, serving
 from svcc.compiler.analysis import Analysis, analyze_file
 from svcc.ir.types import AnyType, IntType, ModelType, StrType, TypedDictType
 
@@ -161,3 +168,122 @@ def test_golden_stream_case_is_eligible_whole() -> None:
         GOLDEN / "streams" / "input.py", module_name="streams", python_version="3.11"
     )
     assert {klass for klass, _ in verdicts(analysis).values()} == {"eligible"}
+
+
+# -- REST, direct mode, under uvicorn -------------------------------------------------------
+STREAMS = GOLDEN / "streams" / "input.py"
+
+
+@pytest.fixture(scope="module")
+def rest(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    out = tmp_path_factory.mktemp("streams") / "bundle"
+    generate(STREAMS, out)
+    with serving(out, env={"SVC_STREAM_MAX_ITEMS": "50", "SVC_STREAM_IDLE_SECONDS": "2"}) as s:
+        yield s
+
+
+def jsonl(server: Server, name: str, body: dict[str, Any]) -> list[Any]:
+    with (
+        server.client() as client,
+        client.stream("POST", f"/capabilities/{name}", json=body) as response,
+    ):
+        assert response.status_code == 200
+        assert response.headers["content-type"] == "application/jsonl"
+        return [json.loads(line) for line in response.iter_lines() if line]
+
+
+def test_jsonl_items_then_the_done_record(rest: Server) -> None:
+    assert jsonl(rest, "words", {"text": "a few words"}) == [
+        "a", "few", "words", {"done": True, "items": 3},
+    ]  # fmt: skip
+    assert jsonl(rest, "ticks", {"n": 3}) == [0, 1, 2, {"done": True, "items": 3}]
+    assert jsonl(rest, "tokens", {"text": "x y"}) == [
+        {"index": 0, "text": "x"}, {"index": 1, "text": "y"}, {"done": True, "items": 2},
+    ]  # fmt: skip
+    assert jsonl(rest, "points", {"n": 2}) == [
+        {"x": 0, "y": 0}, {"x": 1, "y": 1}, {"done": True, "items": 2},
+    ]  # fmt: skip
+    assert jsonl(rest, "words", {"text": ""}) == [{"done": True, "items": 0}]
+
+
+def test_an_error_after_two_items_ends_with_the_error_record(rest: Server) -> None:
+    assert jsonl(rest, "two_then_fail", {}) == [
+        1, 2, {"error": {"status": 500, "detail": "Internal Server Error"}, "items": 2},
+    ]  # fmt: skip
+    assert "ValueError: the third item is missing" in rest.log_text()
+
+
+def test_sse_read_with_a_real_parser(rest: Server) -> None:
+    with (
+        rest.client() as client,
+        connect_sse(client, "POST", "/capabilities/tokens", json={"text": "a b"}) as source,
+    ):
+        assert source.response.headers["content-type"].startswith("text/event-stream")
+        events = [(e.event, json.loads(e.data)) for e in source.iter_sse()]
+    assert events == [
+        ("item", {"index": 0, "text": "a"}),
+        ("item", {"index": 1, "text": "b"}),
+        ("done", {"done": True, "items": 2}),
+    ]
+    with (
+        rest.client() as client,
+        connect_sse(client, "POST", "/capabilities/two_then_fail", json={}) as source,
+    ):
+        events = [(e.event, json.loads(e.data)) for e in source.iter_sse()]
+    assert events[-1] == (
+        "error", {"error": {"status": 500, "detail": "Internal Server Error"}, "items": 2},
+    )  # fmt: skip
+
+
+def test_validation_happens_before_the_stream(rest: Server) -> None:
+    with rest.client() as client:
+        response = client.post("/capabilities/words", json={"text": 3})
+        assert response.status_code == 422
+        assert response.headers["content-type"] == "application/json"
+        assert response.json()["detail"][0]["loc"] == ["body", "text"]
+
+
+def test_the_limits_end_a_stream_with_the_error_record(rest: Server) -> None:
+    lines = jsonl(rest, "forever", {})
+    assert lines[:50] == list(range(50))
+    assert lines[50]["items"] == 50
+    assert lines[50]["error"]["status"] == 500
+    assert "SVC_STREAM_MAX_ITEMS" in lines[50]["error"]["detail"]
+    assert len(lines) == 51
+    slow = jsonl(rest, "forever", {"delay": 3.0})  # idle limit: 2 s
+    assert slow == [{"error": {"status": 504, "detail": slow[0]["error"]["detail"]}, "items": 0}]
+    assert "SVC_STREAM_IDLE_SECONDS" in slow[0]["error"]["detail"]
+
+
+def closed_count(server: Server) -> int:
+    with server.client() as client:
+        count: int = client.post("/capabilities/closed", json={}).json()
+        return count
+
+
+def test_a_client_that_leaves_closes_the_generator(rest: Server) -> None:
+    """The generator's ``finally`` runs (observed through its own counter)."""
+    before = closed_count(rest)
+    with (
+        rest.client() as client,
+        client.stream("POST", "/capabilities/forever", json={"delay": 0.05}) as response,
+    ):
+        first = next(response.iter_lines())
+        assert first == "0"
+    deadline = time.monotonic() + 10
+    while closed_count(rest) == before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert closed_count(rest) == before + 1
+    assert "the client left; stream closed" in rest.log_text()
+
+
+def test_openapi_documents_both_media_types_and_docs_render(rest: Server) -> None:
+    with rest.client() as client:
+        document = client.get("/openapi.json").json()
+        assert client.get("/docs").status_code == 200
+    ok = document["paths"]["/capabilities/tokens"]["post"]["responses"]["200"]
+    assert set(ok["content"]) == {"application/jsonl", "text/event-stream"}
+    assert ok["content"]["application/jsonl"]["itemSchema"] == {
+        "$ref": "#/components/schemas/Token"
+    }
+    assert "svc.StreamEnd" in document["components"]["schemas"]

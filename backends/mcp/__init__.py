@@ -76,6 +76,7 @@ BUNDLE: Final = BundleSpec(
         "mcp_stdio",
         "metrics",
         "network",
+        "streaming",
         "validation",
     ),
     governed_runtime_modules=("mcp_governed", "metrics_governed"),

@@ -72,6 +72,8 @@ BUNDLE: Final = BundleSpec(
         "network",
         "prevalidate",
         "rest",
+        "rest_stream",
+        "streaming",
         "validation",
     ),
     governed_runtime_modules=("metrics_governed", "rest_governed"),
