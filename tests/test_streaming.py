@@ -6,6 +6,8 @@ and MCP through the official client with a progress callback.
 """
 
 import json
+import subprocess
+import sys
 import textwrap
 import time
 from collections.abc import Iterator
@@ -287,3 +289,20 @@ def test_openapi_documents_both_media_types_and_docs_render(rest: Server) -> Non
         "$ref": "#/components/schemas/Token"
     }
     assert "svc.StreamEnd" in document["components"]["schemas"]
+
+
+@pytest.mark.slow
+def test_schemathesis_over_a_bundle_with_streams(rest: Server, tmp_path: Path) -> None:
+    """Every check, every operation but the one that never ends on its own (``forever``
+    sleeps as long as asked; its limits are tested above)."""
+    command = [
+        str(Path(sys.executable).parent / "schemathesis"),
+        *("run", f"{rest.url}/openapi.json", "--checks", "all", "--max-examples", "15"),
+        *("--seed", "20261128", "--generation-database", "none", "--request-timeout", "20"),
+        *("--no-color", "--exclude-operation-id-regex", "^forever$"),
+    ]
+    proc = subprocess.run(
+        command, capture_output=True, text=True, cwd=tmp_path, timeout=600, check=False
+    )
+    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-2000:]
+    assert "Tested: 7" in proc.stdout  # six capabilities and /health
