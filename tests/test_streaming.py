@@ -5,6 +5,8 @@ server under uvicorn (JSON Lines and SSE, the final record, limits, a client tha
 and MCP through the official client with a progress callback.
 """
 
+import asyncio
+import contextlib
 import json
 import subprocess
 import sys
@@ -14,10 +16,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx2
+import mcp_types as types
 import pytest
 from helpers import GOLDEN
 from httpx_sse import connect_sse
-from servers import Server, generate, serving
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp_client import McpBundle
+from servers import Server, generate, serving, serving_mcp_http
 from svcc.compiler.analysis import Analysis, analyze_file
 from svcc.ir.types import AnyType, IntType, ModelType, StrType, TypedDictType
 
@@ -306,3 +313,112 @@ def test_schemathesis_over_a_bundle_with_streams(rest: Server, tmp_path: Path) -
     )
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-2000:]
     assert "Tested: 7" in proc.stdout  # six capabilities and /health
+
+
+# -- MCP, through the official client ---------------------------------------------------------
+@pytest.fixture(scope="module")
+def mcp_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("streams-mcp") / "bundle"
+    generate(STREAMS, out, interface="mcp")
+    return out
+
+
+@pytest.fixture(scope="module")
+def mcp_stdio(mcp_bundle: Path) -> Iterator[McpBundle]:
+    client = McpBundle(mcp_bundle, env={"SVC_STREAM_MAX_ITEMS": "50"})
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+Progress = list[tuple[float, float | None, str | None]]
+
+
+def with_progress(session: ClientSession, name: str, arguments: dict[str, Any]) -> Any:
+    """A call with a progress callback: ``(result, notifications)``."""
+    seen: Progress = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total, message))
+
+    async def call() -> tuple[types.CallToolResult, Progress]:
+        result = await session.call_tool(name, arguments, progress_callback=on_progress)
+        return result, seen
+
+    return call()
+
+
+def test_mcp_collects_the_items_and_sends_each_as_progress(mcp_stdio: McpBundle) -> None:
+    assert mcp_stdio.session is not None
+    result, seen = mcp_stdio.run(with_progress(mcp_stdio.session, "tokens", {"text": "a b c"}))
+    assert not result.is_error
+    assert result.structured_content == {
+        "result": [{"index": i, "text": t} for i, t in enumerate("abc")]
+    }
+    assert seen == [
+        (1, None, '{"index":0,"text":"a"}'),
+        (2, None, '{"index":1,"text":"b"}'),
+        (3, None, '{"index":2,"text":"c"}'),
+    ]
+    async_result = mcp_stdio.call("ticks", {"n": 4})
+    assert async_result.structured_content == {"result": [0, 1, 2, 3]}
+    tools = {t.name: t for t in mcp_stdio.list_tools().tools}
+    assert tools["points"].output_schema is not None
+    assert tools["points"].output_schema["properties"]["result"]["type"] == "array"
+
+
+def test_mcp_stream_errors_and_limits_are_tool_errors(mcp_stdio: McpBundle) -> None:
+    failed = mcp_stdio.call("two_then_fail", {})
+    assert failed.is_error
+    text = failed.content[0].text  # type: ignore[union-attr]
+    assert "ValueError: the third item is missing (after 2 items)" in text
+    limited = mcp_stdio.call("forever", {})
+    assert limited.is_error
+    assert "SVC_STREAM_MAX_ITEMS" in limited.content[0].text  # type: ignore[union-attr]
+    invalid = mcp_stdio.call("words", {"text": 3})
+    assert invalid.is_error
+
+
+def test_mcp_over_streamable_http_with_progress(mcp_bundle: Path) -> None:
+    with serving_mcp_http(mcp_bundle) as server:
+
+        async def main() -> tuple[types.CallToolResult, Progress]:
+            async with (
+                httpx2.AsyncClient(timeout=30) as http,
+                streamable_http_client(server.url + "/mcp", http_client=http) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                result: tuple[types.CallToolResult, Progress] = await with_progress(
+                    session, "words", {"text": "one two"}
+                )
+                return result
+
+        result, seen = asyncio.run(main())
+    assert result.structured_content == {"result": ["one", "two"]}
+    assert [(p, m) for p, _, m in seen] == [(1, '"one"'), (2, '"two"')]
+
+
+def test_a_cancelled_mcp_call_closes_the_generator(mcp_stdio: McpBundle) -> None:
+    assert mcp_stdio.session is not None
+    session = mcp_stdio.session
+    before = mcp_stdio.call("closed", {}).structured_content
+
+    async def cancel_one() -> None:
+        call = asyncio.ensure_future(session.call_tool("forever", {"delay": 0.05}))
+        await asyncio.sleep(0.5)
+        call.cancel()  # the client sends notifications/cancelled
+        with contextlib.suppress(asyncio.CancelledError):
+            await call
+
+    mcp_stdio.run(cancel_one())
+    assert before is not None
+    deadline = time.monotonic() + 10
+    count = before["result"]
+    while count == before["result"] and time.monotonic() < deadline:
+        time.sleep(0.1)
+        now = mcp_stdio.call("closed", {}).structured_content
+        assert now is not None
+        count = now["result"]
+    assert count == before["result"] + 1

@@ -74,6 +74,7 @@ BUNDLE: Final = BundleSpec(
         "mcp",
         "mcp_http",
         "mcp_stdio",
+        "mcp_stream",
         "metrics",
         "network",
         "streaming",
