@@ -94,7 +94,7 @@ def shape_problem(function: Any, capability: Mapping[str, Any]) -> str | None:
         was = "async" if capability["execution"] == "async" else "sync"
         return f"{name} was {was} at generation and is not now"
     generator = inspect.isgeneratorfunction(function) or inspect.isasyncgenfunction(function)
-    if generator != (capability.get("form", "function") != "function"):
+    if "form" in capability and generator != (capability["form"] != "function"):
         was = "a function" if generator else "a generator"
         return f"{name} was {was} at generation and is not now"
     try:

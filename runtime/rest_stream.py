@@ -17,7 +17,7 @@ from typing import Any, Final
 
 from .calls import CallShape
 from .prevalidate import Prevalidator
-from .rest import CapabilityEndpoint, Receive, Scope, Send, log
+from .rest import INTERNAL_ERROR, CapabilityEndpoint, Receive, Scope, Send, log, respond
 from .streaming import Open, StreamError, StreamLimits, final_record, items_of
 from .validation import RequestValidator
 
@@ -113,7 +113,11 @@ class StreamEndpoint(CapabilityEndpoint):
     async def _write(
         self, scope: Scope, media: bytes, send: Send, args: list[Any], kwargs: dict[str, Any]
     ) -> None:
-        source = await self._open(args, kwargs)
+        try:
+            source = await self._open(args, kwargs)
+        except Exception as exc:  # nothing was started: a plain answer, as a call's
+            await self._unopened(send, exc)
+            return
         await send(
             {
                 "type": "http.response.start",
@@ -140,6 +144,11 @@ class StreamEndpoint(CapabilityEndpoint):
             if error is not None:
                 log.error("capability %s: stream ended: %s", self._shape.name, error)
             await send({"type": "http.response.body", "body": end_frame(media, items, error)})
+
+    async def _unopened(self, send: Send, exc: Exception) -> None:
+        """The answer when the stream could not be opened (no response started yet)."""
+        log.error("capability %s: the stream could not start: %s", self._shape.name, exc)
+        await respond(send, 500, INTERNAL_ERROR)
 
     def _failed(self, exc: BaseException) -> None:
         log.error("capability %s failed while streaming", self._shape.name, exc_info=exc)

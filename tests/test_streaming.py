@@ -277,8 +277,10 @@ def test_a_client_that_leaves_closes_the_generator(rest: Server) -> None:
         rest.client() as client,
         client.stream("POST", "/capabilities/forever", json={"delay": 0.05}) as response,
     ):
-        first = next(response.iter_lines())
-        assert first == "0"
+        received = response.iter_lines()  # kept: dropping it closes the response
+        assert next(received) == "0"
+        assert next(received) == "1"
+        assert closed_count(rest) == before  # still streaming
     deadline = time.monotonic() + 10
     while closed_count(rest) == before and time.monotonic() < deadline:
         time.sleep(0.05)

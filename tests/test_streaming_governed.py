@@ -1,0 +1,130 @@
+"""Streams in governed mode (issue 40): a local-process worker streams a generator's items.
+
+The worker sends each item as it comes; the policy's wall deadline applies to the whole
+stream (its worker killed, the record a 504); a client that leaves kills the worker too; a
+failure is the sanitised 500 record. Async functions run in workers as well.
+"""
+
+import json
+import textwrap
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from servers import Server, generate, serving
+from test_governed import children_of
+
+SOURCE = """
+import asyncio
+import time
+from collections.abc import AsyncIterator, Iterator
+
+
+def words(text: str) -> Iterator[str]:
+    for word in text.split():
+        yield word
+
+
+async def ticks(n: int) -> AsyncIterator[int]:
+    for i in range(n):
+        await asyncio.sleep(0)
+        yield i
+
+
+def two_then_fail() -> Iterator[int]:
+    yield 1
+    yield 2
+    raise ValueError("the third item is missing")
+
+
+def slow(delay: float) -> Iterator[int]:
+    i = 0
+    while True:
+        yield i
+        i += 1
+        time.sleep(delay)
+
+
+async def awaited(x: int) -> int:
+    await asyncio.sleep(0)
+    return x * 2
+"""
+POLICY = {"limits": {"wall_time_ms": 3000}, "environment": {"allow": []}}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    tmp = tmp_path_factory.mktemp("governed-streams")
+    source = tmp / "gov_streams.py"
+    source.write_text(textwrap.dedent(SOURCE))
+    policy = tmp / "policy.json"
+    policy.write_text(json.dumps(POLICY))
+    out = tmp / "bundle"
+    result = generate(source, out, "--execution-policy", str(policy))
+    assert result["execution"] == {"mode": "governed", "backend": "local-process"}
+    with serving(out) as running:
+        yield running
+
+
+def lines(server: Server, name: str, body: dict[str, Any]) -> list[Any]:
+    with (
+        server.client() as client,
+        client.stream("POST", f"/capabilities/{name}", json=body) as response,
+    ):
+        assert response.status_code == 200
+        return [json.loads(line) for line in response.iter_lines() if line]
+
+
+def workers_of(server: Server) -> list[int]:
+    """The live workers: the template's children."""
+    (template,) = [pid for pid, _ in children_of(server.proc.pid)]
+    return [pid for pid, state in children_of(template) if state != "Z"]
+
+
+def no_worker_left(server: Server) -> bool:
+    deadline = time.monotonic() + 10
+    while workers_of(server) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not workers_of(server)
+
+
+def test_a_worker_streams_items_and_the_done_record(server: Server) -> None:
+    assert lines(server, "words", {"text": "a b c"}) == ["a", "b", "c", {"done": True, "items": 3}]
+    assert lines(server, "ticks", {"n": 3}) == [0, 1, 2, {"done": True, "items": 3}]
+
+
+def test_a_failure_after_two_items_is_the_sanitised_record(server: Server) -> None:
+    assert lines(server, "two_then_fail", {}) == [
+        1, 2, {"error": {"status": 500, "detail": "Internal Server Error"}, "items": 2},
+    ]  # fmt: skip
+    assert "ValueError: the third item is missing" in server.log_text()
+
+
+def test_the_deadline_applies_to_the_whole_stream(server: Server) -> None:
+    started = time.monotonic()
+    got = lines(server, "slow", {"delay": 0.2})
+    assert 2.5 < time.monotonic() - started < 8
+    assert got[-1] == {"error": {"status": 504, "detail": "Gateway Timeout"}, "items": len(got) - 1}
+    assert got[:-1] == list(range(len(got) - 1))
+    assert len(got) > 5
+    assert "the stream passed its deadline; worker killed" in server.log_text()
+    assert no_worker_left(server)
+
+
+def test_a_client_that_leaves_kills_the_worker(server: Server) -> None:
+    with (
+        server.client() as client,
+        client.stream("POST", "/capabilities/slow", json={"delay": 0.05}) as response,
+    ):
+        received = response.iter_lines()  # kept: dropping it closes the response
+        assert next(received) == "0"
+        assert next(received) == "1"
+        assert workers_of(server)
+    assert no_worker_left(server)
+    assert "the stream was closed early; worker killed" in server.log_text()
+
+
+def test_async_functions_run_in_workers(server: Server) -> None:
+    with server.client() as client:
+        assert client.post("/capabilities/awaited", json={"x": 21}).json() == 42
