@@ -9,11 +9,14 @@ import json
 import textwrap
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp_client import McpBundle
 from servers import Server, generate, serving
 from test_governed import children_of
+from test_streaming import with_progress
 
 SOURCE = """
 import asyncio
@@ -53,17 +56,20 @@ async def awaited(x: int) -> int:
 POLICY = {"limits": {"wall_time_ms": 3000}, "environment": {"allow": []}}
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    tmp = tmp_path_factory.mktemp("governed-streams")
+def build(tmp: Path, interface: str) -> Path:
     source = tmp / "gov_streams.py"
     source.write_text(textwrap.dedent(SOURCE))
     policy = tmp / "policy.json"
     policy.write_text(json.dumps(POLICY))
-    out = tmp / "bundle"
-    result = generate(source, out, "--execution-policy", str(policy))
+    out = tmp / f"bundle-{interface}"
+    result = generate(source, out, "--execution-policy", str(policy), interface=interface)
     assert result["execution"] == {"mode": "governed", "backend": "local-process"}
-    with serving(out) as running:
+    return out
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    with serving(build(tmp_path_factory.mktemp("governed-streams"), "rest")) as running:
         yield running
 
 
@@ -128,3 +134,20 @@ def test_a_client_that_leaves_kills_the_worker(server: Server) -> None:
 def test_async_functions_run_in_workers(server: Server) -> None:
     with server.client() as client:
         assert client.post("/capabilities/awaited", json={"x": 21}).json() == 42
+
+
+def test_mcp_streams_from_a_worker_with_progress(tmp_path: Path) -> None:
+    client = McpBundle(build(tmp_path, "mcp"))
+    try:
+        assert client.session is not None
+        result, seen = client.run(with_progress(client.session, "words", {"text": "x y"}))
+        assert result.structured_content == {"result": ["x", "y"]}
+        assert [m for _, _, m in seen] == ['"x"', '"y"']
+        failed = client.call("two_then_fail", {})
+        assert failed.is_error
+        assert "(after 2 items)" in failed.content[0].text  # type: ignore[union-attr]
+        timed_out = client.call("slow", {"delay": 0.2})
+        assert timed_out.is_error
+        assert "Gateway Timeout" in timed_out.content[0].text  # type: ignore[union-attr]
+    finally:
+        client.close()
