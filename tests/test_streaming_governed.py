@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import run_svcc
 from mcp_client import McpBundle
 from servers import Server, generate, serving
 from test_governed import children_of
@@ -151,3 +152,22 @@ def test_mcp_streams_from_a_worker_with_progress(tmp_path: Path) -> None:
         assert "Gateway Timeout" in timed_out.content[0].text  # type: ignore[union-attr]
     finally:
         client.close()
+
+
+def test_a_container_policy_refuses_streams_with_the_reason(tmp_path: Path) -> None:
+    """Policy v2 (containers): the generation is refused, saying why (no engine needed)."""
+    source = tmp_path / "s.py"
+    source.write_text(
+        "from collections.abc import Iterator\n\n\n"
+        "def words(text: str) -> Iterator[str]:\n    yield from text.split()\n"
+    )
+    policy = tmp_path / "policy.json"
+    policy.write_text(json.dumps({"schema": "svc.execution/v2", "environment": {"allow": []}}))
+    proc = run_svcc(
+        "generate", "rest", str(source), "--output-dir", str(tmp_path / "out"),
+        "--execution-policy", str(policy), "--runtime-image", "sha256:" + "a" * 64,
+        "--runtime-platform", "linux/amd64",
+    )  # fmt: skip
+    assert proc.returncode == 1
+    assert "words: a stream is served in direct mode and by local-process workers" in proc.stderr
+    assert not (tmp_path / "out").exists()
