@@ -104,9 +104,10 @@ class StreamEndpoint(CapabilityEndpoint):
         finally:
             gone.cancel()
             if not writer.done():
-                writer.cancel()
-                log.warning("capability %s: the client left; stream closed", self._shape.name)
-                scope[OUTCOME_KEY] = 499  # the client closed the request
+                writer.cancel()  # a generator still open is closed (``items_of``)
+                if OUTCOME_KEY not in scope:  # else the end was said: the client just left
+                    log.warning("capability %s: the client left; stream closed", self._shape.name)
+                    scope[OUTCOME_KEY] = 499  # the client closed the request
             with contextlib.suppress(asyncio.CancelledError):
                 await writer
 

@@ -8,6 +8,7 @@ and MCP through the official client with a progress callback.
 import asyncio
 import contextlib
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -24,6 +25,7 @@ from httpx_sse import connect_sse
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp_client import McpBundle
+from prometheus_client.parser import text_string_to_metric_families
 from servers import Server, generate, serving, serving_mcp_http
 from svcc.compiler.analysis import Analysis, analyze_file
 from svcc.ir.types import AnyType, IntType, ModelType, StrType, TypedDictType
@@ -314,7 +316,7 @@ def test_schemathesis_over_a_bundle_with_streams(rest: Server, tmp_path: Path) -
         command, capture_output=True, text=True, cwd=tmp_path, timeout=600, check=False
     )
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-2000:]
-    assert "Tested: 7" in proc.stdout  # six capabilities and /health
+    assert "Tested: 9" in proc.stdout  # every capability but forever, and /health
 
 
 # -- MCP, through the official client ---------------------------------------------------------
@@ -424,3 +426,56 @@ def test_a_cancelled_mcp_call_closes_the_generator(mcp_stdio: McpBundle) -> None
         assert now is not None
         count = now["result"]
     assert count == before["result"] + 1
+
+
+def test_the_analysis_service_reports_streaming_capabilities() -> None:
+    from svcc.service.analysis import result_document
+
+    document = result_document(
+        analyze_file(GOLDEN / "streams" / "input.py", module_name="streams", python_version="3.11")
+    )
+    functions = {f["name"]: f for f in document["functions"]}
+    assert functions["tokens"]["stream"] == {"items": {"type": "Token", "of": []}}
+    assert functions["ticks"]["stream"] == {"items": {"type": "int", "of": []}}
+    assert functions["ticks"]["async"] is True
+    assert "stream" not in functions["closed"]
+
+
+def test_async_functions_are_awaited_on_the_loop_and_sync_generators_run_off_it(
+    rest: Server,
+) -> None:
+    with rest.client() as client:
+        assert client.post("/capabilities/on_the_loop", json={}).json() is True
+    assert jsonl(rest, "item_thread", {}) == [False, {"done": True, "items": 1}]
+
+
+def metric_samples(server: Server) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    with server.client() as client:
+        exposition = client.get("/metrics").text
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(exposition)
+        for s in family.samples
+    }
+
+
+def test_a_stream_is_counted_once_with_its_outcome_and_logged_at_its_end(rest: Server) -> None:
+    jsonl(rest, "two_then_fail", {})
+    slow = jsonl(rest, "forever", {"delay": 2.5})  # the 2 s idle limit: a 504 record
+    assert slow[-1]["error"]["status"] == 504
+    total = "svc_requests_total"
+    forever = (total, (("capability", "forever"), ("status", "504")))
+    deadline = time.monotonic() + 10  # counted when the generator is closed: after its item
+    samples = metric_samples(rest)
+    while forever not in samples and time.monotonic() < deadline:
+        time.sleep(0.1)
+        samples = metric_samples(rest)
+    assert samples[(total, (("capability", "two_then_fail"), ("status", "500")))] >= 1
+    assert (total, (("capability", "two_then_fail"), ("status", "200"))) not in samples
+    assert samples[forever] >= 1
+    # the access line is written at the end: its duration is the whole stream's
+    durations = [
+        float(ms)
+        for ms in re.findall(r'"POST /capabilities/forever" 200 ([0-9.]+)ms', rest.log_text())
+    ]
+    assert max(durations) >= 1900

@@ -1,6 +1,7 @@
 """Streams: generators served item by item."""
 
 import asyncio
+import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -64,3 +65,14 @@ def forever(delay: float = 0.0) -> Iterator[int]:
 
 def closed() -> int:
     return CLOSED["count"]
+
+
+async def on_the_loop() -> bool:
+    """Whether an async function is awaited on the server's event loop (its main thread)."""
+    asyncio.get_running_loop()
+    return threading.current_thread() is threading.main_thread()
+
+
+def item_thread() -> Iterator[bool]:
+    """Whether a sync generator's items are made on the main thread (never: a pool's)."""
+    yield threading.current_thread() is threading.main_thread()
