@@ -20,7 +20,7 @@ from typing import Any
 import httpx2
 import mcp_types as types
 import pytest
-from helpers import GOLDEN
+from helpers import GOLDEN, run_svcc
 from httpx_sse import connect_sse
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
@@ -479,3 +479,19 @@ def test_a_stream_is_counted_once_with_its_outcome_and_logged_at_its_end(rest: S
         for ms in re.findall(r'"POST /capabilities/forever" 200 ([0-9.]+)ms', rest.log_text())
     ]
     assert max(durations) >= 1900
+
+
+def test_client_collections_show_how_to_read_a_stream(tmp_path: Path) -> None:
+    bundle = tmp_path / "bundle"
+    generate(STREAMS, bundle)
+    out = tmp_path / "http"
+    proc = run_svcc(
+        "clients", "export", "--bundle", str(bundle), "--format", "http", "--output-dir", str(out)
+    )
+    assert proc.returncode == 0, proc.stderr
+    text = "\n".join(p.read_text() for p in sorted(out.rglob("*.http")))
+    words = text[text.index("### words") :].split("###")[1]
+    assert "Streams its items: JSON Lines" in words
+    assert "Accept: text/event-stream" in words
+    closed = text[text.index("### closed") :].split("###")[1]
+    assert "Streams its items" not in closed
