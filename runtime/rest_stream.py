@@ -95,21 +95,33 @@ class StreamEndpoint(CapabilityEndpoint):
     async def _call(
         self, receive: Receive, send: Send, args: list[Any], kwargs: dict[str, Any]
     ) -> None:
+        """The stream, written in this task; a client that leaves cancels it (a watcher
+        task: one task more per stream, not two), which closes the generator."""
         scope = _REQUEST.get()
-        media = media_type(scope)
-        writer = asyncio.ensure_future(self._write(scope, media, send, args, kwargs))
+        task = asyncio.current_task()
+        assert task is not None
+        state = {"left": False, "over": False}
+
+        def leave(watcher: "asyncio.Future[None]") -> None:
+            if state["over"] or watcher.cancelled() or watcher.exception() is not None:
+                return
+            state["left"] = True
+            task.cancel()
+
         gone = asyncio.ensure_future(_disconnected(receive))
+        gone.add_done_callback(leave)
         try:
-            await asyncio.wait((writer, gone), return_when=asyncio.FIRST_COMPLETED)
+            await self._write(scope, media_type(scope), send, args, kwargs)
+        except asyncio.CancelledError:
+            if not state["left"]:
+                raise  # the server's own cancellation (shutdown)
+            task.uncancel()
+            if OUTCOME_KEY not in scope:  # else the end was said: the client just left
+                log.warning("capability %s: the client left; stream closed", self._shape.name)
+                scope[OUTCOME_KEY] = 499  # the client closed the request
         finally:
+            state["over"] = True
             gone.cancel()
-            if not writer.done():
-                writer.cancel()  # a generator still open is closed (``items_of``)
-                if OUTCOME_KEY not in scope:  # else the end was said: the client just left
-                    log.warning("capability %s: the client left; stream closed", self._shape.name)
-                    scope[OUTCOME_KEY] = 499  # the client closed the request
-            with contextlib.suppress(asyncio.CancelledError):
-                await writer
 
     async def _write(
         self, scope: Scope, media: bytes, send: Send, args: list[Any], kwargs: dict[str, Any]
