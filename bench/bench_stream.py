@@ -9,7 +9,9 @@ hand-written app encodes each with ``json.dumps`` and a newline, as a careful pe
 a JSON Lines endpoint (FastAPI iterates a sync generator in its thread pool, an item per
 hop). Goals: items/second >= 1.0x the hand-written app's; time to the first item of a
 one-item stream <= 1.1x the time of a plain call returning the same item. The load average
-is printed with each round: on a shared machine every figure moves with it.
+is printed with each round: on a shared machine every figure moves with it. Last, the same
+two first bodies are timed in this process, the application called without a network (the
+server's own share of the time to the first item).
 
 Usage: ``python bench/bench_stream.py [--rounds 5] [--items 10000]``. Not part of the test
 suite; it never asserts a time.
@@ -157,6 +159,53 @@ def median_of(fn: "object", repeat: int) -> float:
     return statistics.median(fn() for _ in range(repeat))  # type: ignore[operator]
 
 
+def in_process(bundle: Path, repeat: int = 500) -> tuple[float, float]:
+    """The server's own time to the first body of a one-item stream and to a plain call's
+    body (median seconds), its application called in this process without a network: less
+    noise than a round trip on a loaded machine, the client's work left out."""
+    import asyncio
+
+    os.environ["SVC_ACCESS_LOG"] = "0"
+    sys.path.insert(0, str(bundle))
+    from svc_runtime.rest import create_app  # type: ignore[import-not-found]
+
+    app = create_app(bundle)
+
+    async def first_body(path: str) -> float:
+        delivered, ended = [False], asyncio.Event()
+        first: list[float] = []
+
+        async def receive() -> dict[str, object]:
+            if not delivered[0]:
+                delivered[0] = True
+                return {"type": "http.request", "body": b'{"n": 1}', "more_body": False}
+            await ended.wait()
+            return {"type": "http.disconnect"}
+
+        async def send(message: dict[str, object]) -> None:
+            if message["type"] == "http.response.body":
+                if not first:
+                    first.append(time.perf_counter())
+                if not message.get("more_body"):
+                    ended.set()
+
+        headers = [(b"content-type", b"application/json")]
+        scope = {"type": "http", "method": "POST", "path": path, "headers": headers}
+        started = time.perf_counter()
+        await app(scope, receive, send)
+        return first[0] - started
+
+    async def measure() -> tuple[float, float]:
+        for _ in range(100):
+            await first_body("/capabilities/rows")
+            await first_body("/capabilities/first_row")
+        streams = [await first_body("/capabilities/rows") for _ in range(repeat)]
+        plains = [await first_body("/capabilities/first_row") for _ in range(repeat)]
+        return statistics.median(streams), statistics.median(plains)
+
+    return asyncio.run(measure())
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
@@ -205,6 +254,7 @@ def main() -> int:
         finally:
             for proc in servers.values():
                 stop(proc)
+        stream_body, plain_body = in_process(bundle)
     generated = statistics.median(rates["generated"])
     handwritten = statistics.median(rates["handwritten"])
     first = statistics.median(firsts)
@@ -218,6 +268,10 @@ def main() -> int:
         f"time to the first item {first * 1000:.2f} ms, plain call of the same work "
         f"{plain * 1000:.2f} ms: {first / plain:.2f}x (goal <= 1.1x); the hand-written "
         f"stream's first item {statistics.median(hand_firsts) * 1000:.2f} ms"
+    )
+    print(
+        f"in process (no network): first body of a stream {stream_body * 1e6:.0f} us, of a "
+        f"plain call {plain_body * 1e6:.0f} us: {stream_body / plain_body:.2f}x"
     )
     return 0
 
