@@ -19,6 +19,7 @@ import asyncio
 import json
 import os
 import threading
+import time
 from collections import deque
 from collections.abc import AsyncGenerator, Awaitable, Callable, Generator
 from pathlib import Path
@@ -165,11 +166,14 @@ class ThreadedItems(ItemSource):
 
         self._task = asyncio.ensure_future(to_thread.run_sync(self._produce))
 
-    def _wake(self) -> None:
-        """Under the lock: let a waiting reader in (from the producer's thread)."""
-        if self._waiting:
-            self._waiting = False
-            self._loop.call_soon_threadsafe(self._ready.set)
+    def _wake(self) -> bool:
+        """Under the lock: let a waiting reader in (from the producer's thread); whether one
+        was waiting."""
+        if not self._waiting:
+            return False
+        self._waiting = False
+        self._loop.call_soon_threadsafe(self._ready.set)
+        return True
 
     def _produce(self) -> None:
         gen, encode, lock = self._gen, self._encode, self._lock
@@ -186,7 +190,9 @@ class ThreadedItems(ItemSource):
                         break
                     self._buffer.append(data)
                     self._bytes += len(data)
-                    self._wake()
+                    woke = self._wake()
+                if woke:  # the reader takes the item now, not when this thread next blocks
+                    time.sleep(0)  # (a running thread keeps the GIL up to the switch interval)
         except BaseException as exc:
             failure = exc
         finally:
