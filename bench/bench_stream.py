@@ -54,6 +54,11 @@ def rows(n: int) -> Iterator[Row]:
 def first_row(n: int) -> Row:
     """The first of them, returned."""
     return {"i": 0, "sq": 0}
+
+
+def all_rows(n: int) -> list[Row]:
+    """All n, returned at once."""
+    return [{"i": i, "sq": i * i} for i in range(n)]
 '''
 
 HANDWRITTEN = '''\
@@ -136,10 +141,10 @@ def stream_rate(client: httpx.Client, url: str, items: int) -> float:
     return items / elapsed
 
 
-def first_item(client: httpx.Client, url: str) -> float:
-    """Seconds to the first line of a one-item stream."""
+def first_item(client: httpx.Client, url: str, n: int = 1) -> float:
+    """Seconds to the first line of a stream of ``n`` items."""
     started = time.perf_counter()
-    with client.stream("POST", url, json={"n": 1}) as response:
+    with client.stream("POST", url, json={"n": n}) as response:
         lines = response.iter_lines()
         next(lines)
         elapsed = time.perf_counter() - started
@@ -148,9 +153,9 @@ def first_item(client: httpx.Client, url: str) -> float:
     return elapsed
 
 
-def plain_call(client: httpx.Client, url: str) -> float:
+def plain_call(client: httpx.Client, url: str, n: int = 1) -> float:
     started = time.perf_counter()
-    response = client.post(url, json={"n": 1})
+    response = client.post(url, json={"n": n})
     response.read()
     return time.perf_counter() - started
 
@@ -230,6 +235,8 @@ def main() -> int:
         firsts: list[float] = []
         plains: list[float] = []
         hand_firsts: list[float] = []
+        long_firsts: list[float] = []
+        long_plains: list[float] = []
         try:
             with httpx.Client(timeout=60) as client:
                 for port in ports.values():  # warm-up
@@ -243,6 +250,12 @@ def main() -> int:
                     firsts.append(median_of(lambda: first_item(client, f"{base}/rows"), 21))
                     plains.append(median_of(lambda: plain_call(client, f"{base}/first_row"), 21))
                     hand_firsts.append(median_of(lambda: first_item(client, hand), 21))
+                    long_firsts.append(
+                        median_of(lambda: first_item(client, f"{base}/rows", args.items), 5)
+                    )
+                    long_plains.append(
+                        median_of(lambda: plain_call(client, f"{base}/all_rows", args.items), 5)
+                    )
                     load = os.getloadavg()[0]
                     print(
                         f"round {index + 1}: generated {rates['generated'][-1]:,.0f} items/s, "
@@ -268,6 +281,11 @@ def main() -> int:
         f"time to the first item {first * 1000:.2f} ms, plain call of the same work "
         f"{plain * 1000:.2f} ms: {first / plain:.2f}x (goal <= 1.1x); the hand-written "
         f"stream's first item {statistics.median(hand_firsts) * 1000:.2f} ms"
+    )
+    print(
+        f"first item of a {args.items:,}-item stream {statistics.median(long_firsts) * 1000:.2f} "
+        f"ms, the same {args.items:,} items returned at once "
+        f"{statistics.median(long_plains) * 1000:.2f} ms"
     )
     print(
         f"in process (no network): first body of a stream {stream_body * 1e6:.0f} us, of a "

@@ -178,6 +178,7 @@ class ThreadedItems(ItemSource):
     def _produce(self) -> None:
         gen, encode, lock = self._gen, self._encode, self._lock
         failure: BaseException | None = None
+        first = True
         try:
             for item in gen:
                 data = encode(item)
@@ -190,9 +191,11 @@ class ThreadedItems(ItemSource):
                         break
                     self._buffer.append(data)
                     self._bytes += len(data)
-                    woke = self._wake()
-                if woke:  # the reader takes the item now, not when this thread next blocks
-                    time.sleep(0)  # (a running thread keeps the GIL up to the switch interval)
+                    woke = self._wake() and first
+                first = False
+                if woke:  # the reader takes the first item now, not when this thread next
+                    time.sleep(0)  # blocks (a running thread keeps the GIL up to the switch
+                    # interval, 5 ms; later items go in batches of what came meanwhile)
         except BaseException as exc:
             failure = exc
         finally:
