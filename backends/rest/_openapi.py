@@ -95,12 +95,12 @@ def _stream_response(item: RequestSchema | None) -> JSON:
     3.2 names it), the final record by ``x-svc-stream-end``."""
     item_doc = relocate_refs(item.schema, COMPONENTS) if item else {}
     end = {"$ref": COMPONENTS + "svc.StreamEnd"}
+    data: JSON = {"type": "string", "contentMediaType": "application/json"}
+    if item_doc:
+        data["contentSchema"] = item_doc  # an item's; a done or error event's is StreamEnd
     event = {
         "type": "object",
-        "properties": {
-            "event": {"enum": ["item", "done", "error"]},
-            "data": {"type": "string", "contentMediaType": "application/json"},
-        },
+        "properties": {"event": {"enum": ["item", "done", "error"]}, "data": data},
         "required": ["event", "data"],
     }
     return {
@@ -110,10 +110,7 @@ def _stream_response(item: RequestSchema | None) -> JSON:
         '"items": N}` (SSE: `event: done` or `event: error`)',
         "content": {
             JSONL: {"itemSchema": item_doc, "x-svc-stream-end": end},
-            EVENT_STREAM: {
-                "itemSchema": {**event, "x-svc-data": item_doc},
-                "x-svc-stream-end": end,
-            },
+            EVENT_STREAM: {"itemSchema": event, "x-svc-stream-end": end},
         },
     }
 
