@@ -165,6 +165,9 @@ def _capability(entry: Any, openapi: Any, params: Mapping[str, Any], where: str)
     defaults, positional = params.get(cap_id, ({}, ()))
     summary = operation.get("summary")
     description = operation.get("description")
+    if _streams(operation):
+        text = description if isinstance(description, str) else None
+        description = f"{text}\n\n{STREAM_NOTE}" if text else STREAM_NOTE
     return Capability(
         id=cap_id,
         name=name,
@@ -175,6 +178,24 @@ def _capability(entry: Any, openapi: Any, params: Mapping[str, Any], where: str)
         defaults=defaults,
         positional_only=positional,
     )
+
+
+# How a stream's request reads its answer (DESIGN §14), in every format's documentation.
+STREAM_NOTE: Final = (
+    "Streams its items: JSON Lines (one JSON value a line), then a final line "
+    '`{"done": true, "items": N}` or `{"error": {"status": S, "detail": ...}, "items": N}`. '
+    "Send `Accept: text/event-stream` for Server-Sent Events (`event: item`, then `event: "
+    "done` or `event: error`). From a shell: `curl -N -H 'Content-Type: application/json' "
+    "-d BODY URL`."
+)
+
+
+def _streams(operation: Any) -> bool:
+    """Whether an operation answers a stream (JSON Lines among its 200 media types)."""
+    try:
+        return "application/jsonl" in operation["responses"]["200"]["content"]
+    except (KeyError, TypeError):
+        return False
 
 
 def openapi_bundle_spec(root: Path) -> BundleSpec:

@@ -28,6 +28,7 @@ from svcc.ir.model import (
     Span,
     Statement,
     StatementKind,
+    Stream,
     TypedDictDecl,
     TypedDictField,
 )
@@ -57,6 +58,7 @@ __all__ = [
     "Span",
     "Statement",
     "StatementKind",
+    "Stream",
     "TypedDictDecl",
     "TypedDictField",
     "canonical_json",

@@ -121,6 +121,24 @@ class Decorator:
 FunctionForm = Literal["function", "generator", "async_generator"]
 
 
+@frozen(kw_only=True)
+class Stream:
+    """What a generator capability yields, read from its return annotation: the items' type
+    (``T`` of ``Iterator[T]``, ``Iterable[T]``, ``Generator[T, None, ...]``,
+    ``AsyncIterator[T]``, ``AsyncIterable[T]``, ``AsyncGenerator[T, None]``; ``AnyType``
+    when there is no annotation or the form is bare). ``annotation`` is ``T``'s source text
+    and ``span`` its place (``None`` when none is written); ``iterator`` is false when the
+    return annotation is no such form (``-> list[int]``, ``Generator[T, str, None]``: a
+    send type), ``sends`` the first ``yield`` whose value the body uses (a ``send()``-style
+    generator). Serving one is the readiness pass's judgement."""
+
+    item: TypeNode
+    annotation: str | None
+    span: Span | None
+    iterator: bool = True
+    sends: Span | None = None
+
+
 EvaluationKind = Literal["code", "decorator", "base", "call", "read"]
 
 
@@ -203,6 +221,8 @@ class Capability:
     # (sorted origins and markers: see ``svcc.frontends.python._reach``); the facts the tool
     # annotations rest on.
     reach: tuple[str, ...] = ()
+    # A generator's items (``form`` is ``generator`` or ``async_generator``), else ``None``.
+    stream: Stream | None = None
 
 
 BindingKind = Literal[

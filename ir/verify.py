@@ -83,6 +83,11 @@ def problems(ir: ModuleIR) -> list[str]:
             _span(param.span, fmt, f"{where}.params[{j}]", out)
             check_type(param.type, f"{where}.params[{j}].type")
         check_type(cap.returns.type, f"{where}.returns.type")
+        if cap.stream is not None and cap.form == "function":
+            out.append(f"only a generator has a stream @ {where}.stream")
+        if cap.stream is not None:
+            _span(cap.stream.span, fmt, f"{where}.stream", out)
+            check_type(cap.stream.item, f"{where}.stream.item")
     for i, binding in enumerate(ir.bindings):
         if binding.name not in capability_names:
             out.append(f"binding of {binding.name!r}, not a capability @ $.bindings[{i}]")

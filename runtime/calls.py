@@ -31,12 +31,16 @@ _KINDS = {
 class CallShape:
     """How one capability is called: which parameters go by position, in order."""
 
-    __slots__ = ("convert", "is_async", "name", "positional", "walk_result")
+    __slots__ = ("convert", "is_async", "name", "positional", "stream", "walk_result")
 
-    def __init__(self, name: str, positional: tuple[str, ...], is_async: bool) -> None:
+    def __init__(
+        self, name: str, positional: tuple[str, ...], is_async: bool, stream: bool = False
+    ) -> None:
         self.name = name
         self.positional = positional
         self.is_async = is_async
+        # a generator: its items are streamed (``streaming``), never returned at once
+        self.stream = stream
         # validated JSON -> the objects the annotations ask for (``conversion``), if any
         self.convert: Callable[[dict[str, Any]], dict[str, Any]] | None = None
         # the declared result holds a NamedTuple: encoded as an object (``encoding``)
@@ -46,7 +50,12 @@ class CallShape:
     def from_ir(cls, capability: Mapping[str, Any]) -> "CallShape":
         params = capability["params"]
         positional = tuple(p["name"] for p in params if p["kind"] == "positional_only")
-        return cls(capability["name"], positional, capability["execution"] == "async")
+        return cls(
+            capability["name"],
+            positional,
+            capability["execution"] == "async",
+            capability.get("stream") is not None,
+        )
 
     def bind(self, values: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
         """Split validated values into ``(args, kwargs)``; ``values`` is consumed. A value
@@ -80,9 +89,13 @@ def shape_problem(function: Any, capability: Mapping[str, Any]) -> str | None:
     name = capability["name"]
     if not callable(function) or not inspect.isfunction(inspect.unwrap(function)):
         return f"{name} is no longer a function"
-    is_async = inspect.iscoroutinefunction(function)
+    is_async = inspect.iscoroutinefunction(function) or inspect.isasyncgenfunction(function)
     if is_async != (capability["execution"] == "async"):
         was = "async" if capability["execution"] == "async" else "sync"
+        return f"{name} was {was} at generation and is not now"
+    generator = inspect.isgeneratorfunction(function) or inspect.isasyncgenfunction(function)
+    if "form" in capability and generator != (capability["form"] != "function"):
+        was = "a function" if generator else "a generator"
         return f"{name} was {was} at generation and is not now"
     try:
         signature = inspect.signature(function)

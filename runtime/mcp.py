@@ -17,6 +17,7 @@ import logging
 import os
 import sys
 from collections.abc import Callable
+from contextvars import ContextVar
 from pathlib import Path
 from time import perf_counter
 from typing import Any, BinaryIO
@@ -35,6 +36,7 @@ from .limits import DirectLimits, LimitRefused
 from .mcp_progress import with_progress
 from .mcp_stdio import exit_on_sigterm, protect_request_stream, stdio_transport
 from .metrics import current
+from .streaming import Open, direct_opener, stream_limits
 from .validation import RequestInvalid, RequestValidator, TooLarge, check_size, max_body_bytes
 
 MANIFEST = "svc-mcp.json"
@@ -47,6 +49,9 @@ NOT_JSON_RESULT = "internal error: the result has no JSON form (details are in t
 MAX_ERROR_MESSAGE = 300
 
 log = logging.getLogger("svc.mcp")
+
+# The request a tool call answers (a stream reports its items as progress on it).
+request_context: ContextVar[Any] = ContextVar("svc_mcp_request", default=None)
 
 
 def _validator(schema: dict[str, Any]) -> RequestValidator:
@@ -66,6 +71,14 @@ def tool_error(text: str) -> types.CallToolResult:
 # A tool call's answer and the HTTP status REST answers the same outcome with: the status
 # metrics count an MCP call with (``metrics``), so both interfaces share one label shape.
 Answer = tuple[types.CallToolResult, int]
+
+
+class Refused(Exception):
+    """Arguments a tool refuses before calling anything: the answer says why."""
+
+    def __init__(self, answer: Answer) -> None:
+        super().__init__(answer[1])
+        self.answer = answer
 
 
 def describe_errors(
@@ -116,23 +129,40 @@ class Tool:
         output = definition.get("outputSchema")
         self._result = _validator(output) if output is not None else None
 
-    async def call(self, arguments: dict[str, Any] | None) -> Answer:
+    @property
+    def streams(self) -> bool:
+        """Whether the tool answers a stream's items (which are then its progress)."""
+        return bool(self._shape.stream)
+
+    def bind(self, arguments: dict[str, Any] | None) -> tuple[list[Any], dict[str, Any]]:
+        """The call's ``(args, kwargs)``; arguments it refuses raise :class:`Refused`."""
         if self._max_input is not None and arguments:
             try:
                 check_size(len(to_json(arguments)), self._max_input, "arguments")
             except TooLarge as exc:  # never reaches the function (a 413 in REST)
-                return tool_error(f"invalid arguments: {exc}"), 413
+                raise Refused((tool_error(f"invalid arguments: {exc}"), 413)) from None
         try:
             values = self._arguments.validate_value({} if arguments is None else arguments)
-            args, kwargs = self._shape.bind(values)
+            return self._shape.bind(values)
         except RequestInvalid as exc:
-            return tool_error(describe_errors(exc.errors, more=exc.more)), 422
+            answer = tool_error(describe_errors(exc.errors, more=exc.more)), 422
+            raise Refused(answer) from None
+
+    async def call(self, arguments: dict[str, Any] | None) -> Answer:
+        try:
+            args, kwargs = self.bind(arguments)
+        except Refused as refused:
+            return refused.answer
         try:
             data = await self._invoke(args, kwargs)  # JSON bytes, encoded once
         except asyncio.CancelledError:
             raise
         except BaseException as exc:  # SystemExit, KeyboardInterrupt...: a tool error too
             return self.failed(exc)
+        return self.answer(data)
+
+    def answer(self, data: bytes) -> Answer:
+        """The answer of a result (its JSON bytes), checked against ``outputSchema``."""
         plain = json.loads(data, parse_int=loads_int)  # the one decoding: structured content
         content = _text(plain if isinstance(plain, str) else data.decode("utf-8"))
         if self._result is None:
@@ -192,9 +222,20 @@ def direct_tools(
     attach_converters(ir, functions)
     limits = DirectLimits.from_env()
     return {
-        name: Tool(definitions[name], limits.wrap(direct_invoker(function, shape), shape), shape)
+        name: stream_tool(definitions[name], direct_opener(function, shape.walk_result), shape)
+        if shape.stream
+        else Tool(definitions[name], limits.wrap(direct_invoker(function, shape), shape), shape)
         for name, (function, shape) in functions.items()
     }
+
+
+def stream_tool(
+    definition: dict[str, Any], open_stream: Open, shape: CallShape, max_input: int | None = None
+) -> Tool:
+    """The tool of a stream capability (``mcp_stream``), with the limits from the environment."""
+    from .mcp_stream import StreamTool
+
+    return StreamTool(definition, open_stream, shape, limits=stream_limits(), max_input=max_input)
 
 
 def create_server(bundle: Path, tools_of: Tools = direct_tools) -> Server[Any]:
@@ -220,7 +261,10 @@ def create_server(bundle: Path, tools_of: Tools = direct_tools) -> Server[Any]:
         if tool is None:
             return tool_error(f"unknown tool {params.name!r}")
         started = perf_counter()
-        result, status = await with_progress(ctx, tool.call(params.arguments))
+        request_context.set(ctx)  # a stream tool sends its items as progress (mcp_stream)
+        call = tool.call(params.arguments)
+        # a stream's progress is its items; elapsed-time progress is for the other calls
+        result, status = await (call if tool.streams else with_progress(ctx, call))
         if metrics is not None:
             metrics.observe(params.name, str(status), perf_counter() - started)
         return result

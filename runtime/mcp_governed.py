@@ -53,15 +53,60 @@ class GovernedTool(Tool):
         self._busy = busy
 
     def failed(self, exc: BaseException) -> Answer:
-        status = exc.status if isinstance(exc, CallError) else 500
-        if isinstance(exc, self._timeouts):
-            log.error("tool %s: %s", self._shape.name, exc)
-            return tool_error("timed out: the tool passed its time limit"), status
-        if isinstance(exc, self._busy):
-            log.warning("tool %s: %s", self._shape.name, exc)
-            return tool_error("busy: too many calls are waiting; retry later"), status
-        log.error("tool %s: %s", self._shape.name, exc)  # the worker logged the details
-        return tool_error(INTERNAL_ERROR), status
+        return governed_failure(self._shape.name, exc, self._timeouts, self._busy)
+
+
+def governed_failure(
+    name: str,
+    exc: BaseException,
+    timeouts: tuple[type[BaseException], ...],
+    busy: tuple[type[BaseException], ...],
+) -> Answer:
+    """The tool error of a governed call that gave no result: what happened, never the
+    worker's details (already in its log)."""
+    status = exc.status if isinstance(exc, CallError) else 500
+    if isinstance(exc, timeouts):
+        log.error("tool %s: %s", name, exc)
+        return tool_error("timed out: the tool passed its time limit"), status
+    if isinstance(exc, busy):
+        log.warning("tool %s: %s", name, exc)
+        return tool_error("busy: too many calls are waiting; retry later"), status
+    log.error("tool %s: %s", name, exc)  # the worker logged the details
+    return tool_error(INTERNAL_ERROR), status
+
+
+def governed_stream_tool(
+    definition: dict[str, Any],
+    executor: Any,
+    shape: CallShape,
+    timeouts: tuple[type[BaseException], ...],
+    busy: tuple[type[BaseException], ...],
+    *,
+    max_input: int | None = None,
+) -> Tool:
+    """A stream capability's tool, its items from a local-process worker (``mcp_stream``)."""
+    from functools import partial
+
+    from .mcp_stream import StreamTool
+    from .streaming import stream_limits
+
+    if not hasattr(executor, "stream"):
+        raise StartupError(
+            f"{shape.name}: streams are served by local-process workers (policy v1) and in "
+            "direct mode, not by the container backend"
+        )
+
+    class GovernedStreamTool(StreamTool):
+        def failed(self, exc: BaseException) -> Answer:
+            return governed_failure(self._shape.name, exc, timeouts, busy)
+
+    return GovernedStreamTool(
+        definition,
+        partial(executor.stream, shape.name),
+        shape,
+        limits=stream_limits(),
+        max_input=max_input,
+    )
 
 
 def governed_tools(
@@ -82,15 +127,21 @@ def governed_tools(
         executor = start_executor(bundle, manifest, ir)  # never imports the source
         errors = ((CallTimeout,), (CallBusy,))
     executor = observed_executor(executor)  # worker starts, timeouts, limit kills
+    max_input = getattr(executor, "max_input", None)
     return {
-        c["name"]: GovernedTool(
+        c["name"]: governed_stream_tool(
+            definitions[c["name"]], executor, shape, *errors, max_input=max_input
+        )
+        if shape.stream
+        else GovernedTool(
             definitions[c["name"]],
             governed_invoker(executor, c["name"]),
-            CallShape.from_ir(c),
+            shape,
             *errors,
-            max_input=getattr(executor, "max_input", None),
+            max_input=max_input,
         )
         for c in ir["capabilities"]
+        for shape in (CallShape.from_ir(c),)
     }
 
 

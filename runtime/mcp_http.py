@@ -6,7 +6,8 @@ transport.
 stdio server serves (same validation, results, tool errors, startup integrity checks, in
 every execution mode) through ``Server.streamable_http_app``: stateless (a fresh transport
 per request: any replica answers any request, and nothing grows with the number of
-clients), JSON responses, and the SDK's DNS-rebinding protection always on. Allowed ``Host`` values
+clients), JSON responses (SSE ones when a tool streams, so that its items reach the client as
+progress notifications), and the SDK's DNS-rebinding protection always on. Allowed ``Host`` values
 are loopback, the bound address, and whatever ``--allowed-hosts`` or
 ``SVC_MCP_ALLOWED_HOSTS`` add (comma-separated; ``name`` allows it on any port,
 ``name:port`` on that port only); a request with any other ``Host`` is refused (421) before
@@ -28,6 +29,7 @@ from .bodies import BodyReader, BodyTimeout, body_reader
 from .integrity import exit_on_startup_error
 from .mcp_disconnect import CancelOnDisconnect
 from .network import is_loopback, network_layer
+from .streaming import has_streams
 from .validation import TooLarge, check_size, max_body_bytes
 
 ALLOWED_HOSTS_ENV = "SVC_MCP_ALLOWED_HOSTS"
@@ -263,7 +265,8 @@ def serve_http(
         app = server.streamable_http_app(
             streamable_http_path=MCP_PATH,
             stateless_http=True,
-            json_response=True,
+            # SSE answers where a tool streams: its items go out as progress notifications
+            json_response=not has_streams(bundle),
             transport_security=security,
             max_request_body_size=limit,  # the SDK's own limit is 4 MiB
             host=host,

@@ -131,8 +131,9 @@ class NetworkLayer:
             if metrics is not None:
                 metrics.in_flight.dec()
                 capability = self._capabilities.get(path) if method == "POST" else None
-                if capability is not None:
-                    metrics.observe(capability, str(status or 500), elapsed)
+                if capability is not None:  # a stream: its outcome, once, at its end
+                    outcome = scope.get("svc.outcome") or status or 500
+                    metrics.observe(capability, str(outcome), elapsed)
             if access_log.isEnabledFor(logging.INFO):
                 client = scope.get("client")
                 _log_access(

@@ -16,9 +16,10 @@ async functions awaited) and encodes the result once. Whatever a function raises
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from fastapi import FastAPI
 from fastapi.openapi.docs import get_swagger_ui_html
@@ -36,6 +37,7 @@ from .lifetime import end_with_supervisor
 from .limits import RETRY_AFTER_SECONDS, DeadlineExceeded, DirectLimits, LimitRefused
 from .network import NetworkLayer, bound_host, network_layer
 from .prevalidate import OFFLOAD_BYTES, Prevalidator
+from .streaming import Open, direct_opener
 from .validation import (
     RequestInvalid,
     RequestValidator,
@@ -291,7 +293,7 @@ def _docs_routes(app: FastAPI, title: str) -> None:
 
 def _direct_invokers(
     bundle: Path, manifest: dict[str, Any], ir: dict[str, Any]
-) -> dict[str, tuple[Invoke, CallShape]]:
+) -> dict[str, tuple[Invoke | Open, CallShape]]:
     """Per capability ``(invoke, shape)``: the bundled source imported, its callables
     checked against the IR."""
     capabilities = ir["capabilities"]
@@ -302,24 +304,40 @@ def _direct_invokers(
     else:
         functions = resolve_capabilities(import_source(bundle, manifest["module"]), capabilities)
     attach_converters(ir, functions)
-    return {name: (direct_invoker(f, shape), shape) for name, (f, shape) in functions.items()}
+    return {
+        name: (
+            direct_opener(f, shape.walk_result) if shape.stream else direct_invoker(f, shape),
+            shape,
+        )
+        for name, (f, shape) in functions.items()
+    }
 
 
 EndpointFactory = Callable[
-    [Invoke, CallShape, RequestValidator, BodyReader, Prevalidator | None], CapabilityEndpoint
+    [Any, CallShape, RequestValidator, BodyReader, Prevalidator | None], CapabilityEndpoint
 ]
+
+
+def stream_endpoints() -> EndpointFactory:
+    """The endpoint of a stream capability, with the limits from the environment."""
+    from .rest_stream import StreamEndpoint
+    from .streaming import stream_limits
+
+    return partial(StreamEndpoint, limits=stream_limits())
 
 
 def build_app(
     bundle: Path,
     ir: dict[str, Any],
-    invokers: dict[str, tuple[Invoke, CallShape]],
+    invokers: Mapping[str, tuple[Invoke | Open, CallShape]],
     *,
     max_body: int,
     endpoint: EndpointFactory = CapabilityEndpoint,
+    stream_endpoint: Callable[[], EndpointFactory] = stream_endpoints,
 ) -> RestApp:
     """The application around prepared invokers: validators from ``openapi.json``, one
-    endpoint per capability (made by ``endpoint``), health, the documents and the docs."""
+    endpoint per capability (made by ``endpoint``, or by ``stream_endpoint()`` for a stream),
+    health, the documents and the docs."""
     openapi_bytes = (bundle / "openapi.json").read_bytes()
     openapi = load_document(bundle, "openapi.json")
     title = openapi["info"]["title"]
@@ -338,10 +356,11 @@ def build_app(
         app.router.on_shutdown.append(prevalidator.close)
     endpoints: dict[str, CapabilityEndpoint] = {}
     bodies = body_reader(max_body)  # one for every endpoint: one watcher
+    streams = stream_endpoint() if any(s.stream for _, s in invokers.values()) else endpoint
     for name, (schema, _) in schemas.items():
         path = f"/capabilities/{name}"
         invoke, shape = invokers[name]
-        endpoints[path] = made = endpoint(
+        endpoints[path] = made = (streams if shape.stream else endpoint)(
             invoke, shape, RequestValidator(schema, definitions), bodies, prevalidator
         )
         # Also a framework route: a GET is its 405, and the route table stays complete.
@@ -375,8 +394,9 @@ def create_app(bundle: Path) -> NetworkLayer:
         raise StartupError(f"{MANIFEST}: execution mode {mode!r} is not served by this module")
     ir = load_document(bundle, "capability-ir.json")
     limits = DirectLimits.from_env()
+    # SVC_MAX_CONCURRENCY and the async deadline bound calls; a stream has its own limits
     invokers = {
-        name: (limits.wrap(invoke, shape), shape)
+        name: (invoke if shape.stream else limits.wrap(cast(Invoke, invoke), shape), shape)
         for name, (invoke, shape) in _direct_invokers(bundle, manifest, ir).items()
     }
     return served(build_app(bundle, ir, invokers, max_body=max_body_bytes()))

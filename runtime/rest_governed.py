@@ -38,6 +38,8 @@ from .rest import (
     respond,
     served,
 )
+from .rest_stream import StreamEndpoint
+from .streaming import Open, StreamLimits, stream_limits
 from .validation import RequestValidator
 
 
@@ -117,6 +119,27 @@ class GovernedEndpoint(CapabilityEndpoint):
         await respond(send, 200, payload)
 
 
+class GovernedStreamEndpoint(StreamEndpoint):
+    """A stream capability's endpoint, its worker started by the executor: a refusal before
+    it starts is answered as a call's (503 with ``Retry-After``); what ends it early is the
+    final record (the deadline: 504, ``Gateway Timeout``; a failure: 500)."""
+
+    __slots__ = ("_errors",)
+
+    def __init__(self, *args: Any, errors: GovernedErrors, limits: StreamLimits) -> None:
+        super().__init__(*args, limits=limits)
+        self._errors = errors
+
+    async def _unopened(self, send: Send, exc: Exception) -> None:
+        errors = self._errors
+        if isinstance(exc, errors.busy):
+            log.warning("capability %s: %s", self._shape.name, exc)
+            headers = [*JSON_HEADERS, (b"retry-after", errors.retry_after)]
+            await respond(send, 503, errors.busy_body, headers)
+            return
+        await super()._unopened(send, exc)
+
+
 async def _disconnected(receive: Receive) -> None:
     """Returns when the client has gone (the body was already read in full)."""
     while True:
@@ -156,16 +179,27 @@ def create_app(bundle: Path) -> NetworkLayer:
     ir = load_document(bundle, "capability-ir.json")
     executor, errors, on_shutdown = _executor(bundle, manifest, ir)
     executor = observed_executor(executor)  # worker starts, timeouts, limit kills
-    invokers: dict[str, tuple[Invoke, CallShape]] = {
+    invokers: dict[str, tuple[Invoke | Open, CallShape]] = {
         c["name"]: (partial(executor.call, c["name"]), CallShape.from_ir(c))
         for c in ir["capabilities"]
     }
+    streams = {c["name"] for c in ir["capabilities"] if c.get("stream") is not None}
+    if streams and not hasattr(executor, "stream"):
+        raise StartupError(
+            f"{', '.join(sorted(streams))}: streams are served by local-process workers "
+            "(policy v1) and in direct mode, not by the container backend"
+        )
+    for name in streams:
+        invokers[name] = (partial(executor.stream, name), invokers[name][1])
     app = build_app(
         bundle,
         ir,
         invokers,
         max_body=executor.max_input,
         endpoint=partial(GovernedEndpoint, errors=errors),
+        stream_endpoint=lambda: partial(
+            GovernedStreamEndpoint, errors=errors, limits=stream_limits()
+        ),
     )
     if on_shutdown is not None:
         app.framework.router.on_shutdown.append(on_shutdown)

@@ -4,7 +4,8 @@ backends (local process, OCI container) and the container worker.
 Frames are a kind byte and a length (``HEADER``) then the payload. The server sends one
 request frame (the pickled call: the server is trusted, so values keep their Python types);
 a worker answers with exactly one ``R`` frame (the result, already strict finite JSON) or
-``E`` frame (an error kind below; details go to the worker's stderr, never to the client).
+``E`` frame (an error kind below; details go to the worker's stderr, never to the client);
+a stream's worker answers with its items, one ``I`` frame each, then ``D`` or ``E``.
 A local-process worker first sends a ``P`` frame with its pid (so the deadline can kill its
 process group). The server never unpickles what a worker sends, and checks a result again
 (:func:`is_strict_json`, ``json_text.check_strict``): a worker runs the user's code, so
@@ -32,6 +33,10 @@ REQUEST = b"A"
 PID = b"P"
 RESULT = b"R"
 ERROR = b"E"
+# A stream (a generator capability): ``I`` frames, one item each (strict finite JSON, each
+# at most the output limit), then ``D`` (empty: the generator ended) or ``E``.
+ITEM = b"I"
+DONE = b"D"
 
 # Error kinds a worker reports (the client only ever sees a generic 500).
 EXCEPTION = "exception"

@@ -110,6 +110,8 @@ def result_document(analysis: Analysis) -> dict[str, Any]:
             "async": cap.execution == "async",
             "docstring": cap.docstring,
             "selected": True,
+            # a generator is served as a stream of its items (DESIGN §14)
+            **({"stream": {"items": annotation(cap.stream.item)}} if cap.stream else {}),
         }
         for cap in ir.capabilities
     ]

@@ -39,7 +39,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "geometry.py").write_text(GOOD)
     (root / "broken.py").write_text("def f(:\n")
     (root / "pkg" / "util.py").write_text("def twice(x: int) -> int:\n    return 2 * x\n")
-    (root / "gen_only.py").write_text("def numbers(n: int):\n    yield n\n")
+    (root / "gen_only.py").write_text("def numbers(n: int) -> list[int]:\n    yield n\n")
     (root / "many").mkdir()
     for i in range(MAX_FILES + 1):
         (root / "many" / f"m{i}.py").write_text("X = 1\n")

@@ -13,6 +13,7 @@ from typing import Final
 
 from svcc.backends._common.governed import WIRE_MODULES, declared_sources, source_binding
 from svcc.backends._common.runtime_copy import runtime_files
+from svcc.backends._common.schema import LoweringError
 from svcc.contracts.policy import OciExecution
 from svcc.ir.canonical import canonical_json, digest_bytes
 from svcc.ir.model import ModuleIR
@@ -26,6 +27,14 @@ def governed_oci_files(
     ir: ModuleIR, execution: OciExecution, files: Mapping[str, bytes], module_path: str
 ) -> dict[str, bytes]:
     """The files an OCI-governed bundle adds; ``files`` are the bundle's files so far."""
+    streams = [cap.name for cap in ir.capabilities if cap.stream is not None]
+    if streams:
+        raise LoweringError(
+            f"{', '.join(streams)}: a stream is served in direct mode and by local-process "
+            "workers (policy v1), not by the container backend (policy v2), whose worker "
+            "protocol answers a call with one result; select other functions or use a v1 "
+            "policy"
+        )
     policy_bytes = canonical_json(execution.policy.to_json())
     runtime_bytes = canonical_json(execution.runtime_json())
     sources = declared_sources(files)

@@ -21,7 +21,7 @@ from attrs import frozen
 from svcc.compiler.passes.docstrings import parameter_descriptions, result_description
 from svcc.contracts.errors import IneligibleError
 from svcc.ir.index import module_index
-from svcc.ir.interface import left_out
+from svcc.ir.interface import answered, left_out
 from svcc.ir.model import Capability, ModelDecl, ModuleIR
 from svcc.ir.types import (
     AnyType,
@@ -311,12 +311,30 @@ def request_schema(cap: Capability) -> RequestSchema:
 
 
 def result_schema(cap: Capability) -> RequestSchema | None:
-    """The documented result (return types are never enforced); ``None`` when unknown."""
-    if cap.returns.annotation is None:
+    """The documented result (return types are never enforced); ``None`` when unknown. A
+    stream's result, where one is collected (MCP), is the list of its items."""
+    item = item_schema(cap) if cap.stream is not None else None
+    if item is not None:
+        return RequestSchema(schema={"type": "array", "items": item.schema}, refs=item.refs)
+    if cap.returns.annotation is None or cap.stream is not None:
         return None
+    return _documented(cap.returns.type, cap)
+
+
+def item_schema(cap: Capability) -> RequestSchema | None:
+    """A stream's documented item (``itemSchema``); ``None`` when unknown or no stream."""
+    returns = answered(cap)
+    if cap.stream is None or returns.annotation is None:
+        return None
+    return _documented(returns.type, cap)
+
+
+def _documented(node: TypeNode, cap: Capability) -> RequestSchema | None:
+    """``node``'s output schema with the docstring's description of what ``cap`` returns
+    (or yields: then it describes each item)."""
     refs: set[str] = set()
     try:
-        schema = type_schema(cap.returns.type, refs, output=True)
+        schema = type_schema(node, refs, output=True)
     except LoweringError:
         return None
     said = result_description(cap)

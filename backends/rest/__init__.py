@@ -79,6 +79,8 @@ BUNDLE: Final = BundleSpec(
         "oauth",
         "prevalidate",
         "rest",
+        "rest_stream",
+        "streaming",
         "validation",
     ),
     governed_runtime_modules=("metrics_governed", "rest_governed"),

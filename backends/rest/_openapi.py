@@ -12,6 +12,7 @@ from svcc.backends._common.schema import (
     JSON,
     RequestSchema,
     definitions,
+    item_schema,
     relocate_refs,
     request_schema,
     result_schema,
@@ -57,6 +58,25 @@ _INFRASTRUCTURE: Final[JSON] = {
     },
     "svc.ValidationError": _VALIDATION_ERROR,
 }
+# The last record of every stream (DESIGN §14): how it ended, and how many items it held.
+STREAM_END: Final[JSON] = {
+    "type": "object",
+    "title": "StreamEnd",
+    "properties": {
+        "done": {"const": True},
+        "error": {
+            "type": "object",
+            "properties": {"status": {"type": "integer"}, "detail": {}},
+            "required": ["status", "detail"],
+        },
+        "items": {"type": "integer", "minimum": 0},
+    },
+    "required": ["items"],
+}
+RESULT: Final = "The function's result (the return type documents it and is not enforced)"
+# Media types of a stream: JSON Lines (the default) and Server-Sent Events, by ``Accept``.
+JSONL: Final = "application/jsonl"
+EVENT_STREAM: Final = "text/event-stream"
 
 
 def request_component(cap: Capability) -> str:
@@ -71,10 +91,41 @@ def _error(description: str, ref: str = "svc.Error") -> JSON:
     return {"description": description, "content": _json_content({"$ref": COMPONENTS + ref})}
 
 
+def _stream_response(item: RequestSchema | None) -> JSON:
+    """A stream's 200: both media types, each item described by ``itemSchema`` (as OpenAPI
+    3.2 names it), the final record by ``x-svc-stream-end``."""
+    item_doc = relocate_refs(item.schema, COMPONENTS) if item else {}
+    end = {"$ref": COMPONENTS + "svc.StreamEnd"}
+    data: JSON = {"type": "string", "contentMediaType": "application/json"}
+    if item_doc:
+        data["contentSchema"] = item_doc  # an item's; a done or error event's is StreamEnd
+    event = {
+        "type": "object",
+        "properties": {"event": {"enum": ["item", "done", "error"]}, "data": data},
+        "required": ["event", "data"],
+    }
+    return {
+        "description": "A stream: one JSON value per item (JSON Lines, the default, or "
+        "Server-Sent Events `event: item` by `Accept: text/event-stream`), then one final "
+        'record, `{"done": true, "items": N}` or `{"error": {"status": S, "detail": ...}, '
+        '"items": N}` (SSE: `event: done` or `event: error`)',
+        "content": {
+            JSONL: {"itemSchema": item_doc, "x-svc-stream-end": end},
+            EVENT_STREAM: {"itemSchema": event, "x-svc-stream-end": end},
+        },
+    }
+
+
 def _operation(cap: Capability, result: RequestSchema | None) -> JSON:
     doc = (cap.docstring or "").strip()
     summary = doc.splitlines()[0] if doc else cap.name.replace("_", " ").capitalize()
     result_doc = relocate_refs(result.schema, COMPONENTS) if result else {}
+    ok: JSON = {
+        "description": RESULT,
+        "content": _json_content(result_doc),
+    }
+    if cap.stream is not None:
+        ok = _stream_response(result)
     operation: JSON = {
         "operationId": cap.name,
         "summary": summary,
@@ -85,11 +136,7 @@ def _operation(cap: Capability, result: RequestSchema | None) -> JSON:
             "content": _json_content({"$ref": COMPONENTS + request_component(cap)}),
         },
         "responses": {
-            "200": {
-                "description": "The function's result (the return type documents it and is "
-                "not enforced)",
-                "content": _json_content(result_doc),
-            },
+            "200": ok,
             "413": _error("Request body too large"),
             "415": _error("The body is not application/json"),
             "422": _error(
@@ -117,10 +164,12 @@ def openapi_document(ir: ModuleIR) -> dict[str, Any]:
     reached: set[str] = set()  # components shared by every operation: defined once
     for cap in ir.capabilities:
         request = request_schema(cap)
-        result = result_schema(cap)
+        result = result_schema(cap) if cap.stream is None else item_schema(cap)
         schemas[request_component(cap)] = relocate_refs(request.schema, COMPONENTS)
         reached |= request.refs | (result.refs if result else frozenset())
         paths[f"/capabilities/{cap.name}"] = {"post": _operation(cap, result)}
+        if cap.stream is not None:  # only a document with a stream defines its end
+            schemas["svc.StreamEnd"] = STREAM_END
     schemas.update(relocate_refs(definitions(ir, reached), COMPONENTS))
     paths["/health"] = {
         "get": {

@@ -32,7 +32,7 @@ from svcc.contracts.security import SECURITY_KINDS
 from svcc.frontends.python.unbound import IPYTHON_REMOVED, UNBOUND_PREFIX
 from svcc.frontends.removed_names import REMOVED_NAMES, removed_name
 from svcc.ir.index import ModuleIndex, module_index
-from svcc.ir.interface import left_out
+from svcc.ir.interface import answered, left_out
 from svcc.ir.model import (
     Capability,
     ClassDecl,
@@ -403,36 +403,68 @@ _CALLABLE_USES: Final = frozenset({"call", "isinstance", "issubclass", "decorato
 
 
 def _form(s: Subject) -> Iterator[Diagnostic]:
+    """A generator is served as a stream when it only yields items of a declared kind: a
+    ``send()``-style one (a yield's value used) or one whose return annotation names no
+    iterator of items is refused; items of any JSON value are a warning, as results are."""
     cap = s.cap
-    if cap.form == "generator":
-        yield diag(C.R016_GENERATOR, f"{cap.name} is a generator", cap.span)
-    elif cap.form == "async_generator":
-        yield diag(C.R017_ASYNC_GENERATOR, f"{cap.name} is an async generator", cap.span)
+    if cap.form == "function":
+        return
+    code = C.R016_GENERATOR if cap.form == "generator" else C.R017_ASYNC_GENERATOR
+    stream = cap.stream
+    if stream is None:  # an IR written before streams were recorded
+        yield diag(code, f"{cap.name} is a generator whose items are not recorded", cap.span)
+        return
+    if stream.sends is not None:
+        yield diag(
+            code,
+            f"{cap.name} uses the value of a yield (a send()-style generator): a stream's "
+            "client sends nothing back",
+            stream.sends,
+        )
+    if not stream.iterator:
+        yield diag(
+            code,
+            f"{cap.name} yields, but its return annotation {cap.returns.annotation!r} is no "
+            "stream of items: annotate Iterator[T] (or Generator[T, None, None], "
+            "AsyncIterator[T]; a generator's send type must be None)",
+            cap.returns.span or cap.span,
+        )
+    elif isinstance(stream.item, AnyType):
+        yield diag(
+            C.R018_RETURN_TYPE,
+            f"{cap.name}'s items have no JSON type "
+            f"({stream.annotation or 'no item annotation'}); documented as any JSON value",
+            stream.span or cap.returns.span or cap.span,
+        )
 
 
 def _return_type(s: Subject) -> Iterator[Diagnostic]:
-    returns = s.cap.returns
+    returns = answered(s.cap)
     if returns.span is None:
         return
     for leaf in iter_leaves(returns.type):
         if isinstance(leaf, UnresolvedType) or (
-            isinstance(leaf, UnsupportedType)
-            and (leaf.reason in ENCODABLE_REASONS or s.cap.form != "function")
+            isinstance(leaf, UnsupportedType) and leaf.reason in ENCODABLE_REASONS
         ):  # other unsupported leaves: SVC-R050 (type_reasons)
             yield diag(
                 C.R018_RETURN_TYPE,
-                f"return type {leaf.text!r}: {_why(leaf)}; documented as any JSON value",
+                f"{_answer(s.cap)} {leaf.text!r}: {_why(leaf)}; documented as any JSON value",
                 returns.span,
             )
             return
 
 
+def _answer(cap: Capability) -> str:
+    """How a reason names what a capability answers."""
+    return "return type" if cap.stream is None else "item type"
+
+
 def _governed_return(s: Subject) -> Iterator[Diagnostic]:
-    returns = s.cap.returns
+    returns = answered(s.cap)
     if s.env.governed and returns.span is not None and never_json(returns.type):
         yield diag(
             C.R022_GOVERNED_RETURN,
-            f"return type {returns.annotation!r} can never be a JSON value, and "
+            f"{_answer(s.cap)} {returns.annotation!r} can never be a JSON value, and "
             "governed workers return exactly JSON",
             returns.span,
         )

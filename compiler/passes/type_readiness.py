@@ -14,7 +14,7 @@ from typing import Final
 from svcc.contracts.diagnostics import Diagnostic, diag
 from svcc.contracts.diagnostics import codes as C
 from svcc.ir.index import ModuleIndex, module_index
-from svcc.ir.interface import left_out
+from svcc.ir.interface import answered, left_out
 from svcc.ir.model import Capability, ModuleIR
 from svcc.ir.types import (
     DataFrameType,
@@ -223,20 +223,22 @@ def type_reasons(
                         param.span,
                     )
                 )
-    if cap.returns.span is not None and cap.form == "function":  # generators: R016/R017
-        for leaf in reachable(ir, cap.returns.type):
+    returns = answered(cap)  # a stream's item, judged as a result is
+    what = "return type" if cap.stream is None else "item type"
+    if returns.span is not None:
+        for leaf in reachable(ir, returns.type):
             if isinstance(leaf, UnsupportedType) and leaf.reason not in ENCODABLE_REASONS:
                 out.append(
                     diag(
                         C.R050_RETURN_NOT_ENCODABLE,
-                        f"return type {leaf.text!r}: {leaf.reason}; no call could be answered",
-                        cap.returns.span,
+                        f"{what} {leaf.text!r}: {leaf.reason}; no call could be answered",
+                        returns.span,
                     )
                 )
                 break
     nodes = [(p.type, p.span) for p in cap.params if not left_out(p)]
-    if cap.returns.span is not None:
-        nodes.append((cap.returns.type, cap.returns.span))
+    if returns.span is not None:
+        nodes.append((returns.type, returns.span))
     reported: set[str] = set()
     for node, span in nodes:
         for leaf in reachable(ir, node):
@@ -269,14 +271,14 @@ def type_reasons(
         )
         if chain is not None:
             out.append(diag(C.R011_UNSUPPORTED_TYPE, chain, param.span))
-    if cap.returns.span is not None:
-        chain = _chain_reason(index, cap.returns.type, "the return type")
+    if returns.span is not None:
+        chain = _chain_reason(index, returns.type, f"the {what}")
         if chain is not None:
             out.append(
                 diag(
                     C.R050_RETURN_NOT_ENCODABLE,
                     f"{chain}; no call could be answered",
-                    cap.returns.span,
+                    returns.span,
                 )
             )
     for param in cap.params:

@@ -223,21 +223,25 @@ R015_VAR_KEYWORD: Final = _code(
 )
 R016_GENERATOR: Final = _code(
     "SVC-R016",
-    "generator function",
+    "generator that cannot stream",
     "error",
     "outputs",
     "unsupported",
-    "A generator's result is an iterator, not a JSON value.",
-    hint="return a list instead of yielding",
+    "A generator is served as a stream of its items when it only yields and its return "
+    "annotation names them; this one uses a yield's value (send()) or its annotation names "
+    "no items.",
+    hint="annotate the return Iterator[T] (or Generator[T, None, None]) and only yield",
 )
 R017_ASYNC_GENERATOR: Final = _code(
     "SVC-R017",
-    "async generator function",
+    "async generator that cannot stream",
     "error",
     "outputs",
     "unsupported",
-    "An async generator's result is an async iterator, not a JSON value.",
-    hint="return a list instead of yielding",
+    "An async generator is served as a stream of its items when it only yields and its "
+    "return annotation names them; this one uses a yield's value (asend()) or its annotation "
+    "names no items.",
+    hint="annotate the return AsyncIterator[T] (or AsyncGenerator[T, None]) and only yield",
 )
 R018_RETURN_TYPE: Final = _code(
     "SVC-R018",

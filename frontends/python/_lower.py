@@ -92,6 +92,7 @@ from svcc.ir.model import (
     Span,
     Statement,
     StatementKind,
+    Stream,
     TypedDictDecl,
     TypedDictField,
 )
@@ -1341,7 +1342,41 @@ class ModuleLowerer:
             guards=guards,
             span=self.src.span(fn),
             effects=effects,
+            stream=self._stream(fn) if generator else None,
         )
+
+    def _stream(self, fn: FunctionNode) -> Stream:
+        """A generator's items (see ``Stream``): from the return annotation, and whether the
+        body uses a ``yield``'s value."""
+        found = self.types.stream_item(fn.returns) if fn.returns is not None else None
+        item, node = found if found is not None else (AnyType(), None)
+        return Stream(
+            item=item,
+            annotation=self.src.segment(node) if node is not None else None,
+            span=self.src.span(node) if node is not None else None,
+            iterator=fn.returns is None or found is not None,
+            sends=self._sends(fn),
+        )
+
+    def _sends(self, fn: FunctionNode) -> Span | None:
+        """The first ``yield`` whose value the body uses (``x = yield item``): only a
+        ``yield`` standing as a statement discards what ``send()`` passes."""
+        stack: list[ast.AST] = list(fn.body)
+        statements: set[int] = set()
+        found: list[ast.Yield] = []
+        while stack:
+            node = stack.pop()
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+                continue
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Yield):
+                statements.add(id(node.value))
+            elif isinstance(node, ast.Yield) and id(node) not in statements:
+                found.append(node)
+            stack.extend(children(node))
+        if not found:
+            return None
+        first = min(found, key=lambda y: (y.lineno, y.col_offset))
+        return self.src.span(first)
 
     def _param_uses(
         self, fn: FunctionNode

@@ -70,6 +70,14 @@ LITERAL = typing_names("Literal")
 ANNOTATED = typing_names("Annotated")
 REQUIREDNESS = typing_names("Required", "NotRequired", "ReadOnly")
 TYPEDDICT = typing_names("TypedDict")
+# A generator's return annotation naming its items (the first argument); the generator
+# forms' second argument is the send type, which must be ``None`` (a stream only yields).
+ITERATOR_ORIGINS = frozenset(
+    f"collections.abc.{n}" for n in ("Iterator", "Iterable", "AsyncIterator", "AsyncIterable")
+) | typing_names("Iterator", "Iterable", "AsyncIterator", "AsyncIterable")
+GENERATOR_ORIGINS = frozenset(
+    f"collections.abc.{n}" for n in ("Generator", "AsyncGenerator")
+) | typing_names("Generator", "AsyncGenerator")
 
 VALUES: dict[str, ValueName] = {
     "datetime.date": "datetime.date",
@@ -197,6 +205,34 @@ class TypeResolver:
         if isinstance(node, ast.Name | ast.Attribute):
             return self._named(node, depth, alias_chain)
         return UnresolvedType(text=self._text(node), reason="invalid-annotation")
+
+    def stream_item(self, node: ast.expr) -> tuple[TypeNode, ast.expr | None] | None:
+        """A generator's items from its return annotation: their type and annotation
+        (``None`` for a bare ``Iterator``), or ``None`` when ``node`` is no iterator form
+        with a ``None`` send type (see ``ITERATOR_ORIGINS``)."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            try:
+                inner = ast.parse(node.value.strip(), mode="eval").body
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                return None
+            found = TypeResolver(self.symbols, ast.unparse).stream_item(inner)
+            # the string is the annotation's place: spans inside it are the string's own
+            return None if found is None else (found[0], None if found[1] is None else node)
+        if isinstance(node, ast.Name | ast.Attribute):
+            origin = self.symbols.qualify(node)
+            bare = origin in ITERATOR_ORIGINS or origin in GENERATOR_ORIGINS
+            return (AnyType(), None) if bare else None
+        if not isinstance(node, ast.Subscript):
+            return None
+        origin = self.symbols.qualify(node.value)
+        args = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if origin in ITERATOR_ORIGINS and len(args) == 1:
+            return self.resolve(args[0], 1), args[0]
+        if origin in GENERATOR_ORIGINS and all(
+            isinstance(a, ast.Constant) and a.value is None for a in args[1:2]
+        ):
+            return self.resolve(args[0], 1), args[0]
+        return None
 
     def _text(self, node: ast.AST) -> str:
         try:

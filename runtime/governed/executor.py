@@ -25,12 +25,13 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from .. import wire as p
 from ..integrity import StartupError, sha256_file
+from ..streaming import ItemSource, StreamError, idle_error
 from .scratch import Scratch, sweep
 from .template import (
     PR_SET_CHILD_SUBREAPER,
@@ -230,8 +231,8 @@ class GovernedExecutor:
                 self.close()
 
     # -- one call ---------------------------------------------------------------------------
-    async def call(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> bytes:
-        """The result as finite JSON bytes; :class:`CallTimeout` or :class:`CallFailed`."""
+    async def _slot(self) -> asyncio.Semaphore:
+        """A concurrency slot, taken (the caller releases it), or :class:`CallBusy`."""
         if self._slots is None:
             self._slots = asyncio.Semaphore(self._slots_count)
         if self._slots.locked() and self._queued >= self._max_queued:
@@ -244,13 +245,34 @@ class GovernedExecutor:
             await self._slots.acquire()
         finally:
             self._queued -= 1
+        return self._slots
+
+    async def call(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> bytes:
+        """The result as finite JSON bytes; :class:`CallTimeout` or :class:`CallFailed`."""
+        slots = await self._slot()
         try:
             return await self._call(name, args, kwargs)
         finally:
-            self._slots.release()
+            slots.release()
 
-    async def _call(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> bytes:
+    async def stream(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> "WorkerItems":
+        """A stream's items from a fresh worker (:class:`WorkerItems`): it holds a slot until
+        it is closed, and the policy's wall deadline applies to the whole stream."""
+        slots = await self._slot()
+        deadline = asyncio.get_running_loop().time() + self._wall
+        try:
+            reader, writer = await self._connect()
+        except BaseException:
+            slots.release()
+            raise
+        limit = int(self._policy["limits"]["max_output_bytes"]) + 64
+        items = WorkerItems(name, reader, writer, deadline, slots.release, max_frame=limit)
         payload = pickle.dumps((name, args, kwargs), protocol=pickle.HIGHEST_PROTOCOL)
+        writer.write(p.frame(p.REQUEST, payload))
+        return items
+
+    async def _connect(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        """A fresh worker's socket (the template forks one for it)."""
         ours, worker_end = socket.socketpair()
         try:
             self._dispatch(worker_end)
@@ -260,7 +282,11 @@ class GovernedExecutor:
         finally:
             worker_end.close()
         ours.setblocking(False)
-        reader, writer = await asyncio.open_connection(sock=ours)
+        return await asyncio.open_connection(sock=ours)
+
+    async def _call(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> bytes:
+        payload = pickle.dumps((name, args, kwargs), protocol=pickle.HIGHEST_PROTOCOL)
+        reader, writer = await self._connect()
         pid: list[int] = []
         try:
             return await asyncio.wait_for(self._exchange(reader, writer, payload, pid), self._wall)
@@ -298,6 +324,85 @@ class GovernedExecutor:
         if kind == p.ERROR:
             raise _reported(data)
         raise CallFailed("worker protocol error")
+
+
+class WorkerItems(ItemSource):
+    """A stream's items as its worker sends them (``I`` frames, then ``D`` or ``E``), each
+    checked to be strict JSON. Past the policy's deadline the worker's process group is
+    killed and the stream ends with the timeout's record (a 504, as a call's); closing it
+    early (the client left) kills the worker too. The idle limit applies between items."""
+
+    def __init__(
+        self,
+        name: str,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        deadline: float,
+        release: Callable[[], None],
+        *,
+        max_frame: int,
+    ) -> None:
+        self._name = name
+        self._max_frame = max_frame
+        self._reader = reader
+        self._writer = writer
+        self._deadline = deadline
+        self._release: Callable[[], None] | None = release
+        self._pid: list[int] = []
+        self._ended = False
+
+    async def _frame(self) -> tuple[bytes, bytes]:
+        kind, size = p.HEADER.unpack(await self._reader.readexactly(p.HEADER.size))
+        if size > self._max_frame:  # one item within the output limit (the worker checks)
+            raise CallOverLimit("worker sent more than the output limit")
+        return kind, await self._reader.readexactly(size)
+
+    async def batch(self, idle: float) -> list[bytes] | None:
+        if self._ended:
+            return None
+        loop = asyncio.get_running_loop()
+        remaining = self._deadline - loop.time()
+        try:
+            async with asyncio.timeout(max(0.0, min(idle, remaining))):
+                if not self._pid:
+                    kind, data = await self._frame()
+                    if kind != p.PID or len(data) > 32:
+                        raise CallFailed("worker protocol error")
+                    self._pid.append(int(data))
+                kind, data = await self._frame()
+        except TimeoutError:
+            _kill_group(self._pid)
+            self._ended = True
+            if loop.time() >= self._deadline - 0.001:
+                log_line(f"{self._name}: the stream passed its deadline; worker killed")
+                raise StreamError(504, "Gateway Timeout") from None
+            raise idle_error(idle) from None
+        except (asyncio.IncompleteReadError, ConnectionError):
+            self._ended = True
+            raise CallFailed("the worker ended without a result (killed or crashed)") from None
+        if kind == p.ITEM:
+            return [_strict_json(data)]
+        self._ended = True
+        if kind == p.DONE:
+            return None
+        if kind == p.ERROR:
+            raise _reported(data)
+        raise CallFailed("worker protocol error")
+
+    async def close(self) -> None:
+        if not self._ended:  # the client left, or a limit ended the stream: so does the worker
+            _kill_group(self._pid)
+            log_line(f"{self._name}: the stream was closed early; worker killed")
+            self._ended = True
+        self._writer.close()
+        if self._release is not None:
+            release, self._release = self._release, None
+            release()
+
+
+def log_line(text: str) -> None:
+    sys.stderr.write(f"svc-governed: {text}\n")
+    sys.stderr.flush()
 
 
 def _reported(data: bytes) -> CallFailed:

@@ -33,6 +33,7 @@ import errno
 import hashlib
 import importlib
 import importlib.util  # noqa: F401  (before the privilege drop: later it may be unreadable)
+import inspect
 import json
 import os
 import pickle
@@ -177,10 +178,18 @@ def run_call(
         problem = shape_problem(function, plan["call"]) if function else "function is missing"
         if problem:
             return fail(p.CHANGED, f"callable shape changed: {problem}")
+        if inspect.isgeneratorfunction(function) or inspect.isasyncgenfunction(function):
+            _stream(conn, prepared, function(*args, **kwargs))
+            kill_descendants()
+            conn.sendall(p.frame(p.DONE, b""))
+            return None
         if CallShape.from_ir(plan["call"]).is_async:
             result = asyncio.run(function(*args, **kwargs))  # type: ignore[misc]
         else:
             result = function(*args, **kwargs)  # type: ignore[misc]
+    except p.ResultError as exc:  # an item of a stream that is not JSON
+        kill_descendants()
+        return fail(exc.kind, str(exc))
     except BaseException:  # the user's code failed, whatever it raised: sanitised
         kill_descendants()
         sys.stderr.write(f"svc-governed: {name}: the call raised\n{traceback.format_exc()}")
@@ -192,6 +201,22 @@ def run_call(
         return fail(exc.kind, str(exc))
     conn.sendall(p.frame(p.RESULT, data))
     return None
+
+
+def _stream(conn: socket.socket, prepared: Prepared, produced: Any) -> None:
+    """A generator's items, one ``I`` frame each, as they come: a socket write blocks
+    while the server has not read, so a slow client makes the generator wait. An item
+    that is not plain JSON (or over the output limit) is :class:`wire.ResultError`."""
+    if not hasattr(produced, "__anext__"):
+        for item in produced:
+            conn.sendall(p.frame(p.ITEM, p.encode_result(item, prepared.max_output)))
+        return
+
+    async def drain() -> None:
+        async for item in produced:
+            conn.sendall(p.frame(p.ITEM, p.encode_result(item, prepared.max_output)))
+
+    asyncio.run(drain())
 
 
 def worker_identity(user: Any) -> tuple[int, int] | None:

@@ -7,6 +7,12 @@ async def fetch(delay: float = 0.0) -> str:
     return "done"
 
 
-async def stream(n: int) -> AsyncIterator[int]:  # expect: SVC-R017 SVC-R018
+async def stream(n: int) -> AsyncIterator[int]:
     for i in range(n):
         yield i
+
+
+async def accumulate(start: int) -> AsyncIterator[int]:
+    total = start
+    while True:
+        total += yield total  # expect: SVC-R017
