@@ -78,7 +78,9 @@ def test_lock_leaves_no_pip_and_no_folder(tmp_path: Path, silent_index: str, sig
     argv = ["lock", str(repo), "--platform", "linux/amd64", "--python", "3.12",
             "--wheelhouse", str(tmp_path / "wh"), "--output", str(tmp_path / "lock.txt"),
             "--index-url", silent_index]  # fmt: skip
-    assert stopped_mid_pip(argv, tmp_path, signum) == (set(), [])
+    # pip runs as ``python -c <script> download ...`` (images/pip_download.py: under an audit
+    # hook that refuses any new process, so it cannot build)
+    assert stopped_mid_pip(argv, tmp_path, signum, marker=b"\0download\0") == (set(), [])
 
 
 def _fetch_argv(tmp_path: Path, silent_index: str) -> list[str]:
