@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Final
 
 import attrs
+from svcc.frontends.python._walk import walk
 from svcc.ir.model import Capability, Evaluation, Span
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
@@ -75,6 +76,8 @@ PATH_ARGUMENTS: Final[dict[str, tuple[tuple[int, str], ...]]] = {
     "numpy.savetxt": ((0, "fname"),),
 }
 _DEPTH: Final = 3  # the module's functions followed, calls deep
+# The last part of every opener's name: a call spelled otherwise is not resolved at all.
+_LAST_PARTS: Final = frozenset(name.rsplit(".", 1)[-1] for name in PATH_ARGUMENTS)
 
 
 def path_arguments(call: ast.Call, spec: tuple[tuple[int, str], ...]) -> list[ast.expr]:
@@ -92,12 +95,12 @@ def path_arguments(call: ast.Call, spec: tuple[tuple[int, str], ...]) -> list[as
 
 
 def _names(nodes: list[ast.expr]) -> set[str]:
-    return {n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name)}
+    return {n.id for node in nodes for n in walk(node) if type(n) is ast.Name}  # type: ignore[attr-defined]
 
 
 def _assignments(fn: FunctionNode) -> Iterator[tuple[list[ast.expr], ast.expr]]:
     """(targets, value) of the body's bindings that carry a value on."""
-    for node in ast.walk(fn):
+    for node in walk(fn):
         if isinstance(node, ast.Assign):
             yield node.targets, node.value
         elif isinstance(node, ast.AnnAssign | ast.AugAssign | ast.NamedExpr):
@@ -150,22 +153,35 @@ class PathFlow:
         """(call, the opener's origin, the parameters reaching its path, the local
         function it goes through or ``""``) for each call of ``fn``'s body whose path
         argument a parameter reaches."""
-        flows = derived(fn, params)
-        for node in ast.walk(fn):
-            if not isinstance(node, ast.Call):
+        found: list[tuple[ast.Call, str, tuple[tuple[int, str], ...] | None, str]] = []
+        for node in walk(fn):
+            if type(node) is not ast.Call:
                 continue
-            callee = self.resolve(node.func)
-            if _local(node.func, callee, self.functions) and isinstance(node.func, ast.Name):
-                callee = f"local.{node.func.id}"
+            func = node.func  # type: ignore[attr-defined]
+            last = func.id if type(func) is ast.Name else getattr(func, "attr", None)
+            if last not in _LAST_PARTS and last not in self.functions:
+                continue  # no opener and no function of the module: not resolved
+            callee = self.resolve(func)
+            if _local(func, callee, self.functions) and isinstance(func, ast.Name):
+                callee = f"local.{func.id}"
             spec = PATH_ARGUMENTS.get(callee)
+            if spec is not None:
+                found.append((node, callee, spec, ""))  # type: ignore[arg-type]
+            elif _local(func, callee, self.functions) and depth < _DEPTH:
+                name = callee[len("local.") :] if callee.startswith("local.") else callee
+                if self._passes_on(name, depth):
+                    found.append((node, callee, None, name))  # type: ignore[arg-type]
+        if not found:
+            return
+        flows = derived(fn, params)
+        for node, callee, spec, name in found:
             if spec is not None:
                 reached = set().union(
                     *(flows[n] for n in _names(path_arguments(node, spec)) if n in flows)
                 )
                 if reached:
                     yield node, callee, reached, ""
-            elif _local(node.func, callee, self.functions) and depth < _DEPTH:
-                name = callee[len("local.") :] if callee.startswith("local.") else callee
+            else:
                 for position, opener in self._passes_on(name, depth).items():
                     args = [a for i, a in enumerate(node.args) if i == position]
                     target = self._param_name(name, position)

@@ -20,6 +20,7 @@ from typing import Final
 
 import attrs
 from svcc.frontends.python._statements import is_main_guard, nested_bindings
+from svcc.frontends.python._walk import children, walk
 from svcc.frontends.python.scopes import statement_names
 from svcc.ir.model import Capability, Evaluation, Span
 
@@ -33,7 +34,7 @@ IPYTHON_REMOVED: Final = "<ipython>"
 MODULE_NAMES: Final = frozenset(dir(builtins)) | frozenset(
     {
         "__name__", "__doc__", "__file__", "__spec__", "__loader__", "__package__",
-        "__builtins__", "__path__", "__cached__", "__annotations__", "__dict__",
+        "__builtins__", "__path__", "__cached__", "__annotations__", "__dict__", "__class__",
     }
 )  # fmt: skip
 _DEPTH: Final = 3  # module functions followed, calls deep
@@ -59,13 +60,14 @@ class ModuleNames:
         self._scoped: list[ast.stmt] = []
         self._known: set[str] | None = None
         self._globals: set[str] | None = None
+        self._memo: dict[int, tuple[dict[str, ast.Name], list[str]]] = {}
 
     def add(self, stmt: ast.stmt) -> None:
         if isinstance(stmt, ast.If) and (is_main_guard(stmt.test) or _is_type_checking(stmt.test)):
             for sub in stmt.orelse:  # the body never runs when the module is served
                 self.add(sub)
             return
-        if isinstance(stmt, ast.ImportFrom) and any(a.name == "*" for a in stmt.names):
+        if not self.star and _binds_dynamically(stmt):
             self.star = True
         self.bound.update(nested_bindings(stmt))
         if not isinstance(stmt, _SIMPLE):
@@ -95,32 +97,135 @@ class ModuleNames:
             return {}
         if self._known is None:  # every statement is added by now: computed once
             self._known = self.bound | MODULE_NAMES
-        known = self._known
         out: dict[str, tuple[ast.Name, str]] = {}
         seen = {fn.name}
         pending: list[tuple[FunctionNode, int]] = [(fn, 0)]
         while pending:
             current, depth = pending.pop(0)
-            for name in sorted(statement_names(current).later):
-                called = self.functions.get(name)
-                if name in known:
-                    if called is not None and name not in seen and depth < _DEPTH:
-                        seen.add(name)
-                        pending.append((called, depth + 1))
-                elif name not in out and name not in self._global_writes():
-                    read = _first_read(current, name)
-                    if read is not None:
-                        out[name] = (read, current.name)
+            unbound, called = self._own(current)
+            for name, read in unbound.items():
+                out.setdefault(name, (read, current.name))
+            for name in called:
+                if depth < _DEPTH and name not in seen:
+                    seen.add(name)
+                    pending.append((self.functions[name], depth + 1))
         return out
 
+    def _own(self, fn: FunctionNode) -> tuple[dict[str, ast.Name], list[str]]:
+        """What one function's body reads that nothing binds, and the module functions it
+        names (memoised: capabilities share their helpers)."""
+        found = self._memo.get(id(fn))
+        if found is not None:
+            return found
+        loads, local, first = _names_of(fn)
+        called = sorted((loads & self.functions.keys()) - local)
+        unbound: dict[str, ast.Name] = {}
+        candidates = loads - local - (self._known or set())
+        if candidates:  # a name bound nowhere in the body: the scope analysis decides
+            free = statement_names(fn).later
+            for name in sorted(candidates & free):
+                if name not in self._global_writes():
+                    unbound[name] = first[name]
+        self._memo[id(fn)] = (unbound, called)
+        return unbound, called
 
-def _first_read(fn: FunctionNode, name: str) -> ast.Name | None:
-    reads = [
-        node
-        for node in ast.walk(fn)
-        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)
-    ]
-    return min(reads, key=lambda n: (n.lineno, n.col_offset), default=None)
+
+# Module-level code that binds names the source does not spell: a star import (in any
+# block), ``globals()[...] = ``/``vars()``/``exec`` and an Enum's ``_convert_`` (which adds
+# its members to the module's globals). The rule is then off for the module.
+_DYNAMIC_NAMES: Final = frozenset({"globals", "vars", "locals", "exec", "eval"})
+_DYNAMIC_METHODS: Final = frozenset({"_convert_", "_convert", "global_enum"})
+
+
+def _binds_dynamically(stmt: ast.stmt) -> bool:
+    stack: list[ast.AST] = [stmt]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is ast.ImportFrom and any(a.name == "*" for a in node.names):  # type: ignore[attr-defined]
+            return True
+        if kind is ast.Name and node.id in _DYNAMIC_NAMES:  # type: ignore[attr-defined]
+            return True
+        if kind is ast.Attribute and node.attr in _DYNAMIC_METHODS:  # type: ignore[attr-defined]
+            return True
+        if kind is ast.Attribute and node.attr == "modules":  # type: ignore[attr-defined]
+            return True  # ``sys.modules[__name__]``: the module object itself
+        if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda):
+            stack.extend(
+                [*getattr(node, "decorator_list", ()), *_defaults(node)]
+            )  # the body runs later, not at import
+            continue
+        stack.extend(children(node))
+    return False
+
+
+def _defaults(node: ast.AST) -> list[ast.expr]:
+    args: ast.arguments = node.args  # type: ignore[attr-defined]
+    return [*args.defaults, *(d for d in args.kw_defaults if d is not None)]
+
+
+def _names_of(fn: FunctionNode) -> tuple[set[str], set[str], dict[str, ast.Name]]:
+    """One walk of ``fn``: the names it loads, the names bound anywhere inside it (its own
+    and nested scopes': an over-approximation of its locals, refined by
+    ``scopes.statement_names`` only when a load is bound nowhere else), and the first load
+    of each name."""
+    loads: set[str] = set()
+    local: set[str] = set()
+    first: dict[str, ast.Name] = {}
+    annotations: set[int] = set()  # never evaluated on a call (local or postponed ones)
+    for node in walk(fn):
+        kind = type(node)
+        annotation = _ANNOTATED.get(kind)
+        if annotation is not None:
+            value = getattr(node, annotation)
+            if value is not None:
+                annotations.update(id(sub) for sub in walk(value))
+        if kind is ast.Name:
+            if id(node) in annotations:
+                continue
+            name = node.id  # type: ignore[attr-defined]
+            if type(node.ctx) is ast.Load:  # type: ignore[attr-defined]
+                loads.add(name)
+                seen = first.get(name)
+                if seen is None or (node.lineno, node.col_offset) < (  # type: ignore[attr-defined]
+                    seen.lineno,
+                    seen.col_offset,
+                ):
+                    first[name] = node  # type: ignore[assignment]
+            else:
+                local.add(name)
+        elif kind is ast.arg:
+            local.add(node.arg)  # type: ignore[attr-defined]
+        elif kind in _BINDERS:
+            local.update(_bound_by(node))
+    return loads, local, first
+
+
+def _bound_by(node: ast.AST) -> list[str]:
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return [node.name]
+    if isinstance(node, ast.Import | ast.ImportFrom):
+        return [a.asname or a.name.split(".")[0] for a in node.names]
+    if isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
+        return [node.name]
+    if isinstance(node, ast.MatchMapping) and node.rest:
+        return [node.rest]
+    return []
+
+
+# Where an annotation hangs: a parameter's, a nested function's return, a variable's.
+_ANNOTATED: Final[dict[type, str]] = {
+    ast.arg: "annotation",
+    ast.FunctionDef: "returns",
+    ast.AsyncFunctionDef: "returns",
+    ast.AnnAssign: "annotation",
+}
+_BINDERS: Final = frozenset(
+    {
+        ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom,
+        ast.ExceptHandler, ast.MatchAs, ast.MatchStar, ast.MatchMapping,
+    }
+)  # fmt: skip
 
 
 def with_unbound_reads(
