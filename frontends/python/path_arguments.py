@@ -98,9 +98,9 @@ def _names(nodes: list[ast.expr]) -> set[str]:
     return {n.id for node in nodes for n in walk(node) if type(n) is ast.Name}  # type: ignore[attr-defined]
 
 
-def _assignments(fn: FunctionNode) -> Iterator[tuple[list[ast.expr], ast.expr]]:
-    """(targets, value) of the body's bindings that carry a value on."""
-    for node in walk(fn):
+def _assignments(nodes: list[ast.AST]) -> Iterator[tuple[list[ast.expr], ast.expr]]:
+    """(targets, value) of the body's bindings that carry a value on (``nodes``: a walk)."""
+    for node in nodes:
         if isinstance(node, ast.Assign):
             yield node.targets, node.value
         elif isinstance(node, ast.AnnAssign | ast.AugAssign | ast.NamedExpr):
@@ -114,11 +114,11 @@ def _assignments(fn: FunctionNode) -> Iterator[tuple[list[ast.expr], ast.expr]]:
                     yield [item.optional_vars], item.context_expr
 
 
-def derived(fn: FunctionNode, params: set[str]) -> dict[str, set[str]]:
+def derived(nodes: list[ast.AST], params: set[str]) -> dict[str, set[str]]:
     """Each local name derived from a parameter -> the parameters it is derived from
     (``full = os.path.join(BASE, name)``: ``full`` -> ``{"name"}``), to a fixed point."""
     out: dict[str, set[str]] = {p: {p} for p in params}
-    pairs = [(_names(targets), _names([value])) for targets, value in _assignments(fn)]
+    pairs = [(_names(targets), _names([value])) for targets, value in _assignments(nodes)]
     grown = True
     while grown:
         grown = False
@@ -142,22 +142,28 @@ class PathFlow:
         self,
         functions: Mapping[str, FunctionNode],
         resolve: Callable[[ast.expr], str],
+        nodes: Callable[[ast.AST], list[ast.AST]] = walk,
     ) -> None:
         self.functions = functions
         self.resolve = resolve
+        self.nodes = nodes  # ``walk``, possibly memoised by the caller
         self._memo: dict[str, dict[int, str]] = {}
 
     def opened(
-        self, fn: FunctionNode, params: set[str], depth: int = 0
+        self,
+        fn: FunctionNode,
+        params: set[str],
+        depth: int = 0,
+        calls: list[ast.Call] | None = None,
     ) -> Iterator[tuple[ast.Call, str, set[str], str]]:
         """(call, the opener's origin, the parameters reaching its path, the local
         function it goes through or ``""``) for each call of ``fn``'s body whose path
-        argument a parameter reaches."""
+        argument a parameter reaches; ``calls``: the body's calls when already found."""
         found: list[tuple[ast.Call, str, tuple[tuple[int, str], ...] | None, str]] = []
-        for node in walk(fn):
-            if type(node) is not ast.Call:
-                continue
-            func = node.func  # type: ignore[attr-defined]
+        if calls is None:
+            calls = [n for n in self.nodes(fn) if type(n) is ast.Call]  # type: ignore[misc]
+        for node in calls:
+            func = node.func
             last = func.id if type(func) is ast.Name else getattr(func, "attr", None)
             if last not in _LAST_PARTS and last not in self.functions:
                 continue  # no opener and no function of the module: not resolved
@@ -166,14 +172,14 @@ class PathFlow:
                 callee = f"local.{func.id}"
             spec = PATH_ARGUMENTS.get(callee)
             if spec is not None:
-                found.append((node, callee, spec, ""))  # type: ignore[arg-type]
+                found.append((node, callee, spec, ""))
             elif _local(func, callee, self.functions) and depth < _DEPTH:
                 name = callee[len("local.") :] if callee.startswith("local.") else callee
                 if self._passes_on(name, depth):
-                    found.append((node, callee, None, name))  # type: ignore[arg-type]
+                    found.append((node, callee, None, name))
         if not found:
             return
-        flows = derived(fn, params)
+        flows = derived(self.nodes(fn), params)
         for node, callee, spec, name in found:
             if spec is not None:
                 reached = set().union(
@@ -220,6 +226,7 @@ def with_path_reads(
     nodes: Mapping[str, FunctionNode],
     flow: PathFlow,
     span: Callable[[ast.AST], Span],
+    calls: Mapping[str, list[ast.Call]] | None = None,
 ) -> dict[str, Capability]:
     """The capabilities, each with a ``call`` effect per opener whose path argument one of
     its parameters reaches (first per opener and function gone through)."""
@@ -230,7 +237,8 @@ def with_path_reads(
         added: dict[tuple[str, str], Evaluation] = {}
         # the calls the body's own facts record already with a parameter they read
         known = {(e.callee, e.span) for e in cap.effects if params & set(e.names)}
-        for call, opener, reached, through in flow.opened(fn, params) if fn else ():
+        found = flow.opened(fn, params, calls=(calls or {}).get(key)) if fn else ()
+        for call, opener, reached, through in found:
             if not through and (opener, span(call)) in known:
                 continue
             text = (

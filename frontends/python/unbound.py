@@ -8,9 +8,10 @@ it cannot collide with an import); the readiness pass refuses the function (``SV
 
 Bound means: by any module-level statement the served module runs (blocks included, a
 ``__main__`` guard's body and a ``TYPE_CHECKING`` body excluded), through ``global`` in any
-function, or by Python itself (builtins, module dunders). A star import may bind anything:
-the rule is then off. The module's own functions the function calls are followed (their
-reads happen on the call too), a bounded number of calls deep.
+function, or by Python itself (builtins, module dunders). Module-level code that binds names
+the source does not spell (a star import, ``globals()``, ``exec``, an Enum's ``_convert_``)
+turns the rule off for the module. The module's own functions the function calls are
+followed (their reads happen on the call too), a bounded number of calls deep.
 """
 
 import ast
@@ -53,7 +54,8 @@ class ModuleNames:
 
     def __init__(self) -> None:
         self.bound: set[str] = set()
-        self.star = False
+        self._statements: list[ast.stmt] = []  # scanned for dynamic bindings when needed
+        self._dynamic: bool | None = None
         self.functions: dict[str, FunctionNode] = {}
         # Statements holding function bodies, whose ``global`` writes bind too: read only
         # when a name is not bound otherwise (rare), not on every module.
@@ -61,14 +63,15 @@ class ModuleNames:
         self._known: set[str] | None = None
         self._globals: set[str] | None = None
         self._memo: dict[int, tuple[dict[str, ast.Name], list[str]]] = {}
+        # ``walk`` of a function, shared with the lowering's other readers of whole bodies
+        self.nodes: Callable[[ast.AST], list[ast.AST]] = walk
 
     def add(self, stmt: ast.stmt) -> None:
         if isinstance(stmt, ast.If) and (is_main_guard(stmt.test) or _is_type_checking(stmt.test)):
             for sub in stmt.orelse:  # the body never runs when the module is served
                 self.add(sub)
             return
-        if not self.star and _binds_dynamically(stmt):
-            self.star = True
+        self._statements.append(stmt)
         self.bound.update(nested_bindings(stmt))
         if not isinstance(stmt, _SIMPLE):
             self._scoped.append(stmt)
@@ -82,6 +85,13 @@ class ModuleNames:
                 if isinstance(sub, ast.FunctionDef | ast.AsyncFunctionDef):
                     self.functions.setdefault(sub.name, sub)
 
+    def _binds_dynamically(self) -> bool:
+        """Whether module-level code binds names the source does not spell (scanned once,
+        only when some function reads a name nothing else binds)."""
+        if self._dynamic is None:
+            self._dynamic = any(_binds_dynamically(stmt) for stmt in self._statements)
+        return self._dynamic
+
     def _global_writes(self) -> set[str]:
         """Module names functions rebind through ``global`` (walked once, when needed)."""
         if self._globals is None:
@@ -93,8 +103,6 @@ class ModuleNames:
     def unbound_reads(self, fn: FunctionNode) -> dict[str, tuple[ast.Name, str]]:
         """Name -> (its first read, the function it is read in) for each module name ``fn``
         reads on a call (through the module functions it calls) that nothing binds."""
-        if self.star:
-            return {}
         if self._known is None:  # every statement is added by now: computed once
             self._known = self.bound | MODULE_NAMES
         out: dict[str, tuple[ast.Name, str]] = {}
@@ -117,11 +125,12 @@ class ModuleNames:
         found = self._memo.get(id(fn))
         if found is not None:
             return found
-        loads, local, first = _names_of(fn)
+        loads, local, first = _names_of(self.nodes(fn))
         called = sorted((loads & self.functions.keys()) - local)
         unbound: dict[str, ast.Name] = {}
         candidates = loads - local - (self._known or set())
-        if candidates:  # a name bound nowhere in the body: the scope analysis decides
+        # a name bound nowhere in the module: the scope analysis decides
+        if candidates and not self._binds_dynamically():
             free = statement_names(fn).later
             for name in sorted(candidates & free):
                 if name not in self._global_writes():
@@ -164,16 +173,16 @@ def _defaults(node: ast.AST) -> list[ast.expr]:
     return [*args.defaults, *(d for d in args.kw_defaults if d is not None)]
 
 
-def _names_of(fn: FunctionNode) -> tuple[set[str], set[str], dict[str, ast.Name]]:
-    """One walk of ``fn``: the names it loads, the names bound anywhere inside it (its own
-    and nested scopes': an over-approximation of its locals, refined by
-    ``scopes.statement_names`` only when a load is bound nowhere else), and the first load
-    of each name."""
+def _names_of(nodes: list[ast.AST]) -> tuple[set[str], set[str], dict[str, ast.Name]]:
+    """One pass over a function's nodes (``walk(fn)``): the names it loads, the names bound
+    anywhere inside it (its own and nested scopes': an over-approximation of its locals,
+    refined by ``scopes.statement_names`` only when a load is bound nowhere else), and the
+    first load of each name."""
     loads: set[str] = set()
     local: set[str] = set()
     first: dict[str, ast.Name] = {}
     annotations: set[int] = set()  # never evaluated on a call (local or postponed ones)
-    for node in walk(fn):
+    for node in nodes:  # ``walk(fn)``
         kind = type(node)
         annotation = _ANNOTATED.get(kind)
         if annotation is not None:
