@@ -95,7 +95,7 @@ def path_arguments(call: ast.Call, spec: tuple[tuple[int, str], ...]) -> list[as
 
 
 def _names(nodes: list[ast.expr]) -> set[str]:
-    return {n.id for node in nodes for n in walk(node) if type(n) is ast.Name}  # type: ignore[attr-defined]
+    return {n.id for node in nodes for n in walk(node) if type(n) is ast.Name}
 
 
 def _assignments(nodes: list[ast.AST]) -> Iterator[tuple[list[ast.expr], ast.expr]]:
@@ -161,7 +161,7 @@ class PathFlow:
         argument a parameter reaches; ``calls``: the body's calls when already found."""
         found: list[tuple[ast.Call, str, tuple[tuple[int, str], ...] | None, str]] = []
         if calls is None:
-            calls = [n for n in self.nodes(fn) if type(n) is ast.Call]  # type: ignore[misc]
+            calls = [n for n in self.nodes(fn) if type(n) is ast.Call]
         for node in calls:
             func = node.func
             last = func.id if type(func) is ast.Name else getattr(func, "attr", None)
