@@ -486,13 +486,12 @@ def keep(
     groups = alias_groups(
         (n for u in units if not u.root for n in _top_level_nodes(u)), object_names
     )
+    # Changers are filed under the object's group (a name for it: ``_aliases``), each once.
     changers: dict[str, list[int]] = {}
     for index, effect in found.items():
-        changed = set(effect.changed)
-        for name in effect.changed:
-            changed |= groups.get(name, frozenset())  # the same object under another name
-        for name in changed & object_names:
-            changers.setdefault(name, []).append(index)
+        for key in {groups.get(name, name) for name in effect.changed & object_names}:
+            changers.setdefault(key, []).append(index)
+    objects_read: set[str] = set()
     settings: dict[str, list[int]] = {}
     for index, library in display.items():
         settings.setdefault(library, []).append(index)
@@ -525,7 +524,10 @@ def keep(
             bound_before(name, len(units))
         for name in (unit.now_reads | unit.later_reads) - read:
             read.add(name)
-            work.extend(changers.get(name, ()))
+            key = groups.get(name, name)
+            if key not in objects_read:
+                objects_read.add(key)
+                work.extend(changers.get(key, ()))
             if name in aliases:
                 work.extend(settings.get(aliases[name].split(".", 1)[0], ()))
             if name in NAMESPACE_READERS and name not in binders:
