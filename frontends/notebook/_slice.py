@@ -116,6 +116,9 @@ _SHARED_NAME: Final = re.compile(r"(set_\w+|seed|manual_seed|enable_\w+|disable_
 # Builtins that read the module's names by string (``globals()[name]``, ``eval(text)``): a
 # kept statement reading one keeps every statement binding a name.
 NAMESPACE_READERS: Final = frozenset({"globals", "vars", "eval", "exec", "locals"})
+# Builtins whose call at module level may bind any module name (``exec("C = 1")``,
+# ``globals()["C"] = 1``): such a statement is never dropped, as shared state is not.
+NAMESPACE_WRITERS: Final = frozenset({"exec", "globals", "vars"})
 MUTATING_METHODS: Final = frozenset({
     "append", "extend", "insert", "update", "setdefault", "pop", "popitem", "remove", "clear",
     "add", "discard",
@@ -343,6 +346,9 @@ def effects(unit: Unit, aliases: dict[str, str], writers: dict[str, frozenset[st
                     if root in aliases:
                         touched.append(_dotted_target(through, aliases))
         if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Name) and func.id in NAMESPACE_WRITERS:
+                touched.append(f"builtins.{func.id}")  # may bind any module name
             if _shared_call(node, aliases):
                 touched.append(_dotted(node.func, aliases) or "")
             changed |= _changed_by_call(node, aliases, writers)
