@@ -12,9 +12,8 @@ import ast
 import attrs
 from svcc.contracts.diagnostics import Diagnostic
 from svcc.contracts.diagnostics.codes import F004_LINE_MAGIC, F006_SHELL_ESCAPE
-from svcc.frontends.python._statements import is_main_guard, nested_bindings
 from svcc.frontends.python.scopes import statement_names
-from svcc.frontends.python.unbound import IPYTHON_REMOVED
+from svcc.frontends.python.unbound import IPYTHON_REMOVED, main_guard_binds
 from svcc.ir.model import Capability, Evaluation, ModuleIR
 
 _REMOVALS = frozenset({F004_LINE_MAGIC.code, F006_SHELL_ESCAPE.code})
@@ -57,11 +56,9 @@ def mark_main_guard_reads(ir: ModuleIR, tree: ast.Module) -> ModuleIR:
     guarded: dict[str, ast.stmt] = {}
     functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
     for stmt in tree.body:
-        if isinstance(stmt, ast.If) and is_main_guard(stmt.test):
-            for sub in stmt.body:
-                for name in nested_bindings(sub):
-                    guarded.setdefault(name, stmt)
-        elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+        for name in main_guard_binds(stmt):
+            guarded.setdefault(name, stmt)
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
             functions[stmt.name] = stmt
     if not guarded:
         return ir

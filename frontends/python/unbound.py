@@ -43,6 +43,14 @@ _DEPTH: Final = 3  # module functions followed, calls deep
 _SIMPLE: Final = (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr)
 
 
+def main_guard_binds(stmt: ast.stmt) -> list[str]:
+    """The names an ``if __name__ == "__main__":`` block binds (none for another
+    statement): a notebook's kernel runs it, a served module never does."""
+    if not (isinstance(stmt, ast.If) and is_main_guard(stmt.test)):
+        return []
+    return [name for sub in stmt.body for name in nested_bindings(sub)]
+
+
 def _is_type_checking(test: ast.expr) -> bool:
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
         isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
@@ -265,4 +273,11 @@ def with_unbound_reads(
     return out
 
 
-__all__ = ["IPYTHON_REMOVED", "MODULE_NAMES", "UNBOUND_PREFIX", "ModuleNames", "with_unbound_reads"]
+__all__ = [
+    "IPYTHON_REMOVED",
+    "MODULE_NAMES",
+    "UNBOUND_PREFIX",
+    "main_guard_binds",
+    "ModuleNames",
+    "with_unbound_reads",
+]
