@@ -87,9 +87,14 @@ def test_a_star_import_may_bind_anything() -> None:
         # IPython's own names
         ("def f(x: int) -> int:\n    display(x)\n    return x",),
         ("def f(x: int) -> int:\n    get_ipython()\n    return x",),
-        # a name from a removed %run, and one bound by exec
+        # a name from a removed %run
         ("%run helpers.py", "def f(x: int) -> int:\n    return helper(x)"),
-        ("exec('K = 2')", "def f(x: int) -> int:\n    return x * K"),
+        # a name bound under the main guard: the kernel runs it, the served module does not
+        (
+            "K = 1",
+            "if __name__ == '__main__':\n    K = 2",
+            "def f(x: int) -> int:\n    return x * K",
+        ),
     ],
 )
 def test_notebook_names_the_served_module_lacks(cells: tuple[Any, ...]) -> None:
@@ -97,6 +102,15 @@ def test_notebook_names_the_served_module_lacks(cells: tuple[Any, ...]) -> None:
     klass, errors = verdict(analysis, "f")
     assert klass != "eligible"
     assert "SVC-R061" in errors
+
+
+def test_a_name_bound_by_exec_keeps_the_exec_and_is_judged() -> None:
+    """``exec`` may bind any name: the statement is kept (as shared state is) and judged as
+    import-time code, never dropped to leave the reader eligible on another value."""
+    cells = ("K = 1", "exec('K = 2')", "def f(x: int) -> int:\n    return x * K")
+    analysis = analyse(notebook(*cells), path="nb.ipynb")
+    assert "exec('K = 2')" in analysis.module_text
+    assert verdict(analysis, "f")[0] != "eligible"
 
 
 def test_a_function_that_lost_a_line_to_the_ipython_conversion_is_refused() -> None:
@@ -356,10 +370,12 @@ def _call(namespace: dict[str, Any], name: str) -> object:
 def test_sliced_helpers_answer_as_the_whole_notebook(
     statements: list[tuple[str, int, bool]], helpers: list[str], where: int
 ) -> None:
-    cells: list[tuple[str, list[str]]] = [
+    # the shared names bound first (most generated notebooks then run), then the statements
+    cells: list[tuple[str, list[str]]] = [("A = 1\nB = 2\nL = []\nD = {}", [])]
+    cells += [
         (text.format(n=n), ["skip-execution"] if skip else []) for text, n, skip in statements
     ]
-    position = min(where, len(cells))
+    position = min(where + 1, len(cells))
     cells[position:position] = [(HELPERS[h], []) for h in helpers]
     whole = _run_as_notebook([source for source, tags in cells if not tags])
     if whole is None:

@@ -22,7 +22,7 @@ from typing import Any
 from svcc.contracts.diagnostics import Diagnostic, diag
 from svcc.contracts.diagnostics.codes import F003_NOTEBOOK
 from svcc.frontends.notebook._cells import Cell, convert
-from svcc.frontends.notebook._removed_lines import mark_removed_lines
+from svcc.frontends.notebook._removed_lines import mark_main_guard_reads, mark_removed_lines
 from svcc.frontends.notebook._select import select_cells
 from svcc.frontends.notebook._slice import selected_names, slice_cells
 from svcc.frontends.python import FrontendResult, lower_text, parse
@@ -188,6 +188,8 @@ def read_notebook(
     )
     front = sorted((*selection.diagnostics, *converted.diagnostics, *notes), key=_place)
     ir = result.ir and mark_removed_lines(result.ir, converted.diagnostics)
+    if ir is not None and "__main__" in text:  # the kernel runs what the module would not
+        ir = mark_main_guard_reads(ir, parse(text, python_version, path))
     return FrontendResult(
         ir=ir,
         diagnostics=(*front, *result.diagnostics),

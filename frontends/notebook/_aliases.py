@@ -43,9 +43,10 @@ class _Groups:
             self.parent[max(ra, rb)] = min(ra, rb)  # the same groups whatever the order
 
 
-def alias_groups(nodes: Iterable[ast.AST], objects: set[str]) -> dict[str, frozenset[str]]:
+def alias_groups(nodes: Iterable[ast.AST], objects: set[str]) -> dict[str, str]:
     """Each name of ``objects`` (names the notebook binds) that shares its object with
-    another -> its group; ``nodes``: what runs at import (no function or class bodies)."""
+    another -> the name standing for its group (the same for every name of the group);
+    ``nodes``: what runs at import (no function or class bodies)."""
     groups = _Groups()
     for node in nodes:
         pairs: list[tuple[list[str], list[str]]] = []
@@ -62,15 +63,7 @@ def alias_groups(nodes: Iterable[ast.AST], objects: set[str]) -> dict[str, froze
                 for root in roots:
                     if name in objects and root in objects and name != root:
                         groups.union(name, root)
-    members: dict[str, set[str]] = {}
-    for name in groups.parent:
-        members.setdefault(groups.find(name), set()).add(name)
-    out: dict[str, frozenset[str]] = {}
-    for group in members.values():
-        frozen = frozenset(group)
-        for name in group:
-            out[name] = frozen
-    return out
+    return {name: groups.find(name) for name in list(groups.parent)}
 
 
 __all__ = ["alias_groups"]

@@ -116,6 +116,9 @@ _SHARED_NAME: Final = re.compile(r"(set_\w+|seed|manual_seed|enable_\w+|disable_
 # Builtins that read the module's names by string (``globals()[name]``, ``eval(text)``): a
 # kept statement reading one keeps every statement binding a name.
 NAMESPACE_READERS: Final = frozenset({"globals", "vars", "eval", "exec", "locals"})
+# Builtins whose call at module level may bind any module name (``exec("C = 1")``,
+# ``globals()["C"] = 1``): such a statement is never dropped, as shared state is not.
+NAMESPACE_WRITERS: Final = frozenset({"exec", "globals", "vars"})
 MUTATING_METHODS: Final = frozenset({
     "append", "extend", "insert", "update", "setdefault", "pop", "popitem", "remove", "clear",
     "add", "discard",
@@ -343,6 +346,9 @@ def effects(unit: Unit, aliases: dict[str, str], writers: dict[str, frozenset[st
                     if root in aliases:
                         touched.append(_dotted_target(through, aliases))
         if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Name) and func.id in NAMESPACE_WRITERS:
+                touched.append(f"builtins.{func.id}")  # may bind any module name
             if _shared_call(node, aliases):
                 touched.append(_dotted(node.func, aliases) or "")
             changed |= _changed_by_call(node, aliases, writers)
@@ -486,13 +492,12 @@ def keep(
     groups = alias_groups(
         (n for u in units if not u.root for n in _top_level_nodes(u)), object_names
     )
+    # Changers are filed under the object's group (a name for it: ``_aliases``), each once.
     changers: dict[str, list[int]] = {}
     for index, effect in found.items():
-        changed = set(effect.changed)
-        for name in effect.changed:
-            changed |= groups.get(name, frozenset())  # the same object under another name
-        for name in changed & object_names:
-            changers.setdefault(name, []).append(index)
+        for key in {groups.get(name, name) for name in effect.changed & object_names}:
+            changers.setdefault(key, []).append(index)
+    objects_read: set[str] = set()
     settings: dict[str, list[int]] = {}
     for index, library in display.items():
         settings.setdefault(library, []).append(index)
@@ -525,7 +530,10 @@ def keep(
             bound_before(name, len(units))
         for name in (unit.now_reads | unit.later_reads) - read:
             read.add(name)
-            work.extend(changers.get(name, ()))
+            key = groups.get(name, name)
+            if key not in objects_read:
+                objects_read.add(key)
+                work.extend(changers.get(key, ()))
             if name in aliases:
                 work.extend(settings.get(aliases[name].split(".", 1)[0], ()))
             if name in NAMESPACE_READERS and name not in binders:

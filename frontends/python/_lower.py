@@ -9,6 +9,7 @@ classes, TypedDicts and the public functions (capabilities).
 import ast
 import re
 from collections.abc import Callable, Iterable, Iterator
+from functools import cache
 
 import attrs
 from svcc.contracts.names import is_utf8
@@ -1480,9 +1481,12 @@ class ModuleLowerer:
         parameter reaches (``path_arguments``)."""
         caps = self._with_reach(self._file_reads())
         nodes = self._capability_nodes
+        walked = cache(walk)  # each body walked once for both readers
+        self._module_names.nodes = walked
         caps = with_unbound_reads(caps, nodes, self._module_names, self.src.span)
-        flow = PathFlow(self._functions, self._resolve)
-        return tuple(with_path_reads(caps, nodes, flow, self.src.span).values())
+        flow = PathFlow(self._functions, self._resolve, walked)
+        calls = {name: reading[1] for name, reading in self._reading.items()}
+        return tuple(with_path_reads(caps, nodes, flow, self.src.span, calls).values())
 
     def _body_reads(self, fn: FunctionNode) -> Body:
         return Body(fn, self._resolve, self.symbols.qualify, self._read_path, self.src.span)

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Final
 
 import attrs
+from svcc.frontends.python._walk import walk
 from svcc.ir.model import Capability, Evaluation, Span
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
@@ -75,6 +76,8 @@ PATH_ARGUMENTS: Final[dict[str, tuple[tuple[int, str], ...]]] = {
     "numpy.savetxt": ((0, "fname"),),
 }
 _DEPTH: Final = 3  # the module's functions followed, calls deep
+# The last part of every opener's name: a call spelled otherwise is not resolved at all.
+_LAST_PARTS: Final = frozenset(name.rsplit(".", 1)[-1] for name in PATH_ARGUMENTS)
 
 
 def path_arguments(call: ast.Call, spec: tuple[tuple[int, str], ...]) -> list[ast.expr]:
@@ -92,12 +95,12 @@ def path_arguments(call: ast.Call, spec: tuple[tuple[int, str], ...]) -> list[as
 
 
 def _names(nodes: list[ast.expr]) -> set[str]:
-    return {n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name)}
+    return {n.id for node in nodes for n in walk(node) if type(n) is ast.Name}
 
 
-def _assignments(fn: FunctionNode) -> Iterator[tuple[list[ast.expr], ast.expr]]:
-    """(targets, value) of the body's bindings that carry a value on."""
-    for node in ast.walk(fn):
+def _assignments(nodes: list[ast.AST]) -> Iterator[tuple[list[ast.expr], ast.expr]]:
+    """(targets, value) of the body's bindings that carry a value on (``nodes``: a walk)."""
+    for node in nodes:
         if isinstance(node, ast.Assign):
             yield node.targets, node.value
         elif isinstance(node, ast.AnnAssign | ast.AugAssign | ast.NamedExpr):
@@ -111,11 +114,11 @@ def _assignments(fn: FunctionNode) -> Iterator[tuple[list[ast.expr], ast.expr]]:
                     yield [item.optional_vars], item.context_expr
 
 
-def derived(fn: FunctionNode, params: set[str]) -> dict[str, set[str]]:
+def derived(nodes: list[ast.AST], params: set[str]) -> dict[str, set[str]]:
     """Each local name derived from a parameter -> the parameters it is derived from
     (``full = os.path.join(BASE, name)``: ``full`` -> ``{"name"}``), to a fixed point."""
     out: dict[str, set[str]] = {p: {p} for p in params}
-    pairs = [(_names(targets), _names([value])) for targets, value in _assignments(fn)]
+    pairs = [(_names(targets), _names([value])) for targets, value in _assignments(nodes)]
     grown = True
     while grown:
         grown = False
@@ -139,33 +142,52 @@ class PathFlow:
         self,
         functions: Mapping[str, FunctionNode],
         resolve: Callable[[ast.expr], str],
+        nodes: Callable[[ast.AST], list[ast.AST]] = walk,
     ) -> None:
         self.functions = functions
         self.resolve = resolve
+        self.nodes = nodes  # ``walk``, possibly memoised by the caller
         self._memo: dict[str, dict[int, str]] = {}
 
     def opened(
-        self, fn: FunctionNode, params: set[str], depth: int = 0
+        self,
+        fn: FunctionNode,
+        params: set[str],
+        depth: int = 0,
+        calls: list[ast.Call] | None = None,
     ) -> Iterator[tuple[ast.Call, str, set[str], str]]:
         """(call, the opener's origin, the parameters reaching its path, the local
         function it goes through or ``""``) for each call of ``fn``'s body whose path
-        argument a parameter reaches."""
-        flows = derived(fn, params)
-        for node in ast.walk(fn):
-            if not isinstance(node, ast.Call):
-                continue
-            callee = self.resolve(node.func)
-            if _local(node.func, callee, self.functions) and isinstance(node.func, ast.Name):
-                callee = f"local.{node.func.id}"
+        argument a parameter reaches; ``calls``: the body's calls when already found."""
+        found: list[tuple[ast.Call, str, tuple[tuple[int, str], ...] | None, str]] = []
+        if calls is None:
+            calls = [n for n in self.nodes(fn) if type(n) is ast.Call]
+        for node in calls:
+            func = node.func
+            last = func.id if type(func) is ast.Name else getattr(func, "attr", None)
+            if last not in _LAST_PARTS and last not in self.functions:
+                continue  # no opener and no function of the module: not resolved
+            callee = self.resolve(func)
+            if _local(func, callee, self.functions) and isinstance(func, ast.Name):
+                callee = f"local.{func.id}"
             spec = PATH_ARGUMENTS.get(callee)
+            if spec is not None:
+                found.append((node, callee, spec, ""))
+            elif _local(func, callee, self.functions) and depth < _DEPTH:
+                name = callee[len("local.") :] if callee.startswith("local.") else callee
+                if self._passes_on(name, depth):
+                    found.append((node, callee, None, name))
+        if not found:
+            return
+        flows = derived(self.nodes(fn), params)
+        for node, callee, spec, name in found:
             if spec is not None:
                 reached = set().union(
                     *(flows[n] for n in _names(path_arguments(node, spec)) if n in flows)
                 )
                 if reached:
                     yield node, callee, reached, ""
-            elif _local(node.func, callee, self.functions) and depth < _DEPTH:
-                name = callee[len("local.") :] if callee.startswith("local.") else callee
+            else:
                 for position, opener in self._passes_on(name, depth).items():
                     args = [a for i, a in enumerate(node.args) if i == position]
                     target = self._param_name(name, position)
@@ -204,6 +226,7 @@ def with_path_reads(
     nodes: Mapping[str, FunctionNode],
     flow: PathFlow,
     span: Callable[[ast.AST], Span],
+    calls: Mapping[str, list[ast.Call]] | None = None,
 ) -> dict[str, Capability]:
     """The capabilities, each with a ``call`` effect per opener whose path argument one of
     its parameters reaches (first per opener and function gone through)."""
@@ -214,7 +237,8 @@ def with_path_reads(
         added: dict[tuple[str, str], Evaluation] = {}
         # the calls the body's own facts record already with a parameter they read
         known = {(e.callee, e.span) for e in cap.effects if params & set(e.names)}
-        for call, opener, reached, through in flow.opened(fn, params) if fn else ():
+        found = flow.opened(fn, params, calls=(calls or {}).get(key)) if fn else ()
+        for call, opener, reached, through in found:
             if not through and (opener, span(call)) in known:
                 continue
             text = (
