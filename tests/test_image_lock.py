@@ -125,7 +125,7 @@ def test_a_repository_and_its_bundle_lock_to_the_same_bytes(
     versions = locked(tmp_path / "from-repo")
     assert (versions["alpha"], versions["beta"]) == ("1.0", "2.0")  # the newest beta
     assert {"fastapi", "uvicorn", "pydantic-core"} <= set(versions)
-    assert "pyjwt" not in versions  # only the closure
+    assert "mcp" not in versions  # only the closure (the wheelhouse holds the MCP server too)
     # every locked wheel is in the wheelhouse with its hash
     for wheel in parse_lock((tmp_path / "from-repo" / "server.lock").read_bytes()).wheels:
         (found,) = [
