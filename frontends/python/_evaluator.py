@@ -850,39 +850,41 @@ class ModuleValues:
         raise Unknown(node, "iteration over a value that is not a known finite collection")
 
     def _comprehension(self, node: ast.expr, scope: _Scope | None) -> object:
-        generators: list[ast.comprehension] = node.generators  # type: ignore[attr-defined]
-        results: list[object] = []
-        pairs: dict[object, object] = {}
-        local = _Scope({}, scope)
-        count = 0
-
-        def produce(index: int) -> None:
-            nonlocal count
-            if index == len(generators):
-                count += 1
-                if count > MAX_ITERATIONS:
-                    raise Unknown(node, "a comprehension past the evaluator's iteration limit")
-                if isinstance(node, ast.DictComp):
-                    key = self._eval(node.key, local)
-                    self._hashable(key, node.key)
-                    pairs[key] = self._eval(node.value, local)
-                else:
-                    results.append(self._eval(node.elt, local))  # type: ignore[attr-defined]
-                return
-            gen = generators[index]
-            if gen.is_async:
-                raise Unknown(node, "an async comprehension")
-            for item in self._iterate(gen.iter, local if index else scope):
-                self._assign(gen.target, item, local, None)
-                if all(self._truth(cond, local) for cond in gen.ifs):
-                    produce(index + 1)
-
-        produce(0)
+        made = _Made([], {}, _Scope({}, scope), scope)
+        try:
+            self._produce(node, 0, made)
+        finally:
+            made.local.names.clear()  # no cycle through a nested function's frame
         if isinstance(node, ast.DictComp):
-            return check_size(pairs, node)
+            return check_size(made.pairs, node)
         if isinstance(node, ast.SetComp):
-            return check_size(self._apply(set, [results], node), node)
-        return check_size(results, node)
+            return check_size(self._apply(set, [made.results], node), node)
+        return check_size(made.results, node)
+
+    def _produce(self, node: ast.expr, index: int, made: "_Made") -> None:
+        """The comprehension's ``index``-th generator and those after it (a method, not a
+        closure: a recursive closure is a reference cycle, and lowering pauses the cyclic
+        collector)."""
+        generators: list[ast.comprehension] = node.generators  # type: ignore[attr-defined]
+        local = made.local
+        if index == len(generators):
+            made.count += 1
+            if made.count > MAX_ITERATIONS:
+                raise Unknown(node, "a comprehension past the evaluator's iteration limit")
+            if isinstance(node, ast.DictComp):
+                key = self._eval(node.key, local)
+                self._hashable(key, node.key)
+                made.pairs[key] = self._eval(node.value, local)
+            else:
+                made.results.append(self._eval(node.elt, local))  # type: ignore[attr-defined]
+            return
+        gen = generators[index]
+        if gen.is_async:
+            raise Unknown(node, "an async comprehension")
+        for item in self._iterate(gen.iter, local if index else made.outer):
+            self._assign(gen.target, item, local, None)
+            if all(self._truth(cond, local) for cond in gen.ifs):
+                self._produce(node, index + 1, made)
 
     # -- calls ------------------------------------------------------------------------------
     def _call(self, node: ast.Call, scope: _Scope | None) -> object:
@@ -1013,14 +1015,18 @@ class ModuleValues:
             if isinstance(sub, ast.Global | ast.Nonlocal | ast.Yield | ast.YieldFrom):
                 raise Unknown(node, f"a call of {fn.name}(), which is not a plain function")
         self.depth += 1
+        frame = _Scope(names, closure)
         try:
-            self._exec_block(fn.body, _Scope(names, closure))
+            self._exec_block(fn.body, frame)
         except _Return as result:
             return result.value
         except (_Break, _Continue):
             raise Unknown(node, f"a call of {fn.name}()") from None
         finally:
             self.depth -= 1
+            # a nested function holds its frame: cleared, reference counting frees both
+            # (lowering pauses the cyclic collector; see ``_collection``)
+            frame.names.clear()
         return None
 
     def _bind_arguments(
@@ -1047,6 +1053,23 @@ class ModuleValues:
                     raise Unknown(node, f"a call of {fn.name}() missing an argument")
                 names[param] = self._eval(defaults[param], None)
         return names
+
+
+class _Made:
+    """What a comprehension has made so far, and its own scope."""
+
+    def __init__(
+        self,
+        results: list[object],
+        pairs: dict[object, object],
+        local: _Scope,
+        outer: _Scope | None,
+    ) -> None:
+        self.results = results
+        self.pairs = pairs
+        self.local = local
+        self.outer = outer
+        self.count = 0
 
 
 class _Closure:
