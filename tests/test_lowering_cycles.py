@@ -90,7 +90,7 @@ def test_standard_library_modules_leave_no_cycles(relpath: str) -> None:
 
 # What the import-time evaluator runs: a helper with a nested function filling a table, a
 # loop, a comprehension, a folded pattern, a decided branch.
-EVALUATED = '''
+EVALUATED = """
 import re
 import sys
 
@@ -114,7 +114,7 @@ _irregular(input(), "x")
 if sys.version_info >= (3, 8):
     def area(x: int) -> int:
         return x
-'''
+"""
 
 
 def test_the_evaluator_leaves_no_cycles() -> None:
