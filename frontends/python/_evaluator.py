@@ -907,6 +907,8 @@ class ModuleValues:
             if keyword.arg is None:
                 raise Unknown(keyword.value, "a `**` argument")
             kwargs[keyword.arg] = self._eval(keyword.value, scope)
+        if function == "re.compile":
+            return self._compile(args, kwargs, node)
         if function is not None:
             return self._pure(table.FUNCTIONS[function], args, kwargs, node)
         if not isinstance(func, ast.Name):
@@ -947,7 +949,22 @@ class ModuleValues:
         name = self.qualify(func)
         if name is None and head.id in ("str", "bytes") and head.id not in self.bound:
             name = f"{head.id}.{func.attr}" if func.value is head else None
-        return name if name in table.FUNCTIONS else None
+        return name if name in table.FUNCTIONS or name == "re.compile" else None
+
+    def _compile(self, args: list[object], kwargs: dict[str, object], node: ast.AST) -> object:
+        """``re.compile`` of a known pattern and flags: compiled here, as the readiness pass
+        compiles a literal one; a pattern that does not compile is unknown (the pass then
+        reports it on the statement, SVC-R031)."""
+        flags = kwargs.pop("flags", args[1] if len(args) > 1 else 0)
+        if kwargs or not args or len(args) > 2 or not isinstance(args[0], str | bytes):
+            raise Unknown(node, "a pattern that is not known")
+        if type(flags) is not int and not isinstance(flags, re.RegexFlag):
+            raise Unknown(node, "flags that are not known")
+        try:
+            re.compile(args[0], flags)
+        except (re.error, ValueError, OverflowError, TypeError, RecursionError):
+            raise Unknown(node, "a pattern that does not compile") from None
+        return OPAQUE  # a compiled pattern: made, not used by the evaluator
 
     def _pure(
         self,
