@@ -23,8 +23,10 @@ test: ## the test suite
 golden: ## rewrite the golden documents (review the diff!)
 	$(VENV)/bin/pytest tests/test_golden.py --snapshot-update
 
-docs: ## regenerate docs/diagnostics.md from the code table
+docs: ## regenerate the generated pages (codes, CLI) and build the manual strictly (the docs extra)
 	$(PY) -m svcc.contracts.diagnostics > docs/diagnostics.md
+	$(PY) tools/gen_cli_reference.py > docs/reference/cli.md
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet --site-dir .site
 
 bench: ## benchmarks: front end, generated servers, analysis service (not part of the tests)
 	$(PY) bench/bench_frontend.py

@@ -49,11 +49,26 @@ class _Formatter(argparse.HelpFormatter):
             kwargs["width"] = _terminal_columns() - 2
         super().__init__(prog, **kwargs)  # type: ignore[arg-type]
 
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        """A text of several lines (an epilog of examples and exit codes) keeps its lines,
+        each fitted to the width (``help.fit``); a one-line description is wrapped as usual."""
+        if "\n" in text:
+            from svcc.cli.help import fit
+
+            return "".join(indent + line for line in fit(text, width).splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
+
 
 class _Parser(argparse.ArgumentParser):
     def __init__(self, *args: object, **kwargs: object) -> None:
         kwargs.setdefault("formatter_class", _Formatter)
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+
+    def format_help(self) -> str:
+        from svcc.cli.help import describe
+
+        describe(self)
+        return super().format_help()
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message}\n")
@@ -106,8 +121,8 @@ def _allow_kinds(text: str) -> frozenset[str]:
     return kinds
 
 
-def _format(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--format", choices=("text", "json"), default=None, help=FORMAT_HELP)
+def _format(p: argparse.ArgumentParser, *more: str) -> None:
+    p.add_argument("--format", choices=("text", "json", *more), default=None, help=FORMAT_HELP)
 
 
 def _generate_options(p: argparse.ArgumentParser) -> None:
@@ -184,7 +199,7 @@ def _inspect_parser(sub: _Sub, _: "type[Target] | None") -> None:
     inspect = sub.add_parser("inspect", help="report the readiness of each public function")
     inspect.add_argument("path", help="a .py file, an .ipynb notebook, or a directory")
     _common(inspect)
-    _format(inspect)
+    _format(inspect, "sarif")  # SARIF 2.1.0 for code scanning (cli/sarif.py)
     inspect.add_argument("--ir", action="store_true", help="print the IR instead")
     inspect.add_argument(
         "--encoding", metavar="NAME", help="source encoding (default: PEP 263 detection)"
@@ -239,6 +254,11 @@ def _serve_parser(sub: _Sub, _: "type[Target] | None") -> None:
         "--cache-dir",
         metavar="DIR",
         help="where environments are kept (default $SVCC_CACHE_DIR or ~/.cache/svcc)",
+    )
+    serve.add_argument(
+        "--prepare",
+        action="store_true",
+        help="build the bundle's environment (pip's progress on stderr), print it and exit",
     )
 
 
@@ -299,6 +319,40 @@ def _serve_analysis_parser(sub: _Sub, _: "type[Target] | None") -> None:
         metavar="S",
         help="seconds a client may pause while sending its request; the whole body must "
         "arrive within six times that (default 10; over it: 408, the worker is freed)",
+    )
+
+
+def _check_parser(sub: _Sub, _: "type[Target] | None") -> None:
+    check = sub.add_parser(
+        "check",
+        help="exit 1 when a selected function is not eligible (for pre-commit and CI)",
+    )
+    check.add_argument(
+        "path", nargs="?", default=".", help="a project directory (default .), or one file"
+    )
+    check.add_argument(
+        "--select",
+        metavar="NAMES",
+        help="comma-separated functions (default: [tool.svcc] select of the project)",
+    )
+    check.add_argument(
+        "--python-version", metavar="3.N", help="Python grammar to parse with (default: running)"
+    )
+    check.add_argument(
+        "--requirements", metavar="FILE", help="declared dependencies (replaces pyproject's)"
+    )
+
+
+def _lsp_parser(sub: _Sub, _: "type[Target] | None") -> None:
+    lsp = sub.add_parser(
+        "lsp", help="run the language server on stdio (readiness diagnostics in editors)"
+    )
+    lsp.add_argument(
+        "--debounce-ms",
+        type=int,
+        default=100,
+        metavar="MS",
+        help="quiet time after an edit before the document is analysed (default %(default)s)",
     )
 
 
@@ -391,6 +445,33 @@ def _expose_parser(sub: _Sub, _: "type[Target] | None") -> None:
     )
 
 
+def _cache_parser(sub: _Sub, _: "type[Target] | None") -> None:
+    cache = sub.add_parser("cache", help="list and prune the environments svcc serve keeps")
+    actions = cache.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    listing = actions.add_parser("list", help="each environment, its size and last use")
+    prune = actions.add_parser("prune", help="remove environments no bundle used lately")
+    prune.add_argument(
+        "--older-than",
+        type=float,
+        metavar="DAYS",
+        help="only those unused for DAYS days (default: every environment)",
+    )
+    for p in (listing, prune):
+        p.add_argument(
+            "--cache-dir",
+            metavar="DIR",
+            help="the cache (default $SVCC_CACHE_DIR or ~/.cache/svcc)",
+        )
+        p.add_argument(
+            "--format", choices=("text", "json"), default="text", help="output format (text)"
+        )
+
+
+def _explain_parser(sub: _Sub, _: "type[Target] | None") -> None:
+    explain = sub.add_parser("explain", help="print what a diagnostic code means and how to fix it")
+    explain.add_argument("code", nargs="?", help="a code such as SVC-R007 (any case)")
+
+
 # Every subcommand, in the order ``svcc --help`` lists them.
 SUBCOMMANDS: dict[str, _AddParser] = {
     "inspect": _inspect_parser,
@@ -398,12 +479,16 @@ SUBCOMMANDS: dict[str, _AddParser] = {
     "generate": _generate_parser,
     "serve": _serve_parser,
     "serve-analysis": _serve_analysis_parser,
+    "check": _check_parser,
+    "lsp": _lsp_parser,
     "plugins": _plugins_parser,
     "lock": _lock_parser,
     "image": _image_parser,
     "expose": _expose_parser,
     "targets": _targets_parser,
     "clients": _clients_parser,
+    "cache": _cache_parser,
+    "explain": _explain_parser,
 }
 
 
@@ -513,13 +598,17 @@ def _cmd_compile(args: argparse.Namespace) -> int:
 def _cmd_serve(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from svcc.cli.serve import serve
+    from svcc.cli.serve import prepare, serve
 
+    cache_dir = Path(args.cache_dir) if args.cache_dir else None
+    if args.prepare:
+        sys.stdout.write(f"{prepare(args.bundle, cache_dir)}\n")
+        return 0
     serve(
         args.bundle,
         host=args.host,
         port=args.port,
-        cache_dir=Path(args.cache_dir) if args.cache_dir else None,
+        cache_dir=cache_dir,
         transport=args.transport,
         allowed_hosts=args.allowed_hosts,
     )
@@ -561,6 +650,46 @@ def _cmd_serve_analysis(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_check(args: argparse.Namespace) -> int:
+    """The selection of ``compile --select`` judged without writing anything: the
+    library's ``analyze`` and ``select`` (exit 1 names the reasons, exit 2 an unknown name)."""
+    from svcc.compiler.analysis import analyze, select
+    from svcc.contracts.errors import UsageError
+
+    analysis = analyze(
+        args.path,
+        python_version=args.python_version,
+        requirements=_requirements(args),
+        strict=False,
+        workers=None,
+    )
+    chosen: str | tuple[str, ...] | None = args.select
+    if chosen is None and analysis.repository is not None:
+        chosen = analysis.repository.tree.config.select
+    if not chosen:
+        raise UsageError(
+            f"{escaped(args.path)}: nothing selected: set [tool.svcc] select = [...] in "
+            "pyproject.toml, or pass --select NAMES"
+        )
+    selected = select(analysis, chosen)
+    names = ", ".join(cap.id for _, cap in selected)
+    sys.stdout.write(f"{program()} check: {len(selected)} selected, all eligible: {names}\n")
+    return 0
+
+
+def _cmd_lsp(args: argparse.Namespace) -> int:
+    from svcc.contracts.errors import UsageError
+
+    if args.debounce_ms < 0:
+        raise UsageError("--debounce-ms must not be negative")
+    try:
+        from svcc.lsp.server import serve  # pygls: only this command loads it
+    except ImportError as exc:
+        raise UsageError(f"svcc lsp needs pygls ({exc}); pip install pygls") from None
+    serve(args.debounce_ms / 1000)
+    return 0
+
+
 def _check_bind(bind: str) -> None:
     """``--bind`` read as gunicorn reads it (its own parser): an address another process
     holds is one line and exit 2 before gunicorn starts (gunicorn retried for five seconds,
@@ -586,6 +715,26 @@ def _cmd_targets(args: argparse.Namespace) -> int:
     from svcc.cli import render
 
     render.targets(args.format)
+    return 0
+
+
+def _cmd_cache(args: argparse.Namespace) -> int:
+    from svcc.cli.cache import command
+
+    return command(args.action, args.cache_dir, getattr(args, "older_than", None), args.format)
+
+
+def _cmd_explain(args: argparse.Namespace) -> int:
+    from svcc.contracts.diagnostics.codes import REGISTRY, markdown_section
+    from svcc.contracts.errors import UsageError
+
+    if args.code is None:
+        sys.stdout.write("".join(f"{e.code}  {e.title}\n" for e in REGISTRY.values()))
+        return 0
+    entry = REGISTRY.get(args.code.strip().upper())
+    if entry is None:
+        raise UsageError(f"{args.code}: no such diagnostic code (svcc explain lists them)")
+    sys.stdout.write(markdown_section(entry, anchor=False))
     return 0
 
 
@@ -672,8 +821,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "generate": _cmd_compile,
         "serve": _cmd_serve,
         "serve-analysis": _cmd_serve_analysis,
+        "check": _cmd_check,
+        "lsp": _cmd_lsp,
         "targets": _cmd_targets,
         "clients": _cmd_clients,
+        "cache": _cmd_cache,
+        "explain": _cmd_explain,
         "plugins": _cmd_plugins,
         "lock": _cmd_lock,
         "image": _cmd_image,

@@ -22,6 +22,7 @@ from svcc.contracts.names import escaped
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from svcc.cli.sarif import SourceFile as SarifSource
     from svcc.compiler.bundles import CompileResult
     from svcc.contracts.requirements import DeclaredRequirements
     from svcc.contracts.target import Target
@@ -104,7 +105,30 @@ def readiness_table(analysis: Analysis, colour: bool, shown: str | None = None) 
             first, *rest = _reason_lines(analysis, r, colour, indent)
             lines.append((row if i == 0 else indent) + first)
             lines += rest
+    lines += hint_lines(report.assessments, width)
     return "\n".join(lines)
+
+
+_SHOWN_HINTS = (
+    ("readOnlyHint", "read-only", "not read-only"),
+    ("destructiveHint", "destructive", "not destructive"),
+    ("idempotentHint", "idempotent", "not idempotent"),
+    ("openWorldHint", "open world", "closed world"),
+)
+
+
+def hint_lines(assessments: Sequence[Any], width: int) -> list[str]:
+    """The tool hints of each capability (``readiness.json``'s ``effects``), with the
+    kinds of effect they rest on: what an agent host is told about the tool."""
+    lines = [f"  {'NAME'.ljust(width)}  TOOL HINTS (EFFECTS)"]
+    for a in assessments:
+        if a.effects is None:
+            continue
+        doc = a.effects.to_json()
+        said = ", ".join(yes if doc["hints"][h] else no for h, yes, no in _SHOWN_HINTS)
+        kinds = ", ".join(doc["facts"]) or "computes only"
+        lines.append(f"  {a.name.ljust(width)}  {said} ({kinds})")
+    return lines
 
 
 def inspect_file(
@@ -123,6 +147,14 @@ def inspect_file(
         allow=getattr(args, "allow", frozenset()),
         data=getattr(args, "data", ()),
     )
+    if fmt == "sarif" and not args.ir:  # a file that does not parse is a result too
+        from svcc.cli import sarif
+
+        _write_sarif(sarif.file_sources(str(path), analysis), analysis.error is None)
+        if analysis.error is None:
+            return 0
+        sys.stderr.write(f"{program()}: error: {analysis.error_message(escaped(str(path)))}\n")
+        return 2
     if analysis.error is not None:
         raise InputError(analysis.error_message(str(path)))
     if args.ir:
@@ -183,6 +215,12 @@ def inspect_repository(
     notebooks = _notebooks(root, args, requirements, include_tests)
     failed += [path for path, a in notebooks.items() if a.error is not None]
     failed.sort()
+    if fmt == "sarif":
+        from svcc.cli import sarif
+
+        sources = sarif.directory_sources(str(root), analysis, notebooks)
+        _write_sarif(sources, not failed)
+        return _directory_status(failed)
     if fmt == "json":  # the modules' documents rendered on every core (see there)
         from svcc.compiler.repository_document import encode_document
 
@@ -216,6 +254,13 @@ def inspect_repository(
     lines += repository_summary([r for r in analysis.reports.values() if r is not None])
     _write(("\n".join(lines) + "\n").encode("utf-8", "backslashreplace"))
     return _directory_status(failed)
+
+
+def _write_sarif(sources: "list[SarifSource]", successful: bool) -> None:
+    from svcc.cli import sarif
+    from svcc.ir.canonical import canonical_json
+
+    _write(canonical_json(sarif.sarif_log(sources, successful=successful)))
 
 
 def _notebooks(

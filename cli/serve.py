@@ -127,6 +127,7 @@ def ensure_environment(bundle: Bundle, cache_dir: Path) -> Path:
     with open(envs / f"{key}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if (env / READY_MARKER).is_file():
+            os.utime(env / READY_MARKER)  # last used: what `svcc cache prune` goes by
             return python
         shutil.rmtree(env, ignore_errors=True)  # an earlier build that did not finish
         sys.stderr.write(f"svcc: installing the bundle's requirements into {env}\n")
@@ -193,6 +194,14 @@ def transport_arguments(
     if allowed_hosts is not None:
         extra += ["--allowed-hosts", allowed_hosts]
     return True, extra
+
+
+def prepare(path: str | Path, cache_dir: Path | None = None) -> Path:
+    """``svcc serve BUNDLE --prepare``: build (or find) the bundle's environment and return
+    it, without serving: an MCP client that starts the server itself then never waits on
+    ``initialize`` while pip installs."""
+    bundle = open_bundle(path)
+    return ensure_environment(bundle, cache_dir or default_cache_dir()).parent.parent
 
 
 def serve(

@@ -250,6 +250,7 @@ def analyze_source(
     serialize: bool = True,
     allow: frozenset[str] = frozenset(),
     data_files: "DataFiles | None" = None,
+    select: Sequence[str] | None = None,
 ) -> Analysis:
     """Analyse source held in memory. ``path`` is the display path (relative).
 
@@ -259,7 +260,8 @@ def analyze_source(
     security effect kinds the user opted into (``--allow``). ``serialize=False`` skips
     the IR's digest (``readiness.ir_digest`` is empty): for a report that shows neither it
     nor the IR, such as the CLI's text table, which then never builds the cattrs converter
-    (``ir_json`` is encoded only if asked for)."""
+    (``ir_json`` is encoded only if asked for). ``select`` (``--select``) narrows a
+    notebook's slice to what the selected functions need."""
     data = source.encode("utf-8") if isinstance(source, str) else source
     from svcc.frontends.module_names import derive_module_name, derived_name_note
 
@@ -272,7 +274,7 @@ def analyze_source(
     if fmt == "notebook":
         from svcc.frontends.notebook import read_notebook
 
-        result = read_notebook(data, path=path, module=name, python_version=version)
+        result = read_notebook(data, path=path, module=name, python_version=version, select=select)
     else:
         from svcc.frontends.python import read_python
 
@@ -436,10 +438,11 @@ def analyze_file(
     display_path: str | None = None,
     facts_cache: dict[str, Any] | None = None,
     serialize: bool = True,
+    select: Sequence[str] | None = None,
 ) -> Analysis:
     """A file on disk, with its local import closure. ``display_path`` is the path shown
     (default: the file name); ``facts_cache`` is shared by a directory analysis; see
-    :func:`analyze_source` for ``serialize``."""
+    :func:`analyze_source` for ``serialize`` and ``select``."""
     path = os.fspath(path)
     refuse_directory(path)
     fmt = source_format_of(path)
@@ -467,6 +470,7 @@ def analyze_file(
         serialize=serialize,
         allow=allow,
         data_files=declared,
+        select=select,
     )
 
 
@@ -638,6 +642,7 @@ def analyze(
     display_path: str | None = None,
     facts_cache: dict[str, Any] | None = None,
     documents: bool = False,
+    select: Sequence[str] | None = None,
     include_tests: bool = False,
 ) -> Analysis:
     """Any input: ``source`` held in memory (``path`` is then its display name; its
@@ -645,8 +650,8 @@ def analyze(
     ``check_name`` is false: see :func:`analyze_source`), a directory (the repository
     front end; ``strict``, ``workers``, ``folder_name`` and ``documents`` as in
     :func:`analyze_repository`) or a file or notebook on disk (with its local import
-    closure; ``module_name``, ``data``, ``governed``, ``display_path`` and ``facts_cache``
-    as in :func:`analyze_file`). The front end is the only thing that differs."""
+    closure; ``module_name``, ``data``, ``governed``, ``display_path``, ``facts_cache`` and
+    ``select`` as in :func:`analyze_file`). The front end is the only thing that differs."""
     from svcc.contracts.errors import UsageError
 
     if source is not None:
@@ -662,6 +667,7 @@ def analyze(
             governed=governed,
             allow=allow,
             serialize=serialize,
+            select=select,
         )
     if os.path.isdir(path):
         if module_name:
@@ -695,6 +701,7 @@ def analyze(
         serialize=serialize,
         display_path=display_path,
         facts_cache=facts_cache,
+        select=select,
     )
 
 

@@ -284,7 +284,13 @@ def _data_patterns(git: "_Git", listing: bytes, prefix: str) -> tuple[str, ...]:
             if not isinstance(value, list):
                 return ()
             return tuple(check_pattern(v) for v in value if isinstance(v, str))
-        except (UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError, DataRefused):
+        except (
+            UnicodeDecodeError,
+            tomllib.TOMLDecodeError,
+            RecursionError,
+            AttributeError,
+            DataRefused,
+        ):
             return ()
     return ()
 

@@ -70,6 +70,7 @@ def compile_path(
         allow=allow,
         data=data,
         workers=None,  # a large tree is lowered on every core
+        select=selection,  # a notebook's slice keeps what the selected functions need
         include_tests=include_tests,
     )
     if analysis.error is not None:

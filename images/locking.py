@@ -10,44 +10,32 @@ computed from those wheels' own metadata by the same closure the build uses, so 
 written is what the build accepts. Pins the project already has (``uv.lock``, ``pylock.toml``,
 a hashed ``requirements.txt``) are passed to pip as constraints and each downloaded wheel's
 hash is checked against them; a pin pip cannot meet is refused naming the package.
+Nothing is ever built: :mod:`svcc.images.pip_download` judges every requirement before pip
+starts and runs pip unable to start a build.
 """
 
 import os
 import re
 import shutil
-import subprocess
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
-from urllib.parse import urlsplit
 
 from attrs import frozen
-from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name, parse_wheel_filename
-from svcc.contracts.watch import private_directory, run_watched
+from svcc.contracts.watch import private_directory
 from svcc.images.bundle_input import manifests
 from svcc.images.errors import ImageInputError
+from svcc.images.input_files import read_input_text
 from svcc.images.lockfile import LockedWheel, render_lock
-from svcc.images.pins import Pins, read_pin_file, read_pins
-from svcc.images.resolve import (
-    MACHINES,
-    lock_from_wheels,
-    marker_environment,
-    parse_requirement_lines,
-)
+from svcc.images.pins import read_pin_file, read_pins
+from svcc.images.pip_download import Roots, judged_requirements, pip_download
+from svcc.images.resolve import MACHINES, lock_from_wheels, marker_environment
 from svcc.images.wheelmeta import sha256_of
 
-PIP_TIMEOUT_S: Final = 1800
 # pip expands only the legacy manylinux names; every glibc down to 2.5 is listed explicitly
 _LEGACY: Final = {17: "manylinux2014", 12: "manylinux2010", 5: "manylinux1"}
-
-
-@frozen
-class Roots:
-    lines: tuple[str, ...]
-    origin: str  # what they were read from, for the summary
-    pins: Pins | None
+MAX_REQUIREMENTS_FILE: Final = 1024 * 1024  # a bundle's requirements.txt: a few lines
 
 
 @frozen
@@ -102,7 +90,7 @@ def read_roots(
         lines: list[str] = []
         for name in ("requirements.txt", "application-requirements.txt"):
             if (path / name).is_file():
-                lines += (path / name).read_text("utf-8").splitlines()
+                lines += read_input_text(path / name, MAX_REQUIREMENTS_FILE).splitlines()
         return Roots(tuple(line for line in lines if line.strip()), f"bundle {path}", given)
     if not path.is_dir():
         raise ImageInputError("request_invalid", f"{path}: not a bundle or repository directory")
@@ -114,87 +102,15 @@ def read_roots(
         raise ImageInputError("request_invalid", f"--interface {interface}: serves no bundle")
     lines = list(spec.server_requirements)
     if requirements is not None:
-        from svcc.contracts.requirements import load_requirements
+        from svcc.contracts.requirements import parse_requirements
 
-        lines += load_requirements(requirements).lines
+        text = read_input_text(requirements, MAX_REQUIREMENTS_FILE)  # bounded, never waits
+        lines += parse_requirements(text, str(requirements)).lines
     else:
         from svcc.compiler.analysis import checked_tree
 
         lines += checked_tree(path, None, strict=False).config.dependencies  # nothing lowered
     return Roots(tuple(lines), f"repository {path} ({interface})", given or read_pins(path))
-
-
-def _pip_failure(stderr: str, roots: Roots) -> ImageInputError:
-    """pip's refusal as one line naming the package it could not meet: a pin (a constraint)
-    first, else the requirement pip names, with pip's own account of the conflict."""
-    constrained = re.search(r"\(constraint\) ([A-Za-z0-9._-]+)", stderr)
-    found = re.search(r"satisf(?:y|ies) the requirement ([A-Za-z0-9._-]+)", stderr)
-    match = constrained or found
-    name = canonicalize_name(match.group(1)) if match else None
-    pins = roots.pins
-    versions = sorted(pins.versions(name)) if pins is not None and name else []
-    where = (
-        f" (pinned in {pins.source}: {name}=={' or '.join(versions)})"
-        if pins is not None and versions
-        else ""
-    )
-    what = f"{name}{where}: " if name else ""
-    lines = [line.strip() for line in stderr.splitlines()]
-    if "The conflict is caused by:" in lines:
-        start = lines.index("The conflict is caused by:") + 1
-        stop = lines.index("", start) if "" in lines[start:] else len(lines)
-        cause = "; ".join(lines[start:stop])  # up to the blank line
-        detail = f"pip: {cause}"
-    else:
-        errors = [line for line in lines if line.startswith("ERROR:")]
-        detail = errors[0] if errors else (lines[-1:] or ["pip failed"])[0]
-    return ImageInputError(
-        "lock_mismatch", f"{what}no wheel set meets it for this platform and Python: {detail}"
-    )
-
-
-def pip_download(
-    argv_tail: Sequence[str], roots: Roots, workdir: Path, index: Sequence[str]
-) -> Path:
-    out = workdir / "download"
-    (workdir / "roots.txt").write_text("".join(f"{line}\n" for line in roots.lines))
-    argv = [
-        sys.executable,
-        "-m",
-        "pip",
-        "download",
-        "--only-binary=:all:",
-        "--disable-pip-version-check",
-        "--no-input",
-        "--progress-bar",
-        "off",
-        "-d",
-        str(out),
-        *argv_tail,
-        *index,
-        "-r",
-        str(workdir / "roots.txt"),
-    ]
-    if roots.pins is not None:
-        (workdir / "pins.txt").write_text("".join(f"{line}\n" for line in roots.pins.constraints()))
-        argv += ["-c", str(workdir / "pins.txt")]
-    try:
-        done = run_watched(  # ends with svcc, SIGKILL too, with what pip starts
-            argv,
-            timeout=PIP_TIMEOUT_S,
-            env={**os.environ, "TMPDIR": str(workdir)},  # pip's own folders go with it
-        )
-    except FileNotFoundError:
-        raise ImageInputError("request_invalid", f"cannot run {sys.executable} -m pip") from None
-    except subprocess.TimeoutExpired:
-        raise ImageInputError("lock_mismatch", f"pip did not finish in {PIP_TIMEOUT_S} s") from None
-    if done.returncode != 0:
-        if "No module named pip" in done.stderr:
-            raise ImageInputError(
-                "request_invalid", f"svcc lock needs pip beside svcc ({sys.executable} -m pip)"
-            )
-        raise _pip_failure(done.stdout + "\n" + done.stderr, roots)
-    return out
 
 
 def _check_pins(wheels: Sequence[LockedWheel], roots: Roots) -> tuple[str, ...]:
@@ -281,23 +197,6 @@ def write_new(path: Path, data: bytes) -> None:
         tmp.unlink()
 
 
-def refuse_source_references(requirements: Sequence[Requirement], origin: str) -> None:
-    """A direct reference that is not a wheel (``name @ file:///dir``, ``git+https://...``,
-    an sdist's URL) is refused before pip sees it: ``--only-binary=:all:`` does not apply to
-    direct references, so pip would build the project, running its ``setup.py`` or build
-    backend on this machine (a repository's declared dependency ran its code under
-    ``svcc lock``), and a lock of wheels cannot hold it anyway."""
-    for requirement in requirements:
-        url = requirement.url
-        if url is not None and not urlsplit(url).path.endswith(".whl"):
-            raise ImageInputError(
-                "request_invalid",
-                f"{origin}: {requirement.name} @ {url}: a direct reference to a source, which "
-                "pip would build (running its code); the lock takes binary wheels only: "
-                "name a released version or a .whl URL",
-            )
-
-
 def lock_wheels(
     roots: Roots,
     *,
@@ -311,8 +210,7 @@ def lock_wheels(
     """Resolve ``roots`` with pip for CPython ``python`` on ``platform``, fill ``wheelhouse``
     and return the lock. ``extra_wheels``: wheels offered beside the index (svcc's own)."""
     check_target(platform, python, glibc)
-    requirements = parse_requirement_lines(roots.lines, roots.origin)
-    refuse_source_references(requirements, roots.origin)
+    requirements = judged_requirements(roots)  # refused before pip starts
     tail = [
         "--python-version",
         python,

@@ -100,6 +100,9 @@ class Parameter:
     default: Default | None
     span: Span
     uses: tuple[ParamUse, ...] = ()
+    # The description the code attaches (``Annotated[T, Field(description="...")]``, a
+    # default ``Field(...)``/``cog.Input(...)``), a string literal; docstrings are not read here.
+    description: str | None = None
 
 
 @frozen(kw_only=True)
@@ -196,6 +199,10 @@ class Capability:
     effects: tuple[Evaluation, ...] = ()
     # Files read on every call that ``effects`` does not record: see ``FileRead``.
     file_reads: tuple[FileRead, ...] = ()
+    # Every callee the capability reaches when it runs, through the module's own functions
+    # (sorted origins and markers: see ``svcc.frontends.python._reach``); the facts the tool
+    # annotations rest on.
+    reach: tuple[str, ...] = ()
 
 
 BindingKind = Literal[
@@ -344,6 +351,8 @@ class ModelField:
     default: Default | None
     constraints: tuple[Constraint, ...]
     span: Span
+    # ``Field(description="...")`` (or ``Annotated`` metadata), a string literal.
+    description: str | None = None
 
 
 @frozen(kw_only=True)

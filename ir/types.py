@@ -260,3 +260,14 @@ def resolve_forward_references() -> None:
 
     for cls in TYPE_NODE_CLASSES:
         attrs.resolve_types(cls, globals(), {"TypeNode": TypeNode})
+
+
+def plain_json(node: TypeNode) -> bool:
+    """Whether every part of ``node`` is a plain JSON value (scalars, lists, objects,
+    unions, literals, TypedDicts, any JSON): a value whose methods are those of ``dict``,
+    ``list``, ``str``, ``int``, ``float``, ``bool`` or ``None``."""
+    plain = (
+        AnyType, IntType, FloatType, StrType, BoolType, NoneType, ListType, DictType,
+        TupleType, UnionType, LiteralType, TypedDictType,
+    )  # fmt: skip
+    return all(isinstance(leaf, plain) for leaf in iter_leaves(node))

@@ -32,13 +32,8 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from svcc.contracts.watch import private_directory, run_watched
 from svcc.images.lockfile import render_lock
-from svcc.images.locking import (
-    Roots,
-    into_wheelhouse,
-    new_output_problem,
-    pip_download,
-    write_new,
-)
+from svcc.images.locking import into_wheelhouse, new_output_problem, write_new
+from svcc.images.pip_download import Roots, pip_download
 from svcc.images.resolve import lock_from_wheels, wheel_requires
 from svcc.images.wheelmeta import sha256_of
 from svcc.plugins.errors import PluginError

@@ -1,12 +1,13 @@
 """Bearer-token authentication for the HTTP servers (REST, MCP over streamable HTTP).
 
-Off unless ``SVC_AUTH_TOKENS_FILE`` names a file. The file holds one token a line, either
-the token itself or ``sha256:<64 hex>`` of it (so the server need not hold the secret);
-blank lines and ``#`` comments are skipped. Every token is kept only as its SHA-256, and a
-presented token is hashed and compared with every stored digest in constant time (no early
-exit), so neither the comparison nor the number of tokens leaks which prefix matched. A
-file that cannot be read, holds no token or a malformed line is a :class:`StartupError`:
-the server refuses to start rather than serve with a credential check it cannot honour.
+Off unless ``SVC_AUTH_TOKENS_FILE`` is set; it names a file (set but empty refuses startup).
+The file holds one token a line, either the token itself or ``sha256:<64 hex>`` of it (so the
+server need not hold the secret); blank lines and ``#`` comments are skipped. Every token is
+kept only as its SHA-256, and a presented token is hashed and compared with every stored
+digest in constant time (no early exit), so neither the comparison nor the number of tokens
+leaks which prefix matched. A file that cannot be read, holds no token or a malformed line is
+a :class:`StartupError`: the server refuses to start rather than serve with a credential
+check it cannot honour.
 No token, nor any part of one, is ever written to a log line or an error message.
 """
 
@@ -70,11 +71,18 @@ def parse_tokens(text: str, where: str) -> Tokens:
 
 
 def load_tokens(environ: dict[str, str] | None = None) -> Tokens | None:
-    """The tokens ``SVC_AUTH_TOKENS_FILE`` names, or ``None`` when it is unset (auth off)."""
+    """The tokens ``SVC_AUTH_TOKENS_FILE`` names, or ``None`` when it is unset (auth off).
+    Set but empty is a mistake like any other in it (a template that emptied the variable
+    meant a file): the server refuses to start rather than serve without a token check."""
     env = os.environ if environ is None else environ
-    name = env.get(TOKENS_ENV, "")
-    if not name:
+    name = env.get(TOKENS_ENV)
+    if name is None:
         return None
+    if not name.strip():
+        raise StartupError(
+            f"{TOKENS_ENV} is set but empty: name the tokens file, or unset it to serve "
+            "without tokens"
+        )
     where = f"{TOKENS_ENV} {name}"
     path = Path(name)
     try:

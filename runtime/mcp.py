@@ -31,6 +31,8 @@ from .conversion import attach_converters
 from .encoding import Invoke, ResultNotJson, direct_invoker
 from .integrity import StartupError, exit_on_startup_error, load_document, load_manifest
 from .json_text import loads_int, small_ints
+from .limits import DirectLimits, LimitRefused
+from .mcp_progress import with_progress
 from .mcp_stdio import exit_on_sigterm, protect_request_stream, stdio_transport
 from .metrics import current
 from .validation import RequestInvalid, RequestValidator, TooLarge, check_size, max_body_bytes
@@ -160,6 +162,9 @@ class Tool:
     def failed(self, exc: BaseException) -> Answer:
         """The tool error for a call that raised ``exc`` (logged with its traceback):
         direct mode names the exception type and the first line of its message."""
+        if isinstance(exc, LimitRefused):  # the direct-mode limits (``limits``)
+            log.warning("tool %s: %s", self._shape.name, exc)
+            return tool_error(exc.tool_message), exc.status
         if isinstance(exc, ResultNotJson):
             log.error("tool %s: the result has no JSON form: %s", self._shape.name, exc)
             return tool_error(NOT_JSON_RESULT), 500
@@ -185,8 +190,9 @@ def direct_tools(
     else:
         functions = resolve_capabilities(import_source(bundle, manifest["module"]), capabilities)
     attach_converters(ir, functions)
+    limits = DirectLimits.from_env()
     return {
-        name: Tool(definitions[name], direct_invoker(function, shape), shape)
+        name: Tool(definitions[name], limits.wrap(direct_invoker(function, shape), shape), shape)
         for name, (function, shape) in functions.items()
     }
 
@@ -207,13 +213,14 @@ def create_server(bundle: Path, tools_of: Tools = direct_tools) -> Server[Any]:
     async def list_tools(_ctx: Any, _params: Any) -> types.ListToolsResult:
         return listing
 
-    async def call_tool(_ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        """The tool's answer, counted on every transport (never an unknown tool's name)."""
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        """The tool's answer, counted on every transport (never an unknown tool's name);
+        progress while a long call runs (``mcp_progress``)."""
         tool = tools.get(params.name)
         if tool is None:
             return tool_error(f"unknown tool {params.name!r}")
         started = perf_counter()
-        result, status = await tool.call(params.arguments)
+        result, status = await with_progress(ctx, tool.call(params.arguments))
         if metrics is not None:
             metrics.observe(params.name, str(status), perf_counter() - started)
         return result

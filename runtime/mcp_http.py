@@ -11,9 +11,9 @@ are loopback, the bound address, and whatever ``--allowed-hosts`` or
 ``SVC_MCP_ALLOWED_HOSTS`` add (comma-separated; ``name`` allows it on any port,
 ``name:port`` on that port only); a request with any other ``Host`` is refused (421) before
 it reaches a tool, and an ``Origin`` is accepted only for an allowed host. ``GET /health``,
-bearer tokens, ``/metrics`` and request ids are the REST server's (``network``), and so is
-the body limit (``SVC_MAX_BODY_BYTES``, 413: :class:`BoundedBody`); one process serves (run
-one per pod, or several pods: the transport keeps no session).
+bearer tokens, ``/metrics`` and request ids are the REST server's (``network``), and so are
+the body limit (``SVC_MAX_BODY_BYTES``, 413) and deadlines (408: :class:`BoundedBody`); one
+process serves (run one per pod, or several pods: the transport keeps no session).
 """
 
 import argparse
@@ -24,9 +24,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .bodies import BodyReader, BodyTimeout, body_reader
 from .integrity import exit_on_startup_error
+from .mcp_disconnect import CancelOnDisconnect
 from .network import is_loopback, network_layer
-from .validation import TooLarge, check_size, max_body_bytes, receive_body
+from .validation import TooLarge, check_size, max_body_bytes
 
 ALLOWED_HOSTS_ENV = "SVC_MCP_ALLOWED_HOSTS"
 MCP_PATH = "/mcp"
@@ -90,8 +92,12 @@ def transport_security(host: str, extra: str | None) -> Any:
 
 class BoundedBody:
     """The request body read in full, at most ``limit`` bytes (``SVC_MAX_BODY_BYTES``, the
-    one size rule of ``validation``), before the SDK sees it: the SDK's transport reads a
-    body whatever its size. Over the limit (announced or read) is the REST server's 413.
+    one size rule of ``validation``) and within its deadlines (``bodies``), before the
+    SDK sees it (the SDK's transport has its own limit, which is set to the same one). Over
+    the limit (announced or read) is the REST server's 413, and a body that did not arrive
+    in time its 408, each with a JSON-RPC error as the body (:func:`_error_body`).
+    ``GET /mcp`` is 405 once the SDK's host and origin check passed: the server is
+    stateless and offers no server-to-client stream (the SDK opened one that never ended).
 
     A body for ``/mcp`` that is not one valid message is answered here (:func:`_refusal`),
     but only once the SDK's transport would read it: with ``security`` (its own Host,
@@ -99,21 +105,34 @@ class BoundedBody:
     Otherwise the SDK's answer stands (421, 403, 406): a batch from a host that is not
     allowed was answered 400 for its body, where the SDK refuses the host."""
 
-    def __init__(self, app: Any, limit: int, security: Any = None) -> None:
+    def __init__(self, app: Any, bodies: BodyReader, security: Any = None) -> None:
         from mcp.server.transport_security import TransportSecurityMiddleware
 
         self.app = app
-        self._limit = limit
+        self._bodies = bodies
         self._security = TransportSecurityMiddleware(security)
+        self._too_large = _error_body(
+            f"Invalid request: the message is over {bodies.limit} bytes"  # stdio's words
+        )
+        self._late = _error_body("Request Timeout: the request body did not arrive in time")
+        self._no_stream = _error_body(
+            "Method Not Allowed: the server is stateless and offers no stream"
+        )
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http" or scope["method"] != "POST":
+            if scope.get("method") == "GET" and scope["path"].rstrip("/") == MCP_PATH:
+                await self._get(scope, receive, send)
+                return
             await self.app(scope, receive, send)
             return
         try:
             body = await self._read(scope, receive)
         except TooLarge:
-            await _too_large(send)
+            await _answer(send, 413, self._too_large)
+            return
+        except BodyTimeout:
+            await _answer(send, 408, self._late, _CLOSE)
             return
         if body is None:
             return  # the client went away
@@ -154,11 +173,21 @@ class BoundedBody:
         await _answer(send, 400, refusal)
         return True
 
+    async def _get(self, scope: Any, receive: Any, send: Any) -> None:
+        """``GET /mcp``: the SDK's answer to a host or origin it refuses, else 405."""
+        from starlette.requests import Request
+
+        refused = await self._security.validate_request(Request(scope), is_post=False)
+        if refused is not None:
+            await refused(scope, receive, send)
+            return
+        await _answer(send, 405, self._no_stream, _ALLOW_POST)
+
     async def _read(self, scope: Any, receive: Any) -> bytes | None:
         for name, value in scope["headers"]:
             if name == b"content-length" and value.isdigit():
-                check_size(int(value), self._limit)
-        return await receive_body(receive, self._limit)
+                check_size(int(value), self._bodies.limit)
+        return await self._bodies.read(receive)
 
 
 def _refusal(body: bytes) -> bytes | None:
@@ -180,14 +209,32 @@ def _refusal(body: bytes) -> bytes | None:
     return error.model_dump_json(by_alias=True, exclude_unset=True).encode()
 
 
-async def _answer(send: Any, status: int, body: bytes) -> None:
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+def _error_body(message: str) -> bytes:
+    """A JSON-RPC error with id ``null`` (the body was not read, or not in full):
+    ``-32600``, as stdio answers a message it cannot take."""
+    import mcp_types
+
+    from .mcp_stdio import rpc_error
+
+    error = rpc_error(None, mcp_types.INVALID_REQUEST, message)
+    return error.model_dump_json(by_alias=True, exclude_unset=True).encode()
+
+
+# The rest of a late body may still come: the connection ends with the answer.
+_CLOSE = ((b"connection", b"close"),)
+_ALLOW_POST = ((b"allow", b"POST"),)
+
+
+async def _answer(
+    send: Any, status: int, body: bytes, extra: tuple[tuple[bytes, bytes], ...] = ()
+) -> None:
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        *extra,
+    ]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
-
-
-async def _too_large(send: Any) -> None:
-    await _answer(send, 413, b'{"detail":"Request body too large"}')
 
 
 def serve_http(
@@ -218,11 +265,14 @@ def serve_http(
             stateless_http=True,
             json_response=True,
             transport_security=security,
+            max_request_body_size=limit,  # the SDK's own limit is 4 MiB
             host=host,
             custom_starlette_routes=[Route("/health", health, methods=["GET"])],
         )
-        bounded = BoundedBody(app, limit, security)
-        served = network_layer(bounded, capabilities={}, host=host, prefix="svc-mcp")
+        bounded = BoundedBody(CancelOnDisconnect(app), body_reader(limit), security)
+        served = network_layer(
+            bounded, capabilities={}, host=host, prefix="svc-mcp", resource_path=MCP_PATH
+        )
     config = uvicorn.Config(
         served, host=host, port=port, access_log=False, lifespan="on", log_level="info"
     )

@@ -24,9 +24,11 @@ import sys
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from time import perf_counter
 from typing import Any, TextIO
+from urllib.parse import urlsplit
 
 from .auth import TOKENS_ENV, Tokens, bearer, load_tokens
 from .metrics import Metrics, current
+from .oauth import METADATA_PATH, OAuth, load_oauth
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -41,6 +43,9 @@ _JSON = (b"content-type", b"application/json")
 _UNAUTHORIZED = b'{"detail":"Not authenticated"}'
 _CHALLENGE = (b"www-authenticate", b"Bearer")
 _INVALID = (b"www-authenticate", b'Bearer error="invalid_token"')
+_FORBIDDEN = b'{"detail":"Insufficient scope"}'
+_HOST = re.compile(rb"[A-Za-z0-9.\-]{1,253}(:[0-9]{1,5})?|\[[0-9A-Fa-f:.]{2,45}\](:[0-9]{1,5})?")
+Refusal = tuple[int, bytes, list[tuple[bytes, bytes]]]
 
 access_log = logging.getLogger("svc.access")
 log = logging.getLogger("svc.network")
@@ -48,7 +53,14 @@ ACCESS_LINE = '%s "%s %s" %d %.1fms request_id=%s'
 
 
 def _printable(path: str) -> str:
-    text = path if path.isprintable() else path.encode("unicode_escape").decode("ascii")
+    """The path as the access line quotes it, with Python's escapes for ``\\``, control and
+    other unprintable characters and ``"`` (``\\x22``, as nginx writes it), at most 256
+    characters (then ``...``): a reader splitting the line on its quotes finds the status
+    where the server wrote it, whatever the client put in the path (``%22`` is a ``"``)."""
+    if path.isprintable() and '"' not in path and "\\" not in path:
+        text = path
+    else:
+        text = path.encode("unicode_escape").decode("ascii").replace('"', "\\x22")
     return text if len(text) <= 256 else text[:256] + "..."
 
 
@@ -62,11 +74,15 @@ class NetworkLayer:
         capabilities: Mapping[str, str],
         tokens: Tokens | None,
         metrics: Metrics | None,
+        oauth: OAuth | None = None,
+        resource_path: str = "",
     ) -> None:
         self.app = app
         self._capabilities = dict(capabilities)
         self._tokens = tokens
         self._metrics = metrics
+        self._oauth = oauth
+        self._resource_path = resource_path
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -99,9 +115,12 @@ class NetworkLayer:
         if metrics is not None:
             metrics.in_flight.inc()
         try:
-            refusal = self._refusal(path, method, authorization)
+            if self._oauth is None:
+                refusal = self._refusal(path, method, authorization)
+            else:
+                refusal = await self._oauth_refusal(scope, path, method, authorization)
             if refusal is not None:
-                await _respond(answer, 401, _UNAUTHORIZED, [_JSON, refusal])
+                await _respond(answer, *refusal)
             elif metrics is not None and path == METRICS and method == "GET":
                 body, media = metrics.exposition()
                 await _respond(answer, 200, body, [(b"content-type", media.encode())])
@@ -125,16 +144,66 @@ class NetworkLayer:
                     request_id.decode("ascii"),
                 )
 
-    def _refusal(
-        self, path: str, method: str, authorization: bytes | None
-    ) -> tuple[bytes, bytes] | None:
-        """The challenge header of a 401, or ``None`` when the request may pass."""
+    def _refusal(self, path: str, method: str, authorization: bytes | None) -> Refusal | None:
+        """The 401 to answer, or ``None`` when the request may pass (static tokens only)."""
         if self._tokens is None or (path == HEALTH and method == "GET"):
             return None
         token = bearer(authorization)
         if token is None:
-            return _CHALLENGE
-        return None if self._tokens.accepts(token) else _INVALID
+            return 401, _UNAUTHORIZED, [_JSON, _CHALLENGE]
+        return None if self._tokens.accepts(token) else (401, _UNAUTHORIZED, [_JSON, _INVALID])
+
+    async def _oauth_refusal(
+        self, scope: Scope, path: str, method: str, authorization: bytes | None
+    ) -> Refusal | None:
+        """What to answer instead of the app with OAuth on: the open metadata document, a
+        401 pointing at it, a 403 naming the missing scopes, or ``None`` (pass). A static
+        token from ``SVC_AUTH_TOKENS_FILE`` still passes: both kinds of client coexist."""
+        oauth = self._oauth
+        assert oauth is not None
+        if method == "GET":
+            if path == HEALTH:
+                return None
+            if path == METADATA_PATH or path.startswith(METADATA_PATH + "/"):
+                return 200, oauth.metadata(self._resource(scope)), [_JSON]
+        token = bearer(authorization)
+        if token is not None and self._tokens is not None and self._tokens.accepts(token):
+            return None
+        claims = None if token is None else await oauth.claims(token)
+        if claims is None:
+            error = b"" if token is None else b'error="invalid_token", '
+            return 401, _UNAUTHORIZED, [_JSON, self._challenge(scope, error)]
+        capability = self._capabilities.get(path) if method == "POST" else None
+        missing = oauth.missing_scopes(claims, capability)
+        if missing:
+            error = b'error="insufficient_scope", scope="' + " ".join(missing).encode() + b'", '
+            return 403, _FORBIDDEN, [_JSON, self._challenge(scope, error)]
+        return None
+
+    def _resource(self, scope: Scope) -> str:
+        """This server's resource identifier: configured, else the URL the client dialled
+        (its ``Host`` when well formed, else the listening address)."""
+        oauth = self._oauth
+        assert oauth is not None
+        if oauth.resource is not None:
+            return oauth.resource
+        host = next((v for k, v in scope["headers"] if k == b"host"), None)
+        if host is None or _HOST.fullmatch(host) is None:
+            server = scope.get("server") or ("localhost", None)
+            name = f"[{server[0]}]" if ":" in str(server[0]) else str(server[0])
+            text = name if server[1] is None else f"{name}:{server[1]}"
+        else:
+            text = host.decode("ascii")
+        return f"{scope.get('scheme', 'http')}://{text}{self._resource_path}"
+
+    def _challenge(self, scope: Scope, error: bytes) -> tuple[bytes, bytes]:
+        """``WWW-Authenticate`` naming the metadata document (MCP authorization, RFC 9728)."""
+        parts = urlsplit(self._resource(scope))
+        url = f"{parts.scheme}://{parts.netloc}{METADATA_PATH}{parts.path.rstrip('/')}"
+        return (
+            b"www-authenticate",
+            b"Bearer " + error + b'resource_metadata="' + url.encode() + b'"',
+        )
 
     def __getattr__(self, name: str) -> Any:
         if name == "app":  # not set yet (copying, unpickling): no recursion
@@ -220,15 +289,62 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def warn_if_exposed(host: str | None, tokens: Tokens | None, prefix: str) -> None:
+def warn_if_exposed(
+    host: str | None, tokens: Tokens | None, prefix: str, oauth: OAuth | None = None
+) -> None:
     """One warning line when a server listens beyond loopback with nobody asked for a token."""
-    if tokens is None and host is not None and not is_loopback(host):
+    if tokens is None and oauth is None and host is not None and not is_loopback(host):
         log.warning(
             "%s: listening on %s without %s: anyone who can reach it can call every capability",
             prefix,
             host,
             TOKENS_ENV,
         )
+
+
+def listening_hosts() -> list[str]:
+    """The addresses of this process's listening TCP sockets (from its open file
+    descriptors: ``/proc/self/fd``, else ``/dev/fd``), in descriptor order; empty where
+    neither lists them or none is bound yet."""
+    import socket
+    import stat
+
+    for folder in ("/proc/self/fd", "/dev/fd"):
+        try:
+            fds = sorted(int(name) for name in os.listdir(folder) if name.isdigit())
+        except OSError:
+            continue
+        break
+    else:
+        return []
+    hosts: list[str] = []
+    for fd in fds:
+        try:
+            if not stat.S_ISSOCK(os.fstat(fd).st_mode):
+                continue
+            with socket.socket(fileno=os.dup(fd)) as sock:  # its own descriptor: closed here
+                if sock.family not in (socket.AF_INET, socket.AF_INET6):
+                    continue
+                if sock.type != socket.SOCK_STREAM or not sock.getsockopt(
+                    socket.SOL_SOCKET, socket.SO_ACCEPTCONN
+                ):
+                    continue
+                host = sock.getsockname()[0]
+        except OSError:
+            continue
+        if host not in hosts:
+            hosts.append(host)
+    return hosts
+
+
+def bound_host() -> str | None:
+    """The address a server of this process listens on, from its bound sockets: gunicorn
+    and uvicorn's supervisor bind before the application is imported, and name no
+    ``--host``. Plain ``uvicorn`` binds after: its command line says where
+    (:func:`uvicorn_host`). Of these, one beyond loopback if any (the one the warning is
+    about)."""
+    hosts = [*listening_hosts(), uvicorn_host()]
+    return next((h for h in hosts if h is not None and not is_loopback(h)), hosts[0])
 
 
 def uvicorn_host(argv: list[str] | None = None) -> str | None:
@@ -244,11 +360,25 @@ def uvicorn_host(argv: list[str] | None = None) -> str | None:
 
 
 def network_layer(
-    app: App, *, capabilities: Mapping[str, str], host: str | None, prefix: str
+    app: App,
+    *,
+    capabilities: Mapping[str, str],
+    host: str | None,
+    prefix: str,
+    resource_path: str = "",
 ) -> NetworkLayer:
-    """``app`` behind the layer, configured from the environment; a bad tokens file is a
-    :class:`StartupError` (raised before anything is served)."""
+    """``app`` behind the layer, configured from the environment; a bad tokens file or
+    OAuth setting is a :class:`StartupError` (raised before anything is served).
+    ``resource_path`` is where the protected resource lives (``/mcp`` for MCP)."""
     tokens = load_tokens()
-    warn_if_exposed(host, tokens, prefix)
+    oauth = load_oauth(capabilities=frozenset(capabilities.values()) if capabilities else None)
+    warn_if_exposed(host, tokens, prefix, oauth)
     _enable_access_log()
-    return NetworkLayer(app, capabilities=capabilities, tokens=tokens, metrics=current())
+    return NetworkLayer(
+        app,
+        capabilities=capabilities,
+        tokens=tokens,
+        metrics=current(),
+        oauth=oauth,
+        resource_path=resource_path,
+    )

@@ -27,12 +27,14 @@ from starlette.exceptions import HTTPException
 from starlette.routing import Route
 from starlette.staticfiles import StaticFiles
 
+from .bodies import BodyReader, BodyTimeout, body_reader
 from .calls import CallShape, import_source, resolve_capabilities
 from .conversion import attach_converters
 from .encoding import Invoke, ResultNotJson, direct_invoker, encode_result
 from .integrity import StartupError, load_document, load_manifest
 from .lifetime import end_with_supervisor
-from .network import NetworkLayer, network_layer, uvicorn_host
+from .limits import RETRY_AFTER_SECONDS, DeadlineExceeded, DirectLimits, LimitRefused
+from .network import NetworkLayer, bound_host, network_layer
 from .prevalidate import OFFLOAD_BYTES, Prevalidator
 from .validation import (
     RequestInvalid,
@@ -40,7 +42,6 @@ from .validation import (
     TooLarge,
     check_size,
     max_body_bytes,
-    receive_body,
 )
 
 MANIFEST = "svc-rest.json"
@@ -76,25 +77,28 @@ def error_body(detail: Any) -> bytes:
 
 
 INTERNAL_ERROR = error_body("Internal Server Error")
+BODY_TIMEOUT = error_body("Request Timeout: the request body did not arrive in time")
+# The rest of such a body may still come: the connection ends with the answer.
+BODY_TIMEOUT_HEADERS = [*JSON_HEADERS, (b"connection", b"close")]
 
 
 class CapabilityEndpoint:
     """``POST /capabilities/<name>`` as a raw ASGI app: everything is prepared at startup."""
 
-    __slots__ = ("_invoke", "_max_body", "_prevalidator", "_shape", "_validator")
+    __slots__ = ("_bodies", "_invoke", "_prevalidator", "_shape", "_validator")
 
     def __init__(
         self,
         invoke: Invoke,
         shape: CallShape,
         validator: RequestValidator,
-        max_body: int,
+        bodies: BodyReader,
         prevalidator: Prevalidator | None = None,
     ) -> None:
         self._invoke = invoke
         self._shape = shape
         self._validator = validator
-        self._max_body = max_body
+        self._bodies = bodies
         self._prevalidator = prevalidator
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -133,6 +137,9 @@ class CapabilityEndpoint:
             return
         except asyncio.CancelledError:
             raise
+        except LimitRefused as exc:
+            await self._refused(send, exc)
+            return
         except ResultNotJson as exc:
             log.error("capability %s: the result has no JSON form: %s", self._shape.name, exc)
             await respond(send, 500, INTERNAL_ERROR)
@@ -142,6 +149,17 @@ class CapabilityEndpoint:
             await respond(send, 500, INTERNAL_ERROR)
             return
         await respond(send, 200, payload)
+
+    async def _refused(self, send: Send, exc: LimitRefused) -> None:
+        """A call the direct-mode limits refused (``limits``): 503 with ``Retry-After``
+        over the concurrency cap, 504 past an async deadline."""
+        log.warning("capability %s: %s", self._shape.name, exc)
+        if isinstance(exc, DeadlineExceeded):
+            await respond(send, 504, error_body("Gateway Timeout"))
+            return
+        retry = (b"retry-after", str(RETRY_AFTER_SECONDS).encode())
+        body = error_body("Service Unavailable: too many calls running; retry later")
+        await respond(send, 503, body, [*JSON_HEADERS, retry])
 
     async def _read_body(self, scope: Scope, receive: Receive, send: Send) -> bytes | None:
         try:
@@ -154,10 +172,13 @@ class CapabilityEndpoint:
                         )
                         return None
                 elif name == b"content-length" and value.isdigit():
-                    check_size(int(value), self._max_body)
-            body = await receive_body(receive, self._max_body)
+                    check_size(int(value), self._bodies.limit)
+            body = await self._bodies.read(receive)
         except TooLarge:
             await respond(send, 413, error_body("Request body too large"))
+            return None
+        except BodyTimeout:
+            await respond(send, 408, BODY_TIMEOUT, BODY_TIMEOUT_HEADERS)
             return None
         if body is None:
             return None  # the client went away
@@ -285,7 +306,7 @@ def _direct_invokers(
 
 
 EndpointFactory = Callable[
-    [Invoke, CallShape, RequestValidator, int, Prevalidator | None], CapabilityEndpoint
+    [Invoke, CallShape, RequestValidator, BodyReader, Prevalidator | None], CapabilityEndpoint
 ]
 
 
@@ -316,11 +337,12 @@ def build_app(
     if prevalidator is not None:  # its helper goes with the server
         app.router.on_shutdown.append(prevalidator.close)
     endpoints: dict[str, CapabilityEndpoint] = {}
+    bodies = body_reader(max_body)  # one for every endpoint: one watcher
     for name, (schema, _) in schemas.items():
         path = f"/capabilities/{name}"
         invoke, shape = invokers[name]
         endpoints[path] = made = endpoint(
-            invoke, shape, RequestValidator(schema, definitions), max_body, prevalidator
+            invoke, shape, RequestValidator(schema, definitions), bodies, prevalidator
         )
         # Also a framework route: a GET is its 405, and the route table stays complete.
         app.router.routes.append(Route(path, made, methods=["POST"], name=name))
@@ -342,7 +364,7 @@ def served(app: RestApp) -> NetworkLayer:
     ids and the access log (``network``), configured from the environment. In uvicorn's
     multi-process mode each server process ends with uvicorn's supervisor (``lifetime``)."""
     end_with_supervisor()
-    return network_layer(app, capabilities=app.capabilities, host=uvicorn_host(), prefix="svc-rest")
+    return network_layer(app, capabilities=app.capabilities, host=bound_host(), prefix="svc-rest")
 
 
 def create_app(bundle: Path) -> NetworkLayer:
@@ -352,5 +374,9 @@ def create_app(bundle: Path) -> NetworkLayer:
     if mode != "direct":  # its own glue serves it; never import its source here
         raise StartupError(f"{MANIFEST}: execution mode {mode!r} is not served by this module")
     ir = load_document(bundle, "capability-ir.json")
-    invokers = _direct_invokers(bundle, manifest, ir)
+    limits = DirectLimits.from_env()
+    invokers = {
+        name: (limits.wrap(invoke, shape), shape)
+        for name, (invoke, shape) in _direct_invokers(bundle, manifest, ir).items()
+    }
     return served(build_app(bundle, ir, invokers, max_body=max_body_bytes()))

@@ -17,6 +17,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from .bodies import BodyReader
 from .calls import CallShape
 from .encoding import Invoke
 from .integrity import StartupError, load_document, load_manifest
@@ -68,12 +69,12 @@ class GovernedEndpoint(CapabilityEndpoint):
         invoke: Invoke,
         shape: CallShape,
         validator: RequestValidator,
-        max_body: int,
+        bodies: BodyReader,
         prevalidator: Prevalidator | None,
         *,
         errors: GovernedErrors,
     ) -> None:
-        super().__init__(invoke, shape, validator, max_body, prevalidator)
+        super().__init__(invoke, shape, validator, bodies, prevalidator)
         self._errors = errors
 
     async def _call(

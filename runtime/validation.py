@@ -74,24 +74,6 @@ def check_size(size: int, limit: int, what: str = "the request body") -> None:
         raise TooLarge(f"{size} bytes of {what} is over the {limit}-byte input limit")
 
 
-async def receive_body(receive: Callable[[], Any], limit: int) -> bytes | None:
-    """The whole ASGI request body under the one size rule, checked as it streams in, so a
-    body is never held past ``limit`` whether its size was announced or not (REST and MCP
-    over HTTP). ``None`` when the client went away first."""
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return None
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        check_size(size, limit)
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
-
-
 def _finite(value: Any) -> Any:
     """Any JSON value, except the numbers JSON does not have: ``NaN``, ``Infinity`` and a
     literal that overflows to infinity (``1e400``), which the parser lets through where the

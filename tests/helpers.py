@@ -7,7 +7,10 @@ import subprocess
 import sys
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from svcc.contracts.requirements import DeclaredRequirements
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
@@ -37,6 +40,29 @@ def case_input(case: str) -> Path:
 def case_options(case: str) -> dict[str, Any]:
     path = GOLDEN / case / "options.toml"
     return tomllib.loads(path.read_text()) if path.exists() else {}
+
+
+def case_arguments(case: str) -> list[str]:
+    """The command-line options a case's ``options.toml`` stands for: ``--module-name``,
+    ``--data`` per declared data file, ``--allow`` with the opted-in kinds."""
+    options = case_options(case)
+    out = ["--module-name", options.get("module_name", case)]
+    for data in options.get("data", []):
+        out += ["--data", str(case_input(case).parent / data)]
+    if options.get("allow"):
+        out += ["--allow", ",".join(options["allow"])]
+    if "requirements" in options:
+        out += ["--requirements", str(case_input(case).parent / options["requirements"])]
+    return out
+
+
+def case_requirements(case: str) -> "DeclaredRequirements | None":
+    """The requirements a case declares (``requirements = "FILE"`` in its options, as
+    ``--requirements FILE``), or ``None``."""
+    from svcc.contracts.requirements import load_requirements
+
+    name = case_options(case).get("requirements")
+    return None if name is None else load_requirements(case_input(case).parent / name)
 
 
 def expected_markers(path: Path) -> set[tuple[str, int | None, int]]:

@@ -75,7 +75,7 @@ class Started:
 
 
 def stand_up(state: Path) -> str:
-    """The command that stands the stack up (README, Development: root, Debian, 2-5 min)."""
+    """The command that stands the stack up (CONTRIBUTING.md: root, Debian, 2-5 min)."""
     return UP.format(state=state)
 
 
@@ -85,7 +85,7 @@ def load_stack() -> dict[str, Any] | str:
     if not path.is_file():
         return (
             f"no OCI stack ({path} is absent): as root on Debian, run "
-            f"`{stand_up(path.parent)}` (2-5 min; README, Development) and set SVCC_OCI_STATE"
+            f"`{stand_up(path.parent)}` (2-5 min; CONTRIBUTING.md) and set SVCC_OCI_STATE"
         )
     stack: dict[str, Any] = json.loads(path.read_text())
     env = stack["env"]

@@ -33,7 +33,15 @@ import httpx
 import pytest
 from golden_ext import pretty
 from golden_tree import check_tree, sums
-from helpers import GOLDEN, ROOT, case_input, case_options, cases, governed_traces
+from helpers import (
+    GOLDEN,
+    ROOT,
+    case_input,
+    case_options,
+    case_requirements,
+    cases,
+    governed_traces,
+)
 from servers import free_port, spawn
 from svcc.compiler.analysis import analyze_file
 from svcc.compiler.bundles import build_bundle
@@ -52,10 +60,14 @@ CASES = [(case, target) for case in cases() for target in case_options(case).get
 
 def emit(case: str, target: str) -> FileTree:
     options = case_options(case)
+    source = case_input(case)
     analysis = analyze_file(
-        case_input(case),
+        source,
         module_name=options.get("module_name", case),
         python_version=options.get("python_version", "3.11"),
+        data=[str(source.parent / p) for p in options.get("data", [])],  # as --data
+        allow=frozenset(options.get("allow", [])),
+        requirements=case_requirements(case),  # as --allow
     )
     policy = options.get("execution_policy")
     execution = parse_policy(policy, "options.toml") if policy is not None else None

@@ -5,7 +5,7 @@ import subprocess
 import sys
 
 from helpers import ROOT, case_input, case_options, cases, expected_markers
-from svcc.contracts.diagnostics.codes import REGISTRY, markdown_table
+from svcc.contracts.diagnostics.codes import REGISTRY, markdown_page
 
 # Codes once published are never renumbered or reused; retiring one keeps its number.
 PUBLISHED = (
@@ -49,7 +49,7 @@ def test_readiness_codes_say_what_they_block() -> None:
 
 
 def test_docs_are_in_sync() -> None:
-    assert (ROOT / "docs" / "diagnostics.md").read_text() == markdown_table(), (
+    assert (ROOT / "docs" / "diagnostics.md").read_text() == markdown_page(), (
         "regenerate: python -m svcc.contracts.diagnostics > docs/diagnostics.md"
     )
     printed = subprocess.run(
@@ -58,7 +58,7 @@ def test_docs_are_in_sync() -> None:
         text=True,
         check=True,
     ).stdout
-    assert printed == markdown_table()
+    assert printed == markdown_page()
 
 
 # Codes no single-file fixture can show, and the test that triggers each.
@@ -80,6 +80,7 @@ TRIGGERED_ELSEWHERE = {
     "SVC-R041": "tests/test_source_roots.py::"
     "test_project_folders_are_roots_of_their_own_and_reported",
     "SVC-F015": "tests/test_hostile_names.py::test_a_module_named_as_the_servers_own_is_refused",
+    "SVC-R061": "tests/test_hostile_third_front.py::test_a_read_of_a_name_nothing_binds_is_refused",
     "SVC-F037": "tests/test_directory_defaults.py::test_test_code_is_left_out_and_listed_once",
 }
 

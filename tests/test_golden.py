@@ -4,7 +4,8 @@ Each case is ``tests/golden/<case>/input.{py,ipynb}`` (+ ``options.toml``). The 
 ``capability-ir.json`` / ``readiness.json`` (or ``error.json``) sit in ``analysis/`` beside
 the input;
 ``# expect: SVC-R###`` markers pin every reason to its line; ``data = [...]`` in
-``options.toml`` declares data files beside the input as ``--data`` does.
+``options.toml`` declares data files beside the input as ``--data`` does, ``allow = [...]``
+opts into security effects as ``--allow`` does.
 """
 
 import json
@@ -12,7 +13,7 @@ from typing import Any
 
 import pytest
 from golden_ext import GoldenJSON
-from helpers import case_input, case_options, cases, expected_markers
+from helpers import case_input, case_options, case_requirements, cases, expected_markers
 from svcc.compiler.analysis import Analysis, analyze_file
 
 CASES = cases()
@@ -26,6 +27,8 @@ def analyse(case: str) -> Analysis:
         module_name=options.get("module_name", case),
         python_version=options.get("python_version", "3.11"),
         data=[str(source.parent / p) for p in options.get("data", [])],  # declared (--data)
+        allow=frozenset(options.get("allow", [])),
+        requirements=case_requirements(case),  # opted-in security effects (--allow)
     )
 
 

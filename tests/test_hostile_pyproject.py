@@ -67,6 +67,8 @@ def _tree(root: Path, pyproject: str) -> Path:
             '[tool.svcc]\nallow = ["env", "nope"]\n',
             "pyproject.toml: [tool.svcc] allow: unknown kind 'nope'; choose from env, process",
         ),
+        # tomllib recurses into nested arrays: a RecursionError was exit 3
+        ("[tool.x]\na = " + "[" * 5000 + "]" * 5000 + "\n", "is not valid TOML: nested too deeply"),
     ],
     ids=[
         "tool",
@@ -83,6 +85,7 @@ def _tree(root: Path, pyproject: str) -> Path:
         "no-source-roots",
         "data-folder",
         "allow-kind",
+        "nested",
     ],
 )
 def test_an_unusable_pyproject_is_refused_in_one_line(

@@ -260,11 +260,11 @@ def test_lock_keeps_a_wheel_url() -> None:
     """A direct reference to a wheel is a binary: nothing is built, so it is left to pip."""
     from packaging.requirements import Requirement
     from svcc.images.errors import ImageInputError
-    from svcc.images.locking import refuse_source_references
+    from svcc.images.references import judge_references
 
-    refuse_source_references([Requirement("w @ https://example.org/w-1-py3-none-any.whl")], "x")
+    judge_references([Requirement("w @ https://example.org/w-1-py3-none-any.whl")], "x")
     with pytest.raises(ImageInputError, match="direct reference to a source"):
-        refuse_source_references([Requirement("w @ git+https://example.org/w.git")], "x")
+        judge_references([Requirement("w @ git+https://example.org/w.git")], "x")
 
 
 def test_a_lock_whose_folder_cannot_be_made_is_refused_before_pip(tmp_path: Path) -> None:

@@ -188,6 +188,14 @@ def test_auth_secret_is_the_tokens_file_read_only() -> None:
     assert rest_server["env"] == [{"name": "SVC_AUTH_TOKENS_FILE", "value": "/etc/svc/auth/tokens"}]
 
 
+def test_oauth_config_is_the_environment_of_the_server() -> None:
+    rest = objects(emit(**CASES["rest_defaults"], oauth_config="api-oauth"))["deployment.yaml"]
+    (server,) = rest["spec"]["template"]["spec"]["containers"]
+    assert server["envFrom"] == [{"configMapRef": {"name": "api-oauth"}}]
+    plain = objects(emit(**CASES["rest_defaults"]))["deployment.yaml"]
+    assert "envFrom" not in plain["spec"]["template"]["spec"]["containers"][0]
+
+
 def test_kustomization_lists_every_object() -> None:
     for options in CASES.values():
         tree = dict(emit(**options))
@@ -236,6 +244,7 @@ def test_deterministic_across_hash_seeds() -> None:
         ({"image": IMAGE, "inputs_sha256": INPUTS, "app_name": "9lives"}, "--app-name"),
         ({"image": IMAGE, "inputs_sha256": INPUTS, "memory_limit": "lots"}, "--memory-limit"),
         ({"image": IMAGE, "inputs_sha256": INPUTS, "auth_secret": "Tokens!"}, "--auth-secret"),
+        ({"image": IMAGE, "inputs_sha256": INPUTS, "oauth_config": "OAuth!"}, "--oauth-config"),
         ({"push_result": "/nonexistent/push.json"}, "file not found"),
     ],
 )

@@ -65,6 +65,7 @@ BANNED: dict[str, tuple[str, ...]] = {
     "svcc.plugins": ("svcc.frontends", "svcc.backends", "svcc.service", "svcc.cli"),
     "svcc.backends": ("svcc.frontends", "svcc.service", "svcc.cli", "svcc.plugins"),
     "svcc.service": ("svcc.cli",),
+    "svcc.lsp": ("svcc.cli", "svcc.service", "svcc.plugins"),
     "svcc.clients": ("svcc.frontends", "svcc.backends", "svcc.service", "svcc.ir", "svcc.cli"),
     "svcc.cli": (),
 }

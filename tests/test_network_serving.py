@@ -593,8 +593,8 @@ def test_slow_request_heads_do_not_stall_the_rest_server(rest_bundle: Path) -> N
 
 
 def test_mcp_over_http_bounds_the_body_as_rest_does(mcp_bundle: Path) -> None:
-    """The SDK's transport reads a body whatever its size; the server refuses one over
-    ``SVC_MAX_BODY_BYTES`` with REST's 413, announced or streamed, before the SDK holds it."""
+    """The server refuses a body over ``SVC_MAX_BODY_BYTES`` with REST's 413, announced or
+    streamed, before the SDK holds it, and says so with a JSON-RPC error, as stdio does."""
     with serving_mcp_http(mcp_bundle, {"SVC_MAX_BODY_BYTES": "4096"}) as server:
         headers = {**MCP_HEADERS, "content-type": "application/json"}
         big = json.dumps({**LIST_TOOLS, "params": {"pad": "x" * 10_000}}).encode()
@@ -604,7 +604,11 @@ def test_mcp_over_http_bounds_the_body_as_rest_does(mcp_bundle: Path) -> None:
             small = client.post("/mcp", json=LIST_TOOLS, headers=MCP_HEADERS)
     for refused in (announced, streamed):
         assert refused.status_code == 413
-        assert refused.json() == {"detail": "Request body too large"}
+        assert refused.json() == {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {"code": -32600, "message": "Invalid request: the message is over 4096 bytes"},
+        }
     assert small.status_code == 200
     assert "circle_area" in small.text
 

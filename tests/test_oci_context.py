@@ -29,10 +29,17 @@ PINS = {
         "fastapi==0.115.0",
         "prometheus-client==0.20.0",
         "pydantic==2.9.0",
+        "pyjwt==2.8.0",
         "swagger-ui-bundle-v2==5.31.0",
         "uvicorn==0.30.0",
     ],
-    "mcp": ["mcp==2.3.0", "prometheus-client==0.20.0", "pydantic==2.9.0", "uvicorn==0.30.0"],
+    "mcp": [
+        "mcp==2.3.0",
+        "prometheus-client==0.20.0",
+        "pydantic==2.9.0",
+        "pyjwt==2.8.0",
+        "uvicorn==0.30.0",
+    ],
 }
 
 

@@ -17,6 +17,7 @@ TOP_LEVEL = [
     "frontends",
     "images",
     "ir",
+    "lsp",
     "plugins",
     "runtime",
     "service",

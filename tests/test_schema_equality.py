@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import case_input, case_options, cases
+from helpers import case_arguments, case_input, case_options, cases
 from servers import FIXTURES, generate
 
 COMPONENTS = "#/components/schemas/"
@@ -89,5 +89,4 @@ def test_rules_fixture(tmp_path: Path) -> None:
     "case", [c for c in cases() if "mcp" in case_options(c).get("targets", [])]
 )
 def test_golden_cases(case: str, tmp_path: Path) -> None:
-    options = case_options(case)
-    assert compare(case_input(case), tmp_path, "--module-name", options.get("module_name", case))
+    assert compare(case_input(case), tmp_path, *case_arguments(case))

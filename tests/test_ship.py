@@ -1,4 +1,5 @@
-"""The README's walkthrough, run as written: ``examples/ship.sh`` takes ``examples/shop`` (a
+"""The manual's walkthrough (docs/tutorial/repository-to-cluster.md), run as written:
+``examples/ship.sh`` takes ``examples/shop`` (a
 multi-module repository with a numpy dependency and a data file) from repository to lock,
 build, push and Kubernetes base on the test stack (.ci/oci): Docker all the way, podman up to
 the build (its API, 1.41, is too old for push). Then what a person would check: the image
@@ -367,10 +368,10 @@ def _step(words: list[str]) -> str:
     return " ".join(words[:2]) if words[0] in ("plugins", "image") else words[0]
 
 
-def test_the_readme_walkthrough_is_the_script() -> None:
-    """Every command of the README's images walkthrough is one ship.sh runs, in order."""
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("### Images: from a repository to a registry and a cluster", 1)[1]
+def test_the_manual_walkthrough_is_the_script() -> None:
+    """Every command of the manual's images walkthrough is one ship.sh runs, in order."""
+    page = (ROOT / "docs" / "tutorial" / "repository-to-cluster.md").read_text()
+    section = page.split("## The walkthrough", 1)[1]
     block = section.split("```", 2)[1].replace("\\\n", " ")
     shown = [_step(line.split()[1:]) for line in block.splitlines() if line.startswith("svcc ")]
     script = SHIP.read_text().replace("\\\n", " ").replace('"${PLAN[@]}"', "image plan")

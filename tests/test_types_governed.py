@@ -51,8 +51,8 @@ def test_governed_refuses_parameters_that_need_objects(tmp_path: Path) -> None:
     assert proc.returncode == 1
     assert "paint is conditional (SVC-R054 line 18: parameter 'color' needs a Color" in proc.stderr
     assert "stamp is unsupported (SVC-R022 line 14" in proc.stderr  # never already JSON
-    assert "shift" not in proc.stderr
-    assert "today" not in proc.stderr
+    assert "shift is" not in proc.stderr  # served governed: only named in the --select hint
+    assert "today is" not in proc.stderr
     assert not (tmp_path / "g").exists()
 
 

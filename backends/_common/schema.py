@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, assert_never
 
 from attrs import frozen
+from svcc.compiler.passes.docstrings import parameter_descriptions, result_description
 from svcc.contracts.errors import IneligibleError
 from svcc.ir.index import module_index
 from svcc.ir.interface import left_out
@@ -212,6 +213,8 @@ def _model_definition(decl: ModelDecl) -> tuple[JSON, frozenset[str]]:
                 array = schema.get("type") == "array"
                 side = "min" if bound.name == "min_length" else "max"
                 schema[f"{side}{'Items' if array else 'Length'}"] = bound.value
+        if field.description:
+            schema = {**schema, "description": field.description}
         properties[field.name] = schema
     definition = {
         "type": "object",
@@ -281,12 +284,16 @@ def request_schema(cap: Capability) -> RequestSchema:
     refs: set[str] = set()
     properties: JSON = {}
     required: list[str] = []
+    described = parameter_descriptions(cap)  # the code's own, else the docstring's
     for param in cap.params:
         if param.kind in ("var_positional", "var_keyword"):
             raise LoweringError(f"{cap.name}: *{param.name} cannot be a request field")
         if left_out(param):  # no JSON shape, a default: never sent (SVC-R052)
             continue
-        properties[param.name] = type_schema(param.type, refs)
+        lowered = type_schema(param.type, refs)
+        if param.name in described:
+            lowered = {**lowered, "description": described[param.name]}
+        properties[param.name] = lowered
         if param.default is None:
             required.append(param.name)
     schema: JSON = {
@@ -312,6 +319,9 @@ def result_schema(cap: Capability) -> RequestSchema | None:
         schema = type_schema(cap.returns.type, refs, output=True)
     except LoweringError:
         return None
+    said = result_description(cap)
+    if said:
+        schema = {**schema, "description": said}
     return RequestSchema(schema=schema, refs=frozenset(refs))
 
 

@@ -73,6 +73,14 @@ class K8sTarget:
             "a Secret whose key `tokens` is mounted read-only as the bearer tokens file", "NAME"
         ),
     )
+    oauth_config: str | None = field(
+        default=None,
+        metadata=_opt(
+            "a ConfigMap whose SVC_OAUTH_* keys become the server's environment (OAuth 2.1 "
+            "resource server)",
+            "NAME",
+        ),
+    )
     writable_tmp: bool = field(
         default=False,
         metadata=_opt("mount a 64Mi in-memory /tmp for functions that write temporary files"),

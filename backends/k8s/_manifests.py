@@ -58,6 +58,8 @@ class Workload:
     writable_tmp: bool
     # A Secret whose key ``tokens`` becomes the server's bearer tokens file (DESIGN §13).
     auth_secret: str | None = None
+    # A ConfigMap holding the ``SVC_OAUTH_*`` settings, loaded whole as environment.
+    oauth_config: str | None = None
     # The variable through which the server accepts ``Host`` values besides loopback
     # (``BundleSpec.allowed_hosts_env``; ``""``: it checks none): set to the Service's names.
     allowed_hosts_env: str = ""
@@ -147,6 +149,8 @@ def container(w: Workload) -> dict[str, Any]:
     env = environment(w)
     if env:
         c["env"] = env
+    if w.oauth_config is not None:
+        c["envFrom"] = [{"configMapRef": {"name": w.oauth_config}}]
     if w.listens:
         c["ports"] = [{"name": "http", "containerPort": PORT, "protocol": "TCP"}]
         c["startupProbe"] = _probe("/health", period=2, failures=30)

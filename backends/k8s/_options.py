@@ -115,6 +115,12 @@ def workload_of(
             f"--auth-secret {secret!r}: a Secret name (at most 253 lower-case letters, digits, "
             "'-' and '.', starting and ending with a letter or digit)"
         )
+    oauth = options.get("oauth_config")
+    if oauth is not None and (len(oauth) > 253 or not _SUBDOMAIN_1123.fullmatch(oauth)):
+        raise UsageError(
+            f"--oauth-config {oauth!r}: a ConfigMap name (at most 253 lower-case letters, "
+            "digits, '-' and '.', starting and ending with a letter or digit)"
+        )
     return Workload(
         name=_label(name, "--app-name", _LABEL_1035),
         namespace=None if namespace is None else _label(namespace, "--namespace", _LABEL_1123),
@@ -133,4 +139,5 @@ def workload_of(
         ),
         writable_tmp=options["writable_tmp"],
         auth_secret=secret,
+        oauth_config=oauth,
     )

@@ -17,6 +17,7 @@ from svcc.backends._common.schema import (
     request_schema,
     result_schema,
 )
+from svcc.compiler.passes.tool_effects import title_of, tool_effects
 from svcc.ir.model import Capability, ModuleIR
 
 TOOLS_SCHEMA: Final = "svc.mcp-tools/v1"
@@ -50,7 +51,15 @@ def tool_definition(ir: ModuleIR, cap: Capability) -> JSON:
     output = output_schema(ir, cap)
     if output is not None:
         tool["outputSchema"] = output
+    tool.update(agent_hints(cap))
     return tool
+
+
+def agent_hints(cap: Capability) -> JSON:
+    """The tool's ``title`` and ``annotations`` (the title and every hint, written out:
+    MCP's defaults are the unsafe values), derived from the effect analysis."""
+    title = title_of(cap.name, cap.docstring)
+    return {"title": title, "annotations": tool_effects(cap).annotations(title)}
 
 
 def tools_document(ir: ModuleIR) -> dict[str, Any]:

@@ -30,18 +30,22 @@ BUNDLE: Final = BundleSpec(
     ),
     interface_document="openapi.json",
     # The glue and every top-level module of an installed package the server imports
-    # (measured under uvicorn by tests/test_hostile_names.py): the server holds its own
-    # module by that name first, so a bundled one could never be imported (SVC-F015).
+    # (measured under uvicorn by tests/test_hostile_names.py), and what OAuth imports when
+    # configured (``jwt``, ``cryptography``): the server holds its own module by that name
+    # first, so a bundled one could never be imported (SVC-F015).
     reserved_modules=frozenset(
         {
             "app",
+            "_cffi_backend",
             "annotated_doc",
             "annotated_types",
             "anyio",
             "click",
+            "cryptography",
             "fastapi",
             "h11",
             "httptools",
+            "jwt",
             "opentelemetry",
             "prometheus_client",
             "pydantic",
@@ -62,14 +66,17 @@ BUNDLE: Final = BundleSpec(
     manifest_schema="svc.rest-bundle/v1",
     runtime_modules=(
         "auth",
+        "bodies",
         "calls",
         "conversion",
         "encoding",
         "integrity",
         "json_text",
+        "limits",
         "lifetime",
         "metrics",
         "network",
+        "oauth",
         "prevalidate",
         "rest",
         "validation",
@@ -79,6 +86,7 @@ BUNDLE: Final = BundleSpec(
     server_requirements=(
         "fastapi>=0.115,<1",
         "prometheus-client>=0.20,<1",
+        "PyJWT[crypto]>=2.8,<3",
         "pydantic>=2.9,<3",
         "swagger-ui-bundle-v2>=5.31,<6",
         "uvicorn[standard]>=0.30,<1",

@@ -16,6 +16,7 @@ from svcc.backends._common.schema import (
     request_schema,
     result_schema,
 )
+from svcc.compiler.passes.tool_effects import tool_effects
 from svcc.ir.model import Capability, ModuleIR
 
 COMPONENTS: Final = "#/components/schemas/"
@@ -100,7 +101,14 @@ def _operation(cap: Capability, result: RequestSchema | None) -> JSON:
     }
     if doc:
         operation["description"] = doc
+    operation.update(effects_extension(cap))
     return operation
+
+
+def effects_extension(cap: Capability) -> JSON:
+    """``x-svc-effects``: what the capability may do when it runs and the hints an agent
+    host acts on, the same object as the readiness document's ``effects``."""
+    return {"x-svc-effects": tool_effects(cap).to_json()}
 
 
 def openapi_document(ir: ModuleIR) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from svcc.frontends.python.data_reads import (  # one table: reads at import and
     DATA_READERS,
     normalise,
 )
+from svcc.frontends.python.path_arguments import PATH_ARGUMENTS
 from svcc.ir.model import ClassDecl, Evaluation, Helper, ModuleIR
 
 
@@ -164,6 +165,9 @@ PURE: Final[dict[str, frozenset[str]]] = {
     | _names("contextlib", "contextmanager", "asynccontextmanager")
     | _names("json", "loads", "dumps", "JSONEncoder", "JSONDecoder"),
     "text wrapping": _names("textwrap", "TextWrapper", "dedent", "indent", "wrap", "fill"),
+    "descriptions attached to a type (``Annotated`` metadata)": _names("pydantic", "Field")
+    | _names("pydantic.fields", "Field")
+    | _names("typing_extensions", "Doc"),
     "loaders of a file already open (the open is judged where it happens)": _names("json", "load")
     | _names("tomllib", "load", "loads")
     | _names("pickle", "load", "loads", "dumps")
@@ -445,7 +449,7 @@ PATH_CALLS: Final = (
     "os.scandir", "os.walk", "os.rename", "os.replace", "os.rmdir", "os.makedirs", "os.mkdir",
     "os.path.join", "shutil.", "logging.FileHandler", "logging.handlers.RotatingFileHandler",
     "logging.handlers.TimedRotatingFileHandler", "logging.handlers.WatchedFileHandler",
-    "logging.basicConfig",
+    "logging.basicConfig", *PATH_ARGUMENTS,
 )  # fmt: skip
 
 
@@ -527,6 +531,25 @@ def markdown() -> str:
         f"| `paths` | {_SECURITY_CODES['paths'].code} | {shown}, when an argument reads a "
         "parameter |"
     )
+    lines += [
+        "",
+        "### The path argument of file-opening callables",
+        "",
+        "For the callables below the *path argument* is judged on every call in the body: "
+        "the function is `paths` when a parameter reaches it, directly, through a local name "
+        "derived from it (`full = os.path.join(BASE, name)`; `open(full)`), or through the "
+        "module's own functions that pass their parameter on to one of them (`def _read(p): "
+        "return json.load(open(p))`, followed three calls deep). The table is "
+        "`PATH_ARGUMENTS` in `frontends/python/path_arguments.py`; "
+        "`tests/test_hostile_third_front.py` checks each position and name against the "
+        "installed library's signature.",
+        "",
+        "| callable | path argument (position: name) |",
+        "|---|---|",
+    ]
+    for callee, spec in PATH_ARGUMENTS.items():
+        where = ", ".join(f"{position}: `{name}`" for position, name in spec)
+        lines.append(f"| `{callee}` | {where} |")
     lines += [
         "",
         "## Names libraries removed",

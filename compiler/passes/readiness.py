@@ -15,7 +15,9 @@ from typing import Any, ClassVar, Final, Literal
 import attrs
 from attrs import field, frozen
 from svcc.compiler.passes.data_reads import data_read_reasons, source_depth
+from svcc.compiler.passes.docstrings import undocumented_names
 from svcc.compiler.passes.effects import PLAIN_BASE_PREFIXES, Judge, security_kind
+from svcc.compiler.passes.tool_effects import ToolEffects, tool_effects
 from svcc.compiler.passes.type_readiness import (
     ENCODABLE_REASONS,
     MODEL_DECORATORS,
@@ -27,6 +29,7 @@ from svcc.contracts.diagnostics import Diagnostic, diag
 from svcc.contracts.diagnostics import codes as C
 from svcc.contracts.diagnostics.codes import CLASS_ORDER, REGISTRY, Code, ReadinessClass
 from svcc.contracts.security import SECURITY_KINDS
+from svcc.frontends.python.unbound import IPYTHON_REMOVED, UNBOUND_PREFIX
 from svcc.frontends.removed_names import REMOVED_NAMES, removed_name
 from svcc.ir.index import ModuleIndex, module_index
 from svcc.ir.interface import left_out
@@ -90,6 +93,8 @@ class Assessment:
     name: str
     klass: ReadinessClass
     reasons: tuple[Diagnostic, ...]
+    # What the capability may do when it runs and the tool hints derived from it.
+    effects: ToolEffects | None = None
 
     @property
     def can_generate_interface(self) -> bool:
@@ -109,6 +114,7 @@ class Assessment:
             "name": self.name,
             "class": self.klass,
             "can_generate_interface": self.can_generate_interface,
+            **({"effects": self.effects.to_json()} if self.effects is not None else {}),
         }
 
 
@@ -207,6 +213,7 @@ class ReadinessPass:
                     name=cap.name,
                     klass=classify(reasons),
                     reasons=tuple(reasons),
+                    effects=tool_effects(cap),
                 )
             )
         return ReadinessReport(
@@ -517,6 +524,22 @@ def _removed_names(s: Subject) -> Iterator[Diagnostic]:
         )
 
 
+def _unbound_names(s: Subject) -> Iterator[Diagnostic]:
+    """Module names no statement of the served module binds, and body lines the notebook
+    conversion removed (SVC-R061): every call fails, or differs from the notebook's."""
+    for effect in s.cap.effects:
+        callee = effect.callee or ""
+        if callee.startswith(UNBOUND_PREFIX):
+            yield diag(
+                C.R061_UNBOUND_NAME,
+                f"{s.cap.name}: {effect.text}, which nothing in the served module binds "
+                "(NameError on every call)",
+                effect.span,
+            )
+        elif callee == IPYTHON_REMOVED:
+            yield diag(C.R061_UNBOUND_NAME, f"{s.cap.name}: {effect.text}", effect.span)
+
+
 # One small function per rule family, keyed by the family's first code; ``run`` applies
 # them all, in this order.
 def _types(s: Subject) -> Iterator[Diagnostic]:
@@ -542,6 +565,8 @@ CAPABILITY_RULES: Final[dict[str, CapabilityRule]] = {
         s.cap.effects, s.env.data_files, s.cap.file_reads, source_depth(s.ir)
     ),
     "SVC-R060": _removed_names,
+    "SVC-R061": _unbound_names,
+    "SVC-R070": lambda s: undocumented_names(s.cap),
 }
 
 

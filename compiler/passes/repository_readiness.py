@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 from svcc.compiler.passes.readiness import (
-    Assessment,
     Environment,
     ImportProblem,
     ReadinessReport,
@@ -31,6 +30,7 @@ from svcc.compiler.passes.readiness import (
     order,
     undeclared,
 )
+from svcc.compiler.passes.sibling_imports import bare_sibling, sibling_import_problem
 from svcc.contracts.diagnostics import Diagnostic, diag
 from svcc.contracts.diagnostics.codes import R021_LOCAL_IMPORT, R024_IMPORTED_MODULE_RISK
 from svcc.ir.canonical import digest_bytes
@@ -117,7 +117,12 @@ class RepositoryReadiness:
                     "bundle itself; rename it"
                 )
             why = undeclared(res.external, base)
-            return None if why is None else ("external", why)
+            if why is None:
+                return None
+            sibling = bare_sibling(graph, module, res.external)
+            if sibling is not None:
+                return "local", sibling_import_problem(module, res.external, sibling)
+            return "external", why
 
         return resolve
 
@@ -310,12 +315,7 @@ class RepositoryReadiness:
                 continue
             reasons = sorted([*assessment.reasons, *extra], key=order)
             assessments.append(
-                Assessment(
-                    capability_id=assessment.capability_id,
-                    name=assessment.name,
-                    klass=classify(reasons),
-                    reasons=tuple(reasons),
-                )
+                attrs.evolve(assessment, klass=classify(reasons), reasons=tuple(reasons))
             )
         return attrs.evolve(base, assessments=tuple(assessments))
 

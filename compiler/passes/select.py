@@ -1,7 +1,8 @@
 """The selection pass: ``--select``, an exposure policy, and generate rules 2-3 of the
 specification, one function for a file and a repository.
 
-Without a selection every capability must be eligible. With one, each entry (a function
+Without a selection every capability must be eligible; a refusal then names the
+``--select`` that would serve the eligible ones. With one, each entry (a function
 name, a dotted ``module.function`` or a full id) must exist (else exit 2, every unknown
 entry named) and be eligible (else exit 1 with its reason codes); selecting a ready function
 excludes unrelated ones but never overrides the selected function's own uncertainty. An
@@ -93,12 +94,18 @@ def select(
     blocked = [(ir, cap, a) for ir, cap, a in chosen.values() if not a.can_generate_interface]
     if blocked:
         reasons = list(dict.fromkeys(r for _, _, a in blocked for r in a.blocking()))
+        name = {cap.id: cap.name if single else f"{ir.module}.{cap.name}" for ir, cap, _ in entries}
+        ready = [name[cap.id] for _, cap, a in chosen.values() if a.can_generate_interface]
+        served = (
+            f"; --select {','.join(ready)} serves the eligible "
+            + ("function" if len(ready) == 1 else f"{len(ready)} functions")
+            if selection is None and ready
+            else ""
+        )
         raise IneligibleError(
             f"{where}: cannot generate: "
-            + "; ".join(
-                describe_blocking(a, cap.name if single else f"{ir.module}.{cap.name}")
-                for ir, cap, a in blocked
-            ),
+            + "; ".join(describe_blocking(a, name[cap.id]) for _, cap, a in blocked)
+            + served,
             reasons,
         )
     order = {cap.id: index for index, (_, cap, _) in enumerate(entries)}

@@ -2,6 +2,6 @@
 
 import sys
 
-from svcc.contracts.diagnostics.codes import markdown_table
+from svcc.contracts.diagnostics.codes import markdown_page
 
-sys.stdout.write(markdown_table())
+sys.stdout.write(markdown_page())

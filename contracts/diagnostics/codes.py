@@ -68,7 +68,7 @@ R001_DECORATED: Final = _code(
     "A decorator may replace the function, so the callable served is not the one read.",
     hint=(
         "remove the decorator, or serve an undecorated function that calls the decorated "
-        "one; functools.cache/lru_cache and the pure decorators listed in README are "
+        "one; functools.cache/lru_cache and the pure decorators the manual lists are "
         "accepted"
     ),
 )
@@ -337,8 +337,11 @@ R021_LOCAL_IMPORT: Final = _code(
     "conditional",
     "An import reaches a module of the repository (a directory's, or one beside a file) "
     "that the bundle cannot hold: a relative import that resolves to no module (in a "
-    "top-level module, above the top-level package, to a missing module), or a local "
-    "module named like one of the bundle's own. A local module that does not parse or "
+    "top-level module, above the top-level package, to a missing module), a local "
+    "module named like one of the bundle's own, or a sibling module imported by its bare "
+    "name from inside a package (`import config` in `pkg/tools.py`: that works for a script "
+    "run from `pkg/`, but the bundle imports `pkg.tools`, where no top-level `config` exists). "
+    "A local module that does not parse or "
     "whose own imports are not available is SVC-R024 of its importers. Pass --module-name "
     "PKG.MODULE for a file inside a package.",
     hint="pass --module-name PKG.MODULE, or make the local module importable beside the source",
@@ -753,6 +756,37 @@ R060_REMOVED_NAME: Final = _code(
     "`np.NaN`, `datetime.timedelta` for `pd.datetools.timedelta`)",
 )
 
+R061_UNBOUND_NAME: Final = _code(
+    "SVC-R061",
+    "capability reads a name the served module never binds",
+    "error",
+    "execution",
+    "conditional",
+    "The function (or a function of the module it calls) reads a module-level name that no "
+    "statement of the served module binds: a value from a notebook cell left out (tagged "
+    "`skip-execution`, not exported), `display` or `get_ipython` (IPython's, not Python's), a "
+    "name from a removed `%run` or bound by `exec`, a name bound only under "
+    '`if __name__ == "__main__":`, or a plain typo; or a line of its body was IPython syntax '
+    "(`lines = !ls`) that the notebook conversion removed. Every call would fail with a "
+    "NameError, or do something else than in the notebook.",
+    hint="bind the name at module level in code the served module keeps, or take it as a "
+    "parameter; replace IPython syntax with Python (`subprocess.run`)",
+)
+
+
+# --- tools agents can trust (issue 41) -------------------------------------------------------
+R070_DOCUMENTED_PARAMETER_MISSING: Final = _code(
+    "SVC-R070",
+    "docstring documents a parameter the signature lacks",
+    "warning",
+    "inputs",
+    None,
+    "The docstring's parameter section (Google `Args:`, NumPy `Parameters`, reST `:param:`) "
+    "names a parameter the function does not have: a renamed or removed parameter whose "
+    "documentation stayed behind. The other parameters' descriptions still reach the tool "
+    "schemas; this one is left out.",
+    hint="rename the entry to the parameter it documents, or remove it",
+)
 
 # --- adversarial second pass (issue 27 item 7) ---------------------------------------------------
 F015_MODULE_NAME_TAKEN: Final = _code(
@@ -788,28 +822,67 @@ F037_TEST_CODE_LEFT_OUT: Final = _code(
 )
 
 
-def markdown_table() -> str:
-    """The body of ``docs/diagnostics.md``."""
+# Codes whose fix is shown before and after in the manual (docs/how-to/make-eligible.md), by
+# the section's anchor there.
+FIX_EXAMPLES: Final[dict[str, str]] = {
+    **dict.fromkeys(
+        ("SVC-R007", "SVC-R026", "SVC-R027", "SVC-R028", "SVC-R029", "SVC-R030"),
+        "effect-at-import",
+    ),
+    **dict.fromkeys(("SVC-R042", "SVC-R043"), "file-read-per-call"),
+    "SVC-R038": "print-or-entry-point",
+    "SVC-R001": "decorator",
+    "SVC-R037": "parameter-used-as-object",
+    "SVC-R011": "object-without-json-shape",
+    **dict.fromkeys(("SVC-R033", "SVC-R034", "SVC-R035", "SVC-R036"), "security-effect"),
+    **dict.fromkeys(("SVC-R008", "SVC-R009"), "undeclared-dependency"),
+}
+
+
+def markdown_section(entry: Code, *, anchor: bool = True) -> str:
+    """One code's section of ``docs/diagnostics.md`` (anchor ``#svc-r007``), which
+    ``svcc explain`` prints too (without the anchor, for a terminal)."""
+    klass = f", makes the function {entry.klass}" if entry.klass else ""
+    lines = [
+        f"## {entry.code}: {entry.title}" + (f" {{ #{entry.code.lower()} }}" if anchor else ""),
+        "",
+        f"*{entry.severity}, {entry.dimension}{klass}*",
+        "",
+        entry.explanation,
+        "",
+    ]
+    if entry.hint:
+        lines += [f"**How to fix:** {entry.hint}", ""]
+    if entry.code in FIX_EXAMPLES:
+        page = f"how-to/make-eligible.md#{FIX_EXAMPLES[entry.code]}"
+        lines += [f"Before and after: [Make a function eligible]({page}).", ""]
+    return "\n".join(lines)
+
+
+def markdown_page() -> str:
+    """The whole of ``docs/diagnostics.md``: an index table, then one section per code."""
     lines = [
         "# Diagnostic codes",
         "",
         "Generated from `contracts/diagnostics/codes.py` by "
         "`python -m svcc.contracts.diagnostics > docs/diagnostics.md`; "
-        "a test keeps them in sync. Codes are never renumbered.",
+        "a test keeps them in sync. Codes are never renumbered. "
+        "`svcc explain CODE` prints a code's section.",
         "",
         "An `error` reason blocks generation and sets the capability's class; a `warning` "
         "informs; a `note` records what svcc did (a notebook cell left out). `SVC-R` codes "
         "are readiness reasons attached to a capability; `SVC-F` codes "
-        "are front-end diagnostics attached to the module.",
+        "are front-end diagnostics attached to the module. The usual fixes, before and "
+        "after: [Make a function eligible](how-to/make-eligible.md).",
         "",
-        "| code | title | severity | dimension | class | explanation | how to fix |",
-        "|---|---|---|---|---|---|---|",
+        "| code | title | severity | class |",
+        "|---|---|---|---|",
     ]
     for entry in REGISTRY.values():
-        klass = entry.klass or "—"
-        hint = entry.hint.replace("|", "\\|") or "—"
         lines.append(
-            f"| {entry.code} | {entry.title} | {entry.severity} | {entry.dimension} | "
-            f"{klass} | {entry.explanation} | {hint} |"
+            f"| [{entry.code}](#{entry.code.lower()}) | {entry.title} | {entry.severity} | "
+            f"{entry.klass or '—'} |"
         )
-    return "\n".join(lines) + "\n"
+    lines.append("")
+    body = "\n".join(markdown_section(entry) for entry in REGISTRY.values())
+    return "\n".join(lines) + "\n" + body

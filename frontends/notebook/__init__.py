@@ -16,13 +16,15 @@ notebook then runs at import, as before).
 import ast
 import json
 import warnings
+from collections.abc import Sequence
 from typing import Any
 
 from svcc.contracts.diagnostics import Diagnostic, diag
 from svcc.contracts.diagnostics.codes import F003_NOTEBOOK
 from svcc.frontends.notebook._cells import Cell, convert
+from svcc.frontends.notebook._removed_lines import mark_removed_lines
 from svcc.frontends.notebook._select import select_cells
-from svcc.frontends.notebook._slice import slice_cells
+from svcc.frontends.notebook._slice import selected_names, slice_cells
 from svcc.frontends.python import FrontendResult, lower_text, parse
 from svcc.ir.canonical import digest_bytes
 
@@ -135,8 +137,15 @@ def _count(value: object) -> int | None:
 
 
 def read_notebook(
-    data: bytes, *, path: str, module: str, python_version: tuple[int, int]
+    data: bytes,
+    *,
+    path: str,
+    module: str,
+    python_version: tuple[int, int],
+    select: Sequence[str] | None = None,
 ) -> FrontendResult:
+    """The notebook's module, sliced; ``select`` (``--select``: names, ``module.name`` or
+    ids) keeps only the definitions the selected functions need (see ``_slice``)."""
     try:
         cells, sliced = read_cells(data)
     except ValueError as exc:
@@ -164,7 +173,7 @@ def read_notebook(
     text, line_map = converted.text, converted.line_map
     notes: tuple[Diagnostic, ...] = ()
     if sliced:
-        cut = slice_cells(converted.cells, tree)
+        cut = slice_cells(converted.cells, tree, selected_names(select))
         if cut is not None:
             text, line_map, notes = cut.text, cut.line_map, cut.diagnostics
     result = lower_text(
@@ -178,8 +187,9 @@ def read_notebook(
         line_map=line_map,
     )
     front = sorted((*selection.diagnostics, *converted.diagnostics, *notes), key=_place)
+    ir = result.ir and mark_removed_lines(result.ir, converted.diagnostics)
     return FrontendResult(
-        ir=result.ir,
+        ir=ir,
         diagnostics=(*front, *result.diagnostics),
         module_text=result.module_text,
     )

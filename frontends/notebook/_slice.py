@@ -15,27 +15,35 @@ function's readiness). The slice keeps, statically:
   function or method body (every binding in the notebook, since a call sees the last one);
 - every statement that may change an object a kept statement reads (``model.fit(X, y)``,
   ``df["x"] = ...``, ``words.append(w)``, ``helper(df)``): a method call on it other than a
-  known read-only one, an assignment into it, passing it to a function that is not a known
-  display function.
+  known read-only one, an assignment into it, passing it (or an object reached from it:
+  ``STOP["en"]``, ``SEEN.append``) to a function that is not a known display function,
+  calling a notebook function or method whose body changes it (``_mutations``);
+- when kept code reads the namespace by string (``globals()``, ``vars()``, ``eval``), every
+  statement binding a name.
+
+With ``--select``, only the selected functions' definitions are roots: the other
+definitions are kept when kept code reads them.
 
 Everything else (a plot, ``df.head()``, a ``print``, a loop, an assignment only a left-out
 statement reads) is left out, with an ``SVC-F012`` note naming its cell and line. Scopes are
-resolved with :mod:`symtable` (the compiler's own analysis; nothing runs). Known limits,
-erring on keeping: a change through an alias (``a = X; a.append(1)``) is not seen.
+read from the tree (``scopes``; nothing runs). A change through another name for the object
+(``a = X; a.append(1)``, ``for row in rows: row["x"] = 1``) counts for it (``_aliases``).
 """
 
 import ast
 import re
 from bisect import bisect_left
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Final
 
 from attrs import field, frozen
 from svcc.contracts.diagnostics import Diagnostic, diag
 from svcc.contracts.diagnostics.codes import F012_LEFT_OUT
+from svcc.frontends.notebook._aliases import alias_groups
 from svcc.frontends.notebook._cells import join_numbered
-from svcc.frontends.notebook._scopes import statement_names
+from svcc.frontends.notebook._mutations import function_writers
 from svcc.frontends.python import short
+from svcc.frontends.python.scopes import statement_names
 from svcc.ir.model import Span
 
 # Methods that only read the object they are called on (pandas, numpy, str, dict, list
@@ -58,6 +66,9 @@ READ_ONLY_METHODS: Final = frozenset({
     "where", "mask", "describe_option", "predict", "predict_proba", "predict_log_proba",
     "decision_function", "score", "get_params", "inverse_transform", "kneighbors",
     "summary", "evaluate", "get_feature_names_out", "get_support", "show", "savefig",
+    # compiled patterns and their matches
+    "match", "fullmatch", "search", "findall", "finditer", "sub", "subn", "group", "groups",
+    "groupdict", "span", "start", "end",
 })  # fmt: skip
 # Callables that only display or inspect their arguments.
 DISPLAY_FUNCTIONS: Final = frozenset({
@@ -102,6 +113,9 @@ SHARED_STATE_CALLS: Final = frozenset({
     "tqdm.auto.tqdm.pandas",
 })  # fmt: skip
 _SHARED_NAME: Final = re.compile(r"(set_\w+|seed|manual_seed|enable_\w+|disable_\w+)$")
+# Builtins that read the module's names by string (``globals()[name]``, ``eval(text)``): a
+# kept statement reading one keeps every statement binding a name.
+NAMESPACE_READERS: Final = frozenset({"globals", "vars", "eval", "exec", "locals"})
 MUTATING_METHODS: Final = frozenset({
     "append", "extend", "insert", "update", "setdefault", "pop", "popitem", "remove", "clear",
     "add", "discard",
@@ -287,6 +301,12 @@ def _changed_through(target: ast.expr) -> Iterator[ast.expr]:
         yield target
 
 
+def _assigned_through(node: ast.AST) -> Iterator[ast.expr]:
+    """The attribute/subscript targets ``node`` assigns into (or deletes)."""
+    for target in _targets(node):
+        yield from _changed_through(target)
+
+
 def _is_display_call(callee: str | None) -> bool:
     if callee is None:
         return False
@@ -374,6 +394,8 @@ def _changed_by_call(
             changed.add(root)
     if isinstance(func, ast.Name) and func.id in writers:
         changed |= writers[func.id]
+    if isinstance(func, ast.Attribute) and f".{func.attr}" in writers:  # a notebook method
+        changed |= writers[f".{func.attr}"]
     callee = _dotted(func, aliases)
     library = _root_name(func) in aliases and callee not in IN_PLACE_FUNCTIONS
     for keyword in node.keywords:
@@ -384,20 +406,34 @@ def _changed_by_call(
     if not library and not _is_display_call(callee):
         for arg in [*node.args, *(k.value for k in node.keywords)]:
             value = arg.value if isinstance(arg, ast.Starred) else arg
-            if isinstance(value, ast.Name):
-                changed.add(value.id)
+            # the object itself, or one reached from it (``STOP["en"]``, ``SEEN.append``)
+            if isinstance(value, ast.Name | ast.Attribute | ast.Subscript):
+                root = _root_name(value)
+                if root is not None:
+                    changed.add(root)
     return changed
 
 
 # -- the slice ---------------------------------------------------------------------------------
 
 
+def selected_names(select: "Sequence[str] | None") -> frozenset[str] | None:
+    """The function names a ``--select`` names (``f``, ``module.f``, ``python:module:f``)."""
+    if not select:
+        return None
+    return frozenset(item.rsplit(":", 1)[-1].rsplit(".", 1)[-1] for item in select)
+
+
 def slice_cells(
     cells: tuple[tuple[int, tuple[str, ...]], ...],
     parse_cell: Callable[[str], ast.Module],
+    selected: frozenset[str] | None = None,
 ) -> SliceResult | None:
     """The sliced module, or ``None`` when a cell does not parse (the front end then
-    reports the syntax error on the whole module)."""
+    reports the syntax error on the whole module). ``selected``: the functions
+    ``--select`` names; when the notebook defines each of them at top level, the other
+    definitions are kept only when something kept reads them (so one helper reading the
+    notebook's DataFrame no longer keeps its loading for the others)."""
     parsed: list[tuple[int, ast.Module]] = []
     for index, lines in cells:
         try:
@@ -406,11 +442,27 @@ def slice_cells(
             return None
     units = units_of(parsed)
     aliases = import_aliases(units)
-    kept, display = keep(units, aliases)
+    kept, display = keep(units, aliases, _narrowed(units, selected))
     return _render(cells, units, kept, display)
 
 
-def keep(units: list[Unit], aliases: dict[str, str]) -> tuple[set[int], dict[int, str]]:
+def _narrowed(units: list[Unit], selected: frozenset[str] | None) -> frozenset[str] | None:
+    """``selected`` when every name in it is a top-level definition of the notebook, else
+    ``None`` (an unknown name is reported by the selection, with every function listed)."""
+    if not selected:
+        return None
+    defined = {
+        node.name
+        for unit in units
+        for node in unit.nodes
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
+    return selected if selected <= defined else None
+
+
+def keep(
+    units: list[Unit], aliases: dict[str, str], selected: frozenset[str] | None = None
+) -> tuple[set[int], dict[int, str]]:
     """Indexes of the units the slice keeps (see the module docstring), and for each
     display-settings statement left out, the library whose settings it changes.
 
@@ -422,23 +474,33 @@ def keep(units: list[Unit], aliases: dict[str, str]) -> tuple[set[int], dict[int
     for unit in units:
         for name in unit.binds:
             binders.setdefault(name, []).append(unit.index)
-    writers: dict[str, frozenset[str]] = {}
-    for unit in units:
-        for node in unit.nodes:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and unit.global_writes:
-                writers[node.name] = unit.global_writes
+    writers = function_writers(
+        [u.nodes for u in units],
+        lambda call, known: _changed_by_call(call, aliases, known),
+        _assigned_through,
+    )
     found = {u.index: effects(u, aliases, writers) for u in units if not u.root}
     display = {i: e.display for i, e in found.items() if e.shared_state and e.display}
-    object_names = {n for u in units if not u.is_import for n in u.binds}
+    # names bound by statements or only through ``global`` in a function (``_S().go(3)``)
+    object_names = {n for u in units if not u.is_import for n in (*u.binds, *u.global_writes)}
+    groups = alias_groups(
+        (n for u in units if not u.root for n in _top_level_nodes(u)), object_names
+    )
     changers: dict[str, list[int]] = {}
     for index, effect in found.items():
-        for name in effect.changed & object_names:
+        changed = set(effect.changed)
+        for name in effect.changed:
+            changed |= groups.get(name, frozenset())  # the same object under another name
+        for name in changed & object_names:
             changers.setdefault(name, []).append(index)
     settings: dict[str, list[int]] = {}
     for index, library in display.items():
         settings.setdefault(library, []).append(index)
     work = [
-        u.index for u in units if u.root or (found[u.index].shared_state and u.index not in display)
+        u.index
+        for u in units
+        if (u.root and _is_selected(u, selected))
+        or (not u.root and found[u.index].shared_state and u.index not in display)
     ]
     scheduled: dict[str, int] = {}  # name -> how many of its binders are in the work already
 
@@ -466,7 +528,18 @@ def keep(units: list[Unit], aliases: dict[str, str]) -> tuple[set[int], dict[int
             work.extend(changers.get(name, ()))
             if name in aliases:
                 work.extend(settings.get(aliases[name].split(".", 1)[0], ()))
+            if name in NAMESPACE_READERS and name not in binders:
+                work.extend(u.index for u in units if u.binds)
     return kept, {i: library for i, library in display.items() if i not in kept}
+
+
+def _is_selected(unit: Unit, selected: frozenset[str] | None) -> bool:
+    """A root unit stays one unless ``--select`` narrows the slice and it only defines
+    functions or classes the selection does not name."""
+    if selected is None:
+        return True
+    definitions = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    return any(not isinstance(n, definitions) or n.name in selected for n in unit.nodes)
 
 
 def _render(

@@ -23,6 +23,7 @@ from svcc.frontends.python._chunks import (
     SliceParseError,
 )
 from svcc.frontends.python._collection import collection_paused
+from svcc.frontends.python._effects import JSON_VALUE_ATTRIBUTES
 from svcc.frontends.python._lower import ModuleLowerer
 from svcc.frontends.python._source import (
     SourceDecodeError,
@@ -370,6 +371,7 @@ def read_python(
 
 
 __all__ = [
+    "JSON_VALUE_ATTRIBUTES",
     "FrontendResult",
     "collection_paused",
     "SourceDecodeError",

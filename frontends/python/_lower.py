@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 import attrs
 from svcc.contracts.names import is_utf8
+from svcc.frontends.python._descriptions import annotation_description, described
 from svcc.frontends.python._effects import (
     argument_names,
     literal_argument,
@@ -36,6 +37,7 @@ from svcc.frontends.python._models import (
     harmless_field_call,
 )
 from svcc.frontends.python._param_flow import object_uses
+from svcc.frontends.python._reach import Reach
 from svcc.frontends.python._read_calls import CalledReads
 from svcc.frontends.python._source import SourceText, short
 from svcc.frontends.python._statements import (
@@ -62,6 +64,8 @@ from svcc.frontends.python._types import (
 )
 from svcc.frontends.python._walk import children, walk
 from svcc.frontends.python.data_reads import Body, path_operand
+from svcc.frontends.python.path_arguments import PathFlow, with_path_reads
+from svcc.frontends.python.unbound import ModuleNames, with_unbound_reads
 from svcc.ir.model import (
     Binding,
     BindingKind,
@@ -91,7 +95,7 @@ from svcc.ir.model import (
     TypedDictDecl,
     TypedDictField,
 )
-from svcc.ir.types import AnyType, TypeNode, UnsupportedType
+from svcc.ir.types import AnyType, TypeNode, UnsupportedType, plain_json
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -197,6 +201,7 @@ class ModuleLowerer:
         # Per capability: its body's reads, its calls and the reads through a name bound
         # more than once (``_param_uses``), for ``_file_reads``.
         self._reading: dict[str, tuple[Body, list[ast.Call], list[FileRead]]] = {}
+        self._module_names = ModuleNames()  # what the served module binds (see _unbound)
         # What import-time code computes, read in the first pass (see ``_evaluator``).
         major, minor = source.python_version.split(".")
         self.values = ModuleValues(self.symbols.qualify, (int(major), int(minor)))
@@ -352,6 +357,7 @@ class ModuleLowerer:
             )
             self._collect(stmt, guards=(), guarded=False)
             self._bind_origins(stmt)
+            self._module_names.add(stmt)
         return ModuleIR(
             module=self.module,
             source=self.source,
@@ -363,7 +369,7 @@ class ModuleLowerer:
             classes=tuple(self.classes),
             typed_dicts=tuple(self.typed_dicts.values()),
             globals=tuple(self.globals),
-            capabilities=tuple(self._file_reads().values()),
+            capabilities=self._finished_capabilities(),
             global_reads=self._global_reads(),
             models=tuple(self.models.values()),
             helpers=self._helpers(),
@@ -1433,6 +1439,16 @@ class ModuleLowerer:
         self._reading[fn.name] = (body, calls, own_reads)
         return {name: tuple(uses.values()) for name, uses in found.items()}, tuple(ordered)
 
+    def _finished_capabilities(self) -> tuple[Capability, ...]:
+        """The capabilities with the facts known once the whole module is read: files read
+        through the functions they call, module names nothing binds (``unbound``), paths a
+        parameter reaches (``path_arguments``)."""
+        caps = self._with_reach(self._file_reads())
+        nodes = self._capability_nodes
+        caps = with_unbound_reads(caps, nodes, self._module_names, self.src.span)
+        flow = PathFlow(self._functions, self._resolve)
+        return tuple(with_path_reads(caps, nodes, flow, self.src.span).values())
+
     def _body_reads(self, fn: FunctionNode) -> Body:
         return Body(fn, self._resolve, self.symbols.qualify, self._read_path, self.src.span)
 
@@ -1453,6 +1469,17 @@ class ModuleLowerer:
             body, calls, own_reads = self._reading[name]
             reads = (*own_reads, *called.of(name, body, calls))
             out[name] = attrs.evolve(cap, file_reads=reads) if reads else cap
+        return out
+
+    def _with_reach(self, capabilities: dict[str, Capability]) -> dict[str, Capability]:
+        """The capabilities with what each reaches when it runs (see ``_reach``), found once
+        every function and name of the module is known."""
+        reach = Reach(self._functions, self._origins, self.symbols.qualify, HELPER_DEPTH)
+        out: dict[str, Capability] = {}
+        for name, cap in capabilities.items():
+            objects = frozenset(p.name for p in cap.params if not plain_json(p.type))
+            found = reach.of(self._capability_nodes[name], objects)
+            out[name] = attrs.evolve(cap, reach=found) if found else cap
         return out
 
     def _params(
@@ -1496,6 +1523,8 @@ class ModuleLowerer:
             ),
             span=self.src.span(arg),
             uses=uses.get(arg.arg, ()),
+            description=annotation_description(annotation, self.symbols.qualify)
+            or described(default, self.symbols.qualify),
         )
 
     def _is_generator(self, fn: FunctionNode) -> bool:

@@ -13,6 +13,7 @@ import ast
 from collections.abc import Callable
 from typing import Literal
 
+from svcc.frontends.python._descriptions import annotation_description, described
 from svcc.frontends.python._types import (
     NOT_LITERAL,
     Symbols,
@@ -218,6 +219,8 @@ class ModelReader:
             default=default,
             constraints=tuple(constraints),
             span=self.span(item),
+            description=annotation_description(annotation, self.symbols.qualify)
+            or described(value, self.symbols.qualify),
         )
 
     def _field_call(

@@ -169,6 +169,7 @@ __all__ = [
     "lowered_tree",
     "matches",
     "module_name",
+    "module_relative",
     "notebook_paths",
     "parents",
     "read_repository",

@@ -74,6 +74,9 @@ class ProjectConfig:
     import_names: tuple[tuple[str, tuple[str, ...]], ...] = ()
     # ``[tool.svcc] data-files``: globs of the files modules read at import (``_data``).
     data_files: tuple[str, ...] = ()
+    # ``[tool.svcc] select``: the functions the project serves (``svcc check`` keeps them
+    # eligible), as ``--select`` names them.
+    select: tuple[str, ...] = ()
     # ``[tool.svcc] include-tests``: read test code and tool scripts as modules too.
     include_tests: bool = False
 
@@ -145,6 +148,10 @@ def read_config(root: Path, limits: TreeLimits) -> ProjectConfig:
         raise TreeRefused(
             diag(F008_REPOSITORY_ENTRY, f"{PYPROJECT} is not valid TOML: {exc}", None)
         ) from None
+    except RecursionError:  # tomllib parses nested arrays and tables recursively
+        raise TreeRefused(
+            diag(F008_REPOSITORY_ENTRY, f"{PYPROJECT} is not valid TOML: nested too deeply", None)
+        ) from None
     tool = _table(_table(doc.get("tool", {}), "[tool]").get("svcc", {}), "[tool.svcc]")
     unknown = sorted(set(tool) - TOOL_KEYS)
     if unknown:  # a misspelt key (``data_files``) would silently declare nothing
@@ -193,6 +200,7 @@ def read_config(root: Path, limits: TreeLimits) -> ProjectConfig:
         allow=_allow(tool.get("allow", [])),
         import_names=_import_names(tool.get("import-names", {})),
         data_files=_data_patterns(tool.get("data-files", [])),
+        select=_str_list(tool.get("select", []), "[tool.svcc] select"),
         include_tests=_flag(tool.get("include-tests", False), "[tool.svcc] include-tests"),
     )
 
@@ -219,7 +227,15 @@ def _requirements(value: Any, where: str) -> tuple[str, ...]:
 
 # The keys of ``[tool.svcc]`` (README, Repositories and Data files).
 TOOL_KEYS = frozenset(
-    {"allow", "data-files", "dependencies", "import-names", "include-tests", "source-roots"}
+    {
+        "allow",
+        "data-files",
+        "dependencies",
+        "import-names",
+        "include-tests",
+        "select",
+        "source-roots",
+    }
 )
 
 

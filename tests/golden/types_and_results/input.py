@@ -23,7 +23,7 @@ class Counted(enum.Enum):
 
 
 class Item(BaseModel):
-    name: str = Field(min_length=1, max_length=LIMIT)  # expect: SVC-R051 SVC-R010
+    name: str = Field(min_length=1, max_length=LIMIT)  # expect: SVC-R051
     price: float = Field(gt=0)
 
 
