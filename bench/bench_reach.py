@@ -18,6 +18,16 @@ Run: ``python bench/bench_reach.py [--svcc PATH] [--call] [--jobs N] [--only NAM
 ``--svcc`` measures another checkout's CLI (``/work/main/.venv/bin/svcc`` for the figures
 before a change). The goal (issue 37): at least 60% of the JSON-shaped functions eligible,
 0 bundles that do not start, 0 internal errors.
+
+Measured (32 libraries, 2026-11-28, a loaded 2-core machine): before the import-time
+evaluator, 603 public functions, 343 JSON-shaped, 16 eligible (5%), 2 internal errors;
+after, 619 / 354 / 67 eligible (19%), 0 internal errors; with ``--call``, 16 bundles, 15
+started (python-slugify's needs ``text-unidecode``, a dependency its ``setup.py`` declares and
+this venv lacks), every operation answered (34 2xx, 2 4xx, 28 5xx: the functions raising on
+the placeholder arguments). The goal is not reached: most of what still blocks is a package's
+``__init__`` importing a module whose import-time code the evaluator does not follow
+(``toolz``'s curried namespace, ``more-itertools``' class bodies, ``rfc3986``'s namedtuple
+bases, ``jmespath``'s class decorators).
 """
 
 import argparse

@@ -538,3 +538,21 @@ def test_an_unknown_augmented_assignment_is_no_internal_error() -> None:
     TABLE["k"] += 1
     """
     assert [code for code, _ in reasons(textwrap.dedent(source) + FUNCTION)]
+
+
+def test_a_helper_building_patterns_is_evaluated() -> None:
+    """``_REGEXES = _build_regexes()``: a local function compiling patterns from a table;
+    each pattern compiled by the evaluator as the readiness pass compiles a literal one."""
+    good = """
+    import re
+
+    _WORDS = {"num": r"\\d+", "word": r"[a-z]+"}
+
+    def _build_regexes():
+        return {name: re.compile(pattern, re.I) for name, pattern in _WORDS.items()}
+
+    _REGEXES = _build_regexes()
+    """
+    assert reasons(textwrap.dedent(good) + FUNCTION) == []
+    bad = good.replace(r"[a-z]+", "[a-z")
+    assert [code for code, _ in reasons(textwrap.dedent(bad) + FUNCTION)] == ["SVC-R007"]

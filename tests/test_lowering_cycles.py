@@ -86,3 +86,36 @@ def test_standard_library_modules_leave_no_cycles(relpath: str) -> None:
         pytest.skip(f"{path} is not on this Python")
     module = relpath.removesuffix(".py").replace("/", ".")
     assert _unreachable_after_lowering(path.read_bytes(), relpath, module) == 0
+
+
+# What the import-time evaluator runs: a helper with a nested function filling a table, a
+# loop, a comprehension, a folded pattern, a decided branch.
+EVALUATED = """
+import re
+import sys
+
+PLURALS = []
+
+
+def _irregular(singular, plural):
+    def caseless(text):
+        return "".join("[" + c + c.upper() + "]" for c in text)
+
+    PLURALS.insert(0, (caseless(singular), plural))
+
+
+_irregular("person", "people")
+TABLE = {}
+for i in range(10):
+    TABLE[i] = [j for j in range(i)]
+_RE = re.compile("|".join(p for p, _ in PLURALS))
+BAD = [print(x) for x in range(2)]
+_irregular(input(), "x")
+if sys.version_info >= (3, 8):
+    def area(x: int) -> int:
+        return x
+"""
+
+
+def test_the_evaluator_leaves_no_cycles() -> None:
+    assert _unreachable_after_lowering(EVALUATED.encode(), "m.py", "m") == 0

@@ -850,39 +850,41 @@ class ModuleValues:
         raise Unknown(node, "iteration over a value that is not a known finite collection")
 
     def _comprehension(self, node: ast.expr, scope: _Scope | None) -> object:
-        generators: list[ast.comprehension] = node.generators  # type: ignore[attr-defined]
-        results: list[object] = []
-        pairs: dict[object, object] = {}
-        local = _Scope({}, scope)
-        count = 0
-
-        def produce(index: int) -> None:
-            nonlocal count
-            if index == len(generators):
-                count += 1
-                if count > MAX_ITERATIONS:
-                    raise Unknown(node, "a comprehension past the evaluator's iteration limit")
-                if isinstance(node, ast.DictComp):
-                    key = self._eval(node.key, local)
-                    self._hashable(key, node.key)
-                    pairs[key] = self._eval(node.value, local)
-                else:
-                    results.append(self._eval(node.elt, local))  # type: ignore[attr-defined]
-                return
-            gen = generators[index]
-            if gen.is_async:
-                raise Unknown(node, "an async comprehension")
-            for item in self._iterate(gen.iter, local if index else scope):
-                self._assign(gen.target, item, local, None)
-                if all(self._truth(cond, local) for cond in gen.ifs):
-                    produce(index + 1)
-
-        produce(0)
+        made = _Made([], {}, _Scope({}, scope), scope)
+        try:
+            self._produce(node, 0, made)
+        finally:
+            made.local.names.clear()  # no cycle through a nested function's frame
         if isinstance(node, ast.DictComp):
-            return check_size(pairs, node)
+            return check_size(made.pairs, node)
         if isinstance(node, ast.SetComp):
-            return check_size(self._apply(set, [results], node), node)
-        return check_size(results, node)
+            return check_size(self._apply(set, [made.results], node), node)
+        return check_size(made.results, node)
+
+    def _produce(self, node: ast.expr, index: int, made: "_Made") -> None:
+        """The comprehension's ``index``-th generator and those after it (a method, not a
+        closure: a recursive closure is a reference cycle, and lowering pauses the cyclic
+        collector)."""
+        generators: list[ast.comprehension] = node.generators  # type: ignore[attr-defined]
+        local = made.local
+        if index == len(generators):
+            made.count += 1
+            if made.count > MAX_ITERATIONS:
+                raise Unknown(node, "a comprehension past the evaluator's iteration limit")
+            if isinstance(node, ast.DictComp):
+                key = self._eval(node.key, local)
+                self._hashable(key, node.key)
+                made.pairs[key] = self._eval(node.value, local)
+            else:
+                made.results.append(self._eval(node.elt, local))  # type: ignore[attr-defined]
+            return
+        gen = generators[index]
+        if gen.is_async:
+            raise Unknown(node, "an async comprehension")
+        for item in self._iterate(gen.iter, local if index else made.outer):
+            self._assign(gen.target, item, local, None)
+            if all(self._truth(cond, local) for cond in gen.ifs):
+                self._produce(node, index + 1, made)
 
     # -- calls ------------------------------------------------------------------------------
     def _call(self, node: ast.Call, scope: _Scope | None) -> object:
@@ -905,6 +907,8 @@ class ModuleValues:
             if keyword.arg is None:
                 raise Unknown(keyword.value, "a `**` argument")
             kwargs[keyword.arg] = self._eval(keyword.value, scope)
+        if function == "re.compile":
+            return self._compile(args, kwargs, node)
         if function is not None:
             return self._pure(table.FUNCTIONS[function], args, kwargs, node)
         if not isinstance(func, ast.Name):
@@ -945,7 +949,22 @@ class ModuleValues:
         name = self.qualify(func)
         if name is None and head.id in ("str", "bytes") and head.id not in self.bound:
             name = f"{head.id}.{func.attr}" if func.value is head else None
-        return name if name in table.FUNCTIONS else None
+        return name if name in table.FUNCTIONS or name == "re.compile" else None
+
+    def _compile(self, args: list[object], kwargs: dict[str, object], node: ast.AST) -> object:
+        """``re.compile`` of a known pattern and flags: compiled here, as the readiness pass
+        compiles a literal one; a pattern that does not compile is unknown (the pass then
+        reports it on the statement, SVC-R031)."""
+        flags = kwargs.pop("flags", args[1] if len(args) > 1 else 0)
+        if kwargs or not args or len(args) > 2 or not isinstance(args[0], str | bytes):
+            raise Unknown(node, "a pattern that is not known")
+        if type(flags) is not int and not isinstance(flags, re.RegexFlag):
+            raise Unknown(node, "flags that are not known")
+        try:
+            re.compile(args[0], flags)
+        except (re.error, ValueError, OverflowError, TypeError, RecursionError):
+            raise Unknown(node, "a pattern that does not compile") from None
+        return OPAQUE  # a compiled pattern: made, not used by the evaluator
 
     def _pure(
         self,
@@ -1013,14 +1032,18 @@ class ModuleValues:
             if isinstance(sub, ast.Global | ast.Nonlocal | ast.Yield | ast.YieldFrom):
                 raise Unknown(node, f"a call of {fn.name}(), which is not a plain function")
         self.depth += 1
+        frame = _Scope(names, closure)
         try:
-            self._exec_block(fn.body, _Scope(names, closure))
+            self._exec_block(fn.body, frame)
         except _Return as result:
             return result.value
         except (_Break, _Continue):
             raise Unknown(node, f"a call of {fn.name}()") from None
         finally:
             self.depth -= 1
+            # a nested function holds its frame: cleared, reference counting frees both
+            # (lowering pauses the cyclic collector; see ``_collection``)
+            frame.names.clear()
         return None
 
     def _bind_arguments(
@@ -1047,6 +1070,23 @@ class ModuleValues:
                     raise Unknown(node, f"a call of {fn.name}() missing an argument")
                 names[param] = self._eval(defaults[param], None)
         return names
+
+
+class _Made:
+    """What a comprehension has made so far, and its own scope."""
+
+    def __init__(
+        self,
+        results: list[object],
+        pairs: dict[object, object],
+        local: _Scope,
+        outer: _Scope | None,
+    ) -> None:
+        self.results = results
+        self.pairs = pairs
+        self.local = local
+        self.outer = outer
+        self.count = 0
 
 
 class _Closure:
