@@ -302,15 +302,16 @@ def test_a_changed_a_missing_wheel_and_an_extra_package_are_refused_by_name(
 
     extra = out / "wheels-extra"
     shutil.copytree(out / "wheels", extra)
-    (pyjwt,) = (state_dir() / "wheelhouse" / "amd64").glob("pyjwt-*.whl")
-    shutil.copy(pyjwt, extra)
+    # a wheel of the wheelhouse the REST server does not need (the MCP server's)
+    (other,) = (state_dir() / "wheelhouse" / "amd64").glob("mcp-*.whl")
+    shutil.copy(other, extra)
     extra_lock = out / "extra.lock"
-    version = pyjwt.name.split("-")[1]
-    digest = hashlib.sha256(pyjwt.read_bytes()).hexdigest()
-    extra_lock.write_text(lock.read_text() + f"pyjwt=={version} --hash=sha256:{digest}\n")
+    version = other.name.split("-")[1]
+    digest = hashlib.sha256(other.read_bytes()).hexdigest()
+    extra_lock.write_text(lock.read_text() + f"mcp=={version} --hash=sha256:{digest}\n")
     code, message = _plan_and_build(ship, out, "extra", extra_lock, extra)
     assert code == "lock_mismatch"
-    assert "pyjwt" in message
+    assert "mcp" in message
 
 
 def test_podman_runs_the_walkthrough_up_to_the_build(
