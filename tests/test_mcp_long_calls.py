@@ -179,18 +179,38 @@ def test_http_answers_json_unless_progress_is_asked(direct_bundle: Path) -> None
         asked = http.post("/mcp", json=_call(2, 0, "t"), headers=only_json)
         assert asked.headers["content-type"] == "application/json"
         assert asked.json()["id"] == 2
-        streamed = http.post("/mcp", json=_call(3, 1.6, "t"), headers=both)
-        assert streamed.status_code == 200
-        assert streamed.headers["content-type"].startswith("text/event-stream")
-        events = [
-            json.loads(line[len("data:") :])
-            for line in streamed.text.splitlines()
-            if line.startswith("data:") and line[len("data:") :].strip()
-        ]
-        progress = [e for e in events if e.get("method") == "notifications/progress"]
-        assert progress and progress[0]["params"]["progressToken"] == "t"
-        assert events[-1]["id"] == 3
-        assert events[-1]["result"]["structuredContent"] == {"result": 1.6}
+        _check_streamed(http.post("/mcp", json=_call(3, 1.6, "t"), headers=both), 3)
+        sessionless = {  # the 2026-07-28 revision: no initialize, its headers and _meta
+            **both,
+            "mcp-protocol-version": "2026-07-28",
+            "mcp-method": "tools/call",
+            "mcp-name": "nap",
+        }
+        call = _call(4, 1.6, "t")
+        call["params"]["_meta"].update(
+            {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
+                "io.modelcontextprotocol/clientCapabilities": {},
+            }
+        )
+        _check_streamed(http.post("/mcp", json=call, headers=sessionless), 4)
+    assert "disconnected" not in server.log.read_text(), "a complete answer is no cancel"
+
+
+def _check_streamed(answer: httpx2.Response, ident: int) -> None:
+    """An SSE answer: progress notifications, then the call's result."""
+    assert answer.status_code == 200
+    assert answer.headers["content-type"].startswith("text/event-stream")
+    events = [
+        json.loads(line[len("data:") :])
+        for line in answer.text.splitlines()
+        if line.startswith("data:") and line[len("data:") :].strip()
+    ]
+    progress = [e for e in events if e.get("method") == "notifications/progress"]
+    assert progress and progress[0]["params"]["progressToken"] == "t"
+    assert events[-1]["id"] == ident
+    assert events[-1]["result"]["structuredContent"] == {"result": 1.6}
 
 
 # -- governed: the worker is killed ------------------------------------------------------------
