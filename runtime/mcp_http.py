@@ -4,11 +4,11 @@ transport.
 ``python server.py`` speaks stdio (nothing here changes that);
 ``python server.py --transport streamable-http --host H --port P`` serves the tools the
 stdio server serves (same validation, results, tool errors, startup integrity checks, in
-every execution mode) through ``Server.streamable_http_app``: stateless (a fresh transport
-per request: any replica answers any request, and nothing grows with the number of
-clients), JSON responses (an SSE one to a request that asks for progress, so that its
-notifications reach the client: ``mcp_http_answers``), and the SDK's DNS-rebinding protection always on. Allowed ``Host`` values
-are loopback, the bound address, and whatever ``--allowed-hosts`` or
+every execution mode) through the SDK's session managers: stateless (a fresh transport per
+request: any replica answers any request, and nothing grows with the number of clients),
+JSON responses (an SSE one to a request that asks for progress, so that its notifications
+reach the client: ``mcp_http_answers``), and the SDK's DNS-rebinding protection always on.
+Allowed ``Host`` values are loopback, the bound address, and whatever ``--allowed-hosts`` or
 ``SVC_MCP_ALLOWED_HOSTS`` add (comma-separated; ``name`` allows it on any port,
 ``name:port`` on that port only); a request with any other ``Host`` is refused (421) before
 it reaches a tool, and an ``Origin`` is accepted only for an allowed host. ``GET /health``,

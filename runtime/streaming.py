@@ -302,4 +302,3 @@ async def items_of(
                 return
     finally:
         await source.close()
-

@@ -168,9 +168,10 @@ def test_http_answers_json_unless_progress_is_asked(direct_bundle: Path) -> None
     JSON body, as before; one with a token is an SSE stream: its progress, then its
     result."""
     both = {"accept": "application/json, text/event-stream"}
-    with serving_mcp_http(direct_bundle) as server, httpx2.Client(
-        base_url=server.url, timeout=30
-    ) as http:
+    with (
+        serving_mcp_http(direct_bundle) as server,
+        httpx2.Client(base_url=server.url, timeout=30) as http,
+    ):
         plain = http.post("/mcp", json=_call(1, 0), headers=both)
         assert plain.status_code == 200
         assert plain.headers["content-type"] == "application/json"
@@ -208,7 +209,8 @@ def _check_streamed(answer: httpx2.Response, ident: int) -> None:
         if line.startswith("data:") and line[len("data:") :].strip()
     ]
     progress = [e for e in events if e.get("method") == "notifications/progress"]
-    assert progress and progress[0]["params"]["progressToken"] == "t"
+    assert progress, "a call past the threshold sends progress"
+    assert progress[0]["params"]["progressToken"] == "t"
     assert events[-1]["id"] == ident
     assert events[-1]["result"]["structuredContent"] == {"result": 1.6}
 
