@@ -1,6 +1,6 @@
 """MCP over streamable HTTP: a request whose client goes away stops the call it made.
 
-The bundle's HTTP transport is stateless with JSON responses, so a client's
+The bundle's HTTP transport is stateless, so a client's
 ``notifications/cancelled`` arrives as a request of its own that knows nothing of the call
 it names; what does reach the server is the abandoned request's connection closing (the
 official client closes it when a call is cancelled). :class:`CancelOnDisconnect` watches
@@ -48,18 +48,27 @@ class CancelOnDisconnect:
                 pass
             gone.set()
 
-        handling = asyncio.ensure_future(self.app(scope, tracked, send))
+        answered = False  # the last byte of the answer has gone out
+
+        async def sending(message: Any) -> None:
+            nonlocal answered
+            await send(message)
+            if message["type"] == "http.response.body" and not message.get("more_body", False):
+                answered = True
+
+        handling = asyncio.ensure_future(self.app(scope, tracked, sending))
         watcher = asyncio.ensure_future(watch())
         disconnected = asyncio.ensure_future(gone.wait())
         try:
             await asyncio.wait({handling, disconnected}, return_when=asyncio.FIRST_COMPLETED)
-            if not handling.done():
+            # the server reports a disconnect once the answer is complete: that is no cancel
+            if not handling.done() and not answered:
                 handling.cancel()
                 with contextlib.suppress(BaseException):
                     await handling
                 log.warning("the client disconnected; its call was cancelled")
                 return
-            handling.result()
+            await handling
         finally:
             for task in (watcher, disconnected, handling):
                 if not task.done():

@@ -4,11 +4,11 @@ transport.
 ``python server.py`` speaks stdio (nothing here changes that);
 ``python server.py --transport streamable-http --host H --port P`` serves the tools the
 stdio server serves (same validation, results, tool errors, startup integrity checks, in
-every execution mode) through ``Server.streamable_http_app``: stateless (a fresh transport
-per request: any replica answers any request, and nothing grows with the number of
-clients), JSON responses (SSE ones when a tool streams, so that its items reach the client as
-progress notifications), and the SDK's DNS-rebinding protection always on. Allowed ``Host`` values
-are loopback, the bound address, and whatever ``--allowed-hosts`` or
+every execution mode) through the SDK's session managers: stateless (a fresh transport per
+request: any replica answers any request, and nothing grows with the number of clients),
+JSON responses (an SSE one to a request that asks for progress, so that its notifications
+reach the client: ``mcp_http_answers``), and the SDK's DNS-rebinding protection always on.
+Allowed ``Host`` values are loopback, the bound address, and whatever ``--allowed-hosts`` or
 ``SVC_MCP_ALLOWED_HOSTS`` add (comma-separated; ``name`` allows it on any port,
 ``name:port`` on that port only); a request with any other ``Host`` is refused (421) before
 it reaches a tool, and an ``Origin`` is accepted only for an allowed host. ``GET /health``,
@@ -28,8 +28,8 @@ from typing import Any
 from .bodies import BodyReader, BodyTimeout, body_reader
 from .integrity import exit_on_startup_error
 from .mcp_disconnect import CancelOnDisconnect
+from .mcp_http_answers import JsonOrStream
 from .network import is_loopback, network_layer
-from .streaming import has_streams
 from .validation import TooLarge, check_size, max_body_bytes
 
 ALLOWED_HOSTS_ENV = "SVC_MCP_ALLOWED_HOSTS"
@@ -166,7 +166,7 @@ class BoundedBody:
         if refused is not None:
             await refused(scope, receive, send)
             return True
-        accepts_json, _ = check_accept_headers(request)  # JSON responses: SSE not asked
+        accepts_json, _ = check_accept_headers(request)  # both answers' managers require it
         if not accepts_json:
             return False
         refusal = _refusal(body)
@@ -247,6 +247,7 @@ def serve_http(
 ) -> None:
     """Verify and build exactly as over stdio, then serve ``/mcp`` until SIGTERM/SIGINT."""
     import uvicorn
+    from starlette.applications import Starlette
     from starlette.responses import JSONResponse
     from starlette.routing import Route
 
@@ -262,15 +263,10 @@ def serve_http(
             return JSONResponse({"status": "ok"})
 
         security = transport_security(host, options.allowed_hosts)
-        app = server.streamable_http_app(
-            streamable_http_path=MCP_PATH,
-            stateless_http=True,
-            # SSE answers where a tool streams: its items go out as progress notifications
-            json_response=not has_streams(bundle),
-            transport_security=security,
-            max_request_body_size=limit,  # the SDK's own limit is 4 MiB
-            host=host,
-            custom_starlette_routes=[Route("/health", health, methods=["GET"])],
+        mcp = JsonOrStream(server, security, limit)
+        app = Starlette(
+            routes=[Route(MCP_PATH, mcp), Route("/health", health, methods=["GET"])],
+            lifespan=lambda _app: mcp.running(),
         )
         bounded = BoundedBody(CancelOnDisconnect(app), body_reader(limit), security)
         served = network_layer(

@@ -16,13 +16,11 @@ returns, since a thread cannot be interrupted.
 """
 
 import asyncio
-import json
 import os
 import threading
 import time
 from collections import deque
 from collections.abc import AsyncGenerator, Awaitable, Callable, Generator
-from pathlib import Path
 from typing import Any, Final
 
 from .encoding import encode_result
@@ -304,9 +302,3 @@ async def items_of(
                 return
     finally:
         await source.close()
-
-
-def has_streams(bundle: Path) -> bool:
-    """Whether any capability of the bundle streams (its IR records the stream)."""
-    ir = json.loads((bundle / "capability-ir.json").read_bytes())
-    return any(c.get("stream") is not None for c in ir["capabilities"])

@@ -4,7 +4,9 @@ notifications while a call runs past the threshold (only when the client sent a
 cancelled (its concurrency slot comes back at once), a sync one runs to its end (its slot
 comes back when it ends), a governed call's worker is killed. A REST client that
 disconnects during a governed call has its worker killed too
-(``test_hostile_runtime.test_a_disconnected_client_cancels_its_call``)."""
+(``test_hostile_runtime.test_a_disconnected_client_cancels_its_call``). Over streamable
+HTTP a request asking for progress is answered with SSE, one without with JSON; a stream's
+items as progress over HTTP: ``test_streaming.test_mcp_over_streamable_http_with_progress``."""
 
 import asyncio
 import contextlib
@@ -133,11 +135,11 @@ def test_progress_and_cancel_over_http_direct(direct_bundle: Path) -> None:
         seen: Progress = []
 
         async def long(session: ClientSession) -> types.CallToolResult:
-            args = {"seconds": 2.6}
-            return await session.call_tool("nap", args, progress_callback=_recorder(seen))
+            args = {"seconds": 2.6}  # a sync function, in its thread
+            return await session.call_tool("doze", args, progress_callback=_recorder(seen))
 
         assert _over_http(server.url, long).structured_content == {"result": 2.6}
-        assert seen == [], "JSON responses carry no notifications (docs/agent-tools.md)"
+        _check_progress(seen)
 
         async def cancel(session: ClientSession) -> None:
             await _cancel_after(session, 1.0, "nap", {"seconds": 30})
@@ -152,6 +154,65 @@ def test_progress_and_cancel_over_http_direct(direct_bundle: Path) -> None:
             assert time.monotonic() < deadline, "the cancelled call kept its slot"
             time.sleep(0.1)
         assert answer.structured_content == {"result": 0}
+
+
+def _call(ident: int, seconds: float, token: str | None = None) -> dict[str, Any]:
+    params: dict[str, Any] = {"name": "nap", "arguments": {"seconds": seconds}}
+    if token is not None:
+        params["_meta"] = {"progressToken": token}
+    return {"jsonrpc": "2.0", "id": ident, "method": "tools/call", "params": params}
+
+
+def test_http_answers_json_unless_progress_is_asked(direct_bundle: Path) -> None:
+    """A call without a ``progressToken`` (or from a client that takes only JSON) is one
+    JSON body, as before; one with a token is an SSE stream: its progress, then its
+    result."""
+    both = {"accept": "application/json, text/event-stream"}
+    with (
+        serving_mcp_http(direct_bundle) as server,
+        httpx2.Client(base_url=server.url, timeout=30) as http,
+    ):
+        plain = http.post("/mcp", json=_call(1, 0), headers=both)
+        assert plain.status_code == 200
+        assert plain.headers["content-type"] == "application/json"
+        assert plain.json()["result"]["structuredContent"] == {"result": 0}
+        only_json = {"accept": "application/json"}
+        asked = http.post("/mcp", json=_call(2, 0, "t"), headers=only_json)
+        assert asked.headers["content-type"] == "application/json"
+        assert asked.json()["id"] == 2
+        _check_streamed(http.post("/mcp", json=_call(3, 1.6, "t"), headers=both), 3)
+        sessionless = {  # the 2026-07-28 revision: no initialize, its headers and _meta
+            **both,
+            "mcp-protocol-version": "2026-07-28",
+            "mcp-method": "tools/call",
+            "mcp-name": "nap",
+        }
+        call = _call(4, 1.6, "t")
+        call["params"]["_meta"].update(
+            {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
+                "io.modelcontextprotocol/clientCapabilities": {},
+            }
+        )
+        _check_streamed(http.post("/mcp", json=call, headers=sessionless), 4)
+    assert "disconnected" not in server.log.read_text(), "a complete answer is no cancel"
+
+
+def _check_streamed(answer: httpx2.Response, ident: int) -> None:
+    """An SSE answer: progress notifications, then the call's result."""
+    assert answer.status_code == 200
+    assert answer.headers["content-type"].startswith("text/event-stream")
+    events = [
+        json.loads(line[len("data:") :])
+        for line in answer.text.splitlines()
+        if line.startswith("data:") and line[len("data:") :].strip()
+    ]
+    progress = [e for e in events if e.get("method") == "notifications/progress"]
+    assert progress, "a call past the threshold sends progress"
+    assert progress[0]["params"]["progressToken"] == "t"
+    assert events[-1]["id"] == ident
+    assert events[-1]["result"]["structuredContent"] == {"result": 1.6}
 
 
 # -- governed: the worker is killed ------------------------------------------------------------
@@ -252,7 +313,7 @@ def test_governed_progress_and_cancel_over_http(governed_http: tuple[Server, Pat
         return await session.call_tool("hang", args, progress_callback=_recorder(seen))
 
     assert _over_http(server.url, long).structured_content == {"result": 2.6}
-    assert seen == [], "JSON responses carry no notifications (docs/agent-tools.md)"
+    _check_progress(seen)
 
     pidfile = shared / "cancelled.pid"
 

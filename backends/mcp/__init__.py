@@ -77,6 +77,7 @@ BUNDLE: Final = BundleSpec(
         "mcp",
         "mcp_disconnect",
         "mcp_http",
+        "mcp_http_answers",
         "mcp_progress",
         "mcp_stdio",
         "mcp_stream",
