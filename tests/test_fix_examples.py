@@ -2,10 +2,12 @@
 (in process) reports each code the "before" names, and none of them for the "after".
 
 A pair is a ``python`` block whose first line is ``# before: ... SVC-Rnnn ...`` and which a
-``# after`` line splits in two whole modules, each inspected as ``app.py``. In the "after", a
+``# after`` line splits in two whole modules, each inspected as ``app.py`` (a ``# file: NAME``
+line starts a module beside it). In the "after", a
 ``# svcc inspect app.py ARGS`` line gives the options it is inspected with (``--data FILE``
 files are created, ``--requirements FILE`` is written from the ``# FILE: LINE`` comments)."""
 
+import itertools
 import json
 import re
 import shlex
@@ -42,12 +44,15 @@ PAIRS = [(anchor, *pair) for anchor, found in pairs().items() for pair in found]
 
 def _inspect(folder: Path, source: str, capsys: pytest.CaptureFixture[str]) -> set[str]:
     folder.mkdir()
-    (folder / "app.py").write_text(source)
+    files = re.split(r"^# file: (\S+)\n", source, flags=re.M)
+    (folder / "app.py").write_text(files[0])
+    for name, text in zip(files[1::2], files[2::2], strict=True):
+        (folder / name).write_text(text)
     args: list[str] = []
     for line in source.splitlines():
         if line.startswith("# svcc inspect app.py"):
             args = shlex.split(line.removeprefix("# svcc inspect app.py"))
-    for index, (flag, name) in enumerate(zip(args, args[1:], strict=False)):
+    for index, (flag, name) in enumerate(itertools.pairwise(args)):
         if flag == "--data":
             (folder / name).write_text("{}")
         elif flag == "--requirements":
@@ -65,17 +70,11 @@ def _inspect(folder: Path, source: str, capsys: pytest.CaptureFixture[str]) -> s
     return found
 
 
-@pytest.mark.parametrize(
-    ("anchor", "codes", "before", "after"), PAIRS, ids=[sorted(p[1])[0] for p in PAIRS]
-)
+@pytest.mark.parametrize("pair", PAIRS, ids=[sorted(p[1])[0] for p in PAIRS])
 def test_before_shows_its_codes_and_after_none(
-    anchor: str,
-    codes: set[str],
-    before: str,
-    after: str,
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
+    pair: tuple[str, set[str], str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    anchor, codes, before, after = pair
     assert codes, anchor
     assert codes - _inspect(tmp_path / "before", before, capsys) == set()
     assert codes & _inspect(tmp_path / "after", after, capsys) == set()

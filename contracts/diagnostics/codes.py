@@ -830,7 +830,8 @@ F037_TEST_CODE_LEFT_OUT: Final = _code(
 # the section's anchor there; tests/test_fix_examples.py runs `svcc inspect` over each pair.
 FIX_EXAMPLES: Final[dict[str, str]] = {
     **dict.fromkeys(
-        ("SVC-R007", "SVC-R026", "SVC-R027", "SVC-R029", "SVC-R030"), "effect-at-import"
+        ("SVC-R007", "SVC-R010", "SVC-R026", "SVC-R027", "SVC-R029", "SVC-R030"),
+        "effect-at-import",
     ),
     **dict.fromkeys(("SVC-R042", "SVC-R043"), "file-read-per-call"),
     **dict.fromkeys(("SVC-R028", "SVC-R038"), "print-or-entry-point"),
@@ -846,6 +847,7 @@ FIX_EXAMPLES: Final[dict[str, str]] = {
     ),
     **dict.fromkeys(("SVC-R012", "SVC-R013", "SVC-R023", "SVC-R051"), "annotations"),
     **dict.fromkeys(("SVC-R016", "SVC-R017", "SVC-R018", "SVC-R050"), "results"),
+    **dict.fromkeys(("SVC-R021", "SVC-R024"), "local-modules"),
     **dict.fromkeys(("SVC-R031", "SVC-R032", "SVC-R053", "SVC-R060", "SVC-R061"), "fails-when-run"),
 }
 
