@@ -1,7 +1,8 @@
-"""JSON Schemas (draft 2020-12) of the files users write for svcc, shipped as package data.
+"""JSON Schemas (draft 2020-12) of the policy and request files svcc reads, shipped as package data.
 
 Editors and CI validate a policy against them before svcc reads it; the readers
-(:mod:`svcc.contracts.policy`, :mod:`svcc.cli.expose`) stay the authority, and
+(:mod:`svcc.contracts.policy`, :mod:`svcc.cli.expose`, :mod:`svcc.images.request`) stay the
+authority, and
 ``tests/test_schemas.py`` runs both over the same valid and invalid documents so the two
 cannot drift apart. ``docs/reference/schemas.md`` embeds each file byte for byte
 (``python -m svcc.contracts.policy_schemas > docs/reference/schemas.md``; a test compares).
@@ -54,6 +55,18 @@ SCHEMAS: Final = {
         "`svc expose build --readiness-policy`",
         "../policies.md#readiness-policy-svcreadiness-policyv1-readiness-policy",
     ),
+    "svc.oci-build/v1": PolicySchema(
+        "oci-build-v1.schema.json",
+        "image build request (`build.json`, written by `svcc image plan`)",
+        "`svc plugins run svc-oci build --arguments`",
+        "../oci.md#svc-oci-build",
+    ),
+    "svc.oci-push/v1": PolicySchema(
+        "oci-push-v1.schema.json",
+        "image push request (`push.json`, written by `svcc image plan`)",
+        "`svc plugins run svc-oci push --arguments`",
+        "../oci.md#svc-oci-push",
+    ),
 }
 
 
@@ -70,7 +83,7 @@ def schema(file: str) -> dict[str, Any]:
 def markdown_page() -> str:
     """The whole of ``docs/reference/schemas.md``: a table, then each schema embedded."""
     lines = [
-        "# Policy file schemas",
+        "# Policy and request file schemas",
         "",
         "Generated from `contracts/schemas/*.schema.json` by "
         "`python -m svcc.contracts.policy_schemas > docs/reference/schemas.md`; a test keeps "

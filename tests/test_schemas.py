@@ -1,4 +1,4 @@
-"""The packaged JSON Schemas of policy files agree with svcc's readers and with the manual.
+"""The packaged JSON Schemas of policy and request files agree with svcc's readers and the manual.
 
 Every policy file and example in the repository validates; documents the reader refuses are
 refused by the schema too, and what the schema's own examples show is read without error, so a
@@ -17,6 +17,8 @@ from svcc.cli.expose import load_exposure_policy, load_operator_policy, load_rea
 from svcc.contracts.errors import SvccError
 from svcc.contracts.policy import load_execution
 from svcc.contracts.policy_schemas import SCHEMAS, markdown_page, schema
+from svcc.images.push_request import parse_push_request
+from svcc.images.request import parse_build_request
 
 IMAGE = "sha256:" + "0" * 64
 
@@ -34,6 +36,8 @@ READERS: dict[str, Callable[[Path], object]] = {
     "svc.operator-policy/v1": load_operator_policy,
     "svc.exposure-policy/v1": load_exposure_policy,
     "svc.readiness-policy/v1": load_readiness_policy,
+    "svc.oci-build/v1": lambda path: parse_build_request(json.loads(path.read_text())),
+    "svc.oci-push/v1": lambda path: parse_push_request(json.loads(path.read_text())),
 }
 
 
@@ -75,8 +79,47 @@ def _found_in_the_repository() -> Iterator[tuple[str, Any]]:
 FOUND = list(_found_in_the_repository())
 
 
+# Written by `svcc image plan`, not by hand: checked on what the planner writes (below).
+PLANNED = {"svc.oci-build/v1", "svc.oci-push/v1"}
+
+
 def test_the_repository_holds_examples_of_every_schema() -> None:
-    assert {_schema_id(doc) for _, doc in FOUND} == set(SCHEMAS)
+    assert {_schema_id(doc) for _, doc in FOUND} == set(SCHEMAS) - PLANNED
+
+
+def test_what_image_plan_writes_validates(tmp_path: Path) -> None:
+    from svcc.images.plan import PROPOSAL_KEY, PlanInputs, build_request, proposed_policy
+    from svcc.images.plan import push_request as plan_push
+    from svcc.images.request import PluginIdentity
+
+    inputs = PlanInputs(
+        bundle=tmp_path / "bundle",
+        interface="rest",
+        base_image="python:3.12-slim@sha256:" + "a" * 64,
+        platform="linux/arm64",
+        tag="shop:1",
+        destination="registry.example:5443/team/shop:1",
+        lock=tmp_path / "pylock.toml",
+        wheelhouse=tmp_path / "wheels",
+        engine_executable="/usr/bin/docker",
+        engine_socket="/var/run/docker.sock",
+        engine_builder="/usr/libexec/docker/cli-plugins/docker-buildx",
+        credentials=tmp_path / "config.json",
+        ca_file=tmp_path / "ca.pem",
+        build_timeout_ms=300_000,
+        push_timeout_ms=300_000,
+    )
+    built = {"image_id": "sha256:" + "b" * 64, "inputs_sha256": "c" * 64, "platform": "linux/arm64"}
+    build, push = build_request(inputs), plan_push(inputs, built)
+    plugin = PluginIdentity(name="svc-oci", version="0.4.1", sha256="d" * 64, lock_sha256="e" * 64)
+    granted = proposed_policy(build, inputs.destination, plugin)
+    del granted[PROPOSAL_KEY]  # what an operator grants, once reviewed
+    for document in (build, push, granted):
+        schema_id = str(document["schema"])
+        assert [e.message for e in _validator(schema_id).iter_errors(document)] == []
+        path = tmp_path / "document.json"
+        path.write_text(json.dumps(document))
+        READERS[schema_id](path)
 
 
 @pytest.mark.parametrize(("where", "document"), FOUND, ids=[w for w, _ in FOUND])
@@ -114,6 +157,9 @@ def test_what_the_schema_accepts_the_reader_reads(
     READERS[schema_id](path)
 
 
+ENGINE = {"executable": "/usr/bin/docker", "socket": "/var/run/docker.sock", "builder": None}
+BUILD = schema(SCHEMAS["svc.oci-build/v1"].file)["examples"][0]
+PUSH = schema(SCHEMAS["svc.oci-push/v1"].file)["examples"][0]
 GRANT = {"operation": "git.fetch", "repository": "https://h/r.git", "commit": "0" * 40}
 # Documents each reader refuses (exit 1 or 2), by the schema that must refuse them too.
 REFUSED: list[tuple[str, Any]] = [
@@ -189,6 +235,24 @@ REFUSED: list[tuple[str, Any]] = [
     ("svc.readiness-policy/v1", {"schema": "svc.readiness-policy/v1"}),
     ("svc.readiness-policy/v1", {"schema": "svc.readiness-policy/v1", "execution": ["oci"]}),
     ("svc.readiness-policy/v1", {"schema": "svc.readiness-policy/v1", "execution": [], "x": 1}),
+    ("svc.oci-build/v1", {**BUILD, "schema": "svc.oci-build/v2"}),
+    ("svc.oci-build/v1", {**BUILD, "extra": 1}),
+    ("svc.oci-build/v1", {k: v for k, v in BUILD.items() if k != "tag"}),
+    ("svc.oci-build/v1", {**BUILD, "bundle": "relative/bundle"}),
+    ("svc.oci-build/v1", {**BUILD, "tag": ""}),
+    ("svc.oci-build/v1", {**BUILD, "platform": "linux/s390x"}),
+    ("svc.oci-build/v1", {**BUILD, "timeout_ms": 540_001}),
+    ("svc.oci-build/v1", {**BUILD, "max_log_bytes": 0}),
+    ("svc.oci-build/v1", {**BUILD, "engine": {**ENGINE, "socket": "tcp://host:2375"}}),
+    ("svc.oci-build/v1", {**BUILD, "engine": {**ENGINE, "extra": 1}}),
+    ("svc.oci-build/v1", {**BUILD, "engine": {"executable": "/d", "socket": "/s"}}),
+    ("svc.oci-push/v1", {**PUSH, "image_id": "sha256:abc"}),
+    ("svc.oci-push/v1", {**PUSH, "inputs_sha256": "A" * 64}),
+    ("svc.oci-push/v1", {**PUSH, "destination": "registry.example/team/shop@sha256:" + "a" * 64}),
+    ("svc.oci-push/v1", {**PUSH, "destination": "registry.example/team/shop"}),
+    ("svc.oci-push/v1", {**PUSH, "authentication": {}}),
+    ("svc.oci-push/v1", {**PUSH, "authentication": {"config_file": "/c", "ca_file": "ca.pem"}}),
+    ("svc.oci-push/v1", {**PUSH, "timeout_ms": True}),
 ]
 
 
