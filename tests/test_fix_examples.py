@@ -2,10 +2,11 @@
 (in process) reports each code the "before" names, and none of them for the "after".
 
 A pair is a ``python`` block whose first line is ``# before: ... SVC-Rnnn ...`` and which a
-``# after`` line splits in two whole modules, each inspected as ``app.py`` (a ``# file: NAME``
-line starts a module beside it). In the "after", a
-``# svcc inspect app.py ARGS`` line gives the options it is inspected with (``--data FILE``
-files are created, ``--requirements FILE`` is written from the ``# FILE: LINE`` comments)."""
+``# after`` line splits in two whole modules, each inspected as ``shop.py`` (a ``# file: NAME``
+line starts a module beside it). A ``# svcc inspect shop.py ARGS`` line gives the options a
+half is inspected with (``--data FILE`` files are created, ``--requirements FILE`` is written
+from the ``# FILE: LINE`` comments); ``# svcc generate rest shop.py ARGS`` generates it instead
+(an ``--execution-policy FILE`` is ``{}``), the codes read from its refusal."""
 
 import itertools
 import json
@@ -42,28 +43,35 @@ def pairs() -> dict[str, list[tuple[set[str], str, str]]]:
 PAIRS = [(anchor, *pair) for anchor, found in pairs().items() for pair in found]
 
 
-def _inspect(folder: Path, source: str, capsys: pytest.CaptureFixture[str]) -> set[str]:
+def _codes(folder: Path, source: str, capsys: pytest.CaptureFixture[str]) -> set[str]:
+    """The codes ``svcc inspect`` (or the ``svcc generate`` line's command) reports."""
     folder.mkdir()
     files = re.split(r"^# file: (\S+)\n", source, flags=re.M)
-    (folder / "app.py").write_text(files[0])
+    (folder / "shop.py").write_text(files[0])
     for name, text in zip(files[1::2], files[2::2], strict=True):
         (folder / name).write_text(text)
-    args: list[str] = []
+    command = ["inspect", "--format", "json"]
     for line in source.splitlines():
-        if line.startswith("# svcc inspect app.py"):
-            args = shlex.split(line.removeprefix("# svcc inspect app.py"))
-    for index, (flag, name) in enumerate(itertools.pairwise(args)):
-        if flag == "--data":
+        found = re.match(r"# svcc (inspect|generate rest) shop\.py(.*)$", line)
+        if found:
+            command = [*found.group(1).split(), *shlex.split(found.group(2))]
+    for index, (flag, name) in enumerate(itertools.pairwise(command)):
+        if flag in {"--data", "--execution-policy"}:
             (folder / name).write_text("{}")
         elif flag == "--requirements":
             lines = re.findall(rf"^# {re.escape(name)}: (.+)$", source, flags=re.M)
             (folder / name).write_text("".join(f"{line}\n" for line in lines))
-        else:
+        elif flag != "--output-dir":
             continue
-        args[index + 1] = str(folder / name)
+        command[index + 1] = str(folder / name)
     capsys.readouterr()
-    assert main(["inspect", str(folder / "app.py"), "--format", "json", *args]) == 0
-    report = json.loads(capsys.readouterr().out)
+    status = main([*command, str(folder / "shop.py")])
+    out, err = capsys.readouterr()
+    if command[0] == "generate":  # refused (exit 1) naming the codes, or generated
+        assert status in {0, 1}, err
+        return set(_CODE.findall(err))
+    assert status == 0, err
+    report = json.loads(out)
     found = {d["code"] for d in report["diagnostics"]}
     for assessment in report["assessments"]:
         found |= {r["code"] for r in assessment["reasons"]}
@@ -76,8 +84,8 @@ def test_before_shows_its_codes_and_after_none(
 ) -> None:
     anchor, codes, before, after = pair
     assert codes, anchor
-    assert codes - _inspect(tmp_path / "before", before, capsys) == set()
-    assert codes & _inspect(tmp_path / "after", after, capsys) == set()
+    assert codes - _codes(tmp_path / "before", before, capsys) == set()
+    assert codes & _codes(tmp_path / "after", after, capsys) == set()
 
 
 def test_each_linked_code_has_a_pair_in_its_section() -> None:

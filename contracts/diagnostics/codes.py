@@ -848,6 +848,7 @@ FIX_EXAMPLES: Final[dict[str, str]] = {
     **dict.fromkeys(("SVC-R012", "SVC-R013", "SVC-R023", "SVC-R051"), "annotations"),
     **dict.fromkeys(("SVC-R016", "SVC-R017", "SVC-R018", "SVC-R050"), "results"),
     **dict.fromkeys(("SVC-R021", "SVC-R024"), "local-modules"),
+    **dict.fromkeys(("SVC-R022", "SVC-R054"), "governed"),
     **dict.fromkeys(("SVC-R031", "SVC-R032", "SVC-R053", "SVC-R060", "SVC-R061"), "fails-when-run"),
 }
 
