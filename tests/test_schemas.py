@@ -277,3 +277,12 @@ def test_the_manual_embeds_exactly_the_packaged_files() -> None:
         assert f"```json\n{packaged}```" in page
     on_disk = {p.name for p in (ROOT / "contracts" / "schemas").glob("*.schema.json")}
     assert on_disk == {entry.file for entry in SCHEMAS.values()}
+
+
+def test_the_wheel_ships_every_schema(svcc_wheel: Path) -> None:
+    """Package data, not just files of the checkout: what `importlib.resources` finds installed."""
+    import zipfile
+
+    with zipfile.ZipFile(svcc_wheel) as wheel:
+        shipped = {Path(n).name for n in wheel.namelist() if "svcc/contracts/schemas/" in n}
+    assert shipped == {entry.file for entry in SCHEMAS.values()}
