@@ -91,3 +91,43 @@ def test_every_code_has_a_fixture_that_triggers_it() -> None:
         triggered |= {code for code, _, _ in expected_markers(case_input(case))}
         triggered |= set(case_options(case).get("expect", []))
     assert set(REGISTRY) - triggered == set()
+
+
+# Codes with no before/after pair in docs/how-to/make-eligible.md (FIX_EXAMPLES), and why.
+# Every other code must have one: a code added without its pair fails below.
+NO_FIX_EXAMPLE = {
+    # Records of what svcc did, not problems: there is no "after" to show.
+    "SVC-R039": "an --allow opt-in recorded (the security-effect pair shows the opt-in)",
+    "SVC-R040": "an import attributed to a declared distribution",
+    "SVC-R041": "a source root found automatically",
+    "SVC-F012": "notebook code left out of the served module",
+    "SVC-F013": "a module name derived from a file name",
+    "SVC-F037": "test code left out of a directory analysis",
+    # The input is not a module the pair format can show (two whole Python modules).
+    "SVC-F001": "a syntax error is an input error (exit 2) whose message is the parser's fix",
+    "SVC-F002": "undecodable bytes cannot be written in the manual; --encoding names the codec",
+    "SVC-F003": "an invalid notebook file (notebooks.md)",
+    "SVC-F004": "a notebook's line magic, removed (notebooks.md)",
+    "SVC-F005": "a notebook's cell magic, dropped (notebooks.md)",
+    "SVC-F006": "a notebook's shell escape, removed (notebooks.md)",
+    "SVC-F014": "a notebook's execution order (notebooks.md)",
+    # A directory's layout, not a module's code (reference/repositories.md).
+    "SVC-F007": "a file of a directory that cannot be read",
+    "SVC-F008": "a repository entry refused (symlink, special file, bad [tool.svcc])",
+    "SVC-F009": "two files claiming one module name",
+    "SVC-F010": "a repository over a size limit",
+    "SVC-F011": "a file that is not an importable module",
+    # A name, not code: the fix is the other name the message asks for (--module-name).
+    "SVC-F015": "a module named as the server's own, refused when compiling for a target",
+}
+
+
+def test_every_code_has_a_fix_example_or_says_why_not() -> None:
+    from svcc.contracts.diagnostics.codes import FIX_EXAMPLES
+
+    assert set(NO_FIX_EXAMPLE) <= set(REGISTRY)
+    assert set(NO_FIX_EXAMPLE) & set(FIX_EXAMPLES) == set()
+    assert set(REGISTRY) - set(FIX_EXAMPLES) - set(NO_FIX_EXAMPLE) == set()
+    # every readiness code that can block a function has one
+    blocking = {c for c, e in REGISTRY.items() if c.startswith("SVC-R") and e.klass is not None}
+    assert blocking - set(FIX_EXAMPLES) == set()

@@ -297,6 +297,15 @@ def test_fix_examples_name_codes_and_sections_that_exist() -> None:
     page = (DOCS / "how-to" / "make-eligible.md").read_text()
     assert set(FIX_EXAMPLES) <= set(REGISTRY)
     assert all(f"{{ #{anchor} }}" in page for anchor in FIX_EXAMPLES.values())
+    # and the section's "Codes:" line names each code linked to it (a range `A`..`B` counts)
+    for code, anchor in FIX_EXAMPLES.items():
+        section = page.split(f"{{ #{anchor} }}", 1)[1].split("\n## ", 1)[0]
+        named = re.search(r"^Codes: (.*)$", section, flags=re.M)
+        assert named is not None, anchor
+        listed = set(re.findall(r"SVC-R\d{3}", named.group(1)))
+        for first, last in re.findall(r"`SVC-R(\d{3})`\.\.`SVC-R(\d{3})`", named.group(1)):
+            listed |= {f"SVC-R{n:03d}" for n in range(int(first), int(last) + 1)}
+        assert code in listed, (code, anchor)
 
 
 def test_contributing_links_resolve() -> None:

@@ -827,19 +827,29 @@ F037_TEST_CODE_LEFT_OUT: Final = _code(
 
 
 # Codes whose fix is shown before and after in the manual (docs/how-to/make-eligible.md), by
-# the section's anchor there.
+# the section's anchor there; tests/test_fix_examples.py runs `svcc inspect` over each pair.
 FIX_EXAMPLES: Final[dict[str, str]] = {
     **dict.fromkeys(
-        ("SVC-R007", "SVC-R026", "SVC-R027", "SVC-R028", "SVC-R029", "SVC-R030"),
+        ("SVC-R007", "SVC-R010", "SVC-R026", "SVC-R027", "SVC-R029", "SVC-R030"),
         "effect-at-import",
     ),
     **dict.fromkeys(("SVC-R042", "SVC-R043"), "file-read-per-call"),
-    "SVC-R038": "print-or-entry-point",
+    **dict.fromkeys(("SVC-R028", "SVC-R038"), "print-or-entry-point"),
     "SVC-R001": "decorator",
     "SVC-R037": "parameter-used-as-object",
     "SVC-R011": "object-without-json-shape",
     **dict.fromkeys(("SVC-R033", "SVC-R034", "SVC-R035", "SVC-R036"), "security-effect"),
     **dict.fromkeys(("SVC-R008", "SVC-R009"), "undeclared-dependency"),
+    **dict.fromkeys(("SVC-R002", "SVC-R003", "SVC-R006", "SVC-R019", "SVC-R025"), "binding"),
+    **dict.fromkeys(
+        ("SVC-R004", "SVC-R005", "SVC-R014", "SVC-R015", "SVC-R020", "SVC-R052", "SVC-R070"),
+        "parameters",
+    ),
+    **dict.fromkeys(("SVC-R012", "SVC-R013", "SVC-R023", "SVC-R051"), "annotations"),
+    **dict.fromkeys(("SVC-R016", "SVC-R017", "SVC-R018", "SVC-R050"), "results"),
+    **dict.fromkeys(("SVC-R021", "SVC-R024"), "local-modules"),
+    **dict.fromkeys(("SVC-R022", "SVC-R054"), "governed"),
+    **dict.fromkeys(("SVC-R031", "SVC-R032", "SVC-R053", "SVC-R060", "SVC-R061"), "fails-when-run"),
 }
 
 
