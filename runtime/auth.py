@@ -84,19 +84,26 @@ def load_tokens(environ: dict[str, str] | None = None) -> Tokens | None:
             "without tokens"
         )
     where = f"{TOKENS_ENV} {name}"
-    path = Path(name)
-    try:
-        with path.open("rb") as handle:
-            data = handle.read(MAX_TOKENS_FILE + 1)
-    except OSError as exc:
-        raise StartupError(f"{where} cannot be read: {exc.strerror or exc}") from None
-    if len(data) > MAX_TOKENS_FILE:
-        raise StartupError(f"{where} is over {MAX_TOKENS_FILE} bytes")
+    data = read_setting_file(Path(name), MAX_TOKENS_FILE, where)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise StartupError(f"{where} is not UTF-8 text") from None
     return parse_tokens(text, where)
+
+
+def read_setting_file(path: Path, limit: int, where: str) -> bytes:
+    """The bytes of a file a setting names (``where``: the setting and its value, for the
+    message), at most ``limit`` of them: never read in part, and any problem a one-line
+    :class:`StartupError`."""
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(limit + 1)
+    except OSError as exc:
+        raise StartupError(f"{where} cannot be read: {exc.strerror or exc}") from None
+    if len(data) > limit:
+        raise StartupError(f"{where} is over {limit} bytes")
+    return data
 
 
 def bearer(authorization: bytes | None) -> bytes | None:

@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from .auth import read_setting_file
 from .integrity import StartupError
 
 ISSUER_ENV = "SVC_OAUTH_ISSUER"
@@ -119,17 +120,6 @@ def _fetch(url: str) -> bytes:
         data: bytes = response.read(MAX_JWKS_BYTES + 1)
     if len(data) > MAX_JWKS_BYTES:
         raise ValueError(f"over {MAX_JWKS_BYTES} bytes")
-    return data
-
-
-def _read_file(path: Path, limit: int, where: str) -> bytes:
-    try:
-        with path.open("rb") as handle:
-            data = handle.read(limit + 1)
-    except OSError as exc:
-        raise StartupError(f"{where} cannot be read: {exc.strerror or exc}") from None
-    if len(data) > limit:
-        raise StartupError(f"{where} is over {limit} bytes")
     return data
 
 
@@ -312,7 +302,7 @@ def load_oauth(
             reason = getattr(exc, "reason", None) or exc
             raise StartupError(f"{JWKS_ENV} {jwks_url} cannot be fetched: {reason}") from None
     else:
-        data = _read_file(Path(source), MAX_JWKS_BYTES, f"{JWKS_ENV} {source}")
+        data = read_setting_file(Path(source), MAX_JWKS_BYTES, f"{JWKS_ENV} {source}")
     keys = parse_jwks(data, f"{JWKS_ENV} {jwks_url or source}")
     servers = tuple(
         _https(s, SERVERS_ENV) for s in env.get(SERVERS_ENV, "").replace(",", " ").split()
@@ -324,7 +314,9 @@ def load_oauth(
     if env.get(SCOPES_ENV):
         path = env[SCOPES_ENV]
         where = f"{SCOPES_ENV} {path}"
-        scopes = parse_scopes(_read_file(Path(path), MAX_SCOPES_BYTES, where), where, capabilities)
+        scopes = parse_scopes(
+            read_setting_file(Path(path), MAX_SCOPES_BYTES, where), where, capabilities
+        )
     leeway_text = env.get(LEEWAY_ENV) or str(DEFAULT_LEEWAY)
     if not leeway_text.isdigit() or int(leeway_text) > MAX_LEEWAY:
         raise StartupError(f"{LEEWAY_ENV} must be a whole number of seconds from 0 to {MAX_LEEWAY}")
