@@ -15,8 +15,9 @@ from typing import Any
 from .calls import CallShape
 from .encoding import Invoke
 from .integrity import StartupError
-from .mcp import INTERNAL_ERROR, MANIFEST, Answer, Tool, log, tool_error
+from .mcp import MANIFEST
 from .mcp import main as serve
+from .mcp_tool import INTERNAL_ERROR, Answer, Tool, log, tool_error
 from .metrics_governed import observed_executor
 from .wire import CallError
 

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
 from .calls import CallShape
-from .mcp import Answer, Refused, Tool, request_context, tool_error
+from .mcp_tool import Answer, Refused, Tool, request_context, tool_error
 from .streaming import Open, StreamError, StreamLimits, items_of
 
 MAX_MESSAGE: Final = 1000

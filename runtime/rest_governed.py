@@ -24,19 +24,16 @@ from .integrity import StartupError, load_document, load_manifest
 from .metrics_governed import observed_executor
 from .network import NetworkLayer
 from .prevalidate import Prevalidator
-from .rest import (
+from .rest import MANIFEST, MANIFEST_SCHEMA, build_app, served
+from .rest_endpoint import (
     INTERNAL_ERROR,
     JSON_HEADERS,
-    MANIFEST,
-    MANIFEST_SCHEMA,
     CapabilityEndpoint,
     Receive,
     Send,
-    build_app,
     error_body,
     log,
     respond,
-    served,
 )
 from .rest_stream import StreamEndpoint
 from .streaming import Open, StreamLimits, stream_limits

@@ -18,7 +18,7 @@ from typing import Any, Final
 from .bodies import BodyReader
 from .calls import CallShape
 from .prevalidate import Prevalidator
-from .rest import INTERNAL_ERROR, CapabilityEndpoint, Receive, Scope, Send, log, respond
+from .rest_endpoint import INTERNAL_ERROR, CapabilityEndpoint, Receive, Scope, Send, log, respond
 from .streaming import Open, StreamError, StreamLimits, final_record, items_of
 from .validation import RequestValidator
 

@@ -154,7 +154,7 @@ def test_exception_names_its_type_and_first_line(mcp: McpBundle) -> None:
 
 
 def test_exception_summary_is_bounded() -> None:
-    from svcc.runtime.mcp import MAX_ERROR_MESSAGE, exception_summary
+    from svcc.runtime.mcp_tool import MAX_ERROR_MESSAGE, exception_summary
 
     assert exception_summary(KeyError("k")) == "KeyError: 'k'"
     assert exception_summary(RuntimeError()) == "RuntimeError"

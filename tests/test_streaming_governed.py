@@ -105,7 +105,12 @@ def test_a_failure_after_two_items_is_the_sanitised_record(server: Server) -> No
     assert lines(server, "two_then_fail", {}) == [
         1, 2, {"error": {"status": 500, "detail": "Internal Server Error"}, "items": 2},
     ]  # fmt: skip
-    assert "ValueError: the third item is missing" in server.log_text()
+    # the worker's traceback reaches the server's log as the stream ends, not before the
+    # client has read the final record: wait for the line, boundedly
+    deadline = time.monotonic() + 10
+    while "ValueError: the third item is missing" not in server.log_text():
+        assert time.monotonic() < deadline, server.log_text()
+        time.sleep(0.05)
 
 
 def test_the_deadline_applies_to_the_whole_stream(server: Server) -> None:

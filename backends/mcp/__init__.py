@@ -81,6 +81,7 @@ BUNDLE: Final = BundleSpec(
         "mcp_progress",
         "mcp_stdio",
         "mcp_stream",
+        "mcp_tool",
         "metrics",
         "network",
         "oauth",

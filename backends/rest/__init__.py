@@ -79,6 +79,7 @@ BUNDLE: Final = BundleSpec(
         "oauth",
         "prevalidate",
         "rest",
+        "rest_endpoint",
         "rest_stream",
         "streaming",
         "validation",
