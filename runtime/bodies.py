@@ -13,13 +13,11 @@ is not a positive number refuses startup.
 """
 
 import asyncio
-import math
-import os
 from collections.abc import Callable
 from time import monotonic
 from typing import Any
 
-from .integrity import StartupError
+from .settings import positive
 from .validation import check_size
 
 IDLE_ENV = "SVC_BODY_IDLE_TIMEOUT"
@@ -30,19 +28,6 @@ DEFAULT_TOTAL = 120.0
 
 class BodyTimeout(Exception):
     """A request body that did not arrive in time (answered 408)."""
-
-
-def _seconds(name: str, default: float) -> float:
-    raw = os.environ.get(name, "")
-    if not raw:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise StartupError(f"{name}={raw!r} is not a positive number of seconds")
-    return value
 
 
 class BodyReader:
@@ -160,4 +145,6 @@ def return_memory() -> None:
 def body_reader(limit: int) -> BodyReader:
     """The reader of bodies of at most ``limit`` bytes, with the deadlines the environment
     sets (a :class:`StartupError` for a value that is not a positive number)."""
-    return BodyReader(limit, _seconds(IDLE_ENV, DEFAULT_IDLE), _seconds(TOTAL_ENV, DEFAULT_TOTAL))
+    return BodyReader(
+        limit, positive(IDLE_ENV, DEFAULT_IDLE, float), positive(TOTAL_ENV, DEFAULT_TOTAL, float)
+    )

@@ -15,12 +15,11 @@ one-line reason):
 """
 
 import asyncio
-import os
 from typing import Any
 
 from .calls import CallShape
 from .encoding import Invoke
-from .integrity import StartupError
+from .settings import optional_positive
 
 CONCURRENCY_ENV = "SVC_MAX_CONCURRENCY"
 DEADLINE_ENV = "SVC_ASYNC_DEADLINE"
@@ -45,19 +44,6 @@ class DeadlineExceeded(LimitRefused):
     tool_message = "timed out: the tool passed its time limit"
 
 
-def _positive(name: str, parse: Any) -> Any:
-    text = os.environ.get(name, "").strip()
-    if not text:
-        return None
-    try:
-        value = parse(text)
-    except ValueError:
-        value = None
-    if value is None or not 0 < value < float("inf"):  # NaN compares false
-        raise StartupError(f"{name}: expected a positive number, got {text!r}")
-    return value
-
-
 class DirectLimits:
     """The limits of one server process; :meth:`wrap` puts them around an invoker."""
 
@@ -70,7 +56,7 @@ class DirectLimits:
 
     @classmethod
     def from_env(cls) -> "DirectLimits":
-        return cls(_positive(CONCURRENCY_ENV, int), _positive(DEADLINE_ENV, float))
+        return cls(optional_positive(CONCURRENCY_ENV, int), optional_positive(DEADLINE_ENV, float))
 
     @property
     def active(self) -> bool:

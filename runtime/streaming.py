@@ -16,7 +16,6 @@ returns, since a thread cannot be interrupted.
 """
 
 import asyncio
-import os
 import threading
 import time
 from collections import deque
@@ -24,7 +23,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Generator
 from typing import Any, Final
 
 from .encoding import encode_result
-from .integrity import StartupError
+from .settings import positive
 
 MAX_ITEMS_ENV: Final = "SVC_STREAM_MAX_ITEMS"
 MAX_BYTES_ENV: Final = "SVC_STREAM_MAX_BYTES"
@@ -48,25 +47,12 @@ class StreamLimits:
         self.idle = idle
 
 
-def _positive(name: str, default: float, kind: Callable[[str], float]) -> float:
-    raw = os.environ.get(name, "")
-    if not raw:
-        return default
-    try:
-        value = kind(raw)
-    except ValueError:
-        value = 0
-    if not 0 < value < float("inf"):  # NaN compares false too
-        raise StartupError(f"{name}={raw!r} is not a positive number")
-    return value
-
-
 def stream_limits() -> StreamLimits:
     """The limits from the environment (a bad value refuses startup: :class:`StartupError`)."""
     return StreamLimits(
-        int(_positive(MAX_ITEMS_ENV, DEFAULT_MAX_ITEMS, int)),
-        int(_positive(MAX_BYTES_ENV, DEFAULT_MAX_BYTES, int)),
-        _positive(IDLE_ENV, DEFAULT_IDLE, float),
+        positive(MAX_ITEMS_ENV, DEFAULT_MAX_ITEMS, int),
+        positive(MAX_BYTES_ENV, DEFAULT_MAX_BYTES, int),
+        positive(IDLE_ENV, DEFAULT_IDLE, float),
     )
 
 

@@ -234,7 +234,10 @@ def test_a_body_deadline_that_is_not_a_positive_number_refuses_startup(
             env={**os.environ, name: value}, check=False,
         )  # fmt: skip
         assert done.returncode == 4, done.stderr
-        assert f"svc-rest: startup refused: {name}={value!r}" in done.stderr
+        assert (
+            f"svc-rest: startup refused: {name}: expected a positive number, got {value!r}"
+            in done.stderr
+        )
         assert "Traceback" not in done.stderr
 
 
