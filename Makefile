@@ -21,7 +21,7 @@ test: ## the test suite
 	$(VENV)/bin/pytest
 
 golden: ## rewrite the golden documents (review the diff!)
-	$(VENV)/bin/pytest tests/test_golden.py --snapshot-update
+	$(VENV)/bin/pytest tests/compiler/test_golden.py --snapshot-update
 
 docs: ## regenerate the generated pages (codes, CLI) and build the manual strictly (the docs extra)
 	$(PY) -m svcc.contracts.diagnostics > docs/diagnostics.md

@@ -9,7 +9,7 @@ library) alone while the cores stay idle, and from forking a second set of worke
 parent joins the texts in key order. The bytes are those of
 ``canonical_json(analysis.document())`` whatever the worker count: a canonical document is
 its keys and values' canonical texts joined with ``,`` and ``:`` in sorted key order, so
-the joining is exact (``tests/test_scaling.py`` checks it).
+the joining is exact (``tests/compiler/test_scaling.py`` checks it).
 """
 
 from collections.abc import Iterator, Mapping, Sequence

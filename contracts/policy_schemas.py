@@ -3,7 +3,7 @@
 Editors and CI validate a policy against them before svcc reads it; the readers
 (:mod:`svcc.contracts.policy`, :mod:`svcc.cli.expose`, :mod:`svcc.images.request`) stay the
 authority, and
-``tests/test_schemas.py`` runs both over the same valid and invalid documents so the two
+``tests/contracts/test_schemas.py`` runs both over the same valid and invalid documents so the two
 cannot drift apart. ``docs/reference/schemas.md`` embeds each file byte for byte
 (``python -m svcc.contracts.policy_schemas > docs/reference/schemas.md``; a test compares).
 """

@@ -19,7 +19,7 @@ tree).
 
 It sits beside the repository package rather than inside it: analysing a file that imports
 nothing beside it must not load the tree reader (``pathlib``, ``tomllib``: see
-``tests/test_layering.py``), so :mod:`svcc.frontends.repository` is imported only when a
+``tests/project/test_layering.py``), so :mod:`svcc.frontends.repository` is imported only when a
 closure or a relative import is there to be judged.
 """
 

@@ -9,7 +9,7 @@ from typing import Final
 
 # Qualified name -> distribution, the first version without it, what to use instead. A
 # capability reading one fails on every call under that version or later.
-# ``tests/test_removed_names.py`` checks each is absent from the installed library, which
+# ``tests/frontends/test_removed_names.py`` checks each is absent from the installed library, which
 # is at or past that version.
 REMOVED_NAMES: Final[dict[str, tuple[str, str, str]]] = {
     "numpy.float": ("numpy", "1.24", "float"),

@@ -8,7 +8,7 @@ from typing import Final
 from svcc.contracts.errors import InputError
 
 # code -> what it means (docs/oci.md lists each with its cause and what to do about it;
-# tests/test_oci_inputs.py checks that every code has both)
+# tests/images/test_oci_inputs.py checks that every code has both)
 CODES: Final[dict[str, str]] = {
     "lock_invalid": "the wheel lock is not one `name==version --hash=sha256:HEX` per line",
     "lock_mismatch": "the lock is not the resolved server + application dependency set",

@@ -153,7 +153,7 @@ def structure(data: Any, cls: type[T]) -> T:
 _BATCH = 4096  # records encoded per write: bounded lists whatever the module's size
 # ``ENCODER`` without sorting, for what :func:`_text` leaves to it (floats, dicts), which
 # :func:`unstructure` writes with their keys in sorted order already. The bytes are
-# ``canonical_json``'s (``tests/test_ir.py``).
+# ``canonical_json``'s (``tests/ir/test_ir.py``).
 _IR_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 _TEXTS: dict[type, Callable[[Any], str]] = {}
 

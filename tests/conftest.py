@@ -7,7 +7,17 @@ from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+_TESTS = Path(__file__).resolve().parent
+sys.path.insert(0, str(_TESTS))
+# The tests mirror the source tree (tests/frontends/, tests/runtime/, ...); a test module that
+# reuses another's fixtures or helpers imports it by its plain name, wherever it lives.
+# Not tests/plugins/: it also holds the sample plug-in project, whose folder would shadow the
+# installed package of the same name (and nothing imports the plug-in tests).
+sys.path.extend(
+    sorted(
+        str(d) for d in _TESTS.iterdir() if d.name != "plugins" and any(d.glob("test_*.py"))
+    )
+)
 
 # A runner started in the background of a non-interactive shell (`cmd &`, some CI harnesses)
 # inherits SIGINT ignored, and so would every process the tests start: Ctrl-C tests would then

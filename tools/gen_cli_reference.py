@@ -1,6 +1,6 @@
 """Write ``docs/reference/cli.md`` from the argparse parser itself, so the reference cannot
 drift from the command line: ``python tools/gen_cli_reference.py > docs/reference/cli.md``.
-``tests/test_docs.py`` regenerates it and fails when the page differs (a flag added, a help
+``tests/project/test_docs.py`` regenerates it and fails when the page differs (a flag added, a help
 text changed).
 
 Each command's page section is its ``--help`` as a terminal 100 columns wide shows it; a

@@ -29,7 +29,7 @@ BUNDLE: Final = BundleSpec(
     http_transports=("streamable-http",),
     allowed_hosts_env="SVC_MCP_ALLOWED_HOSTS",  # runtime/mcp_http.py's ALLOWED_HOSTS_ENV
     # The glue and every top-level module of an installed package the server imports, over
-    # stdio or HTTP (measured by tests/test_hostile_names.py): the server holds its own
+    # stdio or HTTP (measured by tests/backends/test_module_names.py): the server holds its own
     # module by that name first, so a bundled one could never be imported (SVC-F015).
     reserved_modules=frozenset(
         {

@@ -30,7 +30,7 @@ BUNDLE: Final = BundleSpec(
     ),
     interface_document="openapi.json",
     # The glue and every top-level module of an installed package the server imports
-    # (measured under uvicorn by tests/test_hostile_names.py), and what OAuth imports when
+    # (measured under uvicorn by tests/backends/test_module_names.py), and what OAuth imports when
     # configured (``jwt``, ``cryptography``): the server holds its own module by that name
     # first, so a bundled one could never be imported (SVC-F015).
     reserved_modules=frozenset(

@@ -46,7 +46,7 @@ _TYPING = frozenset(
 )  # fmt: skip
 
 # Pure callables: constructors and functions with no I/O, no environment, no process state,
-# deterministic. Reviewed one by one; ``tests/test_effects.py`` holds a case per entry.
+# deterministic. Reviewed one by one; ``tests/compiler/test_effects.py`` holds a case per entry.
 PURE: Final[dict[str, frozenset[str]]] = {
     "regular expressions (a literal pattern is compiled to check it)": _names(
         "re",
@@ -479,7 +479,7 @@ def markdown() -> str:
         "",
         "Generated from `compiler/passes/effects.py` by "
         "`python -m svcc.compiler.passes.effects > docs/effects.md`; a test keeps them in "
-        "sync, and `tests/test_effects.py` checks every entry on a module that uses it.",
+        "sync, and `tests/compiler/test_effects.py` checks every entry on a module that uses it.",
         "",
         "A module-level statement is harmless when everything it evaluates is known pure: "
         "a call in the tables below, a literal, a name, an attribute of a module, an "
@@ -541,7 +541,7 @@ def markdown() -> str:
         "module's own functions that pass their parameter on to one of them (`def _read(p): "
         "return json.load(open(p))`, followed three calls deep). The table is "
         "`PATH_ARGUMENTS` in `frontends/python/path_arguments.py`; "
-        "`tests/test_hostile_third_front.py` checks each position and name against the "
+        "`tests/frontends/test_slices_and_unbound_names.py` checks each position and name against the "
         "installed library's signature.",
         "",
         "| callable | path argument (position: name) |",
@@ -556,7 +556,7 @@ def markdown() -> str:
         "",
         "A capability reading one is conditional (`SVC-R060`) with the replacement in its "
         "message (the table is `REMOVED_NAMES` in `frontends/removed_names.py`; "
-        "`tests/test_removed_names.py` checks each is gone from the installed library).",
+        "`tests/frontends/test_removed_names.py` checks each is gone from the installed library).",
         "",
         "| name | removed in | use instead |",
         "|---|---|---|",

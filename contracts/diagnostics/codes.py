@@ -2,7 +2,7 @@
 
 Each code is a module-level ``Final`` constant that registers itself (mypy's
 ``errorcodes`` style). ``docs/diagnostics.md`` is generated from this table
-(``python -m svcc.contracts.diagnostics``); ``tests/test_codes.py`` fails when the
+(``python -m svcc.contracts.diagnostics``); ``tests/contracts/test_codes.py`` fails when the
 two disagree, when a number is skipped, or when a code has no fixture triggering it.
 
 Families: ``SVC-R`` readiness reasons (attached to a capability), ``SVC-F`` front-end
@@ -827,7 +827,7 @@ F037_TEST_CODE_LEFT_OUT: Final = _code(
 
 
 # Codes whose fix is shown before and after in the manual (docs/how-to/make-eligible.md), by
-# the section's anchor there; tests/test_fix_examples.py runs `svcc inspect` over each pair.
+# the section's anchor there; tests/contracts/test_fix_examples.py runs `svcc inspect` over each pair.
 FIX_EXAMPLES: Final[dict[str, str]] = {
     **dict.fromkeys(
         ("SVC-R007", "SVC-R010", "SVC-R026", "SVC-R027", "SVC-R029", "SVC-R030"),

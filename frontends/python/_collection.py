@@ -16,7 +16,7 @@ def collection_paused() -> Iterator[None]:
     slice's, as soon as it is lowered); the few cycles made meanwhile (about 20 MB over the
     standard library) are collected when the collector resumes. A cycle that holds a
     syntax tree keeps the whole tree until then (900 MB of the standard library's, once):
-    ``tests/test_lowering_cycles.py`` keeps lowering free of them."""
+    ``tests/frontends/test_lowering_cycles.py`` keeps lowering free of them."""
     import gc
 
     enabled = gc.isenabled()

@@ -3,7 +3,7 @@ evaluator (``_evaluator``) may apply to known values.
 
 Each entry is what the name *is* on the target (Linux, CPython): a constant, or a function
 that reads nothing but its arguments, writes nothing, and returns plain data (``str``,
-``bytes``, numbers, containers of them). ``tests/test_evaluator.py`` checks every entry
+``bytes``, numbers, containers of them). ``tests/frontends/test_evaluator.py`` checks every entry
 against the running interpreter, as the effects table is checked, so a row that names
 something else, or a function that changed, fails a test rather than folding wrongly. The
 target-dependent constants (``os.sep``, ``sys.platform``) hold the Linux target's values.

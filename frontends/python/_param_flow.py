@@ -43,7 +43,7 @@ Qualify = Callable[[ast.expr], str | None]
 
 # Callables that need an argument to be an object no JSON value is: qualified name ->
 # positions of such arguments (an argument that is a list or tuple display counts through
-# its items: ``pd.concat([a, b])``). Each entry is checked by ``tests/test_param_flow.py``
+# its items: ``pd.concat([a, b])``). Each entry is checked by ``tests/frontends/test_param_flow.py``
 # on every kind of JSON value.
 NEEDS_OBJECT: Final[dict[str, tuple[int, ...]]] = {
     "pandas.concat": (0,),  # "cannot concatenate object of type <class 'list'>"
