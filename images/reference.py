@@ -83,23 +83,7 @@ def parse_reference(
     for part in top.children:
         assert isinstance(part, Tree)
         if part.data == "domain":
-            host = part.children[0]
-            assert isinstance(host, Tree)
-            if host.data == "ipv6":
-                raise _bad(what, text, "IP literals are refused: use the registry's DNS name")
-            labels = _tokens(host)
-            if all(label.isdigit() for label in labels):
-                raise _bad(what, text, "IP literals are refused: use the registry's DNS name")
-            if len(labels) == 1 and labels[0] != "localhost" and len(part.children) == 1:
-                raise _bad(
-                    what, text, "the registry must be explicit (a DNS name with a dot, or a port)"
-                )
-            registry = ".".join(labels)
-            if len(part.children) > 1:
-                port = _tokens(part.children[1])[0]  # type: ignore[arg-type]
-                if not 0 < int(port) < 65536:
-                    raise _bad(what, text, f"port {port} out of range")
-                registry += f":{port}"
+            registry = _registry(part, what, text)
         elif part.data == "repo_path":
             repository = "/".join(_tokens(part))
         elif part.data == "tag":
@@ -117,3 +101,24 @@ def parse_reference(
     if require_tag and tag is None:
         raise _bad(what, text, "an explicit tag is required (no implicit latest)")
     return ImageReference(registry, repository, tag, digest)
+
+
+def _registry(part: Tree[Token], what: str, text: str) -> str:
+    """The registry of a reference's domain part: a DNS name (or ``localhost``) and an
+    optional port; IP literals and a bare single label are refused."""
+    host = part.children[0]
+    assert isinstance(host, Tree)
+    if host.data == "ipv6":
+        raise _bad(what, text, "IP literals are refused: use the registry's DNS name")
+    labels = _tokens(host)
+    if all(label.isdigit() for label in labels):
+        raise _bad(what, text, "IP literals are refused: use the registry's DNS name")
+    if len(labels) == 1 and labels[0] != "localhost" and len(part.children) == 1:
+        raise _bad(what, text, "the registry must be explicit (a DNS name with a dot, or a port)")
+    registry = ".".join(labels)
+    if len(part.children) > 1:
+        port = _tokens(part.children[1])[0]  # type: ignore[arg-type]
+        if not 0 < int(port) < 65536:
+            raise _bad(what, text, f"port {port} out of range")
+        registry += f":{port}"
+    return registry
