@@ -339,6 +339,15 @@ def _is_python(uri: str) -> bool:
 def build(debounce: float = DEBOUNCE_SECONDS) -> ReadinessServer:
     """The server with its features registered (``svcc lsp`` starts it on stdio)."""
     server = ReadinessServer(debounce)
+    _document_features(server)
+    _notebook_features(server)
+    _request_features(server)
+    return server
+
+
+def _document_features(server: ReadinessServer) -> None:
+    """Text documents and the workspace: what is open is judged, what a save or a watched
+    file changes in the project is judged again."""
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: ReadinessServer, params: types.DidOpenTextDocumentParams) -> None:
@@ -367,6 +376,10 @@ def build(debounce: float = DEBOUNCE_SECONDS) -> ReadinessServer:
     def folders(ls: ReadinessServer, _: types.DidChangeWorkspaceFoldersParams) -> None:
         ls.forget_projects()
 
+
+def _notebook_features(server: ReadinessServer) -> None:
+    """Notebook documents, judged as a whole notebook on each change."""
+
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
     def notebook_open(ls: ReadinessServer, params: types.DidOpenNotebookDocumentParams) -> None:
         ls.schedule(params.notebook_document.uri)
@@ -378,6 +391,10 @@ def build(debounce: float = DEBOUNCE_SECONDS) -> ReadinessServer:
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
     def notebook_close(ls: ReadinessServer, params: types.DidCloseNotebookDocumentParams) -> None:
         ls.forget(params.notebook_document.uri)
+
+
+def _request_features(server: ReadinessServer) -> None:
+    """Requests the client waits on (hover, code actions) and shutdown."""
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     def hover(ls: ReadinessServer, params: types.HoverParams) -> types.Hover | None:
@@ -395,8 +412,6 @@ def build(debounce: float = DEBOUNCE_SECONDS) -> ReadinessServer:
         for task in ls.pending.values():
             task.cancel()
         ls.analyser.shutdown(wait=False, cancel_futures=True)
-
-    return server
 
 
 def _project_changed(ls: ReadinessServer, uris: Sequence[str]) -> None:
