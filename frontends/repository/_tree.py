@@ -410,13 +410,8 @@ class _Walker:
             return False
         holds = False
         for entry in entries:
-            if not is_utf8(entry.name):  # a module's or a folder of modules' only
-                if entry.name.endswith((".py", ".ipynb")) or (
-                    entry.is_dir(follow_symlinks=False) and _has_python(Path(entry.path))
-                ):
-                    name = escaped(entry.name)
-                    where = self._shown(source_root, f"{rel}/{name}" if rel else name)
-                    self.refuse(where, "the name is not UTF-8 (rename it)")
+            if not is_utf8(entry.name):
+                self._not_utf8(entry, source_root, rel)
                 continue
             relpath = f"{rel}/{entry.name}" if rel else entry.name
             shown = self._shown(source_root, relpath)
@@ -426,13 +421,7 @@ class _Walker:
                 self.refuse(shown, f"cannot be read: {exc.strerror}")
                 continue
             mode = info.st_mode
-            if (
-                not self.include_tests
-                and (stat.S_ISDIR(mode) or entry.name.endswith(".py"))
-                and test_or_tool(shown, stat.S_ISDIR(mode))
-            ):
-                if not stat.S_ISDIR(mode) or _has_python(Path(entry.path)):
-                    self.left_out.append(f"{shown}/" if stat.S_ISDIR(mode) else shown)
+            if self._left_out(entry, shown, stat.S_ISDIR(mode)):
                 continue
             if stat.S_ISDIR(mode):
                 if _skipped(entry.name) or shown in others:
@@ -454,6 +443,29 @@ class _Walker:
             if self._declare(Path(entry.path), relpath, shown, info.st_size):
                 holds = True
         return holds
+
+    def _not_utf8(self, entry: os.DirEntry[str], source_root: str, rel: str) -> None:
+        """A name that is not UTF-8 is refused when it is a module's or a folder of modules'
+        (other files are not the repository's business)."""
+        if entry.name.endswith((".py", ".ipynb")) or (
+            entry.is_dir(follow_symlinks=False) and _has_python(Path(entry.path))
+        ):
+            name = escaped(entry.name)
+            self.refuse(
+                self._shown(source_root, f"{rel}/{name}" if rel else name),
+                "the name is not UTF-8 (rename it)",
+            )
+
+    def _left_out(self, entry: os.DirEntry[str], shown: str, is_dir: bool) -> bool:
+        """Whether test code or a packaging/tool script is left out (listed once when it
+        holds Python)."""
+        if self.include_tests or not (is_dir or entry.name.endswith(".py")):
+            return False
+        if not test_or_tool(shown, is_dir):
+            return False
+        if not is_dir or _has_python(Path(entry.path)):
+            self.left_out.append(f"{shown}/" if is_dir else shown)
+        return True
 
     @staticmethod
     def _shown(source_root: str, relpath: str) -> str:
