@@ -14,9 +14,7 @@ sys.path.insert(0, str(_TESTS))
 # Not tests/plugins/: it also holds the sample plug-in project, whose folder would shadow the
 # installed package of the same name (and nothing imports the plug-in tests).
 sys.path.extend(
-    sorted(
-        str(d) for d in _TESTS.iterdir() if d.name != "plugins" and any(d.glob("test_*.py"))
-    )
+    sorted(str(d) for d in _TESTS.iterdir() if d.name != "plugins" and any(d.glob("test_*.py")))
 )
 
 # A runner started in the background of a non-interactive shell (`cmd &`, some CI harnesses)

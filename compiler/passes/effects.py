@@ -541,8 +541,8 @@ def markdown() -> str:
         "module's own functions that pass their parameter on to one of them (`def _read(p): "
         "return json.load(open(p))`, followed three calls deep). The table is "
         "`PATH_ARGUMENTS` in `frontends/python/path_arguments.py`; "
-        "`tests/frontends/test_slices_and_unbound_names.py` checks each position and name against the "
-        "installed library's signature.",
+        "`tests/frontends/test_slices_and_unbound_names.py` checks each position and name "
+        "against the installed library's signature.",
         "",
         "| callable | path argument (position: name) |",
         "|---|---|",

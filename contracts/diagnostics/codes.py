@@ -659,7 +659,7 @@ R043_WORKING_DIRECTORY_READ: Final = _code(
     "the file (--data PATH; in a repository, [tool.svcc] data-files)",
 )
 
-# --- types and results (issue 23: SVC-R050..R059) ----------------------------------------------
+# --- types and results (SVC-R050..R059) ------------------------------------------------------
 R050_RETURN_NOT_ENCODABLE: Final = _code(
     "SVC-R050",
     "return type the result encoder cannot encode",
@@ -778,7 +778,7 @@ R061_UNBOUND_NAME: Final = _code(
 )
 
 
-# --- tools agents can trust (issue 41) -------------------------------------------------------
+# --- tools agents can trust ----------------------------------------------------------------
 R070_DOCUMENTED_PARAMETER_MISSING: Final = _code(
     "SVC-R070",
     "docstring documents a parameter the signature lacks",
@@ -792,7 +792,7 @@ R070_DOCUMENTED_PARAMETER_MISSING: Final = _code(
     hint="rename the entry to the parameter it documents, or remove it",
 )
 
-# --- adversarial second pass (issue 27 item 7) ---------------------------------------------------
+# --- directories, locks and the wire -----------------------------------------------------------
 F015_MODULE_NAME_TAKEN: Final = _code(
     "SVC-F015",
     "module name taken inside the server",
@@ -810,7 +810,7 @@ F015_MODULE_NAME_TAKEN: Final = _code(
 )
 
 
-# --- what a directory is (issue 37) --------------------------------------------------------------
+# --- what a directory is ---------------------------------------------------------------------
 F037_TEST_CODE_LEFT_OUT: Final = _code(
     "SVC-F037",
     "test code and tool scripts left out",
@@ -827,7 +827,8 @@ F037_TEST_CODE_LEFT_OUT: Final = _code(
 
 
 # Codes whose fix is shown before and after in the manual (docs/how-to/make-eligible.md), by
-# the section's anchor there; tests/contracts/test_fix_examples.py runs `svcc inspect` over each pair.
+# the section's anchor there; tests/contracts/test_fix_examples.py runs `svcc inspect` over
+# each pair.
 FIX_EXAMPLES: Final[dict[str, str]] = {
     **dict.fromkeys(
         ("SVC-R007", "SVC-R010", "SVC-R026", "SVC-R027", "SVC-R029", "SVC-R030"),

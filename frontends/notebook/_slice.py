@@ -439,7 +439,7 @@ def slice_cells(
     reports the syntax error on the whole module). ``selected``: the functions
     ``--select`` names; when the notebook defines each of them at top level, the other
     definitions are kept only when something kept reads them (so one helper reading the
-    notebook's DataFrame no longer keeps its loading for the others)."""
+    notebook's DataFrame does not keep its loading for the others)."""
     parsed: list[tuple[int, ast.Module]] = []
     for index, lines in cells:
         try:
@@ -475,7 +475,7 @@ def keep(
     One worklist, each fact scheduled once: a name's binders are scheduled as a prefix of
     their (sorted) list, and a name first read schedules the statements that change its
     object and, for an import, the display settings of its library (rescanning every
-    binder per reader, or every change per round, was quadratic: issue 27)."""
+    binder per reader, or every change per round, would be quadratic)."""
     binders: dict[str, list[int]] = {}
     for unit in units:
         for name in unit.binds:
@@ -573,7 +573,7 @@ def _render(
         if hoisted:
             numbered.append((index, hoisted))
     notes: list[Diagnostic] = []
-    served = kept - future  # once: per line, it was quadratic in a long cell (issue 27)
+    served = kept - future  # once, not per line (quadratic in a long cell)
     for index, lines in cells:
         cell_units = by_cell.get(index, [])
         owner = _owners(cell_units, len(lines))

@@ -95,10 +95,9 @@ class SlicedModule:
 
     The first read parses every slice, shows each slice's tree to ``check`` (which may
     raise) and keeps the first slice's tree; a later read reuses that tree and parses the
-    other slices again. Parsing every slice twice made the step past ``SLICE_LINES`` cost
-    2.6 to 3.2 times the step before it for twice the input (issue 27); keeping every tree
-    would bring back the memory slicing saves, so at most two slices' trees are alive at
-    once (the first one and the one being read)."""
+    other slices again (parsing every slice twice would double the cost past
+    ``SLICE_LINES``); keeping every tree would bring back the memory slicing saves, so at
+    most two slices' trees are alive at once (the first one and the one being read)."""
 
     def __init__(
         self,

@@ -422,8 +422,8 @@ def _derived(
     from which a binding to something else may hold (uses from there on are not judged).
 
     A worklist: a name whose cutoff moves earlier has the bindings taken from it judged
-    again, and each name's parameter is found by following first bindings once (rounds over
-    every name moved one alias per round: quadratic in a chain of aliases, issue 27)."""
+    again, and each name's parameter is found by following first bindings once (so a chain
+    of aliases costs its length, not its square)."""
     names = set(params) | set(bindings)
     cutoff = dict.fromkeys(names, _NEVER)
     bases: dict[str, list[str | None]] = {

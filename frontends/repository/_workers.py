@@ -3,7 +3,7 @@
 Lowering is most of a directory's cost and each module lowers alone, so a large tree is
 lowered in processes forked from the parent (one per core; the tree is inherited, nothing is
 pickled to them). Sending each module's IR back to the parent cost almost as much as lowering
-it: unpickling rebuilds every record object, in the parent alone (issue 27). So a worker keeps
+it: unpickling rebuilds every record object, in the parent alone. So a worker keeps
 its modules' results and sends back only what the parent needs of every module: the front
 end's diagnostics and the import statements (the module graph is built from them); the
 module's text and the IR's canonical JSON go to the worker's spill file (:mod:`._spill`),

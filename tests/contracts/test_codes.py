@@ -69,9 +69,12 @@ TRIGGERED_ELSEWHERE = {
     "SVC-F008": "tests/frontends/test_repository.py::test_symlink_and_fifo_are_refused",
     "SVC-F009": "tests/frontends/test_repository.py::test_duplicate_module_names_are_refused",
     "SVC-F010": "tests/frontends/test_repository.py::test_oversize_file_is_refused",
-    "SVC-F011": "tests/frontends/test_repository.py::test_configured_source_roots_hidden_and_build_folders",
-    "SVC-R022": "tests/frontends/test_hostile_sources.py::test_governed_return_never_json_is_refused",
-    "SVC-R054": "tests/runtime/test_types_governed.py::test_governed_refuses_parameters_that_need_objects",
+    "SVC-F011": "tests/frontends/test_repository.py::"
+    "test_configured_source_roots_hidden_and_build_folders",
+    "SVC-R022": "tests/frontends/test_hostile_sources.py::"
+    "test_governed_return_never_json_is_refused",
+    "SVC-R054": "tests/runtime/test_types_governed.py::"
+    "test_governed_refuses_parameters_that_need_objects",
     "SVC-F013": "tests/frontends/test_notebooks.py::test_name_with_spaces_is_derived_and_reported",
     "SVC-R039": "tests/compiler/test_effects.py::"
     "test_security_effect_refused_without_allow_and_served_with_it",
@@ -79,9 +82,12 @@ TRIGGERED_ELSEWHERE = {
     "test_unresolved_import_is_attributed_to_an_unmapped_distribution",
     "SVC-R041": "tests/frontends/test_source_roots.py::"
     "test_project_folders_are_roots_of_their_own_and_reported",
-    "SVC-F015": "tests/backends/test_module_names.py::test_a_module_named_as_the_servers_own_is_refused",
-    "SVC-R061": "tests/frontends/test_slices_and_unbound_names.py::test_a_read_of_a_name_nothing_binds_is_refused",
-    "SVC-F037": "tests/frontends/test_directory_defaults.py::test_test_code_is_left_out_and_listed_once",
+    "SVC-F015": "tests/backends/test_module_names.py::"
+    "test_a_module_named_as_the_servers_own_is_refused",
+    "SVC-R061": "tests/frontends/test_slices_and_unbound_names.py::"
+    "test_a_read_of_a_name_nothing_binds_is_refused",
+    "SVC-F037": "tests/frontends/test_directory_defaults.py::"
+    "test_test_code_is_left_out_and_listed_once",
 }
 
 
