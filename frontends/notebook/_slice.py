@@ -480,23 +480,7 @@ def keep(
     for unit in units:
         for name in unit.binds:
             binders.setdefault(name, []).append(unit.index)
-    writers = function_writers(
-        [u.nodes for u in units],
-        lambda call, known: _changed_by_call(call, aliases, known),
-        _assigned_through,
-    )
-    found = {u.index: effects(u, aliases, writers) for u in units if not u.root}
-    display = {i: e.display for i, e in found.items() if e.shared_state and e.display}
-    # names bound by statements or only through ``global`` in a function (``_S().go(3)``)
-    object_names = {n for u in units if not u.is_import for n in (*u.binds, *u.global_writes)}
-    groups = alias_groups(
-        (n for u in units if not u.root for n in _top_level_nodes(u)), object_names
-    )
-    # Changers are filed under the object's group (a name for it: ``_aliases``), each once.
-    changers: dict[str, list[int]] = {}
-    for index, effect in found.items():
-        for key in {groups.get(name, name) for name in effect.changed & object_names}:
-            changers.setdefault(key, []).append(index)
+    found, display, groups, changers = _changes(units, aliases)
     objects_read: set[str] = set()
     settings: dict[str, list[int]] = {}
     for index, library in display.items():
@@ -539,6 +523,31 @@ def keep(
             if name in NAMESPACE_READERS and name not in binders:
                 work.extend(u.index for u in units if u.binds)
     return kept, {i: library for i, library in display.items() if i not in kept}
+
+
+def _changes(
+    units: list[Unit], aliases: dict[str, str]
+) -> tuple[dict[int, Effects], dict[int, str], dict[str, str], dict[str, list[int]]]:
+    """What each non-root unit does (its effects), the display-settings statements among
+    them (by the library they set), the alias groups of the notebook's objects, and the
+    units that change each object, filed under its group (a name for it), each once."""
+    writers = function_writers(
+        [u.nodes for u in units],
+        lambda call, known: _changed_by_call(call, aliases, known),
+        _assigned_through,
+    )
+    found = {u.index: effects(u, aliases, writers) for u in units if not u.root}
+    display = {i: e.display for i, e in found.items() if e.shared_state and e.display}
+    # names bound by statements or only through ``global`` in a function (``_S().go(3)``)
+    object_names = {n for u in units if not u.is_import for n in (*u.binds, *u.global_writes)}
+    groups = alias_groups(
+        (n for u in units if not u.root for n in _top_level_nodes(u)), object_names
+    )
+    changers: dict[str, list[int]] = {}
+    for index, effect in found.items():
+        for key in {groups.get(name, name) for name in effect.changed & object_names}:
+            changers.setdefault(key, []).append(index)
+    return found, display, groups, changers
 
 
 def _is_selected(unit: Unit, selected: frozenset[str] | None) -> bool:
