@@ -17,7 +17,6 @@ returns, since a thread cannot be interrupted.
 
 import asyncio
 import threading
-import time
 from collections import deque
 from collections.abc import AsyncGenerator, Awaitable, Callable, Generator
 from typing import Any, Final
@@ -131,8 +130,33 @@ class AsyncItems(ItemSource):
 
 
 class ThreadedItems(ItemSource):
-    """A sync generator run in one pool thread, its items handed over in batches through a
-    buffer of at most :data:`BUFFER_ITEMS` items and :data:`BUFFER_BYTES` bytes."""
+    """A sync generator run in one pool thread for its whole life (a generator may hold
+    what only its own thread may use, as a ``sqlite3`` cursor), its items handed over in
+    batches through a buffer of at most :data:`BUFFER_ITEMS` items and :data:`BUFFER_BYTES`
+    bytes.
+
+    The reader waits on a future of its own that the producer resolves from its thread:
+    one wake-up of the loop per hand-over, as a plain call's result costs. After the first
+    item the producer waits until the reader asks again, so the loop sends that item while
+    the generator holds no GIL against it: a stream's first item comes as fast as a call's
+    answer; later items go in batches of what came meanwhile."""
+
+    __slots__ = (
+        "_asked",
+        "_buffer",
+        "_bytes",
+        "_encode",
+        "_failure",
+        "_finished",
+        "_full",
+        "_gen",
+        "_lock",
+        "_loop",
+        "_stop",
+        "_taken",
+        "_task",
+        "_waiter",
+    )
 
     def __init__(self, gen: Generator[Any, None, Any], encode: Encode) -> None:
         self._gen = gen
@@ -141,23 +165,22 @@ class ThreadedItems(ItemSource):
         self._buffer: deque[bytes] = deque()
         self._bytes = 0
         self._stop = False
+        self._taken = False  # the reader took the first item
+        self._asked = False  # ... and asks for more
         self._finished = False
+        self._full = False  # the producer waits for room in the buffer
         self._failure: BaseException | None = None
-        self._waiting = False
-        self._ready = asyncio.Event()
+        self._waiter: asyncio.Future[None] | None = None
         self._loop = asyncio.get_running_loop()
         from anyio import to_thread
 
         self._task = asyncio.ensure_future(to_thread.run_sync(self._produce))
 
-    def _wake(self) -> bool:
-        """Under the lock: let a waiting reader in (from the producer's thread); whether one
-        was waiting."""
-        if not self._waiting:
-            return False
-        self._waiting = False
-        self._loop.call_soon_threadsafe(self._ready.set)
-        return True
+    def _wake(self) -> None:
+        """Under the lock, from the producer's thread: let a waiting reader in."""
+        waiter, self._waiter = self._waiter, None
+        if waiter is not None:
+            self._loop.call_soon_threadsafe(_release, waiter)
 
     def _produce(self) -> None:
         gen, encode, lock = self._gen, self._encode, self._lock
@@ -170,16 +193,18 @@ class ThreadedItems(ItemSource):
                     while not self._stop and (
                         len(self._buffer) >= BUFFER_ITEMS or self._bytes >= BUFFER_BYTES
                     ):
+                        self._full = True
                         lock.wait()
+                    self._full = False
                     if self._stop:
                         break
                     self._buffer.append(data)
                     self._bytes += len(data)
-                    woke = self._wake() and first
-                first = False
-                if woke:  # the reader takes the first item now, not when this thread next
-                    time.sleep(0)  # blocks (a running thread keeps the GIL up to the switch
-                    # interval, 5 ms; later items go in batches of what came meanwhile)
+                    self._wake()
+                    if first:  # the loop sends it without this thread in its way
+                        first = False
+                        while not self._stop and not self._asked:
+                            lock.wait()
         except BaseException as exc:
             failure = exc
         finally:
@@ -199,25 +224,41 @@ class ThreadedItems(ItemSource):
                     items = list(self._buffer)
                     self._buffer.clear()
                     self._bytes = 0
-                    self._lock.notify()
+                    self._taken = True
+                    if self._full:  # else no wake-up: a woken thread takes the GIL
+                        self._lock.notify()
                     return items
                 if self._finished:
                     if self._failure is not None:
                         raise self._failure
                     return None
-                self._ready.clear()
-                self._waiting = True
+                if self._taken and not self._asked:
+                    self._asked = True
+                    self._lock.notify()
+                waiter = self._waiter = self._loop.create_future()
+            timer = self._loop.call_later(idle, _expire, waiter)
             try:
-                async with asyncio.timeout(idle):
-                    await self._ready.wait()
+                await waiter
             except TimeoutError:
                 raise idle_error(idle) from None
+            finally:
+                timer.cancel()
 
     async def close(self) -> None:
         with self._lock:
             self._stop = True
             self._lock.notify()
         await asyncio.shield(self._task)
+
+
+def _release(waiter: "asyncio.Future[None]") -> None:
+    if not waiter.done():
+        waiter.set_result(None)
+
+
+def _expire(waiter: "asyncio.Future[None]") -> None:
+    if not waiter.done():
+        waiter.set_exception(TimeoutError())
 
 
 Open = Callable[[list[Any], dict[str, Any]], Awaitable[ItemSource]]
