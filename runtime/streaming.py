@@ -16,10 +16,14 @@ returns, since a thread cannot be interrupted.
 """
 
 import asyncio
+import contextvars
 import threading
 from collections import deque
 from collections.abc import AsyncGenerator, Awaitable, Callable, Generator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Final
+
+from anyio import CapacityLimiter, WouldBlock, to_thread
 
 from .encoding import encode_result
 from .settings import positive
@@ -150,8 +154,10 @@ class ThreadedItems(ItemSource):
         "_finished",
         "_full",
         "_gen",
+        "_limiter",
         "_lock",
         "_loop",
+        "_running",
         "_stop",
         "_taken",
         "_task",
@@ -172,9 +178,31 @@ class ThreadedItems(ItemSource):
         self._failure: BaseException | None = None
         self._waiter: asyncio.Future[None] | None = None
         self._loop = asyncio.get_running_loop()
-        from anyio import to_thread
+        self._running: asyncio.Future[None] | None = None
+        self._limiter = to_thread.current_default_thread_limiter()
+        try:
+            self._limiter.acquire_on_behalf_of_nowait(self)
+        except WouldBlock:  # every thread busy: the stream starts when one is free
+            self._task: asyncio.Future[None] = asyncio.ensure_future(self._when_free())
+        else:
+            self._task = self._run()
 
-        self._task = asyncio.ensure_future(to_thread.run_sync(self._produce))
+    def _run(self) -> "asyncio.Future[None]":
+        """The producer on a thread of its own, started now, under a token of the thread
+        limiter the calls share (sync calls and streams run 40 threads at most together;
+        the pool of :func:`_pool` only keeps the threads)."""
+        context = contextvars.copy_context()
+        running = self._loop.run_in_executor(_pool(self._limiter), context.run, self._produce)
+        running.add_done_callback(self._release)
+        self._running = running
+        return running
+
+    def _release(self, _running: "asyncio.Future[None]") -> None:
+        self._limiter.release_on_behalf_of(self)
+
+    async def _when_free(self) -> None:
+        await self._limiter.acquire_on_behalf_of(self)
+        await asyncio.shield(self._run())
 
     def _wake(self) -> None:
         """Under the lock, from the producer's thread: let a waiting reader in."""
@@ -248,7 +276,24 @@ class ThreadedItems(ItemSource):
         with self._lock:
             self._stop = True
             self._lock.notify()
-        await asyncio.shield(self._task)
+        if self._running is None:  # still waiting for a thread: the generator never ran
+            self._task.cancel()
+            self._gen.close()
+            return
+        await asyncio.shield(self._running)
+
+
+_POOL: list[ThreadPoolExecutor] = []
+
+
+def _pool(limiter: CapacityLimiter) -> ThreadPoolExecutor:
+    """The threads streams run on (made once, as many as the limiter's tokens): a thread
+    is handed a generator at once, without a task or a loop iteration in between, so a
+    stream's first item comes sooner than a call's result through ``to_thread``."""
+    if not _POOL:
+        size = max(1, int(limiter.total_tokens))
+        _POOL.append(ThreadPoolExecutor(size, thread_name_prefix="svc-stream"))
+    return _POOL[0]
 
 
 def _release(waiter: "asyncio.Future[None]") -> None:
