@@ -7,12 +7,12 @@ limits (``SVC_STREAM_MAX_ITEMS``, ``SVC_STREAM_MAX_BYTES``, ``SVC_STREAM_IDLE_SE
 end a stream with such an error too, so a client always tells a short answer from a broken
 one.
 
-A sync generator runs in one thread of the pool for its whole life (never on the
-event loop), handing items over through a bounded buffer: a slow reader makes the
-generator wait, never the server buffer without bound. Closing a source closes the
-generator where it runs (``close()`` in its thread, ``aclose()`` on the loop), so its
-``finally`` blocks run; a sync generator busy inside ``next()`` is closed when that item
-returns, since a thread cannot be interrupted.
+A sync generator runs in one thread for its whole life (never on the event loop; the
+thread limiter sync calls use bounds how many run), handing items over through a bounded
+buffer: a slow reader makes the generator wait, never the server buffer without bound.
+Closing a source closes the generator where it runs (``close()`` in its thread,
+``aclose()`` on the loop), so its ``finally`` blocks run; a sync generator busy inside
+``next()`` is closed when that item returns, since a thread cannot be interrupted.
 """
 
 import asyncio
@@ -37,6 +37,8 @@ DEFAULT_IDLE: Final = 60.0
 # What a sync generator may run ahead of its reader (items, encoded bytes).
 BUFFER_ITEMS: Final = 256
 BUFFER_BYTES: Final = 1024 * 1024
+# The most threads the stream pool may keep (the thread limiter bounds how many run).
+POOL_CEILING: Final = 256
 
 
 class StreamLimits:
@@ -134,16 +136,17 @@ class AsyncItems(ItemSource):
 
 
 class ThreadedItems(ItemSource):
-    """A sync generator run in one pool thread for its whole life (a generator may hold
-    what only its own thread may use, as a ``sqlite3`` cursor), its items handed over in
+    """A sync generator run in one thread for its whole life (a generator may hold what
+    only its own thread may use, as a ``sqlite3`` cursor), its items handed over in
     batches through a buffer of at most :data:`BUFFER_ITEMS` items and :data:`BUFFER_BYTES`
     bytes.
 
-    The reader waits on a future of its own that the producer resolves from its thread:
-    one wake-up of the loop per hand-over, as a plain call's result costs. After the first
-    item the producer waits until the reader asks again, so the loop sends that item while
-    the generator holds no GIL against it: a stream's first item comes as fast as a call's
-    answer; later items go in batches of what came meanwhile."""
+    The first item is the stream's time to its first byte, so it costs what a call's
+    result costs: the thread starts at once (:meth:`_run`), the reader waits on a future
+    the producer resolves from its thread (one wake-up of the loop), and after that item
+    the producer waits until the reader asks again, so the loop sends it while the
+    generator holds no GIL against it. Later items go in batches of what came meanwhile.
+    A thread only wakes when what it waits for changed (a woken thread takes the GIL)."""
 
     __slots__ = (
         "_asked",
@@ -154,6 +157,7 @@ class ThreadedItems(ItemSource):
         "_finished",
         "_full",
         "_gen",
+        "_holds",
         "_limiter",
         "_lock",
         "_loop",
@@ -179,6 +183,7 @@ class ThreadedItems(ItemSource):
         self._waiter: asyncio.Future[None] | None = None
         self._loop = asyncio.get_running_loop()
         self._running: asyncio.Future[None] | None = None
+        self._holds = False  # a token of the thread limiter
         self._limiter = to_thread.current_default_thread_limiter()
         try:
             self._limiter.acquire_on_behalf_of_nowait(self)
@@ -193,12 +198,17 @@ class ThreadedItems(ItemSource):
         the pool of :func:`_pool` only keeps the threads)."""
         context = contextvars.copy_context()
         running = self._loop.run_in_executor(_pool(self._limiter), context.run, self._produce)
+        self._holds = True
         running.add_done_callback(self._release)
         self._running = running
         return running
 
-    def _release(self, _running: "asyncio.Future[None]") -> None:
-        self._limiter.release_on_behalf_of(self)
+    def _release(self, _running: "asyncio.Future[None] | None" = None) -> None:
+        """The token back, once the thread is done (whichever of the future's callback and
+        ``close`` comes first)."""
+        if self._holds:
+            self._holds = False
+            self._limiter.release_on_behalf_of(self)
 
     async def _when_free(self) -> None:
         await self._limiter.acquire_on_behalf_of(self)
@@ -208,7 +218,13 @@ class ThreadedItems(ItemSource):
         """Under the lock, from the producer's thread: let a waiting reader in."""
         waiter, self._waiter = self._waiter, None
         if waiter is not None:
-            self._loop.call_soon_threadsafe(_release, waiter)
+            self._loop.call_soon_threadsafe(_resolve, waiter)
+
+    def _asked_for_more(self) -> bool:
+        """Under the lock: waits until the reader asks for more items or the stream is
+        closed; whether to go on."""
+        self._lock.wait_for(lambda: self._stop or self._asked)
+        return not self._stop
 
     def _produce(self) -> None:
         gen, encode, lock = self._gen, self._encode, self._lock
@@ -231,8 +247,8 @@ class ThreadedItems(ItemSource):
                     self._wake()
                     if first:  # the loop sends it without this thread in its way
                         first = False
-                        while not self._stop and not self._asked:
-                            lock.wait()
+                        if not self._asked_for_more():
+                            break
         except BaseException as exc:
             failure = exc
         finally:
@@ -281,22 +297,24 @@ class ThreadedItems(ItemSource):
             self._gen.close()
             return
         await asyncio.shield(self._running)
+        self._release()
 
 
 _POOL: list[ThreadPoolExecutor] = []
 
 
 def _pool(limiter: CapacityLimiter) -> ThreadPoolExecutor:
-    """The threads streams run on (made once, as many as the limiter's tokens): a thread
-    is handed a generator at once, without a task or a loop iteration in between, so a
-    stream's first item comes sooner than a call's result through ``to_thread``."""
+    """The threads streams run on: a thread is handed its generator at once, without a
+    task or a loop iteration in between, so a stream's first item comes as soon as a
+    call's result through ``to_thread``. The limiter's tokens bound how many run; the
+    pool only keeps threads (made as needed, never more than ever ran at once)."""
     if not _POOL:
-        size = max(1, int(limiter.total_tokens))
+        size = max(POOL_CEILING, int(limiter.total_tokens))
         _POOL.append(ThreadPoolExecutor(size, thread_name_prefix="svc-stream"))
     return _POOL[0]
 
 
-def _release(waiter: "asyncio.Future[None]") -> None:
+def _resolve(waiter: "asyncio.Future[None]") -> None:
     if not waiter.done():
         waiter.set_result(None)
 
