@@ -50,6 +50,11 @@ def slow(delay: float) -> Iterator[int]:
         time.sleep(delay)
 
 
+def late(delay: float) -> Iterator[int]:
+    time.sleep(delay)
+    yield 0
+
+
 async def awaited(x: int) -> int:
     await asyncio.sleep(0)
     return x * 2
@@ -135,6 +140,16 @@ def test_a_client_that_leaves_kills_the_worker(server: Server) -> None:
         assert workers_of(server)
     assert no_worker_left(server)
     assert "the stream was closed early; worker killed" in server.log_text()
+
+
+def test_a_client_that_leaves_before_the_first_item_kills_the_worker(server: Server) -> None:
+    with (
+        server.client() as client,
+        client.stream("POST", "/capabilities/late", json={"delay": 2.0}) as response,
+    ):
+        assert response.status_code == 200  # the head, the first item still to come
+        assert workers_of(server)
+    assert no_worker_left(server)
 
 
 def test_async_functions_run_in_workers(server: Server) -> None:
