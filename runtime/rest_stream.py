@@ -18,13 +18,24 @@ from typing import Any, Final
 from .bodies import BodyReader
 from .calls import CallShape
 from .prevalidate import Prevalidator
-from .rest_endpoint import INTERNAL_ERROR, CapabilityEndpoint, Receive, Scope, Send, log, respond
+from .rest_endpoint import (
+    INTERNAL_ERROR,
+    CapabilityEndpoint,
+    Message,
+    Receive,
+    Scope,
+    Send,
+    log,
+    respond,
+)
 from .streaming import Open, StreamError, StreamLimits, final_record, items_of
 from .validation import RequestValidator
 
 JSONL: Final = b"application/jsonl"
 EVENT_STREAM: Final = b"text/event-stream"
 OUTCOME_KEY: Final = "svc.outcome"
+# Seconds a stream's head waits for its first item before it is written alone.
+HEAD_WAIT: Final = 0.05
 
 # The request being answered, for ``_call`` (whose signature the endpoints share).
 _REQUEST: ContextVar[Scope] = ContextVar("svc_stream_request")
@@ -132,32 +143,27 @@ class StreamEndpoint(CapabilityEndpoint):
         except Exception as exc:  # nothing was started: a plain answer, as a call's
             await self._unopened(send, exc)
             return
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 200,
-                "headers": [
-                    (b"content-type", media),
-                    (b"cache-control", b"no-cache"),
-                    (b"x-accel-buffering", b"no"),
-                ],
-            }
-        )
+        head = _Head(send, media)
         items = 0
         error: StreamError | None = None
         async with contextlib.aclosing(items_of(source, self._limits, self._failed)) as batches:
-            async for batch in batches:
-                if not isinstance(batch, list):
-                    error = batch
-                    break
-                items += len(batch)
-                body = frame(media, batch)
-                await send({"type": "http.response.body", "body": body, "more_body": True})
-            # the end is said before the generator is closed (a sync one may be mid-item)
-            scope[OUTCOME_KEY] = 200 if error is None else error.status
-            if error is not None:
-                log.error("capability %s: stream ended: %s", self._shape.name, error)
-            await send({"type": "http.response.body", "body": end_frame(media, items, error)})
+            try:
+                async for batch in batches:
+                    if not isinstance(batch, list):
+                        error = batch
+                        break
+                    await head.sent()
+                    items += len(batch)
+                    body = frame(media, batch)
+                    await send({"type": "http.response.body", "body": body, "more_body": True})
+                # the end is said before the generator is closed (a sync one may be mid-item)
+                scope[OUTCOME_KEY] = 200 if error is None else error.status
+                if error is not None:
+                    log.error("capability %s: stream ended: %s", self._shape.name, error)
+                await head.sent()
+                await send({"type": "http.response.body", "body": end_frame(media, items, error)})
+            finally:
+                head.cancel()
 
     async def _unopened(self, send: Send, exc: Exception) -> None:
         """The answer when the stream could not be opened (no response started yet)."""
@@ -166,6 +172,46 @@ class StreamEndpoint(CapabilityEndpoint):
 
     def _failed(self, exc: BaseException) -> None:
         log.error("capability %s failed while streaming", self._shape.name, exc_info=exc)
+
+
+class _Head:
+    """A stream's response head: written with the first item (or the final record), so a
+    client reads both at once and the first item costs no more than a call's answer; a
+    generator slow to its first item (over :data:`HEAD_WAIT`) gets its head written
+    first, so the client and any proxy see the response started."""
+
+    __slots__ = ("_message", "_send", "_task", "_timer")
+
+    def __init__(self, send: Send, media: bytes) -> None:
+        self._send = send
+        headers = [(b"content-type", media), (b"cache-control", b"no-cache")]
+        headers.append((b"x-accel-buffering", b"no"))
+        self._message: Message | None = {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": headers,
+        }
+        self._task: asyncio.Future[None] | None = None
+        self._timer = asyncio.get_running_loop().call_later(HEAD_WAIT, self._early)
+
+    def _early(self) -> None:
+        message, self._message = self._message, None
+        if message is not None:
+            self._task = asyncio.ensure_future(self._send(message))
+
+    async def sent(self) -> None:
+        """Returns once the head is written (at most once)."""
+        if self._task is not None:
+            task, self._task = self._task, None
+            await task
+            return
+        message, self._message = self._message, None
+        if message is not None:
+            self._timer.cancel()
+            await self._send(message)
+
+    def cancel(self) -> None:
+        self._timer.cancel()
 
 
 async def _never(_args: list[Any], _kwargs: dict[str, Any]) -> bytes:

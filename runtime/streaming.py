@@ -7,20 +7,23 @@ limits (``SVC_STREAM_MAX_ITEMS``, ``SVC_STREAM_MAX_BYTES``, ``SVC_STREAM_IDLE_SE
 end a stream with such an error too, so a client always tells a short answer from a broken
 one.
 
-A sync generator runs in one thread of the pool for its whole life (never on the
-event loop), handing items over through a bounded buffer: a slow reader makes the
-generator wait, never the server buffer without bound. Closing a source closes the
-generator where it runs (``close()`` in its thread, ``aclose()`` on the loop), so its
-``finally`` blocks run; a sync generator busy inside ``next()`` is closed when that item
-returns, since a thread cannot be interrupted.
+A sync generator runs in one thread for its whole life (never on the event loop; the
+thread limiter sync calls use bounds how many run), handing items over through a bounded
+buffer: a slow reader makes the generator wait, never the server buffer without bound.
+Closing a source closes the generator where it runs (``close()`` in its thread,
+``aclose()`` on the loop), so its ``finally`` blocks run; a sync generator busy inside
+``next()`` is closed when that item returns, since a thread cannot be interrupted.
 """
 
 import asyncio
+import contextvars
 import threading
-import time
 from collections import deque
 from collections.abc import AsyncGenerator, Awaitable, Callable, Generator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Final
+
+from anyio import CapacityLimiter, WouldBlock, to_thread
 
 from .encoding import encode_result
 from .settings import positive
@@ -34,6 +37,8 @@ DEFAULT_IDLE: Final = 60.0
 # What a sync generator may run ahead of its reader (items, encoded bytes).
 BUFFER_ITEMS: Final = 256
 BUFFER_BYTES: Final = 1024 * 1024
+# The most threads the stream pool may keep (the thread limiter bounds how many run).
+POOL_CEILING: Final = 256
 
 
 class StreamLimits:
@@ -131,8 +136,37 @@ class AsyncItems(ItemSource):
 
 
 class ThreadedItems(ItemSource):
-    """A sync generator run in one pool thread, its items handed over in batches through a
-    buffer of at most :data:`BUFFER_ITEMS` items and :data:`BUFFER_BYTES` bytes."""
+    """A sync generator run in one thread for its whole life (a generator may hold what
+    only its own thread may use, as a ``sqlite3`` cursor), its items handed over in
+    batches through a buffer of at most :data:`BUFFER_ITEMS` items and :data:`BUFFER_BYTES`
+    bytes.
+
+    The first item is the stream's time to its first byte, so it costs what a call's
+    result costs: the thread starts at once (:meth:`_run`), the reader waits on a future
+    the producer resolves from its thread (one wake-up of the loop), and after that item
+    the producer waits until the reader asks again, so the loop sends it while the
+    generator holds no GIL against it. Later items go in batches of what came meanwhile.
+    A thread only wakes when what it waits for changed (a woken thread takes the GIL)."""
+
+    __slots__ = (
+        "_asked",
+        "_buffer",
+        "_bytes",
+        "_encode",
+        "_failure",
+        "_finished",
+        "_full",
+        "_gen",
+        "_holds",
+        "_limiter",
+        "_lock",
+        "_loop",
+        "_running",
+        "_stop",
+        "_taken",
+        "_task",
+        "_waiter",
+    )
 
     def __init__(self, gen: Generator[Any, None, Any], encode: Encode) -> None:
         self._gen = gen
@@ -141,23 +175,56 @@ class ThreadedItems(ItemSource):
         self._buffer: deque[bytes] = deque()
         self._bytes = 0
         self._stop = False
+        self._taken = False  # the reader took the first item
+        self._asked = False  # ... and asks for more
         self._finished = False
+        self._full = False  # the producer waits for room in the buffer
         self._failure: BaseException | None = None
-        self._waiting = False
-        self._ready = asyncio.Event()
+        self._waiter: asyncio.Future[None] | None = None
         self._loop = asyncio.get_running_loop()
-        from anyio import to_thread
+        self._running: asyncio.Future[None] | None = None
+        self._holds = False  # a token of the thread limiter
+        self._limiter = to_thread.current_default_thread_limiter()
+        try:
+            self._limiter.acquire_on_behalf_of_nowait(self)
+        except WouldBlock:  # every thread busy: the stream starts when one is free
+            self._task: asyncio.Future[None] = asyncio.ensure_future(self._when_free())
+        else:
+            self._task = self._run()
 
-        self._task = asyncio.ensure_future(to_thread.run_sync(self._produce))
+    def _run(self) -> "asyncio.Future[None]":
+        """The producer on a thread of its own, started now, under a token of the thread
+        limiter the calls share (sync calls and streams run 40 threads at most together;
+        the pool of :func:`_pool` only keeps the threads)."""
+        context = contextvars.copy_context()
+        running = self._loop.run_in_executor(_pool(self._limiter), context.run, self._produce)
+        self._holds = True
+        running.add_done_callback(self._release)
+        self._running = running
+        return running
 
-    def _wake(self) -> bool:
-        """Under the lock: let a waiting reader in (from the producer's thread); whether one
-        was waiting."""
-        if not self._waiting:
-            return False
-        self._waiting = False
-        self._loop.call_soon_threadsafe(self._ready.set)
-        return True
+    def _release(self, _running: "asyncio.Future[None] | None" = None) -> None:
+        """The token back, once the thread is done (whichever of the future's callback and
+        ``close`` comes first)."""
+        if self._holds:
+            self._holds = False
+            self._limiter.release_on_behalf_of(self)
+
+    async def _when_free(self) -> None:
+        await self._limiter.acquire_on_behalf_of(self)
+        await asyncio.shield(self._run())
+
+    def _wake(self) -> None:
+        """Under the lock, from the producer's thread: let a waiting reader in."""
+        waiter, self._waiter = self._waiter, None
+        if waiter is not None:
+            self._loop.call_soon_threadsafe(_resolve, waiter)
+
+    def _asked_for_more(self) -> bool:
+        """Under the lock: waits until the reader asks for more items or the stream is
+        closed; whether to go on."""
+        self._lock.wait_for(lambda: self._stop or self._asked)
+        return not self._stop
 
     def _produce(self) -> None:
         gen, encode, lock = self._gen, self._encode, self._lock
@@ -170,16 +237,18 @@ class ThreadedItems(ItemSource):
                     while not self._stop and (
                         len(self._buffer) >= BUFFER_ITEMS or self._bytes >= BUFFER_BYTES
                     ):
+                        self._full = True
                         lock.wait()
+                    self._full = False
                     if self._stop:
                         break
                     self._buffer.append(data)
                     self._bytes += len(data)
-                    woke = self._wake() and first
-                first = False
-                if woke:  # the reader takes the first item now, not when this thread next
-                    time.sleep(0)  # blocks (a running thread keeps the GIL up to the switch
-                    # interval, 5 ms; later items go in batches of what came meanwhile)
+                    self._wake()
+                    if first:  # the loop sends it without this thread in its way
+                        first = False
+                        if not self._asked_for_more():
+                            break
         except BaseException as exc:
             failure = exc
         finally:
@@ -199,25 +268,60 @@ class ThreadedItems(ItemSource):
                     items = list(self._buffer)
                     self._buffer.clear()
                     self._bytes = 0
-                    self._lock.notify()
+                    self._taken = True
+                    if self._full:  # else no wake-up: a woken thread takes the GIL
+                        self._lock.notify()
                     return items
                 if self._finished:
                     if self._failure is not None:
                         raise self._failure
                     return None
-                self._ready.clear()
-                self._waiting = True
+                if self._taken and not self._asked:
+                    self._asked = True
+                    self._lock.notify()
+                waiter = self._waiter = self._loop.create_future()
+            timer = self._loop.call_later(idle, _expire, waiter)
             try:
-                async with asyncio.timeout(idle):
-                    await self._ready.wait()
+                await waiter
             except TimeoutError:
                 raise idle_error(idle) from None
+            finally:
+                timer.cancel()
 
     async def close(self) -> None:
         with self._lock:
             self._stop = True
             self._lock.notify()
-        await asyncio.shield(self._task)
+        if self._running is None:  # still waiting for a thread: the generator never ran
+            self._task.cancel()
+            self._gen.close()
+            return
+        await asyncio.shield(self._running)
+        self._release()
+
+
+_POOL: list[ThreadPoolExecutor] = []
+
+
+def _pool(limiter: CapacityLimiter) -> ThreadPoolExecutor:
+    """The threads streams run on: a thread is handed its generator at once, without a
+    task or a loop iteration in between, so a stream's first item comes as soon as a
+    call's result through ``to_thread``. The limiter's tokens bound how many run; the
+    pool only keeps threads (made as needed, never more than ever ran at once)."""
+    if not _POOL:
+        size = max(POOL_CEILING, int(limiter.total_tokens))
+        _POOL.append(ThreadPoolExecutor(size, thread_name_prefix="svc-stream"))
+    return _POOL[0]
+
+
+def _resolve(waiter: "asyncio.Future[None]") -> None:
+    if not waiter.done():
+        waiter.set_result(None)
+
+
+def _expire(waiter: "asyncio.Future[None]") -> None:
+    if not waiter.done():
+        waiter.set_exception(TimeoutError())
 
 
 Open = Callable[[list[Any], dict[str, Any]], Awaitable[ItemSource]]

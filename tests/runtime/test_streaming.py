@@ -290,6 +290,35 @@ def test_a_client_that_leaves_closes_the_generator(rest: Server) -> None:
     assert "the client left; stream closed" in rest.log_text()
 
 
+def test_a_client_that_leaves_before_the_first_item_closes_the_generator(rest: Server) -> None:
+    """The head came (the first item is slow), the client left: the generator is closed
+    once the item it was making returns, not run on."""
+    before = closed_count(rest)
+    with (
+        rest.client() as client,
+        client.stream("POST", "/capabilities/forever", json={"delay": 1.0}) as response,
+    ):
+        assert response.status_code == 200
+    deadline = time.monotonic() + 10
+    while closed_count(rest) == before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert closed_count(rest) == before + 1
+
+
+def test_a_generator_slow_to_its_first_item_gets_its_head_first(rest: Server) -> None:
+    """A quick first item goes out with the response head (one read for the client); a
+    slow one does not hold the head back, so a client or a proxy sees the stream begin."""
+    with rest.client() as client:
+        started = time.monotonic()
+        with client.stream("POST", "/capabilities/forever", json={"delay": 1.5}) as response:
+            head = time.monotonic() - started
+            received = response.iter_lines()
+            assert next(received) == "0"
+            first = time.monotonic() - started
+    assert head < 1.0
+    assert first >= 1.5
+
+
 def test_openapi_documents_both_media_types_and_docs_render(rest: Server) -> None:
     with rest.client() as client:
         document = client.get("/openapi.json").json()

@@ -5,6 +5,8 @@ stream (its worker killed, the record a 504); a client that leaves kills the wor
 failure is the sanitised 500 record. Async functions run in workers as well.
 """
 
+import asyncio
+import contextlib
 import json
 import textwrap
 import time
@@ -14,6 +16,7 @@ from typing import Any
 
 import pytest
 from helpers import run_svcc
+from mcp import ClientSession
 from mcp_client import McpBundle
 from servers import Server, generate, serving
 from test_governed import children_of
@@ -48,6 +51,11 @@ def slow(delay: float) -> Iterator[int]:
         yield i
         i += 1
         time.sleep(delay)
+
+
+def late(delay: float) -> Iterator[int]:
+    time.sleep(delay)
+    yield 0
 
 
 async def awaited(x: int) -> int:
@@ -137,6 +145,16 @@ def test_a_client_that_leaves_kills_the_worker(server: Server) -> None:
     assert "the stream was closed early; worker killed" in server.log_text()
 
 
+def test_a_client_that_leaves_before_the_first_item_kills_the_worker(server: Server) -> None:
+    with (
+        server.client() as client,
+        client.stream("POST", "/capabilities/late", json={"delay": 2.0}) as response,
+    ):
+        assert response.status_code == 200  # the head, the first item still to come
+        assert workers_of(server)
+    assert no_worker_left(server)
+
+
 def test_async_functions_run_in_workers(server: Server) -> None:
     with server.client() as client:
         assert client.post("/capabilities/awaited", json={"x": 21}).json() == 42
@@ -155,8 +173,24 @@ def test_mcp_streams_from_a_worker_with_progress(tmp_path: Path) -> None:
         timed_out = client.call("slow", {"delay": 0.2})
         assert timed_out.is_error
         assert "Gateway Timeout" in timed_out.content[0].text  # type: ignore[union-attr]
+        client.run(cancel_after(client.session, "slow", {"delay": 0.05}, 0.5))
+        deadline = time.monotonic() + 10  # a cancelled request kills its worker
+        while "the stream was closed early; worker killed" not in client.stderr():
+            assert time.monotonic() < deadline, client.stderr()
+            time.sleep(0.05)
     finally:
         client.close()
+
+
+async def cancel_after(
+    session: ClientSession, name: str, arguments: dict[str, Any], seconds: float
+) -> None:
+    """Calls a tool and cancels the request after ``seconds`` (``notifications/cancelled``)."""
+    call = asyncio.ensure_future(session.call_tool(name, arguments))
+    await asyncio.sleep(seconds)
+    call.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await call
 
 
 def test_a_container_policy_refuses_streams_with_the_reason(tmp_path: Path) -> None:
