@@ -145,9 +145,8 @@ def _check_sampler(environ: Mapping[str, str]) -> None:
             raise StartupError(f"{SAMPLER_ARG_ENV}={text!r}: expected a ratio from 0 to 1")
 
 
-def _exporter(name: str) -> Any:
-    """An instance of the exporter the SDK registers under ``name`` (made by its class,
-    which reads its own ``OTEL_EXPORTER_*`` variables)."""
+def _exporter_class(name: str) -> Any:
+    """The exporter class an installed package registers with the SDK under ``name``."""
     from importlib.metadata import entry_points
 
     found = list(entry_points(group=EXPORTERS_GROUP, name=name))
@@ -159,10 +158,26 @@ def _exporter(name: str) -> Any:
             f"{EXPORTER_ENV}: no trace exporter {name!r} is installed ({', '.join(known)} are)"
         )
     try:
-        return found[0].load()()
-    except Exception as exc:  # a broken install or a setting its class refuses
-        line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise StartupError(f"{EXPORTER_ENV}: the {name} exporter cannot start: {line}") from None
+        return found[0].load()
+    except Exception as exc:  # a broken install
+        raise StartupError(
+            f"{EXPORTER_ENV}: the {name} exporter cannot load: {_line(exc)}"
+        ) from None
+
+
+def _exporter(name: str, cls: Any) -> Any:
+    """An exporter made by its class, which reads its own ``OTEL_EXPORTER_*`` variables."""
+    try:
+        return cls()
+    except Exception as exc:  # a setting its class refuses
+        raise StartupError(
+            f"{EXPORTER_ENV}: the {name} exporter cannot start: {_line(exc)}"
+        ) from None
+
+
+def _line(exc: Exception) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 class Tracing:
@@ -302,9 +317,10 @@ def load_tracing(service: str, environ: Mapping[str, str] | None = None) -> Trac
             f"{EXPORTER_ENV} is set but the OpenTelemetry SDK is not installed "
             f"(install {' and '.join(REQUIREMENTS)} beside the server)"
         ) from None
+    classes = {name: _exporter_class(name) for name in names}
     installed = trace.get_tracer_provider()
     if not isinstance(installed, TracerProvider):
-        exporters = [_exporter(name) for name in names]
+        exporters = [_exporter(name, cls) for name, cls in classes.items()]
         provider = TracerProvider(resource=_resource(service))
         for exporter in exporters:
             provider.add_span_processor(BatchSpanProcessor(exporter))
