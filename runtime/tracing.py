@@ -257,14 +257,15 @@ class TracedServer:
         span = tracing.tracer.start_span(name, parent, tracing.server_kind, attributes)
         token = tracing.attach(tracing.in_context(span))
         status = 0
+        request_id = ""
 
         async def answer(message: Message) -> None:
-            nonlocal status
+            nonlocal status, request_id
             if message["type"] == "http.response.start":
                 status = message["status"]
                 for key, value in reversed(message.get("headers", ())):
                     if key == b"x-request-id":
-                        span.set_attribute(REQUEST_ID, value.decode("latin-1"))
+                        request_id = value.decode("latin-1")
                         break
             await send(message)
 
@@ -274,11 +275,15 @@ class TracedServer:
             span.record_exception(exc)
             raise
         finally:
+            # one call for what the answer told (each call takes the span's lock)
+            ended: dict[str, Any] = {"http.response.status_code": status or 500}
+            if request_id:
+                ended[REQUEST_ID] = request_id
             outcome = scope.get("svc.outcome") or status or 500  # a stream's, at its end
-            span.set_attribute("http.response.status_code", status or 500)
             if outcome >= 500:
-                span.set_attribute("error.type", str(outcome))
+                ended["error.type"] = str(outcome)
                 span.set_status(tracing.error)
+            span.set_attributes(ended)
             span.end()
             tracing.detach(token)
 
