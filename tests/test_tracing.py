@@ -410,10 +410,10 @@ def test_an_mcp_call_over_http_has_the_request_span_and_the_call_span(
     assert served["attributes"]["svc.capability"] == "add"
 
 
-def test_a_governed_call_has_a_span_for_its_worker(tmp_path: Path) -> None:
+def _governed(tmp_path: Path, interface: str) -> Path:
     policy = tmp_path / "policy.json"
     policy.write_text(json.dumps({"limits": {"wall_time_ms": 4000}}))
-    bundle = tmp_path / "governed"
+    bundle = tmp_path / f"governed-{interface}"
     generate(
         FIXTURES / "governed" / "gov.py",
         bundle,
@@ -423,7 +423,13 @@ def test_a_governed_call_has_a_span_for_its_worker(tmp_path: Path) -> None:
         "env,process",
         "--execution-policy",
         str(policy),
+        interface=interface,
     )
+    return bundle
+
+
+def test_a_governed_call_has_a_span_for_its_worker(tmp_path: Path) -> None:
+    bundle = _governed(tmp_path, "rest")
     with serving(bundle, env=CONSOLE) as server, server.client() as client:
         answered = client.post(
             "/capabilities/counter", json={}, headers={"traceparent": TRACEPARENT}
@@ -437,3 +443,17 @@ def test_a_governed_call_has_a_span_for_its_worker(tmp_path: Path) -> None:
     assert worker["parent_id"] == request["context"]["span_id"]
     assert worker["kind"] == "SpanKind.INTERNAL"
     assert worker["attributes"] == {"svc.capability": "counter", "svc.status_code": 200}
+
+
+def test_a_governed_tool_call_has_a_span_for_its_worker(tmp_path: Path) -> None:
+    session = McpBundle(_governed(tmp_path, "mcp"), env=CONSOLE)
+    try:
+        assert session.call("counter", {}).structured_content == {"result": 1}
+    finally:
+        session.close()
+    found = console_spans(session.stderr())
+    call = _named(found, "tools/call counter")
+    worker = _named(found, "worker counter")
+    assert worker["parent_id"] == call["context"]["span_id"]
+    assert worker["context"]["trace_id"] == call["context"]["trace_id"]
+    assert call["attributes"]["svc.status_code"] == 200
