@@ -570,6 +570,12 @@ def tracing_part(args: argparse.Namespace) -> None:
         print(f"{name:15s} {rate[name]:8.0f} req/s  {us[name]:5.0f} us CPU/request")
     print(f"ratio OTel on (no-op exporter)/raw ASGI: {on / raw_rate:.2f}x (target >= 0.90x)")
     print(f"ratio OTel off/raw ASGI: {off / raw_rate:.2f}x; on/off {on / off:.2f}x")
+    raw_us, on_us, off_us = us["raw ASGI"], us["OTel on, no-op"], us["OTel off"]
+    print(
+        f"in CPU per request (steadier under load): on/raw ASGI {raw_us / on_us:.2f}x, "
+        f"off/raw ASGI {raw_us / off_us:.2f}x, on/off {off_us / on_us:.2f}x "
+        f"(+{on_us - off_us:.0f} us a request)"
+    )
     span_cost(args)
 
 
