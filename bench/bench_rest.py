@@ -26,8 +26,11 @@ A third part times the access line alone, in this process: the runtime's way (th
 stderr handler takes the finished line) against the same line through ``logging`` as a
 record (what every line cost before), both to a file, alternating, best of 5 per round.
 
+A fourth part (``--part tracing``, not in ``all``) measures OpenTelemetry: see
+:func:`tracing_part`.
+
 Usage: ``python bench/bench_rest.py [--seconds 4] [--rounds 3] [--connections 32]
-[--part all|frameworks|types|log]``. Not part of the test suite; it never asserts a time.
+[--part all|frameworks|types|log|tracing]``. Not part of the test suite; it never asserts a time.
 """
 
 import argparse
@@ -41,6 +44,7 @@ import tempfile
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
@@ -194,7 +198,9 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start(directory: Path, port: int, access_log: bool = False) -> subprocess.Popen[bytes]:
+def start(
+    directory: Path, port: int, access_log: bool = False, env: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
     proc = subprocess.Popen(
         [
             PYTHON,
@@ -212,7 +218,7 @@ def start(directory: Path, port: int, access_log: bool = False) -> subprocess.Po
         cwd=directory,
         # Like for like: uvicorn's own access log is off everywhere (``--no-access-log``);
         # the generated server writes its own line per request only when asked.
-        env={**os.environ, "SVC_ACCESS_LOG": "1" if access_log else "0"},
+        env={**os.environ, "SVC_ACCESS_LOG": "1" if access_log else "0", **(env or {})},
         stdout=subprocess.DEVNULL,
         # A file, not a pipe: a pipe nobody reads fills after ~64 KiB of log lines and
         # stalls the server mid-load (the generated server logs every request by default).
@@ -472,12 +478,184 @@ def log_part(args: argparse.Namespace) -> None:
     )
 
 
+# --- OpenTelemetry: on with a no-op exporter, off, and raw ASGI (issue 42) -----------------
+
+NOOP_EXPORTER = '''\
+"""A trace exporter that drops every batch: the SDK's whole pipeline, no output."""
+
+from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+
+
+class NoopExporter(SpanExporter):
+    def export(self, spans):
+        return SpanExportResult.SUCCESS
+'''
+
+
+def noop_exporter_path(base: Path) -> Path:
+    """A folder that, on ``PYTHONPATH``, registers ``svc_bench_noop`` with the SDK as a trace
+    exporter (an entry point, as any exporter package registers itself), so the server picks
+    it by ``OTEL_TRACES_EXPORTER=svc_bench_noop`` through its ordinary configuration."""
+    folder = base / "noop-exporter"
+    info = folder / "svc_bench_noop-0.dist-info"
+    info.mkdir(parents=True)
+    (folder / "svc_bench_noop.py").write_text(NOOP_EXPORTER)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: svc-bench-noop\nVersion: 0\n")
+    (info / "entry_points.txt").write_text(
+        "[opentelemetry_traces_exporter]\nsvc_bench_noop = svc_bench_noop:NoopExporter\n"
+    )
+    return folder
+
+
+def tracing_part(args: argparse.Namespace) -> None:
+    """The generated server with tracing off (``OTEL_TRACES_EXPORTER=none``, the same as
+    unset) and on (every request a sampled span, batched by the SDK's
+    ``BatchSpanProcessor`` to an exporter that drops the batch: :func:`noop_exporter_path`),
+    against raw ASGI, the three alternating within each round (access logs off, metrics on:
+    the generated server's defaults otherwise). Then, in this process, microseconds per
+    request of the runtime's span (``tracing.TracedServer``) against the SDK's ASGI
+    instrumentation around the same trivial app, when ``opentelemetry-instrumentation-asgi``
+    is installed. Goal: on >= 0.90 of raw ASGI; off equal to a server without tracing."""
+    with tempfile.TemporaryDirectory(prefix="svcc-bench-otel-") as tmp:
+        base = Path(tmp)
+        (base / "add.py").write_text(SOURCE)
+        generated = base / "generated"
+        subprocess.run(
+            [
+                SVCC, "compile", str(base / "add.py"), "--target", "rest", "--output-dir",
+                str(generated),
+            ],
+            check=True,
+            capture_output=True,
+        )  # fmt: skip
+        raw = base / "raw"
+        raw.mkdir()
+        (raw / "app.py").write_text(RAW)
+        path = os.pathsep.join(
+            p for p in (str(noop_exporter_path(base)), os.environ.get("PYTHONPATH")) if p
+        )
+        servers: dict[str, tuple[Path, dict[str, str]]] = {
+            "raw ASGI": (raw, {}),
+            "OTel off": (generated, {"OTEL_TRACES_EXPORTER": "none"}),
+            "OTel on, no-op": (
+                generated,
+                {"OTEL_TRACES_EXPORTER": "svc_bench_noop", "PYTHONPATH": path},
+            ),
+        }
+        rates: dict[str, list[float]] = {name: [] for name in servers}
+        cpu: dict[str, list[float]] = {name: [] for name in servers}
+        for round_ in range(args.rounds):
+            for name, (directory, env) in servers.items():
+                port = free_port()
+                proc = start(directory, port, env=env)
+                try:
+                    load(port, 1.0, args.connections)  # warm-up
+                    before = cpu_seconds(proc.pid)
+                    rate, done = load_counted(port, args.seconds, args.connections)
+                    cpu[name].append((cpu_seconds(proc.pid) - before) / done * 1e6)
+                    rates[name].append(rate)
+                finally:
+                    proc.send_signal(signal.SIGINT)
+                    proc.wait(timeout=10)
+                print(
+                    f"round {round_ + 1}: {name:15s} {rate:8.0f} req/s  "
+                    f"{cpu[name][-1]:5.0f} us CPU/request  load {os.getloadavg()[0]:.1f}",
+                    flush=True,
+                )
+    rate = {name: statistics.median(r) for name, r in rates.items()}
+    us = {name: statistics.median(c) for name, c in cpu.items()}
+    raw_rate, on, off = rate["raw ASGI"], rate["OTel on, no-op"], rate["OTel off"]
+    print(f"\nmedians of {args.rounds} rounds:")
+    for name in servers:
+        print(f"{name:15s} {rate[name]:8.0f} req/s  {us[name]:5.0f} us CPU/request")
+    print(f"ratio OTel on (no-op exporter)/raw ASGI: {on / raw_rate:.2f}x (target >= 0.90x)")
+    print(f"ratio OTel off/raw ASGI: {off / raw_rate:.2f}x; on/off {on / off:.2f}x")
+    raw_us, on_us, off_us = us["raw ASGI"], us["OTel on, no-op"], us["OTel off"]
+    print(
+        f"in CPU per request (steadier under load): on/raw ASGI {raw_us / on_us:.2f}x, "
+        f"off/raw ASGI {raw_us / off_us:.2f}x, on/off {off_us / on_us:.2f}x "
+        f"(+{on_us - off_us:.0f} us a request)"
+    )
+    span_cost(args)
+
+
+def span_cost(args: argparse.Namespace) -> None:
+    """CPU microseconds per request around a trivial ASGI app (this process's CPU time, the
+    SDK's export thread included: it moves less with the machine's load than wall time):
+    nothing, the runtime's span, the SDK's ASGI instrumentation (its send and receive spans
+    excluded, then included)."""
+    import asyncio
+    import timeit
+
+    try:
+        from opentelemetry.instrumentation.asgi import OpenTelemetryMiddleware
+    except ImportError:
+        print("span cost: skipped (opentelemetry-instrumentation-asgi is not installed)")
+        return
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+    from svcc.runtime.tracing import Tracing
+
+    class Drop(SpanExporter):
+        def export(self, spans: Any) -> SpanExportResult:  # noqa: ARG002
+            return SpanExportResult.SUCCESS
+
+    provider = TracerProvider()
+    provider.add_span_processor(BatchSpanProcessor(Drop()))
+    trace.set_tracer_provider(provider)
+
+    async def app(_scope: Any, _receive: Any, send: Any) -> None:
+        headers = [(b"content-type", b"application/json"), (b"x-request-id", b"r")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": b"42"})
+
+    scope = {
+        "type": "http", "method": "POST", "path": "/capabilities/add", "root_path": "",
+        "raw_path": b"/capabilities/add", "query_string": b"", "scheme": "http",
+        "http_version": "1.1", "server": ("127.0.0.1", 8000), "client": ("127.0.0.1", 5000),
+        "headers": [(b"host", b"127.0.0.1"), (b"content-length", b"18")],
+    }  # fmt: skip
+    tracing = Tracing(provider.get_tracer("svc_runtime"))
+    variants: dict[str, Any] = {
+        "no span": app,
+        "runtime span": tracing.server(app, {"/capabilities/add": "add"}),
+        "ASGI instr., 1 span": OpenTelemetryMiddleware(app, exclude_spans=["receive", "send"]),
+        "ASGI instr.": OpenTelemetryMiddleware(app),
+    }
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: Any) -> None:
+        pass
+
+    async def requests(variant: Any, n: int) -> None:
+        for _ in range(n):
+            await variant(dict(scope), receive, send)
+
+    n = 5000
+    times: dict[str, list[float]] = {name: [] for name in variants}
+    for _ in range(args.rounds):
+        for name, variant in variants.items():
+            seconds = timeit.timeit(
+                lambda v=variant: asyncio.run(requests(v, n)), timer=time.process_time, number=1
+            )
+            times[name].append(seconds / n * 1e6)
+    provider.shutdown()
+    print("span cost, CPU per request (medians, in-process):")
+    for name, values in times.items():
+        print(f"  {name:20s} {statistics.median(values):6.1f} us")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=4.0)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--connections", type=int, default=32)
-    parser.add_argument("--part", choices=("all", "frameworks", "types", "log"), default="all")
+    parser.add_argument(
+        "--part", choices=("all", "frameworks", "types", "log", "tracing"), default="all"
+    )
     args = parser.parse_args()
     if args.part in ("all", "types"):
         types_part(args)
@@ -485,6 +663,8 @@ def main() -> int:
         log_part(args)
     if args.part in ("all", "frameworks"):
         frameworks_part(args)
+    if args.part == "tracing":
+        tracing_part(args)
     return 0
 
 

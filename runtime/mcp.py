@@ -37,6 +37,7 @@ from .mcp_tool import (
 )
 from .metrics import current
 from .streaming import Open, direct_opener, stream_limits
+from .tracing import start as start_tracing
 from .validation import max_body_bytes
 
 MANIFEST = "svc-mcp.json"
@@ -88,6 +89,7 @@ def create_server(bundle: Path, tools_of: Tools = direct_tools) -> Server[Any]:
     if set(definitions) != {c["name"] for c in ir["capabilities"]}:
         raise StartupError(f"{TOOLS_FILE} does not list exactly the bundle's capabilities")
     metrics = current()  # before the tools: an executor they start is observed from its start
+    traces = start_tracing(manifest["module"])  # OTEL_* (``tracing``): off unless configured
     tools = tools_of(bundle, manifest, ir, definitions)
     listing = types.ListToolsResult(tools=[tools[t["name"]].definition for t in document["tools"]])
 
@@ -107,6 +109,8 @@ def create_server(bundle: Path, tools_of: Tools = direct_tools) -> Server[Any]:
         result, status = await (call if tool.streams else with_progress(ctx, call))
         if metrics is not None:
             metrics.observe(params.name, str(status), perf_counter() - started)
+        if traces is not None:  # on the MCP SDK's span of this message
+            traces.tool_call(params.name, status)
         return result
 
     version = str(manifest.get("generator", {}).get("version", ""))

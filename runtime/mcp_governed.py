@@ -19,6 +19,7 @@ from .mcp import MANIFEST
 from .mcp import main as serve
 from .mcp_tool import INTERNAL_ERROR, Answer, Tool, log, tool_error
 from .metrics_governed import observed_executor
+from .tracing_governed import traced_executor
 from .wire import CallError
 
 
@@ -127,7 +128,7 @@ def governed_tools(
 
         executor = start_executor(bundle, manifest, ir)  # never imports the source
         errors = ((CallTimeout,), (CallBusy,))
-    executor = observed_executor(executor)  # worker starts, timeouts, limit kills
+    executor = traced_executor(observed_executor(executor))  # counted; a span per call
     max_input = getattr(executor, "max_input", None)
     return {
         c["name"]: governed_stream_tool(

@@ -29,6 +29,7 @@ from urllib.parse import urlsplit
 from .auth import TOKENS_ENV, Tokens, bearer, load_tokens
 from .metrics import Metrics, current
 from .oauth import METADATA_PATH, OAuth, load_oauth
+from .tracing import traced
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -367,15 +368,16 @@ def network_layer(
     host: str | None,
     prefix: str,
     resource_path: str = "",
-) -> NetworkLayer:
+) -> App:
     """``app`` behind the layer, configured from the environment; a bad tokens file or
     OAuth setting is a :class:`StartupError` (raised before anything is served).
-    ``resource_path`` is where the protected resource lives (``/mcp`` for MCP)."""
+    ``resource_path`` is where the protected resource lives (``/mcp`` for MCP). With
+    tracing on, a span around it all (``tracing``: the layer itself when off)."""
     tokens = load_tokens()
     oauth = load_oauth(capabilities=frozenset(capabilities.values()) if capabilities else None)
     warn_if_exposed(host, tokens, prefix, oauth)
     _enable_access_log()
-    return NetworkLayer(
+    layer = NetworkLayer(
         app,
         capabilities=capabilities,
         tokens=tokens,
@@ -383,3 +385,4 @@ def network_layer(
         oauth=oauth,
         resource_path=resource_path,
     )
+    return traced(layer, capabilities)

@@ -33,7 +33,7 @@ from .encoding import Invoke, direct_invoker
 from .integrity import StartupError, load_document, load_manifest
 from .lifetime import end_with_supervisor
 from .limits import DirectLimits
-from .network import NetworkLayer, bound_host, network_layer
+from .network import App, bound_host, network_layer
 from .prevalidate import OFFLOAD_BYTES, Prevalidator
 from .rest_endpoint import (
     INTERNAL_ERROR,
@@ -45,6 +45,7 @@ from .rest_endpoint import (
     respond,
 )
 from .streaming import Open, direct_opener
+from .tracing import start as start_tracing
 from .validation import (
     RequestValidator,
     max_body_bytes,
@@ -206,7 +207,7 @@ def build_app(
     return RestApp(endpoints, app)
 
 
-def served(app: RestApp) -> NetworkLayer:
+def served(app: RestApp) -> App:
     """The application behind the network layer: bearer tokens, ``/metrics``, request
     ids and the access log (``network``), configured from the environment. In uvicorn's
     multi-process mode each server process ends with uvicorn's supervisor (``lifetime``)."""
@@ -214,9 +215,10 @@ def served(app: RestApp) -> NetworkLayer:
     return network_layer(app, capabilities=app.capabilities, host=bound_host(), prefix="svc-rest")
 
 
-def create_app(bundle: Path) -> NetworkLayer:
+def create_app(bundle: Path) -> App:
     """Verify, import and build; any problem is a one-line StartupError."""
     manifest = load_manifest(bundle, MANIFEST, MANIFEST_SCHEMA)
+    start_tracing(manifest["module"])  # OTEL_* (``tracing``): off unless configured
     mode = manifest["execution"]["mode"]
     if mode != "direct":  # its own glue serves it; never import its source here
         raise StartupError(f"{MANIFEST}: execution mode {mode!r} is not served by this module")

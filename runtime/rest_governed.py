@@ -22,7 +22,7 @@ from .calls import CallShape
 from .encoding import Invoke
 from .integrity import StartupError, load_document, load_manifest
 from .metrics_governed import observed_executor
-from .network import NetworkLayer
+from .network import App
 from .prevalidate import Prevalidator
 from .rest import MANIFEST, MANIFEST_SCHEMA, build_app, served
 from .rest_endpoint import (
@@ -37,6 +37,8 @@ from .rest_endpoint import (
 )
 from .rest_stream import StreamEndpoint
 from .streaming import Open, StreamLimits, stream_limits
+from .tracing import start as start_tracing
+from .tracing_governed import traced_executor
 from .validation import RequestValidator
 
 
@@ -168,14 +170,15 @@ def _executor(
     return executor, errors, executor.close
 
 
-def create_app(bundle: Path) -> NetworkLayer:
+def create_app(bundle: Path) -> App:
     """Verify, start the executor and build; any problem is a one-line StartupError."""
     manifest = load_manifest(bundle, MANIFEST, MANIFEST_SCHEMA)
+    start_tracing(manifest["module"])  # OTEL_* (``tracing``): off unless configured
     if manifest["execution"]["mode"] != "governed":
         raise StartupError(f"{MANIFEST}: not a governed bundle; run it with svc_runtime.rest")
     ir = load_document(bundle, "capability-ir.json")
     executor, errors, on_shutdown = _executor(bundle, manifest, ir)
-    executor = observed_executor(executor)  # worker starts, timeouts, limit kills
+    executor = traced_executor(observed_executor(executor))  # counted; a span per call
     invokers: dict[str, tuple[Invoke | Open, CallShape]] = {
         c["name"]: (partial(executor.call, c["name"]), CallShape.from_ir(c))
         for c in ir["capabilities"]

@@ -81,6 +81,13 @@ class K8sTarget:
             "NAME",
         ),
     )
+    otel_config: str | None = field(
+        default=None,
+        metadata=_opt(
+            "a ConfigMap whose OTEL_* keys become the server's environment (OpenTelemetry traces)",
+            "NAME",
+        ),
+    )
     writable_tmp: bool = field(
         default=False,
         metadata=_opt("mount a 64Mi in-memory /tmp for functions that write temporary files"),

@@ -60,6 +60,8 @@ class Workload:
     auth_secret: str | None = None
     # A ConfigMap holding the ``SVC_OAUTH_*`` settings, loaded whole as environment.
     oauth_config: str | None = None
+    # A ConfigMap holding the ``OTEL_*`` settings (tracing), loaded whole as environment.
+    otel_config: str | None = None
     # The variable through which the server accepts ``Host`` values besides loopback
     # (``BundleSpec.allowed_hosts_env``; ``""``: it checks none): set to the Service's names.
     allowed_hosts_env: str = ""
@@ -149,8 +151,9 @@ def container(w: Workload) -> dict[str, Any]:
     env = environment(w)
     if env:
         c["env"] = env
-    if w.oauth_config is not None:
-        c["envFrom"] = [{"configMapRef": {"name": w.oauth_config}}]
+    sources = [name for name in (w.oauth_config, w.otel_config) if name is not None]
+    if sources:
+        c["envFrom"] = [{"configMapRef": {"name": name}} for name in sources]
     if w.listens:
         c["ports"] = [{"name": "http", "containerPort": PORT, "protocol": "TCP"}]
         c["startupProbe"] = _probe("/health", period=2, failures=30)

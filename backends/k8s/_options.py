@@ -115,12 +115,8 @@ def workload_of(
             f"--auth-secret {secret!r}: a Secret name (at most 253 lower-case letters, digits, "
             "'-' and '.', starting and ending with a letter or digit)"
         )
-    oauth = options.get("oauth_config")
-    if oauth is not None and (len(oauth) > 253 or not _SUBDOMAIN_1123.fullmatch(oauth)):
-        raise UsageError(
-            f"--oauth-config {oauth!r}: a ConfigMap name (at most 253 lower-case letters, "
-            "digits, '-' and '.', starting and ending with a letter or digit)"
-        )
+    oauth = _config_map(options.get("oauth_config"), "--oauth-config")
+    otel = _config_map(options.get("otel_config"), "--otel-config")
     return Workload(
         name=_label(name, "--app-name", _LABEL_1035),
         namespace=None if namespace is None else _label(namespace, "--namespace", _LABEL_1123),
@@ -140,4 +136,15 @@ def workload_of(
         writable_tmp=options["writable_tmp"],
         auth_secret=secret,
         oauth_config=oauth,
+        otel_config=otel,
     )
+
+
+def _config_map(name: str | None, flag: str) -> str | None:
+    """A ConfigMap name as Kubernetes accepts it (RFC 1123 subdomain), or ``None``."""
+    if name is not None and (len(name) > 253 or not _SUBDOMAIN_1123.fullmatch(name)):
+        raise UsageError(
+            f"{flag} {name!r}: a ConfigMap name (at most 253 lower-case letters, "
+            "digits, '-' and '.', starting and ending with a letter or digit)"
+        )
+    return name

@@ -87,9 +87,10 @@ BUNDLE: Final = BundleSpec(
         "oauth",
         "settings",
         "streaming",
+        "tracing",
         "validation",
     ),
-    governed_runtime_modules=("mcp_governed", "metrics_governed"),
+    governed_runtime_modules=("mcp_governed", "metrics_governed", "tracing_governed"),
     # uvicorn serves streamable HTTP (the SDK depends on it; declared because we import it)
     server_requirements=(
         "mcp>=2.3,<3",

@@ -83,9 +83,10 @@ BUNDLE: Final = BundleSpec(
         "rest_stream",
         "settings",
         "streaming",
+        "tracing",
         "validation",
     ),
-    governed_runtime_modules=("metrics_governed", "rest_governed"),
+    governed_runtime_modules=("metrics_governed", "rest_governed", "tracing_governed"),
     # The server's own requirements: pinned to the major versions the runtime is tested with.
     server_requirements=(
         "fastapi>=0.115,<1",

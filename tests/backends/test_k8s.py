@@ -196,6 +196,19 @@ def test_oauth_config_is_the_environment_of_the_server() -> None:
     assert "envFrom" not in plain["spec"]["template"]["spec"]["containers"][0]
 
 
+def test_otel_config_is_the_environment_of_the_server_beside_oauth() -> None:
+    """Tracing's ``OTEL_*`` settings come from a ConfigMap of their own (runtime/tracing.py)."""
+    both = emit(**CASES["rest_defaults"], oauth_config="api-oauth", otel_config="api-otel")
+    (server,) = objects(both)["deployment.yaml"]["spec"]["template"]["spec"]["containers"]
+    assert server["envFrom"] == [
+        {"configMapRef": {"name": "api-oauth"}},
+        {"configMapRef": {"name": "api-otel"}},
+    ]
+    traced = emit(**CASES["rest_defaults"], otel_config="api-otel")
+    (server,) = objects(traced)["deployment.yaml"]["spec"]["template"]["spec"]["containers"]
+    assert server["envFrom"] == [{"configMapRef": {"name": "api-otel"}}]
+
+
 def test_kustomization_lists_every_object() -> None:
     for options in CASES.values():
         tree = dict(emit(**options))
@@ -245,6 +258,7 @@ def test_deterministic_across_hash_seeds() -> None:
         ({"image": IMAGE, "inputs_sha256": INPUTS, "memory_limit": "lots"}, "--memory-limit"),
         ({"image": IMAGE, "inputs_sha256": INPUTS, "auth_secret": "Tokens!"}, "--auth-secret"),
         ({"image": IMAGE, "inputs_sha256": INPUTS, "oauth_config": "OAuth!"}, "--oauth-config"),
+        ({"image": IMAGE, "inputs_sha256": INPUTS, "otel_config": "OTel!"}, "--otel-config"),
         ({"push_result": "/nonexistent/push.json"}, "file not found"),
     ],
 )

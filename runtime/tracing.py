@@ -1,0 +1,363 @@
+"""OpenTelemetry traces of a served bundle, configured only by the SDK's standard ``OTEL_*``
+variables (DESIGN §15), so whatever collector an operator already runs reads them as it reads
+any other service's.
+
+Tracing is off unless ``OTEL_TRACES_EXPORTER`` names an exporter (``otlp``, ``console``, or
+any trace exporter an installed package registers with the SDK); ``none`` and
+``OTEL_SDK_DISABLED=true`` keep it off. Off, nothing of OpenTelemetry is imported here and
+the servers are the very objects they are without it: tracing costs nothing unless asked for.
+On, the SDK does what its variables say: ``OTEL_SERVICE_NAME`` and
+``OTEL_RESOURCE_ATTRIBUTES`` (the resource; the service name defaults to the bundle's module,
+not the SDK's ``unknown_service``), ``OTEL_EXPORTER_OTLP_ENDPOINT`` /
+``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` and the other exporter variables, ``OTEL_TRACES_SAMPLER``
+and ``OTEL_BSP_*`` (batching), ``OTEL_PROPAGATORS`` (W3C trace context and baggage by
+default). ``otlp`` speaks ``http/protobuf`` unless ``OTEL_EXPORTER_OTLP[_TRACES]_PROTOCOL``
+says ``grpc`` (the specification's default; the SDK's own would be gRPC, which a bundle does
+not install). A setting the SDK would only warn about and ignore (an unknown exporter,
+sampler or protocol, an endpoint that is not a URL, the SDK not installed) refuses startup
+with one line instead: a server that was asked to trace and silently does not is worse than
+one that does not start.
+
+Spans (names and attributes in ``docs/how-to/tracing.md``): one ``SERVER`` span per HTTP
+request (REST, MCP over HTTP), made by :class:`TracedServer` with the SDK's tracer, its parent
+the request's ``traceparent``; the MCP SDK makes the span of each MCP message (stdio and HTTP,
+its parent ``params._meta.traceparent``), and :meth:`Tracing.tool_call` adds the capability
+and the outcome to it. The REST span is made here rather than by
+``opentelemetry-instrumentation-asgi``: that middleware records three spans and four metric
+instruments per request, and took 3.3 times the CPU of this span with its server span alone,
+5.8 times as it comes (``bench/bench_rest.py --part tracing``).
+"""
+
+import os
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from .integrity import StartupError
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+App = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+EXPORTER_ENV = "OTEL_TRACES_EXPORTER"
+DISABLED_ENV = "OTEL_SDK_DISABLED"
+SERVICE_ENV = "OTEL_SERVICE_NAME"
+PROTOCOL_ENVS = ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL")
+ENDPOINT_ENVS = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
+SAMPLER_ENV = "OTEL_TRACES_SAMPLER"
+SAMPLER_ARG_ENV = "OTEL_TRACES_SAMPLER_ARG"
+# What tracing needs installed beside the server (the versions the runtime is tested with).
+REQUIREMENTS = ("opentelemetry-sdk>=1.30,<2", "opentelemetry-exporter-otlp-proto-http>=1.30,<2")
+EXPORTERS_GROUP = "opentelemetry_traces_exporter"  # the SDK's entry point group
+_OTLP_BY_PROTOCOL = {"http/protobuf": "otlp_proto_http", "grpc": "otlp_proto_grpc"}
+_PACKAGE_OF = {
+    "otlp_proto_http": "opentelemetry-exporter-otlp-proto-http",
+    "otlp_proto_grpc": "opentelemetry-exporter-otlp-proto-grpc",
+}
+SAMPLERS = frozenset(
+    {
+        "always_on",
+        "always_off",
+        "traceidratio",
+        "parentbased_always_on",
+        "parentbased_always_off",
+        "parentbased_traceidratio",
+    }
+)
+# Paths whose name is their route (a span name must not carry what a client made up).
+FIXED_ROUTES = frozenset(
+    {
+        "/health",
+        "/metrics",
+        "/openapi.json",
+        "/docs",
+        "/mcp",
+        "/.well-known/oauth-protected-resource",
+    }
+)
+SCOPE_NAME = "svc_runtime"
+
+# Attribute names of the spans (semantic conventions where they have one).
+CAPABILITY = "svc.capability"
+REQUEST_ID = "svc.request_id"
+STATUS = "svc.status_code"
+
+
+def exporter_names(environ: Mapping[str, str]) -> tuple[str, ...]:
+    """The SDK entry point names of the trace exporters the environment asks for; empty
+    when tracing is off. A value the SDK could not honour is a :class:`StartupError`."""
+    if environ.get(DISABLED_ENV, "").strip().lower() == "true":
+        return ()
+    value = environ.get(EXPORTER_ENV, "")
+    names = [name.strip().lower() for name in value.split(",") if name.strip()]
+    if not names or names == ["none"]:
+        return ()
+    if "none" in names:
+        raise StartupError(f"{EXPORTER_ENV}={value!r}: 'none' cannot be listed with an exporter")
+    resolved: list[str] = []
+    for given in names:
+        name = given
+        if given == "otlp":
+            protocol = next(
+                (environ[e].strip() for e in PROTOCOL_ENVS if environ.get(e, "").strip()),
+                "http/protobuf",
+            )
+            if protocol not in _OTLP_BY_PROTOCOL:
+                known = " or ".join(_OTLP_BY_PROTOCOL)
+                raise StartupError(f"OTLP protocol {protocol!r} is not supported (use {known})")
+            name = _OTLP_BY_PROTOCOL[protocol]
+        if name.startswith("otlp"):
+            _check_endpoints(environ)
+        if name not in resolved:
+            resolved.append(name)
+    _check_sampler(environ)
+    return tuple(resolved)
+
+
+def _check_endpoints(environ: Mapping[str, str]) -> None:
+    for name in ENDPOINT_ENVS:
+        value = environ.get(name, "").strip()
+        if not value:
+            continue
+        try:
+            parts = urlsplit(value)
+            parts.port  # noqa: B018 (a port that is not a number raises here)
+        except ValueError:
+            parts = None
+        if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+            raise StartupError(f"{name} must be an http:// or https:// URL, not {value[:80]!r}")
+
+
+def _check_sampler(environ: Mapping[str, str]) -> None:
+    sampler = environ.get(SAMPLER_ENV, "").strip().lower()
+    if sampler and sampler not in SAMPLERS:
+        known = ", ".join(sorted(SAMPLERS))
+        raise StartupError(f"{SAMPLER_ENV}={sampler!r}: expected one of {known}")
+    if sampler.endswith("traceidratio") and environ.get(SAMPLER_ARG_ENV, "").strip():
+        text = environ[SAMPLER_ARG_ENV].strip()
+        try:
+            ratio = float(text)
+        except ValueError:
+            ratio = -1.0
+        if not 0.0 <= ratio <= 1.0:
+            raise StartupError(f"{SAMPLER_ARG_ENV}={text!r}: expected a ratio from 0 to 1")
+
+
+def _exporter_class(name: str) -> Any:
+    """The exporter class an installed package registers with the SDK under ``name``."""
+    from importlib.metadata import entry_points
+
+    found = list(entry_points(group=EXPORTERS_GROUP, name=name))
+    if not found:
+        if name in _PACKAGE_OF:
+            raise StartupError(f"{EXPORTER_ENV} needs {_PACKAGE_OF[name]} installed")
+        known = sorted({e.name for e in entry_points(group=EXPORTERS_GROUP)} | {"otlp"})
+        raise StartupError(
+            f"{EXPORTER_ENV}: no trace exporter {name!r} is installed ({', '.join(known)} are)"
+        )
+    try:
+        return found[0].load()
+    except Exception as exc:  # a broken install
+        raise StartupError(
+            f"{EXPORTER_ENV}: the {name} exporter cannot load: {_line(exc)}"
+        ) from None
+
+
+def _exporter(name: str, cls: Any) -> Any:
+    """An exporter made by its class, which reads its own ``OTEL_EXPORTER_*`` variables."""
+    try:
+        return cls()
+    except Exception as exc:  # a setting its class refuses
+        raise StartupError(
+            f"{EXPORTER_ENV}: the {name} exporter cannot start: {_line(exc)}"
+        ) from None
+
+
+def _line(exc: Exception) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+class Tracing:
+    """The process's tracer and propagator, once the SDK is configured."""
+
+    def __init__(self, tracer: Any) -> None:
+        from opentelemetry import context, propagate, trace
+        from opentelemetry.trace import SpanKind, Status, StatusCode, set_span_in_context
+
+        self.tracer = tracer
+        self.propagator = propagate.get_global_textmap()
+        # the headers the propagator reads (W3C: traceparent, tracestate, baggage)
+        self.fields = frozenset(f.encode("latin-1") for f in self.propagator.fields)
+        self.server_kind = SpanKind.SERVER
+        self.internal_kind = SpanKind.INTERNAL
+        self.error = Status(StatusCode.ERROR)
+        self.attach = context.attach
+        self.detach = context.detach
+        self.in_context = set_span_in_context
+        self.current_span = trace.get_current_span
+
+    def server(self, app: App, capabilities: Mapping[str, str]) -> "TracedServer":
+        return TracedServer(app, self, capabilities)
+
+    def tool_call(self, capability: str, status: int) -> None:
+        """The capability and outcome on the span of the MCP message being answered (the
+        MCP SDK's ``tools/call`` span; it names the tool and the JSON-RPC request id)."""
+        span = self.current_span()
+        span.set_attribute(CAPABILITY, capability)
+        span.set_attribute(STATUS, status)
+        if status >= 500:
+            span.set_status(self.error)
+
+
+class TracedServer:
+    """A ``SERVER`` span around each HTTP request of ``app``; attribute access falls through
+    to the app. The span's parent is the request's trace context (``traceparent``) when it
+    carries one; its status code and request id are read from the response as it starts
+    (the network layer inside echoes ``X-Request-ID`` there), so nothing inside changes."""
+
+    __slots__ = ("_capabilities", "_tracing", "app")
+
+    def __init__(self, app: App, tracing: Tracing, capabilities: Mapping[str, str]) -> None:
+        self.app = app
+        self._tracing = tracing
+        self._capabilities = dict(capabilities)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        tracing = self._tracing
+        carrier: dict[str, str] | None = None
+        for name, value in scope["headers"]:
+            if name in tracing.fields:
+                if carrier is None:
+                    carrier = {}
+                carrier[name.decode("latin-1")] = value.decode("latin-1")
+        parent = None if carrier is None else tracing.propagator.extract(carrier)
+        method, path = scope["method"], scope["path"]
+        root = scope.get("root_path")
+        if root and path.startswith(root):
+            path = path[len(root) :]
+        capability = self._capabilities.get(path) if method == "POST" else None
+        attributes = {
+            "http.request.method": method,
+            "url.path": path,
+            "url.scheme": scope.get("scheme", "http"),
+        }
+        if capability is not None or path in FIXED_ROUTES:
+            attributes["http.route"] = path
+            name = f"{method} {path}"
+        else:
+            name = method
+        if capability is not None:
+            attributes[CAPABILITY] = capability
+        span = tracing.tracer.start_span(name, parent, tracing.server_kind, attributes)
+        token = tracing.attach(tracing.in_context(span))
+        status = 0
+        request_id = ""
+
+        async def answer(message: Message) -> None:
+            nonlocal status, request_id
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                for key, value in reversed(message.get("headers", ())):
+                    if key == b"x-request-id":
+                        request_id = value.decode("latin-1")
+                        break
+            await send(message)
+
+        try:
+            await self.app(scope, receive, answer)
+        except BaseException as exc:
+            span.record_exception(exc)
+            raise
+        finally:
+            # one call for what the answer told (each call takes the span's lock)
+            ended: dict[str, Any] = {"http.response.status_code": status or 500}
+            if request_id:
+                ended[REQUEST_ID] = request_id
+            outcome = scope.get("svc.outcome") or status or 500  # a stream's, at its end
+            if outcome >= 500:
+                ended["error.type"] = str(outcome)
+                span.set_status(tracing.error)
+            span.set_attributes(ended)
+            span.end()
+            tracing.detach(token)
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "app":  # not set yet (copying, unpickling): no recursion
+            raise AttributeError(name)
+        return getattr(self.app, name)
+
+
+def _resource(service: str) -> Any:
+    """The SDK's resource from the environment; the bundle's module names the service
+    unless ``OTEL_SERVICE_NAME`` or ``OTEL_RESOURCE_ATTRIBUTES`` does."""
+    from opentelemetry.sdk.resources import SERVICE_NAME, Resource
+
+    resource = Resource.create()
+    named = str(resource.attributes.get(SERVICE_NAME, ""))
+    if named.startswith("unknown_service"):
+        resource = resource.merge(Resource({SERVICE_NAME: service}))
+    return resource
+
+
+def load_tracing(service: str, environ: Mapping[str, str] | None = None) -> Tracing | None:
+    """Tracing as the environment configures it, or ``None`` when it is off (then nothing of
+    OpenTelemetry is imported). A tracer provider the embedding program installed already
+    (``opentelemetry-instrument``, a test) is used as it is, with its own exporters."""
+    env = os.environ if environ is None else environ
+    names = exporter_names(env)
+    if not names:
+        return None
+    try:
+        from opentelemetry import trace
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor
+    except ImportError:
+        raise StartupError(
+            f"{EXPORTER_ENV} is set but the OpenTelemetry SDK is not installed "
+            f"(install {' and '.join(REQUIREMENTS)} beside the server)"
+        ) from None
+    classes = {name: _exporter_class(name) for name in names}
+    installed = trace.get_tracer_provider()
+    if not isinstance(installed, TracerProvider):
+        exporters = [_exporter(name, cls) for name, cls in classes.items()]
+        provider = TracerProvider(resource=_resource(service))
+        for exporter in exporters:
+            provider.add_span_processor(BatchSpanProcessor(exporter))
+        trace.set_tracer_provider(provider)  # the MCP SDK's spans go through it too
+        installed = provider
+    return Tracing(installed.get_tracer(SCOPE_NAME))
+
+
+_process: list[Tracing] = []  # at most one: this process's
+_active: list[Tracing] = []  # the one the server being started uses, when tracing is on
+
+
+def start(service: str) -> Tracing | None:
+    """Configure tracing for the server starting now (once per process; later servers of the
+    process share its provider), or ``None`` when the environment leaves it off."""
+    _active.clear()
+    if not exporter_names(os.environ):
+        return None
+    if not _process:
+        tracing = load_tracing(service)
+        assert tracing is not None
+        _process.append(tracing)
+    _active.append(_process[0])
+    return _process[0]
+
+
+def current() -> Tracing | None:
+    """The tracing :func:`start` turned on, else ``None``."""
+    return _active[0] if _active else None
+
+
+def traced(app: App, capabilities: Mapping[str, str]) -> App:
+    """``app`` with a server span per HTTP request when tracing is on, else ``app`` itself."""
+    tracing = current()
+    return app if tracing is None else tracing.server(app, capabilities)
