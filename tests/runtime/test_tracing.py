@@ -25,7 +25,7 @@ from servers import generate, serving, serving_mcp_http
 from svcc.runtime import tracing
 from svcc.runtime.integrity import StartupError
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SOURCE = '''\
 """Functions to trace."""
 
