@@ -135,6 +135,10 @@ def judge(svcc: str, root: Path) -> dict[str, Any]:
         check=False,
         timeout=900,
     )
+    # kept for reading every reason afterwards (the table shows first refusals only)
+    kept = CACHE / "inspect" / f"{root.name}.json"
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    kept.write_text(proc.stdout)
     row: dict[str, Any] = {
         "public": 0, "json": 0, "eligible": 0, "internal": 0, "ids": [], "blocking": [],
     }  # fmt: skip

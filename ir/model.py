@@ -241,6 +241,23 @@ class Binding:
 
 
 @frozen(kw_only=True)
+class Fallback:
+    """The ``try``/``except ImportError`` statement an import is one alternative of: the
+    module imports when one alternative's modules all import (or when a handler with no
+    import of its own substitutes the names), so the alternatives are judged together.
+
+    ``group`` numbers the module's such statements (shared by their alternatives);
+    ``alternative`` is 0 for the ``try`` body, ``n`` for its ``n``-th handler; ``substitute``
+    is true when a handler catching the error imports nothing and raises nothing (``X =
+    None``, ``pass``, ``def tool(f): return f``): the module then imports without any
+    alternative, and only what calls into a missing one fails."""
+
+    group: int
+    alternative: int
+    substitute: bool
+
+
+@frozen(kw_only=True)
 class Import:
     """One imported module. ``scope`` is ``""`` at module level, else the function's qualname.
 
@@ -255,6 +272,8 @@ class Import:
     guarded: bool
     type_checking: bool
     span: Span
+    # One alternative of a ``try``/``except ImportError`` (see ``Fallback``), else ``None``.
+    fallback: Fallback | None = None
 
 
 StatementKind = Literal[

@@ -556,3 +556,119 @@ def test_a_helper_building_patterns_is_evaluated() -> None:
     assert reasons(textwrap.dedent(good) + FUNCTION) == []
     bad = good.replace(r"[a-z]+", "[a-z")
     assert [code for code, _ in reasons(textwrap.dedent(bad) + FUNCTION)] == ["SVC-R007"]
+
+
+SLUGIFY = """
+try:
+    import unidecode
+except ImportError:
+    import text_unidecode as unidecode
+"""
+
+
+def test_alternative_imports_none_of_which_is_provided_are_refused() -> None:
+    """Neither alternative standard library nor declared: the module cannot import (the
+    bundle of python-slugify's module did not start)."""
+    found = reasons(SLUGIFY + FUNCTION)
+    assert found == [("SVC-R008", 3)]
+    analysis = analyze_source(textwrap.dedent(SLUGIFY) + FUNCTION, python_version="3.11")
+    assert analysis.readiness is not None
+    (reason,) = analysis.readiness.assessments[0].reasons
+    assert "`import unidecode` / `import text_unidecode`" in reason.message
+
+
+def test_alternative_imports_one_of_which_is_declared_are_fine() -> None:
+    from svcc.contracts.requirements import DeclaredRequirements
+
+    declared = DeclaredRequirements(
+        lines=("text-unidecode",),
+        distributions=("text-unidecode",),
+        import_names=frozenset({"text_unidecode"}),
+    )
+    analysis = analyze_source(
+        textwrap.dedent(SLUGIFY) + FUNCTION, python_version="3.11", requirements=declared
+    )
+    assert analysis.readiness is not None
+    assert analysis.readiness.assessments[0].reasons == ()
+
+
+@pytest.mark.parametrize("version", ["3.11", "3.13"])
+def test_a_substituted_optional_import_refuses_only_what_calls_into_it(version: str) -> None:
+    source = """
+    try:
+        import yaml
+    except (ImportError, OSError):
+        yaml = None
+
+
+    def load(text: str) -> str:
+        return str(yaml.safe_load(text))
+
+
+    def area(x: int) -> int:
+        return x
+    """
+    assert reasons(source, version) == []
+    assert reasons(source, version, name="load") == [("SVC-R009", 3)]
+
+
+def test_a_try_that_does_not_catch_the_import_error_requires_the_import() -> None:
+    source = """
+    try:
+        import yaml
+    except AttributeError:
+        yaml = None
+    """
+    assert reasons(textwrap.dedent(source) + FUNCTION) == [("SVC-R008", 3)]
+
+
+@pytest.mark.parametrize(("version", "batched"), [("3.11", False), ("3.13", True)])
+def test_sys_hexversion_is_decided_for_the_target(version: str, batched: bool) -> None:
+    """more-itertools' ``if hexversion >= 0x30D00A2:``: every 3.11 release is below it; on
+    3.13 it depends on the pre-release, so the test stays undecided (the attribute write
+    under it is judged)."""
+    source = """
+    from sys import hexversion
+
+    def _batched(iterable, n):
+        '''Batches.'''
+        return iterable
+
+    if hexversion >= 0x30D00A2:
+        batched = _batched
+    else:
+        batched = _batched
+
+        batched.__doc__ = _batched.__doc__
+
+    if hexversion < 0x3080000:
+        raise ImportError('old')
+    """
+    found = reasons(textwrap.dedent(source) + FUNCTION, version)
+    assert found == ([("SVC-R007", 13)] if batched else [])
+
+
+def test_a_class_body_value_the_evaluator_computes_is_not_code() -> None:
+    """more-itertools' ``numeric_range``: ``_EMPTY_HASH = hash(range(0, 0))``; a value that
+    reads a name the class body bound, or a salted hash, is still judged."""
+    source = """
+    WIDTH = 3
+
+    class numeric_range:
+        _EMPTY_HASH = hash(range(0, 0))
+        _PAIR = (WIDTH * 2, hash((1, None)))
+        NAME = 'x'
+    """
+    assert reasons(textwrap.dedent(source) + FUNCTION) == []
+    assert values(source).is_folded(ast.parse(textwrap.dedent(source)).body[1].body[0])  # type: ignore[attr-defined]
+    salted = """
+    class numeric_range:
+        _EMPTY_HASH = hash('x')
+    """
+    assert [code for code, _ in reasons(textwrap.dedent(salted) + FUNCTION)] == ["SVC-R010"]
+    shadowed = """
+    class numeric_range:
+        hash = open
+        _EMPTY = hash(range(0, 0))
+    """
+    assert "SVC-R010" in [code for code, _ in reasons(textwrap.dedent(shadowed) + FUNCTION)]

@@ -14,6 +14,7 @@ from typing import Any, ClassVar, Final, Literal
 
 import attrs
 from attrs import field, frozen
+from svcc.compiler.passes import import_fallbacks as fallbacks
 from svcc.compiler.passes.data_reads import data_read_reasons, source_depth
 from svcc.compiler.passes.docstrings import undocumented_names
 from svcc.compiler.passes.effects import PLAIN_BASE_PREFIXES, Judge, security_kind
@@ -273,6 +274,13 @@ def _import_reasons(ir: ModuleIR, env: Environment) -> Iterator[Diagnostic]:
             found = resolver.problem(imp, C.R008_UNRESOLVED_IMPORT)
             if found:
                 yield diag(found[0], found[1], imp.span)
+    for group, substitute in fallbacks.missing(ir, resolver.provided):
+        if not substitute:
+            yield diag(
+                C.R008_UNRESOLVED_IMPORT,
+                fallbacks.message(group, substitute) + _declare_hint(env),
+                group[0].span,
+            )
 
 
 ModuleRule = Callable[[ModuleIR, Environment], Iterable[Diagnostic]]
@@ -477,6 +485,17 @@ def _call_imports(s: Subject) -> Iterator[Diagnostic]:
             found = resolver.problem(imp, C.R009_UNRESOLVED_CALL_IMPORT)
             if found:
                 yield diag(found[0], found[1], imp.span)
+    if not any(i.fallback for i in s.ir.imports):
+        return
+    for group, substitute in fallbacks.missing(s.ir, resolver.provided):
+        if substitute and fallbacks.reaches(s.cap, group):
+            yield diag(
+                C.R009_UNRESOLVED_CALL_IMPORT,
+                f"{s.cap.name} may call into a missing module: "
+                + fallbacks.message(group, substitute)
+                + _declare_hint(s.env),
+                group[0].span,
+            )
 
 
 def _security(s: Subject) -> Iterator[Diagnostic]:
@@ -802,6 +821,12 @@ def hint_for(root: str) -> str:
     return f"declare its distribution ({dist}) in a requirements file and pass --requirements FILE"
 
 
+def _declare_hint(env: Environment) -> str:
+    """The message's tail: a directory declares in pyproject.toml (the code's hint says
+    --requirements, as for a file)."""
+    return f"; {DECLARE_HINT}" if env.repository else ""
+
+
 def _attributed(module: str, unmapped: tuple[str, ...]) -> str:
     names = ", ".join(unmapped)
     return (
@@ -846,6 +871,11 @@ class ImportResolver:
 
     def __init__(self, env: Environment) -> None:
         self.env = env
+
+    def provided(self, imp: Import) -> bool:
+        """Whether the import resolves (standard library, the bundle's, or declared)."""
+        found = self.problem(imp, C.R008_UNRESOLVED_IMPORT)
+        return found is None or found[0] == C.R040_ATTRIBUTED_IMPORT
 
     def problem(self, imp: Import, unresolved: Code) -> tuple[Code, str] | None:
         """``(code, message)`` of an import that would fail, or ``None``; ``unresolved`` is

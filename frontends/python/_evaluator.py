@@ -36,6 +36,7 @@ from svcc.frontends.python._values import (
     ClassValue,
     EnumMember,
     Opaque,
+    TargetHexversion,
     TargetVersion,
     Unknown,
     check_size,
@@ -104,6 +105,22 @@ class _Return(Exception):
     def __init__(self, value: object) -> None:
         super().__init__()
         self.value = value
+
+
+def _compare_hexversion(op: ast.cmpop, left: object, right: object, node: ast.AST) -> bool:
+    """``sys.hexversion`` against an integer: decided when every release of the target's
+    ``major.minor`` compares the same way."""
+    flipped = isinstance(right, TargetHexversion)
+    target, other = (right, left) if flipped else (left, right)
+    assert isinstance(target, TargetHexversion)
+    if type(other) is not int or not isinstance(op, ast.Lt | ast.LtE | ast.Gt | ast.GtE):
+        raise Unknown(node, "a comparison of the Python version")
+    if target.low <= other < target.high:
+        raise Unknown(node, "the comparison depends on the target's micro version")
+    above = other < target.low  # the version is above ``other``
+    if flipped:  # other OP version
+        return above == isinstance(op, ast.Lt | ast.LtE)
+    return above == isinstance(op, ast.Gt | ast.GtE)
 
 
 def position(node: ast.AST) -> Position:
@@ -226,6 +243,7 @@ class ModuleValues:
             return True
         if isinstance(stmt, ast.ClassDef):
             self._unbind(stmt.name)
+            self._class_body(stmt)
             value = self._class(stmt)
             if value is not None:
                 self.values[stmt.name] = value
@@ -239,6 +257,24 @@ class ModuleValues:
         self.functions[fn.name] = fn
         if _is_identity(fn):
             self.identities.add(fn.name)
+
+    def _class_body(self, stmt: ast.ClassDef) -> None:
+        """Fold the class body's assignments whose value the evaluator computes from the
+        module's names (``_EMPTY_HASH = hash(range(0, 0))``): the lowerer then does not
+        judge them as code. A value reading a name the body bound before is not folded (it
+        would be read in the module's scope, not the class's)."""
+        own: set[str] = set()
+        for item in stmt.body:
+            value = item.value if isinstance(item, ast.Assign | ast.AnnAssign) else None
+            reads = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)} if value else set()
+            if value is not None and not (reads & own):
+                try:
+                    self.steps = 0
+                    self._eval(value, None)
+                    self.folded.add(position(item))
+                except (Unknown, RecursionError, *_OPERATOR_ERRORS):
+                    pass
+            own.update(nested_bindings(item))
 
     def _class(self, stmt: ast.ClassDef) -> ClassValue | None:
         """An Enum's members, or a plain class's literal attributes (no decorator, no
@@ -599,6 +635,9 @@ class ModuleValues:
             return value.copy() if isinstance(value, MUTABLE) else value  # never the table's
         if name == "sys.version_info":
             return self.version
+        if name == "sys.hexversion":
+            low = (self.version.major << 24) | (self.version.minor << 16)
+            return TargetHexversion(low, low + (1 << 16))
         if name in _TYPE_CHECKING:
             return False
         if name.startswith("sys.version_info."):
@@ -725,6 +764,8 @@ class ModuleValues:
             raise Unknown(node, "a comparison with a value the evaluator does not know")
         if isinstance(left, TargetVersion) or isinstance(right, TargetVersion):
             return self._compare_version(op, left, right, node)
+        if isinstance(left, TargetHexversion) or isinstance(right, TargetHexversion):
+            return _compare_hexversion(op, left, right, node)
         if isinstance(op, ast.Is | ast.IsNot):
             if not (left is None or right is None or isinstance(left, bool | EnumMember)):
                 raise Unknown(node, "an identity test of values the evaluator builds")

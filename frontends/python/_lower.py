@@ -22,6 +22,7 @@ from svcc.frontends.python._effects import (
     recorded,
 )
 from svcc.frontends.python._evaluator import ModuleValues
+from svcc.frontends.python._fallbacks import alternatives
 from svcc.frontends.python._file_paths import (
     FILE,
     FilePath,
@@ -75,6 +76,7 @@ from svcc.ir.model import (
     Decorator,
     Default,
     Evaluation,
+    Fallback,
     FileRead,
     FunctionForm,
     GlobalRead,
@@ -207,6 +209,9 @@ class ModuleLowerer:
         # What import-time code computes, read in the first pass (see ``_evaluator``).
         major, minor = source.python_version.split(".")
         self.values = ModuleValues(self.symbols.qualify, (int(major), int(minor)))
+        # The alternative the import being recorded is of (see ``_fallbacks``).
+        self._fallback: Fallback | None = None
+        self._fallback_groups = 0
 
     # -- pass 1: symbols --------------------------------------------------------------------
     def _collect_symbols(self, body: list[ast.stmt], type_checking: bool = False) -> None:
@@ -1014,11 +1019,25 @@ class ModuleLowerer:
                 for sub in live:
                     self._collect(sub, guards, True, type_checking)
                 return
+            found = None if type_checking else alternatives(stmt, self.symbols.qualify)
+            grouped: dict[int, Fallback] = {}
+            if found is not None:  # judged together: see ``_fallbacks``
+                bodies, substitute = found
+                group = self._fallback_groups
+                self._fallback_groups += 1
+                for n, body in enumerate(bodies):
+                    for sub in body:
+                        if isinstance(sub, ast.Import | ast.ImportFrom):
+                            grouped[id(sub)] = Fallback(
+                                group=group, alternative=n, substitute=substitute
+                            )
             parts = [*stmt.body, *stmt.orelse, *stmt.finalbody]
             for handler in stmt.handlers:
                 parts.extend(handler.body)
             for sub in parts:
+                self._fallback = grouped.get(id(sub))
                 self._collect(sub, (*guards, "try"), True, type_checking)
+                self._fallback = None
         elif isinstance(stmt, ast.With | ast.AsyncWith):
             for item in stmt.items:
                 if item.optional_vars is not None:
@@ -1046,6 +1065,7 @@ class ModuleLowerer:
                         guarded=guarded,
                         type_checking=type_checking,
                         span=span,
+                        fallback=self._fallback,
                     )
                 )
             return
@@ -1058,6 +1078,7 @@ class ModuleLowerer:
                 guarded=guarded,
                 type_checking=type_checking,
                 span=span,
+                fallback=self._fallback,
             )
         )
 
@@ -1177,6 +1198,8 @@ class ModuleLowerer:
             if isinstance(item, ast.Assign | ast.AnnAssign) and harmless_field_call(
                 item.value, self.symbols
             ):
+                continue
+            if self.values.is_folded(item):  # a value the evaluator computed
                 continue
             text = f"class body statement ({self._describe(item)})"
             value = item.value if isinstance(item, ast.Assign | ast.AnnAssign) else None

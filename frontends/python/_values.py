@@ -56,6 +56,15 @@ class TargetVersion:
     minor: int
 
 
+@attrs.frozen
+class TargetHexversion:
+    """``sys.hexversion`` of the target: some integer in ``[low, high)`` (every release of
+    its ``major.minor``); a comparison with an integer inside that range is unknown."""
+
+    low: int
+    high: int
+
+
 class Opaque:
     """A value computed harmlessly but not known (``getattr(math, "sumprod", f)``, a
     lambda): binding it is evaluated, using it is unknown."""
