@@ -672,3 +672,33 @@ def test_a_class_body_value_the_evaluator_computes_is_not_code() -> None:
         _EMPTY = hash(range(0, 0))
     """
     assert "SVC-R010" in [code for code, _ in reasons(textwrap.dedent(shadowed) + FUNCTION)]
+
+
+def test_a_wrapping_decorator_runs_nothing_at_import() -> None:
+    """semver's ``@_comparator`` on methods: applying it only makes a closure, so the class
+    is not import-time code; a capability it decorates is still another function."""
+    source = """
+    from functools import wraps
+
+    def _comparator(operator):
+        '''Type-check the other operand.'''
+
+        @wraps(operator)
+        def wrapper(self, other: "Version") -> bool:
+            return operator(self, other)
+
+        return wrapper
+
+    class Version:
+        @_comparator
+        def __eq__(self, other):
+            return True
+
+    @_comparator
+    def compare(a: int, b: int) -> bool:
+        return a == b
+    """
+    assert reasons(textwrap.dedent(source) + FUNCTION) == []
+    assert [code for code, _ in reasons(textwrap.dedent(source), name="compare")] == ["SVC-R001"]
+    effect = source.replace("return wrapper", "print('x')\n        return wrapper")
+    assert "SVC-R010" in [code for code, _ in reasons(textwrap.dedent(effect) + FUNCTION)]

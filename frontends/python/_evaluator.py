@@ -157,6 +157,7 @@ class ModuleValues:
         self.bound: set[str] = set()  # every module-level name bound so far
         self.functions: dict[str, ast.FunctionDef] = {}
         self.identities: set[str] = set()
+        self.wrappers: set[str] = set()  # functions returning a wrapper (``_is_wrapper``)
         self.imported: dict[str, str] = {}  # ``from M import N`` names still bound so
         self.mutable: set[str] = set()  # names holding a list, dict or set
         self.shared = False  # a mutable value is reachable through more than one name
@@ -169,6 +170,7 @@ class ModuleValues:
         self.decided: dict[Position, int] = {}  # an if: 0 body, 1 orelse; a try: see live
         self.patterns: dict[tuple[int, int, int, int], str] = {}
         self.identity_decorators: set[Position] = set()
+        self.wrapping_decorators: set[Position] = set()
         # Per statement not evaluated: the sub-expression that stopped it and why (its
         # position only: a node would keep the first reading's syntax tree alive).
         self.unknown_at: dict[Position, tuple[ast.expr, str]] = {}
@@ -200,6 +202,10 @@ class ModuleValues:
 
     def is_identity(self, decorator: ast.expr) -> bool:
         return position(decorator) in self.identity_decorators
+
+    def is_wrapping(self, decorator: ast.expr) -> bool:
+        """A decorator whose application at definition only makes a closure."""
+        return position(decorator) in self.wrapping_decorators
 
     # -- statements -------------------------------------------------------------------------
     def run(self, stmt: ast.stmt) -> None:
@@ -235,9 +241,7 @@ class ModuleValues:
 
     def _definition(self, stmt: ast.stmt) -> bool:
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
-            for dec in stmt.decorator_list:
-                if isinstance(dec, ast.Name) and dec.id in self.identities:
-                    self.identity_decorators.add(position(dec))
+            self._decorators(stmt)
             self._unbind(stmt.name)
             self._define(stmt)
             return True
@@ -257,6 +261,52 @@ class ModuleValues:
         self.functions[fn.name] = fn
         if _is_identity(fn):
             self.identities.add(fn.name)
+        elif self._is_wrapper(fn):
+            self.wrappers.add(fn.name)
+
+    def _is_wrapper(self, fn: ast.FunctionDef) -> bool:
+        """``def deco(f):`` whose body only defines functions (undecorated, or decorated
+        ``@functools.wraps(f)``) and returns one of them: applying it at definition makes a
+        closure and runs nothing else. The function it returns is another one (its
+        capability keeps the decorator, SVC-R001); only the import is harmless."""
+        spec = fn.args
+        params = [a.arg for a in [*spec.posonlyargs, *spec.args]]
+        if len(params) != 1 or spec.vararg or spec.kwarg or spec.kwonlyargs:
+            return False
+        body = [
+            s
+            for s in fn.body
+            if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
+        ]
+        if len(body) < 2 or not isinstance(body[-1], ast.Return):
+            return False
+        defined: set[str] = set()
+        for item in body[:-1]:
+            if not isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
+                return False
+            for dec in item.decorator_list:
+                if not (
+                    isinstance(dec, ast.Call)
+                    and self.qualify(dec.func) == "functools.wraps"
+                    and len(dec.args) == 1
+                    and not dec.keywords
+                    and isinstance(dec.args[0], ast.Name)
+                    and dec.args[0].id == params[0]
+                ):
+                    return False
+            if _defaults_run_code(item):
+                return False
+            defined.add(item.name)
+        returned = body[-1].value
+        return isinstance(returned, ast.Name) and returned.id in defined
+
+    def _decorators(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        """Record ``fn``'s decorators that are the module's identities or wrappers."""
+        for dec in fn.decorator_list:
+            if isinstance(dec, ast.Name) and dec.id in self.identities:
+                self.identity_decorators.add(position(dec))
+            elif isinstance(dec, ast.Name) and dec.id in self.wrappers:
+                self.wrapping_decorators.add(position(dec))
 
     def _class_body(self, stmt: ast.ClassDef) -> None:
         """Fold the class body's assignments whose value the evaluator computes from the
@@ -274,6 +324,10 @@ class ModuleValues:
                     self.folded.add(position(item))
                 except (Unknown, RecursionError, *_OPERATOR_ERRORS):
                     pass
+            if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and not (
+                own & {d.id for d in item.decorator_list if isinstance(d, ast.Name)}
+            ):
+                self._decorators(item)
             own.update(nested_bindings(item))
 
     def _class(self, stmt: ast.ClassDef) -> ClassValue | None:
@@ -366,6 +420,7 @@ class ModuleValues:
         self.imported.pop(name, None)
         self.functions.pop(name, None)
         self.identities.discard(name)
+        self.wrappers.discard(name)
 
     def _patterns(self, node: ast.AST) -> None:
         """Fold the first argument of every ``re.`` call the statement makes, for the
@@ -1203,6 +1258,25 @@ def _bounded_format(text: str | bytes, node: ast.AST) -> None:
         digits = digits + 1 if char.isdigit() else 0
         if digits > 4 or char == "*":
             raise Unknown(node, "a format width past the evaluator's size limit")
+
+
+_TYPE_PARTS: Final = (ast.Name, ast.Attribute, ast.Constant, ast.Subscript, ast.Tuple, ast.BinOp)
+
+
+def _defaults_run_code(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether defining ``fn`` evaluates more than literal defaults and annotations made of
+    names, constants, subscripts and ``|`` (a type expression: looked up, not called)."""
+    spec = fn.args
+    if any(not isinstance(d, ast.Constant) for d in [*spec.defaults, *spec.kw_defaults] if d):
+        return True
+    every = [*spec.posonlyargs, *spec.args, *spec.kwonlyargs, spec.vararg, spec.kwarg]
+    annotations = [fn.returns, *(a.annotation for a in every if a is not None)]
+    return any(
+        not isinstance(node, (*_TYPE_PARTS, ast.expr_context, ast.BitOr))
+        for a in annotations
+        if a is not None
+        for node in ast.walk(a)
+    )
 
 
 def _is_identity(fn: ast.FunctionDef) -> bool:

@@ -902,7 +902,7 @@ class ModuleLowerer:
         found: list[Evaluation] = []
         # (each part skipped whole when empty: this runs on every function and method)
         for dec in fn.decorator_list:
-            if self.values.is_identity(dec):  # returns the function itself
+            if self.values.is_identity(dec) or self.values.is_wrapping(dec):  # runs nothing
                 continue
             text = f"{prefix}decorator @{short(self.src.segment(dec), 40)} evaluated at definition"
             found.append(self._decorator(dec, text))
