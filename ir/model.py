@@ -116,6 +116,10 @@ class Returns:
 class Decorator:
     text: str
     span: Span
+    # ``try: from fw import tool`` / ``except ImportError: def tool(f): return f``: the
+    # ``Fallback.group`` of that ``try``; the decorator is the identity when none of the
+    # group's alternatives is provided, the framework's otherwise. ``None`` for any other.
+    identity_unless: int | None = None
 
 
 FunctionForm = Literal["function", "generator", "async_generator"]

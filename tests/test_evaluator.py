@@ -702,3 +702,48 @@ def test_a_wrapping_decorator_runs_nothing_at_import() -> None:
     assert [code for code, _ in reasons(textwrap.dedent(source), name="compare")] == ["SVC-R001"]
     effect = source.replace("return wrapper", "print('x')\n        return wrapper")
     assert "SVC-R010" in [code for code, _ in reasons(textwrap.dedent(effect) + FUNCTION)]
+
+
+AGENT = """
+try:
+    from strands import tool
+except ImportError:
+
+    def tool(f):
+        return f
+
+
+@tool
+def area(x: int) -> int:
+    return x
+
+
+@tool
+def _private(x: int) -> int:
+    return x
+"""
+
+
+@pytest.mark.parametrize("version", ["3.11", "3.13"])
+def test_a_framework_decorator_with_an_identity_fallback_keeps_the_function(
+    version: str,
+) -> None:
+    """Undeclared, the framework is absent where the bundle runs and its ImportError
+    handler's identity decorates ``area``; the private function's decorator is still
+    judged as import-time code."""
+    found = reasons(AGENT.replace("\n\n@tool\ndef _private", "\n\ndef _private"), version)
+    assert found == []
+    assert [code for code, _ in reasons(AGENT, version)] == ["SVC-R007"]
+
+
+def test_a_declared_framework_decorator_is_the_frameworks() -> None:
+    from svcc.contracts.requirements import DeclaredRequirements
+
+    declared = DeclaredRequirements(
+        lines=("strands",), distributions=("strands",), import_names=frozenset({"strands"})
+    )
+    source = AGENT.replace("\n\n@tool\ndef _private", "\n\ndef _private")
+    analysis = analyze_source(source, python_version="3.11", requirements=declared)
+    assert analysis.readiness is not None
+    (area,) = [a for a in analysis.readiness.assessments if a.name == "area"]
+    assert sorted(r.code for r in area.reasons) == ["SVC-R001", "SVC-R007"]

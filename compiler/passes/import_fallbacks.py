@@ -13,9 +13,15 @@ fine, whichever alternative that is. When none is provided:
   when it runs (``Capability.reach``: every callee's origin through the module's own
   functions) calls into one of them, or when that reach stops at the depth bound
   (``<depth>``: what lies past it is not known).
+
+A decorator the handler defines as an identity (``try: from strands import tool`` /
+``except ImportError: def tool(f): return f``; ``Decorator.identity_unless``) is that
+identity when none of the alternatives is provided: the function keeps its signature. When
+one is, it is the framework's decorator: it may replace the function (SVC-R001) and it runs
+at import (SVC-R007, for every function of the module).
 """
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import groupby
 
 from svcc.ir.model import Capability, Import, ModuleIR
@@ -78,3 +84,12 @@ def reaches(cap: Capability, group: list[Import]) -> bool:
         if any(head == m or head.startswith(m + ".") for m in modules):
             return True
     return False
+
+
+def group_numbers(groups: Iterable[tuple[list[Import], bool]]) -> set[int]:
+    return {g[0].fallback.group for g, _ in groups if g[0].fallback}
+
+
+def missing_groups(ir: ModuleIR, provided: Provided) -> set[int]:
+    """The numbers of the groups none of whose alternatives is provided."""
+    return group_numbers(missing(ir, provided))

@@ -274,7 +274,19 @@ def _import_reasons(ir: ModuleIR, env: Environment) -> Iterator[Diagnostic]:
             found = resolver.problem(imp, C.R008_UNRESOLVED_IMPORT)
             if found:
                 yield diag(found[0], found[1], imp.span)
-    for group, substitute in fallbacks.missing(ir, resolver.provided):
+    missing = list(fallbacks.missing(ir, resolver.provided))
+    absent = fallbacks.group_numbers(missing)
+    for cap in ir.capabilities:
+        for dec in cap.decorators:
+            if dec.identity_unless is not None and dec.identity_unless not in absent:
+                yield diag(
+                    C.R007_MODULE_EFFECT,
+                    f"module-level decorator @{dec.text} evaluated at definition runs at "
+                    "import: its import is provided, so it is the framework's decorator, "
+                    "not the identity its ImportError handler defines",
+                    dec.span,
+                )
+    for group, substitute in missing:
         if not substitute:
             yield diag(
                 C.R008_UNRESOLVED_IMPORT,
@@ -297,7 +309,12 @@ MODULE_RULES: Final[dict[str, ModuleRule]] = {
 # -- capability rules -------------------------------------------------------------------------
 def _decorators(s: Subject) -> Iterator[Diagnostic]:
     cap = s.cap
+    absent: set[int] = set()
+    if any(d.identity_unless is not None for d in cap.decorators):
+        absent = fallbacks.missing_groups(s.ir, ImportResolver(s.env).provided)
     for dec in cap.decorators:
+        if dec.identity_unless in absent:
+            continue  # the identity its ImportError handler defines: keeps the signature
         if _is_cache(dec.text, s.ir):
             yield diag(
                 C.R032_CACHED_CAPABILITY,

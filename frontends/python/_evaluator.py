@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Final
 
 from svcc.frontends.python import _fold_table as table
+from svcc.frontends.python._fallbacks import alternatives, catches_import_error
 from svcc.frontends.python._statements import nested_bindings
 from svcc.frontends.python._values import (
     MAX_CALL_DEPTH,
@@ -171,6 +172,10 @@ class ModuleValues:
         self.patterns: dict[tuple[int, int, int, int], str] = {}
         self.identity_decorators: set[Position] = set()
         self.wrapping_decorators: set[Position] = set()
+        # ``try: from fw import tool`` / ``except ImportError: def tool(f): return f``: the
+        # name, and each decorator naming it, to the ``try`` (identity when ``fw`` is missing).
+        self.fallback_identities: dict[str, Position] = {}
+        self.fallback_decorators: dict[Position, Position] = {}
         # Per statement not evaluated: the sub-expression that stopped it and why (its
         # position only: a node would keep the first reading's syntax tree alive).
         self.unknown_at: dict[Position, tuple[ast.expr, str]] = {}
@@ -202,6 +207,11 @@ class ModuleValues:
 
     def is_identity(self, decorator: ast.expr) -> bool:
         return position(decorator) in self.identity_decorators
+
+    def fallback_identity(self, decorator: ast.expr) -> Position | None:
+        """The ``try`` whose handler defines ``decorator`` as an identity, when the name is
+        the import's or that identity (whichever ran), else ``None``."""
+        return self.fallback_decorators.get(position(decorator))
 
     def is_wrapping(self, decorator: ast.expr) -> bool:
         """A decorator whose application at definition only makes a closure."""
@@ -238,6 +248,9 @@ class ModuleValues:
                 self.unknown_at[position(stmt)] = (where, exc.why)
             self._patterns(stmt)  # its arguments are read before anything it calls runs
             self._forget(stmt)
+        if isinstance(stmt, ast.Try | ast.TryStar) and position(stmt) not in self.decided:
+            for name in _fallback_identities(stmt, self.qualify):
+                self.fallback_identities[name] = position(stmt)
 
     def _definition(self, stmt: ast.stmt) -> bool:
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -307,6 +320,8 @@ class ModuleValues:
                 self.identity_decorators.add(position(dec))
             elif isinstance(dec, ast.Name) and dec.id in self.wrappers:
                 self.wrapping_decorators.add(position(dec))
+            elif isinstance(dec, ast.Name) and dec.id in self.fallback_identities:
+                self.fallback_decorators[position(dec)] = self.fallback_identities[dec.id]
 
     def _class_body(self, stmt: ast.ClassDef) -> None:
         """Fold the class body's assignments whose value the evaluator computes from the
@@ -421,6 +436,7 @@ class ModuleValues:
         self.functions.pop(name, None)
         self.identities.discard(name)
         self.wrappers.discard(name)
+        self.fallback_identities.pop(name, None)
 
     def _patterns(self, node: ast.AST) -> None:
         """Fold the first argument of every ``re.`` call the statement makes, for the
@@ -1277,6 +1293,34 @@ def _defaults_run_code(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         if a is not None
         for node in ast.walk(a)
     )
+
+
+def _fallback_identities(stmt: ast.Try | ast.TryStar, qualify: Qualify) -> list[str]:
+    """The names the ``try`` body imports that a catching handler (importing nothing,
+    raising nothing) defines as an identity: ``tool`` is then the import's when it is
+    provided, else the identity."""
+    found = alternatives(stmt, qualify)
+    if found is None or not found[1]:
+        return []
+    imported = {
+        alias.asname or alias.name.split(".", 1)[0]
+        for s in stmt.body
+        if isinstance(s, ast.Import | ast.ImportFrom)
+        for alias in s.names
+    }
+    out: list[str] = []
+    for handler in stmt.handlers:
+        if not catches_import_error(handler, qualify):
+            continue
+        for item in handler.body:
+            if (
+                isinstance(item, ast.FunctionDef)
+                and not item.decorator_list
+                and item.name in imported
+                and _is_identity(item)
+            ):
+                out.append(item.name)
+    return out
 
 
 def _is_identity(fn: ast.FunctionDef) -> bool:

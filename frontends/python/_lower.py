@@ -212,6 +212,7 @@ class ModuleLowerer:
         # The alternative the import being recorded is of (see ``_fallbacks``).
         self._fallback: Fallback | None = None
         self._fallback_groups = 0
+        self._fallback_group_at: dict[tuple[int, int], int] = {}  # a ``try``'s position
 
     # -- pass 1: symbols --------------------------------------------------------------------
     def _collect_symbols(self, body: list[ast.stmt], type_checking: bool = False) -> None:
@@ -896,6 +897,10 @@ class ModuleLowerer:
         text = "assignment of a computed value"
         return "assign", text, stmt, self._evaluate(value, stmt, text)
 
+    def _fallback_group(self, dec: ast.expr) -> int | None:
+        at = self.values.fallback_identity(dec)
+        return None if at is None else self._fallback_group_at.get(at)
+
     def _definition_evaluations(self, fn: FunctionNode, prefix: str = "") -> list[Evaluation]:
         """Decorators, defaults (and annotations without PEP 563) run at definition time;
         ``prefix`` starts each text (a method's: ``method NAME: ``)."""
@@ -904,6 +909,8 @@ class ModuleLowerer:
         for dec in fn.decorator_list:
             if self.values.is_identity(dec) or self.values.is_wrapping(dec):  # runs nothing
                 continue
+            if not prefix and not fn.name.startswith("_") and self._fallback_group(dec) is not None:
+                continue  # a capability's: judged with its decorators (``identity_unless``)
             text = f"{prefix}decorator @{short(self.src.segment(dec), 40)} evaluated at definition"
             found.append(self._decorator(dec, text))
         args = fn.args
@@ -1025,6 +1032,7 @@ class ModuleLowerer:
                 bodies, substitute = found
                 group = self._fallback_groups
                 self._fallback_groups += 1
+                self._fallback_group_at[(stmt.lineno, stmt.col_offset)] = group
                 for n, body in enumerate(bodies):
                     for sub in body:
                         if isinstance(sub, ast.Import | ast.ImportFrom):
@@ -1359,7 +1367,11 @@ class ModuleLowerer:
             returns=returns,
             docstring=_doc(ast.get_docstring(fn, clean=True)),
             decorators=tuple(
-                Decorator(text=self.src.segment(d), span=self.src.span(d))
+                Decorator(
+                    text=self.src.segment(d),
+                    span=self.src.span(d),
+                    identity_unless=self._fallback_group(d),
+                )
                 for d in fn.decorator_list
                 if not self.values.is_identity(d)  # returns the function itself
             ),
