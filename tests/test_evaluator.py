@@ -747,3 +747,25 @@ def test_a_declared_framework_decorator_is_the_frameworks() -> None:
     assert analysis.readiness is not None
     (area,) = [a for a in analysis.readiness.assessments if a.name == "area"]
     assert sorted(r.code for r in area.reasons) == ["SVC-R001", "SVC-R007"]
+
+
+def test_a_group_under_an_undecided_test_or_another_try_stays_guarded() -> None:
+    """Its import may never run, or the outer handler catches its failure: judged as a
+    plain import there is (not at all)."""
+    source = """
+    import os
+
+    if os.environ.get("FAST"):
+        try:
+            import unidecode
+        except ImportError:
+            import text_unidecode as unidecode
+    try:
+        try:
+            import yaml
+        except AttributeError:
+            pass
+    except ImportError:
+        yaml = None
+    """
+    assert "SVC-R008" not in [code for code, _ in reasons(textwrap.dedent(source) + FUNCTION)]

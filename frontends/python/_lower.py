@@ -1026,7 +1026,10 @@ class ModuleLowerer:
                 for sub in live:
                     self._collect(sub, guards, True, type_checking)
                 return
-            found = None if type_checking else alternatives(stmt, self.symbols.qualify)
+            # Only a ``try`` that runs whenever the module does: one under an undecided
+            # ``if`` (or inside another ``try``, whose handler may catch its failure) keeps
+            # its imports guarded, as a plain import there is.
+            found = None if type_checking or guards else alternatives(stmt, self.symbols.qualify)
             grouped: dict[int, Fallback] = {}
             if found is not None:  # judged together: see ``_fallbacks``
                 bodies, substitute = found
