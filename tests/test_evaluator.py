@@ -769,3 +769,37 @@ def test_a_group_under_an_undecided_test_or_another_try_stays_guarded() -> None:
         yaml = None
     """
     assert "SVC-R008" not in [code for code, _ in reasons(textwrap.dedent(source) + FUNCTION)]
+
+
+def test_a_sentinel_and_an_instance_of_a_plain_class_are_harmless() -> None:
+    """cachetools' ``Cache``: ``__marker = object()`` and ``__size = _DefaultSize()`` in the
+    class body; a class with an ``__init__`` runs it, and stays judged."""
+    source = """
+    class _DefaultSize:
+        __slots__ = ()
+
+        def __getitem__(self, _):
+            return 1
+
+    class Cache:
+        __marker = object()
+        __size = _DefaultSize()
+
+    _MISSING = object()
+    """
+    assert reasons(textwrap.dedent(source) + FUNCTION) == []
+    running = source.replace("__slots__ = ()", "def __init__(self):\n            print('x')")
+    assert "SVC-R010" in [code for code, _ in reasons(textwrap.dedent(running) + FUNCTION)]
+
+
+def test_a_nested_class_runs_what_its_definition_runs() -> None:
+    """cachetools' ``_TimedCache._Timer``: a class of methods inside a class body."""
+    source = """
+    class _TimedCache:
+        class _Timer:
+            def __init__(self, timer):
+                self.timer = timer
+    """
+    assert reasons(textwrap.dedent(source) + FUNCTION) == []
+    running = source.replace("class _Timer:", "class _Timer:\n            X = open('x')")
+    assert reasons(textwrap.dedent(running) + FUNCTION) != []

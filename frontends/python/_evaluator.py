@@ -369,7 +369,9 @@ class ModuleValues:
                 if enum and not name.startswith("_"):
                     value = EnumMember(stmt.name, name, value)
                 attributes[name] = value
-        return ClassValue(stmt.name, attributes)
+        binds = {name for item in stmt.body for name in nested_bindings(item)}
+        plain = not enum and not binds & {"__init__", "__new__"}
+        return ClassValue(stmt.name, attributes, constructible=plain)
 
     def _branch(self, stmt: ast.If | ast.Try | ast.TryStar) -> bool:
         """Decide an ``if`` test or a ``try`` of imports; run the live branch. ``False``
@@ -1032,6 +1034,11 @@ class ModuleValues:
             raise Unknown(func, "a call of a local value")
         if func.id in self.functions:
             return self._local_call(self.functions[func.id], args, kwargs, node)
+        own = self.values.get(func.id)
+        if isinstance(own, ClassValue) and own.constructible and not args and not kwargs:
+            return OPAQUE  # an instance made by ``object``'s own __new__ and __init__
+        if func.id == "object" and func.id not in self.bound and not args and not kwargs:
+            return OPAQUE  # a sentinel
         if func.id in self.bound:
             raise Unknown(func, f"a call of `{func.id}`, whose value is not known")
         builtin = table.BUILTINS.get(func.id)

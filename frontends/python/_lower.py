@@ -1166,7 +1166,9 @@ class ModuleLowerer:
             span=self.src.span(stmt),
         )
 
-    def _class_evaluations(self, stmt: ast.ClassDef) -> list[Evaluation]:
+    def _class_evaluations(self, stmt: ast.ClassDef, depth: int = 0) -> list[Evaluation]:
+        """What defining the class runs; a nested class's own (three deep, then its
+        definition is code)."""
         found = [
             self._decorator(dec, f"decorator @{short(self.src.segment(dec), 40)}")
             for dec in stmt.decorator_list
@@ -1201,6 +1203,13 @@ class ModuleLowerer:
             if isinstance(item, ast.Expr) and isinstance(item.value, ast.Constant):
                 continue
             if isinstance(item, ast.Pass):
+                continue
+            if (  # runs what its definition runs; a framework reads `Config`/`Meta`
+                isinstance(item, ast.ClassDef)
+                and depth < 3
+                and item.name not in _FRAMEWORK_INNER_CLASSES
+            ):
+                found.extend(self._class_evaluations(item, depth + 1))
                 continue
             if isinstance(item, ast.AnnAssign) and (item.value is None or is_literal(item.value)):
                 continue
@@ -1635,6 +1644,10 @@ _LITERAL_TYPES = tuple(
     f"builtins.{t}()"
     for t in ("str", "bytes", "int", "float", "bool", "list", "tuple", "dict", "set")
 )
+
+# Inner classes a framework's metaclass reads as settings (pydantic 1's ``Config``, Django's
+# and marshmallow's ``Meta``): not a plain nested class.
+_FRAMEWORK_INNER_CLASSES = frozenset({"Config", "Meta"})
 
 # How deep module-level calls are followed into the module's own helpers.
 HELPER_DEPTH = 3

@@ -45,6 +45,9 @@ class ClassValue:
 
     name: str
     attributes: dict[str, object]
+    # A plain class (base ``object``) defining neither ``__init__`` nor ``__new__``: making
+    # an instance runs none of its code.
+    constructible: bool = False
 
 
 @attrs.frozen
