@@ -116,6 +116,10 @@ class Returns:
 class Decorator:
     text: str
     span: Span
+    # ``try: from fw import tool`` / ``except ImportError: def tool(f): return f``: the
+    # ``Fallback.group`` of that ``try``; the decorator is the identity when none of the
+    # group's alternatives is provided, the framework's otherwise. ``None`` for any other.
+    identity_unless: int | None = None
 
 
 FunctionForm = Literal["function", "generator", "async_generator"]
@@ -241,6 +245,23 @@ class Binding:
 
 
 @frozen(kw_only=True)
+class Fallback:
+    """The ``try``/``except ImportError`` statement an import is one alternative of: the
+    module imports when one alternative's modules all import (or when a handler with no
+    import of its own substitutes the names), so the alternatives are judged together.
+
+    ``group`` numbers the module's such statements (shared by their alternatives);
+    ``alternative`` is 0 for the ``try`` body, ``n`` for its ``n``-th handler; ``substitute``
+    is true when a handler catching the error imports nothing and raises nothing (``X =
+    None``, ``pass``, ``def tool(f): return f``): the module then imports without any
+    alternative, and only what calls into a missing one fails."""
+
+    group: int
+    alternative: int
+    substitute: bool
+
+
+@frozen(kw_only=True)
 class Import:
     """One imported module. ``scope`` is ``""`` at module level, else the function's qualname.
 
@@ -255,6 +276,8 @@ class Import:
     guarded: bool
     type_checking: bool
     span: Span
+    # One alternative of a ``try``/``except ImportError`` (see ``Fallback``), else ``None``.
+    fallback: Fallback | None = None
 
 
 StatementKind = Literal[

@@ -14,6 +14,7 @@ from typing import Any, ClassVar, Final, Literal
 
 import attrs
 from attrs import field, frozen
+from svcc.compiler.passes import import_fallbacks as fallbacks
 from svcc.compiler.passes.data_reads import data_read_reasons, source_depth
 from svcc.compiler.passes.docstrings import undocumented_names
 from svcc.compiler.passes.effects import PLAIN_BASE_PREFIXES, Judge, security_kind
@@ -273,6 +274,25 @@ def _import_reasons(ir: ModuleIR, env: Environment) -> Iterator[Diagnostic]:
             found = resolver.problem(imp, C.R008_UNRESOLVED_IMPORT)
             if found:
                 yield diag(found[0], found[1], imp.span)
+    missing = list(fallbacks.missing(ir, resolver.provided))
+    absent = fallbacks.group_numbers(missing)
+    for cap in ir.capabilities:
+        for dec in cap.decorators:
+            if dec.identity_unless is not None and dec.identity_unless not in absent:
+                yield diag(
+                    C.R007_MODULE_EFFECT,
+                    f"module-level decorator @{dec.text} evaluated at definition runs at "
+                    "import: its import is provided, so it is the framework's decorator, "
+                    "not the identity its ImportError handler defines",
+                    dec.span,
+                )
+    for group, substitute in missing:
+        if not substitute:
+            yield diag(
+                C.R008_UNRESOLVED_IMPORT,
+                fallbacks.message(group, substitute) + _declare_hint(env),
+                group[0].span,
+            )
 
 
 ModuleRule = Callable[[ModuleIR, Environment], Iterable[Diagnostic]]
@@ -289,7 +309,12 @@ MODULE_RULES: Final[dict[str, ModuleRule]] = {
 # -- capability rules -------------------------------------------------------------------------
 def _decorators(s: Subject) -> Iterator[Diagnostic]:
     cap = s.cap
+    absent: set[int] = set()
+    if any(d.identity_unless is not None for d in cap.decorators):
+        absent = fallbacks.missing_groups(s.ir, ImportResolver(s.env).provided)
     for dec in cap.decorators:
+        if dec.identity_unless in absent:
+            continue  # the identity its ImportError handler defines: keeps the signature
         if _is_cache(dec.text, s.ir):
             yield diag(
                 C.R032_CACHED_CAPABILITY,
@@ -477,6 +502,17 @@ def _call_imports(s: Subject) -> Iterator[Diagnostic]:
             found = resolver.problem(imp, C.R009_UNRESOLVED_CALL_IMPORT)
             if found:
                 yield diag(found[0], found[1], imp.span)
+    if not any(i.fallback for i in s.ir.imports):
+        return
+    for group, substitute in fallbacks.missing(s.ir, resolver.provided):
+        if substitute and fallbacks.reaches(s.cap, group):
+            yield diag(
+                C.R009_UNRESOLVED_CALL_IMPORT,
+                f"{s.cap.name} may call into a missing module: "
+                + fallbacks.message(group, substitute)
+                + _declare_hint(s.env),
+                group[0].span,
+            )
 
 
 def _security(s: Subject) -> Iterator[Diagnostic]:
@@ -802,6 +838,12 @@ def hint_for(root: str) -> str:
     return f"declare its distribution ({dist}) in a requirements file and pass --requirements FILE"
 
 
+def _declare_hint(env: Environment) -> str:
+    """The message's tail: a directory declares in pyproject.toml (the code's hint says
+    --requirements, as for a file)."""
+    return f"; {DECLARE_HINT}" if env.repository else ""
+
+
 def _attributed(module: str, unmapped: tuple[str, ...]) -> str:
     names = ", ".join(unmapped)
     return (
@@ -846,6 +888,11 @@ class ImportResolver:
 
     def __init__(self, env: Environment) -> None:
         self.env = env
+
+    def provided(self, imp: Import) -> bool:
+        """Whether the import resolves (standard library, the bundle's, or declared)."""
+        found = self.problem(imp, C.R008_UNRESOLVED_IMPORT)
+        return found is None or found[0] == C.R040_ATTRIBUTED_IMPORT
 
     def problem(self, imp: Import, unresolved: Code) -> tuple[Code, str] | None:
         """``(code, message)`` of an import that would fail, or ``None``; ``unresolved`` is

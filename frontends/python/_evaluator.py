@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Final
 
 from svcc.frontends.python import _fold_table as table
+from svcc.frontends.python._fallbacks import alternatives, catches_import_error
 from svcc.frontends.python._statements import nested_bindings
 from svcc.frontends.python._values import (
     MAX_CALL_DEPTH,
@@ -36,6 +37,7 @@ from svcc.frontends.python._values import (
     ClassValue,
     EnumMember,
     Opaque,
+    TargetHexversion,
     TargetVersion,
     Unknown,
     check_size,
@@ -106,6 +108,22 @@ class _Return(Exception):
         self.value = value
 
 
+def _compare_hexversion(op: ast.cmpop, left: object, right: object, node: ast.AST) -> bool:
+    """``sys.hexversion`` against an integer: decided when every release of the target's
+    ``major.minor`` compares the same way."""
+    flipped = isinstance(right, TargetHexversion)
+    target, other = (right, left) if flipped else (left, right)
+    assert isinstance(target, TargetHexversion)
+    if type(other) is not int or not isinstance(op, ast.Lt | ast.LtE | ast.Gt | ast.GtE):
+        raise Unknown(node, "a comparison of the Python version")
+    if target.low <= other < target.high:
+        raise Unknown(node, "the comparison depends on the target's micro version")
+    above = other < target.low  # the version is above ``other``
+    if flipped:  # other OP version
+        return above == isinstance(op, ast.Lt | ast.LtE)
+    return above == isinstance(op, ast.Gt | ast.GtE)
+
+
 def position(node: ast.AST) -> Position:
     return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
 
@@ -140,6 +158,7 @@ class ModuleValues:
         self.bound: set[str] = set()  # every module-level name bound so far
         self.functions: dict[str, ast.FunctionDef] = {}
         self.identities: set[str] = set()
+        self.wrappers: set[str] = set()  # functions returning a wrapper (``_is_wrapper``)
         self.imported: dict[str, str] = {}  # ``from M import N`` names still bound so
         self.mutable: set[str] = set()  # names holding a list, dict or set
         self.shared = False  # a mutable value is reachable through more than one name
@@ -152,6 +171,11 @@ class ModuleValues:
         self.decided: dict[Position, int] = {}  # an if: 0 body, 1 orelse; a try: see live
         self.patterns: dict[tuple[int, int, int, int], str] = {}
         self.identity_decorators: set[Position] = set()
+        self.wrapping_decorators: set[Position] = set()
+        # ``try: from fw import tool`` / ``except ImportError: def tool(f): return f``: the
+        # name, and each decorator naming it, to the ``try`` (identity when ``fw`` is missing).
+        self.fallback_identities: dict[str, Position] = {}
+        self.fallback_decorators: dict[Position, Position] = {}
         # Per statement not evaluated: the sub-expression that stopped it and why (its
         # position only: a node would keep the first reading's syntax tree alive).
         self.unknown_at: dict[Position, tuple[ast.expr, str]] = {}
@@ -184,6 +208,15 @@ class ModuleValues:
     def is_identity(self, decorator: ast.expr) -> bool:
         return position(decorator) in self.identity_decorators
 
+    def fallback_identity(self, decorator: ast.expr) -> Position | None:
+        """The ``try`` whose handler defines ``decorator`` as an identity, when the name is
+        the import's or that identity (whichever ran), else ``None``."""
+        return self.fallback_decorators.get(position(decorator))
+
+    def is_wrapping(self, decorator: ast.expr) -> bool:
+        """A decorator whose application at definition only makes a closure."""
+        return position(decorator) in self.wrapping_decorators
+
     # -- statements -------------------------------------------------------------------------
     def run(self, stmt: ast.stmt) -> None:
         """Evaluate one top-level statement, in order, recording what the lowerer asks."""
@@ -215,17 +248,19 @@ class ModuleValues:
                 self.unknown_at[position(stmt)] = (where, exc.why)
             self._patterns(stmt)  # its arguments are read before anything it calls runs
             self._forget(stmt)
+        if isinstance(stmt, ast.Try | ast.TryStar) and position(stmt) not in self.decided:
+            for name in _fallback_identities(stmt, self.qualify):
+                self.fallback_identities[name] = position(stmt)
 
     def _definition(self, stmt: ast.stmt) -> bool:
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
-            for dec in stmt.decorator_list:
-                if isinstance(dec, ast.Name) and dec.id in self.identities:
-                    self.identity_decorators.add(position(dec))
+            self._decorators(stmt)
             self._unbind(stmt.name)
             self._define(stmt)
             return True
         if isinstance(stmt, ast.ClassDef):
             self._unbind(stmt.name)
+            self._class_body(stmt)
             value = self._class(stmt)
             if value is not None:
                 self.values[stmt.name] = value
@@ -239,6 +274,76 @@ class ModuleValues:
         self.functions[fn.name] = fn
         if _is_identity(fn):
             self.identities.add(fn.name)
+        elif self._is_wrapper(fn):
+            self.wrappers.add(fn.name)
+
+    def _is_wrapper(self, fn: ast.FunctionDef) -> bool:
+        """``def deco(f):`` whose body only defines functions (undecorated, or decorated
+        ``@functools.wraps(f)``) and returns one of them: applying it at definition makes a
+        closure and runs nothing else. The function it returns is another one (its
+        capability keeps the decorator, SVC-R001); only the import is harmless."""
+        spec = fn.args
+        params = [a.arg for a in [*spec.posonlyargs, *spec.args]]
+        if len(params) != 1 or spec.vararg or spec.kwarg or spec.kwonlyargs:
+            return False
+        body = [
+            s
+            for s in fn.body
+            if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
+        ]
+        if len(body) < 2 or not isinstance(body[-1], ast.Return):
+            return False
+        defined: set[str] = set()
+        for item in body[:-1]:
+            if not isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
+                return False
+            for dec in item.decorator_list:
+                if not (
+                    isinstance(dec, ast.Call)
+                    and self.qualify(dec.func) == "functools.wraps"
+                    and len(dec.args) == 1
+                    and not dec.keywords
+                    and isinstance(dec.args[0], ast.Name)
+                    and dec.args[0].id == params[0]
+                ):
+                    return False
+            if _defaults_run_code(item):
+                return False
+            defined.add(item.name)
+        returned = body[-1].value
+        return isinstance(returned, ast.Name) and returned.id in defined
+
+    def _decorators(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        """Record ``fn``'s decorators that are the module's identities or wrappers."""
+        for dec in fn.decorator_list:
+            if isinstance(dec, ast.Name) and dec.id in self.identities:
+                self.identity_decorators.add(position(dec))
+            elif isinstance(dec, ast.Name) and dec.id in self.wrappers:
+                self.wrapping_decorators.add(position(dec))
+            elif isinstance(dec, ast.Name) and dec.id in self.fallback_identities:
+                self.fallback_decorators[position(dec)] = self.fallback_identities[dec.id]
+
+    def _class_body(self, stmt: ast.ClassDef) -> None:
+        """Fold the class body's assignments whose value the evaluator computes from the
+        module's names (``_EMPTY_HASH = hash(range(0, 0))``): the lowerer then does not
+        judge them as code. A value reading a name the body bound before is not folded (it
+        would be read in the module's scope, not the class's)."""
+        own: set[str] = set()
+        for item in stmt.body:
+            value = item.value if isinstance(item, ast.Assign | ast.AnnAssign) else None
+            reads = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)} if value else set()
+            if value is not None and not (reads & own):
+                try:
+                    self.steps = 0
+                    self._eval(value, None)
+                    self.folded.add(position(item))
+                except (Unknown, RecursionError, *_OPERATOR_ERRORS):
+                    pass
+            if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and not (
+                own & {d.id for d in item.decorator_list if isinstance(d, ast.Name)}
+            ):
+                self._decorators(item)
+            own.update(nested_bindings(item))
 
     def _class(self, stmt: ast.ClassDef) -> ClassValue | None:
         """An Enum's members, or a plain class's literal attributes (no decorator, no
@@ -264,7 +369,9 @@ class ModuleValues:
                 if enum and not name.startswith("_"):
                     value = EnumMember(stmt.name, name, value)
                 attributes[name] = value
-        return ClassValue(stmt.name, attributes)
+        binds = {name for item in stmt.body for name in nested_bindings(item)}
+        plain = not enum and not binds & {"__init__", "__new__"}
+        return ClassValue(stmt.name, attributes, constructible=plain)
 
     def _branch(self, stmt: ast.If | ast.Try | ast.TryStar) -> bool:
         """Decide an ``if`` test or a ``try`` of imports; run the live branch. ``False``
@@ -330,6 +437,8 @@ class ModuleValues:
         self.imported.pop(name, None)
         self.functions.pop(name, None)
         self.identities.discard(name)
+        self.wrappers.discard(name)
+        self.fallback_identities.pop(name, None)
 
     def _patterns(self, node: ast.AST) -> None:
         """Fold the first argument of every ``re.`` call the statement makes, for the
@@ -599,6 +708,9 @@ class ModuleValues:
             return value.copy() if isinstance(value, MUTABLE) else value  # never the table's
         if name == "sys.version_info":
             return self.version
+        if name == "sys.hexversion":
+            low = (self.version.major << 24) | (self.version.minor << 16)
+            return TargetHexversion(low, low + (1 << 16))
         if name in _TYPE_CHECKING:
             return False
         if name.startswith("sys.version_info."):
@@ -725,6 +837,8 @@ class ModuleValues:
             raise Unknown(node, "a comparison with a value the evaluator does not know")
         if isinstance(left, TargetVersion) or isinstance(right, TargetVersion):
             return self._compare_version(op, left, right, node)
+        if isinstance(left, TargetHexversion) or isinstance(right, TargetHexversion):
+            return _compare_hexversion(op, left, right, node)
         if isinstance(op, ast.Is | ast.IsNot):
             if not (left is None or right is None or isinstance(left, bool | EnumMember)):
                 raise Unknown(node, "an identity test of values the evaluator builds")
@@ -920,6 +1034,11 @@ class ModuleValues:
             raise Unknown(func, "a call of a local value")
         if func.id in self.functions:
             return self._local_call(self.functions[func.id], args, kwargs, node)
+        own = self.values.get(func.id)
+        if isinstance(own, ClassValue) and own.constructible and not args and not kwargs:
+            return OPAQUE  # an instance made by ``object``'s own __new__ and __init__
+        if func.id == "object" and func.id not in self.bound and not args and not kwargs:
+            return OPAQUE  # a sentinel
         if func.id in self.bound:
             raise Unknown(func, f"a call of `{func.id}`, whose value is not known")
         builtin = table.BUILTINS.get(func.id)
@@ -1162,6 +1281,53 @@ def _bounded_format(text: str | bytes, node: ast.AST) -> None:
         digits = digits + 1 if char.isdigit() else 0
         if digits > 4 or char == "*":
             raise Unknown(node, "a format width past the evaluator's size limit")
+
+
+_TYPE_PARTS: Final = (ast.Name, ast.Attribute, ast.Constant, ast.Subscript, ast.Tuple, ast.BinOp)
+
+
+def _defaults_run_code(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether defining ``fn`` evaluates more than literal defaults and annotations made of
+    names, constants, subscripts and ``|`` (a type expression: looked up, not called)."""
+    spec = fn.args
+    if any(not isinstance(d, ast.Constant) for d in [*spec.defaults, *spec.kw_defaults] if d):
+        return True
+    every = [*spec.posonlyargs, *spec.args, *spec.kwonlyargs, spec.vararg, spec.kwarg]
+    annotations = [fn.returns, *(a.annotation for a in every if a is not None)]
+    return any(
+        not isinstance(node, (*_TYPE_PARTS, ast.expr_context, ast.BitOr))
+        for a in annotations
+        if a is not None
+        for node in ast.walk(a)
+    )
+
+
+def _fallback_identities(stmt: ast.Try | ast.TryStar, qualify: Qualify) -> list[str]:
+    """The names the ``try`` body imports that a catching handler (importing nothing,
+    raising nothing) defines as an identity: ``tool`` is then the import's when it is
+    provided, else the identity."""
+    found = alternatives(stmt, qualify)
+    if found is None or not found[1]:
+        return []
+    imported = {
+        alias.asname or alias.name.split(".", 1)[0]
+        for s in stmt.body
+        if isinstance(s, ast.Import | ast.ImportFrom)
+        for alias in s.names
+    }
+    out: list[str] = []
+    for handler in stmt.handlers:
+        if not catches_import_error(handler, qualify):
+            continue
+        for item in handler.body:
+            if (
+                isinstance(item, ast.FunctionDef)
+                and not item.decorator_list
+                and item.name in imported
+                and _is_identity(item)
+            ):
+                out.append(item.name)
+    return out
 
 
 def _is_identity(fn: ast.FunctionDef) -> bool:

@@ -97,6 +97,20 @@ FUNCTIONS: Final[dict[str, Callable[..., object]]] = {
     "bytes.maketrans": bytes.maketrans,
 }
 
+
+def _stable_hash(value: object) -> int:
+    """``hash`` of the values whose hash does not depend on the process (integers, ranges,
+    ``None``, booleans and tuples of them); a string's is salted per process: unknown."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, tuple):
+            stack.extend(item)
+        elif not isinstance(item, int | range | type(None)):
+            raise TypeError("a hash that depends on the process")
+    return hash(value)
+
+
 # Builtins applied to known arguments (containers are built from evaluated elements).
 BUILTINS: Final[dict[str, Callable[..., object]]] = {
     "len": len,
@@ -129,6 +143,7 @@ BUILTINS: Final[dict[str, Callable[..., object]]] = {
     "all": all,
     "divmod": divmod,
     "pow": pow,
+    "hash": _stable_hash,
 }
 
 # Methods of known ``str``/``bytes``/containers that return a new value and write nothing.

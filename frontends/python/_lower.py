@@ -22,6 +22,7 @@ from svcc.frontends.python._effects import (
     recorded,
 )
 from svcc.frontends.python._evaluator import ModuleValues
+from svcc.frontends.python._fallbacks import alternatives
 from svcc.frontends.python._file_paths import (
     FILE,
     FilePath,
@@ -75,6 +76,7 @@ from svcc.ir.model import (
     Decorator,
     Default,
     Evaluation,
+    Fallback,
     FileRead,
     FunctionForm,
     GlobalRead,
@@ -207,6 +209,10 @@ class ModuleLowerer:
         # What import-time code computes, read in the first pass (see ``_evaluator``).
         major, minor = source.python_version.split(".")
         self.values = ModuleValues(self.symbols.qualify, (int(major), int(minor)))
+        # The alternative the import being recorded is of (see ``_fallbacks``).
+        self._fallback: Fallback | None = None
+        self._fallback_groups = 0
+        self._fallback_group_at: dict[tuple[int, int], int] = {}  # a ``try``'s position
 
     # -- pass 1: symbols --------------------------------------------------------------------
     def _collect_symbols(self, body: list[ast.stmt], type_checking: bool = False) -> None:
@@ -891,14 +897,20 @@ class ModuleLowerer:
         text = "assignment of a computed value"
         return "assign", text, stmt, self._evaluate(value, stmt, text)
 
+    def _fallback_group(self, dec: ast.expr) -> int | None:
+        at = self.values.fallback_identity(dec)
+        return None if at is None else self._fallback_group_at.get(at)
+
     def _definition_evaluations(self, fn: FunctionNode, prefix: str = "") -> list[Evaluation]:
         """Decorators, defaults (and annotations without PEP 563) run at definition time;
         ``prefix`` starts each text (a method's: ``method NAME: ``)."""
         found: list[Evaluation] = []
         # (each part skipped whole when empty: this runs on every function and method)
         for dec in fn.decorator_list:
-            if self.values.is_identity(dec):  # returns the function itself
+            if self.values.is_identity(dec) or self.values.is_wrapping(dec):  # runs nothing
                 continue
+            if not prefix and not fn.name.startswith("_") and self._fallback_group(dec) is not None:
+                continue  # a capability's: judged with its decorators (``identity_unless``)
             text = f"{prefix}decorator @{short(self.src.segment(dec), 40)} evaluated at definition"
             found.append(self._decorator(dec, text))
         args = fn.args
@@ -1014,11 +1026,29 @@ class ModuleLowerer:
                 for sub in live:
                     self._collect(sub, guards, True, type_checking)
                 return
+            # Only a ``try`` that runs whenever the module does: one under an undecided
+            # ``if`` (or inside another ``try``, whose handler may catch its failure) keeps
+            # its imports guarded, as a plain import there is.
+            found = None if type_checking or guards else alternatives(stmt, self.symbols.qualify)
+            grouped: dict[int, Fallback] = {}
+            if found is not None:  # judged together: see ``_fallbacks``
+                bodies, substitute = found
+                group = self._fallback_groups
+                self._fallback_groups += 1
+                self._fallback_group_at[(stmt.lineno, stmt.col_offset)] = group
+                for n, body in enumerate(bodies):
+                    for sub in body:
+                        if isinstance(sub, ast.Import | ast.ImportFrom):
+                            grouped[id(sub)] = Fallback(
+                                group=group, alternative=n, substitute=substitute
+                            )
             parts = [*stmt.body, *stmt.orelse, *stmt.finalbody]
             for handler in stmt.handlers:
                 parts.extend(handler.body)
             for sub in parts:
+                self._fallback = grouped.get(id(sub))
                 self._collect(sub, (*guards, "try"), True, type_checking)
+                self._fallback = None
         elif isinstance(stmt, ast.With | ast.AsyncWith):
             for item in stmt.items:
                 if item.optional_vars is not None:
@@ -1046,6 +1076,7 @@ class ModuleLowerer:
                         guarded=guarded,
                         type_checking=type_checking,
                         span=span,
+                        fallback=self._fallback,
                     )
                 )
             return
@@ -1058,6 +1089,7 @@ class ModuleLowerer:
                 guarded=guarded,
                 type_checking=type_checking,
                 span=span,
+                fallback=self._fallback,
             )
         )
 
@@ -1134,7 +1166,9 @@ class ModuleLowerer:
             span=self.src.span(stmt),
         )
 
-    def _class_evaluations(self, stmt: ast.ClassDef) -> list[Evaluation]:
+    def _class_evaluations(self, stmt: ast.ClassDef, depth: int = 0) -> list[Evaluation]:
+        """What defining the class runs; a nested class's own (three deep, then its
+        definition is code)."""
         found = [
             self._decorator(dec, f"decorator @{short(self.src.segment(dec), 40)}")
             for dec in stmt.decorator_list
@@ -1170,6 +1204,13 @@ class ModuleLowerer:
                 continue
             if isinstance(item, ast.Pass):
                 continue
+            if (  # runs what its definition runs; a framework reads `Config`/`Meta`
+                isinstance(item, ast.ClassDef)
+                and depth < 3
+                and item.name not in _FRAMEWORK_INNER_CLASSES
+            ):
+                found.extend(self._class_evaluations(item, depth + 1))
+                continue
             if isinstance(item, ast.AnnAssign) and (item.value is None or is_literal(item.value)):
                 continue
             if isinstance(item, ast.Assign) and is_literal(item.value):
@@ -1177,6 +1218,8 @@ class ModuleLowerer:
             if isinstance(item, ast.Assign | ast.AnnAssign) and harmless_field_call(
                 item.value, self.symbols
             ):
+                continue
+            if self.values.is_folded(item):  # a value the evaluator computed
                 continue
             text = f"class body statement ({self._describe(item)})"
             value = item.value if isinstance(item, ast.Assign | ast.AnnAssign) else None
@@ -1336,7 +1379,11 @@ class ModuleLowerer:
             returns=returns,
             docstring=_doc(ast.get_docstring(fn, clean=True)),
             decorators=tuple(
-                Decorator(text=self.src.segment(d), span=self.src.span(d))
+                Decorator(
+                    text=self.src.segment(d),
+                    span=self.src.span(d),
+                    identity_unless=self._fallback_group(d),
+                )
                 for d in fn.decorator_list
                 if not self.values.is_identity(d)  # returns the function itself
             ),
@@ -1597,6 +1644,10 @@ _LITERAL_TYPES = tuple(
     f"builtins.{t}()"
     for t in ("str", "bytes", "int", "float", "bool", "list", "tuple", "dict", "set")
 )
+
+# Inner classes a framework's metaclass reads as settings (pydantic 1's ``Config``, Django's
+# and marshmallow's ``Meta``): not a plain nested class.
+_FRAMEWORK_INNER_CLASSES = frozenset({"Config", "Meta"})
 
 # How deep module-level calls are followed into the module's own helpers.
 HELPER_DEPTH = 3

@@ -45,6 +45,9 @@ class ClassValue:
 
     name: str
     attributes: dict[str, object]
+    # A plain class (base ``object``) defining neither ``__init__`` nor ``__new__``: making
+    # an instance runs none of its code.
+    constructible: bool = False
 
 
 @attrs.frozen
@@ -54,6 +57,15 @@ class TargetVersion:
 
     major: int
     minor: int
+
+
+@attrs.frozen
+class TargetHexversion:
+    """``sys.hexversion`` of the target: some integer in ``[low, high)`` (every release of
+    its ``major.minor``); a comparison with an integer inside that range is unknown."""
+
+    low: int
+    high: int
 
 
 class Opaque:

@@ -556,3 +556,250 @@ def test_a_helper_building_patterns_is_evaluated() -> None:
     assert reasons(textwrap.dedent(good) + FUNCTION) == []
     bad = good.replace(r"[a-z]+", "[a-z")
     assert [code for code, _ in reasons(textwrap.dedent(bad) + FUNCTION)] == ["SVC-R007"]
+
+
+SLUGIFY = """
+try:
+    import unidecode
+except ImportError:
+    import text_unidecode as unidecode
+"""
+
+
+def test_alternative_imports_none_of_which_is_provided_are_refused() -> None:
+    """Neither alternative standard library nor declared: the module cannot import (the
+    bundle of python-slugify's module did not start)."""
+    found = reasons(SLUGIFY + FUNCTION)
+    assert found == [("SVC-R008", 3)]
+    analysis = analyze_source(textwrap.dedent(SLUGIFY) + FUNCTION, python_version="3.11")
+    assert analysis.readiness is not None
+    (reason,) = analysis.readiness.assessments[0].reasons
+    assert "`import unidecode` / `import text_unidecode`" in reason.message
+
+
+def test_alternative_imports_one_of_which_is_declared_are_fine() -> None:
+    from svcc.contracts.requirements import DeclaredRequirements
+
+    declared = DeclaredRequirements(
+        lines=("text-unidecode",),
+        distributions=("text-unidecode",),
+        import_names=frozenset({"text_unidecode"}),
+    )
+    analysis = analyze_source(
+        textwrap.dedent(SLUGIFY) + FUNCTION, python_version="3.11", requirements=declared
+    )
+    assert analysis.readiness is not None
+    assert analysis.readiness.assessments[0].reasons == ()
+
+
+@pytest.mark.parametrize("version", ["3.11", "3.13"])
+def test_a_substituted_optional_import_refuses_only_what_calls_into_it(version: str) -> None:
+    source = """
+    try:
+        import yaml
+    except (ImportError, OSError):
+        yaml = None
+
+
+    def load(text: str) -> str:
+        return str(yaml.safe_load(text))
+
+
+    def area(x: int) -> int:
+        return x
+    """
+    assert reasons(source, version) == []
+    assert reasons(source, version, name="load") == [("SVC-R009", 3)]
+
+
+def test_a_try_that_does_not_catch_the_import_error_requires_the_import() -> None:
+    source = """
+    try:
+        import yaml
+    except AttributeError:
+        yaml = None
+    """
+    assert reasons(textwrap.dedent(source) + FUNCTION) == [("SVC-R008", 3)]
+
+
+@pytest.mark.parametrize(("version", "batched"), [("3.11", False), ("3.13", True)])
+def test_sys_hexversion_is_decided_for_the_target(version: str, batched: bool) -> None:
+    """more-itertools' ``if hexversion >= 0x30D00A2:``: every 3.11 release is below it; on
+    3.13 it depends on the pre-release, so the test stays undecided (the attribute write
+    under it is judged)."""
+    source = """
+    from sys import hexversion
+
+    def _batched(iterable, n):
+        '''Batches.'''
+        return iterable
+
+    if hexversion >= 0x30D00A2:
+        batched = _batched
+    else:
+        batched = _batched
+
+        batched.__doc__ = _batched.__doc__
+
+    if hexversion < 0x3080000:
+        raise ImportError('old')
+    """
+    found = reasons(textwrap.dedent(source) + FUNCTION, version)
+    assert found == ([("SVC-R007", 13)] if batched else [])
+
+
+def test_a_class_body_value_the_evaluator_computes_is_not_code() -> None:
+    """more-itertools' ``numeric_range``: ``_EMPTY_HASH = hash(range(0, 0))``; a value that
+    reads a name the class body bound, or a salted hash, is still judged."""
+    source = """
+    WIDTH = 3
+
+    class numeric_range:
+        _EMPTY_HASH = hash(range(0, 0))
+        _PAIR = (WIDTH * 2, hash((1, None)))
+        NAME = 'x'
+    """
+    assert reasons(textwrap.dedent(source) + FUNCTION) == []
+    assert values(source).is_folded(ast.parse(textwrap.dedent(source)).body[1].body[0])  # type: ignore[attr-defined]
+    salted = """
+    class numeric_range:
+        _EMPTY_HASH = hash('x')
+    """
+    assert [code for code, _ in reasons(textwrap.dedent(salted) + FUNCTION)] == ["SVC-R010"]
+    shadowed = """
+    class numeric_range:
+        hash = open
+        _EMPTY = hash(range(0, 0))
+    """
+    assert "SVC-R010" in [code for code, _ in reasons(textwrap.dedent(shadowed) + FUNCTION)]
+
+
+def test_a_wrapping_decorator_runs_nothing_at_import() -> None:
+    """semver's ``@_comparator`` on methods: applying it only makes a closure, so the class
+    is not import-time code; a capability it decorates is still another function."""
+    source = """
+    from functools import wraps
+
+    def _comparator(operator):
+        '''Type-check the other operand.'''
+
+        @wraps(operator)
+        def wrapper(self, other: "Version") -> bool:
+            return operator(self, other)
+
+        return wrapper
+
+    class Version:
+        @_comparator
+        def __eq__(self, other):
+            return True
+
+    @_comparator
+    def compare(a: int, b: int) -> bool:
+        return a == b
+    """
+    assert reasons(textwrap.dedent(source) + FUNCTION) == []
+    assert [code for code, _ in reasons(textwrap.dedent(source), name="compare")] == ["SVC-R001"]
+    effect = source.replace("return wrapper", "print('x')\n        return wrapper")
+    assert "SVC-R010" in [code for code, _ in reasons(textwrap.dedent(effect) + FUNCTION)]
+
+
+AGENT = """
+try:
+    from strands import tool
+except ImportError:
+
+    def tool(f):
+        return f
+
+
+@tool
+def area(x: int) -> int:
+    return x
+
+
+@tool
+def _private(x: int) -> int:
+    return x
+"""
+
+
+@pytest.mark.parametrize("version", ["3.11", "3.13"])
+def test_a_framework_decorator_with_an_identity_fallback_keeps_the_function(
+    version: str,
+) -> None:
+    """Undeclared, the framework is absent where the bundle runs and its ImportError
+    handler's identity decorates ``area``; the private function's decorator is still
+    judged as import-time code."""
+    found = reasons(AGENT.replace("\n\n@tool\ndef _private", "\n\ndef _private"), version)
+    assert found == []
+    assert [code for code, _ in reasons(AGENT, version)] == ["SVC-R007"]
+
+
+def test_a_declared_framework_decorator_is_the_frameworks() -> None:
+    from svcc.contracts.requirements import DeclaredRequirements
+
+    declared = DeclaredRequirements(
+        lines=("strands",), distributions=("strands",), import_names=frozenset({"strands"})
+    )
+    source = AGENT.replace("\n\n@tool\ndef _private", "\n\ndef _private")
+    analysis = analyze_source(source, python_version="3.11", requirements=declared)
+    assert analysis.readiness is not None
+    (area,) = [a for a in analysis.readiness.assessments if a.name == "area"]
+    assert sorted(r.code for r in area.reasons) == ["SVC-R001", "SVC-R007"]
+
+
+def test_a_group_under_an_undecided_test_or_another_try_stays_guarded() -> None:
+    """Its import may never run, or the outer handler catches its failure: judged as a
+    plain import there is (not at all)."""
+    source = """
+    import os
+
+    if os.environ.get("FAST"):
+        try:
+            import unidecode
+        except ImportError:
+            import text_unidecode as unidecode
+    try:
+        try:
+            import yaml
+        except AttributeError:
+            pass
+    except ImportError:
+        yaml = None
+    """
+    assert "SVC-R008" not in [code for code, _ in reasons(textwrap.dedent(source) + FUNCTION)]
+
+
+def test_a_sentinel_and_an_instance_of_a_plain_class_are_harmless() -> None:
+    """cachetools' ``Cache``: ``__marker = object()`` and ``__size = _DefaultSize()`` in the
+    class body; a class with an ``__init__`` runs it, and stays judged."""
+    source = """
+    class _DefaultSize:
+        __slots__ = ()
+
+        def __getitem__(self, _):
+            return 1
+
+    class Cache:
+        __marker = object()
+        __size = _DefaultSize()
+
+    _MISSING = object()
+    """
+    assert reasons(textwrap.dedent(source) + FUNCTION) == []
+    running = source.replace("__slots__ = ()", "def __init__(self):\n            print('x')")
+    assert "SVC-R010" in [code for code, _ in reasons(textwrap.dedent(running) + FUNCTION)]
+
+
+def test_a_nested_class_runs_what_its_definition_runs() -> None:
+    """cachetools' ``_TimedCache._Timer``: a class of methods inside a class body."""
+    source = """
+    class _TimedCache:
+        class _Timer:
+            def __init__(self, timer):
+                self.timer = timer
+    """
+    assert reasons(textwrap.dedent(source) + FUNCTION) == []
+    running = source.replace("class _Timer:", "class _Timer:\n            X = open('x')")
+    assert reasons(textwrap.dedent(running) + FUNCTION) != []
