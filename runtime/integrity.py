@@ -26,12 +26,9 @@ class StartupError(Exception):
     """The bundle cannot be served as generated; the message is one line for the operator."""
 
 
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 16), b""):
-            digest.update(block)
-    return "sha256:" + digest.hexdigest()
+def sha256_file(path: Path | str) -> str:
+    with open(path, "rb") as handle:
+        return "sha256:" + hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def _read_json(path: Path, what: str, limit: int | None = None) -> Any:

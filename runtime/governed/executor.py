@@ -289,7 +289,8 @@ class GovernedExecutor:
         reader, writer = await self._connect()
         pid: list[int] = []
         try:
-            return await asyncio.wait_for(self._exchange(reader, writer, payload, pid), self._wall)
+            async with asyncio.timeout(self._wall):  # no task of its own, as wait_for makes
+                return await self._exchange(reader, writer, payload, pid)
         except TimeoutError:
             _kill_group(pid)
             raise CallTimeout(f"{name} passed its {self._wall:g} s deadline") from None

@@ -30,9 +30,10 @@ import asyncio
 import contextlib
 import ctypes
 import errno
+import gc
 import hashlib
 import importlib
-import importlib.util  # noqa: F401  (before the privilege drop: later it may be unreadable)
+import importlib.util  # before the privilege drop: later it may be unreadable
 import inspect
 import json
 import os
@@ -87,23 +88,32 @@ class Prepared:
             raise RuntimeError(f"{source['path']} does not match its plan")
         self.source_path = root / source["path"]
         self.code = compile(data, str(self.source_path), "exec", dont_inherit=True)
+        # What a worker needs, made once here rather than in every worker: the files each
+        # capability re-verifies (as plain strings: a worker builds no paths) and the
+        # module's import spec.
+        self._checks = {name: self._check_list(name) for name in self.plans}
+        self.spec = None
+        if self.repository is None:
+            self.spec = importlib.util.spec_from_file_location(self.module, self.source_path)
         limits = self.policy["limits"]
         self.max_output = int(limits["max_output_bytes"])
         self.max_log = int(limits.get("max_log_bytes", DEFAULT_MAX_LOG_BYTES))
         self.wall_seconds = int(limits["wall_time_ms"]) / 1000
         self.user = worker_identity(self.policy.get("worker_user"))
 
-    def checks(self, name: str) -> list[tuple[Path, str]]:
-        """Files a worker re-verifies before running ``name``: plan, policy, source files."""
+    def checks(self, name: str) -> list[tuple[str, str, str]]:
+        """Files a worker re-verifies before running ``name``: plan, policy, source files,
+        each as its path, its path in the bundle and its digest."""
+        return self._checks[name]
+
+    def _check_list(self, name: str) -> list[tuple[str, str, str]]:
         plan = self.plans[name]
         out = [
-            (self.root / "execution" / "plans" / f"{name}.json", self.plan_digests[name]),
-            (self.root / "execution" / "policy.json", self.policy_digest),
+            (f"execution/plans/{name}.json", self.plan_digests[name]),
+            ("execution/policy.json", self.policy_digest),
         ]
-        out += [
-            (self.root / rel, digest) for rel, digest in sorted(plan["source"]["files"].items())
-        ]
-        return out
+        out += sorted(plan["source"]["files"].items())
+        return [(str(self.root / rel), rel, digest) for rel, digest in out]
 
 
 # -- worker (a forked child, one call) ------------------------------------------------------
@@ -133,15 +143,11 @@ def _import_declared(prepared: Prepared, module: str) -> types.ModuleType:
 
 
 def _execute_module(prepared: Prepared) -> types.ModuleType:
-    import importlib
-    import importlib.util
-
     parent = prepared.module.rpartition(".")[0]
     if parent:
         importlib.import_module(parent)
-    spec = importlib.util.spec_from_file_location(prepared.module, prepared.source_path)
-    assert spec is not None
-    module = importlib.util.module_from_spec(spec)
+    assert prepared.spec is not None
+    module = importlib.util.module_from_spec(prepared.spec)
     sys.modules[prepared.module] = module
     exec(prepared.code, module.__dict__)
     return module
@@ -161,13 +167,13 @@ def run_call(
     plan = prepared.plans.get(name)
     if plan is None:
         return fail(p.CHANGED, "no plan for this capability")
-    for path, digest in prepared.checks(name):
+    for path, rel, digest in prepared.checks(name):
         try:
             actual = sha256_file(path)
         except OSError as exc:
-            return fail(p.CHANGED, f"{path.relative_to(prepared.root)}: {exc.strerror}")
+            return fail(p.CHANGED, f"{rel}: {exc.strerror}")
         if actual != digest:
-            return fail(p.CHANGED, f"{path.relative_to(prepared.root)} changed since startup")
+            return fail(p.CHANGED, f"{rel} changed since startup")
     try:
         drop_privileges()
         if prepared.repository is not None:
@@ -572,6 +578,9 @@ def serve(root: Path, control: socket.socket) -> None:
     prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
     if os.getppid() != server:  # the server died before the line above
         stopping.append(signal.SIGTERM)
+    # Everything the template holds moves to the collector's permanent generation: a
+    # worker's collections never walk it, so they never copy its pages (copy-on-write).
+    gc.freeze()
     selector = template.selector
     selector.register(control, selectors.EVENT_READ)
     selector.register(wake_r, selectors.EVENT_READ)
