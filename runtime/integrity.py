@@ -27,8 +27,11 @@ class StartupError(Exception):
 
 
 def sha256_file(path: Path | str) -> str:
-    with open(path, "rb") as handle:
-        return "sha256:" + hashlib.file_digest(handle, "sha256").hexdigest()
+    digest = hashlib.sha256()
+    with open(path, "rb", buffering=0) as handle:  # blocks of what was read, no buffer
+        while block := handle.read(1 << 16):
+            digest.update(block)
+    return "sha256:" + digest.hexdigest()
 
 
 def _read_json(path: Path, what: str, limit: int | None = None) -> Any:

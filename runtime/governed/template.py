@@ -26,7 +26,6 @@ A worker re-checks the digests of its plan, the policy and the source before run
 module, so a bundle changed after startup gives a sanitised error, never a silent change.
 """
 
-import asyncio
 import contextlib
 import ctypes
 import errno
@@ -42,6 +41,7 @@ import selectors
 import shutil
 import signal
 import socket
+import struct
 import sys
 import tempfile
 import traceback
@@ -58,6 +58,9 @@ PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
 READY = b"ready"
+# A message from the server: ``C`` (start a worker for call N on the descriptor it carries)
+# or ``K`` (kill call N's worker, if it still runs), and N.
+CONTROL = struct.Struct("!cQ")
 DEFAULT_MAX_LOG_BYTES = 64 * 1024  # policies written before ``limits.max_log_bytes``
 TRASH = ".trash"
 
@@ -77,6 +80,13 @@ class Prepared:
                 raise RuntimeError(f"{path.name} was not planned for this policy")
             self.plans[plan["call"]["name"]] = plan
             self.plan_digests[plan["call"]["name"]] = sha256_file(path)
+        asynchronous = any(plan["call"]["execution"] == "async" for plan in self.plans.values())
+        if asynchronous or self.policy.get("worker_user") is not None:
+            # asyncio (with the subprocess, thread and TLS modules it loads) is half of what
+            # a fork copies, so it is loaded, once, for its workers only when they need it:
+            # a coroutine or an async generator runs on it, and a worker user that cannot
+            # read the standard library may use only what is loaded before the drop.
+            import asyncio  # noqa: F401
         first = next(iter(self.plans.values()))
         # Repository bundles: each plan names its module and function, and the declared
         # module set that a worker imports from (``svc_runtime.repository``).
@@ -156,7 +166,6 @@ def _execute_module(prepared: Prepared) -> types.ModuleType:
 def run_call(
     conn: socket.socket, prepared: Prepared, drop_privileges: Callable[[], None] = lambda: None
 ) -> None:
-    conn.sendall(p.frame(p.PID, str(os.getpid()).encode()))
     _, size = p.HEADER.unpack(p.read_exact(conn.recv, p.HEADER.size))
     name, args, kwargs = pickle.loads(p.read_exact(conn.recv, size))
 
@@ -190,6 +199,8 @@ def run_call(
             conn.sendall(p.frame(p.DONE, b""))
             return None
         if CallShape.from_ir(plan["call"]).is_async:
+            import asyncio  # loaded by the template (``Prepared``)
+
             result = asyncio.run(function(*args, **kwargs))  # type: ignore[misc]
         else:
             result = function(*args, **kwargs)  # type: ignore[misc]
@@ -217,6 +228,8 @@ def _stream(conn: socket.socket, prepared: Prepared, produced: Any) -> None:
         for item in produced:
             conn.sendall(p.frame(p.ITEM, p.encode_result(item, prepared.max_output)))
         return
+
+    import asyncio  # loaded by the template (``Prepared``)
 
     async def drain() -> None:
         async for item in produced:
@@ -377,10 +390,11 @@ def _become(user: tuple[int, int] | None) -> None:
 class Call:
     """What the template tracks for one live worker."""
 
-    __slots__ = ("dropped", "pid", "workdir", "written")
+    __slots__ = ("dropped", "number", "pid", "workdir", "written")
 
-    def __init__(self, pid: int, workdir: str) -> None:
+    def __init__(self, pid: int, number: int, workdir: str) -> None:
         self.pid = pid
+        self.number = number
         self.workdir = workdir
         self.written = 0
         self.dropped = 0
@@ -393,6 +407,7 @@ class Template:
         self.prepared = prepared
         self.scratch = scratch
         self.calls: dict[int, Call] = {}
+        self.numbers: dict[int, int] = {}  # the server's number of a live call → its pid
         self.logs: dict[int, Call] = {}  # read end of a call's output pipe → its call
         self.cleaner: int | None = None
         self.selector = selectors.DefaultSelector()
@@ -425,7 +440,7 @@ class Template:
         call.dropped += max(len(data) - room, 0)
 
     # -- calls ---------------------------------------------------------------------------
-    def start(self, fd: int, closing: list[Any]) -> None:
+    def start(self, fd: int, number: int, closing: list[Any]) -> None:
         workdir = tempfile.mkdtemp(prefix="svc-call-", dir=self.scratch)
         if self.prepared.user is not None:
             os.chown(workdir, *self.prepared.user)
@@ -444,8 +459,9 @@ class Template:
         os.close(fd)
         os.close(write_end)
         os.set_blocking(read_end, False)
-        call = Call(pid, workdir)
+        call = Call(pid, number, workdir)
         self.calls[pid] = call
+        self.numbers[number] = pid
         self.logs[read_end] = call
         self.selector.register(read_end, selectors.EVENT_READ)
 
@@ -465,6 +481,7 @@ class Template:
                 else:
                     strays = True  # an orphan of a killed worker came back here
                 continue
+            del self.numbers[call.number]
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal.SIGKILL)  # leftovers of the call's process group
             if os.WIFSIGNALED(status):
@@ -473,6 +490,14 @@ class Template:
         if strays:
             self.kill_strays()
         self.clean()
+
+    def kill(self, number: int) -> None:
+        """Kill call ``number``'s process group, if its worker was not reaped yet (so its
+        pid cannot have been reused)."""
+        pid = self.numbers.get(number)
+        if pid is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
 
     def kill_strays(self) -> None:
         """Kill every child that is neither a live worker nor the cleaner."""
@@ -604,8 +629,11 @@ def serve(root: Path, control: socket.socket) -> None:
                 if not message:  # the server closed its executor, or died
                     stopping.append(0)
                     return
+                kind, number = CONTROL.unpack(message)
+                if kind == b"K":
+                    template.kill(number)
                 for fd in fds:
-                    template.start(fd, [selector, control, wake_r, wake_w, *template.logs])
+                    template.start(fd, number, [selector, control, wake_r, wake_w, *template.logs])
     finally:
         template.close()
         # The server is gone, or done with this template: so is the directory. EOF on the
