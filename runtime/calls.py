@@ -120,9 +120,9 @@ def parameters(function: Any) -> list[tuple[str, str, bool]] | None:
     has no readable signature.
 
     A plain function's are read from its code object and defaults, as ``inspect.signature``
-    reads them for one, without building a signature: a governed worker checks the shape
-    on every call. Anything else (a wrapper, a partial, a declared ``__signature__``) goes
-    through ``inspect.signature``."""
+    reads them for one, without building a signature: where each call runs the module
+    afresh, the shape is checked on every call. Anything else (a wrapper, a partial, a
+    declared ``__signature__``) goes through ``inspect.signature``."""
     if (
         type(function) is types.FunctionType
         and not hasattr(function, "__wrapped__")
