@@ -10,12 +10,16 @@ Measured in one run, alternating, medians reported (never asserted):
 3. Cold ``svcc inspect small.py`` (text, what a terminal gets; and JSON) against the
    interpreter's own floor, ``python -S -c pass``, in wall time and in CPU time (user +
    system of the child: steadier than wall time on a shared machine). Target: <= 4.5x.
+   With ``--baseline REF``, the same two commands of svcc built from git ``REF`` (e.g. the
+   ``main`` a change starts from) run in the same alternation, and the ratio of this tree to
+   it is printed: what a change to the import graph of ``inspect FILE`` bought.
 
 By default svcc is built as a wheel and installed into a temporary venv (a user's install, not
 the editable development one, whose import hook costs ~20 ms at startup); ``--svcc PATH`` uses
 an existing ``svcc`` executable instead.
 
 Usage: python bench/bench_frontend.py [--rounds 5] [--small-runs 30] [--svcc PATH] [--small-only]
+[--baseline REF]
 """
 
 import argparse
@@ -31,7 +35,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
-from wheelenv import install_wheel_venv  # noqa: E402 -- tools/ is not a package
+from wheelenv import install_ref_venv, install_wheel_venv  # noqa: E402 -- tools/ is not a package
 
 # What svcc cannot start faster than: the parser and CLI modules, and the mandated IR stack
 # (attrs; cattrs only reads an IR back, neither inspect report imports it: shown for scale).
@@ -102,6 +106,9 @@ def main() -> None:
     parser.add_argument(
         "--small-only", action="store_true", help="only the cold small-file measurement"
     )
+    parser.add_argument(
+        "--baseline", metavar="REF", help="also time inspect of svcc built from git REF"
+    )
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="svcc-bench-") as tmp:
@@ -133,6 +140,16 @@ def main() -> None:
             "inspect (json)": [str(svcc), "inspect", str(small), "--format", "json"],
         }
         runs |= {f"floor, {name}": [str(python), "-c", code] for name, code in FLOORS.items()}
+        if args.baseline:
+            base = install_ref_venv(work / "baseline", args.baseline) / "bin" / "svcc"
+            for fmt in ("text", "json"):
+                runs[f"baseline inspect ({fmt})"] = [
+                    str(base),
+                    "inspect",
+                    str(small),
+                    "--format",
+                    fmt,
+                ]
         for command in runs.values():  # bytecode caches written: measure them cold, not new
             run_measured(command)
         wall: dict[str, list[float]] = {name: [] for name in runs}
@@ -171,6 +188,13 @@ def main() -> None:
             f"  {name}: wall {w * 1000:.1f} ms ({w / floor_wall:.2f}x), "
             f"CPU {c * 1000:.1f} ms ({c / floor_cpu:.2f}x)"
         )
+    if args.baseline:
+        print(f"this tree against {args.baseline} (same runs, medians):")
+        for fmt in ("text", "json"):
+            ours, theirs = f"inspect ({fmt})", f"baseline inspect ({fmt})"
+            w = statistics.median(wall[ours]) / statistics.median(wall[theirs])
+            c = statistics.median(cpu[ours]) / statistics.median(cpu[theirs])
+            print(f"  inspect ({fmt}): wall {w:.3f}x, CPU {c:.3f}x")
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ import inspect
 import os
 import sys
 import traceback
+import types
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -97,14 +98,9 @@ def shape_problem(function: Any, capability: Mapping[str, Any]) -> str | None:
     if "form" in capability and generator != (capability["form"] != "function"):
         was = "a function" if generator else "a generator"
         return f"{name} was {was} at generation and is not now"
-    try:
-        signature = inspect.signature(function)
-    except (TypeError, ValueError):
+    actual = parameters(function)
+    if actual is None:
         return f"{name} has no readable signature"
-    actual = [
-        (p.name, _KINDS[p.kind], p.default is not inspect.Parameter.empty)
-        for p in signature.parameters.values()
-    ]
     expected = [(p["name"], p["kind"], bool(p["default"])) for p in capability["params"]]
     if actual == expected:
         return None
@@ -117,6 +113,50 @@ def shape_problem(function: Any, capability: Mapping[str, Any]) -> str | None:
     if len(expected) > len(actual):
         return f"{name}: parameter {_describe(expected[len(actual)])} was removed"
     return f"{name}: parameter {_describe(actual[len(expected)])} was added"
+
+
+def parameters(function: Any) -> list[tuple[str, str, bool]] | None:
+    """Each parameter of ``function`` as ``(name, kind, has_default)``, or ``None`` when it
+    has no readable signature.
+
+    A plain function's are read from its code object and defaults, as ``inspect.signature``
+    reads them for one, without building a signature: where each call runs the module
+    afresh, the shape is checked on every call. Anything else (a wrapper, a partial, a
+    declared ``__signature__``) goes through ``inspect.signature``."""
+    if (
+        type(function) is types.FunctionType
+        and not hasattr(function, "__wrapped__")
+        and not hasattr(function, "__signature__")
+    ):
+        code = function.__code__
+        count, posonly, kwonly = code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount
+        names = code.co_varnames
+        first_default = count - len(function.__defaults__ or ())
+        kwdefaults = function.__kwdefaults__ or {}
+        out = [
+            (
+                names[i],
+                "positional_only" if i < posonly else "positional_or_keyword",
+                i >= first_default,
+            )
+            for i in range(count)
+        ]
+        rest = count + kwonly  # then the names of ``*args`` and ``**kwargs``, if present
+        if code.co_flags & inspect.CO_VARARGS:
+            out.append((names[rest], "var_positional", False))
+            rest += 1
+        out += [(n, "keyword_only", n in kwdefaults) for n in names[count : count + kwonly]]
+        if code.co_flags & inspect.CO_VARKEYWORDS:
+            out.append((names[rest], "var_keyword", False))
+        return out
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError):
+        return None
+    return [
+        (p.name, _KINDS[p.kind], p.default is not inspect.Parameter.empty)
+        for p in signature.parameters.values()
+    ]
 
 
 def _describe(param: tuple[str, str, bool]) -> str:

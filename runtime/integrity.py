@@ -26,10 +26,10 @@ class StartupError(Exception):
     """The bundle cannot be served as generated; the message is one line for the operator."""
 
 
-def sha256_file(path: Path) -> str:
+def sha256_file(path: Path | str) -> str:
     digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 16), b""):
+    with open(path, "rb", buffering=0) as handle:  # blocks of what was read, no buffer
+        while block := handle.read(1 << 16):
             digest.update(block)
     return "sha256:" + digest.hexdigest()
 

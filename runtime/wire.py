@@ -6,8 +6,7 @@ request frame (the pickled call: the server is trusted, so values keep their Pyt
 a worker answers with exactly one ``R`` frame (the result, already strict finite JSON) or
 ``E`` frame (an error kind below; details go to the worker's stderr, never to the client);
 a stream's worker answers with its items, one ``I`` frame each, then ``D`` or ``E``.
-A local-process worker first sends a ``P`` frame with its pid (so the deadline can kill its
-process group). The server never unpickles what a worker sends, and checks a result again
+The server never unpickles what a worker sends, and checks a result again
 (:func:`is_strict_json`, ``json_text.check_strict``): a worker runs the user's code, so
 what it sends is not trusted.
 
@@ -30,7 +29,6 @@ if TYPE_CHECKING:  # not at run time: the container worker starts for every call
 
 HEADER = struct.Struct("!cQ")
 REQUEST = b"A"
-PID = b"P"
 RESULT = b"R"
 ERROR = b"E"
 # A stream (a generator capability): ``I`` frames, one item each (strict finite JSON, each

@@ -13,8 +13,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def build_svcc_wheel(out: Path) -> Path:
-    """svcc's wheel built from the checkout into ``out`` (offline, no build isolation)."""
+def build_svcc_wheel(out: Path, root: Path = ROOT) -> Path:
+    """svcc's wheel built from the checkout (or another source tree) into ``out`` (offline,
+    no build isolation)."""
     subprocess.run(
         [
             sys.executable,
@@ -24,13 +25,30 @@ def build_svcc_wheel(out: Path) -> Path:
             "--no-isolation",
             "--outdir",
             str(out),
-            str(ROOT),
+            str(root),
         ],
         check=True,
         capture_output=True,
     )
     (wheel,) = out.glob("svcc-*.whl")
     return wheel
+
+
+def source_at(ref: str, target: Path) -> Path:
+    """The checkout's tree at git ``ref`` (a commit, a branch), written to ``target``: what a
+    benchmark builds its baseline from."""
+    target.mkdir(parents=True)
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", ref], check=True, capture_output=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
+    return target
+
+
+def install_ref_venv(workdir: Path, ref: str) -> Path:
+    """Like :func:`install_wheel_venv`, with svcc built from git ``ref`` (in ``workdir``)."""
+    source = source_at(ref, workdir / "src")
+    return install_wheel_venv(workdir, build_svcc_wheel(workdir / "dist", source))
 
 
 def install_wheel_venv(workdir: Path, wheel: Path | None = None) -> Path:

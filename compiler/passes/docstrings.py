@@ -9,7 +9,6 @@ documents the tool's input and output schemas. The code's own descriptions
 
 from functools import lru_cache
 
-import docstring_parser
 from attrs import frozen
 from svcc.contracts.diagnostics import Diagnostic, diag
 from svcc.contracts.diagnostics import codes as C
@@ -17,6 +16,10 @@ from svcc.ir.model import Capability
 
 # Sections of a docstring that document a parameter (``Attributes:`` and ``Raises:`` do not).
 _PARAMETER_SECTIONS = frozenset({"param", "parameter", "arg", "argument", "key", "keyword"})
+# Every section any of the styles documents a name or a result in is marked by one of these
+# (Google ``Args:``, reST ``:param x:``, Epydoc ``@param``, NumPy's dashed underline): a
+# docstring with none of them is prose only, and the parser (and its import) is skipped.
+_SECTION_MARKS = (":", "@", "-")
 
 
 @frozen(kw_only=True)
@@ -32,8 +35,10 @@ class Documented:
 def parse_docstring(docstring: str | None) -> Documented:
     """The parameter and result descriptions ``docstring`` holds (nothing when it holds
     none, or when it cannot be parsed: a docstring is prose before it is a format)."""
-    if not docstring:
+    if not docstring or not any(mark in docstring for mark in _SECTION_MARKS):
         return Documented()
+    import docstring_parser  # only for a docstring that may have sections: a slow import
+
     try:
         parsed = docstring_parser.parse(docstring)
     except docstring_parser.ParseError:

@@ -9,60 +9,88 @@ something else, or a function that changed, fails a test rather than folding wro
 target-dependent constants (``os.sep``, ``sys.platform``) hold the Linux target's values.
 """
 
-import html.entities
+import importlib
 import keyword
 import math
 import operator
 import re
-import string
-import textwrap
-import unicodedata
 from collections.abc import Callable
-from typing import Final
+from typing import Final, Generic, TypeVar, cast
+
+V = TypeVar("V")
+
+
+class Deferred:
+    """The value of a dotted name in a module slow to import (a large table, expressions
+    compiled as it loads: ``html.entities``, ``string``, ``textwrap``), read on first use:
+    most analyses never fold one, and ``svcc inspect FILE`` need not pay for them."""
+
+    __slots__ = ("dotted",)
+
+    def __init__(self, dotted: str) -> None:
+        self.dotted = dotted
+
+    def load(self) -> object:
+        module, _, name = self.dotted.rpartition(".")
+        return getattr(importlib.import_module(module), name)
+
+
+class Table(dict[str, "V | Deferred"], Generic[V]):
+    """A table whose :class:`Deferred` entries are loaded when first looked up."""
+
+    def __getitem__(self, name: str) -> V:
+        value = super().__getitem__(name)
+        if isinstance(value, Deferred):
+            value = cast("V", value.load())
+            self[name] = value
+        return value
+
 
 # Constants: dotted name -> value on the target.
-CONSTANTS: Final[dict[str, object]] = {
-    "string.ascii_letters": string.ascii_letters,
-    "string.ascii_lowercase": string.ascii_lowercase,
-    "string.ascii_uppercase": string.ascii_uppercase,
-    "string.digits": string.digits,
-    "string.hexdigits": string.hexdigits,
-    "string.octdigits": string.octdigits,
-    "string.punctuation": string.punctuation,
-    "string.printable": string.printable,
-    "string.whitespace": string.whitespace,
-    "math.pi": math.pi,
-    "math.e": math.e,
-    "math.tau": math.tau,
-    "math.inf": math.inf,
-    "keyword.kwlist": tuple(keyword.kwlist),
-    "html.entities.name2codepoint": dict(html.entities.name2codepoint),
-    "html.entities.codepoint2name": dict(html.entities.codepoint2name),
-    "os.sep": "/",
-    "os.altsep": None,
-    "os.extsep": ".",
-    "os.pathsep": ":",
-    "os.linesep": "\n",
-    "os.curdir": ".",
-    "os.pardir": "..",
-    "os.name": "posix",
-    "os.path.sep": "/",
-    "sys.platform": "linux",
-    "sys.maxsize": 2**63 - 1,
-    "sys.byteorder": "little",
-    "re.IGNORECASE": re.IGNORECASE,
-    "re.I": re.I,
-    "re.MULTILINE": re.MULTILINE,
-    "re.M": re.M,
-    "re.DOTALL": re.DOTALL,
-    "re.S": re.S,
-    "re.VERBOSE": re.VERBOSE,
-    "re.X": re.X,
-    "re.ASCII": re.ASCII,
-    "re.A": re.A,
-    "re.UNICODE": re.UNICODE,
-    "re.U": re.U,
-}
+CONSTANTS: Final[Table[object]] = Table(
+    {
+        "string.ascii_letters": Deferred("string.ascii_letters"),
+        "string.ascii_lowercase": Deferred("string.ascii_lowercase"),
+        "string.ascii_uppercase": Deferred("string.ascii_uppercase"),
+        "string.digits": Deferred("string.digits"),
+        "string.hexdigits": Deferred("string.hexdigits"),
+        "string.octdigits": Deferred("string.octdigits"),
+        "string.punctuation": Deferred("string.punctuation"),
+        "string.printable": Deferred("string.printable"),
+        "string.whitespace": Deferred("string.whitespace"),
+        "math.pi": math.pi,
+        "math.e": math.e,
+        "math.tau": math.tau,
+        "math.inf": math.inf,
+        "keyword.kwlist": tuple(keyword.kwlist),
+        "html.entities.name2codepoint": Deferred("html.entities.name2codepoint"),
+        "html.entities.codepoint2name": Deferred("html.entities.codepoint2name"),
+        "os.sep": "/",
+        "os.altsep": None,
+        "os.extsep": ".",
+        "os.pathsep": ":",
+        "os.linesep": "\n",
+        "os.curdir": ".",
+        "os.pardir": "..",
+        "os.name": "posix",
+        "os.path.sep": "/",
+        "sys.platform": "linux",
+        "sys.maxsize": 2**63 - 1,
+        "sys.byteorder": "little",
+        "re.IGNORECASE": re.IGNORECASE,
+        "re.I": re.I,
+        "re.MULTILINE": re.MULTILINE,
+        "re.M": re.M,
+        "re.DOTALL": re.DOTALL,
+        "re.S": re.S,
+        "re.VERBOSE": re.VERBOSE,
+        "re.X": re.X,
+        "re.ASCII": re.ASCII,
+        "re.A": re.A,
+        "re.UNICODE": re.UNICODE,
+        "re.U": re.U,
+    }
+)
 
 # The constants whose value is the target's, not necessarily the running interpreter's.
 TARGET_CONSTANTS: Final = frozenset(
@@ -74,28 +102,30 @@ TARGET_CONSTANTS: Final = frozenset(
 
 # Pure functions: dotted name -> the function (applied to known arguments only; every
 # result is size-checked by the evaluator).
-FUNCTIONS: Final[dict[str, Callable[..., object]]] = {
-    "re.escape": re.escape,
-    "string.capwords": string.capwords,
-    "textwrap.dedent": textwrap.dedent,
-    "unicodedata.name": unicodedata.name,
-    "unicodedata.lookup": unicodedata.lookup,
-    "unicodedata.category": unicodedata.category,
-    "unicodedata.normalize": unicodedata.normalize,
-    "keyword.iskeyword": keyword.iskeyword,
-    "math.sqrt": math.sqrt,
-    "math.floor": math.floor,
-    "math.ceil": math.ceil,
-    "math.log": math.log,
-    "math.log2": math.log2,
-    "math.log10": math.log10,
-    "math.exp": math.exp,
-    "math.isclose": math.isclose,
-    "operator.add": operator.add,
-    "operator.itemgetter": operator.itemgetter,
-    "str.maketrans": str.maketrans,
-    "bytes.maketrans": bytes.maketrans,
-}
+FUNCTIONS: Final[Table[Callable[..., object]]] = Table(
+    {
+        "re.escape": re.escape,
+        "string.capwords": Deferred("string.capwords"),
+        "textwrap.dedent": Deferred("textwrap.dedent"),
+        "unicodedata.name": Deferred("unicodedata.name"),
+        "unicodedata.lookup": Deferred("unicodedata.lookup"),
+        "unicodedata.category": Deferred("unicodedata.category"),
+        "unicodedata.normalize": Deferred("unicodedata.normalize"),
+        "keyword.iskeyword": keyword.iskeyword,
+        "math.sqrt": math.sqrt,
+        "math.floor": math.floor,
+        "math.ceil": math.ceil,
+        "math.log": math.log,
+        "math.log2": math.log2,
+        "math.log10": math.log10,
+        "math.exp": math.exp,
+        "math.isclose": math.isclose,
+        "operator.add": operator.add,
+        "operator.itemgetter": operator.itemgetter,
+        "str.maketrans": str.maketrans,
+        "bytes.maketrans": bytes.maketrans,
+    }
+)
 
 
 def _stable_hash(value: object) -> int:

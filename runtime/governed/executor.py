@@ -26,6 +26,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,7 @@ from ..integrity import StartupError, sha256_file
 from ..streaming import ItemSource, StreamError, idle_error
 from .scratch import Scratch, sweep
 from .template import (
+    CONTROL,
     PR_SET_CHILD_SUBREAPER,
     PR_SET_DUMPABLE,
     READY,
@@ -155,6 +157,7 @@ class GovernedExecutor:
         self._control: socket.socket | None = None
         self._scratch: Scratch | None = None
         self._worker_user = self._policy.get("worker_user")
+        self._calls = 0  # numbers the calls, so the template can be told which to kill
         atexit.register(self.close)
 
     # -- the template ----------------------------------------------------------------------
@@ -214,21 +217,30 @@ class GovernedExecutor:
             else:
                 scratch.remove()
 
-    def _dispatch(self, worker_end: socket.socket) -> None:
+    def _dispatch(self, worker_end: socket.socket) -> Callable[[], None]:
+        """Hand ``worker_end`` to the template for a fresh worker; returns what kills that
+        worker's process group. The template does it: it knows the pid, and that it is
+        still its child (so a reused pid is never hit), and it reads the messages in
+        order (so a worker killed before it started is killed as it starts). So a worker
+        sends nothing before its answer, and this process wakes once per call."""
+        self._calls += 1
+        number = self._calls
         for attempt in (1, 2):
             if self._control is None or self._process is None or self._process.poll() is not None:
                 try:
                     self.start()
                 except StartupError as exc:
                     raise CallFailed(f"template restart failed: {exc}") from None
-            assert self._control is not None
+            control = self._control
+            assert control is not None
             try:
-                socket.send_fds(self._control, [b"C"], [worker_end.fileno()])
-                return
+                socket.send_fds(control, [CONTROL.pack(b"C", number)], [worker_end.fileno()])
+                return partial(_kill, control, number)
             except OSError:
                 if attempt == 2:
-                    raise CallFailed("the worker template does not answer") from None
+                    break
                 self.close()
+        raise CallFailed("the worker template does not answer")
 
     # -- one call ---------------------------------------------------------------------------
     async def _slot(self) -> asyncio.Semaphore:
@@ -261,57 +273,54 @@ class GovernedExecutor:
         slots = await self._slot()
         deadline = asyncio.get_running_loop().time() + self._wall
         try:
-            reader, writer = await self._connect()
+            reader, writer, kill = await self._connect()
         except BaseException:
             slots.release()
             raise
         limit = int(self._policy["limits"]["max_output_bytes"]) + 64
-        items = WorkerItems(name, reader, writer, deadline, slots.release, max_frame=limit)
+        items = WorkerItems(
+            name, reader, writer, deadline, slots.release, max_frame=limit, kill=kill
+        )
         payload = pickle.dumps((name, args, kwargs), protocol=pickle.HIGHEST_PROTOCOL)
         writer.write(p.frame(p.REQUEST, payload))
         return items
 
-    async def _connect(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-        """A fresh worker's socket (the template forks one for it)."""
+    async def _connect(
+        self,
+    ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, Callable[[], None]]:
+        """A fresh worker's socket (the template forks one for it), and what kills it."""
         ours, worker_end = socket.socketpair()
         try:
-            self._dispatch(worker_end)
+            kill = self._dispatch(worker_end)
         except BaseException:
             ours.close()
             raise
         finally:
             worker_end.close()
         ours.setblocking(False)
-        return await asyncio.open_connection(sock=ours)
+        reader, writer = await asyncio.open_connection(sock=ours)
+        return reader, writer, kill
 
     async def _call(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> bytes:
         payload = pickle.dumps((name, args, kwargs), protocol=pickle.HIGHEST_PROTOCOL)
-        reader, writer = await self._connect()
-        pid: list[int] = []
+        reader, writer, kill = await self._connect()
         try:
-            return await asyncio.wait_for(self._exchange(reader, writer, payload, pid), self._wall)
+            async with asyncio.timeout(self._wall):  # no task of its own, as wait_for makes
+                return await self._exchange(reader, writer, payload)
         except TimeoutError:
-            _kill_group(pid)
+            kill()
             raise CallTimeout(f"{name} passed its {self._wall:g} s deadline") from None
         except asyncio.CancelledError:  # the client went away: so does the worker
-            _kill_group(pid)
+            kill()
             raise
         finally:
             writer.close()
 
     async def _exchange(
-        self,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
-        payload: bytes,
-        pid: list[int],
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, payload: bytes
     ) -> bytes:
         writer.write(p.frame(p.REQUEST, payload))
         try:
-            kind, size = p.HEADER.unpack(await reader.readexactly(p.HEADER.size))
-            if kind != p.PID or size > 32:
-                raise CallFailed("worker protocol error")
-            pid.append(int(await reader.readexactly(size)))
             await writer.drain()
             kind, size = p.HEADER.unpack(await reader.readexactly(p.HEADER.size))
             if size > self._policy["limits"]["max_output_bytes"] + 64:
@@ -341,6 +350,7 @@ class WorkerItems(ItemSource):
         release: Callable[[], None],
         *,
         max_frame: int,
+        kill: Callable[[], None],
     ) -> None:
         self._name = name
         self._max_frame = max_frame
@@ -348,7 +358,7 @@ class WorkerItems(ItemSource):
         self._writer = writer
         self._deadline = deadline
         self._release: Callable[[], None] | None = release
-        self._pid: list[int] = []
+        self._kill = kill
         self._ended = False
 
     async def _frame(self) -> tuple[bytes, bytes]:
@@ -364,14 +374,9 @@ class WorkerItems(ItemSource):
         remaining = self._deadline - loop.time()
         try:
             async with asyncio.timeout(max(0.0, min(idle, remaining))):
-                if not self._pid:
-                    kind, data = await self._frame()
-                    if kind != p.PID or len(data) > 32:
-                        raise CallFailed("worker protocol error")
-                    self._pid.append(int(data))
                 kind, data = await self._frame()
         except TimeoutError:
-            _kill_group(self._pid)
+            self._kill()
             self._ended = True
             if loop.time() >= self._deadline - 0.001:
                 log_line(f"{self._name}: the stream passed its deadline; worker killed")
@@ -391,7 +396,7 @@ class WorkerItems(ItemSource):
 
     async def close(self) -> None:
         if not self._ended:  # the client left, or a limit ended the stream: so does the worker
-            _kill_group(self._pid)
+            self._kill()
             log_line(f"{self._name}: the stream was closed early; worker killed")
             self._ended = True
         self._writer.close()
@@ -454,10 +459,12 @@ def end_strays(rounds: int = 200) -> None:
                 os.waitpid(pid, 0)
 
 
-def _kill_group(pid: list[int]) -> None:
-    if pid:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pid[0], signal.SIGKILL)
+def _kill(control: socket.socket, number: int) -> None:
+    """Ask the template to kill call ``number``'s worker. A template that is gone took its
+    workers with it (``PR_SET_PDEATHSIG``); one that cannot take the message now is busy
+    forking, and reads it soon after."""
+    with contextlib.suppress(OSError):
+        control.send(CONTROL.pack(b"K", number))
 
 
 def start_executor(

@@ -26,13 +26,13 @@ A worker re-checks the digests of its plan, the policy and the source before run
 module, so a bundle changed after startup gives a sanitised error, never a silent change.
 """
 
-import asyncio
 import contextlib
 import ctypes
 import errno
+import gc
 import hashlib
 import importlib
-import importlib.util  # noqa: F401  (before the privilege drop: later it may be unreadable)
+import importlib.util  # before the privilege drop: later it may be unreadable
 import inspect
 import json
 import os
@@ -41,6 +41,7 @@ import selectors
 import shutil
 import signal
 import socket
+import struct
 import sys
 import tempfile
 import traceback
@@ -57,6 +58,9 @@ PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
 READY = b"ready"
+# A message from the server: ``C`` (start a worker for call N on the descriptor it carries)
+# or ``K`` (kill call N's worker, if it still runs), and N.
+CONTROL = struct.Struct("!cQ")
 DEFAULT_MAX_LOG_BYTES = 64 * 1024  # policies written before ``limits.max_log_bytes``
 TRASH = ".trash"
 
@@ -76,6 +80,13 @@ class Prepared:
                 raise RuntimeError(f"{path.name} was not planned for this policy")
             self.plans[plan["call"]["name"]] = plan
             self.plan_digests[plan["call"]["name"]] = sha256_file(path)
+        asynchronous = any(plan["call"]["execution"] == "async" for plan in self.plans.values())
+        if asynchronous or self.policy.get("worker_user") is not None:
+            # asyncio (with the subprocess, thread and TLS modules it loads) is half of what
+            # a fork copies, so it is loaded, once, for its workers only when they need it:
+            # a coroutine or an async generator runs on it, and a worker user that cannot
+            # read the standard library may use only what is loaded before the drop.
+            import asyncio  # noqa: F401
         first = next(iter(self.plans.values()))
         # Repository bundles: each plan names its module and function, and the declared
         # module set that a worker imports from (``svc_runtime.repository``).
@@ -87,23 +98,32 @@ class Prepared:
             raise RuntimeError(f"{source['path']} does not match its plan")
         self.source_path = root / source["path"]
         self.code = compile(data, str(self.source_path), "exec", dont_inherit=True)
+        # What a worker needs, made once here rather than in every worker: the files each
+        # capability re-verifies (as plain strings: a worker builds no paths) and the
+        # module's import spec.
+        self._checks = {name: self._check_list(name) for name in self.plans}
+        self.spec = None
+        if self.repository is None:
+            self.spec = importlib.util.spec_from_file_location(self.module, self.source_path)
         limits = self.policy["limits"]
         self.max_output = int(limits["max_output_bytes"])
         self.max_log = int(limits.get("max_log_bytes", DEFAULT_MAX_LOG_BYTES))
         self.wall_seconds = int(limits["wall_time_ms"]) / 1000
         self.user = worker_identity(self.policy.get("worker_user"))
 
-    def checks(self, name: str) -> list[tuple[Path, str]]:
-        """Files a worker re-verifies before running ``name``: plan, policy, source files."""
+    def checks(self, name: str) -> list[tuple[str, str, str]]:
+        """Files a worker re-verifies before running ``name``: plan, policy, source files,
+        each as its path, its path in the bundle and its digest."""
+        return self._checks[name]
+
+    def _check_list(self, name: str) -> list[tuple[str, str, str]]:
         plan = self.plans[name]
         out = [
-            (self.root / "execution" / "plans" / f"{name}.json", self.plan_digests[name]),
-            (self.root / "execution" / "policy.json", self.policy_digest),
+            (f"execution/plans/{name}.json", self.plan_digests[name]),
+            ("execution/policy.json", self.policy_digest),
         ]
-        out += [
-            (self.root / rel, digest) for rel, digest in sorted(plan["source"]["files"].items())
-        ]
-        return out
+        out += sorted(plan["source"]["files"].items())
+        return [(str(self.root / rel), rel, digest) for rel, digest in out]
 
 
 # -- worker (a forked child, one call) ------------------------------------------------------
@@ -133,15 +153,11 @@ def _import_declared(prepared: Prepared, module: str) -> types.ModuleType:
 
 
 def _execute_module(prepared: Prepared) -> types.ModuleType:
-    import importlib
-    import importlib.util
-
     parent = prepared.module.rpartition(".")[0]
     if parent:
         importlib.import_module(parent)
-    spec = importlib.util.spec_from_file_location(prepared.module, prepared.source_path)
-    assert spec is not None
-    module = importlib.util.module_from_spec(spec)
+    assert prepared.spec is not None
+    module = importlib.util.module_from_spec(prepared.spec)
     sys.modules[prepared.module] = module
     exec(prepared.code, module.__dict__)
     return module
@@ -150,7 +166,6 @@ def _execute_module(prepared: Prepared) -> types.ModuleType:
 def run_call(
     conn: socket.socket, prepared: Prepared, drop_privileges: Callable[[], None] = lambda: None
 ) -> None:
-    conn.sendall(p.frame(p.PID, str(os.getpid()).encode()))
     _, size = p.HEADER.unpack(p.read_exact(conn.recv, p.HEADER.size))
     name, args, kwargs = pickle.loads(p.read_exact(conn.recv, size))
 
@@ -161,13 +176,13 @@ def run_call(
     plan = prepared.plans.get(name)
     if plan is None:
         return fail(p.CHANGED, "no plan for this capability")
-    for path, digest in prepared.checks(name):
+    for path, rel, digest in prepared.checks(name):
         try:
             actual = sha256_file(path)
         except OSError as exc:
-            return fail(p.CHANGED, f"{path.relative_to(prepared.root)}: {exc.strerror}")
+            return fail(p.CHANGED, f"{rel}: {exc.strerror}")
         if actual != digest:
-            return fail(p.CHANGED, f"{path.relative_to(prepared.root)} changed since startup")
+            return fail(p.CHANGED, f"{rel} changed since startup")
     try:
         drop_privileges()
         if prepared.repository is not None:
@@ -184,6 +199,8 @@ def run_call(
             conn.sendall(p.frame(p.DONE, b""))
             return None
         if CallShape.from_ir(plan["call"]).is_async:
+            import asyncio  # loaded by the template (``Prepared``)
+
             result = asyncio.run(function(*args, **kwargs))  # type: ignore[misc]
         else:
             result = function(*args, **kwargs)  # type: ignore[misc]
@@ -211,6 +228,8 @@ def _stream(conn: socket.socket, prepared: Prepared, produced: Any) -> None:
         for item in produced:
             conn.sendall(p.frame(p.ITEM, p.encode_result(item, prepared.max_output)))
         return
+
+    import asyncio  # loaded by the template (``Prepared``)
 
     async def drain() -> None:
         async for item in produced:
@@ -371,10 +390,11 @@ def _become(user: tuple[int, int] | None) -> None:
 class Call:
     """What the template tracks for one live worker."""
 
-    __slots__ = ("dropped", "pid", "workdir", "written")
+    __slots__ = ("dropped", "number", "pid", "workdir", "written")
 
-    def __init__(self, pid: int, workdir: str) -> None:
+    def __init__(self, pid: int, number: int, workdir: str) -> None:
         self.pid = pid
+        self.number = number
         self.workdir = workdir
         self.written = 0
         self.dropped = 0
@@ -387,6 +407,7 @@ class Template:
         self.prepared = prepared
         self.scratch = scratch
         self.calls: dict[int, Call] = {}
+        self.numbers: dict[int, int] = {}  # the server's number of a live call → its pid
         self.logs: dict[int, Call] = {}  # read end of a call's output pipe → its call
         self.cleaner: int | None = None
         self.selector = selectors.DefaultSelector()
@@ -419,7 +440,7 @@ class Template:
         call.dropped += max(len(data) - room, 0)
 
     # -- calls ---------------------------------------------------------------------------
-    def start(self, fd: int, closing: list[Any]) -> None:
+    def start(self, fd: int, number: int, closing: list[Any]) -> None:
         workdir = tempfile.mkdtemp(prefix="svc-call-", dir=self.scratch)
         if self.prepared.user is not None:
             os.chown(workdir, *self.prepared.user)
@@ -438,8 +459,9 @@ class Template:
         os.close(fd)
         os.close(write_end)
         os.set_blocking(read_end, False)
-        call = Call(pid, workdir)
+        call = Call(pid, number, workdir)
         self.calls[pid] = call
+        self.numbers[number] = pid
         self.logs[read_end] = call
         self.selector.register(read_end, selectors.EVENT_READ)
 
@@ -459,6 +481,7 @@ class Template:
                 else:
                     strays = True  # an orphan of a killed worker came back here
                 continue
+            del self.numbers[call.number]
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal.SIGKILL)  # leftovers of the call's process group
             if os.WIFSIGNALED(status):
@@ -467,6 +490,14 @@ class Template:
         if strays:
             self.kill_strays()
         self.clean()
+
+    def kill(self, number: int) -> None:
+        """Kill call ``number``'s process group, if its worker was not reaped yet (so its
+        pid cannot have been reused)."""
+        pid = self.numbers.get(number)
+        if pid is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
 
     def kill_strays(self) -> None:
         """Kill every child that is neither a live worker nor the cleaner."""
@@ -572,6 +603,9 @@ def serve(root: Path, control: socket.socket) -> None:
     prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
     if os.getppid() != server:  # the server died before the line above
         stopping.append(signal.SIGTERM)
+    # Everything the template holds moves to the collector's permanent generation: a
+    # worker's collections never walk it, so they never copy its pages (copy-on-write).
+    gc.freeze()
     selector = template.selector
     selector.register(control, selectors.EVENT_READ)
     selector.register(wake_r, selectors.EVENT_READ)
@@ -595,8 +629,11 @@ def serve(root: Path, control: socket.socket) -> None:
                 if not message:  # the server closed its executor, or died
                     stopping.append(0)
                     return
+                kind, number = CONTROL.unpack(message)
+                if kind == b"K":
+                    template.kill(number)
                 for fd in fds:
-                    template.start(fd, [selector, control, wake_r, wake_w, *template.logs])
+                    template.start(fd, number, [selector, control, wake_r, wake_w, *template.logs])
     finally:
         template.close()
         # The server is gone, or done with this template: so is the directory. EOF on the
