@@ -52,6 +52,7 @@ from typing import Any
 from .. import wire as p
 from ..calls import CallShape, shape_problem
 from ..integrity import sha256_file
+from ..services import attribute_of
 
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
@@ -174,7 +175,7 @@ def run_call(
             module = _import_declared(prepared, plan["module"])
         else:
             module = _execute_module(prepared)
-        function = getattr(module, plan.get("function", name), None)
+        function = attribute_of(module, plan.get("function", name))
         problem = shape_problem(function, plan["call"]) if function else "function is missing"
         if problem:
             return fail(p.CHANGED, f"callable shape changed: {problem}")
