@@ -43,17 +43,18 @@ def service_reasons(
             f"{what}: the constructor requires {names}; the server builds it with no arguments",
             service.span,
         )
-    built = "__init__" + (f" and {service.setup}()" if service.setup else "")
+    built = "when the server builds it at startup" + (
+        f" ({service.name}() and {service.setup}())" if service.setup else f" ({service.name}())"
+    )
     found = first_effect(tuple(e for e in service.construction if not _own_value(e)))
     if found is not None:
         effect, (code, why) = found
         tail = f": {why}" if why else ""
-        yield diag(code, f"{what}: {effect.text} runs when {built} builds it{tail}", effect.span)
+        yield diag(code, f"{what}: {effect.text} runs {built}{tail}", effect.span)
     elif service.opaque is not None:
         yield diag(
             C.R087_SERVICE_METHOD_FORM,
-            f"{what}: {service.opaque.text} in {built} is not read, so what building it does "
-            "is unknown",
+            f"{what}: {service.opaque.text} is not read, so what runs {built} is unknown",
             service.opaque.span,
         )
     if governed:
