@@ -17,8 +17,8 @@ from attrs import field, frozen
 from svcc.compiler.passes.data_reads import data_read_reasons, source_depth
 from svcc.compiler.passes.docstrings import undocumented_names
 from svcc.compiler.passes.effects import PLAIN_BASE_PREFIXES, Judge, security_kind
-from svcc.compiler.passes.tool_effects import ToolEffects, tool_effects
 from svcc.compiler.passes.service_readiness import service_reasons
+from svcc.compiler.passes.tool_effects import ToolEffects, tool_effects
 from svcc.compiler.passes.type_readiness import (
     ENCODABLE_REASONS,
     MODEL_DECORATORS,

@@ -6,8 +6,8 @@ method are judged as import-time code: the same effect rules and the same data-f
 declaration (a model read from a declared file beside the module is no effect; an
 undeclared read, a download or an environment read is a reason with the import-time code's
 hint). A method of a value the construction itself holds (``self.model.eval()``) is
-accepted: the value came from calls judged here. The class definition itself (metaclass, decorators) is judged by the module-wide
-class rule (SVC-R010), as every class is.
+accepted: the value came from calls judged here. The class definition itself (metaclass,
+decorators) is judged by the module-wide class rule (SVC-R010), as every class is.
 """
 
 from collections.abc import Callable, Iterator

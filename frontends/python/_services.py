@@ -36,7 +36,9 @@ _NOT_METHODS: Final = frozenset(
 def class_methods(cls: ast.ClassDef) -> dict[str, FunctionNode]:
     """The methods the class body defines directly (the last definition of a name wins)."""
     return {
-        item.name: item for item in cls.body if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef)
+        item.name: item
+        for item in cls.body
+        if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef)
     }
 
 
@@ -91,9 +93,7 @@ def required_parameters(cls: ast.ClassDef) -> tuple[str, ...]:
     positional = [*args.posonlyargs, *args.args][1:]
     first_default = len(positional) - len(args.defaults)
     required = [a.arg for a in positional[: max(first_default, 0)]]
-    required += [
-        a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is None
-    ]
+    required += [a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is None]
     return tuple(required)
 
 

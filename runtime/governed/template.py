@@ -185,9 +185,9 @@ def run_call(
             conn.sendall(p.frame(p.DONE, b""))
             return None
         if CallShape.from_ir(plan["call"]).is_async:
-            result = asyncio.run(function(*args, **kwargs))  # type: ignore[misc]
+            result = asyncio.run(function(*args, **kwargs))
         else:
-            result = function(*args, **kwargs)  # type: ignore[misc]
+            result = function(*args, **kwargs)
     except p.ResultError as exc:  # an item of a stream that is not JSON
         kill_descendants()
         return fail(exc.kind, str(exc))
