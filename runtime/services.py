@@ -5,7 +5,7 @@ is built once, with no arguments, the first time one of its methods is resolved 
 before the server answers), and its setup method runs right after: ``setup()`` (Cog's), else
 ``load()`` (Truss's), the same rule the front end records in the IR. Every call of a direct
 server is served by that instance (shared state: see the manual's thread-safety note);
-a governed worker builds its own, so each call starts from a freshly set-up instance.
+each process that runs a call builds its own the same way.
 
 A failure while building it stops startup with one line, as a failing import does.
 """
