@@ -6,11 +6,14 @@ model trained here, loaded once by a service class, answers as the model itself 
 
 import json
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
+from helpers import run_svcc
 from mcp_client import McpBundle
 from servers import Server, failed_start, generate, serving
 
@@ -61,6 +64,35 @@ def test_governed_calls_each_start_from_a_fresh_instance(tmp_path: Path) -> None
             assert post(client, "Predictor.remember", {"item": "x"}).json() == ["x"]
         assert post(client, "Predictor.setups", {}).json() == 1
         assert post(client, "Predictor.shout", {"name": "bo"}).json() == "HELLO, BO!"
+
+
+PRELOAD = """
+import sys
+from pathlib import Path
+sys.path.insert(0, "source")
+from svc_runtime import services
+from svc_runtime.governed.template import Prepared, preload
+prepared = Prepared(Path("."))
+preload(prepared)
+print(sorted(prepared.preloaded), sorted(services._INSTANCES))
+print(prepared.preloaded["predictor"].Predictor.history)
+"""
+
+
+def test_governed_template_builds_the_instance_once_before_forking(tmp_path: Path) -> None:
+    """The template runs the module and builds (and sets up) the instance before it forks
+    any worker: what ``serve`` calls first (``preload``), run on the bundle as it ships."""
+    policy = tmp_path / "policy.json"
+    policy.write_text(json.dumps({"limits": {"wall_time_ms": 4000}}))
+    out = tmp_path / "governed"
+    generate(FIXTURE / "predictor.py", out, *DATA, "--execution-policy", str(policy))
+    ran = subprocess.run(
+        [sys.executable, "-c", PRELOAD], cwd=out, capture_output=True, text=True, check=True
+    )
+    assert ran.stdout.splitlines() == [
+        "['predictor'] [('predictor', 'Predictor')]",
+        "['setup']",
+    ]
 
 
 def test_mcp_tools_are_methods(tmp_path: Path) -> None:
@@ -154,3 +186,27 @@ def test_a_scikit_learn_model_loaded_once_answers_as_itself(tmp_path: Path) -> N
             answer = post(client, "Iris.predict", {"features": [float(v) for v in row]})
             assert answer.status_code == 200, answer.text
             assert answer.json() == expected
+
+
+def test_governed_local_process_refuses_a_fork_unsafe_library(tmp_path: Path) -> None:
+    source = tmp_path / "net.py"
+    source.write_text(
+        "import torch\n\n\nclass Net:\n    def run(self, x: int) -> int:\n        return x\n"
+    )
+    (tmp_path / "requirements.txt").write_text("torch\n")
+    policy = tmp_path / "policy.json"
+    policy.write_text(json.dumps({"limits": {"wall_time_ms": 4000}}))
+    proc = run_svcc(
+        "generate",
+        "rest",
+        str(source),
+        "--requirements",
+        str(tmp_path / "requirements.txt"),
+        "--execution-policy",
+        str(policy),
+        "--output-dir",
+        str(tmp_path / "out"),
+    )
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("svcc: error: service class Net: the module imports torch")
+    assert len(proc.stderr.strip().splitlines()) == 1

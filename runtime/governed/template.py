@@ -93,6 +93,8 @@ class Prepared:
         self.max_log = int(limits.get("max_log_bytes", DEFAULT_MAX_LOG_BYTES))
         self.wall_seconds = int(limits["wall_time_ms"]) / 1000
         self.user = worker_identity(self.policy.get("worker_user"))
+        # The module as the template ran it, when it serves a service class (``preload``).
+        self.preloaded: dict[str, types.ModuleType] = {}
 
     def checks(self, name: str) -> list[tuple[Path, str]]:
         """Files a worker re-verifies before running ``name``: plan, policy, source files."""
@@ -148,6 +150,29 @@ def _execute_module(prepared: Prepared) -> types.ModuleType:
     return module
 
 
+def preload(prepared: Prepared) -> None:
+    """A bundle serving a service class runs its module and builds its instances here, once,
+    before any fork: each worker starts from a copy of the set-up state, so a model loaded
+    in ``setup()`` is paid for at startup, not per call. Not when the policy names a
+    ``worker_user``: the construction would run as the template's user, so each worker
+    builds its own after dropping to that user. A failure stops the template (and so the
+    server's startup) with one line."""
+    if prepared.user is not None:
+        return
+    for name, plan in prepared.plans.items():
+        method = plan.get("function", name)
+        if "." not in method:
+            continue
+        module = prepared.preloaded.get(plan["module"])
+        if module is None:
+            if prepared.repository is not None:
+                module = _import_declared(prepared, plan["module"])
+            else:
+                module = _execute_module(prepared)
+            prepared.preloaded[plan["module"]] = module
+        attribute_of(module, method)  # builds and sets up the class's one instance
+
+
 def run_call(
     conn: socket.socket, prepared: Prepared, drop_privileges: Callable[[], None] = lambda: None
 ) -> None:
@@ -171,7 +196,9 @@ def run_call(
             return fail(p.CHANGED, f"{path.relative_to(prepared.root)} changed since startup")
     try:
         drop_privileges()
-        if prepared.repository is not None:
+        if plan["module"] in prepared.preloaded:  # set up before the fork: this is a copy
+            module = prepared.preloaded[plan["module"]]
+        elif prepared.repository is not None:
             module = _import_declared(prepared, plan["module"])
         else:
             module = _execute_module(prepared)
@@ -556,6 +583,7 @@ def _write_all(fd: int, data: bytes) -> None:
 
 def serve(root: Path, control: socket.socket) -> None:
     prepared = Prepared(root)
+    preload(prepared)
     server = os.getppid()
     prctl(PR_SET_CHILD_SUBREAPER, 1)  # not Linux: orphans go to init, which reaps them
     prctl(PR_SET_DUMPABLE, 0)  # workers cannot read this process's memory or environment
