@@ -210,3 +210,16 @@ def test_governed_local_process_refuses_a_fork_unsafe_library(tmp_path: Path) ->
     assert proc.returncode == 1
     assert proc.stderr.startswith("svcc: error: service class Net: the module imports torch")
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_inspect_of_classes_without_a_service_says_so(tmp_path: Path) -> None:
+    source = tmp_path / "geometry.py"
+    source.write_text(
+        "class Point:\n"
+        "    def __init__(self, x: float, y: float) -> None:\n"
+        "        self.x, self.y = x, y\n"
+    )
+    proc = run_svcc("inspect", str(source), "--format", "text")
+    assert proc.returncode == 0, proc.stderr
+    assert "classes Point hold the code, and none is a service class" in proc.stdout
+    assert "hint: a class built with no arguments" in proc.stdout
