@@ -865,6 +865,18 @@ R087_SERVICE_METHOD_FORM: Final = _code(
     "joblib.load(HERE / 'model.joblib')`); move other work into a module-level function "
     "they call",
 )
+R088_PICKLED_MODEL: Final = _code(
+    "SVC-R088",
+    "pickled model read from a declared file",
+    "warning",
+    "execution",
+    None,
+    "`joblib.load`, `pickle.load` or `torch.load` of a declared data file: unpickling imports "
+    "the library the model was saved with (`sklearn` for a scikit-learn model), which the "
+    "source never names, so a bundle without it starts and then fails while loading the "
+    "model. The message names the libraries the module imports that no requirement declares.",
+    hint="declare the library the model was saved with (and its version) in the requirements",
+)
 
 
 # Codes whose fix is shown before and after in the manual (docs/how-to/make-eligible.md), by

@@ -6,6 +6,8 @@ import urllib.request
 from abc import ABCMeta
 from pathlib import Path
 
+import joblib
+
 HERE = Path(__file__).parent
 
 
@@ -33,6 +35,14 @@ class Model:
     @property
     def size(self) -> int:
         return len(self.table)
+
+
+class Pickled:
+    def __init__(self) -> None:
+        self.model = joblib.load(HERE / "model.joblib")  # expect: SVC-R088
+
+    def predict(self, x: float) -> float:
+        return float(self.model.predict([[x]])[0])
 
 
 class Needs:  # expect: SVC-R085
