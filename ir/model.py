@@ -91,6 +91,18 @@ class ParamUse:
     receiver: str | None = None
 
 
+ConstraintValue = int | float | str
+
+
+@frozen(kw_only=True)
+class Constraint:
+    """A literal pydantic ``Field`` bound: ``gt``/``ge``/``lt``/``le`` (numbers),
+    ``min_length``/``max_length`` (integers), ``pattern`` (a string)."""
+
+    name: str
+    value: ConstraintValue
+
+
 @frozen(kw_only=True)
 class Parameter:
     name: str
@@ -103,6 +115,9 @@ class Parameter:
     # The description the code attaches (``Annotated[T, Field(description="...")]``, a
     # default ``Field(...)``/``cog.Input(...)``), a string literal; docstrings are not read here.
     description: str | None = None
+    # Literal bounds a default ``cog.Input(...)`` declares (``ge``, ``le``, ``min_length``,
+    # ``max_length``; ``regex`` as ``pattern``), as a model field's ``Field`` bounds are.
+    constraints: tuple[Constraint, ...] = ()
 
 
 @frozen(kw_only=True)
@@ -344,18 +359,6 @@ class TypedDictDecl:
 
 
 ModelForm = Literal["dataclass", "pydantic", "namedtuple"]
-
-
-ConstraintValue = int | float | str
-
-
-@frozen(kw_only=True)
-class Constraint:
-    """A literal pydantic ``Field`` bound: ``gt``/``ge``/``lt``/``le`` (numbers),
-    ``min_length``/``max_length`` (integers), ``pattern`` (a string)."""
-
-    name: str
-    value: ConstraintValue
 
 
 @frozen(kw_only=True)

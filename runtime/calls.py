@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from .cog import provide as provide_cog
 from .integrity import StartupError
 from .services import attribute_of
 
@@ -74,6 +75,7 @@ def import_source(bundle: Path, module: str) -> Any:
     source = str(bundle / "source")
     if source not in sys.path:
         sys.path.insert(0, source)
+    provide_cog()
     try:
         return importlib.import_module(module)
     except BaseException as exc:  # the user's module ran and failed: report, never trace
@@ -105,7 +107,8 @@ def shape_problem(function: Any, capability: Mapping[str, Any]) -> str | None:
     except (TypeError, ValueError):
         return f"{name} has no readable signature"
     actual = [
-        (p.name, _KINDS[p.kind], p.default is not inspect.Parameter.empty)
+        # a Cog ``Input()`` without a default is a marker, no default (``cog``)
+        (p.name, _KINDS[p.kind], not _required(p.default))
         for p in signature.parameters.values()
     ]
     expected = [(p["name"], p["kind"], bool(p["default"])) for p in capability["params"]]
@@ -120,6 +123,10 @@ def shape_problem(function: Any, capability: Mapping[str, Any]) -> str | None:
     if len(expected) > len(actual):
         return f"{name}: parameter {_describe(expected[len(actual)])} was removed"
     return f"{name}: parameter {_describe(actual[len(expected)])} was added"
+
+
+def _required(default: Any) -> bool:
+    return default is inspect.Parameter.empty or getattr(default, "__svc_required__", False) is True
 
 
 def _describe(param: tuple[str, str, bool]) -> str:

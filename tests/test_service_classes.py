@@ -223,3 +223,44 @@ def test_inspect_of_classes_without_a_service_says_so(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "classes Point hold the code, and none is a service class" in proc.stdout
     assert "hint: a class built with no arguments" in proc.stdout
+
+
+COG = Path(__file__).resolve().parent / "fixtures" / "cog"
+
+
+def test_a_cog_predictor_is_served_with_its_input_descriptors(tmp_path: Path) -> None:
+    """``cog.Input`` keywords become the request schema's; the bundle carries no ``cog``."""
+    out = tmp_path / "rest"
+    generate(COG / "predict.py", out)
+    schema = json.loads((out / "openapi.json").read_text())["components"]["schemas"]
+    request = schema["request.Predictor.predict"]
+    assert request["required"] == ["prompt"]
+    assert request["properties"]["scale"] == {
+        "description": "How many times",
+        "maximum": 5,
+        "minimum": 1,
+        "type": "integer",
+    }
+    assert request["properties"]["size"]["enum"] == ["small", "large"]
+    assert request["properties"]["prompt"]["maxLength"] == 20
+    with serving(out) as server, server.client() as client:
+        answer = post(client, "Predictor.predict", {"prompt": "hi"})
+        assert answer.status_code == 200, answer.text
+        assert answer.json() == "hi hi"  # the Input defaults: scale 2, size small
+        large = post(client, "Predictor.predict", {"prompt": "a", "scale": 1, "size": "large"})
+        assert large.json() == " ".join(["a"] * 10)
+        for bad in ({"prompt": "hi", "scale": 9}, {"prompt": ""}, {"prompt": "a", "size": "xl"}):
+            assert post(client, "Predictor.predict", bad).status_code == 422, bad
+        assert post(client, "Predictor.predict", {}).status_code == 422  # prompt is required
+
+
+def test_a_cog_predictor_over_mcp(tmp_path: Path) -> None:
+    out = tmp_path / "mcp"
+    generate(COG / "predict.py", out, interface="mcp")
+    client = McpBundle(out)
+    try:
+        result = client.call("Predictor.predict", {"prompt": "yo", "scale": 3})
+        assert result.structured_content == {"result": "yo yo yo"}
+        assert client.call("Predictor.predict", {"prompt": "yo", "scale": 0}).is_error
+    finally:
+        client.close()

@@ -69,6 +69,7 @@ BUNDLE: Final = BundleSpec(
         "auth",
         "bodies",
         "calls",
+        "cog",
         "conversion",
         "encoding",
         "integrity",

@@ -68,6 +68,7 @@ BUNDLE: Final = BundleSpec(
         "auth",
         "bodies",
         "calls",
+        "cog",
         "conversion",
         "encoding",
         "integrity",

@@ -822,8 +822,17 @@ def _attributed(module: str, unmapped: tuple[str, ...]) -> str:
     )
 
 
+# Top-level modules the bundle's runtime provides itself (``svc_runtime/cog.py``).
+RUNTIME_PROVIDED: Final = frozenset({"cog"})
+
+
 def _available(root: str, env: Environment) -> bool:
-    return root == "__future__" or root in sys.stdlib_module_names or root in env.declared_imports
+    return (
+        root == "__future__"
+        or root in sys.stdlib_module_names
+        or root in env.declared_imports
+        or root in RUNTIME_PROVIDED
+    )
 
 
 ImportProblem = Literal["local", "missing", "external"]

@@ -13,6 +13,7 @@ from functools import cache
 
 import attrs
 from svcc.contracts.names import is_utf8
+from svcc.frontends.cog.inputs import cog_input, literal_input
 from svcc.frontends.python._descriptions import annotation_description, described
 from svcc.frontends.python._effects import (
     argument_names,
@@ -80,6 +81,7 @@ from svcc.ir.model import (
     BindingKind,
     Capability,
     ClassDecl,
+    Constraint,
     Decorator,
     Default,
     Evaluation,
@@ -107,7 +109,7 @@ from svcc.ir.model import (
     TypedDictDecl,
     TypedDictField,
 )
-from svcc.ir.types import AnyType, TypeNode, UnsupportedType, plain_json
+from svcc.ir.types import AnyType, LiteralType, TypeNode, UnsupportedType, plain_json
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -916,6 +918,8 @@ class ModuleLowerer:
         args = fn.args
         if args.defaults or args.kw_defaults:
             for default in [*args.defaults, *(d for d in args.kw_defaults if d is not None)]:
+                if literal_input(default, self.symbols.qualify):  # the shim returns its default
+                    continue
                 call = first_code_running(default)
                 if call is not None:
                     text = f"{prefix}default value evaluating {self._describe(call)}"
@@ -1603,8 +1607,15 @@ class ModuleLowerer:
         default: ast.expr | None,
         uses: dict[str, tuple[ParamUse, ...]],
     ) -> Parameter:
-        annotation = arg.annotation
+        annotation, arg_default = arg.annotation, default
         type_: TypeNode = AnyType() if annotation is None else self.types.resolve(annotation)
+        descriptor = cog_input(default, self.symbols.qualify)
+        constraints: tuple[Constraint, ...] = ()
+        if descriptor is not None:  # its ``default=`` is the default (none: required)
+            default = descriptor.default
+            constraints = tuple(Constraint(name=n, value=v) for n, v in descriptor.bounds)
+            if descriptor.choices and all(type(c) in (str, int) for c in descriptor.choices):
+                type_ = LiteralType(values=tuple(descriptor.choices))  # type: ignore[arg-type]
         return Parameter(
             name=arg.arg,
             kind=kind,
@@ -1618,7 +1629,8 @@ class ModuleLowerer:
             span=self.src.span(arg),
             uses=uses.get(arg.arg, ()),
             description=annotation_description(annotation, self.symbols.qualify)
-            or described(default, self.symbols.qualify),
+            or described(arg_default, self.symbols.qualify),
+            constraints=constraints,
         )
 
     def _is_generator(self, fn: FunctionNode) -> bool:
