@@ -264,3 +264,16 @@ def test_a_cog_predictor_over_mcp(tmp_path: Path) -> None:
         assert client.call("Predictor.predict", {"prompt": "yo", "scale": 0}).is_error
     finally:
         client.close()
+
+
+def test_a_cog_directory_is_compiled_as_it_is(tmp_path: Path) -> None:
+    """``cog.yaml``'s ``predict:`` chooses what is served (not ``helpers.shout``) and its
+    ``python_packages`` are the declared requirements."""
+    out = tmp_path / "rest"
+    result = generate(COG, out)
+    assert result["capabilities"] == ["python:predict:Predictor.predict"]
+    assert (out / "application-requirements.txt").read_text() == "numpy>=1.26\n"
+    assert not (out / "source" / "helpers.py").exists()
+    with serving(out) as server, server.client() as client:
+        answer = post(client, "predict.Predictor.predict", {"prompt": "x", "scale": 3})
+        assert answer.json() == "x x x"

@@ -30,6 +30,7 @@ import asyncio
 import contextlib
 import ctypes
 import errno
+import gc
 import hashlib
 import importlib
 import importlib.util  # noqa: F401  (before the privilege drop: later it may be unreadable)
@@ -172,6 +173,10 @@ def preload(prepared: Prepared) -> None:
                 module = _execute_module(prepared)
             prepared.preloaded[plan["module"]] = module
         attribute_of(module, method)  # builds and sets up the class's one instance
+    if prepared.preloaded:
+        # what the setup built is kept out of the collector's sweeps: a sweep in a worker
+        # would touch, and so copy, every page of it
+        gc.freeze()
 
 
 def run_call(
