@@ -279,3 +279,19 @@ def test_a_cog_directory_is_compiled_as_it_is(tmp_path: Path) -> None:
     with serving(out) as server, server.client() as client:
         answer = post(client, "predict.Predictor.predict", {"prompt": "x", "scale": 3})
         assert answer.json() == "x x x"
+
+
+def test_the_last_definition_of_a_class_is_served() -> None:
+    from svcc.frontends.python import read_python
+
+    source = (
+        b"class A:\n    def a(self) -> int:\n        return 1\n\n\n"
+        b"class A:\n    def b(self, x: int = 2) -> int:\n        return x\n\n"
+        b"    @property\n    def c(self) -> int:\n        return 3\n"
+    )
+    ir = read_python(source, path="redef.py", module="redef", python_version=(3, 11)).ir
+    assert ir is not None
+    assert [(c.id, [p.name for p in c.params]) for c in ir.capabilities] == [
+        ("python:redef:A.b", ["x"])
+    ]
+    assert [(s.name, s.setup, s.required) for s in ir.services] == [("A", None, ())]
