@@ -53,6 +53,13 @@ def test_direct_setup_runs_once_and_state_is_shared(direct: Server) -> None:
         assert remembered[-1] == ["0", "1", "2", "3", "4"]  # one instance serves every call
         assert post(client, "Predictor.setups", {}).json() == 1  # setup ran once for all calls
         assert post(client, "Predictor.shout", {"name": "ada"}).json() == "HELLO, ADA!"
+        streamed = post(client, "Predictor.greet_each", {"text": "a b"})
+        assert streamed.headers["content-type"].startswith("application/jsonl")
+        assert [json.loads(line) for line in streamed.text.splitlines()] == [
+            "Hello, a",
+            "Hello, b",
+            {"done": True, "items": 2},
+        ]
 
 
 def test_governed_calls_each_start_from_a_fresh_instance(tmp_path: Path) -> None:
@@ -106,6 +113,7 @@ def test_mcp_tools_are_methods(tmp_path: Path) -> None:
         "Predictor.setups",
         "Predictor.remember",
         "Predictor.shout",
+        "Predictor.greet_each",
     }
     client = McpBundle(out)
     try:
