@@ -75,6 +75,24 @@ def test_governed_calls_each_start_from_a_fresh_instance(tmp_path: Path) -> None
         assert post(client, "Predictor.shout", {"name": "bo"}).json() == "HELLO, BO!"
 
 
+def test_governed_mcp_calls_each_start_from_a_fresh_instance(tmp_path: Path) -> None:
+    policy = tmp_path / "policy.json"
+    policy.write_text(json.dumps({"limits": {"wall_time_ms": 4000}}))
+    out = tmp_path / "governed-mcp"
+    generate(
+        FIXTURE / "predictor.py", out, *DATA, "--execution-policy", str(policy), interface="mcp"
+    )
+    client = McpBundle(out)
+    try:
+        for _ in range(2):
+            result = client.call("Predictor.remember", {"item": "x"})
+            assert result.structured_content == {"result": ["x"]}
+        greeted = client.call("Predictor.predict", {"name": "Bo"})
+        assert greeted.structured_content == {"result": "Hello, Bo"}
+    finally:
+        client.close()
+
+
 PRELOAD = """
 import sys
 from pathlib import Path
