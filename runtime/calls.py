@@ -18,7 +18,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from .cog import provide as provide_cog
 from .integrity import StartupError
+from .services import attribute_of
 
 _KINDS = {
     inspect.Parameter.POSITIONAL_ONLY: "positional_only",
@@ -74,6 +76,7 @@ def import_source(bundle: Path, module: str) -> Any:
     source = str(bundle / "source")
     if source not in sys.path:
         sys.path.insert(0, source)
+    provide_cog()
     try:
         return importlib.import_module(module)
     except BaseException as exc:  # the user's module ran and failed: report, never trace
@@ -88,7 +91,9 @@ def import_source(bundle: Path, module: str) -> Any:
 def shape_problem(function: Any, capability: Mapping[str, Any]) -> str | None:
     """Why ``function`` is not the callable the IR describes, or ``None``."""
     name = capability["name"]
-    if not callable(function) or not inspect.isfunction(inspect.unwrap(function)):
+    # a service method is bound to its instance: its function is the one the IR read
+    target = function.__func__ if inspect.ismethod(function) else function
+    if not callable(function) or not inspect.isfunction(inspect.unwrap(target)):
         return f"{name} is no longer a function"
     is_async = inspect.iscoroutinefunction(function) or inspect.isasyncgenfunction(function)
     if is_async != (capability["execution"] == "async"):
@@ -131,13 +136,14 @@ def parameters(function: Any) -> list[tuple[str, str, bool]] | None:
         code = function.__code__
         count, posonly, kwonly = code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount
         names = code.co_varnames
-        first_default = count - len(function.__defaults__ or ())
+        defaults = function.__defaults__ or ()
+        first_default = count - len(defaults)
         kwdefaults = function.__kwdefaults__ or {}
         out = [
             (
                 names[i],
                 "positional_only" if i < posonly else "positional_or_keyword",
-                i >= first_default,
+                i >= first_default and not _required(defaults[i - first_default]),
             )
             for i in range(count)
         ]
@@ -145,7 +151,10 @@ def parameters(function: Any) -> list[tuple[str, str, bool]] | None:
         if code.co_flags & inspect.CO_VARARGS:
             out.append((names[rest], "var_positional", False))
             rest += 1
-        out += [(n, "keyword_only", n in kwdefaults) for n in names[count : count + kwonly]]
+        out += [
+            (n, "keyword_only", n in kwdefaults and not _required(kwdefaults[n]))
+            for n in names[count : count + kwonly]
+        ]
         if code.co_flags & inspect.CO_VARKEYWORDS:
             out.append((names[rest], "var_keyword", False))
         return out
@@ -154,9 +163,15 @@ def parameters(function: Any) -> list[tuple[str, str, bool]] | None:
     except (TypeError, ValueError):
         return None
     return [
-        (p.name, _KINDS[p.kind], p.default is not inspect.Parameter.empty)
+        # a Cog ``Input()`` without a default is a marker, no default (``cog``)
+        (p.name, _KINDS[p.kind], not _required(p.default))
         for p in signature.parameters.values()
     ]
+
+
+def _required(default: Any) -> bool:
+    """No default: none at all, or a Cog ``Input()`` marker without one."""
+    return default is inspect.Parameter.empty or getattr(default, "__svc_required__", False) is True
 
 
 def _describe(param: tuple[str, str, bool]) -> str:
@@ -171,7 +186,7 @@ def resolve_capabilities(
     out: dict[str, tuple[Callable[..., Any], CallShape]] = {}
     for capability in capabilities:
         name = capability["name"]
-        function = getattr(module, name, None)
+        function = attribute_of(module, name)  # a service method: its instance's (services)
         if function is None:
             raise StartupError(
                 f"capability {name!r} is missing from module {module.__name__!r} "

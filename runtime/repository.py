@@ -23,7 +23,9 @@ from types import ModuleType
 from typing import Any
 
 from .calls import CallShape, shape_problem
+from .cog import provide as provide_cog
 from .integrity import StartupError
+from .services import attribute_of
 
 
 class DeclaredSourceFinder(importlib.abc.MetaPathFinder):
@@ -69,6 +71,7 @@ class DeclaredSourceFinder(importlib.abc.MetaPathFinder):
 
 
 def _import(module: str) -> ModuleType:
+    provide_cog()
     try:
         return importlib.import_module(module)
     except BaseException as exc:  # the user's module ran and failed: report, never trace
@@ -112,7 +115,7 @@ def resolve_repository_capabilities(
     for capability in capabilities:
         _, module_name, qualname = capability["id"].split(":", 2)
         module = _import(module_name)
-        function = getattr(module, qualname, None)
+        function = attribute_of(module, qualname)
         if function is None:
             raise StartupError(
                 f"capability {capability['name']!r} is missing from module {module_name!r} "

@@ -22,7 +22,7 @@ from svcc.compiler.passes.docstrings import parameter_descriptions, result_descr
 from svcc.contracts.errors import IneligibleError
 from svcc.ir.index import module_index
 from svcc.ir.interface import answered, left_out
-from svcc.ir.model import Capability, ModelDecl, ModuleIR
+from svcc.ir.model import Capability, Constraint, ModelDecl, ModuleIR
 from svcc.ir.types import (
     AnyType,
     BoolType,
@@ -199,20 +199,29 @@ def _lower_definition(ir: ModuleIR, name: str) -> tuple[JSON, frozenset[str]]:
     return definition, frozenset(reached)
 
 
+def bounded(schema: JSON, constraints: tuple[Constraint, ...]) -> JSON:
+    """``schema`` with literal bounds as JSON Schema keywords (a model field's ``Field``
+    bounds, a Cog ``Input``'s)."""
+    if not constraints:
+        return schema
+    schema = dict(schema)
+    for bound in constraints:
+        if bound.name in BOUNDS:
+            schema[BOUNDS[bound.name]] = bound.value
+        else:
+            array = schema.get("type") == "array"
+            side = "min" if bound.name == "min_length" else "max"
+            schema[f"{side}{'Items' if array else 'Length'}"] = bound.value
+    return schema
+
+
 def _model_definition(decl: ModelDecl) -> tuple[JSON, frozenset[str]]:
     """A dataclass, pydantic model or NamedTuple as a closed object (pydantic's
     ``extra="allow"`` opens it), its ``Field`` bounds as JSON Schema keywords."""
     reached: set[str] = set()
     properties: JSON = {}
     for field in decl.fields:
-        schema = type_schema(field.type, reached)
-        for bound in field.constraints:
-            if bound.name in BOUNDS:
-                schema[BOUNDS[bound.name]] = bound.value
-            else:
-                array = schema.get("type") == "array"
-                side = "min" if bound.name == "min_length" else "max"
-                schema[f"{side}{'Items' if array else 'Length'}"] = bound.value
+        schema = bounded(type_schema(field.type, reached), field.constraints)
         if field.description:
             schema = {**schema, "description": field.description}
         properties[field.name] = schema
@@ -290,7 +299,7 @@ def request_schema(cap: Capability) -> RequestSchema:
             raise LoweringError(f"{cap.name}: *{param.name} cannot be a request field")
         if left_out(param):  # no JSON shape, a default: never sent (SVC-R052)
             continue
-        lowered = type_schema(param.type, refs)
+        lowered = bounded(type_schema(param.type, refs), param.constraints)
         if param.name in described:
             lowered = {**lowered, "description": described[param.name]}
         properties[param.name] = lowered

@@ -18,6 +18,8 @@ from svcc.compiler.passes import import_fallbacks as fallbacks
 from svcc.compiler.passes.data_reads import data_read_reasons, source_depth
 from svcc.compiler.passes.docstrings import undocumented_names
 from svcc.compiler.passes.effects import PLAIN_BASE_PREFIXES, Judge, security_kind
+from svcc.compiler.passes.pickled_models import pickled_model_reasons
+from svcc.compiler.passes.service_readiness import service_reasons
 from svcc.compiler.passes.tool_effects import ToolEffects, tool_effects
 from svcc.compiler.passes.type_readiness import (
     ENCODABLE_REASONS,
@@ -129,6 +131,8 @@ class ReadinessReport:
     diagnostics: tuple[Diagnostic, ...] = field(default=())
     # The security effect kinds opted into (--allow); recorded when any.
     allow: tuple[str, ...] = ()
+    # The module's service classes: (class, setup method or None); recorded when any.
+    services: tuple[tuple[str, str | None], ...] = ()
 
     def assessment(self, name_or_id: str) -> Assessment | None:
         for a in self.assessments:
@@ -157,6 +161,11 @@ class ReadinessReport:
             "ir_digest": self.ir_digest,
             "requirements": list(self.requirements),
             **({"allow": list(self.allow)} if self.allow else {}),
+            **(
+                {"services": [{"class": c, "setup": s} for c, s in self.services]}
+                if self.services
+                else {}
+            ),
             "summary": counts,
         }
 
@@ -225,6 +234,7 @@ class ReadinessPass:
             requirements=env.declared_requirements,
             diagnostics=diagnostics,
             allow=tuple(sorted(env.allow)),
+            services=tuple((s.name, s.setup) for s in ir.services),
         )
 
 
@@ -633,6 +643,15 @@ CAPABILITY_RULES: Final[dict[str, CapabilityRule]] = {
         s.cap.effects, s.env.data_files, s.cap.file_reads, source_depth(s.ir)
     ),
     "SVC-R060": _removed_names,
+    "SVC-R088": lambda s: pickled_model_reasons(
+        s.ir, s.cap, s.env.data_files, s.env.declared_imports
+    ),
+    "SVC-R085": lambda s: service_reasons(
+        s.ir,
+        s.cap,
+        s.env.governed,
+        lambda found: first_effect(found, {}, _judge(s.ir, s.env.data_files)),
+    ),
     "SVC-R061": _unbound_names,
     "SVC-R070": lambda s: undocumented_names(s.cap),
 }
@@ -853,8 +872,17 @@ def _attributed(module: str, unmapped: tuple[str, ...]) -> str:
     )
 
 
+# Top-level modules the bundle's runtime provides itself (``svc_runtime/cog.py``).
+RUNTIME_PROVIDED: Final = frozenset({"cog"})
+
+
 def _available(root: str, env: Environment) -> bool:
-    return root == "__future__" or root in sys.stdlib_module_names or root in env.declared_imports
+    return (
+        root == "__future__"
+        or root in sys.stdlib_module_names
+        or root in env.declared_imports
+        or root in RUNTIME_PROVIDED
+    )
 
 
 ImportProblem = Literal["local", "missing", "external"]

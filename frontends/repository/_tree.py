@@ -121,6 +121,26 @@ def _str_list(value: Any, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _cog_project(root: Path, limits: TreeLimits) -> ProjectConfig:
+    """A directory without ``pyproject.toml``: a Cog predictor's ``cog.yaml`` when it has
+    one (its ``predict`` class and ``python_packages``), else nothing declared."""
+    from svcc.frontends.cog.config import CogConfigError, read_cog_config
+
+    try:
+        cog = read_cog_config(root, limits.max_pyproject_bytes)
+    except CogConfigError as exc:
+        raise TreeRefused(diag(F008_REPOSITORY_ENTRY, str(exc), None)) from None
+    if cog is None:
+        return ProjectConfig(source_roots=None, name=None, dependencies=(), pyproject_sha256=None)
+    return ProjectConfig(
+        source_roots=None,
+        name=None,
+        dependencies=_requirements(list(cog.dependencies), "cog.yaml build.python_packages"),
+        pyproject_sha256=None,
+        select=cog.select,
+    )
+
+
 def read_config(root: Path, limits: TreeLimits) -> ProjectConfig:
     """``[tool.svcc] source-roots`` / ``dependencies`` and ``[project] dependencies``."""
     from svcc.ir.canonical import digest_bytes
@@ -129,7 +149,7 @@ def read_config(root: Path, limits: TreeLimits) -> ProjectConfig:
     try:
         info = path.lstat()
     except FileNotFoundError:
-        return ProjectConfig(source_roots=None, name=None, dependencies=(), pyproject_sha256=None)
+        return _cog_project(root, limits)
     if not stat.S_ISREG(info.st_mode):
         raise TreeRefused(diag(F008_REPOSITORY_ENTRY, f"{PYPROJECT} is not a regular file", None))
     if info.st_size > limits.max_pyproject_bytes:

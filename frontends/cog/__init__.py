@@ -1,0 +1,1 @@
+"""Cog predictors read as they are written: ``cog.Input(...)`` descriptors (``inputs``)."""
