@@ -17,6 +17,7 @@ building a ``LogRecord`` per request, which cost a quarter of the server's throu
 """
 
 import ipaddress
+import itertools
 import logging
 import os
 import re
@@ -47,9 +48,32 @@ _FORBIDDEN = b'{"detail":"Insufficient scope"}'
 _HOST = re.compile(rb"[A-Za-z0-9.\-]{1,253}(:[0-9]{1,5})?|\[[0-9A-Fa-f:.]{2,45}\](:[0-9]{1,5})?")
 Refusal = tuple[int, bytes, list[tuple[bytes, bytes]]]
 
+# the label of each status code a call may end with, made once
+_STATUS = {code: str(code) for code in range(100, 600)}
+
 access_log = logging.getLogger("svc.access")
 log = logging.getLogger("svc.network")
 ACCESS_LINE = '%s "%s %s" %d %.1fms request_id=%s'
+
+
+class RequestIds:
+    """Request ids for requests that bring none: 24 hex digits, a random prefix per process
+    (drawn again in a forked child) and a counter, so that an id costs no system call.
+    They need to be unique, not secret: a client may send its own."""
+
+    def __init__(self) -> None:
+        self._draw()
+        os.register_at_fork(after_in_child=self._draw)
+
+    def _draw(self) -> None:
+        self._prefix = os.urandom(6).hex().encode()
+        self._next = itertools.count(int.from_bytes(os.urandom(3), "big")).__next__
+
+    def new(self) -> bytes:
+        return b"%b%012x" % (self._prefix, self._next())
+
+
+_request_ids = RequestIds()
 
 
 def _printable(path: str) -> str:
@@ -83,6 +107,7 @@ class NetworkLayer:
         self._metrics = metrics
         self._oauth = oauth
         self._resource_path = resource_path
+        self._open = tokens is None and oauth is None  # nothing to check per request
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -95,7 +120,7 @@ class NetworkLayer:
             elif name == b"authorization":
                 authorization = value
         if request_id is None or _REQUEST_ID.fullmatch(request_id) is None:
-            request_id = os.urandom(12).hex().encode()
+            request_id = _request_ids.new()
         echo = (b"x-request-id", request_id)
         status = 0
 
@@ -113,9 +138,11 @@ class NetworkLayer:
         metrics = self._metrics
         started = perf_counter()
         if metrics is not None:
-            metrics.in_flight.inc()
+            metrics.enter()
         try:
-            if self._oauth is None:
+            if self._open:
+                refusal = None
+            elif self._oauth is None:
                 refusal = self._refusal(path, method, authorization)
             else:
                 refusal = await self._oauth_refusal(scope, path, method, authorization)
@@ -128,18 +155,18 @@ class NetworkLayer:
                 await self.app(scope, receive, answer)
         finally:
             elapsed = perf_counter() - started
+            capability = self._capabilities.get(path) if method == "POST" else None
             if metrics is not None:
-                metrics.in_flight.dec()
-                capability = self._capabilities.get(path) if method == "POST" else None
+                metrics.leave()
                 if capability is not None:  # a stream: its outcome, once, at its end
                     outcome = scope.get("svc.outcome") or status or 500
-                    metrics.observe(capability, str(outcome), elapsed)
+                    metrics.observe(capability, _STATUS.get(outcome) or str(outcome), elapsed)
             if access_log.isEnabledFor(logging.INFO):
                 client = scope.get("client")
                 _log_access(
                     f"{client[0]}:{client[1]}" if client else "-",
                     method,
-                    _printable(path),
+                    path if capability is not None else _printable(path),
                     status,
                     elapsed * 1000,
                     request_id.decode("ascii"),

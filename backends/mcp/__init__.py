@@ -87,6 +87,7 @@ BUNDLE: Final = BundleSpec(
         "oauth",
         "settings",
         "streaming",
+        "threads",
         "validation",
     ),
     governed_runtime_modules=("mcp_governed", "metrics_governed"),

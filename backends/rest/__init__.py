@@ -83,6 +83,7 @@ BUNDLE: Final = BundleSpec(
         "rest_stream",
         "settings",
         "streaming",
+        "threads",
         "validation",
     ),
     governed_runtime_modules=("metrics_governed", "rest_governed"),
