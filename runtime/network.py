@@ -12,10 +12,13 @@ the capabilities, which are the same whoever deploys them and however.
 The access log line holds the client address, method, path (escaped, bounded), status,
 duration and request id; never a header value, a query string or a body. It goes through the
 ``svc.access`` logger, so an embedding program can configure it like any other; the default
-destination (stderr, one flushed line per request) takes the finished line directly, without
-building a ``LogRecord`` per request, which cost a quarter of the server's throughput.
+destination (stderr, the lines of one turn of the event loop in one flushed write) takes the
+finished line directly, without building a ``LogRecord`` per request, which cost a quarter
+of the server's throughput.
 """
 
+import asyncio
+import contextlib
 import ipaddress
 import itertools
 import logging
@@ -253,12 +256,18 @@ async def _respond(
 
 
 class AccessLines(logging.StreamHandler[TextIO]):
-    """The default access log handler: each line as it is, on stderr, flushed."""
+    """The default access log handler: each line as it is, on stderr. On an event loop the
+    lines one turn of the loop finished are written together at its end, in one flushed
+    write: every write lets the worker threads of sync calls take the interpreter, and a
+    write per line cost a fifth of a small request's time. Elsewhere (no running loop) a line
+    is written and flushed at once; :meth:`flush` (logging's shutdown calls it) writes what
+    is pending."""
 
     def __init__(self, stream: TextIO) -> None:
         super().__init__(stream)
         self._plain = logging.Formatter("%(message)s")
         self.setFormatter(self._plain)
+        self._pending: list[str] = []
 
     def sole_sink_of(self, logger: logging.Logger) -> bool:
         """Whether an INFO line of ``logger`` reaches this handler and nothing else, as its
@@ -277,14 +286,34 @@ class AccessLines(logging.StreamHandler[TextIO]):
         )
 
     def write_line(self, line: str) -> None:
-        """What ``emit`` writes for a record of that message, and how: whole, flushed, under
-        the handler's lock; a failed write is reported as logging reports one."""
+        """What ``emit`` writes for a record of that message: whole, flushed, under the
+        handler's lock (at the end of the loop's turn when a loop runs); a failed write is
+        reported as logging reports one."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._write(line + self.terminator, line)
+            return
+        with self.lock or contextlib.nullcontext():  # one loop per thread may write here
+            self._pending.append(line)
+            first = len(self._pending) == 1
+        if first:
+            loop.call_soon(self.flush)
+
+    def flush(self) -> None:
+        with self.lock or contextlib.nullcontext():
+            lines, self._pending = self._pending, []
+        if lines:
+            self._write(self.terminator.join(lines) + self.terminator, lines[0])
+        super().flush()
+
+    def _write(self, text: str, first: str) -> None:
         self.acquire()
         try:
-            self.stream.write(line + self.terminator)
+            self.stream.write(text)
             self.stream.flush()
         except Exception:
-            self.handleError(logging.makeLogRecord({"msg": line, "name": access_log.name}))
+            self.handleError(logging.makeLogRecord({"msg": first, "name": access_log.name}))
         finally:
             self.release()
 

@@ -4,6 +4,7 @@ request ids made without a system call (``network``)."""
 
 import asyncio
 import contextvars
+import io
 import os
 import re
 import threading
@@ -151,3 +152,42 @@ def test_a_forked_child_draws_its_own_prefix() -> None:
     os.waitpid(pid, 0)
     assert re.fullmatch(rb"[0-9a-f]{24}", child)
     assert child[:12] != mine[:12]
+
+
+# -- the access line --------------------------------------------------------------------------
+
+
+class _Writes(io.StringIO):
+    """A stream that counts its writes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes = 0
+
+    def write(self, text: str) -> int:
+        self.writes += 1
+        return super().write(text)
+
+
+def test_the_lines_of_one_loop_turn_are_written_together_at_its_end() -> None:
+    stream = _Writes()
+    handler = network.AccessLines(stream)
+
+    async def main() -> None:
+        for n in range(3):
+            handler.write_line(f"line {n}")
+        assert stream.getvalue() == ""
+        await asyncio.sleep(0)
+        assert stream.getvalue() == "line 0\nline 1\nline 2\n"
+        assert stream.writes == 1
+        handler.write_line("last")  # pending when the program ends: flush writes it
+
+    asyncio.run(main())
+    handler.flush()
+    assert stream.getvalue().endswith("line 2\nlast\n")
+
+
+def test_without_a_loop_a_line_is_written_at_once() -> None:
+    stream = _Writes()
+    network.AccessLines(stream).write_line("alone")
+    assert stream.getvalue() == "alone\n"
