@@ -184,7 +184,7 @@ Invoke = Callable[[list[Any], dict[str, Any]], Awaitable[bytes]]
 
 def direct_invoker(function: Callable[..., Any], shape: CallShape) -> Invoke:
     """Direct mode, REST and MCP alike: the function in this process (a sync one in the
-    worker threads of ``threads``), its result encoded once, as JSON bytes."""
+    pool threads of ``threads``), its result encoded once, as JSON bytes."""
     walk = shape.walk_result
     if shape.is_async:
 

@@ -9,8 +9,8 @@ id was left unanswered and the agent hung. This transport reads the raw bytes in
   server: ``validation.max_body_bytes``); a longer one is skipped to its end, counted but
   never held, and answered with an error. Lines are found by scanning each byte once: cost
   is linear. A pipe (what an agent starts a server with) is read and written in the event
-  loop when it is ready, without a worker thread per message (the SDK's transport hands
-  each line and each answer to one): that hand-off was most of a small call's time;
+  loop when it is ready, without a thread hand-off per message (the SDK's transport hands
+  each line and each answer to a thread): that hand-off was most of a small call's time;
 - a line is strict UTF-8 and strict JSON: no ``NaN``/``Infinity``, no number that overflows
   to infinity (``1e400``), no integer over Python's 4,300-digit conversion limit, no lone
   surrogate, at most :data:`MAX_DEPTH` levels of nesting;
@@ -265,7 +265,7 @@ def _is_pipe(stream: BinaryIO) -> bool:
 def _chunks(stream: BinaryIO) -> Chunks:
     """The next bytes of the request stream (``b""`` at its end). A pipe is read in the
     event loop, when it is readable: a message costs no thread hand-off, which is most of
-    a small call's time; anything else (a file, a terminal) in a worker thread."""
+    a small call's time; anything else (a file, a terminal) in a pool thread."""
     if not _is_pipe(stream):
 
         async def in_thread() -> bytes:
@@ -289,7 +289,7 @@ def _chunks(stream: BinaryIO) -> Chunks:
 
 def _writer(wire: BinaryIO) -> Write:
     """Writes one answer whole to the wire: in the event loop for a pipe (waiting while
-    it is full, never blocking the loop), in a worker thread otherwise."""
+    it is full, never blocking the loop), in a pool thread otherwise."""
     if not _is_pipe(wire):
 
         async def in_thread(data: bytes) -> None:

@@ -258,7 +258,7 @@ async def _respond(
 class AccessLines(logging.StreamHandler[TextIO]):
     """The default access log handler: each line as it is, on stderr. On an event loop the
     lines one turn of the loop finished are written together at its end, in one flushed
-    write: every write lets the worker threads of sync calls take the interpreter, and a
+    write: every write lets the threads running sync calls take the interpreter, and a
     write per line cost a fifth of a small request's time. Elsewhere (no running loop) a line
     is written and flushed at once; :meth:`flush` (logging's shutdown calls it) writes what
     is pending."""

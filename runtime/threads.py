@@ -1,8 +1,8 @@
-"""Where a sync capability runs: one pool of worker threads per server process.
+"""Where a sync capability runs: one pool of threads per server process.
 
-A sync function must not block the event loop, so each call is handed to a worker thread
+A sync function must not block the event loop, so each call is handed to a pool thread
 and its result handed back. anyio's ``to_thread.run_sync`` does that with a capacity
-limiter, a cancel scope and a queue per worker: about 45 microseconds of CPU per call here,
+limiter, a cancel scope and a queue per thread: about 45 microseconds of CPU per call here,
 more than a small REST call spends on everything else. The pool below keeps what a call
 needs of it and drops the rest (about 15 microseconds):
 
@@ -36,7 +36,7 @@ def _executor() -> ThreadPoolExecutor:
 
 
 async def run_sync(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """``function(*args, **kwargs)`` in a worker thread, awaited (see the module docstring)."""
+    """``function(*args, **kwargs)`` in a pool thread, awaited (see the module docstring)."""
     context = contextvars.copy_context()
     done = _executor().submit(context.run, function, *args, **kwargs)
     try:
