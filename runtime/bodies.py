@@ -34,9 +34,10 @@ class BodyReader:
     """Reads request bodies of at most ``limit`` bytes within the pause bound ``idle`` and
     the total bound ``total`` (seconds). The bodies being read are kept with the time each
     must make progress by; a watcher task (started with the first body of a busy spell, gone
-    when none is left) cancels the reader of one that passed it."""
+    after a tick that saw none) cancels the reader of one that passed it."""
 
     __slots__ = (
+        "_busy",
         "_due",
         "_expired",
         "_gave_up",
@@ -58,6 +59,7 @@ class BodyReader:
         self._expired: set[asyncio.Task[Any]] = set()
         self._watcher: asyncio.Task[None] | None = None
         self._gave_up = False
+        self._busy = False  # a body was read since the watcher's last tick
 
     async def read(self, receive: Callable[[], Any]) -> bytes | None:
         """The whole ASGI request body under the one size rule (:class:`TooLarge` as soon as
@@ -68,6 +70,7 @@ class BodyReader:
         started = monotonic()
         reading = self._reading
         reading[task] = started + self._due
+        self._busy = True
         if self._watcher is None:
             self._watcher = asyncio.get_running_loop().create_task(self._watch())
         try:
@@ -108,7 +111,10 @@ class BodyReader:
 
     async def _watch(self) -> None:
         try:
-            while self._reading or self._gave_up:
+            # Until a whole tick saw no body: a body that arrives with its request is read
+            # before the watcher first runs, and a watcher per request cost a task each.
+            while self._reading or self._gave_up or self._busy:
+                self._busy = False
                 await asyncio.sleep(self._tick)
                 if self._gave_up:  # those readers have dropped their bytes since
                     self._gave_up = False

@@ -29,11 +29,11 @@ import enum
 import json
 import uuid
 from collections.abc import Awaitable, Callable
-from functools import partial
 from typing import Any
 
 from .calls import CallShape
 from .json_text import dumps, is_int_limit
+from .threads import run_sync
 
 
 class ResultNotJson(ValueError):
@@ -184,7 +184,7 @@ Invoke = Callable[[list[Any], dict[str, Any]], Awaitable[bytes]]
 
 def direct_invoker(function: Callable[..., Any], shape: CallShape) -> Invoke:
     """Direct mode, REST and MCP alike: the function in this process (a sync one in the
-    thread pool), its result encoded once, as JSON bytes."""
+    pool threads of ``threads``), its result encoded once, as JSON bytes."""
     walk = shape.walk_result
     if shape.is_async:
 
@@ -194,9 +194,6 @@ def direct_invoker(function: Callable[..., Any], shape: CallShape) -> Invoke:
         return invoke_async
 
     async def invoke_sync(args: list[Any], kwargs: dict[str, Any]) -> bytes:
-        from anyio import to_thread
-
-        result = await to_thread.run_sync(partial(function, *args, **kwargs))
-        return encode_result(result, walk)
+        return encode_result(await run_sync(function, *args, **kwargs), walk)
 
     return invoke_sync

@@ -8,7 +8,9 @@ id was left unanswered and the agent hung. This transport reads the raw bytes in
 - a message is one line of at most ``max_bytes`` bytes (``SVC_MAX_BODY_BYTES``, as the REST
   server: ``validation.max_body_bytes``); a longer one is skipped to its end, counted but
   never held, and answered with an error. Lines are found by scanning each byte once: cost
-  is linear;
+  is linear. A pipe (what an agent starts a server with) is read and written in the event
+  loop when it is ready, without a thread hand-off per message (the SDK's transport hands
+  each line and each answer to a thread): that hand-off was most of a small call's time;
 - a line is strict UTF-8 and strict JSON: no ``NaN``/``Infinity``, no number that overflows
   to infinity (``1e400``), no integer over Python's 4,300-digit conversion limit, no lone
   surrogate, at most :data:`MAX_DEPTH` levels of nesting;
@@ -23,11 +25,13 @@ id was left unanswered and the agent hung. This transport reads the raw bytes in
   them (``notifications/cancelled``).
 """
 
+import contextlib
 import json
 import logging
 import os
 import re
-from collections.abc import AsyncIterator
+import stat
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any, BinaryIO
 
@@ -197,46 +201,113 @@ class OverLimit:
 
 
 class LineReader:
-    """Lines of at most ``limit`` bytes from a raw stream; each byte is scanned once. A
-    longer line is consumed to its end and reported as :class:`OverLimit` (its first bytes
-    kept, to find its id)."""
+    """Lines of at most ``limit`` bytes from the chunks fed to it; each byte is scanned
+    once. A longer line is consumed to its end and reported as :class:`OverLimit` (its
+    first bytes kept, to find its id)."""
 
-    def __init__(self, stream: BinaryIO, limit: int) -> None:
-        self._stream = stream
+    def __init__(self, limit: int) -> None:
         self._limit = limit
         self._buffer = bytearray()
         self._scanned = 0
+        self._skipping: OverLimit | None = None
 
-    def read(self) -> bytes | OverLimit | None:
-        """The next line (without its newline), an :class:`OverLimit`, or ``None`` at EOF."""
-        skipping: OverLimit | None = None
-        while True:
-            end = self._buffer.find(b"\n", self._scanned)
-            if end >= 0:
-                line = bytes(self._buffer[:end])
-                del self._buffer[: end + 1]
-                self._scanned = 0
-                if skipping is not None:
-                    return skipping
-                if len(line) > self._limit:
-                    return OverLimit(line[:512])
-                return line
-            self._scanned = len(self._buffer)
+    def feed(self, chunk: bytes) -> None:
+        self._buffer += chunk
+
+    def line(self) -> bytes | OverLimit | None:
+        """The next whole line (without its newline) or :class:`OverLimit`; ``None`` when
+        more bytes are needed."""
+        buffer = self._buffer
+        end = buffer.find(b"\n", self._scanned)
+        if end < 0:
+            self._scanned = len(buffer)
             if self._scanned > self._limit:
-                if skipping is None:
-                    skipping = OverLimit(bytes(self._buffer[:512]))
-                self._buffer.clear()
+                if self._skipping is None:
+                    self._skipping = OverLimit(bytes(buffer[:512]))
+                buffer.clear()
                 self._scanned = 0
-            chunk = self._stream.read(READ_BYTES)
-            if not chunk:
-                if skipping is not None:
-                    return skipping
-                if self._buffer.strip():
-                    line = bytes(self._buffer)
-                    self._buffer.clear()
-                    return line
-                return None
-            self._buffer += chunk
+            return None
+        line = bytes(buffer[:end])
+        del buffer[: end + 1]
+        self._scanned = 0
+        skipping, self._skipping = self._skipping, None
+        if skipping is not None:
+            return skipping
+        if len(line) > self._limit:
+            return OverLimit(line[:512])
+        return line
+
+    def rest(self) -> bytes | OverLimit | None:
+        """At the end of the stream: the last line if it had no newline, or ``None``."""
+        skipping, self._skipping = self._skipping, None
+        if skipping is not None:
+            return skipping
+        if self._buffer.strip():
+            line = bytes(self._buffer)
+            self._buffer.clear()
+            return line
+        return None
+
+
+Chunks = Callable[[], Awaitable[bytes]]
+Write = Callable[[bytes], Awaitable[None]]
+
+
+def _is_pipe(stream: BinaryIO) -> bool:
+    """Whether ``stream`` is a pipe or a socket: what the event loop can wait on."""
+    try:
+        mode = os.fstat(stream.fileno()).st_mode
+    except (OSError, ValueError, AttributeError):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+def _chunks(stream: BinaryIO) -> Chunks:
+    """The next bytes of the request stream (``b""`` at its end). A pipe is read in the
+    event loop, when it is readable: a message costs no thread hand-off, which is most of
+    a small call's time; anything else (a file, a terminal) in a pool thread."""
+    if not _is_pipe(stream):
+
+        async def in_thread() -> bytes:
+            data: bytes | None = await to_thread.run_sync(
+                stream.read, READ_BYTES, abandon_on_cancel=True
+            )
+            return data or b""
+
+        return in_thread
+    fd = stream.fileno()
+
+    async def in_loop() -> bytes:
+        while True:
+            try:
+                return os.read(fd, READ_BYTES)
+            except BlockingIOError:
+                await anyio.wait_readable(fd)
+
+    return in_loop
+
+
+def _writer(wire: BinaryIO) -> Write:
+    """Writes one answer whole to the wire: in the event loop for a pipe (waiting while
+    it is full, never blocking the loop), in a pool thread otherwise."""
+    if not _is_pipe(wire):
+
+        async def in_thread(data: bytes) -> None:
+            await to_thread.run_sync(_write_line, wire, data)
+
+        return in_thread
+    wire.flush()
+    fd = wire.fileno()
+
+    async def in_loop(data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            try:
+                view = view[os.write(fd, view) :]
+            except BlockingIOError:
+                await anyio.wait_writable(fd)
+
+    return in_loop
 
 
 @asynccontextmanager
@@ -248,13 +319,25 @@ async def stdio_transport(
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
     answers = write_stream.clone()
-    reader = LineReader(requests, max_bytes)
+    reader = LineReader(max_bytes)
     in_flight = InFlight()
+    read_chunk = _chunks(requests)
+    write = _writer(wire)
+
+    async def next_item() -> bytes | OverLimit | None:
+        while True:
+            item = reader.line()
+            if item is not None:
+                return item
+            chunk = await read_chunk()
+            if not chunk:
+                return reader.rest()
+            reader.feed(chunk)
 
     async def read_requests() -> None:
         async with read_writer, answers:
             while True:
-                item = await to_thread.run_sync(reader.read, abandon_on_cancel=True)
+                item = await next_item()
                 if item is None:
                     await in_flight.drained()
                     return
@@ -280,14 +363,22 @@ async def stdio_transport(
         async with write_reader:
             async for item in write_reader:
                 data = item.message.model_dump_json(by_alias=True, exclude_unset=True)
-                await to_thread.run_sync(_write_line, wire, data.encode("utf-8"))
+                await write(data.encode("utf-8") + b"\n")
                 in_flight.answered(item.message)
 
-    async with anyio.create_task_group() as group:
-        group.start_soon(read_requests)
-        group.start_soon(write_answers)
-        yield read_stream, write_stream
-        group.cancel_scope.cancel()
+    pipes = [s.fileno() for s in (requests, wire) if _is_pipe(s)]
+    for fd in pipes:  # the loop waits on them: reads and writes must not block it
+        os.set_blocking(fd, False)
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(read_requests)
+            group.start_soon(write_answers)
+            yield read_stream, write_stream
+            group.cancel_scope.cancel()
+    finally:
+        for fd in pipes:  # as they were: the descriptions may outlive this server
+            with contextlib.suppress(OSError):
+                os.set_blocking(fd, True)
 
 
 class InFlight:
@@ -326,7 +417,7 @@ class InFlight:
 
 
 def _write_line(wire: BinaryIO, data: bytes) -> None:
-    wire.write(data + b"\n")
+    wire.write(data)
     wire.flush()
 
 

@@ -89,6 +89,7 @@ BUNDLE: Final = BundleSpec(
         "services",
         "settings",
         "streaming",
+        "threads",
         "tracing",
         "validation",
     ),

@@ -85,6 +85,7 @@ BUNDLE: Final = BundleSpec(
         "services",
         "settings",
         "streaming",
+        "threads",
         "tracing",
         "validation",
     ),

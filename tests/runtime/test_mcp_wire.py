@@ -226,3 +226,33 @@ def test_requests_in_flight_when_the_client_closes_its_end_are_answered(tmp_path
     assert {1, 2, 3, 4, "a"} <= set(answers), proc.stdout
     for n in (2, 3, 4):
         assert answers[n]["result"]["structuredContent"] == {"result": n / 10}
+
+
+def test_requests_from_a_file_are_answered_into_a_file(bundle: Path, tmp_path: Path) -> None:
+    """A pipe is read and written in the event loop; anything else (here files on both
+    ends) in a worker thread, with the same answers."""
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {},
+             "clientInfo": {"name": "t", "version": "1"}}  # fmt: skip
+    requests = tmp_path / "requests.jsonl"
+    requests.write_bytes(
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}).encode()
+        + b'\n{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+        + b'{"jsonrpc":"2.0","id":2,"method":"tools/list"}\n'
+        + b"not json\n"
+    )
+    answers = tmp_path / "answers.jsonl"
+    with requests.open("rb") as stdin, answers.open("wb") as stdout:
+        proc = subprocess.run(
+            [sys.executable, "server.py"],
+            cwd=bundle,
+            stdin=stdin,
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+            timeout=60,
+            check=False,
+        )
+    assert proc.returncode == 0, proc.stderr
+    by_id = {a["id"]: a for a in map(json.loads, answers.read_bytes().splitlines())}
+    assert set(by_id) == {1, 2, None}, by_id
+    assert by_id[2]["result"]["tools"]
+    assert "Parse error" in is_error(by_id[None], None)
