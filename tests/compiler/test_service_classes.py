@@ -17,7 +17,7 @@ from helpers import run_svcc
 from mcp_client import McpBundle
 from servers import Server, failed_start, generate, serving
 
-FIXTURE = Path(__file__).resolve().parent / "fixtures" / "services"
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "services"
 DATA = ("--data", str(FIXTURE / "words.json"))
 
 
@@ -253,7 +253,7 @@ def test_inspect_of_classes_without_a_service_says_so(tmp_path: Path) -> None:
     assert "hint: a class built with no arguments" in proc.stdout
 
 
-COG = Path(__file__).resolve().parent / "fixtures" / "cog"
+COG = Path(__file__).resolve().parents[1] / "fixtures" / "cog"
 
 
 def test_a_cog_predictor_is_served_with_its_input_descriptors(tmp_path: Path) -> None:
