@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from attrs import Factory, evolve, field, frozen
 from svcc.compiler.passes.readiness import ReadinessReport
+from svcc.compiler.program_kinds import DIRECTORY, FILE, ProgramKind
 from svcc.contracts.diagnostics import Diagnostic
 from svcc.contracts.errors import InputError
 from svcc.frontends.source_files import read_source_file
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
 
 
 SUFFIXES: Final[dict[str, SourceFormat]] = {".py": "python", ".ipynb": "notebook"}
-REPOSITORY_READINESS_SCHEMA: Final = "svc.repository-readiness/v1"
 
 
 @frozen(kw_only=True)
@@ -64,11 +64,13 @@ class Analysis:
     # A directory's modules' documents as canonical JSON (module → bytes), when they were
     # rendered where the modules were judged (``analyze_repository(documents=True)``).
     rendered: Mapping[str, bytes | memoryview] = field(default=Factory(dict))
+    # How the front end that read the input makes it a program (chosen once, asked after).
+    kind: ProgramKind = FILE
 
     @property
     def bundle_kind(self) -> str:
         """``"file"`` or ``"repository"``: which bundle layout the input gets."""
-        return "file" if self.repository is None else "repository"
+        return self.kind.bundle_kind
 
     @property
     def ir_json(self) -> bytes | None:
@@ -114,19 +116,41 @@ class Analysis:
 
     def capabilities(self) -> "list[Entry]":
         """Every capability with its module and verdict, in module then source order."""
-        if self.repository is None:
-            if self.ir is None or self.readiness is None:
-                return []
-            pairs = zip(self.ir.capabilities, self.readiness.assessments, strict=True)
-            return [(self.ir, cap, assessment) for cap, assessment in pairs]
-        out = []
-        for module, report in sorted(self.reports.items()):
-            ir = self.repository.modules[module].ir
-            if report is None or ir is None:
-                continue
-            for cap, assessment in zip(ir.capabilities, report.assessments, strict=True):
-                out.append((ir, cap, assessment))
-        return out
+        return self.kind.capabilities(self)
+
+    def select(
+        self,
+        selection: str | Sequence[str] | None,
+        *,
+        exclude: Sequence[str] = (),
+        include_all_ready: bool = False,
+    ) -> list[tuple[ModuleIR, Capability]]:
+        """The selected capabilities, in the order a bundle lists them: ``--select`` items
+        (a function name in a file, a dotted ``module.function`` or a full id; a string is
+        ``--select``'s comma-separated text), or an exposure policy's ``include_all_ready``
+        and ``exclude``. Unknown items exit 2; a selected capability that is not eligible
+        exits 1 with its reason codes (rendered with their source lines)."""
+        from svcc.compiler.passes.select import parse_selection
+        from svcc.compiler.passes.select import select as select_entries
+        from svcc.contracts.diagnostics import render
+        from svcc.contracts.errors import IneligibleError
+
+        items = parse_selection(selection) if isinstance(selection, str) else selection
+        try:
+            return select_entries(
+                self.kind.selectable(self),
+                items,
+                where=self.kind.where(self),
+                exclude=exclude,
+                include_all_ready=include_all_ready,
+                by_plain_name=self.kind.selects_by_function_name,
+            )
+        except IneligibleError as exc:
+            if self.module_text is not None:  # a file's reasons, shown with its lines
+                exc.details = tuple(
+                    render(r, self.path, self.lines_for(r.span)) for r in exc.reasons
+                )
+            raise
 
     def document(
         self, modules: Sequence[str] | None = None, *, files: bool = True
@@ -136,29 +160,7 @@ class Analysis:
         one readiness document per module file (keyed by path; ids are dotted), which
         module each path is, the graph. ``files=False``: ``"files"`` left empty
         (``compiler.repository_document`` renders them)."""
-        if self.repository is None:
-            if self.readiness is None:
-                error = self.error
-                assert error is not None
-                return {"error": {"path": self.path, **error.to_json()}}
-            return self.readiness.to_json()
-        repo = self.repository
-        tree = repo.tree
-        chosen = sorted(self.reports) if modules is None else sorted(modules)
-        return {
-            "schema": REPOSITORY_READINESS_SCHEMA,
-            "source_roots": list(tree.roots),
-            "dependencies": list(self.requirements.lines) if self.requirements else [],
-            "diagnostics": [d.to_json() | {"path": path} for path, d in tree.problems],
-            "files": {
-                repo.modules[m].file.path: self.module_document(m)
-                for m in sorted(chosen, key=lambda m: repo.modules[m].file.path)
-                if files
-            },
-            "modules": {m: repo.modules[m].file.path for m in chosen},
-            "graph": repo.graph.to_json(),
-            **({"data_files": _data_digests(tree)} if tree.data else {}),
-        }
+        return self.kind.document(self, modules, files=files)
 
     def module_document(self, module: str) -> dict[str, Any]:
         """One module of a directory: its readiness document and front-end diagnostics."""
@@ -184,13 +186,6 @@ class Analysis:
             is_package=source.file.is_package,
             requirements=self.requirements,
         )
-
-
-def _data_digests(tree: "RepositoryTree") -> dict[str, str]:
-    """``[tool.svcc] data-files`` as read: tree path → ``sha256:`` of its bytes."""
-    from svcc.ir.canonical import digest_bytes
-
-    return {f.path: digest_bytes(f.data) for f in tree.data}
 
 
 def version_tuple(version: str | tuple[int, int] | None) -> tuple[int, int]:
@@ -301,7 +296,7 @@ def analyze_source(
             reserved=_reserved_names(),
             governed=governed,
             data_files={name: data_files.relative} if data_files is not None else None,
-            single_file=True,
+            declared_by_project=False,
         )
         readiness = walk.report(
             name, result.ir, serialize=serialize, diagnostics=result.diagnostics
@@ -616,7 +611,9 @@ def assess_repository(
         unmapped=declared.unmapped if declared else (),
     )
     reports = readiness.run(pool)
-    return Analysis(path=path, repository=repo, reports=reports, requirements=declared)
+    return Analysis(
+        path=path, repository=repo, reports=reports, requirements=declared, kind=DIRECTORY
+    )
 
 
 # -- the one entry ----------------------------------------------------------------------------
@@ -715,40 +712,5 @@ def select(
     exclude: Sequence[str] = (),
     include_all_ready: bool = False,
 ) -> list[tuple[ModuleIR, Capability]]:
-    """The selected capabilities of any analysis, in its order: ``--select`` items (a
-    function name in a file, a dotted ``module.function`` or a full id; a string is
-    ``--select``'s comma-separated text), or an exposure policy's ``include_all_ready`` and
-    ``exclude``. Unknown items exit 2; a selected capability that is not eligible exits 1
-    with its reason codes (rendered with their source lines for a file)."""
-    from svcc.compiler.passes.select import parse_selection
-    from svcc.compiler.passes.select import select as select_entries
-    from svcc.contracts.errors import IneligibleError
-
-    items = parse_selection(selection) if isinstance(selection, str) else selection
-    if analysis.repository is not None:
-        entries = sorted(analysis.capabilities(), key=lambda e: e[1].id)
-        return select_entries(
-            entries,
-            items,
-            where="the repository",
-            exclude=exclude,
-            include_all_ready=include_all_ready,
-        )
-    if analysis.error is not None or analysis.ir is None or analysis.readiness is None:
-        raise InputError(analysis.error_message())
-    try:
-        return select_entries(
-            analysis.capabilities(),
-            items,
-            where=analysis.path,
-            exclude=exclude,
-            include_all_ready=include_all_ready,
-            plain_names=True,
-        )
-    except IneligibleError as exc:
-        from svcc.contracts.diagnostics import render
-
-        exc.details = tuple(
-            render(r, analysis.path, analysis.lines_for(r.span)) for r in exc.reasons
-        )
-        raise
+    """:meth:`Analysis.select` (the CLI's and the service's name for it)."""
+    return analysis.select(selection, exclude=exclude, include_all_ready=include_all_ready)

@@ -53,8 +53,8 @@ class RepositoryReadiness:
     ``reserved`` are the top-level names the bundle's own files take (an import of a local
     module by one of them is ``SVC-R021``); ``governed`` asks for governed execution's
     rules; ``data_files`` gives a module's declared data files (``--data``) where the
-    repository's ``[tool.svcc] data-files`` do not; ``single_file`` says undeclared imports
-    as a file's user declares them (``--requirements FILE``)."""
+    repository's ``[tool.svcc] data-files`` do not; ``declared_by_project`` false says
+    undeclared imports as a file's user declares them (``--requirements FILE``)."""
 
     def __init__(
         self,
@@ -67,7 +67,7 @@ class RepositoryReadiness:
         reserved: frozenset[str] = frozenset(),
         governed: bool = False,
         data_files: Mapping[str, frozenset[str]] | None = None,
-        single_file: bool = False,
+        declared_by_project: bool = True,
     ) -> None:
         self.repo = repo
         # what a worker process needs to judge its modules as this walk would
@@ -79,7 +79,7 @@ class RepositoryReadiness:
             "reserved": reserved,
             "governed": governed,
             "data_files": data_files,
-            "single_file": single_file,
+            "declared_by_project": declared_by_project,
         }
         self.allow = allow
         self.unmapped = unmapped
@@ -88,7 +88,7 @@ class RepositoryReadiness:
         self.reserved = reserved
         self.governed = governed
         self.data_files = data_files or {}
-        self.single_file = single_file
+        self.declared_by_project = declared_by_project
         self.envs: dict[str, Environment] = {}
         self._risks: dict[str, list[str]] = {}
         self._reach: dict[str, frozenset[str]] = {}
@@ -138,7 +138,7 @@ class RepositoryReadiness:
                 unmapped=self.unmapped,
                 data_files=data or frozenset(),
                 governed=self.governed,
-                repository=not self.single_file,
+                repository=self.declared_by_project,
             )
             self.envs[module] = attrs.evolve(base, resolve_import=self.resolver(module, ir, base))
         return self.envs[module]

@@ -89,7 +89,7 @@ class SampleTarget:
             "module": ir.module,
             "capabilities": [{"id": c.id, "name": c.name} for c in ir.capabilities],
         }
-        if ctx.repository is not None:
+        if ctx.bundle_kind == "repository":
             # A repository (`svcc compile DIR --target sample`): `ir` is named for it and
             # holds every selected capability (dotted names). What an image is built from
             # (`--target oci --interface sample`) is a direct repository bundle whose
