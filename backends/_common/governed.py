@@ -8,7 +8,7 @@ files (OpenAPI, tool definitions) are not touched: they are byte-identical to th
 bundle's.
 """
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from svcc import __version__
@@ -51,6 +51,26 @@ def source_binding(module_path: str, sources: Mapping[str, str]) -> dict[str, An
     return {"path": module_path, "digest": sources[module_path], "files": dict(sources)}
 
 
+def plan_files(
+    program: Program, files: Mapping[str, bytes], fields: Callable[[Capability], dict[str, Any]]
+) -> dict[str, bytes]:
+    """``execution/plans/<name>.json`` for every selected capability: its id, module and
+    module file with every declared source file (``files``: the bundle's so far), and
+    ``fields(cap)`` (the policy's schema, digests and call shape)."""
+    sources = declared_sources(files)
+    out = {}
+    for ir in program.modules:
+        for cap in ir.capabilities:
+            plan = {
+                "capability": cap.id,
+                "module": ir.module,
+                "source": source_binding(program.module_path(ir.module), sources),
+                **fields(cap),
+            }
+            out[f"execution/plans/{cap.name}.json"] = canonical_json(plan)
+    return out
+
+
 def governed_files(
     program: Program, policy: ExecutionPolicy, files: Mapping[str, bytes]
 ) -> dict[str, bytes]:
@@ -59,20 +79,17 @@ def governed_files(
     adds: a repository's function and declared modules), so the worker imports through the
     same closed set as a direct server. ``files`` are the bundle's files so far."""
     policy_bytes = canonical_json(policy.to_json())
-    sources = declared_sources(files)
     out = {"execution/policy.json": policy_bytes}
-    for ir in program.modules:
-        for cap in ir.capabilities:
-            plan = {
-                "schema": PLAN_SCHEMA,
-                "capability": cap.id,
-                "module": ir.module,
-                "source": source_binding(program.module_path(ir.module), sources),
-                "policy_digest": digest_bytes(policy_bytes),
-                "call": call_shape(cap),
-                **program.layout.plan_fields(cap),
-            }
-            out[f"execution/plans/{cap.name}.json"] = canonical_json(plan)
+    out |= plan_files(
+        program,
+        files,
+        lambda cap: {
+            "schema": PLAN_SCHEMA,
+            "policy_digest": digest_bytes(policy_bytes),
+            "call": call_shape(cap),
+            **program.layout.plan_fields(cap),
+        },
+    )
     out["execution/worker.py"] = render(
         "svcc.backends._common", "worker.py.jinja", module=program.name, version=__version__
     )

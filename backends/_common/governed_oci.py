@@ -11,7 +11,7 @@ touched: they are byte-identical to the direct bundle's.
 from collections.abc import Mapping
 from typing import Final
 
-from svcc.backends._common.governed import WIRE_MODULES, declared_sources, source_binding
+from svcc.backends._common.governed import WIRE_MODULES, plan_files
 from svcc.backends._common.runtime_copy import runtime_files
 from svcc.backends._common.schema import LoweringError
 from svcc.contracts.policy import OciExecution
@@ -37,20 +37,17 @@ def governed_oci_files(
         )
     policy_bytes = canonical_json(execution.policy.to_json())
     runtime_bytes = canonical_json(execution.runtime_json())
-    sources = declared_sources(files)
     out = {"execution/policy.json": policy_bytes, "execution/runtime.json": runtime_bytes}
-    for ir in program.modules:
-        for cap in ir.capabilities:
-            plan = {
-                "schema": PLAN_SCHEMA,
-                "capability": cap.id,
-                "module": ir.module,
-                "name": cap.name,
-                "source": source_binding(program.module_path(ir.module), sources),
-                "policy_digest": digest_bytes(policy_bytes),
-                "runtime_digest": digest_bytes(runtime_bytes),
-            }
-            out[f"execution/plans/{cap.name}.json"] = canonical_json(plan)
+    out |= plan_files(
+        program,
+        files,
+        lambda cap: {
+            "schema": PLAN_SCHEMA,
+            "name": cap.name,
+            "policy_digest": digest_bytes(policy_bytes),
+            "runtime_digest": digest_bytes(runtime_bytes),
+        },
+    )
     out |= runtime_files(
         CONTAINER_MODULES, package="svcc.runtime.container", into=CONTAINER_PACKAGE
     )
