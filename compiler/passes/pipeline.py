@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, ClassVar, Final, Protocol
 
 import attrs
 from attrs import frozen
-from svcc.compiler.passes.readiness import Environment, ReadinessPass, ReadinessReport
+from svcc.compiler.passes.readiness import ReadinessPass, ReadinessReport
+from svcc.compiler.passes.rule_subject import Environment
 from svcc.ir.model import ModuleIR
 
 if TYPE_CHECKING:

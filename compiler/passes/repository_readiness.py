@@ -22,14 +22,13 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 from svcc.compiler.passes.readiness import (
-    Environment,
-    ImportProblem,
     ReadinessReport,
     classify,
     module_reasons,
     order,
     undeclared,
 )
+from svcc.compiler.passes.rule_subject import Environment, ImportProblem
 from svcc.compiler.passes.sibling_imports import bare_sibling, sibling_import_problem
 from svcc.contracts.diagnostics import Diagnostic, diag
 from svcc.contracts.diagnostics.codes import R021_LOCAL_IMPORT, R024_IMPORTED_MODULE_RISK
