@@ -654,14 +654,17 @@ def _cmd_check(args: argparse.Namespace) -> int:
     """The selection of ``compile --select`` judged without writing anything: the
     library's ``analyze`` and ``select`` (exit 1 names the reasons, exit 2 an unknown name)."""
     from svcc.compiler.analysis import analyze, select
+    from svcc.compiler.options import AnalyzeOptions
     from svcc.contracts.errors import UsageError
 
     analysis = analyze(
         args.path,
-        python_version=args.python_version,
-        requirements=_requirements(args),
-        strict=False,
-        workers=None,
+        AnalyzeOptions(
+            python_version=args.python_version,
+            requirements=_requirements(args),
+            strict=False,
+            workers=None,
+        ),
     )
     chosen: str | tuple[str, ...] | None = args.select
     if chosen is None and analysis.repository is not None:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from svcc.cli import program
 from svcc.compiler.analysis import Analysis, analyze, render_document
+from svcc.compiler.options import AnalyzeOptions
 from svcc.compiler.passes.readiness import Assessment
 from svcc.contracts.diagnostics import Diagnostic, excerpt, where
 from svcc.contracts.diagnostics.codes import CLASS_ORDER
@@ -139,13 +140,15 @@ def inspect_file(
 ) -> int:
     analysis = analyze(
         path,
-        module_name=args.module_name,
-        python_version=args.python_version,
-        requirements=requirements,
-        encoding=args.encoding,
-        serialize=args.ir or fmt == "json",  # the text table shows no IR: no converter
-        allow=getattr(args, "allow", frozenset()),
-        data=getattr(args, "data", ()),
+        AnalyzeOptions(
+            module_name=args.module_name,
+            python_version=args.python_version,
+            requirements=requirements,
+            encoding=args.encoding,
+            serialize=args.ir or fmt == "json",  # the text table shows no IR: no converter
+            allow=getattr(args, "allow", frozenset()),
+            data=getattr(args, "data", ()),
+        ),
     )
     if fmt == "sarif" and not args.ir:  # a file that does not parse is a result too
         from svcc.cli import sarif
@@ -178,17 +181,19 @@ def inspect_repository(
 
     analysis = analyze(
         root,
-        python_version=args.python_version,
-        requirements=requirements,
-        strict=False,
-        workers=None,  # all cores, as the README says
-        documents=fmt == "json" and not args.ir,  # rendered by the workers (see there)
-        allow=getattr(args, "allow", frozenset()),
-        # refused for a directory by the library, as for compile (they were ignored here)
-        module_name=args.module_name,
-        data=getattr(args, "data", ()),
-        encoding=args.encoding,
-        include_tests=getattr(args, "include_tests", False),
+        AnalyzeOptions(
+            python_version=args.python_version,
+            requirements=requirements,
+            strict=False,
+            workers=None,  # all cores, as the README says
+            documents=fmt == "json" and not args.ir,  # rendered by the workers (see there)
+            allow=getattr(args, "allow", frozenset()),
+            # refused for a directory by the library, as for compile (they were ignored here)
+            module_name=args.module_name,
+            data=getattr(args, "data", ()),
+            encoding=args.encoding,
+            include_tests=getattr(args, "include_tests", False),
+        ),
     )
     repository = analysis.repository
     assert repository is not None  # a directory's analysis
@@ -272,6 +277,7 @@ def _notebooks(
     """The notebooks below ``root`` (not modules of the repository: each is analysed as
     ``inspect FILE`` would, so a folder of notebooks lists them)."""
     from svcc.compiler.analysis import analyze, failed_analysis
+    from svcc.compiler.options import AnalyzeOptions
     from svcc.frontends.repository import notebook_paths
 
     out: dict[str, Analysis] = {}
@@ -279,9 +285,9 @@ def _notebooks(
         try:
             out[rel] = analyze(
                 root / rel,
-                python_version=args.python_version,
-                requirements=requirements,
-                display_path=rel,
+                AnalyzeOptions(
+                    python_version=args.python_version, requirements=requirements, display_path=rel
+                ),
             )
         except InputError as exc:
             out[rel] = failed_analysis(rel, str(exc))

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from attrs import Factory, evolve, field, frozen
+from svcc.compiler.options import AnalyzeOptions
 from svcc.compiler.passes.readiness import ReadinessReport
 from svcc.compiler.program_kinds import DIRECTORY, FILE, ProgramKind
 from svcc.contracts.diagnostics import Diagnostic
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from svcc.frontends.repository import LoweringPool, Repository, RepositoryTree, TreeLimits
 
 
+DEFAULTS: Final = AnalyzeOptions()
 SUFFIXES: Final[dict[str, SourceFormat]] = {".py": "python", ".ipynb": "notebook"}
 
 
@@ -619,87 +621,68 @@ def assess_repository(
 # -- the one entry ----------------------------------------------------------------------------
 
 
-def analyze(
-    path: "str | os.PathLike[str]",
-    *,
-    source: bytes | str | None = None,
-    source_format: SourceFormat | None = None,
-    check_name: bool = True,
-    module_name: str | None = None,
-    python_version: str | tuple[int, int] | None = None,
-    requirements: "DeclaredRequirements | None" = None,
-    encoding: str | None = None,
-    governed: bool = False,
-    allow: frozenset[str] = frozenset(),
-    data: Sequence[str] = (),
-    strict: bool = True,
-    workers: int | None = 1,
-    folder_name: str | None = None,
-    serialize: bool = True,
-    display_path: str | None = None,
-    facts_cache: dict[str, Any] | None = None,
-    documents: bool = False,
-    select: Sequence[str] | None = None,
-    include_tests: bool = False,
-) -> Analysis:
-    """Any input: ``source`` held in memory (``path`` is then its display name; its
-    format is ``source_format`` or the suffix's, its module name checked unless
-    ``check_name`` is false: see :func:`analyze_source`), a directory (the repository
-    front end; ``strict``, ``workers``, ``folder_name`` and ``documents`` as in
-    :func:`analyze_repository`) or a file or notebook on disk (with its local import
-    closure; ``module_name``, ``data``, ``governed``, ``display_path``, ``facts_cache`` and
-    ``select`` as in :func:`analyze_file`). The front end is the only thing that differs."""
-    from svcc.contracts.errors import UsageError
-
-    if source is not None:
+def analyze(path: "str | os.PathLike[str]", options: AnalyzeOptions = DEFAULTS) -> Analysis:
+    """Any input: source held in memory (``options.source``), a directory (the repository
+    front end) or a file or notebook on disk (with its local import closure). The front
+    end is the only thing that differs; :class:`~svcc.compiler.options.AnalyzeOptions`
+    says which option applies to which."""
+    o = options
+    if o.source is not None:
         return analyze_source(
-            source,
+            o.source,
             path=os.fspath(path),
-            module=module_name,
-            python_version=python_version,
-            encoding=encoding,
-            source_format=source_format,
-            check_name=check_name,
-            requirements=requirements,
-            governed=governed,
-            allow=allow,
-            serialize=serialize,
-            select=select,
+            module=o.module_name,
+            python_version=o.python_version,
+            encoding=o.encoding,
+            source_format=o.source_format,
+            check_name=o.check_name,
+            requirements=o.requirements,
+            governed=o.governed,
+            allow=o.allow,
+            serialize=o.serialize,
+            select=o.select,
         )
     if os.path.isdir(path):
-        if module_name:
-            raise UsageError("--module-name names one module; it cannot apply to a directory")
-        if data:
-            raise UsageError(
-                "--data declares a single file's data files; a directory declares them "
-                "in [tool.svcc] data-files of its pyproject.toml"
-            )
+        _refuse_file_options(o)
         return analyze_repository(
             path,
-            python_version=python_version,
-            requirements=requirements,
-            strict=strict,
-            encoding=encoding,
-            folder_name=folder_name,
-            workers=workers,
-            allow=allow,
-            documents=documents,
-            include_tests=include_tests,
+            python_version=o.python_version,
+            requirements=o.requirements,
+            strict=o.strict,
+            encoding=o.encoding,
+            folder_name=o.folder_name,
+            workers=o.workers,
+            allow=o.allow,
+            documents=o.documents,
+            include_tests=o.include_tests,
         )
     return analyze_file(
         path,
-        module_name=module_name,
-        python_version=python_version,
-        requirements=requirements,
-        encoding=encoding,
-        governed=governed,
-        allow=allow,
-        data=data,
-        serialize=serialize,
-        display_path=display_path,
-        facts_cache=facts_cache,
-        select=select,
+        module_name=o.module_name,
+        python_version=o.python_version,
+        requirements=o.requirements,
+        encoding=o.encoding,
+        governed=o.governed,
+        allow=o.allow,
+        data=o.data,
+        serialize=o.serialize,
+        display_path=o.display_path,
+        facts_cache=o.facts_cache,
+        select=o.select,
     )
+
+
+def _refuse_file_options(options: AnalyzeOptions) -> None:
+    """The options that name one file's module or data, refused for a directory."""
+    from svcc.contracts.errors import UsageError
+
+    if options.module_name:
+        raise UsageError("--module-name names one module; it cannot apply to a directory")
+    if options.data:
+        raise UsageError(
+            "--data declares a single file's data files; a directory declares them "
+            "in [tool.svcc] data-files of its pyproject.toml"
+        )
 
 
 # -- selection --------------------------------------------------------------------------------

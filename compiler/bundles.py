@@ -122,20 +122,28 @@ def build_bundle(
     """Selection, then the bundle in memory: ``(the selected capabilities, the tree)``. No
     I/O. ``name`` and ``provenance`` describe a directory's bundle (default: the project's
     name, else the folder's, and the directory's digest)."""
-    from svcc.contracts.target import EmitContext
-
     spec = analysis.kind.check(analysis, backend)
     selected = analysis.select(select, exclude=exclude, include_all_ready=include_all_ready)
     request = BundleRequest(spec=spec, name=name, provenance=provenance, execution=execution)
+    return selected, emit_program(analysis, backend, selected, request)
+
+
+def emit_program(
+    analysis: "Analysis", backend: "Target", selected: Selected, request: BundleRequest
+) -> "FileTree":
+    """The bundle of ``selected``: the analysis's program, emitted by ``backend``
+    (``request.spec``: what ``analysis.kind.check`` found the target writes)."""
+    from svcc.contracts.target import EmitContext
+
     view, readiness, program = analysis.kind.program(analysis, selected, request)
     requirements = analysis.requirements
     ctx = EmitContext(
         readiness=readiness,
         program=program,
         requirements=requirements.lines if requirements else (),
-        execution=execution,
+        execution=request.execution,
     )
-    return selected, emit_target(backend, view, ctx)
+    return emit_target(backend, view, ctx)
 
 
 def carried_modules(
@@ -207,7 +215,6 @@ def write_bundle(
     """:func:`build_bundle`, then the writer: nothing is written unless every step
     succeeds."""
     from svcc.compiler.writer import write_tree
-    from svcc.contracts.policy import execution_mode
 
     selected, tree = build_bundle(
         analysis,
@@ -220,6 +227,20 @@ def write_bundle(
         provenance=provenance,
     )
     written = write_tree(tree, output_dir)
+    return compile_result(analysis, backend, selected, tree, written, execution)
+
+
+def compile_result(  # noqa: PLR0917 (the write pass's and write_bundle's record)
+    analysis: "Analysis",
+    backend: "Target",
+    selected: Selected,
+    tree: "FileTree",
+    written: "Path",
+    execution: "AnyExecution | None",
+) -> CompileResult:
+    """What :func:`write_bundle` (or the compile pipeline's write pass) wrote."""
+    from svcc.contracts.policy import execution_mode
+
     return CompileResult(
         target=backend.name,
         output_dir=written,

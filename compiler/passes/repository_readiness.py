@@ -276,7 +276,7 @@ class RepositoryReadiness:
             ir = self.repo.modules[module].ir
         if ir is None:
             return None
-        from svcc.compiler.passes.pipeline import ModuleUnit, run_passes
+        from svcc.compiler.passes.module_passes import ModuleUnit, run_passes
 
         digest = ""
         source = self.repo.modules.get(module) if self.repo is not None else None
