@@ -59,7 +59,8 @@ def assemble(
     files = dict(program.files)
     files[IR_FILE] = program.layout.ir_document(program)
     files[READINESS_FILE] = canonical_json(dict(program.readiness))
-    files |= runtime_files((*kind.runtime_modules, *program.layout.runtime_modules))
+    runtime = (*kind.runtime_modules, *program.layout.runtime_modules)
+    files |= runtime_files(runtime) if runtime else {}  # a server with no runtime has none
     if ctx.execution is not None:
         files |= runtime_files(kind.governed_runtime_modules, with_init=False)
     files |= requirement_files(kind.server_requirements, ctx)
