@@ -193,6 +193,7 @@ def inspect_repository(
             data=getattr(args, "data", ()),
             encoding=args.encoding,
             include_tests=getattr(args, "include_tests", False),
+            notebooks=not args.ir,
         ),
     )
     repository = analysis.repository
@@ -216,8 +217,7 @@ def inspect_repository(
     # notebook alike)
     failed = [repository.modules[m].file.path for m in analysis.failed_modules()]
     failed += [path for path, d in repository.tree.problems if d.severity == "error"]
-    include_tests = getattr(args, "include_tests", False) or repository.tree.config.include_tests
-    notebooks = _notebooks(root, args, requirements, include_tests)
+    notebooks = analysis.notebooks
     failed += [path for path, a in notebooks.items() if a.error is not None]
     failed.sort()
     if fmt == "sarif":
@@ -266,32 +266,6 @@ def _write_sarif(sources: "list[SarifSource]", successful: bool) -> None:
     from svcc.ir.canonical import canonical_json
 
     _write(canonical_json(sarif.sarif_log(sources, successful=successful)))
-
-
-def _notebooks(
-    root: "Path",
-    args: argparse.Namespace,
-    requirements: "DeclaredRequirements | None",
-    include_tests: bool,
-) -> "dict[str, Analysis]":
-    """The notebooks below ``root`` (not modules of the repository: each is analysed as
-    ``inspect FILE`` would, so a folder of notebooks lists them)."""
-    from svcc.compiler.analysis import analyze, failed_analysis
-    from svcc.compiler.options import AnalyzeOptions
-    from svcc.frontends.repository import notebook_paths
-
-    out: dict[str, Analysis] = {}
-    for rel in notebook_paths(root, include_tests=include_tests):
-        try:
-            out[rel] = analyze(
-                root / rel,
-                AnalyzeOptions(
-                    python_version=args.python_version, requirements=requirements, display_path=rel
-                ),
-            )
-        except InputError as exc:
-            out[rel] = failed_analysis(rel, str(exc))
-    return out
 
 
 def _directory_status(failed: list[str]) -> int:

@@ -68,6 +68,10 @@ class Analysis:
     rendered: Mapping[str, bytes | memoryview] = field(default=Factory(dict))
     # How the front end that read the input makes it a program (chosen once, asked after).
     kind: ProgramKind = FILE
+    # A directory's notebooks (tree path → their analysis), when asked for
+    # (``AnalyzeOptions.notebooks``): not modules of the repository, each is analysed as
+    # ``inspect FILE`` would, so a folder of notebooks lists them.
+    notebooks: "Mapping[str, Analysis]" = field(default=Factory(dict))
 
     @property
     def bundle_kind(self) -> str:
@@ -526,8 +530,7 @@ def checked_tree(
     """The tree at ``root`` as read (nothing lowered yet); a refused tree (or, ``strict``,
     any refused entry) is an :class:`InputError`. Not ``strict`` (``inspect``), a file over
     the per-file bound is one refused entry, as the analysis service makes it, and the rest
-    is analysed (it refused the whole tree: one large generated file hid every module's
-    verdict)."""
+    is analysed, so one large generated file does not hide every module's verdict."""
     from svcc.frontends.repository import TreeRefused, read_tree
 
     if not root.is_dir():
@@ -644,7 +647,7 @@ def analyze(path: "str | os.PathLike[str]", options: AnalyzeOptions = DEFAULTS) 
         )
     if os.path.isdir(path):
         _refuse_file_options(o)
-        return analyze_repository(
+        analysis = analyze_repository(
             path,
             python_version=o.python_version,
             requirements=o.requirements,
@@ -656,6 +659,9 @@ def analyze(path: "str | os.PathLike[str]", options: AnalyzeOptions = DEFAULTS) 
             documents=o.documents,
             include_tests=o.include_tests,
         )
+        if o.notebooks:
+            analysis = evolve(analysis, notebooks=analyze_notebooks(path, o, analysis))
+        return analysis
     return analyze_file(
         path,
         module_name=o.module_name,
@@ -670,6 +676,28 @@ def analyze(path: "str | os.PathLike[str]", options: AnalyzeOptions = DEFAULTS) 
         facts_cache=o.facts_cache,
         select=o.select,
     )
+
+
+def analyze_notebooks(
+    root: "str | os.PathLike[str]", options: AnalyzeOptions, analysis: Analysis
+) -> dict[str, Analysis]:
+    """The notebooks below ``root`` (the tree's skip rules, test code as the directory's
+    analysis read it), each analysed as ``inspect FILE`` would and shown by its tree path;
+    one that cannot be read is an entry saying why (``SVC-F007``)."""
+    from pathlib import Path
+
+    from svcc.frontends.repository import notebook_paths
+
+    assert analysis.repository is not None  # a directory's analysis
+    include_tests = options.include_tests or analysis.repository.tree.config.include_tests
+    each = AnalyzeOptions(python_version=options.python_version, requirements=options.requirements)
+    out: dict[str, Analysis] = {}
+    for rel in notebook_paths(Path(root), include_tests=include_tests):
+        try:
+            out[rel] = analyze(Path(root) / rel, evolve(each, display_path=rel))
+        except InputError as exc:
+            out[rel] = failed_analysis(rel, str(exc))
+    return out
 
 
 def _refuse_file_options(options: AnalyzeOptions) -> None:

@@ -29,10 +29,10 @@ class AnalyzeOptions:
 
     ``source``: the input held in memory (the path is then its display name; its format is
     ``source_format`` or the suffix's; its module name is checked unless ``check_name`` is
-    false). ``strict``, ``workers``, ``folder_name``, ``documents`` and ``include_tests``
-    apply to a directory; ``module_name``, ``data``, ``display_path``, ``facts_cache`` and
-    ``select`` to a file or notebook; the rest to every input (see ``analyze_source``,
-    ``analyze_file`` and ``analyze_repository`` for each one's meaning)."""
+    false). ``strict``, ``workers``, ``folder_name``, ``documents``, ``include_tests`` and
+    ``notebooks`` apply to a directory; ``module_name``, ``data``, ``display_path``,
+    ``facts_cache`` and ``select`` to a file or notebook; the rest to every input (see
+    ``analyze_source``, ``analyze_file`` and ``analyze_repository`` for their meaning)."""
 
     source: bytes | str | None = None
     source_format: SourceFormat | None = None
@@ -54,3 +54,6 @@ class AnalyzeOptions:
     documents: bool = False
     select: tuple[str, ...] | None = field(default=None, converter=_optional_tuple)
     include_tests: bool = False
+    # A directory: also analyse the notebooks below it, each as ``inspect FILE`` would
+    # (:attr:`~svcc.compiler.analysis.Analysis.notebooks`).
+    notebooks: bool = False
