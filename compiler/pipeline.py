@@ -234,8 +234,8 @@ def _all_analysed(analysis: "Analysis", shown: str) -> None:
 
 def _selected_analysed(analysis: "Analysis", shown: str, selection: Sequence[str]) -> None:
     """A selected function of a module that did not analyse is refused with that module's
-    error (exit 2): it was "unknown selection 'bad.f'; its functions are: ...", which sent
-    the user looking for a typo in a name that is there (the analysis service says why)."""
+    error (exit 2), so the user is told why the function cannot be served rather than that
+    its name is unknown (the analysis service says why too)."""
     from svcc.contracts.errors import InputError
 
     failed = set(analysis.failed_modules())  # a file's program has none: it analysed

@@ -13,7 +13,7 @@ from typing import Any, ClassVar, Final
 
 import attrs
 from attrs import field, frozen
-from svcc.compiler.passes.data_reads import data_read_reasons, source_depth
+from svcc.compiler.passes.data_read_rules import data_read_reasons, source_depth
 from svcc.compiler.passes.docstrings import undocumented_names
 from svcc.compiler.passes.effects import PLAIN_BASE_PREFIXES, Judge, security_kind
 from svcc.compiler.passes.rule_subject import (

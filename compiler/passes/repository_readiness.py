@@ -165,8 +165,8 @@ class RepositoryReadiness:
         """The risky modules (those with import-time risks) that running ``start`` executes,
         itself included: every module's set is computed once, a strongly connected component
         at a time (Tarjan's walk, without recursion), each from its members and the sets of
-        what it imports. Walking each module's whole import closure instead cost N² for a
-        chain of N modules (4.3 s at 2,000)."""
+        what it imports, so a chain of N modules costs N, not N² (each module's whole import
+        closure walked)."""
         reach = self._reach
         if start in reach:
             return reach[start]
@@ -383,8 +383,8 @@ def _reports(held: "Held", risks: dict[str, list[str]]) -> "dict[str, Spilled | 
 class EncodedReports(Mapping[str, ReadinessReport | None]):
     """Reports judged in worker processes, as the parent holds them: each one unpickled
     on first use. ``inspect DIR --format json`` has the workers render the documents and
-    reads no report in the parent: unpickling all of them (the standard library's) was
-    0.4 s of its serial part. Which modules have none (they did not lower) is known
+    reads no report in the parent, whose serial part would otherwise unpickle all of them.
+    Which modules have none (they did not lower) is known
     without decoding (:meth:`failed`)."""
 
     __slots__ = ("_decoded", "_encoded")

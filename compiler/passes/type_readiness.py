@@ -110,10 +110,9 @@ def noted_names(index: ModuleIndex) -> frozenset[str]:
 
 
 # The most TypedDicts and models nested one in another that a served parameter or result may
-# hold. A chain is a valid module, and readiness called a chain of 3,000 eligible, but no call
-# could be made: MCP's transport takes 128 levels of JSON nesting (3 of them its envelope: a
-# chain of 126 was refused on every call), REST's JSON parser 200 (every call a 422), and
-# past about 600 the runtime's recursive validator build failed at startup.
+# hold: a deeper chain is a valid module, but no call could reach it. MCP's transport takes
+# 128 levels of JSON nesting (3 of them its envelope), REST's JSON parser 200, and the
+# runtime's recursive validator build has its own limit near 600.
 MAX_DECLARATION_CHAIN: Final = 100
 _DECLARED: Final = (TypedDictType, ModelType)
 
