@@ -267,10 +267,11 @@ class RepositoryReadiness:
         serialize: bool = True,
         diagnostics: tuple[Diagnostic, ...] = (),
     ) -> ReadinessReport | None:
-        """One module's report (``None`` when it did not analyse): the passes, then the
-        risks it inherits. ``ir`` defaults to the repository's; ``serialize=False`` leaves
-        the IR digest empty (a report that shows neither it nor the IR); ``diagnostics``
-        (the front end's) are carried by the report."""
+        """One module's report (``None`` when it did not analyse): the module passes, the
+        last of which asks this walk for the risks it inherits. ``ir`` defaults to the
+        repository's; ``serialize=False`` leaves the IR digest empty (a report that shows
+        neither it nor the IR); ``diagnostics`` (the front end's) are carried by the
+        report."""
         if ir is None:
             assert self.repo is not None
             ir = self.repo.modules[module].ir
@@ -291,9 +292,15 @@ class RepositoryReadiness:
                 digest = digest_bytes(encoded)
         path = source.file.path if source is not None else module
         unit = ModuleUnit(
-            path=path, ir=ir, env=self.env(module, ir), digest=digest, diagnostics=diagnostics
+            path=path,
+            module=module,
+            ir=ir,
+            env=self.env(module, ir),
+            digest=digest,
+            diagnostics=diagnostics,
+            graph=self if self.repo is not None else None,
         )
-        return self.inherit(module, ir, run_passes(unit))
+        return run_passes(unit)
 
     def inherit(self, module: str, ir: ModuleIR, base: ReadinessReport) -> ReadinessReport:
         """``base`` (the ordinary pass's report of ``module``) with every capability's
