@@ -568,6 +568,7 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
 def _cmd_compile(args: argparse.Namespace) -> int:
     from svcc.cli import render
     from svcc.compiler import pipeline
+    from svcc.compiler.options import CompileOptions
 
     options = {
         key.removeprefix("target_option_"): value
@@ -578,18 +579,20 @@ def _cmd_compile(args: argparse.Namespace) -> int:
         args.path,
         target=args.target if args.command == "compile" else args.interface,
         output_dir=args.output_dir,
-        module_name=args.module_name,
-        select=args.select,
-        python_version=args.python_version,
-        requirements=_requirements(args),
-        execution_policy=args.execution_policy,
-        target_options=options,
-        servable_only=args.command == "generate",
-        allow=args.allow,
-        data=args.data,
-        include_tests=args.include_tests,
-        runtime_image=args.runtime_image,
-        runtime_platform=args.runtime_platform,
+        options=CompileOptions(
+            module_name=args.module_name,
+            select=args.select,
+            python_version=args.python_version,
+            requirements=_requirements(args),
+            execution_policy=args.execution_policy,
+            target_options=options,
+            servable_only=args.command == "generate",
+            allow=args.allow,
+            data=args.data,
+            include_tests=args.include_tests,
+            runtime_image=args.runtime_image,
+            runtime_platform=args.runtime_platform,
+        ),
     )
     render.compile_result(result, _output_format(args))
     return 0

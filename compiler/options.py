@@ -5,13 +5,15 @@ language server's settings all come down to these fields; :func:`svcc.compiler.a
 takes them as one value, so a new option is one field here, read where it matters.
 """
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from attrs import field, frozen
 from svcc.ir.model import SourceFormat
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from svcc.contracts.requirements import DeclaredRequirements
 
 
@@ -57,3 +59,26 @@ class AnalyzeOptions:
     # A directory: also analyse the notebooks below it, each as ``inspect FILE`` would
     # (:attr:`~svcc.compiler.analysis.Analysis.notebooks`).
     notebooks: bool = False
+
+
+@frozen(kw_only=True)
+class CompileOptions:
+    """Options of :func:`~svcc.compiler.pipeline.compile_path` besides the target and the
+    output directory: how the input is read (``module_name``, ``python_version``,
+    ``requirements``, ``allow``, ``data``, ``include_tests``), what is selected
+    (``select``: ``--select``'s text), the target's own options (``target_options``), the
+    governed execution (``execution_policy``, ``runtime_image``, ``runtime_platform``) and
+    ``servable_only`` (``svcc generate``: a target that writes no service is refused)."""
+
+    module_name: str | None = None
+    select: str | None = None
+    python_version: str | tuple[int, int] | None = None
+    requirements: "DeclaredRequirements | None" = None
+    execution_policy: "str | Path | None" = None
+    target_options: Mapping[str, object] | None = None
+    servable_only: bool = False
+    runtime_image: str | None = None
+    runtime_platform: str | None = None
+    allow: frozenset[str] = frozenset()
+    data: tuple[str, ...] = field(default=(), converter=_tuple)
+    include_tests: bool = False

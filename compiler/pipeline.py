@@ -8,7 +8,7 @@ writer), the same calls whatever the path names.
 """
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar, Final, Protocol
 
 import attrs
@@ -19,10 +19,9 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from svcc.compiler.analysis import Analysis
-    from svcc.compiler.options import AnalyzeOptions
+    from svcc.compiler.options import AnalyzeOptions, CompileOptions
     from svcc.compiler.program_kinds import Selected
     from svcc.contracts.policy import AnyExecution
-    from svcc.contracts.requirements import DeclaredRequirements
     from svcc.contracts.target import BundleSpec, FileTree, Target
 
 
@@ -31,53 +30,46 @@ def compile_path(
     *,
     target: str,
     output_dir: "str | Path",
-    module_name: str | None = None,
-    select: str | None = None,
-    python_version: str | tuple[int, int] | None = None,
-    requirements: "DeclaredRequirements | None" = None,
-    execution_policy: "str | Path | None" = None,
-    target_options: Mapping[str, object] | None = None,
-    servable_only: bool = False,
-    runtime_image: str | None = None,
-    runtime_platform: str | None = None,
-    allow: frozenset[str] = frozenset(),
-    data: Sequence[str] = (),
-    include_tests: bool = False,
+    options: "CompileOptions | None" = None,
 ) -> CompileResult:
     """The one compile entry (``svcc compile``, ``svcc generate``): a file or notebook, or a
     directory (a repository). Front end → readiness → selection → target → writer; nothing
     is written unless every step succeeds; the target, its options and the selection syntax
-    are checked before the source is read. ``servable_only`` refuses a target that writes
-    no service (``svcc generate``)."""
+    are checked before the source is read (see :class:`~svcc.compiler.options.CompileOptions`)."""
     from svcc.compiler.bundles import served_bundle
-    from svcc.compiler.options import AnalyzeOptions
+    from svcc.compiler.options import AnalyzeOptions, CompileOptions
     from svcc.compiler.passes.select import parse_selection
     from svcc.compiler.registry import get_target
     from svcc.contracts.errors import UsageError
 
-    backend = get_target(target, target_options)
-    if servable_only and backend.bundle is None:
+    o = options or CompileOptions()
+    backend = get_target(target, o.target_options)
+    if o.servable_only and backend.bundle is None:
         raise UsageError(
             f"target {target!r} writes no service bundle; use `svcc compile --target {target}`"
         )
-    selection = parse_selection(select)
+    selection = parse_selection(o.select)
     directory = os.path.isdir(path)
     if directory:  # a repository bundle: a servable target, a v1 policy (a process per call)
         served_bundle(backend, "a repository bundle")
-    policy = _policy(backend, execution_policy, runtime_image, runtime_platform, directory)
-    options = AnalyzeOptions(
-        module_name=module_name,
-        python_version=python_version,
-        requirements=requirements,
+    policy = _policy(backend, o.execution_policy, o.runtime_image, o.runtime_platform, directory)
+    analysis_options = AnalyzeOptions(
+        module_name=o.module_name,
+        python_version=o.python_version,
+        requirements=o.requirements,
         governed=policy is not None,
-        allow=allow,
-        data=data,
+        allow=o.allow,
+        data=o.data,
         workers=None,  # a large tree is lowered on every core
         select=selection,  # a notebook's slice keeps what the selected functions need
-        include_tests=include_tests,
+        include_tests=o.include_tests,
     )
     state = Compilation(
-        path=str(path), options=options, backend=backend, output_dir=output_dir, execution=policy
+        path=str(path),
+        options=analysis_options,
+        backend=backend,
+        output_dir=output_dir,
+        execution=policy,
     )
     result = COMPILE.run(state).result
     assert result is not None  # the write pass is the last

@@ -22,7 +22,7 @@ import pytest
 from helpers import ROOT, case_input, case_options, cases, run_svcc
 from svcc.compiler.analysis import analyze, analyze_file, analyze_repository, select
 from svcc.compiler.bundles import build_bundle
-from svcc.compiler.options import AnalyzeOptions
+from svcc.compiler.options import AnalyzeOptions, CompileOptions
 from svcc.compiler.pipeline import compile_path
 from svcc.compiler.registry import get_target
 from svcc.contracts.errors import IneligibleError, SvccError, UsageError
@@ -102,7 +102,12 @@ def test_one_bundle_on_every_path(case: str, tmp_path: Path) -> None:
     source = tmp_path / f"{_module(case)}{case_input(case).suffix}"
     shutil.copy(case_input(case), source)
     compile_path(source, target="rest", output_dir=tmp_path / "compiled")
-    compile_path(source, target="rest", output_dir=tmp_path / "generated", servable_only=True)
+    compile_path(
+        source,
+        target="rest",
+        output_dir=tmp_path / "generated",
+        options=CompileOptions(servable_only=True),
+    )
     compiled = _tree(tmp_path / "compiled")
     assert compiled
     assert _tree(tmp_path / "generated") == compiled
@@ -250,7 +255,12 @@ def test_file_options_are_refused_for_a_directory(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="cannot apply to a directory"):
         analyze(tmp_path, AnalyzeOptions(module_name="x"))
     with pytest.raises(UsageError, match=r"\[tool.svcc\] data-files"):
-        compile_path(tmp_path, target="rest", output_dir=tmp_path / "o", data=["x.json"])
+        compile_path(
+            tmp_path,
+            target="rest",
+            output_dir=tmp_path / "o",
+            options=CompileOptions(data=["x.json"]),
+        )
     assert not (tmp_path / "o").exists()
 
 
