@@ -202,6 +202,7 @@ def expose_build(request: ExposeRequest) -> "CompileResult":
         check_url,
         subdir_parts,
     )
+    from svcc.compiler.options import AnalyzeOptions
 
     grants = load_operator_policy(request.operator_policy)
     exposure = load_exposure_policy(request.policy)
@@ -234,9 +235,11 @@ def expose_build(request: ExposeRequest) -> "CompileResult":
             raise InputError(f"{root}: not a directory")
         analysis = analyze(
             root,
-            python_version=request.python_version,
-            requirements=request.requirements,
-            folder_name=folder_name,
+            AnalyzeOptions(
+                python_version=request.python_version,
+                requirements=request.requirements,
+                folder_name=folder_name,
+            ),
         )
         assert analysis.repository is not None  # a directory
         provenance["repository_digest"] = tree_digest(analysis.repository)

@@ -173,6 +173,7 @@ def image_command(args: argparse.Namespace) -> int:
     output_dir = Path(args.output_dir)
     bundle = Path(args.path)
     if not is_bundle(bundle):
+        from svcc.compiler.options import CompileOptions
         from svcc.compiler.pipeline import compile_path
 
         bundle = output_dir / f"bundle-{args.interface}"
@@ -181,8 +182,7 @@ def image_command(args: argparse.Namespace) -> int:
                 Path(args.path),
                 target=args.interface,
                 output_dir=bundle,
-                select=args.select,
-                servable_only=True,
+                options=CompileOptions(select=args.select, servable_only=True),
             )
     plugin = active("svc-oci", Path(args.plugins_dir) if args.plugins_dir else None)
     build_result = None

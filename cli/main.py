@@ -585,6 +585,7 @@ def _cog_select(path: str) -> str | None:
 def _cmd_compile(args: argparse.Namespace) -> int:
     from svcc.cli import render
     from svcc.compiler import pipeline
+    from svcc.compiler.options import CompileOptions
 
     options = {
         key.removeprefix("target_option_"): value
@@ -595,18 +596,20 @@ def _cmd_compile(args: argparse.Namespace) -> int:
         args.path,
         target=args.target if args.command == "compile" else args.interface,
         output_dir=args.output_dir,
-        module_name=args.module_name,
-        select=args.select or _cog_select(args.path),
-        python_version=args.python_version,
-        requirements=_requirements(args),
-        execution_policy=args.execution_policy,
-        target_options=options,
-        servable_only=args.command == "generate",
-        allow=args.allow,
-        data=args.data,
-        include_tests=args.include_tests,
-        runtime_image=args.runtime_image,
-        runtime_platform=args.runtime_platform,
+        options=CompileOptions(
+            module_name=args.module_name,
+            select=args.select or _cog_select(args.path),
+            python_version=args.python_version,
+            requirements=_requirements(args),
+            execution_policy=args.execution_policy,
+            target_options=options,
+            servable_only=args.command == "generate",
+            allow=args.allow,
+            data=args.data,
+            include_tests=args.include_tests,
+            runtime_image=args.runtime_image,
+            runtime_platform=args.runtime_platform,
+        ),
     )
     render.compile_result(result, _output_format(args))
     return 0
@@ -671,14 +674,17 @@ def _cmd_check(args: argparse.Namespace) -> int:
     """The selection of ``compile --select`` judged without writing anything: the
     library's ``analyze`` and ``select`` (exit 1 names the reasons, exit 2 an unknown name)."""
     from svcc.compiler.analysis import analyze, select
+    from svcc.compiler.options import AnalyzeOptions
     from svcc.contracts.errors import UsageError
 
     analysis = analyze(
         args.path,
-        python_version=args.python_version,
-        requirements=_requirements(args),
-        strict=False,
-        workers=None,
+        AnalyzeOptions(
+            python_version=args.python_version,
+            requirements=_requirements(args),
+            strict=False,
+            workers=None,
+        ),
     )
     chosen: str | tuple[str, ...] | None = args.select
     if chosen is None and analysis.repository is not None:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from svcc.cli import program
 from svcc.compiler.analysis import Analysis, analyze, render_document
+from svcc.compiler.options import AnalyzeOptions
 from svcc.compiler.passes.readiness import Assessment
 from svcc.contracts.diagnostics import Diagnostic, excerpt, where
 from svcc.contracts.diagnostics.codes import CLASS_ORDER
@@ -156,13 +157,15 @@ def inspect_file(
 ) -> int:
     analysis = analyze(
         path,
-        module_name=args.module_name,
-        python_version=args.python_version,
-        requirements=requirements,
-        encoding=args.encoding,
-        serialize=args.ir or fmt == "json",  # the text table shows no IR: no converter
-        allow=getattr(args, "allow", frozenset()),
-        data=getattr(args, "data", ()),
+        AnalyzeOptions(
+            module_name=args.module_name,
+            python_version=args.python_version,
+            requirements=requirements,
+            encoding=args.encoding,
+            serialize=args.ir or fmt == "json",  # the text table shows no IR: no converter
+            allow=getattr(args, "allow", frozenset()),
+            data=getattr(args, "data", ()),
+        ),
     )
     if fmt == "sarif" and not args.ir:  # a file that does not parse is a result too
         from svcc.cli import sarif
@@ -195,17 +198,20 @@ def inspect_repository(
 
     analysis = analyze(
         root,
-        python_version=args.python_version,
-        requirements=requirements,
-        strict=False,
-        workers=None,  # all cores, as the README says
-        documents=fmt == "json" and not args.ir,  # rendered by the workers (see there)
-        allow=getattr(args, "allow", frozenset()),
-        # refused for a directory by the library, as for compile (they were ignored here)
-        module_name=args.module_name,
-        data=getattr(args, "data", ()),
-        encoding=args.encoding,
-        include_tests=getattr(args, "include_tests", False),
+        AnalyzeOptions(
+            python_version=args.python_version,
+            requirements=requirements,
+            strict=False,
+            workers=None,  # all cores, as the README says
+            documents=fmt == "json" and not args.ir,  # rendered by the workers (see there)
+            allow=getattr(args, "allow", frozenset()),
+            # refused for a directory by the library, as for compile (they were ignored here)
+            module_name=args.module_name,
+            data=getattr(args, "data", ()),
+            encoding=args.encoding,
+            include_tests=getattr(args, "include_tests", False),
+            notebooks=not args.ir,
+        ),
     )
     repository = analysis.repository
     assert repository is not None  # a directory's analysis
@@ -228,8 +234,7 @@ def inspect_repository(
     # notebook alike)
     failed = [repository.modules[m].file.path for m in analysis.failed_modules()]
     failed += [path for path, d in repository.tree.problems if d.severity == "error"]
-    include_tests = getattr(args, "include_tests", False) or repository.tree.config.include_tests
-    notebooks = _notebooks(root, args, requirements, include_tests)
+    notebooks = analysis.notebooks
     failed += [path for path, a in notebooks.items() if a.error is not None]
     failed.sort()
     if fmt == "sarif":
@@ -278,31 +283,6 @@ def _write_sarif(sources: "list[SarifSource]", successful: bool) -> None:
     from svcc.ir.canonical import canonical_json
 
     _write(canonical_json(sarif.sarif_log(sources, successful=successful)))
-
-
-def _notebooks(
-    root: "Path",
-    args: argparse.Namespace,
-    requirements: "DeclaredRequirements | None",
-    include_tests: bool,
-) -> "dict[str, Analysis]":
-    """The notebooks below ``root`` (not modules of the repository: each is analysed as
-    ``inspect FILE`` would, so a folder of notebooks lists them)."""
-    from svcc.compiler.analysis import analyze, failed_analysis
-    from svcc.frontends.repository import notebook_paths
-
-    out: dict[str, Analysis] = {}
-    for rel in notebook_paths(root, include_tests=include_tests):
-        try:
-            out[rel] = analyze(
-                root / rel,
-                python_version=args.python_version,
-                requirements=requirements,
-                display_path=rel,
-            )
-        except InputError as exc:
-            out[rel] = failed_analysis(rel, str(exc))
-    return out
 
 
 def _directory_status(failed: list[str]) -> int:

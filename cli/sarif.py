@@ -14,7 +14,7 @@ cell and line are in the message and the result's properties.
 """
 
 import posixpath
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from attrs import frozen
@@ -74,7 +74,7 @@ def file_sources(shown: str, analysis: "Analysis") -> list[SourceFile]:
 
 
 def directory_sources(
-    root: str, analysis: "Analysis", notebooks: "dict[str, Analysis]"
+    root: str, analysis: "Analysis", notebooks: "Mapping[str, Analysis]"
 ) -> list[SourceFile]:
     """``inspect DIR``: every module, every refused entry and every notebook below ``root``
     (their tree paths joined to it), in path order."""

@@ -16,7 +16,9 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from attrs import Factory, evolve, field, frozen
+from svcc.compiler.options import AnalyzeOptions
 from svcc.compiler.passes.readiness import ReadinessReport
+from svcc.compiler.program_kinds import DIRECTORY, FILE, ProgramKind
 from svcc.contracts.diagnostics import Diagnostic
 from svcc.contracts.errors import InputError
 from svcc.frontends.source_files import read_source_file
@@ -34,8 +36,8 @@ if TYPE_CHECKING:
     from svcc.frontends.repository import LoweringPool, Repository, RepositoryTree, TreeLimits
 
 
+DEFAULTS: Final = AnalyzeOptions()
 SUFFIXES: Final[dict[str, SourceFormat]] = {".py": "python", ".ipynb": "notebook"}
-REPOSITORY_READINESS_SCHEMA: Final = "svc.repository-readiness/v1"
 
 
 @frozen(kw_only=True)
@@ -64,11 +66,17 @@ class Analysis:
     # A directory's modules' documents as canonical JSON (module → bytes), when they were
     # rendered where the modules were judged (``analyze_repository(documents=True)``).
     rendered: Mapping[str, bytes | memoryview] = field(default=Factory(dict))
+    # How the front end that read the input makes it a program (chosen once, asked after).
+    kind: ProgramKind = FILE
+    # A directory's notebooks (tree path → their analysis), when asked for
+    # (``AnalyzeOptions.notebooks``): not modules of the repository, each is analysed as
+    # ``inspect FILE`` would, so a folder of notebooks lists them.
+    notebooks: "Mapping[str, Analysis]" = field(default=Factory(dict))
 
     @property
     def bundle_kind(self) -> str:
         """``"file"`` or ``"repository"``: which bundle layout the input gets."""
-        return "file" if self.repository is None else "repository"
+        return self.kind.bundle_kind
 
     @property
     def ir_json(self) -> bytes | None:
@@ -114,19 +122,41 @@ class Analysis:
 
     def capabilities(self) -> "list[Entry]":
         """Every capability with its module and verdict, in module then source order."""
-        if self.repository is None:
-            if self.ir is None or self.readiness is None:
-                return []
-            pairs = zip(self.ir.capabilities, self.readiness.assessments, strict=True)
-            return [(self.ir, cap, assessment) for cap, assessment in pairs]
-        out = []
-        for module, report in sorted(self.reports.items()):
-            ir = self.repository.modules[module].ir
-            if report is None or ir is None:
-                continue
-            for cap, assessment in zip(ir.capabilities, report.assessments, strict=True):
-                out.append((ir, cap, assessment))
-        return out
+        return self.kind.capabilities(self)
+
+    def select(
+        self,
+        selection: str | Sequence[str] | None,
+        *,
+        exclude: Sequence[str] = (),
+        include_all_ready: bool = False,
+    ) -> list[tuple[ModuleIR, Capability]]:
+        """The selected capabilities, in the order a bundle lists them: ``--select`` items
+        (a function name in a file, a dotted ``module.function`` or a full id; a string is
+        ``--select``'s comma-separated text), or an exposure policy's ``include_all_ready``
+        and ``exclude``. Unknown items exit 2; a selected capability that is not eligible
+        exits 1 with its reason codes (rendered with their source lines)."""
+        from svcc.compiler.passes.select import parse_selection
+        from svcc.compiler.passes.select import select as select_entries
+        from svcc.contracts.diagnostics import render
+        from svcc.contracts.errors import IneligibleError
+
+        items = parse_selection(selection) if isinstance(selection, str) else selection
+        try:
+            return select_entries(
+                self.kind.selectable(self),
+                items,
+                where=self.kind.where(self),
+                exclude=exclude,
+                include_all_ready=include_all_ready,
+                by_plain_name=self.kind.selects_by_function_name,
+            )
+        except IneligibleError as exc:
+            if self.module_text is not None:  # a file's reasons, shown with its lines
+                exc.details = tuple(
+                    render(r, self.path, self.lines_for(r.span)) for r in exc.reasons
+                )
+            raise
 
     def document(
         self, modules: Sequence[str] | None = None, *, files: bool = True
@@ -136,29 +166,7 @@ class Analysis:
         one readiness document per module file (keyed by path; ids are dotted), which
         module each path is, the graph. ``files=False``: ``"files"`` left empty
         (``compiler.repository_document`` renders them)."""
-        if self.repository is None:
-            if self.readiness is None:
-                error = self.error
-                assert error is not None
-                return {"error": {"path": self.path, **error.to_json()}}
-            return self.readiness.to_json()
-        repo = self.repository
-        tree = repo.tree
-        chosen = sorted(self.reports) if modules is None else sorted(modules)
-        return {
-            "schema": REPOSITORY_READINESS_SCHEMA,
-            "source_roots": list(tree.roots),
-            "dependencies": list(self.requirements.lines) if self.requirements else [],
-            "diagnostics": [d.to_json() | {"path": path} for path, d in tree.problems],
-            "files": {
-                repo.modules[m].file.path: self.module_document(m)
-                for m in sorted(chosen, key=lambda m: repo.modules[m].file.path)
-                if files
-            },
-            "modules": {m: repo.modules[m].file.path for m in chosen},
-            "graph": repo.graph.to_json(),
-            **({"data_files": _data_digests(tree)} if tree.data else {}),
-        }
+        return self.kind.document(self, modules, files=files)
 
     def module_document(self, module: str) -> dict[str, Any]:
         """One module of a directory: its readiness document and front-end diagnostics."""
@@ -184,13 +192,6 @@ class Analysis:
             is_package=source.file.is_package,
             requirements=self.requirements,
         )
-
-
-def _data_digests(tree: "RepositoryTree") -> dict[str, str]:
-    """``[tool.svcc] data-files`` as read: tree path → ``sha256:`` of its bytes."""
-    from svcc.ir.canonical import digest_bytes
-
-    return {f.path: digest_bytes(f.data) for f in tree.data}
 
 
 def version_tuple(version: str | tuple[int, int] | None) -> tuple[int, int]:
@@ -301,7 +302,7 @@ def analyze_source(
             reserved=_reserved_names(),
             governed=governed,
             data_files={name: data_files.relative} if data_files is not None else None,
-            single_file=True,
+            declared_by_project=False,
         )
         readiness = walk.report(
             name, result.ir, serialize=serialize, diagnostics=result.diagnostics
@@ -529,8 +530,7 @@ def checked_tree(
     """The tree at ``root`` as read (nothing lowered yet); a refused tree (or, ``strict``,
     any refused entry) is an :class:`InputError`. Not ``strict`` (``inspect``), a file over
     the per-file bound is one refused entry, as the analysis service makes it, and the rest
-    is analysed (it refused the whole tree: one large generated file hid every module's
-    verdict)."""
+    is analysed, so one large generated file does not hide every module's verdict."""
     from svcc.frontends.repository import TreeRefused, read_tree
 
     if not root.is_dir():
@@ -616,93 +616,101 @@ def assess_repository(
         unmapped=declared.unmapped if declared else (),
     )
     reports = readiness.run(pool)
-    return Analysis(path=path, repository=repo, reports=reports, requirements=declared)
+    return Analysis(
+        path=path, repository=repo, reports=reports, requirements=declared, kind=DIRECTORY
+    )
 
 
 # -- the one entry ----------------------------------------------------------------------------
 
 
-def analyze(
-    path: "str | os.PathLike[str]",
-    *,
-    source: bytes | str | None = None,
-    source_format: SourceFormat | None = None,
-    check_name: bool = True,
-    module_name: str | None = None,
-    python_version: str | tuple[int, int] | None = None,
-    requirements: "DeclaredRequirements | None" = None,
-    encoding: str | None = None,
-    governed: bool = False,
-    allow: frozenset[str] = frozenset(),
-    data: Sequence[str] = (),
-    strict: bool = True,
-    workers: int | None = 1,
-    folder_name: str | None = None,
-    serialize: bool = True,
-    display_path: str | None = None,
-    facts_cache: dict[str, Any] | None = None,
-    documents: bool = False,
-    select: Sequence[str] | None = None,
-    include_tests: bool = False,
-) -> Analysis:
-    """Any input: ``source`` held in memory (``path`` is then its display name; its
-    format is ``source_format`` or the suffix's, its module name checked unless
-    ``check_name`` is false: see :func:`analyze_source`), a directory (the repository
-    front end; ``strict``, ``workers``, ``folder_name`` and ``documents`` as in
-    :func:`analyze_repository`) or a file or notebook on disk (with its local import
-    closure; ``module_name``, ``data``, ``governed``, ``display_path``, ``facts_cache`` and
-    ``select`` as in :func:`analyze_file`). The front end is the only thing that differs."""
-    from svcc.contracts.errors import UsageError
-
-    if source is not None:
+def analyze(path: "str | os.PathLike[str]", options: AnalyzeOptions = DEFAULTS) -> Analysis:
+    """Any input: source held in memory (``options.source``), a directory (the repository
+    front end) or a file or notebook on disk (with its local import closure). The front
+    end is the only thing that differs; :class:`~svcc.compiler.options.AnalyzeOptions`
+    says which option applies to which."""
+    o = options
+    if o.source is not None:
         return analyze_source(
-            source,
+            o.source,
             path=os.fspath(path),
-            module=module_name,
-            python_version=python_version,
-            encoding=encoding,
-            source_format=source_format,
-            check_name=check_name,
-            requirements=requirements,
-            governed=governed,
-            allow=allow,
-            serialize=serialize,
-            select=select,
+            module=o.module_name,
+            python_version=o.python_version,
+            encoding=o.encoding,
+            source_format=o.source_format,
+            check_name=o.check_name,
+            requirements=o.requirements,
+            governed=o.governed,
+            allow=o.allow,
+            serialize=o.serialize,
+            select=o.select,
         )
     if os.path.isdir(path):
-        if module_name:
-            raise UsageError("--module-name names one module; it cannot apply to a directory")
-        if data:
-            raise UsageError(
-                "--data declares a single file's data files; a directory declares them "
-                "in [tool.svcc] data-files of its pyproject.toml"
-            )
-        return analyze_repository(
+        _refuse_file_options(o)
+        analysis = analyze_repository(
             path,
-            python_version=python_version,
-            requirements=requirements,
-            strict=strict,
-            encoding=encoding,
-            folder_name=folder_name,
-            workers=workers,
-            allow=allow,
-            documents=documents,
-            include_tests=include_tests,
+            python_version=o.python_version,
+            requirements=o.requirements,
+            strict=o.strict,
+            encoding=o.encoding,
+            folder_name=o.folder_name,
+            workers=o.workers,
+            allow=o.allow,
+            documents=o.documents,
+            include_tests=o.include_tests,
         )
+        if o.notebooks:
+            analysis = evolve(analysis, notebooks=analyze_notebooks(path, o, analysis))
+        return analysis
     return analyze_file(
         path,
-        module_name=module_name,
-        python_version=python_version,
-        requirements=requirements,
-        encoding=encoding,
-        governed=governed,
-        allow=allow,
-        data=data,
-        serialize=serialize,
-        display_path=display_path,
-        facts_cache=facts_cache,
-        select=select,
+        module_name=o.module_name,
+        python_version=o.python_version,
+        requirements=o.requirements,
+        encoding=o.encoding,
+        governed=o.governed,
+        allow=o.allow,
+        data=o.data,
+        serialize=o.serialize,
+        display_path=o.display_path,
+        facts_cache=o.facts_cache,
+        select=o.select,
     )
+
+
+def analyze_notebooks(
+    root: "str | os.PathLike[str]", options: AnalyzeOptions, analysis: Analysis
+) -> dict[str, Analysis]:
+    """The notebooks below ``root`` (the tree's skip rules, test code as the directory's
+    analysis read it), each analysed as ``inspect FILE`` would and shown by its tree path;
+    one that cannot be read is an entry saying why (``SVC-F007``)."""
+    from pathlib import Path
+
+    from svcc.frontends.repository import notebook_paths
+
+    assert analysis.repository is not None  # a directory's analysis
+    include_tests = options.include_tests or analysis.repository.tree.config.include_tests
+    each = AnalyzeOptions(python_version=options.python_version, requirements=options.requirements)
+    out: dict[str, Analysis] = {}
+    for rel in notebook_paths(Path(root), include_tests=include_tests):
+        try:
+            out[rel] = analyze(Path(root) / rel, evolve(each, display_path=rel))
+        except InputError as exc:
+            out[rel] = failed_analysis(rel, str(exc))
+    return out
+
+
+def _refuse_file_options(options: AnalyzeOptions) -> None:
+    """The options that name one file's module or data, refused for a directory."""
+    from svcc.contracts.errors import UsageError
+
+    if options.module_name:
+        raise UsageError("--module-name names one module; it cannot apply to a directory")
+    if options.data:
+        raise UsageError(
+            "--data declares a single file's data files; a directory declares them "
+            "in [tool.svcc] data-files of its pyproject.toml"
+        )
 
 
 # -- selection --------------------------------------------------------------------------------
@@ -715,40 +723,5 @@ def select(
     exclude: Sequence[str] = (),
     include_all_ready: bool = False,
 ) -> list[tuple[ModuleIR, Capability]]:
-    """The selected capabilities of any analysis, in its order: ``--select`` items (a
-    function name in a file, a dotted ``module.function`` or a full id; a string is
-    ``--select``'s comma-separated text), or an exposure policy's ``include_all_ready`` and
-    ``exclude``. Unknown items exit 2; a selected capability that is not eligible exits 1
-    with its reason codes (rendered with their source lines for a file)."""
-    from svcc.compiler.passes.select import parse_selection
-    from svcc.compiler.passes.select import select as select_entries
-    from svcc.contracts.errors import IneligibleError
-
-    items = parse_selection(selection) if isinstance(selection, str) else selection
-    if analysis.repository is not None:
-        entries = sorted(analysis.capabilities(), key=lambda e: e[1].id)
-        return select_entries(
-            entries,
-            items,
-            where="the repository",
-            exclude=exclude,
-            include_all_ready=include_all_ready,
-        )
-    if analysis.error is not None or analysis.ir is None or analysis.readiness is None:
-        raise InputError(analysis.error_message())
-    try:
-        return select_entries(
-            analysis.capabilities(),
-            items,
-            where=analysis.path,
-            exclude=exclude,
-            include_all_ready=include_all_ready,
-            plain_names=True,
-        )
-    except IneligibleError as exc:
-        from svcc.contracts.diagnostics import render
-
-        exc.details = tuple(
-            render(r, analysis.path, analysis.lines_for(r.span)) for r in exc.reasons
-        )
-        raise
+    """:meth:`Analysis.select` (the CLI's and the service's name for it)."""
+    return analysis.select(selection, exclude=exclude, include_all_ready=include_all_ready)

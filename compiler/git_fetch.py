@@ -311,6 +311,21 @@ def export(git: _Git, source: GitSource, into: Path, limits: GitLimits) -> int:
     from svcc.frontends.repository import declared_by
 
     patterns = declared_by(_data_patterns(git, listing, prefix))
+    wanted, count = _listed(listing, prefix, patterns, limits)
+    total = sum(size for _, _, size in wanted)
+    if total > limits.max_export_bytes:
+        raise GitError(f"the files to read exceed {limits.max_export_bytes} bytes")
+    if wanted:
+        _write_blobs(git, wanted, patterns, into)
+    return count
+
+
+def _listed(
+    listing: bytes, prefix: str, patterns: "Callable[[str], bool]", limits: GitLimits
+) -> tuple[list[tuple[str, str, int]], int]:
+    """The blobs to read (``(oid, path below the subdirectory, size)``: the wanted files,
+    and every small blob, which is read to refuse an LFS pointer) and how many entries the
+    tree lists; a symlink, a submodule or an invalid path is refused."""
     wanted: list[tuple[str, str, int]] = []
     count = 0
     for mode, kind, oid, size, path in _entries(listing):
@@ -327,11 +342,14 @@ def export(git: _Git, source: GitSource, into: Path, limits: GitLimits) -> int:
             raise GitError(f"{path}: invalid path in the tree")
         if _wanted(rel, patterns) or (size < 1024 and kind == "blob"):
             wanted.append((oid, rel, size))
-    total = sum(size for _, _, size in wanted)
-    if total > limits.max_export_bytes:
-        raise GitError(f"the files to read exceed {limits.max_export_bytes} bytes")
-    if not wanted:
-        return count
+    return wanted, count
+
+
+def _write_blobs(
+    git: _Git, wanted: list[tuple[str, str, int]], patterns: "Callable[[str], bool]", into: Path
+) -> None:
+    """Read the ``wanted`` blobs in one batch; write the wanted files below ``into``
+    (created, never followed or overwritten); an LFS pointer among them is refused."""
     batch = git.run(
         "cat-file",
         "--batch",
@@ -355,7 +373,6 @@ def export(git: _Git, source: GitSource, into: Path, limits: GitLimits) -> int:
         fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-    return count
 
 
 def _pack_bytes(repo: Path) -> int:

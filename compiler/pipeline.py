@@ -8,18 +8,21 @@ writer), the same calls whatever the path names.
 """
 
 import os
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, ClassVar, Final, Protocol
 
+import attrs
+from attrs import field, frozen
 from svcc.compiler.bundles import CompileResult
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from svcc.compiler.analysis import Analysis
+    from svcc.compiler.options import AnalyzeOptions, CompileOptions
+    from svcc.compiler.program_kinds import Selected
     from svcc.contracts.policy import AnyExecution
-    from svcc.contracts.requirements import DeclaredRequirements
-    from svcc.contracts.target import Target
+    from svcc.contracts.target import BundleSpec, FileTree, Target
 
 
 def compile_path(
@@ -27,59 +30,179 @@ def compile_path(
     *,
     target: str,
     output_dir: "str | Path",
-    module_name: str | None = None,
-    select: str | None = None,
-    python_version: str | tuple[int, int] | None = None,
-    requirements: "DeclaredRequirements | None" = None,
-    execution_policy: "str | Path | None" = None,
-    target_options: Mapping[str, object] | None = None,
-    servable_only: bool = False,
-    runtime_image: str | None = None,
-    runtime_platform: str | None = None,
-    allow: frozenset[str] = frozenset(),
-    data: Sequence[str] = (),
-    include_tests: bool = False,
+    options: "CompileOptions | None" = None,
 ) -> CompileResult:
     """The one compile entry (``svcc compile``, ``svcc generate``): a file or notebook, or a
     directory (a repository). Front end → readiness → selection → target → writer; nothing
     is written unless every step succeeds; the target, its options and the selection syntax
-    are checked before the source is read. ``servable_only`` refuses a target that writes
-    no service (``svcc generate``)."""
-    from svcc.compiler.analysis import analyze
-    from svcc.compiler.bundles import served_bundle, write_bundle
+    are checked before the source is read (see :class:`~svcc.compiler.options.CompileOptions`)."""
+    from svcc.compiler.bundles import served_bundle
+    from svcc.compiler.options import AnalyzeOptions, CompileOptions
     from svcc.compiler.passes.select import parse_selection
     from svcc.compiler.registry import get_target
-    from svcc.contracts.errors import InputError, UsageError
+    from svcc.contracts.errors import UsageError
 
-    backend = get_target(target, target_options)
-    if servable_only and backend.bundle is None:
+    o = options or CompileOptions()
+    backend = get_target(target, o.target_options)
+    if o.servable_only and backend.bundle is None:
         raise UsageError(
             f"target {target!r} writes no service bundle; use `svcc compile --target {target}`"
         )
-    selection = parse_selection(select)
+    selection = parse_selection(o.select)
     directory = os.path.isdir(path)
     if directory:  # a repository bundle: a servable target, a v1 policy (a process per call)
         served_bundle(backend, "a repository bundle")
-    policy = _policy(backend, execution_policy, runtime_image, runtime_platform, directory)
-    analysis = analyze(
-        path,
-        module_name=module_name,
-        python_version=python_version,
-        requirements=requirements,
+    policy = _policy(backend, o.execution_policy, o.runtime_image, o.runtime_platform, directory)
+    analysis_options = AnalyzeOptions(
+        module_name=o.module_name,
+        python_version=o.python_version,
+        requirements=o.requirements,
         governed=policy is not None,
-        allow=allow,
-        data=data,
+        allow=o.allow,
+        data=o.data,
         workers=None,  # a large tree is lowered on every core
         select=selection,  # a notebook's slice keeps what the selected functions need
-        include_tests=include_tests,
+        include_tests=o.include_tests,
     )
-    if analysis.error is not None:
-        raise InputError(analysis.error_message(str(path)))
-    if directory and selection is None:
-        _all_analysed(analysis, str(path))
-    elif directory and selection is not None:
-        _selected_analysed(analysis, str(path), selection)
-    return write_bundle(analysis, backend, output_dir, select=selection, execution=policy)
+    state = Compilation(
+        path=str(path),
+        options=analysis_options,
+        backend=backend,
+        output_dir=output_dir,
+        execution=policy,
+    )
+    result = COMPILE.run(state).result
+    assert result is not None  # the write pass is the last
+    return result
+
+
+@frozen(kw_only=True)
+class Compilation:
+    """What the passes hand on: the input and its options, the target, then what each
+    pass found (the analysis, the bundle it writes, the selection, the tree, the result)."""
+
+    path: str
+    options: "AnalyzeOptions"
+    backend: "Target"
+    output_dir: "str | Path"
+    execution: "AnyExecution | None" = None
+    analysis: "Analysis | None" = None
+    spec: "BundleSpec | None" = None
+    selected: "Selected" = field(factory=list)
+    tree: "FileTree | None" = None
+    result: CompileResult | None = None
+
+    @property
+    def analysed(self) -> "Analysis":
+        assert self.analysis is not None  # the front end pass runs first
+        return self.analysis
+
+
+class Pass(Protocol):
+    """One step of the pipeline: a name and ``run(state) -> state``."""
+
+    name: ClassVar[str]
+
+    def run(self, state: Compilation) -> Compilation: ...
+
+
+class FrontEnd:
+    """Reads the input and judges it: the front end, the local import closure (a file's) or
+    the module graph (a directory's), then every module's passes (``module_passes``:
+    verify, the readiness rules) and the import-time risks over the graph."""
+
+    name: ClassVar[str] = "front end"
+
+    def run(self, state: Compilation) -> Compilation:
+        from svcc.compiler.analysis import analyze
+        from svcc.contracts.errors import InputError
+
+        analysis = analyze(state.path, state.options)
+        if analysis.error is not None:
+            raise InputError(analysis.error_message(state.path))
+        return attrs.evolve(state, analysis=analysis)
+
+
+class Complete:
+    """A module that could not be analysed is refused before anything is selected."""
+
+    name: ClassVar[str] = "complete"
+
+    def run(self, state: Compilation) -> Compilation:
+        selection = state.options.select
+        if selection is None:
+            _all_analysed(state.analysed, state.path)
+        else:
+            _selected_analysed(state.analysed, state.path, selection)
+        return state
+
+
+class Check:
+    """What the target's bundle can hold (module names, the kind of program)."""
+
+    name: ClassVar[str] = "check"
+
+    def run(self, state: Compilation) -> Compilation:
+        analysis = state.analysed
+        return attrs.evolve(state, spec=analysis.kind.check(analysis, state.backend))
+
+
+class Select:
+    """``--select`` over every module's assessments (generate rules 2-3)."""
+
+    name: ClassVar[str] = "select"
+
+    def run(self, state: Compilation) -> Compilation:
+        return attrs.evolve(state, selected=state.analysed.select(state.options.select))
+
+
+class Emit:
+    """The program of the selection, emitted by the target (no I/O)."""
+
+    name: ClassVar[str] = "emit"
+
+    def run(self, state: Compilation) -> Compilation:
+        from svcc.compiler.bundles import BundleRequest, emit_program
+
+        request = BundleRequest(spec=state.spec, execution=state.execution)
+        tree = emit_program(state.analysed, state.backend, state.selected, request)
+        return attrs.evolve(state, tree=tree)
+
+
+class Write:
+    """The writer: the tree into the output directory, all or nothing."""
+
+    name: ClassVar[str] = "write"
+
+    def run(self, state: Compilation) -> Compilation:
+        from svcc.compiler.bundles import compile_result
+        from svcc.compiler.writer import write_tree
+
+        assert state.tree is not None  # the emit pass runs first
+        written = write_tree(state.tree, state.output_dir)
+        result = compile_result(
+            state.analysed, state.backend, state.selected, state.tree, written, state.execution
+        )
+        return attrs.evolve(state, result=result)
+
+
+@frozen
+class Pipeline:
+    """Named passes run in order over one :class:`Compilation`, each with one call shape."""
+
+    passes: tuple[Pass, ...]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.passes)
+
+    def run(self, state: Compilation) -> Compilation:
+        for step in self.passes:
+            state = step.run(state)
+        return state
+
+
+COMPILE: Final = Pipeline((FrontEnd(), Complete(), Check(), Select(), Emit(), Write()))
 
 
 def _all_analysed(analysis: "Analysis", shown: str) -> None:
@@ -90,11 +213,11 @@ def _all_analysed(analysis: "Analysis", shown: str) -> None:
     broken one inherits it as ``SVC-R024``)."""
     from svcc.contracts.errors import InputError
 
-    repository = analysis.repository
-    assert repository is not None
-    failed = analysis.failed_modules()
+    failed = analysis.failed_modules()  # a file's program has none: it analysed
     if not failed:
         return
+    repository = analysis.repository
+    assert repository is not None  # a failed module is a directory's
     where = os.path.join(shown, repository.modules[failed[0]].file.path)
     first = analysis.file_analysis(failed[0]).error_message(where)
     more = f" (and {len(failed) - 1} more module(s))" if len(failed) > 1 else ""
@@ -103,17 +226,16 @@ def _all_analysed(analysis: "Analysis", shown: str) -> None:
 
 def _selected_analysed(analysis: "Analysis", shown: str, selection: Sequence[str]) -> None:
     """A selected function of a module that did not analyse is refused with that module's
-    error (exit 2): it was "unknown selection 'bad.f'; its functions are: ...", which sent
-    the user looking for a typo in a name that is there (the analysis service says why)."""
+    error (exit 2), so the user is told why the function cannot be served rather than that
+    its name is unknown (the analysis service says why too)."""
     from svcc.contracts.errors import InputError
 
-    repository = analysis.repository
-    assert repository is not None
-    failed = set(analysis.failed_modules())
+    failed = set(analysis.failed_modules())  # a file's program has none: it analysed
     for item in selection:
         module = item.split(":")[1] if item.startswith("python:") else item.rpartition(".")[0]
         if module in failed:
-            where = os.path.join(shown, repository.modules[module].file.path)
+            assert analysis.repository is not None  # a failed module is a directory's
+            where = os.path.join(shown, analysis.repository.modules[module].file.path)
             error = analysis.file_analysis(module).error_message(where)
             raise InputError(f"{error}; the selection names {item!r} of it")
 

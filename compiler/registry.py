@@ -224,7 +224,7 @@ def discover() -> dict[str, TargetEntry]:
 
     One ``svcc compile --target k8s`` asks about eight times (the target, its default
     interface, the servable targets ...), and each reading parses every installed
-    distribution's metadata, which would be most of the emit's time. A distribution
+    distribution's metadata, which would outweigh the emit itself. A distribution
     installed or removed later in the same process (a long-lived caller, a test) changes
     :func:`_environment` and is seen on the next call."""
     return dict(_discover(_environment()))

@@ -3,10 +3,9 @@ documents rendered where they were judged for a large tree.
 
 Each module's document depends only on its report and its front end's diagnostics, which
 the lowering workers hold for the modules they judged (``LoweringPool``); rendering them
-there, each to canonical JSON text, keeps the parent from rendering 70 MB (the standard
-library) alone while the cores stay idle, and from forking a second set of workers for it
-(what this did before: a fork of the parent's whole heap, and the reports read twice). The
-parent joins the texts in key order. The bytes are those of
+there, each to canonical JSON text, spreads the rendering of a large tree over the cores
+that judged it, without a second set of workers (a fork of the parent's whole heap) and
+without reading the reports twice. The parent joins the texts in key order. The bytes are those of
 ``canonical_json(analysis.document())`` whatever the worker count: a canonical document is
 its keys and values' canonical texts joined with ``,`` and ``:`` in sorted key order, so
 the joining is exact (``tests/compiler/test_scaling.py`` checks it).
@@ -43,8 +42,8 @@ class DocumentWriter:
 
     A directory's reasons repeat: a module's import-time risks are every one of its
     capabilities' reasons, and those of every module importing it (the standard library:
-    171,018 reasons, 48,132 diagnostics). Encoding each diagnostic once and joining the
-    texts was most of rendering's cost saved. The texts are keyed by the diagnostic
+    171,018 reasons, 48,132 diagnostics), so each diagnostic is encoded once and the texts
+    are joined. The texts are keyed by the diagnostic
     object, so a writer lives no longer than the reports it writes (one render)."""
 
     def __init__(self) -> None:
@@ -128,8 +127,8 @@ def encode_document(
     """``canonical_json`` of ``analysis.document()`` with ``extra_files`` (path → document,
     such as the notebooks below the tree) added to its ``files``; each module's document
     is the text the workers rendered (:attr:`Analysis.rendered`), or rendered here. The
-    pieces stay bytes and are joined once: 70 MB copied once, not once per string step
-    (1.4 s of the parent's time)."""
+    pieces stay bytes and are joined once, so a large document is copied once, not once
+    per string step."""
     repository = analysis.repository
     assert repository is not None  # a directory's analysis
     document = analysis.document(files=False)

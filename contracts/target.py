@@ -11,9 +11,10 @@ means adding one package. ``docs/adding-a-target.md`` walks through a whole targ
 
 import sys
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, Final, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, ClassVar, Final, Protocol, runtime_checkable
 
 from attrs import frozen
+from svcc.contracts.program import Program
 from svcc.contracts.reserved import BUNDLE_RESERVED
 from svcc.ir.model import ModuleIR
 
@@ -72,24 +73,19 @@ class FileTree:
 
 @frozen(kw_only=True)
 class EmitContext:
-    """Everything a target may read besides the (selected) IR. No handles, no paths."""
+    """Everything a target may read besides the IR. No handles, no paths.
+
+    ``ir`` (given to ``emit``) is the program's view: named for the program (a file's
+    module, a directory's project) with every selected capability; ``program`` holds the
+    selected modules themselves, the files the bundle carries and its layout, which
+    :func:`svcc.backends._common.bundle.assemble` turns into a bundle."""
 
     readiness: "ReadinessReport"
-    source_path: str
-    source_bytes: bytes
-    module_text: str
+    program: Program
     requirements: tuple[str, ...] = ()
-    # The source's local import closure (bundle path ``source/...`` → exact bytes) and
-    # whether the module itself is a package's ``__init__.py``.
-    local_files: tuple[tuple[str, bytes], ...] = ()
-    module_is_package: bool = False
     # Governed execution (``--execution-policy``); ``None`` is direct mode. Only targets whose
     # class sets ``supports_execution_policy = True`` are given one.
     execution: "AnyExecution | None" = None
-    # A repository bundle (``svcc compile DIR``): every selected module and the declared
-    # sources; ``ir`` is then the bundle's view (named for the repository, dotted capability
-    # names). ``None`` for a single file.
-    repository: "RepositoryLayout | None" = None
     # For a target that wraps a servable bundle (:class:`Wrapper`): that bundle, built by
     # the driver from the same IR and context, and how it is declared.
     bundle: "FileTree | None" = None
@@ -98,42 +94,7 @@ class EmitContext:
     @property
     def bundle_kind(self) -> str:
         """``"repository"`` or ``"file"``: the manifest's ``bundle_kind``."""
-        return "file" if self.repository is None else "repository"
-
-
-@frozen(kw_only=True)
-class DeclaredSource:
-    """One repository module copied into the bundle under ``source/``, its bytes exact."""
-
-    module: str
-    is_package: bool
-    path: str  # the file's path in the repository (display, provenance)
-    data: bytes
-
-    @property
-    def bundle_path(self) -> str:
-        parts = self.module.split(".")
-        if self.is_package:
-            return "/".join(["source", *parts, "__init__.py"])
-        return "/".join(["source", *parts]) + ".py"
-
-
-@frozen(kw_only=True)
-class RepositoryLayout:
-    """What a repository bundle holds besides the selected IR: the modules (selected
-    capabilities only, dotted names), the import closure's sources, the namespace and
-    top-level packages, and the provenance."""
-
-    name: str
-    modules: tuple[ModuleIR, ...]
-    sources: tuple[DeclaredSource, ...]
-    namespaces: tuple[str, ...]
-    packages: tuple[str, ...]
-    provenance: Mapping[str, Any]
-    # ``svcc inspect DIR --format json``'s document over the selected modules.
-    readiness: Mapping[str, Any]
-    # Declared data files (``[tool.svcc] data-files``): bundle path → (tree path, bytes).
-    data: tuple[tuple[str, str, bytes], ...] = ()
+        return self.program.kind
 
 
 @frozen

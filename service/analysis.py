@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from attrs import frozen
 from svcc.compiler.analysis import Analysis, analyze, version_tuple
+from svcc.compiler.options import AnalyzeOptions
 from svcc.contracts.diagnostics import Diagnostic
 from svcc.ir.canonical import json_utf8
 from svcc.ir.serde import unstructure
@@ -210,12 +211,14 @@ def analyse_upload(
     try:
         analysis = analyze(
             name,
-            source=data,
-            module_name=module_for(name),
-            python_version=python_version,
-            encoding=encoding,
-            source_format="notebook" if notebook else "python",
-            check_name=False,
+            AnalyzeOptions(
+                source=data,
+                module_name=module_for(name),
+                python_version=python_version,
+                encoding=encoding,
+                source_format="notebook" if notebook else "python",
+                check_name=False,
+            ),
         )
     except UnicodeEncodeError as exc:  # a lone surrogate escape reaching the IR's JSON
         raise Unanalysable(
@@ -239,10 +242,12 @@ def process_upload(data: bytes, name: str, notebook: bool) -> str:
     """The processed module text (header + module), or :class:`Unanalysable`."""
     analysis = analyze(
         name,
-        source=data,
-        module_name=module_for(name),
-        source_format="notebook" if notebook else "python",
-        check_name=False,
+        AnalyzeOptions(
+            source=data,
+            module_name=module_for(name),
+            source_format="notebook" if notebook else "python",
+            check_name=False,
+        ),
     )
     if analysis.module_text is None:
         if memory_exhausted():
@@ -327,10 +332,12 @@ def fenced_entry(job: TreeJob, relpath: str) -> bytes:
             # source root, local import closure judged
             analysis = analyze(
                 full,
-                display_path=relpath,
-                python_version=job.python_version,
-                encoding=job.encoding,
-                facts_cache=_facts(job),
+                AnalyzeOptions(
+                    display_path=relpath,
+                    python_version=job.python_version,
+                    encoding=job.encoding,
+                    facts_cache=_facts(job),
+                ),
             )
             if analysis.error is not None and memory_exhausted():
                 raise MemoryError
@@ -645,7 +652,9 @@ def bundle_files(
 
     refuse_directory(source)  # the container runs one file's bundle
     declared = load_requirements(requirements) if requirements is not None else None
-    analysis = analyze(source, module_name=module_for(source.name), requirements=declared)
+    analysis = analyze(
+        source, AnalyzeOptions(module_name=module_for(source.name), requirements=declared)
+    )
     if analysis.error is not None:
         if memory_exhausted():
             raise MemoryError

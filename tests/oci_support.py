@@ -15,6 +15,7 @@ from typing import Any
 
 from helpers import ROOT
 from packaging.requirements import Requirement
+from svcc.compiler.options import CompileOptions
 from svcc.compiler.pipeline import compile_path
 from svcc.contracts.target import FileTree
 from svcc.images.lockfile import render_lock
@@ -111,7 +112,9 @@ def write_tree(tree: FileTree, out: Path) -> Path:
 def repository_bundle(out: Path, interface: str) -> Path:
     """The direct repository bundle of ``SHAPES_REPO`` (``svcc compile DIR --target
     rest|mcp``), serving the four ``shapes.geometry`` capabilities."""
-    compile_path(SHAPES_REPO, target=interface, output_dir=out, select=SHAPES_SELECT)
+    compile_path(
+        SHAPES_REPO, target=interface, output_dir=out, options=CompileOptions(select=SHAPES_SELECT)
+    )
     return out
 
 

@@ -8,7 +8,7 @@ files (OpenAPI, tool definitions) are not touched: they are byte-identical to th
 bundle's.
 """
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from svcc import __version__
@@ -16,6 +16,7 @@ from svcc.backends._common.runtime_copy import runtime_files
 from svcc.backends._common.schema import LoweringError
 from svcc.backends.templates import render
 from svcc.contracts.policy import ExecutionPolicy
+from svcc.contracts.program import Program
 from svcc.ir.canonical import canonical_json, digest_bytes
 from svcc.ir.model import Capability, ModuleIR
 
@@ -73,62 +74,49 @@ def fork_unsafe_service(ir: ModuleIR) -> None:
         )
 
 
-def governed_files(
-    ir: ModuleIR, policy: ExecutionPolicy, files: Mapping[str, bytes], module_path: str
+def plan_files(
+    program: Program, files: Mapping[str, bytes], fields: Callable[[Capability], dict[str, Any]]
 ) -> dict[str, bytes]:
-    """The files a governed bundle adds; ``files`` are the bundle's source files so far."""
-    fork_unsafe_service(ir)
-    policy_bytes = canonical_json(policy.to_json())
+    """``execution/plans/<name>.json`` for every selected capability: its id, module and
+    module file with every declared source file (``files``: the bundle's so far), and
+    ``fields(cap)`` (the policy's schema, digests and call shape)."""
     sources = declared_sources(files)
-    out = {"execution/policy.json": policy_bytes}
-    for cap in ir.capabilities:
-        plan = {
-            "schema": PLAN_SCHEMA,
-            "capability": cap.id,
-            "module": ir.module,
-            "source": source_binding(module_path, sources),
-            "policy_digest": digest_bytes(policy_bytes),
-            "call": call_shape(cap),
-        }
-        out[f"execution/plans/{cap.name}.json"] = canonical_json(plan)
-    out["execution/worker.py"] = render(
-        "svcc.backends._common", "worker.py.jinja", module=ir.module, version=__version__
-    )
-    out |= runtime_files(GOVERNED_MODULES, package="svcc.runtime.governed", into=GOVERNED_PACKAGE)
-    out |= runtime_files(WIRE_MODULES)
+    out = {}
+    for ir in program.modules:
+        for cap in ir.capabilities:
+            plan = {
+                "capability": cap.id,
+                "module": ir.module,
+                "source": source_binding(program.module_path(ir.module), sources),
+                **fields(cap),
+            }
+            out[f"execution/plans/{cap.name}.json"] = canonical_json(plan)
     return out
 
 
-def repository_governed_files(  # noqa: PLR0917 (one call site, every argument named there)
-    modules: "tuple[ModuleIR, ...]",
-    sources_by_module: Mapping[str, str],
-    name: str,
-    policy: ExecutionPolicy,
-    files: Mapping[str, bytes],
-    repository: Mapping[str, Any],
+def governed_files(
+    program: Program, policy: ExecutionPolicy, files: Mapping[str, bytes]
 ) -> dict[str, bytes]:
-    """A repository bundle's governed files: one plan per capability binding its module,
-    function, module file, every declared source file and the policy; the worker imports
-    through the same closed set as a direct server."""
-    policy_bytes = canonical_json(policy.to_json())
-    sources = declared_sources(files)
-    out = {"execution/policy.json": policy_bytes}
-    for ir in modules:
+    """The files a governed bundle adds: one plan per capability binding its module, its
+    module file, every declared source file and the policy (and what the program's layout
+    adds: a repository's function and declared modules), so the worker imports through the
+    same closed set as a direct server. ``files`` are the bundle's files so far."""
+    for ir in program.modules:
         fork_unsafe_service(ir)
-        for cap in ir.capabilities:
-            plan = {
-                "schema": PLAN_SCHEMA,
-                "capability": cap.id,
-                "module": ir.module,
-                "function": cap.qualname,
-                "repository": dict(repository),
-                "source": source_binding(sources_by_module[ir.module], sources),
-                "policy_digest": digest_bytes(policy_bytes),
-                "call": call_shape(cap),
-            }
-            out[f"execution/plans/{cap.name}.json"] = canonical_json(plan)
+    policy_bytes = canonical_json(policy.to_json())
+    out = {"execution/policy.json": policy_bytes}
+    out |= plan_files(
+        program,
+        files,
+        lambda cap: {
+            "schema": PLAN_SCHEMA,
+            "policy_digest": digest_bytes(policy_bytes),
+            "call": call_shape(cap),
+            **program.layout.plan_fields(cap),
+        },
+    )
     out["execution/worker.py"] = render(
-        "svcc.backends._common", "worker.py.jinja", module=name, version=__version__
+        "svcc.backends._common", "worker.py.jinja", module=program.name, version=__version__
     )
     out |= runtime_files(GOVERNED_MODULES, package="svcc.runtime.governed", into=GOVERNED_PACKAGE)
     out |= runtime_files(WIRE_MODULES)

@@ -11,12 +11,12 @@ touched: they are byte-identical to the direct bundle's.
 from collections.abc import Mapping
 from typing import Final
 
-from svcc.backends._common.governed import WIRE_MODULES, declared_sources, source_binding
+from svcc.backends._common.governed import WIRE_MODULES, plan_files
 from svcc.backends._common.runtime_copy import runtime_files
 from svcc.backends._common.schema import LoweringError
 from svcc.contracts.policy import OciExecution
+from svcc.contracts.program import Program
 from svcc.ir.canonical import canonical_json, digest_bytes
-from svcc.ir.model import ModuleIR
 
 PLAN_SCHEMA: Final = "svc.execution-plan/v2"
 CONTAINER_PACKAGE: Final = "svc_runtime/container"
@@ -24,10 +24,10 @@ CONTAINER_MODULES: Final = ("engine", "executor")
 
 
 def governed_oci_files(
-    ir: ModuleIR, execution: OciExecution, files: Mapping[str, bytes], module_path: str
+    program: Program, execution: OciExecution, files: Mapping[str, bytes]
 ) -> dict[str, bytes]:
     """The files an OCI-governed bundle adds; ``files`` are the bundle's files so far."""
-    streams = [cap.name for cap in ir.capabilities if cap.stream is not None]
+    streams = [c.name for ir in program.modules for c in ir.capabilities if c.stream is not None]
     if streams:
         raise LoweringError(
             f"{', '.join(streams)}: a stream is served in direct mode and by local-process "
@@ -37,19 +37,17 @@ def governed_oci_files(
         )
     policy_bytes = canonical_json(execution.policy.to_json())
     runtime_bytes = canonical_json(execution.runtime_json())
-    sources = declared_sources(files)
     out = {"execution/policy.json": policy_bytes, "execution/runtime.json": runtime_bytes}
-    for cap in ir.capabilities:
-        plan = {
+    out |= plan_files(
+        program,
+        files,
+        lambda cap: {
             "schema": PLAN_SCHEMA,
-            "capability": cap.id,
-            "module": ir.module,
             "name": cap.name,
-            "source": source_binding(module_path, sources),
             "policy_digest": digest_bytes(policy_bytes),
             "runtime_digest": digest_bytes(runtime_bytes),
-        }
-        out[f"execution/plans/{cap.name}.json"] = canonical_json(plan)
+        },
+    )
     out |= runtime_files(
         CONTAINER_MODULES, package="svcc.runtime.container", into=CONTAINER_PACKAGE
     )

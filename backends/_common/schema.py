@@ -127,6 +127,22 @@ def type_schema(node: TypeNode, defs: set[str], output: bool = False) -> JSON:
             return {"type": "boolean"}
         case NoneType():
             return {"type": "null"}
+        case ListType() | DictType() | TupleType() | UnionType():
+            return _container_schema(node, defs, output)
+        case LiteralType() | TypedDictType() | ValueType() | EnumType() | ModelType():
+            return _named_schema(node, defs)
+        case NdarrayType() | DataFrameType() | SeriesType():
+            return _data_schema(node, defs, output)
+        case UnsupportedType() | UnresolvedType():
+            raise LoweringError(f"{node.text!r} has no JSON Schema")
+        case _:
+            assert_never(node)
+
+
+def _container_schema(
+    node: ListType | DictType | TupleType | UnionType, defs: set[str], output: bool
+) -> JSON:
+    match node:
         case ListType(item=item):
             return {"type": "array", "items": type_schema(item, defs, output)}
         case DictType(value=value):
@@ -147,18 +163,31 @@ def type_schema(node: TypeNode, defs: set[str], output: bool = False) -> JSON:
             if any(isinstance(o, AnyType) for o in options):
                 return {}
             return {"anyOf": [type_schema(o, defs, output) for o in options]}
+        case _:
+            assert_never(node)
+
+
+def _named_schema(
+    node: LiteralType | TypedDictType | ValueType | EnumType | ModelType, defs: set[str]
+) -> JSON:
+    match node:
         case LiteralType(values=values):
             return {"const": values[0]} if len(values) == 1 else {"enum": list(values)}
-        case TypedDictType(name=name):
+        case TypedDictType(name=name) | ModelType(name=name):
             defs.add(name)
             return {"$ref": DEFS_PREFIX + name}
         case ValueType(name=name):
             return dict(VALUE_SCHEMAS[name])
         case EnumType(name=name, values=values):
             return {"title": name, "enum": list(values)}
-        case ModelType(name=name):
-            defs.add(name)
-            return {"$ref": DEFS_PREFIX + name}
+        case _:
+            assert_never(node)
+
+
+def _data_schema(
+    node: NdarrayType | DataFrameType | SeriesType, defs: set[str], output: bool
+) -> JSON:
+    match node:
         case NdarrayType(dtype=dtype):
             return _ndarray(dtype, defs)
         case DataFrameType():
@@ -171,8 +200,6 @@ def type_schema(node: TypeNode, defs: set[str], output: bool = False) -> JSON:
             if output:
                 return {"type": "object", "description": "A series: values keyed by its index."}
             return {"type": "array", "description": "A series: its values in order."}
-        case UnsupportedType() | UnresolvedType():
-            raise LoweringError(f"{node.text!r} has no JSON Schema")
         case _:
             assert_never(node)
 

@@ -6,15 +6,14 @@ come from the same request-schema lowering, so a tool's ``inputSchema`` is the R
 request schema of the same capability.
 """
 
-from typing import Any, ClassVar, Final
+from typing import ClassVar, Final
 
 from attrs import frozen
 from svcc import __version__
 from svcc.backends._common.bundle import assemble, pretty_json
-from svcc.backends._common.schema import LoweringError
 from svcc.backends.mcp._tools import TOOLS_SCHEMA, tools_document
 from svcc.backends.templates import render
-from svcc.contracts.target import BundleSpec, EmitContext, FileTree, RepositoryLayout
+from svcc.contracts.target import BundleSpec, EmitContext, FileTree
 from svcc.ir.model import ModuleIR
 
 BUNDLE: Final = BundleSpec(
@@ -110,19 +109,6 @@ def server_module(governed: bool) -> str:
     return "mcp_governed" if governed else "mcp"
 
 
-def repository_tools(layout: RepositoryLayout) -> dict[str, Any]:
-    """One tool list over the selected modules, a tool name taken twice refused."""
-    out: list[Any] = []
-    seen: set[str] = set()
-    for ir in layout.modules:
-        for tool in tools_document(ir)["tools"]:
-            if tool["name"] in seen:
-                raise LoweringError(f"two capabilities would be the MCP tool {tool['name']!r}")
-            seen.add(tool["name"])
-            out.append(tool)
-    return {"schema": TOOLS_SCHEMA, "tools": sorted(out, key=lambda t: t["name"])}
-
-
 @frozen
 class McpTarget:
     name: ClassVar[str] = "mcp"
@@ -133,14 +119,12 @@ class McpTarget:
     )
 
     def emit(self, ir: ModuleIR, ctx: EmitContext) -> FileTree:
-        layout = ctx.repository
-        document = tools_document(ir) if layout is None else repository_tools(layout)
         return assemble(
             BUNDLE,
             ir,
             ctx,
             {
-                BUNDLE.interface_document: pretty_json(document),
+                BUNDLE.interface_document: pretty_json(tools_document(ctx.program)),
                 "server.py": render(
                     __name__,
                     "server.py.jinja",

@@ -18,6 +18,7 @@ from svcc.backends._common.schema import (
     result_schema,
 )
 from svcc.compiler.passes.tool_effects import title_of, tool_effects
+from svcc.contracts.program import Program
 from svcc.ir.model import Capability, ModuleIR
 
 TOOLS_SCHEMA: Final = "svc.mcp-tools/v1"
@@ -62,15 +63,20 @@ def agent_hints(cap: Capability) -> JSON:
     return {"title": title, "annotations": tool_effects(cap).annotations(title)}
 
 
-def tools_document(ir: ModuleIR) -> dict[str, Any]:
+def tools_document(program: Program) -> dict[str, Any]:
+    """Every selected capability of the program as a tool, a tool name taken twice
+    refused, in the order the program's layout lists tools."""
     seen: set[str] = set()
-    for cap in ir.capabilities:
-        if not _NAME.fullmatch(cap.name):
-            raise LoweringError(
-                f"{cap.name!r} cannot be an MCP tool name (1-128 ASCII letters, digits, "
-                "'_', '-' or '.'); select other functions or rename it"
-            )
-        if cap.name in seen:
-            raise LoweringError(f"two capabilities would be the MCP tool {cap.name!r}")
-        seen.add(cap.name)
-    return {"schema": TOOLS_SCHEMA, "tools": [tool_definition(ir, c) for c in ir.capabilities]}
+    tools = []
+    for ir in program.modules:
+        for cap in ir.capabilities:
+            if not _NAME.fullmatch(cap.name):
+                raise LoweringError(
+                    f"{cap.name!r} cannot be an MCP tool name (1-128 ASCII letters, digits, "
+                    "'_', '-' or '.'); select other functions or rename it"
+                )
+            if cap.name in seen:
+                raise LoweringError(f"two capabilities would be the MCP tool {cap.name!r}")
+            seen.add(cap.name)
+            tools.append(tool_definition(ir, cap))
+    return {"schema": TOOLS_SCHEMA, "tools": program.layout.tool_order(tools)}

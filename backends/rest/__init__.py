@@ -5,15 +5,14 @@ Everything that runs in the bundle is ``svc_runtime`` (copied from ``svcc.runtim
 the server serves at ``/openapi.json`` and what its request validators are built from.
 """
 
-from typing import Any, ClassVar, Final
+from typing import ClassVar, Final
 
 from attrs import frozen
 from svcc import __version__
-from svcc.backends._common.bundle import assemble, merge_documents, pretty_json
-from svcc.backends._common.schema import LoweringError
+from svcc.backends._common.bundle import assemble, pretty_json
 from svcc.backends.rest._openapi import openapi_document
 from svcc.backends.templates import render
-from svcc.contracts.target import BundleSpec, EmitContext, FileTree, RepositoryLayout
+from svcc.contracts.target import BundleSpec, EmitContext, FileTree
 from svcc.ir.model import ModuleIR
 
 BUNDLE: Final = BundleSpec(
@@ -107,26 +106,6 @@ def server_module(governed: bool) -> str:
     return "rest_governed" if governed else "rest"
 
 
-def repository_openapi(layout: RepositoryLayout) -> dict[str, Any]:
-    """One document over the selected modules: paths and schemas merged, a route or a schema
-    name two modules define differently refused."""
-    paths: dict[str, Any] = {}
-    schemas: dict[str, Any] = {}
-    for ir in layout.modules:
-        doc = openapi_document(ir)
-        for path in doc["paths"]:
-            if path in paths and path != "/health":
-                raise LoweringError(f"two capabilities would be served at {path}")
-        paths.update(doc["paths"])
-        merge_documents(schemas, doc["components"]["schemas"], "schema")
-    return {
-        "openapi": "3.1.0",
-        "info": {"title": layout.name, "version": "1"},
-        "paths": dict(sorted(paths.items())),
-        "components": {"schemas": dict(sorted(schemas.items()))},
-    }
-
-
 @frozen
 class RestTarget:
     name: ClassVar[str] = "rest"
@@ -135,14 +114,12 @@ class RestTarget:
     description: ClassVar[str] = "a FastAPI REST application with OpenAPI 3.1 (run: svcc serve)"
 
     def emit(self, ir: ModuleIR, ctx: EmitContext) -> FileTree:
-        layout = ctx.repository
-        document = openapi_document(ir) if layout is None else repository_openapi(layout)
         return assemble(
             BUNDLE,
             ir,
             ctx,
             {
-                BUNDLE.interface_document: pretty_json(document),
+                BUNDLE.interface_document: pretty_json(openapi_document(ir, ctx.program)),
                 "app.py": render(
                     __name__,
                     "app.py.jinja",

@@ -8,8 +8,10 @@ Python identifier, so no user TypedDict can clash with them.
 
 from typing import Any, Final
 
+from svcc.backends._common.bundle import merge_documents
 from svcc.backends._common.schema import (
     JSON,
+    LoweringError,
     RequestSchema,
     definitions,
     item_schema,
@@ -18,6 +20,7 @@ from svcc.backends._common.schema import (
     result_schema,
 )
 from svcc.compiler.passes.tool_effects import tool_effects
+from svcc.contracts.program import Program
 from svcc.ir.model import Capability, ModuleIR
 
 COMPONENTS: Final = "#/components/schemas/"
@@ -158,7 +161,31 @@ def effects_extension(cap: Capability) -> JSON:
     return {"x-svc-effects": tool_effects(cap).to_json()}
 
 
-def openapi_document(ir: ModuleIR) -> dict[str, Any]:
+def openapi_document(view: ModuleIR, program: Program) -> dict[str, Any]:
+    """One document over the program's modules: their paths and schemas merged (a route or
+    a schema name two modules define differently refused), titled by the program's view."""
+    paths: JSON = {}
+    schemas: JSON = {}
+    for ir in program.modules:
+        part = _module_document(ir)
+        for path in part["paths"]:
+            if path in paths and path != "/health":
+                raise LoweringError(f"two capabilities would be served at {path}")
+        paths.update(part["paths"])
+        merge_documents(schemas, part["components"]["schemas"], "schema")
+    info: JSON = {"title": view.module, "version": "1"}
+    if view.docstring:
+        info["description"] = view.docstring.strip()
+    return {
+        "openapi": OPENAPI_VERSION,
+        "info": info,
+        "paths": dict(sorted(paths.items())),
+        "components": {"schemas": dict(sorted(schemas.items()))},
+    }
+
+
+def _module_document(ir: ModuleIR) -> JSON:
+    """One module's paths (and ``/health``) and component schemas."""
     schemas: JSON = dict(_INFRASTRUCTURE)
     paths: JSON = {}
     reached: set[str] = set()  # components shared by every operation: defined once
@@ -184,12 +211,4 @@ def openapi_document(ir: ModuleIR) -> dict[str, Any]:
             },
         }
     }
-    info: JSON = {"title": ir.module, "version": "1"}
-    if ir.docstring:
-        info["description"] = ir.docstring.strip()
-    return {
-        "openapi": OPENAPI_VERSION,
-        "info": info,
-        "paths": paths,
-        "components": {"schemas": dict(sorted(schemas.items()))},
-    }
+    return {"paths": paths, "components": {"schemas": schemas}}

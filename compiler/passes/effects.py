@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable
 from typing import Final
 
-from svcc.compiler.passes.data_reads import climbs, source_depth
+from svcc.compiler.passes.data_read_rules import climbs, source_depth
 from svcc.compiler.passes.type_readiness import MODEL_BASES
 from svcc.contracts.diagnostics import codes as C
 from svcc.contracts.diagnostics.codes import Code

@@ -8,25 +8,30 @@ beside the source, declared requirements) is an input here and never part of the
 
 import builtins
 import re
-import sys
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, ClassVar, Final, Literal
+from typing import Any, ClassVar, Final
 
 import attrs
 from attrs import field, frozen
 from svcc.compiler.passes import import_fallbacks as fallbacks
-from svcc.compiler.passes.data_reads import data_read_reasons, source_depth
+from svcc.compiler.passes.data_read_rules import data_read_reasons, source_depth
 from svcc.compiler.passes.docstrings import undocumented_names
 from svcc.compiler.passes.effects import PLAIN_BASE_PREFIXES, Judge, security_kind
 from svcc.compiler.passes.pickled_models import pickled_model_reasons
+from svcc.compiler.passes.rule_subject import (
+    CapabilityRule,
+    Environment,
+    Subject,
+    available,
+)
 from svcc.compiler.passes.service_readiness import service_reasons
 from svcc.compiler.passes.tool_effects import ToolEffects, tool_effects
 from svcc.compiler.passes.type_readiness import (
     ENCODABLE_REASONS,
     MODEL_DECORATORS,
     NEVER_JSON_KINDS,
+    TYPE_RULES,
     noted_names,
-    type_reasons,
 )
 from svcc.contracts.diagnostics import Diagnostic, diag
 from svcc.contracts.diagnostics import codes as C
@@ -57,37 +62,6 @@ from svcc.ir.types import (
     UnsupportedType,
     iter_leaves,
 )
-
-
-@frozen(kw_only=True)
-class Environment:
-    """What the source can import besides the standard library.
-
-    ``resolve_import`` judges an import over the module graph of the module's repository (a
-    directory, or a file with the modules beside it that it imports: see
-    :mod:`svcc.compiler.passes.repository_readiness`); without one the module stands alone
-    and only the standard library and the declared requirements resolve.
-    """
-
-    declared_imports: frozenset[str] = frozenset()
-    declared_requirements: tuple[str, ...] = ()
-    # Governed execution: results must be exactly JSON (generation with a policy).
-    governed: bool = False
-    # Security effect kinds the user opted into (``--allow``, ``[tool.svcc] allow``).
-    allow: frozenset[str] = frozenset()
-    # Declared distributions with no known import name: an import nothing else provides is
-    # attributed to them (a warning), see ``svcc.contracts.requirements``.
-    unmapped: tuple[str, ...] = ()
-    # Declared data files, relative to the module's folder (``--data``).
-    data_files: frozenset[str] = frozenset()
-    # Resolves an import over the module graph: ``None``, or ``(kind, why not)`` where kind
-    # is ``"local"`` (a local module the bundle cannot hold: SVC-R021), ``"missing"`` (no
-    # such module of the repository) or ``"external"`` (neither standard library nor
-    # declared).
-    resolve_import: "Callable[[Import], tuple[ImportProblem, str] | None] | None" = None
-    # A directory (its dependencies are declared in pyproject.toml) or a file (with
-    # --requirements FILE): how an undeclared import is said.
-    repository: bool = False
 
 
 @frozen(kw_only=True)
@@ -186,16 +160,6 @@ def classify(reasons: Iterable[Diagnostic]) -> ReadinessClass:
         if forced and entry.severity == "error" and CLASS_ORDER[forced] > rank:
             klass, rank = forced, CLASS_ORDER[forced]
     return klass
-
-
-@frozen(kw_only=True)
-class Subject:
-    """What a capability rule reads: the module, its index, the capability, the environment."""
-
-    ir: ModuleIR
-    index: ModuleIndex
-    cap: Capability
-    env: Environment
 
 
 class ReadinessPass:
@@ -581,9 +545,6 @@ def _command_line(s: Subject) -> Iterator[Diagnostic]:
             return
 
 
-CapabilityRule = Callable[[Subject], Iterable[Diagnostic]]
-
-
 def _removed_names(s: Subject) -> Iterator[Diagnostic]:
     """Names a library removed (SVC-R060; the table is ``REMOVED_NAMES``). Judged against
     the library as it is now: the verdict never depends on a version pin (requirements are
@@ -618,13 +579,9 @@ def _unbound_names(s: Subject) -> Iterator[Diagnostic]:
             yield diag(C.R061_UNBOUND_NAME, f"{s.cap.name}: {effect.text}", effect.span)
 
 
-# One small function per rule family, keyed by the family's first code; ``run`` applies
-# them all, in this order.
-def _types(s: Subject) -> Iterator[Diagnostic]:
-    """The types-and-results rules (SVC-R050..R054: ``type_readiness``)."""
-    yield from type_reasons(s.ir, s.cap, lambda root: _available(root, s.env), s.env.governed)
-
-
+# One small function per rule, keyed by its first code; ``run`` applies them all, in this
+# order (a rule's reasons are sorted by place afterwards). The types-and-results rules
+# (SVC-R050..R054) are ``type_readiness.TYPE_RULES``.
 CAPABILITY_RULES: Final[dict[str, CapabilityRule]] = {
     "SVC-R001": _decorators,
     "SVC-R006": _guards,
@@ -635,7 +592,7 @@ CAPABILITY_RULES: Final[dict[str, CapabilityRule]] = {
     "SVC-R016": _form,
     "SVC-R018": _return_type,
     "SVC-R022": _governed_return,
-    "SVC-R050": _types,
+    **TYPE_RULES,
     "SVC-R009": _call_imports,
     "SVC-R033": _security,
     "SVC-R038": _command_line,
@@ -872,20 +829,6 @@ def _attributed(module: str, unmapped: tuple[str, ...]) -> str:
     )
 
 
-# Top-level modules the bundle's runtime provides itself (``svc_runtime/cog.py``).
-RUNTIME_PROVIDED: Final = frozenset({"cog"})
-
-
-def _available(root: str, env: Environment) -> bool:
-    return (
-        root == "__future__"
-        or root in sys.stdlib_module_names
-        or root in env.declared_imports
-        or root in RUNTIME_PROVIDED
-    )
-
-
-ImportProblem = Literal["local", "missing", "external"]
 DECLARE_HINT: Final = (
     "declare it in [project] dependencies of pyproject.toml, [tool.svcc] dependencies, "
     "or with --requirements FILE"
@@ -896,7 +839,7 @@ def undeclared(module: str, env: Environment) -> str | None:
     """Why an import that is no module of the repository cannot be served (not standard
     library, not declared), said as the user declares one: ``None`` when it resolves."""
     root = module.split(".", 1)[0]
-    if _available(root, env):
+    if available(root, env):
         return None
     if env.repository:
         return (

@@ -22,14 +22,13 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 from svcc.compiler.passes.readiness import (
-    Environment,
-    ImportProblem,
     ReadinessReport,
     classify,
     module_reasons,
     order,
     undeclared,
 )
+from svcc.compiler.passes.rule_subject import Environment, ImportProblem
 from svcc.compiler.passes.sibling_imports import bare_sibling, sibling_import_problem
 from svcc.contracts.diagnostics import Diagnostic, diag
 from svcc.contracts.diagnostics.codes import R021_LOCAL_IMPORT, R024_IMPORTED_MODULE_RISK
@@ -53,8 +52,8 @@ class RepositoryReadiness:
     ``reserved`` are the top-level names the bundle's own files take (an import of a local
     module by one of them is ``SVC-R021``); ``governed`` asks for governed execution's
     rules; ``data_files`` gives a module's declared data files (``--data``) where the
-    repository's ``[tool.svcc] data-files`` do not; ``single_file`` says undeclared imports
-    as a file's user declares them (``--requirements FILE``)."""
+    repository's ``[tool.svcc] data-files`` do not; ``declared_by_project`` false says
+    undeclared imports as a file's user declares them (``--requirements FILE``)."""
 
     def __init__(
         self,
@@ -67,7 +66,7 @@ class RepositoryReadiness:
         reserved: frozenset[str] = frozenset(),
         governed: bool = False,
         data_files: Mapping[str, frozenset[str]] | None = None,
-        single_file: bool = False,
+        declared_by_project: bool = True,
     ) -> None:
         self.repo = repo
         # what a worker process needs to judge its modules as this walk would
@@ -79,7 +78,7 @@ class RepositoryReadiness:
             "reserved": reserved,
             "governed": governed,
             "data_files": data_files,
-            "single_file": single_file,
+            "declared_by_project": declared_by_project,
         }
         self.allow = allow
         self.unmapped = unmapped
@@ -88,7 +87,7 @@ class RepositoryReadiness:
         self.reserved = reserved
         self.governed = governed
         self.data_files = data_files or {}
-        self.single_file = single_file
+        self.declared_by_project = declared_by_project
         self.envs: dict[str, Environment] = {}
         self._risks: dict[str, list[str]] = {}
         self._reach: dict[str, frozenset[str]] = {}
@@ -138,7 +137,7 @@ class RepositoryReadiness:
                 unmapped=self.unmapped,
                 data_files=data or frozenset(),
                 governed=self.governed,
-                repository=not self.single_file,
+                repository=self.declared_by_project,
             )
             self.envs[module] = attrs.evolve(base, resolve_import=self.resolver(module, ir, base))
         return self.envs[module]
@@ -166,8 +165,8 @@ class RepositoryReadiness:
         """The risky modules (those with import-time risks) that running ``start`` executes,
         itself included: every module's set is computed once, a strongly connected component
         at a time (Tarjan's walk, without recursion), each from its members and the sets of
-        what it imports. Walking each module's whole import closure instead cost N² for a
-        chain of N modules (4.3 s at 2,000)."""
+        what it imports, so a chain of N modules costs N, not N² (each module's whole import
+        closure walked)."""
         reach = self._reach
         if start in reach:
             return reach[start]
@@ -268,16 +267,17 @@ class RepositoryReadiness:
         serialize: bool = True,
         diagnostics: tuple[Diagnostic, ...] = (),
     ) -> ReadinessReport | None:
-        """One module's report (``None`` when it did not analyse): the passes, then the
-        risks it inherits. ``ir`` defaults to the repository's; ``serialize=False`` leaves
-        the IR digest empty (a report that shows neither it nor the IR); ``diagnostics``
-        (the front end's) are carried by the report."""
+        """One module's report (``None`` when it did not analyse): the module passes, the
+        last of which asks this walk for the risks it inherits. ``ir`` defaults to the
+        repository's; ``serialize=False`` leaves the IR digest empty (a report that shows
+        neither it nor the IR); ``diagnostics`` (the front end's) are carried by the
+        report."""
         if ir is None:
             assert self.repo is not None
             ir = self.repo.modules[module].ir
         if ir is None:
             return None
-        from svcc.compiler.passes.pipeline import ModuleUnit, run_passes
+        from svcc.compiler.passes.module_passes import ModuleUnit, run_passes
 
         digest = ""
         source = self.repo.modules.get(module) if self.repo is not None else None
@@ -292,9 +292,15 @@ class RepositoryReadiness:
                 digest = digest_bytes(encoded)
         path = source.file.path if source is not None else module
         unit = ModuleUnit(
-            path=path, ir=ir, env=self.env(module, ir), digest=digest, diagnostics=diagnostics
+            path=path,
+            module=module,
+            ir=ir,
+            env=self.env(module, ir),
+            digest=digest,
+            diagnostics=diagnostics,
+            graph=self if self.repo is not None else None,
         )
-        return self.inherit(module, ir, run_passes(unit))
+        return run_passes(unit)
 
     def inherit(self, module: str, ir: ModuleIR, base: ReadinessReport) -> ReadinessReport:
         """``base`` (the ordinary pass's report of ``module``) with every capability's
@@ -384,8 +390,8 @@ def _reports(held: "Held", risks: dict[str, list[str]]) -> "dict[str, Spilled | 
 class EncodedReports(Mapping[str, ReadinessReport | None]):
     """Reports judged in worker processes, as the parent holds them: each one unpickled
     on first use. ``inspect DIR --format json`` has the workers render the documents and
-    reads no report in the parent: unpickling all of them (the standard library's) was
-    0.4 s of its serial part. Which modules have none (they did not lower) is known
+    reads no report in the parent, whose serial part would otherwise unpickle all of them.
+    Which modules have none (they did not lower) is known
     without decoding (:meth:`failed`)."""
 
     __slots__ = ("_decoded", "_encoded")

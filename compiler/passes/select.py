@@ -51,12 +51,12 @@ def select(
     where: str,
     exclude: Sequence[str] = (),
     include_all_ready: bool = False,
-    plain_names: bool = False,
+    by_plain_name: bool = False,
 ) -> list[tuple[ModuleIR, Capability]]:
     """The selected capabilities, in the entries' order. ``where`` starts every message
     (the file's path; ``the repository`` for a tree). A capability is found by its id or
-    ``module.name``; with ``plain_names`` (a single file) by its name too, and named so."""
-    single = plain_names
+    ``module.name``; with ``by_plain_name`` (a file's program) by its name too, and named so."""
+    single = by_plain_name
     by_key: dict[str, Entry] = {}
     for entry in entries:
         ir, cap, _ = entry

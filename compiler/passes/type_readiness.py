@@ -1,21 +1,22 @@
 """Readiness rules of the types and results svcc serves (codes SVC-R050..R059).
 
-Kept apart from the general rules in ``readiness``, which calls :func:`type_reasons` once per
-capability: a declared return type the result encoder cannot encode (R050, the verdict
+Kept apart from the general rules in ``readiness``, whose table takes :data:`TYPE_RULES`,
+one entry per rule: a declared return type the result encoder cannot encode (R050, the verdict
 holds the promise), a model whose fields cannot be read statically (R051), a parameter
 left out of the interface (R052, see ``svcc.ir.interface``), and a numpy or pandas type
 whose library is not declared (R053); and a parameter (R011) or result (R050) reaching a
 chain of TypedDicts and models too long for any server to take (:func:`chain_depths`).
 """
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Final
 
+from svcc.compiler.passes.rule_subject import CapabilityRule, Subject, available
 from svcc.contracts.diagnostics import Diagnostic, diag
 from svcc.contracts.diagnostics import codes as C
 from svcc.ir.index import ModuleIndex, module_index
 from svcc.ir.interface import answered, left_out
-from svcc.ir.model import Capability, ModuleIR
+from svcc.ir.model import Capability, ModuleIR, Span
 from svcc.ir.types import (
     DataFrameType,
     EnumType,
@@ -109,10 +110,9 @@ def noted_names(index: ModuleIndex) -> frozenset[str]:
 
 
 # The most TypedDicts and models nested one in another that a served parameter or result may
-# hold. A chain is a valid module, and readiness called a chain of 3,000 eligible, but no call
-# could be made: MCP's transport takes 128 levels of JSON nesting (3 of them its envelope: a
-# chain of 126 was refused on every call), REST's JSON parser 200 (every call a 422), and
-# past about 600 the runtime's recursive validator build failed at startup.
+# hold: a deeper chain is a valid module, but no call could reach it. MCP's transport takes
+# 128 levels of JSON nesting (3 of them its envelope), REST's JSON parser 200, and the
+# runtime's recursive validator build has its own limit near 600.
 MAX_DECLARATION_CHAIN: Final = 100
 _DECLARED: Final = (TypedDictType, ModelType)
 
@@ -203,92 +203,121 @@ def _needs_conversion(ir: ModuleIR, node: TypeNode) -> TypeNode | None:
     return None
 
 
-def type_reasons(
-    ir: ModuleIR, cap: Capability, available: Callable[[str], bool], governed: bool = False
-) -> list[Diagnostic]:
-    """The R050..R054 reasons of ``cap``; ``available(root)`` says an import resolves;
-    ``governed``: generation with an execution policy."""
-    index = module_index(ir)
-    out: list[Diagnostic] = []
-    if governed:
-        for param in cap.params:
-            leaf = None if left_out(param) else _needs_conversion(ir, param.type)
-            if leaf is not None:
-                what = getattr(leaf, "name", leaf.KIND)
-                out.append(
-                    diag(
-                        C.R054_GOVERNED_CONVERSION,
-                        f"parameter {param.name!r} needs a {what} object, which governed "
-                        "workers do not build (served in direct mode)",
-                        param.span,
-                    )
-                )
-    returns = answered(cap)  # a stream's item, judged as a result is
-    what = "return type" if cap.stream is None else "item type"
-    if returns.span is not None:
-        for leaf in reachable(ir, returns.type):
-            if isinstance(leaf, UnsupportedType) and leaf.reason not in ENCODABLE_REASONS:
-                out.append(
-                    diag(
-                        C.R050_RETURN_NOT_ENCODABLE,
-                        f"{what} {leaf.text!r}: {leaf.reason}; no call could be answered",
-                        returns.span,
-                    )
-                )
-                break
+def _governed_conversion(s: Subject) -> Iterator[Diagnostic]:
+    """SVC-R054: governed workers receive validated JSON values only, never the objects a
+    parameter is converted to in the serving process."""
+    if not s.env.governed:
+        return
+    for param in s.cap.params:
+        leaf = None if left_out(param) else _needs_conversion(s.ir, param.type)
+        if leaf is not None:
+            what = getattr(leaf, "name", leaf.KIND)
+            yield diag(
+                C.R054_GOVERNED_CONVERSION,
+                f"parameter {param.name!r} needs a {what} object, which governed "
+                "workers do not build (served in direct mode)",
+                param.span,
+            )
+
+
+def _answered_what(cap: Capability) -> str:
+    return "return type" if cap.stream is None else "item type"
+
+
+def _unencodable_result(s: Subject) -> Iterator[Diagnostic]:
+    """SVC-R050: a declared result (a stream's item, judged as a result is) the encoder
+    cannot write: the verdict holds the promise that every call can be answered."""
+    returns = answered(s.cap)
+    if returns.span is None:
+        return
+    for leaf in reachable(s.ir, returns.type):
+        if isinstance(leaf, UnsupportedType) and leaf.reason not in ENCODABLE_REASONS:
+            yield diag(
+                C.R050_RETURN_NOT_ENCODABLE,
+                f"{_answered_what(s.cap)} {leaf.text!r}: {leaf.reason}; no call could be answered",
+                returns.span,
+            )
+            return
+
+
+def _served_types(cap: Capability) -> list[tuple[TypeNode, Span]]:
+    """The types a capability's interface carries: its parameters' (but those left out)
+    and its declared result's."""
     nodes = [(p.type, p.span) for p in cap.params if not left_out(p)]
+    returns = answered(cap)
     if returns.span is not None:
         nodes.append((returns.type, returns.span))
+    return nodes
+
+
+def _undeclared_array_library(s: Subject) -> Iterator[Diagnostic]:
+    """SVC-R053: a numpy or pandas value whose library is not declared (said once)."""
     reported: set[str] = set()
-    for node, span in nodes:
-        for leaf in reachable(ir, node):
+    for node, span in _served_types(s.cap):
+        for leaf in reachable(s.ir, node):
             library = LIBRARIES.get(type(leaf))
-            if library is not None and library not in reported and not available(library):
+            if library is not None and library not in reported and not available(library, s.env):
                 reported.add(library)
-                out.append(
-                    diag(
-                        C.R053_ARRAY_LIBRARY_UNDECLARED,
-                        f"{leaf.KIND} values need {library}, which is not declared",
-                        span,
-                    )
+                yield diag(
+                    C.R053_ARRAY_LIBRARY_UNDECLARED,
+                    f"{leaf.KIND} values need {library}, which is not declared",
+                    span,
                 )
+
+
+def _unreadable_model(s: Subject) -> Iterator[Diagnostic]:
+    """SVC-R051: a model whose fields cannot be read statically (each said once)."""
+    reported: set[str] = set()
+    for node, _ in _served_types(s.cap):
+        for leaf in reachable(s.ir, node):
             if isinstance(leaf, ModelType) and leaf.name not in reported:
                 reported.add(leaf.name)
-                decl = index.models.get(leaf.name)
+                decl = s.index.models.get(leaf.name)
                 for item in decl.unreadable if decl is not None else ():
-                    out.append(
-                        diag(
-                            C.R051_MODEL_UNREADABLE,
-                            f"model {leaf.name}: {item.text} is not a literal",
-                            item.span,
-                        )
+                    yield diag(
+                        C.R051_MODEL_UNREADABLE,
+                        f"model {leaf.name}: {item.text} is not a literal",
+                        item.span,
                     )
-    for param in cap.params:
-        chain = (
-            None
-            if left_out(param)
-            else _chain_reason(index, param.type, f"parameter {param.name!r}")
-        )
-        if chain is not None:
-            out.append(diag(C.R011_UNSUPPORTED_TYPE, chain, param.span))
+
+
+def _declaration_chain(s: Subject) -> Iterator[Diagnostic]:
+    """SVC-R011 (a parameter) and SVC-R050 (the result): a chain of TypedDicts and models
+    nested deeper than any server takes (:data:`MAX_DECLARATION_CHAIN`)."""
+    for param in s.cap.params:
+        if not left_out(param):
+            chain = _chain_reason(s.index, param.type, f"parameter {param.name!r}")
+            if chain is not None:
+                yield diag(C.R011_UNSUPPORTED_TYPE, chain, param.span)
+    returns = answered(s.cap)
     if returns.span is not None:
-        chain = _chain_reason(index, returns.type, f"the {what}")
+        chain = _chain_reason(s.index, returns.type, f"the {_answered_what(s.cap)}")
         if chain is not None:
-            out.append(
-                diag(
-                    C.R050_RETURN_NOT_ENCODABLE,
-                    f"{chain}; no call could be answered",
-                    returns.span,
-                )
+            yield diag(
+                C.R050_RETURN_NOT_ENCODABLE, f"{chain}; no call could be answered", returns.span
             )
-    for param in cap.params:
+
+
+def _left_out(s: Subject) -> Iterator[Diagnostic]:
+    """SVC-R052: a parameter with no JSON shape is left out of the interface (see
+    ``svcc.ir.interface``); the function's default applies."""
+    for param in s.cap.params:
         if left_out(param):
-            out.append(
-                diag(
-                    C.R052_PARAMETER_LEFT_OUT,
-                    f"parameter {param.name!r} ({param.annotation}) has no JSON shape: left out "
-                    "of the interface, the function's default applies",
-                    param.span,
-                )
+            yield diag(
+                C.R052_PARAMETER_LEFT_OUT,
+                f"parameter {param.name!r} ({param.annotation}) has no JSON shape: left out "
+                "of the interface, the function's default applies",
+                param.span,
             )
-    return out
+
+
+# The types-and-results rules, keyed by their first code (``readiness.CAPABILITY_RULES``
+# applies them in this order; reasons are sorted by place afterwards).
+TYPE_RULES: Final[dict[str, CapabilityRule]] = {
+    "SVC-R054": _governed_conversion,
+    "SVC-R050": _unencodable_result,
+    "SVC-R053": _undeclared_array_library,
+    "SVC-R051": _unreadable_model,
+    "SVC-R011": _declaration_chain,
+    "SVC-R052": _left_out,
+}

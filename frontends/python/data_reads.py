@@ -1,5 +1,5 @@
 """Facts about the files a capability's body reads: the call, and the path when the source
-spells it (see :mod:`svcc.compiler.passes.data_reads`, which judges them).
+spells it (see :mod:`svcc.compiler.passes.data_read_rules`, which judges them).
 
 Only calls of the shared read table are recorded, with a path built from ``__file__`` (what
 the module-level facts record as ``Evaluation.path``) or a literal path
@@ -26,7 +26,7 @@ from svcc.ir.model import Evaluation, Span
 
 # Callables that read a file whose path is their first argument (or, for a method, their
 # receiver). Reviewed one by one; the one table of both rules (reads at import:
-# ``compiler/passes/effects.py``; reads on every call: ``compiler/passes/data_reads.py``).
+# ``compiler/passes/effects.py``; reads on every call: ``compiler/passes/data_read_rules.py``).
 # An entry ending in ``_`` covers what starts with it.
 DATA_READERS: Final = (
     "builtins.open", "io.open", "pathlib.Path().read_text", "pathlib.Path().read_bytes",

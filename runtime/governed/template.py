@@ -231,7 +231,7 @@ def run_call(
         if CallShape.from_ir(plan["call"]).is_async:
             import asyncio  # loaded by the template (``Prepared``)
 
-            result = asyncio.run(function(*args, **kwargs))  # type: ignore[misc]
+            result = asyncio.run(function(*args, **kwargs))
         else:
             result = function(*args, **kwargs)
     except p.ResultError as exc:  # an item of a stream that is not JSON

@@ -12,7 +12,8 @@ import attrs
 import pytest
 from helpers import case_input, cases
 from svcc.compiler.analysis import Analysis, analyze_file
-from svcc.compiler.bundles import emit_target
+from svcc.compiler.bundles import BundleRequest, emit_target
+from svcc.compiler.program_kinds import FILE
 from svcc.compiler.registry import discover
 from svcc.contracts.errors import IneligibleError
 from svcc.contracts.target import EmitContext, FileTree
@@ -52,17 +53,12 @@ def _analyses() -> tuple[Analysis, ...]:
 def _emit(target_name: str, analysis: Analysis) -> FileTree | str:
     """The tree, or the message of a refusal (exit 1: IR the target cannot lower)."""
     assert analysis.ir is not None
-    assert analysis.readiness is not None
-    assert analysis.module_text is not None
-    ctx = EmitContext(
-        readiness=analysis.readiness,
-        source_path=analysis.path,
-        source_bytes=analysis.source_bytes,
-        module_text=analysis.module_text,
-    )
+    selected = [(analysis.ir, cap) for cap in analysis.ir.capabilities]
+    ir, readiness, program = FILE.program(analysis, selected, BundleRequest())
+    ctx = EmitContext(readiness=readiness, program=program)
     try:
         target = attrs.evolve(ENTRIES[target_name].load(), **OPTIONS.get(target_name, {}))
-        return emit_target(target, analysis.ir, ctx)  # through the protocol: wrappers too
+        return emit_target(target, ir, ctx)  # through the protocol: wrappers too
     except IneligibleError as exc:
         return str(exc)
 

@@ -22,6 +22,7 @@ import pytest
 from helpers import ROOT, case_input, case_options, cases, run_svcc
 from svcc.compiler.analysis import analyze, analyze_file, analyze_repository, select
 from svcc.compiler.bundles import build_bundle
+from svcc.compiler.options import AnalyzeOptions, CompileOptions
 from svcc.compiler.pipeline import compile_path
 from svcc.compiler.registry import get_target
 from svcc.contracts.errors import IneligibleError, SvccError, UsageError
@@ -101,7 +102,12 @@ def test_one_bundle_on_every_path(case: str, tmp_path: Path) -> None:
     source = tmp_path / f"{_module(case)}{case_input(case).suffix}"
     shutil.copy(case_input(case), source)
     compile_path(source, target="rest", output_dir=tmp_path / "compiled")
-    compile_path(source, target="rest", output_dir=tmp_path / "generated", servable_only=True)
+    compile_path(
+        source,
+        target="rest",
+        output_dir=tmp_path / "generated",
+        options=CompileOptions(servable_only=True),
+    )
     compiled = _tree(tmp_path / "compiled")
     assert compiled
     assert _tree(tmp_path / "generated") == compiled
@@ -218,7 +224,7 @@ def test_one_analysis_for_source_file_and_directory(tmp_path: Path) -> None:
     disk and its folder as a repository answer the same calls, with the same verdicts."""
     text = "import os\n\n\ndef f(x: int) -> int:\n    return x\n\n\ndef g(*a: int) -> int:\n"
     (tmp_path / "mod.py").write_text(text + "    return 0\n")
-    memory = analyze("mod.py", source=(tmp_path / "mod.py").read_bytes())
+    memory = analyze("mod.py", AnalyzeOptions(source=(tmp_path / "mod.py").read_bytes()))
     on_disk = analyze(tmp_path / "mod.py")
     tree = analyze(tmp_path)
     assert (memory.bundle_kind, on_disk.bundle_kind, tree.bundle_kind) == (
@@ -247,9 +253,14 @@ def test_file_options_are_refused_for_a_directory(tmp_path: Path) -> None:
     and declares its data files itself, so each is one clear refusal, never ignored."""
     (tmp_path / "mod.py").write_text("def f(x: int) -> int:\n    return x\n")
     with pytest.raises(UsageError, match="cannot apply to a directory"):
-        analyze(tmp_path, module_name="x")
+        analyze(tmp_path, AnalyzeOptions(module_name="x"))
     with pytest.raises(UsageError, match=r"\[tool.svcc\] data-files"):
-        compile_path(tmp_path, target="rest", output_dir=tmp_path / "o", data=["x.json"])
+        compile_path(
+            tmp_path,
+            target="rest",
+            output_dir=tmp_path / "o",
+            options=CompileOptions(data=["x.json"]),
+        )
     assert not (tmp_path / "o").exists()
 
 
@@ -267,7 +278,7 @@ def test_inspect_file_and_inspect_dir_give_the_same_codes(repo: Path) -> None:
     repository) and inside its directory (``svcc inspect DIR``) gets the same class and
     the same reason codes for every function (the dependencies the directory declares are
     given to the file, as ``--requirements`` would)."""
-    tree = analyze(repo, strict=False)
+    tree = analyze(repo, AnalyzeOptions(strict=False))
     assert tree.repository is not None
     compared = 0
     for module, report in sorted(tree.reports.items()):
@@ -280,10 +291,11 @@ def test_inspect_file_and_inspect_dir_give_the_same_codes(repo: Path) -> None:
             for f in tree.repository.tree.data
             if f.path.startswith(f"{folder}/" if folder else "")
         ]
-        alone = analyze(repo / path, requirements=tree.requirements, data=data)
+        alone = analyze(repo / path, AnalyzeOptions(requirements=tree.requirements, data=data))
         if alone.module != module:  # a namespace package has no marker to name a file by
             alone = analyze(
-                repo / path, module_name=module, requirements=tree.requirements, data=data
+                repo / path,
+                AnalyzeOptions(module_name=module, requirements=tree.requirements, data=data),
             )
         assert alone.readiness is not None
         assert _codes(alone.readiness) == _codes(report), path
@@ -306,7 +318,7 @@ def test_a_files_local_import_problems_are_said_as_a_directorys(tmp_path: Path) 
         "def f(v: int) -> int:\n    from . import broken\n\n    return v\n"
     )
     alone = analyze(tmp_path / "pkg" / "main.py")
-    tree = analyze(tmp_path, strict=False)
+    tree = analyze(tmp_path, AnalyzeOptions(strict=False))
     assert alone.readiness is not None
     in_tree = tree.reports["pkg.main"]
     assert in_tree is not None

@@ -12,6 +12,7 @@ from helpers import governed_traces, run_svcc
 from mcp_client import McpBundle
 from servers import serving
 from svcc.compiler.analysis import analyze_repository
+from svcc.compiler.options import CompileOptions
 from svcc.compiler.pipeline import compile_path
 from svcc.contracts.errors import IneligibleError, InputError, UsageError
 from svcc.frontends.repository import TreeLimits, read_repository
@@ -290,7 +291,7 @@ def test_selection_names_ids_and_refusals(tmp_path: Path) -> None:
             REPOS / "src_layout",
             target="rest",
             output_dir=tmp_path / "a",
-            select="shop.pricing.totl",
+            options=CompileOptions(select="shop.pricing.totl"),
         )
     with pytest.raises(IneligibleError, match=r"shop.remote.fetch is conditional \(SVC-R008"):
         compile_path(REPOS / "src_layout", target="rest", output_dir=tmp_path / "b")
@@ -306,7 +307,7 @@ def test_bundle_holds_the_import_closure_and_is_deterministic(tmp_path: Path) ->
             REPOS / "src_layout",
             target="rest",
             output_dir=tmp_path / out,
-            select="shop.pricing.total",
+            options=CompileOptions(select="shop.pricing.total"),
         )
     one, two = (tree_of(tmp_path / name) for name in ("one", "two"))
     assert one == two
@@ -334,7 +335,9 @@ def shop_rest(tmp_path_factory: pytest.TempPathFactory) -> Path:
         REPOS / "src_layout",
         target="rest",
         output_dir=out,
-        select="shop.pricing.total,python:shop.pricing:discount,shop.tax.rate",
+        options=CompileOptions(
+            select="shop.pricing.total,python:shop.pricing:discount,shop.tax.rate"
+        ),
     )
     return out
 
@@ -373,7 +376,12 @@ def test_undeclared_source_file_is_never_imported(tmp_path: Path) -> None:
         "    import importlib\n"
         "    return importlib.import_module('shop.extra').VALUE\n"
     )
-    compile_path(tmp_path / "repo", target="rest", output_dir=out, select="shop.pricing.total")
+    compile_path(
+        tmp_path / "repo",
+        target="rest",
+        output_dir=out,
+        options=CompileOptions(select="shop.pricing.total"),
+    )
     (out / "source" / "shop" / "extra.py").write_text("VALUE = 1.0\n")  # dropped in afterwards
     with serving(out) as server, server.client() as client:
         response = client.post("/capabilities/shop.pricing.total", json={"amount": 1})
@@ -453,8 +461,9 @@ def test_governed_repository_bundles(tmp_path: Path) -> None:
             REPOS / "src_layout",
             target=target,
             output_dir=out,
-            select="shop.pricing.total,shop.tax.rate",
-            execution_policy=policy,
+            options=CompileOptions(
+                select="shop.pricing.total,shop.tax.rate", execution_policy=policy
+            ),
         )
         assert result.execution == {"mode": "governed", "backend": "local-process"}
     plan = json.loads((rest / "execution" / "plans" / "shop.pricing.total.json").read_bytes())
@@ -464,7 +473,7 @@ def test_governed_repository_bundles(tmp_path: Path) -> None:
         REPOS / "src_layout",
         target="rest",
         output_dir=direct,
-        select="shop.pricing.total,shop.tax.rate",
+        options=CompileOptions(select="shop.pricing.total,shop.tax.rate"),
     )
     assert (rest / "openapi.json").read_bytes() == (direct / "openapi.json").read_bytes()
     assert governed_traces(tree_of_names(direct), "app.py") == []
@@ -515,7 +524,12 @@ def test_schema_name_collisions_are_refused_at_generation(tmp_path: Path) -> Non
     with pytest.raises(IneligibleError, match="schema 'Item' is defined differently"):
         compile_path(tmp_path, target="rest", output_dir=tmp_path / "out")
     assert not (tmp_path / "out").exists()
-    compile_path(tmp_path, target="rest", output_dir=tmp_path / "one", select="a.a_size")
+    compile_path(
+        tmp_path,
+        target="rest",
+        output_dir=tmp_path / "one",
+        options=CompileOptions(select="a.a_size"),
+    )
 
 
 def test_bundle_bytes_do_not_depend_on_hash_seed(tmp_path: Path) -> None:
@@ -543,8 +557,18 @@ def test_modules_shadowing_the_standard_library_are_refused_in_bundles(tmp_path:
     )
     (tmp_path / "alone.py").write_text("def one() -> int:\n    return 1\n")
     with pytest.raises(IneligibleError, match="SVC-F015 module name 'logging' clashes with the st"):
-        compile_path(tmp_path, target="rest", output_dir=tmp_path / "out", select="app2.run")
-    compile_path(tmp_path, target="rest", output_dir=tmp_path / "ok", select="alone.one")
+        compile_path(
+            tmp_path,
+            target="rest",
+            output_dir=tmp_path / "out",
+            options=CompileOptions(select="app2.run"),
+        )
+    compile_path(
+        tmp_path,
+        target="rest",
+        output_dir=tmp_path / "ok",
+        options=CompileOptions(select="alone.one"),
+    )
     manifest = json.loads((tmp_path / "ok" / "svc-rest.json").read_bytes())
     assert manifest["repository"]["packages"] == ["alone", "app2"]  # never hijacks `logging`
 

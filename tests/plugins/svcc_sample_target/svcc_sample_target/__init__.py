@@ -5,11 +5,10 @@ manifest, the glue file, how ``svcc serve`` runs it and the module names it occu
 itself is not edited to add it; ``docs/adding-a-target.md`` walks through this file.
 """
 
-import hashlib
-import json
 from typing import ClassVar, Final, Literal
 
 from attrs import field, frozen
+from svcc.backends.bundle import assemble
 from svcc.contracts.target import BundleSpec, EmitContext, FileTree
 from svcc.ir.model import ModuleIR
 
@@ -71,33 +70,15 @@ class SampleTarget:
     )
 
     def emit(self, ir: ModuleIR, ctx: EmitContext) -> FileTree:
+        """The page and the glue; ``assemble`` adds the sources and the manifest, for a file
+        and a directory alike (``ir`` is the program's view: every selected capability)."""
+        table = self.style == "table"
         lines = [f"# {self.title or ir.module}", ""]
-        if self.style == "table":
-            lines += ["| function | parameters | summary |", "| --- | --- | --- |"]
+        lines += ["| function | parameters | summary |", "| --- | --- | --- |"] if table else []
         for cap in ir.capabilities:
             params = ", ".join(p.name for p in cap.params)
             summary = (cap.docstring or "undocumented").split("\n", 1)[0]
-            if self.style == "table":
-                lines.append(f"| `{cap.name}` | {params} | {summary} |")
-            else:
-                lines.append(f"- `{cap.name}({params})`: {summary}")
+            row = f"| `{cap.name}` | {params} | {summary} |"
+            lines.append(row if table else f"- `{cap.name}({params})`: {summary}")
         page = ("\n".join(lines) + "\n").encode()
-        files = {"CAPABILITIES.md": page, BUNDLE.glue: SERVER.encode(), "requirements.txt": b""}
-        manifest: dict[str, object] = {
-            "schema": BUNDLE.manifest_schema,
-            "interface": BUNDLE.interface,
-            "module": ir.module,
-            "capabilities": [{"id": c.id, "name": c.name} for c in ir.capabilities],
-        }
-        if ctx.repository is not None:
-            # A repository (`svcc compile DIR --target sample`): `ir` is named for it and
-            # holds every selected capability (dotted names). What an image is built from
-            # (`--target oci --interface sample`) is a direct repository bundle whose
-            # manifest declares every file by digest.
-            manifest |= {
-                "bundle_kind": ctx.bundle_kind,
-                "execution": {"mode": "direct"},
-                "files": {p: "sha256:" + hashlib.sha256(d).hexdigest() for p, d in files.items()},
-            }
-        files[BUNDLE.manifest] = (json.dumps(manifest, sort_keys=True, indent=2) + "\n").encode()
-        return FileTree.of(files)
+        return assemble(BUNDLE, ir, ctx, {"CAPABILITIES.md": page, BUNDLE.glue: SERVER.encode()})

@@ -1,11 +1,11 @@
 """The passes every module goes through, in one ordered list: :data:`PASSES`.
 
 A file, a notebook and each module of a repository take the same steps after the front
-end: ``verify`` (the IR's invariants: a front-end bug never reaches a target) and
-``readiness`` (the per-module rules; a repository's walk then adds what importing the module
-runs). Each pass is a :class:`Pass`: a name and ``run(unit) -> unit`` over a
-:class:`ModuleUnit`, so a new check is one class added to the list, on every path at once.
-Selection is not per module: it runs once over every module's assessments
+end: ``verify`` (the IR's invariants: a front-end bug never reaches a target), ``readiness``
+(the rule tables) and ``inherit`` (what importing the module runs, over its module graph).
+Each pass is a :class:`Pass`: a name and ``run(unit) -> unit`` over a :class:`ModuleUnit`,
+so a new check is one class added to the list, on every path at once. Selection is not per
+module: it runs once over every module's assessments
 (:func:`svcc.compiler.passes.select.select`).
 """
 
@@ -13,23 +13,34 @@ from typing import TYPE_CHECKING, ClassVar, Final, Protocol
 
 import attrs
 from attrs import frozen
-from svcc.compiler.passes.readiness import Environment, ReadinessPass, ReadinessReport
+from svcc.compiler.passes.readiness import ReadinessPass, ReadinessReport
+from svcc.compiler.passes.rule_subject import Environment
 from svcc.ir.model import ModuleIR
 
 if TYPE_CHECKING:
     from svcc.contracts.diagnostics import Diagnostic
 
 
+class ModuleGraphRisks(Protocol):
+    """The import-time risks a module inherits over its module graph (the repository walk:
+    ``repository_readiness.RepositoryReadiness``)."""
+
+    def inherit(self, module: str, ir: ModuleIR, base: ReadinessReport) -> ReadinessReport: ...
+
+
 @frozen(kw_only=True)
 class ModuleUnit:
-    """One module between passes: its IR, the environment it is judged in, its IR digest
-    (``""`` when nobody shows it), the front end's diagnostics and, once judged, its report."""
+    """One module between passes: its name and IR, the environment it is judged in, its IR
+    digest (``""`` when nobody shows it), the front end's diagnostics, the module graph it
+    sits in (``None``: it stands alone) and, once judged, its report."""
 
     path: str
+    module: str = ""
     ir: ModuleIR
     env: Environment
     digest: str
     diagnostics: "tuple[Diagnostic, ...]" = ()
+    graph: ModuleGraphRisks | None = None
     report: ReadinessReport | None = None
 
 
@@ -65,7 +76,19 @@ class JudgePass:
         return attrs.evolve(unit, report=report)
 
 
-PASSES: Final[tuple[Pass, ...]] = (VerifyPass(), JudgePass())
+class InheritPass:
+    """What importing the module runs, judged over its module graph: every capability
+    inherits the import-time risks of the modules it loads (``SVC-R024``)."""
+
+    name: ClassVar[str] = "inherit"
+
+    def run(self, unit: ModuleUnit) -> ModuleUnit:
+        if unit.graph is None or unit.report is None:
+            return unit
+        return attrs.evolve(unit, report=unit.graph.inherit(unit.module, unit.ir, unit.report))
+
+
+PASSES: Final[tuple[Pass, ...]] = (VerifyPass(), JudgePass(), InheritPass())
 
 
 def run_passes(unit: ModuleUnit) -> ReadinessReport:
