@@ -220,7 +220,7 @@ def test_kustomization_lists_every_object() -> None:
 def test_deterministic_across_hash_seeds() -> None:
     code = (
         "import hashlib, sys\n"
-        "sys.path.insert(0, sys.argv[1])\n"
+        "sys.path[:0] = [sys.argv[1], sys.argv[1] + '/backends']\n"
         "import test_k8s as t\n"
         "h = hashlib.sha256()\n"
         "for case in sorted(t.CASES):\n"
