@@ -8,7 +8,7 @@ usual culprits); what the pickle itself needs cannot be read without running it.
 """
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Final
 
 from svcc.contracts.diagnostics import Diagnostic, diag
@@ -20,14 +20,30 @@ UNPICKLERS: Final = frozenset(
 )
 
 
+# The module's own unpickler calls, found once per module rather than once per capability
+# (a module of n capabilities would scan its statements n times): the last module asked.
+_module_loads: list[tuple[ModuleIR, tuple[Evaluation, ...]]] = []
+
+
+def _unpickling(evaluations: Iterable[Evaluation]) -> Iterator[Evaluation]:
+    return (e for e in evaluations if e.kind == "call" and e.callee in UNPICKLERS)
+
+
+def _of_module(ir: ModuleIR) -> tuple[Evaluation, ...]:
+    entry = _module_loads[0] if _module_loads else None  # one read: threads may share this
+    if entry is None or entry[0] is not ir:
+        entry = (ir, tuple(_unpickling(e for stmt in ir.statements for e in stmt.evaluations)))
+        _module_loads[:] = [entry]
+    return entry[1]
+
+
 def _loads(ir: ModuleIR, cap: Capability) -> Iterator[Evaluation]:
     """What the capability's module, its service class's construction and its own body
     read: every evaluation that may unpickle a file."""
     service = ir.service(cap.qualname)
-    yield from service.construction if service is not None else ()
-    for stmt in ir.statements:
-        yield from stmt.evaluations
-    yield from cap.effects
+    yield from _unpickling(service.construction if service is not None else ())
+    yield from _of_module(ir)
+    yield from _unpickling(cap.effects)
 
 
 def pickled_model_reasons(

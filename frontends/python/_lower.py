@@ -207,7 +207,9 @@ class ModuleLowerer:
         self._td_dependents: dict[str, set[str]] = {}  # TypedDict name -> names inheriting it
         self.globals: list[GlobalWrite] = []
         self._capability_nodes: dict[str, FunctionNode] = {}
-        self.services: list[ServiceDecl] = []
+        # by class name, in definition order (a class defined again moves to the end)
+        self.services: dict[str, ServiceDecl] = {}
+        self._service_capabilities: dict[str, list[str]] = {}  # class -> its capabilities
         self.capabilities: dict[str, Capability] = {}
         # Origins of the module's own names bound so far (see ``_effects``), and the
         # module-level functions and classes, for the helpers module-level code calls.
@@ -395,7 +397,7 @@ class ModuleLowerer:
             global_reads=self._global_reads(),
             models=tuple(self.models.values()),
             helpers=self._helpers(),
-            services=tuple(self.services),
+            services=tuple(self.services.values()),
         )
 
     def _global_reads(self) -> tuple[GlobalRead, ...]:
@@ -1380,10 +1382,10 @@ class ModuleLowerer:
         ``Class.method`` without its instance parameter, and the facts of building it."""
         qualify = self.symbols.qualify
         bases = self.classes[-1].bases
-        for stale in [n for n in self.capabilities if n.startswith(f"{stmt.name}.")]:
+        for stale in self._service_capabilities.pop(stmt.name, ()):
             del self.capabilities[stale]  # the last definition of the class wins
             del self._capability_nodes[stale]
-        self.services = [s for s in self.services if s.name != stmt.name]
+        self.services.pop(stmt.name, None)
         if stmt.name in self.models or not is_candidate(stmt, bases, qualify):
             return
         required = required_parameters(stmt)
@@ -1395,6 +1397,7 @@ class ModuleLowerer:
             self.capabilities.pop(name, None)
             self.capabilities[name] = self._capability(fn, guards, qualname=name)
             self._capability_nodes[name] = fn
+            self._service_capabilities.setdefault(stmt.name, []).append(name)
         calls, opaque = self._body_facts(construction_bodies(stmt))
         writes = sorted(
             (
@@ -1404,17 +1407,15 @@ class ModuleLowerer:
             ),
             key=lambda w: (w.span.line, w.span.column),
         )
-        self.services.append(
-            ServiceDecl(
-                name=stmt.name,
-                bases=bases,
-                setup=setup_method(stmt),
-                construction=calls,
-                opaque=opaque,
-                required=required,
-                state_writes=tuple(writes),
-                span=self.src.span(stmt),
-            )
+        self.services[stmt.name] = ServiceDecl(
+            name=stmt.name,
+            bases=bases,
+            setup=setup_method(stmt),
+            construction=calls,
+            opaque=opaque,
+            required=required,
+            state_writes=tuple(writes),
+            span=self.src.span(stmt),
         )
 
     def _capability(
