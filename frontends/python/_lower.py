@@ -43,6 +43,7 @@ from svcc.frontends.python._param_flow import object_uses
 from svcc.frontends.python._reach import Reach
 from svcc.frontends.python._read_calls import CalledReads
 from svcc.frontends.python._services import (
+    changes_instance,
     construction_bodies,
     is_candidate,
     meant_as_service,
@@ -210,6 +211,8 @@ class ModuleLowerer:
         # by class name, in definition order (a class defined again moves to the end)
         self.services: dict[str, ServiceDecl] = {}
         self._service_capabilities: dict[str, list[str]] = {}  # class -> its capabilities
+        # methods that change their instance: the next call sees it (``<state>`` in reach)
+        self._instance_changers: set[str] = set()
         self.capabilities: dict[str, Capability] = {}
         # Origins of the module's own names bound so far (see ``_effects``), and the
         # module-level functions and classes, for the helpers module-level code calls.
@@ -1385,6 +1388,7 @@ class ModuleLowerer:
         for stale in self._service_capabilities.pop(stmt.name, ()):
             del self.capabilities[stale]  # the last definition of the class wins
             del self._capability_nodes[stale]
+            self._instance_changers.discard(stale)
         self.services.pop(stmt.name, None)
         if stmt.name in self.models or not is_candidate(stmt, bases, qualify):
             return
@@ -1398,6 +1402,8 @@ class ModuleLowerer:
             self.capabilities[name] = self._capability(fn, guards, qualname=name)
             self._capability_nodes[name] = fn
             self._service_capabilities.setdefault(stmt.name, []).append(name)
+            if changes_instance(fn):
+                self._instance_changers.add(name)
         calls, opaque = self._body_facts(construction_bodies(stmt))
         writes = sorted(
             (
@@ -1632,6 +1638,8 @@ class ModuleLowerer:
         for name, cap in capabilities.items():
             objects = frozenset(p.name for p in cap.params if not plain_json(p.type))
             found = reach.of(self._capability_nodes[name], objects)
+            if name in self._instance_changers:
+                found = tuple(sorted({*found, "<state>"}))
             out[name] = attrs.evolve(cap, reach=found) if found else cap
         return out
 

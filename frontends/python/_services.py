@@ -13,6 +13,8 @@ import ast
 from collections.abc import Callable, Iterator
 from typing import Final
 
+from svcc.frontends.python._reach import MUTATING
+
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
 # Bases a service class may name: the plain one, and the frameworks whose shape svcc serves
@@ -139,3 +141,45 @@ def state_writes(fn: FunctionNode) -> Iterator[tuple[str, ast.AST]]:
                 ):
                     yield item.attr, item
         stack.extend(ast.iter_child_nodes(node))
+
+
+def changes_instance(fn: FunctionNode) -> bool:
+    """Whether the method changes its instance: an assignment or ``del`` whose target is the
+    instance or reaches into it (``self.n += 1``, ``self.seen[k] = v``), or a mutating
+    method of a value it holds (``self.history.append(x)``). Such a call changes what the
+    next call sees: its tool is neither read-only nor idempotent (nested functions left
+    out, as in :func:`state_writes`)."""
+    first = [*fn.args.posonlyargs, *fn.args.args]
+    if not first:
+        return False
+    me = first[0].arg
+
+    def rooted(node: ast.expr) -> bool:
+        while isinstance(node, ast.Attribute | ast.Subscript):
+            node = node.value
+        return isinstance(node, ast.Name) and node.id == me
+
+    stack: list[ast.AST] = list(fn.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+            continue
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign | ast.Delete):
+            targets = node.targets
+        elif isinstance(node, ast.AugAssign | ast.AnnAssign):
+            targets = [node.target]
+        for target in targets:
+            items = target.elts if isinstance(target, ast.Tuple | ast.List) else [target]
+            if any(isinstance(i, ast.Attribute | ast.Subscript) and rooted(i) for i in items):
+                return True
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in MUTATING
+            and isinstance(node.func.value, ast.Attribute | ast.Subscript)
+            and rooted(node.func.value)
+        ):
+            return True
+        stack.extend(ast.iter_child_nodes(node))
+    return False

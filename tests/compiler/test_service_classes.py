@@ -321,3 +321,34 @@ def test_the_last_definition_of_a_class_is_served() -> None:
         ("python:redef:A.b", ["x"])
     ]
     assert [(s.name, s.setup, s.required) for s in ir.services] == [("A", None, ())]
+
+
+def test_a_method_that_changes_its_instance_is_no_read_only_tool() -> None:
+    """The next call sees what such a method leaves: its tool is neither read-only nor
+    idempotent, whether it rebinds, updates in place or mutates a value it holds."""
+    from svcc.compiler.passes.tool_effects import tool_effects
+    from svcc.frontends.python import read_python
+
+    source = (
+        b"class Counter:\n"
+        b"    def __init__(self) -> None:\n"
+        b"        self.n = 0\n"
+        b"        self.seen: list[str] = []\n"
+        b"        self.by_word: dict[str, int] = {}\n\n"
+        b"    def bump(self, by: int = 1) -> int:\n        self.n += by\n        return self.n\n\n"
+        b"    def remember(self, word: str) -> int:\n"
+        b"        self.seen.append(word)\n        return len(self.seen)\n\n"
+        b"    def count(self, word: str) -> int:\n"
+        b"        self.by_word[word] = self.by_word.get(word, 0) + 1\n"
+        b"        return self.by_word[word]\n\n"
+        b"    def peek(self) -> int:\n        local = [self.n]\n        local.append(1)\n"
+        b"        return sum(local)\n"
+    )
+    ir = read_python(source, path="counter.py", module="counter", python_version=(3, 11)).ir
+    assert ir is not None
+    hints = {c.name: dict(tool_effects(c).hints) for c in ir.capabilities}
+    for name in ("Counter.bump", "Counter.remember", "Counter.count"):
+        assert hints[name]["readOnlyHint"] is False, name
+        assert hints[name]["idempotentHint"] is False, name
+    assert hints["Counter.peek"]["readOnlyHint"] is True
+    assert hints["Counter.peek"]["idempotentHint"] is True
