@@ -21,6 +21,7 @@ from svcc.backends._common.governed_oci import governed_oci_files
 from svcc.backends._common.runtime_copy import runtime_files
 from svcc.backends._common.schema import LoweringError
 from svcc.contracts.policy import OciExecution, execution_mode
+from svcc.contracts.program import Program
 from svcc.contracts.target import BundleSpec, EmitContext, FileTree
 from svcc.ir.canonical import canonical_json, digest_bytes, json_utf8
 from svcc.ir.model import ModuleIR
@@ -77,6 +78,7 @@ def assemble(
         "module": ir.module,
         "execution": execution_mode(ctx.execution),
         "capabilities": [{"id": c.id, "name": c.name} for c in ir.capabilities],
+        **({"services": services} if (services := served_classes(program)) else {}),
         **program.layout.manifest_fields(program, files),
         "ir_digest": digest_bytes(files[IR_FILE]),
         "readiness_digest": digest_bytes(files[READINESS_FILE]),
@@ -84,6 +86,20 @@ def assemble(
         **({"allow": list(allow)} if allow else {}),
     }
     return FileTree.of({**files, kind.manifest: canonical_json(manifest)})
+
+
+def served_classes(program: Program) -> list[dict[str, Any]]:
+    """The service classes a bundle builds at startup (a selected method's class), each
+    with its module and the setup method run once after construction (``None``: none)."""
+    out = []
+    for module in program.modules:
+        owners = {c.qualname.partition(".")[0] for c in module.capabilities if "." in c.qualname}
+        out += [
+            {"class": s.name, "module": module.module, "setup": s.setup}
+            for s in module.services
+            if s.name in owners
+        ]
+    return out
 
 
 def merge_documents(into: dict[str, Any], part: Mapping[str, Any], what: str) -> None:

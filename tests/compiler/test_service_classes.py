@@ -43,6 +43,8 @@ def test_methods_are_capabilities_named_by_class(direct: Server) -> None:
     assert (service["name"], service["setup"]) == ("Predictor", "setup")
     readiness = json.loads((direct.log.parent / "rest" / "readiness.json").read_text())
     assert readiness["services"] == [{"class": "Predictor", "setup": "setup"}]
+    manifest = json.loads((direct.log.parent / "rest" / "svc-rest.json").read_text())
+    assert manifest["services"] == [{"class": "Predictor", "module": "predictor", "setup": "setup"}]
 
 
 def test_direct_setup_runs_once_and_state_is_shared(direct: Server) -> None:
