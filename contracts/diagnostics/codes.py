@@ -859,7 +859,7 @@ R087_SERVICE_METHOD_FORM: Final = _code(
     "execution",
     "conditional",
     "Building the service (its `__init__` and `setup()`/`load()`, run once at startup) holds "
-    "a statement svcc does not read (a `with` block, a loop with `while`, a nested function, "
+    "a statement svcc does not read (a loop with `while`, an `async with`, a nested function, "
     "a write to a name that is not the method's own), so what it does at startup is unknown.",
     hint="keep `__init__` and `setup()` to assignments of calls (`self.model = "
     "joblib.load(HERE / 'model.joblib')`); move other work into a module-level function "

@@ -1801,7 +1801,7 @@ def _helper_statement(
     stmt: ast.stmt, local: set[str]
 ) -> tuple[list[ast.expr], list[ast.stmt], bool]:
     """A helper body statement's evaluated expressions and nested blocks, or ``ok=False``
-    when the facts do not describe it (``global``, ``with``, ``while``, ``yield`` inside,
+    when the facts do not describe it (``global``, ``async with``, ``while``, ``yield`` inside,
     nested scopes, imports, writes to names that are not the function's own)."""
     if isinstance(stmt, ast.Expr | ast.Return):
         value = stmt.value
@@ -1833,6 +1833,14 @@ def _helper_statement(
             if handler.type is not None:
                 types.append(handler.type)
         return types, blocks, True
+    if isinstance(stmt, ast.With):  # the context's calls are facts; ``as`` binds a local
+        if any(
+            item.optional_vars is not None
+            and not (isinstance(item.optional_vars, ast.Name) and item.optional_vars.id in local)
+            for item in stmt.items
+        ):
+            return [], [], False
+        return [item.context_expr for item in stmt.items], list(stmt.body), True
     if isinstance(stmt, ast.Raise):
         return [e for e in (stmt.exc, stmt.cause) if e is not None], [], True
     if isinstance(stmt, ast.Assert):

@@ -354,3 +354,25 @@ def test_a_method_that_changes_its_instance_is_no_read_only_tool() -> None:
         assert hints[name]["idempotentHint"] is False, name
     assert hints["Counter.peek"]["readOnlyHint"] is True
     assert hints["Counter.peek"]["idempotentHint"] is True
+
+
+def test_a_constructor_reading_its_model_in_a_with_block_is_served(tmp_path: Path) -> None:
+    """``with open(HERE / ...) as f:`` in ``__init__`` is read like the ``open`` call it
+    makes: eligible with the file declared, and the served bundle answers with its data."""
+    source = tmp_path / "linear.py"
+    source.write_text(
+        "import json\nfrom pathlib import Path\n\nHERE = Path(__file__).parent\n\n\n"
+        "class Linear:\n"
+        "    def __init__(self) -> None:\n"
+        '        with open(HERE / "weights.json") as f:\n'
+        "            self.weights = json.load(f)\n\n"
+        "    def predict(self, x: float) -> float:\n"
+        '        return self.weights["a"] * x + self.weights["b"]\n'
+    )
+    (tmp_path / "weights.json").write_text('{"a": 2.0, "b": 1.0}')
+    undeclared = run_svcc("inspect", str(source), "--format", "json")
+    assert "SVC-R026" in undeclared.stdout
+    out = tmp_path / "rest"
+    generate(source, out, "--data", str(tmp_path / "weights.json"))
+    with serving(out) as server, server.client() as client:
+        assert post(client, "Linear.predict", {"x": 3}).json() == 7.0

@@ -74,7 +74,17 @@ class Downloads:
 
 class Opaque:
     def __init__(self) -> None:
-        with open(HERE / "table.json") as f:  # expect: SVC-R087
+        self.n = 0
+        while self.n < 3:  # expect: SVC-R087
+            self.n += 1
+
+    def count(self) -> int:
+        return self.n
+
+
+class WithFile:
+    def __init__(self) -> None:
+        with open(HERE / "table.json") as f:
             self.text = f.read()
 
     def text_length(self) -> int:
