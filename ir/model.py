@@ -11,7 +11,7 @@ from typing import Literal
 
 from attrs import frozen
 from svcc.ir.schema import IR_SCHEMA
-from svcc.ir.types import TypeNode
+from svcc.ir.types import LiteralValue, TypeNode
 
 
 @frozen(kw_only=True)
@@ -91,6 +91,57 @@ class ParamUse:
     receiver: str | None = None
 
 
+ConstraintValue = int | float | str
+
+
+@frozen(kw_only=True)
+class Constraint:
+    """A literal pydantic ``Field`` bound: ``gt``/``ge``/``lt``/``le`` (numbers),
+    ``min_length``/``max_length`` (integers), ``pattern`` (a string)."""
+
+    name: str
+    value: ConstraintValue
+
+
+@frozen(kw_only=True)
+class Unreadable:
+    """Part of a model that cannot be read statically (a computed ``Field`` argument)."""
+
+    text: str
+    span: Span
+
+
+InputValue = str | int | float | bool | None
+
+
+@frozen(kw_only=True)
+class LiteralDefault:
+    """A default stated as a literal (``Input(default=0.5)``): published as the schema's
+    ``default`` and applied by the served validator when the value is omitted."""
+
+    value: InputValue
+
+
+@frozen(kw_only=True)
+class InputDescriptor:
+    """A parameter's ``cog.Input(...)``/``pydantic.Field(...)`` (its default) or
+    ``Annotated[T, Field(...)]`` metadata, read without running it. ``callee`` is the
+    descriptor's origin (``cog.Input``); ``constraints`` its literal bounds, named as a model
+    field's are (cog's ``regex`` is ``pattern``); ``choices`` cog's ``choices=`` (the schema's
+    ``enum``); ``default`` the literal ``default=`` (``None``: none, or not a literal);
+    ``unreadable`` every keyword that is computed or that svcc does not serve (SVC-R055)."""
+
+    callee: str
+    constraints: tuple[Constraint, ...] = ()
+    choices: tuple[LiteralValue, ...] = ()
+    default: LiteralDefault | None = None
+    # A default descriptor without a ``default=``: the request must supply the value (the
+    # parameter's Python default is the descriptor itself).
+    required: bool = False
+    unreadable: tuple[Unreadable, ...] = ()
+    span: Span
+
+
 @frozen(kw_only=True)
 class Parameter:
     name: str
@@ -103,6 +154,14 @@ class Parameter:
     # The description the code attaches (``Annotated[T, Field(description="...")]``, a
     # default ``Field(...)``/``cog.Input(...)``), a string literal; docstrings are not read here.
     description: str | None = None
+    # What a descriptor states about the value: a default ``cog.Input(...)``/``Field(...)``
+    # or ``Annotated[T, Field(...)]`` metadata (see ``InputDescriptor``); ``None`` without one.
+    input: InputDescriptor | None = None
+
+    @property
+    def required(self) -> bool:
+        """The request must supply the value: no default, or a descriptor without one."""
+        return self.default is None or (self.input is not None and self.input.required)
 
 
 @frozen(kw_only=True)
@@ -346,18 +405,6 @@ class TypedDictDecl:
 ModelForm = Literal["dataclass", "pydantic", "namedtuple"]
 
 
-ConstraintValue = int | float | str
-
-
-@frozen(kw_only=True)
-class Constraint:
-    """A literal pydantic ``Field`` bound: ``gt``/``ge``/``lt``/``le`` (numbers),
-    ``min_length``/``max_length`` (integers), ``pattern`` (a string)."""
-
-    name: str
-    value: ConstraintValue
-
-
 @frozen(kw_only=True)
 class ModelField:
     """One field of a model. ``name`` is the JSON property (a pydantic alias when given),
@@ -373,14 +420,6 @@ class ModelField:
     span: Span
     # ``Field(description="...")`` (or ``Annotated`` metadata), a string literal.
     description: str | None = None
-
-
-@frozen(kw_only=True)
-class Unreadable:
-    """Part of a model that cannot be read statically (a computed ``Field`` argument)."""
-
-    text: str
-    span: Span
 
 
 @frozen(kw_only=True)

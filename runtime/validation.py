@@ -101,7 +101,7 @@ def _object(node: Mapping[str, Any], convert: Any) -> cs.CoreSchema:
     if "properties" in node or node.get("additionalProperties") is False:
         required = set(node.get("required", ()))
         fields = {
-            name: cs.typed_dict_field(convert(sub), required=name in required)
+            name: cs.typed_dict_field(_defaulted(sub, convert), required=name in required)
             for name, sub in node.get("properties", {}).items()
         }
         opened = node.get("additionalProperties") is True  # pydantic extra="allow"
@@ -111,6 +111,17 @@ def _object(node: Mapping[str, Any], convert: Any) -> cs.CoreSchema:
     values = node.get("additionalProperties", True)
     value_schema = _any() if values is True else convert(values)
     return cs.dict_schema(cs.str_schema(strict=True), value_schema, strict=True)
+
+
+def _defaulted(node: Any, convert: Callable[[Any], cs.CoreSchema]) -> cs.CoreSchema:
+    """A property's schema; with a ``default`` (a literal the generator copied from the
+    parameter's ``Input(default=...)``/``Field(default=...)``), the value the call receives
+    when the property is omitted, as the schema documents: the function's own default may be
+    the descriptor object itself (``pydantic.Field``), never the value it states."""
+    schema: cs.CoreSchema = convert(node)
+    if isinstance(node, Mapping) and "default" in node:
+        return cs.with_default_schema(schema, default=node["default"])
+    return schema
 
 
 def _array(node: Mapping[str, Any], convert: Any, fail_fast: bool) -> cs.CoreSchema:
@@ -216,8 +227,12 @@ _KEYWORDS = frozenset(
         "enum", "items", "maxItems", "minItems", "prefixItems", "properties", "required",
         "title", "type", "format", "pattern", "contentEncoding", "minLength", "maxLength",
         "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", NDARRAY_MARKER,
+        "default",
     }
 )  # fmt: skip
+# The keywords that bound a value (checked with an ``enum`` too: a choice outside them is refused)
+_BOUNDS = ("pattern", "minLength", "maxLength", "minimum", "maximum", "exclusiveMinimum",
+           "exclusiveMaximum")  # fmt: skip
 
 
 def to_core_schema(node: Any, fail_fast: bool = False) -> cs.CoreSchema:
@@ -248,7 +263,11 @@ def to_core_schema(node: Any, fail_fast: bool = False) -> cs.CoreSchema:
     if "const" in node:
         return _literal([node["const"]])
     if "enum" in node:
-        return _literal(list(node["enum"]))
+        choices = _literal(list(node["enum"]))
+        bounds = {k: node[k] for k in _BOUNDS if k in node}
+        if bounds and "type" in node:  # each choice must satisfy the bounds too
+            return cs.chain_schema([convert({"type": node["type"], **bounds}), choices])
+        return choices
     kind = node.get("type")
     if kind == "object":
         return _object(node, convert)

@@ -18,10 +18,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from svcc import __version__
+from svcc.backends._common.cog_shim import SHIM_FILE, shim_files
 from svcc.backends._common.governed import governed_files, repository_governed_files
 from svcc.backends._common.governed_oci import governed_oci_files
 from svcc.backends._common.runtime_copy import runtime_files
 from svcc.backends._common.schema import LoweringError
+from svcc.compiler.passes.cog_shim import SHIM_MODULE
 from svcc.contracts.policy import ExecutionPolicy, OciExecution, execution_mode
 from svcc.contracts.target import BundleSpec, EmitContext, FileTree, RepositoryLayout
 from svcc.ir.canonical import canonical_json, digest_bytes, json_utf8
@@ -132,6 +134,7 @@ def assemble(
     if ctx.repository is not None:
         return _assemble_repository(kind, ctx.repository, ctx, interface_files)
     module_path, files = source_files(ir, ctx)
+    files |= shim_files((ir,), files)
     files |= analysis_files(ir, ctx)
     files |= runtime_files(kind.runtime_modules)
     if ctx.execution is not None:
@@ -187,6 +190,8 @@ def _assemble_repository(
     if len(set(names)) != len(names):
         raise LoweringError("two selected capabilities have the same name")
     files: dict[str, bytes] = {s.bundle_path: s.data for s in layout.sources}
+    shim = shim_files(layout.modules, files)
+    files |= shim
     files |= {path: data for path, _, data in layout.data}  # verified at startup like source
     files[IR_FILE] = _repository_ir(layout)
     files[READINESS_FILE] = canonical_json(dict(layout.readiness))
@@ -195,10 +200,15 @@ def _assemble_repository(
         files |= runtime_files(kind.governed_runtime_modules, with_init=False)
     files |= requirement_files(kind.server_requirements, ctx)
     files |= interface_files
+    modules = {s.module: s.bundle_path for s in layout.sources}
+    packages = list(layout.packages)
+    if shim:  # the finder imports the shim as it imports the repository's own modules
+        modules[SHIM_MODULE] = SHIM_FILE
+        packages = sorted({*packages, SHIM_MODULE})
     repository = {
-        "modules": {s.module: s.bundle_path for s in layout.sources},
+        "modules": modules,
         "namespace_packages": list(layout.namespaces),
-        "packages": list(layout.packages),
+        "packages": packages,
     }
     if isinstance(ctx.execution, ExecutionPolicy):
         paths = {s.module: s.bundle_path for s in layout.sources}

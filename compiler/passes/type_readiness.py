@@ -3,9 +3,11 @@
 Kept apart from the general rules in ``readiness``, which calls :func:`type_reasons` once per
 capability: a declared return type the result encoder cannot encode (R050, the verdict
 holds the promise), a model whose fields cannot be read statically (R051), a parameter
-left out of the interface (R052, see ``svcc.ir.interface``), and a numpy or pandas type
-whose library is not declared (R053); and a parameter (R011) or result (R050) reaching a
-chain of TypedDicts and models too long for any server to take (:func:`chain_depths`).
+left out of the interface (R052, see ``svcc.ir.interface``), a numpy or pandas type whose
+library is not declared (R053), a parameter descriptor (``cog.Input``, ``Field``) that
+cannot be read or applies to no value of its type (R055); and a parameter (R011) or result
+(R050) reaching a chain of TypedDicts and models too long for any server to take
+(:func:`chain_depths`).
 """
 
 from collections.abc import Callable, Iterator
@@ -13,9 +15,10 @@ from typing import Final
 
 from svcc.contracts.diagnostics import Diagnostic, diag
 from svcc.contracts.diagnostics import codes as C
+from svcc.ir.bounds import misplaced
 from svcc.ir.index import ModuleIndex, module_index
 from svcc.ir.interface import answered, left_out
-from svcc.ir.model import Capability, ModuleIR
+from svcc.ir.model import Capability, ModuleIR, Parameter
 from svcc.ir.types import (
     DataFrameType,
     EnumType,
@@ -282,6 +285,7 @@ def type_reasons(
                 )
             )
     for param in cap.params:
+        out.extend(_descriptor_reasons(param))
         if left_out(param):
             out.append(
                 diag(
@@ -292,3 +296,21 @@ def type_reasons(
                 )
             )
     return out
+
+
+def _descriptor_reasons(param: Parameter) -> Iterator[Diagnostic]:
+    """SVC-R055: what a parameter's ``Input(...)``/``Field(...)`` states that svcc cannot
+    read, or would document and check on no value (a bound for another type)."""
+    found = param.input
+    if found is None:
+        return
+    for item in found.unreadable:
+        yield diag(
+            C.R055_INPUT_UNREADABLE,
+            f"parameter {param.name!r}: {item.text}",
+            item.span,
+        )
+    if left_out(param):
+        return
+    for why in misplaced(found, param.type):
+        yield diag(C.R055_INPUT_UNREADABLE, f"parameter {param.name!r}: {why}", found.span)

@@ -31,6 +31,8 @@ from svcc.frontends.python._file_paths import (
     parent,
     with_name,
 )
+from svcc.frontends.python._inputs import Source as InputSource
+from svcc.frontends.python._inputs import with_input
 from svcc.frontends.python._models import (
     ModelReader,
     classify,
@@ -1550,7 +1552,7 @@ class ModuleLowerer:
     ) -> Parameter:
         annotation = arg.annotation
         type_: TypeNode = AnyType() if annotation is None else self.types.resolve(annotation)
-        return Parameter(
+        param = Parameter(
             name=arg.arg,
             kind=kind,
             annotation=self.src.segment(annotation) if annotation is not None else None,
@@ -1565,6 +1567,8 @@ class ModuleLowerer:
             description=annotation_description(annotation, self.symbols.qualify)
             or described(default, self.symbols.qualify),
         )
+        source = InputSource(self.symbols.qualify, self.src.segment, self.src.span)
+        return with_input(param, annotation, default, source)
 
     def _is_generator(self, fn: FunctionNode) -> bool:
         if "yield" not in self.src.text_of_lines(fn.lineno, fn.end_lineno or fn.lineno):
