@@ -1,0 +1,40 @@
+"""Cog's parameter descriptors: bounds, choices, patterns and defaults as schema keywords."""
+
+from typing import Annotated
+
+from cog import Input, Path
+from pydantic import Field
+
+LIMIT = 10
+
+
+def generate(
+    prompt: str = Input(description="What to write about.", min_length=1, max_length=200),
+    temperature: float = Input(default=0.75, ge=0.0, le=1.0, description="Sampling heat."),
+    style: str = Input(default="plain", choices=["plain", "poem", "list"]),
+    language: str = Input(default="en", regex="^[a-z]{2}$"),
+    steps: Annotated[int, Field(gt=0, lt=100)] = 10,
+    seed: int | None = Field(default=None, ge=0),
+) -> str:
+    """Write a short text."""
+    return f"{style}:{language}:{prompt}:{temperature}:{steps}:{seed}"
+
+
+def computed(text: str, times: int = Input(default=1, le=LIMIT)) -> str:  # expect: SVC-R055
+    return text * times
+
+
+def misplaced(text: str = Input(ge=0)) -> str:  # expect: SVC-R055
+    return text
+
+
+def not_served(scale: float = Field(default=1.0, multiple_of=0.5)) -> float:  # expect: SVC-R055
+    return scale
+
+
+def upscale(image: Path = Input(description="An image.")) -> str:  # expect: SVC-R011
+    return str(image)
+
+
+def render(text: str) -> Path:  # expect: SVC-R050
+    return Path(text)
