@@ -76,10 +76,24 @@ def compile_path(
     if analysis.error is not None:
         raise InputError(analysis.error_message(str(path)))
     if directory and selection is None:
+        selection = cog_selection(analysis)
+    if directory and selection is None:
         _all_analysed(analysis, str(path))
     elif directory and selection is not None:
         _selected_analysed(analysis, str(path), selection)
     return write_bundle(analysis, backend, output_dir, select=selection, execution=policy)
+
+
+def cog_selection(analysis: "Analysis") -> tuple[str, ...] | None:
+    """A Cog project's predictor, when ``cog.yaml`` names a function of the analysis
+    (``predict: "predict.py:predict"``): a directory compiled without ``--select`` serves it
+    alone, as Cog would. ``None`` otherwise (no ``cog.yaml``, or it names a class)."""
+    repository = analysis.repository
+    cog = repository.tree.config.cog if repository is not None else None
+    if cog is None:
+        return None
+    found = any(cap.id == cog.capability_id for _, cap, _ in analysis.capabilities())
+    return (cog.capability_id,) if found else None
 
 
 def _all_analysed(analysis: "Analysis", shown: str) -> None:

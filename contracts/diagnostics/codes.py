@@ -839,6 +839,21 @@ F037_TEST_CODE_LEFT_OUT: Final = _code(
 )
 
 
+# --- Cog projects (issue 39) ---------------------------------------------------------------------
+F038_COG_KEYS: Final = _code(
+    "SVC-F038",
+    "cog.yaml keys honoured and not honoured",
+    "note",
+    "source",
+    None,
+    "The directory is a Cog project: its `cog.yaml` names the predictor (`predict:`) and the "
+    "Python packages (`build.python_packages`, `build.python_requirements`), which svcc serves "
+    "and declares. Other keys describe Cog's own container (`build.gpu`, `build.cuda`, "
+    "`build.system_packages`, `build.run`, `image`, `concurrency`, `train`, ...): the bundle "
+    "does not do them, and this note names each one present.",
+)
+
+
 # Codes whose fix is shown before and after in the manual (docs/how-to/make-eligible.md), by
 # the section's anchor there; tests/contracts/test_fix_examples.py runs `svcc inspect` over each pair.
 FIX_EXAMPLES: Final[dict[str, str]] = {

@@ -14,6 +14,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Final
 
 from attrs import frozen
+from svcc.contracts.diagnostics import Diagnostic, diag
+from svcc.contracts.diagnostics.codes import F038_COG_KEYS
 from svcc.contracts.errors import InputError
 from svcc.contracts.requirements import DeclaredRequirements, parse_requirements
 
@@ -22,8 +24,7 @@ MAX_BYTES: Final = 64 * 1024
 # A requirements file named by ``build.python_requirements`` is read up to this size.
 MAX_REQUIREMENTS_BYTES: Final = 256 * 1024
 # The keys svcc honours (the predictor and the Python side of ``build``)
-HONOURED: Final = ("predict", "build.python_packages", "build.python_requirements",
-                   "build.python_version")  # fmt: skip
+HONOURED: Final = ("predict", "build.python_packages", "build.python_requirements")
 
 
 @frozen(kw_only=True)
@@ -55,6 +56,14 @@ class CogConfig:
         return parse_requirements("\n".join(self.requirements), COG_FILE)
 
 
+def keys_note(cog: CogConfig) -> Diagnostic:
+    """SVC-F038: the keys of ``cog.yaml`` svcc honours, and each one it does not."""
+    said = f"{COG_FILE}: honoured: {', '.join(cog.honoured)}"
+    if cog.ignored:
+        said += f"; not honoured (the bundle does not do them): {', '.join(cog.ignored)}"
+    return diag(F038_COG_KEYS, said, None)
+
+
 def find_cog(directory: Path) -> Path | None:
     """``directory``'s ``cog.yaml`` (a regular file, not a link), or ``None``."""
     path = directory / COG_FILE
@@ -79,10 +88,13 @@ def read_cog(directory: Path) -> CogConfig | None:
     if not isinstance(build, dict):
         raise InputError(f"{where}: `build` must be a mapping")
     requirements = [*_packages(build.get("python_packages"), where)]
+    # an invalid line is refused in one line naming where it is (exit 2)
+    parse_requirements("\n".join(requirements), f"{where}: build.python_packages")
     requirements_file = build.get("python_requirements")
     ignored: list[str] = []
     if requirements_file is not None:
         lines, options = _requirements_file(requirements_file, directory, where)
+        parse_requirements("\n".join(lines), f"{where}: {requirements_file}")
         requirements.extend(lines)
         ignored.extend(f"build.python_requirements {o}" for o in options)
     version = build.get("python_version")
@@ -99,7 +111,6 @@ def read_cog(directory: Path) -> CogConfig | None:
             present.append(str(key))
     honoured = tuple(k for k in present if k in HONOURED)
     ignored = [k for k in present if k not in HONOURED] + ignored
-    parse_requirements("\n".join(requirements), where)  # an invalid line: one line, exit 2
     return CogConfig(
         predict_file=predict_file,
         module=".".join(PurePosixPath(predict_file).with_suffix("").parts),
