@@ -11,10 +11,16 @@ from collections.abc import Iterable
 from typing import Final
 
 from svcc.ir.model import Import
-from svcc.runtime.cog import __all__ as shim_names
 
 SHIM_MODULE: Final = "cog"
-SHIM_NAMES: Final = frozenset(shim_names)
+
+
+def shim_names() -> frozenset[str]:
+    """What the shim defines (its ``__all__``), imported only for a module that imports
+    ``cog``: the shim imports ``pathlib``, which ``inspect FILE`` otherwise never needs."""
+    from svcc.runtime.cog import __all__ as names
+
+    return frozenset(names)
 
 
 def imports_cog(imports: Iterable[Import]) -> bool:
@@ -24,15 +30,16 @@ def imports_cog(imports: Iterable[Import]) -> bool:
 
 def shim_problem(imp: Import) -> str | None:
     """Why ``imp`` (an import of ``cog`` or a submodule) fails against the shim, or ``None``."""
+    names = shim_names()
     if imp.module != SHIM_MODULE:
         return (
             f"import {imp.module!r}: svcc serves Cog predictors with its own `cog` module, which "
-            f"has no submodules; import from `cog` ({', '.join(sorted(SHIM_NAMES))})"
+            f"has no submodules; import from `cog` ({', '.join(sorted(names))})"
         )
-    missing = sorted(set(imp.names) - SHIM_NAMES - {"*"})
+    missing = sorted(set(imp.names) - names - {"*"})
     if missing:
         return (
             f"`from cog import {', '.join(missing)}`: svcc's `cog` module has "
-            f"{', '.join(sorted(SHIM_NAMES))} only"
+            f"{', '.join(sorted(names))} only"
         )
     return None
