@@ -92,8 +92,12 @@ def cog_selection(analysis: "Analysis") -> tuple[str, ...] | None:
     cog = repository.tree.config.cog if repository is not None else None
     if cog is None:
         return None
-    found = any(cap.id == cog.capability_id for _, cap, _ in analysis.capabilities())
-    return (cog.capability_id,) if found else None
+    for ir, cap, _ in analysis.capabilities():  # the module is the tree's name of the file
+        if cap.qualname == cog.predictor and repository.modules[ir.module].file.path == (
+            cog.predict_file
+        ):
+            return (cap.id,)
+    return None
 
 
 def _all_analysed(analysis: "Analysis", shown: str) -> None:

@@ -4,9 +4,9 @@ Cog (replicate/cog) describes a model server with ``cog.yaml`` beside the code:
 ``predict: "predict.py:Predictor"`` names the predictor (a ``BasePredictor`` class, or a
 function) and ``build:`` the environment. svcc reads the file without running anything
 (``yaml.safe_load``, at most :data:`MAX_BYTES`), honours what it can serve the same way
-(the predictor, the Python packages and requirements file, the Python version) and names
-every other key as not honoured (``gpu``, ``system_packages``, ``run``...), so a user sees
-what the generated bundle does not do. A file that cannot be read, or whose ``predict``
+(the predictor, the Python packages and requirements file) and names every other key as not
+honoured (``gpu``, ``python_version``, ``system_packages``, ``run``...), so a user sees what
+the generated bundle does not do. A file that cannot be read, or whose ``predict``
 is missing or points outside the directory, is an :class:`InputError` (exit 2, one line).
 """
 
@@ -30,8 +30,10 @@ HONOURED: Final = ("predict", "build.python_packages", "build.python_requirement
 @frozen(kw_only=True)
 class CogConfig:
     """What ``cog.yaml`` says, as svcc serves it. ``predict_file`` is POSIX, relative to
-    the directory; ``module`` its dotted module name; ``predictor`` the class (or function)
-    name; ``requirements`` the declared lines (``build.python_packages``, then the lines of
+    the directory; ``module`` its dotted path from the directory (the repository front end
+    names the module from its source root: ``src/predict.py`` is ``predict`` there, so match
+    capabilities by file); ``predictor`` the class (or function) name; ``python_version`` is
+    recorded, not honoured; ``requirements`` the declared lines (``build.python_packages``, then the lines of
     ``build.python_requirements``); ``honoured`` and ``ignored`` name each key present
     (``build.gpu``), in file order."""
 
@@ -45,8 +47,9 @@ class CogConfig:
 
     @property
     def capability_id(self) -> str:
-        """The served capability's id when the predictor is a function
-        (``python:<module>:<name>``); a class's methods are ``<name>.<method>``."""
+        """The served capability's id when the predictor is a function and the directory
+        is its file's source root (``python:<module>:<name>``); a class's methods are
+        ``<name>.<method>``."""
         return f"python:{self.module}:{self.predictor}"
 
     def declared(self) -> DeclaredRequirements | None:

@@ -129,7 +129,10 @@ def _str_list(value: Any, where: str) -> tuple[str, ...]:
 def with_cog(root: Path, config: ProjectConfig) -> ProjectConfig:
     """``config`` with the directory's ``cog.yaml`` (when it has one): the predictor, and its
     Python packages declared after ``pyproject.toml``'s own dependencies."""
-    cog = read_cog(root)
+    try:
+        cog = read_cog(root)
+    except InputError as exc:  # refused as any project file is (one line, exit 2)
+        raise TreeRefused(diag(F008_REPOSITORY_ENTRY, str(exc), None)) from None
     if cog is None:
         return config
     extra = tuple(r for r in cog.requirements if r not in config.dependencies)

@@ -121,7 +121,7 @@ def test_a_refusal_exits_2_with_one_line(tmp_path: Path) -> None:
     root = _project(tmp_path / "p", 'predict: "../x.py:Predictor"')
     proc = run_svcc("inspect", str(root))
     assert proc.returncode == 2
-    assert "cog.yaml: predict file '../x.py' is outside the directory" in proc.stderr
+    assert "SVC-F008 cog.yaml: predict file '../x.py' is outside the directory" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
     assert "Traceback" not in proc.stderr
 
