@@ -90,7 +90,7 @@ def cog_selection(analysis: "Analysis") -> tuple[str, ...] | None:
     alone, as Cog would. ``None`` otherwise (no ``cog.yaml``, or it names a class)."""
     repository = analysis.repository
     cog = repository.tree.config.cog if repository is not None else None
-    if cog is None:
+    if repository is None or cog is None:
         return None
     for ir, cap, _ in analysis.capabilities():  # the module is the tree's name of the file
         if cap.qualname == cog.predictor and repository.modules[ir.module].file.path == (

@@ -33,9 +33,9 @@ class CogConfig:
     the directory; ``module`` its dotted path from the directory (the repository front end
     names the module from its source root: ``src/predict.py`` is ``predict`` there, so match
     capabilities by file); ``predictor`` the class (or function) name; ``python_version`` is
-    recorded, not honoured; ``requirements`` the declared lines (``build.python_packages``, then the lines of
-    ``build.python_requirements``); ``honoured`` and ``ignored`` name each key present
-    (``build.gpu``), in file order."""
+    recorded, not honoured; ``requirements`` the declared lines (``build.python_packages``,
+    then the lines of ``build.python_requirements``); ``honoured`` and ``ignored`` name each
+    key present (``build.gpu``), in file order."""
 
     predict_file: str
     module: str
