@@ -12,6 +12,7 @@ hand-edited schema cannot silently validate less than it documents.
 """
 
 import json
+import math
 import os
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -199,6 +200,24 @@ def _string(node: Mapping[str, Any]) -> cs.CoreSchema:
     )
 
 
+def _integer_bounds(bounds: Mapping[str, Any]) -> dict[str, Any]:
+    """An integer's bounds as integers, each admitting exactly the integers the schema's
+    number admits (``minimum: 0.5`` is ``ge=1``, ``exclusiveMaximum: 2.5`` is ``le=2``):
+    pydantic-core refuses a fractional bound on an integer when the server starts."""
+    out: dict[str, Any] = {}
+    for key, value in bounds.items():
+        if value is not None and (isinstance(value, int) or float(value).is_integer()):
+            out[key] = int(value)
+    for key, value in bounds.items():
+        if value is None or key in out:
+            continue
+        if key in ("ge", "gt"):  # x >= 0.5, x > 0.5: x >= 1
+            out["ge"] = max(math.floor(value) + 1, out.get("ge", -math.inf))
+        else:  # x <= 2.5, x < 2.5: x <= 2
+            out["le"] = min(math.floor(value), out.get("le", math.inf))
+    return out
+
+
 def _number(node: Mapping[str, Any], integer: bool) -> cs.CoreSchema:
     bounds = {
         "gt": node.get("exclusiveMinimum"),
@@ -207,7 +226,7 @@ def _number(node: Mapping[str, Any], integer: bool) -> cs.CoreSchema:
         "le": node.get("maximum"),
     }
     if integer:
-        return cs.int_schema(strict=True, **bounds)
+        return cs.int_schema(strict=True, **_integer_bounds(bounds))
     return cs.float_schema(strict=True, allow_inf_nan=False, **bounds)
 
 

@@ -215,3 +215,22 @@ def test_a_module_without_cog_ships_no_shim(tmp_path: Path) -> None:
     schema = json.loads((out / "openapi.json").read_text())["components"]["schemas"]["request.f"]
     assert schema["properties"]["n"] == {"default": 2, "minimum": 1, "type": "integer"}
     assert schema["required"] == []
+
+
+def test_fractional_bounds_of_an_integer_admit_the_same_integers() -> None:
+    """``Input(ge=0.5)`` on an ``int``: the schema's number bounds, which pydantic-core
+    refuses on an integer when the server starts, become the integer bounds admitting
+    exactly the same integers (checked against the JSON Schema itself)."""
+    import jsonschema
+
+    prop = {"type": "integer", "minimum": 0.5, "exclusiveMaximum": 2.5}
+    schema = {"type": "object", "properties": {"n": prop}, "additionalProperties": False}
+    validator = RequestValidator(schema, {})
+    for n in range(-2, 5):
+        documented = jsonschema.Draft202012Validator(schema).is_valid({"n": n})
+        try:
+            validator.validate_json(to_json({"n": n}))
+            served = True
+        except RequestInvalid:
+            served = False
+        assert served == documented, n
