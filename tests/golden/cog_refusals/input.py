@@ -1,6 +1,6 @@
 """Cog descriptors and types svcc refuses, each with its reason."""
 
-from cog import Input, Path
+from cog import File, Input, Path, Secret
 from pydantic import Field
 
 LIMIT = 10
@@ -24,3 +24,11 @@ def upscale(image: Path = Input(description="An image.")) -> str:  # expect: SVC
 
 def render(text: str) -> Path:  # expect: SVC-R050
     return Path(text)
+
+
+def upload(document: File = Input()) -> int:  # expect: SVC-R011
+    return 0
+
+
+def sign(token: Secret = Input(description="An API token.")) -> str:  # expect: SVC-R011
+    return str(token)
