@@ -51,9 +51,10 @@ class Source:
 def with_input(
     param: Parameter, annotation: ast.expr | None, default: ast.expr | None, source: Source
 ) -> Parameter:
-    """``param`` with what its descriptor states (``Parameter.input``), and with the
-    descriptor's own default when the descriptor is the default; ``param`` itself when it has
-    no descriptor."""
+    """``param`` with what its descriptor states (``Parameter.input``): its default
+    ``Input(...)``/``Field(...)``, else the first ``Field``/``Input`` of its ``Annotated``
+    metadata; ``param`` itself when it has neither. ``Parameter.default`` stays the source's
+    (the descriptor call), which is what the served module's signature has."""
     call = _descriptor(default, source)
     if call is None:
         call = _annotated(annotation, source)
