@@ -18,6 +18,7 @@ from svcc.contracts.diagnostics import Diagnostic, excerpt, where
 from svcc.contracts.diagnostics.codes import CLASS_ORDER
 from svcc.contracts.errors import InputError, SvccError
 from svcc.contracts.names import escaped
+from svcc.ir.model import ModuleIR
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -71,6 +72,21 @@ def module_wide(assessments: Sequence[Assessment]) -> list[Diagnostic]:
     return [r for r in assessments[0].reasons if r in shared]
 
 
+def classes_only(ir: ModuleIR | None) -> list[str]:
+    """What to say of a module whose public classes hold its code but are no service class
+    (each needs constructor arguments, or has no public method)."""
+    public = [c.name for c in ir.classes if not c.name.startswith("_")] if ir else []
+    if not public:
+        return []
+    shown = ", ".join(public[:5]) + (", ..." if len(public) > 5 else "")
+    return [
+        f"classes {shown} hold the code, and none is a service class",
+        "hint: a class built with no arguments (defaults for every __init__ parameter) is "
+        "served method by method as Class.method; or add a module-level function that "
+        "calls the class",
+    ]
+
+
 def readiness_table(analysis: Analysis, colour: bool, shown: str | None = None) -> str:
     """``shown``: the path as printed (a directory's notebook: escaped), else the path."""
     report = analysis.readiness
@@ -86,6 +102,7 @@ def readiness_table(analysis: Analysis, colour: bool, shown: str | None = None) 
         lines.append(f"  note: {d.code} {d.location(escaped(analysis.path))}: {d.message}")
     if not report.assessments:
         lines.append("  (no public module-level functions)")
+        lines.extend(f"  {line}" for line in classes_only(analysis.ir))
         return "\n".join(lines)
     shared = module_wide(report.assessments)
     if shared:

@@ -473,6 +473,38 @@ class Helper:
 
 
 @frozen(kw_only=True)
+class StateWrite:
+    """A service method's assignment to an attribute of its instance (``self.count += 1``):
+    state one call leaves for the next (``method`` is the method's name)."""
+
+    method: str
+    attribute: str
+    span: Span
+
+
+@frozen(kw_only=True)
+class ServiceDecl:
+    """A service class: a public module-level class whose public methods are capabilities
+    (``Class.method``), served from one instance built after import.
+
+    ``setup`` is the method called once right after construction (``setup``, Cog's; else
+    ``load``, Truss's; ``None`` when the class defines neither). ``construction`` holds what
+    building it evaluates (the bodies of ``__init__`` and the setup method, recorded as a
+    module-level helper's calls are), ``opaque`` their first part the facts do not describe.
+    ``required`` names the constructor's parameters without a default (a class the server
+    cannot build); ``bases`` are the resolved base names."""
+
+    name: str
+    bases: tuple[str, ...]
+    setup: str | None
+    construction: tuple[Evaluation, ...]
+    opaque: Evaluation | None
+    required: tuple[str, ...]
+    state_writes: tuple[StateWrite, ...]
+    span: Span
+
+
+@frozen(kw_only=True)
 class ModuleIR:
     schema: str = IR_SCHEMA
     module: str
@@ -489,6 +521,12 @@ class ModuleIR:
     global_reads: tuple[GlobalRead, ...] = ()
     models: tuple[ModelDecl, ...] = ()
     helpers: tuple[Helper, ...] = ()
+    services: tuple[ServiceDecl, ...] = ()
+
+    def service(self, name: str) -> ServiceDecl | None:
+        """The service class a method capability (qualname ``Class.method``) belongs to."""
+        owner = name.partition(".")[0] if "." in name else None
+        return next((s for s in self.services if s.name == owner), None)
 
     def capability(self, name_or_id: str) -> Capability | None:
         for cap in self.capabilities:

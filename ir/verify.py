@@ -68,8 +68,12 @@ def problems(ir: ModuleIR) -> list[str]:
             out.append(f"duplicate capability id {cap.id!r} @ {where}.id")
         seen_ids.add(cap.id)
         capability_names.add(cap.name)
-        if not cap.name.isidentifier() or cap.name.startswith("_"):
-            out.append(f"capability name {cap.name!r} is not a public identifier @ {where}.name")
+        owner, dot, method = cap.name.rpartition(".")
+        if not _public(method) or (dot and (not _public(owner) or ir.service(cap.name) is None)):
+            out.append(
+                f"capability name {cap.name!r} is not a public identifier or a method of a "
+                f"service class @ {where}.name"
+            )
         param_names = [p.name for p in cap.params]
         if len(set(param_names)) != len(param_names):
             out.append(f"duplicate parameter names @ {where}.params")
@@ -92,6 +96,10 @@ def problems(ir: ModuleIR) -> list[str]:
         if binding.name not in capability_names:
             out.append(f"binding of {binding.name!r}, not a capability @ $.bindings[{i}]")
     return out
+
+
+def _public(name: str) -> bool:
+    return name.isidentifier() and not name.startswith("_")
 
 
 def _inheritance_cycles(ir: ModuleIR) -> list[str]:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .integrity import StartupError
+from .services import attribute_of
 
 _KINDS = {
     inspect.Parameter.POSITIONAL_ONLY: "positional_only",
@@ -87,7 +88,9 @@ def import_source(bundle: Path, module: str) -> Any:
 def shape_problem(function: Any, capability: Mapping[str, Any]) -> str | None:
     """Why ``function`` is not the callable the IR describes, or ``None``."""
     name = capability["name"]
-    if not callable(function) or not inspect.isfunction(inspect.unwrap(function)):
+    # a service method is bound to its instance: its function is the one the IR read
+    target = function.__func__ if inspect.ismethod(function) else function
+    if not callable(function) or not inspect.isfunction(inspect.unwrap(target)):
         return f"{name} is no longer a function"
     is_async = inspect.iscoroutinefunction(function) or inspect.isasyncgenfunction(function)
     if is_async != (capability["execution"] == "async"):
@@ -131,7 +134,7 @@ def resolve_capabilities(
     out: dict[str, tuple[Callable[..., Any], CallShape]] = {}
     for capability in capabilities:
         name = capability["name"]
-        function = getattr(module, name, None)
+        function = attribute_of(module, name)  # a service method: its instance's (services)
         if function is None:
             raise StartupError(
                 f"capability {name!r} is missing from module {module.__name__!r} "

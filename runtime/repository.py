@@ -24,6 +24,7 @@ from typing import Any
 
 from .calls import CallShape, shape_problem
 from .integrity import StartupError
+from .services import attribute_of
 
 
 class DeclaredSourceFinder(importlib.abc.MetaPathFinder):
@@ -112,7 +113,7 @@ def resolve_repository_capabilities(
     for capability in capabilities:
         _, module_name, qualname = capability["id"].split(":", 2)
         module = _import(module_name)
-        function = getattr(module, qualname, None)
+        function = attribute_of(module, qualname)
         if function is None:
             raise StartupError(
                 f"capability {capability['name']!r} is missing from module {module_name!r} "

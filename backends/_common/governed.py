@@ -13,6 +13,7 @@ from typing import Any, Final
 
 from svcc import __version__
 from svcc.backends._common.runtime_copy import runtime_files
+from svcc.backends._common.schema import LoweringError
 from svcc.backends.templates import render
 from svcc.contracts.policy import ExecutionPolicy
 from svcc.ir.canonical import canonical_json, digest_bytes
@@ -50,10 +51,33 @@ def source_binding(module_path: str, sources: Mapping[str, str]) -> dict[str, An
     return {"path": module_path, "digest": sources[module_path], "files": dict(sources)}
 
 
+# Libraries whose state does not survive a fork once initialised (threads, device contexts).
+FORK_UNSAFE: Final = ("jax", "tensorflow", "torch")
+
+
+def fork_unsafe_service(ir: ModuleIR) -> None:
+    """Refuse a service class whose module imports a fork-unsafe library: the worker
+    template builds the instance before it forks each worker (``template.preload``)."""
+    if not ir.services:
+        return
+    roots = sorted(
+        {i.module.split(".")[0] for i in ir.imports if not i.type_checking and i.level == 0}
+        & set(FORK_UNSAFE)
+    )
+    if roots:
+        raise LoweringError(
+            f"service class {ir.services[0].name}: the module imports {', '.join(roots)}, which "
+            "cannot be forked once initialised, and local-process workers (policy v1) are forked "
+            "from a template that built the instance; serve it in direct mode or with the "
+            "container backend (policy v2), which builds it in each container"
+        )
+
+
 def governed_files(
     ir: ModuleIR, policy: ExecutionPolicy, files: Mapping[str, bytes], module_path: str
 ) -> dict[str, bytes]:
     """The files a governed bundle adds; ``files`` are the bundle's source files so far."""
+    fork_unsafe_service(ir)
     policy_bytes = canonical_json(policy.to_json())
     sources = declared_sources(files)
     out = {"execution/policy.json": policy_bytes}
@@ -90,6 +114,7 @@ def repository_governed_files(  # noqa: PLR0917 (one call site, every argument n
     sources = declared_sources(files)
     out = {"execution/policy.json": policy_bytes}
     for ir in modules:
+        fork_unsafe_service(ir)
         for cap in ir.capabilities:
             plan = {
                 "schema": PLAN_SCHEMA,

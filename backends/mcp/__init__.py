@@ -85,6 +85,7 @@ BUNDLE: Final = BundleSpec(
         "metrics",
         "network",
         "oauth",
+        "services",
         "settings",
         "streaming",
         "validation",

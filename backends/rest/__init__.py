@@ -81,6 +81,7 @@ BUNDLE: Final = BundleSpec(
         "rest",
         "rest_endpoint",
         "rest_stream",
+        "services",
         "settings",
         "streaming",
         "validation",

@@ -39,8 +39,9 @@ __all__ = ["PROTOCOL_LABEL", "WORKER_PROTOCOL", "RuntimeImageTarget", "worker_fi
 
 
 def worker_files() -> dict[str, bytes]:
-    """The worker package the image runs: ``svc_runtime/{json_text,wire,container/worker}.py``."""
-    return runtime_files(("json_text", "wire")) | runtime_files(
+    """The worker package the image runs: ``svc_runtime/{json_text,wire,container/worker}.py``
+    and what building a service class needs (``services``, ``integrity``)."""
+    return runtime_files(("integrity", "json_text", "services", "wire")) | runtime_files(
         ("worker",), package="svcc.runtime.container", into="svc_runtime/container"
     )
 

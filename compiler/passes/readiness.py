@@ -18,6 +18,8 @@ from svcc.compiler.passes.cog_shim import imports_cog, shim_problem
 from svcc.compiler.passes.data_reads import data_read_reasons, source_depth
 from svcc.compiler.passes.docstrings import undocumented_names
 from svcc.compiler.passes.effects import PLAIN_BASE_PREFIXES, Judge, security_kind
+from svcc.compiler.passes.pickled_models import pickled_model_reasons
+from svcc.compiler.passes.service_readiness import service_reasons
 from svcc.compiler.passes.tool_effects import ToolEffects, tool_effects
 from svcc.compiler.passes.type_readiness import (
     ENCODABLE_REASONS,
@@ -598,6 +600,15 @@ CAPABILITY_RULES: Final[dict[str, CapabilityRule]] = {
         s.cap.effects, s.env.data_files, s.cap.file_reads, source_depth(s.ir)
     ),
     "SVC-R060": _removed_names,
+    "SVC-R088": lambda s: pickled_model_reasons(
+        s.ir, s.cap, s.env.data_files, s.env.declared_imports
+    ),
+    "SVC-R085": lambda s: service_reasons(
+        s.ir,
+        s.cap,
+        s.env.governed,
+        lambda found: first_effect(found, {}, _judge(s.ir, s.env.data_files)),
+    ),
     "SVC-R061": _unbound_names,
     "SVC-R070": lambda s: undocumented_names(s.cap),
 }

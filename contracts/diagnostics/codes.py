@@ -854,6 +854,59 @@ F038_COG_KEYS: Final = _code(
 )
 
 
+# --- services with state (issue 39) ------------------------------------------------------------
+R085_SERVICE_NOT_CONSTRUCTIBLE: Final = _code(
+    "SVC-R085",
+    "service class cannot be built with no arguments",
+    "error",
+    "execution",
+    "conditional",
+    "A method of a service class is served from one instance the server builds at startup, "
+    "with no arguments; the class's `__init__` has a parameter without a default, so the "
+    "server could never build it.",
+    hint="give every constructor parameter a default (read the value in `setup()` from a "
+    "declared data file), or serve a module-level function instead",
+)
+R086_SERVICE_STATE: Final = _code(
+    "SVC-R086",
+    "service method rebinds instance state",
+    "warning",
+    "binding",
+    None,
+    "The method assigns an attribute of the instance (`self.count += 1`): in direct mode one "
+    "instance serves every call, so what a call does depends on the calls before it (and "
+    "concurrent calls share it), as with a mutable global. Governed calls each get a fresh "
+    "copy, so they never see it.",
+    hint="keep per-call values in local variables; bind instance attributes only in "
+    "`__init__` or `setup()`",
+)
+R087_SERVICE_METHOD_FORM: Final = _code(
+    "SVC-R087",
+    "service construction the facts do not describe",
+    "error",
+    "execution",
+    "conditional",
+    "Building the service (its `__init__` and `setup()`/`load()`, run once at startup) holds "
+    "a statement svcc does not read (a `with` block, a loop with `while`, a nested function, "
+    "a write to a name that is not the method's own), so what it does at startup is unknown.",
+    hint="keep `__init__` and `setup()` to assignments of calls (`self.model = "
+    "joblib.load(HERE / 'model.joblib')`); move other work into a module-level function "
+    "they call",
+)
+R088_PICKLED_MODEL: Final = _code(
+    "SVC-R088",
+    "pickled model read from a declared file",
+    "warning",
+    "execution",
+    None,
+    "`joblib.load`, `pickle.load` or `torch.load` of a declared data file: unpickling imports "
+    "the library the model was saved with (`sklearn` for a scikit-learn model), which the "
+    "source never names, so a bundle without it starts and then fails while loading the "
+    "model. The message names the libraries the module imports that no requirement declares.",
+    hint="declare the library the model was saved with (and its version) in the requirements",
+)
+
+
 # Codes whose fix is shown before and after in the manual (docs/how-to/make-eligible.md), by
 # the section's anchor there; tests/contracts/test_fix_examples.py runs `svcc inspect` over each pair.
 FIX_EXAMPLES: Final[dict[str, str]] = {
@@ -884,6 +937,7 @@ FIX_EXAMPLES: Final[dict[str, str]] = {
     ),
     **dict.fromkeys(("SVC-R012", "SVC-R013", "SVC-R023", "SVC-R051"), "annotations"),
     **dict.fromkeys(("SVC-R016", "SVC-R017", "SVC-R018", "SVC-R050"), "results"),
+    **dict.fromkeys(("SVC-R085", "SVC-R086", "SVC-R087"), "service-class"),
     **dict.fromkeys(("SVC-R021", "SVC-R024"), "local-modules"),
     **dict.fromkeys(("SVC-R022", "SVC-R054"), "governed"),
     **dict.fromkeys(("SVC-R031", "SVC-R032", "SVC-R053", "SVC-R060", "SVC-R061"), "fails-when-run"),

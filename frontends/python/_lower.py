@@ -42,6 +42,14 @@ from svcc.frontends.python._models import (
 from svcc.frontends.python._param_flow import object_uses
 from svcc.frontends.python._reach import Reach
 from svcc.frontends.python._read_calls import CalledReads
+from svcc.frontends.python._services import (
+    construction_bodies,
+    is_candidate,
+    required_parameters,
+    service_methods,
+    setup_method,
+    state_writes,
+)
 from svcc.frontends.python._source import SourceText, short
 from svcc.frontends.python._statements import (
     assigned_names,
@@ -91,10 +99,12 @@ from svcc.ir.model import (
     ParamUse,
     ParamUseKind,
     Returns,
+    ServiceDecl,
     SourceInfo,
     Span,
     Statement,
     StatementKind,
+    StateWrite,
     Stream,
     TypedDictDecl,
     TypedDictField,
@@ -194,6 +204,7 @@ class ModuleLowerer:
         self._td_dependents: dict[str, set[str]] = {}  # TypedDict name -> names inheriting it
         self.globals: list[GlobalWrite] = []
         self._capability_nodes: dict[str, FunctionNode] = {}
+        self.services: list[ServiceDecl] = []
         self.capabilities: dict[str, Capability] = {}
         # Origins of the module's own names bound so far (see ``_effects``), and the
         # module-level functions and classes, for the helpers module-level code calls.
@@ -377,6 +388,7 @@ class ModuleLowerer:
             global_reads=self._global_reads(),
             models=tuple(self.models.values()),
             helpers=self._helpers(),
+            services=tuple(self.services),
         )
 
     def _global_reads(self) -> tuple[GlobalRead, ...]:
@@ -973,6 +985,7 @@ class ModuleLowerer:
             else:
                 self.classes.append(self._class_decl(stmt))
                 self._model(stmt)
+                self._service(stmt, guards)
         elif isinstance(stmt, ast.Import | ast.ImportFrom):
             self._record_import(stmt, "", guarded or type_checking, type_checking)
             if not type_checking:
@@ -1316,7 +1329,48 @@ class ModuleLowerer:
         )
 
     # Capabilities ---------------------------------------------------------------------------
-    def _capability(self, fn: FunctionNode, guards: tuple[str, ...]) -> Capability:
+    def _service(self, stmt: ast.ClassDef, guards: tuple[str, ...]) -> None:
+        """A service class (see ``_services``): each public method a capability
+        ``Class.method`` without its instance parameter, and the facts of building it."""
+        qualify = self.symbols.qualify
+        bases = self.classes[-1].bases
+        if stmt.name in self.models or not is_candidate(stmt, bases, qualify):
+            return
+        methods = service_methods(stmt, qualify)
+        for fn in methods:
+            name = f"{stmt.name}.{fn.name}"
+            self.capabilities.pop(name, None)
+            self.capabilities[name] = self._capability(fn, guards, qualname=name)
+            self._capability_nodes[name] = fn
+        calls, opaque = self._body_facts(construction_bodies(stmt))
+        writes = sorted(
+            (
+                StateWrite(method=fn.name, attribute=attribute, span=self.src.span(node))
+                for fn in methods
+                for attribute, node in state_writes(fn)
+            ),
+            key=lambda w: (w.span.line, w.span.column),
+        )
+        self.services = [s for s in self.services if s.name != stmt.name]
+        self.services.append(
+            ServiceDecl(
+                name=stmt.name,
+                bases=bases,
+                setup=setup_method(stmt),
+                construction=calls,
+                opaque=opaque,
+                required=required_parameters(stmt),
+                state_writes=tuple(writes),
+                span=self.src.span(stmt),
+            )
+        )
+
+    def _capability(
+        self, fn: FunctionNode, guards: tuple[str, ...], qualname: str | None = None
+    ) -> Capability:
+        """``fn`` as a capability; a service method's (``qualname`` ``Class.method``) has
+        no instance parameter."""
+        name = qualname or fn.name
         is_async = isinstance(fn, ast.AsyncFunctionDef)
         generator = self._is_generator(fn)
         form: FunctionForm = (
@@ -1327,14 +1381,15 @@ class ModuleLowerer:
             type=self.types.resolve(fn.returns) if fn.returns else AnyType(),
             span=self.src.span(fn.returns) if fn.returns else None,
         )
-        uses, effects = self._param_uses(fn)
+        uses, effects = self._param_uses(fn, name)
+        params = tuple(self._params(fn.args, uses))
         return Capability(
-            id=f"python:{self.module}:{fn.name}",
-            name=fn.name,
-            qualname=fn.name,
+            id=f"python:{self.module}:{name}",
+            name=name,
+            qualname=name,
             execution="async" if is_async else "sync",
             form=form,
-            params=tuple(self._params(fn.args, uses)),
+            params=params[1:] if qualname else params,
             returns=returns,
             docstring=_doc(ast.get_docstring(fn, clean=True)),
             decorators=tuple(
@@ -1382,7 +1437,7 @@ class ModuleLowerer:
         return self.src.span(first)
 
     def _param_uses(
-        self, fn: FunctionNode
+        self, fn: FunctionNode, key: str
     ) -> tuple[dict[str, tuple[ParamUse, ...]], tuple[Evaluation, ...]]:
         """Where the body needs a parameter to be a callable, a class or an object no JSON
         value is (first use per kind), and the body's sensitive calls and reads (see
@@ -1474,7 +1529,7 @@ class ModuleLowerer:
                 ),
             )
         ordered = sorted(effects.values(), key=lambda e: (e.span.line, e.span.column))
-        self._reading[fn.name] = (body, calls, own_reads)
+        self._reading[key] = (body, calls, own_reads)
         return {name: tuple(uses.values()) for name, uses in found.items()}, tuple(ordered)
 
     def _finished_capabilities(self) -> tuple[Capability, ...]:

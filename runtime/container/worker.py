@@ -120,7 +120,13 @@ def _run(request: Mapping[str, Any]) -> tuple[bytes, bytes]:
     sys.path.insert(0, os.path.join(SOURCE_ROOT, "source"))
     try:
         __import__(request["module"])
-        function = getattr(sys.modules[request["module"]], name)
+        module = sys.modules[request["module"]]
+        if "." in name:  # a service method: its class built in this fresh container
+            from .. import services
+
+            function = services.attribute_of(module, name)
+        else:
+            function = getattr(module, name)
         if request["is_async"]:
             import asyncio
 

@@ -30,6 +30,7 @@ import asyncio
 import contextlib
 import ctypes
 import errno
+import gc
 import hashlib
 import importlib
 import importlib.util  # noqa: F401  (before the privilege drop: later it may be unreadable)
@@ -52,6 +53,7 @@ from typing import Any
 from .. import wire as p
 from ..calls import CallShape, shape_problem
 from ..integrity import sha256_file
+from ..services import attribute_of
 
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
@@ -92,6 +94,8 @@ class Prepared:
         self.max_log = int(limits.get("max_log_bytes", DEFAULT_MAX_LOG_BYTES))
         self.wall_seconds = int(limits["wall_time_ms"]) / 1000
         self.user = worker_identity(self.policy.get("worker_user"))
+        # The module as the template ran it, when it serves a service class (``preload``).
+        self.preloaded: dict[str, types.ModuleType] = {}
 
     def checks(self, name: str) -> list[tuple[Path, str]]:
         """Files a worker re-verifies before running ``name``: plan, policy, source files."""
@@ -147,6 +151,33 @@ def _execute_module(prepared: Prepared) -> types.ModuleType:
     return module
 
 
+def preload(prepared: Prepared) -> None:
+    """A bundle serving a service class runs its module and builds its instances here, once,
+    before any fork: each worker starts from a copy of the set-up state, so a model loaded
+    in ``setup()`` is paid for at startup, not per call. Not when the policy names a
+    ``worker_user``: the construction would run as the template's user, so each worker
+    builds its own after dropping to that user. A failure stops the template (and so the
+    server's startup) with one line."""
+    if prepared.user is not None:
+        return
+    for name, plan in prepared.plans.items():
+        method = plan.get("function", name)
+        if "." not in method:
+            continue
+        module = prepared.preloaded.get(plan["module"])
+        if module is None:
+            if prepared.repository is not None:
+                module = _import_declared(prepared, plan["module"])
+            else:
+                module = _execute_module(prepared)
+            prepared.preloaded[plan["module"]] = module
+        attribute_of(module, method)  # builds and sets up the class's one instance
+    if prepared.preloaded:
+        # what the setup built is kept out of the collector's sweeps: a sweep in a worker
+        # would touch, and so copy, every page of it
+        gc.freeze()
+
+
 def run_call(
     conn: socket.socket, prepared: Prepared, drop_privileges: Callable[[], None] = lambda: None
 ) -> None:
@@ -170,11 +201,13 @@ def run_call(
             return fail(p.CHANGED, f"{path.relative_to(prepared.root)} changed since startup")
     try:
         drop_privileges()
-        if prepared.repository is not None:
+        if plan["module"] in prepared.preloaded:  # set up before the fork: this is a copy
+            module = prepared.preloaded[plan["module"]]
+        elif prepared.repository is not None:
             module = _import_declared(prepared, plan["module"])
         else:
             module = _execute_module(prepared)
-        function = getattr(module, plan.get("function", name), None)
+        function = attribute_of(module, plan.get("function", name))
         problem = shape_problem(function, plan["call"]) if function else "function is missing"
         if problem:
             return fail(p.CHANGED, f"callable shape changed: {problem}")
@@ -184,9 +217,9 @@ def run_call(
             conn.sendall(p.frame(p.DONE, b""))
             return None
         if CallShape.from_ir(plan["call"]).is_async:
-            result = asyncio.run(function(*args, **kwargs))  # type: ignore[misc]
+            result = asyncio.run(function(*args, **kwargs))
         else:
-            result = function(*args, **kwargs)  # type: ignore[misc]
+            result = function(*args, **kwargs)
     except p.ResultError as exc:  # an item of a stream that is not JSON
         kill_descendants()
         return fail(exc.kind, str(exc))
@@ -555,6 +588,7 @@ def _write_all(fd: int, data: bytes) -> None:
 
 def serve(root: Path, control: socket.socket) -> None:
     prepared = Prepared(root)
+    preload(prepared)
     server = os.getppid()
     prctl(PR_SET_CHILD_SUBREAPER, 1)  # not Linux: orphans go to init, which reaps them
     prctl(PR_SET_DUMPABLE, 0)  # workers cannot read this process's memory or environment

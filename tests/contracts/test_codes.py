@@ -105,6 +105,7 @@ NO_FIX_EXAMPLE = {
     "SVC-F013": "a module name derived from a file name",
     "SVC-F037": "test code left out of a directory analysis",
     "SVC-F038": "the cog.yaml keys a Cog project's bundle honours (cog.md)",
+    "SVC-R088": "a reminder of what unpickling imports: the fix is a requirement, not code",
     # The input is not a module the pair format can show (two whole Python modules).
     "SVC-F001": "a syntax error is an input error (exit 2) whose message is the parser's fix",
     "SVC-F002": "undecodable bytes cannot be written in the manual; --encoding names the codec",
