@@ -427,7 +427,7 @@ PLAIN_BASE_PREFIXES: Final = (
     "contextlib.ContextDecorator", "contextlib.AbstractContextManager", "numbers.",
     "datetime.tzinfo", "codecs.Codec", "codecs.IncrementalEncoder", "codecs.IncrementalDecoder",
     "codecs.StreamReader", "codecs.StreamWriter", "types.ModuleType",
-    "cog.BasePredictor", "cog.predictor.BasePredictor",  # the bundle's shim (svc_runtime/cog.py)
+    "cog.BasePredictor", "cog.predictor.BasePredictor",  # the bundle's own cog (source/cog.py)
     *MODEL_BASES,
 )  # fmt: skip
 
