@@ -41,6 +41,8 @@ def test_methods_are_capabilities_named_by_class(direct: Server) -> None:
     ir = json.loads((direct.log.parent / "rest" / "capability-ir.json").read_text())
     (service,) = ir["services"]
     assert (service["name"], service["setup"]) == ("Predictor", "setup")
+    readiness = json.loads((direct.log.parent / "rest" / "readiness.json").read_text())
+    assert readiness["services"] == [{"class": "Predictor", "setup": "setup"}]
 
 
 def test_direct_setup_runs_once_and_state_is_shared(direct: Server) -> None:
@@ -51,6 +53,13 @@ def test_direct_setup_runs_once_and_state_is_shared(direct: Server) -> None:
         assert remembered[-1] == ["0", "1", "2", "3", "4"]  # one instance serves every call
         assert post(client, "Predictor.setups", {}).json() == 1  # setup ran once for all calls
         assert post(client, "Predictor.shout", {"name": "ada"}).json() == "HELLO, ADA!"
+        streamed = post(client, "Predictor.greet_each", {"text": "a b"})
+        assert streamed.headers["content-type"].startswith("application/jsonl")
+        assert [json.loads(line) for line in streamed.text.splitlines()] == [
+            "Hello, a",
+            "Hello, b",
+            {"done": True, "items": 2},
+        ]
 
 
 def test_governed_calls_each_start_from_a_fresh_instance(tmp_path: Path) -> None:
@@ -64,6 +73,24 @@ def test_governed_calls_each_start_from_a_fresh_instance(tmp_path: Path) -> None
             assert post(client, "Predictor.remember", {"item": "x"}).json() == ["x"]
         assert post(client, "Predictor.setups", {}).json() == 1
         assert post(client, "Predictor.shout", {"name": "bo"}).json() == "HELLO, BO!"
+
+
+def test_governed_mcp_calls_each_start_from_a_fresh_instance(tmp_path: Path) -> None:
+    policy = tmp_path / "policy.json"
+    policy.write_text(json.dumps({"limits": {"wall_time_ms": 4000}}))
+    out = tmp_path / "governed-mcp"
+    generate(
+        FIXTURE / "predictor.py", out, *DATA, "--execution-policy", str(policy), interface="mcp"
+    )
+    client = McpBundle(out)
+    try:
+        for _ in range(2):
+            result = client.call("Predictor.remember", {"item": "x"})
+            assert result.structured_content == {"result": ["x"]}
+        greeted = client.call("Predictor.predict", {"name": "Bo"})
+        assert greeted.structured_content == {"result": "Hello, Bo"}
+    finally:
+        client.close()
 
 
 PRELOAD = """
@@ -104,6 +131,7 @@ def test_mcp_tools_are_methods(tmp_path: Path) -> None:
         "Predictor.setups",
         "Predictor.remember",
         "Predictor.shout",
+        "Predictor.greet_each",
     }
     client = McpBundle(out)
     try:
@@ -279,3 +307,19 @@ def test_a_cog_directory_is_compiled_as_it_is(tmp_path: Path) -> None:
     with serving(out) as server, server.client() as client:
         answer = post(client, "predict.Predictor.predict", {"prompt": "x", "scale": 3})
         assert answer.json() == "x x x"
+
+
+def test_the_last_definition_of_a_class_is_served() -> None:
+    from svcc.frontends.python import read_python
+
+    source = (
+        b"class A:\n    def a(self) -> int:\n        return 1\n\n\n"
+        b"class A:\n    def b(self, x: int = 2) -> int:\n        return x\n\n"
+        b"    @property\n    def c(self) -> int:\n        return 3\n"
+    )
+    ir = read_python(source, path="redef.py", module="redef", python_version=(3, 11)).ir
+    assert ir is not None
+    assert [(c.id, [p.name for p in c.params]) for c in ir.capabilities] == [
+        ("python:redef:A.b", ["x"])
+    ]
+    assert [(s.name, s.setup, s.required) for s in ir.services] == [("A", None, ())]

@@ -131,6 +131,8 @@ class ReadinessReport:
     diagnostics: tuple[Diagnostic, ...] = field(default=())
     # The security effect kinds opted into (--allow); recorded when any.
     allow: tuple[str, ...] = ()
+    # The module's service classes: (class, setup method or None); recorded when any.
+    services: tuple[tuple[str, str | None], ...] = ()
 
     def assessment(self, name_or_id: str) -> Assessment | None:
         for a in self.assessments:
@@ -159,6 +161,11 @@ class ReadinessReport:
             "ir_digest": self.ir_digest,
             "requirements": list(self.requirements),
             **({"allow": list(self.allow)} if self.allow else {}),
+            **(
+                {"services": [{"class": c, "setup": s} for c, s in self.services]}
+                if self.services
+                else {}
+            ),
             "summary": counts,
         }
 
@@ -227,6 +234,7 @@ class ReadinessPass:
             requirements=env.declared_requirements,
             diagnostics=diagnostics,
             allow=tuple(sorted(env.allow)),
+            services=tuple((s.name, s.setup) for s in ir.services),
         )
 
 

@@ -1334,6 +1334,10 @@ class ModuleLowerer:
         ``Class.method`` without its instance parameter, and the facts of building it."""
         qualify = self.symbols.qualify
         bases = self.classes[-1].bases
+        for stale in [n for n in self.capabilities if n.startswith(f"{stmt.name}.")]:
+            del self.capabilities[stale]  # the last definition of the class wins
+            del self._capability_nodes[stale]
+        self.services = [s for s in self.services if s.name != stmt.name]
         if stmt.name in self.models or not is_candidate(stmt, bases, qualify):
             return
         methods = service_methods(stmt, qualify)
@@ -1351,7 +1355,6 @@ class ModuleLowerer:
             ),
             key=lambda w: (w.span.line, w.span.column),
         )
-        self.services = [s for s in self.services if s.name != stmt.name]
         self.services.append(
             ServiceDecl(
                 name=stmt.name,
