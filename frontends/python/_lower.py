@@ -45,6 +45,7 @@ from svcc.frontends.python._read_calls import CalledReads
 from svcc.frontends.python._services import (
     construction_bodies,
     is_candidate,
+    meant_as_service,
     required_parameters,
     service_methods,
     setup_method,
@@ -1340,6 +1341,9 @@ class ModuleLowerer:
         self.services = [s for s in self.services if s.name != stmt.name]
         if stmt.name in self.models or not is_candidate(stmt, bases, qualify):
             return
+        required = required_parameters(stmt)
+        if required and not meant_as_service(stmt, bases):
+            return  # a value type built with arguments (``Point(x, y)``), no service
         methods = service_methods(stmt, qualify)
         for fn in methods:
             name = f"{stmt.name}.{fn.name}"
@@ -1362,7 +1366,7 @@ class ModuleLowerer:
                 setup=setup_method(stmt),
                 construction=calls,
                 opaque=opaque,
-                required=required_parameters(stmt),
+                required=required,
                 state_writes=tuple(writes),
                 span=self.src.span(stmt),
             )

@@ -5,7 +5,8 @@ A class is how Python says "this state is set up once and then serves calls": Co
 class whose ``__init__`` loads a model. A candidate is a public class with plain bases
 (none, ``object``, or a framework base below) and at least one public method; whether it
 can be built and served is the readiness pass's judgement (``service_readiness``), from the
-facts recorded here. Nothing is imported or run.
+facts recorded here. A class whose constructor needs arguments is a value type, no service,
+unless it says it is one (a setup method or a framework base). Nothing is imported or run.
 """
 
 import ast
@@ -19,6 +20,7 @@ FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 SERVICE_BASES: Final = frozenset(
     {"builtins.object", "cog.BasePredictor", "cog.predictor.BasePredictor", "abc.ABC"}
 )
+FRAMEWORK_BASES: Final = SERVICE_BASES - {"builtins.object", "abc.ABC"}
 # The methods run once right after construction, first found wins: Cog's, then Truss's.
 SETUP_METHODS: Final = ("setup", "load")
 # Decorators that make a method no capability (an attribute, or a function of the class).
@@ -82,6 +84,13 @@ def is_candidate(
     if any(base not in SERVICE_BASES for base in bases):
         return False
     return bool(service_methods(cls, qualify))
+
+
+def meant_as_service(cls: ast.ClassDef, bases: tuple[str, ...]) -> bool:
+    """The class says it is a service (a setup method, or a framework base): one whose
+    constructor needs arguments is then refused (SVC-R085), not silently left out as the
+    value types a module defines (``Point(x, y)``) are."""
+    return setup_method(cls) is not None or any(b in FRAMEWORK_BASES for b in bases)
 
 
 def required_parameters(cls: ast.ClassDef) -> tuple[str, ...]:

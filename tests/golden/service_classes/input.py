@@ -49,6 +49,9 @@ class Needs:  # expect: SVC-R085
     def __init__(self, path: str) -> None:
         self.path = path
 
+    def setup(self) -> None:
+        self.text = self.path.upper()
+
     def read(self) -> str:
         return self.path
 
@@ -76,6 +79,16 @@ class Opaque:
 
     def text_length(self) -> int:
         return len(self.text)
+
+
+class Point:
+    """A value type built with arguments: no service, nothing reported."""
+
+    def __init__(self, x: float, y: float) -> None:
+        self.x, self.y = x, y
+
+    def norm(self) -> float:
+        return float((self.x**2 + self.y**2) ** 0.5)
 
 
 class Abstract(metaclass=ABCMeta):  # expect: SVC-R010
