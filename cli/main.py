@@ -565,23 +565,6 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
     return render.inspect_file(args.path, args, _output_format(args), _requirements(args))
 
 
-def _cog_select(path: str) -> str | None:
-    """A Cog predictor directory serves what its ``cog.yaml`` ``predict:`` names (a
-    ``pyproject.toml`` beside it makes it a project like any other)."""
-    from pathlib import Path
-
-    from svcc.frontends.cog.config import CogConfigError, read_cog_config
-
-    root = Path(path)
-    if not root.is_dir() or (root / "pyproject.toml").exists():
-        return None
-    try:
-        found = read_cog_config(root, 1024 * 1024)
-    except CogConfigError:
-        return None  # the tree reader refuses it with the reason
-    return ",".join(found.select) if found is not None and found.select else None
-
-
 def _cmd_compile(args: argparse.Namespace) -> int:
     from svcc.cli import render
     from svcc.compiler import pipeline
@@ -598,7 +581,7 @@ def _cmd_compile(args: argparse.Namespace) -> int:
         output_dir=args.output_dir,
         options=CompileOptions(
             module_name=args.module_name,
-            select=args.select or _cog_select(args.path),
+            select=args.select,
             python_version=args.python_version,
             requirements=_requirements(args),
             execution_policy=args.execution_policy,

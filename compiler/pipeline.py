@@ -130,11 +130,30 @@ class Complete:
 
     def run(self, state: Compilation) -> Compilation:
         selection = state.options.select
+        if selection is None and (cog := cog_selection(state.analysed)) is not None:
+            selection = cog  # a Cog project serves its predictor, as Cog would
+            state = attrs.evolve(state, options=attrs.evolve(state.options, select=cog))
         if selection is None:
             _all_analysed(state.analysed, state.path)
         else:
             _selected_analysed(state.analysed, state.path, selection)
         return state
+
+
+def cog_selection(analysis: "Analysis") -> tuple[str, ...] | None:
+    """A Cog project's predictor, when ``cog.yaml`` names a function of the analysis
+    (``predict: "predict.py:predict"``) or a service class (``predict.py:Predictor``: its
+    ``predict`` method): a directory compiled without ``--select`` serves it alone, as Cog
+    would. ``None`` otherwise (no ``cog.yaml``, or nothing of that file by that name)."""
+    repository = analysis.repository
+    cog = repository.tree.config.cog if repository is not None else None
+    if repository is None or cog is None:
+        return None
+    for ir, cap, _ in analysis.capabilities():  # the module is the tree's name of the file
+        served = cap.qualname in (cog.predictor, f"{cog.predictor}.predict")
+        if served and repository.modules[ir.module].file.path == cog.predict_file:
+            return (cap.id,)
+    return None
 
 
 class Check:

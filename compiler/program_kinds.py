@@ -10,11 +10,12 @@ a directory's by ``module.function``), the readiness document, and the
 """
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Final, Protocol
 
 import attrs
 from attrs import frozen
+from svcc.compiler.passes.cog_shim import SHIM_MODULE, imports_cog
 from svcc.contracts.errors import IneligibleError, InputError
 from svcc.contracts.program import DeclaredSource, FileLayout, Program, RepositoryLayout
 from svcc.ir.model import Capability, ModuleIR
@@ -160,7 +161,7 @@ class FileProgram:
             files=tuple(files.items()),
             module_paths=((ir.module, module_path),),
             readiness=readiness.to_json(),
-            layout=FileLayout(),
+            layout=FileLayout(provided=shipped((ir,))),
         )
         return ir, readiness, program
 
@@ -265,6 +266,7 @@ class DirectoryProgram:
             packages=tuple(sorted(t for t in repo.graph.tops if t not in sys.stdlib_module_names)),
             provenance=provenance,
             data=tuple((f.bundle_path, f.path) for f in repo.tree.data),
+            provided=shipped(_ir_of(repo, m) for m in closure),
         )
         files = {s.bundle_path: s.data for s in sources}
         files |= {f.bundle_path: f.data for f in repo.tree.data}  # verified like source
@@ -347,3 +349,11 @@ def _ir_of(repo: "Repository", module: str) -> ModuleIR:
     ir = repo.modules[module].ir
     assert ir is not None  # selected capabilities come from analysed modules only
     return ir
+
+
+def shipped(modules: "Iterable[ModuleIR | None]") -> tuple[str, ...]:
+    """The runtime's modules a bundle of ``modules`` ships beside its sources: the ``cog``
+    shim when one of them imports ``cog``."""
+    return (
+        (SHIM_MODULE,) if any(ir is not None and imports_cog(ir.imports) for ir in modules) else ()
+    )

@@ -26,6 +26,10 @@ class BundleLayout(Protocol):
     kind: ClassVar[str]
     # Runtime modules a bundle of this layout adds to its target's (``svc_runtime/``).
     runtime_modules: ClassVar[tuple[str, ...]]
+    @property
+    def provided(self) -> tuple[str, ...]:
+        """Top-level runtime modules shipped beside the sources (``source/cog.py``)."""
+        ...
 
     def ir_document(self, program: "Program") -> bytes:
         """``capability-ir.json``."""
@@ -51,6 +55,10 @@ class FileLayout:
 
     kind: ClassVar[str] = "file"
     runtime_modules: ClassVar[tuple[str, ...]] = ()
+
+    # Top-level modules the bundle ships from the runtime beside the source (the ``cog``
+    # shim of a Cog predictor), found on the served module's ``sys.path``.
+    provided: tuple[str, ...] = ()
 
     def ir_document(self, program: "Program") -> bytes:
         from svcc.ir.serde import ir_to_json
@@ -113,13 +121,18 @@ class RepositoryLayout:
     provenance: Mapping[str, Any]
     # Declared data files (``[tool.svcc] data-files``): (bundle path, tree path).
     data: tuple[tuple[str, str], ...] = ()
+    # Top-level modules the bundle ships from the runtime beside the sources (the ``cog``
+    # shim of a Cog predictor), imported by the finder as the repository's own.
+    provided: tuple[str, ...] = ()
 
     def declared(self) -> JSON:
         """What the bundle's import finder reads: the modules and packages it serves."""
+        modules = {s.module: s.bundle_path for s in self.sources}
+        modules |= {name: f"source/{name}.py" for name in self.provided}
         return {
-            "modules": {s.module: s.bundle_path for s in self.sources},
+            "modules": modules,
             "namespace_packages": list(self.namespaces),
-            "packages": list(self.packages),
+            "packages": sorted({*self.packages, *self.provided}),
         }
 
     def ir_document(self, program: "Program") -> bytes:

@@ -12,7 +12,7 @@ from svcc.ir.types import UnresolvedType, UnsupportedType, iter_leaves
 
 def left_out(param: Parameter) -> bool:
     """True when ``param`` is not part of the request (see the module docstring)."""
-    if param.default is None or param.kind in ("var_positional", "var_keyword"):
+    if param.required or param.kind in ("var_positional", "var_keyword"):
         return False
     leaves = iter_leaves(param.type)
     return any(isinstance(leaf, UnsupportedType) for leaf in leaves) and not any(

@@ -11,7 +11,7 @@ from typing import Literal
 
 from attrs import frozen
 from svcc.ir.schema import IR_SCHEMA
-from svcc.ir.types import TypeNode
+from svcc.ir.types import LiteralValue, TypeNode
 
 
 @frozen(kw_only=True)
@@ -104,6 +104,45 @@ class Constraint:
 
 
 @frozen(kw_only=True)
+class Unreadable:
+    """Part of a model that cannot be read statically (a computed ``Field`` argument)."""
+
+    text: str
+    span: Span
+
+
+InputValue = str | int | float | bool | None
+
+
+@frozen(kw_only=True)
+class LiteralDefault:
+    """A default stated as a literal (``Input(default=0.5)``): published as the schema's
+    ``default`` and applied by the served validator when the value is omitted."""
+
+    value: InputValue
+
+
+@frozen(kw_only=True)
+class InputDescriptor:
+    """A parameter's ``cog.Input(...)``/``pydantic.Field(...)`` (its default) or
+    ``Annotated[T, Field(...)]`` metadata, read without running it. ``callee`` is the
+    descriptor's origin (``cog.Input``); ``constraints`` its literal bounds, named as a model
+    field's are (cog's ``regex`` is ``pattern``); ``choices`` cog's ``choices=`` (the schema's
+    ``enum``); ``default`` the literal ``default=`` (``None``: none, or not a literal);
+    ``unreadable`` every keyword that is computed or that svcc does not serve (SVC-R055)."""
+
+    callee: str
+    constraints: tuple[Constraint, ...] = ()
+    choices: tuple[LiteralValue, ...] = ()
+    default: LiteralDefault | None = None
+    # A default descriptor without a ``default=``: the request must supply the value (the
+    # parameter's Python default is the descriptor itself).
+    required: bool = False
+    unreadable: tuple[Unreadable, ...] = ()
+    span: Span
+
+
+@frozen(kw_only=True)
 class Parameter:
     name: str
     kind: ParamKind
@@ -115,9 +154,14 @@ class Parameter:
     # The description the code attaches (``Annotated[T, Field(description="...")]``, a
     # default ``Field(...)``/``cog.Input(...)``), a string literal; docstrings are not read here.
     description: str | None = None
-    # Literal bounds a default ``cog.Input(...)`` declares (``ge``, ``le``, ``min_length``,
-    # ``max_length``; ``regex`` as ``pattern``), as a model field's ``Field`` bounds are.
-    constraints: tuple[Constraint, ...] = ()
+    # What a descriptor states about the value: a default ``cog.Input(...)``/``Field(...)``
+    # or ``Annotated[T, Field(...)]`` metadata (see ``InputDescriptor``); ``None`` without one.
+    input: InputDescriptor | None = None
+
+    @property
+    def required(self) -> bool:
+        """The request must supply the value: no default, or a descriptor without one."""
+        return self.default is None or (self.input is not None and self.input.required)
 
 
 @frozen(kw_only=True)
@@ -399,14 +443,6 @@ class ModelField:
     span: Span
     # ``Field(description="...")`` (or ``Annotated`` metadata), a string literal.
     description: str | None = None
-
-
-@frozen(kw_only=True)
-class Unreadable:
-    """Part of a model that cannot be read statically (a computed ``Field`` argument)."""
-
-    text: str
-    span: Span
 
 
 @frozen(kw_only=True)

@@ -19,7 +19,7 @@ from json.encoder import encode_basestring  # the C one where built
 from typing import Any, TypeVar
 
 from svcc.ir.canonical import ENCODER, digest_bytes, json_utf8
-from svcc.ir.model import ConstraintValue, ModuleIR
+from svcc.ir.model import ConstraintValue, InputValue, ModuleIR
 from svcc.ir.types import (
     TYPE_NODE_CLASSES,
     LiteralValue,
@@ -52,6 +52,13 @@ def _constraint_value(value: Any, _: Any) -> ConstraintValue:
     raise ValueError(f"{value!r} is not a number or a string")
 
 
+def _input_value(value: Any, _: Any) -> InputValue:
+    """A parameter's literal default: a JSON scalar (a string, number, boolean or null)."""
+    if value is None or type(value) in (str, int, float, bool):
+        return value  # type: ignore[no-any-return]
+    raise ValueError(f"{value!r} is not a JSON scalar")
+
+
 def _kind_of(cls: type) -> str:
     kind: str = cls.KIND  # type: ignore[attr-defined]  # every TypeNode class has one
     return kind
@@ -74,6 +81,7 @@ def converter() -> Any:
     )
     conv.register_structure_hook(LiteralValue, _literal_value)
     conv.register_structure_hook(ConstraintValue, _constraint_value)
+    conv.register_structure_hook(InputValue, _input_value)
     # After the optional hooks: the strategy builds its members' hooks eagerly.
     configure_tagged_union(TypeNode, conv, tag_generator=_kind_of, tag_name="kind")
     return conv

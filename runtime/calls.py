@@ -18,7 +18,6 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .cog import provide as provide_cog
 from .integrity import StartupError
 from .services import attribute_of
 
@@ -76,7 +75,6 @@ def import_source(bundle: Path, module: str) -> Any:
     source = str(bundle / "source")
     if source not in sys.path:
         sys.path.insert(0, source)
-    provide_cog()
     try:
         return importlib.import_module(module)
     except BaseException as exc:  # the user's module ran and failed: report, never trace
@@ -136,14 +134,13 @@ def parameters(function: Any) -> list[tuple[str, str, bool]] | None:
         code = function.__code__
         count, posonly, kwonly = code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount
         names = code.co_varnames
-        defaults = function.__defaults__ or ()
-        first_default = count - len(defaults)
+        first_default = count - len(function.__defaults__ or ())
         kwdefaults = function.__kwdefaults__ or {}
         out = [
             (
                 names[i],
                 "positional_only" if i < posonly else "positional_or_keyword",
-                i >= first_default and not _required(defaults[i - first_default]),
+                i >= first_default,
             )
             for i in range(count)
         ]
@@ -151,10 +148,7 @@ def parameters(function: Any) -> list[tuple[str, str, bool]] | None:
         if code.co_flags & inspect.CO_VARARGS:
             out.append((names[rest], "var_positional", False))
             rest += 1
-        out += [
-            (n, "keyword_only", n in kwdefaults and not _required(kwdefaults[n]))
-            for n in names[count : count + kwonly]
-        ]
+        out += [(n, "keyword_only", n in kwdefaults) for n in names[count : count + kwonly]]
         if code.co_flags & inspect.CO_VARKEYWORDS:
             out.append((names[rest], "var_keyword", False))
         return out
@@ -163,15 +157,9 @@ def parameters(function: Any) -> list[tuple[str, str, bool]] | None:
     except (TypeError, ValueError):
         return None
     return [
-        # a Cog ``Input()`` without a default is a marker, no default (``cog``)
-        (p.name, _KINDS[p.kind], not _required(p.default))
+        (p.name, _KINDS[p.kind], p.default is not inspect.Parameter.empty)
         for p in signature.parameters.values()
     ]
-
-
-def _required(default: Any) -> bool:
-    """No default: none at all, or a Cog ``Input()`` marker without one."""
-    return default is inspect.Parameter.empty or getattr(default, "__svc_required__", False) is True
 
 
 def _describe(param: tuple[str, str, bool]) -> str:

@@ -23,7 +23,6 @@ from types import ModuleType
 from typing import Any
 
 from .calls import CallShape, shape_problem
-from .cog import provide as provide_cog
 from .integrity import StartupError
 from .services import attribute_of
 
@@ -71,7 +70,6 @@ class DeclaredSourceFinder(importlib.abc.MetaPathFinder):
 
 
 def _import(module: str) -> ModuleType:
-    provide_cog()
     try:
         return importlib.import_module(module)
     except BaseException as exc:  # the user's module ran and failed: report, never trace

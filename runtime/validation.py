@@ -12,6 +12,7 @@ hand-edited schema cannot silently validate less than it documents.
 """
 
 import json
+import math
 import os
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -101,7 +102,7 @@ def _object(node: Mapping[str, Any], convert: Any) -> cs.CoreSchema:
     if "properties" in node or node.get("additionalProperties") is False:
         required = set(node.get("required", ()))
         fields = {
-            name: cs.typed_dict_field(convert(sub), required=name in required)
+            name: cs.typed_dict_field(_defaulted(sub, convert), required=name in required)
             for name, sub in node.get("properties", {}).items()
         }
         opened = node.get("additionalProperties") is True  # pydantic extra="allow"
@@ -111,6 +112,17 @@ def _object(node: Mapping[str, Any], convert: Any) -> cs.CoreSchema:
     values = node.get("additionalProperties", True)
     value_schema = _any() if values is True else convert(values)
     return cs.dict_schema(cs.str_schema(strict=True), value_schema, strict=True)
+
+
+def _defaulted(node: Any, convert: Callable[[Any], cs.CoreSchema]) -> cs.CoreSchema:
+    """A property's schema; with a ``default`` (a literal the generator copied from the
+    parameter's ``Input(default=...)``/``Field(default=...)``), the value the call receives
+    when the property is omitted, as the schema documents: the function's own default may be
+    the descriptor object itself (``pydantic.Field``), never the value it states."""
+    schema: cs.CoreSchema = convert(node)
+    if isinstance(node, Mapping) and "default" in node:
+        return cs.with_default_schema(schema, default=node["default"])
+    return schema
 
 
 def _array(node: Mapping[str, Any], convert: Any, fail_fast: bool) -> cs.CoreSchema:
@@ -188,6 +200,24 @@ def _string(node: Mapping[str, Any]) -> cs.CoreSchema:
     )
 
 
+def _integer_bounds(bounds: Mapping[str, Any]) -> dict[str, Any]:
+    """An integer's bounds as integers, each admitting exactly the integers the schema's
+    number admits (``minimum: 0.5`` is ``ge=1``, ``exclusiveMaximum: 2.5`` is ``le=2``):
+    pydantic-core refuses a fractional bound on an integer when the server starts."""
+    out: dict[str, Any] = {}
+    for key, value in bounds.items():
+        if value is not None and (isinstance(value, int) or float(value).is_integer()):
+            out[key] = int(value)
+    for key, value in bounds.items():
+        if value is None or key in out:
+            continue
+        if key in ("ge", "gt"):  # x >= 0.5, x > 0.5: x >= 1
+            out["ge"] = max(math.floor(value) + 1, out.get("ge", -math.inf))
+        else:  # x <= 2.5, x < 2.5: x <= 2
+            out["le"] = min(math.floor(value), out.get("le", math.inf))
+    return out
+
+
 def _number(node: Mapping[str, Any], integer: bool) -> cs.CoreSchema:
     bounds = {
         "gt": node.get("exclusiveMinimum"),
@@ -196,7 +226,7 @@ def _number(node: Mapping[str, Any], integer: bool) -> cs.CoreSchema:
         "le": node.get("maximum"),
     }
     if integer:
-        return cs.int_schema(strict=True, **bounds)
+        return cs.int_schema(strict=True, **_integer_bounds(bounds))
     return cs.float_schema(strict=True, allow_inf_nan=False, **bounds)
 
 
@@ -216,8 +246,12 @@ _KEYWORDS = frozenset(
         "enum", "items", "maxItems", "minItems", "prefixItems", "properties", "required",
         "title", "type", "format", "pattern", "contentEncoding", "minLength", "maxLength",
         "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", NDARRAY_MARKER,
+        "default",
     }
 )  # fmt: skip
+# The keywords that bound a value (checked with an ``enum`` too: a choice outside them is refused)
+_BOUNDS = ("pattern", "minLength", "maxLength", "minimum", "maximum", "exclusiveMinimum",
+           "exclusiveMaximum")  # fmt: skip
 
 
 def to_core_schema(node: Any, fail_fast: bool = False) -> cs.CoreSchema:
@@ -248,7 +282,11 @@ def to_core_schema(node: Any, fail_fast: bool = False) -> cs.CoreSchema:
     if "const" in node:
         return _literal([node["const"]])
     if "enum" in node:
-        return _literal(list(node["enum"]))
+        choices = _literal(list(node["enum"]))
+        bounds = {k: node[k] for k in _BOUNDS if k in node}
+        if bounds and "type" in node:  # each choice must satisfy the bounds too
+            return cs.chain_schema([convert({"type": node["type"], **bounds}), choices])
+        return choices
     kind = node.get("type")
     if kind == "object":
         return _object(node, convert)

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from svcc import __version__
+from svcc.backends._common.cog_shim import shim_files
 from svcc.backends._common.governed import governed_files
 from svcc.backends._common.governed_oci import governed_oci_files
 from svcc.backends._common.runtime_copy import runtime_files
@@ -58,6 +59,7 @@ def assemble(
     if len(set(names)) != len(names):
         raise LoweringError("two selected capabilities have the same name")
     files = dict(program.files)
+    files |= shim_files(program.layout.provided, files)  # ``source/cog.py`` for Cog
     files[IR_FILE] = program.layout.ir_document(program)
     files[READINESS_FILE] = canonical_json(dict(program.readiness))
     runtime = (*kind.runtime_modules, *program.layout.runtime_modules)

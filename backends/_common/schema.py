@@ -20,9 +20,10 @@ from typing import Any, assert_never
 from attrs import frozen
 from svcc.compiler.passes.docstrings import parameter_descriptions, result_description
 from svcc.contracts.errors import IneligibleError
+from svcc.ir.bounds import BOUND_KINDS, choice_kind
 from svcc.ir.index import module_index
 from svcc.ir.interface import answered, left_out
-from svcc.ir.model import Capability, Constraint, ModelDecl, ModuleIR
+from svcc.ir.model import Capability, Constraint, ModelDecl, ModuleIR, Parameter
 from svcc.ir.types import (
     AnyType,
     BoolType,
@@ -88,6 +89,52 @@ BOUNDS: dict[str, str] = {
     "le": "maximum",
     "pattern": "pattern",
 }
+
+
+def bounded(schema: JSON, constraints: Iterable[Constraint]) -> JSON:
+    """``schema`` with literal ``Field``/``Input`` bounds as JSON Schema keywords: numbers'
+    (``minimum``...), a string's or an array's length (``minLength``/``minItems``), a
+    string's ``pattern``. In a union each option of a type the bound applies to gets it."""
+    constraints = tuple(constraints)
+    if not constraints:
+        return schema
+    if "anyOf" in schema:
+        return {**schema, "anyOf": [bounded(option, constraints) for option in schema["anyOf"]]}
+    kind = schema.get("type")
+    if "format" in schema or "contentEncoding" in schema:
+        return schema  # a date, bytes...: a string form of its own (no plain string)
+    out = dict(schema)
+    for bound in constraints:
+        if kind not in BOUND_KINDS[bound.name]:
+            continue
+        if bound.name in BOUNDS:
+            out[BOUNDS[bound.name]] = bound.value
+        else:
+            side = "min" if bound.name == "min_length" else "max"
+            out[f"{side}{'Items' if kind == 'array' else 'Length'}"] = bound.value
+    return out
+
+
+def _described_input(schema: JSON, param: Parameter) -> JSON:
+    """A parameter's schema with what its ``Input``/``Field`` descriptor states: bounds,
+    ``choices`` (``enum``, on the option they apply to) and a literal ``default``."""
+    found = param.input
+    if found is None:
+        return schema
+    schema = bounded(schema, found.constraints)
+    if found.choices:
+        schema = _with_choices(schema, list(found.choices))
+    if found.default is not None:
+        schema = {**schema, "default": found.default.value}
+    return schema
+
+
+def _with_choices(schema: JSON, choices: list[Any]) -> JSON:
+    if "anyOf" in schema:
+        return {**schema, "anyOf": [_with_choices(o, choices) for o in schema["anyOf"]]}
+    if schema.get("type") == choice_kind(tuple(choices)) and "format" not in schema:
+        return {**schema, "enum": choices}
+    return schema
 
 
 def _ndarray(dtype: str, defs: set[str]) -> JSON:
@@ -226,22 +273,6 @@ def _lower_definition(ir: ModuleIR, name: str) -> tuple[JSON, frozenset[str]]:
     return definition, frozenset(reached)
 
 
-def bounded(schema: JSON, constraints: tuple[Constraint, ...]) -> JSON:
-    """``schema`` with literal bounds as JSON Schema keywords (a model field's ``Field``
-    bounds, a Cog ``Input``'s)."""
-    if not constraints:
-        return schema
-    schema = dict(schema)
-    for bound in constraints:
-        if bound.name in BOUNDS:
-            schema[BOUNDS[bound.name]] = bound.value
-        else:
-            array = schema.get("type") == "array"
-            side = "min" if bound.name == "min_length" else "max"
-            schema[f"{side}{'Items' if array else 'Length'}"] = bound.value
-    return schema
-
-
 def _model_definition(decl: ModelDecl) -> tuple[JSON, frozenset[str]]:
     """A dataclass, pydantic model or NamedTuple as a closed object (pydantic's
     ``extra="allow"`` opens it), its ``Field`` bounds as JSON Schema keywords."""
@@ -326,11 +357,11 @@ def request_schema(cap: Capability) -> RequestSchema:
             raise LoweringError(f"{cap.name}: *{param.name} cannot be a request field")
         if left_out(param):  # no JSON shape, a default: never sent (SVC-R052)
             continue
-        lowered = bounded(type_schema(param.type, refs), param.constraints)
+        lowered = _described_input(type_schema(param.type, refs), param)
         if param.name in described:
             lowered = {**lowered, "description": described[param.name]}
         properties[param.name] = lowered
-        if param.default is None:
+        if param.required:
             required.append(param.name)
     schema: JSON = {
         "type": "object",

@@ -68,7 +68,6 @@ BUNDLE: Final = BundleSpec(
         "auth",
         "bodies",
         "calls",
-        "cog",
         "conversion",
         "encoding",
         "integrity",

@@ -67,7 +67,6 @@ BUNDLE: Final = BundleSpec(
         "auth",
         "bodies",
         "calls",
-        "cog",
         "conversion",
         "encoding",
         "integrity",

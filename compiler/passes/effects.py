@@ -168,6 +168,9 @@ PURE: Final[dict[str, frozenset[str]]] = {
     "descriptions attached to a type (``Annotated`` metadata)": _names("pydantic", "Field")
     | _names("pydantic.fields", "Field")
     | _names("typing_extensions", "Doc"),
+    "Cog's parameter descriptor (the bundle's own `cog` returns its default)": _names(
+        "cog", "Input"
+    ),
     "loaders of a file already open (the open is judged where it happens)": _names("json", "load")
     | _names("tomllib", "load", "loads")
     | _names("pickle", "load", "loads", "dumps")
@@ -424,7 +427,7 @@ PLAIN_BASE_PREFIXES: Final = (
     "contextlib.ContextDecorator", "contextlib.AbstractContextManager", "numbers.",
     "datetime.tzinfo", "codecs.Codec", "codecs.IncrementalEncoder", "codecs.IncrementalDecoder",
     "codecs.StreamReader", "codecs.StreamWriter", "types.ModuleType",
-    "cog.BasePredictor", "cog.predictor.BasePredictor",  # the bundle's shim (svc_runtime/cog.py)
+    "cog.BasePredictor", "cog.predictor.BasePredictor",  # the bundle's own cog (source/cog.py)
     *MODEL_BASES,
 )  # fmt: skip
 

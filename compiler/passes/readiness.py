@@ -14,6 +14,7 @@ from typing import Any, ClassVar, Final
 import attrs
 from attrs import field, frozen
 from svcc.compiler.passes import import_fallbacks as fallbacks
+from svcc.compiler.passes.cog_shim import imports_cog, shim_problem
 from svcc.compiler.passes.data_read_rules import data_read_reasons, source_depth
 from svcc.compiler.passes.docstrings import undocumented_names
 from svcc.compiler.passes.effects import PLAIN_BASE_PREFIXES, Judge, security_kind
@@ -869,6 +870,9 @@ class ImportResolver:
         """``(code, message)`` of an import that would fail, or ``None``; ``unresolved`` is
         the code of a missing module (SVC-R008 at module level, SVC-R009 in a body)."""
         env = self.env
+        if imports_cog((imp,)):  # the bundle ships its own cog (a declared one is not used)
+            why = shim_problem(imp)
+            return None if why is None else (unresolved, why)
         if env.resolve_import is not None:
             found = env.resolve_import(imp)
         elif imp.level > 0:  # a module judged alone: it has no package to resolve in

@@ -9,7 +9,7 @@ name the subject without importing the readiness pass.
 
 import sys
 from collections.abc import Callable, Iterable
-from typing import Final, Literal
+from typing import Literal
 
 from attrs import frozen
 from svcc.contracts.diagnostics import Diagnostic
@@ -63,16 +63,8 @@ class Subject:
 CapabilityRule = Callable[[Subject], Iterable[Diagnostic]]
 
 
-# Top-level modules the bundle's runtime provides itself (``svc_runtime/cog.py``).
-RUNTIME_PROVIDED: Final = frozenset({"cog"})
-
-
 def available(root: str, env: Environment) -> bool:
     """Whether an import of the top-level name ``root`` resolves without the module graph:
-    the standard library, a declared requirement or a module the runtime provides."""
-    return (
-        root == "__future__"
-        or root in sys.stdlib_module_names
-        or root in env.declared_imports
-        or root in RUNTIME_PROVIDED
-    )
+    the standard library or a declared requirement (``cog`` is judged against the shim the
+    bundle ships: ``readiness``)."""
+    return root == "__future__" or root in sys.stdlib_module_names or root in env.declared_imports

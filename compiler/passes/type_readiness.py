@@ -3,9 +3,11 @@
 Kept apart from the general rules in ``readiness``, whose table takes :data:`TYPE_RULES`,
 one entry per rule: a declared return type the result encoder cannot encode (R050, the verdict
 holds the promise), a model whose fields cannot be read statically (R051), a parameter
-left out of the interface (R052, see ``svcc.ir.interface``), and a numpy or pandas type
-whose library is not declared (R053); and a parameter (R011) or result (R050) reaching a
-chain of TypedDicts and models too long for any server to take (:func:`chain_depths`).
+left out of the interface (R052, see ``svcc.ir.interface``), a numpy or pandas type whose
+library is not declared (R053), a parameter descriptor (``cog.Input``, ``Field``) that cannot
+be read or applies to no value of its type (R055); and a parameter (R011) or result (R050)
+reaching a chain of TypedDicts and models too long for any server to take
+(:func:`chain_depths`).
 """
 
 from collections.abc import Iterator
@@ -14,9 +16,10 @@ from typing import Final
 from svcc.compiler.passes.rule_subject import CapabilityRule, Subject, available
 from svcc.contracts.diagnostics import Diagnostic, diag
 from svcc.contracts.diagnostics import codes as C
+from svcc.ir.bounds import misplaced
 from svcc.ir.index import ModuleIndex, module_index
 from svcc.ir.interface import answered, left_out
-from svcc.ir.model import Capability, ModuleIR, Span
+from svcc.ir.model import Capability, ModuleIR, Parameter, Span
 from svcc.ir.types import (
     DataFrameType,
     EnumType,
@@ -313,11 +316,31 @@ def _left_out(s: Subject) -> Iterator[Diagnostic]:
 
 # The types-and-results rules, keyed by their first code (``readiness.CAPABILITY_RULES``
 # applies them in this order; reasons are sorted by place afterwards).
+def _descriptors(s: Subject) -> Iterator[Diagnostic]:
+    """SVC-R055: what a parameter's ``Input(...)``/``Field(...)`` states that svcc cannot
+    read, or would document and check on no value (a bound for another type)."""
+    for param in s.cap.params:
+        yield from _descriptor_reasons(param)
+
+
+def _descriptor_reasons(param: Parameter) -> Iterator[Diagnostic]:
+    found = param.input
+    if found is None:
+        return
+    for item in found.unreadable:
+        yield diag(C.R055_INPUT_UNREADABLE, f"parameter {param.name!r}: {item.text}", item.span)
+    if left_out(param):
+        return
+    for why in misplaced(found, param.type):
+        yield diag(C.R055_INPUT_UNREADABLE, f"parameter {param.name!r}: {why}", found.span)
+
+
 TYPE_RULES: Final[dict[str, CapabilityRule]] = {
     "SVC-R054": _governed_conversion,
     "SVC-R050": _unencodable_result,
     "SVC-R053": _undeclared_array_library,
     "SVC-R051": _unreadable_model,
     "SVC-R011": _declaration_chain,
+    "SVC-R055": _descriptors,
     "SVC-R052": _left_out,
 }

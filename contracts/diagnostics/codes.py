@@ -712,6 +712,19 @@ R054_GOVERNED_CONVERSION: Final = _code(
     "model, NamedTuple, Decimal, bytes or numpy/pandas parameter is served in direct mode only.",
 )
 
+R055_INPUT_UNREADABLE: Final = _code(
+    "SVC-R055",
+    "parameter descriptor not readable statically",
+    "error",
+    "inputs",
+    "ambiguous",
+    "A parameter's `cog.Input(...)` or `pydantic.Field(...)` (its default, or `Annotated` "
+    "metadata) has a keyword whose value is computed (`ge=LIMIT`), a keyword svcc does not "
+    "serve (`default_factory`, `multiple_of`), or a bound or `choices` that applies to no value "
+    "of the parameter's type (`ge=0` on a `str`): the request schema and its validation would "
+    "say something else than the code. Use literals, of the parameter's type.",
+    hint='write the keyword\'s value as a literal (`ge=0`, `choices=["a", "b"]`), or drop it',
+)
 
 # --- notebooks as data scientists write them ----------------------------------------------------
 F012_LEFT_OUT: Final = _code(
@@ -826,6 +839,21 @@ F037_TEST_CODE_LEFT_OUT: Final = _code(
 )
 
 
+# --- Cog projects (issue 39) ---------------------------------------------------------------------
+F038_COG_KEYS: Final = _code(
+    "SVC-F038",
+    "cog.yaml keys honoured and not honoured",
+    "note",
+    "source",
+    None,
+    "The directory is a Cog project: its `cog.yaml` names the predictor (`predict:`) and the "
+    "Python packages (`build.python_packages`, `build.python_requirements`), which svcc serves "
+    "and declares. Other keys describe Cog's own container (`build.gpu`, `build.cuda`, "
+    "`build.system_packages`, `build.run`, `image`, `concurrency`, `train`, ...): the bundle "
+    "does not do them, and this note names each one present.",
+)
+
+
 # --- services with state (issue 39) ------------------------------------------------------------
 R085_SERVICE_NOT_CONSTRUCTIBLE: Final = _code(
     "SVC-R085",
@@ -896,7 +924,16 @@ FIX_EXAMPLES: Final[dict[str, str]] = {
     **dict.fromkeys(("SVC-R008", "SVC-R009"), "undeclared-dependency"),
     **dict.fromkeys(("SVC-R002", "SVC-R003", "SVC-R006", "SVC-R019", "SVC-R025"), "binding"),
     **dict.fromkeys(
-        ("SVC-R004", "SVC-R005", "SVC-R014", "SVC-R015", "SVC-R020", "SVC-R052", "SVC-R070"),
+        (
+            "SVC-R004",
+            "SVC-R005",
+            "SVC-R014",
+            "SVC-R015",
+            "SVC-R020",
+            "SVC-R052",
+            "SVC-R055",
+            "SVC-R070",
+        ),
         "parameters",
     ),
     **dict.fromkeys(("SVC-R012", "SVC-R013", "SVC-R023", "SVC-R051"), "annotations"),

@@ -13,7 +13,6 @@ from functools import cache
 
 import attrs
 from svcc.contracts.names import is_utf8
-from svcc.frontends.cog.inputs import cog_input, literal_input
 from svcc.frontends.python._descriptions import annotation_description, described
 from svcc.frontends.python._effects import (
     argument_names,
@@ -33,6 +32,8 @@ from svcc.frontends.python._file_paths import (
     parent,
     with_name,
 )
+from svcc.frontends.python._inputs import Source as InputSource
+from svcc.frontends.python._inputs import with_input
 from svcc.frontends.python._models import (
     ModelReader,
     classify,
@@ -84,7 +85,6 @@ from svcc.ir.model import (
     BindingKind,
     Capability,
     ClassDecl,
-    Constraint,
     Decorator,
     Default,
     Evaluation,
@@ -113,7 +113,7 @@ from svcc.ir.model import (
     TypedDictDecl,
     TypedDictField,
 )
-from svcc.ir.types import AnyType, LiteralType, TypeNode, UnsupportedType, plain_json
+from svcc.ir.types import AnyType, TypeNode, UnsupportedType, plain_json
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -936,8 +936,6 @@ class ModuleLowerer:
         args = fn.args
         if args.defaults or args.kw_defaults:
             for default in [*args.defaults, *(d for d in args.kw_defaults if d is not None)]:
-                if literal_input(default, self.symbols.qualify):  # the shim returns its default
-                    continue
                 call = first_code_running(default)
                 if call is not None:
                     text = f"{prefix}default value evaluating {self._describe(call)}"
@@ -1670,16 +1668,9 @@ class ModuleLowerer:
         default: ast.expr | None,
         uses: dict[str, tuple[ParamUse, ...]],
     ) -> Parameter:
-        annotation, arg_default = arg.annotation, default
+        annotation = arg.annotation
         type_: TypeNode = AnyType() if annotation is None else self.types.resolve(annotation)
-        descriptor = cog_input(default, self.symbols.qualify)
-        constraints: tuple[Constraint, ...] = ()
-        if descriptor is not None:  # its ``default=`` is the default (none: required)
-            default = descriptor.default
-            constraints = tuple(Constraint(name=n, value=v) for n, v in descriptor.bounds)
-            if descriptor.choices and all(type(c) in (str, int) for c in descriptor.choices):
-                type_ = LiteralType(values=tuple(descriptor.choices))  # type: ignore[arg-type]
-        return Parameter(
+        param = Parameter(
             name=arg.arg,
             kind=kind,
             annotation=self.src.segment(annotation) if annotation is not None else None,
@@ -1692,9 +1683,10 @@ class ModuleLowerer:
             span=self.src.span(arg),
             uses=uses.get(arg.arg, ()),
             description=annotation_description(annotation, self.symbols.qualify)
-            or described(arg_default, self.symbols.qualify),
-            constraints=constraints,
+            or described(default, self.symbols.qualify),
         )
+        source = InputSource(self.symbols.qualify, self.src.segment, self.src.span)
+        return with_input(param, annotation, default, source)
 
     def _is_generator(self, fn: FunctionNode) -> bool:
         if "yield" not in self.src.text_of_lines(fn.lineno, fn.end_lineno or fn.lineno):

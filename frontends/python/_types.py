@@ -113,6 +113,16 @@ UNSUPPORTED_WHY: dict[str, str] = {
     "builtins.frozenset": "sets are not JSON (use list)",
     "builtins.complex": "complex numbers are not JSON",
     "builtins.type": "classes are not JSON",
+    # Cog's input types (docs/how-to/cog.md): a file on disk is neither JSON nor served
+    **dict.fromkeys(
+        ("cog.Path", "cog.types.Path", "cog.File", "cog.types.File"),
+        "a Cog file (`cog.Path`, `cog.File`) is not served, in or out: take or return `bytes` "
+        "(base64 text)",
+    ),
+    **dict.fromkeys(
+        ("cog.Secret", "cog.types.Secret"),
+        "`cog.Secret` is not served: take a `str` (and keep it out of logs)",
+    ),
 }
 
 BUILTIN_NAMES = frozenset(dir(builtins)) | frozenset(

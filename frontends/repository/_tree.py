@@ -15,6 +15,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Final
 
+import attrs
 from attrs import frozen
 from svcc.contracts.diagnostics import Diagnostic, diag
 from svcc.contracts.diagnostics.codes import (
@@ -28,6 +29,7 @@ from svcc.contracts.errors import InputError
 from svcc.contracts.names import escaped, is_utf8
 from svcc.contracts.requirements import parse_requirements
 from svcc.contracts.security import unknown_kind
+from svcc.frontends.cog import COG_FILE, CogConfig, keys_note, read_cog
 from svcc.frontends.repository._data import DataFile, DataRefused, check_pattern
 from svcc.frontends.repository._data import collect as collect_data
 from svcc.frontends.repository._folders import has_python as _has_python
@@ -79,6 +81,9 @@ class ProjectConfig:
     select: tuple[str, ...] = ()
     # ``[tool.svcc] include-tests``: read test code and tool scripts as modules too.
     include_tests: bool = False
+    # ``cog.yaml`` beside ``pyproject.toml`` (a Cog project): its predictor, and its Python
+    # packages, declared with ``dependencies`` (see ``svcc.frontends.cog``).
+    cog: CogConfig | None = None
 
 
 @frozen(kw_only=True)
@@ -121,24 +126,17 @@ def _str_list(value: Any, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _cog_project(root: Path, limits: TreeLimits) -> ProjectConfig:
-    """A directory without ``pyproject.toml``: a Cog predictor's ``cog.yaml`` when it has
-    one (its ``predict`` class and ``python_packages``), else nothing declared."""
-    from svcc.frontends.cog.config import CogConfigError, read_cog_config
-
+def with_cog(root: Path, config: ProjectConfig) -> ProjectConfig:
+    """``config`` with the directory's ``cog.yaml`` (when it has one): the predictor, and its
+    Python packages declared after ``pyproject.toml``'s own dependencies."""
     try:
-        cog = read_cog_config(root, limits.max_pyproject_bytes)
-    except CogConfigError as exc:
+        cog = read_cog(root)
+    except InputError as exc:  # refused as any project file is (one line, exit 2)
         raise TreeRefused(diag(F008_REPOSITORY_ENTRY, str(exc), None)) from None
     if cog is None:
-        return ProjectConfig(source_roots=None, name=None, dependencies=(), pyproject_sha256=None)
-    return ProjectConfig(
-        source_roots=None,
-        name=None,
-        dependencies=_requirements(list(cog.dependencies), "cog.yaml build.python_packages"),
-        pyproject_sha256=None,
-        select=cog.select,
-    )
+        return config
+    extra = tuple(r for r in cog.requirements if r not in config.dependencies)
+    return attrs.evolve(config, cog=cog, dependencies=(*config.dependencies, *extra))
 
 
 def read_config(root: Path, limits: TreeLimits) -> ProjectConfig:
@@ -149,7 +147,7 @@ def read_config(root: Path, limits: TreeLimits) -> ProjectConfig:
     try:
         info = path.lstat()
     except FileNotFoundError:
-        return _cog_project(root, limits)
+        return ProjectConfig(source_roots=None, name=None, dependencies=(), pyproject_sha256=None)
     if not stat.S_ISREG(info.st_mode):
         raise TreeRefused(diag(F008_REPOSITORY_ENTRY, f"{PYPROJECT} is not a regular file", None))
     if info.st_size > limits.max_pyproject_bytes:
@@ -587,7 +585,7 @@ def read_tree(
     or ``[tool.svcc] include-tests``.
     """
     limits = limits or TreeLimits()
-    config = read_config(root, limits)
+    config = with_cog(root, read_config(root, limits))
     roots = choose_roots(root, config)
     name = root.resolve().name if folder_name is None else folder_name
     package = package_prefix(root, roots, name)
@@ -609,6 +607,8 @@ def read_tree(
         walker.walk(source_root)
     if walker.left_out:
         walker.problems.append((".", _left_out_note(sorted(walker.left_out))))
+    if config.cog is not None:
+        walker.problems.append((COG_FILE, keys_note(config.cog)))
     files = sorted(walker.files, key=lambda f: f.module)
     if automatic is not None:
         walker.problems = automatic.soften(walker.problems)

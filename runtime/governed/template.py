@@ -52,7 +52,6 @@ from typing import Any
 
 from .. import wire as p
 from ..calls import CallShape, shape_problem
-from ..cog import provide as provide_cog
 from ..integrity import sha256_file
 from ..services import attribute_of
 
@@ -676,7 +675,6 @@ def serve(root: Path, control: socket.socket) -> None:
 
 def main(root: Path, control_fd: int) -> None:
     sys.path.insert(0, str(root / "source"))  # sibling modules and parent packages
-    provide_cog()  # a Cog predictor's ``cog``, without the package
     control = socket.socket(fileno=control_fd)
     try:
         with contextlib.suppress(KeyboardInterrupt):

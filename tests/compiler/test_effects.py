@@ -8,6 +8,7 @@ are refused without ``--allow`` and served with it; ``lru_cache`` keeps its sign
 """
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -202,6 +203,8 @@ PURE_CASES: dict[str, str] = {
     "pydantic.Field": 'X = typing.Annotated[int, pydantic.Field(description="d", ge=1)]',
     "pydantic.fields.Field": 'X = pydantic.fields.Field(description="d")',
     "typing_extensions.Doc": 'X = typing.Annotated[int, typing_extensions.Doc("d")]',
+    # the bundle's own cog (runtime/cog.py, on the path of the run below)
+    "cog.Input": 'X = cog.Input(default=1, ge=0, description="d")',
 }
 for _name in list(PURE_CASES):
     if _name.startswith("typing."):
@@ -209,7 +212,7 @@ for _name in list(PURE_CASES):
         PURE_CASES[_ext] = PURE_CASES[_name].replace("typing.", "typing_extensions.")
 
 MODULES = (
-    "abc", "collections", "contextlib", "dataclasses", "datetime", "decimal", "enum",
+    "abc", "cog", "collections", "contextlib", "dataclasses", "datetime", "decimal", "enum",
     "fractions", "functools", "io", "itertools", "json", "logging", "operator", "os", "pathlib",
     "pickle", "pydantic", "pydantic.fields", "re", "string", "struct", "textwrap", "tomllib",
     "types", "typing", "typing_extensions", "uuid",
@@ -273,9 +276,12 @@ print(json.dumps(results))
 
 
 @pytest.fixture(scope="module")
-def executed() -> dict[str, dict[str, object]]:
-    """Every pure case run once, in one subprocess under an audit hook."""
+def executed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, object]]:
+    """Every pure case run once, in one subprocess under an audit hook; ``cog`` is the
+    module a bundle ships (``source/cog.py``)."""
     script = f"PRELUDE = {PRELUDE!r}\n{AUDITED}"
+    shim = tmp_path_factory.mktemp("shim")
+    (shim / "cog.py").write_bytes((ROOT / "runtime" / "cog.py").read_bytes())
     proc = subprocess.run(
         [sys.executable, "-c", script],
         input=json.dumps(PURE_CASES),
@@ -283,6 +289,7 @@ def executed() -> dict[str, dict[str, object]]:
         text=True,
         check=True,
         timeout=120,
+        env={**os.environ, "PYTHONPATH": str(shim)},
     )
     results: dict[str, dict[str, object]] = json.loads(proc.stdout)
     return results

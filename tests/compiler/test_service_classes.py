@@ -259,13 +259,15 @@ COG = Path(__file__).resolve().parents[1] / "fixtures" / "cog"
 
 
 def test_a_cog_predictor_is_served_with_its_input_descriptors(tmp_path: Path) -> None:
-    """``cog.Input`` keywords become the request schema's; the bundle carries no ``cog``."""
+    """``cog.Input`` keywords become the request schema's; the bundle carries its own ``cog``
+    (``source/cog.py``), not the package."""
     out = tmp_path / "rest"
     generate(COG / "predict.py", out)
     schema = json.loads((out / "openapi.json").read_text())["components"]["schemas"]
     request = schema["request.Predictor.predict"]
     assert request["required"] == ["prompt"]
     assert request["properties"]["scale"] == {
+        "default": 2,
         "description": "How many times",
         "maximum": 5,
         "minimum": 1,
