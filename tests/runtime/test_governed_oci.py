@@ -152,6 +152,12 @@ def test_globals_reset_and_worker_identity(client: httpx.Client) -> None:
     assert call(client, "shout", {"text": "hi"}).json() == "HI"  # prints never break a reply
 
 
+def test_a_service_class_is_built_and_set_up_in_each_container(client: httpx.Client) -> None:
+    """Each call's container builds the instance and runs ``setup()`` first: a call never
+    sees what the one before it left on the instance."""
+    assert [call(client, "Tally.bump", {}).json() for _ in range(3)] == [11, 11, 11]
+
+
 def test_environment_not_leaked(client: httpx.Client) -> None:
     assert call(client, "env", {"name": "SVC_SECRET"}).json() is None
     assert call(client, "env", {"name": "SVC_ALLOWED"}).json() == "allowed-value"
