@@ -26,6 +26,7 @@ class BundleLayout(Protocol):
     kind: ClassVar[str]
     # Runtime modules a bundle of this layout adds to its target's (``svc_runtime/``).
     runtime_modules: ClassVar[tuple[str, ...]]
+
     @property
     def provided(self) -> tuple[str, ...]:
         """Top-level runtime modules shipped beside the sources (``source/cog.py``)."""
