@@ -145,9 +145,9 @@ def cog_selection(analysis: "Analysis") -> tuple[str, ...] | None:
     (``predict: "predict.py:predict"``) or a service class (``predict.py:Predictor``: its
     ``predict`` method): a directory compiled without ``--select`` serves it alone, as Cog
     would. ``None`` otherwise (no ``cog.yaml``, or nothing of that file by that name)."""
-    repository = analysis.repository
-    cog = repository.tree.config.cog if repository is not None else None
-    if repository is None or cog is None:
+    repository = analysis.repository  # a file's one-module program has no cog.yaml
+    cog = repository.tree.config.cog if repository else None
+    if not repository or cog is None:
         return None
     for ir, cap, _ in analysis.capabilities():  # the module is the tree's name of the file
         served = cap.qualname in (cog.predictor, f"{cog.predictor}.predict")
