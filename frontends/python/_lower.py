@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 from svcc.frontends.python._fallbacks import alternatives
 from svcc.frontends.python._readers.capabilities import CapabilityReader, doc_text
+from svcc.frontends.python._readers.state import FunctionNode
 from svcc.frontends.python._statements import (
     assigned_names,
     import_bindings,
@@ -124,30 +125,13 @@ class ModuleLowerer(CapabilityReader):
     def _collect(
         self, stmt: ast.stmt, guards: tuple[str, ...], guarded: bool, type_checking: bool = False
     ) -> None:
+        """Record the facts of a module-level statement; ``guards`` name the blocks around
+        it, ``guarded`` whether it may not run (its imports are guarded)."""
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
-            if type_checking:
-                return
-            self._bind(stmt.name, "def", guards, stmt)
-            if self.src.mentions(stmt, "import") or self.src.mentions(stmt, "global"):
-                self._scan_function(stmt, stmt.name)
-            if not stmt.name.startswith("_"):
-                self.capabilities.pop(stmt.name, None)  # the last definition wins
-                self.capabilities[stmt.name] = self._capability(stmt, guards)
-                self._capability_nodes[stmt.name] = stmt
+            if not type_checking:
+                self._collect_function(stmt, guards)
         elif isinstance(stmt, ast.ClassDef):
-            if type_checking:
-                if stmt.name in self.symbols.typed_dicts:  # the checker's, served as a dict
-                    self._store_typed_dict(self._typed_dict(stmt))
-                return
-            self._bind(stmt.name, "class", guards, stmt)
-            if self._mentions_import(stmt):
-                self._scan_class(stmt, stmt.name, guarded)
-            if stmt.name in self.symbols.typed_dicts:
-                self._store_typed_dict(self._typed_dict(stmt))
-            else:
-                self.classes.append(self._class_decl(stmt))
-                self._model(stmt)
-                self._service(stmt, guards)
+            self._collect_class(stmt, guards, guarded, type_checking)
         elif isinstance(stmt, ast.Import | ast.ImportFrom):
             self._record_import(stmt, "", guarded or type_checking, type_checking)
             if not type_checking:
@@ -159,61 +143,47 @@ class ModuleLowerer(CapabilityReader):
                 self._bind(name, kind, guards, stmt)
             if isinstance(stmt, ast.Assign):
                 self._functional_typed_dict(stmt)
-        elif isinstance(stmt, ast.Delete):
+        elif isinstance(stmt, ast.If):
+            self._collect_if(stmt, guards, guarded, type_checking)
+        elif isinstance(stmt, ast.Try | ast.TryStar):
+            self._collect_try(stmt, guards, type_checking)
+        else:
+            self._collect_block(stmt, guards, guarded)
+
+    def _collect_function(self, stmt: FunctionNode, guards: tuple[str, ...]) -> None:
+        self._bind(stmt.name, "def", guards, stmt)
+        if self.src.mentions(stmt, "import") or self.src.mentions(stmt, "global"):
+            self._scan_function(stmt, stmt.name)
+        if not stmt.name.startswith("_"):
+            self.capabilities.pop(stmt.name, None)  # the last definition wins
+            self.capabilities[stmt.name] = self._capability(stmt, guards)
+            self._capability_nodes[stmt.name] = stmt
+
+    def _collect_class(
+        self, stmt: ast.ClassDef, guards: tuple[str, ...], guarded: bool, type_checking: bool
+    ) -> None:
+        if type_checking:
+            if stmt.name in self.symbols.typed_dicts:  # the checker's, served as a dict
+                self._store_typed_dict(self._typed_dict(stmt))
+            return
+        self._bind(stmt.name, "class", guards, stmt)
+        if self._mentions_import(stmt):
+            self._scan_class(stmt, stmt.name, guarded)
+        if stmt.name in self.symbols.typed_dicts:
+            self._store_typed_dict(self._typed_dict(stmt))
+        else:
+            self.classes.append(self._class_decl(stmt))
+            self._model(stmt)
+            self._service(stmt, guards)
+
+    def _collect_block(self, stmt: ast.stmt, guards: tuple[str, ...], guarded: bool) -> None:
+        """A ``del``, a loop, a ``with`` or a ``match``: what it binds, and its blocks."""
+        if isinstance(stmt, ast.Delete):
             for target in stmt.targets:
                 for name in assigned_names(target) or []:
                     self._bind(name, "delete", guards, stmt)
-        elif isinstance(stmt, ast.For | ast.AsyncFor):
-            for name in assigned_names(stmt.target) or []:
-                self._bind(name, "for", (*guards, "for"), stmt)
-            for sub in [*stmt.body, *stmt.orelse]:
-                self._collect(sub, (*guards, "for"), guarded)
-        elif isinstance(stmt, ast.While):
-            for sub in [*stmt.body, *stmt.orelse]:
-                self._collect(sub, (*guards, "while"), guarded)
-        elif isinstance(stmt, ast.If):
-            if is_main_guard(stmt.test):
-                return
-            if is_type_checking(stmt.test, self.symbols):
-                for sub in stmt.body:
-                    self._collect(sub, (*guards, "if"), True, type_checking=True)
-                for sub in stmt.orelse:
-                    self._collect(sub, (*guards, "if"), True)
-                return
-            if (live := self.values.live(stmt)) is not None:  # a decided test: no guard
-                for sub in live:
-                    self._collect(sub, guards, guarded, type_checking)
-                return
-            for sub in [*stmt.body, *stmt.orelse]:
-                self._collect(sub, (*guards, "if"), True, type_checking)
-        elif isinstance(stmt, ast.Try | ast.TryStar):
-            if (live := self.values.live(stmt)) is not None:  # a decided import fallback
-                for sub in live:
-                    self._collect(sub, guards, True, type_checking)
-                return
-            # Only a ``try`` that runs whenever the module does: one under an undecided
-            # ``if`` (or inside another ``try``, whose handler may catch its failure) keeps
-            # its imports guarded, as a plain import there is.
-            found = None if type_checking or guards else alternatives(stmt, self.symbols.qualify)
-            grouped: dict[int, Fallback] = {}
-            if found is not None:  # judged together: see ``_fallbacks``
-                bodies, substitute = found
-                group = self._fallback_groups
-                self._fallback_groups += 1
-                self._fallback_group_at[(stmt.lineno, stmt.col_offset)] = group
-                for n, body in enumerate(bodies):
-                    for sub in body:
-                        if isinstance(sub, ast.Import | ast.ImportFrom):
-                            grouped[id(sub)] = Fallback(
-                                group=group, alternative=n, substitute=substitute
-                            )
-            parts = [*stmt.body, *stmt.orelse, *stmt.finalbody]
-            for handler in stmt.handlers:
-                parts.extend(handler.body)
-            for sub in parts:
-                self._fallback = grouped.get(id(sub))
-                self._collect(sub, (*guards, "try"), True, type_checking)
-                self._fallback = None
+        elif isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
+            self._collect_loop(stmt, guards, guarded)
         elif isinstance(stmt, ast.With | ast.AsyncWith):
             for item in stmt.items:
                 if item.optional_vars is not None:
@@ -225,3 +195,70 @@ class ModuleLowerer(CapabilityReader):
             for case in stmt.cases:
                 for sub in case.body:
                     self._collect(sub, (*guards, "match"), guarded)
+
+    def _collect_loop(
+        self, stmt: ast.For | ast.AsyncFor | ast.While, guards: tuple[str, ...], guarded: bool
+    ) -> None:
+        if isinstance(stmt, ast.For | ast.AsyncFor):
+            for name in assigned_names(stmt.target) or []:
+                self._bind(name, "for", (*guards, "for"), stmt)
+            for sub in [*stmt.body, *stmt.orelse]:
+                self._collect(sub, (*guards, "for"), guarded)
+        else:
+            for sub in [*stmt.body, *stmt.orelse]:
+                self._collect(sub, (*guards, "while"), guarded)
+
+    def _collect_if(
+        self, stmt: ast.If, guards: tuple[str, ...], guarded: bool, type_checking: bool
+    ) -> None:
+        if is_main_guard(stmt.test):
+            return
+        if is_type_checking(stmt.test, self.symbols):
+            for sub in stmt.body:
+                self._collect(sub, (*guards, "if"), True, type_checking=True)
+            for sub in stmt.orelse:
+                self._collect(sub, (*guards, "if"), True)
+            return
+        if (live := self.values.live(stmt)) is not None:  # a decided test: no guard
+            for sub in live:
+                self._collect(sub, guards, guarded, type_checking)
+            return
+        for sub in [*stmt.body, *stmt.orelse]:
+            self._collect(sub, (*guards, "if"), True, type_checking)
+
+    def _collect_try(
+        self, stmt: ast.Try | ast.TryStar, guards: tuple[str, ...], type_checking: bool
+    ) -> None:
+        if (live := self.values.live(stmt)) is not None:  # a decided import fallback
+            for sub in live:
+                self._collect(sub, guards, True, type_checking)
+            return
+        # Only a ``try`` that runs whenever the module does: one under an undecided
+        # ``if`` (or inside another ``try``, whose handler may catch its failure) keeps
+        # its imports guarded, as a plain import there is.
+        grouped = {} if type_checking or guards else self._fallbacks(stmt)
+        parts = [*stmt.body, *stmt.orelse, *stmt.finalbody]
+        for handler in stmt.handlers:
+            parts.extend(handler.body)
+        for sub in parts:
+            self._fallback = grouped.get(id(sub))
+            self._collect(sub, (*guards, "try"), True, type_checking)
+            self._fallback = None
+
+    def _fallbacks(self, stmt: ast.Try | ast.TryStar) -> dict[int, Fallback]:
+        """The alternative each import of an import fallback is of, by the import's
+        ``id`` (judged together: see ``_fallbacks``); empty when ``stmt`` is none."""
+        found = alternatives(stmt, self.symbols.qualify)
+        grouped: dict[int, Fallback] = {}
+        if found is not None:
+            bodies, substitute = found
+            group = self._fallback_groups
+            self._fallback_groups += 1
+            self._fallback_group_at[(stmt.lineno, stmt.col_offset)] = group
+            for n, body in enumerate(bodies):
+                for sub in body:
+                    if isinstance(sub, ast.Import | ast.ImportFrom):
+                        grouped[id(sub)] = Fallback(
+                            group=group, alternative=n, substitute=substitute
+                        )
+        return grouped

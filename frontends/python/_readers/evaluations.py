@@ -111,54 +111,13 @@ class EvaluationReader(PathReader):
         if isinstance(stmt, ast.Assign | ast.AnnAssign):
             return self._classify_assign(stmt)
         if isinstance(stmt, ast.Expr):
-            value = stmt.value
-            if isinstance(value, ast.Constant):
-                if isinstance(value.value, str):
-                    return "docstring", "string literal", stmt, []
-                if value.value is Ellipsis:
-                    return "pass", "ellipsis", stmt, []
-            call = first_code_running(value)
-            if call is not None:
-                return (
-                    "expression",
-                    "expression statement",
-                    call,
-                    self._evaluate(value, call, self._describe(call)),
-                )
-            return "expression", "expression statement without calls", stmt, []
+            return self._classify_expression(stmt)
         if isinstance(stmt, ast.Pass):
             return "pass", "pass", stmt, []
         if isinstance(stmt, ast.If):
-            if is_main_guard(stmt.test):
-                return "main-guard", 'if __name__ == "__main__" block', stmt, []
-            if is_type_checking(stmt.test, self.symbols):
-                found = self._nested(stmt.orelse, " in the else branch")
-                return "type-checking", "if TYPE_CHECKING block", stmt, found
-            if (live := self.values.live(stmt)) is not None:
-                return (
-                    "if",
-                    "if block decided statically",
-                    stmt,
-                    self._nested(live, " under a module-level if"),
-                )
-            found = self._test(stmt.test, " under a module-level if")
-            found += self._nested([*stmt.body, *stmt.orelse], " under a module-level if")
-            return "if", "if block", stmt, found
+            return self._classify_if(stmt)
         if isinstance(stmt, ast.Try | ast.TryStar):
-            suffix = " under a module-level try"
-            if (live := self.values.live(stmt)) is not None:
-                return (
-                    "try",
-                    "try block of imports decided statically",
-                    stmt,
-                    self._nested(live, suffix),
-                )
-            found = []
-            for handler in stmt.handlers:
-                found += self._test(handler.type, suffix)
-                found += self._nested(handler.body, suffix)
-            found += self._nested([*stmt.body, *stmt.orelse, *stmt.finalbody], suffix)
-            return "try", "try block", stmt, found
+            return self._classify_try(stmt)
         if (
             isinstance(stmt, ast.AugAssign)
             and isinstance(stmt.target, ast.Name)
@@ -172,6 +131,60 @@ class EvaluationReader(PathReader):
             stmt,
             [self._unevaluated(stmt, self._describe(stmt))],
         )
+
+    def _classify_expression(
+        self, stmt: ast.Expr
+    ) -> tuple[StatementKind, str, ast.AST, list[Evaluation]]:
+        value = stmt.value
+        if isinstance(value, ast.Constant):
+            if isinstance(value.value, str):
+                return "docstring", "string literal", stmt, []
+            if value.value is Ellipsis:
+                return "pass", "ellipsis", stmt, []
+        call = first_code_running(value)
+        if call is not None:
+            return (
+                "expression",
+                "expression statement",
+                call,
+                self._evaluate(value, call, self._describe(call)),
+            )
+        return "expression", "expression statement without calls", stmt, []
+
+    def _classify_if(self, stmt: ast.If) -> tuple[StatementKind, str, ast.AST, list[Evaluation]]:
+        if is_main_guard(stmt.test):
+            return "main-guard", 'if __name__ == "__main__" block', stmt, []
+        if is_type_checking(stmt.test, self.symbols):
+            found = self._nested(stmt.orelse, " in the else branch")
+            return "type-checking", "if TYPE_CHECKING block", stmt, found
+        if (live := self.values.live(stmt)) is not None:
+            return (
+                "if",
+                "if block decided statically",
+                stmt,
+                self._nested(live, " under a module-level if"),
+            )
+        found = self._test(stmt.test, " under a module-level if")
+        found += self._nested([*stmt.body, *stmt.orelse], " under a module-level if")
+        return "if", "if block", stmt, found
+
+    def _classify_try(
+        self, stmt: ast.Try | ast.TryStar
+    ) -> tuple[StatementKind, str, ast.AST, list[Evaluation]]:
+        suffix = " under a module-level try"
+        if (live := self.values.live(stmt)) is not None:
+            return (
+                "try",
+                "try block of imports decided statically",
+                stmt,
+                self._nested(live, suffix),
+            )
+        found = []
+        for handler in stmt.handlers:
+            found += self._test(handler.type, suffix)
+            found += self._nested(handler.body, suffix)
+        found += self._nested([*stmt.body, *stmt.orelse, *stmt.finalbody], suffix)
+        return "try", "try block", stmt, found
 
     def _unevaluated(self, stmt: ast.stmt, text: str) -> Evaluation:
         """Code the evaluator could not evaluate: the sub-expression that stopped it is the

@@ -180,15 +180,8 @@ def _helper_statement(
         return [value], [], True
     if isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign):
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-        for target in targets:
-            root = target
-            while isinstance(root, ast.Attribute | ast.Subscript | ast.Starred):
-                root = root.value
-            if isinstance(root, ast.Tuple | ast.List):
-                if assigned_names(root) is None:
-                    return [], [], False
-            elif not (isinstance(root, ast.Name) and root.id in local):
-                return [], [], False
+        if not all(_writes_local(target, local) for target in targets):
+            return [], [], False
         value = stmt.value
         return ([] if value is None else [value]), [], True
     if isinstance(stmt, ast.If):
@@ -196,13 +189,7 @@ def _helper_statement(
     if isinstance(stmt, ast.For):
         return [stmt.iter], [*stmt.body, *stmt.orelse], True
     if isinstance(stmt, ast.Try | ast.TryStar):
-        blocks = [*stmt.body, *stmt.orelse, *stmt.finalbody]
-        types: list[ast.expr] = []
-        for handler in stmt.handlers:
-            blocks.extend(handler.body)
-            if handler.type is not None:
-                types.append(handler.type)
-        return types, blocks, True
+        return _try_parts(stmt)
     if isinstance(stmt, ast.With):  # the context's calls are facts; ``as`` binds a local
         if any(
             item.optional_vars is not None
@@ -218,3 +205,25 @@ def _helper_statement(
     if isinstance(stmt, ast.Pass | ast.Break | ast.Continue):
         return [], [], True
     return [], [], False
+
+
+def _writes_local(target: ast.expr, local: set[str]) -> bool:
+    """Whether assigning to ``target`` writes only the function's own names (``x``,
+    ``x.a``, ``x[0]``, ``a, b``), nothing of the module or the world."""
+    root = target
+    while isinstance(root, ast.Attribute | ast.Subscript | ast.Starred):
+        root = root.value
+    if isinstance(root, ast.Tuple | ast.List):
+        return assigned_names(root) is not None
+    return isinstance(root, ast.Name) and root.id in local
+
+
+def _try_parts(stmt: ast.Try | ast.TryStar) -> tuple[list[ast.expr], list[ast.stmt], bool]:
+    """A ``try``'s exception types (evaluated when one is raised) and every block."""
+    blocks = [*stmt.body, *stmt.orelse, *stmt.finalbody]
+    types: list[ast.expr] = []
+    for handler in stmt.handlers:
+        blocks.extend(handler.body)
+        if handler.type is not None:
+            types.append(handler.type)
+    return types, blocks, True

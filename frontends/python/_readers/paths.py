@@ -64,8 +64,13 @@ class PathReader(SymbolReader):
             return None if base is None else parent(base)
         if isinstance(node, ast.Subscript):  # Path(__file__).parents[1]
             return self._parents(node)
-        if not isinstance(node, ast.Call):
-            return None
+        if isinstance(node, ast.Call):
+            return self._called_path(node)
+        return None
+
+    def _called_path(self, node: ast.Call) -> FilePath | None:
+        """A call building a path: a pathlib constructor or an ``os.path`` function, or a
+        method of a path."""
         func = node.func
         qual = self.symbols.qualify(func) if isinstance(func, ast.Name | ast.Attribute) else None
         literals = [
@@ -85,17 +90,24 @@ class PathReader(SymbolReader):
                 base = join(base, piece) if base is not None else None
             return base
         if isinstance(func, ast.Attribute) and qual is None:
-            base = self._path_of(func.value)
-            if base is None:
-                return None
-            if func.attr in ("resolve", "absolute") and not node.args:
-                return normalised(base) if func.attr == "resolve" else base
-            if func.attr == "joinpath" and len(literals) == len(node.args):
-                for part in literals:
-                    base = join(base, part) if base is not None else None
-                return base
-            if func.attr == "with_name" and len(literals) == len(node.args) == 1:
-                return with_name(base, literals[0])
+            return self._path_method(node, func, literals)
+        return None
+
+    def _path_method(
+        self, node: ast.Call, func: ast.Attribute, literals: list[str]
+    ) -> FilePath | None:
+        """``path.resolve()``, ``.absolute()``, ``.joinpath(...)``, ``.with_name(...)``."""
+        base = self._path_of(func.value)
+        if base is None:
+            return None
+        if func.attr in ("resolve", "absolute") and not node.args:
+            return normalised(base) if func.attr == "resolve" else base
+        if func.attr == "joinpath" and len(literals) == len(node.args):
+            for part in literals:
+                base = join(base, part) if base is not None else None
+            return base
+        if func.attr == "with_name" and len(literals) == len(node.args) == 1:
+            return with_name(base, literals[0])
         return None
 
     def _parents(self, node: ast.Subscript) -> FilePath | None:
