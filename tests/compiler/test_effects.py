@@ -499,7 +499,7 @@ def test_annotated_parameter_is_served_where_the_untyped_one_is_refused(tmp_path
 
 
 def test_the_manual_lists_exactly_the_harmless_decorators() -> None:
-    from svcc.compiler.passes.readiness import HARMLESS_DECORATORS
+    from svcc.compiler.passes.import_time import HARMLESS_DECORATORS
 
     readme = (ROOT / "docs" / "reference" / "readiness.md").read_text()
     block = readme.split("<!-- harmless-decorators -->")[1].split("<!-- /harmless-decorators")[0]
