@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from helpers import run_svcc
 from servers import generate, serving
-from svcc.compiler.analysis import analyze_source
+from svcc.compiler.driver import analyze_source
 from svcc.compiler.passes.effects import EFFECT_READS, EFFECTS, PURE_NAMES
 
 ROOT = Path(__file__).resolve().parents[2]
