@@ -4,6 +4,13 @@ Two passes over the top-level statements: the first builds the symbol table that
 annotations resolve against (imports, TypedDicts, aliases, classes); the second
 records the facts: statements with their import-time behaviour, bindings, imports,
 classes, TypedDicts and the public functions (capabilities).
+
+``ModuleLowerer`` is the driver: it walks the statements and hands each to the readers
+(``_readers``), each owning one kind of fact over the state they share (``LowererState``).
+The readers are base classes of the driver, one chain (symbols, paths, evaluations,
+helpers, bindings, classes, parameter uses, capabilities), each using the ones before it:
+their methods read and write the one state without passing it around, and a body moved
+between them stays the same text.
 """
 
 import ast
@@ -56,6 +63,8 @@ def _runtime_binds(stmt: ast.stmt, kind: str) -> list[str]:
 
 
 class ModuleLowerer(CapabilityReader):
+    """A module's IR: its two passes, and the walk of module-level statements."""
+
     def lower(self) -> ModuleIR:
         try:
             return self._lower()

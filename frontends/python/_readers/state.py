@@ -30,6 +30,8 @@ FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
 
 class LowererState:
+    """The facts recorded so far and what reading them needs; ``lower`` turns them into IR."""
+
     def __init__(
         self,
         tree: ast.Module | Callable[[], Iterable[ast.stmt]],
