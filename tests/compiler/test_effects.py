@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from helpers import run_svcc
 from servers import generate, serving
-from svcc.compiler.analysis import analyze_source
+from svcc.compiler.driver import analyze_source
 from svcc.compiler.passes.effects import EFFECT_READS, EFFECTS, PURE_NAMES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -517,7 +517,7 @@ def test_annotated_parameter_is_served_where_the_untyped_one_is_refused(tmp_path
 
 
 def test_the_manual_lists_exactly_the_harmless_decorators() -> None:
-    from svcc.compiler.passes.readiness import HARMLESS_DECORATORS
+    from svcc.compiler.passes.import_time import HARMLESS_DECORATORS
 
     readme = (ROOT / "docs" / "reference" / "readiness.md").read_text()
     block = readme.split("<!-- harmless-decorators -->")[1].split("<!-- /harmless-decorators")[0]
