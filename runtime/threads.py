@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import contextvars
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
 MAX_THREADS = 40
@@ -33,6 +33,13 @@ def _executor() -> ThreadPoolExecutor:
     if not _pool:
         _pool.append(ThreadPoolExecutor(MAX_THREADS, thread_name_prefix="svc-call"))
     return _pool[0]
+
+
+def start(function: Callable[..., T], *args: Any) -> "Future[T]":
+    """``function(*args)`` handed to a pool thread now, in a copy of the caller's context,
+    and not awaited: for work the caller follows by other means (a stream's generator,
+    ``streaming``), under the same limit as the calls."""
+    return _executor().submit(contextvars.copy_context().run, function, *args)
 
 
 async def run_sync(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
