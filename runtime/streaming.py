@@ -9,8 +9,8 @@ one.
 
 A sync generator runs in one thread for its whole life (never on the event loop; it takes
 a thread of the pool sync calls run on, ``threads``, so calls and streams run 40 threads at
-most together), handing items over through a bounded
-buffer: a slow reader makes the generator wait, never the server buffer without bound.
+most together), handing items over through a bounded buffer: a slow reader makes the
+generator wait, never the server buffer without bound.
 Closing a source closes the generator where it runs (``close()`` in its thread,
 ``aclose()`` on the loop), so its ``finally`` blocks run; a sync generator busy inside
 ``next()`` is closed when that item returns, since a thread cannot be interrupted.
