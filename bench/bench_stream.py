@@ -15,7 +15,8 @@ time per request is read too (Linux: the server threads' ``schedstat``), for a o
 stream read to its end and for a plain call. Last, the same two first bodies are timed in
 this process, the application called without a network and the two alternating (the
 server's own share of the time to the first item), in wall-clock time and in CPU time up to
-the first body.
+the first body, on the event loop uvicorn would use (uvloop when installed), for sync and
+for ``async def`` functions.
 
 Usage: ``python bench/bench_stream.py [--rounds 5] [--items 10000]``. Not part of the test
 suite; it never asserts a time.
@@ -40,7 +41,7 @@ SVCC = str(Path(PYTHON).parent / "svcc")
 SOURCE = '''\
 """The benchmark's functions."""
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import TypedDict
 
 
@@ -63,6 +64,17 @@ def first_row(n: int) -> Row:
 def all_rows(n: int) -> list[Row]:
     """All n, returned at once."""
     return [{"i": i, "sq": i * i} for i in range(n)]
+
+
+async def async_rows(n: int) -> AsyncIterator[Row]:
+    """rows, as an async generator (on the event loop)."""
+    for i in range(n):
+        yield {"i": i, "sq": i * i}
+
+
+async def async_first_row(n: int) -> Row:
+    """first_row, as an async function."""
+    return {"i": 0, "sq": 0}
 '''
 
 HANDWRITTEN = '''\
@@ -215,11 +227,15 @@ class Paired:
         )
 
 
-def in_process(bundle: Path, repeat: int = 500) -> tuple[float, float, float, float]:
+Figures = tuple[float, float, float, float]
+
+
+def in_process(bundle: Path, repeat: int = 500) -> tuple[Figures, Figures]:
     """The server's own time to the first body of a one-item stream and to a plain call's
     body (median seconds, the two alternating), and the CPU time this process used up to
     it (mean seconds, every thread), its application called in this process without a
-    network: less noise than a round trip on a loaded machine, the client's work left out."""
+    network: less noise than a round trip on a loaded machine, the client's work left out.
+    For sync functions, then for ``async def`` ones."""
     import asyncio
 
     os.environ["SVC_ACCESS_LOG"] = "0"
@@ -252,14 +268,14 @@ def in_process(bundle: Path, repeat: int = 500) -> tuple[float, float, float, fl
         await app(scope, receive, send)
         return first[0][0] - started, first[0][1] - cpu
 
-    async def measure() -> tuple[float, float, float, float]:
+    async def measure(stream: str, plain: str) -> Figures:
         for _ in range(100):
-            await first_body("/capabilities/rows")
-            await first_body("/capabilities/first_row")
+            await first_body(f"/capabilities/{stream}")
+            await first_body(f"/capabilities/{plain}")
         streams: list[tuple[float, float]] = []
         plains: list[tuple[float, float]] = []
         for index in range(repeat):
-            order = [(streams, "rows"), (plains, "first_row")]
+            order = [(streams, stream), (plains, plain)]
             for into, name in order if index % 2 == 0 else order[::-1]:
                 into.append(await first_body(f"/capabilities/{name}"))
         return (
@@ -269,7 +285,15 @@ def in_process(bundle: Path, repeat: int = 500) -> tuple[float, float, float, fl
             statistics.fmean(cpu for _, cpu in plains),
         )
 
-    return asyncio.run(measure())
+    async def both() -> tuple[Figures, Figures]:
+        sync = await measure("rows", "first_row")
+        return sync, await measure("async_rows", "async_first_row")
+
+    try:  # the event loop uvicorn serves on when it is installed (``--loop auto``)
+        import uvloop
+    except ImportError:
+        return asyncio.run(both())
+    return uvloop.run(both())
 
 
 def main() -> int:
@@ -331,7 +355,7 @@ def main() -> int:
         finally:
             for proc in servers.values():
                 stop(proc)
-        stream_body, plain_body, stream_cpu, plain_cpu = in_process(bundle)
+        sync, asynchronous = in_process(bundle)
     generated = statistics.median(rates["generated"])
     handwritten = statistics.median(rates["handwritten"])
     first = statistics.median(firsts)
@@ -358,12 +382,16 @@ def main() -> int:
         f"ms, the same {args.items:,} items returned at once "
         f"{statistics.median(long_plains) * 1000:.2f} ms"
     )
-    print(
-        f"in process (no network): first body of a stream {stream_body * 1e6:.0f} us, of a "
-        f"plain call {plain_body * 1e6:.0f} us: {stream_body / plain_body:.2f}x; CPU time to "
-        f"it {stream_cpu * 1e6:.0f} us against {plain_cpu * 1e6:.0f} us: "
-        f"{stream_cpu / plain_cpu:.2f}x"
-    )
+    for label, (stream_body, plain_body, stream_cpu, plain_cpu) in (
+        ("", sync),
+        (", async def", asynchronous),
+    ):
+        print(
+            f"in process (no network{label}): first body of a stream {stream_body * 1e6:.0f} "
+            f"us, of a plain call {plain_body * 1e6:.0f} us: {stream_body / plain_body:.2f}x; "
+            f"CPU time to it {stream_cpu * 1e6:.0f} us against {plain_cpu * 1e6:.0f} us: "
+            f"{stream_cpu / plain_cpu:.2f}x"
+        )
     return 0
 
 
