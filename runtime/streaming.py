@@ -168,7 +168,7 @@ class ThreadedItems(ItemSource):
     def __init__(self, gen: Generator[Any, None, Any], encode: Encode) -> None:
         self._gen = gen
         self._encode = encode
-        self._lock = threading.Condition(threading.Lock())
+        self._lock = threading.Condition()
         self._buffer: deque[bytes] = deque()
         self._bytes = 0
         self._stop = False
