@@ -28,6 +28,7 @@ instruments per request, and took 3.3 times the CPU of this span with its server
 5.8 times as it comes (``bench/bench_rest.py --part tracing``).
 """
 
+import gc
 import os
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from typing import Any
@@ -77,6 +78,8 @@ FIXED_ROUTES = frozenset(
         "/.well-known/oauth-protected-resource",
     }
 )
+# Methods whose requests to a fixed path get a span named for it (any other: the method alone).
+ROUTE_METHODS = ("GET", "POST", "DELETE", "HEAD")
 SCOPE_NAME = "svc_runtime"
 
 # Attribute names of the spans (semantic conventions where they have one).
@@ -216,48 +219,66 @@ class TracedServer:
     """A ``SERVER`` span around each HTTP request of ``app``; attribute access falls through
     to the app. The span's parent is the request's trace context (``traceparent``) when it
     carries one; its status code and request id are read from the response as it starts
-    (the network layer inside echoes ``X-Request-ID`` there), so nothing inside changes."""
+    (the network layer inside echoes ``X-Request-ID`` there), so nothing inside changes.
 
-    __slots__ = ("_capabilities", "_tracing", "app")
+    The name and start attributes of a known route (a capability's ``POST``, a fixed path)
+    are built once, here: per request the span gets the same dict (the SDK copies what it
+    keeps), and the headers are decoded only when the propagator's own are there."""
+
+    __slots__ = ("_capabilities", "_routes", "_tracing", "app")
 
     def __init__(self, app: App, tracing: Tracing, capabilities: Mapping[str, str]) -> None:
         self.app = app
         self._tracing = tracing
         self._capabilities = dict(capabilities)
+        self._routes: dict[tuple[str, str, str], tuple[str, dict[str, Any]]] = {}
+        for scheme in ("http", "https"):
+            for path in self._capabilities:
+                self._routes["POST", path, scheme] = self._route("POST", path, scheme)
+            for path in FIXED_ROUTES:
+                for method in ROUTE_METHODS:
+                    self._routes[method, path, scheme] = self._route(method, path, scheme)
+
+    def _route(self, method: str, path: str, scheme: str) -> tuple[str, dict[str, Any]]:
+        """The span's name and start attributes for a request to ``path``."""
+        attributes: dict[str, Any] = {
+            "http.request.method": method,
+            "url.path": path,
+            "url.scheme": scheme,
+        }
+        capability = self._capabilities.get(path) if method == "POST" else None
+        if capability is None and path not in FIXED_ROUTES:
+            return method, attributes  # a path a client made up never names a span
+        attributes["http.route"] = path
+        if capability is not None:
+            attributes[CAPABILITY] = capability
+        return f"{method} {path}", attributes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         tracing = self._tracing
-        carrier: dict[str, str] | None = None
-        for name, value in scope["headers"]:
-            if name in tracing.fields:
-                if carrier is None:
-                    carrier = {}
-                carrier[name.decode("latin-1")] = value.decode("latin-1")
-        parent = None if carrier is None else tracing.propagator.extract(carrier)
-        method, path = scope["method"], scope["path"]
+        fields = tracing.fields
+        headers = scope["headers"]
+        parent = None
+        for name, _ in headers:
+            if name in fields:  # only then a carrier, of the propagator's headers alone
+                carrier = {
+                    k.decode("latin-1"): v.decode("latin-1") for k, v in headers if k in fields
+                }
+                parent = tracing.propagator.extract(carrier)
+                break
+        method, path, scheme = scope["method"], scope["path"], scope.get("scheme", "http")
         root = scope.get("root_path")
         if root and path.startswith(root):
             path = path[len(root) :]
-        capability = self._capabilities.get(path) if method == "POST" else None
-        attributes = {
-            "http.request.method": method,
-            "url.path": path,
-            "url.scheme": scope.get("scheme", "http"),
-        }
-        if capability is not None or path in FIXED_ROUTES:
-            attributes["http.route"] = path
-            name = f"{method} {path}"
-        else:
-            name = method
-        if capability is not None:
-            attributes[CAPABILITY] = capability
+        route = self._routes.get((method, path, scheme))
+        name, attributes = self._route(method, path, scheme) if route is None else route
         span = tracing.tracer.start_span(name, parent, tracing.server_kind, attributes)
         token = tracing.attach(tracing.in_context(span))
         status = 0
-        request_id = ""
+        request_id = b""
 
         async def answer(message: Message) -> None:
             nonlocal status, request_id
@@ -265,7 +286,7 @@ class TracedServer:
                 status = message["status"]
                 for key, value in reversed(message.get("headers", ())):
                     if key == b"x-request-id":
-                        request_id = value.decode("latin-1")
+                        request_id = value
                         break
             await send(message)
 
@@ -278,7 +299,7 @@ class TracedServer:
             # one call for what the answer told (each call takes the span's lock)
             ended: dict[str, Any] = {"http.response.status_code": status or 500}
             if request_id:
-                ended[REQUEST_ID] = request_id
+                ended[REQUEST_ID] = request_id.decode("latin-1")
             outcome = scope.get("svc.outcome") or status or 500  # a stream's, at its end
             if outcome >= 500:
                 ended["error.type"] = str(outcome)
@@ -358,6 +379,32 @@ def current() -> Tracing | None:
 
 
 def traced(app: App, capabilities: Mapping[str, str]) -> App:
-    """``app`` with a server span per HTTP request when tracing is on, else ``app`` itself."""
+    """``app`` with a server span per HTTP request when tracing is on, else ``app`` itself.
+    On, the server is built by now: what it holds is frozen out of garbage collection
+    (:func:`freeze_startup_heap`)."""
     tracing = current()
-    return app if tracing is None else tracing.server(app, capabilities)
+    if tracing is None:
+        return app
+    freeze_startup_heap()
+    return tracing.server(app, capabilities)
+
+
+_frozen: list[bool] = []
+
+
+def freeze_startup_heap() -> None:
+    """Leave the objects the server built at startup (modules, schemas, the application)
+    out of every later garbage collection, once per process (``gc.freeze``, after a
+    collection so that nothing dead is kept).
+
+    Why with tracing: the batch span processor holds each span until its batch is exported
+    (up to ``OTEL_BSP_MAX_EXPORT_BATCH_SIZE``, 512), so spans outlive the young collections
+    and the collector runs about twice as often per request; one run in a hundred is a full
+    one, which walks every object of the process, nearly all of them the startup's that
+    live as long as it does. Frozen, a full collection walks what requests made. The same
+    process forked (uvicorn's workers) also shares those pages instead of copying them."""
+    if _frozen:
+        return
+    _frozen.append(True)
+    gc.collect()
+    gc.freeze()
