@@ -296,15 +296,16 @@ class TracedServer:
             span.record_exception(exc)
             raise
         finally:
-            # one call for what the answer told (each call takes the span's lock)
-            ended: dict[str, Any] = {"http.response.status_code": status or 500}
-            if request_id:
-                ended[REQUEST_ID] = request_id.decode("latin-1")
-            outcome = scope.get("svc.outcome") or status or 500  # a stream's, at its end
-            if outcome >= 500:
-                ended["error.type"] = str(outcome)
-                span.set_status(tracing.error)
-            span.set_attributes(ended)
+            if span.is_recording():  # not when sampled out: nothing would be kept
+                # one call for what the answer told (each call takes the span's lock)
+                ended: dict[str, Any] = {"http.response.status_code": status or 500}
+                if request_id:
+                    ended[REQUEST_ID] = request_id.decode("latin-1")
+                outcome = scope.get("svc.outcome") or status or 500  # a stream's, at its end
+                if outcome >= 500:
+                    ended["error.type"] = str(outcome)
+                    span.set_status(tracing.error)
+                span.set_attributes(ended)
             span.end()
             tracing.detach(token)
 
