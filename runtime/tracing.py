@@ -403,7 +403,7 @@ def freeze_startup_heap() -> None:
     and the collector runs about twice as often per request; one run in a hundred is a full
     one, which walks every object of the process, nearly all of them the startup's that
     live as long as it does. Frozen, a full collection walks what requests made. The same
-    process forked (uvicorn's workers) also shares those pages instead of copying them."""
+    process forked (uvicorn's multi-process mode) also shares those pages instead of copying them."""
     if _frozen:
         return
     _frozen.append(True)
