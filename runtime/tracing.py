@@ -381,31 +381,40 @@ def current() -> Tracing | None:
 
 def traced(app: App, capabilities: Mapping[str, str]) -> App:
     """``app`` with a server span per HTTP request when tracing is on, else ``app`` itself.
-    On, the server is built by now: what it holds is frozen out of garbage collection
-    (:func:`freeze_startup_heap`)."""
+    On, the server is built by now: the collector is set for the spans the batch processor
+    holds (:func:`collect_for_spans`)."""
     tracing = current()
     if tracing is None:
         return app
-    freeze_startup_heap()
+    collect_for_spans()
     return tracing.server(app, capabilities)
 
 
-_frozen: list[bool] = []
+# Young objects between two young collections while tracing: above what a batch of spans
+# holds (OTEL_BSP_MAX_EXPORT_BATCH_SIZE, 512, of about ten tracked objects each).
+YOUNG_THRESHOLD = 10_000
+_collector_set: list[bool] = []
 
 
-def freeze_startup_heap() -> None:
-    """Leave the objects the server built at startup (modules, schemas, the application)
-    out of every later garbage collection, once per process (``gc.freeze``, after a
-    collection so that nothing dead is kept).
+def collect_for_spans() -> None:
+    """Set the garbage collector, once per process, for a server whose spans wait in the
+    batch span processor's queue until their batch is exported.
 
-    Why with tracing: the batch span processor holds each span until its batch is exported
-    (up to ``OTEL_BSP_MAX_EXPORT_BATCH_SIZE``, 512), so spans outlive the young collections
-    and the collector runs about twice as often per request; one run in a hundred is a full
-    one, which walks every object of the process, nearly all of them the startup's that
-    live as long as it does. Frozen, a full collection walks what requests made. The same
-    process forked (uvicorn's multi-process mode) also shares those pages instead of copying them."""
-    if _frozen:
+    Those spans are not garbage: reference counting frees them once exported. But they
+    count as new objects, so at the collector's default (a young collection per 700 of
+    them) it ran about every twenty requests to find nothing, and every hundredth run a full
+    one walking every object of the process, nearly all of them the startup's (modules,
+    schemas, the application) that live as long as it does. So the young threshold is
+    raised above what a batch holds (:data:`YOUNG_THRESHOLD`; never lowered, and left at
+    0), and what the server built at startup is frozen out of every later collection
+    (``gc.freeze``, after a collection, so that nothing dead is kept); reference cycles
+    made later are still collected. A process forked after this (uvicorn's multi-process
+    mode) also shares those pages instead of copying them."""
+    if _collector_set:
         return
-    _frozen.append(True)
+    _collector_set.append(True)
+    young, middle, old = gc.get_threshold()
+    if young:  # 0: the embedding program turned collection off
+        gc.set_threshold(max(young, YOUNG_THRESHOLD), middle, old)
     gc.collect()
     gc.freeze()
