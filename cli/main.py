@@ -549,9 +549,11 @@ def _requirements(args: argparse.Namespace) -> "DeclaredRequirements | None":
         return None
     from pathlib import Path
 
+    from svcc.compiler.analysis import version_tuple
     from svcc.contracts.requirements import load_requirements
 
-    return load_requirements(Path(args.requirements))
+    version = version_tuple(getattr(args, "python_version", None))
+    return load_requirements(Path(args.requirements), version)
 
 
 def _cmd_inspect(args: argparse.Namespace) -> int:

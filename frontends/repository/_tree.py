@@ -27,7 +27,7 @@ from svcc.contracts.diagnostics.codes import (
 )
 from svcc.contracts.errors import InputError
 from svcc.contracts.names import escaped, is_utf8
-from svcc.contracts.requirements import parse_requirements
+from svcc.contracts.requirements import DeclaredRequirements, parse_requirements
 from svcc.contracts.security import unknown_kind
 from svcc.frontends.cog import COG_FILE, CogConfig, keys_note, read_cog
 from svcc.frontends.repository._data import DataFile, DataRefused, check_pattern
@@ -36,6 +36,7 @@ from svcc.frontends.repository._folders import has_python as _has_python
 from svcc.frontends.repository._folders import skipped as _skipped
 from svcc.frontends.repository._folders import test_or_tool
 from svcc.frontends.repository._roots import find_roots
+from svcc.frontends.repository._setup_files import setup_dependencies
 
 PYPROJECT: Final = "pyproject.toml"
 
@@ -84,6 +85,24 @@ class ProjectConfig:
     # ``cog.yaml`` beside ``pyproject.toml`` (a Cog project): its predictor, and its Python
     # packages, declared with ``dependencies`` (see ``svcc.frontends.cog``).
     cog: CogConfig | None = None
+    # Where ``dependencies`` were declared (for messages); the setuptools files read for
+    # them when ``pyproject.toml`` declares none (path, ``sha256:``; the tree's digest
+    # covers them) and the note saying so (``_setup_files``).
+    dependencies_origin: str = "pyproject.toml dependencies"
+    setup_files: tuple[tuple[str, str], ...] = ()
+    setup_note: Diagnostic | None = None
+
+    def declared(self, python_version: tuple[int, int] | None) -> DeclaredRequirements | None:
+        """The declared dependencies as the analysis reads them (markers evaluated for
+        ``python_version``, the target's), None when there are none."""
+        if not self.dependencies:
+            return None
+        return parse_requirements(
+            "\n".join(self.dependencies),
+            self.dependencies_origin,
+            dict(self.import_names),
+            python_version=python_version,
+        )
 
 
 @frozen(kw_only=True)
@@ -140,14 +159,43 @@ def with_cog(root: Path, config: ProjectConfig) -> ProjectConfig:
 
 
 def read_config(root: Path, limits: TreeLimits) -> ProjectConfig:
-    """``[tool.svcc] source-roots`` / ``dependencies`` and ``[project] dependencies``."""
+    """``[tool.svcc] source-roots`` / ``dependencies`` and ``[project] dependencies``; when
+    ``pyproject.toml`` declares no dependencies (no ``dependencies`` key in either table),
+    those of ``setup.py`` or ``setup.cfg`` (read statically, ``_setup_files``)."""
+    config = _pyproject_config(root, limits)
+    if config.dependencies_origin != "":
+        return config
+    found = setup_dependencies(root, limits.max_pyproject_bytes)
+    if found is None:
+        return attrs.evolve(config, dependencies_origin=_PROJECT_WHERE)
+    return attrs.evolve(
+        config,
+        dependencies=found.lines,
+        dependencies_origin=found.origin,
+        setup_files=found.files,
+        setup_note=found.note,
+    )
+
+
+_PROJECT_WHERE: Final = "pyproject.toml dependencies"
+
+
+def _pyproject_config(root: Path, limits: TreeLimits) -> ProjectConfig:
+    """What ``pyproject.toml`` says; ``dependencies_origin`` is empty when it declares no
+    dependencies at all (then the setuptools files may)."""
     from svcc.ir.canonical import digest_bytes
 
     path = root / PYPROJECT
     try:
         info = path.lstat()
     except FileNotFoundError:
-        return ProjectConfig(source_roots=None, name=None, dependencies=(), pyproject_sha256=None)
+        return ProjectConfig(
+            source_roots=None,
+            name=None,
+            dependencies=(),
+            pyproject_sha256=None,
+            dependencies_origin="",
+        )
     if not stat.S_ISREG(info.st_mode):
         raise TreeRefused(diag(F008_REPOSITORY_ENTRY, f"{PYPROJECT} is not a regular file", None))
     if info.st_size > limits.max_pyproject_bytes:
@@ -210,10 +258,12 @@ def read_config(root: Path, limits: TreeLimits) -> ProjectConfig:
         tool["dependencies"] if "dependencies" in tool else project.get("dependencies", []), where
     )
     name = project.get("name")
+    declared = "dependencies" in tool or "dependencies" in project
     return ProjectConfig(
         source_roots=roots,
         name=name if isinstance(name, str) and name else None,
         dependencies=deps,
+        dependencies_origin=_PROJECT_WHERE if declared else "",
         pyproject_sha256=digest_bytes(data),
         allow=_allow(tool.get("allow", [])),
         import_names=_import_names(tool.get("import-names", {})),
@@ -609,6 +659,8 @@ def read_tree(
         walker.problems.append((".", _left_out_note(sorted(walker.left_out))))
     if config.cog is not None:
         walker.problems.append((COG_FILE, keys_note(config.cog)))
+    if config.setup_note is not None:
+        walker.problems.append((config.setup_files[-1][0], config.setup_note))
     files = sorted(walker.files, key=lambda f: f.module)
     if automatic is not None:
         walker.problems = automatic.soften(walker.problems)
