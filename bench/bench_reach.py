@@ -11,7 +11,9 @@ are never counted, whatever the svcc measured does with them, so two versions co
 ``--call`` then compiles each library's eligible functions into one REST bundle, starts it
 under uvicorn on 127.0.0.1, and calls every function once with a request made from its
 schema (required fields only): a bundle that does not start is counted, and the answers by
-status class. It is slow; ``--jobs`` libraries are judged at once (default 1: the machine
+status class. The dependencies a library declares (the bundle's
+``application-requirements.txt``) are installed with pip into a folder beside the bundle,
+as ``svcc serve`` installs them. It is slow; ``--jobs`` libraries are judged at once (default 1: the machine
 is shared).
 
 Run: ``python bench/bench_reach.py [--svcc PATH] [--call] [--jobs N] [--only NAME,...]``;
@@ -217,11 +219,26 @@ def call_all(svcc: str, name: str, root: Path, ids: list[str]) -> dict[str, int]
         row["not_started"] = 1
         print(f"  {name}: compile failed: {proc.stderr.strip()[:300]}", file=sys.stderr)
         return row
+    env = dict(os.environ)
+    declared = out / "application-requirements.txt"
+    if declared.is_file():  # what the library declares, installed beside the bundle as serve does
+        deps = CACHE / "bundles" / f"{name}.deps"
+        shutil.rmtree(deps, ignore_errors=True)
+        installed = subprocess.run(
+            [sys.executable, "-m", "pip", "install", "--quiet", "--target", str(deps),
+             "-r", str(declared)],
+            capture_output=True, text=True, check=False, timeout=600,
+        )  # fmt: skip
+        if installed.returncode != 0:
+            row["not_started"] = 1
+            print(f"  {name}: pip failed: {installed.stderr.strip()[:300]}", file=sys.stderr)
+            return row
+        env["PYTHONPATH"] = str(deps)
     port = _port()
     log = (CACHE / "bundles" / f"{name}.log").open("wb")
     server = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", "app:app", "--host", "127.0.0.1", "--port", str(port)],
-        cwd=out, stdout=log, stderr=subprocess.STDOUT,
+        cwd=out, stdout=log, stderr=subprocess.STDOUT, env=env,
     )  # fmt: skip
     try:
         url = f"http://127.0.0.1:{port}"

@@ -291,6 +291,8 @@ def analyze_source(
         from svcc.compiler.passes.repository_readiness import RepositoryReadiness
 
         repository, local_files = _file_repository((path, data, result), name, version, layout)
+        if repository is not None:  # the classes it imports from beside it get their shapes
+            result = _with_sibling_models(result, repository, name, version)
         if data_files is not None:
             local_files = (*local_files, *data_files.files)  # copied into the bundle, verified
         walk = RepositoryReadiness(
@@ -341,6 +343,27 @@ def _file_repository(
 
         return as_repository(main, module=module, is_package=False), ()
     return None, ()
+
+
+def _with_sibling_models(
+    result: "FrontendResult", repository: "Repository", module: str, version: tuple[int, int]
+) -> "FrontendResult":
+    """The main module's result linked to the models of its closure (as a directory's
+    modules are when lowered: ``frontends.sibling_models``), and the repository holding it."""
+    from svcc.frontends.repository import ModuleSource
+    from svcc.frontends.sibling_models import link_models, sources_of
+
+    main = repository.modules[module]
+    linked = link_models(
+        result,
+        module=module,
+        is_package=main.file.is_package,
+        source_of=sources_of(repository.tree.files),
+        python_version=version,
+    )
+    if linked is not result:
+        repository.modules[module] = ModuleSource(file=main.file, result=linked)
+    return linked
 
 
 def _reserved_names() -> frozenset[str]:
