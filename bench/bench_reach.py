@@ -13,8 +13,8 @@ under uvicorn on 127.0.0.1, and calls every function once with a request made fr
 schema (required fields only): a bundle that does not start is counted, and the answers by
 status class. The dependencies a library declares (the bundle's
 ``application-requirements.txt``) are installed with pip into a folder beside the bundle,
-as ``svcc serve`` installs them. It is slow; ``--jobs`` libraries are judged at once (default 1: the machine
-is shared).
+as ``svcc serve`` installs them. It is slow; ``--jobs`` libraries are judged at once
+(default 1: the machine is shared).
 
 Run: ``python bench/bench_reach.py [--svcc PATH] [--call] [--jobs N] [--only NAME,...]``;
 ``--svcc`` measures another checkout's CLI (``/work/main/.venv/bin/svcc`` for the figures

@@ -207,7 +207,7 @@ class ReadinessPass:
 def _effect_reasons(ir: ModuleIR, env: Environment) -> Iterator[Diagnostic]:
     """Module-level statements and class definitions whose evaluation is not known
     harmless (see :mod:`svcc.compiler.passes.effects`)."""
-    judge = _judge(ir, env.data_files)
+    judge = _judge(ir, env.data_files, env.governed)
     for stmt in ir.statements:
         found = first_effect(stmt.evaluations, {}, judge)
         if found is not None:
@@ -227,7 +227,7 @@ def _effect_reasons(ir: ModuleIR, env: Environment) -> Iterator[Diagnostic]:
             )
 
 
-def _judge(ir: ModuleIR, data_files: frozenset[str] = frozenset()) -> Judge:
+def _judge(ir: ModuleIR, data_files: frozenset[str] = frozenset(), governed: bool = False) -> Judge:
     plain: dict[str, bool] = {}
 
     def plain_class(cls: ClassDecl) -> bool:
@@ -238,7 +238,7 @@ def _judge(ir: ModuleIR, data_files: frozenset[str] = frozenset()) -> Judge:
             )
         return plain[cls.name]
 
-    judge = Judge(ir, plain_class, data_files)
+    judge = Judge(ir, plain_class, data_files, governed=governed)
     return judge
 
 
@@ -598,7 +598,7 @@ CAPABILITY_RULES: Final[dict[str, CapabilityRule]] = {
     "SVC-R033": _security,
     "SVC-R038": _command_line,
     "SVC-R042": lambda s: data_read_reasons(
-        s.cap.effects, s.env.data_files, s.cap.file_reads, source_depth(s.ir)
+        s.cap.effects, s.env.data_files, s.cap.file_reads, source_depth(s.ir), s.env.governed
     ),
     "SVC-R060": _removed_names,
     "SVC-R088": lambda s: pickled_model_reasons(
@@ -608,7 +608,7 @@ CAPABILITY_RULES: Final[dict[str, CapabilityRule]] = {
         s.ir,
         s.cap,
         s.env.governed,
-        lambda found: first_effect(found, {}, _judge(s.ir, s.env.data_files)),
+        lambda found: first_effect(found, {}, _judge(s.ir, s.env.data_files, s.env.governed)),
     ),
     "SVC-R061": _unbound_names,
     "SVC-R070": lambda s: undocumented_names(s.cap),

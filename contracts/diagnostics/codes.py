@@ -651,12 +651,13 @@ R043_WORKING_DIRECTORY_READ: Final = _code(
     "execution",
     "conditional",
     'The function reads a file through a literal relative path (`open("catalog.json")`, '
-    '`pd.read_csv("data/train.csv")`), which is resolved against the working directory: a '
-    "served bundle runs in its own root (the module is under `source/`), a governed worker in "
-    "a scratch folder, an image in its WORKDIR, so the file is not found there even when it is "
-    "declared.",
-    hint='build the path from __file__ (Path(__file__).parent / "catalog.json") and declare '
-    "the file (--data PATH; in a repository, [tool.svcc] data-files)",
+    '`pd.read_csv("data/train.csv")`), which is resolved against the working directory. A '
+    "direct server's working directory is the bundle's `source/` (the module's source root), "
+    "which holds the declared data files: a path naming one from there is served. An "
+    "undeclared file is not in the bundle; and a governed worker runs in a scratch folder, "
+    "where even a declared one is not found.",
+    hint="declare the file (--data PATH; in a repository, [tool.svcc] data-files), or build "
+    'the path from __file__ (Path(__file__).parent / "catalog.json")',
 )
 
 # --- types and results (SVC-R050..R059) ------------------------------------------------------

@@ -77,7 +77,7 @@ from svcc.frontends.python._types import (
     typing_names,
 )
 from svcc.frontends.python._walk import children, walk
-from svcc.frontends.python.data_reads import Body, path_operand
+from svcc.frontends.python.data_reads import Body, literal_read, path_operand
 from svcc.frontends.python.path_arguments import PathFlow, with_path_reads
 from svcc.frontends.python.unbound import ModuleNames, with_unbound_reads
 from svcc.ir.model import (
@@ -489,10 +489,10 @@ class ModuleLowerer:
                     literal_arguments=all(
                         is_literal(a) for a in [*call.args, *(k.value for k in call.keywords)]
                     ),
-                    # a pattern is the only literal judged (compiled to check it)
+                    # a pattern (compiled to check it), or the literal path a read names
                     literal=(literal_argument(call) or self.values.pattern(call))
                     if callee.startswith("re.")
-                    else None,
+                    else literal_read(call, callee, self.symbols.qualify),
                     names=argument_names(call, resolve),
                     path=_module_path(self._read_path(call)),
                     span=self.src.span(call),
