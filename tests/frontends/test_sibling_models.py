@@ -2,14 +2,17 @@
 get their JSON shape as if defined beside the function: in a directory, in a file's local
 import closure, and served (one REST bundle under uvicorn answers with each)."""
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers import run_svcc
 from servers import Server, serving
 from svcc.compiler.analysis import analyze_file, analyze_repository
 from svcc.compiler.options import CompileOptions
 from svcc.compiler.pipeline import compile_path
+from svcc.frontends.repository import PARALLEL_FROM
 from svcc.ir.types import EnumType, ListType, ModelType, TypedDictType
 
 MODELS = """\
@@ -152,3 +155,15 @@ def test_served_with_the_siblings_models(
         assert response.status_code == 200, response.text
         assert response.json() == answer
         assert client.post("/capabilities/shop.api.pick", json={"size": "xl"}).status_code == 422
+
+
+def test_linked_in_lowering_workers_too(tmp_path: Path) -> None:
+    """A tree large enough to be lowered in worker processes gives the same shapes."""
+    root = _project(tmp_path)
+    for index in range(PARALLEL_FROM):
+        (root / "shop" / f"filler_{index}.py").write_text(f"VALUE = {index}\n")
+    proc = run_svcc("inspect", str(root), "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    document = json.loads(proc.stdout.splitlines()[0])
+    classes = {a["name"]: a["class"] for a in document["files"]["shop/api.py"]["assessments"]}
+    assert set(classes.values()) == {"eligible"}, classes
