@@ -3,12 +3,12 @@
 Many libraries declare what they need in ``setup.cfg`` (``[options] install_requires``) or in
 ``setup.py`` (``setup(install_requires=[...])``) rather than in ``pyproject.toml``. Both are
 read statically: ``setup.cfg`` with ``configparser``, ``setup.py`` by reading its syntax tree
-for the ``setup(...)`` call's ``install_requires=`` when it is a literal list of strings, or a
-module-level name bound once to one. ``setup.py`` is never run, so anything else (a list built
-by code, read from a file, a ``**kwargs``) is not read, and a note says so: the user then
-declares the dependencies in ``pyproject.toml`` or with ``--requirements``. Extras
-(``extras_require``) are not requirements. Setuptools gives ``setup.py``'s keyword precedence
-over ``setup.cfg``, and so does this reader.
+for the ``setup(...)`` call's ``install_requires=`` when it is a literal list of strings (or
+one string of lines), or a module-level name bound once to one. ``setup.py`` is never run,
+so anything else (a list built by code, read from a file, a ``**kwargs``) is not read, and a
+note says so: the user then declares the dependencies in ``pyproject.toml`` or with
+``--requirements``. Extras (``extras_require``) are not requirements. Setuptools gives
+``setup.py``'s keyword precedence over ``setup.cfg``, and so does this reader.
 """
 
 import ast
@@ -156,6 +156,10 @@ def _is_setup(func: ast.expr) -> bool:
 
 
 def _literal_strings(node: ast.expr) -> tuple[str, ...] | None:
+    """A list or tuple of string literals, or one string (setuptools reads its lines)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        lines = (line.split(" #", 1)[0].strip() for line in node.value.splitlines())
+        return tuple(line for line in lines if line and not line.startswith("#"))
     if not isinstance(node, ast.List | ast.Tuple):
         return None
     out = [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]

@@ -89,7 +89,17 @@ if __name__ == "__main__":
 """
 
 
-@pytest.mark.parametrize("source", [SETUP_PY_LITERAL, SETUP_PY_NAME], ids=["literal", "name"])
+# setuptools reads a string as lines (here one line, concatenated by the parser)
+SETUP_PY_STRING = """\
+from setuptools import setup
+setup(install_requires=('six>=1.5; '
+                        'python_version >= "3"'))
+"""
+
+
+@pytest.mark.parametrize(
+    "source", [SETUP_PY_LITERAL, SETUP_PY_NAME, SETUP_PY_STRING], ids=["literal", "name", "string"]
+)
 def test_setup_py_literal_install_requires_is_declared(tmp_path: Path, source: str) -> None:
     root = _project(tmp_path, setup__py=source)
     assert _verdict(root) == "eligible"
