@@ -843,16 +843,17 @@ F037_TEST_CODE_LEFT_OUT: Final = _code(
 # --- where a directory's dependencies are declared (issue 37) ------------------------------
 F039_DEPENDENCIES_READ: Final = _code(
     "SVC-F039",
-    "declared dependencies read from setup.cfg or setup.py",
+    "declared dependencies read from Poetry's table, setup.py or setup.cfg",
     "note",
     "source",
     None,
     "A directory with no `[project] dependencies` (nor `[tool.svcc] dependencies`) in its "
-    "`pyproject.toml` declares them, for setuptools, in `setup.py`'s `setup(install_requires=...)` "
-    "or `setup.cfg`'s `[options] install_requires`. svcc reads them without running anything: "
+    "`pyproject.toml` may declare them in `[tool.poetry.dependencies]` (translated to pip "
+    "lines), or, for setuptools, in `setup.py`'s `setup(install_requires=...)` or "
+    "`setup.cfg`'s `[options] install_requires`. svcc reads them without running anything: "
     "a literal list of strings (or a module-level name bound once to one) in `setup.py`, the "
-    "lines of `setup.cfg`; this note names what was read, or why it could not be (a list built "
-    "by code is not read).",
+    "lines of `setup.cfg`; this note names what was read, and what could not be (a list built "
+    "by code, a Poetry `git`/`path` entry).",
     hint="declare the dependencies in pyproject.toml ([project] dependencies) or pass "
     "--requirements FILE",
 )

@@ -24,6 +24,7 @@ from svcc.contracts.diagnostics.codes import (
     F010_REPOSITORY_LIMIT,
     F011_NOT_A_MODULE,
     F037_TEST_CODE_LEFT_OUT,
+    F039_DEPENDENCIES_READ,
 )
 from svcc.contracts.errors import InputError
 from svcc.contracts.names import escaped, is_utf8
@@ -35,6 +36,7 @@ from svcc.frontends.repository._data import collect as collect_data
 from svcc.frontends.repository._folders import has_python as _has_python
 from svcc.frontends.repository._folders import skipped as _skipped
 from svcc.frontends.repository._folders import test_or_tool
+from svcc.frontends.repository._poetry import poetry_dependencies
 from svcc.frontends.repository._roots import find_roots
 from svcc.frontends.repository._setup_files import setup_dependencies
 
@@ -87,10 +89,11 @@ class ProjectConfig:
     cog: CogConfig | None = None
     # Where ``dependencies`` were declared (for messages); the setuptools files read for
     # them when ``pyproject.toml`` declares none (path, ``sha256:``; the tree's digest
-    # covers them) and the note saying so (``_setup_files``).
+    # covers them) and the note saying where they were read (``SVC-F039``: the file it
+    # concerns, the note), for setuptools files and Poetry's table.
     dependencies_origin: str = "pyproject.toml dependencies"
     setup_files: tuple[tuple[str, str], ...] = ()
-    setup_note: Diagnostic | None = None
+    dependencies_note: tuple[str, Diagnostic] | None = None
 
     def declared(self, python_version: tuple[int, int] | None) -> DeclaredRequirements | None:
         """The declared dependencies as the analysis reads them (markers evaluated for
@@ -173,7 +176,7 @@ def read_config(root: Path, limits: TreeLimits) -> ProjectConfig:
         dependencies=found.lines,
         dependencies_origin=found.origin,
         setup_files=found.files,
-        setup_note=found.note,
+        dependencies_note=(found.files[-1][0], found.note),
     )
 
 
@@ -259,11 +262,17 @@ def _pyproject_config(root: Path, limits: TreeLimits) -> ProjectConfig:
     )
     name = project.get("name")
     declared = "dependencies" in tool or "dependencies" in project
+    origin = _PROJECT_WHERE if declared else ""
+    note = None
+    poetry = _table(doc.get("tool", {}), "[tool]").get("poetry", {})
+    if not declared and isinstance(poetry, dict) and "dependencies" in poetry:
+        deps, origin, note = _poetry(poetry["dependencies"])
     return ProjectConfig(
         source_roots=roots,
         name=name if isinstance(name, str) and name else None,
         dependencies=deps,
-        dependencies_origin=_PROJECT_WHERE if declared else "",
+        dependencies_origin=origin,
+        dependencies_note=note,
         pyproject_sha256=digest_bytes(data),
         allow=_allow(tool.get("allow", [])),
         import_names=_import_names(tool.get("import-names", {})),
@@ -271,6 +280,30 @@ def _pyproject_config(root: Path, limits: TreeLimits) -> ProjectConfig:
         select=_str_list(tool.get("select", []), "[tool.svcc] select"),
         include_tests=_flag(tool.get("include-tests", False), "[tool.svcc] include-tests"),
     )
+
+
+_POETRY_WHERE: Final = "pyproject.toml [tool.poetry.dependencies]"
+
+
+def _poetry(table: Any) -> tuple[tuple[str, ...], str, tuple[str, Diagnostic]]:
+    """Poetry's dependencies as requirement lines (``_poetry``), and the note saying so; an
+    entry that is not translated, or not valid once translated, is named in the note."""
+    lines, skipped = poetry_dependencies(table)
+    valid: list[str] = []
+    for line in lines:
+        try:
+            parse_requirements(line, _POETRY_WHERE)
+        except InputError:
+            skipped += (line.split(";")[0],)
+            continue
+        valid.append(line)
+    message = f"declared dependencies read from {_POETRY_WHERE}: {', '.join(valid) or 'none'}"
+    if skipped:
+        message += (
+            f"; not read: {', '.join(skipped)} (declare them in [project] dependencies or "
+            "with --requirements FILE)"
+        )
+    return tuple(valid), _POETRY_WHERE, (PYPROJECT, diag(F039_DEPENDENCIES_READ, message, None))
 
 
 def _flag(value: Any, where: str) -> bool:
@@ -659,8 +692,8 @@ def read_tree(
         walker.problems.append((".", _left_out_note(sorted(walker.left_out))))
     if config.cog is not None:
         walker.problems.append((COG_FILE, keys_note(config.cog)))
-    if config.setup_note is not None:
-        walker.problems.append((config.setup_files[-1][0], config.setup_note))
+    if config.dependencies_note is not None:
+        walker.problems.append(config.dependencies_note)
     files = sorted(walker.files, key=lambda f: f.module)
     if automatic is not None:
         walker.problems = automatic.soften(walker.problems)

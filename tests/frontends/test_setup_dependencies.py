@@ -173,3 +173,58 @@ def test_the_bundle_declares_what_setup_cfg_declares(tmp_path: Path) -> None:
     options = CompileOptions(select="lib.words.shout", python_version=(3, 12))
     compile_path(root, target="rest", output_dir=out, options=options)
     assert (out / "application-requirements.txt").read_text() == "six >= 1.5\n"
+
+
+POETRY = """\
+[tool.poetry]
+name = "lib"
+
+[tool.poetry.dependencies]
+python = "^3.9"
+six = "^1.16"
+attrs = {version = "~23.1", extras = ["tests"], markers = "sys_platform == 'linux'"}
+click = {version = "*", optional = true}
+tomli = [{version = "^2", python = "<3.11"}, {version = "^2.1", python = ">=3.11"}]
+mine = {path = "../mine"}
+
+[tool.poetry.extras]
+cli = ["click"]
+"""
+
+
+def test_poetry_dependencies_are_translated(tmp_path: Path) -> None:
+    root = _project(tmp_path, pyproject__toml=POETRY)
+    assert _verdict(root) == "eligible"
+    tree = read_tree(root)
+    assert tree.config.dependencies == (
+        "six>=1.16,<2",
+        "attrs[tests]>=23.1,<23.2; sys_platform == 'linux'",
+    )
+    ((path, message),) = _notes(root)
+    assert path == "pyproject.toml"
+    assert message.endswith(
+        "; not read: tomli, mine (declare them in [project] dependencies or with "
+        "--requirements FILE)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("constraint", "specifier"),
+    [
+        ("^1.2.3", ">=1.2.3,<2"),
+        ("^0.2.3", ">=0.2.3,<0.3"),
+        ("^0.0.3", ">=0.0.3,<0.0.4"),
+        ("~1.2.3", ">=1.2.3,<1.3"),
+        ("~1", ">=1,<2"),
+        ("1.4", "==1.4"),
+        (">=1.2, <2", ">=1.2,<2"),
+        ("*", ""),
+        ("^1 || ^2", None),
+    ],
+)
+def test_poetry_constraints(constraint: str, specifier: str | None) -> None:
+    from svcc.frontends.repository._poetry import poetry_dependencies
+
+    lines, skipped = poetry_dependencies({"six": constraint})
+    assert lines == (() if specifier is None else (f"six{specifier}",))
+    assert skipped == (("six",) if specifier is None else ())
