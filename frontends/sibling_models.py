@@ -145,18 +145,58 @@ def _absolute(qual: str, module: str, is_package: bool) -> str | None:
     return resolve_relative(package_of(module, is_package), level, qual[level:])
 
 
+Shape = tuple[TypeNode, dict[str, Decl]]
+
+
+class Siblings:
+    """A tree's modules' sources (each with ``module``, ``data`` and ``is_package``),
+    indexed on first use (most modules never ask), and the shapes found in them, shared by
+    every module of the tree lowered in this process: a sibling is lowered once per batch
+    of names asked, not once per module importing from it."""
+
+    def __init__(self, files: "Iterable[Any]") -> None:
+        self._files = files
+        self._index: dict[str, tuple[bytes, bool]] | None = None
+        # (module, class name, Python version) → its shape, or None (no shape, or a cycle)
+        self.shapes: dict[tuple[str, str, tuple[int, int]], Shape | None] = {}
+
+    def __call__(self, module: str) -> tuple[bytes, bool] | None:
+        if self._index is None:
+            self._index = {f.module: (f.data, f.is_package) for f in self._files}
+        return self._index.get(module)
+
+
+def sources_of(files: "Iterable[Any]") -> Siblings:
+    """The :class:`Siblings` of a tree's files."""
+    return Siblings(files)
+
+
 class _Linker:
     def __init__(self, source_of: SourceOf, python_version: tuple[int, int]) -> None:
         self.source_of = source_of
         self.version = python_version
-        # (module, name) → the shape and the declarations it needs (absolute names)
-        self.shapes: dict[tuple[str, str], tuple[TypeNode, dict[str, Decl]] | None] = {}
+        # (module, name, version) → the shape and the declarations it needs (absolute names)
+        shared = source_of.shapes if isinstance(source_of, Siblings) else None
+        self.shapes: dict[tuple[str, str, tuple[int, int]], Shape | None] = (
+            {} if shared is None else shared
+        )
 
     def link(self, ir: ModuleIR, module: str, is_package: bool, depth: int) -> ModuleIR:
-        found: dict[str, tuple[TypeNode, dict[str, Decl]]] = {}
+        targets: dict[str, tuple[str, str]] = {}
         for qual in sorted(set(_wanted(ir))):
             target = _absolute(qual, module, is_package)
-            shape = self._resolve(target, depth) if target else None
+            owner, _, name = (target or "").rpartition(".")
+            if owner and name.isidentifier() and depth < MAX_DEPTH:
+                targets[qual] = (owner, name)
+        missing: dict[str, list[str]] = {}
+        for owner, name in targets.values():
+            if (owner, name, self.version) not in self.shapes:
+                missing.setdefault(owner, []).append(name)
+        for owner, names in sorted(missing.items()):
+            self._probe(owner, sorted(set(names)), depth)
+        found: dict[str, Shape] = {}
+        for qual, (owner, name) in targets.items():
+            shape = self.shapes.get((owner, name, self.version))
             if shape is not None:
                 found[qual] = shape
         if not found:
@@ -190,27 +230,21 @@ class _Linker:
             typed_dicts=(*linked.typed_dicts, *(d for d in typed if d.name not in own)),
         )
 
-    def _resolve(self, target: str, depth: int) -> tuple[TypeNode, dict[str, Decl]] | None:
-        """The shape of the class ``target`` names (``module.Class``), read in its module."""
-        module, _, name = target.rpartition(".")
-        if not module or depth >= MAX_DEPTH:
-            return None
-        key = (module, name)
-        if key not in self.shapes:
-            self.shapes[key] = None  # a cycle of re-exports ends here
-            self.shapes[key] = self._probe(module, name, depth)
-        return self.shapes[key]
-
-    def _probe(self, module: str, name: str, depth: int) -> tuple[TypeNode, dict[str, Decl]] | None:
+    def _probe(self, module: str, names: list[str], depth: int) -> None:
+        """The shapes of ``names``, classes of ``module``, read in it with one lowering: one
+        TypedDict field each (recorded as None first: a cycle of re-exports ends there)."""
         from svcc.frontends.python import read_python
 
+        for name in names:
+            self.shapes[(module, name, self.version)] = None
         found = self.source_of(module)
-        if found is None or not name.isidentifier():
-            return None
+        if found is None:
+            return
         data, is_package = found
+        fields = "".join(f"    f{i}: {name}\n" for i, name in enumerate(names))
         probe = (
             f"\n\nimport typing as {_PROBE_TYPING}\n\n\n"
-            f"class {_PROBE}({_PROBE_TYPING}.TypedDict):\n    f: {name}\n"
+            f"class {_PROBE}({_PROBE_TYPING}.TypedDict):\n{fields}"
         )
         result = read_python(
             data + probe.encode("ascii"),
@@ -220,18 +254,24 @@ class _Linker:
         )
         ir = result.ir
         if ir is None:
-            return None
-        ir = self.link(ir, module, is_package, depth + 1)
+            return
+        # only what the probe reaches is linked in turn, not the sibling's own functions
+        ir = self.link(attrs.evolve(ir, capabilities=()), module, is_package, depth + 1)
         decl = next((t for t in ir.typed_dicts if t.name == _PROBE), None)
-        if decl is None or len(decl.fields) != 1:
-            return None
-        shape = decl.fields[0].type
-        if isinstance(shape, UnresolvedType):
-            return None
-        if isinstance(shape, UnsupportedType):
-            return None if _SHAPELESS.match(shape.reason) else (shape, {})
-        shape = _qualified(shape, module)
-        return shape, _needed(shape, ir, module)
+        if decl is None or len(decl.fields) != len(names):
+            return
+        for name, field in zip(names, decl.fields, strict=True):
+            self.shapes[(module, name, self.version)] = _shape_of(field.type, ir, module)
+
+
+def _shape_of(shape: TypeNode, ir: ModuleIR, module: str) -> Shape | None:
+    """A probe field's type as the importing module takes it (None: no shape to give)."""
+    if isinstance(shape, UnresolvedType):
+        return None
+    if isinstance(shape, UnsupportedType):
+        return None if _SHAPELESS.match(shape.reason) else (shape, {})
+    shape = _qualified(shape, module)
+    return shape, _needed(shape, ir, module)
 
 
 def _qualified(node: TypeNode, module: str) -> TypeNode:
@@ -331,17 +371,3 @@ def _respan(value: Any, span: Span) -> Any:
                 changes[field.name] = _respan(current, span)
         return attrs.evolve(value, **changes) if changes else value
     return value
-
-
-def sources_of(files: "Iterable[Any]") -> SourceOf:
-    """The :data:`SourceOf` of a tree's files (each with ``module``, ``data`` and
-    ``is_package``), indexed on first use: most modules never ask."""
-    index: dict[str, tuple[bytes, bool]] | None = None
-
-    def source_of(module: str) -> tuple[bytes, bool] | None:
-        nonlocal index
-        if index is None:
-            index = {f.module: (f.data, f.is_package) for f in files}
-        return index.get(module)
-
-    return source_of
