@@ -182,6 +182,13 @@ class _Linker:
         )
 
     def link(self, ir: ModuleIR, module: str, is_package: bool, depth: int) -> ModuleIR:
+        """``ir`` (of ``module``) with the shapes its sibling modules give."""
+        found = self._shapes(ir, module, is_package, depth)
+        return _linked(ir, found) if found else ir
+
+    def _shapes(self, ir: ModuleIR, module: str, is_package: bool, depth: int) -> dict[str, Shape]:
+        """The shapes of what ``ir`` names in sibling modules, by qualified name, each
+        sibling probed once for the names asked of it."""
         targets: dict[str, tuple[str, str]] = {}
         for qual in sorted(set(_wanted(ir))):
             target = _absolute(qual, module, is_package)
@@ -199,36 +206,7 @@ class _Linker:
             shape = self.shapes.get((owner, name, self.version))
             if shape is not None:
                 found[qual] = shape
-        if not found:
-            return ir
-        added: dict[str, Decl] = {}
-
-        def replace(anchor: Span | None) -> Callable[[TypeNode], TypeNode]:
-            def leaf(node: TypeNode) -> TypeNode:
-                if not isinstance(node, UnsupportedType):
-                    return node
-                match = _SHAPELESS.match(node.reason)
-                if match is None or match.group(1) not in found:
-                    return node
-                shape, decls = found[match.group(1)]
-                if isinstance(shape, UnsupportedType):
-                    return attrs.evolve(node, reason=shape.reason)
-                for name, decl in decls.items():
-                    if name not in added:
-                        added[name] = _respan(decl, anchor) if anchor is not None else decl
-                return shape
-
-            return leaf
-
-        linked = _rewrite(ir, replace)
-        models = tuple(d for d in added.values() if isinstance(d, ModelDecl))
-        typed = tuple(d for d in added.values() if isinstance(d, TypedDictDecl))
-        own = {d.name for d in ir.models} | {d.name for d in ir.typed_dicts}
-        return attrs.evolve(
-            linked,
-            models=(*linked.models, *(d for d in models if d.name not in own)),
-            typed_dicts=(*linked.typed_dicts, *(d for d in typed if d.name not in own)),
-        )
+        return found
 
     def _probe(self, module: str, names: list[str], depth: int) -> None:
         """The shapes of ``names``, classes of ``module``, read in it with one lowering: one
@@ -262,6 +240,39 @@ class _Linker:
             return
         for name, field in zip(names, decl.fields, strict=True):
             self.shapes[(module, name, self.version)] = _shape_of(field.type, ir, module)
+
+
+def _linked(ir: ModuleIR, found: dict[str, Shape]) -> ModuleIR:
+    """``ir`` with each shapeless annotation ``found`` gives a shape for replaced, and the
+    declarations those shapes need added (spans: the importing site's)."""
+    added: dict[str, Decl] = {}
+
+    def replace(anchor: Span | None) -> Callable[[TypeNode], TypeNode]:
+        def leaf(node: TypeNode) -> TypeNode:
+            if not isinstance(node, UnsupportedType):
+                return node
+            match = _SHAPELESS.match(node.reason)
+            if match is None or match.group(1) not in found:
+                return node
+            shape, decls = found[match.group(1)]
+            if isinstance(shape, UnsupportedType):
+                return attrs.evolve(node, reason=shape.reason)
+            for name, decl in decls.items():
+                if name not in added:
+                    added[name] = _respan(decl, anchor) if anchor is not None else decl
+            return shape
+
+        return leaf
+
+    linked = _rewrite(ir, replace)
+    models = tuple(d for d in added.values() if isinstance(d, ModelDecl))
+    typed = tuple(d for d in added.values() if isinstance(d, TypedDictDecl))
+    own = {d.name for d in ir.models} | {d.name for d in ir.typed_dicts}
+    return attrs.evolve(
+        linked,
+        models=(*linked.models, *(d for d in models if d.name not in own)),
+        typed_dicts=(*linked.typed_dicts, *(d for d in typed if d.name not in own)),
+    )
 
 
 def _shape_of(shape: TypeNode, ir: ModuleIR, module: str) -> Shape | None:

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from helpers import run_svcc
 from servers import generate, serving
-from svcc.compiler.analysis import analyze_file
+from svcc.compiler.driver import analyze_file
 from svcc.frontends.python import read_python
 from svcc.frontends.python.data_reads import normalise, reads_file
 

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from servers import generate, serving
-from svcc.compiler.analysis import analyze_file
+from svcc.compiler.driver import analyze_file
 
 CELLS = [
     "import json",

@@ -5,7 +5,7 @@ Markers are evaluated for the target Python, extras are not requirements."""
 from pathlib import Path
 
 import pytest
-from svcc.compiler.analysis import analyze_repository
+from svcc.compiler.driver import analyze_repository
 from svcc.compiler.options import CompileOptions
 from svcc.compiler.pipeline import compile_path
 from svcc.contracts.requirements import parse_requirements

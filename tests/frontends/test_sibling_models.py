@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from helpers import run_svcc
 from servers import Server, serving
-from svcc.compiler.analysis import analyze_file, analyze_repository
+from svcc.compiler.driver import analyze_file, analyze_repository
 from svcc.compiler.options import CompileOptions
 from svcc.compiler.pipeline import compile_path
 from svcc.frontends.repository import PARALLEL_FROM
