@@ -80,9 +80,11 @@ def _requirements(args: argparse.Namespace) -> "DeclaredRequirements | None":
         return None
     from pathlib import Path
 
+    from svcc.compiler.driver import version_tuple
     from svcc.contracts.requirements import load_requirements
 
-    return load_requirements(Path(args.requirements))
+    version = version_tuple(getattr(args, "python_version", None))
+    return load_requirements(Path(args.requirements), version)
 
 
 def _cmd_inspect(args: argparse.Namespace) -> int:

@@ -181,14 +181,15 @@ def carried_modules(
 
 
 def tree_digest(repo: "Repository") -> str:
-    """``sha256:`` over the declared files and data files (path → digest) and
-    ``pyproject.toml``."""
+    """``sha256:`` over the declared files and data files (path → digest), ``pyproject.toml``
+    and the setuptools files its dependencies were read from."""
     from svcc.ir.canonical import canonical_json, digest_bytes
 
     files = {f.path: digest_bytes(f.data) for f in repo.tree.files}
     files |= {f.path: digest_bytes(f.data) for f in repo.tree.data}  # [tool.svcc] data-files
     if repo.tree.config.pyproject_sha256:
         files["pyproject.toml"] = repo.tree.config.pyproject_sha256
+    files |= dict(repo.tree.config.setup_files)  # where its dependencies were read
     return digest_bytes(canonical_json(files))
 
 

@@ -291,6 +291,8 @@ def analyze_source(
         from svcc.compiler.passes.repository_readiness import RepositoryReadiness
 
         repository, local_files = _file_repository((path, data, result), name, version, layout)
+        if repository is not None:  # the classes it imports from beside it get their shapes
+            result = _with_sibling_models(result, repository, name, version)
         if data_files is not None:
             local_files = (*local_files, *data_files.files)  # copied into the bundle, verified
         walk = RepositoryReadiness(
@@ -341,6 +343,27 @@ def _file_repository(
 
         return as_repository(main, module=module, is_package=False), ()
     return None, ()
+
+
+def _with_sibling_models(
+    result: "FrontendResult", repository: "Repository", module: str, version: tuple[int, int]
+) -> "FrontendResult":
+    """The main module's result linked to the models of its closure (as a directory's
+    modules are when lowered: ``frontends.sibling_models``), and the repository holding it."""
+    from svcc.frontends.repository import ModuleSource
+    from svcc.frontends.sibling_models import link_models, sources_of
+
+    main = repository.modules[module]
+    linked = link_models(
+        result,
+        module=module,
+        is_package=main.file.is_package,
+        source_of=sources_of(repository.tree.files),
+        python_version=version,
+    )
+    if linked is not result:
+        repository.modules[module] = ModuleSource(file=main.file, result=linked)
+    return linked
 
 
 def _reserved_names() -> frozenset[str]:
@@ -504,19 +527,25 @@ def render_document(analysis: Analysis) -> bytes:
 
 
 def declared_requirements(
-    repo: "Repository", requirements: "DeclaredRequirements | None"
+    repo: "Repository",
+    requirements: "DeclaredRequirements | None",
+    python_version: tuple[int, int] | None = None,
 ) -> "DeclaredRequirements | None":
-    """``--requirements`` when given, else the project's declared dependencies."""
+    """``--requirements`` when given, else the project's declared dependencies (``pyproject.toml``,
+    else ``setup.py`` or ``setup.cfg``: ``ProjectConfig.declared``)."""
     if requirements is not None:
         return requirements
-    deps = repo.tree.config.dependencies
-    if not deps:
-        return None
-    from svcc.contracts.requirements import parse_requirements
+    return repo.tree.config.declared(python_version or target_version(repo))
 
-    return parse_requirements(
-        "\n".join(deps), "pyproject.toml dependencies", dict(repo.tree.config.import_names)
-    )
+
+def target_version(repo: "Repository") -> tuple[int, int] | None:
+    """The Python version the repository's modules were read for (each module records it;
+    one tree is lowered for one version), None for a tree with no module."""
+    for source in repo.modules.values():
+        ir = source.result.ir
+        if ir is not None:
+            return version_tuple(ir.source.python_version)
+    return None
 
 
 def checked_tree(
@@ -582,10 +611,14 @@ def analyze_repository(
     tree = checked_tree(
         Path(root), limits, strict=strict, folder_name=folder_name, include_tests=include_tests
     )
-    with lowered_tree(
-        tree, python_version=version_tuple(python_version), workers=workers, encoding=encoding
-    ) as (repo, pool):
-        analysis = assess_repository(repo, requirements, allow, path=os.fspath(root), pool=pool)
+    version = version_tuple(python_version)
+    with lowered_tree(tree, python_version=version, workers=workers, encoding=encoding) as (
+        repo,
+        pool,
+    ):
+        analysis = assess_repository(
+            repo, requirements, allow, path=os.fspath(root), pool=pool, python_version=version
+        )
         if documents and pool is not None:
             from svcc.compiler.repository_document import render_in_workers
 
@@ -600,14 +633,17 @@ def assess_repository(
     *,
     path: str = ".",
     pool: "LoweringPool | None" = None,
+    python_version: tuple[int, int] | None = None,
 ) -> Analysis:
     """Readiness over the module graph of a repository already read and lowered (the
     analysis service lowers each module under its own per-file budget, then comes here, so
     it judges exactly as ``svcc inspect DIR``). ``pool``: the workers that lowered it, which
-    judge the modules they hold (the same reports)."""
+    judge the modules they hold (the same reports). ``python_version``: the target's, which
+    declared requirements' markers are evaluated for (default: the one the modules were read
+    for)."""
     from svcc.compiler.passes.repository_readiness import RepositoryReadiness
 
-    declared = declared_requirements(repo, requirements)
+    declared = declared_requirements(repo, requirements, python_version)
     readiness = RepositoryReadiness(
         repo,
         declared.import_names if declared else frozenset(),

@@ -7,13 +7,23 @@ mod[, mod]``), the names ``[tool.svcc] import-names`` states, else its normalise
 (``my-lib`` → ``my_lib``). A distribution with no known import name (in none of the three)
 is *unmapped*: an import nothing else provides is attributed to it with a warning
 (``SVC-R040``), and the server's startup import proves it.
+
+A requirement with an environment marker (``importlib-metadata; python_version < "3.8"``,
+``foo; extra == "cli"``) provides its names only when the marker holds on the target (see
+:func:`marker_holds`); its line is carried into the bundle as declared, so pip decides again
+where the bundle is installed.
 """
 
+import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from attrs import frozen
 from svcc.contracts.errors import InputError
+
+if TYPE_CHECKING:
+    from packaging.requirements import Requirement
 
 # Well-known distributions and their import names (canonical distribution names). Those
 # whose import name is their normalised name are listed too: their import name is known.
@@ -113,10 +123,54 @@ def is_pinned(line: str) -> bool:
     return bool(requirement.specifier or requirement.url or requirement.marker)
 
 
+def marker_holds(requirement: "Requirement", python_version: tuple[int, int]) -> bool:
+    """Whether ``requirement`` is installed on the target: its marker holds for the target's
+    Python (``--python-version``), whatever its micro version and the machine (x86-64 or
+    ARM), on Linux and CPython, with no extra requested (an extra is not required). A marker
+    that holds on some of those only, or cannot be evaluated, does not hold: the import it
+    would provide may be missing where the bundle runs."""
+    from packaging.markers import InvalidMarker, UndefinedComparison, UndefinedEnvironmentName
+
+    marker = requirement.marker
+    if marker is None:
+        return True
+    major, minor = python_version
+    for micro in (0, 99):
+        for machine in ("x86_64", "aarch64"):
+            full = f"{major}.{minor}.{micro}"
+            environment = {
+                "implementation_name": "cpython",
+                "implementation_version": full,
+                "os_name": "posix",
+                "platform_machine": machine,
+                "platform_python_implementation": "CPython",
+                "platform_release": "",
+                "platform_system": "Linux",
+                "platform_version": "",
+                "python_full_version": full,
+                "python_version": f"{major}.{minor}",
+                "sys_platform": "linux",
+                "extra": "",
+            }
+            try:
+                if not marker.evaluate(environment):
+                    return False
+            except (InvalidMarker, UndefinedComparison, UndefinedEnvironmentName, ValueError):
+                return False
+    return True
+
+
 def parse_requirements(
-    text: str, origin: str, import_names: Mapping[str, tuple[str, ...]] | None = None
+    text: str,
+    origin: str,
+    import_names: Mapping[str, tuple[str, ...]] | None = None,
+    *,
+    python_version: tuple[int, int] | None = None,
 ) -> DeclaredRequirements:
-    """``import_names``: ``[tool.svcc] import-names`` (distribution → modules)."""
+    """``import_names``: ``[tool.svcc] import-names`` (distribution → modules).
+    ``python_version``: the target's, which markers are evaluated for (default: the running
+    interpreter's, as ``--python-version``'s default)."""
+    target = python_version or (sys.version_info.major, sys.version_info.minor)
     from packaging.requirements import InvalidRequirement, Requirement
 
     lines: list[str] = []
@@ -156,6 +210,8 @@ def parse_requirements(
                 f"{origin}:{start}: invalid requirement: {invalid_reason(exc)}"
             ) from None
         lines.append(entry)
+        if not marker_holds(requirement, target):
+            continue
         name = canonical_name(requirement.name)
         names.append(name)
         modules = {m.strip() for m in comment.split(",") if m.strip()}
@@ -165,7 +221,7 @@ def parse_requirements(
                 raise InputError(f"{origin}:{start}: `# import:` names {bad[0]!r}, not a module")
             stated.setdefault(name, set()).update(modules)
     if not names:
-        return DeclaredRequirements(lines=(), distributions=(), import_names=frozenset())
+        return DeclaredRequirements(lines=tuple(lines), distributions=(), import_names=frozenset())
     provided: set[str] = set()
     unmapped: list[str] = []
     for name in sorted(set(names)):
@@ -182,11 +238,13 @@ def parse_requirements(
     )
 
 
-def load_requirements(path: Path) -> DeclaredRequirements:
+def load_requirements(
+    path: Path, python_version: tuple[int, int] | None = None
+) -> DeclaredRequirements:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise InputError(f"{path}: requirements file not found") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"{path}: cannot read requirements file: {exc}") from None
-    return parse_requirements(text, str(path))
+    return parse_requirements(text, str(path), python_version=python_version)

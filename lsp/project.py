@@ -121,14 +121,7 @@ def _module_of(
 
 
 def _requirements(tree: "RepositoryTree") -> "DeclaredRequirements | None":
-    deps = tree.config.dependencies
-    if not deps:
-        return None
-    from svcc.contracts.requirements import parse_requirements
-
-    return parse_requirements(
-        "\n".join(deps), "pyproject.toml dependencies", dict(tree.config.import_names)
-    )
+    return tree.config.declared(None)
 
 
 def read_project(root: str) -> Project | None:

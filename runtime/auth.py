@@ -16,6 +16,7 @@ import hmac
 import os
 import re
 from pathlib import Path
+from typing import Final
 
 from .integrity import StartupError
 
@@ -92,10 +93,16 @@ def load_tokens(environ: dict[str, str] | None = None) -> Tokens | None:
     return parse_tokens(text, where)
 
 
+# Where the server was started: a setting's relative path is relative to it, whatever the
+# working directory the served code is given (``calls.enter_source``).
+STARTED_IN: Final = os.getcwd()
+
+
 def read_setting_file(path: Path, limit: int, where: str) -> bytes:
     """The bytes of a file a setting names (``where``: the setting and its value, for the
     message), at most ``limit`` of them: never read in part, and any problem a one-line
     :class:`StartupError`."""
+    path = Path(STARTED_IN, path)  # an absolute ``path`` stays itself
     try:
         with path.open("rb") as handle:
             data = handle.read(limit + 1)

@@ -70,11 +70,24 @@ class CallShape:
         return args, values
 
 
+def enter_source(bundle: Path) -> None:
+    """Make ``source/`` the working directory before the served code is imported: a path
+    the code reads relative to the working directory (``open("prices.csv")``, as a notebook
+    or a script run from its folder does) then names the declared data file the bundle
+    holds at that place below ``source/``. The server's own setting files are read from
+    where it was started (``auth.read_setting_file``)."""
+    from .auth import STARTED_IN  # noqa: F401 -- fixed before the directory changes
+
+    os.chdir(bundle / "source")
+
+
 def import_source(bundle: Path, module: str) -> Any:
-    """Import the bundled module from ``source/`` (first on ``sys.path``)."""
+    """Import the bundled module from ``source/`` (first on ``sys.path``, and the working
+    directory: :func:`enter_source`)."""
     source = str(bundle / "source")
     if source not in sys.path:
         sys.path.insert(0, source)
+    enter_source(bundle)
     try:
         return importlib.import_module(module)
     except BaseException as exc:  # the user's module ran and failed: report, never trace

@@ -74,7 +74,17 @@ class Converters:
         self._built: dict[str, Convert] = {}
 
     def _class(self, name: str) -> Any:
-        cls = getattr(self._module, name, None)
+        """The class ``name`` names: the module's own, or ``module.Class`` for one a sibling
+        module defines (imported: the server already imported it with the module)."""
+        cls = getattr(self._module, name, None) if "." not in name else None
+        if "." in name:
+            import importlib
+
+            module, _, attribute = name.rpartition(".")
+            try:
+                cls = getattr(importlib.import_module(module), attribute, None)
+            except ImportError:
+                cls = None
         if cls is None:
             from .integrity import StartupError
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from .calls import CallShape, shape_problem
+from .calls import CallShape, enter_source, shape_problem
 from .integrity import StartupError
 from .services import attribute_of
 
@@ -109,6 +109,7 @@ def resolve_repository_capabilities(
 ) -> dict[str, tuple[Callable[..., Any], CallShape]]:
     """Every capability's function and call shape; any problem stops startup."""
     install_finder(bundle, manifest)
+    enter_source(bundle)
     out: dict[str, tuple[Callable[..., Any], CallShape]] = {}
     for capability in capabilities:
         _, module_name, qualname = capability["id"].split(":", 2)

@@ -17,7 +17,7 @@ from collections.abc import Collection, Iterator
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Final
 
-from attrs import frozen
+from attrs import evolve, frozen
 from svcc.compiler.driver import Analysis, analyze, version_tuple
 from svcc.compiler.options import AnalyzeOptions
 from svcc.contracts.diagnostics import Diagnostic
@@ -289,6 +289,19 @@ class TreeJob:
     only: tuple[str, ...] | None
     ignore: tuple[str, ...]
     token: str  # one directory analysis: the local-import facts cache lives no longer
+    # Every declared module (name, path below ``root``, is a package): the sources a module's
+    # imported models are read from (``frontends.sibling_models``), read only when asked.
+    modules: tuple[tuple[str, str, bool], ...] = ()
+
+    def sibling(self, module: str) -> tuple[bytes, bool] | None:
+        """A declared module's source, for :func:`fenced_lowering`'s linking."""
+        for name, path, is_package in self.modules:
+            if name == module:
+                try:
+                    return (self.root / path).read_bytes(), is_package
+                except OSError:
+                    return None
+        return None
 
 
 _FACTS: dict[str, dict[Any, Any]] = {}
@@ -392,7 +405,8 @@ def fenced_lowering(job: TreeJob, file: "SourceFile") -> "FrontendResult":
             signal.setitimer(signal.ITIMER_PROF, job.file_seconds)
             mark_memory()
             try:
-                result = lower_file(file, version_tuple(job.python_version), job.encoding)
+                version = version_tuple(job.python_version)
+                result = lower_file(file, version, job.encoding, job.sibling)
                 if result.ir is None and memory_exhausted():
                     raise MemoryError
                 return result
@@ -515,6 +529,7 @@ def analyse_tree(
         except TreeRefused as exc:
             raise Refused(f"{exc.diagnostic.code} {exc}") from None
         declared = {f.path: f for f in tree.files}
+        job = evolve(job, modules=tuple((f.module, f.path, f.is_package) for f in tree.files))
         problems: dict[str, Diagnostic] = {}
         for path, diagnostic in tree.problems:
             problems.setdefault(path, diagnostic)

@@ -14,11 +14,12 @@ module judges them:
   (``Path(__file__).parent.parent`` of a top-level module): the bundle holds the sources
   under ``source/``, so nothing is there to declare;
 - a literal relative path (``open("catalog.json")``, ``pd.read_csv("data/train.csv")``) is
-  resolved against the working directory, which in a served bundle is never reliably the
-  module's folder: ``svcc serve`` starts the server in the bundle's root (the module lives
-  under ``source/``), a governed worker in a scratch folder, an image in its ``WORKDIR``, and
-  ``uvicorn`` wherever it is started. Such a read is ``SVC-R043`` even when the file is
-  declared, with the hint to build the path from ``__file__``.
+  resolved against the working directory, as in a notebook or a script run from its folder.
+  A direct server makes ``source/`` (the module's source root) its working directory before
+  it imports the served code (``svc_runtime.calls.enter_source``), so a path that, read from
+  there, names a declared data file is fine (:func:`served_relative`); an undeclared one is
+  ``SVC-R043``, and so is any under governed execution, whose workers run in a scratch
+  folder (the hint: build the path from ``__file__``).
 
 The reads a capability makes through the module's own functions it calls, or through a
 name bound more than once, come as ``Capability.file_reads`` (the read once per value its
@@ -55,23 +56,37 @@ def climbs(path: str) -> int:
     return count
 
 
+def served_relative(literal: str, data_files: frozenset[str], depth: int) -> bool:
+    """Whether ``literal``, a path read relative to the working directory, names a declared
+    data file where a served bundle finds it: a direct server's working directory is
+    ``source/``, the module's source root (``svc_runtime.calls.enter_source``), so the
+    path is resolved from there, while ``data_files`` are named from the module's folder,
+    ``depth`` folders below (:func:`source_depth`)."""
+    if posixpath.isabs(literal):
+        return False
+    return posixpath.normpath(posixpath.join(*([".."] * depth), literal)) in data_files
+
+
 def data_read_reasons(
     effects: Iterable[Evaluation],
     data_files: frozenset[str],
     file_reads: Iterable[FileRead] = (),
     depth: int = 0,
+    governed: bool = False,
 ) -> Iterator[Diagnostic]:
     """The reasons a capability's file reads would fail when it is served: its own body's
     (``Capability.effects``), then those through a name bound more than once or through the
     module's functions it calls (``Capability.file_reads``). A read whose path may have
     several values is judged only when every value is judged alike (all undeclared, or all
     relative to the working directory): otherwise one of them may be the fallback that
-    works. ``depth``: the module's folder below its source root (:func:`source_depth`)."""
+    works. ``depth``: the module's folder below its source root (:func:`source_depth`);
+    ``governed``: a governed worker runs each call in a scratch folder, so a path relative to
+    the working directory finds nothing there, declared or not."""
     for e in effects:
-        yield from _reasons(e, data_files, "", depth)
+        yield from _reasons(e, data_files, "", depth, governed)
     for read in file_reads:
         where = _where(read)
-        found = [list(_reasons(e, data_files, where, depth)) for e in read.reads]
+        found = [list(_reasons(e, data_files, where, depth, governed)) for e in read.reads]
         if all(found) and len({d.code for group in found for d in group}) == 1:
             seen: set[str] = set()
             for group in found:
@@ -92,7 +107,7 @@ def _where(read: FileRead) -> str:
 
 
 def _reasons(
-    e: Evaluation, data_files: frozenset[str], where: str, depth: int
+    e: Evaluation, data_files: frozenset[str], where: str, depth: int, governed: bool
 ) -> Iterator[Diagnostic]:
     """The reason the read ``e`` (``where`` it is reached) would fail when served."""
     if e.kind != "call" or not reads_file(e.callee or ""):
@@ -120,20 +135,24 @@ def _reasons(
             e.span,
         )
     elif e.literal is not None and not posixpath.isabs(e.literal):
-        declared = posixpath.normpath(e.literal) in data_files
+        declared = served_relative(e.literal, data_files, depth)
+        if declared and not governed:
+            return  # the server's working directory is source/, where the bundle holds it
         yield diag(
             C.R043_WORKING_DIRECTORY_READ,
-            f"{e.text}{where} reads {e.literal!r} relative to the working directory, which in "
-            "a served bundle is not the module's folder"
-            + (" (the file is declared, but not found from there)" if declared else ""),
+            f"{e.text}{where} reads {e.literal!r} relative to the working directory, which "
+            + (
+                "for a governed worker is a scratch folder (the file is declared, but not "
+                "found from there)"
+                if declared
+                else "holds only the declared data files in a served bundle"
+            ),
             e.span,
             hint=(
                 f'build the path from __file__ (Path(__file__).parent / "{e.literal}")'
-                + (
-                    ""
-                    if declared
-                    else " and declare the file (--data PATH; in a "
-                    "repository, [tool.svcc] data-files)"
-                )
+                if declared
+                else "declare the file (--data PATH; in a repository, [tool.svcc] "
+                "data-files): a direct server's working directory is the bundle's source/, "
+                "which holds it there"
             ),
         )

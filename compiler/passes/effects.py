@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable
 from typing import Final
 
-from svcc.compiler.passes.data_read_rules import climbs, source_depth
+from svcc.compiler.passes.data_read_rules import climbs, served_relative, source_depth
 from svcc.compiler.passes.type_readiness import MODEL_BASES
 from svcc.contracts.diagnostics import codes as C
 from svcc.contracts.diagnostics.codes import Code
@@ -297,8 +297,11 @@ class Judge:
         ir: ModuleIR,
         plain_class: Callable[[ClassDecl], bool],
         data_files: frozenset[str] = frozenset(),
+        *,
+        governed: bool = False,
     ) -> None:
         self.data_files = data_files
+        self.governed = governed  # a governed worker's working directory is a scratch folder
         self.depth = source_depth(ir)
         self.helpers: dict[str, Helper] = {h.name: h for h in ir.helpers}
         self.classes: dict[str, ClassDecl] = {c.name: c for c in ir.classes}
@@ -320,6 +323,15 @@ class Judge:
             return C.R007_MODULE_EFFECT, ""
         name = normalise(e.callee or "?")
         found = effect_of(name)
+        if (
+            found is not None
+            and e.path is None
+            and e.literal is not None
+            and not self.governed
+            and name.startswith(DATA_READERS)
+            and served_relative(e.literal, self.data_files, self.depth)
+        ):
+            return None  # read from the working directory, source/, where the bundle holds it
         if found is not None and e.path is not None and name.startswith(DATA_READERS):
             if e.path in self.data_files:
                 return None  # a declared data file: the bundle holds it, verified at startup

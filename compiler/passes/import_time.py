@@ -18,7 +18,7 @@ from svcc.ir.model import ClassDecl, Evaluation, ModuleIR
 def effect_reasons(ir: ModuleIR, env: Environment) -> Iterator[Diagnostic]:
     """Module-level statements and class definitions whose evaluation is not known
     harmless (see :mod:`svcc.compiler.passes.effects`)."""
-    judge = module_judge(ir, env.data_files)
+    judge = module_judge(ir, env.data_files, env.governed)
     for stmt in ir.statements:
         found = first_effect(stmt.evaluations, {}, judge)
         if found is not None:
@@ -38,7 +38,9 @@ def effect_reasons(ir: ModuleIR, env: Environment) -> Iterator[Diagnostic]:
             )
 
 
-def module_judge(ir: ModuleIR, data_files: frozenset[str] = frozenset()) -> Judge:
+def module_judge(
+    ir: ModuleIR, data_files: frozenset[str] = frozenset(), governed: bool = False
+) -> Judge:
     plain: dict[str, bool] = {}
 
     def plain_class(cls: ClassDecl) -> bool:
@@ -49,7 +51,7 @@ def module_judge(ir: ModuleIR, data_files: frozenset[str] = frozenset()) -> Judg
             )
         return plain[cls.name]
 
-    judge = Judge(ir, plain_class, data_files)
+    judge = Judge(ir, plain_class, data_files, governed=governed)
     return judge
 
 

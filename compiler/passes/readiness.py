@@ -553,7 +553,7 @@ CAPABILITY_RULES: Final[dict[str, CapabilityRule]] = {
     "SVC-R033": _security,
     "SVC-R038": _command_line,
     "SVC-R042": lambda s: data_read_reasons(
-        s.cap.effects, s.env.data_files, s.cap.file_reads, source_depth(s.ir)
+        s.cap.effects, s.env.data_files, s.cap.file_reads, source_depth(s.ir), s.env.governed
     ),
     "SVC-R060": _removed_names,
     "SVC-R088": lambda s: pickled_model_reasons(
@@ -563,7 +563,7 @@ CAPABILITY_RULES: Final[dict[str, CapabilityRule]] = {
         s.ir,
         s.cap,
         s.env.governed,
-        lambda found: first_effect(found, {}, module_judge(s.ir, s.env.data_files)),
+        lambda found: first_effect(found, {}, module_judge(s.ir, s.env.data_files, s.env.governed)),
     ),
     "SVC-R061": _unbound_names,
     "SVC-R070": lambda s: undocumented_names(s.cap),

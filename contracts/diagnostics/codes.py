@@ -651,12 +651,13 @@ R043_WORKING_DIRECTORY_READ: Final = _code(
     "execution",
     "conditional",
     'The function reads a file through a literal relative path (`open("catalog.json")`, '
-    '`pd.read_csv("data/train.csv")`), which is resolved against the working directory: a '
-    "served bundle runs in its own root (the module is under `source/`), a governed worker in "
-    "a scratch folder, an image in its WORKDIR, so the file is not found there even when it is "
-    "declared.",
-    hint='build the path from __file__ (Path(__file__).parent / "catalog.json") and declare '
-    "the file (--data PATH; in a repository, [tool.svcc] data-files)",
+    '`pd.read_csv("data/train.csv")`), which is resolved against the working directory. A '
+    "direct server's working directory is the bundle's `source/` (the module's source root), "
+    "which holds the declared data files: a path naming one from there is served. An "
+    "undeclared file is not in the bundle; and a governed worker runs in a scratch folder, "
+    "where even a declared one is not found.",
+    hint="declare the file (--data PATH; in a repository, [tool.svcc] data-files), or build "
+    'the path from __file__ (Path(__file__).parent / "catalog.json")',
 )
 
 # --- types and results (SVC-R050..R059) ------------------------------------------------------
@@ -836,6 +837,25 @@ F037_TEST_CODE_LEFT_OUT: Final = _code(
     "as `build/` and `venv/` are, "
     "and listed once in this note.",
     hint="--include-tests, or [tool.svcc] include-tests = true, reads them as modules",
+)
+
+
+# --- where a directory's dependencies are declared (issue 37) ------------------------------
+F039_DEPENDENCIES_READ: Final = _code(
+    "SVC-F039",
+    "declared dependencies read from Poetry's table, setup.py or setup.cfg",
+    "note",
+    "source",
+    None,
+    "A directory with no `[project] dependencies` (nor `[tool.svcc] dependencies`) in its "
+    "`pyproject.toml` may declare them in `[tool.poetry.dependencies]` (translated to pip "
+    "lines), or, for setuptools, in `setup.py`'s `setup(install_requires=...)` or "
+    "`setup.cfg`'s `[options] install_requires`. svcc reads them without running anything: "
+    "a literal list of strings (or a module-level name bound once to one) in `setup.py`, the "
+    "lines of `setup.cfg`; this note names what was read, and what could not be (a list built "
+    "by code, a Poetry `git`/`path` entry).",
+    hint="declare the dependencies in pyproject.toml ([project] dependencies) or pass "
+    "--requirements FILE",
 )
 
 

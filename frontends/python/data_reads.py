@@ -94,6 +94,19 @@ def data_read(
     )
 
 
+def literal_read(
+    call: ast.Call, callee: str, qualify: Callable[[ast.expr], str | None]
+) -> str | None:
+    """The literal path a read of the table reads (``pd.read_csv("prices.csv")``), else
+    ``None``: what a module-level read records as ``Evaluation.literal`` (a path relative to
+    the working directory is judged against the declared data files)."""
+    callee = normalise(callee)
+    if not reads_file(callee) or not _reading(call, callee):
+        return None
+    target = path_operand(call, callee)
+    return _literal_path(target, qualify) if target is not None else None
+
+
 def _reading(call: ast.Call, callee: str) -> bool:
     """``open``/``Path.open`` in a read mode (``r``, ``rb``, ``rt``; the default)."""
     if callee not in ("builtins.open", "io.open", "pathlib.Path().open"):

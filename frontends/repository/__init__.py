@@ -34,6 +34,7 @@ from svcc.frontends.repository._tree import (
     read_tree,
 )
 from svcc.frontends.repository._workers import EncodedResult, Held, LoweringPool, lower_file
+from svcc.frontends.sibling_models import sources_of
 from svcc.ir.model import Import, ModuleIR
 
 
@@ -116,7 +117,10 @@ def lowered_tree(
     count = workers_for(tree, workers)
     if count <= 1:
         with collection_paused():
-            results = {f.module: lower_file(f, python_version, encoding) for f in tree.files}
+            siblings = sources_of(tree.files)
+            results = {
+                f.module: lower_file(f, python_version, encoding, siblings) for f in tree.files
+            }
             repository = build_repository(tree, results)
         yield repository, None
         return

@@ -24,10 +24,11 @@ from svcc.contracts.diagnostics.codes import (
     F010_REPOSITORY_LIMIT,
     F011_NOT_A_MODULE,
     F037_TEST_CODE_LEFT_OUT,
+    F039_DEPENDENCIES_READ,
 )
 from svcc.contracts.errors import InputError
 from svcc.contracts.names import escaped, is_utf8
-from svcc.contracts.requirements import parse_requirements
+from svcc.contracts.requirements import DeclaredRequirements, parse_requirements
 from svcc.contracts.security import unknown_kind
 from svcc.frontends.cog import COG_FILE, CogConfig, keys_note, read_cog
 from svcc.frontends.repository._data import DataFile, DataRefused, check_pattern
@@ -35,7 +36,9 @@ from svcc.frontends.repository._data import collect as collect_data
 from svcc.frontends.repository._folders import has_python as _has_python
 from svcc.frontends.repository._folders import skipped as _skipped
 from svcc.frontends.repository._folders import test_or_tool
+from svcc.frontends.repository._poetry import poetry_dependencies
 from svcc.frontends.repository._roots import find_roots
+from svcc.frontends.repository._setup_files import setup_dependencies
 
 PYPROJECT: Final = "pyproject.toml"
 
@@ -84,6 +87,25 @@ class ProjectConfig:
     # ``cog.yaml`` beside ``pyproject.toml`` (a Cog project): its predictor, and its Python
     # packages, declared with ``dependencies`` (see ``svcc.frontends.cog``).
     cog: CogConfig | None = None
+    # Where ``dependencies`` were declared (for messages); the setuptools files read for
+    # them when ``pyproject.toml`` declares none (path, ``sha256:``; the tree's digest
+    # covers them) and the note saying where they were read (``SVC-F039``: the file it
+    # concerns, the note), for setuptools files and Poetry's table.
+    dependencies_origin: str = "pyproject.toml dependencies"
+    setup_files: tuple[tuple[str, str], ...] = ()
+    dependencies_note: tuple[str, Diagnostic] | None = None
+
+    def declared(self, python_version: tuple[int, int] | None) -> DeclaredRequirements | None:
+        """The declared dependencies as the analysis reads them (markers evaluated for
+        ``python_version``, the target's), None when there are none."""
+        if not self.dependencies:
+            return None
+        return parse_requirements(
+            "\n".join(self.dependencies),
+            self.dependencies_origin,
+            dict(self.import_names),
+            python_version=python_version,
+        )
 
 
 @frozen(kw_only=True)
@@ -140,14 +162,43 @@ def with_cog(root: Path, config: ProjectConfig) -> ProjectConfig:
 
 
 def read_config(root: Path, limits: TreeLimits) -> ProjectConfig:
-    """``[tool.svcc] source-roots`` / ``dependencies`` and ``[project] dependencies``."""
+    """``[tool.svcc] source-roots`` / ``dependencies`` and ``[project] dependencies``; when
+    ``pyproject.toml`` declares no dependencies (no ``dependencies`` key in either table),
+    those of ``setup.py`` or ``setup.cfg`` (read statically, ``_setup_files``)."""
+    config = _pyproject_config(root, limits)
+    if config.dependencies_origin != "":
+        return config
+    found = setup_dependencies(root, limits.max_pyproject_bytes)
+    if found is None:
+        return attrs.evolve(config, dependencies_origin=_PROJECT_WHERE)
+    return attrs.evolve(
+        config,
+        dependencies=found.lines,
+        dependencies_origin=found.origin,
+        setup_files=found.files,
+        dependencies_note=(found.files[-1][0], found.note),
+    )
+
+
+_PROJECT_WHERE: Final = "pyproject.toml dependencies"
+
+
+def _pyproject_config(root: Path, limits: TreeLimits) -> ProjectConfig:
+    """What ``pyproject.toml`` says; ``dependencies_origin`` is empty when it declares no
+    dependencies at all (then the setuptools files may)."""
     from svcc.ir.canonical import digest_bytes
 
     path = root / PYPROJECT
     try:
         info = path.lstat()
     except FileNotFoundError:
-        return ProjectConfig(source_roots=None, name=None, dependencies=(), pyproject_sha256=None)
+        return ProjectConfig(
+            source_roots=None,
+            name=None,
+            dependencies=(),
+            pyproject_sha256=None,
+            dependencies_origin="",
+        )
     if not stat.S_ISREG(info.st_mode):
         raise TreeRefused(diag(F008_REPOSITORY_ENTRY, f"{PYPROJECT} is not a regular file", None))
     if info.st_size > limits.max_pyproject_bytes:
@@ -210,10 +261,18 @@ def read_config(root: Path, limits: TreeLimits) -> ProjectConfig:
         tool["dependencies"] if "dependencies" in tool else project.get("dependencies", []), where
     )
     name = project.get("name")
+    declared = "dependencies" in tool or "dependencies" in project
+    origin = _PROJECT_WHERE if declared else ""
+    note = None
+    poetry = _table(doc.get("tool", {}), "[tool]").get("poetry", {})
+    if not declared and isinstance(poetry, dict) and "dependencies" in poetry:
+        deps, origin, note = _poetry(poetry["dependencies"])
     return ProjectConfig(
         source_roots=roots,
         name=name if isinstance(name, str) and name else None,
         dependencies=deps,
+        dependencies_origin=origin,
+        dependencies_note=note,
         pyproject_sha256=digest_bytes(data),
         allow=_allow(tool.get("allow", [])),
         import_names=_import_names(tool.get("import-names", {})),
@@ -221,6 +280,30 @@ def read_config(root: Path, limits: TreeLimits) -> ProjectConfig:
         select=_str_list(tool.get("select", []), "[tool.svcc] select"),
         include_tests=_flag(tool.get("include-tests", False), "[tool.svcc] include-tests"),
     )
+
+
+_POETRY_WHERE: Final = "pyproject.toml [tool.poetry.dependencies]"
+
+
+def _poetry(table: Any) -> tuple[tuple[str, ...], str, tuple[str, Diagnostic]]:
+    """Poetry's dependencies as requirement lines (``_poetry``), and the note saying so; an
+    entry that is not translated, or not valid once translated, is named in the note."""
+    lines, skipped = poetry_dependencies(table)
+    valid: list[str] = []
+    for line in lines:
+        try:
+            parse_requirements(line, _POETRY_WHERE)
+        except InputError:
+            skipped += (line.split(";")[0],)
+            continue
+        valid.append(line)
+    message = f"declared dependencies read from {_POETRY_WHERE}: {', '.join(valid) or 'none'}"
+    if skipped:
+        message += (
+            f"; not read: {', '.join(skipped)} (declare them in [project] dependencies or "
+            "with --requirements FILE)"
+        )
+    return tuple(valid), _POETRY_WHERE, (PYPROJECT, diag(F039_DEPENDENCIES_READ, message, None))
 
 
 def _flag(value: Any, where: str) -> bool:
@@ -609,6 +692,8 @@ def read_tree(
         walker.problems.append((".", _left_out_note(sorted(walker.left_out))))
     if config.cog is not None:
         walker.problems.append((COG_FILE, keys_note(config.cog)))
+    if config.dependencies_note is not None:
+        walker.problems.append(config.dependencies_note)
     files = sorted(walker.files, key=lambda f: f.module)
     if automatic is not None:
         walker.problems = automatic.soften(walker.problems)

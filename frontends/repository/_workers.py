@@ -34,6 +34,7 @@ from attrs import frozen
 from svcc.contracts.errors import SvccError
 from svcc.frontends.python import FrontendResult, collection_paused, read_python
 from svcc.frontends.repository._spill import Spilled, Spills, SpillWriter
+from svcc.frontends.sibling_models import SourceOf, link_models, sources_of
 from svcc.ir.model import Import, ModuleIR
 from svcc.ir.serde import ir_to_json
 
@@ -50,14 +51,28 @@ A = TypeVar("A")
 
 
 def lower_file(
-    file: "SourceFile", python_version: tuple[int, int], encoding: str | None = None
+    file: "SourceFile",
+    python_version: tuple[int, int],
+    encoding: str | None = None,
+    siblings: "SourceOf | None" = None,
 ) -> FrontendResult:
-    return read_python(
+    """One module lowered; with ``siblings`` (the other modules' sources), the classes it
+    imports from them get their shapes (:mod:`svcc.frontends.sibling_models`)."""
+    result = read_python(
         file.data,
         path=file.path,
         module=file.module,
         python_version=python_version,
         encoding=encoding,
+    )
+    if siblings is None:
+        return result
+    return link_models(
+        result,
+        module=file.module,
+        is_package=file.is_package,
+        source_of=siblings,
+        python_version=python_version,
     )
 
 
@@ -165,6 +180,7 @@ def _serve(
     for other in others:
         other.close()
     held = Held(tree=tree, results={}, scratch={}, spill=spill)
+    siblings = sources_of(tree.files)
     # Paused for good, not resumed: the worker ends with ``os._exit``, and the first
     # collection after a pause walks every object made during it (0.1 s of the standard
     # library's, at the end, while the parent waited for the worker's exit).
@@ -178,7 +194,7 @@ def _serve(
             if index >= len(files):
                 break
             file = files[index]
-            result = lower_file(file, version, encoding)
+            result = lower_file(file, version, encoding, siblings)
             ir_json = ir_to_json(result.ir) if result.ir is not None else None
             lowered[file.module] = _lean(result, ir_json, spill)
             # the readiness report's digest is that of these bytes: encoded once

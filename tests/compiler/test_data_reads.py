@@ -5,10 +5,11 @@
 bound once (``path = HERE / "catalog.json"`` then ``path.read_text()``). Without the files
 declared each function is conditional (``SVC-R042``, with the hint to declare them); with
 ``--data`` all are served under uvicorn and answer with the files' content.
-``cwd_shop.py`` reads ``"catalog.json"`` relative to the working directory, which a served
-bundle does not share with the module: conditional (``SVC-R043``) even when declared, with
-the hint to build the path from ``__file__``. Paths from parameters stay the ``paths``
-security effect.
+``cwd_shop.py`` reads ``"catalog.json"`` relative to the working directory: conditional
+(``SVC-R043``) until the file is declared, then served (a direct server's working directory
+is the bundle's ``source/``); a governed worker's is a scratch folder, so there it stays
+refused with the hint to build the path from ``__file__``. Paths from parameters stay the
+``paths`` security effect.
 """
 
 import json
@@ -19,6 +20,7 @@ from typing import Any
 import pytest
 from helpers import run_svcc
 from servers import generate, serving
+from svcc.compiler.driver import analyze_file
 from svcc.frontends.python import read_python
 from svcc.frontends.python.data_reads import normalise, reads_file
 
@@ -74,14 +76,34 @@ def test_declared_per_call_reads_are_served_over_rest(tmp_path: Path) -> None:
             assert through.json() == expected
 
 
-def test_working_directory_read_is_conditional_even_when_declared(tmp_path: Path) -> None:
+def test_working_directory_read_is_served_when_declared(tmp_path: Path) -> None:
     project = _copy(tmp_path)
-    for declared in ((), ("--data", str(project / "catalog.json"))):
-        (reason,) = _inspect(project / "cwd_shop.py", *declared)["price_of"]["reasons"]
-        assert reason["code"] == "SVC-R043"
-        assert "'catalog.json' relative to the working directory" in reason["message"]
-        assert 'Path(__file__).parent / "catalog.json"' in reason["hint"]
-        assert ("the file is declared" in reason["message"]) == bool(declared)
+    (reason,) = _inspect(project / "cwd_shop.py")["price_of"]["reasons"]
+    assert reason["code"] == "SVC-R043"
+    assert "'catalog.json' relative to the working directory" in reason["message"]
+    assert "--data PATH" in reason["hint"]
+    declared = ("--data", str(project / "catalog.json"))
+    assert _inspect(project / "cwd_shop.py", *declared)["price_of"]["class"] == "eligible"
+    bundle = tmp_path / "rest"
+    generate(project / "cwd_shop.py", bundle, *declared)
+    with serving(bundle) as server, server.client() as client:  # started in the bundle's root
+        price = client.post("/capabilities/price_of", json={"item": "pear"})
+        assert price.status_code == 200, server.log_text()
+        assert price.json() == 2.5
+
+
+def test_working_directory_read_is_refused_for_governed_workers(tmp_path: Path) -> None:
+    """A governed worker runs each call in a scratch folder: declared, the file is not there."""
+    project = _copy(tmp_path)
+    analysis = analyze_file(
+        project / "cwd_shop.py", data=[str(project / "catalog.json")], governed=True
+    )
+    assert analysis.readiness is not None
+    (assessment,) = analysis.readiness.assessments
+    (reason,) = assessment.reasons
+    assert reason.code == "SVC-R043"
+    assert "scratch folder (the file is declared" in reason.message
+    assert 'Path(__file__).parent / "catalog.json"' in (reason.hint or "")
 
 
 def test_what_the_rule_leaves_alone(tmp_path: Path) -> None:

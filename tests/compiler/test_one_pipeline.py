@@ -5,7 +5,8 @@ same verdicts and the same bundles for the same code, on every fixture.
   the analysis service judges an upload, and as a one-module repository (``svcc inspect
   DIR``): the same class and the same reason codes for every function, or no verdict on all
   paths. A notebook is not a module of a repository (the repository front end reads ``.py``
-  files), so it is compared between the file and the service only.
+  files), so it is compared between the file and the service only; a case with modules
+  beside its input (a file and its closure) between the file and the repository only.
 - Bundles: every golden case whose functions are all eligible, generated (``svcc generate
   rest``), compiled (``svcc compile --target rest``) and built by the analysis service for
   its container: the same bytes. Every repository fixture (``tests/fixtures/repos``) through
@@ -71,8 +72,16 @@ def service_verdicts(case: str) -> Verdicts:
     }
 
 
+def _siblings(case: str) -> list[Path]:
+    """Modules beside a case's input (its local import closure): an upload holds one file."""
+    source = case_input(case)
+    return sorted(p for p in source.parent.glob("*.py") if p != source)
+
+
 def repository_verdicts(case: str, tmp: Path) -> Verdicts:
     shutil.copy(case_input(case), tmp / f"{_module(case)}.py")
+    for sibling in _siblings(case):
+        shutil.copy(sibling, tmp / sibling.name)
     analysis = analyze_repository(
         tmp, python_version=case_options(case).get("python_version", "3.11"), strict=False
     )
@@ -83,7 +92,8 @@ def repository_verdicts(case: str, tmp: Path) -> Verdicts:
 @pytest.mark.parametrize("case", CASES)
 def test_one_verdict_on_every_path(case: str, tmp_path: Path) -> None:
     verdicts = file_verdicts(case)
-    assert service_verdicts(case) == verdicts
+    if not _siblings(case):  # the service is given the one file, without its closure
+        assert service_verdicts(case) == verdicts
     if case_input(case).suffix == ".py":
         assert repository_verdicts(case, tmp_path) == verdicts
 

@@ -89,6 +89,8 @@ TRIGGERED_ELSEWHERE = {
     "SVC-F037": "tests/frontends/test_directory_defaults.py::"
     "test_test_code_is_left_out_and_listed_once",
     "SVC-F038": "tests/frontends/test_cog_yaml.py::test_a_cog_directory_serves_its_predictor",
+    "SVC-F039": "tests/frontends/test_setup_dependencies.py::"
+    "test_setup_cfg_install_requires_is_declared",
 }
 
 
@@ -110,6 +112,7 @@ NO_FIX_EXAMPLE = {
     "SVC-F012": "notebook code left out of the served module",
     "SVC-F013": "a module name derived from a file name",
     "SVC-F037": "test code left out of a directory analysis",
+    "SVC-F039": "where a directory's declared dependencies were read from",
     "SVC-F038": "the cog.yaml keys a Cog project's bundle honours (cog.md)",
     "SVC-R088": "a reminder of what unpickling imports: the fix is a requirement, not code",
     # The input is not a module the pair format can show (two whole Python modules).

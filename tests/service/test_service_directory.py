@@ -42,6 +42,11 @@ FILES = {
     "shop/scripts/tool.py": "def main() -> int:\n    return 0\n",
     # a project folder whose name is not a Python name: a source root of its own
     "mono/ml-serving/serve.py": "def double(x: int) -> int:\n    return 2 * x\n",
+    # a model imported from a sibling module has its shape (frontends.sibling_models)
+    "models/shapes.py": "import enum\n\n\nclass Size(enum.Enum):\n    S = 's'\n",
+    "models/use.py": (
+        "from shapes import Size\n\n\ndef pick(size: Size) -> Size:\n    return size\n"
+    ),
 }
 ML = Path(__file__).resolve().parents[1] / "fixtures" / "repos" / "ml"
 NOTEBOOK = {
@@ -99,7 +104,7 @@ def readiness(assessments: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-@pytest.mark.parametrize("directory", ["flat", "shop", "ml", "mono"])
+@pytest.mark.parametrize("directory", ["flat", "shop", "ml", "mono", "models"])
 def test_service_agrees_with_inspect_dir(
     http: httpx.Client, workspace: Path, directory: str
 ) -> None:

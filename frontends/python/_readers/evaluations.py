@@ -21,6 +21,7 @@ from svcc.frontends.python._statements import (
     is_type_expression,
     is_typing_constructor,
 )
+from svcc.frontends.python.data_reads import literal_read
 from svcc.ir.model import Evaluation, StatementKind
 
 
@@ -62,10 +63,10 @@ class EvaluationReader(PathReader):
                     literal_arguments=all(
                         is_literal(a) for a in [*call.args, *(k.value for k in call.keywords)]
                     ),
-                    # a pattern is the only literal judged (compiled to check it)
+                    # a pattern (compiled to check it), or the literal path a read names
                     literal=(literal_argument(call) or self.values.pattern(call))
                     if callee.startswith("re.")
-                    else None,
+                    else literal_read(call, callee, self.symbols.qualify),
                     names=argument_names(call, resolve),
                     path=module_path(self._read_path(call)),
                     span=self.src.span(call),
