@@ -143,11 +143,35 @@ def stdlib_module(name: str) -> bool:
 
 
 class _Scope:
-    """A function's or comprehension's own names over the module's."""
+    """A function's, comprehension's or class body's own names over the module's."""
 
-    def __init__(self, names: dict[str, object], parent: "_Scope | None" = None) -> None:
+    def __init__(
+        self, names: dict[str, object], parent: "_Scope | None" = None, *, is_class: bool = False
+    ) -> None:
         self.names = names
         self.parent = parent
+        self.is_class = is_class  # a class body: the scopes nested in it do not see its names
+
+
+def _enclosing(scope: _Scope | None) -> _Scope | None:
+    """The scope a comprehension made in ``scope`` sees: a class body's names are not."""
+    while scope is not None and scope.is_class:
+        scope = scope.parent
+    return scope
+
+
+_NOT_KNOWN: Final = object()
+
+
+def _single_target(item: ast.stmt) -> str | None:
+    """The one name an ``x = ...`` / ``x: T = ...`` binds, else ``None``."""
+    if isinstance(item, ast.Assign) and len(item.targets) == 1:
+        target = item.targets[0]
+    elif isinstance(item, ast.AnnAssign) and item.value is not None:
+        target = item.target
+    else:
+        return None
+    return target.id if isinstance(target, ast.Name) else None
 
 
 class ModuleValues:
@@ -329,16 +353,23 @@ class ModuleValues:
         judge them as code. A value reading a name the body bound before is not folded (it
         would be read in the module's scope, not the class's)."""
         own: set[str] = set()
+        namespace = _Scope({}, None, is_class=True)
         for item in stmt.body:
             value = item.value if isinstance(item, ast.Assign | ast.AnnAssign) else None
             reads = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)} if value else set()
-            if value is not None and not (reads & own):
+            known: object = _NOT_KNOWN
+            if value is not None and not (reads & (own - namespace.names.keys())):
                 try:
                     self.steps = 0
-                    self._eval(value, None)
+                    known = self._eval(value, namespace)
                     self.folded.add(position(item))
                 except (Unknown, RecursionError, *_OPERATOR_ERRORS):
                     pass
+            for name in nested_bindings(item):
+                namespace.names.pop(name, None)
+            target = _single_target(item)
+            if target is not None and known is not _NOT_KNOWN:
+                namespace.names[target] = known
             if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and not (
                 own & {d.id for d in item.decorator_list if isinstance(d, ast.Name)}
             ):
@@ -964,7 +995,7 @@ class ModuleValues:
         raise Unknown(node, "iteration over a value that is not a known finite collection")
 
     def _comprehension(self, node: ast.expr, scope: _Scope | None) -> object:
-        made = _Made([], {}, _Scope({}, scope), scope)
+        made = _Made([], {}, _Scope({}, _enclosing(scope)), scope)
         try:
             self._produce(node, 0, made)
         finally:

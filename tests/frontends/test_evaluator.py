@@ -803,3 +803,41 @@ def test_a_nested_class_runs_what_its_definition_runs() -> None:
     assert reasons(textwrap.dedent(source) + FUNCTION) == []
     running = source.replace("class _Timer:", "class _Timer:\n            X = open('x')")
     assert reasons(textwrap.dedent(running) + FUNCTION) != []
+
+
+def test_a_class_body_value_reading_the_class_s_own_names_is_evaluated() -> None:
+    """semver's ``Version``: ``_REGEX = re.compile(_REGEX_TEMPLATE.format(...))`` reads a
+    name its class body bound before; it is evaluated in the class's namespace. A
+    comprehension there does not see the class's names (Python's scoping), and a name the
+    body bound by code the evaluator does not know is still unknown."""
+    source = """
+    import re
+
+    class Version:
+        __slots__ = ("_major", "_minor")
+        NAMES = tuple([item[1:] for item in __slots__])
+        _TEMPLATE: str = r"^(?P<major>\\d+){opt}$"
+        _REGEX = re.compile(_TEMPLATE.format(opt=""), re.VERBOSE)
+    """
+    assert reasons(textwrap.dedent(source) + FUNCTION) == []
+    invalid = source.replace(r'opt=""', r'opt="("')
+    assert "SVC-R010" in {code for code, _ in reasons(textwrap.dedent(invalid) + FUNCTION)}
+    hidden = """
+    import re
+    P = "("
+
+    class Version:
+        P = "a"
+        NAMES = [re.compile(P) for _ in range(1)]
+    """
+    assert "SVC-R031" in {code for code, _ in reasons(textwrap.dedent(hidden) + FUNCTION)}
+    unknown = """
+    import re
+
+    class Version:
+        _TEMPLATE = open("x").read()
+        _REGEX = re.compile(_TEMPLATE)
+    """
+    assert "SVC-R026" in {code for code, _ in reasons(textwrap.dedent(unknown) + FUNCTION)}
+    regex = ast.parse(textwrap.dedent(unknown)).body[1].body[1]  # type: ignore[attr-defined]
+    assert not values(unknown).is_folded(regex)
