@@ -17,6 +17,7 @@ bodies it can evaluate on known arguments. What it learns, the lowerer records a
 Everything is bounded (``_values``): past a bound a value is unknown, never a hang.
 """
 
+import _string
 import ast
 import re
 import sys
@@ -1148,9 +1149,7 @@ class ModuleValues:
         if len(kwargs) != len(node.keywords):
             raise Unknown(node, "a `**` argument")
         if func.attr == "format" and isinstance(receiver, str):
-            _bounded_format(receiver, node)
-            if "{" in receiver and any(c in receiver for c in ".[!"):
-                raise Unknown(node, "a format field the evaluator does not follow")
+            _format_fields(receiver, node)
         bound = (weight(receiver) + 1) * (1 + sum(weight(a) for a in [*args, *kwargs.values()]))
         if bound > MAX_STRING * 10:
             raise Unknown(node, "a value past the evaluator's size limit")
@@ -1303,6 +1302,25 @@ def _bytes_pattern(pattern: bytes) -> str | None:
     except (re.error, ValueError, OverflowError, RecursionError):
         return None
     return pattern.decode("latin-1")
+
+
+def _format_fields(text: str, node: ast.AST) -> None:
+    """``str.format``'s fields: each a plain name or index (no ``.attr`` or ``[key]``, which
+    would read into the argument), a literal width or precision within the size limit (a
+    nested field would take it from the arguments)."""
+    try:
+        fields = list(_string.formatter_parser(text))  # type: ignore[attr-defined]
+    except ValueError:
+        raise Unknown(node, "a format string that does not parse") from None
+    for _, name, spec, _ in fields:
+        if name is None:
+            continue
+        if not re.fullmatch(r"\w*", name):
+            raise Unknown(node, "a format field the evaluator does not follow")
+        if spec and "{" in spec:
+            raise Unknown(node, "a format width taken from the arguments")
+        if spec:
+            _bounded_format(spec, node)
 
 
 def _bounded_format(text: str | bytes, node: ast.AST) -> None:
