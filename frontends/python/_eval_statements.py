@@ -1,0 +1,181 @@
+"""Statements of the bodies the import-time evaluator runs (see ``_evaluator``): a
+module-level statement evaluated whole, and the body of a module's own function called on
+known arguments: assignments (into names and known containers), ``for`` loops over known
+finite iterables, ``if``, filling methods on known containers, ``return``.
+"""
+
+import ast
+
+from svcc.frontends.python import _fold_table as table
+from svcc.frontends.python._eval_calls import Calls
+from svcc.frontends.python._eval_state import (
+    METADATA,
+    OPERATOR_ERRORS,
+    Break,
+    Closure,
+    Continue,
+    Return,
+    Scope,
+    has_defaults,
+)
+from svcc.frontends.python._statements import nested_bindings
+from svcc.frontends.python._values import (
+    MAX_STRING,
+    MUTABLE,
+    Opaque,
+    Unknown,
+    check_size,
+    weight,
+)
+
+
+class Statements(Calls):
+    """A statement run in a scope (``None``: the module's own), or ``Unknown``."""
+
+    def _exec_block(self, body: list[ast.stmt], scope: Scope | None) -> None:
+        for stmt in body:
+            self._exec(stmt, scope)
+
+    def _exec(self, stmt: ast.stmt, scope: Scope | None) -> None:
+        self._step(stmt)
+        if isinstance(stmt, ast.Assign):
+            value = self._eval(stmt.value, scope)
+            for target in stmt.targets:
+                self._assign(target, value, scope, stmt.value)
+        elif isinstance(stmt, ast.AnnAssign):
+            if stmt.value is not None:
+                self._assign(stmt.target, self._eval(stmt.value, scope), scope, stmt.value)
+        elif isinstance(stmt, ast.AugAssign):
+            load = as_load(stmt.target)
+            value = self._binary(
+                stmt.op, self._eval(load, scope), self._eval(stmt.value, scope), stmt
+            )
+            if isinstance(stmt.target, ast.Name) and isinstance(value, MUTABLE):
+                self.mutated = True  # ``TABLE += [...]`` extends the list in place
+            self._assign(stmt.target, value, scope, None)
+        elif isinstance(stmt, ast.Expr):
+            if isinstance(stmt.value, ast.Constant):
+                return
+            self._fill(stmt.value, scope)
+        elif isinstance(stmt, ast.For):
+            self._for(stmt, scope)
+        elif isinstance(stmt, ast.If):
+            self._exec_block(stmt.body if self._truth(stmt.test, scope) else stmt.orelse, scope)
+        elif isinstance(stmt, ast.Pass):
+            return
+        elif isinstance(stmt, ast.Break):
+            raise Break
+        elif isinstance(stmt, ast.Continue):
+            raise Continue
+        elif isinstance(stmt, ast.Return) and scope is not None:
+            raise Return(None if stmt.value is None else self._eval(stmt.value, scope))
+        elif isinstance(stmt, ast.Import | ast.ImportFrom) and scope is None:
+            for name in nested_bindings(stmt):
+                self._unbind(name)
+            if isinstance(stmt, ast.ImportFrom) and stmt.level == 0 and stmt.module:
+                for alias in stmt.names:
+                    self.imported[alias.asname or alias.name] = f"{stmt.module}.{alias.name}"
+        else:
+            if (
+                isinstance(stmt, ast.FunctionDef)
+                and scope is not None
+                and not stmt.decorator_list
+                and not has_defaults(stmt)
+            ):
+                scope.names[stmt.name] = Closure(stmt, scope)  # a helper's own helper
+                return
+            raise Unknown(stmt, "a statement the evaluator does not know")
+
+    def _for(self, stmt: ast.For, scope: Scope | None) -> None:
+        items = self._iterate(stmt.iter, scope)
+        for item in items:
+            self._assign(stmt.target, item, scope, None)
+            try:
+                self._exec_block(stmt.body, scope)
+            except Break:
+                return
+            except Continue:
+                continue
+        self._exec_block(stmt.orelse, scope)
+
+    def _fill(self, node: ast.expr, scope: Scope | None) -> None:
+        """An expression statement: only a call of a filling method on a known container
+        (``TABLE.update(...)``, ``__all__.append("x")``) or of a pure function."""
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            self._call(node, scope)  # the module's own function, or a pure builtin
+            return
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            raise Unknown(node, "a call whose effect is not known")
+        method = node.func.attr
+        if method not in table.FILLING_METHODS:
+            raise Unknown(node, "a call whose effect is not known")
+        receiver = self._eval(node.func.value, scope)
+        if not isinstance(receiver, MUTABLE):
+            raise Unknown(node.func.value, "a call on a value that is not a known container")
+        args = [self._eval(a, scope) for a in node.args]
+        if node.keywords:
+            raise Unknown(node, "keyword arguments")
+        if sum(weight(a) for a in args) + len(receiver) > MAX_STRING:
+            raise Unknown(node, "a container past the evaluator's size limit")
+        self.mutated = True
+        try:
+            getattr(receiver, method)(*args)
+        except OPERATOR_ERRORS as exc:
+            raise Unknown(node, f"the call raises {type(exc).__name__}") from None
+        check_size(receiver, node)
+
+    def _assign(
+        self, target: ast.expr, value: object, scope: Scope | None, source: ast.expr | None
+    ) -> None:
+        if isinstance(target, ast.Name):
+            if isinstance(value, MUTABLE) and isinstance(source, ast.Name):
+                self.shared = True
+            if scope is not None:
+                scope.names[target.id] = value
+                return
+            self._unbind(target.id)
+            self.values[target.id] = value
+            if isinstance(value, MUTABLE):
+                self.mutable.add(target.id)
+            return
+        if isinstance(target, ast.Tuple | ast.List):
+            items = self._sequence(value, target)
+            if len(items) != len(target.elts) or any(
+                isinstance(e, ast.Starred) for e in target.elts
+            ):
+                raise Unknown(target, "an unpacking the evaluator does not know")
+            for sub, item in zip(target.elts, items, strict=True):
+                self._assign(sub, item, scope, None)
+            return
+        if isinstance(target, ast.Subscript):
+            container = self._eval(target.value, scope)
+            key = self._eval(target.slice, scope)
+            if not isinstance(container, list | dict) or isinstance(target.slice, ast.Slice):
+                raise Unknown(target, "an item assignment on a value that is not known")
+            self.mutated = True
+            try:
+                container[key] = value  # type: ignore[call-overload]
+            except OPERATOR_ERRORS as exc:
+                raise Unknown(target, f"the assignment raises {type(exc).__name__}") from None
+            check_size(container, target)
+            return
+        if (
+            scope is None
+            and isinstance(target, ast.Attribute)
+            and target.attr in METADATA
+            and isinstance(target.value, ast.Name)
+            and target.value.id in self.bound
+            and target.value.id not in self.values
+            and (isinstance(value, str | Opaque) or value is None)
+        ):
+            return  # ``f.__doc__ = g.__doc__``, ``Error.__module__ = __name__``: metadata only
+        raise Unknown(target, "an assignment to an attribute")
+
+
+def as_load(target: ast.expr) -> ast.expr:
+    if isinstance(target, ast.Name):
+        return ast.copy_location(ast.Name(id=target.id, ctx=ast.Load()), target)
+    if isinstance(target, ast.Subscript):
+        load = ast.Subscript(value=target.value, slice=target.slice, ctx=ast.Load())
+        return ast.copy_location(load, target)
+    raise Unknown(target, "an augmented assignment to an attribute")
