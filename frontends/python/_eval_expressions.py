@@ -6,7 +6,7 @@ operators are applied to plain data only, each bounded before it is computed.
 
 import ast
 from collections.abc import Callable
-from typing import Final
+from typing import Any, Final
 
 from svcc.frontends.python import _fold_table as table
 from svcc.frontends.python._eval_state import (
@@ -110,44 +110,25 @@ class Expressions(EvaluatorState):
 
     def _eval(self, node: ast.expr, scope: Scope | None) -> object:
         self._step(node)
-        kind = type(node)
-        if kind is ast.Constant:
-            return check_size(node.value, node)  # type: ignore[attr-defined]
-        if kind is ast.Name:
-            return self._name(node, scope)  # type: ignore[arg-type]
-        if kind is ast.Attribute:
-            return self._attribute(node, scope)  # type: ignore[arg-type]
-        if kind in (ast.Tuple, ast.List, ast.Set):
-            items = self._elements(node.elts, scope)  # type: ignore[attr-defined]
-            made = {ast.Tuple: tuple, ast.List: list, ast.Set: set}[kind]
-            return check_size(self._apply(made, [items], node), node)
-        if kind is ast.Dict:
-            return self._dict(node, scope)  # type: ignore[arg-type]
-        if kind is ast.BinOp:
-            left = self._eval(node.left, scope)  # type: ignore[attr-defined]
-            right = self._eval(node.right, scope)  # type: ignore[attr-defined]
-            return self._binary(node.op, left, right, node)  # type: ignore[attr-defined]
-        if kind is ast.UnaryOp:
-            operand = self._eval(node.operand, scope)  # type: ignore[attr-defined]
-            return self._unary(node, operand)  # type: ignore[arg-type]
-        if kind is ast.BoolOp:
-            return self._boolean(node, scope)  # type: ignore[arg-type]
-        if kind is ast.Compare:
-            return self._compare(node, scope)  # type: ignore[arg-type]
-        if kind is ast.IfExp:
-            chosen = node.body if self._truth(node.test, scope) else node.orelse  # type: ignore[attr-defined]
-            return self._eval(chosen, scope)
-        if kind is ast.JoinedStr:
-            return self._fstring(node, scope)  # type: ignore[arg-type]
-        if kind is ast.Subscript:
-            return self._subscript(node, scope)  # type: ignore[arg-type]
-        if kind is ast.Call:
-            return self._call(node, scope)  # type: ignore[arg-type]
-        if kind in (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp):
-            return self._comprehension(node, scope)
-        if kind is ast.Lambda:
-            return OPAQUE  # a function made, its body not run
-        raise Unknown(node, "an expression the evaluator does not know")
+        if type(node) is ast.Constant:
+            return check_size(node.value, node)
+        handler = _HANDLERS.get(type(node))
+        if handler is None:
+            raise Unknown(node, "an expression the evaluator does not know")
+        return handler(self, node, scope)
+
+    def _display(self, node: ast.Tuple | ast.List | ast.Set, scope: Scope | None) -> object:
+        items = self._elements(node.elts, scope)
+        made = {ast.Tuple: tuple, ast.List: list, ast.Set: set}[type(node)]
+        return check_size(self._apply(made, [items], node), node)
+
+    def _binary_operation(self, node: ast.BinOp, scope: Scope | None) -> object:
+        left = self._eval(node.left, scope)
+        right = self._eval(node.right, scope)
+        return self._binary(node.op, left, right, node)
+
+    def _conditional(self, node: ast.IfExp, scope: Scope | None) -> object:
+        return self._eval(node.body if self._truth(node.test, scope) else node.orelse, scope)
 
     def _name(self, node: ast.Name, scope: Scope | None) -> object:
         current = scope
@@ -483,3 +464,29 @@ class Expressions(EvaluatorState):
             self._assign(gen.target, item, local, None)
             if all(self._truth(cond, local) for cond in gen.ifs):
                 self._produce(node, index + 1, made)
+
+
+# The evaluation of each kind of expression but a constant (a lambda: a function made, its
+# body not run). Lambdas, not the methods themselves: ``_call`` is the subclass's.
+_Handler = Callable[[Expressions, Any, Scope | None], object]
+_HANDLERS: Final[dict[type, _Handler]] = {
+    ast.Name: lambda ev, node, scope: ev._name(node, scope),
+    ast.Attribute: lambda ev, node, scope: ev._attribute(node, scope),
+    ast.Tuple: lambda ev, node, scope: ev._display(node, scope),
+    ast.List: lambda ev, node, scope: ev._display(node, scope),
+    ast.Set: lambda ev, node, scope: ev._display(node, scope),
+    ast.Dict: lambda ev, node, scope: ev._dict(node, scope),
+    ast.BinOp: lambda ev, node, scope: ev._binary_operation(node, scope),
+    ast.UnaryOp: lambda ev, node, scope: ev._unary(node, ev._eval(node.operand, scope)),
+    ast.BoolOp: lambda ev, node, scope: ev._boolean(node, scope),
+    ast.Compare: lambda ev, node, scope: ev._compare(node, scope),
+    ast.IfExp: lambda ev, node, scope: ev._conditional(node, scope),
+    ast.JoinedStr: lambda ev, node, scope: ev._fstring(node, scope),
+    ast.Subscript: lambda ev, node, scope: ev._subscript(node, scope),
+    ast.Call: lambda ev, node, scope: ev._call(node, scope),
+    ast.ListComp: lambda ev, node, scope: ev._comprehension(node, scope),
+    ast.SetComp: lambda ev, node, scope: ev._comprehension(node, scope),
+    ast.GeneratorExp: lambda ev, node, scope: ev._comprehension(node, scope),
+    ast.DictComp: lambda ev, node, scope: ev._comprehension(node, scope),
+    ast.Lambda: lambda *_: OPAQUE,
+}

@@ -38,6 +38,29 @@ class Statements(Calls):
 
     def _exec(self, stmt: ast.stmt, scope: Scope | None) -> None:
         self._step(stmt)
+        if isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            self._exec_assignment(stmt, scope)
+        elif isinstance(stmt, ast.Expr):
+            if not isinstance(stmt.value, ast.Constant):
+                self._fill(stmt.value, scope)
+        elif isinstance(stmt, ast.For):
+            self._for(stmt, scope)
+        elif isinstance(stmt, ast.If):
+            self._exec_block(stmt.body if self._truth(stmt.test, scope) else stmt.orelse, scope)
+        elif isinstance(stmt, ast.Pass | ast.Break | ast.Continue):
+            _jump(stmt)
+        elif isinstance(stmt, ast.Return) and scope is not None:
+            raise Return(None if stmt.value is None else self._eval(stmt.value, scope))
+        elif isinstance(stmt, ast.Import | ast.ImportFrom) and scope is None:
+            self._import(stmt)
+        elif isinstance(stmt, ast.FunctionDef) and scope is not None and _plain_def(stmt):
+            scope.names[stmt.name] = Closure(stmt, scope)  # a helper's own helper
+        else:
+            raise Unknown(stmt, "a statement the evaluator does not know")
+
+    def _exec_assignment(
+        self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign, scope: Scope | None
+    ) -> None:
         if isinstance(stmt, ast.Assign):
             value = self._eval(stmt.value, scope)
             for target in stmt.targets:
@@ -45,7 +68,7 @@ class Statements(Calls):
         elif isinstance(stmt, ast.AnnAssign):
             if stmt.value is not None:
                 self._assign(stmt.target, self._eval(stmt.value, scope), scope, stmt.value)
-        elif isinstance(stmt, ast.AugAssign):
+        else:
             load = as_load(stmt.target)
             value = self._binary(
                 stmt.op, self._eval(load, scope), self._eval(stmt.value, scope), stmt
@@ -53,38 +76,14 @@ class Statements(Calls):
             if isinstance(stmt.target, ast.Name) and isinstance(value, MUTABLE):
                 self.mutated = True  # ``TABLE += [...]`` extends the list in place
             self._assign(stmt.target, value, scope, None)
-        elif isinstance(stmt, ast.Expr):
-            if isinstance(stmt.value, ast.Constant):
-                return
-            self._fill(stmt.value, scope)
-        elif isinstance(stmt, ast.For):
-            self._for(stmt, scope)
-        elif isinstance(stmt, ast.If):
-            self._exec_block(stmt.body if self._truth(stmt.test, scope) else stmt.orelse, scope)
-        elif isinstance(stmt, ast.Pass):
-            return
-        elif isinstance(stmt, ast.Break):
-            raise Break
-        elif isinstance(stmt, ast.Continue):
-            raise Continue
-        elif isinstance(stmt, ast.Return) and scope is not None:
-            raise Return(None if stmt.value is None else self._eval(stmt.value, scope))
-        elif isinstance(stmt, ast.Import | ast.ImportFrom) and scope is None:
-            for name in nested_bindings(stmt):
-                self._unbind(name)
-            if isinstance(stmt, ast.ImportFrom) and stmt.level == 0 and stmt.module:
-                for alias in stmt.names:
-                    self.imported[alias.asname or alias.name] = f"{stmt.module}.{alias.name}"
-        else:
-            if (
-                isinstance(stmt, ast.FunctionDef)
-                and scope is not None
-                and not stmt.decorator_list
-                and not has_defaults(stmt)
-            ):
-                scope.names[stmt.name] = Closure(stmt, scope)  # a helper's own helper
-                return
-            raise Unknown(stmt, "a statement the evaluator does not know")
+
+    def _import(self, stmt: ast.Import | ast.ImportFrom) -> None:
+        """A module-level import: the names it binds are the imported ones from then on."""
+        for name in nested_bindings(stmt):
+            self._unbind(name)
+        if isinstance(stmt, ast.ImportFrom) and stmt.level == 0 and stmt.module:
+            for alias in stmt.names:
+                self.imported[alias.asname or alias.name] = f"{stmt.module}.{alias.name}"
 
     def _for(self, stmt: ast.For, scope: Scope | None) -> None:
         items = self._iterate(stmt.iter, scope)
@@ -179,3 +178,15 @@ def as_load(target: ast.expr) -> ast.expr:
         load = ast.Subscript(value=target.value, slice=target.slice, ctx=ast.Load())
         return ast.copy_location(load, target)
     raise Unknown(target, "an augmented assignment to an attribute")
+
+
+def _jump(stmt: ast.Pass | ast.Break | ast.Continue) -> None:
+    if isinstance(stmt, ast.Break):
+        raise Break
+    if isinstance(stmt, ast.Continue):
+        raise Continue
+
+
+def _plain_def(fn: ast.FunctionDef) -> bool:
+    """A function defined in a helper's body that defining runs nothing of."""
+    return not fn.decorator_list and not has_defaults(fn)
