@@ -27,6 +27,7 @@ from svcc.frontends.python._values import (
     MAX_STRING,
     OPAQUE,
     ClassValue,
+    Instance,
     Unknown,
     check_size,
     is_plain,
@@ -100,6 +101,8 @@ class Calls(Expressions):
         if func.id in self.functions:
             return self._local_call(self.functions[func.id], args, kwargs, node)
         own = self.values.get(func.id)
+        if isinstance(own, ClassValue) and own.instantiable:
+            return self._instantiate(own, args, kwargs, node)
         if isinstance(own, ClassValue) and own.constructible and not args and not kwargs:
             return OPAQUE  # an instance made by ``object``'s own __new__ and __init__
         if func.id == "object" and func.id not in self.bound and not args and not kwargs:
@@ -171,8 +174,43 @@ class Calls(Expressions):
             raise Unknown(node, "a call that returns something other than plain data")
         return check_size(result, node)
 
+    def _instantiate(
+        self, cls: ClassValue, args: list[object], kwargs: dict[str, object], node: ast.AST
+    ) -> Instance:
+        """``C(...)`` of the module's instantiable class: ``object``'s ``__new__``, then
+        ``__init__``'s body on the new instance and the known arguments."""
+        instance = Instance(cls)
+        init = cls.methods.get("__init__")
+        if init is None:
+            if args or kwargs:
+                raise Unknown(node, f"arguments to {cls.name}(), which has no __init__")
+            return instance
+        assert isinstance(init, ast.FunctionDef)
+        if self._local_call(init, [instance, *args], kwargs, node) is not None:
+            raise Unknown(node, f"{cls.name}.__init__ returns a value")
+        return instance
+
+    def _instance_method(
+        self, receiver: Instance, node: ast.Call, func: ast.Attribute, scope: Scope | None
+    ) -> object:
+        """``instance.m(...)``: the class's undecorated method ``m`` (not shadowed by an
+        attribute of the instance) run on the instance and the known arguments."""
+        method = receiver.cls.methods.get(func.attr)
+        if method is None or func.attr in receiver.attributes:
+            raise Unknown(func, f"`{func.attr}` is not a method of {receiver.cls.name}")
+        assert isinstance(method, ast.FunctionDef)
+        args = self._elements(node.args, scope)
+        kwargs: dict[str, object] = {}
+        for keyword in node.keywords:
+            if keyword.arg is None:
+                raise Unknown(keyword.value, "a `**` argument")
+            kwargs[keyword.arg] = self._eval(keyword.value, scope)
+        return self._local_call(method, [receiver, *args], kwargs, node)
+
     def _method(self, node: ast.Call, func: ast.Attribute, scope: Scope | None) -> object:
         receiver = self._eval(func.value, scope)
+        if isinstance(receiver, Instance):
+            return self._instance_method(receiver, node, func, scope)
         if func.attr not in table.PURE_METHODS or not is_plain(receiver):
             raise Unknown(func, f"the method `{func.attr}` of a value the evaluator does not know")
         if isinstance(receiver, range | int | float | bool | complex | type(None)):

@@ -25,6 +25,7 @@ from svcc.frontends.python._values import (
     OPAQUE,
     ClassValue,
     EnumMember,
+    Instance,
     Opaque,
     TargetHexversion,
     TargetVersion,
@@ -167,6 +168,8 @@ class Expressions(EvaluatorState):
         value = self._eval(node.value, scope)
         if isinstance(value, ClassValue) and node.attr in value.attributes:
             return value.attributes[node.attr]
+        if isinstance(value, Instance):
+            return _instance_attribute(value, node)
         if isinstance(value, EnumMember) and node.attr in ("name", "value"):
             return value.name if node.attr == "name" else value.value
         if isinstance(value, TargetVersion) and node.attr in ("major", "minor"):
@@ -271,7 +274,7 @@ class Expressions(EvaluatorState):
         return self._apply(ops[type(node.op)], [operand], node)
 
     def _plain_truth(self, value: object, node: ast.AST | None = None) -> bool:
-        if isinstance(value, Opaque):
+        if isinstance(value, Opaque | Instance):
             raise Unknown(node, "a value the evaluator does not know")
         if isinstance(value, TargetVersion | ClassValue | EnumMember):
             return True
@@ -464,6 +467,18 @@ class Expressions(EvaluatorState):
             self._assign(gen.target, item, local, None)
             if all(self._truth(cond, local) for cond in gen.ifs):
                 self._produce(node, index + 1, made)
+
+
+def _instance_attribute(instance: Instance, node: ast.Attribute) -> object:
+    """An attribute of an instance the evaluator made: one its methods set, a bound method
+    (made, not run), or a known class attribute; anything else (a property) is unknown."""
+    if node.attr in instance.attributes:
+        return instance.attributes[node.attr]
+    if node.attr in instance.cls.methods:
+        return OPAQUE
+    if node.attr in instance.cls.attributes:
+        return instance.cls.attributes[node.attr]
+    raise Unknown(node, f"the attribute `{node.attr}` of a {instance.cls.name} is not known")
 
 
 # The evaluation of each kind of expression but a constant (a lambda: a function made, its

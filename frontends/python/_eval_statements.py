@@ -5,6 +5,7 @@ finite iterables, ``if``, filling methods on known containers, ``return``.
 """
 
 import ast
+from typing import Final
 
 from svcc.frontends.python import _fold_table as table
 from svcc.frontends.python._eval_calls import Calls
@@ -17,11 +18,14 @@ from svcc.frontends.python._eval_state import (
     Return,
     Scope,
     has_defaults,
+    is_local,
+    lookup,
 )
 from svcc.frontends.python._statements import nested_bindings
 from svcc.frontends.python._values import (
     MAX_STRING,
     MUTABLE,
+    Instance,
     Opaque,
     Unknown,
     check_size,
@@ -105,6 +109,10 @@ class Statements(Calls):
             return
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
             raise Unknown(node, "a call whose effect is not known")
+        instance = self._named_instance(node.func.value, scope)
+        if instance is not None:  # ``p.setup()``: the method's body, on the instance
+            self._instance_method(instance, node, node.func, scope)
+            return
         method = node.func.attr
         if method not in table.FILLING_METHODS:
             raise Unknown(node, "a call whose effect is not known")
@@ -123,18 +131,25 @@ class Statements(Calls):
             raise Unknown(node, f"the call raises {type(exc).__name__}") from None
         check_size(receiver, node)
 
+    def _named_instance(self, node: ast.expr, scope: Scope | None) -> Instance | None:
+        """The instance a name holds (``self``, ``p``), else ``None``."""
+        if not isinstance(node, ast.Name):
+            return None
+        value = lookup(node.id, scope) if is_local(node, scope) else self.values.get(node.id)
+        return value if isinstance(value, Instance) else None
+
     def _assign(
         self, target: ast.expr, value: object, scope: Scope | None, source: ast.expr | None
     ) -> None:
         if isinstance(target, ast.Name):
-            if isinstance(value, MUTABLE) and isinstance(source, ast.Name):
+            if isinstance(value, _TRACKED) and isinstance(source, ast.Name):
                 self.shared = True
             if scope is not None:
                 scope.names[target.id] = value
                 return
             self._unbind(target.id)
             self.values[target.id] = value
-            if isinstance(value, MUTABLE):
+            if isinstance(value, _TRACKED):
                 self.mutable.add(target.id)
             return
         if isinstance(target, ast.Tuple | ast.List):
@@ -158,6 +173,12 @@ class Statements(Calls):
                 raise Unknown(target, f"the assignment raises {type(exc).__name__}") from None
             check_size(container, target)
             return
+        instance = (
+            self._named_instance(target.value, scope) if isinstance(target, ast.Attribute) else None
+        )
+        if instance is not None and isinstance(target, ast.Attribute):
+            self._set_attribute(instance, target, value)
+            return
         if (
             scope is None
             and isinstance(target, ast.Attribute)
@@ -169,6 +190,22 @@ class Statements(Calls):
         ):
             return  # ``f.__doc__ = g.__doc__``, ``Error.__module__ = __name__``: metadata only
         raise Unknown(target, "an assignment to an attribute")
+
+    def _set_attribute(self, instance: Instance, target: ast.Attribute, value: object) -> None:
+        """``self.x = value`` on an instance the evaluator made: ``x`` is not a name its
+        class binds otherwise (a property's setter would run)."""
+        cls = instance.cls
+        name = target.attr
+        if name in cls.names and name not in cls.methods and name not in cls.attributes:
+            raise Unknown(target, f"an assignment to `{name}`, which {cls.name} binds")
+        instance.attributes[name] = value
+        self.mutated = True
+        if isinstance(value, _TRACKED):
+            self.shared = True  # reachable through the instance and its source
+
+
+# Values changed in place: a name holding one is forgotten with the statements reaching it.
+_TRACKED: Final = (*MUTABLE, Instance)
 
 
 def as_load(target: ast.expr) -> ast.expr:

@@ -47,6 +47,14 @@ __all__ = ["ModuleValues", "Position", "Qualify", "position", "stdlib_module"]
 _ENUM_BASES: Final = frozenset({"enum.Enum", "enum.IntEnum", "enum.StrEnum", "enum.Flag"})
 
 
+# The dunder names a class the evaluator makes instances of may bind: ``__init__`` (run),
+# and methods Python calls only on an operation the evaluator refuses on an instance
+# (comparison, ``str``, ``len``, iteration, truth is never tested).
+_INSTANCE_DUNDERS: Final = frozenset(
+    {"__init__", "__doc__", "__module__", "__qualname__", "__repr__", "__str__", "__eq__",
+     "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__", "__len__", "__iter__",
+     "__contains__", "__getitem__", "__call__", "__format__", "__bool__"}
+)  # fmt: skip
 _IMPORT_ERRORS: Final = frozenset({"builtins.ImportError", "builtins.ModuleNotFoundError"})
 
 
@@ -245,7 +253,11 @@ class ModuleValues(Statements):
         if not enum and any(b not in ("builtins.object",) for b in bases):
             return None
         attributes: dict[str, object] = {}
+        methods: dict[str, object] = {}
         for item in stmt.body:
+            for name in nested_bindings(item):  # bound again: what it held is gone
+                attributes.pop(name, None)
+                methods.pop(name, None)
             if (
                 isinstance(item, ast.Assign)
                 and len(item.targets) == 1
@@ -259,9 +271,24 @@ class ModuleValues(Statements):
                 if enum and not name.startswith("_"):
                     value = EnumMember(stmt.name, name, value)
                 attributes[name] = value
+            elif isinstance(item, ast.FunctionDef) and not item.decorator_list:
+                methods[item.name] = item
         binds = {name for item in stmt.body for name in nested_bindings(item)}
         plain = not enum and not binds & {"__init__", "__new__"}
-        return ClassValue(stmt.name, attributes, constructible=plain)
+        dunders = {n for n in binds if n.startswith("__") and n.endswith("__")}
+        instantiable = (
+            not enum
+            and dunders <= _INSTANCE_DUNDERS
+            and ("__init__" not in binds or "__init__" in methods)
+        )
+        return ClassValue(
+            stmt.name,
+            attributes,
+            constructible=plain,
+            instantiable=instantiable,
+            methods=methods,
+            names=frozenset(binds),
+        )
 
     def _branch(self, stmt: ast.If | ast.Try | ast.TryStar) -> bool:
         """Decide an ``if`` test or a ``try`` of imports; run the live branch. ``False``

@@ -844,3 +844,80 @@ def test_a_class_body_value_reading_the_class_s_own_names_is_evaluated() -> None
     assert "SVC-R026" in {code for code, _ in reasons(textwrap.dedent(unknown) + FUNCTION)}
     regex = ast.parse(textwrap.dedent(unknown)).body[1].body[1]  # type: ignore[attr-defined]
     assert not values(unknown).is_folded(regex)
+
+
+SHORTUUID = """
+class ShortUUID(object):
+    def __init__(self, alphabet=None):
+        if alphabet is None:
+            alphabet = "23456789ABCDEF" "abcdef"
+        self.set_alphabet(alphabet)
+
+    def encode(self, number: int) -> str:
+        return self._alphabet[number % self._alpha_len]
+
+    def set_alphabet(self, alphabet: str) -> None:
+        new_alphabet = list(sorted(set(alphabet)))
+        if len(new_alphabet) > 1:
+            self._alphabet = new_alphabet
+            self._alpha_len = len(self._alphabet)
+        else:
+            raise ValueError("Alphabet with more than one unique symbols required.")
+{extra}
+
+_global_instance = ShortUUID({argument})
+encode = _global_instance.encode
+"""
+
+
+def test_an_instance_of_the_module_s_class_is_made_by_running_its_constructor() -> None:
+    """shortuuid: ``_global_instance = ShortUUID()`` (``__init__`` calls a method that
+    sets attributes) and ``encode = _global_instance.encode``: evaluated, so not import-time
+    code; the constructor's body decides, three calls deep."""
+    source = SHORTUUID.format(extra="", argument="")
+    assert reasons(source + FUNCTION) == []
+    raising = SHORTUUID.format(extra="", argument="'a'")  # raises ValueError at import
+    assert "SVC-R007" in {code for code, _ in reasons(raising + FUNCTION)}
+    effect = SHORTUUID.format(extra="", argument="open('/etc/passwd').read()")
+    assert "SVC-R026" in {code for code, _ in reasons(effect + FUNCTION)}
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        # Python calls these behind the evaluator's back
+        "    def __getattr__(self, name):\n        return open(name)",
+        "    def __setattr__(self, name, value):\n        print(name)",
+        "    def __del__(self):\n        print('gone')",
+        # a property: setting ``_alphabet`` runs its setter
+        "    @property\n    def _alphabet(self):\n        return []\n"
+        "    @_alphabet.setter\n    def _alphabet(self, value):\n        print(value)",
+        "    __slots__ = ('_alphabet', '_alpha_len')",
+    ],
+)
+def test_an_instance_whose_class_runs_hidden_code_is_not_made(extra: str) -> None:
+    source = SHORTUUID.format(extra=extra, argument="")
+    assert reasons(source + FUNCTION) != []
+
+
+def test_a_method_shadowed_or_decorated_is_not_followed() -> None:
+    source = """
+    import functools
+
+    class Box:
+        def __init__(self) -> None:
+            self.items = []
+
+        @functools.lru_cache
+        def load(self) -> None:
+            return None
+
+    b = Box()
+    b.items.append(1)
+    b.load()
+    """
+    found = {code for code, _ in reasons(textwrap.dedent(source) + FUNCTION)}
+    assert "SVC-R007" in found
+    assert "b" not in values(source).values  # forgotten: the call is not known
+    filled = values(source.replace("    b.load()\n", ""))
+    assert filled.values["b"].attributes == {"items": [1]}  # type: ignore[attr-defined]
