@@ -18,6 +18,7 @@ Everything is bounded (``_values``): past a bound a value is unknown, never a ha
 """
 
 import ast
+import keyword
 import re
 from typing import Final
 
@@ -109,6 +110,11 @@ class ModuleValues(Statements):
         """A decorator whose application at definition only makes a closure."""
         return position(decorator) in self.wrapping_decorators
 
+    def is_plain_base(self, base: ast.expr) -> bool:
+        """A class base the evaluator made (``namedtuple("P", FIELDS)`` of known, valid
+        fields): it runs nothing of the module and raises nothing."""
+        return position(base) in self.plain_bases
+
     def run(self, stmt: ast.stmt) -> None:
         """Evaluate one top-level statement, in order, recording what the lowerer asks."""
         self.steps = 0
@@ -150,6 +156,10 @@ class ModuleValues(Statements):
             self._define(stmt)
             return True
         if isinstance(stmt, ast.ClassDef):
+            for dec in stmt.decorator_list:  # a class decorator: only the identity
+                if isinstance(dec, ast.Name) and dec.id in self.identities:
+                    self.identity_decorators.add(position(dec))
+            self._bases(stmt)
             self._unbind(stmt.name)
             self._class_body(stmt)
             value = self._class(stmt)
@@ -213,6 +223,19 @@ class ModuleValues(Statements):
                 self.wrapping_decorators.add(position(dec))
             elif isinstance(dec, ast.Name) and dec.id in self.fallback_identities:
                 self.fallback_decorators[position(dec)] = self.fallback_identities[dec.id]
+
+    def _bases(self, stmt: ast.ClassDef) -> None:
+        for base in stmt.bases:
+            if not (isinstance(base, ast.Call) and self.qualify(base.func) in _NAMEDTUPLES):
+                continue
+            try:
+                self.steps = 0
+                args = self._elements(base.args, None)
+                kwargs = {k.arg: self._eval(k.value, None) for k in base.keywords if k.arg}
+            except (Unknown, RecursionError, *OPERATOR_ERRORS):
+                continue
+            if len(kwargs) == len(base.keywords) and _valid_namedtuple(args, kwargs):
+                self.plain_bases.add(position(base))
 
     def _class_body(self, stmt: ast.ClassDef) -> None:
         """Fold the class body's assignments whose value the evaluator computes from the
@@ -368,6 +391,39 @@ class ModuleValues(Statements):
                 value = _bytes_pattern(value)
             if isinstance(value, str):
                 self.patterns[call_key(call)] = value
+
+
+_NAMEDTUPLES: Final = frozenset({"collections.namedtuple"})
+
+
+def _valid_namedtuple(args: list[object], kwargs: dict[str, object]) -> bool:
+    """Whether ``namedtuple(*args, **kwargs)`` returns a class without raising: a valid
+    type name, field names that are identifiers, no keyword, none twice, none starting
+    with ``_`` (unless ``rename``), defaults no more than the fields."""
+    if len(args) > 2 or not set(kwargs) <= {"field_names", "rename", "defaults", "module"}:
+        return False
+    named = dict(zip(("typename", "field_names"), args, strict=False)) | kwargs
+    typename, fields = named.get("typename"), named.get("field_names")
+    rename = named.get("rename", False)
+    if not isinstance(typename, str) or not isinstance(rename, bool):
+        return False
+    if isinstance(fields, str):
+        fields = fields.replace(",", " ").split()
+    if not isinstance(fields, list | tuple) or not all(isinstance(f, str) for f in fields):
+        return False
+    defaults = named.get("defaults")
+    if defaults is not None and not (
+        isinstance(defaults, list | tuple) and len(defaults) <= len(fields)
+    ):
+        return False
+    if not isinstance(named.get("module"), str | type(None)):
+        return False
+    names = [typename] if rename else [typename, *fields]
+    if any(not n.isidentifier() or keyword.iskeyword(n) for n in names):
+        return False
+    return rename or (
+        len(set(fields)) == len(fields) and not any(f.startswith("_") for f in fields)
+    )
 
 
 def _import_time_nodes(node: ast.AST) -> list[ast.AST]:

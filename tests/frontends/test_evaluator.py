@@ -921,3 +921,52 @@ def test_a_method_shadowed_or_decorated_is_not_followed() -> None:
     assert "b" not in values(source).values  # forgotten: the call is not known
     filled = values(source.replace("    b.load()\n", ""))
     assert filled.values["b"].attributes == {"items": [1]}  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("fields", "plain"),
+    [
+        ("FIELDS", True),
+        ('"scheme authority, path"', True),
+        ("FIELDS, defaults=(None,)", True),
+        ('["_private"], rename=True', True),
+        ('["class"]', False),  # a keyword: namedtuple raises at import
+        ('["a", "a"]', False),
+        ('["_private"]', False),
+        ("FIELDS, defaults=(1, 2, 3, 4)", False),
+        ("FIELDS, verbose=True", False),
+        ('open("fields").read().split()', False),
+    ],
+)
+def test_a_namedtuple_base_of_known_valid_fields_runs_nothing(fields: str, plain: bool) -> None:
+    """rfc3986's ``class ParseResult(namedtuple("ParseResult", PARSED_COMPONENTS))``: the
+    base is evaluated, its fields checked as ``namedtuple`` checks them."""
+    source = f"""
+    from collections import namedtuple
+
+    FIELDS = ("scheme", "path")
+
+    class Reference(namedtuple("Reference", {fields})):
+        pass
+    """
+    found = {code for code, _ in reasons(textwrap.dedent(source) + FUNCTION)}
+    assert (found == set()) is plain, found
+
+
+def test_a_class_decorator_that_is_the_module_s_identity_runs_nothing() -> None:
+    """jmespath's ``@with_str_method`` (``def with_str_method(cls): return cls``)."""
+    source = """
+    def with_str_method(cls):
+        return cls
+
+    def with_name(cls):
+        cls.name = "x"
+        return cls
+
+    @with_str_method
+    class ParseError(Exception):
+        pass
+    """
+    assert reasons(textwrap.dedent(source) + FUNCTION) == []
+    other = source.replace("@with_str_method", "@with_name")
+    assert "SVC-R010" in {code for code, _ in reasons(textwrap.dedent(other) + FUNCTION)}
