@@ -37,6 +37,11 @@ from svcc.frontends.python._values import (
 )
 
 # Functions whose result does not depend on the order of a set's elements.
+# Methods of a set whose result (a set, or a truth) does not depend on iteration order.
+_SET_ALGEBRA: Final = frozenset(
+    {"union", "intersection", "difference", "symmetric_difference", "issubset",
+     "issuperset", "isdisjoint", "copy"}
+)  # fmt: skip
 _ORDER_FREE: Final = frozenset(
     {sorted, len, min, max, sum, any, all, set, frozenset, bool}
     | {table.BUILTINS[n] for n in ("sorted", "len", "min", "max", "any", "all", "set", "frozenset")}
@@ -82,11 +87,7 @@ class Calls(Expressions):
             self._elements(node.args[2:], scope)
             return OPAQUE  # the module's attribute, or the default: which is the version's
         args = self._elements(node.args, scope)
-        kwargs: dict[str, object] = {}
-        for keyword in node.keywords:
-            if keyword.arg is None:
-                raise Unknown(keyword.value, "a `**` argument")
-            kwargs[keyword.arg] = self._eval(keyword.value, scope)
+        kwargs = self._keywords(node.keywords, scope)
         if function == "re.compile":
             return self._compile(args, kwargs, node)
         if function is not None:
@@ -153,17 +154,35 @@ class Calls(Expressions):
             raise Unknown(node, "a pattern that does not compile") from None
         return OPAQUE  # a compiled pattern: made, not used by the evaluator
 
+    def _keywords(self, keywords: list[ast.keyword], scope: Scope | None) -> dict[str, object]:
+        """A call's keyword arguments; ``**`` of a known dict whose keys are strings."""
+        out: dict[str, object] = {}
+        for keyword in keywords:
+            value = self._eval(keyword.value, scope)
+            if keyword.arg is not None:
+                items = [(keyword.arg, value)]
+            elif isinstance(value, dict) and all(isinstance(k, str) for k in value):
+                items = list(value.items())
+            else:
+                raise Unknown(keyword.value, "a `**` of a value that is not a known dict")
+            for key, item in items:
+                if key in out:
+                    raise Unknown(keyword.value, f"the argument `{key}` given twice")
+                out[key] = item
+        return out
+
     def _pure(
         self,
         fn: Callable[..., object],
         args: list[object],
         kwargs: dict[str, object],
         node: ast.AST,
+        order_free: bool = False,
     ) -> object:
         every = [*args, *kwargs.values()]
         if not all(is_plain(a) for a in every):
             raise Unknown(node, "a call with a value that is not plain data")
-        if fn not in _ORDER_FREE and any(unordered(a) for a in every):
+        if not order_free and fn not in _ORDER_FREE and any(unordered(a) for a in every):
             raise Unknown(node, "the order of a set of strings changes between runs")
         if sum(weight(a) for a in every) > MAX_STRING * 10:
             raise Unknown(node, "arguments past the evaluator's size limit")
@@ -200,11 +219,7 @@ class Calls(Expressions):
             raise Unknown(func, f"`{func.attr}` is not a method of {receiver.cls.name}")
         assert isinstance(method, ast.FunctionDef)
         args = self._elements(node.args, scope)
-        kwargs: dict[str, object] = {}
-        for keyword in node.keywords:
-            if keyword.arg is None:
-                raise Unknown(keyword.value, "a `**` argument")
-            kwargs[keyword.arg] = self._eval(keyword.value, scope)
+        kwargs = self._keywords(node.keywords, scope)
         return self._local_call(method, [receiver, *args], kwargs, node)
 
     def _method(self, node: ast.Call, func: ast.Attribute, scope: Scope | None) -> object:
@@ -216,9 +231,7 @@ class Calls(Expressions):
         if isinstance(receiver, range | int | float | bool | complex | type(None)):
             raise Unknown(func, f"the method `{func.attr}`")
         args = self._elements(node.args, scope)
-        kwargs = {k.arg: self._eval(k.value, scope) for k in node.keywords if k.arg is not None}
-        if len(kwargs) != len(node.keywords):
-            raise Unknown(node, "a `**` argument")
+        kwargs = self._keywords(node.keywords, scope)
         if func.attr == "format" and isinstance(receiver, str):
             format_fields(receiver, node)
         bound = (weight(receiver) + 1) * (1 + sum(weight(a) for a in [*args, *kwargs.values()]))
@@ -229,7 +242,8 @@ class Calls(Expressions):
         method = getattr(receiver, func.attr, None)
         if method is None:
             raise Unknown(func, f"the method `{func.attr}`")
-        result = self._pure(method, args, kwargs, node)
+        free = isinstance(receiver, set | frozenset) and func.attr in _SET_ALGEBRA
+        result = self._pure(method, args, kwargs, node, order_free=free)
         if isinstance(receiver, dict) and func.attr in ("keys", "values", "items"):
             return list(result)  # type: ignore[call-overload]
         return result

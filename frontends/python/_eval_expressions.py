@@ -5,6 +5,7 @@ operators are applied to plain data only, each bounded before it is computed.
 """
 
 import ast
+import re
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -17,6 +18,7 @@ from svcc.frontends.python._eval_state import (
     Scope,
     enclosing,
     is_local,
+    stdlib_module,
 )
 from svcc.frontends.python._values import (
     MAX_ITERATIONS,
@@ -93,6 +95,24 @@ def bounded_format(text: str | bytes, node: ast.AST) -> None:
         digits = digits + 1 if char.isdigit() else 0
         if digits > 4 or char == "*":
             raise Unknown(node, "a format width past the evaluator's size limit")
+
+
+# A ``%`` conversion: mapping key, flags, width, precision, length, type.
+_PERCENT: Final = re.compile(r"%(\([^)]*\))?[#0\- +]*(\*|\d+)?(?:\.(\*|\d+))?[hlL]?", re.S)
+
+
+def bounded_percent(text: str | bytes, node: ast.AST) -> None:
+    """``text % args``: each conversion's width and precision literal, within the size
+    limit (a regular expression's ``*`` or ``{1,4}`` elsewhere in the text is text)."""
+    chars = text if isinstance(text, str) else text.decode("latin-1")
+    for match in _PERCENT.finditer(chars):
+        key, width, precision = match.groups()
+        if key is not None and "(" in key[1:]:
+            bounded_format(chars, node)  # a nested key: read as Python would is not done
+            return
+        for part in (width, precision):
+            if part is not None and (part == "*" or len(part) > 4):
+                raise Unknown(node, "a format width past the evaluator's size limit")
 
 
 class Expressions(EvaluatorState):
@@ -189,6 +209,8 @@ class Expressions(EvaluatorState):
             return False
         if name.startswith("sys.version_info."):
             return self._attribute_of_version(name.rsplit(".", 1)[1], node)
+        if self.siblings is not None and not stdlib_module(name):
+            return self._foreign_value(self.siblings.value(self.module, name, node))
         raise Unknown(node, f"`{name}` is not a value the evaluator knows")
 
     def _attribute_of_version(self, attr: str, node: ast.expr) -> object:
@@ -255,7 +277,7 @@ class Expressions(EvaluatorState):
         elif isinstance(op, ast.Add) and weight(left) + weight(right) > MAX_STRING * 10:
             raise Unknown(node, "a value past the evaluator's size limit")
         elif isinstance(op, ast.Mod) and isinstance(left, str | bytes):
-            bounded_format(left, node)
+            bounded_percent(left, node)
             if unordered(right):
                 raise Unknown(node, "the order of a set of strings changes between runs")
             if weight(left) + weight(right) > MAX_STRING:

@@ -7,10 +7,12 @@ body) and ``_evaluator`` (the module's top-level statements and what the lowerer
 """
 
 import ast
+import copy
 import sys
 from collections.abc import Callable
 from typing import Final
 
+from svcc.frontends.python._sibling_context import current as current_siblings
 from svcc.frontends.python._values import (
     MAX_MODULE_STEPS,
     MAX_STEPS,
@@ -132,9 +134,16 @@ class EvaluatorState:
     """What the evaluator knows of the module so far, and the step counts that bound it.
     The layers above call one another through the three methods declared here."""
 
-    def __init__(self, qualify: Qualify, python_version: tuple[int, int]) -> None:
+    def __init__(self, qualify: Qualify, python_version: tuple[int, int], module: str = "") -> None:
         self.qualify = qualify
         self.version = TargetVersion(python_version[0], python_version[1])
+        # The module's dotted name, and the repository's other modules (see
+        # ``_sibling_context``): their values, read at import, copied in.
+        self.module = module
+        self.siblings = current_siblings() if module else None
+        self.foreign: set[int] = set()  # containers copied from another module: never changed
+        self._foreign_kept: list[object] = []  # (kept alive: their ids stay theirs)
+        self.class_nodes: dict[str, ast.ClassDef] = {}  # classes bound once, still bound
         self.values: dict[str, object] = {}
         self.bound: set[str] = set()  # every module-level name bound so far
         self.functions: dict[str, ast.FunctionDef] = {}
@@ -171,6 +180,28 @@ class EvaluatorState:
         self.identities.discard(name)
         self.wrappers.discard(name)
         self.fallback_identities.pop(name, None)
+        self.class_nodes.pop(name, None)
+
+    def _foreign_value(self, value: object) -> object:
+        """A value of another module, as this one reads it: a copy whose containers this
+        module may not change (changing them would change the other module's, which every
+        importer shares; the evaluator does not follow that)."""
+        copied = copy.deepcopy(value)
+        stack = [copied]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, list | dict | set):
+                self.foreign.add(id(item))
+            if isinstance(item, list | tuple | set | frozenset):
+                stack.extend(item)
+            elif isinstance(item, dict):
+                stack.extend(item.values())
+        self._foreign_kept.append(copied)
+        return copied
+
+    def _changeable(self, container: object, node: ast.AST) -> None:
+        if id(container) in self.foreign:
+            raise Unknown(node, "a change to another module's value")
 
     def _step(self, node: ast.AST) -> None:
         self.steps += 1

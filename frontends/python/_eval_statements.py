@@ -78,6 +78,7 @@ class Statements(Calls):
                 stmt.op, self._eval(load, scope), self._eval(stmt.value, scope), stmt
             )
             if isinstance(stmt.target, ast.Name) and isinstance(value, MUTABLE):
+                self._changeable(self._eval(load, scope), stmt)
                 self.mutated = True  # ``TABLE += [...]`` extends the list in place
             self._assign(stmt.target, value, scope, None)
 
@@ -85,9 +86,14 @@ class Statements(Calls):
         """A module-level import: the names it binds are the imported ones from then on."""
         for name in nested_bindings(stmt):
             self._unbind(name)
-        if isinstance(stmt, ast.ImportFrom) and stmt.level == 0 and stmt.module:
+        if not isinstance(stmt, ast.ImportFrom):
+            return
+        source = stmt.module if stmt.level == 0 else None
+        if stmt.level and self.siblings is not None:  # ``from .misc import X``
+            source = self.siblings.absolute(self.module, stmt.level, stmt.module or "")
+        if source:
             for alias in stmt.names:
-                self.imported[alias.asname or alias.name] = f"{stmt.module}.{alias.name}"
+                self.imported[alias.asname or alias.name] = f"{source}.{alias.name}"
 
     def _for(self, stmt: ast.For, scope: Scope | None) -> None:
         items = self._iterate(stmt.iter, scope)
@@ -119,6 +125,7 @@ class Statements(Calls):
         receiver = self._eval(node.func.value, scope)
         if not isinstance(receiver, MUTABLE):
             raise Unknown(node.func.value, "a call on a value that is not a known container")
+        self._changeable(receiver, node)
         args = [self._eval(a, scope) for a in node.args]
         if node.keywords:
             raise Unknown(node, "keyword arguments")
@@ -166,6 +173,7 @@ class Statements(Calls):
             key = self._eval(target.slice, scope)
             if not isinstance(container, list | dict) or isinstance(target.slice, ast.Slice):
                 raise Unknown(target, "an item assignment on a value that is not known")
+            self._changeable(container, target)
             self.mutated = True
             try:
                 container[key] = value  # type: ignore[call-overload]

@@ -165,6 +165,7 @@ class ModuleValues(Statements):
             value = self._class(stmt)
             if value is not None:
                 self.values[stmt.name] = value
+            self.class_nodes[stmt.name] = stmt
             self._patterns(stmt)
             return True
         return False
@@ -226,6 +227,12 @@ class ModuleValues(Statements):
 
     def _bases(self, stmt: ast.ClassDef) -> None:
         for base in stmt.bases:
+            if isinstance(base, ast.Name | ast.Attribute) and self.siblings is not None:
+                name = self.qualify(base)
+                foreign = name is not None and not name.startswith(("local.", "builtins."))
+                if foreign and self.siblings.plain_class(self.module, name):  # type: ignore[arg-type]
+                    self.plain_bases.add(position(base))
+                continue
             if not (isinstance(base, ast.Call) and self.qualify(base.func) in _NAMEDTUPLES):
                 continue
             try:
