@@ -142,7 +142,10 @@ class Siblings:
                 names.update(nested_bindings(stmt))
             elif any(alias.name == "*" for alias in stmt.names):
                 names.add("*")
-        local = {m for m in imports if self.lookup(m) is not None}
+        # its own packages ran before it (Python imports them first): they are not what
+        # its import runs
+        ancestors = {module.rsplit(".", n)[0] for n in range(1, module.count(".") + 1)}
+        local = {m for m in imports - ancestors if self.lookup(m) is not None}
         return _Read(values, frozenset(local), names)
 
     def _reaches(self, start: str, target: str) -> bool:
