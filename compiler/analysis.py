@@ -328,12 +328,12 @@ def analyze_source(
 @contextmanager
 def _siblings_of(layout: "Layout | None", version: tuple[int, int]) -> Iterator[None]:
     """The modules beside a file on disk, readable by the import-time evaluator while the
-    file and its closure are lowered (as a directory's are: see ``_siblings``)."""
+    file and its closure are lowered (as a directory's are: see ``sibling_values``)."""
     if layout is None:
         yield
         return
     from svcc.frontends.file_repository import module_sources
-    from svcc.frontends.python._siblings import reading
+    from svcc.frontends.python.sibling_values import reading
 
     with reading(module_sources(layout.mounts, layout.cache), version):
         yield

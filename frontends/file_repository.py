@@ -183,7 +183,7 @@ def module_sources(
 ) -> "Callable[[str], tuple[bytes, bool] | None]":
     """A module's bytes and whether it is a package, found as the closure finds modules
     (``None``: no such module under the mounts, or a file that cannot be read): what the
-    import-time evaluator reads another module's values from (``_siblings``)."""
+    import-time evaluator reads another module's values from (``sibling_values``)."""
     finder = _Finder(mounts, cache)
 
     def lookup(name: str) -> tuple[bytes, bool] | None:

@@ -27,7 +27,9 @@ from svcc.frontends.python._values import (
     MAX_STRING,
     OPAQUE,
     ClassValue,
+    FunctionRef,
     Instance,
+    Partial,
     Unknown,
     check_size,
     is_plain,
@@ -94,6 +96,14 @@ class Calls(Expressions):
             return self._pure(table.FUNCTIONS[function], args, kwargs, node)
         if not isinstance(func, ast.Name):
             raise Unknown(func, "a call of a computed value")
+        if self._is_partial(func, scope):
+            if not (args and isinstance(args[0], FunctionRef) and args[0].own):
+                raise Unknown(node, "a partial of a function the evaluator does not follow")
+            return Partial(args[0], args[1:], kwargs)
+        if is_local(func, scope) or isinstance(self.values.get(func.id), Partial | FunctionRef):
+            value = lookup(func.id, scope) if is_local(func, scope) else self.values[func.id]
+            if isinstance(value, Partial | FunctionRef):
+                return self.apply(value, args, kwargs, node)
         if is_local(func, scope):
             closure = lookup(func.id, scope)
             if isinstance(closure, Closure):
@@ -114,6 +124,25 @@ class Calls(Expressions):
         if builtin is None:
             raise Unknown(func, f"a call of `{func.id}`, which the evaluator does not know")
         return self._pure(builtin, args, kwargs, node)
+
+    def _is_partial(self, func: ast.Name, scope: Scope | None) -> bool:
+        own = is_local(func, scope) or func.id in self.values or func.id in self.functions
+        return not own and self.qualify(func) == "functools.partial"
+
+    def apply(
+        self, value: object, args: list[object], kwargs: dict[str, object], node: ast.AST
+    ) -> object:
+        """Call a function value: the module's own function, a closure a helper made, or a
+        partial of the module's own function."""
+        if isinstance(value, Partial):
+            merged = {**value.kwargs, **kwargs}
+            return self.apply(value.function, [*value.args, *args], merged, node)
+        if isinstance(value, FunctionRef) and value.own:
+            assert isinstance(value.node, ast.FunctionDef)
+            return self._local_call(value.node, args, kwargs, node)
+        if isinstance(value, Closure):
+            return self._local_call(value.node, args, kwargs, node, value.scope)
+        raise Unknown(node, "a call of a value the evaluator does not follow")
 
     def _stdlib_module(self, args: list[ast.expr], scope: Scope | None) -> bool:
         """``getattr(math, "sumprod", ...)``: the first argument a standard-library module

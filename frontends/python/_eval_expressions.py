@@ -5,6 +5,7 @@ operators are applied to plain data only, each bounded before it is computed.
 """
 
 import ast
+import builtins
 import re
 from collections.abc import Callable
 from typing import Any, Final
@@ -27,6 +28,7 @@ from svcc.frontends.python._values import (
     OPAQUE,
     ClassValue,
     EnumMember,
+    FunctionRef,
     Instance,
     Opaque,
     TargetHexversion,
@@ -39,6 +41,12 @@ from svcc.frontends.python._values import (
     weight,
 )
 
+# The builtin exception and warning classes: reading one runs nothing.
+_BUILTIN_CLASSES: Final = frozenset(
+    name
+    for name, value in vars(builtins).items()
+    if isinstance(value, type) and issubclass(value, BaseException)
+)
 _TYPE_CHECKING: Final = frozenset({"typing.TYPE_CHECKING", "typing_extensions.TYPE_CHECKING"})
 
 
@@ -161,8 +169,12 @@ class Expressions(EvaluatorState):
             return self.values[node.id]
         if node.id in self.imported:
             return self._dotted(self.imported[node.id], node)
+        if node.id in self.functions:
+            return FunctionRef(self.functions[node.id])
         if node.id in self.bound:
             raise Unknown(node, f"`{node.id}` is not a known value")
+        if node.id in _BUILTIN_CLASSES:
+            return OPAQUE  # ``DeprecationWarning`` as a default: read, not called
         if node.id == "TYPE_CHECKING":
             raise Unknown(node, "`TYPE_CHECKING` is not bound")
         if node.id in ("True", "False", "None"):

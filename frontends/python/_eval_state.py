@@ -16,6 +16,7 @@ from svcc.frontends.python._sibling_context import current as current_siblings
 from svcc.frontends.python._values import (
     MAX_MODULE_STEPS,
     MAX_STEPS,
+    FunctionRef,
     TargetVersion,
     Unknown,
 )
@@ -130,6 +131,25 @@ def is_local(node: ast.Name, scope: Scope | None) -> bool:
     return False
 
 
+TYPE_PARTS: Final = (ast.Name, ast.Attribute, ast.Constant, ast.Subscript, ast.Tuple, ast.BinOp)
+
+
+def defaults_run_code(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether defining ``fn`` evaluates more than literal defaults and annotations made of
+    names, constants, subscripts and ``|`` (a type expression: looked up, not called)."""
+    spec = fn.args
+    if any(not isinstance(d, ast.Constant) for d in [*spec.defaults, *spec.kw_defaults] if d):
+        return True
+    every = [*spec.posonlyargs, *spec.args, *spec.kwonlyargs, spec.vararg, spec.kwarg]
+    annotations = [fn.returns, *(a.annotation for a in every if a is not None)]
+    return any(
+        not isinstance(node, (*TYPE_PARTS, ast.expr_context, ast.BitOr))
+        for a in annotations
+        if a is not None
+        for node in ast.walk(a)
+    )
+
+
 class EvaluatorState:
     """What the evaluator knows of the module so far, and the step counts that bound it.
     The layers above call one another through the three methods declared here."""
@@ -186,6 +206,8 @@ class EvaluatorState:
         """A value of another module, as this one reads it: a copy whose containers this
         module may not change (changing them would change the other module's, which every
         importer shares; the evaluator does not follow that)."""
+        if isinstance(value, FunctionRef):
+            return value  # another module's function: passed on, never called here
         copied = copy.deepcopy(value)
         stack = [copied]
         while stack:

@@ -15,8 +15,10 @@ from svcc.frontends.python._eval_state import (
     Break,
     Closure,
     Continue,
+    Qualify,
     Return,
     Scope,
+    defaults_run_code,
     has_defaults,
     is_local,
     lookup,
@@ -25,6 +27,7 @@ from svcc.frontends.python._statements import nested_bindings
 from svcc.frontends.python._values import (
     MAX_STRING,
     MUTABLE,
+    FunctionRef,
     Instance,
     Opaque,
     Unknown,
@@ -57,7 +60,7 @@ class Statements(Calls):
             raise Return(None if stmt.value is None else self._eval(stmt.value, scope))
         elif isinstance(stmt, ast.Import | ast.ImportFrom) and scope is None:
             self._import(stmt)
-        elif isinstance(stmt, ast.FunctionDef) and scope is not None and _plain_def(stmt):
+        elif isinstance(stmt, ast.FunctionDef) and scope is not None and self._nested(stmt, scope):
             scope.names[stmt.name] = Closure(stmt, scope)  # a helper's own helper
         else:
             raise Unknown(stmt, "a statement the evaluator does not know")
@@ -138,6 +141,20 @@ class Statements(Calls):
             raise Unknown(node, f"the call raises {type(exc).__name__}") from None
         check_size(receiver, node)
 
+    def _nested(self, fn: ast.FunctionDef, scope: Scope) -> bool:
+        """A function defined in a helper's body that defining runs nothing of: no
+        defaults, annotations that are type expressions, no decorator but
+        ``@functools.wraps(f)`` of a function (it copies ``f``'s name and docstring)."""
+        if has_defaults(fn) or defaults_run_code(fn) or len(fn.decorator_list) > 1:
+            return False
+        for decorator in fn.decorator_list:
+            wrapped = _wraps_argument(decorator, self.qualify)
+            if wrapped is None:
+                return False
+            if not isinstance(self._eval(wrapped, scope), FunctionRef | Closure):
+                return False
+        return True
+
     def _named_instance(self, node: ast.expr, scope: Scope | None) -> Instance | None:
         """The instance a name holds (``self``, ``p``), else ``None``."""
         if not isinstance(node, ast.Name):
@@ -193,7 +210,7 @@ class Statements(Calls):
             and target.attr in METADATA
             and isinstance(target.value, ast.Name)
             and target.value.id in self.bound
-            and target.value.id not in self.values
+            and isinstance(self.values.get(target.value.id, _UNSET), FunctionRef | _Unset)
             and (isinstance(value, str | Opaque) or value is None)
         ):
             return  # ``f.__doc__ = g.__doc__``, ``Error.__module__ = __name__``: metadata only
@@ -211,6 +228,12 @@ class Statements(Calls):
         if isinstance(value, _TRACKED):
             self.shared = True  # reachable through the instance and its source
 
+
+class _Unset:
+    """A name bound by code the evaluator does not follow (no value in ``values``)."""
+
+
+_UNSET: Final = _Unset()
 
 # Values changed in place: a name holding one is forgotten with the statements reaching it.
 _TRACKED: Final = (*MUTABLE, Instance)
@@ -232,6 +255,13 @@ def _jump(stmt: ast.Pass | ast.Break | ast.Continue) -> None:
         raise Continue
 
 
-def _plain_def(fn: ast.FunctionDef) -> bool:
-    """A function defined in a helper's body that defining runs nothing of."""
-    return not fn.decorator_list and not has_defaults(fn)
+def _wraps_argument(decorator: ast.expr, qualify: Qualify) -> ast.expr | None:
+    """``x`` of ``@functools.wraps(x)``, else ``None``."""
+    if (
+        isinstance(decorator, ast.Call)
+        and qualify(decorator.func) == "functools.wraps"
+        and len(decorator.args) == 1
+        and not decorator.keywords
+    ):
+        return decorator.args[0]
+    return None

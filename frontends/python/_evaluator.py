@@ -25,12 +25,14 @@ from typing import Final
 from svcc.frontends.python._eval_state import (
     OPERATOR_ERRORS,
     Break,
+    Closure,
     Continue,
     Position,
     Qualify,
     Return,
     Scope,
     call_key,
+    defaults_run_code,
     position,
     stdlib_module,
 )
@@ -40,6 +42,7 @@ from svcc.frontends.python._statements import nested_bindings
 from svcc.frontends.python._values import (
     ClassValue,
     EnumMember,
+    FunctionRef,
     Unknown,
 )
 
@@ -157,7 +160,8 @@ class ModuleValues(Statements):
             return True
         if isinstance(stmt, ast.ClassDef):
             for dec in stmt.decorator_list:  # a class decorator: only the identity
-                if isinstance(dec, ast.Name) and dec.id in self.identities:
+                own = isinstance(dec, ast.Name) and dec.id in self.identities
+                if own or self._sibling_identity(dec):
                     self.identity_decorators.add(position(dec))
             self._bases(stmt)
             self._unbind(stmt.name)
@@ -209,21 +213,52 @@ class ModuleValues(Statements):
                     and dec.args[0].id == params[0]
                 ):
                     return False
-            if _defaults_run_code(item):
+            if defaults_run_code(item):
                 return False
             defined.add(item.name)
         returned = body[-1].value
         return isinstance(returned, ast.Name) and returned.id in defined
 
+    def _sibling_identity(self, dec: ast.expr) -> bool:
+        """A decorator imported from another module of the repository, where it is a
+        function returning its argument (``from .compat import with_str_method``)."""
+        if self.siblings is None or not isinstance(dec, ast.Name | ast.Attribute):
+            return False
+        if isinstance(dec, ast.Name) and dec.id in self.bound and dec.id not in self.imported:
+            return False  # bound since by something else
+        name = self.qualify(dec)
+        if name is None or name.startswith(("local.", "builtins.")):
+            return False
+        return self.siblings.identity(self.module, name)
+
     def _decorators(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         """Record ``fn``'s decorators that are the module's identities or wrappers."""
         for dec in fn.decorator_list:
-            if isinstance(dec, ast.Name) and dec.id in self.identities:
+            if (isinstance(dec, ast.Name) and dec.id in self.identities) or (
+                self._sibling_identity(dec)
+            ):
                 self.identity_decorators.add(position(dec))
             elif isinstance(dec, ast.Name) and dec.id in self.wrappers:
                 self.wrapping_decorators.add(position(dec))
             elif isinstance(dec, ast.Name) and dec.id in self.fallback_identities:
                 self.fallback_decorators[position(dec)] = self.fallback_identities[dec.id]
+            elif len(fn.decorator_list) == 1 and isinstance(fn, ast.FunctionDef):
+                self._application(dec, fn)
+
+    def _application(self, dec: ast.expr, fn: ast.FunctionDef) -> None:
+        """A decorator the evaluator applies to the function (``@deprecated(version=...)``,
+        a factory of the module's own returning a partial of itself or a closure): an
+        identity when it returns the function, a wrapping decorator when a closure."""
+        function = FunctionRef(fn)
+        try:
+            self.steps = 0
+            made = self.apply(self._eval(dec, None), [function], {}, dec)
+        except (Unknown, Break, Continue, Return, RecursionError, *OPERATOR_ERRORS):
+            return
+        if made is function:
+            self.identity_decorators.add(position(dec))
+        elif isinstance(made, Closure):
+            self.wrapping_decorators.add(position(dec))
 
     def _bases(self, stmt: ast.ClassDef) -> None:
         for base in stmt.bases:
@@ -458,25 +493,6 @@ def _bytes_pattern(pattern: bytes) -> str | None:
     except (re.error, ValueError, OverflowError, RecursionError):
         return None
     return pattern.decode("latin-1")
-
-
-_TYPE_PARTS: Final = (ast.Name, ast.Attribute, ast.Constant, ast.Subscript, ast.Tuple, ast.BinOp)
-
-
-def _defaults_run_code(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """Whether defining ``fn`` evaluates more than literal defaults and annotations made of
-    names, constants, subscripts and ``|`` (a type expression: looked up, not called)."""
-    spec = fn.args
-    if any(not isinstance(d, ast.Constant) for d in [*spec.defaults, *spec.kw_defaults] if d):
-        return True
-    every = [*spec.posonlyargs, *spec.args, *spec.kwonlyargs, spec.vararg, spec.kwarg]
-    annotations = [fn.returns, *(a.annotation for a in every if a is not None)]
-    return any(
-        not isinstance(node, (*_TYPE_PARTS, ast.expr_context, ast.BitOr))
-        for a in annotations
-        if a is not None
-        for node in ast.walk(a)
-    )
 
 
 def _fallback_identities(stmt: ast.Try | ast.TryStar, qualify: Qualify) -> list[str]:

@@ -59,6 +59,24 @@ class ClassValue:
     names: frozenset[str] = frozenset()
 
 
+class FunctionRef:
+    """A function of the module (undecorated, ``def``), or of another module of the
+    repository (``own`` false: passed around, never called here)."""
+
+    def __init__(self, node: object, own: bool = True) -> None:
+        self.node = node  # its ``ast.FunctionDef``
+        self.own = own
+
+
+class Partial:
+    """``functools.partial(f, *args, **kwargs)`` of the module's own function ``f``."""
+
+    def __init__(self, function: FunctionRef, args: list[object], kwargs: dict[str, object]):
+        self.function = function
+        self.args = args
+        self.kwargs = kwargs
+
+
 class Instance:
     """An instance of the module's ``instantiable`` class, made by running its
     ``__init__`` on known arguments: the attributes its methods set. Mutable, so tracked

@@ -113,7 +113,7 @@ def lowered_tree(
     """Every module of ``tree`` lowered: the repository, and the worker processes that
     lowered it and still hold the IRs (``None``: lowered here; see :func:`workers_for`),
     alive until the block ends."""
-    from svcc.frontends.python._siblings import reading
+    from svcc.frontends.python.sibling_values import reading
 
     count = workers_for(tree, workers)
     modules = {f.module: (f.data, f.is_package) for f in tree.files}

@@ -970,3 +970,65 @@ def test_a_class_decorator_that_is_the_module_s_identity_runs_nothing() -> None:
     assert reasons(textwrap.dedent(source) + FUNCTION) == []
     other = source.replace("@with_str_method", "@with_name")
     assert "SVC-R010" in {code for code, _ in reasons(textwrap.dedent(other) + FUNCTION)}
+
+
+DEPRECATED = """
+import warnings
+from functools import partial, wraps
+
+
+def deprecated(func=None, *, version=None, category=DeprecationWarning):
+    if func is None:
+        return partial(deprecated, version=version, category=category)
+
+    @wraps(func)
+    def wrapper(*args, **kwargs):
+        warnings.warn("deprecated since " + version, category=category)
+        return func(*args, **kwargs)
+
+    return wrapper{extra}
+
+
+@deprecated(version="2.10.0")
+def bump(version: str) -> str:
+    return version
+
+
+def _old(text: str) -> str:
+    return text
+
+
+old = deprecated(_old, version="3.0.0")
+"""
+
+
+def test_a_decorator_factory_returning_a_partial_of_itself_runs_nothing_at_import() -> None:
+    """semver's ``@deprecated(version=...)``: the call returns ``partial(deprecated, ...)``,
+    applying it defines a ``functools.wraps`` closure; ``old = deprecated(_old, ...)``
+    likewise. Nothing runs at import; ``bump`` is still another function (SVC-R001)."""
+    source = DEPRECATED.format(extra="")
+    assert reasons(source + FUNCTION) == []
+    assert [code for code, _ in reasons(source, name="bump")] == ["SVC-R001"]
+    tree = ast.parse(source)
+    module = values(source)
+    assert module.is_folded(tree.body[-1])  # old = deprecated(_old, ...)
+    assert module.is_wrapping(tree.body[-3].decorator_list[0])  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        "\n\n\ndeprecated = open",  # bound again: not the module's function any more
+        "\n\n\nprint(deprecated)",
+    ],
+)
+def test_a_decorator_factory_the_evaluator_cannot_follow_stays_refused(extra: str) -> None:
+    source = DEPRECATED.format(extra=extra)
+    assert reasons(source + FUNCTION) != []
+
+
+def test_a_wraps_closure_whose_annotation_runs_code_is_not_made() -> None:
+    source = DEPRECATED.format(extra="").replace(
+        "def wrapper(*args, **kwargs):", "def wrapper(*args, **kwargs) -> open('x'):"
+    )
+    assert reasons(source + FUNCTION) != []

@@ -83,3 +83,24 @@ def test_what_a_sibling_value_cannot_be_known_as_stays_refused(
     verdict, codes = _verdicts(_tree(tmp_path, changes))
     assert verdict != "eligible"
     assert f"SVC-{why}" in codes, codes
+
+
+def test_an_identity_decorator_from_a_sibling_module_runs_nothing(tmp_path: Path) -> None:
+    """jmespath's ``@with_str_method`` from its ``compat`` module (``return cls``); one
+    that changes the class is still code."""
+    compat = (
+        "def with_str_method(cls):\n    return cls\n\n\n"
+        "def with_name(cls):\n    cls.n = 1\n    return cls\n"
+    )
+    api = MODULES["api.py"].replace(
+        "from ._mixin import Mixin\n",
+        "from ._mixin import Mixin\nfrom .compat import with_str_method, with_name\n",
+    )
+    decorated = api.replace("class Reference(", "@with_str_method\nclass Reference(")
+    assert _verdicts(_tree(tmp_path / "a", {"compat.py": compat, "api.py": decorated}))[0] == (
+        "eligible"
+    )
+    changing = api.replace("class Reference(", "@with_name\nclass Reference(")
+    verdict, codes = _verdicts(_tree(tmp_path / "b", {"compat.py": compat, "api.py": changing}))
+    assert verdict != "eligible"
+    assert "SVC-R010" in codes

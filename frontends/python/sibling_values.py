@@ -26,7 +26,7 @@ from svcc.frontends.python._evaluator import ModuleValues
 from svcc.frontends.python._source import SourceDecodeError, decode_source
 from svcc.frontends.python._statements import nested_bindings
 from svcc.frontends.python._types import Symbols
-from svcc.frontends.python._values import Unknown, is_plain
+from svcc.frontends.python._values import FunctionRef, Unknown, is_plain
 from svcc.ir.imports import package_of, resolve_relative
 from svcc.ir.python_version import running_version
 
@@ -70,12 +70,30 @@ class Siblings:
         if self._reaches(module, reader):
             raise Unknown(node, f"`{name}`: its module imports this one (it may not have run)")
         values = read.values
+        if attribute in values.functions and attribute not in values.values:
+            return FunctionRef(values.functions[attribute], own=False)
         if attribute not in values.values:
             raise Unknown(node, f"`{name}` is not a value the evaluator knows")
         value = values.values[attribute]
         if not is_plain(value):
             raise Unknown(node, f"`{name}` is not plain data")
         return value
+
+    def identity(self, reader: str, name: str) -> bool:
+        try:
+            return self._identity(reader, name, 0)
+        except Unknown:
+            return False
+
+    def _identity(self, reader: str, name: str, depth: int) -> bool:
+        module, attribute = self._split(reader, name, ast.Constant(None))
+        read = self._module(module)
+        if read is None or module == reader or depth > MAX_BASE_DEPTH:
+            return False
+        imported = read.values.imported.get(attribute)
+        if imported is not None:  # ``from .compat import with_str_method`` there
+            return self._identity(module, imported, depth + 1)
+        return attribute in read.values.identities
 
     def plain_class(self, reader: str, name: str) -> bool:
         try:
