@@ -96,22 +96,31 @@ class Calls(Expressions):
             return self._pure(table.FUNCTIONS[function], args, kwargs, node)
         if not isinstance(func, ast.Name):
             raise Unknown(func, "a call of a computed value")
+        return self._call_name(func, args, kwargs, node, scope)
+
+    def _call_name(
+        self,
+        func: ast.Name,
+        args: list[object],
+        kwargs: dict[str, object],
+        node: ast.Call,
+        scope: Scope | None,
+    ) -> object:
+        """``name(...)``: a function value, the module's function or class, a builtin."""
         if self._is_partial(func, scope):
             if not (args and isinstance(args[0], FunctionRef) and args[0].own):
                 raise Unknown(node, "a partial of a function the evaluator does not follow")
             return Partial(args[0], args[1:], kwargs)
-        if is_local(func, scope) or isinstance(self.values.get(func.id), Partial | FunctionRef):
-            value = lookup(func.id, scope) if is_local(func, scope) else self.values[func.id]
-            if isinstance(value, Partial | FunctionRef):
-                return self.apply(value, args, kwargs, node)
         if is_local(func, scope):
-            closure = lookup(func.id, scope)
-            if isinstance(closure, Closure):
-                return self._local_call(closure.node, args, kwargs, node, closure.scope)
+            value = lookup(func.id, scope)
+            if isinstance(value, Partial | FunctionRef | Closure):
+                return self.apply(value, args, kwargs, node)
             raise Unknown(func, "a call of a local value")
+        own = self.values.get(func.id)
+        if isinstance(own, Partial | FunctionRef):
+            return self.apply(own, args, kwargs, node)
         if func.id in self.functions:
             return self._local_call(self.functions[func.id], args, kwargs, node)
-        own = self.values.get(func.id)
         if isinstance(own, ClassValue) and own.instantiable:
             return self._instantiate(own, args, kwargs, node)
         if isinstance(own, ClassValue) and own.constructible and not args and not kwargs:
