@@ -7,7 +7,7 @@ container changed by its reader, a decorated sibling class."""
 from pathlib import Path
 
 import pytest
-from svcc.compiler.analysis import analyze_file, analyze_repository
+from svcc.compiler.driver import analyze_file, analyze_repository
 
 MODULES = {
     "__init__.py": "from .api import parse\n",
