@@ -10,8 +10,9 @@ reader may not change a container it copied (see ``EvaluatorState._foreign_value
 A base class from another module runs nothing when it is a class that module binds once,
 with no decorator, no metaclass, no subclass hook, and bases of the same kind.
 
-Bounded as the evaluator is: at most ``MAX_MODULES`` modules read per repository, each at
-most ``MAX_BYTES``; past that a value is unknown.
+Bounded as the evaluator is: each module read once (at most ``MAX_BYTES``), evaluated once,
+and the walk of imports stops at ``MAX_MODULES`` modules (then the answer is "it may import
+the reader": unknown). What a module holds does not depend on which module asked first.
 """
 
 import ast
@@ -34,18 +35,20 @@ from svcc.ir.python_version import running_version
 # repository has no such module.
 Lookup = Callable[[str], tuple[bytes, bool] | None]
 
-MAX_MODULES: Final = 200
+MAX_MODULES: Final = 10_000
 MAX_BYTES: Final = 1_000_000
 MAX_BASE_DEPTH: Final = 3
 # Hooks a class runs when a subclass of it is made.
 _SUBCLASS_HOOKS: Final = frozenset({"__init_subclass__", "__mro_entries__", "__class_getitem__"})
 
 
-class _Read:
-    def __init__(self, values: ModuleValues, imports: frozenset[str], names: set[str]) -> None:
-        self.values = values
-        self.imports = imports  # repository modules its import runs (module-level imports)
-        self.names = names  # names its statements bind other than by importing
+class _Facts:
+    """What a module's text says before it is evaluated: the repository modules its
+    import runs, and the names it binds other than by importing."""
+
+    def __init__(self, imports: frozenset[str], names: frozenset[str]) -> None:
+        self.imports = imports
+        self.names = names
 
 
 class Siblings:
@@ -54,7 +57,8 @@ class Siblings:
     def __init__(self, lookup: Lookup, python_version: tuple[int, int]) -> None:
         self.lookup = lookup
         self.version = python_version
-        self._read: dict[str, _Read | None] = {}
+        self._facts: dict[str, _Facts | None] = {}
+        self._values: dict[str, ModuleValues | None] = {}
         self._running: set[str] = set()
 
     # -- the evaluator's questions ----------------------------------------------------------
@@ -64,12 +68,11 @@ class Siblings:
 
     def value(self, reader: str, name: str, node: ast.AST) -> object:
         module, attribute = self._split(reader, name, node)
-        read = self._module(module)
-        if read is None or module == reader:
-            raise Unknown(node, f"`{name}`: a module the evaluator could not read")
-        if self._reaches(module, reader):
+        if module == reader or self._reaches(module, reader):
             raise Unknown(node, f"`{name}`: its module imports this one (it may not have run)")
-        values = read.values
+        values = self._module(module)
+        if values is None:
+            raise Unknown(node, f"`{name}`: a module the evaluator could not read")
         if attribute in values.functions and attribute not in values.values:
             return FunctionRef(values.functions[attribute], own=False)
         if attribute not in values.values:
@@ -87,13 +90,15 @@ class Siblings:
 
     def _identity(self, reader: str, name: str, depth: int) -> bool:
         module, attribute = self._split(reader, name, ast.Constant(None))
-        read = self._module(module)
-        if read is None or module == reader or depth > MAX_BASE_DEPTH:
+        if module == reader or depth > MAX_BASE_DEPTH or self._reaches(module, reader):
             return False
-        imported = read.values.imported.get(attribute)
+        values = self._module(module)
+        if values is None:
+            return False
+        imported = values.imported.get(attribute)
         if imported is not None:  # ``from .compat import with_str_method`` there
             return self._identity(module, imported, depth + 1)
-        return attribute in read.values.identities
+        return attribute in values.identities
 
     def plain_class(self, reader: str, name: str) -> bool:
         try:
@@ -115,47 +120,36 @@ class Siblings:
         if not module or self.lookup(name) is not None or self.lookup(module) is None:
             raise Unknown(node, f"`{name}` is not a value of a module of the repository")
         parent, _, last = module.rpartition(".")
-        read_parent = self._module(parent) if parent else None
-        if parent and (read_parent is None or {last, "*"} & read_parent.names):
+        facts = self._read_facts(parent) if parent else None
+        if parent and (facts is None or {last, "*"} & facts.names):
             raise Unknown(node, f"`{name}`: its package binds `{last}` itself")
         return module, attribute
 
-    def _module(self, module: str) -> _Read | None:
-        if module in self._read:
-            return self._read[module]
-        if module in self._running or len(self._read) >= MAX_MODULES:
-            return None
+    def _parse(self, module: str) -> tuple[ast.Module, bool] | None:
         found = self.lookup(module)
-        read = None
-        if found is not None and len(found[0]) <= MAX_BYTES:
-            self._running.add(module)
-            try:
-                read = self._evaluate(module, *found)
-            finally:
-                self._running.discard(module)
-        self._read[module] = read
-        return read
-
-    def _evaluate(self, module: str, data: bytes, is_package: bool) -> _Read | None:
+        if found is None or len(found[0]) > MAX_BYTES:
+            return None
         try:
-            text, _ = decode_source(data)
+            text, _ = decode_source(found[0])
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 feature = min(self.version, running_version())
-                tree = ast.parse(text, feature_version=feature)
+                return ast.parse(text, feature_version=feature), found[1]
         except (SourceDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
             return None
-        symbols = Symbols()
-        values = ModuleValues(symbols.qualify, self.version, module)
+
+    def _read_facts(self, module: str) -> _Facts | None:
+        if module not in self._facts:
+            parsed = self._parse(module)
+            self._facts[module] = None if parsed is None else self._facts_of(module, *parsed)
+        return self._facts[module]
+
+    def _facts_of(self, module: str, tree: ast.Module, is_package: bool) -> _Facts:
         package = package_of(module, is_package)
         imports: set[str] = set()
         names: set[str] = set()
         for stmt in tree.body:
-            try:
-                values.run(stmt)
-            except (Unknown, RecursionError, *OPERATOR_ERRORS):
-                return None
-            _note_imports(stmt, package, symbols, imports)
+            _note_imports(stmt, package, Symbols(), imports)
             if not isinstance(stmt, ast.Import | ast.ImportFrom):
                 names.update(nested_bindings(stmt))
             elif any(alias.name == "*" for alias in stmt.names):
@@ -164,17 +158,48 @@ class Siblings:
         # its import runs
         ancestors = {module.rsplit(".", n)[0] for n in range(1, module.count(".") + 1)}
         local = {m for m in imports - ancestors if self.lookup(m) is not None}
-        return _Read(values, frozenset(local), names)
+        return _Facts(frozenset(local), frozenset(names))
+
+    def _module(self, module: str) -> ModuleValues | None:
+        """The module evaluated (once). A module read while it is being evaluated is not
+        known: a read follows an import, and ``_reaches`` refuses a read along a cycle, so
+        that does not happen (the answer would depend on the order of reading)."""
+        if module in self._values:
+            return self._values[module]
+        if module in self._running:
+            return None
+        parsed = self._parse(module)
+        values = None
+        if parsed is not None:
+            self._running.add(module)
+            try:
+                values = self._evaluate(module, *parsed)
+            finally:
+                self._running.discard(module)
+        self._values[module] = values
+        return values
+
+    def _evaluate(self, module: str, tree: ast.Module, is_package: bool) -> ModuleValues | None:
+        symbols = Symbols()
+        values = ModuleValues(symbols.qualify, self.version, module)
+        package = package_of(module, is_package)
+        for stmt in tree.body:
+            try:
+                values.run(stmt)
+            except (Unknown, RecursionError, *OPERATOR_ERRORS):
+                return None
+            _note_imports(stmt, package, symbols, set())
+        return values
 
     def _reaches(self, start: str, target: str) -> bool:
         """Whether importing ``start`` runs ``target`` (unknown counts as yes)."""
         seen = {start}
         pending = [start]
         while pending:
-            read = self._module(pending.pop())
-            if read is None:
+            facts = self._read_facts(pending.pop())
+            if facts is None:
                 return True
-            for name in read.imports:
+            for name in sorted(facts.imports):
                 if name == target:
                     return True
                 if name not in seen:
@@ -188,26 +213,31 @@ class Siblings:
         if depth > MAX_BASE_DEPTH:
             return False
         module, attribute = self._split(reader, name, ast.Constant(None))
-        read = self._module(module)
-        if read is None or module == reader:
+        if module == reader or self._reaches(module, reader):
             return False
-        values = read.values
+        values = self._module(module)
+        if values is None:
+            return False
         imported = values.imported.get(attribute)
         if imported is not None:  # ``from ._mixin import URIMixin`` in that module
             return self._plain_class(module, imported, depth + 1)
+        return self._class_in(module, values, attribute, depth)
+
+    def _class_in(self, module: str, values: ModuleValues, attribute: str, depth: int) -> bool:
         node = values.class_nodes.get(attribute)
-        if node is None or node.decorator_list or node.keywords:
+        if node is None or node.decorator_list or node.keywords or depth > MAX_BASE_DEPTH:
             return False
         own = {n for item in node.body for n in nested_bindings(item)}
         if own & _SUBCLASS_HOOKS:
             return False
         for base in node.bases:
-            qualified = values.qualify(base)
-            if qualified == "builtins.object" or values.is_plain_base(base):
+            if values.qualify(base) == "builtins.object" or values.is_plain_base(base):
                 continue
-            if qualified is None or not qualified.startswith("local."):
+            if not isinstance(base, ast.Name) or base.id not in values.class_nodes:
                 return False
-            if not self._plain_class(module, f"{module}.{qualified[6:]}", depth + 1):
+            if values.class_nodes[base.id].lineno > node.lineno:  # bound again after it
+                return False
+            if not self._class_in(module, values, base.id, depth + 1):
                 return False
         return True
 
