@@ -5,14 +5,19 @@ evaluation over the syntax tree, never running the source.
 first pass) and keeps what each name holds when it is known (see ``_values``): literals,
 operators, string formatting, comprehensions and loops over known finite iterables that
 fill module-level containers, the reviewed standard-library table (``_fold_table``), Enum
-members, ``sys.version_info`` of the target, and calls of the module's own functions whose
-bodies it can evaluate on known arguments. What it learns, the lowerer records as facts:
+members, ``sys.version_info`` of the target, calls of the module's own functions whose
+bodies it can evaluate on known arguments, instances of its own plain classes (``__init__``
+run), its decorator factories applied, and the values of the repository's other modules
+(``sibling_values``). What it learns, the lowerer records as facts:
 
 - a statement it evaluated whole, with no effect, is a folded constant;
 - an ``if`` whose test it decided, and a ``try`` of imports whose outcome it decided
   (``live``): only the branch that runs is judged and defines names;
 - the folded first argument of a ``re.`` call (``pattern``), checked as a literal one;
-- a decorator that is a module-level function returning its argument (``identity``).
+- a decorator that returns its argument (``identity``: the module's, another module's, or a
+  factory's application), or only makes a closure (``wrapping``);
+- a class base it made or read as plain (``namedtuple`` of known fields, another module's
+  plain class: ``is_plain_base``).
 
 Everything is bounded (``_values``): past a bound a value is unknown, never a hang.
 """
