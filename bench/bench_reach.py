@@ -21,28 +21,18 @@ Run: ``python bench/bench_reach.py [--svcc PATH] [--call] [--jobs N] [--only NAM
 before a change). The goal (issue 37): at least 60% of the JSON-shaped functions eligible,
 0 bundles that do not start, 0 internal errors.
 
-Measured (32 libraries, 2026-11-28, a loaded 2-core machine): before the import-time
-evaluator, 603 public functions, 343 JSON-shaped, 16 eligible (5%), 2 internal errors;
-after, 619 / 354 / 67 eligible (19%), 0 internal errors. Then (same run order: ``--svcc
-/work/main/.venv/bin/svcc`` first, this checkout second): 69 of 383 (18%) before, 157 of
-382 (41%) after the import fallbacks judged as groups, ``sys.hexversion``, class-body values
-and wrapping decorators (more-itertools 0 -> 92); python-slugify 3 -> 0 (its module
-imports ``unidecode`` or ``text_unidecode``, neither declared: the bundle did not start),
-tabulate 2 -> 1 (``tabulate`` may call the optional ``wcwidth``). With ``--call``: 16
-bundles, 0 that do not start, 0 internal errors (76 2xx, 2 4xx, 79 5xx: the functions
-raising on the placeholder arguments, ``{}`` for an untyped parameter). The goal is not
-reached: what still blocks most is import-time code in a sibling module that only a
-cross-module evaluation would clear (``toolz``'s curried namespace, ``jmespath``'s identity
-class decorators from ``compat``, ``rfc3986``'s patterns and namedtuple fields built from
-``abnf_regexp``'s constants, ``semver``'s ``deprecated`` factory). Then (2026-11-29, same run
-order, ``--jobs 2``): 177 of 509 (35%) before, 212 of 541 (39%) after the declared
-dependencies were read from ``setup.py``/``setup.cfg``/Poetry (python-slugify 0 -> 3: it
-declares ``text-unidecode``; with ``--call`` its bundle starts, 3 2xx) and models imported
-from a sibling module got their shapes (tomli 3 -> 20, webcolors 3 -> 18 eligible; 32 more
-JSON-shaped functions); isodate and python-dateutil now declare ``six``, and what blocks them
-next is a sibling module's import-time code (``isodate.tzinfo``'s ``UTC = Utc()``, dateutil's
-``tz``). Every inspect document is kept under ``bench/.reach-cache/inspect/`` to tally every
-reason, not only the first.
+Measured (32 libraries, 2026-11-29, a loaded 2-core machine, one run each, ``--jobs 2``):
+177 of 509 JSON-shaped functions eligible (35%) before the evaluator read other modules'
+values and made module-level instances; 241 of 509 (47%) after (rfc3986 0 -> 54: its
+patterns and namedtuple fields come from sibling modules; shortuuid 0 -> 9: a module-level
+instance of its own class; semver 0 -> 1), 0 internal errors. With ``--call``: 19 bundles,
+0 that do not start (102 2xx, 3 4xx, 136 5xx: functions raising on the placeholder
+arguments). The goal (60%) is not reached: toolz (60, a sibling's function called at import,
+``locals().update``), jmespath (31, a metaclass filling a table with ``inspect``), colorama
+(41, Windows-only ``ctypes`` and ``dir(self)``/``setattr``), nameparser (29, a module-level
+``Constants()`` of ``collections.abc.Set`` managers) and the ``six`` dependency (dateutil,
+isodate) block most of the rest. Every inspect document is kept under
+``bench/.reach-cache/inspect/`` to tally every reason, not only the first.
 """
 
 import argparse

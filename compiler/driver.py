@@ -12,7 +12,8 @@ codes, the service to HTTP statuses.
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final
 
 from attrs import Factory, evolve, field, frozen
@@ -279,9 +280,10 @@ def analyze_source(
     else:
         from svcc.frontends.python import read_python
 
-        result = read_python(
-            data, path=path, module=name, python_version=version, encoding=encoding
-        )
+        with _siblings_of(layout, version):
+            result = read_python(
+                data, path=path, module=name, python_version=version, encoding=encoding
+            )
     note = derived_name_note(stem, name)
     if note is not None:  # the name the user sees in every capability id is said once
         result = evolve(result, diagnostics=(note, *result.diagnostics))
@@ -290,9 +292,10 @@ def analyze_source(
     if result.ir is not None:
         from svcc.compiler.passes.repository_readiness import RepositoryReadiness
 
-        repository, local_files = _file_repository((path, data, result), name, version, layout)
-        if repository is not None:  # the classes it imports from beside it get their shapes
-            result = _with_sibling_models(result, repository, name, version)
+        with _siblings_of(layout, version):
+            repository, local_files = _file_repository((path, data, result), name, version, layout)
+            if repository is not None:  # the classes it imports from beside it get their shapes
+                result = _with_sibling_models(result, repository, name, version)
         if data_files is not None:
             local_files = (*local_files, *data_files.files)  # copied into the bundle, verified
         walk = RepositoryReadiness(
@@ -322,6 +325,20 @@ def analyze_source(
         is_package=layout.is_package if layout is not None else False,
         requirements=requirements,
     )
+
+
+@contextmanager
+def _siblings_of(layout: "Layout | None", version: tuple[int, int]) -> Iterator[None]:
+    """The modules beside a file on disk, readable by the import-time evaluator while the
+    file and its closure are lowered (as a directory's are: see ``sibling_values``)."""
+    if layout is None:
+        yield
+        return
+    from svcc.frontends.file_repository import module_sources
+    from svcc.frontends.python.sibling_values import reading
+
+    with reading(module_sources(layout.mounts, layout.cache), version):
+        yield
 
 
 def _file_repository(

@@ -23,8 +23,9 @@ nothing beside it must not load the tree reader (``pathlib``, ``tomllib``: see
 closure or a relative import is there to be judged.
 """
 
+import contextlib
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from attrs import frozen
@@ -175,6 +176,28 @@ class _Finder:
             else:
                 return found
         return None
+
+
+def module_sources(
+    mounts: tuple[tuple[str, str], ...], cache: FactsCache
+) -> "Callable[[str], tuple[bytes, bool] | None]":
+    """A module's bytes and whether it is a package, found as the closure finds modules
+    (``None``: no such module under the mounts, or a file that cannot be read): what the
+    import-time evaluator reads another module's values from (``sibling_values``)."""
+    finder = _Finder(mounts, cache)
+
+    def lookup(name: str) -> tuple[bytes, bool] | None:
+        key = ("source", mounts, name)
+        if key not in cache:
+            found = (finder.locate(name) or [])[-1:]
+            cache[key] = None
+            if found and found[0][0] == name and found[0][1] is not None:
+                with contextlib.suppress(InputError):  # unreadable: not a module to read
+                    cache[key] = (read_source_file(found[0][1]), found[0][2])
+        value: tuple[bytes, bool] | None = cache[key]
+        return value
+
+    return lookup
 
 
 def _regular(path: str) -> bool:

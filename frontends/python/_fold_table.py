@@ -77,6 +77,7 @@ CONSTANTS: Final[Table[object]] = Table(
         "sys.platform": "linux",
         "sys.maxsize": 2**63 - 1,
         "sys.byteorder": "little",
+        "sys.maxunicode": 0x10FFFF,  # every CPython since 3.3 (PEP 393)
         "re.IGNORECASE": re.IGNORECASE,
         "re.I": re.I,
         "re.MULTILINE": re.MULTILINE,

@@ -8,6 +8,7 @@ plain data, so nothing of the source ever runs: an operator on plain data reads 
 else and writes nothing.
 """
 
+from collections.abc import Mapping
 from typing import Final
 
 import attrs
@@ -48,6 +49,44 @@ class ClassValue:
     # A plain class (base ``object``) defining neither ``__init__`` nor ``__new__``: making
     # an instance runs none of its code.
     constructible: bool = False
+    # A plain class whose instances the evaluator makes (``Instance``): no decorator, base
+    # ``object``, no ``__slots__``, no dunder method Python would call behind its back
+    # (``__getattr__``, ``__setattr__``, ``__del__``, ...). ``methods``: its undecorated
+    # methods (``ast.FunctionDef``) by name; ``names``: every name its body binds (a name
+    # bound otherwise, a property, is not an attribute the evaluator reads or sets).
+    instantiable: bool = False
+    methods: Mapping[str, object] = attrs.field(factory=dict)
+    names: frozenset[str] = frozenset()
+
+
+class FunctionRef:
+    """A function of the module (undecorated, ``def``), or of another module of the
+    repository (``own`` false: passed around, never called here)."""
+
+    def __init__(self, node: object, own: bool = True) -> None:
+        self.node = node  # its ``ast.FunctionDef``
+        self.own = own
+
+
+class Partial:
+    """``functools.partial(f, *args, **kwargs)`` of the module's own function ``f``."""
+
+    def __init__(self, function: FunctionRef, args: list[object], kwargs: dict[str, object]):
+        self.function = function
+        self.args = args
+        self.kwargs = kwargs
+
+
+class Instance:
+    """An instance of the module's ``instantiable`` class, made by running its
+    ``__init__`` on known arguments: the attributes its methods set. Mutable, so tracked
+    as a list is; never hashed (its class may define ``__hash__``)."""
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(self, cls: ClassValue) -> None:
+        self.cls = cls
+        self.attributes: dict[str, object] = {}
 
 
 @attrs.frozen

@@ -114,20 +114,24 @@ def lowered_tree(
     """Every module of ``tree`` lowered: the repository, and the worker processes that
     lowered it and still hold the IRs (``None``: lowered here; see :func:`workers_for`),
     alive until the block ends."""
+    from svcc.frontends.python.sibling_values import reading
+
     count = workers_for(tree, workers)
-    if count <= 1:
-        with collection_paused():
-            siblings = sources_of(tree.files)
-            results = {
-                f.module: lower_file(f, python_version, encoding, siblings) for f in tree.files
-            }
-            repository = build_repository(tree, results)
-        yield repository, None
-        return
-    with LoweringPool(tree, count, python_version, encoding) as pool:
-        with collection_paused():
-            repository = build_repository(tree, pool.encoded)
-        yield repository, pool
+    modules = {f.module: (f.data, f.is_package) for f in tree.files}
+    with reading(modules.get, python_version):  # forked workers inherit it
+        if count <= 1:
+            with collection_paused():
+                siblings = sources_of(tree.files)
+                results = {
+                    f.module: lower_file(f, python_version, encoding, siblings) for f in tree.files
+                }
+                repository = build_repository(tree, results)
+            yield repository, None
+            return
+        with LoweringPool(tree, count, python_version, encoding) as pool:
+            with collection_paused():
+                repository = build_repository(tree, pool.encoded)
+            yield repository, pool
 
 
 def read_repository(

@@ -48,6 +48,7 @@ def values(source: str, version: tuple[int, int] = (3, 11)) -> ModuleValues:
         ("A = 'x' + 'y' * 2", "A", "xyy"),
         ("A = ', '.join(['a', 'b'])", "A", "a, b"),
         ("A = '{}-{}'.format('a', 1)", "A", "a-1"),
+        (r"A = '^\\d*[.]{x}$'.format(x='+')", "A", r"^\d*[.]+$"),
         ("B = 'n'\nA = f'{B}:{3:>3}'", "A", "n:  3"),
         ("A = '%s=%d' % ('k', 2)", "A", "k=2"),
         ("A = 'abcdef'[1:4].upper()", "A", "BCD"),
@@ -99,6 +100,8 @@ def test_enum_members_and_literal_class_attributes() -> None:
         "import time\nA = time.time()",
         "L = []\nL.append(print('x'))",
         "A = '{0.__class__}'.format(1)",
+        "A = '{0[0]}'.format('ab')",
+        "A = '{:{w}}'.format('x', w=10 ** 9)",
         "A = '%9999999d' % 1",
         "A = f'{1:9999999}'",
         "A = 'ab'.center(10**9)",
@@ -803,3 +806,229 @@ def test_a_nested_class_runs_what_its_definition_runs() -> None:
     assert reasons(textwrap.dedent(source) + FUNCTION) == []
     running = source.replace("class _Timer:", "class _Timer:\n            X = open('x')")
     assert reasons(textwrap.dedent(running) + FUNCTION) != []
+
+
+def test_a_class_body_value_reading_the_class_s_own_names_is_evaluated() -> None:
+    """semver's ``Version``: ``_REGEX = re.compile(_REGEX_TEMPLATE.format(...))`` reads a
+    name its class body bound before; it is evaluated in the class's namespace. A
+    comprehension there does not see the class's names (Python's scoping), and a name the
+    body bound by code the evaluator does not know is still unknown."""
+    source = """
+    import re
+
+    class Version:
+        __slots__ = ("_major", "_minor")
+        NAMES = tuple([item[1:] for item in __slots__])
+        _TEMPLATE: str = r"^(?P<major>\\d+){opt}$"
+        _REGEX = re.compile(_TEMPLATE.format(opt=""), re.VERBOSE)
+    """
+    assert reasons(textwrap.dedent(source) + FUNCTION) == []
+    invalid = source.replace(r'opt=""', r'opt="("')
+    assert "SVC-R010" in {code for code, _ in reasons(textwrap.dedent(invalid) + FUNCTION)}
+    hidden = """
+    import re
+    P = "("
+
+    class Version:
+        P = "a"
+        NAMES = [re.compile(P) for _ in range(1)]
+    """
+    assert "SVC-R031" in {code for code, _ in reasons(textwrap.dedent(hidden) + FUNCTION)}
+    unknown = """
+    import re
+
+    class Version:
+        _TEMPLATE = open("x").read()
+        _REGEX = re.compile(_TEMPLATE)
+    """
+    assert "SVC-R026" in {code for code, _ in reasons(textwrap.dedent(unknown) + FUNCTION)}
+    regex = ast.parse(textwrap.dedent(unknown)).body[1].body[1]  # type: ignore[attr-defined]
+    assert not values(unknown).is_folded(regex)
+
+
+SHORTUUID = """
+class ShortUUID(object):
+    def __init__(self, alphabet=None):
+        if alphabet is None:
+            alphabet = "23456789ABCDEF" "abcdef"
+        self.set_alphabet(alphabet)
+
+    def encode(self, number: int) -> str:
+        return self._alphabet[number % self._alpha_len]
+
+    def set_alphabet(self, alphabet: str) -> None:
+        new_alphabet = list(sorted(set(alphabet)))
+        if len(new_alphabet) > 1:
+            self._alphabet = new_alphabet
+            self._alpha_len = len(self._alphabet)
+        else:
+            raise ValueError("Alphabet with more than one unique symbols required.")
+{extra}
+
+_global_instance = ShortUUID({argument})
+encode = _global_instance.encode
+"""
+
+
+def test_an_instance_of_the_module_s_class_is_made_by_running_its_constructor() -> None:
+    """shortuuid: ``_global_instance = ShortUUID()`` (``__init__`` calls a method that
+    sets attributes) and ``encode = _global_instance.encode``: evaluated, so not import-time
+    code; the constructor's body decides, three calls deep."""
+    source = SHORTUUID.format(extra="", argument="")
+    assert reasons(source + FUNCTION) == []
+    raising = SHORTUUID.format(extra="", argument="'a'")  # raises ValueError at import
+    assert "SVC-R007" in {code for code, _ in reasons(raising + FUNCTION)}
+    effect = SHORTUUID.format(extra="", argument="open('/etc/passwd').read()")
+    assert "SVC-R026" in {code for code, _ in reasons(effect + FUNCTION)}
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        # Python calls these behind the evaluator's back
+        "    def __getattr__(self, name):\n        return open(name)",
+        "    def __setattr__(self, name, value):\n        print(name)",
+        "    def __del__(self):\n        print('gone')",
+        # a property: setting ``_alphabet`` runs its setter
+        "    @property\n    def _alphabet(self):\n        return []\n"
+        "    @_alphabet.setter\n    def _alphabet(self, value):\n        print(value)",
+        "    __slots__ = ('_alphabet', '_alpha_len')",
+    ],
+)
+def test_an_instance_whose_class_runs_hidden_code_is_not_made(extra: str) -> None:
+    source = SHORTUUID.format(extra=extra, argument="")
+    assert reasons(source + FUNCTION) != []
+
+
+def test_a_method_shadowed_or_decorated_is_not_followed() -> None:
+    source = """
+    import functools
+
+    class Box:
+        def __init__(self) -> None:
+            self.items = []
+
+        @functools.lru_cache
+        def load(self) -> None:
+            return None
+
+    b = Box()
+    b.items.append(1)
+    b.load()
+    """
+    found = {code for code, _ in reasons(textwrap.dedent(source) + FUNCTION)}
+    assert "SVC-R007" in found
+    assert "b" not in values(source).values  # forgotten: the call is not known
+    filled = values(source.replace("    b.load()\n", ""))
+    assert filled.values["b"].attributes == {"items": [1]}  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("fields", "plain"),
+    [
+        ("FIELDS", True),
+        ('"scheme authority, path"', True),
+        ("FIELDS, defaults=(None,)", True),
+        ('["_private"], rename=True', True),
+        ('["class"]', False),  # a keyword: namedtuple raises at import
+        ('["a", "a"]', False),
+        ('["_private"]', False),
+        ("FIELDS, defaults=(1, 2, 3, 4)", False),
+        ("FIELDS, verbose=True", False),
+        ('open("fields").read().split()', False),
+    ],
+)
+def test_a_namedtuple_base_of_known_valid_fields_runs_nothing(fields: str, plain: bool) -> None:
+    """rfc3986's ``class ParseResult(namedtuple("ParseResult", PARSED_COMPONENTS))``: the
+    base is evaluated, its fields checked as ``namedtuple`` checks them."""
+    source = f"""
+    from collections import namedtuple
+
+    FIELDS = ("scheme", "path")
+
+    class Reference(namedtuple("Reference", {fields})):
+        pass
+    """
+    found = {code for code, _ in reasons(textwrap.dedent(source) + FUNCTION)}
+    assert (found == set()) is plain, found
+
+
+def test_a_class_decorator_that_is_the_module_s_identity_runs_nothing() -> None:
+    """jmespath's ``@with_str_method`` (``def with_str_method(cls): return cls``)."""
+    source = """
+    def with_str_method(cls):
+        return cls
+
+    def with_name(cls):
+        cls.name = "x"
+        return cls
+
+    @with_str_method
+    class ParseError(Exception):
+        pass
+    """
+    assert reasons(textwrap.dedent(source) + FUNCTION) == []
+    other = source.replace("@with_str_method", "@with_name")
+    assert "SVC-R010" in {code for code, _ in reasons(textwrap.dedent(other) + FUNCTION)}
+
+
+DEPRECATED = """
+import warnings
+from functools import partial, wraps
+
+
+def deprecated(func=None, *, version=None, category=DeprecationWarning):
+    if func is None:
+        return partial(deprecated, version=version, category=category)
+
+    @wraps(func)
+    def wrapper(*args, **kwargs):
+        warnings.warn("deprecated since " + version, category=category)
+        return func(*args, **kwargs)
+
+    return wrapper{extra}
+
+
+@deprecated(version="2.10.0")
+def bump(version: str) -> str:
+    return version
+
+
+def _old(text: str) -> str:
+    return text
+
+
+old = deprecated(_old, version="3.0.0")
+"""
+
+
+def test_a_decorator_factory_returning_a_partial_of_itself_runs_nothing_at_import() -> None:
+    """semver's ``@deprecated(version=...)``: the call returns ``partial(deprecated, ...)``,
+    applying it defines a ``functools.wraps`` closure; ``old = deprecated(_old, ...)``
+    likewise. Nothing runs at import; ``bump`` is still another function (SVC-R001)."""
+    source = DEPRECATED.format(extra="")
+    assert reasons(source + FUNCTION) == []
+    assert [code for code, _ in reasons(source, name="bump")] == ["SVC-R001"]
+    tree = ast.parse(source)
+    module = values(source)
+    assert module.is_folded(tree.body[-1])  # old = deprecated(_old, ...)
+    assert module.is_wrapping(tree.body[-3].decorator_list[0])  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        "\n\n\ndeprecated = open",  # bound again: not the module's function any more
+        "\n\n\nprint(deprecated)",
+    ],
+)
+def test_a_decorator_factory_the_evaluator_cannot_follow_stays_refused(extra: str) -> None:
+    source = DEPRECATED.format(extra=extra)
+    assert reasons(source + FUNCTION) != []
+
+
+def test_a_wraps_closure_whose_annotation_runs_code_is_not_made() -> None:
+    source = DEPRECATED.format(extra="").replace(
+        "def wrapper(*args, **kwargs):", "def wrapper(*args, **kwargs) -> open('x'):"
+    )
+    assert reasons(source + FUNCTION) != []

@@ -37,8 +37,11 @@ class ClassReader(BindingReader):
         found = [
             self._decorator(dec, f"decorator @{short(self.src.segment(dec), 40)}")
             for dec in stmt.decorator_list
+            if not self.values.is_identity(dec)  # returns the class itself
         ]
         for base in stmt.bases:
+            if self.values.is_plain_base(base):  # ``namedtuple("P", FIELDS)``, evaluated
+                continue
             target = base.value if isinstance(base, ast.Subscript) else base
             found.append(
                 Evaluation(

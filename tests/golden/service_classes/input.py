@@ -107,7 +107,7 @@ class Abstract(metaclass=ABCMeta):  # expect: SVC-R010
 
 
 def _registered(cls: type) -> type:
-    return cls
+    return type(cls.__name__, (cls,), {})
 
 
 @_registered  # expect: SVC-R010

@@ -1,0 +1,290 @@
+"""The values of a repository's other modules, as the import-time evaluator of one module
+reads them (``from . import misc`` then ``misc.URI_COMPONENTS``; ``from .abnf import
+PATTERN``): each other module is read and evaluated once, by the same evaluator, never run.
+
+A value read from module ``M`` at import is ``M``'s value when ``M`` has finished running,
+which is what an importer sees unless ``M`` is still running: when ``M`` imports (through
+its own module-level imports, transitively) the module reading it, the read is unknown.
+A value is plain data only (the module's own markers stay its own), copied in, and the
+reader may not change a container it copied (see ``EvaluatorState._foreign_value``).
+A base class from another module runs nothing when it is a class that module binds once,
+with no decorator, no metaclass, no subclass hook, and bases of the same kind.
+
+Bounded as the evaluator is: each module read once (at most ``MAX_BYTES``), evaluated once,
+and the walk of imports stops at ``MAX_MODULES`` modules (then the answer is "it may import
+the reader": unknown). What a module holds does not depend on which module asked first.
+"""
+
+import ast
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Final
+
+from svcc.frontends.python import _sibling_context
+from svcc.frontends.python._eval_state import OPERATOR_ERRORS
+from svcc.frontends.python._evaluator import ModuleValues
+from svcc.frontends.python._source import SourceDecodeError, decode_source
+from svcc.frontends.python._statements import nested_bindings
+from svcc.frontends.python._types import Symbols
+from svcc.frontends.python._values import FunctionRef, Unknown, is_plain
+from svcc.ir.imports import package_of, resolve_relative
+from svcc.ir.python_version import running_version
+
+# A module's dotted name -> its bytes and whether it is a package, or ``None`` when the
+# repository has no such module.
+Lookup = Callable[[str], tuple[bytes, bool] | None]
+
+MAX_MODULES: Final = 10_000
+MAX_BYTES: Final = 1_000_000
+MAX_BASE_DEPTH: Final = 3
+# Hooks a class runs when a subclass of it is made.
+_SUBCLASS_HOOKS: Final = frozenset({"__init_subclass__", "__mro_entries__", "__class_getitem__"})
+
+
+class _Facts:
+    """What a module's text says before it is evaluated: the repository modules its
+    import runs, and the names it binds other than by importing."""
+
+    def __init__(self, imports: frozenset[str], names: frozenset[str]) -> None:
+        self.imports = imports
+        self.names = names
+
+
+class Siblings:
+    """The repository's modules for the evaluator (``_sibling_context.SiblingValues``)."""
+
+    def __init__(self, lookup: Lookup, python_version: tuple[int, int]) -> None:
+        self.lookup = lookup
+        self.version = python_version
+        self._facts: dict[str, _Facts | None] = {}
+        self._values: dict[str, ModuleValues | None] = {}
+        self._running: set[str] = set()
+
+    # -- the evaluator's questions ----------------------------------------------------------
+    def absolute(self, reader: str, level: int, module: str) -> str | None:
+        found = self.lookup(reader)
+        return resolve_relative(package_of(reader, bool(found and found[1])), level, module)
+
+    def value(self, reader: str, name: str, node: ast.AST) -> object:
+        module, attribute = self._split(reader, name, node)
+        if module == reader or self._reaches(module, reader):
+            raise Unknown(node, f"`{name}`: its module imports this one (it may not have run)")
+        values = self._module(module)
+        if values is None:
+            raise Unknown(node, f"`{name}`: a module the evaluator could not read")
+        if attribute in values.functions and attribute not in values.values:
+            return FunctionRef(values.functions[attribute], own=False)
+        if attribute not in values.values:
+            raise Unknown(node, f"`{name}` is not a value the evaluator knows")
+        value = values.values[attribute]
+        if not is_plain(value):
+            raise Unknown(node, f"`{name}` is not plain data")
+        return value
+
+    def identity(self, reader: str, name: str) -> bool:
+        try:
+            return self._identity(reader, name, 0)
+        except Unknown:
+            return False
+
+    def _identity(self, reader: str, name: str, depth: int) -> bool:
+        module, attribute = self._split(reader, name, ast.Constant(None))
+        if module == reader or depth > MAX_BASE_DEPTH or self._reaches(module, reader):
+            return False
+        values = self._module(module)
+        if values is None:
+            return False
+        imported = values.imported.get(attribute)
+        if imported is not None:  # ``from .compat import with_str_method`` there
+            return self._identity(module, imported, depth + 1)
+        return attribute in values.identities
+
+    def plain_class(self, reader: str, name: str) -> bool:
+        try:
+            return self._plain_class(reader, name, 0)
+        except Unknown:
+            return False
+
+    # -- reading ----------------------------------------------------------------------------
+    def _split(self, reader: str, name: str, node: ast.AST) -> tuple[str, str]:
+        """``(module, attribute)`` for a dotted name read in ``reader``: the module a
+        repository module, the attribute one name (a module itself is not a value)."""
+        if name.startswith("."):
+            level = len(name) - len(name.lstrip("."))
+            base = self.absolute(reader, level, "")
+            if base is None:
+                raise Unknown(node, f"`{name}` reaches above the top package")
+            name = f"{base}.{name[level:]}"
+        module, _, attribute = name.rpartition(".")
+        if not module or self.lookup(name) is not None or self.lookup(module) is None:
+            raise Unknown(node, f"`{name}` is not a value of a module of the repository")
+        parent, _, last = module.rpartition(".")
+        facts = self._read_facts(parent) if parent else None
+        if parent and (facts is None or {last, "*"} & facts.names):
+            raise Unknown(node, f"`{name}`: its package binds `{last}` itself")
+        return module, attribute
+
+    def _parse(self, module: str) -> tuple[ast.Module, bool] | None:
+        found = self.lookup(module)
+        if found is None or len(found[0]) > MAX_BYTES:
+            return None
+        try:
+            text, _ = decode_source(found[0])
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                feature = min(self.version, running_version())
+                return ast.parse(text, feature_version=feature), found[1]
+        except (SourceDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+
+    def _read_facts(self, module: str) -> _Facts | None:
+        if module not in self._facts:
+            parsed = self._parse(module)
+            self._facts[module] = None if parsed is None else self._facts_of(module, *parsed)
+        return self._facts[module]
+
+    def _facts_of(self, module: str, tree: ast.Module, is_package: bool) -> _Facts:
+        package = package_of(module, is_package)
+        imports: set[str] = set()
+        names: set[str] = set()
+        for stmt in tree.body:
+            _note_imports(stmt, package, Symbols(), imports)
+            if not isinstance(stmt, ast.Import | ast.ImportFrom):
+                names.update(nested_bindings(stmt))
+            elif any(alias.name == "*" for alias in stmt.names):
+                names.add("*")
+        # its own packages ran before it (Python imports them first): they are not what
+        # its import runs
+        ancestors = {module.rsplit(".", n)[0] for n in range(1, module.count(".") + 1)}
+        local = {m for m in imports - ancestors if self.lookup(m) is not None}
+        return _Facts(frozenset(local), frozenset(names))
+
+    def _module(self, module: str) -> ModuleValues | None:
+        """The module evaluated (once). A module read while it is being evaluated is not
+        known: a read follows an import, and ``_reaches`` refuses a read along a cycle, so
+        that does not happen (the answer would depend on the order of reading)."""
+        if module in self._values:
+            return self._values[module]
+        if module in self._running:
+            return None
+        parsed = self._parse(module)
+        values = None
+        if parsed is not None:
+            self._running.add(module)
+            try:
+                values = self._evaluate(module, *parsed)
+            finally:
+                self._running.discard(module)
+        self._values[module] = values
+        return values
+
+    def _evaluate(self, module: str, tree: ast.Module, is_package: bool) -> ModuleValues | None:
+        symbols = Symbols()
+        values = ModuleValues(symbols.qualify, self.version, module)
+        package = package_of(module, is_package)
+        for stmt in tree.body:
+            try:
+                values.run(stmt)
+            except (Unknown, RecursionError, *OPERATOR_ERRORS):
+                return None
+            _note_imports(stmt, package, symbols, set())
+        return values
+
+    def _reaches(self, start: str, target: str) -> bool:
+        """Whether importing ``start`` runs ``target`` (unknown counts as yes)."""
+        seen = {start}
+        pending = [start]
+        while pending:
+            facts = self._read_facts(pending.pop())
+            if facts is None:
+                return True
+            for name in sorted(facts.imports):
+                if name == target:
+                    return True
+                if name not in seen:
+                    if len(seen) >= MAX_MODULES:
+                        return True
+                    seen.add(name)
+                    pending.append(name)
+        return False
+
+    def _plain_class(self, reader: str, name: str, depth: int) -> bool:
+        if depth > MAX_BASE_DEPTH:
+            return False
+        module, attribute = self._split(reader, name, ast.Constant(None))
+        if module == reader or self._reaches(module, reader):
+            return False
+        values = self._module(module)
+        if values is None:
+            return False
+        imported = values.imported.get(attribute)
+        if imported is not None:  # ``from ._mixin import URIMixin`` in that module
+            return self._plain_class(module, imported, depth + 1)
+        return self._class_in(module, values, attribute, depth)
+
+    def _class_in(self, module: str, values: ModuleValues, attribute: str, depth: int) -> bool:
+        node = values.class_nodes.get(attribute)
+        if node is None or node.decorator_list or node.keywords or depth > MAX_BASE_DEPTH:
+            return False
+        own = {n for item in node.body for n in nested_bindings(item)}
+        if own & _SUBCLASS_HOOKS:
+            return False
+        for base in node.bases:
+            if values.qualify(base) == "builtins.object" or values.is_plain_base(base):
+                continue
+            if not isinstance(base, ast.Name) or base.id not in values.class_nodes:
+                return False
+            if values.class_nodes[base.id].lineno > node.lineno:  # bound again after it
+                return False
+            if not self._class_in(module, values, base.id, depth + 1):
+                return False
+        return True
+
+
+def _note_imports(stmt: ast.stmt, package: str, symbols: Symbols, imports: set[str]) -> None:
+    """Record what ``stmt`` imports: in ``symbols`` (for the names the evaluator qualifies
+    next) and, with the packages on the way, in ``imports`` (every module-level import,
+    also in a class body or an ``if``/``try``: not in a function's body)."""
+    stack: list[ast.AST] = [stmt]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                _with_parents(alias.name, imports)
+                head = alias.name.split(".", 1)[0]
+                symbols.imports[alias.asname or head] = alias.name if alias.asname else head
+        elif isinstance(node, ast.ImportFrom):
+            base = (
+                node.module
+                if not node.level
+                else resolve_relative(package, node.level, node.module or "")
+            )
+            if not base:
+                continue
+            _with_parents(base, imports)
+            for alias in node.names:
+                if alias.name != "*":
+                    imports.add(f"{base}.{alias.name}")  # a submodule, when it is one
+                    raw = "." * node.level + (node.module or "")  # as the lowerer's symbols
+                    sep = "" if raw.endswith(".") else "."
+                    symbols.imports[alias.asname or alias.name] = f"{raw}{sep}{alias.name}"
+
+
+def _with_parents(name: str, into: set[str]) -> None:
+    parts = name.split(".")
+    for end in range(1, len(parts) + 1):
+        into.add(".".join(parts[:end]))
+
+
+@contextmanager
+def reading(lookup: Lookup, python_version: tuple[int, int]) -> Iterator[None]:
+    """The repository's modules readable by the evaluator while the block lowers it."""
+    _sibling_context.push(Siblings(lookup, python_version))
+    try:
+        yield
+    finally:
+        _sibling_context.pop()

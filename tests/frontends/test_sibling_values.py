@@ -1,0 +1,106 @@
+"""The import-time evaluator reads the values of the repository's other modules (issue 37):
+constants and patterns built in a sibling module, a namedtuple base of a sibling's field
+list, a plain class of a sibling as a base; on a directory and on a file with its closure
+alike. What it cannot know stays refused: a sibling that imports its reader, a sibling's
+container changed by its reader, a decorated sibling class."""
+
+from pathlib import Path
+
+import pytest
+from svcc.compiler.driver import analyze_file, analyze_repository
+
+MODULES = {
+    "__init__.py": "from .api import parse\n",
+    "abnf.py": 'WORD = "[a-z]+"\nPAIR = WORD + "=" + WORD\nFIELDS = ["scheme", "path"]\n',
+    "misc.py": (
+        "import re\n\nfrom . import abnf\n\n"
+        'PAIR_MATCHER = re.compile("^{}$".format(abnf.PAIR))\nCOMPONENTS = abnf.FIELDS\n'
+    ),
+    "_mixin.py": 'class Mixin:\n    def show(self) -> str:\n        return "x"\n',
+    "api.py": (
+        "from collections import namedtuple\n\nfrom . import misc\nfrom ._mixin import Mixin\n\n\n"
+        'class Reference(namedtuple("Reference", misc.COMPONENTS), Mixin):\n    pass\n\n\n'
+        "def parse(text: str) -> bool:\n    return misc.PAIR_MATCHER.match(text) is not None\n"
+    ),
+}
+
+
+def _tree(root: Path, changes: dict[str, str]) -> Path:
+    package = root / "src" / "pkg"
+    package.mkdir(parents=True)
+    for name, text in {**MODULES, **changes}.items():
+        (package / name).write_text(text)
+    return package
+
+
+def _verdicts(package: Path) -> tuple[str, str]:
+    """``parse``'s class on the directory, and on the file with its closure."""
+    reports = analyze_repository(package.parent, python_version="3.11", strict=False).reports
+    directory = {a.name: a for a in reports["pkg.api"].assessments}["parse"]
+    analysis = analyze_file(package / "api.py")
+    assert analysis.readiness is not None
+    file = {a.name: a for a in analysis.readiness.assessments}["parse"]
+    assert file.klass == directory.klass
+    assert {r.code for r in file.reasons} == {r.code for r in directory.reasons}
+    return directory.klass, ",".join(sorted({r.code for r in directory.reasons}))
+
+
+def test_values_bases_and_patterns_of_sibling_modules_are_evaluated(tmp_path: Path) -> None:
+    assert _verdicts(_tree(tmp_path, {}))[0] == "eligible"
+
+
+@pytest.mark.parametrize(
+    ("changes", "why"),
+    [
+        # the pattern built from the sibling's constants does not compile
+        ({"abnf.py": MODULES["abnf.py"].replace('WORD = "[a-z]+"', 'WORD = "([a-z]+"')}, "R024"),
+        # a field the sibling's reader adds makes namedtuple raise: a change to another
+        # module's list is not followed, directly or through a name
+        ({"misc.py": MODULES["misc.py"] + 'abnf.FIELDS.append("class")\n'}, "R024"),
+        ({"misc.py": MODULES["misc.py"] + 'F = abnf.FIELDS\nF += ["class"]\n'}, "R024"),
+        # the sibling imports its reader: it may not have finished running when read
+        ({"abnf.py": "from . import misc\n" + MODULES["abnf.py"]}, "R024"),
+        # a decorated class, or one with a subclass hook, may run code for a subclass
+        (
+            {
+                "_mixin.py": "import functools\n\n\n@functools.total_ordering\n"
+                + MODULES["_mixin.py"]
+            },
+            "R010",
+        ),
+        (
+            {
+                "_mixin.py": MODULES["_mixin.py"] + "\n    def __init_subclass__(cls) -> None:\n"
+                "        print(cls)\n"
+            },
+            "R010",
+        ),
+    ],
+)
+def test_what_a_sibling_value_cannot_be_known_as_stays_refused(
+    tmp_path: Path, changes: dict[str, str], why: str
+) -> None:
+    verdict, codes = _verdicts(_tree(tmp_path, changes))
+    assert verdict != "eligible"
+    assert f"SVC-{why}" in codes, codes
+
+
+def test_an_identity_decorator_from_a_sibling_module_runs_nothing(tmp_path: Path) -> None:
+    """jmespath's ``@with_str_method`` from its ``compat`` module (``return cls``); one
+    that changes the class is still code."""
+    compat = (
+        "def with_str_method(cls):\n    return cls\n\n\n"
+        "def with_name(cls):\n    cls.n = 1\n    return cls\n"
+    )
+    api = MODULES["api.py"].replace(
+        "from ._mixin import Mixin\n",
+        "from ._mixin import Mixin\nfrom .compat import with_str_method, with_name\n",
+    )
+    decorated = api.replace("class Reference(", "@with_str_method\nclass Reference(")
+    assert _verdicts(_tree(tmp_path / "a", {"compat.py": compat, "api.py": decorated}))[0] == (
+        "eligible"
+    )
+    changing = api.replace("class Reference(", "@with_name\nclass Reference(")
+    verdict, codes = _verdicts(_tree(tmp_path / "b", {"compat.py": compat, "api.py": changing}))
+    assert verdict != "eligible"
+    assert "SVC-R010" in codes
