@@ -147,6 +147,7 @@ class GovernedExecutor:
         limits = self._policy["limits"]
         self.max_input = int(limits["max_input_bytes"])
         self._wall = int(limits["wall_time_ms"]) / 1000
+        self._max_frame = int(limits["max_output_bytes"]) + 64  # a result and its JSON
         self._slots_count = int(limits["max_concurrent_calls"])
         self._max_queued = int(limits.get("max_queued_calls", DEFAULT_MAX_QUEUED))
         self._slots: asyncio.Semaphore | None = None
@@ -197,6 +198,7 @@ class GovernedExecutor:
             raise StartupError("the worker template failed to start (see the line above)")
         ours.settimeout(None)
         self._control = ours
+        self._ask_spare()  # the first call's worker
 
     def close(self, background: bool = False) -> None:
         if self._control is not None:
@@ -217,14 +219,24 @@ class GovernedExecutor:
             else:
                 scratch.remove()
 
-    def _dispatch(self, worker_end: socket.socket) -> Callable[[], None]:
-        """Hand ``worker_end`` to the template for a fresh worker; returns what kills that
-        worker's process group. The template does it: it knows the pid, and that it is
-        still its child (so a reused pid is never hit), and it reads the messages in
-        order (so a worker killed before it started is killed as it starts). So a worker
-        sends nothing before its answer, and this process wakes once per call."""
+    def _ask_spare(self) -> None:
+        """Ask the template for the next call's worker, forked now, ahead of its call (a
+        template that is gone is found and started again by the next call)."""
+        assert self._control is not None
         self._calls += 1
-        number = self._calls
+        with contextlib.suppress(OSError):
+            self._control.send(CONTROL.pack(b"W", self._calls))
+
+    def _worker(self) -> tuple[socket.socket, Callable[[], None]]:
+        """A fresh worker's socket, and what kills that worker's process group.
+
+        The worker is the spare the template forked ahead of this call (the next spare is
+        asked for now), or, when calls came faster than the template forks, one forked for
+        a new socket (``C``). The template kills a worker when asked: it knows the pid, and
+        that it is still its child (so a reused pid is never hit), and it reads the
+        messages in order (so a worker killed before it started is killed as it starts).
+        So a worker sends nothing before its answer, and the template is off a call's
+        path: this process writes the request to a worker already waiting for it."""
         for attempt in (1, 2):
             if self._control is None or self._process is None or self._process.poll() is not None:
                 try:
@@ -234,8 +246,22 @@ class GovernedExecutor:
             control = self._control
             assert control is not None
             try:
-                socket.send_fds(control, [CONTROL.pack(b"C", number)], [worker_end.fileno()])
-                return partial(_kill, control, number)
+                spare = _spare(control)
+                if spare is not None:
+                    number, conn = spare
+                    self._ask_spare()
+                    return conn, partial(_kill, control, number)
+                self._calls += 1
+                number = self._calls
+                ours, theirs = socket.socketpair()
+                try:
+                    socket.send_fds(control, [CONTROL.pack(b"C", number)], [theirs.fileno()])
+                except BaseException:
+                    ours.close()
+                    raise
+                finally:
+                    theirs.close()
+                return ours, partial(_kill, control, number)
             except OSError:
                 if attempt == 2:
                     break
@@ -277,9 +303,8 @@ class GovernedExecutor:
         except BaseException:
             slots.release()
             raise
-        limit = int(self._policy["limits"]["max_output_bytes"]) + 64
         items = WorkerItems(
-            name, reader, writer, deadline, slots.release, max_frame=limit, kill=kill
+            name, reader, writer, deadline, slots.release, max_frame=self._max_frame, kill=kill
         )
         payload = pickle.dumps((name, args, kwargs), protocol=pickle.HIGHEST_PROTOCOL)
         writer.write(p.frame(p.REQUEST, payload))
@@ -288,25 +313,27 @@ class GovernedExecutor:
     async def _connect(
         self,
     ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, Callable[[], None]]:
-        """A fresh worker's socket (the template forks one for it), and what kills it."""
-        ours, worker_end = socket.socketpair()
+        """A fresh worker's socket as a stream (a stream's items come one frame each), and
+        what kills the worker."""
+        conn, kill = self._worker()
         try:
-            kill = self._dispatch(worker_end)
+            conn.setblocking(False)
+            reader, writer = await asyncio.open_connection(sock=conn)
         except BaseException:
-            ours.close()
+            conn.close()
+            kill()
             raise
-        finally:
-            worker_end.close()
-        ours.setblocking(False)
-        reader, writer = await asyncio.open_connection(sock=ours)
         return reader, writer, kill
 
     async def _call(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> bytes:
-        payload = pickle.dumps((name, args, kwargs), protocol=pickle.HIGHEST_PROTOCOL)
-        reader, writer, kill = await self._connect()
+        request = p.frame(
+            p.REQUEST, pickle.dumps((name, args, kwargs), protocol=pickle.HIGHEST_PROTOCOL)
+        )
+        conn, kill = self._worker()
         try:
+            conn.setblocking(False)
             async with asyncio.timeout(self._wall):  # no task of its own, as wait_for makes
-                return await self._exchange(reader, writer, payload)
+                return await self._exchange(conn, request)
         except TimeoutError:
             kill()
             raise CallTimeout(f"{name} passed its {self._wall:g} s deadline") from None
@@ -314,19 +341,16 @@ class GovernedExecutor:
             kill()
             raise
         finally:
-            writer.close()
+            conn.close()
 
-    async def _exchange(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, payload: bytes
-    ) -> bytes:
-        writer.write(p.frame(p.REQUEST, payload))
+    async def _exchange(self, conn: socket.socket, request: bytes) -> bytes:
+        """The request written, the one frame of the answer read, on the bare socket (a
+        call's answer is one frame: no stream objects for it)."""
+        loop = asyncio.get_running_loop()
         try:
-            await writer.drain()
-            kind, size = p.HEADER.unpack(await reader.readexactly(p.HEADER.size))
-            if size > self._policy["limits"]["max_output_bytes"] + 64:
-                raise CallOverLimit("worker sent more than the output limit")
-            data = await reader.readexactly(size)
-        except (asyncio.IncompleteReadError, ConnectionError):
+            await loop.sock_sendall(conn, request)
+            kind, data = await _answer(loop, conn, self._max_frame)
+        except ConnectionError:
             raise CallFailed("the worker ended without a result (killed or crashed)") from None
         if kind == p.RESULT:
             return _strict_json(data)
@@ -457,6 +481,48 @@ def end_strays(rounds: int = 200) -> None:
         for pid in strays:
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, 0)
+
+
+async def _answer(
+    loop: asyncio.AbstractEventLoop, conn: socket.socket, limit: int
+) -> tuple[bytes, bytes]:
+    """A worker's one frame, its kind and its payload (over ``limit`` bytes: refused)."""
+    data = await loop.sock_recv(conn, 1 << 16)
+    while len(data) < p.HEADER.size:
+        more = await loop.sock_recv(conn, 1 << 16)
+        if not more:
+            raise ConnectionResetError
+        data += more
+    kind, size = p.HEADER.unpack_from(data)
+    if size > limit:
+        raise CallOverLimit("worker sent more than the output limit")
+    end = p.HEADER.size + size
+    if len(data) >= end:
+        return kind, data[p.HEADER.size : end]
+    chunks, have = [data[p.HEADER.size :]], len(data)
+    while have < end:
+        more = await loop.sock_recv(conn, min(end - have, 1 << 20))
+        if not more:
+            raise ConnectionResetError
+        chunks.append(more)
+        have += len(more)
+    return kind, b"".join(chunks)
+
+
+def _spare(control: socket.socket) -> tuple[int, socket.socket] | None:
+    """The spare the template sent (``S``: its call number and socket), if one is ready."""
+    try:
+        message, fds, _, _ = socket.recv_fds(control, CONTROL.size, 1, socket.MSG_DONTWAIT)
+    except BlockingIOError:
+        return None
+    if not message:
+        raise ConnectionResetError("the worker template closed its socket")
+    kind, number = CONTROL.unpack(message)
+    if kind != b"S" or len(fds) != 1:
+        for fd in fds:
+            os.close(fd)
+        raise CallFailed("worker template protocol error")
+    return number, socket.socket(fileno=fds[0])
 
 
 def _kill(control: socket.socket, number: int) -> None:

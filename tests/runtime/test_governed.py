@@ -80,6 +80,15 @@ def children_of(pid: int) -> list[tuple[int, str]]:
     return out
 
 
+def name_of(pid: int) -> str:
+    """A process's name: a governed worker is ``svc-spare`` until its call comes (forked
+    ahead of it, waiting), then ``svc-worker``; gone, ``""``."""
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
+
+
 def template_pid(server: Server) -> int:
     templates = [pid for pid, _ in children_of(server.proc.pid)]
     assert len(templates) == 1, templates
@@ -208,8 +217,36 @@ def test_no_zombies_and_no_leftover_processes(client: httpx.Client, server: Serv
     time.sleep(0.3)
     template = template_pid(server)
     assert children_of(server.proc.pid) == [(template, "S")]
-    assert children_of(template) == []  # workers reaped, orphans reaped, nothing running
+    # workers reaped, orphans reaped, nothing running: only the next call's worker, waiting
+    ((spare, _),) = children_of(template)
+    assert name_of(spare) == "svc-spare"
+    assert children_of(spare) == []
     assert not Path(f"/proc/{orphan}").exists()
+
+
+def test_the_next_calls_worker_is_forked_ahead_and_serves_one_call(server: Server) -> None:
+    def slow() -> float:
+        with server.client() as c:
+            return float(call(c, "sleep", {"seconds": 1.0}).json())
+
+    template = template_pid(server)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        running = pool.submit(slow)
+        deadline = time.monotonic() + 10
+        while "svc-worker" not in (
+            names := {name_of(pid): pid for pid, _ in children_of(template)}
+        ):
+            assert time.monotonic() < deadline, names
+            time.sleep(0.02)
+        assert sorted(names) == ["svc-spare", "svc-worker"]  # the next call's, waiting
+        assert running.result() == 1.0
+    worker, spare = names["svc-worker"], names["svc-spare"]
+    with server.client() as c:
+        assert call(c, "add", {"a": 1, "b": 2}).json() == 3
+    deadline = time.monotonic() + 5
+    while {worker, spare} & {pid for pid, _ in children_of(template)}:  # each served one call
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
 
 
 def test_source_changed_after_startup_is_a_sanitised_error(
