@@ -222,21 +222,24 @@ class GovernedExecutor:
     def _ask_spare(self) -> None:
         """Ask the template for the next call's worker, forked now, ahead of its call (a
         template that is gone is found and started again by the next call)."""
-        assert self._control is not None
+        if self._control is None:
+            return
         self._calls += 1
         with contextlib.suppress(OSError):
             self._control.send(CONTROL.pack(b"W", self._calls))
 
-    def _worker(self) -> tuple[socket.socket, Callable[[], None]]:
-        """A fresh worker's socket, and what kills that worker's process group.
+    def _worker(self) -> tuple[socket.socket, Callable[[], None], bool]:
+        """A fresh worker's socket, what kills that worker's process group, and whether it
+        was the spare (then the caller asks for the next one once the request is written:
+        the worker wakes before the template forks).
 
-        The worker is the spare the template forked ahead of this call (the next spare is
-        asked for now), or, when calls came faster than the template forks, one forked for
-        a new socket (``C``). The template kills a worker when asked: it knows the pid, and
-        that it is still its child (so a reused pid is never hit), and it reads the
-        messages in order (so a worker killed before it started is killed as it starts).
-        So a worker sends nothing before its answer, and the template is off a call's
-        path: this process writes the request to a worker already waiting for it."""
+        The worker is the spare the template forked ahead of this call, or, when calls
+        came faster than the template forks, one forked for a new socket (``C``). The
+        template kills a worker when asked: it knows the pid, and that it is still its
+        child (so a reused pid is never hit), and it reads the messages in order (so a
+        worker killed before it started is killed as it starts). So a worker sends nothing
+        before its answer, and the template is off a call's path: this process writes the
+        request to a worker already waiting for it."""
         for attempt in (1, 2):
             if self._control is None or self._process is None or self._process.poll() is not None:
                 try:
@@ -249,8 +252,7 @@ class GovernedExecutor:
                 spare = _spare(control)
                 if spare is not None:
                     number, conn = spare
-                    self._ask_spare()
-                    return conn, partial(_kill, control, number)
+                    return conn, partial(_kill, control, number), True
                 self._calls += 1
                 number = self._calls
                 ours, theirs = socket.socketpair()
@@ -261,7 +263,7 @@ class GovernedExecutor:
                     raise
                 finally:
                     theirs.close()
-                return ours, partial(_kill, control, number)
+                return ours, partial(_kill, control, number), False
             except OSError:
                 if attempt == 2:
                     break
@@ -299,7 +301,7 @@ class GovernedExecutor:
         slots = await self._slot()
         deadline = asyncio.get_running_loop().time() + self._wall
         try:
-            reader, writer, kill = await self._connect()
+            reader, writer, kill, spare = await self._connect()
         except BaseException:
             slots.release()
             raise
@@ -308,32 +310,36 @@ class GovernedExecutor:
         )
         payload = pickle.dumps((name, args, kwargs), protocol=pickle.HIGHEST_PROTOCOL)
         writer.write(p.frame(p.REQUEST, payload))
+        if spare:
+            self._ask_spare()
         return items
 
     async def _connect(
         self,
-    ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, Callable[[], None]]:
-        """A fresh worker's socket as a stream (a stream's items come one frame each), and
-        what kills the worker."""
-        conn, kill = self._worker()
+    ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, Callable[[], None], bool]:
+        """A fresh worker's socket as a stream (a stream's items come one frame each), what
+        kills the worker, and whether it was the spare (``_worker``)."""
+        conn, kill, spare = self._worker()
         try:
             conn.setblocking(False)
             reader, writer = await asyncio.open_connection(sock=conn)
         except BaseException:
             conn.close()
             kill()
+            if spare:
+                self._ask_spare()
             raise
-        return reader, writer, kill
+        return reader, writer, kill, spare
 
     async def _call(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> bytes:
         request = p.frame(
             p.REQUEST, pickle.dumps((name, args, kwargs), protocol=pickle.HIGHEST_PROTOCOL)
         )
-        conn, kill = self._worker()
+        conn, kill, spare = self._worker()
         try:
             conn.setblocking(False)
             async with asyncio.timeout(self._wall):  # no task of its own, as wait_for makes
-                return await self._exchange(conn, request)
+                return await self._exchange(conn, request, spare)
         except TimeoutError:
             kill()
             raise CallTimeout(f"{name} passed its {self._wall:g} s deadline") from None
@@ -343,12 +349,16 @@ class GovernedExecutor:
         finally:
             conn.close()
 
-    async def _exchange(self, conn: socket.socket, request: bytes) -> bytes:
+    async def _exchange(self, conn: socket.socket, request: bytes, spare: bool) -> bytes:
         """The request written, the one frame of the answer read, on the bare socket (a
         call's answer is one frame: no stream objects for it)."""
         loop = asyncio.get_running_loop()
         try:
-            await loop.sock_sendall(conn, request)
+            try:
+                await loop.sock_sendall(conn, request)
+            finally:
+                if spare:
+                    self._ask_spare()
             kind, data = await _answer(loop, conn, self._max_frame)
         except ConnectionError:
             raise CallFailed("the worker ended without a result (killed or crashed)") from None
