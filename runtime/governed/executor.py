@@ -252,7 +252,10 @@ class GovernedExecutor:
                 spare = _spare(control)
                 if spare is not None:
                     number, conn = spare
-                    return conn, partial(_kill, control, number), True
+                    if not _gone(conn):
+                        return conn, partial(_kill, control, number), True
+                    conn.close()
+                    self._ask_spare()
                 self._calls += 1
                 number = self._calls
                 ours, theirs = socket.socketpair()
@@ -533,6 +536,17 @@ def _spare(control: socket.socket) -> tuple[int, socket.socket] | None:
             os.close(fd)
         raise CallFailed("worker template protocol error")
     return number, socket.socket(fileno=fds[0])
+
+
+def _gone(conn: socket.socket) -> bool:
+    """Whether the worker at the other end of ``conn`` ended before its call (a spare
+    killed from outside while it waited): then the call goes to another worker."""
+    try:
+        return conn.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+    except BlockingIOError:
+        return False  # alive, waiting for its request
+    except OSError:
+        return True
 
 
 def _kill(control: socket.socket, number: int) -> None:

@@ -440,7 +440,8 @@ def _worker(
         os.setpgid(0, 0)
         os.chdir(workdir)
         prctl(PR_SET_NAME, SPARE_NAME)
-        rehearse(prepared)  # before the call comes (``rehearse``)
+        with contextlib.suppress(Exception):  # never a reason to miss the call
+            rehearse(prepared)  # before the call comes (``rehearse``)
         with socket.socket(fileno=conn_fd) as conn:
             run_call(conn, prepared, lambda: _become(prepared.user))
     except BaseException:  # nothing may escape a forked child
@@ -725,8 +726,9 @@ def serve(root: Path, control: socket.socket) -> None:
     prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
     if os.getppid() != server:  # the server died before the line above
         stopping.append(signal.SIGTERM)
-    for _ in range(WARM_ROUNDS):  # what every worker runs settles here, once (``rehearse``)
-        rehearse(prepared)
+    with contextlib.suppress(Exception):  # what every worker runs settles here, once
+        for _ in range(WARM_ROUNDS):
+            rehearse(prepared)
     # Everything the template holds moves to the collector's permanent generation: a
     # worker's collections never walk it, so they never copy its pages (copy-on-write).
     gc.freeze()

@@ -6,6 +6,7 @@ is fresh, the deadline kills, and nothing outlives a call."""
 import concurrent.futures
 import json
 import os
+import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -247,6 +248,18 @@ def test_the_next_calls_worker_is_forked_ahead_and_serves_one_call(server: Serve
     while {worker, spare} & {pid for pid, _ in children_of(template)}:  # each served one call
         assert time.monotonic() < deadline
         time.sleep(0.02)
+
+
+def test_a_spare_killed_while_it_waits_costs_no_call(server: Server) -> None:
+    template = template_pid(server)
+    (spare,) = [pid for pid, _ in children_of(template) if name_of(pid) == "svc-spare"]
+    os.kill(spare, signal.SIGKILL)
+    deadline = time.monotonic() + 5
+    while spare in {pid for pid, _ in children_of(template)}:  # reaped by the template
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    with server.client() as c:
+        assert [call(c, "add", {"a": i, "b": 1}).json() for i in range(3)] == [1, 2, 3]
 
 
 def test_source_changed_after_startup_is_a_sanitised_error(
