@@ -46,6 +46,9 @@ from .template import (
 
 TEMPLATE_START_SECONDS = 30
 DEFAULT_MAX_QUEUED = 64  # policies written before ``limits.max_queued_calls`` existed
+# Workers forked ahead of their calls, waiting (each call takes one and asks for the next):
+# two, so that the one a call takes was forked a call earlier and is set up by then.
+SPARES = 2
 
 
 class CallTimeout(p.CallError):
@@ -198,7 +201,8 @@ class GovernedExecutor:
             raise StartupError("the worker template failed to start (see the line above)")
         ours.settimeout(None)
         self._control = ours
-        self._ask_spare()  # the first call's worker
+        for _ in range(SPARES):  # the first calls' workers
+            self._ask_spare()
 
     def close(self, background: bool = False) -> None:
         if self._control is not None:
