@@ -6,9 +6,10 @@ POSIX facilities, without importing the source; then it makes the server non-dum
 the policy's clean environment, working in a fresh scratch directory that holds every
 call's directory) and waits until it is ready. A call takes a concurrency slot (up to
 ``limits.max_queued_calls`` calls wait; past that the call is refused with
-:class:`CallBusy`, a 503), hands the template a fresh socket, sends the arguments, and
-waits for the result until the wall deadline, or until the client goes away (the task is
-cancelled), when the worker's whole process group is killed. The result is checked again
+:class:`CallBusy`, a 503), takes the socket of a worker the template forked ahead of it (or
+hands the template a fresh socket when none is ready), sends the arguments, and waits for
+the result until the wall deadline, or until the client goes away (the task is cancelled),
+when the worker's whole process group is killed. The result is checked again
 here to be strict, finite JSON. A template that died is started again on the next call;
 its scratch directory, with whatever calls left in it, is removed in the background. The
 scratch directory never outlives the server, however it ends (``scratch``).

@@ -2,11 +2,13 @@
 
 The template starts with the policy's clean environment, imports only the runtime, checks
 the bundle's execution files and compiles the verified source bytes (compiling runs none of
-it). It is single-threaded, so forking it is safe. For each call the server sends one
-message carrying a fresh socket (``SCM_RIGHTS``); the template forks a worker that gets its
-own process group, a fresh working directory (under the template's working directory, a
-scratch directory the server owns and removes if the template dies) and a pipe for its
-stdout and stderr, and answers on that socket.
+it). It is single-threaded, so forking it is safe. It forks each call's worker ahead of the
+call (a spare, ``Template``), when the server asks (``W``), and sends the server the other
+end of the worker's socket (``SCM_RIGHTS``); when no spare is ready, the server sends a
+fresh socket for a worker forked then (``C``). A worker gets its own process group, a fresh
+working directory (under the template's working directory, a scratch directory the server
+owns and removes if the template dies) and a pipe for its stdout and stderr, waits for its
+call's request on its socket and answers there.
 
 Nothing a call starts outlives it. A worker is itself a child subreaper: whatever its
 code starts (``setsid``, ``start_new_session``, a double fork) stays below it, and it kills
