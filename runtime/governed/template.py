@@ -45,7 +45,6 @@ import signal
 import socket
 import struct
 import sys
-import tempfile
 import traceback
 import types
 from collections.abc import Callable
@@ -501,6 +500,8 @@ class Template:
     def __init__(self, prepared: Prepared, scratch: Path) -> None:
         self.prepared = prepared
         self.scratch = scratch
+        self._scratch = str(scratch)
+        self.trashed = False  # something was moved to the trash since the cleaner last ran
         self.calls: dict[int, Call] = {}
         self.numbers: dict[int, int] = {}  # the server's number of a live call → its pid
         self.logs: dict[int, Call] = {}  # read end of a call's output pipe → its call
@@ -555,8 +556,19 @@ class Template:
             theirs.close()
         return ours
 
+    def _workdir(self) -> str:
+        """A new directory for one call, named at random: a worker user may enter the
+        scratch directory (0711), never list it, so it cannot find another call's."""
+        while True:
+            path = os.path.join(self._scratch, "svc-call-" + os.urandom(8).hex())
+            try:
+                os.mkdir(path, 0o700)
+            except FileExistsError:
+                continue
+            return path
+
     def _fork(self, conn_fd: int, number: int, closing: list[Any]) -> None:
-        workdir = tempfile.mkdtemp(prefix="svc-call-", dir=self.scratch)
+        workdir = self._workdir()
         if self.prepared.user is not None:
             os.chown(workdir, *self.prepared.user)
         read_end, write_end = os.pipe()
@@ -646,11 +658,15 @@ class Template:
             trash.mkdir()
         with contextlib.suppress(OSError):
             os.rename(workdir, trash / os.path.basename(workdir))
+            self.trashed = True
 
     def clean(self) -> None:
         """A cleaner process empties the trash, off the template's critical path."""
+        if self.cleaner is not None or not self.trashed:
+            return
+        self.trashed = False
         trash = self.scratch / TRASH
-        if self.cleaner is not None or not trash.exists() or not any(os.scandir(trash)):
+        if not trash.exists() or not any(os.scandir(trash)):
             return
         pid = os.fork()
         if pid == 0:
