@@ -10,7 +10,6 @@ whose details the worker already logged. This process never imports the bundled 
 """
 
 import asyncio
-import contextlib
 import math
 from collections.abc import Callable
 from functools import partial
@@ -81,41 +80,42 @@ class GovernedEndpoint(CapabilityEndpoint):
     async def _call(
         self, receive: Receive, send: Send, args: list[Any], kwargs: dict[str, Any]
     ) -> None:
-        """The call, cancelled (its worker killed) if the client goes away first."""
-        errors = self._errors
-        call = asyncio.ensure_future(self._invoke(args, kwargs))
-        gone = asyncio.ensure_future(_disconnected(receive))
+        """The call, in this task, cancelled (its worker killed) if the client goes away
+        first: a watcher task cancels it then (one task more per call, not two)."""
+        task = asyncio.current_task()
+        assert task is not None
+        gone = asyncio.ensure_future(_cancel_when_gone(receive, task))
         try:
-            await asyncio.wait((call, gone), return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            if not call.done():
-                call.cancel()
-            gone.cancel()
-        if not call.done() or call.cancelled():
-            with contextlib.suppress(BaseException):  # the client is gone: nothing to answer
-                await call
+            payload = await self._invoke(args, kwargs)
+        except asyncio.CancelledError:
+            if not gone.done() or gone.cancelled() or task.uncancel():
+                raise  # cancelled by something else (the server stopping)
             log.warning("capability %s: the client disconnected; call cancelled", self._shape.name)
             return
-        try:
-            payload = call.result()
-        except errors.busy as exc:
-            log.warning("capability %s: %s", self._shape.name, exc)
-            await respond(
-                send,
-                503,
-                errors.busy_body,
-                [*JSON_HEADERS, (b"retry-after", errors.retry_after)],
-            )
-            return
-        except errors.timeouts as exc:
-            log.error("capability %s: %s", self._shape.name, exc)
-            await respond(send, 504, error_body("Gateway Timeout"))
-            return
-        except Exception as exc:  # the worker already logged the details
-            log.error("capability %s: %s", self._shape.name, exc)
-            await respond(send, 500, INTERNAL_ERROR)
+        except Exception as exc:
+            failure: Exception | None = exc
+        else:
+            failure = None
+        finally:
+            gone.cancel()  # before answering: the answer is never cancelled
+        if failure is not None:
+            await self._failed(send, failure)
             return
         await respond(send, 200, payload)
+
+    async def _failed(self, send: Send, exc: Exception) -> None:
+        """The answer to a call that gave no result."""
+        errors = self._errors
+        if isinstance(exc, errors.busy):
+            log.warning("capability %s: %s", self._shape.name, exc)
+            headers = [*JSON_HEADERS, (b"retry-after", errors.retry_after)]
+            await respond(send, 503, errors.busy_body, headers)
+        elif isinstance(exc, errors.timeouts):
+            log.error("capability %s: %s", self._shape.name, exc)
+            await respond(send, 504, error_body("Gateway Timeout"))
+        else:  # the worker already logged the details
+            log.error("capability %s: %s", self._shape.name, exc)
+            await respond(send, 500, INTERNAL_ERROR)
 
 
 class GovernedStreamEndpoint(StreamEndpoint):
@@ -139,11 +139,12 @@ class GovernedStreamEndpoint(StreamEndpoint):
         await super()._unopened(send, exc)
 
 
-async def _disconnected(receive: Receive) -> None:
-    """Returns when the client has gone (the body was already read in full)."""
+async def _cancel_when_gone(receive: Receive, call: "asyncio.Task[Any]") -> None:
+    """Cancels ``call`` when the client has gone (the body was already read in full)."""
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
+            call.cancel()
             return
 
 

@@ -6,9 +6,10 @@ POSIX facilities, without importing the source; then it makes the server non-dum
 the policy's clean environment, working in a fresh scratch directory that holds every
 call's directory) and waits until it is ready. A call takes a concurrency slot (up to
 ``limits.max_queued_calls`` calls wait; past that the call is refused with
-:class:`CallBusy`, a 503), hands the template a fresh socket, sends the arguments, and
-waits for the result until the wall deadline, or until the client goes away (the task is
-cancelled), when the worker's whole process group is killed. The result is checked again
+:class:`CallBusy`, a 503), takes the socket of a worker the template forked ahead of it (or
+hands the template a fresh socket when none is ready), sends the arguments, and waits for
+the result until the wall deadline, or until the client goes away (the task is cancelled),
+when the worker's whole process group is killed. The result is checked again
 here to be strict, finite JSON. A template that died is started again on the next call;
 its scratch directory, with whatever calls left in it, is removed in the background. The
 scratch directory never outlives the server, however it ends (``scratch``).
@@ -46,6 +47,9 @@ from .template import (
 
 TEMPLATE_START_SECONDS = 30
 DEFAULT_MAX_QUEUED = 64  # policies written before ``limits.max_queued_calls`` existed
+# Workers forked ahead of their calls, waiting (each call takes one and asks for the next):
+# two, so that the one a call takes was forked a call earlier and is set up by then.
+SPARES = 2
 
 
 class CallTimeout(p.CallError):
@@ -147,6 +151,7 @@ class GovernedExecutor:
         limits = self._policy["limits"]
         self.max_input = int(limits["max_input_bytes"])
         self._wall = int(limits["wall_time_ms"]) / 1000
+        self._max_frame = int(limits["max_output_bytes"]) + 64  # a result and its JSON
         self._slots_count = int(limits["max_concurrent_calls"])
         self._max_queued = int(limits.get("max_queued_calls", DEFAULT_MAX_QUEUED))
         self._slots: asyncio.Semaphore | None = None
@@ -197,6 +202,8 @@ class GovernedExecutor:
             raise StartupError("the worker template failed to start (see the line above)")
         ours.settimeout(None)
         self._control = ours
+        for _ in range(SPARES):  # the first calls' workers
+            self._ask_spare()
 
     def close(self, background: bool = False) -> None:
         if self._control is not None:
@@ -217,14 +224,27 @@ class GovernedExecutor:
             else:
                 scratch.remove()
 
-    def _dispatch(self, worker_end: socket.socket) -> Callable[[], None]:
-        """Hand ``worker_end`` to the template for a fresh worker; returns what kills that
-        worker's process group. The template does it: it knows the pid, and that it is
-        still its child (so a reused pid is never hit), and it reads the messages in
-        order (so a worker killed before it started is killed as it starts). So a worker
-        sends nothing before its answer, and this process wakes once per call."""
+    def _ask_spare(self) -> None:
+        """Ask the template for the next call's worker, forked now, ahead of its call (a
+        template that is gone is found and started again by the next call)."""
+        if self._control is None:
+            return
         self._calls += 1
-        number = self._calls
+        with contextlib.suppress(OSError):
+            self._control.send(CONTROL.pack(b"W", self._calls))
+
+    def _worker(self) -> tuple[socket.socket, Callable[[], None], bool]:
+        """A fresh worker's socket, what kills that worker's process group, and whether it
+        was the spare (then the caller asks for the next one once the request is written:
+        the worker wakes before the template forks).
+
+        The worker is the spare the template forked ahead of this call, or, when calls
+        came faster than the template forks, one forked for a new socket (``C``). The
+        template kills a worker when asked: it knows the pid, and that it is still its
+        child (so a reused pid is never hit), and it reads the messages in order (so a
+        worker killed before it started is killed as it starts). So a worker sends nothing
+        before its answer, and the template is off a call's path: this process writes the
+        request to a worker already waiting for it."""
         for attempt in (1, 2):
             if self._control is None or self._process is None or self._process.poll() is not None:
                 try:
@@ -234,8 +254,24 @@ class GovernedExecutor:
             control = self._control
             assert control is not None
             try:
-                socket.send_fds(control, [CONTROL.pack(b"C", number)], [worker_end.fileno()])
-                return partial(_kill, control, number)
+                spare = _spare(control)
+                if spare is not None:
+                    number, conn = spare
+                    if not _gone(conn):
+                        return conn, partial(_kill, control, number), True
+                    conn.close()
+                    self._ask_spare()
+                self._calls += 1
+                number = self._calls
+                ours, theirs = socket.socketpair()
+                try:
+                    socket.send_fds(control, [CONTROL.pack(b"C", number)], [theirs.fileno()])
+                except BaseException:
+                    ours.close()
+                    raise
+                finally:
+                    theirs.close()
+                return ours, partial(_kill, control, number), False
             except OSError:
                 if attempt == 2:
                     break
@@ -273,40 +309,45 @@ class GovernedExecutor:
         slots = await self._slot()
         deadline = asyncio.get_running_loop().time() + self._wall
         try:
-            reader, writer, kill = await self._connect()
+            reader, writer, kill, spare = await self._connect()
         except BaseException:
             slots.release()
             raise
-        limit = int(self._policy["limits"]["max_output_bytes"]) + 64
         items = WorkerItems(
-            name, reader, writer, deadline, slots.release, max_frame=limit, kill=kill
+            name, reader, writer, deadline, slots.release, max_frame=self._max_frame, kill=kill
         )
         payload = pickle.dumps((name, args, kwargs), protocol=pickle.HIGHEST_PROTOCOL)
         writer.write(p.frame(p.REQUEST, payload))
+        if spare:
+            self._ask_spare()
         return items
 
     async def _connect(
         self,
-    ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, Callable[[], None]]:
-        """A fresh worker's socket (the template forks one for it), and what kills it."""
-        ours, worker_end = socket.socketpair()
+    ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, Callable[[], None], bool]:
+        """A fresh worker's socket as a stream (a stream's items come one frame each), what
+        kills the worker, and whether it was the spare (``_worker``)."""
+        conn, kill, spare = self._worker()
         try:
-            kill = self._dispatch(worker_end)
+            conn.setblocking(False)
+            reader, writer = await asyncio.open_connection(sock=conn)
         except BaseException:
-            ours.close()
+            conn.close()
+            kill()
+            if spare:
+                self._ask_spare()
             raise
-        finally:
-            worker_end.close()
-        ours.setblocking(False)
-        reader, writer = await asyncio.open_connection(sock=ours)
-        return reader, writer, kill
+        return reader, writer, kill, spare
 
     async def _call(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> bytes:
-        payload = pickle.dumps((name, args, kwargs), protocol=pickle.HIGHEST_PROTOCOL)
-        reader, writer, kill = await self._connect()
+        request = p.frame(
+            p.REQUEST, pickle.dumps((name, args, kwargs), protocol=pickle.HIGHEST_PROTOCOL)
+        )
+        conn, kill, spare = self._worker()
         try:
+            conn.setblocking(False)
             async with asyncio.timeout(self._wall):  # no task of its own, as wait_for makes
-                return await self._exchange(reader, writer, payload)
+                return await self._exchange(conn, request, spare)
         except TimeoutError:
             kill()
             raise CallTimeout(f"{name} passed its {self._wall:g} s deadline") from None
@@ -314,19 +355,20 @@ class GovernedExecutor:
             kill()
             raise
         finally:
-            writer.close()
+            conn.close()
 
-    async def _exchange(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, payload: bytes
-    ) -> bytes:
-        writer.write(p.frame(p.REQUEST, payload))
+    async def _exchange(self, conn: socket.socket, request: bytes, spare: bool) -> bytes:
+        """The request written, the one frame of the answer read, on the bare socket (a
+        call's answer is one frame: no stream objects for it)."""
+        loop = asyncio.get_running_loop()
         try:
-            await writer.drain()
-            kind, size = p.HEADER.unpack(await reader.readexactly(p.HEADER.size))
-            if size > self._policy["limits"]["max_output_bytes"] + 64:
-                raise CallOverLimit("worker sent more than the output limit")
-            data = await reader.readexactly(size)
-        except (asyncio.IncompleteReadError, ConnectionError):
+            try:
+                await loop.sock_sendall(conn, request)
+            finally:
+                if spare:
+                    self._ask_spare()
+            kind, data = await _answer(loop, conn, self._max_frame)
+        except ConnectionError:
             raise CallFailed("the worker ended without a result (killed or crashed)") from None
         if kind == p.RESULT:
             return _strict_json(data)
@@ -457,6 +499,59 @@ def end_strays(rounds: int = 200) -> None:
         for pid in strays:
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, 0)
+
+
+async def _answer(
+    loop: asyncio.AbstractEventLoop, conn: socket.socket, limit: int
+) -> tuple[bytes, bytes]:
+    """A worker's one frame, its kind and its payload (over ``limit`` bytes: refused)."""
+    data = await loop.sock_recv(conn, 1 << 16)
+    while len(data) < p.HEADER.size:
+        more = await loop.sock_recv(conn, 1 << 16)
+        if not more:
+            raise ConnectionResetError
+        data += more
+    kind, size = p.HEADER.unpack_from(data)
+    if size > limit:
+        raise CallOverLimit("worker sent more than the output limit")
+    end = p.HEADER.size + size
+    if len(data) >= end:
+        return kind, data[p.HEADER.size : end]
+    chunks, have = [data[p.HEADER.size :]], len(data)
+    while have < end:
+        more = await loop.sock_recv(conn, min(end - have, 1 << 20))
+        if not more:
+            raise ConnectionResetError
+        chunks.append(more)
+        have += len(more)
+    return kind, b"".join(chunks)
+
+
+def _spare(control: socket.socket) -> tuple[int, socket.socket] | None:
+    """The spare the template sent (``S``: its call number and socket), if one is ready."""
+    try:
+        message, fds, _, _ = socket.recv_fds(control, CONTROL.size, 1, socket.MSG_DONTWAIT)
+    except BlockingIOError:
+        return None
+    if not message:
+        raise ConnectionResetError("the worker template closed its socket")
+    kind, number = CONTROL.unpack(message)
+    if kind != b"S" or len(fds) != 1:
+        for fd in fds:
+            os.close(fd)
+        raise CallFailed("worker template protocol error")
+    return number, socket.socket(fileno=fds[0])
+
+
+def _gone(conn: socket.socket) -> bool:
+    """Whether the worker at the other end of ``conn`` ended before its call (a spare
+    killed from outside while it waited): then the call goes to another worker."""
+    try:
+        return conn.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+    except BlockingIOError:
+        return False  # alive, waiting for its request
+    except OSError:
+        return True
 
 
 def _kill(control: socket.socket, number: int) -> None:

@@ -2,11 +2,13 @@
 
 The template starts with the policy's clean environment, imports only the runtime, checks
 the bundle's execution files and compiles the verified source bytes (compiling runs none of
-it). It is single-threaded, so forking it is safe. For each call the server sends one
-message carrying a fresh socket (``SCM_RIGHTS``); the template forks a worker that gets its
-own process group, a fresh working directory (under the template's working directory, a
-scratch directory the server owns and removes if the template dies) and a pipe for its
-stdout and stderr, and answers on that socket.
+it). It is single-threaded, so forking it is safe. It forks each call's worker ahead of the
+call (a spare, ``Template``), when the server asks (``W``), and sends the server the other
+end of the worker's socket (``SCM_RIGHTS``); when no spare is ready, the server sends a
+fresh socket for a worker forked then (``C``). A worker gets its own process group, a fresh
+working directory (under the template's working directory, a scratch directory the server
+owns and removes if the template dies) and a pipe for its stdout and stderr, waits for its
+call's request on its socket and answers there.
 
 Nothing a call starts outlives it. A worker is itself a child subreaper: whatever its
 code starts (``setsid``, ``start_new_session``, a double fork) stays below it, and it kills
@@ -43,7 +45,6 @@ import signal
 import socket
 import struct
 import sys
-import tempfile
 import traceback
 import types
 from collections.abc import Callable
@@ -57,11 +58,17 @@ from ..services import attribute_of
 
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
+PR_SET_NAME = 15
 PR_SET_CHILD_SUBREAPER = 36
 READY = b"ready"
-# A message from the server: ``C`` (start a worker for call N on the descriptor it carries)
-# or ``K`` (kill call N's worker, if it still runs), and N.
+# A message from the server: ``C`` (start a worker for call N on the descriptor it carries),
+# ``W`` (fork a spare worker for call N) or ``K`` (kill call N's worker, if it still runs),
+# and N; to the server: ``S`` (spare N's socket, the descriptor it carries).
 CONTROL = struct.Struct("!cQ")
+# A worker's name (``/proc/<pid>/comm``, what ``ps`` shows): whether its call has come.
+SPARE_NAME = b"svc-spare"
+WORKER_NAME = b"svc-worker"
+WARM_ROUNDS = 64  # enough for the interpreter to specialise what a worker runs
 DEFAULT_MAX_LOG_BYTES = 64 * 1024  # policies written before ``limits.max_log_bytes``
 TRASH = ".trash"
 
@@ -111,6 +118,9 @@ class Prepared:
         self.max_log = int(limits.get("max_log_bytes", DEFAULT_MAX_LOG_BYTES))
         self.wall_seconds = int(limits["wall_time_ms"]) / 1000
         self.user = worker_identity(self.policy.get("worker_user"))
+        self.is_async = {
+            name: CallShape.from_ir(plan["call"]).is_async for name, plan in self.plans.items()
+        }
         # The module as the template ran it, when it serves a service class (``preload``).
         self.preloaded: dict[str, types.ModuleType] = {}
 
@@ -190,10 +200,55 @@ def preload(prepared: Prepared) -> None:
     # (what the setup built is frozen with the rest of the template before the first fork)
 
 
+def _sample(a: int, b: float = 0.5) -> float:
+    return a + b
+
+
+_SAMPLE_CALL = {
+    "name": "sample",
+    "execution": "sync",
+    "params": [
+        {"name": "a", "kind": "positional_or_keyword", "default": False},
+        {"name": "b", "kind": "positional_or_keyword", "default": True},
+    ],
+}
+
+
+def rehearse(prepared: Prepared) -> None:
+    """What every call runs around the user's code, run on sample values: the files'
+    digests, the request's unpickling, a module made from the spec (not executed), the
+    shape check, the result's encoding. Nothing of the bundle runs, and nothing is kept.
+
+    Why: a forked worker's first write to each page of the template's memory copies it
+    (a fault of a few microseconds), and running Python writes to the objects it touches
+    (reference counts, the interpreter's warm-up counters in code objects), so a worker's
+    runtime path cost about a millisecond of faults. The template runs this before it
+    forks (its code objects settle, so no worker writes them), and a spare runs it again
+    while it waits for its call (the faults it takes are off the call's path)."""
+    for path, _, _ in prepared.checks(next(iter(prepared.plans)))[:3]:  # the code, warm
+        with contextlib.suppress(OSError):  # the call reports it
+            sha256_file(path)
+    pickle.loads(pickle.dumps(("sample", [1], {"b": 0.5}), protocol=pickle.HIGHEST_PROTOCOL))
+    if prepared.spec is not None:
+        importlib.util.module_from_spec(prepared.spec)
+    function = attribute_of(sys.modules[__name__], _sample.__name__)
+    shape_problem(function, _SAMPLE_CALL)
+    inspect.isgeneratorfunction(function) or inspect.isasyncgenfunction(function)
+    result = function(1, 0.5)
+    p.frame(p.RESULT, p.encode_result([result, "x", None, True, {"k": 1}], prepared.max_output))
+
+
 def run_call(
     conn: socket.socket, prepared: Prepared, drop_privileges: Callable[[], None] = lambda: None
 ) -> None:
-    _, size = p.HEADER.unpack(p.read_exact(conn.recv, p.HEADER.size))
+    try:
+        _, size = p.HEADER.unpack(p.read_exact(conn.recv, p.HEADER.size))
+    except EOFError:  # a spare whose call never came (the server closed its socket)
+        return None
+    # the call has come: this process is its worker, with a backstop if the server cannot
+    # kill it (the default SIGALRM action terminates)
+    signal.setitimer(signal.ITIMER_REAL, prepared.wall_seconds + 1.0)
+    prctl(PR_SET_NAME, WORKER_NAME)
     name, args, kwargs = pickle.loads(p.read_exact(conn.recv, size))
 
     def fail(error: str, detail: str) -> None:
@@ -227,7 +282,7 @@ def run_call(
             kill_descendants()
             conn.sendall(p.frame(p.DONE, b""))
             return None
-        if CallShape.from_ir(plan["call"]).is_async:
+        if prepared.is_async[name]:
             import asyncio  # loaded by the template (``Prepared``)
 
             result = asyncio.run(function(*args, **kwargs))
@@ -346,7 +401,7 @@ def end_everything_below(rounds: int = 200) -> None:
 _LIBC: list[Any] = []
 
 
-def prctl(option: int, value: int) -> bool:
+def prctl(option: int, value: int | bytes) -> bool:
     try:
         if not _LIBC:
             _LIBC.append(ctypes.CDLL(None, use_errno=True))
@@ -364,7 +419,8 @@ def _worker(
     closing: list[Any],
     template: int,
 ) -> None:
-    """In the forked child: own process group, fresh directory, one call, then exit."""
+    """In the forked child: own process group, fresh directory, one call, then exit. A
+    spare does all this before its call comes (``run_call`` waits for it)."""
     code = 0
     try:
         signal.set_wakeup_fd(-1)
@@ -384,8 +440,9 @@ def _worker(
         os.close(log_fd)
         os.setpgid(0, 0)
         os.chdir(workdir)
-        # A backstop if the server cannot kill us: the default SIGALRM action terminates.
-        signal.setitimer(signal.ITIMER_REAL, prepared.wall_seconds + 1.0)
+        prctl(PR_SET_NAME, SPARE_NAME)
+        with contextlib.suppress(Exception):  # never a reason to miss the call
+            rehearse(prepared)  # before the call comes (``rehearse``)
         with socket.socket(fileno=conn_fd) as conn:
             run_call(conn, prepared, lambda: _become(prepared.user))
     except BaseException:  # nothing may escape a forked child
@@ -430,16 +487,27 @@ class Call:
 
 
 class Template:
-    """The template's state: live calls, their output pipes, the cleaner."""
+    """The template's state: live calls, their output pipes, the cleaner.
+
+    A worker is forked either for a socket the server sends (``C``), or as a spare (``W``):
+    forked ahead of its call with a socket of its own whose other end goes to the server,
+    which takes it for its next call (and asks for the next spare then), so a call waits
+    for neither a fork, nor a worker's setup, nor this process. A spare is as fresh as a
+    worker forked for its call: a copy of the template, which never runs a call, serving
+    one call; it runs nothing of the bundle before the call comes (the files are
+    re-verified and the module executed after that, as for any worker)."""
 
     def __init__(self, prepared: Prepared, scratch: Path) -> None:
         self.prepared = prepared
         self.scratch = scratch
+        self._scratch = str(scratch)
+        self.trashed = False  # something was moved to the trash since the cleaner last ran
         self.calls: dict[int, Call] = {}
         self.numbers: dict[int, int] = {}  # the server's number of a live call → its pid
         self.logs: dict[int, Call] = {}  # read end of a call's output pipe → its call
         self.cleaner: int | None = None
         self.selector = selectors.DefaultSelector()
+        self.inherited: list[Any] = []  # what a worker closes first: the template's sockets
 
     # -- output --------------------------------------------------------------------------
     def read_log(self, fd: int) -> None:
@@ -469,23 +537,62 @@ class Template:
         call.dropped += max(len(data) - room, 0)
 
     # -- calls ---------------------------------------------------------------------------
-    def start(self, fd: int, number: int, closing: list[Any]) -> None:
-        workdir = tempfile.mkdtemp(prefix="svc-call-", dir=self.scratch)
+    def start(self, fd: int, number: int) -> None:
+        """A worker for call ``number``, answering on ``fd`` (the server's socket)."""
+        try:
+            self._fork(fd, number, [])
+        finally:
+            os.close(fd)
+
+    def spare(self, number: int) -> socket.socket:
+        """A spare worker for call ``number``; returns the server's end of its socket."""
+        ours, theirs = socket.socketpair()
+        try:
+            self._fork(theirs.fileno(), number, [ours])
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        return ours
+
+    def _workdir(self) -> str:
+        """A new directory for one call, named at random: a worker user may enter the
+        scratch directory (0711), never list it, so it cannot find another call's."""
+        while True:
+            path = os.path.join(self._scratch, "svc-call-" + os.urandom(8).hex())
+            try:
+                os.mkdir(path, 0o700)
+            except FileExistsError:
+                continue
+            return path
+
+    def _fork(self, conn_fd: int, number: int, closing: list[Any]) -> None:
+        workdir = self._workdir()
         if self.prepared.user is not None:
             os.chown(workdir, *self.prepared.user)
         read_end, write_end = os.pipe()
         template = os.getpid()
-        pid = os.fork()
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(read_end)
+            os.close(write_end)
+            os.rmdir(workdir)
+            raise
         if pid == 0:
             _worker(
-                fd,
+                conn_fd,
                 workdir,
                 write_end,
                 self.prepared,
-                closing=[*closing, read_end],
+                closing=[*self.inherited, *self.logs, *closing, read_end],
                 template=template,
             )
-        os.close(fd)
+        # its own process group from now on (it sets it too): a kill, however early,
+        # reaches it
+        with contextlib.suppress(OSError):
+            os.setpgid(pid, pid)
         os.close(write_end)
         os.set_blocking(read_end, False)
         call = Call(pid, number, workdir)
@@ -551,11 +658,15 @@ class Template:
             trash.mkdir()
         with contextlib.suppress(OSError):
             os.rename(workdir, trash / os.path.basename(workdir))
+            self.trashed = True
 
     def clean(self) -> None:
         """A cleaner process empties the trash, off the template's critical path."""
+        if self.cleaner is not None or not self.trashed:
+            return
+        self.trashed = False
         trash = self.scratch / TRASH
-        if self.cleaner is not None or not trash.exists() or not any(os.scandir(trash)):
+        if not trash.exists() or not any(os.scandir(trash)):
             return
         pid = os.fork()
         if pid == 0:
@@ -633,12 +744,16 @@ def serve(root: Path, control: socket.socket) -> None:
     prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
     if os.getppid() != server:  # the server died before the line above
         stopping.append(signal.SIGTERM)
+    with contextlib.suppress(Exception):  # what every worker runs settles here, once
+        for _ in range(WARM_ROUNDS):
+            rehearse(prepared)
     # Everything the template holds moves to the collector's permanent generation: a
     # worker's collections never walk it, so they never copy its pages (copy-on-write).
     gc.freeze()
     selector = template.selector
     selector.register(control, selectors.EVENT_READ)
     selector.register(wake_r, selectors.EVENT_READ)
+    template.inherited = [selector, control, wake_r, wake_w]
     try:
         control.sendall(READY)
         while not stopping:
@@ -655,15 +770,20 @@ def serve(root: Path, control: socket.socket) -> None:
                     if key.fd in template.logs:
                         template.read_log(key.fd)
                     continue
-                message, fds, _, _ = socket.recv_fds(control, 16, 4)
+                try:
+                    message, fds, _, _ = socket.recv_fds(control, 16, 4)
+                except ConnectionError:  # closed with a spare unread: the same as EOF
+                    message, fds = b"", []
                 if not message:  # the server closed its executor, or died
                     stopping.append(0)
                     return
                 kind, number = CONTROL.unpack(message)
                 if kind == b"K":
                     template.kill(number)
+                elif kind == b"W":
+                    _send_spare(control, template, number)
                 for fd in fds:
-                    template.start(fd, number, [selector, control, wake_r, wake_w, *template.logs])
+                    template.start(fd, number)
     finally:
         template.close()
         # The server is gone, or done with this template: so is the directory. EOF on the
@@ -671,6 +791,18 @@ def serve(root: Path, control: socket.socket) -> None:
         # reparents the template or sends it the death signal, so EOF may come first.
         if stopping or os.getppid() != server:
             shutil.rmtree(template.scratch, ignore_errors=True)
+
+
+def _send_spare(control: socket.socket, template: Template, number: int) -> None:
+    """Fork spare ``number`` and send the server its socket (``S``). No fork now (out of
+    processes) means no spare: the server's calls fork their workers (``C``) meanwhile."""
+    try:
+        ours = template.spare(number)
+    except OSError as exc:
+        _write_all(2, f"svc-governed: no spare worker: {exc.strerror}\n".encode())
+        return
+    with ours, contextlib.suppress(OSError):  # the server is gone: EOF comes next
+        socket.send_fds(control, [CONTROL.pack(b"S", number)], [ours.fileno()])
 
 
 def main(root: Path, control_fd: int) -> None:

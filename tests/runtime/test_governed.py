@@ -6,6 +6,7 @@ is fresh, the deadline kills, and nothing outlives a call."""
 import concurrent.futures
 import json
 import os
+import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -78,6 +79,15 @@ def children_of(pid: int) -> list[tuple[int, str]]:
         if int(fields[1]) == pid:
             out.append((int(entry.name), fields[0]))
     return out
+
+
+def name_of(pid: int) -> str:
+    """A process's name: a governed worker is ``svc-spare`` until its call comes (forked
+    ahead of it, waiting), then ``svc-worker``; gone, ``""``."""
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
 
 
 def template_pid(server: Server) -> int:
@@ -208,8 +218,56 @@ def test_no_zombies_and_no_leftover_processes(client: httpx.Client, server: Serv
     time.sleep(0.3)
     template = template_pid(server)
     assert children_of(server.proc.pid) == [(template, "S")]
-    assert children_of(template) == []  # workers reaped, orphans reaped, nothing running
+    # workers reaped, orphans reaped, nothing running: only the next calls' workers, waiting
+    spares = [pid for pid, _ in children_of(template)]
+    assert spares
+    assert {name_of(pid) for pid in spares} == {"svc-spare"}
+    assert [children_of(pid) for pid in spares] == [[] for _ in spares]
     assert not Path(f"/proc/{orphan}").exists()
+
+
+def test_the_next_calls_worker_is_forked_ahead_and_serves_one_call(server: Server) -> None:
+    def slow() -> float:
+        with server.client() as c:
+            return float(call(c, "sleep", {"seconds": 1.0}).json())
+
+    template = template_pid(server)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        running = pool.submit(slow)
+        deadline = time.monotonic() + 10
+        named: list[tuple[str, int]] = []
+        while "svc-worker" not in dict(named):
+            assert time.monotonic() < deadline, named
+            time.sleep(0.02)
+            named = sorted((name_of(pid), pid) for pid, _ in children_of(template))
+        workers = [pid for name, pid in named if name == "svc-worker"]
+        spares = [pid for name, pid in named if name == "svc-spare"]
+        assert len(workers) == 1
+        assert spares  # the next calls' workers, waiting while this one runs
+        assert len(named) == len(workers) + len(spares)
+        assert running.result() == 1.0
+    with server.client() as c:  # each spare takes one call, then ends
+        assert [call(c, "add", {"a": 1, "b": i}).json() for i in range(len(spares))] == [
+            1 + i for i in range(len(spares))
+        ]
+    deadline = time.monotonic() + 5
+    while {*workers, *spares} & {pid for pid, _ in children_of(template)}:
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+
+
+def test_a_spare_killed_while_it_waits_costs_no_call(server: Server) -> None:
+    template = template_pid(server)
+    spares = {pid for pid, _ in children_of(template) if name_of(pid) == "svc-spare"}
+    assert spares
+    for pid in spares:
+        os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 5
+    while spares & {pid for pid, _ in children_of(template)}:  # reaped by the template
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    with server.client() as c:
+        assert [call(c, "add", {"a": i, "b": 1}).json() for i in range(3)] == [1, 2, 3]
 
 
 def test_source_changed_after_startup_is_a_sanitised_error(

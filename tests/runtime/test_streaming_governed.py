@@ -19,7 +19,7 @@ from helpers import run_svcc
 from mcp import ClientSession
 from mcp_client import McpBundle
 from servers import Server, generate, serving
-from test_governed import children_of
+from test_governed import children_of, name_of
 from test_streaming import with_progress
 
 SOURCE = """
@@ -92,9 +92,14 @@ def lines(server: Server, name: str, body: dict[str, Any]) -> list[Any]:
 
 
 def workers_of(server: Server) -> list[int]:
-    """The live workers: the template's children."""
+    """The live workers: the template's children, but the spare (the next call's worker,
+    forked ahead and waiting)."""
     (template,) = [pid for pid, _ in children_of(server.proc.pid)]
-    return [pid for pid, state in children_of(template) if state != "Z"]
+    return [
+        pid
+        for pid, state in children_of(template)
+        if state != "Z" and name_of(pid) not in ("svc-spare", "")
+    ]
 
 
 def no_worker_left(server: Server) -> bool:
