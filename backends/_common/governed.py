@@ -22,7 +22,7 @@ from svcc.ir.model import Capability, ModuleIR
 
 PLAN_SCHEMA: Final = "svc.execution-plan/v1"
 GOVERNED_PACKAGE: Final = "svc_runtime/governed"
-GOVERNED_MODULES: Final = ("executor", "scratch", "template")
+GOVERNED_MODULES: Final = ("executor", "processes", "scratch", "template")
 # Shared with the OCI backend and the container worker (``svc_runtime/wire.py``).
 WIRE_MODULES: Final = ("wire",)
 

@@ -34,16 +34,9 @@ from typing import Any
 from .. import wire as p
 from ..integrity import StartupError, sha256_file
 from ..streaming import ItemSource, StreamError, idle_error
+from .processes import PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE, children_of, prctl, worker_identity
 from .scratch import Scratch, sweep
-from .template import (
-    CONTROL,
-    PR_SET_CHILD_SUBREAPER,
-    PR_SET_DUMPABLE,
-    READY,
-    children_of,
-    prctl,
-    worker_identity,
-)
+from .template import CONTROL, READY
 
 TEMPLATE_START_SECONDS = 30
 DEFAULT_MAX_QUEUED = 64  # policies written before ``limits.max_queued_calls`` existed

@@ -29,7 +29,6 @@ module, so a bundle changed after startup gives a sanitised error, never a silen
 """
 
 import contextlib
-import ctypes
 import errno
 import gc
 import hashlib
@@ -55,11 +54,18 @@ from .. import wire as p
 from ..calls import CallShape, shape_problem
 from ..integrity import sha256_file
 from ..services import attribute_of
+from .processes import (
+    PR_SET_CHILD_SUBREAPER,
+    PR_SET_DUMPABLE,
+    PR_SET_NAME,
+    PR_SET_PDEATHSIG,
+    children_of,
+    end_everything_below,
+    kill_descendants,
+    prctl,
+    worker_identity,
+)
 
-PR_SET_PDEATHSIG = 1
-PR_SET_DUMPABLE = 4
-PR_SET_NAME = 15
-PR_SET_CHILD_SUBREAPER = 36
 READY = b"ready"
 # A message from the server: ``C`` (start a worker for call N on the descriptor it carries),
 # ``W`` (fork a spare worker for call N) or ``K`` (kill call N's worker, if it still runs),
@@ -110,9 +116,13 @@ class Prepared:
         # capability re-verifies (as plain strings: a worker builds no paths) and the
         # module's import spec.
         self._checks = {name: self._check_list(name) for name in self.plans}
-        self.spec = None
-        if self.repository is None:
-            self.spec = importlib.util.spec_from_file_location(self.module, self.source_path)
+        # a one-module program is imported from its file; a repository's worker imports
+        # from the declared module set instead
+        self.spec = (
+            None
+            if self.repository
+            else importlib.util.spec_from_file_location(self.module, self.source_path)
+        )
         limits = self.policy["limits"]
         self.max_output = int(limits["max_output_bytes"])
         self.max_log = int(limits.get("max_log_bytes", DEFAULT_MAX_LOG_BYTES))
@@ -320,94 +330,6 @@ def _stream(conn: socket.socket, prepared: Prepared, produced: Any) -> None:
             conn.sendall(p.frame(p.ITEM, p.encode_result(item, prepared.max_output)))
 
     asyncio.run(drain())
-
-
-def worker_identity(user: Any) -> tuple[int, int] | None:
-    """``(uid, gid)`` of the policy's ``worker_user`` (a name or a numeric id), or None."""
-    if user is None:
-        return None
-    import pwd
-
-    try:
-        entry = pwd.getpwuid(int(user)) if str(user).isdigit() else pwd.getpwnam(str(user))
-    except KeyError:
-        raise RuntimeError(f"worker_user {user!r} does not exist on this host") from None
-    if os.geteuid() != 0 and entry.pw_uid != os.geteuid():
-        raise RuntimeError(f"worker_user {user!r} needs the server to run as root")
-    return entry.pw_uid, entry.pw_gid
-
-
-def children_of(parent: int) -> list[int]:
-    """Pids whose parent is ``parent`` (from ``/proc``: Linux)."""
-    out: list[int] = []
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return out
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as stat:
-                fields = stat.read().rsplit(b")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == parent:
-            out.append(int(entry))
-    return out
-
-
-def kill_descendants() -> None:
-    """Kill and reap everything below this process (a subreaper: orphans come back here)."""
-    me = os.getpid()
-    for _ in range(10_000):
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return  # no child at all: the common case costs one system call
-        if pid:
-            continue
-        for child in children_of(me):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(child, signal.SIGKILL)
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(-1, 0)
-
-
-def end_everything_below(rounds: int = 200) -> None:
-    """Kill and reap every process below this one, however deep, before this one exits.
-
-    A call's processes in a session of their own are out of reach of the worker's group
-    kill; they come back to the template (a subreaper) one level at a time, each as the
-    level above it dies, so a single pass over the children left the deeper levels under
-    PID 1 when the template exited with its server (SIGKILL mid-call). Bounded: a process
-    that does not die (stuck in the kernel) does not keep the template alive; not Linux
-    (no ``/proc``), orphans go to init anyway.
-    """
-    me = os.getpid()
-    for _ in range(rounds):
-        with contextlib.suppress(ChildProcessError):
-            while os.waitpid(-1, os.WNOHANG)[0]:
-                pass
-        children = children_of(me)
-        if not children:
-            return
-        for child in children:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(child, signal.SIGKILL)
-        signal.sigtimedwait([signal.SIGCHLD], 0.05)
-
-
-_LIBC: list[Any] = []
-
-
-def prctl(option: int, value: int | bytes) -> bool:
-    try:
-        if not _LIBC:
-            _LIBC.append(ctypes.CDLL(None, use_errno=True))
-        return int(_LIBC[0].prctl(option, value, 0, 0, 0)) == 0
-    except (OSError, AttributeError):
-        return False  # not Linux
 
 
 def _worker(
@@ -759,31 +681,14 @@ def serve(root: Path, control: socket.socket) -> None:
         while not stopping:
             for key, _ in selector.select():
                 if key.fileobj is wake_r:
-                    try:
-                        while wake_r.recv(512):
-                            pass
-                    except BlockingIOError:
-                        pass
+                    _drain(wake_r)
                     template.reap()
-                    continue
-                if key.fileobj is not control:
+                elif key.fileobj is not control:
                     if key.fd in template.logs:
                         template.read_log(key.fd)
-                    continue
-                try:
-                    message, fds, _, _ = socket.recv_fds(control, 16, 4)
-                except ConnectionError:  # closed with a spare unread: the same as EOF
-                    message, fds = b"", []
-                if not message:  # the server closed its executor, or died
-                    stopping.append(0)
+                elif not _on_control(control, template):
+                    stopping.append(0)  # the server closed its executor, or died
                     return
-                kind, number = CONTROL.unpack(message)
-                if kind == b"K":
-                    template.kill(number)
-                elif kind == b"W":
-                    _send_spare(control, template, number)
-                for fd in fds:
-                    template.start(fd, number)
     finally:
         template.close()
         # The server is gone, or done with this template: so is the directory. EOF on the
@@ -791,6 +696,34 @@ def serve(root: Path, control: socket.socket) -> None:
         # reparents the template or sends it the death signal, so EOF may come first.
         if stopping or os.getppid() != server:
             shutil.rmtree(template.scratch, ignore_errors=True)
+
+
+def _drain(wake: socket.socket) -> None:
+    """Empty the signal wake-up socket (its bytes only say that a signal came)."""
+    try:
+        while wake.recv(512):
+            pass
+    except BlockingIOError:
+        pass
+
+
+def _on_control(control: socket.socket, template: Template) -> bool:
+    """One message of the server: kill a call's worker (``K``), fork a spare (``W``), or
+    start a worker on the sockets it passes. ``False`` at EOF."""
+    try:
+        message, fds, _, _ = socket.recv_fds(control, 16, 4)
+    except ConnectionError:  # closed with a spare unread: the same as EOF
+        message, fds = b"", []
+    if not message:
+        return False
+    kind, number = CONTROL.unpack(message)
+    if kind == b"K":
+        template.kill(number)
+    elif kind == b"W":
+        _send_spare(control, template, number)
+    for fd in fds:
+        template.start(fd, number)
+    return True
 
 
 def _send_spare(control: socket.socket, template: Template, number: int) -> None:

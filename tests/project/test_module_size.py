@@ -13,8 +13,6 @@ LIMIT = 800
 EXCEPTIONS = {
     # a table: one entry per diagnostic code, with its message, class and fix example
     "contracts/diagnostics/codes.py",
-    # TEMPORARY: split by h50-reach-calls
-    "frontends/python/_evaluator.py",
 }
 
 
