@@ -1,0 +1,159 @@
+"""Frozen records whose methods are generated ahead of time: attrs' ``frozen(kw_only=True)``
+without its cost at import.
+
+attrs writes each class's ``__init__``, ``__eq__``, ``__hash__`` and ``__repr__`` as source
+text and compiles it when the class statement runs, and builds the class a second time to
+add ``__slots__``: for the IR's fifty-odd records that was a fifth of a cold ``svcc inspect
+FILE``, paid by every start. Here the same methods are written once by
+``tools/gen_records.py`` into ``svcc.ir._records_generated`` (a module whose bytecode is
+cached like any other), and :func:`frozen` only attaches them to a ``__slots__`` class.
+
+The classes keep attrs' interface: ``attrs.fields``/``attrs.has``/``attrs.evolve`` and cattrs
+work on them (``__attrs_attrs__`` is built by attrs itself, on first use, from the same
+annotations and defaults), instances are frozen (``attrs.exceptions.FrozenInstanceError``),
+compare and hash by their fields, pickle, and ``match`` by keyword. A class whose generated
+methods are missing or stale (a field added, a default changed, without re-running the
+generator) is built by attrs instead: slower, never wrong; ``tests/ir/test_records.py``
+keeps the generated module current and checks each record against attrs' own build.
+
+Type checkers see ``attrs.frozen`` (the modules import it under ``TYPE_CHECKING``), so
+attrs' plugin types the constructors and ``attrs.evolve`` exactly as before.
+"""
+
+from collections.abc import Callable
+from typing import Any, ClassVar, TypeVar, get_origin
+
+C = TypeVar("C", bound=type)
+
+# Every record decorated so far, by ``module.qualname``: what the generator writes methods for.
+SPECS: dict[str, type] = {}
+# Whether a record got its generated methods (``True``) or attrs' build (``False``).
+GENERATED: dict[str, bool] = {}
+# The methods a generated record gets (``__init__`` checked against the fields first).
+METHODS = ("__init__", "__eq__", "__hash__", "__repr__")
+
+
+def fields_of(cls: type) -> tuple[tuple[str, ...], dict[str, Any]]:
+    """The record's field names in order (its annotations, ``ClassVar`` ones left out) and
+    the defaults the class body gives (``name = value``), as attrs reads them."""
+    names: list[str] = []
+    defaults: dict[str, Any] = {}
+    for name, annotation in cls.__dict__.get("__annotations__", {}).items():
+        if get_origin(annotation) is ClassVar or (
+            isinstance(annotation, str) and annotation.startswith(("ClassVar", "typing.ClassVar"))
+        ):
+            continue
+        names.append(name)
+        if name in cls.__dict__:
+            defaults[name] = cls.__dict__[name]
+    return tuple(names), defaults
+
+
+def _frozen_setattr(self: object, name: str, value: object) -> None:
+    from attrs.exceptions import FrozenInstanceError
+
+    raise FrozenInstanceError
+
+
+def _frozen_delattr(self: object, name: str) -> None:
+    from attrs.exceptions import FrozenInstanceError
+
+    raise FrozenInstanceError
+
+
+class _AttrsFields:
+    """``__attrs_attrs__`` of a generated record: attrs builds the field definitions (on first
+    use, from a copy of the class body's annotations and defaults) and the result replaces
+    this descriptor on the class, so ``attrs.resolve_types`` edits what later reads see."""
+
+    def __get__(self, instance: object, owner: type) -> Any:
+        import attrs
+
+        names, defaults = fields_of(owner)
+        shadow = type(
+            owner.__name__,
+            (),
+            {
+                "__module__": owner.__module__,
+                "__qualname__": owner.__qualname__,
+                "__annotations__": dict(owner.__dict__["__annotations__"]),
+                **defaults,
+            },
+        )
+        value = attrs.frozen(kw_only=True)(shadow).__attrs_attrs__
+        type.__setattr__(owner, "__attrs_attrs__", value)
+        return value
+
+
+def _state_methods(names: tuple[str, ...]) -> dict[str, Callable[..., Any]]:
+    """Pickling and copying, as attrs' slotted classes do it: the fields by name, set back
+    past the frozen ``__setattr__``."""
+    setter = object.__setattr__
+
+    def __getstate__(self: object) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in names}
+
+    def __setstate__(self: object, state: dict[str, Any]) -> None:
+        for name in names:
+            if name in state:
+                setter(self, name, state[name])
+
+    return {"__getstate__": __getstate__, "__setstate__": __setstate__}
+
+
+def _generated(key: str, names: tuple[str, ...], defaults: dict[str, Any]) -> dict[str, Any]:
+    """The generated methods of ``key`` when they were written for exactly these fields and
+    defaults, else an empty mapping."""
+    from svcc.ir._records_generated import RECORDS
+
+    methods = RECORDS.get(key)
+    if methods is None:
+        return {}
+    init = methods["__init__"]
+    code = init.__code__
+    if (
+        code.co_argcount != 1
+        or code.co_kwonlyargcount != len(names)
+        or code.co_varnames[1 : 1 + len(names)] != names
+        or (init.__kwdefaults__ or {}) != defaults
+        or any(type(init.__kwdefaults__[n]) is not type(v) for n, v in defaults.items())
+    ):
+        return {}
+    return methods
+
+
+def frozen(*, kw_only: bool) -> Callable[[C], C]:
+    """``attrs.frozen(kw_only=True)``, written the same way (``@frozen(kw_only=True)``), with
+    the methods generated ahead of time (see the module's docstring)."""
+    if not kw_only:
+        raise TypeError("records are keyword-only")
+    return _record
+
+
+def _record(cls: C) -> C:
+    key = f"{cls.__module__}.{cls.__qualname__}"
+    SPECS[key] = cls
+    names, defaults = fields_of(cls)
+    methods = _generated(key, names, defaults) if cls.__bases__ == (object,) else {}
+    GENERATED[key] = bool(methods)
+    if not methods:
+        import attrs
+
+        return attrs.frozen(kw_only=True)(cls)  # type: ignore[no-any-return]
+    body = {
+        k: v
+        for k, v in cls.__dict__.items()
+        if k not in ("__dict__", "__weakref__") and k not in defaults
+    }
+    for name, method in methods.items():
+        method.__name__ = name
+        method.__qualname__ = f"{cls.__qualname__}.{name}"
+        body[name] = method
+    body.update(_state_methods(names))
+    body["__qualname__"] = cls.__qualname__
+    body["__slots__"] = (*names, "__weakref__")
+    body["__match_args__"] = ()
+    body["__setattr__"] = _frozen_setattr
+    body["__delattr__"] = _frozen_delattr
+    body["__attrs_attrs__"] = _AttrsFields()
+    return type(cls)(cls.__name__, cls.__bases__, body)  # type: ignore[return-value]
