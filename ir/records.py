@@ -21,6 +21,7 @@ attrs' plugin types the constructors and ``attrs.evolve`` exactly as before.
 """
 
 from collections.abc import Callable
+from operator import itemgetter
 from typing import Any, ClassVar, TypeVar, get_origin
 
 C = TypeVar("C", bound=type)
@@ -38,7 +39,9 @@ def fields_of(cls: type) -> tuple[tuple[str, ...], dict[str, Any]]:
     the defaults the class body gives (``name = value``), as attrs reads them."""
     names: list[str] = []
     defaults: dict[str, Any] = {}
-    for name, annotation in cls.__dict__.get("__annotations__", {}).items():
+    # the class's own annotations (``inspect.get_annotations`` would import ``inspect``)
+    own = cls.__dict__.get("__annotations__", {})  # noqa: RUF063
+    for name, annotation in own.items():
         if get_origin(annotation) is ClassVar or (
             isinstance(annotation, str) and annotation.startswith(("ClassVar", "typing.ClassVar"))
         ):
@@ -49,40 +52,70 @@ def fields_of(cls: type) -> tuple[tuple[str, ...], dict[str, Any]]:
     return tuple(names), defaults
 
 
-def _frozen_setattr(self: object, name: str, value: object) -> None:
+def _frozen_setattr(_self: object, _name: str, _value: object) -> None:
     from attrs.exceptions import FrozenInstanceError
 
     raise FrozenInstanceError
 
 
-def _frozen_delattr(self: object, name: str) -> None:
+def _frozen_delattr(_self: object, _name: str) -> None:
     from attrs.exceptions import FrozenInstanceError
 
     raise FrozenInstanceError
 
 
 class _AttrsFields:
-    """``__attrs_attrs__`` of a generated record: attrs builds the field definitions (on first
-    use, from a copy of the class body's annotations and defaults) and the result replaces
-    this descriptor on the class, so ``attrs.resolve_types`` edits what later reads see."""
+    """``__attrs_attrs__`` of a generated record, built on first use (``attrs.fields``,
+    ``attrs.evolve``, cattrs) as attrs would describe the class, and then put on the class in
+    place of this descriptor, so ``attrs.resolve_types`` edits what later reads see."""
+
+    def __init__(self, names: tuple[str, ...], defaults: dict[str, Any]) -> None:
+        self.names = names
+        self.defaults = defaults
 
     def __get__(self, instance: object, owner: type) -> Any:
-        import attrs
+        from attrs import NOTHING, Attribute
 
-        names, defaults = fields_of(owner)
-        shadow = type(
-            owner.__name__,
-            (),
-            {
-                "__module__": owner.__module__,
-                "__qualname__": owner.__qualname__,
-                "__annotations__": dict(owner.__dict__["__annotations__"]),
-                **defaults,
-            },
+        names, defaults = self.names, self.defaults
+        own = owner.__annotations__
+        fields_type = type(
+            f"{owner.__name__}Attributes",
+            (tuple,),
+            {"__slots__": (), **{n: property(itemgetter(i)) for i, n in enumerate(names)}},
         )
-        value = attrs.frozen(kw_only=True)(shadow).__attrs_attrs__
+        value = fields_type(
+            _aliased(
+                Attribute(  # type: ignore[call-arg]  # attrs' own keyword arguments
+                    name=name,
+                    default=defaults.get(name, NOTHING),
+                    validator=None,
+                    repr=True,
+                    cmp=None,
+                    hash=None,
+                    init=True,
+                    inherited=False,
+                    type=own[name],
+                    kw_only=True,
+                    eq=True,
+                    eq_key=None,
+                    order=True,
+                    order_key=None,
+                    on_setattr=None,
+                    alias=name,
+                )
+            )
+            for name in names
+        )
         type.__setattr__(owner, "__attrs_attrs__", value)
         return value
+
+
+def _aliased(field: Any) -> Any:
+    """The field as attrs describes a field whose ``__init__`` name is its own (attrs 25.4 and
+    later record that the alias is the default one)."""
+    if hasattr(type(field), "alias_is_default"):
+        object.__setattr__(field, "alias_is_default", True)
+    return field
 
 
 def _state_methods(names: tuple[str, ...]) -> dict[str, Callable[..., Any]]:
@@ -139,7 +172,7 @@ def _record(cls: C) -> C:
     if not methods:
         import attrs
 
-        return attrs.frozen(kw_only=True)(cls)  # type: ignore[no-any-return]
+        return attrs.frozen(kw_only=True)(cls)
     body = {
         k: v
         for k, v in cls.__dict__.items()
@@ -155,5 +188,5 @@ def _record(cls: C) -> C:
     body["__match_args__"] = ()
     body["__setattr__"] = _frozen_setattr
     body["__delattr__"] = _frozen_delattr
-    body["__attrs_attrs__"] = _AttrsFields()
-    return type(cls)(cls.__name__, cls.__bases__, body)  # type: ignore[return-value]
+    body["__attrs_attrs__"] = _AttrsFields(names, defaults)
+    return type(cls)(cls.__name__, cls.__bases__, body)
