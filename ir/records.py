@@ -1,5 +1,5 @@
-"""Frozen records whose methods are generated ahead of time: attrs' ``frozen(kw_only=True)``
-without its cost at import.
+"""Frozen records whose methods are generated ahead of time: attrs' ``frozen`` without its
+cost at import.
 
 attrs writes each class's ``__init__``, ``__eq__``, ``__hash__`` and ``__repr__`` as source
 text and compiles it when the class statement runs, and builds the class a second time to
@@ -11,7 +11,7 @@ cached like any other), and :func:`frozen` only attaches them to a ``__slots__``
 The classes keep attrs' interface: ``attrs.fields``/``attrs.has``/``attrs.evolve`` and cattrs
 work on them (``__attrs_attrs__`` is built by attrs itself, on first use, from the same
 annotations and defaults), instances are frozen (``attrs.exceptions.FrozenInstanceError``),
-compare and hash by their fields, pickle, and ``match`` by keyword. A class whose generated
+compare and hash by their fields, pickle, and ``match`` as attrs' do. A class whose generated
 methods are missing or stale (a field added, a default changed, without re-running the
 generator) is built by attrs instead: slower, never wrong; ``tests/ir/test_records.py``
 keeps the generated module current and checks each record against attrs' own build.
@@ -22,16 +22,18 @@ attrs' plugin types the constructors and ``attrs.evolve`` exactly as before.
 
 from collections.abc import Callable
 from operator import itemgetter
-from typing import Any, ClassVar, TypeVar, get_origin
+from typing import Any, ClassVar, TypeVar, get_origin, overload
 
 C = TypeVar("C", bound=type)
 
-# Every record decorated so far, by ``module.qualname``: what the generator writes methods for.
-SPECS: dict[str, type] = {}
+# Every record decorated so far, by ``module.qualname``, as written (before its methods are
+# attached) and whether it is keyword-only: what the generator writes methods for.
+SPECS: dict[str, tuple[type, bool]] = {}
 # Whether a record got its generated methods (``True``) or attrs' build (``False``).
 GENERATED: dict[str, bool] = {}
 # The methods a generated record gets (``__init__`` checked against the fields first).
 METHODS = ("__init__", "__eq__", "__hash__", "__repr__")
+_NO_DEFAULTS: dict[str, Any] = {}
 
 
 def fields_of(cls: type) -> tuple[tuple[str, ...], dict[str, Any]]:
@@ -69,9 +71,10 @@ class _AttrsFields:
     ``attrs.evolve``, cattrs) as attrs would describe the class, and then put on the class in
     place of this descriptor, so ``attrs.resolve_types`` edits what later reads see."""
 
-    def __init__(self, names: tuple[str, ...], defaults: dict[str, Any]) -> None:
+    def __init__(self, names: tuple[str, ...], defaults: dict[str, Any], kw_only: bool) -> None:
         self.names = names
         self.defaults = defaults
+        self.kw_only = kw_only
 
     def __get__(self, instance: object, owner: type) -> Any:
         from attrs import NOTHING, Attribute
@@ -134,9 +137,11 @@ def _state_methods(names: tuple[str, ...]) -> dict[str, Callable[..., Any]]:
     return {"__getstate__": __getstate__, "__setstate__": __setstate__}
 
 
-def _generated(key: str, names: tuple[str, ...], defaults: dict[str, Any]) -> dict[str, Any]:
-    """The generated methods of ``key`` when they were written for exactly these fields and
-    defaults, else an empty mapping."""
+def _generated(
+    key: str, names: tuple[str, ...], defaults: dict[str, Any], kw_only: bool
+) -> dict[str, Any]:
+    """The generated methods of ``key`` when they were written for exactly these fields,
+    defaults and calling convention, else an empty mapping."""
     from svcc.ir._records_generated import RECORDS
 
     methods = RECORDS.get(key)
@@ -144,35 +149,46 @@ def _generated(key: str, names: tuple[str, ...], defaults: dict[str, Any]) -> di
         return {}
     init = methods["__init__"]
     code = init.__code__
+    count = len(names)
+    if kw_only:
+        shape = (code.co_argcount, code.co_kwonlyargcount) == (1, count)
+        given = init.__kwdefaults__ or _NO_DEFAULTS
+    else:
+        shape = (code.co_argcount, code.co_kwonlyargcount) == (1 + count, 0)
+        values = init.__defaults__ or ()
+        given = dict(zip(names[count - len(values) :], values, strict=True))
     if (
-        code.co_argcount != 1
-        or code.co_kwonlyargcount != len(names)
-        or code.co_varnames[1 : 1 + len(names)] != names
-        or (init.__kwdefaults__ or {}) != defaults
-        or any(type(init.__kwdefaults__[n]) is not type(v) for n, v in defaults.items())
+        not shape
+        or code.co_varnames[1 : 1 + count] != names
+        or given != defaults
+        or any(type(given[n]) is not type(v) for n, v in defaults.items())
     ):
         return {}
     return methods
 
 
-def frozen(*, kw_only: bool) -> Callable[[C], C]:
-    """``attrs.frozen(kw_only=True)``, written the same way (``@frozen(kw_only=True)``), with
+@overload
+def frozen(maybe_cls: C, /) -> C: ...
+@overload
+def frozen(*, kw_only: bool = False) -> Callable[[C], C]: ...
+def frozen(maybe_cls: C | None = None, /, *, kw_only: bool = False) -> C | Callable[[C], C]:
+    """``attrs.frozen``, written the same ways (``@frozen``, ``@frozen(kw_only=True)``), with
     the methods generated ahead of time (see the module's docstring)."""
-    if not kw_only:
-        raise TypeError("records are keyword-only")
-    return _record
+    if maybe_cls is None:
+        return lambda cls: _record(cls, kw_only)
+    return _record(maybe_cls, kw_only)
 
 
-def _record(cls: C) -> C:
+def _record(cls: C, kw_only: bool) -> C:
     key = f"{cls.__module__}.{cls.__qualname__}"
-    SPECS[key] = cls
+    SPECS[key] = (cls, kw_only)
     names, defaults = fields_of(cls)
-    methods = _generated(key, names, defaults) if cls.__bases__ == (object,) else {}
+    methods = _generated(key, names, defaults, kw_only) if cls.__bases__ == (object,) else {}
     GENERATED[key] = bool(methods)
     if not methods:
         import attrs
 
-        return attrs.frozen(kw_only=True)(cls)
+        return attrs.frozen(kw_only=kw_only)(cls)
     body = {
         k: v
         for k, v in cls.__dict__.items()
@@ -185,8 +201,8 @@ def _record(cls: C) -> C:
     body.update(_state_methods(names))
     body["__qualname__"] = cls.__qualname__
     body["__slots__"] = (*names, "__weakref__")
-    body["__match_args__"] = ()
+    body["__match_args__"] = () if kw_only else names
     body["__setattr__"] = _frozen_setattr
     body["__delattr__"] = _frozen_delattr
-    body["__attrs_attrs__"] = _AttrsFields(names, defaults)
+    body["__attrs_attrs__"] = _AttrsFields(names, defaults, kw_only)
     return type(cls)(cls.__name__, cls.__bases__, body)
