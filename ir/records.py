@@ -98,7 +98,7 @@ class _AttrsFields:
                     init=True,
                     inherited=False,
                     type=own[name],
-                    kw_only=True,
+                    kw_only=self.kw_only,
                     eq=True,
                     eq_key=None,
                     order=True,
@@ -198,6 +198,8 @@ def _record(cls: C, kw_only: bool) -> C:
         method.__name__ = name
         method.__qualname__ = f"{cls.__qualname__}.{name}"
         body[name] = method
+    own = cls.__dict__["__annotations__"]  # noqa: RUF063 -- the class's own, as attrs reads them
+    body["__init__"].__annotations__ = {n: own[n] for n in names} | {"return": None}
     body.update(_state_methods(names))
     body["__qualname__"] = cls.__qualname__
     body["__slots__"] = (*names, "__weakref__")
