@@ -10,2153 +10,6 @@ from typing import Any
 _bind = object.__setattr__.__get__
 
 
-def ir_types_AnyType__init__(self: Any) -> None:
-    pass
-
-
-def ir_types_AnyType__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return True
-
-
-def ir_types_AnyType__hash__(self: Any) -> int:
-    return hash((3108108065,))
-
-
-def ir_types_AnyType__repr__(self: Any) -> str:
-    return "AnyType()"
-
-
-def ir_types_IntType__init__(self: Any) -> None:
-    pass
-
-
-def ir_types_IntType__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return True
-
-
-def ir_types_IntType__hash__(self: Any) -> int:
-    return hash((1916698103,))
-
-
-def ir_types_IntType__repr__(self: Any) -> str:
-    return "IntType()"
-
-
-def ir_types_FloatType__init__(self: Any) -> None:
-    pass
-
-
-def ir_types_FloatType__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return True
-
-
-def ir_types_FloatType__hash__(self: Any) -> int:
-    return hash((1215940177,))
-
-
-def ir_types_FloatType__repr__(self: Any) -> str:
-    return "FloatType()"
-
-
-def ir_types_StrType__init__(self: Any) -> None:
-    pass
-
-
-def ir_types_StrType__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return True
-
-
-def ir_types_StrType__hash__(self: Any) -> int:
-    return hash((2627562026,))
-
-
-def ir_types_StrType__repr__(self: Any) -> str:
-    return "StrType()"
-
-
-def ir_types_BoolType__init__(self: Any) -> None:
-    pass
-
-
-def ir_types_BoolType__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return True
-
-
-def ir_types_BoolType__hash__(self: Any) -> int:
-    return hash((2769329949,))
-
-
-def ir_types_BoolType__repr__(self: Any) -> str:
-    return "BoolType()"
-
-
-def ir_types_NoneType__init__(self: Any) -> None:
-    pass
-
-
-def ir_types_NoneType__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return True
-
-
-def ir_types_NoneType__hash__(self: Any) -> int:
-    return hash((888355718,))
-
-
-def ir_types_NoneType__repr__(self: Any) -> str:
-    return "NoneType()"
-
-
-def ir_types_ListType__init__(self: Any, *, item: Any) -> None:
-    _setattr = _bind(self)
-    _setattr("item", item)
-
-
-def ir_types_ListType__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (self.item,) == (other.item,)
-
-
-def ir_types_ListType__hash__(self: Any) -> int:
-    return hash((4157515446, self.item))
-
-
-def ir_types_ListType__repr__(self: Any) -> str:
-    return f"ListType(item={self.item!r})"
-
-
-def ir_types_DictType__init__(self: Any, *, value: Any) -> None:
-    _setattr = _bind(self)
-    _setattr("value", value)
-
-
-def ir_types_DictType__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (self.value,) == (other.value,)
-
-
-def ir_types_DictType__hash__(self: Any) -> int:
-    return hash((670941080, self.value))
-
-
-def ir_types_DictType__repr__(self: Any) -> str:
-    return f"DictType(value={self.value!r})"
-
-
-def ir_types_TupleType__init__(self: Any, *, items: Any, variadic: Any = None) -> None:
-    _setattr = _bind(self)
-    _setattr("items", items)
-    _setattr("variadic", variadic)
-
-
-def ir_types_TupleType__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (
-        self.items,
-        self.variadic,
-    ) == (
-        other.items,
-        other.variadic,
-    )
-
-
-def ir_types_TupleType__hash__(self: Any) -> int:
-    return hash((3644049261, self.items, self.variadic))
-
-
-def ir_types_TupleType__repr__(self: Any) -> str:
-    return f"TupleType(items={self.items!r}, variadic={self.variadic!r})"
-
-
-def ir_types_UnionType__init__(self: Any, *, options: Any) -> None:
-    _setattr = _bind(self)
-    _setattr("options", options)
-
-
-def ir_types_UnionType__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (self.options,) == (other.options,)
-
-
-def ir_types_UnionType__hash__(self: Any) -> int:
-    return hash((3969606897, self.options))
-
-
-def ir_types_UnionType__repr__(self: Any) -> str:
-    return f"UnionType(options={self.options!r})"
-
-
-def ir_types_LiteralType__init__(self: Any, *, values: Any) -> None:
-    _setattr = _bind(self)
-    _setattr("values", values)
-
-
-def ir_types_LiteralType__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (self.values,) == (other.values,)
-
-
-def ir_types_LiteralType__hash__(self: Any) -> int:
-    return hash((2311791882, self.values))
-
-
-def ir_types_LiteralType__repr__(self: Any) -> str:
-    return f"LiteralType(values={self.values!r})"
-
-
-def ir_types_TypedDictType__init__(self: Any, *, name: Any) -> None:
-    _setattr = _bind(self)
-    _setattr("name", name)
-
-
-def ir_types_TypedDictType__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (self.name,) == (other.name,)
-
-
-def ir_types_TypedDictType__hash__(self: Any) -> int:
-    return hash((1474775462, self.name))
-
-
-def ir_types_TypedDictType__repr__(self: Any) -> str:
-    return f"TypedDictType(name={self.name!r})"
-
-
-def ir_types_ValueType__init__(self: Any, *, name: Any) -> None:
-    _setattr = _bind(self)
-    _setattr("name", name)
-
-
-def ir_types_ValueType__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (self.name,) == (other.name,)
-
-
-def ir_types_ValueType__hash__(self: Any) -> int:
-    return hash((2341696979, self.name))
-
-
-def ir_types_ValueType__repr__(self: Any) -> str:
-    return f"ValueType(name={self.name!r})"
-
-
-def ir_types_EnumType__init__(self: Any, *, name: Any, values: Any) -> None:
-    _setattr = _bind(self)
-    _setattr("name", name)
-    _setattr("values", values)
-
-
-def ir_types_EnumType__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (
-        self.name,
-        self.values,
-    ) == (
-        other.name,
-        other.values,
-    )
-
-
-def ir_types_EnumType__hash__(self: Any) -> int:
-    return hash((2525992445, self.name, self.values))
-
-
-def ir_types_EnumType__repr__(self: Any) -> str:
-    return f"EnumType(name={self.name!r}, values={self.values!r})"
-
-
-def ir_types_ModelType__init__(self: Any, *, name: Any) -> None:
-    _setattr = _bind(self)
-    _setattr("name", name)
-
-
-def ir_types_ModelType__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (self.name,) == (other.name,)
-
-
-def ir_types_ModelType__hash__(self: Any) -> int:
-    return hash((2376439232, self.name))
-
-
-def ir_types_ModelType__repr__(self: Any) -> str:
-    return f"ModelType(name={self.name!r})"
-
-
-def ir_types_NdarrayType__init__(self: Any, *, dtype: Any = "any") -> None:
-    _setattr = _bind(self)
-    _setattr("dtype", dtype)
-
-
-def ir_types_NdarrayType__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (self.dtype,) == (other.dtype,)
-
-
-def ir_types_NdarrayType__hash__(self: Any) -> int:
-    return hash((477114501, self.dtype))
-
-
-def ir_types_NdarrayType__repr__(self: Any) -> str:
-    return f"NdarrayType(dtype={self.dtype!r})"
-
-
-def ir_types_DataFrameType__init__(self: Any) -> None:
-    pass
-
-
-def ir_types_DataFrameType__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return True
-
-
-def ir_types_DataFrameType__hash__(self: Any) -> int:
-    return hash((3943089788,))
-
-
-def ir_types_DataFrameType__repr__(self: Any) -> str:
-    return "DataFrameType()"
-
-
-def ir_types_SeriesType__init__(self: Any) -> None:
-    pass
-
-
-def ir_types_SeriesType__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return True
-
-
-def ir_types_SeriesType__hash__(self: Any) -> int:
-    return hash((2614918342,))
-
-
-def ir_types_SeriesType__repr__(self: Any) -> str:
-    return "SeriesType()"
-
-
-def ir_types_UnsupportedType__init__(self: Any, *, text: Any, reason: Any) -> None:
-    _setattr = _bind(self)
-    _setattr("text", text)
-    _setattr("reason", reason)
-
-
-def ir_types_UnsupportedType__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (
-        self.text,
-        self.reason,
-    ) == (
-        other.text,
-        other.reason,
-    )
-
-
-def ir_types_UnsupportedType__hash__(self: Any) -> int:
-    return hash((2117320550, self.text, self.reason))
-
-
-def ir_types_UnsupportedType__repr__(self: Any) -> str:
-    return f"UnsupportedType(text={self.text!r}, reason={self.reason!r})"
-
-
-def ir_types_UnresolvedType__init__(self: Any, *, text: Any, reason: Any) -> None:
-    _setattr = _bind(self)
-    _setattr("text", text)
-    _setattr("reason", reason)
-
-
-def ir_types_UnresolvedType__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (
-        self.text,
-        self.reason,
-    ) == (
-        other.text,
-        other.reason,
-    )
-
-
-def ir_types_UnresolvedType__hash__(self: Any) -> int:
-    return hash((3544169607, self.text, self.reason))
-
-
-def ir_types_UnresolvedType__repr__(self: Any) -> str:
-    return f"UnresolvedType(text={self.text!r}, reason={self.reason!r})"
-
-
-def ir_model_Span__init__(
-    self: Any, *, line: Any, column: Any, end_line: Any, end_column: Any, cell: Any = None
-) -> None:
-    _setattr = _bind(self)
-    _setattr("line", line)
-    _setattr("column", column)
-    _setattr("end_line", end_line)
-    _setattr("end_column", end_column)
-    _setattr("cell", cell)
-
-
-def ir_model_Span__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (
-        self.line,
-        self.column,
-        self.end_line,
-        self.end_column,
-        self.cell,
-    ) == (
-        other.line,
-        other.column,
-        other.end_line,
-        other.end_column,
-        other.cell,
-    )
-
-
-def ir_model_Span__hash__(self: Any) -> int:
-    return hash((657662960, self.line, self.column, self.end_line, self.end_column, self.cell))
-
-
-def ir_model_Span__repr__(self: Any) -> str:
-    return f"Span(line={self.line!r}, column={self.column!r}, end_line={self.end_line!r}, end_column={self.end_column!r}, cell={self.cell!r})"
-
-
-def ir_model_SourceInfo__init__(
-    self: Any,
-    *,
-    path: Any,
-    format: Any,
-    sha256: Any,
-    module_sha256: Any,
-    encoding: Any,
-    python_version: Any,
-) -> None:
-    _setattr = _bind(self)
-    _setattr("path", path)
-    _setattr("format", format)
-    _setattr("sha256", sha256)
-    _setattr("module_sha256", module_sha256)
-    _setattr("encoding", encoding)
-    _setattr("python_version", python_version)
-
-
-def ir_model_SourceInfo__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (
-        self.path,
-        self.format,
-        self.sha256,
-        self.module_sha256,
-        self.encoding,
-        self.python_version,
-    ) == (
-        other.path,
-        other.format,
-        other.sha256,
-        other.module_sha256,
-        other.encoding,
-        other.python_version,
-    )
-
-
-def ir_model_SourceInfo__hash__(self: Any) -> int:
-    return hash(
-        (
-            1125542451,
-            self.path,
-            self.format,
-            self.sha256,
-            self.module_sha256,
-            self.encoding,
-            self.python_version,
-        )
-    )
-
-
-def ir_model_SourceInfo__repr__(self: Any) -> str:
-    return f"SourceInfo(path={self.path!r}, format={self.format!r}, sha256={self.sha256!r}, module_sha256={self.module_sha256!r}, encoding={self.encoding!r}, python_version={self.python_version!r})"
-
-
-def ir_model_Default__init__(self: Any, *, text: Any, span: Any) -> None:
-    _setattr = _bind(self)
-    _setattr("text", text)
-    _setattr("span", span)
-
-
-def ir_model_Default__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (
-        self.text,
-        self.span,
-    ) == (
-        other.text,
-        other.span,
-    )
-
-
-def ir_model_Default__hash__(self: Any) -> int:
-    return hash((2630318729, self.text, self.span))
-
-
-def ir_model_Default__repr__(self: Any) -> str:
-    return f"Default(text={self.text!r}, span={self.span!r})"
-
-
-def ir_model_ParamUse__init__(
-    self: Any, *, kind: Any, span: Any, attribute: Any = None, receiver: Any = None
-) -> None:
-    _setattr = _bind(self)
-    _setattr("kind", kind)
-    _setattr("span", span)
-    _setattr("attribute", attribute)
-    _setattr("receiver", receiver)
-
-
-def ir_model_ParamUse__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (
-        self.kind,
-        self.span,
-        self.attribute,
-        self.receiver,
-    ) == (
-        other.kind,
-        other.span,
-        other.attribute,
-        other.receiver,
-    )
-
-
-def ir_model_ParamUse__hash__(self: Any) -> int:
-    return hash((512617027, self.kind, self.span, self.attribute, self.receiver))
-
-
-def ir_model_ParamUse__repr__(self: Any) -> str:
-    return f"ParamUse(kind={self.kind!r}, span={self.span!r}, attribute={self.attribute!r}, receiver={self.receiver!r})"
-
-
-def ir_model_Constraint__init__(self: Any, *, name: Any, value: Any) -> None:
-    _setattr = _bind(self)
-    _setattr("name", name)
-    _setattr("value", value)
-
-
-def ir_model_Constraint__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (
-        self.name,
-        self.value,
-    ) == (
-        other.name,
-        other.value,
-    )
-
-
-def ir_model_Constraint__hash__(self: Any) -> int:
-    return hash((225994259, self.name, self.value))
-
-
-def ir_model_Constraint__repr__(self: Any) -> str:
-    return f"Constraint(name={self.name!r}, value={self.value!r})"
-
-
-def ir_model_Unreadable__init__(self: Any, *, text: Any, span: Any) -> None:
-    _setattr = _bind(self)
-    _setattr("text", text)
-    _setattr("span", span)
-
-
-def ir_model_Unreadable__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (
-        self.text,
-        self.span,
-    ) == (
-        other.text,
-        other.span,
-    )
-
-
-def ir_model_Unreadable__hash__(self: Any) -> int:
-    return hash((4156642036, self.text, self.span))
-
-
-def ir_model_Unreadable__repr__(self: Any) -> str:
-    return f"Unreadable(text={self.text!r}, span={self.span!r})"
-
-
-def ir_model_LiteralDefault__init__(self: Any, *, value: Any) -> None:
-    _setattr = _bind(self)
-    _setattr("value", value)
-
-
-def ir_model_LiteralDefault__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (self.value,) == (other.value,)
-
-
-def ir_model_LiteralDefault__hash__(self: Any) -> int:
-    return hash((1923326862, self.value))
-
-
-def ir_model_LiteralDefault__repr__(self: Any) -> str:
-    return f"LiteralDefault(value={self.value!r})"
-
-
-def ir_model_InputDescriptor__init__(
-    self: Any,
-    *,
-    callee: Any,
-    constraints: Any = (),
-    choices: Any = (),
-    default: Any = None,
-    required: Any = False,
-    unreadable: Any = (),
-    span: Any,
-) -> None:
-    _setattr = _bind(self)
-    _setattr("callee", callee)
-    _setattr("constraints", constraints)
-    _setattr("choices", choices)
-    _setattr("default", default)
-    _setattr("required", required)
-    _setattr("unreadable", unreadable)
-    _setattr("span", span)
-
-
-def ir_model_InputDescriptor__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (
-        self.callee,
-        self.constraints,
-        self.choices,
-        self.default,
-        self.required,
-        self.unreadable,
-        self.span,
-    ) == (
-        other.callee,
-        other.constraints,
-        other.choices,
-        other.default,
-        other.required,
-        other.unreadable,
-        other.span,
-    )
-
-
-def ir_model_InputDescriptor__hash__(self: Any) -> int:
-    return hash(
-        (
-            3653269702,
-            self.callee,
-            self.constraints,
-            self.choices,
-            self.default,
-            self.required,
-            self.unreadable,
-            self.span,
-        )
-    )
-
-
-def ir_model_InputDescriptor__repr__(self: Any) -> str:
-    return f"InputDescriptor(callee={self.callee!r}, constraints={self.constraints!r}, choices={self.choices!r}, default={self.default!r}, required={self.required!r}, unreadable={self.unreadable!r}, span={self.span!r})"
-
-
-def ir_model_Parameter__init__(
-    self: Any,
-    *,
-    name: Any,
-    kind: Any,
-    annotation: Any,
-    type: Any,
-    default: Any,
-    span: Any,
-    uses: Any = (),
-    description: Any = None,
-    input: Any = None,
-) -> None:
-    _setattr = _bind(self)
-    _setattr("name", name)
-    _setattr("kind", kind)
-    _setattr("annotation", annotation)
-    _setattr("type", type)
-    _setattr("default", default)
-    _setattr("span", span)
-    _setattr("uses", uses)
-    _setattr("description", description)
-    _setattr("input", input)
-
-
-def ir_model_Parameter__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (
-        self.name,
-        self.kind,
-        self.annotation,
-        self.type,
-        self.default,
-        self.span,
-        self.uses,
-        self.description,
-        self.input,
-    ) == (
-        other.name,
-        other.kind,
-        other.annotation,
-        other.type,
-        other.default,
-        other.span,
-        other.uses,
-        other.description,
-        other.input,
-    )
-
-
-def ir_model_Parameter__hash__(self: Any) -> int:
-    return hash(
-        (
-            1990626425,
-            self.name,
-            self.kind,
-            self.annotation,
-            self.type,
-            self.default,
-            self.span,
-            self.uses,
-            self.description,
-            self.input,
-        )
-    )
-
-
-def ir_model_Parameter__repr__(self: Any) -> str:
-    return f"Parameter(name={self.name!r}, kind={self.kind!r}, annotation={self.annotation!r}, type={self.type!r}, default={self.default!r}, span={self.span!r}, uses={self.uses!r}, description={self.description!r}, input={self.input!r})"
-
-
-def ir_model_Returns__init__(self: Any, *, annotation: Any, type: Any, span: Any) -> None:
-    _setattr = _bind(self)
-    _setattr("annotation", annotation)
-    _setattr("type", type)
-    _setattr("span", span)
-
-
-def ir_model_Returns__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (
-        self.annotation,
-        self.type,
-        self.span,
-    ) == (
-        other.annotation,
-        other.type,
-        other.span,
-    )
-
-
-def ir_model_Returns__hash__(self: Any) -> int:
-    return hash((4103026419, self.annotation, self.type, self.span))
-
-
-def ir_model_Returns__repr__(self: Any) -> str:
-    return f"Returns(annotation={self.annotation!r}, type={self.type!r}, span={self.span!r})"
-
-
-def ir_model_Decorator__init__(
-    self: Any, *, text: Any, span: Any, identity_unless: Any = None
-) -> None:
-    _setattr = _bind(self)
-    _setattr("text", text)
-    _setattr("span", span)
-    _setattr("identity_unless", identity_unless)
-
-
-def ir_model_Decorator__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (
-        self.text,
-        self.span,
-        self.identity_unless,
-    ) == (
-        other.text,
-        other.span,
-        other.identity_unless,
-    )
-
-
-def ir_model_Decorator__hash__(self: Any) -> int:
-    return hash((1868437626, self.text, self.span, self.identity_unless))
-
-
-def ir_model_Decorator__repr__(self: Any) -> str:
-    return f"Decorator(text={self.text!r}, span={self.span!r}, identity_unless={self.identity_unless!r})"
-
-
-def ir_model_Stream__init__(
-    self: Any, *, item: Any, annotation: Any, span: Any, iterator: Any = True, sends: Any = None
-) -> None:
-    _setattr = _bind(self)
-    _setattr("item", item)
-    _setattr("annotation", annotation)
-    _setattr("span", span)
-    _setattr("iterator", iterator)
-    _setattr("sends", sends)
-
-
-def ir_model_Stream__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (
-        self.item,
-        self.annotation,
-        self.span,
-        self.iterator,
-        self.sends,
-    ) == (
-        other.item,
-        other.annotation,
-        other.span,
-        other.iterator,
-        other.sends,
-    )
-
-
-def ir_model_Stream__hash__(self: Any) -> int:
-    return hash((60707664, self.item, self.annotation, self.span, self.iterator, self.sends))
-
-
-def ir_model_Stream__repr__(self: Any) -> str:
-    return f"Stream(item={self.item!r}, annotation={self.annotation!r}, span={self.span!r}, iterator={self.iterator!r}, sends={self.sends!r})"
-
-
-def ir_model_Evaluation__init__(
-    self: Any,
-    *,
-    kind: Any,
-    text: Any,
-    callee: Any = None,
-    literal_arguments: Any = True,
-    span: Any,
-    literal: Any = None,
-    names: Any = (),
-    path: Any = None,
-) -> None:
-    _setattr = _bind(self)
-    _setattr("kind", kind)
-    _setattr("text", text)
-    _setattr("callee", callee)
-    _setattr("literal_arguments", literal_arguments)
-    _setattr("span", span)
-    _setattr("literal", literal)
-    _setattr("names", names)
-    _setattr("path", path)
-
-
-def ir_model_Evaluation__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (
-        self.kind,
-        self.text,
-        self.callee,
-        self.literal_arguments,
-        self.span,
-        self.literal,
-        self.names,
-        self.path,
-    ) == (
-        other.kind,
-        other.text,
-        other.callee,
-        other.literal_arguments,
-        other.span,
-        other.literal,
-        other.names,
-        other.path,
-    )
-
-
-def ir_model_Evaluation__hash__(self: Any) -> int:
-    return hash(
-        (
-            655445396,
-            self.kind,
-            self.text,
-            self.callee,
-            self.literal_arguments,
-            self.span,
-            self.literal,
-            self.names,
-            self.path,
-        )
-    )
-
-
-def ir_model_Evaluation__repr__(self: Any) -> str:
-    return f"Evaluation(kind={self.kind!r}, text={self.text!r}, callee={self.callee!r}, literal_arguments={self.literal_arguments!r}, span={self.span!r}, literal={self.literal!r}, names={self.names!r}, path={self.path!r})"
-
-
-def ir_model_FileRead__init__(
-    self: Any, *, reads: Any, through: Any = (), call: Any = None
-) -> None:
-    _setattr = _bind(self)
-    _setattr("reads", reads)
-    _setattr("through", through)
-    _setattr("call", call)
-
-
-def ir_model_FileRead__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (
-        self.reads,
-        self.through,
-        self.call,
-    ) == (
-        other.reads,
-        other.through,
-        other.call,
-    )
-
-
-def ir_model_FileRead__hash__(self: Any) -> int:
-    return hash((3627684993, self.reads, self.through, self.call))
-
-
-def ir_model_FileRead__repr__(self: Any) -> str:
-    return f"FileRead(reads={self.reads!r}, through={self.through!r}, call={self.call!r})"
-
-
-def ir_model_Capability__init__(
-    self: Any,
-    *,
-    id: Any,
-    name: Any,
-    qualname: Any,
-    execution: Any,
-    form: Any,
-    params: Any,
-    returns: Any,
-    docstring: Any,
-    decorators: Any,
-    guards: Any,
-    span: Any,
-    effects: Any = (),
-    file_reads: Any = (),
-    reach: Any = (),
-    stream: Any = None,
-) -> None:
-    _setattr = _bind(self)
-    _setattr("id", id)
-    _setattr("name", name)
-    _setattr("qualname", qualname)
-    _setattr("execution", execution)
-    _setattr("form", form)
-    _setattr("params", params)
-    _setattr("returns", returns)
-    _setattr("docstring", docstring)
-    _setattr("decorators", decorators)
-    _setattr("guards", guards)
-    _setattr("span", span)
-    _setattr("effects", effects)
-    _setattr("file_reads", file_reads)
-    _setattr("reach", reach)
-    _setattr("stream", stream)
-
-
-def ir_model_Capability__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (
-        self.id,
-        self.name,
-        self.qualname,
-        self.execution,
-        self.form,
-        self.params,
-        self.returns,
-        self.docstring,
-        self.decorators,
-        self.guards,
-        self.span,
-        self.effects,
-        self.file_reads,
-        self.reach,
-        self.stream,
-    ) == (
-        other.id,
-        other.name,
-        other.qualname,
-        other.execution,
-        other.form,
-        other.params,
-        other.returns,
-        other.docstring,
-        other.decorators,
-        other.guards,
-        other.span,
-        other.effects,
-        other.file_reads,
-        other.reach,
-        other.stream,
-    )
-
-
-def ir_model_Capability__hash__(self: Any) -> int:
-    return hash(
-        (
-            2726496977,
-            self.id,
-            self.name,
-            self.qualname,
-            self.execution,
-            self.form,
-            self.params,
-            self.returns,
-            self.docstring,
-            self.decorators,
-            self.guards,
-            self.span,
-            self.effects,
-            self.file_reads,
-            self.reach,
-            self.stream,
-        )
-    )
-
-
-def ir_model_Capability__repr__(self: Any) -> str:
-    return f"Capability(id={self.id!r}, name={self.name!r}, qualname={self.qualname!r}, execution={self.execution!r}, form={self.form!r}, params={self.params!r}, returns={self.returns!r}, docstring={self.docstring!r}, decorators={self.decorators!r}, guards={self.guards!r}, span={self.span!r}, effects={self.effects!r}, file_reads={self.file_reads!r}, reach={self.reach!r}, stream={self.stream!r})"
-
-
-def ir_model_Binding__init__(
-    self: Any, *, name: Any, kind: Any, conditional: Any, span: Any
-) -> None:
-    _setattr = _bind(self)
-    _setattr("name", name)
-    _setattr("kind", kind)
-    _setattr("conditional", conditional)
-    _setattr("span", span)
-
-
-def ir_model_Binding__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (
-        self.name,
-        self.kind,
-        self.conditional,
-        self.span,
-    ) == (
-        other.name,
-        other.kind,
-        other.conditional,
-        other.span,
-    )
-
-
-def ir_model_Binding__hash__(self: Any) -> int:
-    return hash((751783283, self.name, self.kind, self.conditional, self.span))
-
-
-def ir_model_Binding__repr__(self: Any) -> str:
-    return f"Binding(name={self.name!r}, kind={self.kind!r}, conditional={self.conditional!r}, span={self.span!r})"
-
-
-def ir_model_Fallback__init__(self: Any, *, group: Any, alternative: Any, substitute: Any) -> None:
-    _setattr = _bind(self)
-    _setattr("group", group)
-    _setattr("alternative", alternative)
-    _setattr("substitute", substitute)
-
-
-def ir_model_Fallback__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (
-        self.group,
-        self.alternative,
-        self.substitute,
-    ) == (
-        other.group,
-        other.alternative,
-        other.substitute,
-    )
-
-
-def ir_model_Fallback__hash__(self: Any) -> int:
-    return hash((3010336761, self.group, self.alternative, self.substitute))
-
-
-def ir_model_Fallback__repr__(self: Any) -> str:
-    return f"Fallback(group={self.group!r}, alternative={self.alternative!r}, substitute={self.substitute!r})"
-
-
-def ir_model_Import__init__(
-    self: Any,
-    *,
-    module: Any,
-    names: Any,
-    level: Any,
-    scope: Any,
-    guarded: Any,
-    type_checking: Any,
-    span: Any,
-    fallback: Any = None,
-) -> None:
-    _setattr = _bind(self)
-    _setattr("module", module)
-    _setattr("names", names)
-    _setattr("level", level)
-    _setattr("scope", scope)
-    _setattr("guarded", guarded)
-    _setattr("type_checking", type_checking)
-    _setattr("span", span)
-    _setattr("fallback", fallback)
-
-
-def ir_model_Import__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (
-        self.module,
-        self.names,
-        self.level,
-        self.scope,
-        self.guarded,
-        self.type_checking,
-        self.span,
-        self.fallback,
-    ) == (
-        other.module,
-        other.names,
-        other.level,
-        other.scope,
-        other.guarded,
-        other.type_checking,
-        other.span,
-        other.fallback,
-    )
-
-
-def ir_model_Import__hash__(self: Any) -> int:
-    return hash(
-        (
-            1849238353,
-            self.module,
-            self.names,
-            self.level,
-            self.scope,
-            self.guarded,
-            self.type_checking,
-            self.span,
-            self.fallback,
-        )
-    )
-
-
-def ir_model_Import__repr__(self: Any) -> str:
-    return f"Import(module={self.module!r}, names={self.names!r}, level={self.level!r}, scope={self.scope!r}, guarded={self.guarded!r}, type_checking={self.type_checking!r}, span={self.span!r}, fallback={self.fallback!r})"
-
-
-def ir_model_NameRead__init__(self: Any, *, name: Any, span: Any) -> None:
-    _setattr = _bind(self)
-    _setattr("name", name)
-    _setattr("span", span)
-
-
-def ir_model_NameRead__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (
-        self.name,
-        self.span,
-    ) == (
-        other.name,
-        other.span,
-    )
-
-
-def ir_model_NameRead__hash__(self: Any) -> int:
-    return hash((4083978998, self.name, self.span))
-
-
-def ir_model_NameRead__repr__(self: Any) -> str:
-    return f"NameRead(name={self.name!r}, span={self.span!r})"
-
-
-def ir_model_Statement__init__(
-    self: Any,
-    *,
-    kind: Any,
-    detail: Any,
-    binds: Any,
-    span: Any,
-    reads: Any = (),
-    evaluations: Any = (),
-) -> None:
-    _setattr = _bind(self)
-    _setattr("kind", kind)
-    _setattr("detail", detail)
-    _setattr("binds", binds)
-    _setattr("span", span)
-    _setattr("reads", reads)
-    _setattr("evaluations", evaluations)
-
-
-def ir_model_Statement__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (
-        self.kind,
-        self.detail,
-        self.binds,
-        self.span,
-        self.reads,
-        self.evaluations,
-    ) == (
-        other.kind,
-        other.detail,
-        other.binds,
-        other.span,
-        other.reads,
-        other.evaluations,
-    )
-
-
-def ir_model_Statement__hash__(self: Any) -> int:
-    return hash(
-        (2632600607, self.kind, self.detail, self.binds, self.span, self.reads, self.evaluations)
-    )
-
-
-def ir_model_Statement__repr__(self: Any) -> str:
-    return f"Statement(kind={self.kind!r}, detail={self.detail!r}, binds={self.binds!r}, span={self.span!r}, reads={self.reads!r}, evaluations={self.evaluations!r})"
-
-
-def ir_model_ClassDecl__init__(
-    self: Any, *, name: Any, bases: Any, keywords: Any, decorators: Any, evaluations: Any, span: Any
-) -> None:
-    _setattr = _bind(self)
-    _setattr("name", name)
-    _setattr("bases", bases)
-    _setattr("keywords", keywords)
-    _setattr("decorators", decorators)
-    _setattr("evaluations", evaluations)
-    _setattr("span", span)
-
-
-def ir_model_ClassDecl__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (
-        self.name,
-        self.bases,
-        self.keywords,
-        self.decorators,
-        self.evaluations,
-        self.span,
-    ) == (
-        other.name,
-        other.bases,
-        other.keywords,
-        other.decorators,
-        other.evaluations,
-        other.span,
-    )
-
-
-def ir_model_ClassDecl__hash__(self: Any) -> int:
-    return hash(
-        (
-            371814597,
-            self.name,
-            self.bases,
-            self.keywords,
-            self.decorators,
-            self.evaluations,
-            self.span,
-        )
-    )
-
-
-def ir_model_ClassDecl__repr__(self: Any) -> str:
-    return f"ClassDecl(name={self.name!r}, bases={self.bases!r}, keywords={self.keywords!r}, decorators={self.decorators!r}, evaluations={self.evaluations!r}, span={self.span!r})"
-
-
-def ir_model_TypedDictField__init__(
-    self: Any, *, name: Any, annotation: Any, type: Any, required: Any, span: Any
-) -> None:
-    _setattr = _bind(self)
-    _setattr("name", name)
-    _setattr("annotation", annotation)
-    _setattr("type", type)
-    _setattr("required", required)
-    _setattr("span", span)
-
-
-def ir_model_TypedDictField__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (
-        self.name,
-        self.annotation,
-        self.type,
-        self.required,
-        self.span,
-    ) == (
-        other.name,
-        other.annotation,
-        other.type,
-        other.required,
-        other.span,
-    )
-
-
-def ir_model_TypedDictField__hash__(self: Any) -> int:
-    return hash((4245374597, self.name, self.annotation, self.type, self.required, self.span))
-
-
-def ir_model_TypedDictField__repr__(self: Any) -> str:
-    return f"TypedDictField(name={self.name!r}, annotation={self.annotation!r}, type={self.type!r}, required={self.required!r}, span={self.span!r})"
-
-
-def ir_model_TypedDictDecl__init__(
-    self: Any, *, name: Any, total: Any, fields: Any, span: Any, bases: Any = ()
-) -> None:
-    _setattr = _bind(self)
-    _setattr("name", name)
-    _setattr("total", total)
-    _setattr("fields", fields)
-    _setattr("span", span)
-    _setattr("bases", bases)
-
-
-def ir_model_TypedDictDecl__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (
-        self.name,
-        self.total,
-        self.fields,
-        self.span,
-        self.bases,
-    ) == (
-        other.name,
-        other.total,
-        other.fields,
-        other.span,
-        other.bases,
-    )
-
-
-def ir_model_TypedDictDecl__hash__(self: Any) -> int:
-    return hash((2476480817, self.name, self.total, self.fields, self.span, self.bases))
-
-
-def ir_model_TypedDictDecl__repr__(self: Any) -> str:
-    return f"TypedDictDecl(name={self.name!r}, total={self.total!r}, fields={self.fields!r}, span={self.span!r}, bases={self.bases!r})"
-
-
-def ir_model_ModelField__init__(
-    self: Any,
-    *,
-    name: Any,
-    attribute: Any,
-    annotation: Any,
-    type: Any,
-    required: Any,
-    default: Any,
-    constraints: Any,
-    span: Any,
-    description: Any = None,
-) -> None:
-    _setattr = _bind(self)
-    _setattr("name", name)
-    _setattr("attribute", attribute)
-    _setattr("annotation", annotation)
-    _setattr("type", type)
-    _setattr("required", required)
-    _setattr("default", default)
-    _setattr("constraints", constraints)
-    _setattr("span", span)
-    _setattr("description", description)
-
-
-def ir_model_ModelField__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (
-        self.name,
-        self.attribute,
-        self.annotation,
-        self.type,
-        self.required,
-        self.default,
-        self.constraints,
-        self.span,
-        self.description,
-    ) == (
-        other.name,
-        other.attribute,
-        other.annotation,
-        other.type,
-        other.required,
-        other.default,
-        other.constraints,
-        other.span,
-        other.description,
-    )
-
-
-def ir_model_ModelField__hash__(self: Any) -> int:
-    return hash(
-        (
-            3732201025,
-            self.name,
-            self.attribute,
-            self.annotation,
-            self.type,
-            self.required,
-            self.default,
-            self.constraints,
-            self.span,
-            self.description,
-        )
-    )
-
-
-def ir_model_ModelField__repr__(self: Any) -> str:
-    return f"ModelField(name={self.name!r}, attribute={self.attribute!r}, annotation={self.annotation!r}, type={self.type!r}, required={self.required!r}, default={self.default!r}, constraints={self.constraints!r}, span={self.span!r}, description={self.description!r})"
-
-
-def ir_model_ModelDecl__init__(
-    self: Any, *, name: Any, form: Any, fields: Any, extra: Any, unreadable: Any, span: Any
-) -> None:
-    _setattr = _bind(self)
-    _setattr("name", name)
-    _setattr("form", form)
-    _setattr("fields", fields)
-    _setattr("extra", extra)
-    _setattr("unreadable", unreadable)
-    _setattr("span", span)
-
-
-def ir_model_ModelDecl__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (
-        self.name,
-        self.form,
-        self.fields,
-        self.extra,
-        self.unreadable,
-        self.span,
-    ) == (
-        other.name,
-        other.form,
-        other.fields,
-        other.extra,
-        other.unreadable,
-        other.span,
-    )
-
-
-def ir_model_ModelDecl__hash__(self: Any) -> int:
-    return hash(
-        (895705798, self.name, self.form, self.fields, self.extra, self.unreadable, self.span)
-    )
-
-
-def ir_model_ModelDecl__repr__(self: Any) -> str:
-    return f"ModelDecl(name={self.name!r}, form={self.form!r}, fields={self.fields!r}, extra={self.extra!r}, unreadable={self.unreadable!r}, span={self.span!r})"
-
-
-def ir_model_GlobalWrite__init__(self: Any, *, name: Any, function: Any, span: Any) -> None:
-    _setattr = _bind(self)
-    _setattr("name", name)
-    _setattr("function", function)
-    _setattr("span", span)
-
-
-def ir_model_GlobalWrite__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (
-        self.name,
-        self.function,
-        self.span,
-    ) == (
-        other.name,
-        other.function,
-        other.span,
-    )
-
-
-def ir_model_GlobalWrite__hash__(self: Any) -> int:
-    return hash((937555242, self.name, self.function, self.span))
-
-
-def ir_model_GlobalWrite__repr__(self: Any) -> str:
-    return f"GlobalWrite(name={self.name!r}, function={self.function!r}, span={self.span!r})"
-
-
-def ir_model_GlobalRead__init__(self: Any, *, name: Any, function: Any, span: Any) -> None:
-    _setattr = _bind(self)
-    _setattr("name", name)
-    _setattr("function", function)
-    _setattr("span", span)
-
-
-def ir_model_GlobalRead__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (
-        self.name,
-        self.function,
-        self.span,
-    ) == (
-        other.name,
-        other.function,
-        other.span,
-    )
-
-
-def ir_model_GlobalRead__hash__(self: Any) -> int:
-    return hash((3447551235, self.name, self.function, self.span))
-
-
-def ir_model_GlobalRead__repr__(self: Any) -> str:
-    return f"GlobalRead(name={self.name!r}, function={self.function!r}, span={self.span!r})"
-
-
-def ir_model_Helper__init__(self: Any, *, name: Any, calls: Any, opaque: Any, span: Any) -> None:
-    _setattr = _bind(self)
-    _setattr("name", name)
-    _setattr("calls", calls)
-    _setattr("opaque", opaque)
-    _setattr("span", span)
-
-
-def ir_model_Helper__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (
-        self.name,
-        self.calls,
-        self.opaque,
-        self.span,
-    ) == (
-        other.name,
-        other.calls,
-        other.opaque,
-        other.span,
-    )
-
-
-def ir_model_Helper__hash__(self: Any) -> int:
-    return hash((1950390012, self.name, self.calls, self.opaque, self.span))
-
-
-def ir_model_Helper__repr__(self: Any) -> str:
-    return f"Helper(name={self.name!r}, calls={self.calls!r}, opaque={self.opaque!r}, span={self.span!r})"
-
-
-def ir_model_StateWrite__init__(self: Any, *, method: Any, attribute: Any, span: Any) -> None:
-    _setattr = _bind(self)
-    _setattr("method", method)
-    _setattr("attribute", attribute)
-    _setattr("span", span)
-
-
-def ir_model_StateWrite__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (
-        self.method,
-        self.attribute,
-        self.span,
-    ) == (
-        other.method,
-        other.attribute,
-        other.span,
-    )
-
-
-def ir_model_StateWrite__hash__(self: Any) -> int:
-    return hash((1096696935, self.method, self.attribute, self.span))
-
-
-def ir_model_StateWrite__repr__(self: Any) -> str:
-    return f"StateWrite(method={self.method!r}, attribute={self.attribute!r}, span={self.span!r})"
-
-
-def ir_model_ServiceDecl__init__(
-    self: Any,
-    *,
-    name: Any,
-    bases: Any,
-    setup: Any,
-    construction: Any,
-    opaque: Any,
-    required: Any,
-    state_writes: Any,
-    span: Any,
-) -> None:
-    _setattr = _bind(self)
-    _setattr("name", name)
-    _setattr("bases", bases)
-    _setattr("setup", setup)
-    _setattr("construction", construction)
-    _setattr("opaque", opaque)
-    _setattr("required", required)
-    _setattr("state_writes", state_writes)
-    _setattr("span", span)
-
-
-def ir_model_ServiceDecl__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (
-        self.name,
-        self.bases,
-        self.setup,
-        self.construction,
-        self.opaque,
-        self.required,
-        self.state_writes,
-        self.span,
-    ) == (
-        other.name,
-        other.bases,
-        other.setup,
-        other.construction,
-        other.opaque,
-        other.required,
-        other.state_writes,
-        other.span,
-    )
-
-
-def ir_model_ServiceDecl__hash__(self: Any) -> int:
-    return hash(
-        (
-            3388507681,
-            self.name,
-            self.bases,
-            self.setup,
-            self.construction,
-            self.opaque,
-            self.required,
-            self.state_writes,
-            self.span,
-        )
-    )
-
-
-def ir_model_ServiceDecl__repr__(self: Any) -> str:
-    return f"ServiceDecl(name={self.name!r}, bases={self.bases!r}, setup={self.setup!r}, construction={self.construction!r}, opaque={self.opaque!r}, required={self.required!r}, state_writes={self.state_writes!r}, span={self.span!r})"
-
-
-def ir_model_ModuleIR__init__(
-    self: Any,
-    *,
-    schema: Any = "svc.capability-ir/v1",
-    module: Any,
-    source: Any,
-    docstring: Any,
-    future_annotations: Any,
-    statements: Any,
-    bindings: Any,
-    imports: Any,
-    classes: Any,
-    typed_dicts: Any,
-    globals: Any,
-    capabilities: Any,
-    global_reads: Any = (),
-    models: Any = (),
-    helpers: Any = (),
-    services: Any = (),
-) -> None:
-    _setattr = _bind(self)
-    _setattr("schema", schema)
-    _setattr("module", module)
-    _setattr("source", source)
-    _setattr("docstring", docstring)
-    _setattr("future_annotations", future_annotations)
-    _setattr("statements", statements)
-    _setattr("bindings", bindings)
-    _setattr("imports", imports)
-    _setattr("classes", classes)
-    _setattr("typed_dicts", typed_dicts)
-    _setattr("globals", globals)
-    _setattr("capabilities", capabilities)
-    _setattr("global_reads", global_reads)
-    _setattr("models", models)
-    _setattr("helpers", helpers)
-    _setattr("services", services)
-
-
-def ir_model_ModuleIR__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (
-        self.schema,
-        self.module,
-        self.source,
-        self.docstring,
-        self.future_annotations,
-        self.statements,
-        self.bindings,
-        self.imports,
-        self.classes,
-        self.typed_dicts,
-        self.globals,
-        self.capabilities,
-        self.global_reads,
-        self.models,
-        self.helpers,
-        self.services,
-    ) == (
-        other.schema,
-        other.module,
-        other.source,
-        other.docstring,
-        other.future_annotations,
-        other.statements,
-        other.bindings,
-        other.imports,
-        other.classes,
-        other.typed_dicts,
-        other.globals,
-        other.capabilities,
-        other.global_reads,
-        other.models,
-        other.helpers,
-        other.services,
-    )
-
-
-def ir_model_ModuleIR__hash__(self: Any) -> int:
-    return hash(
-        (
-            3894451363,
-            self.schema,
-            self.module,
-            self.source,
-            self.docstring,
-            self.future_annotations,
-            self.statements,
-            self.bindings,
-            self.imports,
-            self.classes,
-            self.typed_dicts,
-            self.globals,
-            self.capabilities,
-            self.global_reads,
-            self.models,
-            self.helpers,
-            self.services,
-        )
-    )
-
-
-def ir_model_ModuleIR__repr__(self: Any) -> str:
-    return f"ModuleIR(schema={self.schema!r}, module={self.module!r}, source={self.source!r}, docstring={self.docstring!r}, future_annotations={self.future_annotations!r}, statements={self.statements!r}, bindings={self.bindings!r}, imports={self.imports!r}, classes={self.classes!r}, typed_dicts={self.typed_dicts!r}, globals={self.globals!r}, capabilities={self.capabilities!r}, global_reads={self.global_reads!r}, models={self.models!r}, helpers={self.helpers!r}, services={self.services!r})"
-
-
-def contracts_diagnostics_codes_Code__init__(
-    self: Any,
-    code: Any,
-    title: Any,
-    severity: Any,
-    dimension: Any,
-    klass: Any,
-    explanation: Any,
-    hint: Any = "",
-) -> None:
-    _setattr = _bind(self)
-    _setattr("code", code)
-    _setattr("title", title)
-    _setattr("severity", severity)
-    _setattr("dimension", dimension)
-    _setattr("klass", klass)
-    _setattr("explanation", explanation)
-    _setattr("hint", hint)
-
-
-def contracts_diagnostics_codes_Code__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (
-        self.code,
-        self.title,
-        self.severity,
-        self.dimension,
-        self.klass,
-        self.explanation,
-        self.hint,
-    ) == (
-        other.code,
-        other.title,
-        other.severity,
-        other.dimension,
-        other.klass,
-        other.explanation,
-        other.hint,
-    )
-
-
-def contracts_diagnostics_codes_Code__hash__(self: Any) -> int:
-    return hash(
-        (
-            457678078,
-            self.code,
-            self.title,
-            self.severity,
-            self.dimension,
-            self.klass,
-            self.explanation,
-            self.hint,
-        )
-    )
-
-
-def contracts_diagnostics_codes_Code__repr__(self: Any) -> str:
-    return f"Code(code={self.code!r}, title={self.title!r}, severity={self.severity!r}, dimension={self.dimension!r}, klass={self.klass!r}, explanation={self.explanation!r}, hint={self.hint!r})"
-
-
-def contracts_diagnostics_Diagnostic__init__(
-    self: Any, *, code: Any, message: Any, span: Any, hint: Any = None
-) -> None:
-    _setattr = _bind(self)
-    _setattr("code", code)
-    _setattr("message", message)
-    _setattr("span", span)
-    _setattr("hint", hint)
-
-
-def contracts_diagnostics_Diagnostic__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (
-        self.code,
-        self.message,
-        self.span,
-        self.hint,
-    ) == (
-        other.code,
-        other.message,
-        other.span,
-        other.hint,
-    )
-
-
-def contracts_diagnostics_Diagnostic__hash__(self: Any) -> int:
-    return hash((2095967588, self.code, self.message, self.span, self.hint))
-
-
-def contracts_diagnostics_Diagnostic__repr__(self: Any) -> str:
-    return f"Diagnostic(code={self.code!r}, message={self.message!r}, span={self.span!r}, hint={self.hint!r})"
-
-
-def contracts_program_FileLayout__init__(self: Any, *, provided: Any = ()) -> None:
-    _setattr = _bind(self)
-    _setattr("provided", provided)
-
-
-def contracts_program_FileLayout__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (self.provided,) == (other.provided,)
-
-
-def contracts_program_FileLayout__hash__(self: Any) -> int:
-    return hash((2797070565, self.provided))
-
-
-def contracts_program_FileLayout__repr__(self: Any) -> str:
-    return f"FileLayout(provided={self.provided!r})"
-
-
-def contracts_program_DeclaredSource__init__(
-    self: Any, *, module: Any, is_package: Any, path: Any, data: Any
-) -> None:
-    _setattr = _bind(self)
-    _setattr("module", module)
-    _setattr("is_package", is_package)
-    _setattr("path", path)
-    _setattr("data", data)
-
-
-def contracts_program_DeclaredSource__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (
-        self.module,
-        self.is_package,
-        self.path,
-        self.data,
-    ) == (
-        other.module,
-        other.is_package,
-        other.path,
-        other.data,
-    )
-
-
-def contracts_program_DeclaredSource__hash__(self: Any) -> int:
-    return hash((965511903, self.module, self.is_package, self.path, self.data))
-
-
-def contracts_program_DeclaredSource__repr__(self: Any) -> str:
-    return f"DeclaredSource(module={self.module!r}, is_package={self.is_package!r}, path={self.path!r}, data={self.data!r})"
-
-
-def contracts_program_RepositoryLayout__init__(
-    self: Any,
-    *,
-    sources: Any,
-    namespaces: Any,
-    packages: Any,
-    provenance: Any,
-    data: Any = (),
-    provided: Any = (),
-) -> None:
-    _setattr = _bind(self)
-    _setattr("sources", sources)
-    _setattr("namespaces", namespaces)
-    _setattr("packages", packages)
-    _setattr("provenance", provenance)
-    _setattr("data", data)
-    _setattr("provided", provided)
-
-
-def contracts_program_RepositoryLayout__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (
-        self.sources,
-        self.namespaces,
-        self.packages,
-        self.provenance,
-        self.data,
-        self.provided,
-    ) == (
-        other.sources,
-        other.namespaces,
-        other.packages,
-        other.provenance,
-        other.data,
-        other.provided,
-    )
-
-
-def contracts_program_RepositoryLayout__hash__(self: Any) -> int:
-    return hash(
-        (
-            2105705673,
-            self.sources,
-            self.namespaces,
-            self.packages,
-            self.provenance,
-            self.data,
-            self.provided,
-        )
-    )
-
-
-def contracts_program_RepositoryLayout__repr__(self: Any) -> str:
-    return f"RepositoryLayout(sources={self.sources!r}, namespaces={self.namespaces!r}, packages={self.packages!r}, provenance={self.provenance!r}, data={self.data!r}, provided={self.provided!r})"
-
-
-def contracts_program_Program__init__(
-    self: Any,
-    *,
-    name: Any,
-    modules: Any,
-    files: Any,
-    module_paths: Any,
-    readiness: Any,
-    layout: Any,
-) -> None:
-    _setattr = _bind(self)
-    _setattr("name", name)
-    _setattr("modules", modules)
-    _setattr("files", files)
-    _setattr("module_paths", module_paths)
-    _setattr("readiness", readiness)
-    _setattr("layout", layout)
-
-
-def contracts_program_Program__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (
-        self.name,
-        self.modules,
-        self.files,
-        self.module_paths,
-        self.readiness,
-        self.layout,
-    ) == (
-        other.name,
-        other.modules,
-        other.files,
-        other.module_paths,
-        other.readiness,
-        other.layout,
-    )
-
-
-def contracts_program_Program__hash__(self: Any) -> int:
-    return hash(
-        (
-            3725612568,
-            self.name,
-            self.modules,
-            self.files,
-            self.module_paths,
-            self.readiness,
-            self.layout,
-        )
-    )
-
-
-def contracts_program_Program__repr__(self: Any) -> str:
-    return f"Program(name={self.name!r}, modules={self.modules!r}, files={self.files!r}, module_paths={self.module_paths!r}, readiness={self.readiness!r}, layout={self.layout!r})"
-
-
-def frontends_file_repository_LocalModule__init__(
-    self: Any, *, name: Any, path: Any, bundle_path: Any
-) -> None:
-    _setattr = _bind(self)
-    _setattr("name", name)
-    _setattr("path", path)
-    _setattr("bundle_path", bundle_path)
-
-
-def frontends_file_repository_LocalModule__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (
-        self.name,
-        self.path,
-        self.bundle_path,
-    ) == (
-        other.name,
-        other.path,
-        other.bundle_path,
-    )
-
-
-def frontends_file_repository_LocalModule__hash__(self: Any) -> int:
-    return hash((654415342, self.name, self.path, self.bundle_path))
-
-
-def frontends_file_repository_LocalModule__repr__(self: Any) -> str:
-    return f"LocalModule(name={self.name!r}, path={self.path!r}, bundle_path={self.bundle_path!r})"
-
-
-def frontends_file_repository_LocalClosure__init__(
-    self: Any, *, files: Any, repository: Any = None
-) -> None:
-    _setattr = _bind(self)
-    _setattr("files", files)
-    _setattr("repository", repository)
-
-
-def frontends_file_repository_LocalClosure__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (
-        self.files,
-        self.repository,
-    ) == (
-        other.files,
-        other.repository,
-    )
-
-
-def frontends_file_repository_LocalClosure__hash__(self: Any) -> int:
-    return hash((975949799, self.files, self.repository))
-
-
-def frontends_file_repository_LocalClosure__repr__(self: Any) -> str:
-    return f"LocalClosure(files={self.files!r}, repository={self.repository!r})"
-
-
-def frontends_file_repository_ImportFact__init__(
-    self: Any, *, level: Any, module: Any, names: Any, line: Any
-) -> None:
-    _setattr = _bind(self)
-    _setattr("level", level)
-    _setattr("module", module)
-    _setattr("names", names)
-    _setattr("line", line)
-
-
-def frontends_file_repository_ImportFact__eq__(self: Any, other: Any) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return (
-        self.level,
-        self.module,
-        self.names,
-        self.line,
-    ) == (
-        other.level,
-        other.module,
-        other.names,
-        other.line,
-    )
-
-
-def frontends_file_repository_ImportFact__hash__(self: Any) -> int:
-    return hash((662842535, self.level, self.module, self.names, self.line))
-
-
-def frontends_file_repository_ImportFact__repr__(self: Any) -> str:
-    return f"ImportFact(level={self.level!r}, module={self.module!r}, names={self.names!r}, line={self.line!r})"
-
-
 def compiler_passes_docstrings_Documented__init__(
     self: Any, *, params: Any = (), returns: Any = None
 ) -> None:
@@ -2183,6 +36,73 @@ def compiler_passes_docstrings_Documented__hash__(self: Any) -> int:
 
 def compiler_passes_docstrings_Documented__repr__(self: Any) -> str:
     return f"Documented(params={self.params!r}, returns={self.returns!r})"
+
+
+def compiler_passes_module_passes_ModuleUnit__init__(
+    self: Any,
+    *,
+    path: Any,
+    module: Any = "",
+    ir: Any,
+    env: Any,
+    digest: Any,
+    diagnostics: Any = (),
+    graph: Any = None,
+    report: Any = None,
+) -> None:
+    _setattr = _bind(self)
+    _setattr("path", path)
+    _setattr("module", module)
+    _setattr("ir", ir)
+    _setattr("env", env)
+    _setattr("digest", digest)
+    _setattr("diagnostics", diagnostics)
+    _setattr("graph", graph)
+    _setattr("report", report)
+
+
+def compiler_passes_module_passes_ModuleUnit__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (
+        self.path,
+        self.module,
+        self.ir,
+        self.env,
+        self.digest,
+        self.diagnostics,
+        self.graph,
+        self.report,
+    ) == (
+        other.path,
+        other.module,
+        other.ir,
+        other.env,
+        other.digest,
+        other.diagnostics,
+        other.graph,
+        other.report,
+    )
+
+
+def compiler_passes_module_passes_ModuleUnit__hash__(self: Any) -> int:
+    return hash(
+        (
+            4281678851,
+            self.path,
+            self.module,
+            self.ir,
+            self.env,
+            self.digest,
+            self.diagnostics,
+            self.graph,
+            self.report,
+        )
+    )
+
+
+def compiler_passes_module_passes_ModuleUnit__repr__(self: Any) -> str:
+    return f"ModuleUnit(path={self.path!r}, module={self.module!r}, ir={self.ir!r}, env={self.env!r}, digest={self.digest!r}, diagnostics={self.diagnostics!r}, graph={self.graph!r}, report={self.report!r})"
 
 
 def compiler_passes_rule_subject_Environment__init__(
@@ -2284,6 +204,428 @@ def compiler_passes_rule_subject_Subject__hash__(self: Any) -> int:
 
 def compiler_passes_rule_subject_Subject__repr__(self: Any) -> str:
     return f"Subject(ir={self.ir!r}, index={self.index!r}, cap={self.cap!r}, env={self.env!r})"
+
+
+def compiler_passes_tool_effects_ToolEffects__init__(
+    self: Any, *, facts: Any, hints: Any, reasons: Any
+) -> None:
+    _setattr = _bind(self)
+    _setattr("facts", facts)
+    _setattr("hints", hints)
+    _setattr("reasons", reasons)
+
+
+def compiler_passes_tool_effects_ToolEffects__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (
+        self.facts,
+        self.hints,
+        self.reasons,
+    ) == (
+        other.facts,
+        other.hints,
+        other.reasons,
+    )
+
+
+def compiler_passes_tool_effects_ToolEffects__hash__(self: Any) -> int:
+    return hash((3696925404, self.facts, self.hints, self.reasons))
+
+
+def compiler_passes_tool_effects_ToolEffects__repr__(self: Any) -> str:
+    return f"ToolEffects(facts={self.facts!r}, hints={self.hints!r}, reasons={self.reasons!r})"
+
+
+def compiler_program_kinds_DirectoryProgram__init__(self: Any) -> None:
+    pass
+
+
+def compiler_program_kinds_DirectoryProgram__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return True
+
+
+def compiler_program_kinds_DirectoryProgram__hash__(self: Any) -> int:
+    return hash((1904028548,))
+
+
+def compiler_program_kinds_DirectoryProgram__repr__(self: Any) -> str:
+    return "DirectoryProgram()"
+
+
+def compiler_program_kinds_FileProgram__init__(self: Any) -> None:
+    pass
+
+
+def compiler_program_kinds_FileProgram__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return True
+
+
+def compiler_program_kinds_FileProgram__hash__(self: Any) -> int:
+    return hash((2240866092,))
+
+
+def compiler_program_kinds_FileProgram__repr__(self: Any) -> str:
+    return "FileProgram()"
+
+
+def contracts_diagnostics_Diagnostic__init__(
+    self: Any, *, code: Any, message: Any, span: Any, hint: Any = None
+) -> None:
+    _setattr = _bind(self)
+    _setattr("code", code)
+    _setattr("message", message)
+    _setattr("span", span)
+    _setattr("hint", hint)
+
+
+def contracts_diagnostics_Diagnostic__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (
+        self.code,
+        self.message,
+        self.span,
+        self.hint,
+    ) == (
+        other.code,
+        other.message,
+        other.span,
+        other.hint,
+    )
+
+
+def contracts_diagnostics_Diagnostic__hash__(self: Any) -> int:
+    return hash((2095967588, self.code, self.message, self.span, self.hint))
+
+
+def contracts_diagnostics_Diagnostic__repr__(self: Any) -> str:
+    return f"Diagnostic(code={self.code!r}, message={self.message!r}, span={self.span!r}, hint={self.hint!r})"
+
+
+def contracts_diagnostics_codes_Code__init__(
+    self: Any,
+    code: Any,
+    title: Any,
+    severity: Any,
+    dimension: Any,
+    klass: Any,
+    explanation: Any,
+    hint: Any = "",
+) -> None:
+    _setattr = _bind(self)
+    _setattr("code", code)
+    _setattr("title", title)
+    _setattr("severity", severity)
+    _setattr("dimension", dimension)
+    _setattr("klass", klass)
+    _setattr("explanation", explanation)
+    _setattr("hint", hint)
+
+
+def contracts_diagnostics_codes_Code__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (
+        self.code,
+        self.title,
+        self.severity,
+        self.dimension,
+        self.klass,
+        self.explanation,
+        self.hint,
+    ) == (
+        other.code,
+        other.title,
+        other.severity,
+        other.dimension,
+        other.klass,
+        other.explanation,
+        other.hint,
+    )
+
+
+def contracts_diagnostics_codes_Code__hash__(self: Any) -> int:
+    return hash(
+        (
+            457678078,
+            self.code,
+            self.title,
+            self.severity,
+            self.dimension,
+            self.klass,
+            self.explanation,
+            self.hint,
+        )
+    )
+
+
+def contracts_diagnostics_codes_Code__repr__(self: Any) -> str:
+    return f"Code(code={self.code!r}, title={self.title!r}, severity={self.severity!r}, dimension={self.dimension!r}, klass={self.klass!r}, explanation={self.explanation!r}, hint={self.hint!r})"
+
+
+def contracts_program_DeclaredSource__init__(
+    self: Any, *, module: Any, is_package: Any, path: Any, data: Any
+) -> None:
+    _setattr = _bind(self)
+    _setattr("module", module)
+    _setattr("is_package", is_package)
+    _setattr("path", path)
+    _setattr("data", data)
+
+
+def contracts_program_DeclaredSource__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (
+        self.module,
+        self.is_package,
+        self.path,
+        self.data,
+    ) == (
+        other.module,
+        other.is_package,
+        other.path,
+        other.data,
+    )
+
+
+def contracts_program_DeclaredSource__hash__(self: Any) -> int:
+    return hash((965511903, self.module, self.is_package, self.path, self.data))
+
+
+def contracts_program_DeclaredSource__repr__(self: Any) -> str:
+    return f"DeclaredSource(module={self.module!r}, is_package={self.is_package!r}, path={self.path!r}, data={self.data!r})"
+
+
+def contracts_program_FileLayout__init__(self: Any, *, provided: Any = ()) -> None:
+    _setattr = _bind(self)
+    _setattr("provided", provided)
+
+
+def contracts_program_FileLayout__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (self.provided,) == (other.provided,)
+
+
+def contracts_program_FileLayout__hash__(self: Any) -> int:
+    return hash((2797070565, self.provided))
+
+
+def contracts_program_FileLayout__repr__(self: Any) -> str:
+    return f"FileLayout(provided={self.provided!r})"
+
+
+def contracts_program_Program__init__(
+    self: Any,
+    *,
+    name: Any,
+    modules: Any,
+    files: Any,
+    module_paths: Any,
+    readiness: Any,
+    layout: Any,
+) -> None:
+    _setattr = _bind(self)
+    _setattr("name", name)
+    _setattr("modules", modules)
+    _setattr("files", files)
+    _setattr("module_paths", module_paths)
+    _setattr("readiness", readiness)
+    _setattr("layout", layout)
+
+
+def contracts_program_Program__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (
+        self.name,
+        self.modules,
+        self.files,
+        self.module_paths,
+        self.readiness,
+        self.layout,
+    ) == (
+        other.name,
+        other.modules,
+        other.files,
+        other.module_paths,
+        other.readiness,
+        other.layout,
+    )
+
+
+def contracts_program_Program__hash__(self: Any) -> int:
+    return hash(
+        (
+            3725612568,
+            self.name,
+            self.modules,
+            self.files,
+            self.module_paths,
+            self.readiness,
+            self.layout,
+        )
+    )
+
+
+def contracts_program_Program__repr__(self: Any) -> str:
+    return f"Program(name={self.name!r}, modules={self.modules!r}, files={self.files!r}, module_paths={self.module_paths!r}, readiness={self.readiness!r}, layout={self.layout!r})"
+
+
+def contracts_program_RepositoryLayout__init__(
+    self: Any,
+    *,
+    sources: Any,
+    namespaces: Any,
+    packages: Any,
+    provenance: Any,
+    data: Any = (),
+    provided: Any = (),
+) -> None:
+    _setattr = _bind(self)
+    _setattr("sources", sources)
+    _setattr("namespaces", namespaces)
+    _setattr("packages", packages)
+    _setattr("provenance", provenance)
+    _setattr("data", data)
+    _setattr("provided", provided)
+
+
+def contracts_program_RepositoryLayout__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (
+        self.sources,
+        self.namespaces,
+        self.packages,
+        self.provenance,
+        self.data,
+        self.provided,
+    ) == (
+        other.sources,
+        other.namespaces,
+        other.packages,
+        other.provenance,
+        other.data,
+        other.provided,
+    )
+
+
+def contracts_program_RepositoryLayout__hash__(self: Any) -> int:
+    return hash(
+        (
+            2105705673,
+            self.sources,
+            self.namespaces,
+            self.packages,
+            self.provenance,
+            self.data,
+            self.provided,
+        )
+    )
+
+
+def contracts_program_RepositoryLayout__repr__(self: Any) -> str:
+    return f"RepositoryLayout(sources={self.sources!r}, namespaces={self.namespaces!r}, packages={self.packages!r}, provenance={self.provenance!r}, data={self.data!r}, provided={self.provided!r})"
+
+
+def frontends_file_repository_ImportFact__init__(
+    self: Any, *, level: Any, module: Any, names: Any, line: Any
+) -> None:
+    _setattr = _bind(self)
+    _setattr("level", level)
+    _setattr("module", module)
+    _setattr("names", names)
+    _setattr("line", line)
+
+
+def frontends_file_repository_ImportFact__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (
+        self.level,
+        self.module,
+        self.names,
+        self.line,
+    ) == (
+        other.level,
+        other.module,
+        other.names,
+        other.line,
+    )
+
+
+def frontends_file_repository_ImportFact__hash__(self: Any) -> int:
+    return hash((662842535, self.level, self.module, self.names, self.line))
+
+
+def frontends_file_repository_ImportFact__repr__(self: Any) -> str:
+    return f"ImportFact(level={self.level!r}, module={self.module!r}, names={self.names!r}, line={self.line!r})"
+
+
+def frontends_file_repository_LocalClosure__init__(
+    self: Any, *, files: Any, repository: Any = None
+) -> None:
+    _setattr = _bind(self)
+    _setattr("files", files)
+    _setattr("repository", repository)
+
+
+def frontends_file_repository_LocalClosure__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (
+        self.files,
+        self.repository,
+    ) == (
+        other.files,
+        other.repository,
+    )
+
+
+def frontends_file_repository_LocalClosure__hash__(self: Any) -> int:
+    return hash((975949799, self.files, self.repository))
+
+
+def frontends_file_repository_LocalClosure__repr__(self: Any) -> str:
+    return f"LocalClosure(files={self.files!r}, repository={self.repository!r})"
+
+
+def frontends_file_repository_LocalModule__init__(
+    self: Any, *, name: Any, path: Any, bundle_path: Any
+) -> None:
+    _setattr = _bind(self)
+    _setattr("name", name)
+    _setattr("path", path)
+    _setattr("bundle_path", bundle_path)
+
+
+def frontends_file_repository_LocalModule__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (
+        self.name,
+        self.path,
+        self.bundle_path,
+    ) == (
+        other.name,
+        other.path,
+        other.bundle_path,
+    )
+
+
+def frontends_file_repository_LocalModule__hash__(self: Any) -> int:
+    return hash((654415342, self.name, self.path, self.bundle_path))
+
+
+def frontends_file_repository_LocalModule__repr__(self: Any) -> str:
+    return f"LocalModule(name={self.name!r}, path={self.path!r}, bundle_path={self.bundle_path!r})"
 
 
 def frontends_python__file_paths_FilePath__init__(
@@ -2414,506 +756,1810 @@ def frontends_python_scopes_Names__repr__(self: Any) -> str:
     return f"Names(binds={self.binds!r}, now={self.now!r}, later={self.later!r}, global_writes={self.global_writes!r})"
 
 
-def compiler_passes_tool_effects_ToolEffects__init__(
-    self: Any, *, facts: Any, hints: Any, reasons: Any
+def ir_model_Binding__init__(
+    self: Any, *, name: Any, kind: Any, conditional: Any, span: Any
 ) -> None:
     _setattr = _bind(self)
-    _setattr("facts", facts)
-    _setattr("hints", hints)
-    _setattr("reasons", reasons)
+    _setattr("name", name)
+    _setattr("kind", kind)
+    _setattr("conditional", conditional)
+    _setattr("span", span)
 
 
-def compiler_passes_tool_effects_ToolEffects__eq__(self: Any, other: Any) -> Any:
+def ir_model_Binding__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
     return (
-        self.facts,
-        self.hints,
-        self.reasons,
+        self.name,
+        self.kind,
+        self.conditional,
+        self.span,
     ) == (
-        other.facts,
-        other.hints,
-        other.reasons,
+        other.name,
+        other.kind,
+        other.conditional,
+        other.span,
     )
 
 
-def compiler_passes_tool_effects_ToolEffects__hash__(self: Any) -> int:
-    return hash((3696925404, self.facts, self.hints, self.reasons))
+def ir_model_Binding__hash__(self: Any) -> int:
+    return hash((751783283, self.name, self.kind, self.conditional, self.span))
 
 
-def compiler_passes_tool_effects_ToolEffects__repr__(self: Any) -> str:
-    return f"ToolEffects(facts={self.facts!r}, hints={self.hints!r}, reasons={self.reasons!r})"
+def ir_model_Binding__repr__(self: Any) -> str:
+    return f"Binding(name={self.name!r}, kind={self.kind!r}, conditional={self.conditional!r}, span={self.span!r})"
 
 
-def compiler_passes_module_passes_ModuleUnit__init__(
+def ir_model_Capability__init__(
     self: Any,
     *,
-    path: Any,
-    module: Any = "",
-    ir: Any,
-    env: Any,
-    digest: Any,
-    diagnostics: Any = (),
-    graph: Any = None,
-    report: Any = None,
+    id: Any,
+    name: Any,
+    qualname: Any,
+    execution: Any,
+    form: Any,
+    params: Any,
+    returns: Any,
+    docstring: Any,
+    decorators: Any,
+    guards: Any,
+    span: Any,
+    effects: Any = (),
+    file_reads: Any = (),
+    reach: Any = (),
+    stream: Any = None,
 ) -> None:
     _setattr = _bind(self)
-    _setattr("path", path)
-    _setattr("module", module)
-    _setattr("ir", ir)
-    _setattr("env", env)
-    _setattr("digest", digest)
-    _setattr("diagnostics", diagnostics)
-    _setattr("graph", graph)
-    _setattr("report", report)
+    _setattr("id", id)
+    _setattr("name", name)
+    _setattr("qualname", qualname)
+    _setattr("execution", execution)
+    _setattr("form", form)
+    _setattr("params", params)
+    _setattr("returns", returns)
+    _setattr("docstring", docstring)
+    _setattr("decorators", decorators)
+    _setattr("guards", guards)
+    _setattr("span", span)
+    _setattr("effects", effects)
+    _setattr("file_reads", file_reads)
+    _setattr("reach", reach)
+    _setattr("stream", stream)
 
 
-def compiler_passes_module_passes_ModuleUnit__eq__(self: Any, other: Any) -> Any:
+def ir_model_Capability__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
     return (
-        self.path,
-        self.module,
-        self.ir,
-        self.env,
-        self.digest,
-        self.diagnostics,
-        self.graph,
-        self.report,
+        self.id,
+        self.name,
+        self.qualname,
+        self.execution,
+        self.form,
+        self.params,
+        self.returns,
+        self.docstring,
+        self.decorators,
+        self.guards,
+        self.span,
+        self.effects,
+        self.file_reads,
+        self.reach,
+        self.stream,
     ) == (
-        other.path,
-        other.module,
-        other.ir,
-        other.env,
-        other.digest,
-        other.diagnostics,
-        other.graph,
-        other.report,
+        other.id,
+        other.name,
+        other.qualname,
+        other.execution,
+        other.form,
+        other.params,
+        other.returns,
+        other.docstring,
+        other.decorators,
+        other.guards,
+        other.span,
+        other.effects,
+        other.file_reads,
+        other.reach,
+        other.stream,
     )
 
 
-def compiler_passes_module_passes_ModuleUnit__hash__(self: Any) -> int:
+def ir_model_Capability__hash__(self: Any) -> int:
     return hash(
         (
-            4281678851,
-            self.path,
-            self.module,
-            self.ir,
-            self.env,
-            self.digest,
-            self.diagnostics,
-            self.graph,
-            self.report,
+            2726496977,
+            self.id,
+            self.name,
+            self.qualname,
+            self.execution,
+            self.form,
+            self.params,
+            self.returns,
+            self.docstring,
+            self.decorators,
+            self.guards,
+            self.span,
+            self.effects,
+            self.file_reads,
+            self.reach,
+            self.stream,
         )
     )
 
 
-def compiler_passes_module_passes_ModuleUnit__repr__(self: Any) -> str:
-    return f"ModuleUnit(path={self.path!r}, module={self.module!r}, ir={self.ir!r}, env={self.env!r}, digest={self.digest!r}, diagnostics={self.diagnostics!r}, graph={self.graph!r}, report={self.report!r})"
+def ir_model_Capability__repr__(self: Any) -> str:
+    return f"Capability(id={self.id!r}, name={self.name!r}, qualname={self.qualname!r}, execution={self.execution!r}, form={self.form!r}, params={self.params!r}, returns={self.returns!r}, docstring={self.docstring!r}, decorators={self.decorators!r}, guards={self.guards!r}, span={self.span!r}, effects={self.effects!r}, file_reads={self.file_reads!r}, reach={self.reach!r}, stream={self.stream!r})"
 
 
-def compiler_program_kinds_FileProgram__init__(self: Any) -> None:
+def ir_model_ClassDecl__init__(
+    self: Any, *, name: Any, bases: Any, keywords: Any, decorators: Any, evaluations: Any, span: Any
+) -> None:
+    _setattr = _bind(self)
+    _setattr("name", name)
+    _setattr("bases", bases)
+    _setattr("keywords", keywords)
+    _setattr("decorators", decorators)
+    _setattr("evaluations", evaluations)
+    _setattr("span", span)
+
+
+def ir_model_ClassDecl__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (
+        self.name,
+        self.bases,
+        self.keywords,
+        self.decorators,
+        self.evaluations,
+        self.span,
+    ) == (
+        other.name,
+        other.bases,
+        other.keywords,
+        other.decorators,
+        other.evaluations,
+        other.span,
+    )
+
+
+def ir_model_ClassDecl__hash__(self: Any) -> int:
+    return hash(
+        (
+            371814597,
+            self.name,
+            self.bases,
+            self.keywords,
+            self.decorators,
+            self.evaluations,
+            self.span,
+        )
+    )
+
+
+def ir_model_ClassDecl__repr__(self: Any) -> str:
+    return f"ClassDecl(name={self.name!r}, bases={self.bases!r}, keywords={self.keywords!r}, decorators={self.decorators!r}, evaluations={self.evaluations!r}, span={self.span!r})"
+
+
+def ir_model_Constraint__init__(self: Any, *, name: Any, value: Any) -> None:
+    _setattr = _bind(self)
+    _setattr("name", name)
+    _setattr("value", value)
+
+
+def ir_model_Constraint__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (
+        self.name,
+        self.value,
+    ) == (
+        other.name,
+        other.value,
+    )
+
+
+def ir_model_Constraint__hash__(self: Any) -> int:
+    return hash((225994259, self.name, self.value))
+
+
+def ir_model_Constraint__repr__(self: Any) -> str:
+    return f"Constraint(name={self.name!r}, value={self.value!r})"
+
+
+def ir_model_Decorator__init__(
+    self: Any, *, text: Any, span: Any, identity_unless: Any = None
+) -> None:
+    _setattr = _bind(self)
+    _setattr("text", text)
+    _setattr("span", span)
+    _setattr("identity_unless", identity_unless)
+
+
+def ir_model_Decorator__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (
+        self.text,
+        self.span,
+        self.identity_unless,
+    ) == (
+        other.text,
+        other.span,
+        other.identity_unless,
+    )
+
+
+def ir_model_Decorator__hash__(self: Any) -> int:
+    return hash((1868437626, self.text, self.span, self.identity_unless))
+
+
+def ir_model_Decorator__repr__(self: Any) -> str:
+    return f"Decorator(text={self.text!r}, span={self.span!r}, identity_unless={self.identity_unless!r})"
+
+
+def ir_model_Default__init__(self: Any, *, text: Any, span: Any) -> None:
+    _setattr = _bind(self)
+    _setattr("text", text)
+    _setattr("span", span)
+
+
+def ir_model_Default__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (
+        self.text,
+        self.span,
+    ) == (
+        other.text,
+        other.span,
+    )
+
+
+def ir_model_Default__hash__(self: Any) -> int:
+    return hash((2630318729, self.text, self.span))
+
+
+def ir_model_Default__repr__(self: Any) -> str:
+    return f"Default(text={self.text!r}, span={self.span!r})"
+
+
+def ir_model_Evaluation__init__(
+    self: Any,
+    *,
+    kind: Any,
+    text: Any,
+    callee: Any = None,
+    literal_arguments: Any = True,
+    span: Any,
+    literal: Any = None,
+    names: Any = (),
+    path: Any = None,
+) -> None:
+    _setattr = _bind(self)
+    _setattr("kind", kind)
+    _setattr("text", text)
+    _setattr("callee", callee)
+    _setattr("literal_arguments", literal_arguments)
+    _setattr("span", span)
+    _setattr("literal", literal)
+    _setattr("names", names)
+    _setattr("path", path)
+
+
+def ir_model_Evaluation__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (
+        self.kind,
+        self.text,
+        self.callee,
+        self.literal_arguments,
+        self.span,
+        self.literal,
+        self.names,
+        self.path,
+    ) == (
+        other.kind,
+        other.text,
+        other.callee,
+        other.literal_arguments,
+        other.span,
+        other.literal,
+        other.names,
+        other.path,
+    )
+
+
+def ir_model_Evaluation__hash__(self: Any) -> int:
+    return hash(
+        (
+            655445396,
+            self.kind,
+            self.text,
+            self.callee,
+            self.literal_arguments,
+            self.span,
+            self.literal,
+            self.names,
+            self.path,
+        )
+    )
+
+
+def ir_model_Evaluation__repr__(self: Any) -> str:
+    return f"Evaluation(kind={self.kind!r}, text={self.text!r}, callee={self.callee!r}, literal_arguments={self.literal_arguments!r}, span={self.span!r}, literal={self.literal!r}, names={self.names!r}, path={self.path!r})"
+
+
+def ir_model_Fallback__init__(self: Any, *, group: Any, alternative: Any, substitute: Any) -> None:
+    _setattr = _bind(self)
+    _setattr("group", group)
+    _setattr("alternative", alternative)
+    _setattr("substitute", substitute)
+
+
+def ir_model_Fallback__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (
+        self.group,
+        self.alternative,
+        self.substitute,
+    ) == (
+        other.group,
+        other.alternative,
+        other.substitute,
+    )
+
+
+def ir_model_Fallback__hash__(self: Any) -> int:
+    return hash((3010336761, self.group, self.alternative, self.substitute))
+
+
+def ir_model_Fallback__repr__(self: Any) -> str:
+    return f"Fallback(group={self.group!r}, alternative={self.alternative!r}, substitute={self.substitute!r})"
+
+
+def ir_model_FileRead__init__(
+    self: Any, *, reads: Any, through: Any = (), call: Any = None
+) -> None:
+    _setattr = _bind(self)
+    _setattr("reads", reads)
+    _setattr("through", through)
+    _setattr("call", call)
+
+
+def ir_model_FileRead__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (
+        self.reads,
+        self.through,
+        self.call,
+    ) == (
+        other.reads,
+        other.through,
+        other.call,
+    )
+
+
+def ir_model_FileRead__hash__(self: Any) -> int:
+    return hash((3627684993, self.reads, self.through, self.call))
+
+
+def ir_model_FileRead__repr__(self: Any) -> str:
+    return f"FileRead(reads={self.reads!r}, through={self.through!r}, call={self.call!r})"
+
+
+def ir_model_GlobalRead__init__(self: Any, *, name: Any, function: Any, span: Any) -> None:
+    _setattr = _bind(self)
+    _setattr("name", name)
+    _setattr("function", function)
+    _setattr("span", span)
+
+
+def ir_model_GlobalRead__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (
+        self.name,
+        self.function,
+        self.span,
+    ) == (
+        other.name,
+        other.function,
+        other.span,
+    )
+
+
+def ir_model_GlobalRead__hash__(self: Any) -> int:
+    return hash((3447551235, self.name, self.function, self.span))
+
+
+def ir_model_GlobalRead__repr__(self: Any) -> str:
+    return f"GlobalRead(name={self.name!r}, function={self.function!r}, span={self.span!r})"
+
+
+def ir_model_GlobalWrite__init__(self: Any, *, name: Any, function: Any, span: Any) -> None:
+    _setattr = _bind(self)
+    _setattr("name", name)
+    _setattr("function", function)
+    _setattr("span", span)
+
+
+def ir_model_GlobalWrite__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (
+        self.name,
+        self.function,
+        self.span,
+    ) == (
+        other.name,
+        other.function,
+        other.span,
+    )
+
+
+def ir_model_GlobalWrite__hash__(self: Any) -> int:
+    return hash((937555242, self.name, self.function, self.span))
+
+
+def ir_model_GlobalWrite__repr__(self: Any) -> str:
+    return f"GlobalWrite(name={self.name!r}, function={self.function!r}, span={self.span!r})"
+
+
+def ir_model_Helper__init__(self: Any, *, name: Any, calls: Any, opaque: Any, span: Any) -> None:
+    _setattr = _bind(self)
+    _setattr("name", name)
+    _setattr("calls", calls)
+    _setattr("opaque", opaque)
+    _setattr("span", span)
+
+
+def ir_model_Helper__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (
+        self.name,
+        self.calls,
+        self.opaque,
+        self.span,
+    ) == (
+        other.name,
+        other.calls,
+        other.opaque,
+        other.span,
+    )
+
+
+def ir_model_Helper__hash__(self: Any) -> int:
+    return hash((1950390012, self.name, self.calls, self.opaque, self.span))
+
+
+def ir_model_Helper__repr__(self: Any) -> str:
+    return f"Helper(name={self.name!r}, calls={self.calls!r}, opaque={self.opaque!r}, span={self.span!r})"
+
+
+def ir_model_Import__init__(
+    self: Any,
+    *,
+    module: Any,
+    names: Any,
+    level: Any,
+    scope: Any,
+    guarded: Any,
+    type_checking: Any,
+    span: Any,
+    fallback: Any = None,
+) -> None:
+    _setattr = _bind(self)
+    _setattr("module", module)
+    _setattr("names", names)
+    _setattr("level", level)
+    _setattr("scope", scope)
+    _setattr("guarded", guarded)
+    _setattr("type_checking", type_checking)
+    _setattr("span", span)
+    _setattr("fallback", fallback)
+
+
+def ir_model_Import__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (
+        self.module,
+        self.names,
+        self.level,
+        self.scope,
+        self.guarded,
+        self.type_checking,
+        self.span,
+        self.fallback,
+    ) == (
+        other.module,
+        other.names,
+        other.level,
+        other.scope,
+        other.guarded,
+        other.type_checking,
+        other.span,
+        other.fallback,
+    )
+
+
+def ir_model_Import__hash__(self: Any) -> int:
+    return hash(
+        (
+            1849238353,
+            self.module,
+            self.names,
+            self.level,
+            self.scope,
+            self.guarded,
+            self.type_checking,
+            self.span,
+            self.fallback,
+        )
+    )
+
+
+def ir_model_Import__repr__(self: Any) -> str:
+    return f"Import(module={self.module!r}, names={self.names!r}, level={self.level!r}, scope={self.scope!r}, guarded={self.guarded!r}, type_checking={self.type_checking!r}, span={self.span!r}, fallback={self.fallback!r})"
+
+
+def ir_model_InputDescriptor__init__(
+    self: Any,
+    *,
+    callee: Any,
+    constraints: Any = (),
+    choices: Any = (),
+    default: Any = None,
+    required: Any = False,
+    unreadable: Any = (),
+    span: Any,
+) -> None:
+    _setattr = _bind(self)
+    _setattr("callee", callee)
+    _setattr("constraints", constraints)
+    _setattr("choices", choices)
+    _setattr("default", default)
+    _setattr("required", required)
+    _setattr("unreadable", unreadable)
+    _setattr("span", span)
+
+
+def ir_model_InputDescriptor__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (
+        self.callee,
+        self.constraints,
+        self.choices,
+        self.default,
+        self.required,
+        self.unreadable,
+        self.span,
+    ) == (
+        other.callee,
+        other.constraints,
+        other.choices,
+        other.default,
+        other.required,
+        other.unreadable,
+        other.span,
+    )
+
+
+def ir_model_InputDescriptor__hash__(self: Any) -> int:
+    return hash(
+        (
+            3653269702,
+            self.callee,
+            self.constraints,
+            self.choices,
+            self.default,
+            self.required,
+            self.unreadable,
+            self.span,
+        )
+    )
+
+
+def ir_model_InputDescriptor__repr__(self: Any) -> str:
+    return f"InputDescriptor(callee={self.callee!r}, constraints={self.constraints!r}, choices={self.choices!r}, default={self.default!r}, required={self.required!r}, unreadable={self.unreadable!r}, span={self.span!r})"
+
+
+def ir_model_LiteralDefault__init__(self: Any, *, value: Any) -> None:
+    _setattr = _bind(self)
+    _setattr("value", value)
+
+
+def ir_model_LiteralDefault__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (self.value,) == (other.value,)
+
+
+def ir_model_LiteralDefault__hash__(self: Any) -> int:
+    return hash((1923326862, self.value))
+
+
+def ir_model_LiteralDefault__repr__(self: Any) -> str:
+    return f"LiteralDefault(value={self.value!r})"
+
+
+def ir_model_ModelDecl__init__(
+    self: Any, *, name: Any, form: Any, fields: Any, extra: Any, unreadable: Any, span: Any
+) -> None:
+    _setattr = _bind(self)
+    _setattr("name", name)
+    _setattr("form", form)
+    _setattr("fields", fields)
+    _setattr("extra", extra)
+    _setattr("unreadable", unreadable)
+    _setattr("span", span)
+
+
+def ir_model_ModelDecl__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (
+        self.name,
+        self.form,
+        self.fields,
+        self.extra,
+        self.unreadable,
+        self.span,
+    ) == (
+        other.name,
+        other.form,
+        other.fields,
+        other.extra,
+        other.unreadable,
+        other.span,
+    )
+
+
+def ir_model_ModelDecl__hash__(self: Any) -> int:
+    return hash(
+        (895705798, self.name, self.form, self.fields, self.extra, self.unreadable, self.span)
+    )
+
+
+def ir_model_ModelDecl__repr__(self: Any) -> str:
+    return f"ModelDecl(name={self.name!r}, form={self.form!r}, fields={self.fields!r}, extra={self.extra!r}, unreadable={self.unreadable!r}, span={self.span!r})"
+
+
+def ir_model_ModelField__init__(
+    self: Any,
+    *,
+    name: Any,
+    attribute: Any,
+    annotation: Any,
+    type: Any,
+    required: Any,
+    default: Any,
+    constraints: Any,
+    span: Any,
+    description: Any = None,
+) -> None:
+    _setattr = _bind(self)
+    _setattr("name", name)
+    _setattr("attribute", attribute)
+    _setattr("annotation", annotation)
+    _setattr("type", type)
+    _setattr("required", required)
+    _setattr("default", default)
+    _setattr("constraints", constraints)
+    _setattr("span", span)
+    _setattr("description", description)
+
+
+def ir_model_ModelField__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (
+        self.name,
+        self.attribute,
+        self.annotation,
+        self.type,
+        self.required,
+        self.default,
+        self.constraints,
+        self.span,
+        self.description,
+    ) == (
+        other.name,
+        other.attribute,
+        other.annotation,
+        other.type,
+        other.required,
+        other.default,
+        other.constraints,
+        other.span,
+        other.description,
+    )
+
+
+def ir_model_ModelField__hash__(self: Any) -> int:
+    return hash(
+        (
+            3732201025,
+            self.name,
+            self.attribute,
+            self.annotation,
+            self.type,
+            self.required,
+            self.default,
+            self.constraints,
+            self.span,
+            self.description,
+        )
+    )
+
+
+def ir_model_ModelField__repr__(self: Any) -> str:
+    return f"ModelField(name={self.name!r}, attribute={self.attribute!r}, annotation={self.annotation!r}, type={self.type!r}, required={self.required!r}, default={self.default!r}, constraints={self.constraints!r}, span={self.span!r}, description={self.description!r})"
+
+
+def ir_model_ModuleIR__init__(
+    self: Any,
+    *,
+    schema: Any = "svc.capability-ir/v1",
+    module: Any,
+    source: Any,
+    docstring: Any,
+    future_annotations: Any,
+    statements: Any,
+    bindings: Any,
+    imports: Any,
+    classes: Any,
+    typed_dicts: Any,
+    globals: Any,
+    capabilities: Any,
+    global_reads: Any = (),
+    models: Any = (),
+    helpers: Any = (),
+    services: Any = (),
+) -> None:
+    _setattr = _bind(self)
+    _setattr("schema", schema)
+    _setattr("module", module)
+    _setattr("source", source)
+    _setattr("docstring", docstring)
+    _setattr("future_annotations", future_annotations)
+    _setattr("statements", statements)
+    _setattr("bindings", bindings)
+    _setattr("imports", imports)
+    _setattr("classes", classes)
+    _setattr("typed_dicts", typed_dicts)
+    _setattr("globals", globals)
+    _setattr("capabilities", capabilities)
+    _setattr("global_reads", global_reads)
+    _setattr("models", models)
+    _setattr("helpers", helpers)
+    _setattr("services", services)
+
+
+def ir_model_ModuleIR__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (
+        self.schema,
+        self.module,
+        self.source,
+        self.docstring,
+        self.future_annotations,
+        self.statements,
+        self.bindings,
+        self.imports,
+        self.classes,
+        self.typed_dicts,
+        self.globals,
+        self.capabilities,
+        self.global_reads,
+        self.models,
+        self.helpers,
+        self.services,
+    ) == (
+        other.schema,
+        other.module,
+        other.source,
+        other.docstring,
+        other.future_annotations,
+        other.statements,
+        other.bindings,
+        other.imports,
+        other.classes,
+        other.typed_dicts,
+        other.globals,
+        other.capabilities,
+        other.global_reads,
+        other.models,
+        other.helpers,
+        other.services,
+    )
+
+
+def ir_model_ModuleIR__hash__(self: Any) -> int:
+    return hash(
+        (
+            3894451363,
+            self.schema,
+            self.module,
+            self.source,
+            self.docstring,
+            self.future_annotations,
+            self.statements,
+            self.bindings,
+            self.imports,
+            self.classes,
+            self.typed_dicts,
+            self.globals,
+            self.capabilities,
+            self.global_reads,
+            self.models,
+            self.helpers,
+            self.services,
+        )
+    )
+
+
+def ir_model_ModuleIR__repr__(self: Any) -> str:
+    return f"ModuleIR(schema={self.schema!r}, module={self.module!r}, source={self.source!r}, docstring={self.docstring!r}, future_annotations={self.future_annotations!r}, statements={self.statements!r}, bindings={self.bindings!r}, imports={self.imports!r}, classes={self.classes!r}, typed_dicts={self.typed_dicts!r}, globals={self.globals!r}, capabilities={self.capabilities!r}, global_reads={self.global_reads!r}, models={self.models!r}, helpers={self.helpers!r}, services={self.services!r})"
+
+
+def ir_model_NameRead__init__(self: Any, *, name: Any, span: Any) -> None:
+    _setattr = _bind(self)
+    _setattr("name", name)
+    _setattr("span", span)
+
+
+def ir_model_NameRead__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (
+        self.name,
+        self.span,
+    ) == (
+        other.name,
+        other.span,
+    )
+
+
+def ir_model_NameRead__hash__(self: Any) -> int:
+    return hash((4083978998, self.name, self.span))
+
+
+def ir_model_NameRead__repr__(self: Any) -> str:
+    return f"NameRead(name={self.name!r}, span={self.span!r})"
+
+
+def ir_model_ParamUse__init__(
+    self: Any, *, kind: Any, span: Any, attribute: Any = None, receiver: Any = None
+) -> None:
+    _setattr = _bind(self)
+    _setattr("kind", kind)
+    _setattr("span", span)
+    _setattr("attribute", attribute)
+    _setattr("receiver", receiver)
+
+
+def ir_model_ParamUse__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (
+        self.kind,
+        self.span,
+        self.attribute,
+        self.receiver,
+    ) == (
+        other.kind,
+        other.span,
+        other.attribute,
+        other.receiver,
+    )
+
+
+def ir_model_ParamUse__hash__(self: Any) -> int:
+    return hash((512617027, self.kind, self.span, self.attribute, self.receiver))
+
+
+def ir_model_ParamUse__repr__(self: Any) -> str:
+    return f"ParamUse(kind={self.kind!r}, span={self.span!r}, attribute={self.attribute!r}, receiver={self.receiver!r})"
+
+
+def ir_model_Parameter__init__(
+    self: Any,
+    *,
+    name: Any,
+    kind: Any,
+    annotation: Any,
+    type: Any,
+    default: Any,
+    span: Any,
+    uses: Any = (),
+    description: Any = None,
+    input: Any = None,
+) -> None:
+    _setattr = _bind(self)
+    _setattr("name", name)
+    _setattr("kind", kind)
+    _setattr("annotation", annotation)
+    _setattr("type", type)
+    _setattr("default", default)
+    _setattr("span", span)
+    _setattr("uses", uses)
+    _setattr("description", description)
+    _setattr("input", input)
+
+
+def ir_model_Parameter__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (
+        self.name,
+        self.kind,
+        self.annotation,
+        self.type,
+        self.default,
+        self.span,
+        self.uses,
+        self.description,
+        self.input,
+    ) == (
+        other.name,
+        other.kind,
+        other.annotation,
+        other.type,
+        other.default,
+        other.span,
+        other.uses,
+        other.description,
+        other.input,
+    )
+
+
+def ir_model_Parameter__hash__(self: Any) -> int:
+    return hash(
+        (
+            1990626425,
+            self.name,
+            self.kind,
+            self.annotation,
+            self.type,
+            self.default,
+            self.span,
+            self.uses,
+            self.description,
+            self.input,
+        )
+    )
+
+
+def ir_model_Parameter__repr__(self: Any) -> str:
+    return f"Parameter(name={self.name!r}, kind={self.kind!r}, annotation={self.annotation!r}, type={self.type!r}, default={self.default!r}, span={self.span!r}, uses={self.uses!r}, description={self.description!r}, input={self.input!r})"
+
+
+def ir_model_Returns__init__(self: Any, *, annotation: Any, type: Any, span: Any) -> None:
+    _setattr = _bind(self)
+    _setattr("annotation", annotation)
+    _setattr("type", type)
+    _setattr("span", span)
+
+
+def ir_model_Returns__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (
+        self.annotation,
+        self.type,
+        self.span,
+    ) == (
+        other.annotation,
+        other.type,
+        other.span,
+    )
+
+
+def ir_model_Returns__hash__(self: Any) -> int:
+    return hash((4103026419, self.annotation, self.type, self.span))
+
+
+def ir_model_Returns__repr__(self: Any) -> str:
+    return f"Returns(annotation={self.annotation!r}, type={self.type!r}, span={self.span!r})"
+
+
+def ir_model_ServiceDecl__init__(
+    self: Any,
+    *,
+    name: Any,
+    bases: Any,
+    setup: Any,
+    construction: Any,
+    opaque: Any,
+    required: Any,
+    state_writes: Any,
+    span: Any,
+) -> None:
+    _setattr = _bind(self)
+    _setattr("name", name)
+    _setattr("bases", bases)
+    _setattr("setup", setup)
+    _setattr("construction", construction)
+    _setattr("opaque", opaque)
+    _setattr("required", required)
+    _setattr("state_writes", state_writes)
+    _setattr("span", span)
+
+
+def ir_model_ServiceDecl__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (
+        self.name,
+        self.bases,
+        self.setup,
+        self.construction,
+        self.opaque,
+        self.required,
+        self.state_writes,
+        self.span,
+    ) == (
+        other.name,
+        other.bases,
+        other.setup,
+        other.construction,
+        other.opaque,
+        other.required,
+        other.state_writes,
+        other.span,
+    )
+
+
+def ir_model_ServiceDecl__hash__(self: Any) -> int:
+    return hash(
+        (
+            3388507681,
+            self.name,
+            self.bases,
+            self.setup,
+            self.construction,
+            self.opaque,
+            self.required,
+            self.state_writes,
+            self.span,
+        )
+    )
+
+
+def ir_model_ServiceDecl__repr__(self: Any) -> str:
+    return f"ServiceDecl(name={self.name!r}, bases={self.bases!r}, setup={self.setup!r}, construction={self.construction!r}, opaque={self.opaque!r}, required={self.required!r}, state_writes={self.state_writes!r}, span={self.span!r})"
+
+
+def ir_model_SourceInfo__init__(
+    self: Any,
+    *,
+    path: Any,
+    format: Any,
+    sha256: Any,
+    module_sha256: Any,
+    encoding: Any,
+    python_version: Any,
+) -> None:
+    _setattr = _bind(self)
+    _setattr("path", path)
+    _setattr("format", format)
+    _setattr("sha256", sha256)
+    _setattr("module_sha256", module_sha256)
+    _setattr("encoding", encoding)
+    _setattr("python_version", python_version)
+
+
+def ir_model_SourceInfo__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (
+        self.path,
+        self.format,
+        self.sha256,
+        self.module_sha256,
+        self.encoding,
+        self.python_version,
+    ) == (
+        other.path,
+        other.format,
+        other.sha256,
+        other.module_sha256,
+        other.encoding,
+        other.python_version,
+    )
+
+
+def ir_model_SourceInfo__hash__(self: Any) -> int:
+    return hash(
+        (
+            1125542451,
+            self.path,
+            self.format,
+            self.sha256,
+            self.module_sha256,
+            self.encoding,
+            self.python_version,
+        )
+    )
+
+
+def ir_model_SourceInfo__repr__(self: Any) -> str:
+    return f"SourceInfo(path={self.path!r}, format={self.format!r}, sha256={self.sha256!r}, module_sha256={self.module_sha256!r}, encoding={self.encoding!r}, python_version={self.python_version!r})"
+
+
+def ir_model_Span__init__(
+    self: Any, *, line: Any, column: Any, end_line: Any, end_column: Any, cell: Any = None
+) -> None:
+    _setattr = _bind(self)
+    _setattr("line", line)
+    _setattr("column", column)
+    _setattr("end_line", end_line)
+    _setattr("end_column", end_column)
+    _setattr("cell", cell)
+
+
+def ir_model_Span__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (
+        self.line,
+        self.column,
+        self.end_line,
+        self.end_column,
+        self.cell,
+    ) == (
+        other.line,
+        other.column,
+        other.end_line,
+        other.end_column,
+        other.cell,
+    )
+
+
+def ir_model_Span__hash__(self: Any) -> int:
+    return hash((657662960, self.line, self.column, self.end_line, self.end_column, self.cell))
+
+
+def ir_model_Span__repr__(self: Any) -> str:
+    return f"Span(line={self.line!r}, column={self.column!r}, end_line={self.end_line!r}, end_column={self.end_column!r}, cell={self.cell!r})"
+
+
+def ir_model_StateWrite__init__(self: Any, *, method: Any, attribute: Any, span: Any) -> None:
+    _setattr = _bind(self)
+    _setattr("method", method)
+    _setattr("attribute", attribute)
+    _setattr("span", span)
+
+
+def ir_model_StateWrite__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (
+        self.method,
+        self.attribute,
+        self.span,
+    ) == (
+        other.method,
+        other.attribute,
+        other.span,
+    )
+
+
+def ir_model_StateWrite__hash__(self: Any) -> int:
+    return hash((1096696935, self.method, self.attribute, self.span))
+
+
+def ir_model_StateWrite__repr__(self: Any) -> str:
+    return f"StateWrite(method={self.method!r}, attribute={self.attribute!r}, span={self.span!r})"
+
+
+def ir_model_Statement__init__(
+    self: Any,
+    *,
+    kind: Any,
+    detail: Any,
+    binds: Any,
+    span: Any,
+    reads: Any = (),
+    evaluations: Any = (),
+) -> None:
+    _setattr = _bind(self)
+    _setattr("kind", kind)
+    _setattr("detail", detail)
+    _setattr("binds", binds)
+    _setattr("span", span)
+    _setattr("reads", reads)
+    _setattr("evaluations", evaluations)
+
+
+def ir_model_Statement__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (
+        self.kind,
+        self.detail,
+        self.binds,
+        self.span,
+        self.reads,
+        self.evaluations,
+    ) == (
+        other.kind,
+        other.detail,
+        other.binds,
+        other.span,
+        other.reads,
+        other.evaluations,
+    )
+
+
+def ir_model_Statement__hash__(self: Any) -> int:
+    return hash(
+        (2632600607, self.kind, self.detail, self.binds, self.span, self.reads, self.evaluations)
+    )
+
+
+def ir_model_Statement__repr__(self: Any) -> str:
+    return f"Statement(kind={self.kind!r}, detail={self.detail!r}, binds={self.binds!r}, span={self.span!r}, reads={self.reads!r}, evaluations={self.evaluations!r})"
+
+
+def ir_model_Stream__init__(
+    self: Any, *, item: Any, annotation: Any, span: Any, iterator: Any = True, sends: Any = None
+) -> None:
+    _setattr = _bind(self)
+    _setattr("item", item)
+    _setattr("annotation", annotation)
+    _setattr("span", span)
+    _setattr("iterator", iterator)
+    _setattr("sends", sends)
+
+
+def ir_model_Stream__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (
+        self.item,
+        self.annotation,
+        self.span,
+        self.iterator,
+        self.sends,
+    ) == (
+        other.item,
+        other.annotation,
+        other.span,
+        other.iterator,
+        other.sends,
+    )
+
+
+def ir_model_Stream__hash__(self: Any) -> int:
+    return hash((60707664, self.item, self.annotation, self.span, self.iterator, self.sends))
+
+
+def ir_model_Stream__repr__(self: Any) -> str:
+    return f"Stream(item={self.item!r}, annotation={self.annotation!r}, span={self.span!r}, iterator={self.iterator!r}, sends={self.sends!r})"
+
+
+def ir_model_TypedDictDecl__init__(
+    self: Any, *, name: Any, total: Any, fields: Any, span: Any, bases: Any = ()
+) -> None:
+    _setattr = _bind(self)
+    _setattr("name", name)
+    _setattr("total", total)
+    _setattr("fields", fields)
+    _setattr("span", span)
+    _setattr("bases", bases)
+
+
+def ir_model_TypedDictDecl__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (
+        self.name,
+        self.total,
+        self.fields,
+        self.span,
+        self.bases,
+    ) == (
+        other.name,
+        other.total,
+        other.fields,
+        other.span,
+        other.bases,
+    )
+
+
+def ir_model_TypedDictDecl__hash__(self: Any) -> int:
+    return hash((2476480817, self.name, self.total, self.fields, self.span, self.bases))
+
+
+def ir_model_TypedDictDecl__repr__(self: Any) -> str:
+    return f"TypedDictDecl(name={self.name!r}, total={self.total!r}, fields={self.fields!r}, span={self.span!r}, bases={self.bases!r})"
+
+
+def ir_model_TypedDictField__init__(
+    self: Any, *, name: Any, annotation: Any, type: Any, required: Any, span: Any
+) -> None:
+    _setattr = _bind(self)
+    _setattr("name", name)
+    _setattr("annotation", annotation)
+    _setattr("type", type)
+    _setattr("required", required)
+    _setattr("span", span)
+
+
+def ir_model_TypedDictField__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (
+        self.name,
+        self.annotation,
+        self.type,
+        self.required,
+        self.span,
+    ) == (
+        other.name,
+        other.annotation,
+        other.type,
+        other.required,
+        other.span,
+    )
+
+
+def ir_model_TypedDictField__hash__(self: Any) -> int:
+    return hash((4245374597, self.name, self.annotation, self.type, self.required, self.span))
+
+
+def ir_model_TypedDictField__repr__(self: Any) -> str:
+    return f"TypedDictField(name={self.name!r}, annotation={self.annotation!r}, type={self.type!r}, required={self.required!r}, span={self.span!r})"
+
+
+def ir_model_Unreadable__init__(self: Any, *, text: Any, span: Any) -> None:
+    _setattr = _bind(self)
+    _setattr("text", text)
+    _setattr("span", span)
+
+
+def ir_model_Unreadable__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (
+        self.text,
+        self.span,
+    ) == (
+        other.text,
+        other.span,
+    )
+
+
+def ir_model_Unreadable__hash__(self: Any) -> int:
+    return hash((4156642036, self.text, self.span))
+
+
+def ir_model_Unreadable__repr__(self: Any) -> str:
+    return f"Unreadable(text={self.text!r}, span={self.span!r})"
+
+
+def ir_types_AnyType__init__(self: Any) -> None:
     pass
 
 
-def compiler_program_kinds_FileProgram__eq__(self: Any, other: Any) -> Any:
+def ir_types_AnyType__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
     return True
 
 
-def compiler_program_kinds_FileProgram__hash__(self: Any) -> int:
-    return hash((2240866092,))
+def ir_types_AnyType__hash__(self: Any) -> int:
+    return hash((3108108065,))
 
 
-def compiler_program_kinds_FileProgram__repr__(self: Any) -> str:
-    return "FileProgram()"
+def ir_types_AnyType__repr__(self: Any) -> str:
+    return "AnyType()"
 
 
-def compiler_program_kinds_DirectoryProgram__init__(self: Any) -> None:
+def ir_types_BoolType__init__(self: Any) -> None:
     pass
 
 
-def compiler_program_kinds_DirectoryProgram__eq__(self: Any, other: Any) -> Any:
+def ir_types_BoolType__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
     return True
 
 
-def compiler_program_kinds_DirectoryProgram__hash__(self: Any) -> int:
-    return hash((1904028548,))
+def ir_types_BoolType__hash__(self: Any) -> int:
+    return hash((2769329949,))
 
 
-def compiler_program_kinds_DirectoryProgram__repr__(self: Any) -> str:
-    return "DirectoryProgram()"
+def ir_types_BoolType__repr__(self: Any) -> str:
+    return "BoolType()"
+
+
+def ir_types_DataFrameType__init__(self: Any) -> None:
+    pass
+
+
+def ir_types_DataFrameType__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return True
+
+
+def ir_types_DataFrameType__hash__(self: Any) -> int:
+    return hash((3943089788,))
+
+
+def ir_types_DataFrameType__repr__(self: Any) -> str:
+    return "DataFrameType()"
+
+
+def ir_types_DictType__init__(self: Any, *, value: Any) -> None:
+    _setattr = _bind(self)
+    _setattr("value", value)
+
+
+def ir_types_DictType__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (self.value,) == (other.value,)
+
+
+def ir_types_DictType__hash__(self: Any) -> int:
+    return hash((670941080, self.value))
+
+
+def ir_types_DictType__repr__(self: Any) -> str:
+    return f"DictType(value={self.value!r})"
+
+
+def ir_types_EnumType__init__(self: Any, *, name: Any, values: Any) -> None:
+    _setattr = _bind(self)
+    _setattr("name", name)
+    _setattr("values", values)
+
+
+def ir_types_EnumType__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (
+        self.name,
+        self.values,
+    ) == (
+        other.name,
+        other.values,
+    )
+
+
+def ir_types_EnumType__hash__(self: Any) -> int:
+    return hash((2525992445, self.name, self.values))
+
+
+def ir_types_EnumType__repr__(self: Any) -> str:
+    return f"EnumType(name={self.name!r}, values={self.values!r})"
+
+
+def ir_types_FloatType__init__(self: Any) -> None:
+    pass
+
+
+def ir_types_FloatType__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return True
+
+
+def ir_types_FloatType__hash__(self: Any) -> int:
+    return hash((1215940177,))
+
+
+def ir_types_FloatType__repr__(self: Any) -> str:
+    return "FloatType()"
+
+
+def ir_types_IntType__init__(self: Any) -> None:
+    pass
+
+
+def ir_types_IntType__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return True
+
+
+def ir_types_IntType__hash__(self: Any) -> int:
+    return hash((1916698103,))
+
+
+def ir_types_IntType__repr__(self: Any) -> str:
+    return "IntType()"
+
+
+def ir_types_ListType__init__(self: Any, *, item: Any) -> None:
+    _setattr = _bind(self)
+    _setattr("item", item)
+
+
+def ir_types_ListType__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (self.item,) == (other.item,)
+
+
+def ir_types_ListType__hash__(self: Any) -> int:
+    return hash((4157515446, self.item))
+
+
+def ir_types_ListType__repr__(self: Any) -> str:
+    return f"ListType(item={self.item!r})"
+
+
+def ir_types_LiteralType__init__(self: Any, *, values: Any) -> None:
+    _setattr = _bind(self)
+    _setattr("values", values)
+
+
+def ir_types_LiteralType__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (self.values,) == (other.values,)
+
+
+def ir_types_LiteralType__hash__(self: Any) -> int:
+    return hash((2311791882, self.values))
+
+
+def ir_types_LiteralType__repr__(self: Any) -> str:
+    return f"LiteralType(values={self.values!r})"
+
+
+def ir_types_ModelType__init__(self: Any, *, name: Any) -> None:
+    _setattr = _bind(self)
+    _setattr("name", name)
+
+
+def ir_types_ModelType__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (self.name,) == (other.name,)
+
+
+def ir_types_ModelType__hash__(self: Any) -> int:
+    return hash((2376439232, self.name))
+
+
+def ir_types_ModelType__repr__(self: Any) -> str:
+    return f"ModelType(name={self.name!r})"
+
+
+def ir_types_NdarrayType__init__(self: Any, *, dtype: Any = "any") -> None:
+    _setattr = _bind(self)
+    _setattr("dtype", dtype)
+
+
+def ir_types_NdarrayType__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (self.dtype,) == (other.dtype,)
+
+
+def ir_types_NdarrayType__hash__(self: Any) -> int:
+    return hash((477114501, self.dtype))
+
+
+def ir_types_NdarrayType__repr__(self: Any) -> str:
+    return f"NdarrayType(dtype={self.dtype!r})"
+
+
+def ir_types_NoneType__init__(self: Any) -> None:
+    pass
+
+
+def ir_types_NoneType__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return True
+
+
+def ir_types_NoneType__hash__(self: Any) -> int:
+    return hash((888355718,))
+
+
+def ir_types_NoneType__repr__(self: Any) -> str:
+    return "NoneType()"
+
+
+def ir_types_SeriesType__init__(self: Any) -> None:
+    pass
+
+
+def ir_types_SeriesType__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return True
+
+
+def ir_types_SeriesType__hash__(self: Any) -> int:
+    return hash((2614918342,))
+
+
+def ir_types_SeriesType__repr__(self: Any) -> str:
+    return "SeriesType()"
+
+
+def ir_types_StrType__init__(self: Any) -> None:
+    pass
+
+
+def ir_types_StrType__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return True
+
+
+def ir_types_StrType__hash__(self: Any) -> int:
+    return hash((2627562026,))
+
+
+def ir_types_StrType__repr__(self: Any) -> str:
+    return "StrType()"
+
+
+def ir_types_TupleType__init__(self: Any, *, items: Any, variadic: Any = None) -> None:
+    _setattr = _bind(self)
+    _setattr("items", items)
+    _setattr("variadic", variadic)
+
+
+def ir_types_TupleType__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (
+        self.items,
+        self.variadic,
+    ) == (
+        other.items,
+        other.variadic,
+    )
+
+
+def ir_types_TupleType__hash__(self: Any) -> int:
+    return hash((3644049261, self.items, self.variadic))
+
+
+def ir_types_TupleType__repr__(self: Any) -> str:
+    return f"TupleType(items={self.items!r}, variadic={self.variadic!r})"
+
+
+def ir_types_TypedDictType__init__(self: Any, *, name: Any) -> None:
+    _setattr = _bind(self)
+    _setattr("name", name)
+
+
+def ir_types_TypedDictType__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (self.name,) == (other.name,)
+
+
+def ir_types_TypedDictType__hash__(self: Any) -> int:
+    return hash((1474775462, self.name))
+
+
+def ir_types_TypedDictType__repr__(self: Any) -> str:
+    return f"TypedDictType(name={self.name!r})"
+
+
+def ir_types_UnionType__init__(self: Any, *, options: Any) -> None:
+    _setattr = _bind(self)
+    _setattr("options", options)
+
+
+def ir_types_UnionType__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (self.options,) == (other.options,)
+
+
+def ir_types_UnionType__hash__(self: Any) -> int:
+    return hash((3969606897, self.options))
+
+
+def ir_types_UnionType__repr__(self: Any) -> str:
+    return f"UnionType(options={self.options!r})"
+
+
+def ir_types_UnresolvedType__init__(self: Any, *, text: Any, reason: Any) -> None:
+    _setattr = _bind(self)
+    _setattr("text", text)
+    _setattr("reason", reason)
+
+
+def ir_types_UnresolvedType__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (
+        self.text,
+        self.reason,
+    ) == (
+        other.text,
+        other.reason,
+    )
+
+
+def ir_types_UnresolvedType__hash__(self: Any) -> int:
+    return hash((3544169607, self.text, self.reason))
+
+
+def ir_types_UnresolvedType__repr__(self: Any) -> str:
+    return f"UnresolvedType(text={self.text!r}, reason={self.reason!r})"
+
+
+def ir_types_UnsupportedType__init__(self: Any, *, text: Any, reason: Any) -> None:
+    _setattr = _bind(self)
+    _setattr("text", text)
+    _setattr("reason", reason)
+
+
+def ir_types_UnsupportedType__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (
+        self.text,
+        self.reason,
+    ) == (
+        other.text,
+        other.reason,
+    )
+
+
+def ir_types_UnsupportedType__hash__(self: Any) -> int:
+    return hash((2117320550, self.text, self.reason))
+
+
+def ir_types_UnsupportedType__repr__(self: Any) -> str:
+    return f"UnsupportedType(text={self.text!r}, reason={self.reason!r})"
+
+
+def ir_types_ValueType__init__(self: Any, *, name: Any) -> None:
+    _setattr = _bind(self)
+    _setattr("name", name)
+
+
+def ir_types_ValueType__eq__(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return (self.name,) == (other.name,)
+
+
+def ir_types_ValueType__hash__(self: Any) -> int:
+    return hash((2341696979, self.name))
+
+
+def ir_types_ValueType__repr__(self: Any) -> str:
+    return f"ValueType(name={self.name!r})"
 
 
 RECORDS: dict[str, dict[str, Any]] = {
-    "svcc.ir.types.AnyType": {
-        "__init__": ir_types_AnyType__init__,
-        "__eq__": ir_types_AnyType__eq__,
-        "__hash__": ir_types_AnyType__hash__,
-        "__repr__": ir_types_AnyType__repr__,
-    },
-    "svcc.ir.types.IntType": {
-        "__init__": ir_types_IntType__init__,
-        "__eq__": ir_types_IntType__eq__,
-        "__hash__": ir_types_IntType__hash__,
-        "__repr__": ir_types_IntType__repr__,
-    },
-    "svcc.ir.types.FloatType": {
-        "__init__": ir_types_FloatType__init__,
-        "__eq__": ir_types_FloatType__eq__,
-        "__hash__": ir_types_FloatType__hash__,
-        "__repr__": ir_types_FloatType__repr__,
-    },
-    "svcc.ir.types.StrType": {
-        "__init__": ir_types_StrType__init__,
-        "__eq__": ir_types_StrType__eq__,
-        "__hash__": ir_types_StrType__hash__,
-        "__repr__": ir_types_StrType__repr__,
-    },
-    "svcc.ir.types.BoolType": {
-        "__init__": ir_types_BoolType__init__,
-        "__eq__": ir_types_BoolType__eq__,
-        "__hash__": ir_types_BoolType__hash__,
-        "__repr__": ir_types_BoolType__repr__,
-    },
-    "svcc.ir.types.NoneType": {
-        "__init__": ir_types_NoneType__init__,
-        "__eq__": ir_types_NoneType__eq__,
-        "__hash__": ir_types_NoneType__hash__,
-        "__repr__": ir_types_NoneType__repr__,
-    },
-    "svcc.ir.types.ListType": {
-        "__init__": ir_types_ListType__init__,
-        "__eq__": ir_types_ListType__eq__,
-        "__hash__": ir_types_ListType__hash__,
-        "__repr__": ir_types_ListType__repr__,
-    },
-    "svcc.ir.types.DictType": {
-        "__init__": ir_types_DictType__init__,
-        "__eq__": ir_types_DictType__eq__,
-        "__hash__": ir_types_DictType__hash__,
-        "__repr__": ir_types_DictType__repr__,
-    },
-    "svcc.ir.types.TupleType": {
-        "__init__": ir_types_TupleType__init__,
-        "__eq__": ir_types_TupleType__eq__,
-        "__hash__": ir_types_TupleType__hash__,
-        "__repr__": ir_types_TupleType__repr__,
-    },
-    "svcc.ir.types.UnionType": {
-        "__init__": ir_types_UnionType__init__,
-        "__eq__": ir_types_UnionType__eq__,
-        "__hash__": ir_types_UnionType__hash__,
-        "__repr__": ir_types_UnionType__repr__,
-    },
-    "svcc.ir.types.LiteralType": {
-        "__init__": ir_types_LiteralType__init__,
-        "__eq__": ir_types_LiteralType__eq__,
-        "__hash__": ir_types_LiteralType__hash__,
-        "__repr__": ir_types_LiteralType__repr__,
-    },
-    "svcc.ir.types.TypedDictType": {
-        "__init__": ir_types_TypedDictType__init__,
-        "__eq__": ir_types_TypedDictType__eq__,
-        "__hash__": ir_types_TypedDictType__hash__,
-        "__repr__": ir_types_TypedDictType__repr__,
-    },
-    "svcc.ir.types.ValueType": {
-        "__init__": ir_types_ValueType__init__,
-        "__eq__": ir_types_ValueType__eq__,
-        "__hash__": ir_types_ValueType__hash__,
-        "__repr__": ir_types_ValueType__repr__,
-    },
-    "svcc.ir.types.EnumType": {
-        "__init__": ir_types_EnumType__init__,
-        "__eq__": ir_types_EnumType__eq__,
-        "__hash__": ir_types_EnumType__hash__,
-        "__repr__": ir_types_EnumType__repr__,
-    },
-    "svcc.ir.types.ModelType": {
-        "__init__": ir_types_ModelType__init__,
-        "__eq__": ir_types_ModelType__eq__,
-        "__hash__": ir_types_ModelType__hash__,
-        "__repr__": ir_types_ModelType__repr__,
-    },
-    "svcc.ir.types.NdarrayType": {
-        "__init__": ir_types_NdarrayType__init__,
-        "__eq__": ir_types_NdarrayType__eq__,
-        "__hash__": ir_types_NdarrayType__hash__,
-        "__repr__": ir_types_NdarrayType__repr__,
-    },
-    "svcc.ir.types.DataFrameType": {
-        "__init__": ir_types_DataFrameType__init__,
-        "__eq__": ir_types_DataFrameType__eq__,
-        "__hash__": ir_types_DataFrameType__hash__,
-        "__repr__": ir_types_DataFrameType__repr__,
-    },
-    "svcc.ir.types.SeriesType": {
-        "__init__": ir_types_SeriesType__init__,
-        "__eq__": ir_types_SeriesType__eq__,
-        "__hash__": ir_types_SeriesType__hash__,
-        "__repr__": ir_types_SeriesType__repr__,
-    },
-    "svcc.ir.types.UnsupportedType": {
-        "__init__": ir_types_UnsupportedType__init__,
-        "__eq__": ir_types_UnsupportedType__eq__,
-        "__hash__": ir_types_UnsupportedType__hash__,
-        "__repr__": ir_types_UnsupportedType__repr__,
-    },
-    "svcc.ir.types.UnresolvedType": {
-        "__init__": ir_types_UnresolvedType__init__,
-        "__eq__": ir_types_UnresolvedType__eq__,
-        "__hash__": ir_types_UnresolvedType__hash__,
-        "__repr__": ir_types_UnresolvedType__repr__,
-    },
-    "svcc.ir.model.Span": {
-        "__init__": ir_model_Span__init__,
-        "__eq__": ir_model_Span__eq__,
-        "__hash__": ir_model_Span__hash__,
-        "__repr__": ir_model_Span__repr__,
-    },
-    "svcc.ir.model.SourceInfo": {
-        "__init__": ir_model_SourceInfo__init__,
-        "__eq__": ir_model_SourceInfo__eq__,
-        "__hash__": ir_model_SourceInfo__hash__,
-        "__repr__": ir_model_SourceInfo__repr__,
-    },
-    "svcc.ir.model.Default": {
-        "__init__": ir_model_Default__init__,
-        "__eq__": ir_model_Default__eq__,
-        "__hash__": ir_model_Default__hash__,
-        "__repr__": ir_model_Default__repr__,
-    },
-    "svcc.ir.model.ParamUse": {
-        "__init__": ir_model_ParamUse__init__,
-        "__eq__": ir_model_ParamUse__eq__,
-        "__hash__": ir_model_ParamUse__hash__,
-        "__repr__": ir_model_ParamUse__repr__,
-    },
-    "svcc.ir.model.Constraint": {
-        "__init__": ir_model_Constraint__init__,
-        "__eq__": ir_model_Constraint__eq__,
-        "__hash__": ir_model_Constraint__hash__,
-        "__repr__": ir_model_Constraint__repr__,
-    },
-    "svcc.ir.model.Unreadable": {
-        "__init__": ir_model_Unreadable__init__,
-        "__eq__": ir_model_Unreadable__eq__,
-        "__hash__": ir_model_Unreadable__hash__,
-        "__repr__": ir_model_Unreadable__repr__,
-    },
-    "svcc.ir.model.LiteralDefault": {
-        "__init__": ir_model_LiteralDefault__init__,
-        "__eq__": ir_model_LiteralDefault__eq__,
-        "__hash__": ir_model_LiteralDefault__hash__,
-        "__repr__": ir_model_LiteralDefault__repr__,
-    },
-    "svcc.ir.model.InputDescriptor": {
-        "__init__": ir_model_InputDescriptor__init__,
-        "__eq__": ir_model_InputDescriptor__eq__,
-        "__hash__": ir_model_InputDescriptor__hash__,
-        "__repr__": ir_model_InputDescriptor__repr__,
-    },
-    "svcc.ir.model.Parameter": {
-        "__init__": ir_model_Parameter__init__,
-        "__eq__": ir_model_Parameter__eq__,
-        "__hash__": ir_model_Parameter__hash__,
-        "__repr__": ir_model_Parameter__repr__,
-    },
-    "svcc.ir.model.Returns": {
-        "__init__": ir_model_Returns__init__,
-        "__eq__": ir_model_Returns__eq__,
-        "__hash__": ir_model_Returns__hash__,
-        "__repr__": ir_model_Returns__repr__,
-    },
-    "svcc.ir.model.Decorator": {
-        "__init__": ir_model_Decorator__init__,
-        "__eq__": ir_model_Decorator__eq__,
-        "__hash__": ir_model_Decorator__hash__,
-        "__repr__": ir_model_Decorator__repr__,
-    },
-    "svcc.ir.model.Stream": {
-        "__init__": ir_model_Stream__init__,
-        "__eq__": ir_model_Stream__eq__,
-        "__hash__": ir_model_Stream__hash__,
-        "__repr__": ir_model_Stream__repr__,
-    },
-    "svcc.ir.model.Evaluation": {
-        "__init__": ir_model_Evaluation__init__,
-        "__eq__": ir_model_Evaluation__eq__,
-        "__hash__": ir_model_Evaluation__hash__,
-        "__repr__": ir_model_Evaluation__repr__,
-    },
-    "svcc.ir.model.FileRead": {
-        "__init__": ir_model_FileRead__init__,
-        "__eq__": ir_model_FileRead__eq__,
-        "__hash__": ir_model_FileRead__hash__,
-        "__repr__": ir_model_FileRead__repr__,
-    },
-    "svcc.ir.model.Capability": {
-        "__init__": ir_model_Capability__init__,
-        "__eq__": ir_model_Capability__eq__,
-        "__hash__": ir_model_Capability__hash__,
-        "__repr__": ir_model_Capability__repr__,
-    },
-    "svcc.ir.model.Binding": {
-        "__init__": ir_model_Binding__init__,
-        "__eq__": ir_model_Binding__eq__,
-        "__hash__": ir_model_Binding__hash__,
-        "__repr__": ir_model_Binding__repr__,
-    },
-    "svcc.ir.model.Fallback": {
-        "__init__": ir_model_Fallback__init__,
-        "__eq__": ir_model_Fallback__eq__,
-        "__hash__": ir_model_Fallback__hash__,
-        "__repr__": ir_model_Fallback__repr__,
-    },
-    "svcc.ir.model.Import": {
-        "__init__": ir_model_Import__init__,
-        "__eq__": ir_model_Import__eq__,
-        "__hash__": ir_model_Import__hash__,
-        "__repr__": ir_model_Import__repr__,
-    },
-    "svcc.ir.model.NameRead": {
-        "__init__": ir_model_NameRead__init__,
-        "__eq__": ir_model_NameRead__eq__,
-        "__hash__": ir_model_NameRead__hash__,
-        "__repr__": ir_model_NameRead__repr__,
-    },
-    "svcc.ir.model.Statement": {
-        "__init__": ir_model_Statement__init__,
-        "__eq__": ir_model_Statement__eq__,
-        "__hash__": ir_model_Statement__hash__,
-        "__repr__": ir_model_Statement__repr__,
-    },
-    "svcc.ir.model.ClassDecl": {
-        "__init__": ir_model_ClassDecl__init__,
-        "__eq__": ir_model_ClassDecl__eq__,
-        "__hash__": ir_model_ClassDecl__hash__,
-        "__repr__": ir_model_ClassDecl__repr__,
-    },
-    "svcc.ir.model.TypedDictField": {
-        "__init__": ir_model_TypedDictField__init__,
-        "__eq__": ir_model_TypedDictField__eq__,
-        "__hash__": ir_model_TypedDictField__hash__,
-        "__repr__": ir_model_TypedDictField__repr__,
-    },
-    "svcc.ir.model.TypedDictDecl": {
-        "__init__": ir_model_TypedDictDecl__init__,
-        "__eq__": ir_model_TypedDictDecl__eq__,
-        "__hash__": ir_model_TypedDictDecl__hash__,
-        "__repr__": ir_model_TypedDictDecl__repr__,
-    },
-    "svcc.ir.model.ModelField": {
-        "__init__": ir_model_ModelField__init__,
-        "__eq__": ir_model_ModelField__eq__,
-        "__hash__": ir_model_ModelField__hash__,
-        "__repr__": ir_model_ModelField__repr__,
-    },
-    "svcc.ir.model.ModelDecl": {
-        "__init__": ir_model_ModelDecl__init__,
-        "__eq__": ir_model_ModelDecl__eq__,
-        "__hash__": ir_model_ModelDecl__hash__,
-        "__repr__": ir_model_ModelDecl__repr__,
-    },
-    "svcc.ir.model.GlobalWrite": {
-        "__init__": ir_model_GlobalWrite__init__,
-        "__eq__": ir_model_GlobalWrite__eq__,
-        "__hash__": ir_model_GlobalWrite__hash__,
-        "__repr__": ir_model_GlobalWrite__repr__,
-    },
-    "svcc.ir.model.GlobalRead": {
-        "__init__": ir_model_GlobalRead__init__,
-        "__eq__": ir_model_GlobalRead__eq__,
-        "__hash__": ir_model_GlobalRead__hash__,
-        "__repr__": ir_model_GlobalRead__repr__,
-    },
-    "svcc.ir.model.Helper": {
-        "__init__": ir_model_Helper__init__,
-        "__eq__": ir_model_Helper__eq__,
-        "__hash__": ir_model_Helper__hash__,
-        "__repr__": ir_model_Helper__repr__,
-    },
-    "svcc.ir.model.StateWrite": {
-        "__init__": ir_model_StateWrite__init__,
-        "__eq__": ir_model_StateWrite__eq__,
-        "__hash__": ir_model_StateWrite__hash__,
-        "__repr__": ir_model_StateWrite__repr__,
-    },
-    "svcc.ir.model.ServiceDecl": {
-        "__init__": ir_model_ServiceDecl__init__,
-        "__eq__": ir_model_ServiceDecl__eq__,
-        "__hash__": ir_model_ServiceDecl__hash__,
-        "__repr__": ir_model_ServiceDecl__repr__,
-    },
-    "svcc.ir.model.ModuleIR": {
-        "__init__": ir_model_ModuleIR__init__,
-        "__eq__": ir_model_ModuleIR__eq__,
-        "__hash__": ir_model_ModuleIR__hash__,
-        "__repr__": ir_model_ModuleIR__repr__,
-    },
-    "svcc.contracts.diagnostics.codes.Code": {
-        "__init__": contracts_diagnostics_codes_Code__init__,
-        "__eq__": contracts_diagnostics_codes_Code__eq__,
-        "__hash__": contracts_diagnostics_codes_Code__hash__,
-        "__repr__": contracts_diagnostics_codes_Code__repr__,
-    },
-    "svcc.contracts.diagnostics.Diagnostic": {
-        "__init__": contracts_diagnostics_Diagnostic__init__,
-        "__eq__": contracts_diagnostics_Diagnostic__eq__,
-        "__hash__": contracts_diagnostics_Diagnostic__hash__,
-        "__repr__": contracts_diagnostics_Diagnostic__repr__,
-    },
-    "svcc.contracts.program.FileLayout": {
-        "__init__": contracts_program_FileLayout__init__,
-        "__eq__": contracts_program_FileLayout__eq__,
-        "__hash__": contracts_program_FileLayout__hash__,
-        "__repr__": contracts_program_FileLayout__repr__,
-    },
-    "svcc.contracts.program.DeclaredSource": {
-        "__init__": contracts_program_DeclaredSource__init__,
-        "__eq__": contracts_program_DeclaredSource__eq__,
-        "__hash__": contracts_program_DeclaredSource__hash__,
-        "__repr__": contracts_program_DeclaredSource__repr__,
-    },
-    "svcc.contracts.program.RepositoryLayout": {
-        "__init__": contracts_program_RepositoryLayout__init__,
-        "__eq__": contracts_program_RepositoryLayout__eq__,
-        "__hash__": contracts_program_RepositoryLayout__hash__,
-        "__repr__": contracts_program_RepositoryLayout__repr__,
-    },
-    "svcc.contracts.program.Program": {
-        "__init__": contracts_program_Program__init__,
-        "__eq__": contracts_program_Program__eq__,
-        "__hash__": contracts_program_Program__hash__,
-        "__repr__": contracts_program_Program__repr__,
-    },
-    "svcc.frontends.file_repository.LocalModule": {
-        "__init__": frontends_file_repository_LocalModule__init__,
-        "__eq__": frontends_file_repository_LocalModule__eq__,
-        "__hash__": frontends_file_repository_LocalModule__hash__,
-        "__repr__": frontends_file_repository_LocalModule__repr__,
-    },
-    "svcc.frontends.file_repository.LocalClosure": {
-        "__init__": frontends_file_repository_LocalClosure__init__,
-        "__eq__": frontends_file_repository_LocalClosure__eq__,
-        "__hash__": frontends_file_repository_LocalClosure__hash__,
-        "__repr__": frontends_file_repository_LocalClosure__repr__,
-    },
-    "svcc.frontends.file_repository.ImportFact": {
-        "__init__": frontends_file_repository_ImportFact__init__,
-        "__eq__": frontends_file_repository_ImportFact__eq__,
-        "__hash__": frontends_file_repository_ImportFact__hash__,
-        "__repr__": frontends_file_repository_ImportFact__repr__,
-    },
     "svcc.compiler.passes.docstrings.Documented": {
         "__init__": compiler_passes_docstrings_Documented__init__,
         "__eq__": compiler_passes_docstrings_Documented__eq__,
         "__hash__": compiler_passes_docstrings_Documented__hash__,
         "__repr__": compiler_passes_docstrings_Documented__repr__,
+    },
+    "svcc.compiler.passes.module_passes.ModuleUnit": {
+        "__init__": compiler_passes_module_passes_ModuleUnit__init__,
+        "__eq__": compiler_passes_module_passes_ModuleUnit__eq__,
+        "__hash__": compiler_passes_module_passes_ModuleUnit__hash__,
+        "__repr__": compiler_passes_module_passes_ModuleUnit__repr__,
     },
     "svcc.compiler.passes.rule_subject.Environment": {
         "__init__": compiler_passes_rule_subject_Environment__init__,
@@ -2926,6 +2572,78 @@ RECORDS: dict[str, dict[str, Any]] = {
         "__eq__": compiler_passes_rule_subject_Subject__eq__,
         "__hash__": compiler_passes_rule_subject_Subject__hash__,
         "__repr__": compiler_passes_rule_subject_Subject__repr__,
+    },
+    "svcc.compiler.passes.tool_effects.ToolEffects": {
+        "__init__": compiler_passes_tool_effects_ToolEffects__init__,
+        "__eq__": compiler_passes_tool_effects_ToolEffects__eq__,
+        "__hash__": compiler_passes_tool_effects_ToolEffects__hash__,
+        "__repr__": compiler_passes_tool_effects_ToolEffects__repr__,
+    },
+    "svcc.compiler.program_kinds.DirectoryProgram": {
+        "__init__": compiler_program_kinds_DirectoryProgram__init__,
+        "__eq__": compiler_program_kinds_DirectoryProgram__eq__,
+        "__hash__": compiler_program_kinds_DirectoryProgram__hash__,
+        "__repr__": compiler_program_kinds_DirectoryProgram__repr__,
+    },
+    "svcc.compiler.program_kinds.FileProgram": {
+        "__init__": compiler_program_kinds_FileProgram__init__,
+        "__eq__": compiler_program_kinds_FileProgram__eq__,
+        "__hash__": compiler_program_kinds_FileProgram__hash__,
+        "__repr__": compiler_program_kinds_FileProgram__repr__,
+    },
+    "svcc.contracts.diagnostics.Diagnostic": {
+        "__init__": contracts_diagnostics_Diagnostic__init__,
+        "__eq__": contracts_diagnostics_Diagnostic__eq__,
+        "__hash__": contracts_diagnostics_Diagnostic__hash__,
+        "__repr__": contracts_diagnostics_Diagnostic__repr__,
+    },
+    "svcc.contracts.diagnostics.codes.Code": {
+        "__init__": contracts_diagnostics_codes_Code__init__,
+        "__eq__": contracts_diagnostics_codes_Code__eq__,
+        "__hash__": contracts_diagnostics_codes_Code__hash__,
+        "__repr__": contracts_diagnostics_codes_Code__repr__,
+    },
+    "svcc.contracts.program.DeclaredSource": {
+        "__init__": contracts_program_DeclaredSource__init__,
+        "__eq__": contracts_program_DeclaredSource__eq__,
+        "__hash__": contracts_program_DeclaredSource__hash__,
+        "__repr__": contracts_program_DeclaredSource__repr__,
+    },
+    "svcc.contracts.program.FileLayout": {
+        "__init__": contracts_program_FileLayout__init__,
+        "__eq__": contracts_program_FileLayout__eq__,
+        "__hash__": contracts_program_FileLayout__hash__,
+        "__repr__": contracts_program_FileLayout__repr__,
+    },
+    "svcc.contracts.program.Program": {
+        "__init__": contracts_program_Program__init__,
+        "__eq__": contracts_program_Program__eq__,
+        "__hash__": contracts_program_Program__hash__,
+        "__repr__": contracts_program_Program__repr__,
+    },
+    "svcc.contracts.program.RepositoryLayout": {
+        "__init__": contracts_program_RepositoryLayout__init__,
+        "__eq__": contracts_program_RepositoryLayout__eq__,
+        "__hash__": contracts_program_RepositoryLayout__hash__,
+        "__repr__": contracts_program_RepositoryLayout__repr__,
+    },
+    "svcc.frontends.file_repository.ImportFact": {
+        "__init__": frontends_file_repository_ImportFact__init__,
+        "__eq__": frontends_file_repository_ImportFact__eq__,
+        "__hash__": frontends_file_repository_ImportFact__hash__,
+        "__repr__": frontends_file_repository_ImportFact__repr__,
+    },
+    "svcc.frontends.file_repository.LocalClosure": {
+        "__init__": frontends_file_repository_LocalClosure__init__,
+        "__eq__": frontends_file_repository_LocalClosure__eq__,
+        "__hash__": frontends_file_repository_LocalClosure__hash__,
+        "__repr__": frontends_file_repository_LocalClosure__repr__,
+    },
+    "svcc.frontends.file_repository.LocalModule": {
+        "__init__": frontends_file_repository_LocalModule__init__,
+        "__eq__": frontends_file_repository_LocalModule__eq__,
+        "__hash__": frontends_file_repository_LocalModule__hash__,
+        "__repr__": frontends_file_repository_LocalModule__repr__,
     },
     "svcc.frontends.python._file_paths.FilePath": {
         "__init__": frontends_python__file_paths_FilePath__init__,
@@ -2951,28 +2669,310 @@ RECORDS: dict[str, dict[str, Any]] = {
         "__hash__": frontends_python_scopes_Names__hash__,
         "__repr__": frontends_python_scopes_Names__repr__,
     },
-    "svcc.compiler.passes.tool_effects.ToolEffects": {
-        "__init__": compiler_passes_tool_effects_ToolEffects__init__,
-        "__eq__": compiler_passes_tool_effects_ToolEffects__eq__,
-        "__hash__": compiler_passes_tool_effects_ToolEffects__hash__,
-        "__repr__": compiler_passes_tool_effects_ToolEffects__repr__,
+    "svcc.ir.model.Binding": {
+        "__init__": ir_model_Binding__init__,
+        "__eq__": ir_model_Binding__eq__,
+        "__hash__": ir_model_Binding__hash__,
+        "__repr__": ir_model_Binding__repr__,
     },
-    "svcc.compiler.passes.module_passes.ModuleUnit": {
-        "__init__": compiler_passes_module_passes_ModuleUnit__init__,
-        "__eq__": compiler_passes_module_passes_ModuleUnit__eq__,
-        "__hash__": compiler_passes_module_passes_ModuleUnit__hash__,
-        "__repr__": compiler_passes_module_passes_ModuleUnit__repr__,
+    "svcc.ir.model.Capability": {
+        "__init__": ir_model_Capability__init__,
+        "__eq__": ir_model_Capability__eq__,
+        "__hash__": ir_model_Capability__hash__,
+        "__repr__": ir_model_Capability__repr__,
     },
-    "svcc.compiler.program_kinds.FileProgram": {
-        "__init__": compiler_program_kinds_FileProgram__init__,
-        "__eq__": compiler_program_kinds_FileProgram__eq__,
-        "__hash__": compiler_program_kinds_FileProgram__hash__,
-        "__repr__": compiler_program_kinds_FileProgram__repr__,
+    "svcc.ir.model.ClassDecl": {
+        "__init__": ir_model_ClassDecl__init__,
+        "__eq__": ir_model_ClassDecl__eq__,
+        "__hash__": ir_model_ClassDecl__hash__,
+        "__repr__": ir_model_ClassDecl__repr__,
     },
-    "svcc.compiler.program_kinds.DirectoryProgram": {
-        "__init__": compiler_program_kinds_DirectoryProgram__init__,
-        "__eq__": compiler_program_kinds_DirectoryProgram__eq__,
-        "__hash__": compiler_program_kinds_DirectoryProgram__hash__,
-        "__repr__": compiler_program_kinds_DirectoryProgram__repr__,
+    "svcc.ir.model.Constraint": {
+        "__init__": ir_model_Constraint__init__,
+        "__eq__": ir_model_Constraint__eq__,
+        "__hash__": ir_model_Constraint__hash__,
+        "__repr__": ir_model_Constraint__repr__,
+    },
+    "svcc.ir.model.Decorator": {
+        "__init__": ir_model_Decorator__init__,
+        "__eq__": ir_model_Decorator__eq__,
+        "__hash__": ir_model_Decorator__hash__,
+        "__repr__": ir_model_Decorator__repr__,
+    },
+    "svcc.ir.model.Default": {
+        "__init__": ir_model_Default__init__,
+        "__eq__": ir_model_Default__eq__,
+        "__hash__": ir_model_Default__hash__,
+        "__repr__": ir_model_Default__repr__,
+    },
+    "svcc.ir.model.Evaluation": {
+        "__init__": ir_model_Evaluation__init__,
+        "__eq__": ir_model_Evaluation__eq__,
+        "__hash__": ir_model_Evaluation__hash__,
+        "__repr__": ir_model_Evaluation__repr__,
+    },
+    "svcc.ir.model.Fallback": {
+        "__init__": ir_model_Fallback__init__,
+        "__eq__": ir_model_Fallback__eq__,
+        "__hash__": ir_model_Fallback__hash__,
+        "__repr__": ir_model_Fallback__repr__,
+    },
+    "svcc.ir.model.FileRead": {
+        "__init__": ir_model_FileRead__init__,
+        "__eq__": ir_model_FileRead__eq__,
+        "__hash__": ir_model_FileRead__hash__,
+        "__repr__": ir_model_FileRead__repr__,
+    },
+    "svcc.ir.model.GlobalRead": {
+        "__init__": ir_model_GlobalRead__init__,
+        "__eq__": ir_model_GlobalRead__eq__,
+        "__hash__": ir_model_GlobalRead__hash__,
+        "__repr__": ir_model_GlobalRead__repr__,
+    },
+    "svcc.ir.model.GlobalWrite": {
+        "__init__": ir_model_GlobalWrite__init__,
+        "__eq__": ir_model_GlobalWrite__eq__,
+        "__hash__": ir_model_GlobalWrite__hash__,
+        "__repr__": ir_model_GlobalWrite__repr__,
+    },
+    "svcc.ir.model.Helper": {
+        "__init__": ir_model_Helper__init__,
+        "__eq__": ir_model_Helper__eq__,
+        "__hash__": ir_model_Helper__hash__,
+        "__repr__": ir_model_Helper__repr__,
+    },
+    "svcc.ir.model.Import": {
+        "__init__": ir_model_Import__init__,
+        "__eq__": ir_model_Import__eq__,
+        "__hash__": ir_model_Import__hash__,
+        "__repr__": ir_model_Import__repr__,
+    },
+    "svcc.ir.model.InputDescriptor": {
+        "__init__": ir_model_InputDescriptor__init__,
+        "__eq__": ir_model_InputDescriptor__eq__,
+        "__hash__": ir_model_InputDescriptor__hash__,
+        "__repr__": ir_model_InputDescriptor__repr__,
+    },
+    "svcc.ir.model.LiteralDefault": {
+        "__init__": ir_model_LiteralDefault__init__,
+        "__eq__": ir_model_LiteralDefault__eq__,
+        "__hash__": ir_model_LiteralDefault__hash__,
+        "__repr__": ir_model_LiteralDefault__repr__,
+    },
+    "svcc.ir.model.ModelDecl": {
+        "__init__": ir_model_ModelDecl__init__,
+        "__eq__": ir_model_ModelDecl__eq__,
+        "__hash__": ir_model_ModelDecl__hash__,
+        "__repr__": ir_model_ModelDecl__repr__,
+    },
+    "svcc.ir.model.ModelField": {
+        "__init__": ir_model_ModelField__init__,
+        "__eq__": ir_model_ModelField__eq__,
+        "__hash__": ir_model_ModelField__hash__,
+        "__repr__": ir_model_ModelField__repr__,
+    },
+    "svcc.ir.model.ModuleIR": {
+        "__init__": ir_model_ModuleIR__init__,
+        "__eq__": ir_model_ModuleIR__eq__,
+        "__hash__": ir_model_ModuleIR__hash__,
+        "__repr__": ir_model_ModuleIR__repr__,
+    },
+    "svcc.ir.model.NameRead": {
+        "__init__": ir_model_NameRead__init__,
+        "__eq__": ir_model_NameRead__eq__,
+        "__hash__": ir_model_NameRead__hash__,
+        "__repr__": ir_model_NameRead__repr__,
+    },
+    "svcc.ir.model.ParamUse": {
+        "__init__": ir_model_ParamUse__init__,
+        "__eq__": ir_model_ParamUse__eq__,
+        "__hash__": ir_model_ParamUse__hash__,
+        "__repr__": ir_model_ParamUse__repr__,
+    },
+    "svcc.ir.model.Parameter": {
+        "__init__": ir_model_Parameter__init__,
+        "__eq__": ir_model_Parameter__eq__,
+        "__hash__": ir_model_Parameter__hash__,
+        "__repr__": ir_model_Parameter__repr__,
+    },
+    "svcc.ir.model.Returns": {
+        "__init__": ir_model_Returns__init__,
+        "__eq__": ir_model_Returns__eq__,
+        "__hash__": ir_model_Returns__hash__,
+        "__repr__": ir_model_Returns__repr__,
+    },
+    "svcc.ir.model.ServiceDecl": {
+        "__init__": ir_model_ServiceDecl__init__,
+        "__eq__": ir_model_ServiceDecl__eq__,
+        "__hash__": ir_model_ServiceDecl__hash__,
+        "__repr__": ir_model_ServiceDecl__repr__,
+    },
+    "svcc.ir.model.SourceInfo": {
+        "__init__": ir_model_SourceInfo__init__,
+        "__eq__": ir_model_SourceInfo__eq__,
+        "__hash__": ir_model_SourceInfo__hash__,
+        "__repr__": ir_model_SourceInfo__repr__,
+    },
+    "svcc.ir.model.Span": {
+        "__init__": ir_model_Span__init__,
+        "__eq__": ir_model_Span__eq__,
+        "__hash__": ir_model_Span__hash__,
+        "__repr__": ir_model_Span__repr__,
+    },
+    "svcc.ir.model.StateWrite": {
+        "__init__": ir_model_StateWrite__init__,
+        "__eq__": ir_model_StateWrite__eq__,
+        "__hash__": ir_model_StateWrite__hash__,
+        "__repr__": ir_model_StateWrite__repr__,
+    },
+    "svcc.ir.model.Statement": {
+        "__init__": ir_model_Statement__init__,
+        "__eq__": ir_model_Statement__eq__,
+        "__hash__": ir_model_Statement__hash__,
+        "__repr__": ir_model_Statement__repr__,
+    },
+    "svcc.ir.model.Stream": {
+        "__init__": ir_model_Stream__init__,
+        "__eq__": ir_model_Stream__eq__,
+        "__hash__": ir_model_Stream__hash__,
+        "__repr__": ir_model_Stream__repr__,
+    },
+    "svcc.ir.model.TypedDictDecl": {
+        "__init__": ir_model_TypedDictDecl__init__,
+        "__eq__": ir_model_TypedDictDecl__eq__,
+        "__hash__": ir_model_TypedDictDecl__hash__,
+        "__repr__": ir_model_TypedDictDecl__repr__,
+    },
+    "svcc.ir.model.TypedDictField": {
+        "__init__": ir_model_TypedDictField__init__,
+        "__eq__": ir_model_TypedDictField__eq__,
+        "__hash__": ir_model_TypedDictField__hash__,
+        "__repr__": ir_model_TypedDictField__repr__,
+    },
+    "svcc.ir.model.Unreadable": {
+        "__init__": ir_model_Unreadable__init__,
+        "__eq__": ir_model_Unreadable__eq__,
+        "__hash__": ir_model_Unreadable__hash__,
+        "__repr__": ir_model_Unreadable__repr__,
+    },
+    "svcc.ir.types.AnyType": {
+        "__init__": ir_types_AnyType__init__,
+        "__eq__": ir_types_AnyType__eq__,
+        "__hash__": ir_types_AnyType__hash__,
+        "__repr__": ir_types_AnyType__repr__,
+    },
+    "svcc.ir.types.BoolType": {
+        "__init__": ir_types_BoolType__init__,
+        "__eq__": ir_types_BoolType__eq__,
+        "__hash__": ir_types_BoolType__hash__,
+        "__repr__": ir_types_BoolType__repr__,
+    },
+    "svcc.ir.types.DataFrameType": {
+        "__init__": ir_types_DataFrameType__init__,
+        "__eq__": ir_types_DataFrameType__eq__,
+        "__hash__": ir_types_DataFrameType__hash__,
+        "__repr__": ir_types_DataFrameType__repr__,
+    },
+    "svcc.ir.types.DictType": {
+        "__init__": ir_types_DictType__init__,
+        "__eq__": ir_types_DictType__eq__,
+        "__hash__": ir_types_DictType__hash__,
+        "__repr__": ir_types_DictType__repr__,
+    },
+    "svcc.ir.types.EnumType": {
+        "__init__": ir_types_EnumType__init__,
+        "__eq__": ir_types_EnumType__eq__,
+        "__hash__": ir_types_EnumType__hash__,
+        "__repr__": ir_types_EnumType__repr__,
+    },
+    "svcc.ir.types.FloatType": {
+        "__init__": ir_types_FloatType__init__,
+        "__eq__": ir_types_FloatType__eq__,
+        "__hash__": ir_types_FloatType__hash__,
+        "__repr__": ir_types_FloatType__repr__,
+    },
+    "svcc.ir.types.IntType": {
+        "__init__": ir_types_IntType__init__,
+        "__eq__": ir_types_IntType__eq__,
+        "__hash__": ir_types_IntType__hash__,
+        "__repr__": ir_types_IntType__repr__,
+    },
+    "svcc.ir.types.ListType": {
+        "__init__": ir_types_ListType__init__,
+        "__eq__": ir_types_ListType__eq__,
+        "__hash__": ir_types_ListType__hash__,
+        "__repr__": ir_types_ListType__repr__,
+    },
+    "svcc.ir.types.LiteralType": {
+        "__init__": ir_types_LiteralType__init__,
+        "__eq__": ir_types_LiteralType__eq__,
+        "__hash__": ir_types_LiteralType__hash__,
+        "__repr__": ir_types_LiteralType__repr__,
+    },
+    "svcc.ir.types.ModelType": {
+        "__init__": ir_types_ModelType__init__,
+        "__eq__": ir_types_ModelType__eq__,
+        "__hash__": ir_types_ModelType__hash__,
+        "__repr__": ir_types_ModelType__repr__,
+    },
+    "svcc.ir.types.NdarrayType": {
+        "__init__": ir_types_NdarrayType__init__,
+        "__eq__": ir_types_NdarrayType__eq__,
+        "__hash__": ir_types_NdarrayType__hash__,
+        "__repr__": ir_types_NdarrayType__repr__,
+    },
+    "svcc.ir.types.NoneType": {
+        "__init__": ir_types_NoneType__init__,
+        "__eq__": ir_types_NoneType__eq__,
+        "__hash__": ir_types_NoneType__hash__,
+        "__repr__": ir_types_NoneType__repr__,
+    },
+    "svcc.ir.types.SeriesType": {
+        "__init__": ir_types_SeriesType__init__,
+        "__eq__": ir_types_SeriesType__eq__,
+        "__hash__": ir_types_SeriesType__hash__,
+        "__repr__": ir_types_SeriesType__repr__,
+    },
+    "svcc.ir.types.StrType": {
+        "__init__": ir_types_StrType__init__,
+        "__eq__": ir_types_StrType__eq__,
+        "__hash__": ir_types_StrType__hash__,
+        "__repr__": ir_types_StrType__repr__,
+    },
+    "svcc.ir.types.TupleType": {
+        "__init__": ir_types_TupleType__init__,
+        "__eq__": ir_types_TupleType__eq__,
+        "__hash__": ir_types_TupleType__hash__,
+        "__repr__": ir_types_TupleType__repr__,
+    },
+    "svcc.ir.types.TypedDictType": {
+        "__init__": ir_types_TypedDictType__init__,
+        "__eq__": ir_types_TypedDictType__eq__,
+        "__hash__": ir_types_TypedDictType__hash__,
+        "__repr__": ir_types_TypedDictType__repr__,
+    },
+    "svcc.ir.types.UnionType": {
+        "__init__": ir_types_UnionType__init__,
+        "__eq__": ir_types_UnionType__eq__,
+        "__hash__": ir_types_UnionType__hash__,
+        "__repr__": ir_types_UnionType__repr__,
+    },
+    "svcc.ir.types.UnresolvedType": {
+        "__init__": ir_types_UnresolvedType__init__,
+        "__eq__": ir_types_UnresolvedType__eq__,
+        "__hash__": ir_types_UnresolvedType__hash__,
+        "__repr__": ir_types_UnresolvedType__repr__,
+    },
+    "svcc.ir.types.UnsupportedType": {
+        "__init__": ir_types_UnsupportedType__init__,
+        "__eq__": ir_types_UnsupportedType__eq__,
+        "__hash__": ir_types_UnsupportedType__hash__,
+        "__repr__": ir_types_UnsupportedType__repr__,
+    },
+    "svcc.ir.types.ValueType": {
+        "__init__": ir_types_ValueType__init__,
+        "__eq__": ir_types_ValueType__eq__,
+        "__hash__": ir_types_ValueType__hash__,
+        "__repr__": ir_types_ValueType__repr__,
     },
 }

@@ -104,7 +104,7 @@ def render() -> str:
         importlib.import_module(module)
     parts = [HEADER.format(modules=", ".join(f"``{m}``" for m in MODULES))]
     table = ["", "", "RECORDS: dict[str, dict[str, Any]] = {"]
-    for key, (cls, kw_only) in SPECS.items():
+    for key, (cls, kw_only) in sorted(SPECS.items()):
         names, defaults = fields_of(cls)
         parts.append(_methods(key, cls, kw_only, names, defaults))
         prefix = key.removeprefix("svcc.").replace(".", "_")
