@@ -21,13 +21,7 @@ def compiler_passes_docstrings_Documented__init__(
 def compiler_passes_docstrings_Documented__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
-    return (
-        self.params,
-        self.returns,
-    ) == (
-        other.params,
-        other.returns,
-    )
+    return self.params == other.params and self.returns == other.returns
 
 
 def compiler_passes_docstrings_Documented__hash__(self: Any) -> int:
@@ -65,23 +59,14 @@ def compiler_passes_module_passes_ModuleUnit__eq__(self: Any, other: Any) -> Any
     if other.__class__ is not self.__class__:
         return NotImplemented
     return (
-        self.path,
-        self.module,
-        self.ir,
-        self.env,
-        self.digest,
-        self.diagnostics,
-        self.graph,
-        self.report,
-    ) == (
-        other.path,
-        other.module,
-        other.ir,
-        other.env,
-        other.digest,
-        other.diagnostics,
-        other.graph,
-        other.report,
+        self.path == other.path
+        and self.module == other.module
+        and self.ir == other.ir
+        and self.env == other.env
+        and self.digest == other.digest
+        and self.diagnostics == other.diagnostics
+        and self.graph == other.graph
+        and self.report == other.report
     )
 
 
@@ -132,23 +117,14 @@ def compiler_passes_rule_subject_Environment__eq__(self: Any, other: Any) -> Any
     if other.__class__ is not self.__class__:
         return NotImplemented
     return (
-        self.declared_imports,
-        self.declared_requirements,
-        self.governed,
-        self.allow,
-        self.unmapped,
-        self.data_files,
-        self.resolve_import,
-        self.repository,
-    ) == (
-        other.declared_imports,
-        other.declared_requirements,
-        other.governed,
-        other.allow,
-        other.unmapped,
-        other.data_files,
-        other.resolve_import,
-        other.repository,
+        self.declared_imports == other.declared_imports
+        and self.declared_requirements == other.declared_requirements
+        and self.governed == other.governed
+        and self.allow == other.allow
+        and self.unmapped == other.unmapped
+        and self.data_files == other.data_files
+        and self.resolve_import == other.resolve_import
+        and self.repository == other.repository
     )
 
 
@@ -186,15 +162,10 @@ def compiler_passes_rule_subject_Subject__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
     return (
-        self.ir,
-        self.index,
-        self.cap,
-        self.env,
-    ) == (
-        other.ir,
-        other.index,
-        other.cap,
-        other.env,
+        self.ir == other.ir
+        and self.index == other.index
+        and self.cap == other.cap
+        and self.env == other.env
     )
 
 
@@ -218,15 +189,7 @@ def compiler_passes_tool_effects_ToolEffects__init__(
 def compiler_passes_tool_effects_ToolEffects__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
-    return (
-        self.facts,
-        self.hints,
-        self.reasons,
-    ) == (
-        other.facts,
-        other.hints,
-        other.reasons,
-    )
+    return self.facts == other.facts and self.hints == other.hints and self.reasons == other.reasons
 
 
 def compiler_passes_tool_effects_ToolEffects__hash__(self: Any) -> int:
@@ -287,15 +250,10 @@ def contracts_diagnostics_Diagnostic__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
     return (
-        self.code,
-        self.message,
-        self.span,
-        self.hint,
-    ) == (
-        other.code,
-        other.message,
-        other.span,
-        other.hint,
+        self.code == other.code
+        and self.message == other.message
+        and self.span == other.span
+        and self.hint == other.hint
     )
 
 
@@ -331,21 +289,13 @@ def contracts_diagnostics_codes_Code__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
     return (
-        self.code,
-        self.title,
-        self.severity,
-        self.dimension,
-        self.klass,
-        self.explanation,
-        self.hint,
-    ) == (
-        other.code,
-        other.title,
-        other.severity,
-        other.dimension,
-        other.klass,
-        other.explanation,
-        other.hint,
+        self.code == other.code
+        and self.title == other.title
+        and self.severity == other.severity
+        and self.dimension == other.dimension
+        and self.klass == other.klass
+        and self.explanation == other.explanation
+        and self.hint == other.hint
     )
 
 
@@ -382,15 +332,10 @@ def contracts_program_DeclaredSource__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
     return (
-        self.module,
-        self.is_package,
-        self.path,
-        self.data,
-    ) == (
-        other.module,
-        other.is_package,
-        other.path,
-        other.data,
+        self.module == other.module
+        and self.is_package == other.is_package
+        and self.path == other.path
+        and self.data == other.data
     )
 
 
@@ -410,7 +355,7 @@ def contracts_program_FileLayout__init__(self: Any, *, provided: Any = ()) -> No
 def contracts_program_FileLayout__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
-    return (self.provided,) == (other.provided,)
+    return self.provided == other.provided
 
 
 def contracts_program_FileLayout__hash__(self: Any) -> int:
@@ -444,19 +389,12 @@ def contracts_program_Program__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
     return (
-        self.name,
-        self.modules,
-        self.files,
-        self.module_paths,
-        self.readiness,
-        self.layout,
-    ) == (
-        other.name,
-        other.modules,
-        other.files,
-        other.module_paths,
-        other.readiness,
-        other.layout,
+        self.name == other.name
+        and self.modules == other.modules
+        and self.files == other.files
+        and self.module_paths == other.module_paths
+        and self.readiness == other.readiness
+        and self.layout == other.layout
     )
 
 
@@ -501,19 +439,12 @@ def contracts_program_RepositoryLayout__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
     return (
-        self.sources,
-        self.namespaces,
-        self.packages,
-        self.provenance,
-        self.data,
-        self.provided,
-    ) == (
-        other.sources,
-        other.namespaces,
-        other.packages,
-        other.provenance,
-        other.data,
-        other.provided,
+        self.sources == other.sources
+        and self.namespaces == other.namespaces
+        and self.packages == other.packages
+        and self.provenance == other.provenance
+        and self.data == other.data
+        and self.provided == other.provided
     )
 
 
@@ -549,15 +480,10 @@ def frontends_file_repository_ImportFact__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
     return (
-        self.level,
-        self.module,
-        self.names,
-        self.line,
-    ) == (
-        other.level,
-        other.module,
-        other.names,
-        other.line,
+        self.level == other.level
+        and self.module == other.module
+        and self.names == other.names
+        and self.line == other.line
     )
 
 
@@ -580,13 +506,7 @@ def frontends_file_repository_LocalClosure__init__(
 def frontends_file_repository_LocalClosure__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
-    return (
-        self.files,
-        self.repository,
-    ) == (
-        other.files,
-        other.repository,
-    )
+    return self.files == other.files and self.repository == other.repository
 
 
 def frontends_file_repository_LocalClosure__hash__(self: Any) -> int:
@@ -610,13 +530,9 @@ def frontends_file_repository_LocalModule__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
     return (
-        self.name,
-        self.path,
-        self.bundle_path,
-    ) == (
-        other.name,
-        other.path,
-        other.bundle_path,
+        self.name == other.name
+        and self.path == other.path
+        and self.bundle_path == other.bundle_path
     )
 
 
@@ -640,15 +556,7 @@ def frontends_python__file_paths_FilePath__init__(
 def frontends_python__file_paths_FilePath__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
-    return (
-        self.anchor,
-        self.up,
-        self.parts,
-    ) == (
-        other.anchor,
-        other.up,
-        other.parts,
-    )
+    return self.anchor == other.anchor and self.up == other.up and self.parts == other.parts
 
 
 def frontends_python__file_paths_FilePath__hash__(self: Any) -> int:
@@ -674,17 +582,11 @@ def frontends_python__param_flow_FlowUse__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
     return (
-        self.param,
-        self.kind,
-        self.node,
-        self.attribute,
-        self.receiver,
-    ) == (
-        other.param,
-        other.kind,
-        other.node,
-        other.attribute,
-        other.receiver,
+        self.param == other.param
+        and self.kind == other.kind
+        and self.node == other.node
+        and self.attribute == other.attribute
+        and self.receiver == other.receiver
     )
 
 
@@ -705,13 +607,7 @@ def frontends_python__param_flow__Binding__init__(self: Any, source: Any, at: An
 def frontends_python__param_flow__Binding__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
-    return (
-        self.source,
-        self.at,
-    ) == (
-        other.source,
-        other.at,
-    )
+    return self.source == other.source and self.at == other.at
 
 
 def frontends_python__param_flow__Binding__hash__(self: Any) -> int:
@@ -736,15 +632,10 @@ def frontends_python_scopes_Names__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
     return (
-        self.binds,
-        self.now,
-        self.later,
-        self.global_writes,
-    ) == (
-        other.binds,
-        other.now,
-        other.later,
-        other.global_writes,
+        self.binds == other.binds
+        and self.now == other.now
+        and self.later == other.later
+        and self.global_writes == other.global_writes
     )
 
 
@@ -770,15 +661,10 @@ def ir_model_Binding__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
     return (
-        self.name,
-        self.kind,
-        self.conditional,
-        self.span,
-    ) == (
-        other.name,
-        other.kind,
-        other.conditional,
-        other.span,
+        self.name == other.name
+        and self.kind == other.kind
+        and self.conditional == other.conditional
+        and self.span == other.span
     )
 
 
@@ -831,37 +717,21 @@ def ir_model_Capability__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
     return (
-        self.id,
-        self.name,
-        self.qualname,
-        self.execution,
-        self.form,
-        self.params,
-        self.returns,
-        self.docstring,
-        self.decorators,
-        self.guards,
-        self.span,
-        self.effects,
-        self.file_reads,
-        self.reach,
-        self.stream,
-    ) == (
-        other.id,
-        other.name,
-        other.qualname,
-        other.execution,
-        other.form,
-        other.params,
-        other.returns,
-        other.docstring,
-        other.decorators,
-        other.guards,
-        other.span,
-        other.effects,
-        other.file_reads,
-        other.reach,
-        other.stream,
+        self.id == other.id
+        and self.name == other.name
+        and self.qualname == other.qualname
+        and self.execution == other.execution
+        and self.form == other.form
+        and self.params == other.params
+        and self.returns == other.returns
+        and self.docstring == other.docstring
+        and self.decorators == other.decorators
+        and self.guards == other.guards
+        and self.span == other.span
+        and self.effects == other.effects
+        and self.file_reads == other.file_reads
+        and self.reach == other.reach
+        and self.stream == other.stream
     )
 
 
@@ -908,19 +778,12 @@ def ir_model_ClassDecl__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
     return (
-        self.name,
-        self.bases,
-        self.keywords,
-        self.decorators,
-        self.evaluations,
-        self.span,
-    ) == (
-        other.name,
-        other.bases,
-        other.keywords,
-        other.decorators,
-        other.evaluations,
-        other.span,
+        self.name == other.name
+        and self.bases == other.bases
+        and self.keywords == other.keywords
+        and self.decorators == other.decorators
+        and self.evaluations == other.evaluations
+        and self.span == other.span
     )
 
 
@@ -951,13 +814,7 @@ def ir_model_Constraint__init__(self: Any, *, name: Any, value: Any) -> None:
 def ir_model_Constraint__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
-    return (
-        self.name,
-        self.value,
-    ) == (
-        other.name,
-        other.value,
-    )
+    return self.name == other.name and self.value == other.value
 
 
 def ir_model_Constraint__hash__(self: Any) -> int:
@@ -981,13 +838,9 @@ def ir_model_Decorator__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
     return (
-        self.text,
-        self.span,
-        self.identity_unless,
-    ) == (
-        other.text,
-        other.span,
-        other.identity_unless,
+        self.text == other.text
+        and self.span == other.span
+        and self.identity_unless == other.identity_unless
     )
 
 
@@ -1008,13 +861,7 @@ def ir_model_Default__init__(self: Any, *, text: Any, span: Any) -> None:
 def ir_model_Default__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
-    return (
-        self.text,
-        self.span,
-    ) == (
-        other.text,
-        other.span,
-    )
+    return self.text == other.text and self.span == other.span
 
 
 def ir_model_Default__hash__(self: Any) -> int:
@@ -1052,23 +899,14 @@ def ir_model_Evaluation__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
     return (
-        self.kind,
-        self.text,
-        self.callee,
-        self.literal_arguments,
-        self.span,
-        self.literal,
-        self.names,
-        self.path,
-    ) == (
-        other.kind,
-        other.text,
-        other.callee,
-        other.literal_arguments,
-        other.span,
-        other.literal,
-        other.names,
-        other.path,
+        self.kind == other.kind
+        and self.text == other.text
+        and self.callee == other.callee
+        and self.literal_arguments == other.literal_arguments
+        and self.span == other.span
+        and self.literal == other.literal
+        and self.names == other.names
+        and self.path == other.path
     )
 
 
@@ -1103,13 +941,9 @@ def ir_model_Fallback__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
     return (
-        self.group,
-        self.alternative,
-        self.substitute,
-    ) == (
-        other.group,
-        other.alternative,
-        other.substitute,
+        self.group == other.group
+        and self.alternative == other.alternative
+        and self.substitute == other.substitute
     )
 
 
@@ -1133,15 +967,7 @@ def ir_model_FileRead__init__(
 def ir_model_FileRead__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
-    return (
-        self.reads,
-        self.through,
-        self.call,
-    ) == (
-        other.reads,
-        other.through,
-        other.call,
-    )
+    return self.reads == other.reads and self.through == other.through and self.call == other.call
 
 
 def ir_model_FileRead__hash__(self: Any) -> int:
@@ -1162,15 +988,7 @@ def ir_model_GlobalRead__init__(self: Any, *, name: Any, function: Any, span: An
 def ir_model_GlobalRead__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
-    return (
-        self.name,
-        self.function,
-        self.span,
-    ) == (
-        other.name,
-        other.function,
-        other.span,
-    )
+    return self.name == other.name and self.function == other.function and self.span == other.span
 
 
 def ir_model_GlobalRead__hash__(self: Any) -> int:
@@ -1191,15 +1009,7 @@ def ir_model_GlobalWrite__init__(self: Any, *, name: Any, function: Any, span: A
 def ir_model_GlobalWrite__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
-    return (
-        self.name,
-        self.function,
-        self.span,
-    ) == (
-        other.name,
-        other.function,
-        other.span,
-    )
+    return self.name == other.name and self.function == other.function and self.span == other.span
 
 
 def ir_model_GlobalWrite__hash__(self: Any) -> int:
@@ -1222,15 +1032,10 @@ def ir_model_Helper__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
     return (
-        self.name,
-        self.calls,
-        self.opaque,
-        self.span,
-    ) == (
-        other.name,
-        other.calls,
-        other.opaque,
-        other.span,
+        self.name == other.name
+        and self.calls == other.calls
+        and self.opaque == other.opaque
+        and self.span == other.span
     )
 
 
@@ -1269,23 +1074,14 @@ def ir_model_Import__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
     return (
-        self.module,
-        self.names,
-        self.level,
-        self.scope,
-        self.guarded,
-        self.type_checking,
-        self.span,
-        self.fallback,
-    ) == (
-        other.module,
-        other.names,
-        other.level,
-        other.scope,
-        other.guarded,
-        other.type_checking,
-        other.span,
-        other.fallback,
+        self.module == other.module
+        and self.names == other.names
+        and self.level == other.level
+        and self.scope == other.scope
+        and self.guarded == other.guarded
+        and self.type_checking == other.type_checking
+        and self.span == other.span
+        and self.fallback == other.fallback
     )
 
 
@@ -1334,21 +1130,13 @@ def ir_model_InputDescriptor__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
     return (
-        self.callee,
-        self.constraints,
-        self.choices,
-        self.default,
-        self.required,
-        self.unreadable,
-        self.span,
-    ) == (
-        other.callee,
-        other.constraints,
-        other.choices,
-        other.default,
-        other.required,
-        other.unreadable,
-        other.span,
+        self.callee == other.callee
+        and self.constraints == other.constraints
+        and self.choices == other.choices
+        and self.default == other.default
+        and self.required == other.required
+        and self.unreadable == other.unreadable
+        and self.span == other.span
     )
 
 
@@ -1379,7 +1167,7 @@ def ir_model_LiteralDefault__init__(self: Any, *, value: Any) -> None:
 def ir_model_LiteralDefault__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
-    return (self.value,) == (other.value,)
+    return self.value == other.value
 
 
 def ir_model_LiteralDefault__hash__(self: Any) -> int:
@@ -1406,19 +1194,12 @@ def ir_model_ModelDecl__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
     return (
-        self.name,
-        self.form,
-        self.fields,
-        self.extra,
-        self.unreadable,
-        self.span,
-    ) == (
-        other.name,
-        other.form,
-        other.fields,
-        other.extra,
-        other.unreadable,
-        other.span,
+        self.name == other.name
+        and self.form == other.form
+        and self.fields == other.fields
+        and self.extra == other.extra
+        and self.unreadable == other.unreadable
+        and self.span == other.span
     )
 
 
@@ -1461,25 +1242,15 @@ def ir_model_ModelField__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
     return (
-        self.name,
-        self.attribute,
-        self.annotation,
-        self.type,
-        self.required,
-        self.default,
-        self.constraints,
-        self.span,
-        self.description,
-    ) == (
-        other.name,
-        other.attribute,
-        other.annotation,
-        other.type,
-        other.required,
-        other.default,
-        other.constraints,
-        other.span,
-        other.description,
+        self.name == other.name
+        and self.attribute == other.attribute
+        and self.annotation == other.annotation
+        and self.type == other.type
+        and self.required == other.required
+        and self.default == other.default
+        and self.constraints == other.constraints
+        and self.span == other.span
+        and self.description == other.description
     )
 
 
@@ -1547,39 +1318,22 @@ def ir_model_ModuleIR__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
     return (
-        self.schema,
-        self.module,
-        self.source,
-        self.docstring,
-        self.future_annotations,
-        self.statements,
-        self.bindings,
-        self.imports,
-        self.classes,
-        self.typed_dicts,
-        self.globals,
-        self.capabilities,
-        self.global_reads,
-        self.models,
-        self.helpers,
-        self.services,
-    ) == (
-        other.schema,
-        other.module,
-        other.source,
-        other.docstring,
-        other.future_annotations,
-        other.statements,
-        other.bindings,
-        other.imports,
-        other.classes,
-        other.typed_dicts,
-        other.globals,
-        other.capabilities,
-        other.global_reads,
-        other.models,
-        other.helpers,
-        other.services,
+        self.schema == other.schema
+        and self.module == other.module
+        and self.source == other.source
+        and self.docstring == other.docstring
+        and self.future_annotations == other.future_annotations
+        and self.statements == other.statements
+        and self.bindings == other.bindings
+        and self.imports == other.imports
+        and self.classes == other.classes
+        and self.typed_dicts == other.typed_dicts
+        and self.globals == other.globals
+        and self.capabilities == other.capabilities
+        and self.global_reads == other.global_reads
+        and self.models == other.models
+        and self.helpers == other.helpers
+        and self.services == other.services
     )
 
 
@@ -1620,13 +1374,7 @@ def ir_model_NameRead__init__(self: Any, *, name: Any, span: Any) -> None:
 def ir_model_NameRead__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
-    return (
-        self.name,
-        self.span,
-    ) == (
-        other.name,
-        other.span,
-    )
+    return self.name == other.name and self.span == other.span
 
 
 def ir_model_NameRead__hash__(self: Any) -> int:
@@ -1651,15 +1399,10 @@ def ir_model_ParamUse__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
     return (
-        self.kind,
-        self.span,
-        self.attribute,
-        self.receiver,
-    ) == (
-        other.kind,
-        other.span,
-        other.attribute,
-        other.receiver,
+        self.kind == other.kind
+        and self.span == other.span
+        and self.attribute == other.attribute
+        and self.receiver == other.receiver
     )
 
 
@@ -1700,25 +1443,15 @@ def ir_model_Parameter__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
     return (
-        self.name,
-        self.kind,
-        self.annotation,
-        self.type,
-        self.default,
-        self.span,
-        self.uses,
-        self.description,
-        self.input,
-    ) == (
-        other.name,
-        other.kind,
-        other.annotation,
-        other.type,
-        other.default,
-        other.span,
-        other.uses,
-        other.description,
-        other.input,
+        self.name == other.name
+        and self.kind == other.kind
+        and self.annotation == other.annotation
+        and self.type == other.type
+        and self.default == other.default
+        and self.span == other.span
+        and self.uses == other.uses
+        and self.description == other.description
+        and self.input == other.input
     )
 
 
@@ -1754,13 +1487,7 @@ def ir_model_Returns__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
     return (
-        self.annotation,
-        self.type,
-        self.span,
-    ) == (
-        other.annotation,
-        other.type,
-        other.span,
+        self.annotation == other.annotation and self.type == other.type and self.span == other.span
     )
 
 
@@ -1799,23 +1526,14 @@ def ir_model_ServiceDecl__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
     return (
-        self.name,
-        self.bases,
-        self.setup,
-        self.construction,
-        self.opaque,
-        self.required,
-        self.state_writes,
-        self.span,
-    ) == (
-        other.name,
-        other.bases,
-        other.setup,
-        other.construction,
-        other.opaque,
-        other.required,
-        other.state_writes,
-        other.span,
+        self.name == other.name
+        and self.bases == other.bases
+        and self.setup == other.setup
+        and self.construction == other.construction
+        and self.opaque == other.opaque
+        and self.required == other.required
+        and self.state_writes == other.state_writes
+        and self.span == other.span
     )
 
 
@@ -1862,19 +1580,12 @@ def ir_model_SourceInfo__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
     return (
-        self.path,
-        self.format,
-        self.sha256,
-        self.module_sha256,
-        self.encoding,
-        self.python_version,
-    ) == (
-        other.path,
-        other.format,
-        other.sha256,
-        other.module_sha256,
-        other.encoding,
-        other.python_version,
+        self.path == other.path
+        and self.format == other.format
+        and self.sha256 == other.sha256
+        and self.module_sha256 == other.module_sha256
+        and self.encoding == other.encoding
+        and self.python_version == other.python_version
     )
 
 
@@ -1911,17 +1622,11 @@ def ir_model_Span__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
     return (
-        self.line,
-        self.column,
-        self.end_line,
-        self.end_column,
-        self.cell,
-    ) == (
-        other.line,
-        other.column,
-        other.end_line,
-        other.end_column,
-        other.cell,
+        self.line == other.line
+        and self.column == other.column
+        and self.end_line == other.end_line
+        and self.end_column == other.end_column
+        and self.cell == other.cell
     )
 
 
@@ -1944,13 +1649,9 @@ def ir_model_StateWrite__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
     return (
-        self.method,
-        self.attribute,
-        self.span,
-    ) == (
-        other.method,
-        other.attribute,
-        other.span,
+        self.method == other.method
+        and self.attribute == other.attribute
+        and self.span == other.span
     )
 
 
@@ -1985,19 +1686,12 @@ def ir_model_Statement__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
     return (
-        self.kind,
-        self.detail,
-        self.binds,
-        self.span,
-        self.reads,
-        self.evaluations,
-    ) == (
-        other.kind,
-        other.detail,
-        other.binds,
-        other.span,
-        other.reads,
-        other.evaluations,
+        self.kind == other.kind
+        and self.detail == other.detail
+        and self.binds == other.binds
+        and self.span == other.span
+        and self.reads == other.reads
+        and self.evaluations == other.evaluations
     )
 
 
@@ -2026,17 +1720,11 @@ def ir_model_Stream__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
     return (
-        self.item,
-        self.annotation,
-        self.span,
-        self.iterator,
-        self.sends,
-    ) == (
-        other.item,
-        other.annotation,
-        other.span,
-        other.iterator,
-        other.sends,
+        self.item == other.item
+        and self.annotation == other.annotation
+        and self.span == other.span
+        and self.iterator == other.iterator
+        and self.sends == other.sends
     )
 
 
@@ -2063,17 +1751,11 @@ def ir_model_TypedDictDecl__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
     return (
-        self.name,
-        self.total,
-        self.fields,
-        self.span,
-        self.bases,
-    ) == (
-        other.name,
-        other.total,
-        other.fields,
-        other.span,
-        other.bases,
+        self.name == other.name
+        and self.total == other.total
+        and self.fields == other.fields
+        and self.span == other.span
+        and self.bases == other.bases
     )
 
 
@@ -2100,17 +1782,11 @@ def ir_model_TypedDictField__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
     return (
-        self.name,
-        self.annotation,
-        self.type,
-        self.required,
-        self.span,
-    ) == (
-        other.name,
-        other.annotation,
-        other.type,
-        other.required,
-        other.span,
+        self.name == other.name
+        and self.annotation == other.annotation
+        and self.type == other.type
+        and self.required == other.required
+        and self.span == other.span
     )
 
 
@@ -2131,13 +1807,7 @@ def ir_model_Unreadable__init__(self: Any, *, text: Any, span: Any) -> None:
 def ir_model_Unreadable__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
-    return (
-        self.text,
-        self.span,
-    ) == (
-        other.text,
-        other.span,
-    )
+    return self.text == other.text and self.span == other.span
 
 
 def ir_model_Unreadable__hash__(self: Any) -> int:
@@ -2210,7 +1880,7 @@ def ir_types_DictType__init__(self: Any, *, value: Any) -> None:
 def ir_types_DictType__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
-    return (self.value,) == (other.value,)
+    return self.value == other.value
 
 
 def ir_types_DictType__hash__(self: Any) -> int:
@@ -2230,13 +1900,7 @@ def ir_types_EnumType__init__(self: Any, *, name: Any, values: Any) -> None:
 def ir_types_EnumType__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
-    return (
-        self.name,
-        self.values,
-    ) == (
-        other.name,
-        other.values,
-    )
+    return self.name == other.name and self.values == other.values
 
 
 def ir_types_EnumType__hash__(self: Any) -> int:
@@ -2291,7 +1955,7 @@ def ir_types_ListType__init__(self: Any, *, item: Any) -> None:
 def ir_types_ListType__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
-    return (self.item,) == (other.item,)
+    return self.item == other.item
 
 
 def ir_types_ListType__hash__(self: Any) -> int:
@@ -2310,7 +1974,7 @@ def ir_types_LiteralType__init__(self: Any, *, values: Any) -> None:
 def ir_types_LiteralType__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
-    return (self.values,) == (other.values,)
+    return self.values == other.values
 
 
 def ir_types_LiteralType__hash__(self: Any) -> int:
@@ -2329,7 +1993,7 @@ def ir_types_ModelType__init__(self: Any, *, name: Any) -> None:
 def ir_types_ModelType__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
-    return (self.name,) == (other.name,)
+    return self.name == other.name
 
 
 def ir_types_ModelType__hash__(self: Any) -> int:
@@ -2348,7 +2012,7 @@ def ir_types_NdarrayType__init__(self: Any, *, dtype: Any = "any") -> None:
 def ir_types_NdarrayType__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
-    return (self.dtype,) == (other.dtype,)
+    return self.dtype == other.dtype
 
 
 def ir_types_NdarrayType__hash__(self: Any) -> int:
@@ -2422,13 +2086,7 @@ def ir_types_TupleType__init__(self: Any, *, items: Any, variadic: Any = None) -
 def ir_types_TupleType__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
-    return (
-        self.items,
-        self.variadic,
-    ) == (
-        other.items,
-        other.variadic,
-    )
+    return self.items == other.items and self.variadic == other.variadic
 
 
 def ir_types_TupleType__hash__(self: Any) -> int:
@@ -2447,7 +2105,7 @@ def ir_types_TypedDictType__init__(self: Any, *, name: Any) -> None:
 def ir_types_TypedDictType__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
-    return (self.name,) == (other.name,)
+    return self.name == other.name
 
 
 def ir_types_TypedDictType__hash__(self: Any) -> int:
@@ -2466,7 +2124,7 @@ def ir_types_UnionType__init__(self: Any, *, options: Any) -> None:
 def ir_types_UnionType__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
-    return (self.options,) == (other.options,)
+    return self.options == other.options
 
 
 def ir_types_UnionType__hash__(self: Any) -> int:
@@ -2486,13 +2144,7 @@ def ir_types_UnresolvedType__init__(self: Any, *, text: Any, reason: Any) -> Non
 def ir_types_UnresolvedType__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
-    return (
-        self.text,
-        self.reason,
-    ) == (
-        other.text,
-        other.reason,
-    )
+    return self.text == other.text and self.reason == other.reason
 
 
 def ir_types_UnresolvedType__hash__(self: Any) -> int:
@@ -2512,13 +2164,7 @@ def ir_types_UnsupportedType__init__(self: Any, *, text: Any, reason: Any) -> No
 def ir_types_UnsupportedType__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
-    return (
-        self.text,
-        self.reason,
-    ) == (
-        other.text,
-        other.reason,
-    )
+    return self.text == other.text and self.reason == other.reason
 
 
 def ir_types_UnsupportedType__hash__(self: Any) -> int:
@@ -2537,7 +2183,7 @@ def ir_types_ValueType__init__(self: Any, *, name: Any) -> None:
 def ir_types_ValueType__eq__(self: Any, other: Any) -> Any:
     if other.__class__ is not self.__class__:
         return NotImplemented
-    return (self.name,) == (other.name,)
+    return self.name == other.name
 
 
 def ir_types_ValueType__hash__(self: Any) -> int:

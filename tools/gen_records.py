@@ -65,11 +65,12 @@ def _methods(
     )
     init_body = ["    _setattr = _bind(self)", *(f'    _setattr("{n}", {n})' for n in names)]
     mine = ", ".join(f"self.{n}" for n in names)
-    theirs = ", ".join(f"other.{n}" for n in names)
     fields_repr = ", ".join(f"{n}={{self.{n}!r}}" for n in names)
     salt = zlib.crc32(key.encode())
     init_sig = f"self: Any, {'*, ' if kw_only else ''}{params}" if names else "self: Any"
-    eq = f"    return ({mine},) == ({theirs},)" if names else "    return True"
+    # as attrs writes it: field by field, stopping at the first that differs
+    same = " and ".join(f"self.{n} == other.{n}" for n in names)
+    eq = f"    return {same}" if names else "    return True"
     return "\n".join(
         [
             "",
