@@ -36,9 +36,62 @@ METHODS = ("__init__", "__eq__", "__hash__", "__repr__")
 _NO_DEFAULTS: dict[str, Any] = {}
 
 
+class Field:
+    """A field stated with :func:`field`: its default (``NOTHING``: none), the callable that
+    converts what ``__init__`` is given, and whether equality and hashing compare it."""
+
+    __slots__ = ("converter", "default", "eq")
+
+    def __init__(self, default: Any, converter: Callable[[Any], Any] | None, eq: bool) -> None:
+        self.default = default
+        self.converter = converter
+        self.eq = eq
+
+
+class _Nothing:
+    """No default (attrs' ``NOTHING`` without importing attrs)."""
+
+
+NOTHING: Any = _Nothing()
+
+
+def field(
+    *, default: Any = NOTHING, converter: Callable[[Any], Any] | None = None, eq: bool = True
+) -> Any:
+    """``attrs.field`` for a record: a default, a converter, ``eq=False``."""
+    return Field(default, converter, eq)
+
+
+def plain_defaults(defaults: dict[str, Any]) -> dict[str, Any]:
+    """The defaults ``__init__`` takes: a :func:`field`'s own default, where it has one."""
+    out = {}
+    for name, value in defaults.items():
+        if type(value) is not Field:
+            out[name] = value
+        elif value.default is not NOTHING:
+            out[name] = value.default
+    return out
+
+
+def attrs_defaults(defaults: dict[str, Any]) -> dict[str, Any]:
+    """The class body's defaults as attrs reads them (a :func:`field` as ``attrs.field``)."""
+    import attrs
+
+    return {
+        name: attrs.field(
+            default=attrs.NOTHING if value.default is NOTHING else value.default,
+            converter=value.converter,
+            eq=value.eq,
+        )
+        if type(value) is Field
+        else value
+        for name, value in defaults.items()
+    }
+
+
 def fields_of(cls: type) -> tuple[tuple[str, ...], dict[str, Any]]:
     """The record's field names in order (its annotations, ``ClassVar`` ones left out) and
-    the defaults the class body gives (``name = value``), as attrs reads them."""
+    the defaults the class body gives (``name = value``, or a :func:`field`)."""
     names: list[str] = []
     defaults: dict[str, Any] = {}
     # the class's own annotations (``inspect.get_annotations`` would import ``inspect``)
@@ -77,9 +130,11 @@ class _AttrsFields:
         self.kw_only = kw_only
 
     def __get__(self, instance: object, owner: type) -> Any:
-        from attrs import NOTHING, Attribute
+        from attrs import NOTHING as ATTRS_NOTHING
+        from attrs import Attribute
 
-        names, defaults = self.names, self.defaults
+        names, defaults = self.names, plain_defaults(self.defaults)
+        fields = {n: f for n, f in self.defaults.items() if type(f) is Field}
         own = owner.__annotations__
         fields_type = type(
             f"{owner.__name__}Attributes",
@@ -90,7 +145,7 @@ class _AttrsFields:
             _aliased(
                 Attribute(  # type: ignore[call-arg]  # attrs' own keyword arguments
                     name=name,
-                    default=defaults.get(name, NOTHING),
+                    default=defaults.get(name, ATTRS_NOTHING),
                     validator=None,
                     repr=True,
                     cmp=None,
@@ -98,10 +153,11 @@ class _AttrsFields:
                     init=True,
                     inherited=False,
                     type=own[name],
+                    converter=fields[name].converter if name in fields else None,
                     kw_only=self.kw_only,
-                    eq=True,
+                    eq=fields[name].eq if name in fields else True,
                     eq_key=None,
-                    order=True,
+                    order=None,
                     order_key=None,
                     on_setattr=None,
                     alias=name,
@@ -121,6 +177,18 @@ def _aliased(field: Any) -> Any:
     return field
 
 
+def _init_annotation(name: str, own: dict[str, Any], defaults: dict[str, Any]) -> Any:
+    """A field's annotation in ``__init__``, as attrs gives it: the converter's parameter's
+    when the field converts (and that is annotated), else the field's."""
+    spec = defaults.get(name)
+    if type(spec) is Field and spec.converter is not None:
+        code = spec.converter.__code__
+        given = spec.converter.__annotations__.get(code.co_varnames[0])
+        if given is not None:
+            return given
+    return own[name]
+
+
 def _state_methods(names: tuple[str, ...]) -> dict[str, Callable[..., Any]]:
     """Pickling and copying, as attrs' slotted classes do it: the fields by name, set back
     past the frozen ``__setattr__``."""
@@ -137,16 +205,30 @@ def _state_methods(names: tuple[str, ...]) -> dict[str, Callable[..., Any]]:
     return {"__getstate__": __getstate__, "__setstate__": __setstate__}
 
 
+def field_rules(names: tuple[str, ...], defaults: dict[str, Any]) -> tuple[tuple[str, ...], ...]:
+    """The fields ``__init__`` converts and the fields equality leaves out, in field order."""
+    fields = {n: f for n, f in defaults.items() if type(f) is Field}
+    converted = tuple(n for n in names if n in fields and fields[n].converter is not None)
+    uncompared = tuple(n for n in names if n in fields and not fields[n].eq)
+    return converted, uncompared
+
+
 def _generated(
     key: str, names: tuple[str, ...], defaults: dict[str, Any], kw_only: bool
 ) -> dict[str, Any]:
     """The generated methods of ``key`` when they were written for exactly these fields,
-    defaults and calling convention, else an empty mapping."""
+    defaults, converters and calling convention, else an empty mapping."""
     from svcc.ir._records_generated import RECORDS
 
-    methods = RECORDS.get(key)
-    if methods is None:
+    entry = RECORDS.get(key)
+    if entry is None:
         return {}
+    converted, uncompared = field_rules(names, defaults)
+    if entry.get("converted", ()) != converted or entry.get("uncompared", ()) != uncompared:
+        return {}
+    methods = {name: entry[name] for name in METHODS}
+    if converted:  # the generated ``__init__`` is made for the class body's converters
+        methods["__init__"] = entry["__init__"]({n: defaults[n].converter for n in converted})
     init = methods["__init__"]
     code = init.__code__
     count = len(names)
@@ -157,11 +239,12 @@ def _generated(
         shape = (code.co_argcount, code.co_kwonlyargcount) == (1 + count, 0)
         values = init.__defaults__ or ()
         given = dict(zip(names[count - len(values) :], values, strict=True))
+    plain = plain_defaults(defaults)
     if (
         not shape
         or code.co_varnames[1 : 1 + count] != names
-        or given != defaults
-        or any(type(given[n]) is not type(v) for n, v in defaults.items())
+        or given != plain
+        or any(type(given[n]) is not type(v) for n, v in plain.items())
     ):
         return {}
     return methods
@@ -188,6 +271,9 @@ def _record(cls: C, kw_only: bool) -> C:
     if not methods:
         import attrs
 
+        if any(type(value) is Field for value in defaults.values()):  # a copy: SPECS keeps cls
+            body = {k: v for k, v in cls.__dict__.items() if k not in ("__dict__", "__weakref__")}
+            cls = type(cls)(cls.__name__, cls.__bases__, body | attrs_defaults(defaults))
         return attrs.frozen(kw_only=kw_only)(cls)
     body = {
         k: v
@@ -199,7 +285,9 @@ def _record(cls: C, kw_only: bool) -> C:
         method.__qualname__ = f"{cls.__qualname__}.{name}"
         body[name] = method
     own = cls.__dict__["__annotations__"]  # noqa: RUF063 -- the class's own, as attrs reads them
-    body["__init__"].__annotations__ = {n: own[n] for n in names} | {"return": None}
+    body["__init__"].__annotations__ = {n: _init_annotation(n, own, defaults) for n in names} | {
+        "return": None
+    }
     body.update(_state_methods(names))
     body["__qualname__"] = cls.__qualname__
     body["__slots__"] = (*names, "__weakref__")

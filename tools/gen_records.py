@@ -27,6 +27,7 @@ MODULES = (
     "svcc.compiler.passes.rule_subject",
     "svcc.compiler.passes.tool_effects",
     "svcc.compiler.passes.module_passes",
+    "svcc.compiler.options",
     "svcc.compiler.program_kinds",
     "svcc.contracts.diagnostics.codes",
     "svcc.frontends.python._file_paths",
@@ -59,24 +60,45 @@ def _literal(value: Any) -> str:
 def _methods(
     key: str, cls: type, kw_only: bool, names: tuple[str, ...], defaults: dict[str, Any]
 ) -> str:
+    from svcc.ir.records import field_rules, plain_defaults
+
     prefix = key.removeprefix("svcc.").replace(".", "_")
+    converted, uncompared = field_rules(names, defaults)
+    plain = plain_defaults(defaults)
     params = ", ".join(
-        f"{n}: Any = {_literal(defaults[n])}" if n in defaults else f"{n}: Any" for n in names
+        f"{n}: Any = {_literal(plain[n])}" if n in plain else f"{n}: Any" for n in names
     )
-    init_body = ["    _setattr = _bind(self)", *(f'    _setattr("{n}", {n})' for n in names)]
-    mine = ", ".join(f"self.{n}" for n in names)
+    init_body = [
+        "    _setattr = _bind(self)",
+        *(
+            f'    _setattr("{n}", convert["{n}"]({n}))'
+            if n in converted
+            else f'    _setattr("{n}", {n})'
+            for n in names
+        ),
+    ]
+    compared = [n for n in names if n not in uncompared]
+    mine = ", ".join(f"self.{n}" for n in compared)
     fields_repr = ", ".join(f"{n}={{self.{n}!r}}" for n in names)
     salt = zlib.crc32(key.encode())
     init_sig = f"self: Any, {'*, ' if kw_only else ''}{params}" if names else "self: Any"
     # as attrs writes it: field by field, stopping at the first that differs
-    same = " and ".join(f"self.{n} == other.{n}" for n in names)
-    eq = f"    return {same}" if names else "    return True"
+    same = " and ".join(f"self.{n} == other.{n}" for n in compared)
+    eq = f"    return {same}" if compared else "    return True"
+    init = [f"def {prefix}__init__({init_sig}) -> None:", *(init_body if names else ["    pass"])]
+    if converted:  # made for the class body's converters (``svcc.ir.records._generated``)
+        init = [
+            f"def {prefix}__init__(convert: Any) -> Any:",
+            *(f"    {line}" for line in init),
+            "",
+            "    return __init__",
+        ]
+        init[1] = init[1].replace(f"def {prefix}__init__(", "def __init__(")
     return "\n".join(
         [
             "",
             "",
-            f"def {prefix}__init__({init_sig}) -> None:",
-            *(init_body if names else ["    pass"]),
+            *init,
             "",
             "",
             f"def {prefix}__eq__(self: Any, other: Any) -> Any:",
@@ -86,7 +108,7 @@ def _methods(
             "",
             "",
             f"def {prefix}__hash__(self: Any) -> int:",
-            f"    return hash(({salt}, {mine}))" if names else f"    return hash(({salt},))",
+            f"    return hash(({salt}, {mine}))" if compared else f"    return hash(({salt},))",
             "",
             "",
             f"def {prefix}__repr__(self: Any) -> str:",
@@ -99,7 +121,7 @@ def _methods(
 
 def render() -> str:
     """The generated module's text (formatted by ruff, as the checkout's style wants)."""
-    from svcc.ir.records import SPECS, fields_of
+    from svcc.ir.records import SPECS, field_rules, fields_of
 
     for module in MODULES:
         importlib.import_module(module)
@@ -112,6 +134,11 @@ def render() -> str:
         entries = ", ".join(
             f'"{m}": {prefix}{m}' for m in ("__init__", "__eq__", "__hash__", "__repr__")
         )
+        converted, uncompared = field_rules(names, defaults)
+        if converted:
+            entries += f', "converted": {converted!r}'
+        if uncompared:
+            entries += f', "uncompared": {uncompared!r}'
         table.append(f'    "{key}": {{{entries}}},')
     table.append("}")
     text = "".join(parts) + "\n".join(table) + "\n"

@@ -47,7 +47,7 @@ def _reference(key: str) -> type:
         "__module__": cls.__module__,
         "__qualname__": cls.__qualname__,
         "__annotations__": dict(cls.__annotations__),
-        **defaults,
+        **records.attrs_defaults(defaults),
     }
     return attrs.frozen(kw_only=kw_only)(type(cls.__name__, (), body))
 
@@ -116,6 +116,23 @@ def test_a_stale_record_is_built_by_attrs() -> None:
     assert Unseen(value=1) == Unseen(value=1, other="x")
     with pytest.raises(TypeError):
         Unseen(1)  # type: ignore[misc]
+
+
+def test_converters_and_fields_left_out_of_equality() -> None:
+    """``records.field(converter=..., eq=False)``: converted on the way in, defaults
+    included; ignored by ``==`` and ``hash``; attrs describes the field the same way."""
+    from svcc.compiler.options import AnalyzeOptions
+
+    options = AnalyzeOptions(data=["a.csv"], select=["f"], facts_cache={})
+    assert options.data == ("a.csv",)
+    assert options.select == ("f",)
+    assert AnalyzeOptions().data == ()
+    assert options == AnalyzeOptions(data=("a.csv",), select=("f",), facts_cache={"x": 1})
+    assert hash(options) == hash(AnalyzeOptions(data=("a.csv",), select=("f",)))
+    assert attrs.evolve(options, data=["b"]).data == ("b",)
+    data = attrs.fields(AnalyzeOptions).data
+    assert data.converter is not None
+    assert not attrs.fields(AnalyzeOptions).facts_cache.eq
 
 
 def test_match_by_keyword_and_by_position() -> None:
