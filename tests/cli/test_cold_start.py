@@ -40,6 +40,7 @@ NOT_NEEDED = (
     "zipfile",
     "tarfile",
     "dataclasses",
+    "hashlib",  # OpenSSL: a small file's digests are the interpreter's own (svcc.ir.canonical)
     "svcc.backends",
     "svcc.images",
     "svcc.clients",
