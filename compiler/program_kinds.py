@@ -20,13 +20,15 @@ from svcc.contracts.program import DeclaredSource, FileLayout, Program, Reposito
 from svcc.ir.model import Capability, ModuleIR
 
 if TYPE_CHECKING:
-    from attrs import frozen
     from svcc.compiler.analysis import Analysis
     from svcc.compiler.bundles import BundleRequest
     from svcc.compiler.passes.readiness import ReadinessReport
     from svcc.compiler.passes.select import Entry
     from svcc.contracts.target import BundleSpec, Target
     from svcc.frontends.repository import Repository, RepositoryTree
+
+if TYPE_CHECKING:
+    from attrs import frozen
 else:  # the same records, their methods generated ahead of time (svcc.ir.records)
     from svcc.ir.records import frozen
 
