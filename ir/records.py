@@ -9,15 +9,19 @@ FILE``, paid by every start. Here the same methods are written once by
 cached like any other), and :func:`frozen` only attaches them to a ``__slots__`` class.
 
 The classes keep attrs' interface: ``attrs.fields``/``attrs.has``/``attrs.evolve`` and cattrs
-work on them (``__attrs_attrs__`` is built by attrs itself, on first use, from the same
-annotations and defaults), instances are frozen (``attrs.exceptions.FrozenInstanceError``),
+work on them (``__attrs_attrs__``: attrs' own ``Attribute`` objects, made on first use from
+the same annotations, defaults and :func:`field` options), instances are frozen
+(``attrs.exceptions.FrozenInstanceError``),
 compare and hash by their fields, pickle, and ``match`` as attrs' do. A class whose generated
 methods are missing or stale (a field added, a default changed, without re-running the
 generator) is built by attrs instead: slower, never wrong; ``tests/ir/test_records.py``
 keeps the generated module current and checks each record against attrs' own build.
 
-Type checkers see ``attrs.frozen`` (the modules import it under ``TYPE_CHECKING``), so
-attrs' plugin types the constructors and ``attrs.evolve`` exactly as before.
+Type checkers see ``attrs.frozen`` and ``attrs.field`` (the modules import them under
+``TYPE_CHECKING``), so attrs' plugin types the constructors and ``attrs.evolve`` as before.
+What is supported is what those records use: ``@frozen``/``@frozen(kw_only=True)`` on a class
+of its own (no base), literal defaults, and :func:`field` with ``default``, ``converter`` and
+``eq=False``; anything else is attrs' build.
 """
 
 from collections.abc import Callable
