@@ -24,8 +24,8 @@ from pathlib import Path
 from svcc.clients import FORMATS, ExportOptions, export_collection
 from svcc.clients._bundle import RestBundle, load_rest_bundle
 from svcc.clients._validator import Rejected, bundle_validators
-from svcc.compiler.analysis import analyze_source
 from svcc.compiler.bundles import build_bundle
+from svcc.compiler.driver import analyze_source
 from svcc.compiler.registry import get_target
 from svcc.compiler.writer import write_tree
 

@@ -43,8 +43,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from svcc.compiler.analysis import Analysis, analyze_source
 from svcc.compiler.bundles import build_bundle
+from svcc.compiler.driver import Analysis, analyze_source
 from svcc.compiler.registry import get_target
 from svcc.compiler.writer import write_tree
 from svcc.contracts.errors import SvccError

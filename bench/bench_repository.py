@@ -34,7 +34,7 @@ import time
 import warnings
 from pathlib import Path
 
-from svcc.compiler.analysis import analyze_repository
+from svcc.compiler.driver import analyze_repository
 from svcc.frontends.repository import TreeLimits, read_tree
 
 LIMITS = TreeLimits(max_files=100_000, max_total_bytes=1 << 31, max_file_bytes=1 << 26)

@@ -530,13 +530,15 @@ def noop_exporter_path(base: Path) -> Path:
 
 def tracing_part(args: argparse.Namespace) -> None:
     """The generated server with tracing off (``OTEL_TRACES_EXPORTER=none``, the same as
-    unset) and on (every request a sampled span, batched by the SDK's
-    ``BatchSpanProcessor`` to an exporter that drops the batch: :func:`noop_exporter_path`),
-    against raw ASGI, the three alternating within each round (access logs off, metrics on:
-    the generated server's defaults otherwise). Then, in this process, microseconds per
-    request of the runtime's span (``tracing.TracedServer``) against the SDK's ASGI
-    instrumentation around the same trivial app, when ``opentelemetry-instrumentation-asgi``
-    is installed. Goal: on >= 0.90 of raw ASGI; off equal to a server without tracing."""
+    unset) and on (every request a recorded span with its attributes, batched by the SDK's
+    ``BatchSpanProcessor`` to an exporter that drops the batch: :func:`noop_exporter_path`;
+    only the export does nothing), and on with a tenth of new traces sampled
+    (``parentbased_traceidratio``, 0.1: the rest get the SDK's non-recording span), against
+    raw ASGI, the four alternating within each round (the generated server's defaults:
+    metrics, its access line, request ids). Then, in this process, microseconds per request
+    of the runtime's span (``tracing.TracedServer``) against the SDK's ASGI instrumentation
+    around the same trivial app, when ``opentelemetry-instrumentation-asgi`` is installed.
+    Goal: on >= 0.90 of raw ASGI; off equal to a server without tracing."""
     with tempfile.TemporaryDirectory(prefix="svcc-bench-otel-") as tmp:
         base = Path(tmp)
         (base / "add.py").write_text(SOURCE)
@@ -562,9 +564,19 @@ def tracing_part(args: argparse.Namespace) -> None:
                 generated,
                 {"OTEL_TRACES_EXPORTER": "svc_bench_noop", "PYTHONPATH": path},
             ),
+            "OTel on, 10%": (
+                generated,
+                {
+                    "OTEL_TRACES_EXPORTER": "svc_bench_noop",
+                    "PYTHONPATH": path,
+                    "OTEL_TRACES_SAMPLER": "parentbased_traceidratio",
+                    "OTEL_TRACES_SAMPLER_ARG": "0.1",
+                },
+            ),
         }
         rates: dict[str, list[float]] = {name: [] for name in servers}
         cpu: dict[str, list[float]] = {name: [] for name in servers}
+        loads: list[float] = []
         for round_ in range(args.rounds):
             for name, (directory, env) in servers.items():
                 port = free_port()
@@ -578,9 +590,10 @@ def tracing_part(args: argparse.Namespace) -> None:
                 finally:
                     proc.send_signal(signal.SIGINT)
                     proc.wait(timeout=10)
+                loads.append(os.getloadavg()[0])
                 print(
                     f"round {round_ + 1}: {name:15s} {rate:8.0f} req/s  "
-                    f"{cpu[name][-1]:5.0f} us CPU/request  load {os.getloadavg()[0]:.1f}",
+                    f"{cpu[name][-1]:5.0f} us CPU/request  load {loads[-1]:.1f}",
                     flush=True,
                 )
     rate = {name: statistics.median(r) for name, r in rates.items()}
@@ -591,11 +604,21 @@ def tracing_part(args: argparse.Namespace) -> None:
         print(f"{name:15s} {rate[name]:8.0f} req/s  {us[name]:5.0f} us CPU/request")
     print(f"ratio OTel on (no-op exporter)/raw ASGI: {on / raw_rate:.2f}x (target >= 0.90x)")
     print(f"ratio OTel off/raw ASGI: {off / raw_rate:.2f}x; on/off {on / off:.2f}x")
+    sampled = rate["OTel on, 10%"]
+    print(
+        f"ratio OTel on, 10% sampled/raw ASGI: {sampled / raw_rate:.2f}x; /off {sampled / off:.2f}x"
+    )
     raw_us, on_us, off_us = us["raw ASGI"], us["OTel on, no-op"], us["OTel off"]
+    sampled_us = us["OTel on, 10%"]
     print(
         f"in CPU per request (steadier under load): on/raw ASGI {raw_us / on_us:.2f}x, "
         f"off/raw ASGI {raw_us / off_us:.2f}x, on/off {off_us / on_us:.2f}x "
-        f"(+{on_us - off_us:.0f} us a request)"
+        f"(+{on_us - off_us:.0f} us a request); 10% sampled/raw ASGI "
+        f"{raw_us / sampled_us:.2f}x (+{sampled_us - off_us:.0f} us)"
+    )
+    print(
+        f"load average {min(loads):.1f} to {max(loads):.1f} over the rounds; for a quiet "
+        "re-run: .venv/bin/python bench/bench_rest.py --part tracing --seconds 4 --rounds 5"
     )
     span_cost(args)
 

@@ -132,7 +132,7 @@ def file_point(
     make: Callable[[int], str | bytes], path: str = "m.py"
 ) -> Callable[[int], tuple[float, float]]:
     def run(n: int) -> tuple[float, float]:
-        from svcc.compiler.analysis import analyze_source
+        from svcc.compiler.driver import analyze_source
 
         made = make(n)
         data = made.encode() if isinstance(made, str) else made
@@ -149,8 +149,8 @@ def rest_point(make: Callable[[int], str]) -> Callable[[int], tuple[float, float
     """``generate rest`` of one file in this process: front end, then the bundle in memory."""
 
     def run(n: int) -> tuple[float, float]:
-        from svcc.compiler.analysis import analyze_source
         from svcc.compiler.bundles import build_bundle
+        from svcc.compiler.driver import analyze_source
         from svcc.compiler.registry import get_target
 
         data = make(n).encode()
@@ -170,7 +170,7 @@ WORKERS: list[int | None] = [None]
 
 
 def files_point(n: int) -> tuple[float, float]:
-    from svcc.compiler.analysis import analyze_repository
+    from svcc.compiler.driver import analyze_repository
 
     with tempfile.TemporaryDirectory(prefix="bench-thresholds-") as tmp:
         root = Path(tmp) / "pkg"
@@ -185,7 +185,7 @@ def files_point(n: int) -> tuple[float, float]:
 
 def closure_point(n: int) -> tuple[float, float]:
     """``inspect FILE`` of a file whose local imports chain through ``n`` modules beside it."""
-    from svcc.compiler.analysis import analyze_file
+    from svcc.compiler.driver import analyze_file
 
     with tempfile.TemporaryDirectory(prefix="bench-thresholds-") as tmp:
         root = Path(tmp)
@@ -201,7 +201,7 @@ def closure_point(n: int) -> tuple[float, float]:
 
 def data_files_point(n: int) -> tuple[float, float]:
     """``inspect DIR`` of a project declaring ``n`` data files one pattern each."""
-    from svcc.compiler.analysis import analyze_repository
+    from svcc.compiler.driver import analyze_repository
 
     with tempfile.TemporaryDirectory(prefix="bench-thresholds-") as tmp:
         root = Path(tmp) / "proj"
@@ -223,7 +223,7 @@ def data_files_point(n: int) -> tuple[float, float]:
 def chain_point(n: int) -> tuple[float, float]:
     """``inspect DIR`` of a package whose ``n`` modules each import the next, the last one
     with an import-time effect that every module inherits (``SVC-R024``)."""
-    from svcc.compiler.analysis import analyze_repository
+    from svcc.compiler.driver import analyze_repository
 
     with tempfile.TemporaryDirectory(prefix="bench-thresholds-") as tmp:
         root = Path(tmp) / "pkg"

@@ -192,8 +192,8 @@ class ExposeRequest:
 
 def expose_build(request: ExposeRequest) -> "CompileResult":
     """Policies first, then acquisition, analysis, selection and the bundle."""
-    from svcc.compiler.analysis import analyze
     from svcc.compiler.bundles import local_name, served_bundle, tree_digest, write_bundle
+    from svcc.compiler.driver import analyze
     from svcc.compiler.git_fetch import (
         GitSource,
         acquire,

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from svcc.cli import program
-from svcc.compiler.analysis import Analysis, analyze, render_document
+from svcc.compiler.driver import Analysis, analyze, render_document
 from svcc.compiler.options import AnalyzeOptions
 from svcc.compiler.passes.readiness import Assessment
 from svcc.contracts.diagnostics import Diagnostic, excerpt, where

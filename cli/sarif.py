@@ -29,7 +29,7 @@ from svcc.contracts.diagnostics.reporting import (
 )
 
 if TYPE_CHECKING:
-    from svcc.compiler.analysis import Analysis
+    from svcc.compiler.driver import Analysis
     from svcc.compiler.passes.readiness import Assessment
     from svcc.contracts.diagnostics import Diagnostic
     from svcc.ir.model import Span

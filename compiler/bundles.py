@@ -19,7 +19,7 @@ from svcc.ir.model import Capability, ModuleIR
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from svcc.compiler.analysis import Analysis
+    from svcc.compiler.driver import Analysis
     from svcc.contracts.policy import AnyExecution
     from svcc.contracts.target import BundleSpec, EmitContext, FileTree, Target
     from svcc.frontends.repository import Repository

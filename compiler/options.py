@@ -1,7 +1,7 @@
 """How an input is analysed: one record of options for every front end.
 
 The CLI's flags (``svcc inspect``/``compile``), the analysis service's query and the
-language server's settings all come down to these fields; :func:`svcc.compiler.analysis.analyze`
+language server's settings all come down to these fields; :func:`svcc.compiler.driver.analyze`
 takes them as one value, so a new option is one field here, read where it matters.
 """
 
@@ -29,7 +29,7 @@ def _optional_tuple(value: Sequence[str] | None) -> tuple[str, ...] | None:
 
 @frozen(kw_only=True)
 class AnalyzeOptions:
-    """Options of :func:`~svcc.compiler.analysis.analyze`, every one with its default.
+    """Options of :func:`~svcc.compiler.driver.analyze`, every one with its default.
 
     ``source``: the input held in memory (the path is then its display name; its format is
     ``source_format`` or the suffix's; its module name is checked unless ``check_name`` is
@@ -59,7 +59,7 @@ class AnalyzeOptions:
     select: tuple[str, ...] | None = field(default=None, converter=_optional_tuple)
     include_tests: bool = False
     # A directory: also analyse the notebooks below it, each as ``inspect FILE`` would
-    # (:attr:`~svcc.compiler.analysis.Analysis.notebooks`).
+    # (:attr:`~svcc.compiler.driver.Analysis.notebooks`).
     notebooks: bool = False
 
 

@@ -2,7 +2,7 @@
 on a file, a notebook or a directory.
 
 Target, options and selection syntax are checked first, before any source is read; then
-:func:`svcc.compiler.analysis.analyze` (the front end is the one thing that depends on the
+:func:`svcc.compiler.driver.analyze` (the front end is the one thing that depends on the
 input) and :func:`svcc.compiler.bundles.write_bundle` (selection, the target protocol, the
 writer), the same calls whatever the path names.
 """
@@ -18,7 +18,7 @@ from svcc.compiler.bundles import CompileResult
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from svcc.compiler.analysis import Analysis
+    from svcc.compiler.driver import Analysis
     from svcc.compiler.options import AnalyzeOptions, CompileOptions
     from svcc.compiler.program_kinds import Selected
     from svcc.contracts.policy import AnyExecution
@@ -114,7 +114,7 @@ class FrontEnd:
     name: ClassVar[str] = "front end"
 
     def run(self, state: Compilation) -> Compilation:
-        from svcc.compiler.analysis import analyze
+        from svcc.compiler.driver import analyze
         from svcc.contracts.errors import InputError
 
         analysis = analyze(state.path, state.options)
@@ -145,9 +145,9 @@ def cog_selection(analysis: "Analysis") -> tuple[str, ...] | None:
     (``predict: "predict.py:predict"``) or a service class (``predict.py:Predictor``: its
     ``predict`` method): a directory compiled without ``--select`` serves it alone, as Cog
     would. ``None`` otherwise (no ``cog.yaml``, or nothing of that file by that name)."""
-    repository = analysis.repository
-    cog = repository.tree.config.cog if repository is not None else None
-    if repository is None or cog is None:
+    repository = analysis.repository  # a file's one-module program has no cog.yaml
+    cog = repository.tree.config.cog if repository else None
+    if not repository or cog is None:
         return None
     for ir, cap, _ in analysis.capabilities():  # the module is the tree's name of the file
         served = cap.qualname in (cog.predictor, f"{cog.predictor}.predict")

@@ -20,8 +20,8 @@ from svcc.contracts.program import DeclaredSource, FileLayout, Program, Reposito
 from svcc.ir.model import Capability, ModuleIR
 
 if TYPE_CHECKING:
-    from svcc.compiler.analysis import Analysis
     from svcc.compiler.bundles import BundleRequest
+    from svcc.compiler.driver import Analysis
     from svcc.compiler.passes.readiness import ReadinessReport
     from svcc.compiler.passes.select import Entry
     from svcc.contracts.target import BundleSpec, Target

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from svcc.ir.canonical import ENCODER, json_utf8
 
 if TYPE_CHECKING:
-    from svcc.compiler.analysis import Analysis
+    from svcc.compiler.driver import Analysis
     from svcc.compiler.passes.readiness import ReadinessReport
     from svcc.contracts.diagnostics import Diagnostic
     from svcc.frontends.repository import Held, LoweringPool, Spilled

@@ -107,7 +107,7 @@ def read_roots(
         text = read_input_text(requirements, MAX_REQUIREMENTS_FILE)  # bounded, never waits
         lines += parse_requirements(text, str(requirements)).lines
     else:
-        from svcc.compiler.analysis import checked_tree
+        from svcc.compiler.driver import checked_tree
 
         lines += checked_tree(path, None, strict=False).config.dependencies  # nothing lowered
     return Roots(tuple(lines), f"repository {path} ({interface})", given or read_pins(path))

@@ -5,7 +5,7 @@ target can rely on these facts without re-checking them. A violation is a bug (o
 tampered document), reported with the path of each offending element.
 """
 
-from svcc.ir.model import ModuleIR, SourceFormat, Span
+from svcc.ir.model import Capability, ModuleIR, SourceFormat, Span
 from svcc.ir.schema import IR_SCHEMA
 from svcc.ir.types import TypedDictType, TypeNode, iter_leaves
 
@@ -39,12 +39,24 @@ def problems(ir: ModuleIR) -> list[str]:
     if ir.schema != IR_SCHEMA:
         out.append(f"schema is {ir.schema!r}, expected {IR_SCHEMA!r} @ $.schema")
     declared = {t.name for t in ir.typed_dicts}
+    _typed_dict_problems(ir, fmt, declared, out)
+    out.extend(_inheritance_cycles(ir))
+    capability_names = _capability_problems(ir, fmt, declared, out)
+    for i, binding in enumerate(ir.bindings):
+        if binding.name not in capability_names:
+            out.append(f"binding of {binding.name!r}, not a capability @ $.bindings[{i}]")
+    return out
 
-    def check_type(node: TypeNode, where: str) -> None:
-        for leaf in iter_leaves(node):
-            if isinstance(leaf, TypedDictType) and leaf.name not in declared:
-                out.append(f"TypedDict {leaf.name!r} is not declared @ {where}")
 
+def _undeclared(node: TypeNode, declared: set[str], where: str, out: list[str]) -> None:
+    for leaf in iter_leaves(node):
+        if isinstance(leaf, TypedDictType) and leaf.name not in declared:
+            out.append(f"TypedDict {leaf.name!r} is not declared @ {where}")
+
+
+def _typed_dict_problems(
+    ir: ModuleIR, fmt: SourceFormat, declared: set[str], out: list[str]
+) -> None:
     for i, decl in enumerate(ir.typed_dicts):
         where = f"$.typed_dicts[{i}]"
         _span(decl.span, fmt, where, out)
@@ -52,11 +64,16 @@ def problems(ir: ModuleIR) -> list[str]:
         if len(set(names)) != len(names):
             out.append(f"duplicate field names @ {where}")
         for j, field in enumerate(decl.fields):
-            check_type(field.type, f"{where}.fields[{j}].type")
+            _undeclared(field.type, declared, f"{where}.fields[{j}].type", out)
         for j, base in enumerate(decl.bases):
             if base not in declared:
                 out.append(f"TypedDict base {base!r} is not declared @ {where}.bases[{j}]")
-    out.extend(_inheritance_cycles(ir))
+
+
+def _capability_problems(
+    ir: ModuleIR, fmt: SourceFormat, declared: set[str], out: list[str]
+) -> set[str]:
+    """The capabilities' problems (into ``out``); their names, for the bindings'."""
     seen_ids: set[str] = set()
     capability_names = set()
     for i, cap in enumerate(ir.capabilities):
@@ -74,28 +91,31 @@ def problems(ir: ModuleIR) -> list[str]:
                 f"capability name {cap.name!r} is not a public identifier or a method of a "
                 f"service class @ {where}.name"
             )
-        param_names = [p.name for p in cap.params]
-        if len(set(param_names)) != len(param_names):
-            out.append(f"duplicate parameter names @ {where}.params")
-        order = [_KIND_ORDER[p.kind] for p in cap.params]
-        if order != sorted(order):
-            out.append(f"parameter kinds out of order @ {where}.params")
-        for kind in ("var_positional", "var_keyword"):
-            if sum(p.kind == kind for p in cap.params) > 1:
-                out.append(f"more than one {kind} parameter @ {where}.params")
-        for j, param in enumerate(cap.params):
-            _span(param.span, fmt, f"{where}.params[{j}]", out)
-            check_type(param.type, f"{where}.params[{j}].type")
-        check_type(cap.returns.type, f"{where}.returns.type")
+        _parameter_problems(cap, fmt, declared, where, out)
+        _undeclared(cap.returns.type, declared, f"{where}.returns.type", out)
         if cap.stream is not None and cap.form == "function":
             out.append(f"only a generator has a stream @ {where}.stream")
         if cap.stream is not None:
             _span(cap.stream.span, fmt, f"{where}.stream", out)
-            check_type(cap.stream.item, f"{where}.stream.item")
-    for i, binding in enumerate(ir.bindings):
-        if binding.name not in capability_names:
-            out.append(f"binding of {binding.name!r}, not a capability @ $.bindings[{i}]")
-    return out
+            _undeclared(cap.stream.item, declared, f"{where}.stream.item", out)
+    return capability_names
+
+
+def _parameter_problems(
+    cap: Capability, fmt: SourceFormat, declared: set[str], where: str, out: list[str]
+) -> None:
+    param_names = [p.name for p in cap.params]
+    if len(set(param_names)) != len(param_names):
+        out.append(f"duplicate parameter names @ {where}.params")
+    order = [_KIND_ORDER[p.kind] for p in cap.params]
+    if order != sorted(order):
+        out.append(f"parameter kinds out of order @ {where}.params")
+    for kind in ("var_positional", "var_keyword"):
+        if sum(p.kind == kind for p in cap.params) > 1:
+            out.append(f"more than one {kind} parameter @ {where}.params")
+    for j, param in enumerate(cap.params):
+        _span(param.span, fmt, f"{where}.params[{j}]", out)
+        _undeclared(param.type, declared, f"{where}.params[{j}].type", out)
 
 
 def _public(name: str) -> bool:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from attrs import frozen
-from svcc.compiler.analysis import Analysis, analyze_source
+from svcc.compiler.driver import Analysis, analyze_source
 from svcc.contracts.errors import InputError
 
 if TYPE_CHECKING:

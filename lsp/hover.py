@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from svcc.contracts.diagnostics.reporting import code_url
 
 if TYPE_CHECKING:
-    from svcc.compiler.analysis import Analysis
+    from svcc.compiler.driver import Analysis
     from svcc.ir.model import Capability
 
 

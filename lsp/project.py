@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Final
 
 from attrs import frozen
-from svcc.compiler.analysis import Layout, layout_of
+from svcc.compiler.driver import Layout, layout_of
 from svcc.contracts.errors import InputError
 
 if TYPE_CHECKING:
@@ -137,7 +137,7 @@ def read_project(root: str) -> Project | None:
         return None
     from pathlib import Path
 
-    from svcc.compiler.analysis import checked_tree
+    from svcc.compiler.driver import checked_tree
 
     try:
         tree = checked_tree(Path(root), None, strict=False)

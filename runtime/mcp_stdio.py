@@ -341,17 +341,10 @@ async def stdio_transport(
                 if item is None:
                     await in_flight.drained()
                     return
-                if isinstance(item, OverLimit):
-                    message = None
-                    error: types.JSONRPCError | None = rpc_error(
-                        guess_id(item.head),
-                        types.INVALID_REQUEST,
-                        f"Invalid request: the message is over {max_bytes} bytes",
-                    )
-                elif not item.strip():
+                parsed = _parsed(item, max_bytes)
+                if parsed is None:
                     continue
-                else:
-                    message, error = to_message(item)
+                message, error = parsed
                 if error is not None:
                     log.warning("mcp: refused a message: %s", error.error.message)
                     await answers.send(SessionMessage(error))
@@ -379,6 +372,21 @@ async def stdio_transport(
         for fd in pipes:  # as they were: the descriptions may outlive this server
             with contextlib.suppress(OSError):
                 os.set_blocking(fd, True)
+
+
+def _parsed(
+    item: bytes | OverLimit, max_bytes: int
+) -> tuple[SessionMessage | None, types.JSONRPCError | None] | None:
+    """A line read: its message or the error answering it; ``None`` for a blank line."""
+    if isinstance(item, OverLimit):
+        return None, rpc_error(
+            guess_id(item.head),
+            types.INVALID_REQUEST,
+            f"Invalid request: the message is over {max_bytes} bytes",
+        )
+    if not item.strip():
+        return None
+    return to_message(item)
 
 
 class InFlight:

@@ -25,7 +25,7 @@ import logging
 import os
 import re
 import sys
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping
 from time import perf_counter
 from typing import Any, TextIO
 from urllib.parse import urlsplit
@@ -92,6 +92,19 @@ def _printable(path: str) -> str:
     return text if len(text) <= 256 else text[:256] + "..."
 
 
+def _identity(headers: Iterable[tuple[bytes, bytes]]) -> tuple[bytes, bytes | None]:
+    """The request's id (its own when well formed, else a new one) and its credentials."""
+    request_id = authorization = None
+    for name, value in headers:
+        if name == b"x-request-id":
+            request_id = value
+        elif name == b"authorization":
+            authorization = value
+    if request_id is None or _REQUEST_ID.fullmatch(request_id) is None:
+        request_id = _request_ids.new()
+    return request_id, authorization
+
+
 class NetworkLayer:
     """The layer around an ASGI app; attribute access falls through to the app."""
 
@@ -117,14 +130,7 @@ class NetworkLayer:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        request_id = authorization = None
-        for name, value in scope["headers"]:
-            if name == b"x-request-id":
-                request_id = value
-            elif name == b"authorization":
-                authorization = value
-        if request_id is None or _REQUEST_ID.fullmatch(request_id) is None:
-            request_id = _request_ids.new()
+        request_id, authorization = _identity(scope["headers"])
         echo = (b"x-request-id", request_id)
         status = 0
 

@@ -107,43 +107,38 @@ class StreamEndpoint(CapabilityEndpoint):
     async def _call(
         self, receive: Receive, send: Send, args: list[Any], kwargs: dict[str, Any]
     ) -> None:
-        """The stream, written in this task; a client that leaves cancels it (a watcher
-        task: one task more per stream, not two), which closes the generator."""
+        """The stream, written in this task; a client that leaves cancels it (:class:`_Watch`),
+        which closes the generator."""
         scope = _REQUEST.get()
-        task = asyncio.current_task()
-        assert task is not None
-        state = {"left": False, "over": False}
-
-        def leave(watcher: "asyncio.Future[None]") -> None:
-            if state["over"] or watcher.cancelled() or watcher.exception() is not None:
-                return
-            state["left"] = True
-            task.cancel()
-
-        gone = asyncio.ensure_future(_disconnected(receive))
-        gone.add_done_callback(leave)
+        watch = _Watch(receive)
         try:
-            await self._write(scope, media_type(scope), send, args, kwargs)
+            await self._write(scope, media_type(scope), send, args, kwargs, watch=watch)
         except asyncio.CancelledError:
-            if not state["left"]:
+            if not watch.left:
                 raise  # the server's own cancellation (shutdown)
-            task.uncancel()
+            watch.uncancel()
             if OUTCOME_KEY not in scope:  # else the end was said: the client just left
                 log.warning("capability %s: the client left; stream closed", self._shape.name)
                 scope[OUTCOME_KEY] = 499  # the client closed the request
         finally:
-            state["over"] = True
-            gone.cancel()
+            watch.stop()
 
     async def _write(
-        self, scope: Scope, media: bytes, send: Send, args: list[Any], kwargs: dict[str, Any]
+        self,
+        scope: Scope,
+        media: bytes,
+        send: Send,
+        args: list[Any],
+        kwargs: dict[str, Any],
+        *,
+        watch: "_Watch",
     ) -> None:
         try:
             source = await self._open(args, kwargs)
         except Exception as exc:  # nothing was started: a plain answer, as a call's
             await self._unopened(send, exc)
             return
-        head = _Head(send, media)
+        head = _Head(send, media, watch)
         items = 0
         error: StreamError | None = None
         async with contextlib.aclosing(items_of(source, self._limits, self._failed)) as batches:
@@ -152,16 +147,13 @@ class StreamEndpoint(CapabilityEndpoint):
                     if not isinstance(batch, list):
                         error = batch
                         break
-                    await head.sent()
                     items += len(batch)
-                    body = frame(media, batch)
-                    await send({"type": "http.response.body", "body": body, "more_body": True})
+                    await head.write(frame(media, batch), more=True)
                 # the end is said before the generator is closed (a sync one may be mid-item)
                 scope[OUTCOME_KEY] = 200 if error is None else error.status
                 if error is not None:
                     log.error("capability %s: stream ended: %s", self._shape.name, error)
-                await head.sent()
-                await send({"type": "http.response.body", "body": end_frame(media, items, error)})
+                await head.write(end_frame(media, items, error), more=False)
             finally:
                 head.cancel()
 
@@ -174,16 +166,56 @@ class StreamEndpoint(CapabilityEndpoint):
         log.error("capability %s failed while streaming", self._shape.name, exc_info=exc)
 
 
+class _Watch:
+    """Whether the client left: a task reading ``receive`` that cancels the stream's task
+    when the client disconnects. It starts with the response head (:class:`_Head`: with the
+    first item, or alone after :data:`HEAD_WAIT`), not before, so a quick first item costs
+    no task and no pass of the loop more than a call's answer; a client that leaves earlier
+    is noticed when the head is written, at most :data:`HEAD_WAIT` after the request."""
+
+    __slots__ = ("_over", "_receive", "_task", "_watcher", "left")
+
+    def __init__(self, receive: Receive) -> None:
+        self._receive = receive
+        task = asyncio.current_task()
+        assert task is not None
+        self._task = task
+        self._watcher: asyncio.Future[None] | None = None
+        self._over = False
+        self.left = False
+
+    def start(self) -> None:
+        if self._watcher is None:
+            self._watcher = asyncio.ensure_future(_disconnected(self._receive))
+            self._watcher.add_done_callback(self._leave)
+
+    def _leave(self, watcher: "asyncio.Future[None]") -> None:
+        if self._over or watcher.cancelled() or watcher.exception() is not None:
+            return
+        self.left = True
+        self._task.cancel()
+
+    def uncancel(self) -> None:
+        self._task.uncancel()
+
+    def stop(self) -> None:
+        self._over = True
+        if self._watcher is not None:
+            self._watcher.cancel()
+
+
 class _Head:
     """A stream's response head: written with the first item (or the final record), so a
     client reads both at once and the first item costs no more than a call's answer; a
     generator slow to its first item (over :data:`HEAD_WAIT`) gets its head written
-    first, so the client and any proxy see the response started."""
+    first, so the client and any proxy see the response started. The client is watched
+    (:class:`_Watch`) from then on, or from the first body on."""
 
-    __slots__ = ("_message", "_send", "_task", "_timer")
+    __slots__ = ("_message", "_send", "_task", "_timer", "_watch")
 
-    def __init__(self, send: Send, media: bytes) -> None:
+    def __init__(self, send: Send, media: bytes, watch: _Watch) -> None:
         self._send = send
+        self._watch = watch
         headers = [(b"content-type", media), (b"cache-control", b"no-cache")]
         headers.append((b"x-accel-buffering", b"no"))
         self._message: Message | None = {
@@ -198,17 +230,23 @@ class _Head:
         message, self._message = self._message, None
         if message is not None:
             self._task = asyncio.ensure_future(self._send(message))
+            self._watch.start()
 
-    async def sent(self) -> None:
-        """Returns once the head is written (at most once)."""
-        if self._task is not None:
+    async def write(self, body: bytes, *, more: bool) -> None:
+        """``body``, after the head if it is not written yet."""
+        message: Message = {"type": "http.response.body", "body": body, "more_body": more}
+        head, self._message = self._message, None
+        if head is not None:
+            self._timer.cancel()
+            await self._send(head)
+        elif self._task is not None:  # written early: once that is done
             task, self._task = self._task, None
             await task
-            return
-        message, self._message = self._message, None
-        if message is not None:
-            self._timer.cancel()
+        else:
             await self._send(message)
+            return
+        await self._send(message)
+        self._watch.start()
 
     def cancel(self) -> None:
         self._timer.cancel()

@@ -7,26 +7,25 @@ limits (``SVC_STREAM_MAX_ITEMS``, ``SVC_STREAM_MAX_BYTES``, ``SVC_STREAM_IDLE_SE
 end a stream with such an error too, so a client always tells a short answer from a broken
 one.
 
-A sync generator runs in one thread for its whole life (never on the event loop; the
-thread limiter sync calls use bounds how many run), handing items over through a bounded
-buffer: a slow reader makes the generator wait, never the server buffer without bound.
+A sync generator runs in one thread for its whole life (never on the event loop; it takes
+a thread of the pool sync calls run on, ``threads``, so calls and streams run 40 threads at
+most together), handing items over through a bounded buffer: a slow reader makes the
+generator wait, never the server buffer without bound.
 Closing a source closes the generator where it runs (``close()`` in its thread,
 ``aclose()`` on the loop), so its ``finally`` blocks run; a sync generator busy inside
 ``next()`` is closed when that item returns, since a thread cannot be interrupted.
 """
 
 import asyncio
-import contextvars
 import threading
 from collections import deque
 from collections.abc import AsyncGenerator, Awaitable, Callable, Generator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from typing import Any, Final
-
-from anyio import CapacityLimiter, WouldBlock, to_thread
 
 from .encoding import encode_result
 from .settings import positive
+from .threads import start
 
 MAX_ITEMS_ENV: Final = "SVC_STREAM_MAX_ITEMS"
 MAX_BYTES_ENV: Final = "SVC_STREAM_MAX_BYTES"
@@ -37,8 +36,6 @@ DEFAULT_IDLE: Final = 60.0
 # What a sync generator may run ahead of its reader (items, encoded bytes).
 BUFFER_ITEMS: Final = 256
 BUFFER_BYTES: Final = 1024 * 1024
-# The most threads the stream pool may keep (the thread limiter bounds how many run).
-POOL_CEILING: Final = 256
 
 
 class StreamLimits:
@@ -142,11 +139,14 @@ class ThreadedItems(ItemSource):
     bytes.
 
     The first item is the stream's time to its first byte, so it costs what a call's
-    result costs: the thread starts at once (:meth:`_run`), the reader waits on a future
-    the producer resolves from its thread (one wake-up of the loop), and after that item
-    the producer waits until the reader asks again, so the loop sends it while the
-    generator holds no GIL against it. Later items go in batches of what came meanwhile.
-    A thread only wakes when what it waits for changed (a woken thread takes the GIL)."""
+    result costs: the generator is handed to a thread of the calls' pool at once
+    (``threads.start``: one hop, no task, no token of another limiter; over the pool's
+    limit it waits for a thread in order of arrival, as a call does), the reader waits on
+    a future the producer resolves from its thread (one wake-up of the loop), and after
+    that item the producer waits until the reader asks again, so the loop sends it while
+    the generator holds no GIL against it. Later items go in batches of what came
+    meanwhile. A thread only wakes when what it waits for changed (a woken thread takes
+    the GIL)."""
 
     __slots__ = (
         "_asked",
@@ -157,14 +157,11 @@ class ThreadedItems(ItemSource):
         "_finished",
         "_full",
         "_gen",
-        "_holds",
-        "_limiter",
         "_lock",
         "_loop",
-        "_running",
         "_stop",
         "_taken",
-        "_task",
+        "_thread",
         "_waiter",
     )
 
@@ -182,37 +179,7 @@ class ThreadedItems(ItemSource):
         self._failure: BaseException | None = None
         self._waiter: asyncio.Future[None] | None = None
         self._loop = asyncio.get_running_loop()
-        self._running: asyncio.Future[None] | None = None
-        self._holds = False  # a token of the thread limiter
-        self._limiter = to_thread.current_default_thread_limiter()
-        try:
-            self._limiter.acquire_on_behalf_of_nowait(self)
-        except WouldBlock:  # every thread busy: the stream starts when one is free
-            self._task: asyncio.Future[None] = asyncio.ensure_future(self._when_free())
-        else:
-            self._task = self._run()
-
-    def _run(self) -> "asyncio.Future[None]":
-        """The producer on a thread of its own, started now, under a token of the thread
-        limiter the calls share (sync calls and streams run 40 threads at most together;
-        the pool of :func:`_pool` only keeps the threads)."""
-        context = contextvars.copy_context()
-        running = self._loop.run_in_executor(_pool(self._limiter), context.run, self._produce)
-        self._holds = True
-        running.add_done_callback(self._release)
-        self._running = running
-        return running
-
-    def _release(self, _running: "asyncio.Future[None] | None" = None) -> None:
-        """The token back, once the thread is done (whichever of the future's callback and
-        ``close`` comes first)."""
-        if self._holds:
-            self._holds = False
-            self._limiter.release_on_behalf_of(self)
-
-    async def _when_free(self) -> None:
-        await self._limiter.acquire_on_behalf_of(self)
-        await asyncio.shield(self._run())
+        self._thread: Future[None] = start(self._produce)
 
     def _wake(self) -> None:
         """Under the lock, from the producer's thread: let a waiting reader in."""
@@ -231,7 +198,8 @@ class ThreadedItems(ItemSource):
         failure: BaseException | None = None
         first = True
         try:
-            for item in gen:
+            closed = self._stop  # closed while it waited for a thread: it never runs
+            for item in () if closed else gen:
                 data = encode(item)
                 with lock:
                     while not self._stop and (
@@ -289,29 +257,17 @@ class ThreadedItems(ItemSource):
                 timer.cancel()
 
     async def close(self) -> None:
+        """Closes the generator in its thread and returns once it is closed (a generator
+        that never got a thread is closed here: it never ran, so nothing of it runs)."""
         with self._lock:
             self._stop = True
             self._lock.notify()
-        if self._running is None:  # still waiting for a thread: the generator never ran
-            self._task.cancel()
+            if self._finished:
+                return
+        if self._thread.cancel():  # still waiting for a thread
             self._gen.close()
             return
-        await asyncio.shield(self._running)
-        self._release()
-
-
-_POOL: list[ThreadPoolExecutor] = []
-
-
-def _pool(limiter: CapacityLimiter) -> ThreadPoolExecutor:
-    """The threads streams run on: a thread is handed its generator at once, without a
-    task or a loop iteration in between, so a stream's first item comes as soon as a
-    call's result through ``to_thread``. The limiter's tokens bound how many run; the
-    pool only keeps threads (made as needed, never more than ever ran at once)."""
-    if not _POOL:
-        size = max(POOL_CEILING, int(limiter.total_tokens))
-        _POOL.append(ThreadPoolExecutor(size, thread_name_prefix="svc-stream"))
-    return _POOL[0]
+        await asyncio.shield(asyncio.wrap_future(self._thread))
 
 
 def _resolve(waiter: "asyncio.Future[None]") -> None:

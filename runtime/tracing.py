@@ -25,9 +25,13 @@ its parent ``params._meta.traceparent``), and :meth:`Tracing.tool_call` adds the
 and the outcome to it. The REST span is made here rather than by
 ``opentelemetry-instrumentation-asgi``: that middleware records three spans and four metric
 instruments per request, and took 3.3 times the CPU of this span with its server span alone,
-5.8 times as it comes (``bench/bench_rest.py --part tracing``).
+5.9 times as it comes (``bench/bench_rest.py --part tracing``): it sets eleven attributes one
+call at a time and extracts the trace context of every request, and none of it can be turned
+off. On, the garbage collector is set for the spans waiting to be exported
+(:func:`collect_for_spans`).
 """
 
+import gc
 import os
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from typing import Any
@@ -77,6 +81,8 @@ FIXED_ROUTES = frozenset(
         "/.well-known/oauth-protected-resource",
     }
 )
+# Methods whose requests to a fixed path get a span named for it (any other: the method alone).
+ROUTE_METHODS = ("GET", "POST", "DELETE", "HEAD")
 SCOPE_NAME = "svc_runtime"
 
 # Attribute names of the spans (semantic conventions where they have one).
@@ -216,48 +222,66 @@ class TracedServer:
     """A ``SERVER`` span around each HTTP request of ``app``; attribute access falls through
     to the app. The span's parent is the request's trace context (``traceparent``) when it
     carries one; its status code and request id are read from the response as it starts
-    (the network layer inside echoes ``X-Request-ID`` there), so nothing inside changes."""
+    (the network layer inside echoes ``X-Request-ID`` there), so nothing inside changes.
 
-    __slots__ = ("_capabilities", "_tracing", "app")
+    The name and start attributes of a known route (a capability's ``POST``, a fixed path)
+    are built once, here: per request the span gets the same dict (the SDK copies what it
+    keeps), and the headers are decoded only when the propagator's own are there."""
+
+    __slots__ = ("_capabilities", "_routes", "_tracing", "app")
 
     def __init__(self, app: App, tracing: Tracing, capabilities: Mapping[str, str]) -> None:
         self.app = app
         self._tracing = tracing
         self._capabilities = dict(capabilities)
+        self._routes: dict[tuple[str, str, str], tuple[str, dict[str, Any]]] = {}
+        for scheme in ("http", "https"):
+            for path in self._capabilities:
+                self._routes["POST", path, scheme] = self._route("POST", path, scheme)
+            for path in FIXED_ROUTES:
+                for method in ROUTE_METHODS:
+                    self._routes[method, path, scheme] = self._route(method, path, scheme)
+
+    def _route(self, method: str, path: str, scheme: str) -> tuple[str, dict[str, Any]]:
+        """The span's name and start attributes for a request to ``path``."""
+        attributes: dict[str, Any] = {
+            "http.request.method": method,
+            "url.path": path,
+            "url.scheme": scheme,
+        }
+        capability = self._capabilities.get(path) if method == "POST" else None
+        if capability is None and path not in FIXED_ROUTES:
+            return method, attributes  # a path a client made up never names a span
+        attributes["http.route"] = path
+        if capability is not None:
+            attributes[CAPABILITY] = capability
+        return f"{method} {path}", attributes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         tracing = self._tracing
-        carrier: dict[str, str] | None = None
-        for name, value in scope["headers"]:
-            if name in tracing.fields:
-                if carrier is None:
-                    carrier = {}
-                carrier[name.decode("latin-1")] = value.decode("latin-1")
-        parent = None if carrier is None else tracing.propagator.extract(carrier)
-        method, path = scope["method"], scope["path"]
+        fields = tracing.fields
+        headers = scope["headers"]
+        parent = None
+        for name, _ in headers:
+            if name in fields:  # only then a carrier, of the propagator's headers alone
+                carrier = {
+                    k.decode("latin-1"): v.decode("latin-1") for k, v in headers if k in fields
+                }
+                parent = tracing.propagator.extract(carrier)
+                break
+        method, path, scheme = scope["method"], scope["path"], scope.get("scheme", "http")
         root = scope.get("root_path")
         if root and path.startswith(root):
             path = path[len(root) :]
-        capability = self._capabilities.get(path) if method == "POST" else None
-        attributes = {
-            "http.request.method": method,
-            "url.path": path,
-            "url.scheme": scope.get("scheme", "http"),
-        }
-        if capability is not None or path in FIXED_ROUTES:
-            attributes["http.route"] = path
-            name = f"{method} {path}"
-        else:
-            name = method
-        if capability is not None:
-            attributes[CAPABILITY] = capability
+        route = self._routes.get((method, path, scheme))
+        name, attributes = self._route(method, path, scheme) if route is None else route
         span = tracing.tracer.start_span(name, parent, tracing.server_kind, attributes)
         token = tracing.attach(tracing.in_context(span))
         status = 0
-        request_id = ""
+        request_id = b""
 
         async def answer(message: Message) -> None:
             nonlocal status, request_id
@@ -265,7 +289,7 @@ class TracedServer:
                 status = message["status"]
                 for key, value in reversed(message.get("headers", ())):
                     if key == b"x-request-id":
-                        request_id = value.decode("latin-1")
+                        request_id = value
                         break
             await send(message)
 
@@ -275,15 +299,16 @@ class TracedServer:
             span.record_exception(exc)
             raise
         finally:
-            # one call for what the answer told (each call takes the span's lock)
-            ended: dict[str, Any] = {"http.response.status_code": status or 500}
-            if request_id:
-                ended[REQUEST_ID] = request_id
-            outcome = scope.get("svc.outcome") or status or 500  # a stream's, at its end
-            if outcome >= 500:
-                ended["error.type"] = str(outcome)
-                span.set_status(tracing.error)
-            span.set_attributes(ended)
+            if span.is_recording():  # not when sampled out: nothing would be kept
+                # one call for what the answer told (each call takes the span's lock)
+                ended: dict[str, Any] = {"http.response.status_code": status or 500}
+                if request_id:
+                    ended[REQUEST_ID] = request_id.decode("latin-1")
+                outcome = scope.get("svc.outcome") or status or 500  # a stream's, at its end
+                if outcome >= 500:
+                    ended["error.type"] = str(outcome)
+                    span.set_status(tracing.error)
+                span.set_attributes(ended)
             span.end()
             tracing.detach(token)
 
@@ -358,6 +383,41 @@ def current() -> Tracing | None:
 
 
 def traced(app: App, capabilities: Mapping[str, str]) -> App:
-    """``app`` with a server span per HTTP request when tracing is on, else ``app`` itself."""
+    """``app`` with a server span per HTTP request when tracing is on, else ``app`` itself.
+    On, the server is built by now: the collector is set for the spans the batch processor
+    holds (:func:`collect_for_spans`)."""
     tracing = current()
-    return app if tracing is None else tracing.server(app, capabilities)
+    if tracing is None:
+        return app
+    collect_for_spans()
+    return tracing.server(app, capabilities)
+
+
+# Young objects between two young collections while tracing: above what a batch of spans
+# holds (OTEL_BSP_MAX_EXPORT_BATCH_SIZE, 512, of about ten tracked objects each).
+YOUNG_THRESHOLD = 10_000
+_collector_set: list[bool] = []
+
+
+def collect_for_spans() -> None:
+    """Set the garbage collector, once per process, for a server whose spans wait in the
+    batch span processor's queue until their batch is exported.
+
+    Those spans are not garbage: reference counting frees them once exported. But they
+    count as new objects, so at the collector's default (a young collection per 700 of
+    them) it ran about every twenty requests to find nothing, and every hundredth run a full
+    one walking every object of the process, nearly all of them the startup's (modules,
+    schemas, the application) that live as long as it does. So the young threshold is
+    raised above what a batch holds (:data:`YOUNG_THRESHOLD`; never lowered, and left at
+    0), and what the server built at startup is frozen out of every later collection
+    (``gc.freeze``, after a collection, so that nothing dead is kept); reference cycles
+    made later are still collected. A process forked after this (uvicorn's multi-process
+    mode) also shares those pages instead of copying them."""
+    if _collector_set:
+        return
+    _collector_set.append(True)
+    young, middle, old = gc.get_threshold()
+    if young:  # 0: the embedding program turned collection off
+        gc.set_threshold(max(young, YOUNG_THRESHOLD), middle, old)
+    gc.collect()
+    gc.freeze()

@@ -270,6 +270,13 @@ def to_core_schema(node: Any, fail_fast: bool = False) -> cs.CoreSchema:
         raise StartupError(f"unsupported keyword {unknown[0]!r} in a request schema")
     if "$ref" in node:
         return cs.definition_reference_schema(_ref_name(node["$ref"]))
+    if "anyOf" in node or "const" in node or "enum" in node:
+        return _choices(node, convert)
+    return _typed(node, convert, fail_fast)
+
+
+def _choices(node: Mapping[str, Any], convert: Callable[[Any], cs.CoreSchema]) -> cs.CoreSchema:
+    """A node that lists what a value may be: ``anyOf`` schemas, a ``const`` or an ``enum``."""
     if "anyOf" in node:
         item = node.get(NDARRAY_MARKER)
         if isinstance(item, str):  # an ndarray (the generator's marker): one error, not 3
@@ -281,12 +288,17 @@ def to_core_schema(node: Any, fail_fast: bool = False) -> cs.CoreSchema:
         return cs.union_schema([convert(s) for s in node["anyOf"]])
     if "const" in node:
         return _literal([node["const"]])
-    if "enum" in node:
-        choices = _literal(list(node["enum"]))
-        bounds = {k: node[k] for k in _BOUNDS if k in node}
-        if bounds and "type" in node:  # each choice must satisfy the bounds too
-            return cs.chain_schema([convert({"type": node["type"], **bounds}), choices])
-        return choices
+    choices = _literal(list(node["enum"]))
+    bounds = {k: node[k] for k in _BOUNDS if k in node}
+    if bounds and "type" in node:  # each choice must satisfy the bounds too
+        return cs.chain_schema([convert({"type": node["type"], **bounds}), choices])
+    return choices
+
+
+def _typed(
+    node: Mapping[str, Any], convert: Callable[[Any], cs.CoreSchema], fail_fast: bool
+) -> cs.CoreSchema:
+    """A node of one JSON ``type`` (or none: annotations only)."""
     kind = node.get("type")
     if kind == "object":
         return _object(node, convert)

@@ -1,2 +1,2 @@
 """The HTTP analysis service (Falcon). It calls the compiler's library API
-(``svcc.compiler.analysis``, ``svcc.compiler.bundles``), never the CLI."""
+(``svcc.compiler.driver``, ``svcc.compiler.bundles``), never the CLI."""

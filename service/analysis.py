@@ -18,7 +18,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Final
 
 from attrs import frozen
-from svcc.compiler.analysis import Analysis, analyze, version_tuple
+from svcc.compiler.driver import Analysis, analyze, version_tuple
 from svcc.compiler.options import AnalyzeOptions
 from svcc.contracts.diagnostics import Diagnostic
 from svcc.ir.canonical import json_utf8
@@ -494,7 +494,7 @@ def analyse_tree(
     import secrets
     import signal
 
-    from svcc.compiler.analysis import assess_repository
+    from svcc.compiler.driver import assess_repository
     from svcc.frontends.repository import TreeLimits, TreeRefused, build_repository, read_tree
 
     job = TreeJob(
@@ -645,8 +645,8 @@ def bundle_files(
     declared ``requirements`` file and the ``select`` expression as on the command line.
     An ineligible selection raises :class:`~svcc.contracts.errors.IneligibleError`."""
     from svcc.backends.rest import RestTarget
-    from svcc.compiler.analysis import refuse_directory
     from svcc.compiler.bundles import build_bundle
+    from svcc.compiler.driver import refuse_directory
     from svcc.contracts.errors import InputError
     from svcc.contracts.requirements import load_requirements
 

@@ -261,7 +261,7 @@ def _python_version(value: str | None) -> str:
 def supported_format(filename: str) -> str:
     """The upload's suffix, ``.py`` or ``.ipynb``; any other is a 400 naming the formats
     (as the command line's "unsupported format"), never read as Python."""
-    from svcc.compiler.analysis import SUFFIXES
+    from svcc.compiler.driver import SUFFIXES
 
     name = PurePosixPath(filename).name
     suffix = PurePosixPath(name).suffix.lower()

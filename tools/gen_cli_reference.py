@@ -45,7 +45,7 @@ def _sections(parser: argparse.ArgumentParser, words: list[str]) -> list[str]:
 def render() -> str:
     """The whole page, for a terminal of ``WIDTH`` columns."""
     os.environ["COLUMNS"] = WIDTH
-    from svcc.cli.main import build_parser
+    from svcc.cli.parser import build_parser
 
     parser = build_parser()
     return "\n".join([HEADER, *_sections(parser, ["svcc"])]).rstrip() + "\n"

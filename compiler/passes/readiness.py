@@ -6,7 +6,6 @@ produced it, each pointing at the statement that causes it. The environment (mod
 beside the source, declared requirements) is an input here and never part of the IR.
 """
 
-import builtins
 import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, ClassVar, Final
@@ -14,43 +13,35 @@ from typing import Any, ClassVar, Final
 import attrs
 from attrs import field, frozen
 from svcc.compiler.passes import import_fallbacks as fallbacks
-from svcc.compiler.passes.cog_shim import imports_cog, shim_problem
 from svcc.compiler.passes.data_read_rules import data_read_reasons, source_depth
 from svcc.compiler.passes.docstrings import undocumented_names
-from svcc.compiler.passes.effects import PLAIN_BASE_PREFIXES, Judge, security_kind
-from svcc.compiler.passes.pickled_models import pickled_model_reasons
-from svcc.compiler.passes.rule_subject import (
-    CapabilityRule,
-    Environment,
-    Subject,
-    available,
+from svcc.compiler.passes.effects import security_kind
+from svcc.compiler.passes.import_resolution import ImportResolver, declare_hint
+from svcc.compiler.passes.import_time import (
+    effect_reasons,
+    first_effect,
+    module_judge,
+    undefined_at_import,
 )
+from svcc.compiler.passes.pickled_models import pickled_model_reasons
+from svcc.compiler.passes.rule_subject import CapabilityRule, Environment, Subject
 from svcc.compiler.passes.service_readiness import service_reasons
 from svcc.compiler.passes.tool_effects import ToolEffects, tool_effects
 from svcc.compiler.passes.type_readiness import (
     ENCODABLE_REASONS,
-    MODEL_DECORATORS,
     NEVER_JSON_KINDS,
     TYPE_RULES,
     noted_names,
 )
 from svcc.contracts.diagnostics import Diagnostic, diag
 from svcc.contracts.diagnostics import codes as C
-from svcc.contracts.diagnostics.codes import CLASS_ORDER, REGISTRY, Code, ReadinessClass
+from svcc.contracts.diagnostics.codes import CLASS_ORDER, REGISTRY, ReadinessClass
 from svcc.contracts.security import SECURITY_KINDS
 from svcc.frontends.python.unbound import IPYTHON_REMOVED, UNBOUND_PREFIX
 from svcc.frontends.removed_names import REMOVED_NAMES, removed_name
 from svcc.ir.index import ModuleIndex, module_index
 from svcc.ir.interface import answered, left_out
-from svcc.ir.model import (
-    Capability,
-    ClassDecl,
-    Evaluation,
-    Import,
-    ModuleIR,
-    ParamUse,
-    Span,
-)
+from svcc.ir.model import Capability, ModuleIR, ParamUse, Span
 from svcc.ir.schema import READINESS_SCHEMA
 from svcc.ir.types import (
     AnyType,
@@ -204,42 +195,6 @@ class ReadinessPass:
 
 
 # -- module-wide rules ------------------------------------------------------------------------
-def _effect_reasons(ir: ModuleIR, env: Environment) -> Iterator[Diagnostic]:
-    """Module-level statements and class definitions whose evaluation is not known
-    harmless (see :mod:`svcc.compiler.passes.effects`)."""
-    judge = _judge(ir, env.data_files)
-    for stmt in ir.statements:
-        found = first_effect(stmt.evaluations, {}, judge)
-        if found is not None:
-            effect, (code, why) = found
-            tail = f": {why}" if why else ""
-            yield diag(code, f"module-level {effect.text} runs at import{tail}", effect.span)
-    plain: dict[str, bool] = {}  # local classes defined so far: is each one plain?
-    for cls in ir.classes:
-        found = first_effect(cls.evaluations, plain, judge)
-        plain[cls.name] = found is None
-        if found is not None:
-            effect, (code, why) = found
-            code = C.R010_COMPLEX_CLASS if code is C.R007_MODULE_EFFECT else code
-            tail = f": {why}" if why else ""
-            yield diag(
-                code, f"class {cls.name}: {effect.text} runs code at import{tail}", effect.span
-            )
-
-
-def _judge(ir: ModuleIR, data_files: frozenset[str] = frozenset()) -> Judge:
-    plain: dict[str, bool] = {}
-
-    def plain_class(cls: ClassDecl) -> bool:
-        if cls.name not in plain:
-            plain[cls.name] = False  # a cycle is not plain
-            plain[cls.name] = first_effect(cls.evaluations, {}, judge) is None and all(
-                judge.local_pure(b) for b in cls.bases if b.startswith("local.")
-            )
-        return plain[cls.name]
-
-    judge = Judge(ir, plain_class, data_files)
-    return judge
 
 
 def _import_reasons(ir: ModuleIR, env: Environment) -> Iterator[Diagnostic]:
@@ -265,7 +220,7 @@ def _import_reasons(ir: ModuleIR, env: Environment) -> Iterator[Diagnostic]:
         if not substitute:
             yield diag(
                 C.R008_UNRESOLVED_IMPORT,
-                fallbacks.message(group, substitute) + _declare_hint(env),
+                fallbacks.message(group, substitute) + declare_hint(env),
                 group[0].span,
             )
 
@@ -275,9 +230,9 @@ ModuleRule = Callable[[ModuleIR, Environment], Iterable[Diagnostic]]
 # The rules that apply to every capability of a module (its import-time risks), keyed by
 # the first code of their family.
 MODULE_RULES: Final[dict[str, ModuleRule]] = {
-    "SVC-R007": _effect_reasons,
+    "SVC-R007": effect_reasons,
     "SVC-R008": _import_reasons,
-    "SVC-R023": lambda ir, _env: _undefined_at_import(ir),
+    "SVC-R023": lambda ir, _env: undefined_at_import(ir),
 }
 
 
@@ -485,7 +440,7 @@ def _call_imports(s: Subject) -> Iterator[Diagnostic]:
                 C.R009_UNRESOLVED_CALL_IMPORT,
                 f"{s.cap.name} may call into a missing module: "
                 + fallbacks.message(group, substitute)
-                + _declare_hint(s.env),
+                + declare_hint(s.env),
                 group[0].span,
             )
 
@@ -608,7 +563,7 @@ CAPABILITY_RULES: Final[dict[str, CapabilityRule]] = {
         s.ir,
         s.cap,
         s.env.governed,
-        lambda found: first_effect(found, {}, _judge(s.ir, s.env.data_files)),
+        lambda found: first_effect(found, {}, module_judge(s.ir, s.env.data_files)),
     ),
     "SVC-R061": _unbound_names,
     "SVC-R070": lambda s: undocumented_names(s.cap),
@@ -660,99 +615,6 @@ def module_reasons(ir: ModuleIR, env: Environment) -> list[Diagnostic]:
     return [r for rule in MODULE_RULES.values() for r in rule(ir, env)]
 
 
-def _typing(*names: str) -> frozenset[str]:
-    return frozenset(
-        f"{module}.{name}" for module in ("typing", "typing_extensions") for name in names
-    )
-
-
-# Decorators whose evaluation at definition time runs no user code (bare, or called with
-# literal arguments only).
-HARMLESS_DECORATORS: Final = (
-    MODEL_DECORATORS
-    | frozenset(
-        {
-            "functools.cache",
-            "functools.lru_cache",
-            "functools.cached_property",
-            "functools.total_ordering",
-            "functools.singledispatch",
-            "dataclasses.dataclass",
-            "abc.abstractmethod",
-            "enum.unique",
-            "contextlib.contextmanager",
-            "contextlib.asynccontextmanager",
-            "builtins.staticmethod",
-            "builtins.classmethod",
-            "builtins.property",
-        }
-    )
-    | _typing("overload", "final", "runtime_checkable", "no_type_check", "override")
-)
-
-
-def first_effect(
-    evaluations: tuple[Evaluation, ...], plain: dict[str, bool], judge: Judge
-) -> tuple[Evaluation, tuple[Code, str]] | None:
-    """The evaluation that may run code at import with its reason, or ``None``: the first
-    with an effect of its own code, else the first unknown one (``open(p).read()``: the
-    ``open``, not the method of what it returned). ``plain`` says, for the local classes
-    defined so far, whether each is a plain base."""
-    unknown: tuple[Evaluation, tuple[Code, str]] | None = None
-    for evaluation in evaluations:
-        callee = evaluation.callee or ""
-        if evaluation.kind == "decorator":
-            if callee in HARMLESS_DECORATORS and evaluation.literal_arguments:
-                continue
-            return evaluation, (C.R007_MODULE_EFFECT, "")
-        if evaluation.kind == "base":
-            if callee.startswith("local."):
-                name = callee.split(".", 1)[1]
-                if plain.get(name, False) or (name not in plain and judge.local_pure(callee)):
-                    continue
-            elif callee.startswith(PLAIN_BASE_PREFIXES):
-                continue
-            return evaluation, (C.R007_MODULE_EFFECT, "")
-        found = judge.effect(evaluation)
-        if found is not None:
-            if found[0] is not C.R007_MODULE_EFFECT:
-                return evaluation, found
-            unknown = unknown or (evaluation, found)
-    return unknown
-
-
-# Names every module has before its first statement runs.
-_MODULE_NAMES: Final = frozenset(dir(builtins)) | frozenset(
-    {
-        "__name__", "__doc__", "__file__", "__spec__", "__loader__", "__package__",
-        "__builtins__", "__path__", "__cached__", "__annotations__", "__dict__",
-    }
-)  # fmt: skip
-
-
-def _undefined_at_import(ir: ModuleIR) -> list[Diagnostic]:
-    """Names read at import before anything binds them: the import raises NameError
-    (``Alias = Alias``, a TypedDict field of an unknown type). A star import may bind
-    anything, so it turns the rule off."""
-    if any("*" in imp.names for imp in ir.imports if imp.scope == ""):
-        return []
-    bound = set(_MODULE_NAMES)
-    out: list[Diagnostic] = []
-    for stmt in ir.statements:
-        for read in stmt.reads:
-            if read.name not in bound:
-                out.append(
-                    diag(
-                        C.R023_UNDEFINED_AT_IMPORT,
-                        f"{read.name!r} is read at import before anything binds it (NameError)",
-                        read.span,
-                    )
-                )
-                bound.add(read.name)  # report each name once
-        bound.update(stmt.binds)
-    return out
-
-
 def _object_use_message(name: str, use: ParamUse) -> str:
     """Why no JSON value survives ``use`` of parameter ``name`` (or of a value taken from
     it: ``receiver``)."""
@@ -800,91 +662,3 @@ def _why(leaf: UnsupportedType | UnresolvedType) -> str:
         "unknown-name": "name not defined or imported",
         "invalid-annotation": "not a type expression svcc can read",
     }[leaf.reason]
-
-
-HINT: Final = "declare its distribution in a requirements file and pass --requirements FILE"
-
-
-def hint_for(root: str) -> str:
-    """The declaration hint, naming the distribution when the committed table knows it."""
-    from svcc.contracts.requirements import DISTRIBUTION_OF
-
-    dist = DISTRIBUTION_OF.get(root)
-    if dist is None or dist.replace("-", "_") == root:
-        return HINT
-    return f"declare its distribution ({dist}) in a requirements file and pass --requirements FILE"
-
-
-def _declare_hint(env: Environment) -> str:
-    """The message's tail: a directory declares in pyproject.toml (the code's hint says
-    --requirements, as for a file)."""
-    return f"; {DECLARE_HINT}" if env.repository else ""
-
-
-def _attributed(module: str, unmapped: tuple[str, ...]) -> str:
-    names = ", ".join(unmapped)
-    return (
-        f"import {module!r} is attributed to the declared "
-        f"distribution{'s' if len(unmapped) > 1 else ''} {names}, whose import name is not "
-        "known; the server's startup import proves it"
-    )
-
-
-DECLARE_HINT: Final = (
-    "declare it in [project] dependencies of pyproject.toml, [tool.svcc] dependencies, "
-    "or with --requirements FILE"
-)
-
-
-def undeclared(module: str, env: Environment) -> str | None:
-    """Why an import that is no module of the repository cannot be served (not standard
-    library, not declared), said as the user declares one: ``None`` when it resolves."""
-    root = module.split(".", 1)[0]
-    if available(root, env):
-        return None
-    if env.repository:
-        return (
-            f"import {module!r} is not standard library, a module of the repository, or a "
-            f"declared dependency; {DECLARE_HINT}"
-        )
-    return (
-        f"import {module!r} is not standard library, beside the source, or declared; "
-        f"{hint_for(root)}"
-    )
-
-
-class ImportResolver:
-    """The import rules: an import resolves to a module of the repository that the bundle
-    will hold (``env.resolve_import``, over the module graph), or to the standard library,
-    or to a declared requirement."""
-
-    def __init__(self, env: Environment) -> None:
-        self.env = env
-
-    def provided(self, imp: Import) -> bool:
-        """Whether the import resolves (standard library, the bundle's, or declared)."""
-        found = self.problem(imp, C.R008_UNRESOLVED_IMPORT)
-        return found is None or found[0] == C.R040_ATTRIBUTED_IMPORT
-
-    def problem(self, imp: Import, unresolved: Code) -> tuple[Code, str] | None:
-        """``(code, message)`` of an import that would fail, or ``None``; ``unresolved`` is
-        the code of a missing module (SVC-R008 at module level, SVC-R009 in a body)."""
-        env = self.env
-        if imports_cog((imp,)):  # the bundle ships its own cog (a declared one is not used)
-            why = shim_problem(imp)
-            return None if why is None else (unresolved, why)
-        if env.resolve_import is not None:
-            found = env.resolve_import(imp)
-        elif imp.level > 0:  # a module judged alone: it has no package to resolve in
-            found = ("local", f"relative import {'.' * imp.level + imp.module!r} has no package")
-        else:
-            why = undeclared(imp.module, env)
-            found = None if why is None else ("external", why)
-        if found is None:
-            return None
-        kind, message = found
-        if kind == "local":
-            return C.R021_LOCAL_IMPORT, message
-        if kind == "external" and env.unmapped:
-            return C.R040_ATTRIBUTED_IMPORT, _attributed(imp.module, env.unmapped)
-        return unresolved, message

@@ -21,13 +21,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
-from svcc.compiler.passes.readiness import (
-    ReadinessReport,
-    classify,
-    module_reasons,
-    order,
-    undeclared,
-)
+from svcc.compiler.passes.import_resolution import undeclared
+from svcc.compiler.passes.readiness import ReadinessReport, classify, module_reasons, order
 from svcc.compiler.passes.rule_subject import Environment, ImportProblem
 from svcc.compiler.passes.sibling_imports import bare_sibling, sibling_import_problem
 from svcc.contracts.diagnostics import Diagnostic, diag

@@ -17,7 +17,7 @@ from svcc.contracts.diagnostics import codes as C
 from svcc.contracts.diagnostics.codes import Code
 from svcc.ir.model import Capability, Evaluation, ModuleIR
 
-# The judgement of import-time evaluations (``readiness.first_effect`` bound to the module's
+# The judgement of import-time evaluations (``import_time.first_effect`` bound to the module's
 # judge): the first that is not known harmless, with its code and a phrase.
 FirstEffect = Callable[[tuple[Evaluation, ...]], tuple[Evaluation, tuple[Code, str]] | None]
 

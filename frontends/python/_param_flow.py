@@ -250,6 +250,14 @@ class _Scan:
                 self._add(name, _OPAQUE, target)
 
     def _bindings_of(self, node: ast.AST, kind: type) -> None:
+        if kind in _VALUE_BINDERS:
+            self._value_bindings(node, kind)
+        else:
+            self._declarations(node, kind)
+
+    def _value_bindings(self, node: ast.AST, kind: type) -> None:
+        """Names bound to a value (an assignment, a loop's target, a ``with``'s ``as``), or
+        unbound (``del``)."""
         if kind is ast.Assign:
             for target in node.targets:  # type: ignore[attr-defined]
                 self._bind(target, ("value", node.value))  # type: ignore[attr-defined]
@@ -264,7 +272,10 @@ class _Scan:
         elif kind is ast.Delete:
             for target in node.targets:  # type: ignore[attr-defined]
                 self._bind(target, _OPAQUE)
-        elif kind in _SCOPES:
+
+    def _declarations(self, node: ast.AST, kind: type) -> None:
+        """Names a definition, a declaration, a handler, a pattern or an import binds."""
+        if kind in _SCOPES:
             args: ast.arguments = node.args  # type: ignore[attr-defined]
             for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
                 if arg is not None:
@@ -393,6 +404,11 @@ _BINDING_KINDS: Final = frozenset(
     | {ast.AnnAssign, ast.withitem, ast.Delete, ast.FunctionDef, ast.AsyncFunctionDef}
     | {ast.Lambda, ast.ClassDef, ast.Global, ast.Nonlocal, ast.ExceptHandler, ast.MatchAs}
     | {ast.MatchStar, ast.MatchMapping, ast.Import, ast.ImportFrom}
+)
+# The binding kinds that bind a value (``_value_bindings``); the others declare a name.
+_VALUE_BINDERS: Final = frozenset(
+    {ast.Assign, ast.NamedExpr, ast.For, ast.AsyncFor, ast.comprehension, ast.AugAssign}
+    | {ast.AnnAssign, ast.withitem, ast.Delete}
 )
 _CANDIDATE_KINDS: Final = frozenset({ast.Call, ast.Subscript, ast.Attribute})
 _GUARD_KINDS: Final = frozenset({ast.If, ast.IfExp, ast.While, ast.BoolOp})

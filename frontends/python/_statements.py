@@ -231,6 +231,41 @@ def import_time_reads(stmt: ast.stmt, evaluated_annotations: bool) -> dict[str, 
     return out
 
 
+def _definition_reads(
+    stmt: ast.FunctionDef | ast.AsyncFunctionDef,
+    annotations: bool,
+    out: dict[str, ast.AST],
+    local: set[str],
+) -> None:
+    """What defining a function reads: its decorators, defaults and (unless PEP 563
+    postpones them) annotations."""
+    for dec in stmt.decorator_list:
+        expression_reads(dec, out, local)
+    args = stmt.args
+    for default in [*args.defaults, *(d for d in args.kw_defaults if d is not None)]:
+        expression_reads(default, out, local)
+    if annotations:
+        every = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+        every += [a for a in (args.vararg, args.kwarg) if a is not None]
+        for arg in every:
+            if arg.annotation is not None:  # most are absent: no call
+                expression_reads(arg.annotation, out, local)
+        expression_reads(stmt.returns, out, local)
+
+
+def _class_reads(
+    stmt: ast.ClassDef, annotations: bool, out: dict[str, ast.AST], local: set[str]
+) -> None:
+    """What defining a class reads: its decorators, bases and keywords, and its body (which
+    runs then), each statement seeing the names the earlier ones bound."""
+    for expr in [*stmt.decorator_list, *stmt.bases, *(k.value for k in stmt.keywords)]:
+        expression_reads(expr, out, local)
+    inner = set(local)
+    for item in stmt.body:
+        _statement_reads(item, annotations, out, inner)
+        inner.update(nested_bindings(item))
+
+
 def _statement_reads(
     stmt: ast.stmt, annotations: bool, out: dict[str, ast.AST], local: set[str]
 ) -> None:
@@ -250,25 +285,9 @@ def _statement_reads(
     elif type(stmt) is ast.Expr:
         expression_reads(stmt.value, out, local)
     elif type(stmt) is ast.FunctionDef or type(stmt) is ast.AsyncFunctionDef:
-        for dec in stmt.decorator_list:
-            expression_reads(dec, out, local)
-        args = stmt.args
-        for default in [*args.defaults, *(d for d in args.kw_defaults if d is not None)]:
-            expression_reads(default, out, local)
-        if annotations:
-            every = [*args.posonlyargs, *args.args, *args.kwonlyargs]
-            every += [a for a in (args.vararg, args.kwarg) if a is not None]
-            for arg in every:
-                if arg.annotation is not None:  # most are absent: no call
-                    expression_reads(arg.annotation, out, local)
-            expression_reads(stmt.returns, out, local)
+        _definition_reads(stmt, annotations, out, local)
     elif type(stmt) is ast.ClassDef:
-        for expr in [*stmt.decorator_list, *stmt.bases, *(k.value for k in stmt.keywords)]:
-            expression_reads(expr, out, local)
-        inner = set(local)
-        for item in stmt.body:
-            _statement_reads(item, annotations, out, inner)
-            inner.update(nested_bindings(item))
+        _class_reads(stmt, annotations, out, local)
     elif type(stmt) is ast.If or type(stmt) is ast.While:
         expression_reads(stmt.test, out, local)
     elif type(stmt) is ast.For or type(stmt) is ast.AsyncFor:

@@ -64,6 +64,7 @@ DICT_ORIGINS = frozenset(
     {"builtins.dict", "collections.abc.Mapping", "collections.abc.MutableMapping"}
 ) | typing_names("Dict", "Mapping", "MutableMapping")
 TUPLE_ORIGINS = frozenset({"builtins.tuple"}) | typing_names("Tuple")
+_CONTAINERS = LIST_ORIGINS | DICT_ORIGINS | TUPLE_ORIGINS
 UNION = typing_names("Union")
 OPTIONAL = typing_names("Optional")
 LITERAL = typing_names("Literal")
@@ -353,6 +354,28 @@ class TypeResolver:
             return self.resolve(args[0], d, alias_chain)
         if origin in LITERAL:
             return self._literal(node, args)
+        if origin in _CONTAINERS:
+            return self._container(node, origin, args, d, alias_chain)
+        if origin in NDARRAYS:
+            return self._ndarray(node, args)
+        if origin in SERIES:
+            return SeriesType()
+        base = self._qualified(origin, node.value, d, alias_chain)
+        if isinstance(base, UnresolvedType):
+            return base
+        if isinstance(base, UnsupportedType):
+            return UnsupportedType(text=self._text(node), reason=base.reason)
+        return UnsupportedType(text=self._text(node), reason=f"`{origin}[...]` has no JSON shape")
+
+    def _container(
+        self,
+        node: ast.Subscript,
+        origin: str,
+        args: list[ast.expr],
+        d: int,
+        alias_chain: tuple[str, ...],
+    ) -> TypeNode:
+        """A list, a dict or a tuple of items: a JSON array or object (string keys only)."""
         if origin in LIST_ORIGINS:
             if len(args) != 1:
                 return UnresolvedType(text=self._text(node), reason="invalid-annotation")
@@ -366,22 +389,11 @@ class TypeResolver:
             if not isinstance(key, StrType):
                 return UnsupportedType(text=self._text(node), reason="JSON object keys are strings")
             return DictType(value=self.resolve(args[1], d, alias_chain))
-        if origin in TUPLE_ORIGINS:
-            if len(args) == 2 and isinstance(args[1], ast.Constant) and args[1].value is Ellipsis:
-                return TupleType(items=(), variadic=self.resolve(args[0], d, alias_chain))
-            if len(args) == 1 and isinstance(args[0], ast.Tuple) and not args[0].elts:
-                return TupleType(items=())
-            return TupleType(items=tuple(self.resolve(a, d, alias_chain) for a in args))
-        if origin in NDARRAYS:
-            return self._ndarray(node, args)
-        if origin in SERIES:
-            return SeriesType()
-        base = self._qualified(origin, node.value, d, alias_chain)
-        if isinstance(base, UnresolvedType):
-            return base
-        if isinstance(base, UnsupportedType):
-            return UnsupportedType(text=self._text(node), reason=base.reason)
-        return UnsupportedType(text=self._text(node), reason=f"`{origin}[...]` has no JSON shape")
+        if len(args) == 2 and isinstance(args[1], ast.Constant) and args[1].value is Ellipsis:
+            return TupleType(items=(), variadic=self.resolve(args[0], d, alias_chain))
+        if len(args) == 1 and isinstance(args[0], ast.Tuple) and not args[0].elts:
+            return TupleType(items=())
+        return TupleType(items=tuple(self.resolve(a, d, alias_chain) for a in args))
 
     def _literal(self, node: ast.Subscript, args: list[ast.expr]) -> TypeNode:
         values: list[LiteralValue] = []

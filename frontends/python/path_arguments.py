@@ -215,7 +215,9 @@ class PathFlow:
         positional = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args]]
         found: dict[int, str] = {}
         for _, opener, reached, _ in self.opened(fn, set(positional), depth + 1):
-            for param in reached:
+            # in the parameters' order, not the set's: the first position a caller passes
+            # names the effect, and a set's order changes with the hash seed
+            for param in sorted(reached, key=positional.index):
                 found.setdefault(positional.index(param), opener)
         self._memo[name] = found
         return found

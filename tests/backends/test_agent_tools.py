@@ -18,7 +18,7 @@ import pytest
 from helpers import GOLDEN, ROOT, case_input, case_options, cases, run_svcc
 from mcp_client import McpBundle
 from servers import generate
-from svcc.compiler.analysis import Analysis, analyze_file
+from svcc.compiler.driver import Analysis, analyze_file
 from svcc.compiler.passes.tool_effects import kind_of, title_of, tool_effects
 
 HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")

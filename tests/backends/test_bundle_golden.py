@@ -43,8 +43,8 @@ from helpers import (
     governed_traces,
 )
 from servers import free_port, spawn
-from svcc.compiler.analysis import analyze_file
 from svcc.compiler.bundles import build_bundle
+from svcc.compiler.driver import analyze_file
 from svcc.compiler.registry import get_target, servable_targets
 from svcc.compiler.writer import write_tree
 from svcc.contracts.policy import parse_policy

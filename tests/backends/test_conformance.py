@@ -11,8 +11,8 @@ import sys
 import attrs
 import pytest
 from helpers import case_input, cases
-from svcc.compiler.analysis import Analysis, analyze_file
 from svcc.compiler.bundles import BundleRequest, emit_target
+from svcc.compiler.driver import Analysis, analyze_file
 from svcc.compiler.program_kinds import FILE
 from svcc.compiler.registry import discover
 from svcc.contracts.errors import IneligibleError

@@ -18,8 +18,8 @@ import yaml
 from golden_tree import check_tree
 from helpers import ROOT, run_svcc
 from servers import generate, serving
-from svcc.compiler.analysis import analyze_file
 from svcc.compiler.bundles import build_bundle
+from svcc.compiler.driver import analyze_file
 from svcc.compiler.registry import get_target
 from svcc.contracts.errors import SvccError
 from svcc.contracts.target import FileTree

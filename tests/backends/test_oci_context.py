@@ -16,8 +16,8 @@ from golden_tree import check_tree
 from helpers import SVCC, TESTS
 from oci_support import EXAMPLE, SHAPES, SHAPES_REPO, SHAPES_SELECT, repository_bundle
 from svcc.backends.oci import OciTarget
-from svcc.compiler import analysis as analyses
 from svcc.compiler import bundles
+from svcc.compiler import driver as analyses
 from svcc.contracts.target import File, FileTree
 from svcc.images.bundle_input import read_bundle
 from svcc.images.errors import ImageInputError

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from helpers import GOLDEN, ROOT, SVCC, run_svcc
-from svcc.cli.main import build_parser
+from svcc.cli.parser import build_parser
 from svcc.compiler.registry import load_target_class
 
 EXAMPLE = ROOT / "examples" / "shapes.py"

@@ -571,7 +571,7 @@ def test_bodies_are_checked_by_the_bundles_own_validator(
 
 
 def test_cli_format_choices_are_the_library_formats() -> None:
-    from svcc.cli.main import CLIENT_FORMATS
+    from svcc.cli.parser import CLIENT_FORMATS
     from svcc.clients import FORMATS as LIBRARY
 
     assert CLIENT_FORMATS == LIBRARY == FORMATS

@@ -15,8 +15,8 @@ from clients_support import CATALOG, FORMATS, SHAPES, SHOP_REPO, build_rest_bund
 from golden_tree import check_tree, read_tree
 from helpers import ROOT
 from svcc.clients import ExportOptions, export_collection
-from svcc.compiler.analysis import analyze_file
 from svcc.compiler.bundles import build_bundle
+from svcc.compiler.driver import analyze_file
 from svcc.compiler.registry import get_target
 from svcc.compiler.writer import write_tree
 

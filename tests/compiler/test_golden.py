@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from golden_ext import GoldenJSON
 from helpers import case_input, case_options, case_requirements, cases, expected_markers
-from svcc.compiler.analysis import Analysis, analyze_file
+from svcc.compiler.driver import Analysis, analyze_file
 
 CASES = cases()
 

@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 from helpers import ROOT, case_input, case_options, cases, run_svcc
-from svcc.compiler.analysis import analyze, analyze_file, analyze_repository, select
 from svcc.compiler.bundles import build_bundle
+from svcc.compiler.driver import analyze, analyze_file, analyze_repository, select
 from svcc.compiler.options import AnalyzeOptions, CompileOptions
 from svcc.compiler.pipeline import compile_path
 from svcc.compiler.registry import get_target

@@ -5,7 +5,7 @@ import string
 import hypothesmith
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from svcc.compiler.analysis import analyze_source
+from svcc.compiler.driver import analyze_source
 from svcc.ir.serde import ir_from_json
 
 SEED_SOURCES = [

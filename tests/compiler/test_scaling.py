@@ -21,8 +21,8 @@ from typing import Any
 
 import jsonschema
 import pytest
-from svcc.compiler.analysis import Analysis, analyze_source
 from svcc.compiler.bundles import build_bundle
+from svcc.compiler.driver import Analysis, analyze_source
 from svcc.compiler.registry import get_target
 from svcc.frontends.repository import Held
 from svcc.ir.index import module_index
@@ -502,7 +502,7 @@ def test_repository_document_is_the_same_bytes_whatever_the_workers(tmp_path: Pa
     """``inspect DIR --format json`` from a tree lowered in worker processes (each IR encoded
     there) with the modules' documents rendered in those workers is byte for byte the
     canonical encoding of the document built in one process (issue 27 item 3)."""
-    from svcc.compiler.analysis import Analysis, analyze_repository
+    from svcc.compiler.driver import Analysis, analyze_repository
     from svcc.compiler.repository_document import encode_document
     from svcc.frontends.repository import PARALLEL_FROM
     from svcc.ir.canonical import canonical_json
@@ -536,7 +536,7 @@ def test_document_writer_writes_the_canonical_module_documents(tmp_path: Path) -
     ``canonical_json`` of every module document: with ``allow`` recorded, front-end
     warnings, reasons shared by many capabilities and modules, a module that did not
     lower, text outside ASCII."""
-    from svcc.compiler.analysis import analyze_repository
+    from svcc.compiler.driver import analyze_repository
     from svcc.compiler.repository_document import DocumentWriter
     from svcc.ir.canonical import ENCODER
 
@@ -563,7 +563,7 @@ def test_document_writer_writes_the_canonical_module_documents(tmp_path: Path) -
 def test_inspect_json_of_a_large_tree_decodes_no_report_in_the_parent(tmp_path: Path) -> None:
     """The workers judge and render; the parent holds each report pickled and decodes it
     only when asked (unpickling all was 0.4 s of the standard library's serial part)."""
-    from svcc.compiler.analysis import analyze_repository
+    from svcc.compiler.driver import analyze_repository
     from svcc.compiler.passes.repository_readiness import EncodedReports
     from svcc.compiler.repository_document import encode_document
 
@@ -625,7 +625,7 @@ def test_modules_are_judged_in_the_workers_that_lowered_them(tmp_path: Path) -> 
     receives no IR (unpickling them cost it about as much as lowering them, issue 27):
     each module's IR stays encoded in the parent until something asks for it. The reports,
     the document and the IRs are those of one process, whatever the worker count."""
-    from svcc.compiler.analysis import analyze_repository
+    from svcc.compiler.driver import analyze_repository
     from svcc.compiler.repository_document import encode_document
     from svcc.frontends.repository import EncodedResult
 

@@ -16,7 +16,7 @@ from helpers import GOLDEN, case_input
 from mcp_client import McpBundle
 from pydantic_core import to_json
 from servers import generate, serving
-from svcc.compiler.analysis import analyze_file
+from svcc.compiler.driver import analyze_file
 from svcc.runtime.validation import RequestInvalid, RequestValidator
 
 CASE = GOLDEN / "cog_inputs"

@@ -9,7 +9,7 @@ import textwrap
 import time
 
 import pytest
-from svcc.compiler.analysis import analyze_source
+from svcc.compiler.driver import analyze_source
 from svcc.frontends.python import _fold_table as table
 from svcc.frontends.python._evaluator import ModuleValues
 from svcc.frontends.python._types import Symbols

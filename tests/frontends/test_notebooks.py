@@ -15,7 +15,7 @@ import pytest
 from helpers import ROOT, run_svcc
 from mcp_client import McpBundle
 from servers import generate, serving
-from svcc.compiler.analysis import analyze_file, analyze_source
+from svcc.compiler.driver import analyze_file, analyze_source
 from svcc.frontends.module_names import derive_module_name
 from svcc.frontends.notebook._select import directives
 

@@ -12,7 +12,7 @@ from typing import Any
 from helpers import GOLDEN, case_input
 from mcp_client import McpBundle
 from servers import generate
-from svcc.compiler.analysis import analyze_file
+from svcc.compiler.driver import analyze_file
 from svcc.compiler.passes.docstrings import parse_docstring
 
 CASE = GOLDEN / "param_docs"

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from servers import generate, serving
-from svcc.compiler.analysis import analyze_source
+from svcc.compiler.driver import analyze_source
 from svcc.contracts.requirements import parse_requirements
 from svcc.frontends.python._param_flow import NEEDS_OBJECT
 

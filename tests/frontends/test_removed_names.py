@@ -7,7 +7,7 @@ import importlib.metadata
 
 import pytest
 from packaging.version import Version
-from svcc.compiler.analysis import analyze_source
+from svcc.compiler.driver import analyze_source
 from svcc.contracts.requirements import parse_requirements
 from svcc.frontends.removed_names import REMOVED_NAMES, removed_name
 

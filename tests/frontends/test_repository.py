@@ -11,7 +11,7 @@ import pytest
 from helpers import governed_traces, run_svcc
 from mcp_client import McpBundle
 from servers import serving
-from svcc.compiler.analysis import analyze_repository
+from svcc.compiler.driver import analyze_repository
 from svcc.compiler.options import CompileOptions
 from svcc.compiler.pipeline import compile_path
 from svcc.contracts.errors import IneligibleError, InputError, UsageError

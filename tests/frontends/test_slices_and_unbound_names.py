@@ -16,7 +16,7 @@ from helpers import run_svcc
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from servers import serving
-from svcc.compiler.analysis import analyze_source
+from svcc.compiler.driver import analyze_source
 from svcc.frontends.python.path_arguments import PATH_ARGUMENTS
 
 

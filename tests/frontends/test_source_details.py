@@ -5,7 +5,7 @@ from typing import Any
 
 import pytest
 from svcc.cli.render import readiness_table
-from svcc.compiler.analysis import analyze_source
+from svcc.compiler.driver import analyze_source
 from svcc.contracts.errors import InputError
 from svcc.frontends.notebook._cells import Cell, convert
 from svcc.frontends.python import parse

@@ -9,7 +9,7 @@ import hypothesmith
 from helpers import run_svcc
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from svcc.compiler.analysis import analyze_source
+from svcc.compiler.driver import analyze_source
 from svcc.ir.serde import ir_from_json
 from svcc.service.analysis import analyse_upload
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from helpers import run_svcc
 from servers import generate, serving
-from svcc.compiler.analysis import analyze_source
+from svcc.compiler.driver import analyze_source
 
 TYPED_DICT = (
     "from typing import TYPE_CHECKING, TypedDict\n\n"

@@ -5,7 +5,7 @@ import json
 import attrs
 import pytest
 from helpers import case_input, cases
-from svcc.compiler.analysis import analyze_file
+from svcc.compiler.driver import analyze_file
 from svcc.ir.model import Span
 from svcc.ir.serde import IRFormatError, converter, ir_from_json, ir_to_json, unstructure
 from svcc.ir.types import IntType, ListType, TupleType, TypedDictType

@@ -239,7 +239,7 @@ def _leaf_commands() -> list[str]:
 def test_every_subcommand_has_a_description_an_example_and_exit_codes() -> None:
     """Each command of the parser is in the help table, and each leaf shows how to use it."""
     from svcc.cli.help import COMMANDS
-    from svcc.cli.main import build_parser
+    from svcc.cli.parser import build_parser
 
     def paths(parser: argparse.ArgumentParser, prefix: str = "") -> list[str]:
         found = []
@@ -269,7 +269,7 @@ def test_every_subcommand_has_a_description_an_example_and_exit_codes() -> None:
 def test_the_help_examples_parse(path: str) -> None:
     """Every example in ``--help`` is a command line the parser accepts as written."""
     from svcc.cli.help import COMMANDS
-    from svcc.cli.main import build_parser
+    from svcc.cli.parser import build_parser
 
     for example in COMMANDS[path][1]:
         argv = shlex.split(example.split(" > ", 1)[0])[1:]

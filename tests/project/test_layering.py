@@ -390,7 +390,7 @@ def test_inspect_of_a_file_needs_no_pathlib() -> None:
         ("runtime/x.py", "import svcc.contracts.target\n"),
         ("ir/x.py", "from svcc.backends.rest import RestTarget\n"),
         ("frontends/python/x.py", "from svcc.compiler.passes import readiness\n"),
-        ("contracts/diagnostics/x.py", "from svcc.compiler.analysis import analyze_file\n"),
+        ("contracts/diagnostics/x.py", "from svcc.compiler.driver import analyze_file\n"),
         ("contracts/x.py", "from svcc.frontends.python import read_python\n"),
         ("compiler/x.py", "from svcc.cli import render\n"),
         ("images/x.py", "from svcc.plugins import store\n"),

@@ -1,6 +1,6 @@
 """A sync generator's stream in this process (``streaming.ThreadedItems``, issue 40): one
-thread for its whole life, a bounded buffer ahead of a slow reader, the thread limiter the
-calls share, and ``close`` running the generator's ``finally`` in its own thread.
+thread for its whole life, a bounded buffer ahead of a slow reader, the thread pool the calls
+run on, and ``close`` running the generator's ``finally`` in its own thread.
 
 No server here: the served behaviour (JSON Lines, SSE, a client that leaves) is in
 ``test_streaming.py``; these pin what a network test cannot see.
@@ -10,9 +10,10 @@ import asyncio
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from anyio import to_thread
+from svcc.runtime import threads
 from svcc.runtime.streaming import BUFFER_ITEMS, StreamError, ThreadedItems, item_encoder
 
 ENCODE = item_encoder(walk=False)
@@ -77,37 +78,44 @@ def test_a_slow_reader_holds_the_generator_back() -> None:
     assert closed.is_set()  # close() ran the generator's finally
 
 
-def test_a_stream_holds_a_token_of_the_calls_thread_limiter_and_waits_for_one() -> None:
-    """Streams and sync calls share the thread limiter; a stream over it waits (its
-    generator does not start), and closing it then leaves nothing running."""
+def test_streams_and_calls_share_the_calls_threads_and_wait_for_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A stream takes a thread of the pool sync calls run on (one limit for both); over it,
+    a stream waits (its generator does not start) as a call does, and closing it then
+    leaves nothing running."""
     started: list[str] = []
     release = threading.Event()
+    pool = ThreadPoolExecutor(1)
+    monkeypatch.setattr(threads, "_pool", [pool])
 
     def blocking(name: str) -> Iterator[str]:
         started.append(name)
         release.wait(10)
         yield name
 
-    async def main() -> tuple[float, float, float, list[str]]:
-        limiter = to_thread.current_default_thread_limiter()
-        limiter.total_tokens = 1
+    async def main() -> tuple[list[str], str]:
         first = ThreadedItems(blocking("first"), ENCODE)
         await asyncio.sleep(0.1)
-        held = limiter.borrowed_tokens
+        call = asyncio.ensure_future(threads.run_sync(lambda: "call"))
         second = ThreadedItems(blocking("second"), ENCODE)
         with pytest.raises(StreamError) as waited:  # no thread within the idle limit
             await second.batch(0.2)
         assert waited.value.status == 504
         await second.close()
+        assert not call.done()  # the call waits for the stream's thread too
         release.set()
         assert await first.batch(5.0) == [b'"first"']
         assert await first.batch(5.0) is None
         await first.close()
-        return held, limiter.borrowed_tokens, limiter.total_tokens, list(started)
+        return list(started), await call
 
-    held, after, total, names = asyncio.run(main())
-    assert (held, after, total) == (1, 0, 1)
+    try:
+        names, called = asyncio.run(main())
+    finally:
+        pool.shutdown()
     assert names == ["first"]  # the second generator never ran
+    assert called == "call"
 
 
 def test_the_first_item_past_the_idle_limit_is_the_idle_record() -> None:

@@ -27,7 +27,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_client import McpBundle
 from prometheus_client.parser import text_string_to_metric_families
 from servers import Server, generate, serving, serving_mcp_http
-from svcc.compiler.analysis import Analysis, analyze_file
+from svcc.compiler.driver import Analysis, analyze_file
 from svcc.ir.types import AnyType, IntType, ModelType, StrType, TypedDictType
 
 

@@ -6,6 +6,7 @@ being honoured (the span's trace id is the one sent); settings the SDK cannot ho
 startup with one line; with no ``OTEL_*`` setting the SDK is never imported."""
 
 import asyncio
+import gc
 import json
 import subprocess
 import sys
@@ -248,6 +249,36 @@ def test_a_path_a_client_made_up_does_not_name_the_span(
     assert span.name == "POST"
     assert span.attributes is not None
     assert "http.route" not in span.attributes
+
+
+def test_a_fixed_path_names_its_span_and_the_scheme_is_the_requests(
+    rest_bundle: Path, spans: InMemorySpanExporter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Names and start attributes are built once per route: each request still gets its own
+    scheme, and the headers of its trace context alone make the parent."""
+
+    async def main() -> list[httpx.Response]:
+        transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 4321))
+        async with httpx.AsyncClient(transport=transport, base_url="https://t") as client:
+            health = await client.get("/health", headers={"traceparent": TRACEPARENT})
+            added = await client.post("/capabilities/add", json={"a": 1, "b": 2})
+            return [health, added]
+
+    app = _served(rest_bundle, monkeypatch, OTEL_TRACES_EXPORTER="console")
+    spans.clear()
+    assert [r.status_code for r in asyncio.run(main())] == [200, 200]
+    health, added = _served_spans(spans)
+    assert (health.name, added.name) == ("GET /health", "POST /capabilities/add")
+    assert health.attributes is not None
+    assert added.attributes is not None
+    assert health.attributes["http.route"] == "/health"
+    assert health.attributes["url.scheme"] == added.attributes["url.scheme"] == "https"
+    assert health.parent is not None
+    assert f"{health.parent.span_id:016x}" == PARENT_ID
+    assert added.parent is None
+    # on: the startup heap is out of garbage collection, young collections are rarer
+    assert gc.get_freeze_count() > 0
+    assert gc.get_threshold()[0] >= tracing.YOUNG_THRESHOLD
 
 
 @pytest.mark.parametrize(
