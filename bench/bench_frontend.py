@@ -14,6 +14,10 @@ Measured in one run, alternating, medians reported (never asserted):
    ``main`` a change starts from) run in the same alternation, and the ratio of this tree to
    it is printed: what a change to the import graph of ``inspect FILE`` bought.
 
+With ``--baseline REF`` (and without ``--small-only``), ``inspect DIR`` of svcc built from
+``REF`` also runs in each round of item 1, between this tree's and the bare loop, and the
+ratio of this tree to it is printed, in wall and in CPU time (the child's user + system).
+
 By default svcc is built as a wheel and installed into a temporary venv (a user's install, not
 the editable development one, whose import hook costs ~20 ms at startup); ``--svcc PATH`` uses
 an existing ``svcc`` executable instead.
@@ -121,14 +125,28 @@ def main() -> None:
             python = Path(sys.executable)
         out_file = work / "out.json"
 
+        base = None
+        if args.baseline:
+            base = install_ref_venv(work / "baseline", args.baseline) / "bin" / "svcc"
         svcc_times, svcc_rss, bare_times, bare_rss = [], [], [], []
+        svcc_cpu: list[float] = []
+        base_times: list[float] = []
+        base_cpu: list[float] = []
         for _ in range(0 if args.small_only else args.rounds):
             with out_file.open("wb") as fh:
-                elapsed, rss, _, _ = run_measured(
+                elapsed, rss, _, used = run_measured(
                     [str(svcc), "inspect", str(stdlib), "--format", "json"], stdout=fh
                 )
             svcc_times.append(elapsed)
             svcc_rss.append(rss)
+            svcc_cpu.append(used)
+            if base is not None:
+                with out_file.open("wb") as fh:
+                    elapsed, _, _, used = run_measured(
+                        [str(base), "inspect", str(stdlib), "--format", "json"], stdout=fh
+                    )
+                base_times.append(elapsed)
+                base_cpu.append(used)
             _, rss, out, _ = run_measured([str(python), "-c", BARE, str(stdlib)], stdout=None)
             bare_times.append(float(out))
             bare_rss.append(rss)
@@ -140,8 +158,7 @@ def main() -> None:
             "inspect (json)": [str(svcc), "inspect", str(small), "--format", "json"],
         }
         runs |= {f"floor, {name}": [str(python), "-c", code] for name, code in FLOORS.items()}
-        if args.baseline:
-            base = install_ref_venv(work / "baseline", args.baseline) / "bin" / "svcc"
+        if base is not None:
             for fmt in ("text", "json"):
                 runs[f"baseline inspect ({fmt})"] = [
                     str(base),
@@ -176,6 +193,14 @@ def main() -> None:
             f"peak RSS: svcc {m_svcc / 1024:.1f} MiB vs bare {m_bare / 1024:.1f} MiB"
             f" -> ratio {m_svcc / m_bare:.2f} (target <= 1.5)"
         )
+        if base_times:
+            t_base, c_base = statistics.median(base_times), statistics.median(base_cpu)
+            c_svcc = statistics.median(svcc_cpu)
+            print(
+                f"directory analysis against {args.baseline}: wall {t_svcc:.3f} s vs "
+                f"{t_base:.3f} s ({t_svcc / t_base:.3f}x), CPU {c_svcc:.3f} s vs {c_base:.3f} s "
+                f"({c_svcc / c_base:.3f}x)"
+            )
     floor_wall = statistics.median(wall["python -S -c pass"])
     floor_cpu = statistics.median(cpu["python -S -c pass"])
     print(

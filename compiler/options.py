@@ -8,13 +8,15 @@ takes them as one value, so a new option is one field here, read where it matter
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from attrs import field, frozen
 from svcc.ir.model import SourceFormat
 
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from attrs import field, frozen
     from svcc.contracts.requirements import DeclaredRequirements
+else:  # the same records, their methods generated ahead of time (svcc.ir.records)
+    from svcc.ir.records import field, frozen
 
 
 def _tuple(value: Sequence[str]) -> tuple[str, ...]:

@@ -14,7 +14,6 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Final, Protocol
 
 import attrs
-from attrs import frozen
 from svcc.compiler.passes.cog_shim import SHIM_MODULE, imports_cog
 from svcc.contracts.errors import IneligibleError, InputError
 from svcc.contracts.program import DeclaredSource, FileLayout, Program, RepositoryLayout
@@ -27,6 +26,11 @@ if TYPE_CHECKING:
     from svcc.compiler.passes.select import Entry
     from svcc.contracts.target import BundleSpec, Target
     from svcc.frontends.repository import Repository, RepositoryTree
+
+if TYPE_CHECKING:
+    from attrs import frozen
+else:  # the same records, their methods generated ahead of time (svcc.ir.records)
+    from svcc.ir.records import frozen
 
 Selected = list[tuple[ModuleIR, Capability]]
 REPOSITORY_READINESS_SCHEMA: Final = "svc.repository-readiness/v1"

@@ -11,10 +11,14 @@ so the assembler, the interface documents and the governed plans are each writte
 """
 
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, Final, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Protocol
 
-from attrs import frozen
 from svcc.ir.model import Capability, ModuleIR
+
+if TYPE_CHECKING:
+    from attrs import frozen
+else:  # the same records, their methods generated ahead of time (svcc.ir.records)
+    from svcc.ir.records import frozen
 
 REPOSITORY_IR_SCHEMA: Final = "svc.repository-ir/v1"
 JSON = dict[str, Any]

@@ -28,7 +28,6 @@ import os
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-from attrs import frozen
 from svcc.contracts.errors import InputError
 from svcc.frontends.source_files import read_source_file
 from svcc.ir.imports import package_of, resolve_relative
@@ -37,6 +36,11 @@ if TYPE_CHECKING:
     from svcc.frontends.python import FrontendResult
     from svcc.frontends.repository import Repository
     from svcc.ir.model import ModuleIR
+
+if TYPE_CHECKING:
+    from attrs import frozen
+else:  # the same records, their methods generated ahead of time (svcc.ir.records)
+    from svcc.ir.records import frozen
 
 # Bounds: a closure larger than this is not a "single file" any more.
 MAX_CLOSURE_FILES: Final = 500

@@ -7,9 +7,13 @@ readiness pass's job, so the IR never depends on the environment (installed
 packages, declared requirements, sibling files).
 """
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from attrs import frozen
+if TYPE_CHECKING:
+    from attrs import frozen
+else:  # the same records, their methods generated ahead of time
+    from svcc.ir.records import frozen
+
 from svcc.ir.schema import IR_SCHEMA
 from svcc.ir.types import LiteralValue, TypeNode
 

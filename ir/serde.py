@@ -18,7 +18,7 @@ from functools import cache
 from json.encoder import encode_basestring  # the C one where built
 from typing import Any, TypeVar
 
-from svcc.ir.canonical import ENCODER, digest_bytes, json_utf8
+from svcc.ir.canonical import ENCODER, digest_bytes, json_utf8, sha256
 from svcc.ir.model import ConstraintValue, InputValue, ModuleIR
 from svcc.ir.types import (
     TYPE_NODE_CLASSES,
@@ -282,14 +282,14 @@ def ir_from_json(data: bytes | str) -> ModuleIR:
 def ir_digest(ir: ModuleIR) -> str:
     """The digest of ``ir_to_json(ir)``; computed while encoding when the bytes have not been
     asked for, so a digest alone never holds the document."""
-    import hashlib
-
     from svcc.ir.index import module_index
 
     cached: bytes | None = module_index(ir).derived.get(__name__)
     if cached is not None:
         return digest_bytes(cached)
-    hasher = hashlib.sha256()
+    # the size is known only once encoded: about a kilobyte of IR per line of source
+    lines = ir.statements[-1].span.end_line if ir.statements else 0
+    hasher = sha256(lines * 1024)
     for piece in _encode_ir(ir):
         hasher.update(piece)
     return "sha256:" + hasher.hexdigest()

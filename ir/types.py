@@ -8,9 +8,13 @@ keeps the fact and the readiness pass judges it.
 """
 
 from functools import cache
-from typing import ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
-from attrs import frozen
+if TYPE_CHECKING:
+    from attrs import frozen
+else:  # the same records, their methods generated ahead of time
+    from svcc.ir.records import frozen
+
 
 # A JSON scalar usable inside ``Literal[...]``.
 LiteralValue = str | int | bool | None

@@ -8,11 +8,16 @@ documents the tool's input and output schemas. The code's own descriptions
 """
 
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-from attrs import frozen
 from svcc.contracts.diagnostics import Diagnostic, diag
 from svcc.contracts.diagnostics import codes as C
 from svcc.ir.model import Capability
+
+if TYPE_CHECKING:
+    from attrs import frozen
+else:  # the same records, their methods generated ahead of time (svcc.ir.records)
+    from svcc.ir.records import frozen
 
 # Sections of a docstring that document a parameter (``Attributes:`` and ``Raises:`` do not).
 _PARAMETER_SECTIONS = frozenset({"param", "parameter", "arg", "argument", "key", "keyword"})

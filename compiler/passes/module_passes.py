@@ -12,13 +12,15 @@ module: it runs once over every module's assessments
 from typing import TYPE_CHECKING, ClassVar, Final, Protocol
 
 import attrs
-from attrs import frozen
 from svcc.compiler.passes.readiness import ReadinessPass, ReadinessReport
 from svcc.compiler.passes.rule_subject import Environment
 from svcc.ir.model import ModuleIR
 
 if TYPE_CHECKING:
+    from attrs import frozen
     from svcc.contracts.diagnostics import Diagnostic
+else:  # the same records, their methods generated ahead of time (svcc.ir.records)
+    from svcc.ir.records import frozen
 
 
 class ModuleGraphRisks(Protocol):

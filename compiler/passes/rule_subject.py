@@ -9,12 +9,16 @@ name the subject without importing the readiness pass.
 
 import sys
 from collections.abc import Callable, Iterable
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from attrs import frozen
 from svcc.contracts.diagnostics import Diagnostic
 from svcc.ir.index import ModuleIndex
 from svcc.ir.model import Capability, Import, ModuleIR
+
+if TYPE_CHECKING:
+    from attrs import frozen
+else:  # the same records, their methods generated ahead of time (svcc.ir.records)
+    from svcc.ir.records import frozen
 
 ImportProblem = Literal["local", "missing", "external"]
 

@@ -27,13 +27,17 @@ operation's ``x-svc-effects``; the MCP tool's ``annotations`` carry its hints an
 import re
 import sys
 from collections.abc import Iterable
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
-from attrs import frozen
 from svcc.compiler.passes.effects import SECURITY_CALLS, is_pure
 from svcc.frontends.python import JSON_VALUE_ATTRIBUTES
 from svcc.frontends.python.data_reads import normalise
 from svcc.ir.model import Capability
+
+if TYPE_CHECKING:
+    from attrs import frozen
+else:  # the same records, their methods generated ahead of time (svcc.ir.records)
+    from svcc.ir.records import frozen
 
 Kind = Literal[
     "reads",

@@ -5,11 +5,15 @@ package is a leaf (it imports only ``svcc.ir``) so front ends can use it too.
 """
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from attrs import frozen
 from svcc.contracts.diagnostics.codes import REGISTRY, Code, Dimension, Severity
 from svcc.ir.model import Span
+
+if TYPE_CHECKING:
+    from attrs import frozen
+else:  # the same records, their methods generated ahead of time (svcc.ir.records)
+    from svcc.ir.records import frozen
 
 
 @frozen(kw_only=True)

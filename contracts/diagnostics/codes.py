@@ -9,9 +9,13 @@ Families: ``SVC-R`` readiness reasons (attached to a capability), ``SVC-F`` fron
 notes and errors (attached to the module).
 """
 
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
-from attrs import frozen
+if TYPE_CHECKING:
+    from attrs import frozen
+else:  # the same records, their methods generated ahead of time (svcc.ir.records)
+    from svcc.ir.records import frozen
+
 
 Severity = Literal["error", "warning", "note"]
 Dimension = Literal["binding", "inputs", "outputs", "execution", "source"]

@@ -10,9 +10,14 @@ layout's usual spelling), and an absolute part restarts it at ``/`` as pathlib a
 module). :func:`ir_path` gives the form the IR records (``Evaluation.path``).
 """
 
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
-from attrs import evolve, frozen
+from attrs import evolve
+
+if TYPE_CHECKING:
+    from attrs import frozen
+else:  # the same records, their methods generated ahead of time (svcc.ir.records)
+    from svcc.ir.records import frozen
 
 
 @frozen

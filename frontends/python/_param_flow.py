@@ -32,12 +32,16 @@ to them is not a use judged here: refusing those would refuse code that works.
 
 import ast
 from collections.abc import Callable
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from attrs import frozen
 from svcc.frontends.python._effects import JSON_VALUE_ATTRIBUTES
 from svcc.frontends.python._walk import children, walk
 from svcc.ir.model import ParamUseKind
+
+if TYPE_CHECKING:
+    from attrs import frozen
+else:  # the same records, their methods generated ahead of time (svcc.ir.records)
+    from svcc.ir.records import frozen
 
 Qualify = Callable[[ast.expr], str | None]
 
