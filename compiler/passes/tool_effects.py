@@ -24,6 +24,7 @@ operation's ``x-svc-effects``; the MCP tool's ``annotations`` carry its hints an
 ``docs/agent-tools.md`` explains the rules to users.
 """
 
+import functools
 import re
 import sys
 from collections.abc import Iterable
@@ -396,6 +397,7 @@ class ToolEffects:
         return {"title": title, **dict(self.hints)}
 
 
+@functools.lru_cache(maxsize=16384)  # a directory reaches the same callees thousands of times
 def kind_of(callee: str) -> Kind | None:
     """The kind of one reached callee (``None``: pure), by :data:`KINDS`, the import-time
     pure tables and the methods of JSON values."""
