@@ -27,6 +27,7 @@ import keyword
 import re
 from typing import Final
 
+from svcc.frontends.python import _fold_table as table
 from svcc.frontends.python._eval_state import (
     OPERATOR_ERRORS,
     Break,
@@ -314,14 +315,18 @@ class ModuleValues(Statements):
             own.update(nested_bindings(item))
 
     def _class(self, stmt: ast.ClassDef) -> ClassValue | None:
-        """An Enum's members, or a plain class's literal attributes (no decorator, no
-        base other than ``object``)."""
+        """An Enum's members, or a plain class's literal attributes (no decorator, bases
+        from the reviewed table of plain standard-library classes: ``object``,
+        ``datetime.tzinfo``, ``Exception``, ...). Only a class of base ``object`` has
+        instances the evaluator makes and runs methods on; one of another plain base is
+        made without arguments as an opaque value."""
         if stmt.decorator_list or stmt.keywords:
             return None
         bases = [self.qualify(b) for b in stmt.bases]
         enum = any(b in _ENUM_BASES for b in bases)
-        if not enum and any(b not in ("builtins.object",) for b in bases):
+        if not enum and any(b not in table.PLAIN_BASES for b in bases):
             return None
+        only_object = all(b == "builtins.object" for b in bases)
         attributes: dict[str, object] = {}
         methods: dict[str, object] = {}
         for item in stmt.body:
@@ -348,6 +353,7 @@ class ModuleValues(Statements):
         dunders = {n for n in binds if n.startswith("__") and n.endswith("__")}
         instantiable = (
             not enum
+            and only_object
             and dunders <= _INSTANCE_DUNDERS
             and ("__init__" not in binds or "__init__" in methods)
         )

@@ -1,0 +1,67 @@
+"""Import-time code decided for the target (Linux) and the reviewed standard-library tables
+behind it (issue 37): instances of classes of plain standard-library bases, ``try`` bodies
+reading a Windows-only name, guarded distribution metadata. Each fixture was refused before."""
+
+import importlib
+import importlib.util
+import textwrap
+import types
+
+import pytest
+from svcc.frontends.python import _fold_table as table
+
+from tests.frontends.test_evaluator import FUNCTION, reasons
+
+
+@pytest.mark.parametrize("name", sorted(table.PLAIN_BASES))
+def test_plain_bases_run_no_python_code_when_made(name: str) -> None:
+    module, _, attr = name.rpartition(".")
+    cls = getattr(importlib.import_module(module), attr)
+    for klass in cls.__mro__:  # no constructor written in Python anywhere on the way
+        for dunder in ("__init__", "__new__", "__init_subclass__"):
+            assert not isinstance(vars(klass).get(dunder), types.FunctionType)
+    assert type(cls) is type
+    cls()
+
+
+@pytest.mark.parametrize("name", sorted(table.WINDOWS_MODULES))
+def test_windows_modules_are_absent_here(name: str) -> None:
+    assert importlib.util.find_spec(name) is None
+
+
+@pytest.mark.parametrize("name", sorted(table.WINDOWS_ATTRIBUTES))
+def test_windows_attributes_are_absent_here(name: str) -> None:
+    module, _, attr = name.rpartition(".")
+    assert not hasattr(importlib.import_module(module), attr)
+
+
+def test_an_instance_of_a_tzinfo_subclass_without_init_is_harmless() -> None:
+    source = """
+    from datetime import timedelta, tzinfo
+
+    ZERO = timedelta(0)
+
+
+    class Utc(tzinfo):
+        def utcoffset(self, dt):
+            return ZERO
+
+
+    UTC = Utc()
+    """
+    assert reasons(textwrap.dedent(source) + FUNCTION) == []
+
+
+def test_a_tzinfo_subclass_with_its_own_init_stays_import_time_code() -> None:
+    source = """
+    from datetime import tzinfo
+
+
+    class Local(tzinfo):
+        def __init__(self):
+            print("made")
+
+
+    LOCAL = Local()
+    """
+    assert ("SVC-R007", 10) in reasons(textwrap.dedent(source) + FUNCTION)
