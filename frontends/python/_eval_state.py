@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable
 from typing import Final
 
+from svcc.frontends.python import _fold_table as table
 from svcc.frontends.python._sibling_context import current as current_siblings
 from svcc.frontends.python._values import (
     MAX_MODULE_STEPS,
@@ -62,8 +63,10 @@ def call_key(node: ast.AST) -> tuple[int, int, int, int]:
 
 
 def stdlib_module(name: str) -> bool:
-    """Whether the target's standard library provides the module ``name``."""
-    return name.split(".", 1)[0] in sys.stdlib_module_names
+    """Whether the target's standard library provides the module ``name`` (on Linux: not
+    the Windows-only modules ``sys.stdlib_module_names`` lists for every platform)."""
+    head = name.split(".", 1)[0]
+    return head in sys.stdlib_module_names and head not in table.WINDOWS_MODULES
 
 
 class Scope:
@@ -179,6 +182,9 @@ class EvaluatorState:
         # What the lowerer records (keyed by position: a long module is parsed twice).
         self.folded: set[Position] = set()
         self.decided: dict[Position, int] = {}  # an if: 0 body, 1 orelse; a try: see live
+        # A ``try`` decided to a handler: how many statements of its body ran before the
+        # one that fails on the target (``_target_platform``).
+        self.ran_before: dict[Position, int] = {}
         self.patterns: dict[tuple[int, int, int, int], str] = {}
         self.identity_decorators: set[Position] = set()
         self.wrapping_decorators: set[Position] = set()

@@ -45,6 +45,7 @@ from svcc.frontends.python._eval_state import (
 from svcc.frontends.python._eval_statements import Statements
 from svcc.frontends.python._fallbacks import alternatives, catches_import_error
 from svcc.frontends.python._statements import nested_bindings
+from svcc.frontends.python._target_platform import platform_failure
 from svcc.frontends.python._values import (
     ClassValue,
     EnumMember,
@@ -93,7 +94,8 @@ class ModuleValues(Statements):
         if isinstance(stmt, ast.Try | ast.TryStar):
             if choice == 0:
                 return [*stmt.body, *stmt.orelse, *stmt.finalbody]
-            return [*stmt.handlers[choice - 1].body, *stmt.finalbody]
+            ran = stmt.body[: self.ran_before.get(position(stmt), 0)]
+            return [*ran, *stmt.handlers[choice - 1].body, *stmt.finalbody]
         return None
 
     def is_folded(self, stmt: ast.stmt) -> bool:
@@ -377,6 +379,11 @@ class ModuleValues(Statements):
             self.decided[position(stmt)] = 0 if truth else 1
         else:
             choice = self._import_fallback(stmt)
+            if choice is None and isinstance(stmt, ast.Try):
+                failure = platform_failure(stmt, self.qualify, self.bound)
+                if failure is None:
+                    return False
+                choice, self.ran_before[position(stmt)] = failure
             if choice is None:
                 return False
             self.decided[position(stmt)] = choice

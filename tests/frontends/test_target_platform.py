@@ -10,7 +10,7 @@ import types
 import pytest
 from svcc.frontends.python import _fold_table as table
 
-from tests.frontends.test_evaluator import FUNCTION, reasons
+from tests.frontends.test_evaluator import FUNCTION, reasons, values
 
 
 @pytest.mark.parametrize("name", sorted(table.PLAIN_BASES))
@@ -65,3 +65,61 @@ def test_a_tzinfo_subclass_with_its_own_init_stays_import_time_code() -> None:
     LOCAL = Local()
     """
     assert ("SVC-R007", 10) in reasons(textwrap.dedent(source) + FUNCTION)
+
+
+WIN32 = """
+try:
+    import ctypes
+    from ctypes import LibraryLoader
+    windll = LibraryLoader(ctypes.WinDLL)
+    from ctypes import wintypes
+except (AttributeError, ImportError):
+    windll = None
+    SetConsoleTextAttribute = lambda *_: None
+else:
+    _GetStdHandle = windll.kernel32.GetStdHandle
+
+if windll is None:
+    MODE = "ansi"
+else:
+    MODE = windll.kernel32.GetConsoleMode()
+"""
+
+
+def test_a_try_reading_a_windows_only_name_runs_its_handler_on_linux() -> None:
+    module = values(WIN32)
+    assert module.values["windll"] is None
+    assert module.values["MODE"] == "ansi"
+    assert reasons(WIN32 + FUNCTION) == []
+
+
+@pytest.mark.parametrize(
+    ("body", "handler", "value"),
+    [
+        ("import msvcrt", "ImportError", False),
+        ("import msvcrt", "ModuleNotFoundError", False),
+        ("import winreg as reg", "Exception", False),
+        ("from ctypes import windll", "ImportError", False),
+        ("import ctypes\n    X = ctypes.windll.kernel32", "(AttributeError, ImportError)", False),
+    ],
+)
+def test_windows_only_reads_decide_the_handler(body: str, handler: str, value: bool) -> None:
+    source = f"try:\n    {body}\n    HAS = True\nexcept {handler}:\n    HAS = False\n"
+    assert values(source).values["HAS"] is value
+
+
+@pytest.mark.parametrize(
+    ("body", "handler"),
+    [
+        # A call runs before the Windows-only read: not followed.
+        ("import ctypes\n    X = ctypes.CDLL(None)(ctypes.WinDLL)", "(AttributeError, ImportError)"),
+        # The handler does not catch ImportError: a failing import before would escape.
+        ("import ctypes\n    X = ctypes.WinDLL", "AttributeError"),
+        # A handler whose types the rule does not know comes first.
+        ("import msvcrt", "MyError"),
+        ("from ctypes import windll", "ModuleNotFoundError"),
+    ],
+)
+def test_windows_only_reads_stay_undecided_otherwise(body: str, handler: str) -> None:
+    source = f"try:\n    {body}\n    HAS = True\nexcept {handler}:\n    HAS = False\n"
+    assert "HAS" not in values(source).values
