@@ -29,9 +29,7 @@ _CAUGHT_BY: Final = {
 _STOP: Final = object()
 
 
-def platform_failure(
-    stmt: ast.Try, qualify: Qualify, bound: set[str]
-) -> tuple[int, int] | None:
+def platform_failure(stmt: ast.Try, qualify: Qualify, bound: set[str]) -> tuple[int, int] | None:
     """``(handler index + 1, statements of the body run before the failing one)``, or
     ``None`` when the body is not decided to fail on the target."""
     imported: dict[str, str] = {}  # names the body's imports bound so far -> dotted name
@@ -51,50 +49,61 @@ def _statement(
     """The failure ``item`` raises on the target, ``None`` when it runs harmlessly (its
     imports recorded), else ``_STOP``."""
     if isinstance(item, ast.Import):
-        first = item.names[0].name.split(".", 1)[0]
-        if first in table.WINDOWS_MODULES:
-            return "ModuleNotFoundError"
-        if not all(stdlib_module(a.name) for a in item.names):
-            return _STOP
-        for alias in item.names:
-            if alias.asname:
-                imported[alias.asname] = alias.name
-            else:
-                head = alias.name.split(".", 1)[0]
-                imported[head] = head
-        return None
+        return _import(item, imported)
     if isinstance(item, ast.ImportFrom):
-        if item.level or not item.module:
-            return _STOP
-        if item.module.split(".", 1)[0] in table.WINDOWS_MODULES:
-            return "ModuleNotFoundError"
-        if not stdlib_module(item.module) or any(a.name == "*" for a in item.names):
-            return _STOP
-        if f"{item.module}.{item.names[0].name}" in table.WINDOWS_ATTRIBUTES:
-            return "ImportError"
-        if any(f"{item.module}.{a.name}" in table.WINDOWS_ATTRIBUTES for a in item.names):
-            return _STOP  # names before it are bound: not followed
-        for alias in item.names:
-            imported[alias.asname or alias.name] = f"{item.module}.{alias.name}"
-        return None
+        return _import_from(item, imported)
     if isinstance(item, ast.Assign | ast.Expr) or (
         isinstance(item, ast.AnnAssign) and item.value is not None
     ):
         assert item.value is not None
-        for event in _evaluation_order(item.value):
-            if event is None:
-                return _STOP
-            if isinstance(event, ast.Name):
-                if not (event.id in imported or event.id in bound or hasattr(builtins, event.id)):
-                    return _STOP
-                continue
-            dotted = _dotted(event, imported, qualify)
-            if dotted in table.WINDOWS_ATTRIBUTES:
-                return "AttributeError"
-            if dotted is None or not stdlib_module(dotted):
-                return _STOP  # an attribute of a value: a property may run
-        return _STOP  # the statement completes: what it binds is not followed
+        return _expression(item.value, imported, qualify, bound)
     return _STOP
+
+
+def _import(item: ast.Import, imported: dict[str, str]) -> object:
+    if item.names[0].name.split(".", 1)[0] in table.WINDOWS_MODULES:
+        return "ModuleNotFoundError"
+    if not all(stdlib_module(a.name) for a in item.names):
+        return _STOP
+    for alias in item.names:
+        head = alias.name.split(".", 1)[0]
+        imported[alias.asname or head] = alias.name if alias.asname else head
+    return None
+
+
+def _import_from(item: ast.ImportFrom, imported: dict[str, str]) -> object:
+    if item.level or not item.module:
+        return _STOP
+    if item.module.split(".", 1)[0] in table.WINDOWS_MODULES:
+        return "ModuleNotFoundError"
+    if not stdlib_module(item.module) or any(a.name == "*" for a in item.names):
+        return _STOP
+    names = [f"{item.module}.{a.name}" for a in item.names]
+    if names[0] in table.WINDOWS_ATTRIBUTES:
+        return "ImportError"
+    if any(n in table.WINDOWS_ATTRIBUTES for n in names):
+        return _STOP  # the names before it are bound: not followed
+    for alias, name in zip(item.names, names, strict=True):
+        imported[alias.asname or alias.name] = name
+    return None
+
+
+def _expression(
+    value: ast.expr, imported: dict[str, str], qualify: Qualify, bound: set[str]
+) -> object:
+    for event in _evaluation_order(value):
+        if event is None:
+            return _STOP
+        if isinstance(event, ast.Name):
+            if not (event.id in imported or event.id in bound or hasattr(builtins, event.id)):
+                return _STOP
+            continue
+        dotted = _dotted(event, imported, qualify)
+        if dotted in table.WINDOWS_ATTRIBUTES:
+            return "AttributeError"
+        if dotted is None or not stdlib_module(dotted):
+            return _STOP  # an attribute of a value: a property may run
+    return _STOP  # the statement completes: what it binds is not followed
 
 
 def _evaluation_order(node: ast.expr) -> Iterator[ast.Name | ast.Attribute | None]:
