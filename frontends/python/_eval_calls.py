@@ -300,11 +300,17 @@ class Calls(Expressions):
         if self.depth >= MAX_CALL_DEPTH:
             raise Unknown(node, "calls nested past the evaluator's depth")
         names = self._bind_arguments(fn, args, kwargs, node)
+        declared = {n for s in fn.body if isinstance(s, ast.Global) for n in s.names}
         for sub in ast.walk(fn):
-            if isinstance(sub, ast.Global | ast.Nonlocal | ast.Yield | ast.YieldFrom):
+            if isinstance(sub, ast.Nonlocal | ast.Yield | ast.YieldFrom) or (
+                isinstance(sub, ast.Global) and sub not in fn.body
+            ):
                 raise Unknown(node, f"a call of {fn.name}(), which is not a plain function")
+        if declared and (self.global_writes is None or declared & names.keys()):
+            raise Unknown(node, f"a call of {fn.name}(), which binds module names")
         self.depth += 1
         frame = Scope(names, closure)
+        frame.globals = frozenset(declared)
         try:
             self._exec_block(fn.body, frame)
         except Return as result:

@@ -78,6 +78,8 @@ class Scope:
         self.names = names
         self.parent = parent
         self.is_class = is_class  # a class body: the scopes nested in it do not see its names
+        # Names a function declares ``global``: its assignments to them bind the module's.
+        self.globals: frozenset[str] = frozenset()
 
 
 def enclosing(scope: Scope | None) -> Scope | None:
@@ -178,6 +180,9 @@ class EvaluatorState:
         self.module_steps = 0
         self.steps = 0
         self.depth = 0
+        # Module names a function called by the statement being run bound through
+        # ``global`` (allowed only there: forgotten when the statement is not evaluated).
+        self.global_writes: set[str] | None = None
         self.mutated = False
         # What the lowerer records (keyed by position: a long module is parsed twice).
         self.folded: set[Position] = set()

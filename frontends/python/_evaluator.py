@@ -130,6 +130,7 @@ class ModuleValues(Statements):
         """Evaluate one top-level statement, in order, recording what the lowerer asks."""
         self.steps = 0
         self.mutated = False
+        written: set[str] = set()
         try:
             if self._definition(stmt):
                 return
@@ -137,10 +138,16 @@ class ModuleValues(Statements):
                 return
             if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
                 return
-            self._exec(stmt, None)
+            self.global_writes = set()
+            try:
+                self._exec(stmt, None)
+            finally:
+                written, self.global_writes = self.global_writes, None
             if not isinstance(stmt, ast.Import | ast.ImportFrom | ast.Pass):
                 self.folded.add(position(stmt))
         except (Unknown, Break, Continue, Return, RecursionError, *OPERATOR_ERRORS) as exc:
+            for name in written:  # a helper's ``global`` bindings, made before it stopped
+                self._unbind(name)
             if (
                 isinstance(exc, Unknown)
                 and isinstance(exc.node, ast.expr)

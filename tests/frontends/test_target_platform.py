@@ -123,3 +123,57 @@ def test_windows_only_reads_decide_the_handler(body: str, handler: str, value: b
 def test_windows_only_reads_stay_undecided_otherwise(body: str, handler: str) -> None:
     source = f"try:\n    {body}\n    HAS = True\nexcept {handler}:\n    HAS = False\n"
     assert "HAS" not in values(source).values
+
+
+WIPE = """
+import atexit
+
+
+def _wipe_internal_state():
+    global orig_stdout, done
+    orig_stdout = None
+    done = False
+    try:
+        atexit.unregister(reset_all)
+    except AttributeError:
+        pass
+
+
+def reset_all():
+    return orig_stdout
+
+
+_wipe_internal_state()
+"""
+
+
+def test_a_helper_binding_module_names_through_global_is_evaluated() -> None:
+    module = values(WIPE)
+    assert module.values["orig_stdout"] is None
+    assert module.values["done"] is False
+    assert reasons(WIPE + FUNCTION) == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "global X\n    X = 1\n    print(X)",  # stops after binding: X forgotten
+        "global X\n    X = 1\n    atexit.register(_f)",
+        "global X\n    X = 1\n    atexit.unregister(print)",  # not the module's function
+    ],
+)
+def test_a_helper_binding_globals_that_stops_forgets_them(body: str) -> None:
+    source = f"import atexit\nX = 0\n\ndef _f():\n    {body}\n\n_f()\n"
+    module = values(source)
+    assert "X" not in module.values
+    assert reasons(source + FUNCTION) == [("SVC-R007", 9)]
+
+
+def test_global_bindings_are_not_made_from_a_value_being_computed() -> None:
+    source = "def _f():\n    global X\n    X = 1\n    return 2\n\nY = [_f()][0]\n"
+    # Allowed in a statement (the statement evaluates or everything it bound is forgotten).
+    module = values(source)
+    assert module.values["Y"] == 2
+    assert module.values["X"] == 1
+    class_body = "def _f():\n    global X\n    X = 1\n    return 2\n\nclass C:\n    Y = _f()\n"
+    assert "X" not in values(class_body).values
