@@ -248,18 +248,6 @@ class Statements(Calls):
             return  # ``f.__doc__ = g.__doc__``, ``Error.__module__ = __name__``: metadata only
         raise Unknown(target, "an assignment to an attribute")
 
-    def _set_attribute(self, instance: Instance, target: ast.Attribute, value: object) -> None:
-        """``self.x = value`` on an instance the evaluator made: ``x`` is not a name its
-        class binds otherwise (a property's setter would run)."""
-        cls = instance.cls
-        name = target.attr
-        if name in cls.names and name not in cls.methods and name not in cls.attributes:
-            raise Unknown(target, f"an assignment to `{name}`, which {cls.name} binds")
-        instance.attributes[name] = value
-        self.mutated = True
-        if isinstance(value, _TRACKED):
-            self.shared = True  # reachable through the instance and its source
-
 
 class _Unset:
     """A name bound by code the evaluator does not follow (no value in ``values``)."""

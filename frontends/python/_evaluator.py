@@ -331,7 +331,8 @@ class ModuleValues(Statements):
         made without arguments as an opaque value."""
         if stmt.decorator_list or stmt.keywords:
             return None
-        bases = [self.qualify(b) for b in stmt.bases]
+        parent = self._own_base(stmt)
+        bases = [] if parent is not None else [self.qualify(b) for b in stmt.bases]
         enum = any(b in _ENUM_BASES for b in bases)
         if not enum and any(b not in table.PLAIN_BASES for b in bases):
             return None
@@ -366,6 +367,13 @@ class ModuleValues(Statements):
             and dunders <= _INSTANCE_DUNDERS
             and ("__init__" not in binds or "__init__" in methods)
         )
+        listable = not any(isinstance(n, ast.Delete) for n in ast.walk(stmt))
+        if parent is not None:  # the base's names, but those this body binds again
+            attributes = {k: v for k, v in parent.attributes.items() if k not in binds} | attributes
+            methods = {k: v for k, v in parent.methods.items() if k not in binds} | methods
+            binds |= parent.names
+            plain = plain and parent.constructible
+            listable = listable and parent.listable
         return ClassValue(
             stmt.name,
             attributes,
@@ -373,7 +381,19 @@ class ModuleValues(Statements):
             instantiable=instantiable,
             methods=methods,
             names=frozenset(binds),
+            listable=listable,
         )
+
+    def _own_base(self, stmt: ast.ClassDef) -> ClassValue | None:
+        """The one base of ``stmt`` when it is a class of the module, bound once and still
+        bound, whose instances the evaluator makes (``class AnsiFore(AnsiCodes)``)."""
+        if len(stmt.bases) != 1 or not isinstance(stmt.bases[0], ast.Name):
+            return None
+        name = stmt.bases[0].id
+        value = self.values.get(name)
+        if name not in self.class_nodes or not isinstance(value, ClassValue):
+            return None
+        return value if value.instantiable else None
 
     def _branch(self, stmt: ast.If | ast.Try | ast.TryStar) -> bool:
         """Decide an ``if`` test or a ``try`` of imports; run the live branch. ``False``

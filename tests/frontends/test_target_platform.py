@@ -177,3 +177,55 @@ def test_global_bindings_are_not_made_from_a_value_being_computed() -> None:
     assert module.values["X"] == 1
     class_body = "def _f():\n    global X\n    X = 1\n    return 2\n\nclass C:\n    Y = _f()\n"
     assert "X" not in values(class_body).values
+
+
+ANSI = """
+CSI = "\\033["
+
+
+def code_to_chars(code):
+    return CSI + str(code) + "m"
+
+
+class AnsiCodes(object):
+    def __init__(self):
+        for name in dir(self):
+            if not name.startswith("_"):
+                value = getattr(self, name)
+                setattr(self, name, code_to_chars(value))
+
+
+class AnsiFore(AnsiCodes):
+    RED = 31
+    GREEN = 32
+
+    def _shade(self, n=1):
+        return CSI + str(n)
+
+
+Fore = AnsiFore()
+LISTED = dir(Fore)
+RED = Fore.RED
+"""
+
+
+def test_an_instance_of_a_subclass_of_the_modules_class_is_made_as_python_makes_it() -> None:
+    module = values(ANSI)
+    namespace: dict[str, object] = {}
+    exec(compile(textwrap.dedent(ANSI), "ansi.py", "exec"), namespace)  # the fixture, here
+    assert module.values["RED"] == namespace["RED"] == "\033[31m"
+    assert module.values["LISTED"] == namespace["LISTED"]
+    assert reasons(ANSI + FUNCTION) == []
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        "    def __getattr__(self, name):\n        return 1\n",  # Python calls it behind
+        "    @property\n    def BLUE(self):\n        return 34\n",  # setattr would raise
+        "    def shade(self):\n        return 1\n",  # str() of a bound method: an address
+    ],
+)
+def test_a_subclass_python_would_treat_otherwise_stays_unknown(extra: str) -> None:
+    source = ANSI.replace("    GREEN = 32\n", "    GREEN = 32\n" + extra)
+    assert "RED" not in values(source).values
