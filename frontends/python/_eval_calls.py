@@ -158,14 +158,15 @@ class Calls(Expressions):
             names = instance.cls.names - {"__qualname__", "__classcell__"}
             return sorted(_OBJECT_NAMES | names | instance.attributes.keys())
         target = node.args[0] if node.args else node
+        attr = str(rest[0]) if rest else ""
         if name == "getattr" and len(rest) == 1:
             attribute = ast.copy_location(
-                ast.Attribute(value=target, attr=rest[0], ctx=ast.Load()), node
+                ast.Attribute(value=target, attr=attr, ctx=ast.Load()), node
             )
             return instance_attribute(instance, attribute)
         if name == "setattr" and len(rest) == 2:
             attribute = ast.copy_location(
-                ast.Attribute(value=target, attr=rest[0], ctx=ast.Store()), node
+                ast.Attribute(value=target, attr=attr, ctx=ast.Store()), node
             )
             self._set_attribute(instance, attribute, rest[1])
             return None
