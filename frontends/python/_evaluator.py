@@ -138,6 +138,8 @@ class ModuleValues(Statements):
                 return
             if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
                 return
+            if isinstance(stmt, ast.Try) and self._guarded_metadata(stmt):
+                return
             self.global_writes = set()
             try:
                 self._exec(stmt, None)
@@ -384,6 +386,44 @@ class ModuleValues(Statements):
             listable=listable,
         )
 
+    def _guarded_metadata(self, stmt: ast.Try) -> bool:
+        """``try: __version__ = importlib.metadata.version(__name__)`` / ``except
+        PackageNotFoundError: __version__ = "unknown"``: the body reads the installed
+        distributions' metadata (a bundle does not install the library as one, so there the
+        handler runs); every handler catches ``PackageNotFoundError`` and only binds values
+        the evaluator knows. Harmless either way; the names it binds hold either value, so
+        they are bound, not known."""
+        if stmt.orelse or stmt.finalbody or not stmt.handlers:
+            return False
+        for item in stmt.body:
+            if not (
+                isinstance(item, ast.Assign | ast.AnnAssign)
+                and isinstance(item.value, ast.Call)
+                and self.qualify(item.value.func) in _METADATA_READS
+                and not item.value.keywords
+                and len(item.value.args) == 1
+                and _distribution_name(item.value.args[0])
+                and all(isinstance(t, ast.Name) for t in _targets(item))
+            ):
+                return False
+        for handler in stmt.handlers:
+            parts = (
+                []
+                if handler.type is None
+                else handler.type.elts
+                if isinstance(handler.type, ast.Tuple)
+                else [handler.type]
+            )
+            if parts and not any(self.qualify(p) in _CATCHES_NOT_FOUND for p in parts):
+                return False
+            if handler.name is not None:
+                return False
+            self._exec_block(handler.body, None)  # raises Unknown: judged as before
+        for name in nested_bindings(stmt):
+            self._unbind(name)
+        self.folded.add(position(stmt))
+        return True
+
     def _own_base(self, stmt: ast.ClassDef) -> ClassValue | None:
         """The one base of ``stmt`` when it is a class of the module, bound once and still
         bound, whose instances the evaluator makes (``class AnsiFore(AnsiCodes)``)."""
@@ -481,6 +521,22 @@ class ModuleValues(Statements):
 
 
 _NAMEDTUPLES: Final = frozenset({"collections.namedtuple"})
+_METADATA_READS: Final = frozenset({"importlib.metadata.version"})
+_CATCHES_NOT_FOUND: Final = frozenset(
+    {"importlib.metadata.PackageNotFoundError", "builtins.Exception", "builtins.BaseException",
+     "builtins.ModuleNotFoundError", "builtins.ImportError"}
+)  # fmt: skip
+
+
+def _distribution_name(node: ast.expr) -> bool:
+    """A literal name, or the module's own (``__name__``, ``__package__``)."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str)
+    return isinstance(node, ast.Name) and node.id in ("__name__", "__package__")
+
+
+def _targets(item: ast.Assign | ast.AnnAssign) -> list[ast.expr]:
+    return list(item.targets) if isinstance(item, ast.Assign) else [item.target]
 
 
 def _valid_namedtuple(args: list[object], kwargs: dict[str, object]) -> bool:

@@ -229,3 +229,36 @@ def test_an_instance_of_a_subclass_of_the_modules_class_is_made_as_python_makes_
 def test_a_subclass_python_would_treat_otherwise_stays_unknown(extra: str) -> None:
     source = ANSI.replace("    GREEN = 32\n", "    GREEN = 32\n" + extra)
     assert "RED" not in values(source).values
+
+
+GUARDED_VERSION = """
+import importlib.metadata
+from importlib.metadata import PackageNotFoundError
+
+try:
+    __version__ = importlib.metadata.version(__name__)
+except {handler}:
+    __version__ = "0.0.0"
+"""
+
+
+@pytest.mark.parametrize(
+    "handler", ["PackageNotFoundError", "Exception", "(ImportError, KeyError)"]
+)
+def test_distribution_metadata_read_under_a_guard_is_harmless(handler: str) -> None:
+    source = GUARDED_VERSION.format(handler=handler)
+    assert reasons(source + FUNCTION) == []
+    assert "__version__" not in values(source).values  # either branch's value: bound
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # Unguarded: the bundle does not install the library as a distribution.
+        "import importlib.metadata\n__version__ = importlib.metadata.version(__name__)\n",
+        GUARDED_VERSION.format(handler="ValueError"),
+        GUARDED_VERSION.format(handler="PackageNotFoundError").replace('"0.0.0"', "input()"),
+    ],
+)
+def test_distribution_metadata_read_otherwise_stays_import_time_code(source: str) -> None:
+    assert reasons(source + FUNCTION) != []
