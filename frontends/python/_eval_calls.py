@@ -40,8 +40,16 @@ from svcc.frontends.python._values import (
 )
 
 _INSTANCE_BUILTINS: Final = frozenset({"dir", "getattr", "setattr"})
-# What ``dir()`` lists of an instance of a plain class besides its classes' own names.
-_OBJECT_NAMES: Final = frozenset(dir(object)) | {"__dict__", "__weakref__", "__module__", "__doc__"}
+# ``dir()`` lists of an instance of a plain class besides its classes' own names, on 3.11
+# and 3.12 (``object``'s names, and what a class body adds to its namespace); 3.13 adds two.
+_OBJECT_NAMES: Final = frozenset(
+    {"__class__", "__delattr__", "__dir__", "__doc__", "__eq__", "__format__", "__ge__",
+     "__getattribute__", "__getstate__", "__gt__", "__hash__", "__init__",
+     "__init_subclass__", "__le__", "__lt__", "__ne__", "__new__", "__reduce__",
+     "__reduce_ex__", "__repr__", "__setattr__", "__sizeof__", "__str__",
+     "__subclasshook__", "__dict__", "__weakref__", "__module__"}
+)  # fmt: skip
+_CLASS_NAMES_313: Final = frozenset({"__firstlineno__", "__static_attributes__"})
 
 # Functions whose result does not depend on the order of a set's elements.
 # Methods of a set whose result (a set, or a truth) does not depend on iteration order.
@@ -154,8 +162,10 @@ class Calls(Expressions):
         or metaclass: see ``ClassValue.instantiable``), as ``.name`` reads and sets."""
         if kwargs or (rest and not isinstance(rest[0], str)):
             raise Unknown(node, f"a call of `{name}` the evaluator does not know")
-        if name == "dir" and not rest and instance.cls.listable:
+        if name == "dir" and not rest and instance.cls.listable and 11 <= self.version.minor <= 13:
             names = instance.cls.names - {"__qualname__", "__classcell__"}
+            if self.version.minor >= 13:
+                names |= _CLASS_NAMES_313
             return sorted(_OBJECT_NAMES | names | instance.attributes.keys())
         target = node.args[0] if node.args else node
         attr = str(rest[0]) if rest else ""

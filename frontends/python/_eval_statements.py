@@ -165,6 +165,9 @@ class Statements(Calls):
         unregistering it changes nothing a server relies on."""
         if self.qualify(node.func) != "atexit.unregister" or node.keywords:
             return False
+        head = node.func.value if isinstance(node.func, ast.Attribute) else None
+        if not isinstance(head, ast.Name) or is_local(head, scope):
+            return False  # ``atexit`` a helper's own name
         if len(node.args) != 1 or not isinstance(node.args[0], ast.Name):
             return False
         function = self._eval(node.args[0], scope)

@@ -361,7 +361,7 @@ class ModuleValues(Statements):
             elif isinstance(item, ast.FunctionDef) and not item.decorator_list:
                 methods[item.name] = item
         binds = {name for item in stmt.body for name in nested_bindings(item)}
-        plain = not enum and not binds & {"__init__", "__new__"}
+        plain = not enum and not binds & {"__init__", "__new__", "__del__"}
         dunders = {n for n in binds if n.startswith("__") and n.endswith("__")}
         instantiable = (
             not enum

@@ -262,3 +262,15 @@ def test_distribution_metadata_read_under_a_guard_is_harmless(handler: str) -> N
 )
 def test_distribution_metadata_read_otherwise_stays_import_time_code(source: str) -> None:
     assert reasons(source + FUNCTION) != []
+
+
+def test_dir_of_an_instance_is_the_target_versions() -> None:
+    listed = values(ANSI, (3, 13)).values["LISTED"]
+    assert isinstance(listed, list)
+    assert {"__firstlineno__", "__static_attributes__"} <= set(listed)
+    assert "LISTED" not in values(ANSI, (3, 14)).values
+
+
+def test_an_instance_whose_class_defines_del_is_not_harmless() -> None:
+    source = "class _S(object):\n    def __del__(self):\n        print('gone')\n\n_S()\n"
+    assert reasons(source + FUNCTION) != []
