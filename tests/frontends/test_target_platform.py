@@ -6,8 +6,10 @@ import importlib
 import importlib.util
 import textwrap
 import types
+from pathlib import Path
 
 import pytest
+from svcc.compiler.driver import analyze_repository
 from svcc.frontends.python import _fold_table as table
 
 from tests.frontends.test_evaluator import FUNCTION, reasons, values
@@ -274,3 +276,18 @@ def test_dir_of_an_instance_is_the_target_versions() -> None:
 def test_an_instance_whose_class_defines_del_is_not_harmless() -> None:
     source = "class _S(object):\n    def __del__(self):\n        print('gone')\n\n_S()\n"
     assert reasons(source + FUNCTION) != []
+
+
+def test_a_sibling_testing_the_windows_handlers_value_is_decided(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "win32.py").write_text(textwrap.dedent(WIN32))
+    (package / "term.py").write_text(
+        "from .win32 import windll\n\n\nclass WinTerm:\n    def __init__(self):\n"
+        "        windll.kernel32.GetStdHandle(-11)\n\n\nwinterm = None\n"
+        "if windll is not None:\n    winterm = WinTerm()\n" + FUNCTION
+    )
+    reports = analyze_repository(tmp_path, python_version="3.11", strict=False).reports
+    area = {a.name: a for a in reports["pkg.term"].assessments}["area"]
+    assert area.klass == "eligible", [r.message for r in area.reasons]
