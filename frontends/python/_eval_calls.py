@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Final
 
 from svcc.frontends.python import _fold_table as table
-from svcc.frontends.python._eval_expressions import Expressions, bounded_format
+from svcc.frontends.python._eval_expressions import Expressions, bounded_format, instance_attribute
 from svcc.frontends.python._eval_state import (
     Break,
     Closure,
@@ -25,6 +25,7 @@ from svcc.frontends.python._values import (
     MAX_CALL_DEPTH,
     MAX_ITERATIONS,
     MAX_STRING,
+    MUTABLE,
     OPAQUE,
     ClassValue,
     FunctionRef,
@@ -37,6 +38,18 @@ from svcc.frontends.python._values import (
     unordered,
     weight,
 )
+
+_INSTANCE_BUILTINS: Final = frozenset({"dir", "getattr", "setattr"})
+# ``dir()`` lists of an instance of a plain class besides its classes' own names, on 3.11
+# and 3.12 (``object``'s names, and what a class body adds to its namespace); 3.13 adds two.
+_OBJECT_NAMES: Final = frozenset(
+    {"__class__", "__delattr__", "__dir__", "__doc__", "__eq__", "__format__", "__ge__",
+     "__getattribute__", "__getstate__", "__gt__", "__hash__", "__init__",
+     "__init_subclass__", "__le__", "__lt__", "__ne__", "__new__", "__reduce__",
+     "__reduce_ex__", "__repr__", "__setattr__", "__sizeof__", "__str__",
+     "__subclasshook__", "__dict__", "__weakref__", "__module__"}
+)  # fmt: skip
+_CLASS_NAMES_313: Final = frozenset({"__firstlineno__", "__static_attributes__"})
 
 # Functions whose result does not depend on the order of a set's elements.
 # Methods of a set whose result (a set, or a truth) does not depend on iteration order.
@@ -129,10 +142,57 @@ class Calls(Expressions):
             return OPAQUE  # a sentinel
         if func.id in self.bound:
             raise Unknown(func, f"a call of `{func.id}`, whose value is not known")
+        if func.id in _INSTANCE_BUILTINS and args and isinstance(args[0], Instance):
+            return self._instance_builtin(func.id, args[0], args[1:], kwargs, node)
         builtin = table.BUILTINS.get(func.id)
         if builtin is None:
             raise Unknown(func, f"a call of `{func.id}`, which the evaluator does not know")
         return self._pure(builtin, args, kwargs, node)
+
+    def _instance_builtin(
+        self,
+        name: str,
+        instance: Instance,
+        rest: list[object],
+        kwargs: dict[str, object],
+        node: ast.Call,
+    ) -> object:
+        """``dir``, ``getattr`` and ``setattr`` on an instance the evaluator made: what
+        Python answers for a plain class (no ``__dir__``, ``__getattr__``, ``__setattr__``
+        or metaclass: see ``ClassValue.instantiable``), as ``.name`` reads and sets."""
+        if kwargs or (rest and not isinstance(rest[0], str)):
+            raise Unknown(node, f"a call of `{name}` the evaluator does not know")
+        if name == "dir" and not rest and instance.cls.listable and 11 <= self.version.minor <= 13:
+            names = instance.cls.names - {"__qualname__", "__classcell__"}
+            if self.version.minor >= 13:
+                names |= _CLASS_NAMES_313
+            return sorted(_OBJECT_NAMES | names | instance.attributes.keys())
+        target = node.args[0] if node.args else node
+        attr = str(rest[0]) if rest else ""
+        if name == "getattr" and len(rest) == 1:
+            attribute = ast.copy_location(
+                ast.Attribute(value=target, attr=attr, ctx=ast.Load()), node
+            )
+            return instance_attribute(instance, attribute)
+        if name == "setattr" and len(rest) == 2:
+            attribute = ast.copy_location(
+                ast.Attribute(value=target, attr=attr, ctx=ast.Store()), node
+            )
+            self._set_attribute(instance, attribute, rest[1])
+            return None
+        raise Unknown(node, f"a call of `{name}` the evaluator does not know")
+
+    def _set_attribute(self, instance: Instance, target: ast.Attribute, value: object) -> None:
+        """``self.x = value`` on an instance the evaluator made: ``x`` is not a name its
+        class binds otherwise (a property's setter would run)."""
+        cls = instance.cls
+        name = target.attr
+        if name in cls.names and name not in cls.methods and name not in cls.attributes:
+            raise Unknown(target, f"an assignment to `{name}`, which {cls.name} binds")
+        instance.attributes[name] = value
+        self.mutated = True
+        if isinstance(value, (*MUTABLE, Instance)):
+            self.shared = True  # reachable through the instance and its source
 
     def _is_partial(self, func: ast.Name, scope: Scope | None) -> bool:
         own = is_local(func, scope) or func.id in self.values or func.id in self.functions
@@ -300,11 +360,17 @@ class Calls(Expressions):
         if self.depth >= MAX_CALL_DEPTH:
             raise Unknown(node, "calls nested past the evaluator's depth")
         names = self._bind_arguments(fn, args, kwargs, node)
+        declared = {n for s in fn.body if isinstance(s, ast.Global) for n in s.names}
         for sub in ast.walk(fn):
-            if isinstance(sub, ast.Global | ast.Nonlocal | ast.Yield | ast.YieldFrom):
+            if isinstance(sub, ast.Nonlocal | ast.Yield | ast.YieldFrom) or (
+                isinstance(sub, ast.Global) and sub not in fn.body
+            ):
                 raise Unknown(node, f"a call of {fn.name}(), which is not a plain function")
+        if declared and (self.global_writes is None or declared & names.keys()):
+            raise Unknown(node, f"a call of {fn.name}(), which binds module names")
         self.depth += 1
         frame = Scope(names, closure)
+        frame.globals = frozenset(declared)
         try:
             self._exec_block(fn.body, frame)
         except Return as result:

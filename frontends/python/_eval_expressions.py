@@ -201,7 +201,7 @@ class Expressions(EvaluatorState):
         if isinstance(value, ClassValue) and node.attr in value.attributes:
             return value.attributes[node.attr]
         if isinstance(value, Instance):
-            return _instance_attribute(value, node)
+            return instance_attribute(value, node)
         if isinstance(value, EnumMember) and node.attr in ("name", "value"):
             return value.name if node.attr == "name" else value.value
         if isinstance(value, TargetVersion) and node.attr in ("major", "minor"):
@@ -503,7 +503,7 @@ class Expressions(EvaluatorState):
                 self._produce(node, index + 1, made)
 
 
-def _instance_attribute(instance: Instance, node: ast.Attribute) -> object:
+def instance_attribute(instance: Instance, node: ast.Attribute) -> object:
     """An attribute of an instance the evaluator made: one its methods set, a bound method
     (made, not run), or a known class attribute; anything else (a property) is unknown."""
     if node.attr in instance.attributes:

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable
 from typing import Final
 
+from svcc.frontends.python import _fold_table as table
 from svcc.frontends.python._sibling_context import current as current_siblings
 from svcc.frontends.python._values import (
     MAX_MODULE_STEPS,
@@ -62,8 +63,10 @@ def call_key(node: ast.AST) -> tuple[int, int, int, int]:
 
 
 def stdlib_module(name: str) -> bool:
-    """Whether the target's standard library provides the module ``name``."""
-    return name.split(".", 1)[0] in sys.stdlib_module_names
+    """Whether the target's standard library provides the module ``name`` (on Linux: not
+    the Windows-only modules ``sys.stdlib_module_names`` lists for every platform)."""
+    head = name.split(".", 1)[0]
+    return head in sys.stdlib_module_names and head not in table.WINDOWS_MODULES
 
 
 class Scope:
@@ -75,6 +78,8 @@ class Scope:
         self.names = names
         self.parent = parent
         self.is_class = is_class  # a class body: the scopes nested in it do not see its names
+        # Names a function declares ``global``: its assignments to them bind the module's.
+        self.globals: frozenset[str] = frozenset()
 
 
 def enclosing(scope: Scope | None) -> Scope | None:
@@ -175,10 +180,16 @@ class EvaluatorState:
         self.module_steps = 0
         self.steps = 0
         self.depth = 0
+        # Module names a function called by the statement being run bound through
+        # ``global`` (allowed only there: forgotten when the statement is not evaluated).
+        self.global_writes: set[str] | None = None
         self.mutated = False
         # What the lowerer records (keyed by position: a long module is parsed twice).
         self.folded: set[Position] = set()
         self.decided: dict[Position, int] = {}  # an if: 0 body, 1 orelse; a try: see live
+        # A ``try`` decided to a handler: how many statements of its body ran before the
+        # one that fails on the target (``_target_platform``).
+        self.ran_before: dict[Position, int] = {}
         self.patterns: dict[tuple[int, int, int, int], str] = {}
         self.identity_decorators: set[Position] = set()
         self.wrapping_decorators: set[Position] = set()

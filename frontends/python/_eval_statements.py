@@ -56,6 +56,10 @@ class Statements(Calls):
             self._exec_block(stmt.body if self._truth(stmt.test, scope) else stmt.orelse, scope)
         elif isinstance(stmt, ast.Pass | ast.Break | ast.Continue):
             _jump(stmt)
+        elif isinstance(stmt, ast.Global) and scope is not None:
+            pass  # read by ``_local_call``: the frame's ``globals``
+        elif isinstance(stmt, ast.Try) and scope is not None:
+            self._try(stmt, scope)  # at module level: its imports are judged as alternatives
         elif isinstance(stmt, ast.Return) and scope is not None:
             raise Return(None if stmt.value is None else self._eval(stmt.value, scope))
         elif isinstance(stmt, ast.Import | ast.ImportFrom) and scope is None:
@@ -84,6 +88,18 @@ class Statements(Calls):
                 self._changeable(self._eval(load, scope), stmt)
                 self.mutated = True  # ``TABLE += [...]`` extends the list in place
             self._assign(stmt.target, value, scope, None)
+
+    def _try(self, stmt: ast.Try, scope: Scope) -> None:
+        """A ``try`` in a helper whose body the evaluator runs to its end: no handler runs
+        (the evaluator follows no exception: an operation that would raise is unknown)."""
+        try:
+            self._exec_block(stmt.body, scope)
+            self._exec_block(stmt.orelse, scope)
+        except (Return, Break, Continue):
+            if stmt.finalbody:
+                raise Unknown(stmt.finalbody[0], "a `finally` after a jump") from None
+            raise
+        self._exec_block(stmt.finalbody, scope)
 
     def _import(self, stmt: ast.Import | ast.ImportFrom) -> None:
         """A module-level import: the names it binds are the imported ones from then on."""
@@ -122,6 +138,8 @@ class Statements(Calls):
         if instance is not None:  # ``p.setup()``: the method's body, on the instance
             self._instance_method(instance, node, node.func, scope)
             return
+        if self._unregisters_own_function(node, scope):
+            return
         method = node.func.attr
         if method not in table.FILLING_METHODS:
             raise Unknown(node, "a call whose effect is not known")
@@ -140,6 +158,20 @@ class Statements(Calls):
         except OPERATOR_ERRORS as exc:
             raise Unknown(node, f"the call raises {type(exc).__name__}") from None
         check_size(receiver, node)
+
+    def _unregisters_own_function(self, node: ast.Call, scope: Scope | None) -> bool:
+        """``atexit.unregister(f)`` of a function this module defined: a function made by
+        this import was registered only by this module's code (judged on its own), so
+        unregistering it changes nothing a server relies on."""
+        if self.qualify(node.func) != "atexit.unregister" or node.keywords:
+            return False
+        head = node.func.value if isinstance(node.func, ast.Attribute) else None
+        if not isinstance(head, ast.Name) or is_local(head, scope):
+            return False  # ``atexit`` a helper's own name
+        if len(node.args) != 1 or not isinstance(node.args[0], ast.Name):
+            return False
+        function = self._eval(node.args[0], scope)
+        return isinstance(function, FunctionRef) and function.own
 
     def _nested(self, fn: ast.FunctionDef, scope: Scope) -> bool:
         """A function defined in a helper's body that defining runs nothing of: no
@@ -168,6 +200,9 @@ class Statements(Calls):
         if isinstance(target, ast.Name):
             if isinstance(value, _TRACKED) and isinstance(source, ast.Name):
                 self.shared = True
+            if scope is not None and target.id in scope.globals and self.global_writes is not None:
+                self.global_writes.add(target.id)  # ``global X`` in a helper: the module's
+                scope = None
             if scope is not None:
                 scope.names[target.id] = value
                 return
@@ -215,18 +250,6 @@ class Statements(Calls):
         ):
             return  # ``f.__doc__ = g.__doc__``, ``Error.__module__ = __name__``: metadata only
         raise Unknown(target, "an assignment to an attribute")
-
-    def _set_attribute(self, instance: Instance, target: ast.Attribute, value: object) -> None:
-        """``self.x = value`` on an instance the evaluator made: ``x`` is not a name its
-        class binds otherwise (a property's setter would run)."""
-        cls = instance.cls
-        name = target.attr
-        if name in cls.names and name not in cls.methods and name not in cls.attributes:
-            raise Unknown(target, f"an assignment to `{name}`, which {cls.name} binds")
-        instance.attributes[name] = value
-        self.mutated = True
-        if isinstance(value, _TRACKED):
-            self.shared = True  # reachable through the instance and its source
 
 
 class _Unset:

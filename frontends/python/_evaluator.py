@@ -27,6 +27,7 @@ import keyword
 import re
 from typing import Final
 
+from svcc.frontends.python import _fold_table as table
 from svcc.frontends.python._eval_state import (
     OPERATOR_ERRORS,
     Break,
@@ -44,6 +45,7 @@ from svcc.frontends.python._eval_state import (
 from svcc.frontends.python._eval_statements import Statements
 from svcc.frontends.python._fallbacks import alternatives, catches_import_error
 from svcc.frontends.python._statements import nested_bindings
+from svcc.frontends.python._target_platform import platform_failure
 from svcc.frontends.python._values import (
     ClassValue,
     EnumMember,
@@ -92,7 +94,8 @@ class ModuleValues(Statements):
         if isinstance(stmt, ast.Try | ast.TryStar):
             if choice == 0:
                 return [*stmt.body, *stmt.orelse, *stmt.finalbody]
-            return [*stmt.handlers[choice - 1].body, *stmt.finalbody]
+            ran = stmt.body[: self.ran_before.get(position(stmt), 0)]
+            return [*ran, *stmt.handlers[choice - 1].body, *stmt.finalbody]
         return None
 
     def is_folded(self, stmt: ast.stmt) -> bool:
@@ -127,6 +130,7 @@ class ModuleValues(Statements):
         """Evaluate one top-level statement, in order, recording what the lowerer asks."""
         self.steps = 0
         self.mutated = False
+        written: set[str] = set()
         try:
             if self._definition(stmt):
                 return
@@ -134,10 +138,18 @@ class ModuleValues(Statements):
                 return
             if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
                 return
-            self._exec(stmt, None)
+            if isinstance(stmt, ast.Try) and self._guarded_metadata(stmt):
+                return
+            self.global_writes = set()
+            try:
+                self._exec(stmt, None)
+            finally:
+                written, self.global_writes = self.global_writes, None
             if not isinstance(stmt, ast.Import | ast.ImportFrom | ast.Pass):
                 self.folded.add(position(stmt))
         except (Unknown, Break, Continue, Return, RecursionError, *OPERATOR_ERRORS) as exc:
+            for name in written:  # a helper's ``global`` bindings, made before it stopped
+                self._unbind(name)
             if (
                 isinstance(exc, Unknown)
                 and isinstance(exc.node, ast.expr)
@@ -314,14 +326,19 @@ class ModuleValues(Statements):
             own.update(nested_bindings(item))
 
     def _class(self, stmt: ast.ClassDef) -> ClassValue | None:
-        """An Enum's members, or a plain class's literal attributes (no decorator, no
-        base other than ``object``)."""
+        """An Enum's members, or a plain class's literal attributes (no decorator, bases
+        from the reviewed table of plain standard-library classes: ``object``,
+        ``datetime.tzinfo``, ``Exception``, ...). Only a class of base ``object`` has
+        instances the evaluator makes and runs methods on; one of another plain base is
+        made without arguments as an opaque value."""
         if stmt.decorator_list or stmt.keywords:
             return None
-        bases = [self.qualify(b) for b in stmt.bases]
+        parent = self._own_base(stmt)
+        bases = [] if parent is not None else [self.qualify(b) for b in stmt.bases]
         enum = any(b in _ENUM_BASES for b in bases)
-        if not enum and any(b not in ("builtins.object",) for b in bases):
+        if not enum and any(b not in table.PLAIN_BASES for b in bases):
             return None
+        only_object = all(b == "builtins.object" for b in bases)
         attributes: dict[str, object] = {}
         methods: dict[str, object] = {}
         for item in stmt.body:
@@ -344,13 +361,21 @@ class ModuleValues(Statements):
             elif isinstance(item, ast.FunctionDef) and not item.decorator_list:
                 methods[item.name] = item
         binds = {name for item in stmt.body for name in nested_bindings(item)}
-        plain = not enum and not binds & {"__init__", "__new__"}
+        plain = not enum and not binds & {"__init__", "__new__", "__del__"}
         dunders = {n for n in binds if n.startswith("__") and n.endswith("__")}
         instantiable = (
             not enum
+            and only_object
             and dunders <= _INSTANCE_DUNDERS
             and ("__init__" not in binds or "__init__" in methods)
         )
+        listable = not any(isinstance(n, ast.Delete) for n in ast.walk(stmt))
+        if parent is not None:  # the base's names, but those this body binds again
+            attributes = {k: v for k, v in parent.attributes.items() if k not in binds} | attributes
+            methods = {k: v for k, v in parent.methods.items() if k not in binds} | methods
+            binds |= parent.names
+            plain = plain and parent.constructible
+            listable = listable and parent.listable
         return ClassValue(
             stmt.name,
             attributes,
@@ -358,7 +383,57 @@ class ModuleValues(Statements):
             instantiable=instantiable,
             methods=methods,
             names=frozenset(binds),
+            listable=listable,
         )
+
+    def _guarded_metadata(self, stmt: ast.Try) -> bool:
+        """``try: __version__ = importlib.metadata.version(__name__)`` / ``except
+        PackageNotFoundError: __version__ = "unknown"``: the body reads the installed
+        distributions' metadata (a bundle does not install the library as one, so there the
+        handler runs); every handler catches ``PackageNotFoundError`` and only binds values
+        the evaluator knows. Harmless either way; the names it binds hold either value, so
+        they are bound, not known."""
+        if stmt.orelse or stmt.finalbody or not stmt.handlers:
+            return False
+        for item in stmt.body:
+            if not (
+                isinstance(item, ast.Assign | ast.AnnAssign)
+                and isinstance(item.value, ast.Call)
+                and self.qualify(item.value.func) in _METADATA_READS
+                and not item.value.keywords
+                and len(item.value.args) == 1
+                and _distribution_name(item.value.args[0])
+                and all(isinstance(t, ast.Name) for t in _targets(item))
+            ):
+                return False
+        for handler in stmt.handlers:
+            parts = (
+                []
+                if handler.type is None
+                else handler.type.elts
+                if isinstance(handler.type, ast.Tuple)
+                else [handler.type]
+            )
+            if parts and not any(self.qualify(p) in _CATCHES_NOT_FOUND for p in parts):
+                return False
+            if handler.name is not None:
+                return False
+            self._exec_block(handler.body, None)  # raises Unknown: judged as before
+        for name in nested_bindings(stmt):
+            self._unbind(name)
+        self.folded.add(position(stmt))
+        return True
+
+    def _own_base(self, stmt: ast.ClassDef) -> ClassValue | None:
+        """The one base of ``stmt`` when it is a class of the module, bound once and still
+        bound, whose instances the evaluator makes (``class AnsiFore(AnsiCodes)``)."""
+        if len(stmt.bases) != 1 or not isinstance(stmt.bases[0], ast.Name):
+            return None
+        name = stmt.bases[0].id
+        value = self.values.get(name)
+        if name not in self.class_nodes or not isinstance(value, ClassValue):
+            return None
+        return value if value.instantiable else None
 
     def _branch(self, stmt: ast.If | ast.Try | ast.TryStar) -> bool:
         """Decide an ``if`` test or a ``try`` of imports; run the live branch. ``False``
@@ -371,6 +446,11 @@ class ModuleValues(Statements):
             self.decided[position(stmt)] = 0 if truth else 1
         else:
             choice = self._import_fallback(stmt)
+            if choice is None and isinstance(stmt, ast.Try):
+                failure = platform_failure(stmt, self.qualify, self.bound)
+                if failure is None:
+                    return False
+                choice, self.ran_before[position(stmt)] = failure
             if choice is None:
                 return False
             self.decided[position(stmt)] = choice
@@ -441,6 +521,22 @@ class ModuleValues(Statements):
 
 
 _NAMEDTUPLES: Final = frozenset({"collections.namedtuple"})
+_METADATA_READS: Final = frozenset({"importlib.metadata.version"})
+_CATCHES_NOT_FOUND: Final = frozenset(
+    {"importlib.metadata.PackageNotFoundError", "builtins.Exception", "builtins.BaseException",
+     "builtins.ModuleNotFoundError", "builtins.ImportError"}
+)  # fmt: skip
+
+
+def _distribution_name(node: ast.expr) -> bool:
+    """A literal name, or the module's own (``__name__``, ``__package__``)."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str)
+    return isinstance(node, ast.Name) and node.id in ("__name__", "__package__")
+
+
+def _targets(item: ast.Assign | ast.AnnAssign) -> list[ast.expr]:
+    return list(item.targets) if isinstance(item, ast.Assign) else [item.target]
 
 
 def _valid_namedtuple(args: list[object], kwargs: dict[str, object]) -> bool:

@@ -194,3 +194,28 @@ PURE_METHODS: Final = frozenset(
 FILLING_METHODS: Final = frozenset(
     {"append", "extend", "add", "update", "setdefault", "insert", "discard", "remove"}
 )
+
+# Standard-library classes whose construction with no argument runs no Python code and
+# changes nothing: their ``__new__`` and ``__init__`` are ``object``'s or store the
+# arguments (an exception's ``args``). A class of the module whose bases are all here, that
+# defines neither ``__init__`` nor ``__new__`` and has no metaclass, is made without running
+# anything of the module (``UTC = Utc()`` with ``class Utc(tzinfo)``). Checked against the
+# running interpreter by the tests.
+PLAIN_BASES: Final = frozenset(
+    {"builtins.object", "builtins.Exception", "builtins.ValueError", "builtins.TypeError",
+     "builtins.KeyError", "builtins.LookupError", "builtins.RuntimeError",
+     "builtins.ArithmeticError", "datetime.tzinfo"}
+)  # fmt: skip
+
+# Names that do not exist on the target platform (Linux): modules only Windows builds of
+# Python have, and attributes of portable modules that only Windows defines. Reading one
+# raises (``import msvcrt``: ImportError; ``ctypes.WinDLL``: AttributeError), so a ``try``
+# whose body reads one before doing anything runs its handler on the target. Checked
+# against the running interpreter by the tests (absent here).
+WINDOWS_MODULES: Final = frozenset({"msvcrt", "winreg", "_winapi", "nt", "winsound", "_overlapped"})
+WINDOWS_ATTRIBUTES: Final = frozenset(
+    {"ctypes.WinDLL", "ctypes.windll", "ctypes.oledll", "ctypes.OleDLL", "ctypes.WinError",
+     "ctypes.FormatError", "ctypes.GetLastError", "ctypes.HRESULT", "os.startfile",
+     "sys.getwindowsversion", "sys.winver", "signal.CTRL_C_EVENT", "signal.CTRL_BREAK_EVENT",
+     "os.O_BINARY"}
+)  # fmt: skip

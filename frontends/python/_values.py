@@ -57,6 +57,9 @@ class ClassValue:
     instantiable: bool = False
     methods: Mapping[str, object] = attrs.field(factory=dict)
     names: frozenset[str] = frozenset()
+    # ``names`` is every name the class and its bases bind (no ``del`` in their bodies):
+    # ``dir()`` of an instance is known.
+    listable: bool = False
 
 
 class FunctionRef:

@@ -374,7 +374,8 @@ def test_unknown_calls_stay_conditional() -> None:
         ("def _h(n):\n    return n * 2\n\n\nX = _h(3)", True),
         ("def _h(n):\n    print(n)\n\n\nX = _h(3)", False),
         ("def _h(n):\n    return _g(n)\n\n\ndef _g(n):\n    return open(n)\n\n\nX = _h(3)", False),
-        ("def _h():\n    global Y\n    Y = 1\n\n\n_h()", False),
+        ("def _h():\n    global Y\n    Y = 1\n\n\n_h()", True),  # binds a module name
+        ("def _h():\n    global Y\n    Y = 1\n    print(Y)\n\n\n_h()", False),
         ("class _C:\n    def __init__(self, a):\n        self.a = a\n\n\nX = _C(1)", True),
         ("class _C:\n    def __init__(self, a):\n        print(a)\n\n\nX = _C(1)", False),
         ("class _C:\n    @property\n    def p(self):\n        return 1\n\n\nX = _C().p", False),

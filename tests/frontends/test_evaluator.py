@@ -113,7 +113,7 @@ def test_enum_members_and_literal_class_attributes() -> None:
         "for i in range(10**30):\n    A = i",
         "S = {'a', 'b'}\nA = list(S)",
         "T = {}\nwhile True:\n    T[1] = 1\n",
-        "def f():\n    global X\n    X = 1\nA = f()",
+        "def f():\n    global X\n    X = 1\nclass C:\n    A = f()\nA = C.A",
     ],
 )
 def test_unknown_stays_unknown(source: str) -> None:
