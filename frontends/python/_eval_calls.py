@@ -305,40 +305,62 @@ class Calls(Expressions):
                 raise Unknown(node, f"a call of {fn.name}(), which is not a plain function")
         self.depth += 1
         frame = Scope(names, closure)
+        returned: object = None
         try:
             self._exec_block(fn.body, frame)
         except Return as result:
-            return result.value
+            returned = result.value
+            return returned
         except (Break, Continue):
             raise Unknown(node, f"a call of {fn.name}()") from None
         finally:
             self.depth -= 1
-            # a nested function holds its frame: cleared, reference counting frees both
-            # (lowering pauses the cyclic collector; see ``_collection``)
-            frame.names.clear()
+            _release(frame, returned)
         return None
 
     def _bind_arguments(
         self, fn: ast.FunctionDef, args: list[object], kwargs: dict[str, object], node: ast.AST
     ) -> dict[str, object]:
         spec = fn.args
-        if spec.vararg or spec.kwarg or spec.posonlyargs:
-            raise Unknown(node, f"a call of {fn.name}() with variable arguments")
-        params = [a.arg for a in spec.args]
-        if len(args) > len(params):
+        positional = [a.arg for a in [*spec.posonlyargs, *spec.args]]
+        keywords = [a.arg for a in [*spec.args, *spec.kwonlyargs]]  # passable by keyword
+        if len(args) > len(positional) and spec.vararg is None:
             raise Unknown(node, f"a call of {fn.name}() with too many arguments")
-        names: dict[str, object] = dict(zip(params, args, strict=False))
-        defaults = dict(zip(params[len(params) - len(spec.defaults) :], spec.defaults, strict=True))
+        names: dict[str, object] = dict(zip(positional, args, strict=False))
+        if spec.vararg is not None:  # ``*arguments``: the extra positional arguments
+            names[spec.vararg.arg] = tuple(args[len(positional) :])
+        extra: dict[str, object] = {}
+        for key, value in kwargs.items():
+            if key in keywords and key not in names:
+                names[key] = value
+            elif spec.kwarg is not None and key not in names:
+                extra[key] = value  # ``**options`` (a position-only name too, as Python does)
+            else:
+                raise Unknown(node, f"a call of {fn.name}() with an unexpected argument")
+        if spec.kwarg is not None:
+            names[spec.kwarg.arg] = extra
+        defaults = dict(
+            zip(positional[len(positional) - len(spec.defaults) :], spec.defaults, strict=True)
+        )
         for kw, default in zip(spec.kwonlyargs, spec.kw_defaults, strict=True):
             if default is not None:
                 defaults[kw.arg] = default
-        for key, value in kwargs.items():
-            if key in names or key not in [*params, *(k.arg for k in spec.kwonlyargs)]:
-                raise Unknown(node, f"a call of {fn.name}() with an unexpected argument")
-            names[key] = value
-        for param in [*params, *(k.arg for k in spec.kwonlyargs)]:
+        for param in [*positional, *(k.arg for k in spec.kwonlyargs)]:
             if param not in names:
                 if param not in defaults:
                     raise Unknown(node, f"a call of {fn.name}() missing an argument")
                 names[param] = self._eval(defaults[param], None)
         return names
+
+
+def _release(frame: Scope, returned: object) -> None:
+    """A nested function holds its frame: the frame is cleared, so reference counting frees
+    both (lowering pauses the cyclic collector; see ``_collection``). A closure the call
+    returns (a decorator factory's ``_record(func)``) keeps its frame, less the frame's
+    own closures (the cycle: each is opaque there, so using one from it is unknown)."""
+    if isinstance(returned, Closure) and returned.scope is frame:
+        for name, value in frame.names.items():
+            if isinstance(value, Closure):
+                frame.names[name] = OPAQUE
+        return
+    frame.names.clear()

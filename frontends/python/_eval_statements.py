@@ -205,6 +205,15 @@ class Statements(Calls):
             self._set_attribute(instance, target, value)
             return
         if (
+            scope is not None
+            and isinstance(target, ast.Attribute)
+            and isinstance(target.value, ast.Name)
+            and is_local(target.value, scope)
+            and isinstance(lookup(target.value.id, scope), FunctionRef)
+            and not target.attr.startswith("__")
+        ):
+            return  # ``func.signature = arguments`` in a decorator: a plain function's dict
+        if (
             scope is None
             and isinstance(target, ast.Attribute)
             and target.attr in METADATA

@@ -308,7 +308,13 @@ class ModuleValues(Statements):
             if target is not None and known is not NOT_KNOWN:
                 namespace.names[target] = known
             if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and not (
-                own & {d.id for d in item.decorator_list if isinstance(d, ast.Name)}
+                own  # a decorator naming the class's own binding is not the module's
+                & {
+                    n.id
+                    for d in item.decorator_list
+                    for n in ast.walk(d)
+                    if isinstance(n, ast.Name)
+                }
             ):
                 self._decorators(item)
             own.update(nested_bindings(item))
