@@ -7,7 +7,7 @@ the known arguments ``MAX_CALL_DEPTH`` calls deep.
 import ast
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Final
 
 from svcc.frontends.python import _fold_table as table
@@ -26,6 +26,7 @@ from svcc.frontends.python._values import (
     MAX_ITERATIONS,
     MAX_STRING,
     OPAQUE,
+    ClassObject,
     ClassValue,
     FunctionRef,
     Instance,
@@ -88,8 +89,19 @@ class Calls(Expressions):
         ):
             self._elements(node.args[2:], scope)
             return OPAQUE  # the module's attribute, or the default: which is the version's
+        if function == "inspect.getmembers":
+            return self._getmembers(node, scope)
         args = self._elements(node.args, scope)
         kwargs = self._keywords(node.keywords, scope)
+        if (
+            isinstance(func, ast.Name)
+            and func.id in ("getattr", "hasattr")
+            and func.id not in self.bound
+            and not is_local(func, scope)
+            and args
+            and isinstance(args[0], FunctionRef | ClassObject)
+        ):
+            return _recorded(func.id, args, kwargs, node)
         if function == "re.compile":
             return self._compile(args, kwargs, node)
         if function is not None:
@@ -119,6 +131,11 @@ class Calls(Expressions):
         own = self.values.get(func.id)
         if isinstance(own, Partial | FunctionRef):
             return self.apply(own, args, kwargs, node)
+        if func.id in self.imported and func.id not in self.values:
+            imported = self._name(func, scope)  # another module's function (or unknown)
+            if isinstance(imported, FunctionRef):
+                return self.apply(imported, args, kwargs, node)
+            raise Unknown(func, f"a call of `{func.id}`, whose value is not known")
         if func.id in self.functions:
             return self._local_call(self.functions[func.id], args, kwargs, node)
         if isinstance(own, ClassValue) and own.instantiable:
@@ -149,6 +166,8 @@ class Calls(Expressions):
         if isinstance(value, FunctionRef) and value.own:
             assert isinstance(value.node, ast.FunctionDef)
             return self._local_call(value.node, args, kwargs, node)
+        if isinstance(value, FunctionRef) and isinstance(value.owner, Calls):
+            return value.owner._foreign_call(value, args, kwargs, node, self)
         if isinstance(value, Closure):
             return self._local_call(value.node, args, kwargs, node, value.scope)
         raise Unknown(node, "a call of a value the evaluator does not follow")
@@ -175,7 +194,8 @@ class Calls(Expressions):
         name = self.qualify(func)
         if name is None and head.id in ("str", "bytes") and head.id not in self.bound:
             name = f"{head.id}.{func.attr}" if func.value is head else None
-        return name if name in table.FUNCTIONS or name == "re.compile" else None
+        known = name in table.FUNCTIONS or name in ("re.compile", "inspect.getmembers")
+        return name if known else None
 
     def _compile(self, args: list[object], kwargs: dict[str, object], node: ast.AST) -> object:
         """``re.compile`` of a known pattern and flags: compiled here, as the readiness pass
@@ -261,9 +281,15 @@ class Calls(Expressions):
         return self._local_call(method, [receiver, *args], kwargs, node)
 
     def _method(self, node: ast.Call, func: ast.Attribute, scope: Scope | None) -> object:
+        if func.attr == "__init__" and self._metaclass_super(func.value, scope):
+            self._elements(node.args, scope)
+            self._keywords(node.keywords, scope)
+            return None  # ``type.__init__``: it checks its arguments' count, nothing else
         receiver = self._eval(func.value, scope)
         if isinstance(receiver, Instance):
             return self._instance_method(receiver, node, func, scope)
+        if isinstance(receiver, ClassObject):
+            return self._metaclass_method(receiver, node, func, scope)
         if func.attr not in table.PURE_METHODS or not is_plain(receiver):
             raise Unknown(func, f"the method `{func.attr}` of a value the evaluator does not know")
         if isinstance(receiver, range | int | float | bool | complex | type(None)):
@@ -286,6 +312,89 @@ class Calls(Expressions):
             return list(result)  # type: ignore[call-overload]
         return result
 
+    def _metaclass_super(self, node: ast.expr, scope: Scope | None) -> bool:
+        """``super(M, cls)`` or ``super()`` in a metaclass method run on a class it makes
+        (the metaclass's base is ``type``, checked where the run starts)."""
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "super"
+            and node.func.id not in self.bound
+            and not node.keywords
+            and scope is not None
+        ):
+            return False
+        made = [v for v in scope.names.values() if isinstance(v, ClassObject)]
+        if not made:
+            return False
+        if not node.args:
+            return True
+        return (
+            len(node.args) == 2
+            and isinstance(node.args[1], ast.Name)
+            and lookup(node.args[1].id, scope) is made[0]
+        )
+
+    def _metaclass_method(
+        self, receiver: ClassObject, node: ast.Call, func: ast.Attribute, scope: Scope | None
+    ) -> object:
+        """``cls.m(...)`` in a metaclass: the metaclass's own method ``m``, when the class
+        being made has no member of that name (it would be found first)."""
+        method = receiver.meta.get(func.attr)
+        if method is None or func.attr in receiver.members:
+            raise Unknown(func, f"`{func.attr}` is not a method of the metaclass")
+        assert isinstance(method, ast.FunctionDef)
+        args = self._elements(node.args, scope)
+        kwargs = self._keywords(node.keywords, scope)
+        return self._local_call(method, [receiver, *args], kwargs, node)
+
+    def _getmembers(self, node: ast.Call, scope: Scope | None) -> object:
+        """``inspect.getmembers(cls, predicate=inspect.isfunction)`` of a class its
+        metaclass is making: its functions, sorted by name (the class's other members are
+        literals, and what it inherits from ``object`` is no Python function)."""
+        predicate = [k for k in node.keywords if k.arg == "predicate"]
+        if (
+            len(node.args) != 1
+            or len(node.keywords) != 1
+            or len(predicate) != 1
+            or self.qualify(predicate[0].value) != "inspect.isfunction"
+        ):
+            raise Unknown(node, "a call of inspect.getmembers the evaluator does not follow")
+        made = self._eval(node.args[0], scope)
+        if not isinstance(made, ClassObject):
+            raise Unknown(
+                node.args[0], "inspect.getmembers of a value that is not a class made here"
+            )
+        return [(k, v) for k, v in sorted(made.members.items()) if isinstance(v, FunctionRef)]
+
+    def _foreign_call(
+        self,
+        function: FunctionRef,
+        args: list[object],
+        kwargs: dict[str, object],
+        node: ast.AST,
+        caller: "Calls",
+    ) -> object:
+        """A call of this module's function from another module: run here, on this module's
+        values as they are when it has finished running; its own containers may not be
+        changed, nor returned to be changed."""
+        assert isinstance(function.node, ast.FunctionDef)
+        owned = _containers(self.values.values())
+        added = owned - self.foreign
+        self.foreign |= added
+        saved = (self.depth, self.steps, self.module_steps)
+        self.depth, self.steps = caller.depth, caller.steps  # one bound for the whole call
+        try:
+            result = self._local_call(function.node, args, kwargs, node)
+        finally:
+            self.foreign -= added
+            caller.module_steps += self.module_steps - saved[2]
+            caller.steps = self.steps
+            self.depth, self.steps, self.module_steps = saved
+        if _containers([result]) & owned:
+            raise Unknown(node, "a call returning another module's container")
+        return result
+
     def _local_call(
         self,
         fn: ast.FunctionDef,
@@ -300,23 +409,29 @@ class Calls(Expressions):
         if self.depth >= MAX_CALL_DEPTH:
             raise Unknown(node, "calls nested past the evaluator's depth")
         names = self._bind_arguments(fn, args, kwargs, node)
-        for sub in ast.walk(fn):
-            if isinstance(sub, ast.Global | ast.Nonlocal | ast.Yield | ast.YieldFrom):
-                raise Unknown(node, f"a call of {fn.name}(), which is not a plain function")
+        generator = _generator(fn)
+        if generator is None:
+            raise Unknown(node, f"a call of {fn.name}(), which is not a plain function")
         self.depth += 1
         frame = Scope(names, closure)
         returned: object = None
+        if generator:
+            self.yields.append([])
         try:
             self._exec_block(fn.body, frame)
         except Return as result:
+            if generator and result.value is not None:
+                raise Unknown(
+                    node, f"a call of {fn.name}(), a generator returning a value"
+                ) from None
             returned = result.value
-            return returned
         except (Break, Continue):
             raise Unknown(node, f"a call of {fn.name}()") from None
         finally:
             self.depth -= 1
+            made = self.yields.pop() if generator else None
             _release(frame, returned)
-        return None
+        return tuple(made) if made is not None else returned
 
     def _bind_arguments(
         self, fn: ast.FunctionDef, args: list[object], kwargs: dict[str, object], node: ast.AST
@@ -364,3 +479,72 @@ def _release(frame: Scope, returned: object) -> None:
                 frame.names[name] = OPAQUE
         return
     frame.names.clear()
+
+
+def _generator(fn: ast.FunctionDef) -> bool | None:
+    """Whether ``fn`` is a generator whose every ``yield`` is a statement of its own body
+    (its values can be made eagerly: the caller only iterates them), ``False`` for a plain
+    function, ``None`` for one the evaluator does not run (``global``, ``yield from``, a
+    ``yield`` used as a value or inside a nested scope)."""
+    statements = {
+        id(stmt.value)
+        for stmt in ast.walk(fn)
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Yield)
+    }
+    nested = {
+        id(sub)
+        for inner in ast.walk(fn)
+        if inner is not fn
+        and isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+        for sub in ast.walk(inner)
+    }
+    found = False
+    for sub in ast.walk(fn):
+        if isinstance(sub, ast.Global | ast.Nonlocal | ast.YieldFrom | ast.Await):
+            return None
+        if isinstance(sub, ast.Yield):
+            if id(sub) not in statements or id(sub) in nested:
+                return None
+            found = True
+    return found
+
+
+def _containers(values: Iterable[object]) -> set[int]:
+    """The ids of the lists, dicts and sets reachable from ``values`` (bounded by the sizes
+    the evaluator allows)."""
+    found: set[int] = set()
+    stack = list(values)
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list | dict | set) and id(item) not in found:
+            found.add(id(item))
+        if isinstance(item, list | tuple | set | frozenset):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+    return found
+
+
+def _recorded(name: str, args: list[object], kwargs: dict[str, object], node: ast.AST) -> object:
+    """``getattr(f, "signature", None)`` / ``hasattr(f, "x")`` of a function (what a
+    decorator recorded) or of a class its metaclass is making (its members)."""
+    if kwargs or not 2 <= len(args) <= (3 if name == "getattr" else 2):
+        raise Unknown(node, f"a call of {name} the evaluator does not follow")
+    owner, attribute = args[0], args[1]
+    if not isinstance(attribute, str) or attribute.startswith("__"):
+        raise Unknown(node, f"{name} of a name the evaluator does not know")
+    if isinstance(owner, FunctionRef):
+        found = owner.attributes
+    elif isinstance(owner, ClassObject):
+        if attribute in owner.meta or hasattr(type, attribute):
+            raise Unknown(node, f"{name} of an attribute the metaclass gives")
+        found = owner.members
+    else:
+        raise Unknown(node, f"{name} of a value the evaluator does not know")
+    if name == "hasattr":
+        return attribute in found
+    if attribute in found:
+        return found[attribute]
+    if len(args) == 3:
+        return args[2]
+    raise Unknown(node, "getattr of a name the value does not have (AttributeError)")

@@ -176,6 +176,8 @@ class EvaluatorState:
         self.steps = 0
         self.depth = 0
         self.mutated = False
+        self.yields: list[list[object]] = []  # the values of the generators being run
+        self.metaclass_runs: set[Position] = set()  # ``metaclass=M`` keywords evaluated
         # What the lowerer records (keyed by position: a long module is parsed twice).
         self.folded: set[Position] = set()
         self.decided: dict[Position, int] = {}  # an if: 0 body, 1 orelse; a try: see live

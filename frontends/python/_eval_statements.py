@@ -27,6 +27,7 @@ from svcc.frontends.python._statements import nested_bindings
 from svcc.frontends.python._values import (
     MAX_STRING,
     MUTABLE,
+    ClassObject,
     FunctionRef,
     Instance,
     Opaque,
@@ -47,6 +48,10 @@ class Statements(Calls):
         self._step(stmt)
         if isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign):
             self._exec_assignment(stmt, scope)
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Yield) and self.yields:
+            value = None if stmt.value.value is None else self._eval(stmt.value.value, scope)
+            self.yields[-1].append(value)  # a generator's values, made eagerly (bounded)
+            check_size(self.yields[-1], stmt)
         elif isinstance(stmt, ast.Expr):
             if not isinstance(stmt.value, ast.Constant):
                 self._fill(stmt.value, scope)
@@ -121,6 +126,13 @@ class Statements(Calls):
         instance = self._named_instance(node.func.value, scope)
         if instance is not None:  # ``p.setup()``: the method's body, on the instance
             self._instance_method(instance, node, node.func, scope)
+            return
+        made = lookup(node.func.value.id, scope) if isinstance(node.func.value, ast.Name) else None
+        if isinstance(made, ClassObject) and is_local(node.func.value, scope):  # type: ignore[arg-type]
+            self._metaclass_method(made, node, node.func, scope)  # ``cls._populate()``
+            return
+        if node.func.attr == "__init__" and self._metaclass_super(node.func.value, scope):
+            self._method(node, node.func, scope)  # ``super(M, cls).__init__(...)``
             return
         method = node.func.attr
         if method not in table.FILLING_METHODS:
@@ -209,10 +221,11 @@ class Statements(Calls):
             and isinstance(target, ast.Attribute)
             and isinstance(target.value, ast.Name)
             and is_local(target.value, scope)
-            and isinstance(lookup(target.value.id, scope), FunctionRef)
+            and isinstance(lookup(target.value.id, scope), FunctionRef | ClassObject)
             and not target.attr.startswith("__")
         ):
-            return  # ``func.signature = arguments`` in a decorator: a plain function's dict
+            self._set_recorded(lookup(target.value.id, scope), target, value)
+            return
         if (
             scope is None
             and isinstance(target, ast.Attribute)
@@ -224,6 +237,17 @@ class Statements(Calls):
         ):
             return  # ``f.__doc__ = g.__doc__``, ``Error.__module__ = __name__``: metadata only
         raise Unknown(target, "an assignment to an attribute")
+
+    def _set_recorded(self, owner: object, target: ast.Attribute, value: object) -> None:
+        """``func.signature = arguments`` in a decorator (a plain function's ``__dict__``),
+        ``cls.TABLE = table`` in a metaclass (not a name its methods bind: no descriptor)."""
+        if isinstance(owner, FunctionRef):
+            owner.attributes[target.attr] = value
+        elif isinstance(owner, ClassObject) and target.attr not in owner.meta:
+            owner.members[target.attr] = value
+        else:
+            raise Unknown(target, f"an assignment to `{target.attr}`, a method of the metaclass")
+        self.mutated = True
 
     def _set_attribute(self, instance: Instance, target: ast.Attribute, value: object) -> None:
         """``self.x = value`` on an instance the evaluator made: ``x`` is not a name its

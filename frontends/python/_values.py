@@ -61,11 +61,29 @@ class ClassValue:
 
 class FunctionRef:
     """A function of the module (undecorated, ``def``), or of another module of the
-    repository (``own`` false: passed around, never called here)."""
+    repository (``own`` false: called only through ``owner``, that module's evaluator).
+    ``attributes``: what a decorator recorded on it (``func.signature = arguments``); a
+    function object has no other attribute whose name is not a dunder."""
 
-    def __init__(self, node: object, own: bool = True) -> None:
+    def __init__(self, node: object, own: bool = True, owner: object | None = None) -> None:
         self.node = node  # its ``ast.FunctionDef``
         self.own = own
+        self.owner = owner
+        self.attributes: dict[str, object] = {}
+
+
+class ClassObject:
+    """A class of the module being made by its own metaclass (``class C(metaclass=M)``),
+    as the metaclass's ``__init__`` sees it: ``members``, the class body's methods and
+    literal attributes (what ``getattr`` on the class finds before the metaclass), and the
+    metaclass's methods (``cls.m()``). Mutable (``cls.TABLE = ...``): never hashed."""
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(self, name: str, members: dict[str, object], meta: Mapping[str, object]):
+        self.name = name
+        self.members = members
+        self.meta = meta  # the metaclass's methods (``ast.FunctionDef``) by name
 
 
 class Partial:

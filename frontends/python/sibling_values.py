@@ -74,7 +74,7 @@ class Siblings:
         if values is None:
             raise Unknown(node, f"`{name}`: a module the evaluator could not read")
         if attribute in values.functions and attribute not in values.values:
-            return FunctionRef(values.functions[attribute], own=False)
+            return FunctionRef(values.functions[attribute], own=False, owner=values)
         if attribute not in values.values:
             raise Unknown(node, f"`{name}` is not a value the evaluator knows")
         value = values.values[attribute]
