@@ -380,17 +380,20 @@ class Calls(Expressions):
         changed, nor returned to be changed."""
         assert isinstance(function.node, ast.FunctionDef)
         owned = _containers(self.values.values())
-        added = owned - self.foreign
+        added = (owned | caller.foreign) - self.foreign  # the caller's copies stay read-only
         self.foreign |= added
-        saved = (self.depth, self.steps, self.module_steps)
+        saved = (self.depth, self.steps, self.module_steps, self.mutated, self.shared)
         self.depth, self.steps = caller.depth, caller.steps  # one bound for the whole call
+        self.mutated = self.shared = False
         try:
             result = self._local_call(function.node, args, kwargs, node)
         finally:
             self.foreign -= added
             caller.module_steps += self.module_steps - saved[2]
             caller.steps = self.steps
-            self.depth, self.steps, self.module_steps = saved
+            caller.mutated |= self.mutated  # the caller's containers it was handed
+            caller.shared |= self.shared
+            self.depth, self.steps, self.module_steps, self.mutated, self.shared = saved
         if _containers([result]) & owned:
             raise Unknown(node, "a call returning another module's container")
         return result
@@ -513,15 +516,23 @@ def _containers(values: Iterable[object]) -> set[int]:
     """The ids of the lists, dicts and sets reachable from ``values`` (bounded by the sizes
     the evaluator allows)."""
     found: set[int] = set()
+    seen: set[int] = set()
     stack = list(values)
     while stack:
         item = stack.pop()
-        if isinstance(item, list | dict | set) and id(item) not in found:
+        if id(item) in seen:
+            continue  # a value reached twice, or a cycle
+        seen.add(id(item))
+        if isinstance(item, list | dict | set):
             found.add(id(item))
         if isinstance(item, list | tuple | set | frozenset):
             stack.extend(item)
         elif isinstance(item, dict):
             stack.extend(item.values())
+        elif isinstance(item, ClassValue):
+            stack.extend(item.attributes.values())
+        elif isinstance(item, Instance | ClassObject):
+            stack.extend((item.attributes if isinstance(item, Instance) else item.members).values())
     return found
 
 
