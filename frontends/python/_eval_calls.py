@@ -29,6 +29,7 @@ from svcc.frontends.python._values import (
     ClassObject,
     ClassValue,
     FunctionRef,
+    Generated,
     Instance,
     Partial,
     Unknown,
@@ -283,7 +284,8 @@ class Calls(Expressions):
     def _method(self, node: ast.Call, func: ast.Attribute, scope: Scope | None) -> object:
         if func.attr == "__init__" and self._metaclass_super(func.value, scope):
             self._elements(node.args, scope)
-            self._keywords(node.keywords, scope)
+            if node.keywords or len(node.args) not in (1, 3):
+                raise Unknown(node, "type.__init__ takes 1 or 3 arguments (TypeError)")
             return None  # ``type.__init__``: it checks its arguments' count, nothing else
         receiver = self._eval(func.value, scope)
         if isinstance(receiver, Instance):
@@ -312,6 +314,21 @@ class Calls(Expressions):
             return list(result)  # type: ignore[call-overload]
         return result
 
+    def _read_values(self, fn: ast.FunctionDef) -> list[object]:
+        """The module's values ``fn`` reads by name; all of them when it calls anything
+        but a builtin by name (a function or method it calls may read any)."""
+        loads: set[str] = set()
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Name):
+                loads.add(node.id)
+            elif isinstance(node, ast.Call) and not (
+                isinstance(node.func, ast.Name)
+                and node.func.id in table.BUILTINS
+                and node.func.id not in self.bound
+            ):
+                return list(self.values.values())
+        return [self.values[n] for n in loads if n in self.values]
+
     def _metaclass_super(self, node: ast.expr, scope: Scope | None) -> bool:
         """``super(M, cls)`` or ``super()`` in a metaclass method run on a class it makes
         (the metaclass's base is ``type``, checked where the run starts)."""
@@ -325,14 +342,21 @@ class Calls(Expressions):
         ):
             return False
         made = [v for v in scope.names.values() if isinstance(v, ClassObject)]
-        if not made:
+        if not made or not self.running:
             return False
+        if not any(self.running[-1] is m for m in made[0].meta.values()):
+            return False  # only in a method of the metaclass (``super()`` finds it there)
         if not node.args:
             return True
+        first, second = [*node.args, node.func, node.func][:2]
         return (
             len(node.args) == 2
-            and isinstance(node.args[1], ast.Name)
-            and lookup(node.args[1].id, scope) is made[0]
+            and isinstance(first, ast.Name)
+            and first.id == made[0].meta_name
+            and not is_local(first, scope)
+            and first.id not in self.values
+            and isinstance(second, ast.Name)
+            and lookup(second.id, scope) is made[0]
         )
 
     def _metaclass_method(
@@ -382,6 +406,8 @@ class Calls(Expressions):
         owned = _containers(self.values.values())
         added = (owned | caller.foreign) - self.foreign  # the caller's copies stay read-only
         self.foreign |= added
+        consumed = caller.consumed - self.consumed  # the caller's ``for`` over this call
+        self.consumed |= consumed
         saved = (self.depth, self.steps, self.module_steps, self.mutated, self.shared)
         self.depth, self.steps = caller.depth, caller.steps  # one bound for the whole call
         self.mutated = self.shared = False
@@ -389,6 +415,7 @@ class Calls(Expressions):
             result = self._local_call(function.node, args, kwargs, node)
         finally:
             self.foreign -= added
+            self.consumed -= consumed
             caller.module_steps += self.module_steps - saved[2]
             caller.steps = self.steps
             caller.mutated |= self.mutated  # the caller's containers it was handed
@@ -415,7 +442,18 @@ class Calls(Expressions):
         generator = _generator(fn)
         if generator is None:
             raise Unknown(node, f"a call of {fn.name}(), which is not a plain function")
+        if generator and id(node) not in self.consumed:
+            raise Unknown(node, f"a generator {fn.name}() not iterated by a `for` at once")
+        reach: frozenset[int] = frozenset()
+        if generator:  # what it may read while the loop runs
+            seen = [*args, *kwargs.values(), *self._read_values(fn)]
+            current = closure
+            while current is not None:
+                seen.extend(current.names.values())
+                current = current.parent
+            reach = frozenset(_containers(seen))
         self.depth += 1
+        self.running.append(fn)
         frame = Scope(names, closure)
         returned: object = None
         if generator:
@@ -432,9 +470,10 @@ class Calls(Expressions):
             raise Unknown(node, f"a call of {fn.name}()") from None
         finally:
             self.depth -= 1
+            self.running.pop()
             made = self.yields.pop() if generator else None
             _release(frame, returned)
-        return tuple(made) if made is not None else returned
+        return Generated(tuple(made), reach) if made is not None else returned
 
     def _bind_arguments(
         self, fn: ast.FunctionDef, args: list[object], kwargs: dict[str, object], node: ast.AST
@@ -531,8 +570,11 @@ def _containers(values: Iterable[object]) -> set[int]:
             stack.extend(item.values())
         elif isinstance(item, ClassValue):
             stack.extend(item.attributes.values())
-        elif isinstance(item, Instance | ClassObject):
-            stack.extend((item.attributes if isinstance(item, Instance) else item.members).values())
+        elif isinstance(item, Instance | ClassObject | FunctionRef):
+            # what ``x.name = ...`` changes: its attributes (``_set_attribute``)
+            attributes = item.members if isinstance(item, ClassObject) else item.attributes
+            found.add(id(attributes))
+            stack.extend(attributes.values())
     return found
 
 
@@ -544,7 +586,7 @@ def _recorded(name: str, args: list[object], kwargs: dict[str, object], node: as
     owner, attribute = args[0], args[1]
     if not isinstance(attribute, str) or attribute.startswith("__"):
         raise Unknown(node, f"{name} of a name the evaluator does not know")
-    if isinstance(owner, FunctionRef):
+    if isinstance(owner, FunctionRef) and owner.tracked:
         found = owner.attributes
     elif isinstance(owner, ClassObject):
         if attribute in owner.meta or hasattr(type, attribute):

@@ -29,6 +29,7 @@ from svcc.frontends.python._values import (
     MUTABLE,
     ClassObject,
     FunctionRef,
+    Generated,
     Instance,
     Opaque,
     Unknown,
@@ -104,16 +105,32 @@ class Statements(Calls):
                 self.imported[alias.asname or alias.name] = f"{source}.{alias.name}"
 
     def _for(self, stmt: ast.For, scope: Scope | None) -> None:
-        items = self._iterate(stmt.iter, scope)
-        for item in items:
-            self._assign(stmt.target, item, scope, None)
+        protect: frozenset[int] = frozenset()
+        if isinstance(stmt.iter, ast.Call):  # a generator called here is made eagerly
+            self.consumed.add(id(stmt.iter))
             try:
-                self._exec_block(stmt.body, scope)
-            except Break:
-                return
-            except Continue:
-                continue
-        self._exec_block(stmt.orelse, scope)
+                value = self._eval(stmt.iter, scope)
+            finally:
+                self.consumed.discard(id(stmt.iter))
+            if isinstance(value, Generated):
+                items, protect = list(value.values), value.reach - self.foreign
+            else:
+                items = self._sequence(value, stmt.iter)
+        else:
+            items = self._iterate(stmt.iter, scope)
+        self.foreign |= protect  # what the generator reads may not change under it
+        try:
+            for item in items:
+                self._assign(stmt.target, item, scope, None)
+                try:
+                    self._exec_block(stmt.body, scope)
+                except Break:
+                    return
+                except Continue:
+                    continue
+            self._exec_block(stmt.orelse, scope)
+        finally:
+            self.foreign -= protect
 
     def _fill(self, node: ast.expr, scope: Scope | None) -> None:
         """An expression statement: only a call of a filling method on a known container
@@ -242,8 +259,10 @@ class Statements(Calls):
         """``func.signature = arguments`` in a decorator (a plain function's ``__dict__``),
         ``cls.TABLE = table`` in a metaclass (not a name its methods bind: no descriptor)."""
         if isinstance(owner, FunctionRef):
+            self._changeable(owner.attributes, target)
             owner.attributes[target.attr] = value
         elif isinstance(owner, ClassObject) and target.attr not in owner.meta:
+            self._changeable(owner.members, target)
             owner.members[target.attr] = value
         else:
             raise Unknown(target, f"an assignment to `{target.attr}`, a method of the metaclass")
@@ -256,6 +275,7 @@ class Statements(Calls):
         name = target.attr
         if name in cls.names and name not in cls.methods and name not in cls.attributes:
             raise Unknown(target, f"an assignment to `{name}`, which {cls.name} binds")
+        self._changeable(instance.attributes, target)
         instance.attributes[name] = value
         self.mutated = True
         if isinstance(value, _TRACKED):

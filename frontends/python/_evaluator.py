@@ -263,7 +263,7 @@ class ModuleValues(Statements):
         """A decorator the evaluator applies to the function (``@deprecated(version=...)``,
         a factory of the module's own returning a partial of itself or a closure): an
         identity when it returns the function, a wrapping decorator when a closure."""
-        function = FunctionRef(fn)
+        function = FunctionRef(fn, tracked=True)
         try:
             self.steps = 0
             made = self.apply(self._eval(dec, None), [function], {}, dec)
@@ -271,6 +271,7 @@ class ModuleValues(Statements):
             return
         if made is function:
             self.identity_decorators.add(position(dec))
+            self.applied[position(dec)] = function
         elif isinstance(made, Closure):
             self.wrapping_decorators.add(position(dec))
 
@@ -345,7 +346,7 @@ class ModuleValues(Statements):
             return
         try:
             self.steps = 0
-            made = ClassObject(stmt.name, self._members(stmt), methods)
+            made = ClassObject(stmt.name, self._members(stmt), methods, keyword.value.id)
             init = methods.get("__init__")
             if isinstance(init, ast.FunctionDef):
                 self._local_call(init, [made, stmt.name, (), OPAQUE], {}, keyword.value)
@@ -366,13 +367,13 @@ class ModuleValues(Statements):
             if isinstance(item, ast.AnnAssign) and item.value is None:
                 continue  # an annotation: no member
             if isinstance(item, ast.FunctionDef):
-                function = FunctionRef(item)
-                made: object = function
-                for dec in reversed(item.decorator_list):
-                    if not self.is_identity(dec):
-                        raise Unknown(dec, "a method decorator the evaluator does not apply")
-                    made = self.apply(self._eval(dec, None), [made], {}, dec)
-                members[item.name] = made
+                if not item.decorator_list:
+                    members[item.name] = FunctionRef(item, tracked=True)
+                    continue
+                applied = self.applied.get(position(item.decorator_list[0]))
+                if len(item.decorator_list) != 1 or applied is None or applied.node is not item:
+                    raise Unknown(item, "a method decorator the evaluator did not apply")
+                members[item.name] = applied  # what the decorator recorded on it
                 continue
             target = _single_target(item)
             value = item.value if isinstance(item, ast.Assign | ast.AnnAssign) else None

@@ -65,11 +65,27 @@ class FunctionRef:
     ``attributes``: what a decorator recorded on it (``func.signature = arguments``); a
     function object has no other attribute whose name is not a dunder."""
 
-    def __init__(self, node: object, own: bool = True, owner: object | None = None) -> None:
+    def __init__(
+        self, node: object, own: bool = True, owner: object | None = None, tracked: bool = False
+    ) -> None:
         self.node = node  # its ``ast.FunctionDef``
         self.own = own
         self.owner = owner
         self.attributes: dict[str, object] = {}
+        # the one value of a function object the evaluator made and followed (a method it
+        # decorated): only then is ``attributes`` all it has (a module function read by
+        # name is a new value each time: its attributes are not known)
+        self.tracked = tracked
+
+
+class Generated:
+    """The values of a generator of the module, made eagerly: only a ``for`` statement
+    iterating the call itself uses them, and its body may not change a container the
+    generator could read (``reach``): Python would make them as the loop runs."""
+
+    def __init__(self, values: tuple[object, ...], reach: frozenset[int]) -> None:
+        self.values = values
+        self.reach = reach
 
 
 class ClassObject:
@@ -80,10 +96,13 @@ class ClassObject:
 
     __hash__ = None  # type: ignore[assignment]
 
-    def __init__(self, name: str, members: dict[str, object], meta: Mapping[str, object]):
+    def __init__(
+        self, name: str, members: dict[str, object], meta: Mapping[str, object], meta_name: str
+    ):
         self.name = name
         self.members = members
         self.meta = meta  # the metaclass's methods (``ast.FunctionDef``) by name
+        self.meta_name = meta_name
 
 
 class Partial:

@@ -87,6 +87,8 @@ def test_a_registry_metaclass_runs_nothing_else_at_import() -> None:
         ("class FunctionRegistry(type):", "class FunctionRegistry(abc.ABCMeta):"),
         # getattr of a name ``type`` gives the class
         ('getattr(method, "signature", None)', 'getattr(cls, "mro", None)'),
+        # type.__init__ with two arguments raises TypeError
+        ("__init__(name, bases, attrs)", "__init__(name, bases)"),
         # a generator used as a value
         ("for name, method in get_methods(cls):", "for name, method in [next(get_methods(cls))]:"),
     ],
