@@ -164,11 +164,12 @@ class Calls(Expressions):
         if isinstance(value, Partial):
             merged = {**value.kwargs, **kwargs}
             return self.apply(value.function, [*value.args, *args], merged, node)
+        owner = value.owner if isinstance(value, FunctionRef) else None
+        if isinstance(value, FunctionRef) and isinstance(owner, Calls) and owner is not self:
+            return owner._foreign_call(value, args, kwargs, node, self)  # in its namespace
         if isinstance(value, FunctionRef) and value.own:
             assert isinstance(value.node, ast.FunctionDef)
             return self._local_call(value.node, args, kwargs, node)
-        if isinstance(value, FunctionRef) and isinstance(value.owner, Calls):
-            return value.owner._foreign_call(value, args, kwargs, node, self)
         if isinstance(value, Closure):
             return self._local_call(value.node, args, kwargs, node, value.scope)
         raise Unknown(node, "a call of a value the evaluator does not follow")
@@ -365,6 +366,8 @@ class Calls(Expressions):
         """``cls.m(...)`` in a metaclass: the metaclass's own method ``m``, when the class
         being made has no member of that name (it would be found first)."""
         method = receiver.meta.get(func.attr)
+        if receiver.owner is not self:
+            raise Unknown(func, "a method of another module's metaclass")
         if method is None or func.attr in receiver.members:
             raise Unknown(func, f"`{func.attr}` is not a method of the metaclass")
         assert isinstance(method, ast.FunctionDef)
@@ -403,6 +406,7 @@ class Calls(Expressions):
         values as they are when it has finished running; its own containers may not be
         changed, nor returned to be changed."""
         assert isinstance(function.node, ast.FunctionDef)
+        _crossing([*args, *kwargs.values()], node)
         owned = _containers(self.values.values())
         added = (owned | caller.foreign) - self.foreign  # the caller's copies stay read-only
         self.foreign |= added
@@ -423,6 +427,7 @@ class Calls(Expressions):
             self.depth, self.steps, self.module_steps, self.mutated, self.shared = saved
         if _containers([result]) & owned:
             raise Unknown(node, "a call returning another module's container")
+        _crossing([result], node)
         return result
 
     def _local_call(
@@ -601,3 +606,31 @@ def _recorded(name: str, args: list[object], kwargs: dict[str, object], node: as
     if len(args) == 3:
         return args[2]
     raise Unknown(node, "getattr of a name the value does not have (AttributeError)")
+
+
+def _crossing(values: list[object], node: ast.AST) -> None:
+    """What may pass between two modules' evaluators: data, functions and classes being
+    made (each runs in its own module's namespace: ``owner``), not an instance, closure or
+    partial, whose code the receiving evaluator would run in the wrong namespace."""
+    stack = list(values)
+    seen: set[int] = set()
+    while stack:
+        item = stack.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, list | tuple | set | frozenset):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, FunctionRef):
+            if item.owner is None:
+                raise Unknown(node, "a function passed between modules")
+            stack.extend(item.attributes.values())
+        elif isinstance(item, ClassObject):
+            stack.extend(item.members.values())
+        elif isinstance(item, Generated):
+            stack.extend(item.values)
+        elif isinstance(item, Instance | Closure | Partial | ClassValue):
+            raise Unknown(node, "a value passed between modules the evaluator does not follow")

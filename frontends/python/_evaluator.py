@@ -263,7 +263,7 @@ class ModuleValues(Statements):
         """A decorator the evaluator applies to the function (``@deprecated(version=...)``,
         a factory of the module's own returning a partial of itself or a closure): an
         identity when it returns the function, a wrapping decorator when a closure."""
-        function = FunctionRef(fn, tracked=True)
+        function = FunctionRef(fn, owner=self, tracked=True)
         try:
             self.steps = 0
             made = self.apply(self._eval(dec, None), [function], {}, dec)
@@ -346,7 +346,7 @@ class ModuleValues(Statements):
             return
         try:
             self.steps = 0
-            made = ClassObject(stmt.name, self._members(stmt), methods, keyword.value.id)
+            made = ClassObject(stmt.name, self._members(stmt), methods, keyword.value.id, self)
             init = methods.get("__init__")
             if isinstance(init, ast.FunctionDef):
                 self._local_call(init, [made, stmt.name, (), OPAQUE], {}, keyword.value)
@@ -368,7 +368,7 @@ class ModuleValues(Statements):
                 continue  # an annotation: no member
             if isinstance(item, ast.FunctionDef):
                 if not item.decorator_list:
-                    members[item.name] = FunctionRef(item, tracked=True)
+                    members[item.name] = FunctionRef(item, owner=self, tracked=True)
                     continue
                 applied = self.applied.get(position(item.decorator_list[0]))
                 if len(item.decorator_list) != 1 or applied is None or applied.node is not item:

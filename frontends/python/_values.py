@@ -97,8 +97,14 @@ class ClassObject:
     __hash__ = None  # type: ignore[assignment]
 
     def __init__(
-        self, name: str, members: dict[str, object], meta: Mapping[str, object], meta_name: str
+        self,
+        name: str,
+        members: dict[str, object],
+        meta: Mapping[str, object],
+        meta_name: str,
+        owner: object,
     ):
+        self.owner = owner  # the evaluator of the module defining the metaclass
         self.name = name
         self.members = members
         self.meta = meta  # the metaclass's methods (``ast.FunctionDef``) by name

@@ -45,3 +45,18 @@ def test_what_another_modules_function_may_not_do_stays_refused(
 ) -> None:
     klass, codes = _verdict(tmp_path, helpers)
     assert klass != "eligible", codes
+
+
+def test_an_instance_of_another_modules_class_does_not_cross(tmp_path: Path) -> None:
+    # ``get`` calls helpers.helper (which prints), not api.helper: the evaluator does not
+    # run another module's method in the reader's namespace
+    helpers = (
+        "def helper():\n    print('x')\n    return 1\n\n\n"
+        "class Box:\n    def get(self):\n        return helper()\n\n\n"
+        "def build(n):\n    return Box()\n"
+    )
+    api = API.replace(
+        "SQUARES = build(4)", "def helper():\n    return 1\n\n\nV = build(4).get()\nSQUARES = {}"
+    )
+    klass, codes = _verdict(tmp_path, helpers, api)
+    assert klass != "eligible", codes
