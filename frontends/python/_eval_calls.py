@@ -315,6 +315,10 @@ class Calls(Expressions):
             return list(result)  # type: ignore[call-overload]
         return result
 
+    def finish(self) -> None:
+        """The module has finished running: what its values hold is fixed from now on."""
+        self.finished = frozenset(_containers(self.values.values()))
+
     def _read_values(self, fn: ast.FunctionDef) -> list[object]:
         """The module's values ``fn`` reads by name; all of them when it calls anything
         but a builtin by name (a function or method it calls may read any)."""
@@ -407,8 +411,11 @@ class Calls(Expressions):
         changed, nor returned to be changed."""
         assert isinstance(function.node, ast.FunctionDef)
         _crossing([*args, *kwargs.values()], node)
-        owned = _containers(self.values.values())
-        added = (owned | caller.foreign) - self.foreign  # the caller's copies stay read-only
+        owned = self.finished
+        if owned is None:
+            owned = frozenset(_containers(self.values.values()))
+        handed = _containers([*args, *kwargs.values()])  # the caller's copies stay read-only
+        added = (owned | (caller.foreign & handed)) - self.foreign
         self.foreign |= added
         consumed = caller.consumed - self.consumed  # the caller's ``for`` over this call
         self.consumed |= consumed

@@ -189,6 +189,7 @@ class Siblings:
             except (Unknown, RecursionError, *OPERATOR_ERRORS):
                 return None
             _note_imports(stmt, package, symbols, set())
+        values.finish()
         return values
 
     def _reaches(self, start: str, target: str) -> bool:
