@@ -28,7 +28,9 @@ def effect_reasons(ir: ModuleIR, env: Environment) -> Iterator[Diagnostic]:
     plain: dict[str, bool] = {}  # local classes defined so far: is each one plain?
     for cls in ir.classes:
         found = first_effect(cls.evaluations, plain, judge)
-        plain[cls.name] = found is None
+        # a class with a metaclass (evaluated for its own body) is no plain base: a
+        # subclass runs the metaclass again, on a body nobody evaluated
+        plain[cls.name] = found is None and not cls.keywords
         if found is not None:
             effect, (code, why) = found
             code = C.R010_COMPLEX_CLASS if code is C.R007_MODULE_EFFECT else code
@@ -46,8 +48,10 @@ def module_judge(
     def plain_class(cls: ClassDecl) -> bool:
         if cls.name not in plain:
             plain[cls.name] = False  # a cycle is not plain
-            plain[cls.name] = first_effect(cls.evaluations, {}, judge) is None and all(
-                judge.local_pure(b) for b in cls.bases if b.startswith("local.")
+            plain[cls.name] = (
+                not cls.keywords
+                and first_effect(cls.evaluations, {}, judge) is None
+                and all(judge.local_pure(b) for b in cls.bases if b.startswith("local."))
             )
         return plain[cls.name]
 

@@ -7,7 +7,7 @@ the known arguments ``MAX_CALL_DEPTH`` calls deep.
 import ast
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Final
 
 from svcc.frontends.python import _fold_table as table
@@ -27,8 +27,10 @@ from svcc.frontends.python._values import (
     MAX_STRING,
     MUTABLE,
     OPAQUE,
+    ClassObject,
     ClassValue,
     FunctionRef,
+    Generated,
     Instance,
     Partial,
     Unknown,
@@ -101,8 +103,19 @@ class Calls(Expressions):
         ):
             self._elements(node.args[2:], scope)
             return OPAQUE  # the module's attribute, or the default: which is the version's
+        if function == "inspect.getmembers":
+            return self._getmembers(node, scope)
         args = self._elements(node.args, scope)
         kwargs = self._keywords(node.keywords, scope)
+        if (
+            isinstance(func, ast.Name)
+            and func.id in ("getattr", "hasattr")
+            and func.id not in self.bound
+            and not is_local(func, scope)
+            and args
+            and isinstance(args[0], FunctionRef | ClassObject)
+        ):
+            return _recorded(func.id, args, kwargs, node)
         if function == "re.compile":
             return self._compile(args, kwargs, node)
         if function is not None:
@@ -132,6 +145,11 @@ class Calls(Expressions):
         own = self.values.get(func.id)
         if isinstance(own, Partial | FunctionRef):
             return self.apply(own, args, kwargs, node)
+        if func.id in self.imported and func.id not in self.values:
+            imported = self._name(func, scope)  # another module's function (or unknown)
+            if isinstance(imported, FunctionRef):
+                return self.apply(imported, args, kwargs, node)
+            raise Unknown(func, f"a call of `{func.id}`, whose value is not known")
         if func.id in self.functions:
             return self._local_call(self.functions[func.id], args, kwargs, node)
         if isinstance(own, ClassValue) and own.instantiable:
@@ -189,6 +207,7 @@ class Calls(Expressions):
         name = target.attr
         if name in cls.names and name not in cls.methods and name not in cls.attributes:
             raise Unknown(target, f"an assignment to `{name}`, which {cls.name} binds")
+        self._changeable(instance.attributes, target)
         instance.attributes[name] = value
         self.mutated = True
         if isinstance(value, (*MUTABLE, Instance)):
@@ -206,6 +225,9 @@ class Calls(Expressions):
         if isinstance(value, Partial):
             merged = {**value.kwargs, **kwargs}
             return self.apply(value.function, [*value.args, *args], merged, node)
+        owner = value.owner if isinstance(value, FunctionRef) else None
+        if isinstance(value, FunctionRef) and isinstance(owner, Calls) and owner is not self:
+            return owner._foreign_call(value, args, kwargs, node, self)  # in its namespace
         if isinstance(value, FunctionRef) and value.own:
             assert isinstance(value.node, ast.FunctionDef)
             return self._local_call(value.node, args, kwargs, node)
@@ -235,7 +257,8 @@ class Calls(Expressions):
         name = self.qualify(func)
         if name is None and head.id in ("str", "bytes") and head.id not in self.bound:
             name = f"{head.id}.{func.attr}" if func.value is head else None
-        return name if name in table.FUNCTIONS or name == "re.compile" else None
+        known = name in table.FUNCTIONS or name in ("re.compile", "inspect.getmembers")
+        return name if known else None
 
     def _compile(self, args: list[object], kwargs: dict[str, object], node: ast.AST) -> object:
         """``re.compile`` of a known pattern and flags: compiled here, as the readiness pass
@@ -321,9 +344,16 @@ class Calls(Expressions):
         return self._local_call(method, [receiver, *args], kwargs, node)
 
     def _method(self, node: ast.Call, func: ast.Attribute, scope: Scope | None) -> object:
+        if func.attr == "__init__" and self._metaclass_super(func.value, scope):
+            self._elements(node.args, scope)
+            if node.keywords or len(node.args) not in (1, 3):
+                raise Unknown(node, "type.__init__ takes 1 or 3 arguments (TypeError)")
+            return None  # ``type.__init__``: it checks its arguments' count, nothing else
         receiver = self._eval(func.value, scope)
         if isinstance(receiver, Instance):
             return self._instance_method(receiver, node, func, scope)
+        if isinstance(receiver, ClassObject):
+            return self._metaclass_method(receiver, node, func, scope)
         if func.attr not in table.PURE_METHODS or not is_plain(receiver):
             raise Unknown(func, f"the method `{func.attr}` of a value the evaluator does not know")
         if isinstance(receiver, range | int | float | bool | complex | type(None)):
@@ -346,6 +376,128 @@ class Calls(Expressions):
             return list(result)  # type: ignore[call-overload]
         return result
 
+    def finish(self) -> None:
+        """The module has finished running: what its values hold is fixed from now on."""
+        self.finished = frozenset(_containers(self.values.values()))
+
+    def _read_values(self, fn: ast.FunctionDef) -> list[object]:
+        """The module's values ``fn`` reads by name; all of them when it calls anything
+        but a builtin by name (a function or method it calls may read any)."""
+        loads: set[str] = set()
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Name):
+                loads.add(node.id)
+            elif isinstance(node, ast.Call) and not (
+                isinstance(node.func, ast.Name)
+                and node.func.id in table.BUILTINS
+                and node.func.id not in self.bound
+            ):
+                return list(self.values.values())
+        return [self.values[n] for n in loads if n in self.values]
+
+    def _metaclass_super(self, node: ast.expr, scope: Scope | None) -> bool:
+        """``super(M, cls)`` or ``super()`` in a metaclass method run on a class it makes
+        (the metaclass's base is ``type``, checked where the run starts)."""
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "super"
+            and node.func.id not in self.bound
+            and not node.keywords
+            and scope is not None
+        ):
+            return False
+        made = [v for v in scope.names.values() if isinstance(v, ClassObject)]
+        if not made or not self.running:
+            return False
+        if not any(self.running[-1] is m for m in made[0].meta.values()):
+            return False  # only in a method of the metaclass (``super()`` finds it there)
+        if not node.args:
+            return True
+        first, second = [*node.args, node.func, node.func][:2]
+        return (
+            len(node.args) == 2
+            and isinstance(first, ast.Name)
+            and first.id == made[0].meta_name
+            and not is_local(first, scope)
+            and first.id not in self.values
+            and isinstance(second, ast.Name)
+            and lookup(second.id, scope) is made[0]
+        )
+
+    def _metaclass_method(
+        self, receiver: ClassObject, node: ast.Call, func: ast.Attribute, scope: Scope | None
+    ) -> object:
+        """``cls.m(...)`` in a metaclass: the metaclass's own method ``m``, when the class
+        being made has no member of that name (it would be found first)."""
+        method = receiver.meta.get(func.attr)
+        if receiver.owner is not self:
+            raise Unknown(func, "a method of another module's metaclass")
+        if method is None or func.attr in receiver.members:
+            raise Unknown(func, f"`{func.attr}` is not a method of the metaclass")
+        assert isinstance(method, ast.FunctionDef)
+        args = self._elements(node.args, scope)
+        kwargs = self._keywords(node.keywords, scope)
+        return self._local_call(method, [receiver, *args], kwargs, node)
+
+    def _getmembers(self, node: ast.Call, scope: Scope | None) -> object:
+        """``inspect.getmembers(cls, predicate=inspect.isfunction)`` of a class its
+        metaclass is making: its functions, sorted by name (the class's other members are
+        literals, and what it inherits from ``object`` is no Python function)."""
+        predicate = [k for k in node.keywords if k.arg == "predicate"]
+        if (
+            len(node.args) != 1
+            or len(node.keywords) != 1
+            or len(predicate) != 1
+            or self.qualify(predicate[0].value) != "inspect.isfunction"
+        ):
+            raise Unknown(node, "a call of inspect.getmembers the evaluator does not follow")
+        made = self._eval(node.args[0], scope)
+        if not isinstance(made, ClassObject):
+            raise Unknown(
+                node.args[0], "inspect.getmembers of a value that is not a class made here"
+            )
+        return [(k, v) for k, v in sorted(made.members.items()) if isinstance(v, FunctionRef)]
+
+    def _foreign_call(
+        self,
+        function: FunctionRef,
+        args: list[object],
+        kwargs: dict[str, object],
+        node: ast.AST,
+        caller: "Calls",
+    ) -> object:
+        """A call of this module's function from another module: run here, on this module's
+        values as they are when it has finished running; its own containers may not be
+        changed, nor returned to be changed."""
+        assert isinstance(function.node, ast.FunctionDef)
+        _crossing([*args, *kwargs.values()], node)
+        owned = self.finished
+        if owned is None:
+            owned = frozenset(_containers(self.values.values()))
+        handed = _containers([*args, *kwargs.values()])  # the caller's copies stay read-only
+        added = (owned | (caller.foreign & handed)) - self.foreign
+        self.foreign |= added
+        consumed = caller.consumed - self.consumed  # the caller's ``for`` over this call
+        self.consumed |= consumed
+        saved = (self.depth, self.steps, self.module_steps, self.mutated, self.shared)
+        self.depth, self.steps = caller.depth, caller.steps  # one bound for the whole call
+        self.mutated = self.shared = False
+        try:
+            result = self._local_call(function.node, args, kwargs, node)
+        finally:
+            self.foreign -= added
+            self.consumed -= consumed
+            caller.module_steps += self.module_steps - saved[2]
+            caller.steps = self.steps
+            caller.mutated |= self.mutated  # the caller's containers it was handed
+            caller.shared |= self.shared
+            self.depth, self.steps, self.module_steps, self.mutated, self.shared = saved
+        if _containers([result]) & owned:
+            raise Unknown(node, "a call returning another module's container")
+        _crossing([result], node)
+        return result
+
     def _local_call(
         self,
         fn: ast.FunctionDef,
@@ -361,50 +513,199 @@ class Calls(Expressions):
             raise Unknown(node, "calls nested past the evaluator's depth")
         names = self._bind_arguments(fn, args, kwargs, node)
         declared = {n for s in fn.body if isinstance(s, ast.Global) for n in s.names}
-        for sub in ast.walk(fn):
-            if isinstance(sub, ast.Nonlocal | ast.Yield | ast.YieldFrom) or (
-                isinstance(sub, ast.Global) and sub not in fn.body
-            ):
-                raise Unknown(node, f"a call of {fn.name}(), which is not a plain function")
-        if declared and (self.global_writes is None or declared & names.keys()):
+        generator = _generator(fn)
+        if generator is None:
+            raise Unknown(node, f"a call of {fn.name}(), which is not a plain function")
+        if declared and (generator or self.global_writes is None or declared & names.keys()):
             raise Unknown(node, f"a call of {fn.name}(), which binds module names")
+        if generator and id(node) not in self.consumed:
+            raise Unknown(node, f"a generator {fn.name}() not iterated by a `for` at once")
+        reach: frozenset[int] = frozenset()
+        if generator:  # what it may read while the loop runs
+            seen = [*args, *kwargs.values(), *self._read_values(fn)]
+            current = closure
+            while current is not None:
+                seen.extend(current.names.values())
+                current = current.parent
+            reach = frozenset(_containers(seen))
         self.depth += 1
+        self.running.append(fn)
         frame = Scope(names, closure)
         frame.globals = frozenset(declared)
+        returned: object = None
+        if generator:
+            self.yields.append([])
         try:
             self._exec_block(fn.body, frame)
         except Return as result:
-            return result.value
+            if generator and result.value is not None:
+                raise Unknown(
+                    node, f"a call of {fn.name}(), a generator returning a value"
+                ) from None
+            returned = result.value
         except (Break, Continue):
             raise Unknown(node, f"a call of {fn.name}()") from None
         finally:
             self.depth -= 1
-            # a nested function holds its frame: cleared, reference counting frees both
-            # (lowering pauses the cyclic collector; see ``_collection``)
-            frame.names.clear()
-        return None
+            self.running.pop()
+            made = self.yields.pop() if generator else None
+            _release(frame, returned)
+        return Generated(tuple(made), reach) if made is not None else returned
 
     def _bind_arguments(
         self, fn: ast.FunctionDef, args: list[object], kwargs: dict[str, object], node: ast.AST
     ) -> dict[str, object]:
         spec = fn.args
-        if spec.vararg or spec.kwarg or spec.posonlyargs:
-            raise Unknown(node, f"a call of {fn.name}() with variable arguments")
-        params = [a.arg for a in spec.args]
-        if len(args) > len(params):
+        positional = [a.arg for a in [*spec.posonlyargs, *spec.args]]
+        keywords = [a.arg for a in [*spec.args, *spec.kwonlyargs]]  # passable by keyword
+        if len(args) > len(positional) and spec.vararg is None:
             raise Unknown(node, f"a call of {fn.name}() with too many arguments")
-        names: dict[str, object] = dict(zip(params, args, strict=False))
-        defaults = dict(zip(params[len(params) - len(spec.defaults) :], spec.defaults, strict=True))
+        names: dict[str, object] = dict(zip(positional, args, strict=False))
+        if spec.vararg is not None:  # ``*arguments``: the extra positional arguments
+            names[spec.vararg.arg] = tuple(args[len(positional) :])
+        extra: dict[str, object] = {}
+        for key, value in kwargs.items():
+            if key in keywords and key not in names:
+                names[key] = value
+            elif spec.kwarg is not None and key not in names:
+                extra[key] = value  # ``**options`` (a position-only name too, as Python does)
+            else:
+                raise Unknown(node, f"a call of {fn.name}() with an unexpected argument")
+        if spec.kwarg is not None:
+            names[spec.kwarg.arg] = extra
+        defaults = dict(
+            zip(positional[len(positional) - len(spec.defaults) :], spec.defaults, strict=True)
+        )
         for kw, default in zip(spec.kwonlyargs, spec.kw_defaults, strict=True):
             if default is not None:
                 defaults[kw.arg] = default
-        for key, value in kwargs.items():
-            if key in names or key not in [*params, *(k.arg for k in spec.kwonlyargs)]:
-                raise Unknown(node, f"a call of {fn.name}() with an unexpected argument")
-            names[key] = value
-        for param in [*params, *(k.arg for k in spec.kwonlyargs)]:
+        for param in [*positional, *(k.arg for k in spec.kwonlyargs)]:
             if param not in names:
                 if param not in defaults:
                     raise Unknown(node, f"a call of {fn.name}() missing an argument")
                 names[param] = self._eval(defaults[param], None)
         return names
+
+
+def _release(frame: Scope, returned: object) -> None:
+    """A nested function holds its frame: the frame is cleared, so reference counting frees
+    both (lowering pauses the cyclic collector; see ``_collection``). A closure the call
+    returns (a decorator factory's ``_record(func)``) keeps its frame, less the frame's
+    own closures (the cycle: each is opaque there, so using one from it is unknown)."""
+    if isinstance(returned, Closure) and returned.scope is frame:
+        for name, value in frame.names.items():
+            if isinstance(value, Closure):
+                frame.names[name] = OPAQUE
+        return
+    frame.names.clear()
+
+
+def _generator(fn: ast.FunctionDef) -> bool | None:
+    """Whether ``fn`` is a generator whose every ``yield`` is a statement of its own body
+    (its values can be made eagerly: the caller only iterates them), ``False`` for a plain
+    function, ``None`` for one the evaluator does not run (``global`` in a nested scope,
+    ``yield from``, a
+    ``yield`` used as a value or inside a nested scope)."""
+    statements = {
+        id(stmt.value)
+        for stmt in ast.walk(fn)
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Yield)
+    }
+    nested = {
+        id(sub)
+        for inner in ast.walk(fn)
+        if inner is not fn
+        and isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+        for sub in ast.walk(inner)
+    }
+    found = False
+    for sub in ast.walk(fn):
+        if isinstance(sub, ast.Nonlocal | ast.YieldFrom | ast.Await) or (
+            isinstance(sub, ast.Global) and sub not in fn.body  # a nested scope's
+        ):
+            return None
+        if isinstance(sub, ast.Yield):
+            if id(sub) not in statements or id(sub) in nested:
+                return None
+            found = True
+    return found
+
+
+def _containers(values: Iterable[object]) -> set[int]:
+    """The ids of the lists, dicts and sets reachable from ``values`` (bounded by the sizes
+    the evaluator allows)."""
+    found: set[int] = set()
+    seen: set[int] = set()
+    stack = list(values)
+    while stack:
+        item = stack.pop()
+        if id(item) in seen:
+            continue  # a value reached twice, or a cycle
+        seen.add(id(item))
+        if isinstance(item, list | dict | set):
+            found.add(id(item))
+        if isinstance(item, list | tuple | set | frozenset):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, ClassValue):
+            stack.extend(item.attributes.values())
+        elif isinstance(item, Instance | ClassObject | FunctionRef):
+            # what ``x.name = ...`` changes: its attributes (``_set_attribute``)
+            attributes = item.members if isinstance(item, ClassObject) else item.attributes
+            found.add(id(attributes))
+            stack.extend(attributes.values())
+    return found
+
+
+def _recorded(name: str, args: list[object], kwargs: dict[str, object], node: ast.AST) -> object:
+    """``getattr(f, "signature", None)`` / ``hasattr(f, "x")`` of a function (what a
+    decorator recorded) or of a class its metaclass is making (its members)."""
+    if kwargs or not 2 <= len(args) <= (3 if name == "getattr" else 2):
+        raise Unknown(node, f"a call of {name} the evaluator does not follow")
+    owner, attribute = args[0], args[1]
+    if not isinstance(attribute, str) or attribute.startswith("__"):
+        raise Unknown(node, f"{name} of a name the evaluator does not know")
+    if isinstance(owner, FunctionRef) and owner.tracked:
+        found = owner.attributes
+    elif isinstance(owner, ClassObject):
+        if attribute in owner.meta or hasattr(type, attribute):
+            raise Unknown(node, f"{name} of an attribute the metaclass gives")
+        found = owner.members
+    else:
+        raise Unknown(node, f"{name} of a value the evaluator does not know")
+    if name == "hasattr":
+        return attribute in found
+    if attribute in found:
+        return found[attribute]
+    if len(args) == 3:
+        return args[2]
+    raise Unknown(node, "getattr of a name the value does not have (AttributeError)")
+
+
+def _crossing(values: list[object], node: ast.AST) -> None:
+    """What may pass between two modules' evaluators: data, functions and classes being
+    made (each runs in its own module's namespace: ``owner``), not an instance, closure or
+    partial, whose code the receiving evaluator would run in the wrong namespace."""
+    stack = list(values)
+    seen: set[int] = set()
+    while stack:
+        item = stack.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, list | tuple | set | frozenset):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, FunctionRef):
+            if item.owner is None:
+                raise Unknown(node, "a function passed between modules")
+            stack.extend(item.attributes.values())
+        elif isinstance(item, ClassObject):
+            stack.extend(item.members.values())
+        elif isinstance(item, Generated):
+            stack.extend(item.values)
+        elif isinstance(item, Instance | Closure | Partial | ClassValue):
+            raise Unknown(node, "a value passed between modules the evaluator does not follow")

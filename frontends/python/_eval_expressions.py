@@ -170,7 +170,7 @@ class Expressions(EvaluatorState):
         if node.id in self.imported:
             return self._dotted(self.imported[node.id], node)
         if node.id in self.functions:
-            return FunctionRef(self.functions[node.id])
+            return FunctionRef(self.functions[node.id], owner=self)
         if node.id in self.bound:
             raise Unknown(node, f"`{node.id}` is not a known value")
         if node.id in _BUILTIN_CLASSES:

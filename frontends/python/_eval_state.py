@@ -184,6 +184,16 @@ class EvaluatorState:
         # ``global`` (allowed only there: forgotten when the statement is not evaluated).
         self.global_writes: set[str] | None = None
         self.mutated = False
+        self.yields: list[list[object]] = []  # the values of the generators being run
+        self.metaclass_runs: set[Position] = set()  # ``metaclass=M`` keywords evaluated
+        # an identity decorator (by position) to the function it returned, with what it
+        # recorded on it (``func.signature = ...``): the class its metaclass makes reads it
+        self.applied: dict[Position, FunctionRef] = {}
+        self.running: list[ast.FunctionDef] = []  # the functions being run, innermost last
+        self.consumed: set[int] = set()  # generator calls a ``for`` statement iterates
+        # the ids of the containers the module's values hold, once it has finished running
+        # (then fixed: a call of its functions changes none of them, nor rebinds a name)
+        self.finished: frozenset[int] | None = None
         # What the lowerer records (keyed by position: a long module is parsed twice).
         self.folded: set[Position] = set()
         self.decided: dict[Position, int] = {}  # an if: 0 body, 1 orelse; a try: see live

@@ -27,7 +27,9 @@ from svcc.frontends.python._statements import nested_bindings
 from svcc.frontends.python._values import (
     MAX_STRING,
     MUTABLE,
+    ClassObject,
     FunctionRef,
+    Generated,
     Instance,
     Opaque,
     Unknown,
@@ -47,6 +49,10 @@ class Statements(Calls):
         self._step(stmt)
         if isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign):
             self._exec_assignment(stmt, scope)
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Yield) and self.yields:
+            value = None if stmt.value.value is None else self._eval(stmt.value.value, scope)
+            self.yields[-1].append(value)  # a generator's values, made eagerly (bounded)
+            check_size(self.yields[-1], stmt)
         elif isinstance(stmt, ast.Expr):
             if not isinstance(stmt.value, ast.Constant):
                 self._fill(stmt.value, scope)
@@ -115,16 +121,32 @@ class Statements(Calls):
                 self.imported[alias.asname or alias.name] = f"{source}.{alias.name}"
 
     def _for(self, stmt: ast.For, scope: Scope | None) -> None:
-        items = self._iterate(stmt.iter, scope)
-        for item in items:
-            self._assign(stmt.target, item, scope, None)
+        protect: frozenset[int] = frozenset()
+        if isinstance(stmt.iter, ast.Call):  # a generator called here is made eagerly
+            self.consumed.add(id(stmt.iter))
             try:
-                self._exec_block(stmt.body, scope)
-            except Break:
-                return
-            except Continue:
-                continue
-        self._exec_block(stmt.orelse, scope)
+                value = self._eval(stmt.iter, scope)
+            finally:
+                self.consumed.discard(id(stmt.iter))
+            if isinstance(value, Generated):
+                items, protect = list(value.values), value.reach - self.foreign
+            else:
+                items = self._sequence(value, stmt.iter)
+        else:
+            items = self._iterate(stmt.iter, scope)
+        self.foreign |= protect  # what the generator reads may not change under it
+        try:
+            for item in items:
+                self._assign(stmt.target, item, scope, None)
+                try:
+                    self._exec_block(stmt.body, scope)
+                except Break:
+                    return
+                except Continue:
+                    continue
+            self._exec_block(stmt.orelse, scope)
+        finally:
+            self.foreign -= protect
 
     def _fill(self, node: ast.expr, scope: Scope | None) -> None:
         """An expression statement: only a call of a filling method on a known container
@@ -139,6 +161,13 @@ class Statements(Calls):
             self._instance_method(instance, node, node.func, scope)
             return
         if self._unregisters_own_function(node, scope):
+            return
+        made = lookup(node.func.value.id, scope) if isinstance(node.func.value, ast.Name) else None
+        if isinstance(made, ClassObject) and is_local(node.func.value, scope):  # type: ignore[arg-type]
+            self._metaclass_method(made, node, node.func, scope)  # ``cls._populate()``
+            return
+        if node.func.attr == "__init__" and self._metaclass_super(node.func.value, scope):
+            self._method(node, node.func, scope)  # ``super(M, cls).__init__(...)``
             return
         method = node.func.attr
         if method not in table.FILLING_METHODS:
@@ -240,6 +269,16 @@ class Statements(Calls):
             self._set_attribute(instance, target, value)
             return
         if (
+            scope is not None
+            and isinstance(target, ast.Attribute)
+            and isinstance(target.value, ast.Name)
+            and is_local(target.value, scope)
+            and isinstance(lookup(target.value.id, scope), FunctionRef | ClassObject)
+            and not target.attr.startswith("__")
+        ):
+            self._set_recorded(lookup(target.value.id, scope), target, value)
+            return
+        if (
             scope is None
             and isinstance(target, ast.Attribute)
             and target.attr in METADATA
@@ -250,6 +289,19 @@ class Statements(Calls):
         ):
             return  # ``f.__doc__ = g.__doc__``, ``Error.__module__ = __name__``: metadata only
         raise Unknown(target, "an assignment to an attribute")
+
+    def _set_recorded(self, owner: object, target: ast.Attribute, value: object) -> None:
+        """``func.signature = arguments`` in a decorator (a plain function's ``__dict__``),
+        ``cls.TABLE = table`` in a metaclass (not a name its methods bind: no descriptor)."""
+        if isinstance(owner, FunctionRef):
+            self._changeable(owner.attributes, target)
+            owner.attributes[target.attr] = value
+        elif isinstance(owner, ClassObject) and target.attr not in owner.meta:
+            self._changeable(owner.members, target)
+            owner.members[target.attr] = value
+        else:
+            raise Unknown(target, f"an assignment to `{target.attr}`, a method of the metaclass")
+        self.mutated = True
 
 
 class _Unset:

@@ -44,9 +44,12 @@ from svcc.frontends.python._eval_state import (
 )
 from svcc.frontends.python._eval_statements import Statements
 from svcc.frontends.python._fallbacks import alternatives, catches_import_error
-from svcc.frontends.python._statements import nested_bindings
+from svcc.frontends.python._metaclasses import metaclass_methods
+from svcc.frontends.python._statements import is_literal, nested_bindings
 from svcc.frontends.python._target_platform import platform_failure
 from svcc.frontends.python._values import (
+    OPAQUE,
+    ClassObject,
     ClassValue,
     EnumMember,
     FunctionRef,
@@ -121,6 +124,11 @@ class ModuleValues(Statements):
         """A decorator whose application at definition only makes a closure."""
         return position(decorator) in self.wrapping_decorators
 
+    def is_metaclass_run(self, keyword: ast.keyword) -> bool:
+        """``metaclass=M``, the module's own metaclass, whose ``__init__`` the evaluator ran
+        on the class it makes (see ``_metaclass``): it runs nothing else."""
+        return position(keyword) in self.metaclass_runs
+
     def is_plain_base(self, base: ast.expr) -> bool:
         """A class base the evaluator made (``namedtuple("P", FIELDS)`` of known, valid
         fields): it runs nothing of the module and raises nothing."""
@@ -183,6 +191,7 @@ class ModuleValues(Statements):
             self._bases(stmt)
             self._unbind(stmt.name)
             self._class_body(stmt)
+            self._metaclass(stmt)
             value = self._class(stmt)
             if value is not None:
                 self.values[stmt.name] = value
@@ -266,7 +275,7 @@ class ModuleValues(Statements):
         """A decorator the evaluator applies to the function (``@deprecated(version=...)``,
         a factory of the module's own returning a partial of itself or a closure): an
         identity when it returns the function, a wrapping decorator when a closure."""
-        function = FunctionRef(fn)
+        function = FunctionRef(fn, owner=self, tracked=True)
         try:
             self.steps = 0
             made = self.apply(self._eval(dec, None), [function], {}, dec)
@@ -274,6 +283,7 @@ class ModuleValues(Statements):
             return
         if made is function:
             self.identity_decorators.add(position(dec))
+            self.applied[position(dec)] = function
         elif isinstance(made, Closure):
             self.wrapping_decorators.add(position(dec))
 
@@ -320,10 +330,69 @@ class ModuleValues(Statements):
             if target is not None and known is not NOT_KNOWN:
                 namespace.names[target] = known
             if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and not (
-                own & {d.id for d in item.decorator_list if isinstance(d, ast.Name)}
+                own  # a decorator naming the class's own binding is not the module's
+                & {
+                    n.id
+                    for d in item.decorator_list
+                    for n in ast.walk(d)
+                    if isinstance(n, ast.Name)
+                }
             ):
                 self._decorators(item)
             own.update(nested_bindings(item))
+
+    def _metaclass(self, stmt: ast.ClassDef) -> None:
+        """``class C(metaclass=M)`` where ``M(type)`` is the module's own: making ``C`` runs
+        ``M.__init__(C, name, bases, namespace)``. The evaluator runs it on ``C`` as made so
+        far (see ``_metaclasses``); when that is known, the keyword runs nothing else."""
+        if len(stmt.keywords) != 1 or stmt.bases or stmt.decorator_list:
+            return
+        keyword = stmt.keywords[0]
+        if keyword.arg != "metaclass" or not isinstance(keyword.value, ast.Name):
+            return
+        meta = self.class_nodes.get(keyword.value.id)
+        if meta is None or keyword.value.id in self.values:
+            return
+        methods = metaclass_methods(meta, self.qualify)
+        if methods is None:
+            return
+        try:
+            self.steps = 0
+            made = ClassObject(stmt.name, self._members(stmt), methods, keyword.value.id, self)
+            init = methods.get("__init__")
+            if isinstance(init, ast.FunctionDef):
+                self._local_call(init, [made, stmt.name, (), OPAQUE], {}, keyword.value)
+        except (Unknown, Break, Continue, Return, RecursionError, *OPERATOR_ERRORS):
+            return
+        self.metaclass_runs.add(position(keyword))
+
+    def _members(self, stmt: ast.ClassDef) -> dict[str, object]:
+        """What the class body binds, when it only defines methods (undecorated, or with
+        decorators the evaluator applied: what they recorded is kept) and literal
+        attributes."""
+        members: dict[str, object] = {}
+        for item in stmt.body:
+            if isinstance(item, ast.Pass) or (
+                isinstance(item, ast.Expr) and isinstance(item.value, ast.Constant)
+            ):
+                continue
+            if isinstance(item, ast.AnnAssign) and item.value is None:
+                continue  # an annotation: no member
+            if isinstance(item, ast.FunctionDef):
+                if not item.decorator_list:
+                    members[item.name] = FunctionRef(item, owner=self, tracked=True)
+                    continue
+                applied = self.applied.get(position(item.decorator_list[0]))
+                if len(item.decorator_list) != 1 or applied is None or applied.node is not item:
+                    raise Unknown(item, "a method decorator the evaluator did not apply")
+                members[item.name] = applied  # what the decorator recorded on it
+                continue
+            target = _single_target(item)
+            value = item.value if isinstance(item, ast.Assign | ast.AnnAssign) else None
+            if target is None or value is None or not is_literal(value):
+                raise Unknown(item, "a class body statement the metaclass would see")
+            members[target] = self._eval(value, None)
+        return members
 
     def _class(self, stmt: ast.ClassDef) -> ClassValue | None:
         """An Enum's members, or a plain class's literal attributes (no decorator, bases

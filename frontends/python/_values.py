@@ -64,11 +64,54 @@ class ClassValue:
 
 class FunctionRef:
     """A function of the module (undecorated, ``def``), or of another module of the
-    repository (``own`` false: passed around, never called here)."""
+    repository (``own`` false: called only through ``owner``, that module's evaluator).
+    ``attributes``: what a decorator recorded on it (``func.signature = arguments``); a
+    function object has no other attribute whose name is not a dunder."""
 
-    def __init__(self, node: object, own: bool = True) -> None:
+    def __init__(
+        self, node: object, own: bool = True, owner: object | None = None, tracked: bool = False
+    ) -> None:
         self.node = node  # its ``ast.FunctionDef``
         self.own = own
+        self.owner = owner
+        self.attributes: dict[str, object] = {}
+        # the one value of a function object the evaluator made and followed (a method it
+        # decorated): only then is ``attributes`` all it has (a module function read by
+        # name is a new value each time: its attributes are not known)
+        self.tracked = tracked
+
+
+class Generated:
+    """The values of a generator of the module, made eagerly: only a ``for`` statement
+    iterating the call itself uses them, and its body may not change a container the
+    generator could read (``reach``): Python would make them as the loop runs."""
+
+    def __init__(self, values: tuple[object, ...], reach: frozenset[int]) -> None:
+        self.values = values
+        self.reach = reach
+
+
+class ClassObject:
+    """A class of the module being made by its own metaclass (``class C(metaclass=M)``),
+    as the metaclass's ``__init__`` sees it: ``members``, the class body's methods and
+    literal attributes (what ``getattr`` on the class finds before the metaclass), and the
+    metaclass's methods (``cls.m()``). Mutable (``cls.TABLE = ...``): never hashed."""
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(
+        self,
+        name: str,
+        members: dict[str, object],
+        meta: Mapping[str, object],
+        meta_name: str,
+        owner: object,
+    ):
+        self.owner = owner  # the evaluator of the module defining the metaclass
+        self.name = name
+        self.members = members
+        self.meta = meta  # the metaclass's methods (``ast.FunctionDef``) by name
+        self.meta_name = meta_name
 
 
 class Partial:

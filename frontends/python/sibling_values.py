@@ -74,7 +74,7 @@ class Siblings:
         if values is None:
             raise Unknown(node, f"`{name}`: a module the evaluator could not read")
         if attribute in values.functions and attribute not in values.values:
-            return FunctionRef(values.functions[attribute], own=False)
+            return FunctionRef(values.functions[attribute], own=False, owner=values)
         if attribute not in values.values:
             raise Unknown(node, f"`{name}` is not a value the evaluator knows")
         value = values.values[attribute]
@@ -189,6 +189,7 @@ class Siblings:
             except (Unknown, RecursionError, *OPERATOR_ERRORS):
                 return None
             _note_imports(stmt, package, symbols, set())
+        values.finish()
         return values
 
     def _reaches(self, start: str, target: str) -> bool:

@@ -52,7 +52,9 @@ class ClassReader(BindingReader):
                 )
             )
         found.extend(
-            self._code(f"class keyword {short(self.src.segment(k), 40)}", k) for k in stmt.keywords
+            self._code(f"class keyword {short(self.src.segment(k), 40)}", k)
+            for k in stmt.keywords
+            if not self.values.is_metaclass_run(k)  # the module's metaclass, evaluated
         )
         properties: set[str] = set()  # methods decorated @property so far
         for item in stmt.body:
