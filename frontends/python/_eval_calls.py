@@ -374,6 +374,9 @@ class Calls(Expressions):
         try:
             self._exec_block(fn.body, frame)
         except Return as result:
+            if isinstance(result.value, Closure) and result.value.scope is frame:
+                # the frame is cleared below: the closure returned keeps a copy of its names
+                return Closure(result.value.node, Scope(dict(frame.names), closure))
             return result.value
         except (Break, Continue):
             raise Unknown(node, f"a call of {fn.name}()") from None

@@ -28,6 +28,7 @@ import re
 from typing import Final
 
 from svcc.frontends.python import _fold_table as table
+from svcc.frontends.python._call_through import calls_through, is_warning
 from svcc.frontends.python._eval_state import (
     OPERATOR_ERRORS,
     Break,
@@ -274,8 +275,40 @@ class ModuleValues(Statements):
             return
         if made is function:
             self.identity_decorators.add(position(dec))
+        elif isinstance(made, Closure) and calls_through(
+            made.node,
+            made.scope.names,
+            function,
+            qualify=self.qualify,
+            module_bound=self.bound,
+            argument_is_warning=lambda name: self._warning_argument(dec, made.node, name),
+        ):
+            self.identity_decorators.add(position(dec))  # served as the wrapper: same call
         elif isinstance(made, Closure):
             self.wrapping_decorators.add(position(dec))
+
+    def _warning_argument(self, dec: ast.expr, closure: ast.FunctionDef, name: str) -> bool:
+        """The factory's parameter ``name`` is a built-in warning class: its default and
+        the decorator's keyword (``@deprecated(category=PendingDeprecationWarning)``)."""
+        factory = next(
+            (f for f in self.functions.values() if any(n is closure for n in ast.walk(f))), None
+        )
+        if factory is None or (isinstance(dec, ast.Call) and dec.args):
+            return False
+        spec = factory.args
+        params = dict(zip([a.arg for a in spec.kwonlyargs], spec.kw_defaults, strict=True))
+        positional = [a.arg for a in spec.args]
+        params.update(
+            zip(positional[len(positional) - len(spec.defaults) :], spec.defaults, strict=True)
+        )
+        if name not in params:
+            return False
+        given = (
+            [k.value for k in dec.keywords if k.arg == name] if isinstance(dec, ast.Call) else []
+        )
+        if isinstance(dec, ast.Call) and any(k.arg is None for k in dec.keywords):
+            return False
+        return all(is_warning(e, self.bound) for e in [*given, params[name]])
 
     def _bases(self, stmt: ast.ClassDef) -> None:
         for base in stmt.bases:
