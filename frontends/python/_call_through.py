@@ -50,20 +50,20 @@ def calls_through(
     qualify: Callable[[ast.expr], str | None],
     module_bound: Iterable[str],
     argument_is_warning: Callable[[str], bool],
-) -> bool:
-    """Whether the closure ``node`` (its enclosing names ``names``) made around ``function``
-    only warns and returns ``function(*args, **kwargs)``."""
+) -> tuple[str, ...] | None:
+    """The reviewed functions the closure ``node`` (its enclosing names ``names``) calls,
+    when it only warns and returns ``function(*args, **kwargs)``; else ``None``."""
     spec = node.args
     if spec.posonlyargs or spec.args or spec.kwonlyargs or not spec.vararg or not spec.kwarg:
-        return False
+        return None
     wrapped = {k for k, v in names.items() if v is function}
     if not wrapped or not _wraps(node, wrapped, qualify):
-        return False
+        return None
     body = [
         s for s in node.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
     ]
     if not body or not _is_call_through(body[-1], wrapped, spec.vararg.arg, spec.kwarg.arg):
-        return False
+        return None
     own = {spec.vararg.arg, spec.kwarg.arg}
     local = {
         t.id
@@ -73,7 +73,7 @@ def calls_through(
         if isinstance(t, ast.Name)
     }
     if local & (wrapped | own | set(names)):
-        return False  # an enclosing name (or the arguments) bound again
+        return None  # an enclosing name (or the arguments) bound again
     shadowed = set(module_bound)
     checker = _Checker(
         names=names,
@@ -84,7 +84,9 @@ def calls_through(
         shadowed=shadowed,
         argument_is_warning=argument_is_warning,
     )
-    return all(checker.statement(s) for s in body[:-1])
+    if not all(checker.statement(s) for s in body[:-1]):
+        return None
+    return tuple(sorted(checker.called))
 
 
 def _wraps(
@@ -137,6 +139,7 @@ class _Checker:
         self.argument_is_warning = argument_is_warning
         self.categories: set[int] = set()  # a warning's category: checked by ``_category``
         self.reviewed: set[int] = set()  # the module's names a reviewed call reads
+        self.called: set[str] = set()  # the warnings it makes (the capability's reach)
         self.names = names
         self.wrapped = wrapped
         self.own = own
@@ -196,6 +199,8 @@ class _Checker:
         name = self.qualify(func)
         if name not in _HARMLESS:
             return False
+        if name.startswith("warnings."):  # the rest read the frame: reviewed here
+            self.called.add(name)
         read = [func, call.args[0]] if name == "typing.cast" and call.args else [func]
         self.reviewed.update(id(n) for e in read for n in ast.walk(e) if isinstance(n, ast.Name))
         if name.startswith("warnings."):

@@ -193,6 +193,7 @@ class EvaluatorState:
         self.patterns: dict[tuple[int, int, int, int], str] = {}
         self.identity_decorators: set[Position] = set()
         self.wrapping_decorators: set[Position] = set()
+        self.wrapper_calls: dict[Position, tuple[str, ...]] = {}
         self.plain_bases: set[Position] = set()
         # ``try: from fw import tool`` / ``except ImportError: def tool(f): return f``: the
         # name, and each decorator naming it, to the ``try`` (identity when ``fw`` is missing).

@@ -275,17 +275,25 @@ class ModuleValues(Statements):
             return
         if made is function:
             self.identity_decorators.add(position(dec))
-        elif isinstance(made, Closure) and calls_through(
-            made.node,
-            made.scope.names,
-            function,
-            qualify=self.qualify,
-            module_bound=self.bound,
-            argument_is_warning=lambda name: self._warning_argument(dec, made.node, name),
-        ):
-            self.identity_decorators.add(position(dec))  # served as the wrapper: same call
         elif isinstance(made, Closure):
-            self.wrapping_decorators.add(position(dec))
+            called = calls_through(
+                made.node,
+                made.scope.names,
+                function,
+                qualify=self.qualify,
+                module_bound=self.bound,
+                argument_is_warning=lambda name: self._warning_argument(dec, made.node, name),
+            )
+            if called is None:
+                self.wrapping_decorators.add(position(dec))
+            else:  # served as the wrapper: the same call, and a warning
+                self.identity_decorators.add(position(dec))
+                self.wrapper_calls[position(dec)] = called
+
+    def wrapper_reach(self, decorator: ast.expr) -> tuple[str, ...]:
+        """What a decorator's call-through wrapper calls besides the function (a warning),
+        added to the capability's reach so its tool effects show it."""
+        return self.wrapper_calls.get(position(decorator), ())
 
     def _warning_argument(self, dec: ast.expr, closure: ast.FunctionDef, name: str) -> bool:
         """The factory's parameter ``name`` is a built-in warning class: its default and

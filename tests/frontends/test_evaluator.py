@@ -10,6 +10,7 @@ import time
 
 import pytest
 from svcc.compiler.driver import analyze_source
+from svcc.compiler.passes.tool_effects import tool_effects
 from svcc.frontends.python import _fold_table as table
 from svcc.frontends.python._evaluator import ModuleValues
 from svcc.frontends.python._types import Symbols
@@ -1100,6 +1101,12 @@ def test_semvers_deprecated_wrapper_calls_through() -> None:
     source = SEMVER_DEPRECATED
     assert reasons(source, name="bump") == []
     assert reasons(source, name="compare") == []
+    analysis = analyze_source(source)
+    assert analysis.ir is not None
+    bump = next(c for c in analysis.ir.capabilities if c.name == "bump")
+    facts = dict(tool_effects(bump).facts)  # the wrapper's warning, shown; hints unchanged
+    assert "warnings.warn_explicit" in facts["output"]
+    assert dict(tool_effects(bump).hints)["readOnlyHint"] is True
 
 
 @pytest.mark.parametrize(
