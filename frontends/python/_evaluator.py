@@ -169,6 +169,14 @@ class ModuleValues(Statements):
         if isinstance(stmt, ast.Try | ast.TryStar) and position(stmt) not in self.decided:
             for name in _fallback_identities(stmt, self.qualify):
                 self.fallback_identities[name] = position(stmt)
+            for name, imported in _fallback_flags(stmt, self.qualify).items():
+                self.fallback_flags[name] = (position(stmt), imported)
+
+    def imported_if(self, stmt: ast.If) -> tuple[Position, int] | None:
+        """For an undecided ``if REGEX_AVAILABLE:`` (or ``not``) of a flag an undecided
+        ``try`` of imports binds: that ``try``'s position and the branch (0: body, 1:
+        ``else``) that runs only when the ``try`` body's imports succeeded."""
+        return self.imported_branch.get(position(stmt))
 
     def _definition(self, stmt: ast.stmt) -> bool:
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -483,6 +491,7 @@ class ModuleValues(Statements):
             try:
                 truth = self._truth(stmt.test, None)
             except Unknown:
+                self._imported_branch(stmt)
                 return False
             self.decided[position(stmt)] = 0 if truth else 1
         else:
@@ -498,6 +507,14 @@ class ModuleValues(Statements):
         for sub in self.live(stmt) or []:
             self.run(sub)
         return True
+
+    def _imported_branch(self, stmt: ast.If) -> None:
+        test, negated = stmt.test, False
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test, negated = test.operand, True
+        if isinstance(test, ast.Name) and test.id in self.fallback_flags:
+            at, imported = self.fallback_flags[test.id]
+            self.imported_branch[position(stmt)] = (at, 0 if imported != negated else 1)
 
     def _import_fallback(self, stmt: ast.Try | ast.TryStar) -> int | None:
         """``try: import X`` / ``except ImportError: ...``: the ``try`` body (0) runs when
@@ -559,6 +576,47 @@ class ModuleValues(Statements):
                 value = _bytes_pattern(value)
             if isinstance(value, str):
                 self.patterns[call_key(call)] = value
+
+
+def _fallback_flags(stmt: ast.Try | ast.TryStar, qualify: Qualify) -> dict[str, bool]:
+    """``try: import regex`` / ``except ImportError: import re as regex; FLAG = False`` /
+    ``else: FLAG = True``: each name bound to a ``bool`` literal exactly once where the body
+    imported (its ``else``) and once in every handler catching the failure, to the other
+    value; with the value where the body imported. A ``try`` whose body does more than
+    import, or with a ``finally``, binds none."""
+    found = alternatives(stmt, qualify)
+    if found is None or stmt.finalbody:
+        return {}
+    if not all(isinstance(s, ast.Import | ast.ImportFrom) for s in stmt.body):
+        return {}
+    imported = _bool_bindings(stmt.orelse)
+    flags: dict[str, bool] = {}
+    for name, value in imported.items():
+        handlers = [_bool_bindings(h.body) for h in stmt.handlers]
+        if handlers and all(h.get(name) is (not value) for h in handlers):
+            flags[name] = value
+    return flags
+
+
+def _bool_bindings(body: list[ast.stmt]) -> dict[str, bool]:
+    """Names bound once, at the top of ``body``, to ``True``/``False`` and nowhere else in it."""
+    found: dict[str, bool] = {}
+    seen: set[str] = set()
+    for stmt in body:
+        for name in nested_bindings(stmt):
+            if name in seen:
+                found.pop(name, None)
+                continue
+            seen.add(name)
+            if (
+                isinstance(stmt, ast.Assign)
+                and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name)
+                and isinstance(stmt.value, ast.Constant)
+                and isinstance(stmt.value.value, bool)
+            ):
+                found[name] = stmt.value.value
+    return found
 
 
 _NAMEDTUPLES: Final = frozenset({"collections.namedtuple"})

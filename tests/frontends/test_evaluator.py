@@ -1126,3 +1126,41 @@ def test_a_wraps_closure_whose_annotation_runs_code_is_not_made() -> None:
         "def wrapper(*args, **kwargs):", "def wrapper(*args, **kwargs) -> open('x'):"
     )
     assert reasons(source + FUNCTION) != []
+
+
+REGEX_FALLBACK = """
+try:
+    import regex
+except ImportError:
+    import re as regex
+    REGEX_AVAILABLE = False
+else:
+    REGEX_AVAILABLE = True
+{between}
+if {test}:
+    CAPFIRST = regex.compile(r"^([\\p{{Letter}}])")
+else:
+    CAPFIRST = regex.compile(r"^([\\w])")
+"""
+
+
+def test_an_if_of_an_import_fallbacks_flag_runs_the_fallbacks_branch() -> None:
+    """titlecase: ``regex`` is not declared, so ``re`` is imported as ``regex`` and
+    ``REGEX_AVAILABLE`` is False: the ``regex``-only pattern's branch is dead."""
+    source = REGEX_FALLBACK.format(between="", test="REGEX_AVAILABLE") + FUNCTION
+    assert reasons(source) == []
+
+
+def test_the_live_branch_of_an_import_fallbacks_flag_is_still_judged() -> None:
+    """``if not REGEX_AVAILABLE:`` puts the ``\\p`` pattern in the branch ``re`` runs."""
+    source = REGEX_FALLBACK.format(between="", test="not REGEX_AVAILABLE") + FUNCTION
+    assert [code for code, _ in reasons(source)] == ["SVC-R031"]
+
+
+@pytest.mark.parametrize(
+    "between",
+    ["REGEX_AVAILABLE = bool(len(__name__))", "def REGEX_AVAILABLE():\n    pass"],
+)
+def test_a_flag_bound_again_is_not_the_import_fallbacks(between: str) -> None:
+    source = REGEX_FALLBACK.format(between=between, test="REGEX_AVAILABLE") + FUNCTION
+    assert "SVC-R031" in [code for code, _ in reasons(source)]
