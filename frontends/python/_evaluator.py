@@ -304,8 +304,10 @@ class ModuleValues(Statements):
         return self.wrapper_calls.get(position(decorator), ())
 
     def _warning_argument(self, dec: ast.expr, closure: ast.FunctionDef, name: str) -> bool:
-        """The factory's parameter ``name`` is a built-in warning class: its default and
-        the decorator's keyword (``@deprecated(category=PendingDeprecationWarning)``)."""
+        """The factory's keyword-only parameter ``name`` is a built-in warning class: its
+        default, the decorator's keyword (``@deprecated(category=PendingDeprecationWarning)``)
+        and every keyword the factory passes on (``partial(deprecated, category=category)``)
+        name one, and the factory binds it nowhere else."""
         factory = next(
             (f for f in self.functions.values() if any(n is closure for n in ast.walk(f))), None
         )
@@ -313,18 +315,27 @@ class ModuleValues(Statements):
             return False
         spec = factory.args
         params = dict(zip([a.arg for a in spec.kwonlyargs], spec.kw_defaults, strict=True))
-        positional = [a.arg for a in spec.args]
-        params.update(
-            zip(positional[len(positional) - len(spec.defaults) :], spec.defaults, strict=True)
-        )
-        if name not in params:
+        if params.get(name) is None:
             return False
-        given = (
-            [k.value for k in dec.keywords if k.arg == name] if isinstance(dec, ast.Call) else []
-        )
-        if isinstance(dec, ast.Call) and any(k.arg is None for k in dec.keywords):
-            return False
-        return all(is_warning(e, self.bound) for e in [*given, params[name]])
+        given = [params[name]]
+        if isinstance(dec, ast.Call):
+            if any(k.arg is None for k in dec.keywords):
+                return False
+            given += [k.value for k in dec.keywords if k.arg == name]
+        for node in _walk_outside(factory, closure):  # the closure's own reads: its check
+            if isinstance(node, ast.keyword) and (node.arg == name or node.arg is None):
+                passed = isinstance(node.value, ast.Name) and node.value.id == name
+                if not passed:
+                    given.append(node.value)
+            elif (
+                isinstance(node, ast.Name)
+                and node.id == name
+                and not isinstance(node.ctx, ast.Load)
+            ):
+                return False  # bound again in the factory
+            elif isinstance(node, ast.Starred):
+                return False  # arguments passed on unseen
+        return all(is_warning(e, self.bound) for e in given)
 
     def _bases(self, stmt: ast.ClassDef) -> None:
         for base in stmt.bases:
@@ -576,6 +587,19 @@ class ModuleValues(Statements):
                 value = _bytes_pattern(value)
             if isinstance(value, str):
                 self.patterns[call_key(call)] = value
+
+
+def _walk_outside(root: ast.AST, skipped: ast.AST) -> list[ast.AST]:
+    """The nodes of ``root``, those of ``skipped`` left out."""
+    found: list[ast.AST] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node is skipped:
+            continue
+        found.append(node)
+        stack.extend(ast.iter_child_nodes(node))
+    return found
 
 
 def _fallback_flags(stmt: ast.Try | ast.TryStar, qualify: Qualify) -> dict[str, bool]:

@@ -1076,6 +1076,10 @@ def test_a_decorator_factory_returning_a_partial_of_itself_runs_nothing_at_impor
         ("return func(*args, **kwargs)", "open('x')\n        return func(*args, **kwargs)"),
         ("category=category)", "category=Custom)"),
         ("category=DeprecationWarning)", "category=Custom)"),
+        (
+            "return partial(deprecated, version=version, category=category)",
+            "return partial(deprecated, version=version, category=Custom)",
+        ),
         ("@wraps(func)\n    ", ""),
         ("return func(*args, **kwargs)", "print(version)\n        return func(*args, **kwargs)"),
         ('warnings.warn("deprecated since " + version, ', 'warnings.warn("x", Custom, '),
