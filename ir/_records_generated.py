@@ -1067,6 +1067,7 @@ def ir_model_Evaluation__init__(
     literal: Any = None,
     names: Any = (),
     path: Any = None,
+    only_if_imported: Any = None,
 ) -> None:
     _setattr = _bind(self)
     _setattr("kind", kind)
@@ -1077,6 +1078,7 @@ def ir_model_Evaluation__init__(
     _setattr("literal", literal)
     _setattr("names", names)
     _setattr("path", path)
+    _setattr("only_if_imported", only_if_imported)
 
 
 def ir_model_Evaluation__eq__(self: Any, other: Any) -> Any:
@@ -1091,6 +1093,7 @@ def ir_model_Evaluation__eq__(self: Any, other: Any) -> Any:
         and self.literal == other.literal
         and self.names == other.names
         and self.path == other.path
+        and self.only_if_imported == other.only_if_imported
     )
 
 
@@ -1106,12 +1109,13 @@ def ir_model_Evaluation__hash__(self: Any) -> int:
             self.literal,
             self.names,
             self.path,
+            self.only_if_imported,
         )
     )
 
 
 def ir_model_Evaluation__repr__(self: Any) -> str:
-    return f"Evaluation(kind={self.kind!r}, text={self.text!r}, callee={self.callee!r}, literal_arguments={self.literal_arguments!r}, span={self.span!r}, literal={self.literal!r}, names={self.names!r}, path={self.path!r})"
+    return f"Evaluation(kind={self.kind!r}, text={self.text!r}, callee={self.callee!r}, literal_arguments={self.literal_arguments!r}, span={self.span!r}, literal={self.literal!r}, names={self.names!r}, path={self.path!r}, only_if_imported={self.only_if_imported!r})"
 
 
 def ir_model_Fallback__init__(self: Any, *, group: Any, alternative: Any, substitute: Any) -> None:

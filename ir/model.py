@@ -243,6 +243,11 @@ class Evaluation:
     # per call it is the ``literal`` read. For ``open`` only when its mode is absent or a
     # literal read mode.
     path: str | None = None
+    # Under an ``if`` of a flag a ``try`` of imports binds (``if REGEX_AVAILABLE:``), in the
+    # branch that runs only when that ``try``'s body imported: its ``Fallback.group``. The
+    # readiness pass does not judge it when the body's imports are not provided (the
+    # handler's ``re`` then runs, and the branch is dead). ``None`` for any other.
+    only_if_imported: int | None = None
 
 
 @frozen(kw_only=True)

@@ -93,3 +93,14 @@ def group_numbers(groups: Iterable[tuple[list[Import], bool]]) -> set[int]:
 def missing_groups(ir: ModuleIR, provided: Provided) -> set[int]:
     """The numbers of the groups none of whose alternatives is provided."""
     return group_numbers(missing(ir, provided))
+
+
+def unimported_groups(ir: ModuleIR, provided: Provided) -> set[int]:
+    """The numbers of the groups whose ``try`` body (alternative 0) is not provided: a branch
+    of ``if FLAG:`` that runs only when it imported is dead (``Evaluation.only_if_imported``)."""
+    found: set[int] = set()
+    for imp in ir.imports:
+        alternative = imp.fallback.alternative if imp.fallback else None
+        if imp.scope == "" and imp.fallback and alternative == 0 and not provided(imp):
+            found.add(imp.fallback.group)
+    return found

@@ -6,7 +6,9 @@ import builtins
 from collections.abc import Iterator
 from typing import Final
 
+from svcc.compiler.passes import import_fallbacks as fallbacks
 from svcc.compiler.passes.effects import PLAIN_BASE_PREFIXES, Judge
+from svcc.compiler.passes.import_resolution import ImportResolver
 from svcc.compiler.passes.rule_subject import Environment
 from svcc.compiler.passes.type_readiness import MODEL_DECORATORS
 from svcc.contracts.diagnostics import Diagnostic, diag
@@ -19,8 +21,12 @@ def effect_reasons(ir: ModuleIR, env: Environment) -> Iterator[Diagnostic]:
     """Module-level statements and class definitions whose evaluation is not known
     harmless (see :mod:`svcc.compiler.passes.effects`)."""
     judge = module_judge(ir, env.data_files, env.governed)
+    dead: set[int] = set()
+    if any(e.only_if_imported is not None for s in ir.statements for e in s.evaluations):
+        dead = fallbacks.unimported_groups(ir, ImportResolver(env).provided)
     for stmt in ir.statements:
-        found = first_effect(stmt.evaluations, {}, judge)
+        live = tuple(e for e in stmt.evaluations if e.only_if_imported not in dead)
+        found = first_effect(live, {}, judge)
         if found is not None:
             effect, (code, why) = found
             tail = f": {why}" if why else ""

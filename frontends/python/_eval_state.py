@@ -203,10 +203,16 @@ class EvaluatorState:
         self.patterns: dict[tuple[int, int, int, int], str] = {}
         self.identity_decorators: set[Position] = set()
         self.wrapping_decorators: set[Position] = set()
+        self.wrapper_calls: dict[Position, tuple[str, ...]] = {}
         self.plain_bases: set[Position] = set()
         # ``try: from fw import tool`` / ``except ImportError: def tool(f): return f``: the
         # name, and each decorator naming it, to the ``try`` (identity when ``fw`` is missing).
         self.fallback_identities: dict[str, Position] = {}
+        # ``REGEX_AVAILABLE``: a name an undecided ``try`` of imports binds to one constant
+        # where its body imported and another in its handler (its position, the body's value)
+        self.fallback_flags: dict[str, tuple[Position, bool]] = {}
+        # an undecided ``if FLAG:`` of such a name: the ``try``, the branch run when it imported
+        self.imported_branch: dict[Position, tuple[Position, int]] = {}
         self.fallback_decorators: dict[Position, Position] = {}
         # Per statement not evaluated: the sub-expression that stopped it and why (its
         # position only: a node would keep the first reading's syntax tree alive).
@@ -221,6 +227,7 @@ class EvaluatorState:
         self.identities.discard(name)
         self.wrappers.discard(name)
         self.fallback_identities.pop(name, None)
+        self.fallback_flags.pop(name, None)
         self.class_nodes.pop(name, None)
 
     def _foreign_value(self, value: object) -> object:

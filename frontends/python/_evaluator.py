@@ -28,6 +28,7 @@ import re
 from typing import Final
 
 from svcc.frontends.python import _fold_table as table
+from svcc.frontends.python._call_through import calls_through, is_warning
 from svcc.frontends.python._eval_state import (
     OPERATOR_ERRORS,
     Break,
@@ -176,6 +177,14 @@ class ModuleValues(Statements):
         if isinstance(stmt, ast.Try | ast.TryStar) and position(stmt) not in self.decided:
             for name in _fallback_identities(stmt, self.qualify):
                 self.fallback_identities[name] = position(stmt)
+            for name, imported in _fallback_flags(stmt, self.qualify).items():
+                self.fallback_flags[name] = (position(stmt), imported)
+
+    def imported_if(self, stmt: ast.If) -> tuple[Position, int] | None:
+        """For an undecided ``if REGEX_AVAILABLE:`` (or ``not``) of a flag an undecided
+        ``try`` of imports binds: that ``try``'s position and the branch (0: body, 1:
+        ``else``) that runs only when the ``try`` body's imports succeeded."""
+        return self.imported_branch.get(position(stmt))
 
     def _definition(self, stmt: ast.stmt) -> bool:
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -285,7 +294,58 @@ class ModuleValues(Statements):
             self.identity_decorators.add(position(dec))
             self.applied[position(dec)] = function
         elif isinstance(made, Closure):
-            self.wrapping_decorators.add(position(dec))
+            called = calls_through(
+                made.node,
+                made.scope.names,
+                function,
+                qualify=self.qualify,
+                module_bound=self.bound,
+                argument_is_warning=lambda name: self._warning_argument(dec, made.node, name),
+            )
+            if called is None:
+                self.wrapping_decorators.add(position(dec))
+            else:  # served as the wrapper: the same call, and a warning
+                self.identity_decorators.add(position(dec))
+                self.wrapper_calls[position(dec)] = called
+
+    def wrapper_reach(self, decorator: ast.expr) -> tuple[str, ...]:
+        """What a decorator's call-through wrapper calls besides the function (a warning),
+        added to the capability's reach so its tool effects show it."""
+        return self.wrapper_calls.get(position(decorator), ())
+
+    def _warning_argument(self, dec: ast.expr, closure: ast.FunctionDef, name: str) -> bool:
+        """The factory's keyword-only parameter ``name`` is a built-in warning class: its
+        default, the decorator's keyword (``@deprecated(category=PendingDeprecationWarning)``)
+        and every keyword the factory passes on (``partial(deprecated, category=category)``)
+        name one, and the factory binds it nowhere else."""
+        factory = next(
+            (f for f in self.functions.values() if any(n is closure for n in ast.walk(f))), None
+        )
+        if factory is None or (isinstance(dec, ast.Call) and dec.args):
+            return False
+        spec = factory.args
+        params = dict(zip([a.arg for a in spec.kwonlyargs], spec.kw_defaults, strict=True))
+        if params.get(name) is None:
+            return False
+        given = [params[name]]
+        if isinstance(dec, ast.Call):
+            if any(k.arg is None for k in dec.keywords):
+                return False
+            given += [k.value for k in dec.keywords if k.arg == name]
+        for node in _walk_outside(factory, closure):  # the closure's own reads: its check
+            if isinstance(node, ast.keyword) and (node.arg == name or node.arg is None):
+                passed = isinstance(node.value, ast.Name) and node.value.id == name
+                if not passed:
+                    given.append(node.value)
+            elif (
+                isinstance(node, ast.Name)
+                and node.id == name
+                and not isinstance(node.ctx, ast.Load)
+            ):
+                return False  # bound again in the factory
+            elif isinstance(node, ast.Starred):
+                return False  # arguments passed on unseen
+        return all(is_warning(e, self.bound) for e in given)
 
     def _bases(self, stmt: ast.ClassDef) -> None:
         for base in stmt.bases:
@@ -511,6 +571,7 @@ class ModuleValues(Statements):
             try:
                 truth = self._truth(stmt.test, None)
             except Unknown:
+                self._imported_branch(stmt)
                 return False
             self.decided[position(stmt)] = 0 if truth else 1
         else:
@@ -526,6 +587,14 @@ class ModuleValues(Statements):
         for sub in self.live(stmt) or []:
             self.run(sub)
         return True
+
+    def _imported_branch(self, stmt: ast.If) -> None:
+        test, negated = stmt.test, False
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test, negated = test.operand, True
+        if isinstance(test, ast.Name) and test.id in self.fallback_flags:
+            at, imported = self.fallback_flags[test.id]
+            self.imported_branch[position(stmt)] = (at, 0 if imported != negated else 1)
 
     def _import_fallback(self, stmt: ast.Try | ast.TryStar) -> int | None:
         """``try: import X`` / ``except ImportError: ...``: the ``try`` body (0) runs when
@@ -587,6 +656,60 @@ class ModuleValues(Statements):
                 value = _bytes_pattern(value)
             if isinstance(value, str):
                 self.patterns[call_key(call)] = value
+
+
+def _walk_outside(root: ast.AST, skipped: ast.AST) -> list[ast.AST]:
+    """The nodes of ``root``, those of ``skipped`` left out."""
+    found: list[ast.AST] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node is skipped:
+            continue
+        found.append(node)
+        stack.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def _fallback_flags(stmt: ast.Try | ast.TryStar, qualify: Qualify) -> dict[str, bool]:
+    """``try: import regex`` / ``except ImportError: import re as regex; FLAG = False`` /
+    ``else: FLAG = True``: each name bound to a ``bool`` literal exactly once where the body
+    imported (its ``else``) and once in every handler catching the failure, to the other
+    value; with the value where the body imported. A ``try`` whose body does more than
+    import, or with a ``finally``, binds none."""
+    found = alternatives(stmt, qualify)
+    if found is None or stmt.finalbody:
+        return {}
+    if not all(isinstance(s, ast.Import | ast.ImportFrom) for s in stmt.body):
+        return {}
+    imported = _bool_bindings(stmt.orelse)
+    flags: dict[str, bool] = {}
+    for name, value in imported.items():
+        handlers = [_bool_bindings(h.body) for h in stmt.handlers]
+        if handlers and all(h.get(name) is (not value) for h in handlers):
+            flags[name] = value
+    return flags
+
+
+def _bool_bindings(body: list[ast.stmt]) -> dict[str, bool]:
+    """Names bound once, at the top of ``body``, to ``True``/``False`` and nowhere else in it."""
+    found: dict[str, bool] = {}
+    seen: set[str] = set()
+    for stmt in body:
+        for name in nested_bindings(stmt):
+            if name in seen:
+                found.pop(name, None)
+                continue
+            seen.add(name)
+            if (
+                isinstance(stmt, ast.Assign)
+                and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name)
+                and isinstance(stmt.value, ast.Constant)
+                and isinstance(stmt.value.value, bool)
+            ):
+                found[name] = stmt.value.value
+    return found
 
 
 _NAMEDTUPLES: Final = frozenset({"collections.namedtuple"})

@@ -10,6 +10,7 @@ import time
 
 import pytest
 from svcc.compiler.driver import analyze_source
+from svcc.compiler.passes.tool_effects import tool_effects
 from svcc.frontends.python import _fold_table as table
 from svcc.frontends.python._evaluator import ModuleValues
 from svcc.frontends.python._types import Symbols
@@ -1002,17 +1003,114 @@ old = deprecated(_old, version="3.0.0")
 """
 
 
+SEMVER_DEPRECATED = """
+import inspect
+import warnings
+from functools import partial, wraps
+from types import FrameType
+from typing import cast
+
+
+def deprecated(func=None, *, replace=None, version=None, remove=None,
+               category=DeprecationWarning):
+    if func is None:
+        return partial(deprecated, replace=replace, version=version, remove=remove,
+                       category=category)
+
+    @wraps(func)
+    def wrapper(*args, **kwargs):
+        msg_list = ["Function 'semver.{f}' is deprecated."]
+        if version:
+            msg_list.append("Deprecated since version {v}. ")
+        if not remove:
+            msg_list.append("This function will be removed in semver 3.")
+        else:
+            msg_list.append(str(remove))
+        f = cast(str, func).__qualname__
+        r = replace or f
+        frame = cast(FrameType, cast(FrameType, inspect.currentframe()).f_back)
+        msg = " ".join(msg_list)
+        warnings.warn_explicit(
+            msg.format(f=f, r=r, v=version),
+            category=category,
+            filename=inspect.getfile(frame.f_code),
+            lineno=frame.f_lineno,
+        )
+        del frame
+        return func(*args, **kwargs)
+
+    return wrapper
+
+
+@deprecated(version="3.0.0", remove="see #258.", category=PendingDeprecationWarning)
+def compare(ver1: str, ver2: str) -> int:
+    return (ver1 > ver2) - (ver1 < ver2)
+
+
+@deprecated(replace="max", version="2.10.0")
+def bump(version: str) -> str:
+    return version
+"""
+
+
 def test_a_decorator_factory_returning_a_partial_of_itself_runs_nothing_at_import() -> None:
     """semver's ``@deprecated(version=...)``: the call returns ``partial(deprecated, ...)``,
     applying it defines a ``functools.wraps`` closure; ``old = deprecated(_old, ...)``
-    likewise. Nothing runs at import; ``bump`` is still another function (SVC-R001)."""
+    likewise. Nothing runs at import; the wrapper only warns and calls through, so ``bump``
+    keeps its signature and is served as the wrapper."""
     source = DEPRECATED.format(extra="")
     assert reasons(source + FUNCTION) == []
-    assert [code for code, _ in reasons(source, name="bump")] == ["SVC-R001"]
+    assert reasons(source, name="bump") == []
     tree = ast.parse(source)
     module = values(source)
     assert module.is_folded(tree.body[-1])  # old = deprecated(_old, ...)
-    assert module.is_wrapping(tree.body[-3].decorator_list[0])  # type: ignore[attr-defined]
+    assert module.is_identity(tree.body[-3].decorator_list[0])  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("return func(*args, **kwargs)", "return func(*args, **kwargs, extra=1)"),
+        ("return func(*args, **kwargs)", "kwargs.clear()\n        return func(*args, **kwargs)"),
+        ("return func(*args, **kwargs)", "func()\n        return func(*args, **kwargs)"),
+        ("return func(*args, **kwargs)", "open('x')\n        return func(*args, **kwargs)"),
+        ("category=category)", "category=Custom)"),
+        ("category=DeprecationWarning)", "category=Custom)"),
+        (
+            "return partial(deprecated, version=version, category=category)",
+            "return partial(deprecated, version=version, category=Custom)",
+        ),
+        ("@wraps(func)\n    ", ""),
+        ("return func(*args, **kwargs)", "print(version)\n        return func(*args, **kwargs)"),
+        ('warnings.warn("deprecated since " + version, ', 'warnings.warn("x", Custom, '),
+        ("return func(*args, **kwargs)", "str(Custom)\n        return func(*args, **kwargs)"),
+        (
+            "return func(*args, **kwargs)",
+            "x = [version]\n        x.append(args)\n        return func(*args, **kwargs)",
+        ),
+    ],
+)
+def test_a_wrapper_that_does_more_than_warn_and_call_through_keeps_its_decorator(
+    old: str, new: str
+) -> None:
+    """A wrapper changing the arguments, calling early, acting on the world, warning with a
+    class of the module's (its ``__init__`` would run) or not made by ``wraps``: SVC-R001."""
+    source = "class Custom(Warning):\n    pass\n" + DEPRECATED.format(extra="").replace(old, new)
+    assert "SVC-R001" in [code for code, _ in reasons(source, name="bump")]
+
+
+def test_semvers_deprecated_wrapper_calls_through() -> None:
+    """The message built from the decorator's arguments, the caller's frame read for the
+    warning's location, ``warn_explicit`` of a built-in category: still a call through."""
+    source = SEMVER_DEPRECATED
+    assert reasons(source, name="bump") == []
+    assert reasons(source, name="compare") == []
+    analysis = analyze_source(source)
+    assert analysis.ir is not None
+    bump = next(c for c in analysis.ir.capabilities if c.name == "bump")
+    facts = dict(tool_effects(bump).facts)  # the wrapper's warning, shown; hints unchanged
+    assert "warnings.warn_explicit" in facts["output"]
+    assert dict(tool_effects(bump).hints)["readOnlyHint"] is True
 
 
 @pytest.mark.parametrize(
@@ -1032,3 +1130,41 @@ def test_a_wraps_closure_whose_annotation_runs_code_is_not_made() -> None:
         "def wrapper(*args, **kwargs):", "def wrapper(*args, **kwargs) -> open('x'):"
     )
     assert reasons(source + FUNCTION) != []
+
+
+REGEX_FALLBACK = """
+try:
+    import regex
+except ImportError:
+    import re as regex
+    REGEX_AVAILABLE = False
+else:
+    REGEX_AVAILABLE = True
+{between}
+if {test}:
+    CAPFIRST = regex.compile(r"^([\\p{{Letter}}])")
+else:
+    CAPFIRST = regex.compile(r"^([\\w])")
+"""
+
+
+def test_an_if_of_an_import_fallbacks_flag_runs_the_fallbacks_branch() -> None:
+    """titlecase: ``regex`` is not declared, so ``re`` is imported as ``regex`` and
+    ``REGEX_AVAILABLE`` is False: the ``regex``-only pattern's branch is dead."""
+    source = REGEX_FALLBACK.format(between="", test="REGEX_AVAILABLE") + FUNCTION
+    assert reasons(source) == []
+
+
+def test_the_live_branch_of_an_import_fallbacks_flag_is_still_judged() -> None:
+    """``if not REGEX_AVAILABLE:`` puts the ``\\p`` pattern in the branch ``re`` runs."""
+    source = REGEX_FALLBACK.format(between="", test="not REGEX_AVAILABLE") + FUNCTION
+    assert [code for code, _ in reasons(source)] == ["SVC-R031"]
+
+
+@pytest.mark.parametrize(
+    "between",
+    ["REGEX_AVAILABLE = bool(len(__name__))", "def REGEX_AVAILABLE():\n    pass"],
+)
+def test_a_flag_bound_again_is_not_the_import_fallbacks(between: str) -> None:
+    source = REGEX_FALLBACK.format(between=between, test="REGEX_AVAILABLE") + FUNCTION
+    assert "SVC-R031" in [code for code, _ in reasons(source)]

@@ -204,7 +204,11 @@ class CapabilityReader(ParamUseReader):
         out: dict[str, Capability] = {}
         for name, cap in capabilities.items():
             objects = frozenset(p.name for p in cap.params if not plain_json(p.type))
-            found = reach.of(self._capability_nodes[name], objects)
+            node = self._capability_nodes[name]
+            found = reach.of(node, objects)
+            wrapper = [c for d in node.decorator_list for c in self.values.wrapper_reach(d)]
+            if wrapper:
+                found = tuple(sorted({*found, *wrapper}))
             if name in self._instance_changers:
                 found = tuple(sorted({*found, "<state>"}))
             out[name] = attrs.evolve(cap, reach=found) if found else cap

@@ -166,7 +166,17 @@ class EvaluationReader(PathReader):
                 self._nested(live, " under a module-level if"),
             )
         found = self._test(stmt.test, " under a module-level if")
-        found += self._nested([*stmt.body, *stmt.orelse], " under a module-level if")
+        imported = self.values.imported_if(stmt)
+        group = None if imported is None else self._fallback_group_at.get(imported[0])
+        if imported is None or group is None:
+            found += self._nested([*stmt.body, *stmt.orelse], " under a module-level if")
+            return "if", "if block", stmt, found
+        # ``if REGEX_AVAILABLE:``: one branch runs only where the ``try`` body imported
+        for index, branch in enumerate((stmt.body, stmt.orelse)):
+            nested = self._nested(branch, " under a module-level if")
+            if index == imported[1]:
+                nested = [attrs.evolve(e, only_if_imported=group) for e in nested]
+            found += nested
         return "if", "if block", stmt, found
 
     def _classify_try(
