@@ -29,6 +29,7 @@ from typing import Final
 
 from svcc.frontends.python import _fold_table as table
 from svcc.frontends.python._call_through import calls_through, is_warning
+from svcc.frontends.python._eval_metaclass import MetaclassRuns, single_target
 from svcc.frontends.python._eval_state import (
     OPERATOR_ERRORS,
     Break,
@@ -43,14 +44,10 @@ from svcc.frontends.python._eval_state import (
     position,
     stdlib_module,
 )
-from svcc.frontends.python._eval_statements import Statements
 from svcc.frontends.python._fallbacks import alternatives, catches_import_error
-from svcc.frontends.python._metaclasses import metaclass_methods
-from svcc.frontends.python._statements import is_literal, nested_bindings
+from svcc.frontends.python._statements import nested_bindings
 from svcc.frontends.python._target_platform import platform_failure
 from svcc.frontends.python._values import (
-    OPAQUE,
-    ClassObject,
     ClassValue,
     EnumMember,
     FunctionRef,
@@ -76,18 +73,7 @@ _IMPORT_ERRORS: Final = frozenset({"builtins.ImportError", "builtins.ModuleNotFo
 NOT_KNOWN: Final = object()
 
 
-def _single_target(item: ast.stmt) -> str | None:
-    """The one name an ``x = ...`` / ``x: T = ...`` binds, else ``None``."""
-    if isinstance(item, ast.Assign) and len(item.targets) == 1:
-        target = item.targets[0]
-    elif isinstance(item, ast.AnnAssign) and item.value is not None:
-        target = item.target
-    else:
-        return None
-    return target.id if isinstance(target, ast.Name) else None
-
-
-class ModuleValues(Statements):
+class ModuleValues(MetaclassRuns):
     def live(self, stmt: ast.stmt) -> list[ast.stmt] | None:
         """The statements of the branch of a decided ``if``/``try`` that runs, or ``None``."""
         choice = self.decided.get(position(stmt))
@@ -386,7 +372,7 @@ class ModuleValues(Statements):
                     pass
             for name in nested_bindings(item):
                 namespace.names.pop(name, None)
-            target = _single_target(item)
+            target = single_target(item)
             if target is not None and known is not NOT_KNOWN:
                 namespace.names[target] = known
             if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and not (
@@ -400,59 +386,6 @@ class ModuleValues(Statements):
             ):
                 self._decorators(item)
             own.update(nested_bindings(item))
-
-    def _metaclass(self, stmt: ast.ClassDef) -> None:
-        """``class C(metaclass=M)`` where ``M(type)`` is the module's own: making ``C`` runs
-        ``M.__init__(C, name, bases, namespace)``. The evaluator runs it on ``C`` as made so
-        far (see ``_metaclasses``); when that is known, the keyword runs nothing else."""
-        if len(stmt.keywords) != 1 or stmt.bases or stmt.decorator_list:
-            return
-        keyword = stmt.keywords[0]
-        if keyword.arg != "metaclass" or not isinstance(keyword.value, ast.Name):
-            return
-        meta = self.class_nodes.get(keyword.value.id)
-        if meta is None or keyword.value.id in self.values:
-            return
-        methods = metaclass_methods(meta, self.qualify)
-        if methods is None:
-            return
-        try:
-            self.steps = 0
-            made = ClassObject(stmt.name, self._members(stmt), methods, keyword.value.id, self)
-            init = methods.get("__init__")
-            if isinstance(init, ast.FunctionDef):
-                self._local_call(init, [made, stmt.name, (), OPAQUE], {}, keyword.value)
-        except (Unknown, Break, Continue, Return, RecursionError, *OPERATOR_ERRORS):
-            return
-        self.metaclass_runs.add(position(keyword))
-
-    def _members(self, stmt: ast.ClassDef) -> dict[str, object]:
-        """What the class body binds, when it only defines methods (undecorated, or with
-        decorators the evaluator applied: what they recorded is kept) and literal
-        attributes."""
-        members: dict[str, object] = {}
-        for item in stmt.body:
-            if isinstance(item, ast.Pass) or (
-                isinstance(item, ast.Expr) and isinstance(item.value, ast.Constant)
-            ):
-                continue
-            if isinstance(item, ast.AnnAssign) and item.value is None:
-                continue  # an annotation: no member
-            if isinstance(item, ast.FunctionDef):
-                if not item.decorator_list:
-                    members[item.name] = FunctionRef(item, owner=self, tracked=True)
-                    continue
-                applied = self.applied.get(position(item.decorator_list[0]))
-                if len(item.decorator_list) != 1 or applied is None or applied.node is not item:
-                    raise Unknown(item, "a method decorator the evaluator did not apply")
-                members[item.name] = applied  # what the decorator recorded on it
-                continue
-            target = _single_target(item)
-            value = item.value if isinstance(item, ast.Assign | ast.AnnAssign) else None
-            if target is None or value is None or not is_literal(value):
-                raise Unknown(item, "a class body statement the metaclass would see")
-            members[target] = self._eval(value, None)
-        return members
 
     def _class(self, stmt: ast.ClassDef) -> ClassValue | None:
         """An Enum's members, or a plain class's literal attributes (no decorator, bases
