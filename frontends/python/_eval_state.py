@@ -18,8 +18,10 @@ from svcc.frontends.python._values import (
     MAX_MODULE_STEPS,
     MAX_STEPS,
     FunctionRef,
+    Raises,
     TargetVersion,
     Unknown,
+    plain_data,
 )
 
 Position = tuple[int, int]
@@ -217,6 +219,8 @@ class EvaluatorState:
         # Per statement not evaluated: the sub-expression that stopped it and why (its
         # position only: a node would keep the first reading's syntax tree alive).
         self.unknown_at: dict[Position, tuple[ast.expr, str]] = {}
+        # top-level statements that raise for certain at import (see ``Raises``)
+        self.raises_at: dict[Position, tuple[ast.expr, str]] = {}
 
     def _unbind(self, name: str) -> None:
         self.bound.add(name)
@@ -263,6 +267,10 @@ class EvaluatorState:
         try:
             return fn(*args)
         except OPERATOR_ERRORS as exc:
+            if all(plain_data(a) for a in args):
+                first = str(exc).splitlines()[0][:120] if str(exc) else ""
+                why = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+                raise Raises(node, f"it raises {why}", definite=self.depth == 0) from None
             raise Unknown(node, f"evaluating it raises {type(exc).__name__}") from None
 
     # -- defined by the layers above (``_eval_calls``, ``_eval_statements``) ------------------

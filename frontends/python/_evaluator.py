@@ -51,6 +51,7 @@ from svcc.frontends.python._values import (
     ClassValue,
     EnumMember,
     FunctionRef,
+    Raises,
     Unknown,
 )
 
@@ -93,6 +94,11 @@ class ModuleValues(MetaclassRuns):
 
     def pattern(self, call: ast.Call) -> str | None:
         return self.patterns.get(call_key(call))
+
+    def raises(self, stmt: ast.stmt) -> tuple[ast.expr, str] | None:
+        """Where and why a top-level statement raises for certain when the module is
+        imported (a known call on plain data, outside any ``try`` or ``with``)."""
+        return self.raises_at.get(position(stmt))
 
     def unknown(self, stmt: ast.stmt) -> tuple[ast.expr, str] | None:
         """Where (a position-only node) and why a top-level statement could not be
@@ -158,6 +164,8 @@ class ModuleValues(MetaclassRuns):
                     end_col_offset=exc.node.end_col_offset,
                 )
                 self.unknown_at[position(stmt)] = (where, exc.why)
+                if isinstance(exc, Raises) and exc.definite and not _catches(stmt):
+                    self.raises_at[position(stmt)] = (where, exc.why)
             self._patterns(stmt)  # its arguments are read before anything it calls runs
             self._forget(stmt)
         if isinstance(stmt, ast.Try | ast.TryStar) and position(stmt) not in self.decided:
@@ -589,6 +597,16 @@ class ModuleValues(MetaclassRuns):
                 value = _bytes_pattern(value)
             if isinstance(value, str):
                 self.patterns[call_key(call)] = value
+
+
+def _catches(stmt: ast.stmt) -> bool:
+    """Whether something in ``stmt`` may catch or suppress what it raises (a ``try``, a
+    ``with``'s context manager), or it is a definition (whose body does not run)."""
+    if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return True
+    return any(
+        isinstance(n, ast.Try | ast.TryStar | ast.With | ast.AsyncWith) for n in ast.walk(stmt)
+    )
 
 
 def _walk_outside(root: ast.AST, skipped: ast.AST) -> list[ast.AST]:

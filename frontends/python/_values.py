@@ -33,6 +33,33 @@ class Unknown(Exception):
         self.why = why
 
 
+class Raises(Unknown):
+    """A known callable applied to arguments that are plain data (strings, numbers,
+    containers of them) raised: the import raises the same, for certain, unless code
+    around the call catches it (``definite`` is false inside a call of the module's own
+    function, whose ``try`` the evaluator does not follow)."""
+
+    def __init__(self, node: object, why: str, definite: bool) -> None:
+        super().__init__(node, why)
+        self.definite = definite
+
+
+def plain_data(value: object, depth: int = 0) -> bool:
+    """Whether ``value`` is what Python itself would hold there: no stand-in of the
+    evaluator's (an opaque value, an instance it models), so an error on it is Python's."""
+    if depth > 8:
+        return False
+    if value is None or isinstance(value, bool | int | float | complex | str | bytes | range):
+        return True
+    if isinstance(value, list | tuple | set | frozenset):
+        return len(value) <= 1_000 and all(plain_data(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return len(value) <= 1_000 and all(
+            plain_data(k, depth + 1) and plain_data(v, depth + 1) for k, v in value.items()
+        )
+    return False
+
+
 @attrs.frozen
 class EnumMember:
     cls: str

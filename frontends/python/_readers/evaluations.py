@@ -98,6 +98,12 @@ class EvaluationReader(PathReader):
         found = self._shape(stmt)
         if found[3] and self.values.is_folded(stmt):
             return "constant", "value known at import (evaluated)", stmt, []
+        raised = self.values.raises(stmt)
+        if raised is not None:  # ``X = int("abc")``: importing the module fails
+            node, why = raised
+            seg = short(self.src.segment(node), 40)
+            text = f"{found[1]} (`{seg}`: {why}, so importing the module fails)"
+            return found[0], found[1], found[2], [*found[3], self._code(text, node)]
         return found
 
     def _shape(self, stmt: ast.stmt) -> tuple[StatementKind, str, ast.AST, list[Evaluation]]:
