@@ -28,6 +28,7 @@ from svcc.frontends.python._source import SourceDecodeError, decode_source
 from svcc.frontends.python._statements import nested_bindings
 from svcc.frontends.python._types import Symbols
 from svcc.frontends.python._values import FunctionRef, Unknown, is_plain
+from svcc.frontends.python._walk import children
 from svcc.ir.imports import package_of, resolve_relative
 from svcc.ir.python_version import running_version
 
@@ -38,6 +39,9 @@ Lookup = Callable[[str], tuple[bytes, bool] | None]
 MAX_MODULES: Final = 10_000
 MAX_BYTES: Final = 1_000_000
 MAX_BASE_DEPTH: Final = 3
+# Trees kept after a read: a module's facts are read (``_reaches``) just before its values
+# are (``_module``), and each parse of a large module costs milliseconds.
+_RECENT_TREES: Final = 4
 # Hooks a class runs when a subclass of it is made.
 _SUBCLASS_HOOKS: Final = frozenset({"__init_subclass__", "__mro_entries__", "__class_getitem__"})
 
@@ -60,6 +64,25 @@ class Siblings:
         self._facts: dict[str, _Facts | None] = {}
         self._values: dict[str, ModuleValues | None] = {}
         self._running: set[str] = set()
+        self._recent: dict[str, tuple[ast.Module, bool] | None] = {}
+        # start module -> every repository module its import runs (``None``: unknown)
+        self._closures: dict[str, frozenset[str] | None] = {}
+
+    def lowered(self, module: str, text: str, tree: ast.Module) -> None:
+        """``module`` was just parsed from ``text`` to be lowered: its facts come from that
+        tree rather than from a second parse when another module's evaluation asks (the
+        same facts: the repository's text, the same grammar)."""
+        if module in self._facts:
+            return
+        found = self.lookup(module)
+        if found is None or len(found[0]) > MAX_BYTES:
+            return
+        try:
+            same = decode_source(found[0])[0] == text
+        except SourceDecodeError:
+            return
+        if same:
+            self._facts[module] = self._facts_of(module, tree, found[1])
 
     # -- the evaluator's questions ----------------------------------------------------------
     def absolute(self, reader: str, level: int, module: str) -> str | None:
@@ -126,6 +149,15 @@ class Siblings:
         return module, attribute
 
     def _parse(self, module: str) -> tuple[ast.Module, bool] | None:
+        if module in self._recent:
+            return self._recent[module]
+        parsed = self._parse_new(module)
+        self._recent[module] = parsed
+        if len(self._recent) > _RECENT_TREES:
+            del self._recent[next(iter(self._recent))]
+        return parsed
+
+    def _parse_new(self, module: str) -> tuple[ast.Module, bool] | None:
         found = self.lookup(module)
         if found is None or len(found[0]) > MAX_BYTES:
             return None
@@ -193,22 +225,29 @@ class Siblings:
         return values
 
     def _reaches(self, start: str, target: str) -> bool:
-        """Whether importing ``start`` runs ``target`` (unknown counts as yes)."""
+        """Whether importing ``start`` runs ``target``, another module (unknown counts as
+        yes). The closure of ``start`` is walked once for every target."""
+        if start not in self._closures:
+            self._closures[start] = self._closure(start)
+        closure = self._closures[start]
+        return closure is None or target in closure
+
+    def _closure(self, start: str) -> frozenset[str] | None:
+        """Every repository module importing ``start`` runs, or ``None`` when one of them
+        cannot be read or there are more than ``MAX_MODULES``."""
         seen = {start}
         pending = [start]
         while pending:
             facts = self._read_facts(pending.pop())
             if facts is None:
-                return True
-            for name in sorted(facts.imports):
-                if name == target:
-                    return True
+                return None
+            for name in facts.imports:
                 if name not in seen:
                     if len(seen) >= MAX_MODULES:
-                        return True
+                        return None
                     seen.add(name)
                     pending.append(name)
-        return False
+        return frozenset(seen)  # with ``start``: callers never ask about the module itself
 
     def _plain_class(self, reader: str, name: str, depth: int) -> bool:
         if depth > MAX_BASE_DEPTH:
@@ -252,7 +291,7 @@ def _note_imports(stmt: ast.stmt, package: str, symbols: Symbols, imports: set[s
         node = stack.pop()
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
             continue
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(children(node))
         if isinstance(node, ast.Import):
             for alias in node.names:
                 _with_parents(alias.name, imports)
