@@ -435,13 +435,13 @@ class ModuleValues(MetaclassRuns):
             and dunders <= _INSTANCE_DUNDERS
             and ("__init__" not in binds or "__init__" in methods)
         )
-        listable = not any(isinstance(n, ast.Delete) for n in walk(stmt))
+        definitions: tuple[ast.ClassDef, ...] = (stmt,)
         if parent is not None:  # the base's names, but those this body binds again
             attributes = {k: v for k, v in parent.attributes.items() if k not in binds} | attributes
             methods = {k: v for k, v in parent.methods.items() if k not in binds} | methods
             binds |= parent.names
             plain = plain and parent.constructible
-            listable = listable and parent.listable
+            definitions += parent.definitions
         return ClassValue(
             stmt.name,
             attributes,
@@ -449,7 +449,7 @@ class ModuleValues(MetaclassRuns):
             instantiable=instantiable,
             methods=methods,
             names=frozenset(binds),
-            listable=listable,
+            definitions=definitions,
         )
 
     def _guarded_metadata(self, stmt: ast.Try) -> bool:

@@ -16,6 +16,10 @@ the reader": unknown). What a module holds does not depend on which module asked
 """
 
 import ast
+import fcntl
+import marshal
+import os
+import tempfile
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -58,9 +62,14 @@ class _Facts:
 class Siblings:
     """The repository's modules for the evaluator (``_sibling_context.SiblingValues``)."""
 
-    def __init__(self, lookup: Lookup, python_version: tuple[int, int]) -> None:
+    def __init__(
+        self, lookup: Lookup, python_version: tuple[int, int], shared: int | None = None
+    ) -> None:
         self.lookup = lookup
         self.version = python_version
+        # The file the lowering workers of one tree share facts through: each module's are
+        # read (parsed) once among them, not once in each (see ``_SharedFacts``).
+        self._shared = _SharedFacts(shared) if shared is not None else None
         self._facts: dict[str, _Facts | None] = {}
         self._values: dict[str, ModuleValues | None] = {}
         self._running: set[str] = set()
@@ -82,7 +91,9 @@ class Siblings:
         except SourceDecodeError:
             return
         if same:
-            self._facts[module] = self._facts_of(module, tree, found[1])
+            self._facts[module] = facts = self._facts_of(module, tree, found[1])
+            if self._shared is not None:
+                self._shared.put(module, facts)
 
     # -- the evaluator's questions ----------------------------------------------------------
     def absolute(self, reader: str, level: int, module: str) -> str | None:
@@ -171,10 +182,16 @@ class Siblings:
             return None
 
     def _read_facts(self, module: str) -> _Facts | None:
-        if module not in self._facts:
+        if module in self._facts:
+            return self._facts[module]
+        found, facts = self._shared.get(module) if self._shared is not None else (False, None)
+        if not found:
             parsed = self._parse(module)
-            self._facts[module] = None if parsed is None else self._facts_of(module, *parsed)
-        return self._facts[module]
+            facts = None if parsed is None else self._facts_of(module, *parsed)
+            if self._shared is not None:
+                self._shared.put(module, facts)
+        self._facts[module] = facts
+        return facts
 
     def _facts_of(self, module: str, tree: ast.Module, is_package: bool) -> _Facts:
         package = package_of(module, is_package)
@@ -282,6 +299,62 @@ class Siblings:
         return True
 
 
+class _SharedFacts:
+    """Facts shared between the processes lowering one tree, through an unnamed file their
+    parent made before forking them (nothing is left behind, whatever ends them): records
+    appended under a lock by whichever process read a module first, read by the others
+    when they need a module's facts. Facts depend only on the module's text, so which
+    process wrote them does not change them."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self._read_to = 0
+        self._seen: dict[str, _Facts | None] = {}
+
+    def get(self, module: str) -> tuple[bool, _Facts | None]:
+        """``(found, facts)``: whether some process stored the module's facts."""
+        if module not in self._seen:
+            self._catch_up()
+        if module not in self._seen:
+            return False, None
+        return True, self._seen[module]
+
+    def put(self, module: str, facts: _Facts | None) -> None:
+        stored = None if facts is None else (tuple(facts.imports), tuple(facts.names))
+        payload = marshal.dumps((module, stored))
+        record = len(payload).to_bytes(4, "little") + payload
+        try:
+            fcntl.lockf(self.fd, fcntl.LOCK_EX)
+            try:
+                os.pwrite(self.fd, record, os.fstat(self.fd).st_size)
+            finally:
+                fcntl.lockf(self.fd, fcntl.LOCK_UN)
+        except OSError:  # sharing saves time only: each process can still read alone
+            pass
+
+    def _catch_up(self) -> None:
+        """Read the records appended since the last look. The file's size grows only
+        over bytes already written, so every record within it is whole."""
+        try:
+            data = os.pread(self.fd, os.fstat(self.fd).st_size - self._read_to, self._read_to)
+        except OSError:
+            return
+        at = 0
+        while at + 4 <= len(data):
+            size = int.from_bytes(data[at : at + 4], "little")
+            if at + 4 + size > len(data):
+                break
+            try:
+                module, stored = marshal.loads(data[at + 4 : at + 4 + size])
+            except (EOFError, ValueError, TypeError):
+                break
+            self._seen[module] = (
+                None if stored is None else _Facts(frozenset(stored[0]), frozenset(stored[1]))
+            )
+            at += 4 + size
+        self._read_to += at
+
+
 def _note_imports(stmt: ast.stmt, package: str, symbols: Symbols, imports: set[str]) -> None:
     """Record what ``stmt`` imports: in ``symbols`` (for the names the evaluator qualifies
     next) and, with the packages on the way, in ``imports`` (every module-level import,
@@ -321,10 +394,24 @@ def _with_parents(name: str, into: set[str]) -> None:
 
 
 @contextmanager
-def reading(lookup: Lookup, python_version: tuple[int, int]) -> Iterator[None]:
-    """The repository's modules readable by the evaluator while the block lowers it."""
-    _sibling_context.push(Siblings(lookup, python_version))
+def reading(
+    lookup: Lookup, python_version: tuple[int, int], *, shared: bool = False
+) -> Iterator[None]:
+    """The repository's modules readable by the evaluator while the block lowers it;
+    ``shared``: by processes forked in the block, which share what they read."""
+    fd = _unnamed_file() if shared else None
+    _sibling_context.push(Siblings(lookup, python_version, fd))
     try:
         yield
     finally:
         _sibling_context.pop()
+        if fd is not None:
+            os.close(fd)
+
+
+def _unnamed_file() -> int:
+    """A file descriptor of a file without a name (in memory where the system allows)."""
+    if hasattr(os, "memfd_create"):
+        return os.memfd_create("svcc-facts", os.MFD_CLOEXEC)
+    with tempfile.TemporaryFile() as file:  # unlinked already; the duplicate keeps it
+        return os.dup(file.fileno())
