@@ -67,9 +67,9 @@ class Siblings:
     ) -> None:
         self.lookup = lookup
         self.version = python_version
-        # The file the lowering workers of one tree share facts through: each module's are
-        # read (parsed) once among them, not once in each (see ``_SharedFacts``).
-        self._shared = _SharedFacts(shared) if shared is not None else None
+        # The file the lowering workers of one tree share answers through: each module is
+        # read (parsed, evaluated) once among them, not once in each (see ``_Shared``).
+        self._shared = _Shared(shared) if shared is not None else None
         self._facts: dict[str, _Facts | None] = {}
         self._values: dict[str, ModuleValues | None] = {}
         self._running: set[str] = set()
@@ -93,7 +93,7 @@ class Siblings:
         if same:
             self._facts[module] = facts = self._facts_of(module, tree, found[1])
             if self._shared is not None:
-                self._shared.put(module, facts)
+                self._shared.put(f"facts:{module}", _stored(facts))
 
     # -- the evaluator's questions ----------------------------------------------------------
     def absolute(self, reader: str, level: int, module: str) -> str | None:
@@ -184,12 +184,15 @@ class Siblings:
     def _read_facts(self, module: str) -> _Facts | None:
         if module in self._facts:
             return self._facts[module]
-        found, facts = self._shared.get(module) if self._shared is not None else (False, None)
+        found, stored = (
+            self._shared.get(f"facts:{module}") if self._shared is not None else (False, None)
+        )
+        facts = _restored(stored) if found else None
         if not found:
             parsed = self._parse(module)
             facts = None if parsed is None else self._facts_of(module, *parsed)
             if self._shared is not None:
-                self._shared.put(module, facts)
+                self._shared.put(f"facts:{module}", _stored(facts))
         self._facts[module] = facts
         return facts
 
@@ -272,6 +275,25 @@ class Siblings:
         module, attribute = self._split(reader, name, ast.Constant(None))
         if module == reader or self._reaches(module, reader):
             return False
+        return self._plain_in(module, attribute, depth)
+
+    def _plain_in(self, module: str, attribute: str, depth: int) -> bool:
+        """Whether ``module``'s ``attribute`` is a plain class, whoever reads it (the
+        reader only decides whether it may read ``module`` at all): shared between the
+        lowering processes, since evaluating ``module`` costs more than the question."""
+        key = f"plain:{module}:{attribute}:{depth}"
+        found, answer = self._shared.get(key) if self._shared is not None else (False, None)
+        if found:
+            return answer is True
+        try:
+            plain = self._plain_here(module, attribute, depth)
+        except Unknown:  # what ``plain_class`` answers for it
+            plain = False
+        if self._shared is not None:
+            self._shared.put(key, plain)
+        return plain
+
+    def _plain_here(self, module: str, attribute: str, depth: int) -> bool:
         values = self._module(module)
         if values is None:
             return False
@@ -299,29 +321,30 @@ class Siblings:
         return True
 
 
-class _SharedFacts:
-    """Facts shared between the processes lowering one tree, through an unnamed file their
-    parent made before forking them (nothing is left behind, whatever ends them): records
-    appended under a lock by whichever process read a module first, read by the others
-    when they need a module's facts. Facts depend only on the module's text, so which
-    process wrote them does not change them."""
+class _Shared:
+    """Answers shared between the processes lowering one tree, through an unnamed file
+    their parent made before forking them (nothing is left behind, whatever ends them):
+    records appended under a lock by whichever process answered first, read by the others
+    when they need an answer. Each answer depends only on the repository's text (a
+    module's facts; whether a module's class is plain), so which process wrote it does
+    not change it."""
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
         self._read_to = 0
-        self._seen: dict[str, _Facts | None] = {}
+        self._seen: dict[str, object] = {}
 
-    def get(self, module: str) -> tuple[bool, _Facts | None]:
-        """``(found, facts)``: whether some process stored the module's facts."""
-        if module not in self._seen:
+    def get(self, key: str) -> tuple[bool, object]:
+        """``(found, answer)``: whether some process stored an answer for ``key``."""
+        if key not in self._seen:
             self._catch_up()
-        if module not in self._seen:
+        if key not in self._seen:
             return False, None
-        return True, self._seen[module]
+        return True, self._seen[key]
 
-    def put(self, module: str, facts: _Facts | None) -> None:
-        stored = None if facts is None else (tuple(facts.imports), tuple(facts.names))
-        payload = marshal.dumps((module, stored))
+    def put(self, key: str, answer: "bool | tuple[tuple[str, ...], ...] | None") -> None:
+        """Store ``answer`` for ``key``."""
+        payload = marshal.dumps((key, answer))
         record = len(payload).to_bytes(4, "little") + payload
         try:
             fcntl.lockf(self.fd, fcntl.LOCK_EX)
@@ -329,7 +352,7 @@ class _SharedFacts:
                 os.pwrite(self.fd, record, os.fstat(self.fd).st_size)
             finally:
                 fcntl.lockf(self.fd, fcntl.LOCK_UN)
-        except OSError:  # sharing saves time only: each process can still read alone
+        except OSError:  # sharing saves time only: each process can still answer alone
             pass
 
     def _catch_up(self) -> None:
@@ -345,14 +368,24 @@ class _SharedFacts:
             if at + 4 + size > len(data):
                 break
             try:
-                module, stored = marshal.loads(data[at + 4 : at + 4 + size])
+                key, answer = marshal.loads(data[at + 4 : at + 4 + size])
             except (EOFError, ValueError, TypeError):
                 break
-            self._seen[module] = (
-                None if stored is None else _Facts(frozenset(stored[0]), frozenset(stored[1]))
-            )
+            self._seen[key] = answer
             at += 4 + size
         self._read_to += at
+
+
+def _stored(facts: _Facts | None) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    return None if facts is None else (tuple(facts.imports), tuple(facts.names))
+
+
+def _restored(stored: object) -> _Facts | None:
+    if not isinstance(stored, tuple):
+        return None
+    imports: tuple[str, ...] = stored[0]
+    names: tuple[str, ...] = stored[1]
+    return _Facts(frozenset(imports), frozenset(names))
 
 
 def _note_imports(stmt: ast.stmt, package: str, symbols: Symbols, imports: set[str]) -> None:

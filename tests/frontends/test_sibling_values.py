@@ -136,7 +136,7 @@ class _Counting(Siblings):
         return super()._parse_new(module)
 
 
-def test_facts_one_reader_stored_are_read_by_the_others() -> None:
+def test_what_one_reader_answered_the_others_read() -> None:
     sources = {
         f"pkg.{name[:-3]}": (text.encode(), False)
         for name, text in MODULES.items()
@@ -148,7 +148,10 @@ def test_facts_one_reader_stored_are_read_by_the_others() -> None:
         assert first.plain_class("pkg.api", "pkg._mixin.Mixin")
         assert first.parsed == ["pkg", "pkg._mixin"]  # the package's facts, then the class's
         assert second.plain_class("pkg.api", "pkg._mixin.Mixin")
-        # the second read no module's facts itself: only the class's module, evaluated
-        assert second.parsed == ["pkg._mixin"]
+        # the second read no module itself: the facts and the answer were the first's
+        assert second.parsed == []
+        # a question the first did not answer is answered here
+        assert not second.plain_class("pkg.api", "pkg.abnf.WORD")
+        assert second.parsed == ["pkg.abnf"]
     finally:
         os.close(fd)
