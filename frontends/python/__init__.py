@@ -70,6 +70,13 @@ def module_name_problem(name: str) -> str | None:
     return None
 
 
+# A module's text, the grammar it was parsed with and its tree, parsed before it is lowered
+# (the import-time evaluator of another module read it first): used only for that text and
+# grammar, the tree is the one ``parse`` makes (a file name changes only error messages,
+# and a text that does not parse has no tree).
+Parsed = tuple[str, tuple[int, int], ast.Module]
+
+
 def parse(text: str, version: tuple[int, int], filename: str) -> ast.Module:
     """``ast.parse`` with the requested grammar and no warnings leaking to stderr."""
     feature = min(version, running_version())
@@ -263,8 +270,10 @@ def lower_text(
     python_version: tuple[int, int],
     source_format: SourceFormat = "python",
     line_map: Sequence[tuple[int, int]] | None = None,
+    parsed: "Parsed | None" = None,
 ) -> FrontendResult:
-    """``text`` parsed and lowered to IR, with the garbage collector paused (see there)."""
+    """``text`` parsed and lowered to IR, with the garbage collector paused (see there).
+    ``parsed``: a tree of the text made already (see :data:`Parsed`)."""
     with collection_paused():
         return _lower_text(
             text,
@@ -276,6 +285,7 @@ def lower_text(
             python_version=python_version,
             source_format=source_format,
             line_map=line_map,
+            parsed=parsed,
         )
 
 
@@ -290,12 +300,14 @@ def _lower_text(
     python_version: tuple[int, int],
     source_format: SourceFormat,
     line_map: Sequence[tuple[int, int]] | None,
+    parsed: "Parsed | None" = None,
 ) -> FrontendResult:
     src = SourceText(text, line_map)
     body: ast.Module | SlicedModule
     try:
         if len(src.lines) <= SLICE_LINES:
-            body = parse(text, python_version, path)
+            same = parsed is not None and parsed[0] == text and parsed[1] == python_version
+            body = parsed[2] if parsed is not None and same else parse(text, python_version, path)
         else:  # parsed a slice at a time (see ``_chunks``), checked as it is read
             body = _sliced(text, src.lines, python_version, path)
     except PARSE_ERRORS as exc:
@@ -350,8 +362,10 @@ def read_python(
     module: str,
     python_version: tuple[int, int],
     encoding: str | None = None,
+    parsed: "Parsed | None" = None,
 ) -> FrontendResult:
-    """A ``.py`` file's bytes → IR. ``encoding`` overrides PEP 263 detection."""
+    """A ``.py`` file's bytes → IR. ``encoding`` overrides PEP 263 detection; ``parsed``:
+    a tree of the file's text made already (see :data:`Parsed`)."""
     try:
         text, used = decode_source(data, encoding)
     except SourceDecodeError as exc:
@@ -371,12 +385,14 @@ def read_python(
         module_sha256=digest if same else None,
         encoding=used,
         python_version=python_version,
+        parsed=parsed,
     )
 
 
 __all__ = [
     "JSON_VALUE_ATTRIBUTES",
     "FrontendResult",
+    "Parsed",
     "collection_paused",
     "SourceDecodeError",
     "decode_source",

@@ -32,7 +32,6 @@ from svcc.frontends.python._source import SourceDecodeError, decode_source
 from svcc.frontends.python._statements import nested_bindings
 from svcc.frontends.python._types import Symbols
 from svcc.frontends.python._values import FunctionRef, Unknown, is_plain
-from svcc.frontends.python._walk import children
 from svcc.ir.imports import package_of, resolve_relative
 from svcc.ir.python_version import running_version
 
@@ -76,6 +75,9 @@ class Siblings:
         self._recent: dict[str, tuple[ast.Module, bool] | None] = {}
         # start module -> every repository module its import runs (``None``: unknown)
         self._closures: dict[str, frozenset[str] | None] = {}
+        # Told of each module parsed here (its text, grammar and tree): a lowering worker
+        # keeps the tree to lower the module from, when no worker has taken it yet.
+        self.keep: Callable[[str, str, tuple[int, int], ast.Module], None] | None = None
 
     def lowered(self, module: str, text: str, tree: ast.Module) -> None:
         """``module`` was just parsed from ``text`` to be lowered: its facts come from that
@@ -177,9 +179,12 @@ class Siblings:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 feature = min(self.version, running_version())
-                return ast.parse(text, feature_version=feature), found[1]
+                tree = ast.parse(text, feature_version=feature)
         except (SourceDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
             return None
+        if self.keep is not None:
+            self.keep(module, text, self.version, tree)
+        return tree, found[1]
 
     def _read_facts(self, module: str) -> _Facts | None:
         if module in self._facts:
@@ -388,6 +393,22 @@ def _restored(stored: object) -> _Facts | None:
     return _Facts(frozenset(imports), frozenset(names))
 
 
+_STATEMENT_LISTS: Final = ("body", "orelse", "handlers", "finalbody", "cases")
+_STATEMENT_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _statement_fields(kind: type) -> tuple[str, ...]:
+    """The fields of a statement (or handler, or case) that hold statements, in order."""
+    fields = _STATEMENT_FIELDS.get(kind)
+    if fields is None:
+        fields = _STATEMENT_FIELDS[kind] = tuple(
+            f
+            for f in kind._fields  # type: ignore[attr-defined]
+            if f in _STATEMENT_LISTS
+        )
+    return fields
+
+
 def _note_imports(stmt: ast.stmt, package: str, symbols: Symbols, imports: set[str]) -> None:
     """Record what ``stmt`` imports: in ``symbols`` (for the names the evaluator qualifies
     next) and, with the packages on the way, in ``imports`` (every module-level import,
@@ -395,9 +416,12 @@ def _note_imports(stmt: ast.stmt, package: str, symbols: Symbols, imports: set[s
     stack: list[ast.AST] = [stmt]
     while stack:
         node = stack.pop()
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
-        stack.extend(children(node))
+        # an import is a statement: only the lists of statements (and of the handlers and
+        # cases holding them) are entered, in the order of the node's fields
+        for field in _statement_fields(type(node)):
+            stack.extend(getattr(node, field))
         if isinstance(node, ast.Import):
             for alias in node.names:
                 _with_parents(alias.name, imports)

@@ -20,6 +20,7 @@ library's lowering). A worker ends with its parent (``die_with_parent``: a SIGKI
 what it held cost a second of the standard library's wall time, for nothing.
 """
 
+import ast
 import contextlib
 import gc
 import os
@@ -27,12 +28,19 @@ import pickle
 import signal
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import attrs
 from attrs import frozen
 from svcc.contracts.errors import SvccError
-from svcc.frontends.python import FrontendResult, collection_paused, read_python
+from svcc.frontends.python import (
+    FrontendResult,
+    Parsed,
+    _sibling_context,
+    collection_paused,
+    read_python,
+)
+from svcc.frontends.python.sibling_values import Siblings
 from svcc.frontends.repository._spill import Spilled, Spills, SpillWriter
 from svcc.frontends.sibling_models import SourceOf, link_models, sources_of
 from svcc.ir.model import Import, ModuleIR
@@ -41,7 +49,7 @@ from svcc.ir.serde import ir_to_json
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
     from multiprocessing.process import BaseProcess
-    from multiprocessing.sharedctypes import Synchronized
+    from multiprocessing.sharedctypes import Synchronized, SynchronizedArray
 
     from svcc.contracts.diagnostics import Diagnostic
     from svcc.frontends.repository._tree import RepositoryTree, SourceFile
@@ -55,15 +63,18 @@ def lower_file(
     python_version: tuple[int, int],
     encoding: str | None = None,
     siblings: "SourceOf | None" = None,
+    parsed: Parsed | None = None,
 ) -> FrontendResult:
     """One module lowered; with ``siblings`` (the other modules' sources), the classes it
-    imports from them get their shapes (:mod:`svcc.frontends.sibling_models`)."""
+    imports from them get their shapes (:mod:`svcc.frontends.sibling_models`); ``parsed``:
+    its tree, made already."""
     result = read_python(
         file.data,
         path=file.path,
         module=file.module,
         python_version=python_version,
         encoding=encoding,
+        parsed=parsed,
     )
     if siblings is None:
         return result
@@ -152,6 +163,61 @@ def _lean(result: FrontendResult, ir_json: bytes | None, spill: SpillWriter) -> 
     )
 
 
+# Modules a worker keeps parsed ahead of lowering them, at most (see ``_Queue``).
+MAX_AHEAD: Final = 32
+
+
+class _Queue:
+    """The files a worker lowers, in turn: first those its import-time evaluator parsed
+    while reading another module (a module imported from the one being lowered) and that
+    no worker had taken, lowered from that tree (a second parse of the same text cost a
+    tenth of the standard library's lowering); then the next of the order the workers
+    share. ``claimed`` marks each file taken, by either way, by exactly one worker."""
+
+    def __init__(
+        self,
+        files: "Sequence[SourceFile]",
+        taken: "Synchronized[int]",
+        claimed: "SynchronizedArray[int]",
+    ) -> None:
+        self.files = files
+        self.taken = taken
+        self.claimed = claimed
+        self.position: dict[str, int] = {}
+        for index, file in enumerate(files):
+            self.position.setdefault(file.module, index)
+        self.ahead: dict[int, Parsed] = {}
+
+    def keep(self, module: str, text: str, version: tuple[int, int], tree: ast.Module) -> None:
+        """A module the evaluator parsed: lowered next from ``tree`` if no one took it."""
+        index = self.position.get(module)
+        if index is None or index in self.ahead or len(self.ahead) >= MAX_AHEAD:
+            return
+        if self._claim(index):
+            self.ahead[index] = (text, version, tree)
+
+    def next(self) -> tuple[int, Parsed | None] | None:
+        """The index of the next file to lower and its tree if parsed; ``None``: done."""
+        if self.ahead:
+            index = next(iter(self.ahead))
+            return index, self.ahead.pop(index)
+        while True:
+            with self.taken.get_lock():
+                index = self.taken.value
+                self.taken.value = index + 1
+            if index >= len(self.files):
+                return None
+            if self._claim(index):
+                return index, None
+
+    def _claim(self, index: int) -> bool:
+        with self.claimed.get_lock():
+            if self.claimed[index]:
+                return False
+            self.claimed[index] = 1
+            return True
+
+
 def _send(conn: "Connection", value: object) -> None:
     conn.send_bytes(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
 
@@ -162,6 +228,7 @@ def _serve(
     tree: "RepositoryTree",
     files: "Sequence[SourceFile]",
     taken: "Synchronized[int]",
+    claimed: "SynchronizedArray[int]",
     version: tuple[int, int],
     encoding: str | None,
     parent: int,
@@ -169,8 +236,9 @@ def _serve(
     spill: SpillWriter,
 ) -> None:
     """A worker's life: lower the files it takes (``taken``: how many of ``files`` the
-    workers have taken), send the parent each module's encoding, then run what the parent
-    asks over the modules held, until the pipe closes. ``others``: the parent's ends of the
+    workers have taken in order; ``claimed``: which, see ``_Queue``), send the parent each
+    module's encoding, then run what the parent asks over the modules held, until the pipe
+    closes. ``others``: the parent's ends of the
     pipes, this worker's and those of the workers forked before it, closed here (a copy
     held open here, a pipe would never close: the worker would wait)."""
     from svcc.runtime.lifetime import die_with_parent
@@ -185,16 +253,16 @@ def _serve(
     # collection after a pause walks every object made during it (0.1 s of the standard
     # library's, at the end, while the parent waited for the worker's exit).
     gc.disable()
+    queue = _Queue(files, taken, claimed)
+    provider = _sibling_context.current()
+    if isinstance(provider, Siblings):
+        provider.keep = queue.keep
     try:
         lowered = {}
-        while True:
-            with taken.get_lock():
-                index = taken.value
-                taken.value = index + 1
-            if index >= len(files):
-                break
+        while (step := queue.next()) is not None:
+            index, parsed = step
             file = files[index]
-            result = lower_file(file, version, encoding, siblings)
+            result = lower_file(file, version, encoding, siblings, parsed)
             ir_json = ir_to_json(result.ir) if result.ir is not None else None
             lowered[file.module] = _lean(result, ir_json, spill)
             # the readiness report's digest is that of these bytes: encoded once
@@ -237,6 +305,7 @@ class LoweringPool:
         self._processes: list[BaseProcess] = []
         largest_first = sorted(tree.files, key=lambda f: -len(f.data))
         taken = context.Value("q", 0)
+        claimed = context.Array("b", len(largest_first))
         self._spills = Spills(count)
         try:
             for worker in range(count):
@@ -248,6 +317,7 @@ class LoweringPool:
                         "tree": tree,
                         "files": largest_first,
                         "taken": taken,
+                        "claimed": claimed,
                         "version": python_version,
                         "encoding": encoding,
                         "parent": os.getpid(),
