@@ -201,7 +201,7 @@ def test_a_rest_call_is_a_server_span_under_the_callers_trace(
     from opentelemetry.trace import SpanKind, StatusCode
 
     app = _served(rest_bundle, monkeypatch, OTEL_TRACES_EXPORTER="console")
-    assert isinstance(app, tracing.TracedServer)
+    assert isinstance(app._spans, tracing.ServerSpans)
     spans.clear()
     answered = _post(app, "/capabilities/add", {"a": 20, "b": 22}, {"traceparent": TRACEPARENT})
     assert answered.json() == 42
@@ -294,7 +294,9 @@ def test_off_the_server_is_untouched(
 ) -> None:
     from svcc.runtime.network import NetworkLayer
 
-    assert isinstance(_served(rest_bundle, monkeypatch, **environ), NetworkLayer)
+    app = _served(rest_bundle, monkeypatch, **environ)
+    assert isinstance(app, NetworkLayer)
+    assert app._spans is None
 
 
 def test_off_the_sdk_is_never_imported(rest_bundle: Path, tmp_path: Path) -> None:
