@@ -635,7 +635,7 @@ def span_cost(args: argparse.Namespace) -> None:
     try:
         from opentelemetry.instrumentation.asgi import OpenTelemetryMiddleware
     except ImportError:
-        OpenTelemetryMiddleware = None  # noqa: N806 (the runtime's variants still run)
+        OpenTelemetryMiddleware = None  # the runtime's variants still run
         print("span cost: the SDK's ASGI instrumentation is not installed, left out")
     from opentelemetry import trace
     from opentelemetry.sdk.trace import TracerProvider

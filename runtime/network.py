@@ -155,12 +155,9 @@ class NetworkLayer:
         if metrics is not None:
             metrics.enter()
         try:
-            if self._open:
-                refusal = None
-            elif self._oauth is None:
-                refusal = self._refusal(path, method, authorization)
-            else:
-                refusal = await self._oauth_refusal(scope, path, method, authorization)
+            refusal = (
+                None if self._open else await self._refused(scope, path, method, authorization)
+            )
             if refusal is not None:
                 await _respond(answer, *refusal)
             elif metrics is not None and path == METRICS and method == "GET":
@@ -192,6 +189,14 @@ class NetworkLayer:
                 )
             if spans is not None:
                 spans.end(span, token, status, scope.get("svc.outcome") or status or 500)
+
+    async def _refused(
+        self, scope: Scope, path: str, method: str, authorization: bytes | None
+    ) -> Refusal | None:
+        """What to answer instead of the app when tokens or OAuth are on, or ``None``."""
+        if self._oauth is None:
+            return self._refusal(path, method, authorization)
+        return await self._oauth_refusal(scope, path, method, authorization)
 
     def _refusal(self, path: str, method: str, authorization: bytes | None) -> Refusal | None:
         """The 401 to answer, or ``None`` when the request may pass (static tokens only)."""
@@ -450,7 +455,7 @@ def network_layer(
     oauth = load_oauth(capabilities=frozenset(capabilities.values()) if capabilities else None)
     warn_if_exposed(host, tokens, prefix, oauth)
     _enable_access_log()
-    layer = NetworkLayer(
+    return NetworkLayer(
         app,
         capabilities=capabilities,
         tokens=tokens,
@@ -459,4 +464,3 @@ def network_layer(
         resource_path=resource_path,
         spans=server_spans(capabilities),
     )
-    return layer
