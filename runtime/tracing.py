@@ -19,8 +19,9 @@ with one line instead: a server that was asked to trace and silently does not is
 one that does not start.
 
 Spans (names and attributes in ``docs/how-to/tracing.md``): one ``SERVER`` span per HTTP
-request (REST, MCP over HTTP), made by :class:`TracedServer` with the SDK's tracer, its parent
-the request's ``traceparent``; the MCP SDK makes the span of each MCP message (stdio and HTTP,
+request (REST, MCP over HTTP), made with the SDK's tracer by :class:`ServerSpans` for the
+network layer, which reads every request anyway (``network``), its parent the request's
+``traceparent``; the MCP SDK makes the span of each MCP message (stdio and HTTP,
 its parent ``params._meta.traceparent``), and :meth:`Tracing.tool_call` adds the capability
 and the outcome to it. The REST span is made here rather than by
 ``opentelemetry-instrumentation-asgi``: that middleware records three spans and four metric
@@ -33,17 +34,13 @@ off. On, the garbage collector is set for the spans waiting to be exported
 
 import gc
 import os
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from collections.abc import Mapping, MutableMapping
 from typing import Any
 from urllib.parse import urlsplit
 
 from .integrity import StartupError
 
 Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 EXPORTER_ENV = "OTEL_TRACES_EXPORTER"
 DISABLED_ENV = "OTEL_SDK_DISABLED"
