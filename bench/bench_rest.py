@@ -536,8 +536,9 @@ def tracing_part(args: argparse.Namespace) -> None:
     (``parentbased_traceidratio``, 0.1: the rest get the SDK's non-recording span), against
     raw ASGI, the four alternating within each round (the generated server's defaults:
     metrics, its access line, request ids). Then, in this process, microseconds per request
-    of the runtime's span (``tracing.TracedServer``) against the SDK's ASGI instrumentation
-    around the same trivial app, when ``opentelemetry-instrumentation-asgi`` is installed.
+    of the runtime's span (made by the network layer: ``tracing.ServerSpans``) against the
+    SDK's ASGI instrumentation around the same trivial app, when
+    ``opentelemetry-instrumentation-asgi`` is installed.
     Goal: on >= 0.90 of raw ASGI; off equal to a server without tracing."""
     with tempfile.TemporaryDirectory(prefix="svcc-bench-otel-") as tmp:
         base = Path(tmp)
@@ -626,19 +627,20 @@ def tracing_part(args: argparse.Namespace) -> None:
 def span_cost(args: argparse.Namespace) -> None:
     """CPU microseconds per request around a trivial ASGI app (this process's CPU time, the
     SDK's export thread included: it moves less with the machine's load than wall time):
-    nothing, the runtime's span, the SDK's ASGI instrumentation (its send and receive spans
-    excluded, then included)."""
+    the network layer without a span, with the runtime's span, and the bare app under the
+    SDK's ASGI instrumentation (its send and receive spans excluded, then included)."""
     import asyncio
     import timeit
 
     try:
         from opentelemetry.instrumentation.asgi import OpenTelemetryMiddleware
     except ImportError:
-        print("span cost: skipped (opentelemetry-instrumentation-asgi is not installed)")
-        return
+        OpenTelemetryMiddleware = None  # the runtime's variants still run
+        print("span cost: the SDK's ASGI instrumentation is not installed, left out")
     from opentelemetry import trace
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+    from svcc.runtime.network import NetworkLayer
     from svcc.runtime.tracing import Tracing
 
     class Drop(SpanExporter):
@@ -661,12 +663,19 @@ def span_cost(args: argparse.Namespace) -> None:
         "headers": [(b"host", b"127.0.0.1"), (b"content-length", b"18")],
     }  # fmt: skip
     tracing = Tracing(provider.get_tracer("svc_runtime"))
+    capabilities = {"/capabilities/add": "add"}
+    spans = tracing.server_spans(capabilities)
+    layer = {"capabilities": capabilities, "tokens": None, "metrics": None}
     variants: dict[str, Any] = {
-        "no span": app,
-        "runtime span": tracing.server(app, {"/capabilities/add": "add"}),
-        "ASGI instr., 1 span": OpenTelemetryMiddleware(app, exclude_spans=["receive", "send"]),
-        "ASGI instr.": OpenTelemetryMiddleware(app),
+        "bare app": app,
+        "layer, no span": NetworkLayer(app, **layer),
+        "layer, runtime span": NetworkLayer(app, **layer, spans=spans),
     }
+    if OpenTelemetryMiddleware is not None:
+        variants["ASGI instr., 1 span"] = OpenTelemetryMiddleware(
+            app, exclude_spans=["receive", "send"]
+        )
+        variants["ASGI instr."] = OpenTelemetryMiddleware(app)
 
     async def receive() -> dict[str, Any]:
         return {"type": "http.request", "body": b"", "more_body": False}

@@ -33,7 +33,7 @@ from urllib.parse import urlsplit
 from .auth import TOKENS_ENV, Tokens, bearer, load_tokens
 from .metrics import Metrics, current
 from .oauth import METADATA_PATH, OAuth, load_oauth
-from .tracing import traced
+from .tracing import ServerSpans, server_spans
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -117,6 +117,7 @@ class NetworkLayer:
         metrics: Metrics | None,
         oauth: OAuth | None = None,
         resource_path: str = "",
+        spans: ServerSpans | None = None,
     ) -> None:
         self.app = app
         self._capabilities = dict(capabilities)
@@ -124,6 +125,7 @@ class NetworkLayer:
         self._metrics = metrics
         self._oauth = oauth
         self._resource_path = resource_path
+        self._spans = spans  # tracing (``tracing``): None when off
         self._open = tokens is None and oauth is None  # nothing to check per request
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -146,16 +148,16 @@ class NetworkLayer:
         if root and path.startswith(root):
             path = path[len(root) :]
         metrics = self._metrics
+        spans = self._spans
+        if spans is not None:
+            span, token = spans.start(scope, method, path, request_id)
         started = perf_counter()
         if metrics is not None:
             metrics.enter()
         try:
-            if self._open:
-                refusal = None
-            elif self._oauth is None:
-                refusal = self._refusal(path, method, authorization)
-            else:
-                refusal = await self._oauth_refusal(scope, path, method, authorization)
+            refusal = (
+                None if self._open else await self._refused(scope, path, method, authorization)
+            )
             if refusal is not None:
                 await _respond(answer, *refusal)
             elif metrics is not None and path == METRICS and method == "GET":
@@ -163,6 +165,10 @@ class NetworkLayer:
                 await _respond(answer, 200, body, [(b"content-type", media.encode())])
             else:
                 await self.app(scope, receive, answer)
+        except BaseException as exc:
+            if spans is not None:
+                span.record_exception(exc)
+            raise
         finally:
             elapsed = perf_counter() - started
             capability = self._capabilities.get(path) if method == "POST" else None
@@ -181,6 +187,16 @@ class NetworkLayer:
                     elapsed * 1000,
                     request_id.decode("ascii"),
                 )
+            if spans is not None:
+                spans.end(span, token, status, scope.get("svc.outcome") or status or 500)
+
+    async def _refused(
+        self, scope: Scope, path: str, method: str, authorization: bytes | None
+    ) -> Refusal | None:
+        """What to answer instead of the app when tokens or OAuth are on, or ``None``."""
+        if self._oauth is None:
+            return self._refusal(path, method, authorization)
+        return await self._oauth_refusal(scope, path, method, authorization)
 
     def _refusal(self, path: str, method: str, authorization: bytes | None) -> Refusal | None:
         """The 401 to answer, or ``None`` when the request may pass (static tokens only)."""
@@ -434,17 +450,17 @@ def network_layer(
     """``app`` behind the layer, configured from the environment; a bad tokens file or
     OAuth setting is a :class:`StartupError` (raised before anything is served).
     ``resource_path`` is where the protected resource lives (``/mcp`` for MCP). With
-    tracing on, a span around it all (``tracing``: the layer itself when off)."""
+    tracing on, a span per request (``tracing``; nothing of it when off)."""
     tokens = load_tokens()
     oauth = load_oauth(capabilities=frozenset(capabilities.values()) if capabilities else None)
     warn_if_exposed(host, tokens, prefix, oauth)
     _enable_access_log()
-    layer = NetworkLayer(
+    return NetworkLayer(
         app,
         capabilities=capabilities,
         tokens=tokens,
         metrics=current(),
         oauth=oauth,
         resource_path=resource_path,
+        spans=server_spans(capabilities),
     )
-    return traced(layer, capabilities)

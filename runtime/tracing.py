@@ -19,8 +19,9 @@ with one line instead: a server that was asked to trace and silently does not is
 one that does not start.
 
 Spans (names and attributes in ``docs/how-to/tracing.md``): one ``SERVER`` span per HTTP
-request (REST, MCP over HTTP), made by :class:`TracedServer` with the SDK's tracer, its parent
-the request's ``traceparent``; the MCP SDK makes the span of each MCP message (stdio and HTTP,
+request (REST, MCP over HTTP), made with the SDK's tracer by :class:`ServerSpans` for the
+network layer, which reads every request anyway (``network``), its parent the request's
+``traceparent``; the MCP SDK makes the span of each MCP message (stdio and HTTP,
 its parent ``params._meta.traceparent``), and :meth:`Tracing.tool_call` adds the capability
 and the outcome to it. The REST span is made here rather than by
 ``opentelemetry-instrumentation-asgi``: that middleware records three spans and four metric
@@ -33,17 +34,13 @@ off. On, the garbage collector is set for the spans waiting to be exported
 
 import gc
 import os
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from collections.abc import Mapping, MutableMapping
 from typing import Any
 from urllib.parse import urlsplit
 
 from .integrity import StartupError
 
 Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 EXPORTER_ENV = "OTEL_TRACES_EXPORTER"
 DISABLED_ENV = "OTEL_SDK_DISABLED"
@@ -205,8 +202,8 @@ class Tracing:
         self.in_context = set_span_in_context
         self.current_span = trace.get_current_span
 
-    def server(self, app: App, capabilities: Mapping[str, str]) -> "TracedServer":
-        return TracedServer(app, self, capabilities)
+    def server_spans(self, capabilities: Mapping[str, str]) -> "ServerSpans":
+        return ServerSpans(self, capabilities)
 
     def tool_call(self, capability: str, status: int) -> None:
         """The capability and outcome on the span of the MCP message being answered (the
@@ -218,20 +215,21 @@ class Tracing:
             span.set_status(self.error)
 
 
-class TracedServer:
-    """A ``SERVER`` span around each HTTP request of ``app``; attribute access falls through
-    to the app. The span's parent is the request's trace context (``traceparent``) when it
-    carries one; its status code and request id are read from the response as it starts
-    (the network layer inside echoes ``X-Request-ID`` there), so nothing inside changes.
+class ServerSpans:
+    """The ``SERVER`` span of each HTTP request, for the network layer (``network``), which
+    starts it once it knows the request's id and ends it with the status it answered: one
+    pass over the request, no layer of its own around it. The span's parent is the
+    request's trace context (``traceparent``) when it carries one.
 
     The name and start attributes of a known route (a capability's ``POST``, a fixed path)
-    are built once, here: per request the span gets the same dict (the SDK copies what it
-    keeps), and the headers are decoded only when the propagator's own are there."""
+    are built once, here; per request they are copied with the request id into the one dict
+    the span is created with (the SDK cleans attributes per call, taking the span's lock),
+    and the status is the only attribute set later. The headers are decoded only when the
+    propagator's own are there."""
 
-    __slots__ = ("_capabilities", "_routes", "_tracing", "app")
+    __slots__ = ("_capabilities", "_routes", "_tracing")
 
-    def __init__(self, app: App, tracing: Tracing, capabilities: Mapping[str, str]) -> None:
-        self.app = app
+    def __init__(self, tracing: Tracing, capabilities: Mapping[str, str]) -> None:
         self._tracing = tracing
         self._capabilities = dict(capabilities)
         self._routes: dict[tuple[str, str, str], tuple[str, dict[str, Any]]] = {}
@@ -257,10 +255,10 @@ class TracedServer:
             attributes[CAPABILITY] = capability
         return f"{method} {path}", attributes
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    def start(self, scope: Scope, method: str, path: str, request_id: bytes) -> tuple[Any, Any]:
+        """The request's span, started and made current (user code in the capability sees
+        it as its parent), and the token that :meth:`end` detaches it with. ``path`` is
+        the route's (the root path taken off)."""
         tracing = self._tracing
         fields = tracing.fields
         headers = scope["headers"]
@@ -272,50 +270,27 @@ class TracedServer:
                 }
                 parent = tracing.propagator.extract(carrier)
                 break
-        method, path, scheme = scope["method"], scope["path"], scope.get("scheme", "http")
-        root = scope.get("root_path")
-        if root and path.startswith(root):
-            path = path[len(root) :]
+        scheme = scope.get("scheme", "http")
         route = self._routes.get((method, path, scheme))
         name, attributes = self._route(method, path, scheme) if route is None else route
+        attributes = {**attributes, REQUEST_ID: request_id.decode("latin-1")}
         span = tracing.tracer.start_span(name, parent, tracing.server_kind, attributes)
-        token = tracing.attach(tracing.in_context(span))
-        status = 0
-        request_id = b""
+        return span, tracing.attach(tracing.in_context(span))
 
-        async def answer(message: Message) -> None:
-            nonlocal status, request_id
-            if message["type"] == "http.response.start":
-                status = message["status"]
-                for key, value in reversed(message.get("headers", ())):
-                    if key == b"x-request-id":
-                        request_id = value
-                        break
-            await send(message)
-
-        try:
-            await self.app(scope, receive, answer)
-        except BaseException as exc:
-            span.record_exception(exc)
-            raise
-        finally:
-            if span.is_recording():  # not when sampled out: nothing would be kept
-                # one call for what the answer told (each call takes the span's lock)
-                ended: dict[str, Any] = {"http.response.status_code": status or 500}
-                if request_id:
-                    ended[REQUEST_ID] = request_id.decode("latin-1")
-                outcome = scope.get("svc.outcome") or status or 500  # a stream's, at its end
-                if outcome >= 500:
-                    ended["error.type"] = str(outcome)
-                    span.set_status(tracing.error)
-                span.set_attributes(ended)
-            span.end()
-            tracing.detach(token)
-
-    def __getattr__(self, name: str) -> Any:
-        if name == "app":  # not set yet (copying, unpickling): no recursion
-            raise AttributeError(name)
-        return getattr(self.app, name)
+    def end(self, span: Any, token: Any, status: int, outcome: int) -> None:
+        """End the span with what the request was answered: ``status`` as it started (0:
+        it never did), ``outcome`` the final word (a stream's, at its end; else ``status``)."""
+        tracing = self._tracing
+        if span.is_recording():  # not when sampled out: nothing would be kept
+            if outcome >= 500:
+                span.set_attributes(
+                    {"http.response.status_code": status or 500, "error.type": str(outcome)}
+                )
+                span.set_status(tracing.error)
+            else:  # one attribute: each call takes the span's lock and cleans what it gets
+                span.set_attribute("http.response.status_code", status or 500)
+        span.end()
+        tracing.detach(token)
 
 
 def _resource(service: str) -> Any:
@@ -382,15 +357,15 @@ def current() -> Tracing | None:
     return _active[0] if _active else None
 
 
-def traced(app: App, capabilities: Mapping[str, str]) -> App:
-    """``app`` with a server span per HTTP request when tracing is on, else ``app`` itself.
-    On, the server is built by now: the collector is set for the spans the batch processor
-    holds (:func:`collect_for_spans`)."""
+def server_spans(capabilities: Mapping[str, str]) -> ServerSpans | None:
+    """What makes a server span per HTTP request when tracing is on, else ``None``. On, the
+    server is built by now: the collector is set for the spans the batch processor holds
+    (:func:`collect_for_spans`)."""
     tracing = current()
     if tracing is None:
-        return app
+        return None
     collect_for_spans()
-    return tracing.server(app, capabilities)
+    return tracing.server_spans(capabilities)
 
 
 # Young objects between two young collections while tracing: above what a batch of spans

@@ -201,7 +201,7 @@ def test_a_rest_call_is_a_server_span_under_the_callers_trace(
     from opentelemetry.trace import SpanKind, StatusCode
 
     app = _served(rest_bundle, monkeypatch, OTEL_TRACES_EXPORTER="console")
-    assert isinstance(app, tracing.TracedServer)
+    assert isinstance(app._spans, tracing.ServerSpans)
     spans.clear()
     answered = _post(app, "/capabilities/add", {"a": 20, "b": 22}, {"traceparent": TRACEPARENT})
     assert answered.json() == 42
@@ -281,6 +281,87 @@ def test_a_fixed_path_names_its_span_and_the_scheme_is_the_requests(
     assert gc.get_threshold()[0] >= tracing.YOUNG_THRESHOLD
 
 
+INSIDE = '''\
+"""A capability that traces its own work with the OpenTelemetry API."""
+
+from opentelemetry import trace
+
+
+def measured(n: int) -> str:
+    """Its own span inside the request's; answers the id of the span current here."""
+    with trace.get_tracer("user.code").start_as_current_span("inside"):
+        pass
+    return format(trace.get_current_span().get_span_context().span_id, "016x")
+'''
+
+
+def test_user_code_in_a_capability_sees_the_request_span(
+    tmp_path: Path, spans: InMemorySpanExporter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The request's span is current where the capability runs (a pool thread): the API's
+    ``get_current_span`` answers it, and a span the capability starts is its child."""
+    (tmp_path / "inside.py").write_text(INSIDE)
+    (tmp_path / "requirements.txt").write_text("opentelemetry-api\n")
+    requirements = ("--requirements", str(tmp_path / "requirements.txt"))
+    generate(tmp_path / "inside.py", tmp_path / "rest", *requirements)
+    app = _served(tmp_path / "rest", monkeypatch, OTEL_TRACES_EXPORTER="console")
+    spans.clear()
+    answered = _post(app, "/capabilities/measured", {"n": 1}, {"traceparent": TRACEPARENT})
+    assert answered.status_code == 200
+    (request,) = _served_spans(spans)
+    inside = _one(spans, "inside")
+    assert request.context is not None
+    assert inside.parent is not None
+    assert answered.json() == f"{request.context.span_id:016x}"
+    assert inside.parent.span_id == request.context.span_id
+    assert inside.context is not None
+    assert f"{inside.context.trace_id:032x}" == TRACE_ID
+
+
+@pytest.mark.parametrize(
+    ("traceparent", "parented"),
+    [
+        (TRACEPARENT, True),
+        (f"00-{TRACE_ID}-{PARENT_ID}-01-extra", False),  # version 00 has no more fields
+        (f"ff-{TRACE_ID}-{PARENT_ID}-01", False),  # the version W3C forbids
+        (f"00-{'0' * 32}-{PARENT_ID}-01", False),  # an invalid (all-zero) trace id
+        (f"00-{TRACE_ID.upper()}-{PARENT_ID}-01", False),  # hex digits are lowercase
+        ("00-abc-def-01", False),
+    ],
+)
+def test_a_malformed_traceparent_is_ignored_as_the_propagator_ignores_it(
+    rest_bundle: Path,
+    spans: InMemorySpanExporter,
+    monkeypatch: pytest.MonkeyPatch,
+    traceparent: str,
+    parented: bool,
+) -> None:
+    """The W3C propagator's rules decide: a header it refuses starts a trace of its own,
+    and the request is answered as any other."""
+    app = _served(rest_bundle, monkeypatch, OTEL_TRACES_EXPORTER="console")
+    spans.clear()
+    answered = _post(app, "/capabilities/add", {"a": 1, "b": 1}, {"traceparent": traceparent})
+    assert answered.json() == 2
+    (span,) = _served_spans(spans)
+    assert span.context is not None
+    assert (span.parent is not None) is parented
+    assert (f"{span.context.trace_id:032x}" == TRACE_ID) is parented
+
+
+def test_a_caller_that_did_not_sample_its_trace_gets_no_span(
+    rest_bundle: Path, spans: InMemorySpanExporter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The SDK's sampler decides (parent-based by default): a ``traceparent`` whose flags
+    say "not sampled" makes a span that records nothing and reaches no exporter."""
+    app = _served(rest_bundle, monkeypatch, OTEL_TRACES_EXPORTER="console")
+    spans.clear()
+    unsampled = f"00-{TRACE_ID}-{PARENT_ID}-00"
+    answered = _post(app, "/capabilities/add", {"a": 1, "b": 1}, {"traceparent": unsampled})
+    assert answered.json() == 2
+    assert answered.headers["x-request-id"]
+    assert _served_spans(spans) == []
+
+
 @pytest.mark.parametrize(
     "environ",
     [
@@ -294,7 +375,9 @@ def test_off_the_server_is_untouched(
 ) -> None:
     from svcc.runtime.network import NetworkLayer
 
-    assert isinstance(_served(rest_bundle, monkeypatch, **environ), NetworkLayer)
+    app = _served(rest_bundle, monkeypatch, **environ)
+    assert isinstance(app, NetworkLayer)
+    assert app._spans is None
 
 
 def test_off_the_sdk_is_never_imported(rest_bundle: Path, tmp_path: Path) -> None:
@@ -367,6 +450,22 @@ def test_a_served_rest_bundle_exports_its_spans(rest_bundle: Path) -> None:
     assert span["kind"] == "SpanKind.SERVER"
     assert span["attributes"]["svc.request_id"] == answered.headers["x-request-id"]
     assert span["resource"]["attributes"]["service.name"] == "adder"
+
+
+def test_the_sampler_the_environment_names_decides(rest_bundle: Path) -> None:
+    """``OTEL_TRACES_SAMPLER=parentbased_always_off``: a request that brings no trace
+    context is not sampled (no span), one whose caller sampled its trace is."""
+    environ = {**CONSOLE, "OTEL_TRACES_SAMPLER": "parentbased_always_off"}
+    with serving(rest_bundle, env=environ) as server, server.client() as client:
+        alone = client.post("/capabilities/add", json={"a": 1, "b": 2})
+        followed = client.post(
+            "/capabilities/add", json={"a": 2, "b": 2}, headers={"traceparent": TRACEPARENT}
+        )
+        assert (alone.json(), followed.json()) == (3, 4)
+    (span,) = [s for s in console_spans(server.log_text()) if s["name"].startswith("POST")]
+    assert span["attributes"]["svc.request_id"] == followed.headers["x-request-id"]
+    assert span["parent_id"] == "0x" + PARENT_ID
+    assert span["attributes"]["http.response.status_code"] == 200
 
 
 @pytest.fixture(scope="module")
