@@ -1041,3 +1041,30 @@ def test_a_snapshots_declared_files_are_found_in_linear_work() -> None:
     small = executed_lines(export(100))
     large = executed_lines(export(400))
     assert large <= LINEAR * small, f"4x input cost {large / small:.2f}x the work"
+
+
+def test_a_table_loop_calling_a_sibling_module_grows_linearly(tmp_path: Path) -> None:
+    """A module-level loop filling a table through a function of another module of the
+    repository (evaluated by the sibling reader, call by call): linear in the loop's
+    length, up to the evaluator's bound (then unknown, never a hang)."""
+    from svcc.compiler.driver import analyze_repository
+
+    def tree(steps: int) -> Callable[[], object]:
+        root = tmp_path / f"t{steps}" / "pkg"
+        root.mkdir(parents=True)
+        (root / "__init__.py").write_text("")
+        (root / "helpers.py").write_text("def square(x):\n    return x * x\n")
+        (root / "table.py").write_text(
+            "from .helpers import square\n\nT = {}\n"
+            f"for i in range({steps}):\n    T[i] = square(i)\n\n\n"
+            "def look(a: int) -> int:\n    return T.get(a, 0)\n"
+        )
+        return lambda: analyze_repository(root.parent, python_version="3.11", strict=False)
+
+    done = tree(9_999)()  # the table known (the bound is 10,000): the function is served
+    assert {a.name: a.klass for a in done.reports["pkg.table"].assessments} == {  # type: ignore[attr-defined, union-attr]
+        "look": "eligible"
+    }
+    small = executed_lines(tree(2_500))
+    large = executed_lines(tree(10_000))
+    assert large <= LINEAR * small, f"4x the loop cost {large / small:.2f}x the work"
