@@ -28,6 +28,7 @@ the same whatever order the body spells its calls in:
 """
 
 import ast
+from collections import ChainMap
 from collections.abc import Callable, Mapping
 
 from svcc.frontends.python._effects import origin
@@ -116,6 +117,7 @@ class Reach:
             return set(known), set(followed)
         names = self._local_origins(fn, object_params)
         locals_ = set(names)
+        view = {**self.origins, **names}  # once per body, not once per call
         found: set[str] = set()
         calls: set[str] = set()
         passed: set[int] = set()  # what calls are given: a function there may be called
@@ -139,7 +141,7 @@ class Reach:
                     if any(self._module_value(t, locals_, nested=True) for t in targets):
                         found.add("<state>")
                 elif kind is ast.Call:
-                    self._call(node, names, locals_, found, calls)  # type: ignore[arg-type]
+                    self._call(node, view, locals_, found, calls)  # type: ignore[arg-type]
         if not object_params:
             self._own[key] = (set(found), set(calls))
         return found, calls
@@ -178,7 +180,7 @@ class Reach:
         if isinstance(func, ast.Name) and func.id not in locals_ and self._followable(func.id):
             calls.add(func.id)
             return
-        callee = origin(func, self.qualify, {**self.origins, **names})
+        callee = origin(func, self.qualify, names)
         if callee in _OPENERS:
             callee = f"{callee}[{_mode(call, 1)}]"
         elif callee.startswith("pathlib.") and callee.endswith(".open"):
@@ -211,6 +213,7 @@ class Reach:
                 names[arg.arg] = "?object" if arg.arg in object_params else "?"
         for name in counts:
             names.setdefault(name, "?")
+        view = ChainMap(names, self.origins)  # as ``names`` grows
         for stmt in fn.body:
             for node in walk(stmt):
                 if isinstance(node, ast.Import):
@@ -227,7 +230,6 @@ class Reach:
                     and isinstance(node.optional_vars, ast.Name)
                     and counts.get(node.optional_vars.id) == 1
                 ):  # what entering returns, taken as the manager itself (``open``'s file)
-                    view = {**self.origins, **names}
                     names[node.optional_vars.id] = origin(node.context_expr, self.qualify, view)
                 elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
                     if not isinstance(node, ast.Lambda) and counts.get(node.name) == 1:
@@ -247,7 +249,6 @@ class Reach:
                     and counts.get(node.targets[0].id) == 1
                     and node.targets[0].id not in object_params
                 ):
-                    view = {**self.origins, **names}
                     names[node.targets[0].id] = origin(node.value, self.qualify, view)
         return names
 
