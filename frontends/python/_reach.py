@@ -206,16 +206,15 @@ class Reach:
 
     def _local_origins(self, fn: FunctionNode, object_params: frozenset[str]) -> dict[str, str]:
         counts = binding_counts(fn.body)
-        names: dict[str, str] = {}
-        args = fn.args
-        for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
-            if arg is not None:
-                names[arg.arg] = "?object" if arg.arg in object_params else "?"
+        names = _parameter_origins(fn, object_params)
         for name in counts:
             names.setdefault(name, "?")
         view = ChainMap(names, self.origins)  # as ``names`` grows
+        binders = _BINDERS
         for stmt in fn.body:
             for node in walk(stmt):
+                if type(node) not in binders:  # most nodes: skipped at one test
+                    continue
                 if isinstance(node, ast.Import):
                     for alias in node.names:
                         bound = alias.asname or alias.name.split(".", 1)[0]
@@ -251,6 +250,26 @@ class Reach:
                 ):
                     names[node.targets[0].id] = origin(node.value, self.qualify, view)
         return names
+
+
+# The nodes ``_local_origins`` reads a name's origin from (exact types: the parser makes no
+# subclasses).
+_BINDERS = frozenset(
+    {
+        ast.Import, ast.ImportFrom, ast.withitem, ast.FunctionDef, ast.AsyncFunctionDef,
+        ast.Lambda, ast.Assign,
+    }
+)  # fmt: skip
+
+
+def _parameter_origins(fn: FunctionNode, object_params: frozenset[str]) -> dict[str, str]:
+    """Each parameter's origin: ``?object`` for one whose type is not plain JSON, else ``?``."""
+    args = fn.args
+    names: dict[str, str] = {}
+    for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
+        if arg is not None:
+            names[arg.arg] = "?object" if arg.arg in object_params else "?"
+    return names
 
 
 def _arguments(call: ast.Call) -> list[ast.expr]:
