@@ -8,10 +8,12 @@ plain data, so nothing of the source ever runs: an operator on plain data reads 
 else and writes nothing.
 """
 
+import ast
 from collections.abc import Mapping
 from typing import Final
 
 import attrs
+from svcc.frontends.python._walk import walk
 
 # Bounds: past any of them a value is unknown (never a hang, never a large allocation).
 MAX_STRING: Final = 100_000  # characters or bytes of one string
@@ -84,9 +86,16 @@ class ClassValue:
     instantiable: bool = False
     methods: Mapping[str, object] = attrs.field(factory=dict)
     names: frozenset[str] = frozenset()
-    # ``names`` is every name the class and its bases bind (no ``del`` in their bodies):
-    # ``dir()`` of an instance is known.
-    listable: bool = False
+    # The class statements of the class and its own bases, for ``listable``.
+    definitions: tuple[ast.ClassDef, ...] = ()
+
+    @property
+    def listable(self) -> bool:
+        """``names`` is every name the class and its bases bind (no ``del`` in their
+        bodies): ``dir()`` of an instance is known. Asked for rarely, so only then walked."""
+        return bool(self.definitions) and not any(
+            isinstance(n, ast.Delete) for d in self.definitions for n in walk(d)
+        )
 
 
 class FunctionRef:
