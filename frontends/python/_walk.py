@@ -97,6 +97,14 @@ def walk(node: ast.AST) -> list[ast.AST]:
     return found
 
 
+def walk_parts(node: ast.AST) -> list[ast.AST]:
+    """The nodes of ``walk(node)``, in another order: ``node``, then the walk of each of
+    its children in turn (each parent still before what is below it). For a reader that
+    needs the set, not the order, of a function's nodes: its statements' walks are shared
+    (``shared_walks``) with the readers that walk them one by one."""
+    return [node, *(found for child in children(node) for found in walk(child))]
+
+
 def _walk(node: ast.AST) -> list[ast.AST]:
     nodes = [node]
     append = nodes.append
