@@ -27,6 +27,7 @@ from svcc.frontends.python._statements import (
     is_type_checking,
     nested_bindings,
 )
+from svcc.frontends.python._walk import shared_walks
 from svcc.ir.model import BindingKind, Fallback, ModuleIR, NameRead, Statement
 
 
@@ -67,7 +68,8 @@ class ModuleLowerer(CapabilityReader):
 
     def lower(self) -> ModuleIR:
         try:
-            return self._lower()
+            with shared_walks():  # each body walked once, whichever readers walk it
+                return self._lower()
         finally:
             # ``_reading`` holds bound methods of this lowerer (a reference cycle): cleared,
             # reference counting frees the lowerer and its syntax tree at once. Kept, each

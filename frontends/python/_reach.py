@@ -28,6 +28,7 @@ the same whatever order the body spells its calls in:
 """
 
 import ast
+from collections import ChainMap
 from collections.abc import Callable, Mapping
 
 from svcc.frontends.python._effects import origin
@@ -116,6 +117,7 @@ class Reach:
             return set(known), set(followed)
         names = self._local_origins(fn, object_params)
         locals_ = set(names)
+        view = {**self.origins, **names}  # once per body, not once per call
         found: set[str] = set()
         calls: set[str] = set()
         passed: set[int] = set()  # what calls are given: a function there may be called
@@ -139,7 +141,7 @@ class Reach:
                     if any(self._module_value(t, locals_, nested=True) for t in targets):
                         found.add("<state>")
                 elif kind is ast.Call:
-                    self._call(node, names, locals_, found, calls)  # type: ignore[arg-type]
+                    self._call(node, view, locals_, found, calls)  # type: ignore[arg-type]
         if not object_params:
             self._own[key] = (set(found), set(calls))
         return found, calls
@@ -178,7 +180,7 @@ class Reach:
         if isinstance(func, ast.Name) and func.id not in locals_ and self._followable(func.id):
             calls.add(func.id)
             return
-        callee = origin(func, self.qualify, {**self.origins, **names})
+        callee = origin(func, self.qualify, names)
         if callee in _OPENERS:
             callee = f"{callee}[{_mode(call, 1)}]"
         elif callee.startswith("pathlib.") and callee.endswith(".open"):
@@ -204,15 +206,15 @@ class Reach:
 
     def _local_origins(self, fn: FunctionNode, object_params: frozenset[str]) -> dict[str, str]:
         counts = binding_counts(fn.body)
-        names: dict[str, str] = {}
-        args = fn.args
-        for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
-            if arg is not None:
-                names[arg.arg] = "?object" if arg.arg in object_params else "?"
+        names = _parameter_origins(fn, object_params)
         for name in counts:
             names.setdefault(name, "?")
+        view = ChainMap(names, self.origins)  # as ``names`` grows
+        binders = _BINDERS
         for stmt in fn.body:
             for node in walk(stmt):
+                if type(node) not in binders:  # most nodes: skipped at one test
+                    continue
                 if isinstance(node, ast.Import):
                     for alias in node.names:
                         bound = alias.asname or alias.name.split(".", 1)[0]
@@ -227,7 +229,6 @@ class Reach:
                     and isinstance(node.optional_vars, ast.Name)
                     and counts.get(node.optional_vars.id) == 1
                 ):  # what entering returns, taken as the manager itself (``open``'s file)
-                    view = {**self.origins, **names}
                     names[node.optional_vars.id] = origin(node.context_expr, self.qualify, view)
                 elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
                     if not isinstance(node, ast.Lambda) and counts.get(node.name) == 1:
@@ -247,9 +248,28 @@ class Reach:
                     and counts.get(node.targets[0].id) == 1
                     and node.targets[0].id not in object_params
                 ):
-                    view = {**self.origins, **names}
                     names[node.targets[0].id] = origin(node.value, self.qualify, view)
         return names
+
+
+# The nodes ``_local_origins`` reads a name's origin from (exact types: the parser makes no
+# subclasses).
+_BINDERS = frozenset(
+    {
+        ast.Import, ast.ImportFrom, ast.withitem, ast.FunctionDef, ast.AsyncFunctionDef,
+        ast.Lambda, ast.Assign,
+    }
+)  # fmt: skip
+
+
+def _parameter_origins(fn: FunctionNode, object_params: frozenset[str]) -> dict[str, str]:
+    """Each parameter's origin: ``?object`` for one whose type is not plain JSON, else ``?``."""
+    args = fn.args
+    names: dict[str, str] = {}
+    for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
+        if arg is not None:
+            names[arg.arg] = "?object" if arg.arg in object_params else "?"
+    return names
 
 
 def _arguments(call: ast.Call) -> list[ast.expr]:

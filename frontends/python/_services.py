@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from typing import Final
 
 from svcc.frontends.python._reach import MUTATING
+from svcc.frontends.python._walk import children
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -125,13 +126,16 @@ def state_writes(fn: FunctionNode) -> Iterator[tuple[str, ast.AST]]:
     stack: list[ast.AST] = list(fn.body)
     while stack:
         node = stack.pop()
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+        kind = type(node)  # exact types: the parser makes no subclasses
+        if kind in _SCOPES:
             continue
-        targets: list[ast.expr] = []
-        if isinstance(node, ast.Assign):
-            targets = node.targets
-        elif isinstance(node, ast.AugAssign | ast.AnnAssign):
-            targets = [node.target]
+        if kind is ast.Assign:
+            targets: list[ast.expr] = node.targets  # type: ignore[attr-defined]
+        elif kind is ast.AugAssign or kind is ast.AnnAssign:
+            targets = [node.target]  # type: ignore[attr-defined]
+        else:
+            stack.extend(children(node))
+            continue
         for target in targets:
             for item in target.elts if isinstance(target, ast.Tuple | ast.List) else [target]:
                 if (
@@ -140,7 +144,7 @@ def state_writes(fn: FunctionNode) -> Iterator[tuple[str, ast.AST]]:
                     and item.value.id == me
                 ):
                     yield item.attr, item
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(children(node))
 
 
 def changes_instance(fn: FunctionNode) -> bool:
@@ -162,24 +166,30 @@ def changes_instance(fn: FunctionNode) -> bool:
     stack: list[ast.AST] = list(fn.body)
     while stack:
         node = stack.pop()
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+        kind = type(node)  # exact types: the parser makes no subclasses
+        if kind in _SCOPES:
             continue
         targets: list[ast.expr] = []
-        if isinstance(node, ast.Assign | ast.Delete):
-            targets = node.targets
-        elif isinstance(node, ast.AugAssign | ast.AnnAssign):
-            targets = [node.target]
+        if kind is ast.Assign or kind is ast.Delete:
+            targets = node.targets  # type: ignore[attr-defined]
+        elif kind is ast.AugAssign or kind is ast.AnnAssign:
+            targets = [node.target]  # type: ignore[attr-defined]
+        elif kind is ast.Call:
+            func = node.func  # type: ignore[attr-defined]
+            if (
+                type(func) is ast.Attribute
+                and func.attr in MUTATING
+                and isinstance(func.value, ast.Attribute | ast.Subscript)
+                and rooted(func.value)
+            ):
+                return True
         for target in targets:
             items = target.elts if isinstance(target, ast.Tuple | ast.List) else [target]
             if any(isinstance(i, ast.Attribute | ast.Subscript) and rooted(i) for i in items):
                 return True
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr in MUTATING
-            and isinstance(node.func.value, ast.Attribute | ast.Subscript)
-            and rooted(node.func.value)
-        ):
-            return True
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(children(node))
     return False
+
+
+# What a method's body holds but does not run on a call: another scope.
+_SCOPES: Final = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef})

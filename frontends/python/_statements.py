@@ -9,7 +9,7 @@ well-known pure decorators).
 import ast
 
 from svcc.frontends.python._types import Symbols, typing_names
-from svcc.frontends.python._walk import children, walk
+from svcc.frontends.python._walk import children, shared_memo, walk
 
 # Calls that only build typing objects: harmless at import when the name is typing's.
 TYPING_CONSTRUCTORS = typing_names(
@@ -197,6 +197,16 @@ def nested_bindings(stmt: ast.stmt) -> list[str]:
     subclasses): it runs on every module-level statement."""
     if type(stmt) in _SCOPES:  # the commonest statement in a class body: a method
         return [stmt.name]  # type: ignore[attr-defined]
+    memo = shared_memo("nested_bindings")  # asked of each statement by several readers
+    if memo is None:
+        return _nested_bindings(stmt)
+    found: list[str] | None = memo.get(stmt)
+    if found is None:
+        found = memo[stmt] = _nested_bindings(stmt)
+    return list(found)  # the caller's own list
+
+
+def _nested_bindings(stmt: ast.stmt) -> list[str]:
     names: list[str] = []
     stack: list[ast.AST] = [stmt]
     while stack:

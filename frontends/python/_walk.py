@@ -10,7 +10,10 @@ from the name), and they are a third of a typical module's nodes.
 """
 
 import ast
-from typing import Final
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, Final
 
 # Fields that never hold a node the walk yields: names and flags (strings, numbers), the
 # context and operator fields, and a constant's value.
@@ -51,9 +54,58 @@ def children(node: ast.AST) -> list[ast.AST]:
     return out
 
 
+# Inside ``shared_walks``: each node's walk, and the memos other readers keep by name.
+_SHARED: ContextVar[dict[object, Any] | None] = ContextVar("shared_walks", default=None)
+
+
+@contextmanager
+def shared_walks() -> Iterator[None]:
+    """Within it, ``walk`` of the same node is computed once and the list returned again
+    (callers only read it): a capability's body is walked by a dozen readers (reach,
+    parameter uses, unbound names, binding counts, ...), and its helpers once per caller.
+    The memo holds the nodes it was given (so no identity is reused) and is dropped at the
+    end: one module's lowering."""
+    token = _SHARED.set({})
+    try:
+        yield
+    finally:
+        _SHARED.reset(token)
+
+
+def shared_memo(name: str) -> dict[Any, Any] | None:
+    """The memo named ``name`` of the current ``shared_walks`` (``None`` outside one), for
+    a fact read from syntax the same way each time (keyed by the nodes themselves)."""
+    memo = _SHARED.get()
+    if memo is None:
+        return None
+    found: dict[Any, Any] | None = memo.get(name)
+    if found is None:
+        found = memo[name] = {}
+    return found
+
+
 def walk(node: ast.AST) -> list[ast.AST]:
     """``list(ast.walk(node))`` without context and operator nodes: ``node`` and everything
-    below it, breadth first."""
+    below it, breadth first. The same list for the same node inside ``shared_walks``: the
+    caller must not change it."""
+    memo = _SHARED.get()
+    if memo is None:
+        return _walk(node)
+    found: list[ast.AST] | None = memo.get(node)
+    if found is None:
+        found = memo[node] = _walk(node)
+    return found
+
+
+def walk_parts(node: ast.AST) -> list[ast.AST]:
+    """The nodes of ``walk(node)``, in another order: ``node``, then the walk of each of
+    its children in turn (each parent still before what is below it). For a reader that
+    needs the set, not the order, of a function's nodes: its statements' walks are shared
+    (``shared_walks``) with the readers that walk them one by one."""
+    return [node, *(found for child in children(node) for found in walk(child))]
+
+
+def _walk(node: ast.AST) -> list[ast.AST]:
     nodes = [node]
     append = nodes.append
     known = _FIELDS

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Final
 
 from svcc.frontends.python._effects import argument_names
-from svcc.frontends.python._walk import walk
+from svcc.frontends.python._walk import shared_memo, walk
 from svcc.ir.model import Evaluation, Span
 
 # Callables that read a file whose path is their first argument (or, for a method, their
@@ -148,12 +148,36 @@ Bound = dict[str, list[tuple[ast.expr, tuple[int, int]]]]
 def binding_counts(body: list[ast.stmt]) -> dict[str, int]:
     """How many times each name is bound (or unbound, or declared another scope's) anywhere
     in ``body``, nested scopes included."""
+    memo = shared_memo("binding_counts")
+    if memo is not None:  # the same function body is counted by several readers
+        found = memo.get(id(body))
+        if found is not None:
+            return found[1]  # type: ignore[no-any-return]
     counts: dict[str, int] = {}
+    binders = _BINDERS
     for stmt in body:
         for node in walk(stmt):
-            for name in _bound_names(node):
-                counts[name] = counts.get(name, 0) + 1
+            kind = type(node)
+            if kind is ast.Name:
+                if type(node.ctx) is not ast.Load:  # type: ignore[attr-defined]
+                    name = node.id  # type: ignore[attr-defined]
+                    counts[name] = counts.get(name, 0) + 1
+            elif kind in binders:
+                for name in _bound_names(node):
+                    counts[name] = counts.get(name, 0) + 1
+    if memo is not None:
+        memo[id(body)] = (body, counts)  # the body kept: its identity is not reused
     return counts
+
+
+# The nodes other than names that bind (see ``_bound_names``): the rest are skipped fast.
+_BINDERS: Final = frozenset(
+    {
+        ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.arg, ast.Import,
+        ast.ImportFrom, ast.Global, ast.Nonlocal, ast.ExceptHandler, ast.MatchAs,
+        ast.MatchStar, ast.MatchMapping,
+    }
+)  # fmt: skip
 
 
 def _bindings_of(statements: list[ast.stmt], sites: Bound, plain: dict[str, int]) -> None:

@@ -21,7 +21,7 @@ from typing import Final
 
 import attrs
 from svcc.frontends.python._statements import is_main_guard, nested_bindings
-from svcc.frontends.python._walk import children, walk
+from svcc.frontends.python._walk import children, walk, walk_parts
 from svcc.frontends.python.scopes import statement_names
 from svcc.ir.model import Capability, Evaluation, Span
 
@@ -71,8 +71,8 @@ class ModuleNames:
         self._known: set[str] | None = None
         self._globals: set[str] | None = None
         self._memo: dict[int, tuple[dict[str, ast.Name], list[str]]] = {}
-        # ``walk`` of a function, shared with the lowering's other readers of whole bodies
-        self.nodes: Callable[[ast.AST], list[ast.AST]] = walk
+        # a function's nodes (``_names_of`` reads their set, whatever the order)
+        self.nodes: Callable[[ast.AST], list[ast.AST]] = walk_parts
 
     def add(self, stmt: ast.stmt) -> None:
         if isinstance(stmt, ast.If) and (is_main_guard(stmt.test) or _is_type_checking(stmt.test)):
@@ -182,15 +182,16 @@ def _defaults(node: ast.AST) -> list[ast.expr]:
 
 
 def _names_of(nodes: list[ast.AST]) -> tuple[set[str], set[str], dict[str, ast.Name]]:
-    """One pass over a function's nodes (``walk(fn)``): the names it loads, the names bound
-    anywhere inside it (its own and nested scopes': an over-approximation of its locals,
-    refined by ``scopes.statement_names`` only when a load is bound nowhere else), and the
-    first load of each name."""
+    """One pass over a function's nodes (``walk_parts(fn)``: a parent before what is below
+    it, the order otherwise free): the names it loads, the names bound anywhere inside it
+    (its own and nested scopes': an over-approximation of its locals, refined by
+    ``scopes.statement_names`` only when a load is bound nowhere else), and the first load
+    of each name (by position)."""
     loads: set[str] = set()
     local: set[str] = set()
     first: dict[str, ast.Name] = {}
     annotations: set[int] = set()  # never evaluated on a call (local or postponed ones)
-    for node in nodes:  # ``walk(fn)``
+    for node in nodes:  # ``walk_parts(fn)``
         kind = type(node)
         annotation = _ANNOTATED.get(kind)
         if annotation is not None:

@@ -3,7 +3,6 @@ parameters, returns and streams, and the facts known once the whole module is re
 (files read through called functions, reach, unbound names, path arguments)."""
 
 import ast
-from functools import cache
 
 import attrs
 from svcc.frontends.python._descriptions import annotation_description, described
@@ -171,10 +170,8 @@ class CapabilityReader(ParamUseReader):
         parameter reaches (``path_arguments``)."""
         caps = self._with_reach(self._file_reads())
         nodes = self._capability_nodes
-        walked = cache(walk)  # each body walked once for both readers
-        self._module_names.nodes = walked
         caps = with_unbound_reads(caps, nodes, self._module_names, self.src.span)
-        flow = PathFlow(self._functions, self._resolve, walked)
+        flow = PathFlow(self._functions, self._resolve, walk)  # shared walks (``_lower``)
         calls = {name: reading[1] for name, reading in self._reading.items()}
         return tuple(with_path_reads(caps, nodes, flow, self.src.span, calls).values())
 
