@@ -9,7 +9,7 @@ body) and ``_evaluator`` (the module's top-level statements and what the lowerer
 import ast
 import copy
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Final
 
 from svcc.frontends.python import _fold_table as table
@@ -161,8 +161,17 @@ class EvaluatorState:
     """What the evaluator knows of the module so far, and the step counts that bound it.
     The layers above call one another through the three methods declared here."""
 
-    def __init__(self, qualify: Qualify, python_version: tuple[int, int], module: str = "") -> None:
+    def __init__(
+        self,
+        qualify: Qualify,
+        python_version: tuple[int, int],
+        module: str = "",
+        imports: "Mapping[str, str] | None" = None,
+    ) -> None:
         self.qualify = qualify
+        # What ``qualify`` resolves imported names by (the module's imports so far), when
+        # the caller has it: a module that imports nothing of ``re`` calls no ``re.`` function.
+        self.imports = imports
         self.version = TargetVersion(python_version[0], python_version[1])
         # The module's dotted name, and the repository's other modules (see
         # ``_sibling_context``): their values, read at import, copied in.

@@ -575,6 +575,10 @@ class ModuleValues(MetaclassRuns):
     def _patterns(self, node: ast.AST) -> None:
         """Fold the first argument of every ``re.`` call the statement makes, for the
         pattern check the readiness pass makes of a literal."""
+        if self.imports is not None and not any(
+            origin == "re" or origin.startswith("re.") for origin in self.imports.values()
+        ):
+            return  # no name resolves into ``re``: no call here is one of its functions
         for call in _import_time_nodes(node):
             if not (isinstance(call, ast.Call) and call.args):
                 continue

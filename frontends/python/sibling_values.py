@@ -238,7 +238,7 @@ class Siblings:
 
     def _evaluate(self, module: str, tree: ast.Module, is_package: bool) -> ModuleValues | None:
         symbols = Symbols()
-        values = ModuleValues(symbols.qualify, self.version, module)
+        values = ModuleValues(symbols.qualify, self.version, module, symbols.imports)
         package = package_of(module, is_package)
         for stmt in tree.body:
             try:

@@ -81,7 +81,9 @@ class LowererState:
         self._module_names = ModuleNames()  # what the served module binds (see _unbound)
         # What import-time code computes, read in the first pass (see ``_evaluator``).
         major, minor = source.python_version.split(".")
-        self.values = ModuleValues(self.symbols.qualify, (int(major), int(minor)), module)
+        self.values = ModuleValues(
+            self.symbols.qualify, (int(major), int(minor)), module, self.symbols.imports
+        )
         # The alternative the import being recorded is of (see ``_fallbacks``).
         self._fallback: Fallback | None = None
         self._fallback_groups = 0
