@@ -5,7 +5,6 @@ parameters, returns and streams, and the facts known once the whole module is re
 import ast
 from functools import cache
 
-import attrs
 from svcc.frontends.python._descriptions import annotation_description, described
 from svcc.frontends.python._inputs import Source as InputSource
 from svcc.frontends.python._inputs import with_input
@@ -42,6 +41,7 @@ from svcc.ir.model import (
     StateWrite,
     Stream,
 )
+from svcc.ir.records import evolve
 from svcc.ir.types import AnyType, TypeNode, plain_json
 
 
@@ -194,7 +194,7 @@ class CapabilityReader(ParamUseReader):
         for name, cap in self.capabilities.items():
             body, calls, own_reads = self._reading[name]
             reads = (*own_reads, *called.of(name, body, calls))
-            out[name] = attrs.evolve(cap, file_reads=reads) if reads else cap
+            out[name] = evolve(cap, file_reads=reads) if reads else cap
         return out
 
     def _with_reach(self, capabilities: dict[str, Capability]) -> dict[str, Capability]:
@@ -211,7 +211,7 @@ class CapabilityReader(ParamUseReader):
                 found = tuple(sorted({*found, *wrapper}))
             if name in self._instance_changers:
                 found = tuple(sorted({*found, "<state>"}))
-            out[name] = attrs.evolve(cap, reach=found) if found else cap
+            out[name] = evolve(cap, reach=found) if found else cap
         return out
 
     def _params(
