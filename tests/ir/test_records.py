@@ -181,7 +181,8 @@ def test_factories_and_defaults_that_are_not_literals() -> None:
     from svcc.compiler.program_kinds import FILE
 
     one, two = Analysis(path="a"), Analysis(path="a")
-    assert one.reports == {} and one.reports is not two.reports
+    assert one.reports == {}
+    assert one.reports is not two.reports
     assert one.kind is FILE
     given = {"m": None}
     assert Analysis(path="a", reports=given).reports is given

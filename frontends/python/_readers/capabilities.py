@@ -6,6 +6,7 @@ import ast
 from functools import cache
 
 from svcc.frontends.python._descriptions import annotation_description, described
+from svcc.frontends.python._docstrings import get_docstring
 from svcc.frontends.python._inputs import Source as InputSource
 from svcc.frontends.python._inputs import with_input
 from svcc.frontends.python._reach import Reach
@@ -116,7 +117,7 @@ class CapabilityReader(ParamUseReader):
             form=form,
             params=params[1:] if qualname else params,
             returns=returns,
-            docstring=doc_text(ast.get_docstring(fn, clean=True)),
+            docstring=doc_text(get_docstring(fn)),
             decorators=tuple(
                 Decorator(
                     text=self.src.segment(d),
