@@ -17,11 +17,18 @@ methods are missing or stale (a field added, a default changed, without re-runni
 generator) is built by attrs instead: slower, never wrong; ``tests/ir/test_records.py``
 keeps the generated module current and checks each record against attrs' own build.
 
-Type checkers see ``attrs.frozen`` and ``attrs.field`` (the modules import them under
-``TYPE_CHECKING``), so attrs' plugin types the constructors and ``attrs.evolve`` as before.
+Nothing of attrs is imported until something asks for attrs' interface: :func:`evolve`,
+:func:`field_names` and :func:`plain_fields` are ``attrs.evolve``, ``attrs.fields``' names and
+``attrs.asdict`` (shallow) for these records, so ``svcc inspect FILE`` (both reports) never
+imports attrs, whose import was a tenth of the command.
+
+Type checkers see ``attrs.frozen``, ``attrs.field`` and ``attrs.evolve`` (the modules import
+them under ``TYPE_CHECKING``), so attrs' plugin types the constructors and copies as before.
 What is supported is what those records use: ``@frozen``/``@frozen(kw_only=True)`` on a class
-of its own (no base), literal defaults, and :func:`field` with ``default``, ``converter`` and
-``eq=False``; anything else is attrs' build.
+of its own (no base), defaults (a literal is written into the generated ``__init__``, any
+other value, such as another record, is given to it when the class is made), and
+:func:`field` with ``default``, ``factory``, ``converter`` and ``eq=False``; anything else is
+attrs' build.
 """
 
 from collections.abc import Callable
