@@ -25,6 +25,10 @@ _PARAMETER_SECTIONS = frozenset({"param", "parameter", "arg", "argument", "key",
 # (Google ``Args:``, reST ``:param x:``, Epydoc ``@param``, NumPy's dashed underline): a
 # docstring with none of them is prose only, and the parser (and its import) is skipped.
 _SECTION_MARKS = (":", "@", "-")
+# Every parameter section of every style is named by one of these (Google's ``Args:`` and
+# ``Parameters:``, NumPy's ``Parameters``, reST's ``:param``/``:arg``/``:key``, Epydoc's
+# ``@param``/``@keyword``), in any case: a docstring naming none documents no parameter.
+_PARAMETER_WORDS = ("param", "arg", "key")
 
 
 @frozen(kw_only=True)
@@ -76,9 +80,12 @@ def result_description(cap: Capability) -> str | None:
 def undocumented_names(cap: Capability) -> list[Diagnostic]:
     """A warning per name the docstring documents that the signature lacks (a renamed or
     removed parameter whose documentation stayed behind); ``*args``/``**kwargs`` count."""
+    docstring = cap.docstring
+    if not docstring or not any(word in docstring.lower() for word in _PARAMETER_WORDS):
+        return []  # most docstrings: prose, not parsed
     names = {p.name for p in cap.params}
     out = []
-    for name, _ in parse_docstring(cap.docstring).params:
+    for name, _ in parse_docstring(docstring).params:
         bare = name.lstrip("*")
         if bare not in names:
             out.append(

@@ -420,13 +420,17 @@ def kind_of(callee: str) -> Kind | None:
     return None if found == "pure" else (found or "unknown")
 
 
+_LONGEST_KEY: Final = max(map(len, KINDS))
+
+
 def _lookup(name: str) -> Kind | Literal["pure"] | None:
-    best: Kind | Literal["pure"] | None = None
-    length = -1
-    for key, kind in KINDS.items():
-        if name.startswith(key) and len(key) > length:
-            best, length = kind, len(key)
-    return best
+    """The kind of the longest key of :data:`KINDS` that ``name`` starts with: each of
+    ``name``'s prefixes looked up, longest first (keys end anywhere, not only at a dot)."""
+    for end in range(min(len(name), _LONGEST_KEY), -1, -1):
+        kind = KINDS.get(name[:end])
+        if kind is not None:
+            return kind
+    return None
 
 
 _STEP = re.compile(r"(?:\(\)|\[\])+$")

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from svcc.contracts.diagnostics import Diagnostic, diag
 from svcc.contracts.diagnostics.codes import F001_SYNTAX, F002_DECODE
+from svcc.frontends.python import _sibling_context
 from svcc.frontends.python._chunks import (
     PARSE_ERRORS,
     SLICE_LINES,
@@ -305,6 +306,9 @@ def _lower_text(
         return FrontendResult(
             ir=None, diagnostics=(syntax_diagnostic(exc, python_version, src),), module_text=text
         )
+    siblings = _sibling_context.current()
+    if siblings is not None and isinstance(body, ast.Module):
+        siblings.lowered(module, text, body)
     duplicate = duplicate_parameter(body, text) if isinstance(body, ast.Module) else None
     if duplicate is not None:
         return FrontendResult(

@@ -40,6 +40,7 @@ from svcc.frontends.python._values import (
     unordered,
     weight,
 )
+from svcc.frontends.python._walk import walk
 
 _INSTANCE_BUILTINS: Final = frozenset({"dir", "getattr", "setattr"})
 # ``dir()`` lists of an instance of a plain class besides its classes' own names, on 3.11
@@ -384,7 +385,7 @@ class Calls(Expressions):
         """The module's values ``fn`` reads by name; all of them when it calls anything
         but a builtin by name (a function or method it calls may read any)."""
         loads: set[str] = set()
-        for node in ast.walk(fn):
+        for node in walk(fn):
             if isinstance(node, ast.Name):
                 loads.add(node.id)
             elif isinstance(node, ast.Call) and not (
@@ -608,18 +609,18 @@ def _generator(fn: ast.FunctionDef) -> bool | None:
     ``yield`` used as a value or inside a nested scope)."""
     statements = {
         id(stmt.value)
-        for stmt in ast.walk(fn)
+        for stmt in walk(fn)
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Yield)
     }
     nested = {
         id(sub)
-        for inner in ast.walk(fn)
+        for inner in walk(fn)
         if inner is not fn
         and isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
-        for sub in ast.walk(inner)
+        for sub in walk(inner)
     }
     found = False
-    for sub in ast.walk(fn):
+    for sub in walk(fn):
         if isinstance(sub, ast.Nonlocal | ast.YieldFrom | ast.Await) or (
             isinstance(sub, ast.Global) and sub not in fn.body  # a nested scope's
         ):

@@ -54,6 +54,7 @@ from svcc.frontends.python._values import (
     Raises,
     Unknown,
 )
+from svcc.frontends.python._walk import children, walk
 
 __all__ = ["ModuleValues", "Position", "Qualify", "position", "stdlib_module"]
 
@@ -313,7 +314,7 @@ class ModuleValues(MetaclassRuns):
         and every keyword the factory passes on (``partial(deprecated, category=category)``)
         name one, and the factory binds it nowhere else."""
         factory = next(
-            (f for f in self.functions.values() if any(n is closure for n in ast.walk(f))), None
+            (f for f in self.functions.values() if any(n is closure for n in walk(f))), None
         )
         if factory is None or (isinstance(dec, ast.Call) and dec.args):
             return False
@@ -369,7 +370,7 @@ class ModuleValues(MetaclassRuns):
         namespace = Scope({}, None, is_class=True)
         for item in stmt.body:
             value = item.value if isinstance(item, ast.Assign | ast.AnnAssign) else None
-            reads = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)} if value else set()
+            reads = {n.id for n in walk(value) if isinstance(n, ast.Name)} if value else set()
             known: object = NOT_KNOWN
             if value is not None and not (reads & (own - namespace.names.keys())):
                 try:
@@ -385,12 +386,7 @@ class ModuleValues(MetaclassRuns):
                 namespace.names[target] = known
             if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and not (
                 own  # a decorator naming the class's own binding is not the module's
-                & {
-                    n.id
-                    for d in item.decorator_list
-                    for n in ast.walk(d)
-                    if isinstance(n, ast.Name)
-                }
+                & {n.id for d in item.decorator_list for n in walk(d) if isinstance(n, ast.Name)}
             ):
                 self._decorators(item)
             own.update(nested_bindings(item))
@@ -439,13 +435,13 @@ class ModuleValues(MetaclassRuns):
             and dunders <= _INSTANCE_DUNDERS
             and ("__init__" not in binds or "__init__" in methods)
         )
-        listable = not any(isinstance(n, ast.Delete) for n in ast.walk(stmt))
+        definitions: tuple[ast.ClassDef, ...] = (stmt,)
         if parent is not None:  # the base's names, but those this body binds again
             attributes = {k: v for k, v in parent.attributes.items() if k not in binds} | attributes
             methods = {k: v for k, v in parent.methods.items() if k not in binds} | methods
             binds |= parent.names
             plain = plain and parent.constructible
-            listable = listable and parent.listable
+            definitions += parent.definitions
         return ClassValue(
             stmt.name,
             attributes,
@@ -453,7 +449,7 @@ class ModuleValues(MetaclassRuns):
             instantiable=instantiable,
             methods=methods,
             names=frozenset(binds),
-            listable=listable,
+            definitions=definitions,
         )
 
     def _guarded_metadata(self, stmt: ast.Try) -> bool:
@@ -567,7 +563,7 @@ class ModuleValues(MetaclassRuns):
         may have reached, is unknown."""
         for name in nested_bindings(stmt):
             self._unbind(name)
-        mentioned = {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name)}
+        mentioned = {n.id for n in walk(stmt) if isinstance(n, ast.Name)}
         if self.mutated or (self.shared and mentioned & self.mutable):
             for name in list(self.mutable):
                 self._unbind(name)
@@ -604,9 +600,7 @@ def _catches(stmt: ast.stmt) -> bool:
     ``with``'s context manager), or it is a definition (whose body does not run)."""
     if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
         return True
-    return any(
-        isinstance(n, ast.Try | ast.TryStar | ast.With | ast.AsyncWith) for n in ast.walk(stmt)
-    )
+    return any(isinstance(n, ast.Try | ast.TryStar | ast.With | ast.AsyncWith) for n in walk(stmt))
 
 
 def _walk_outside(root: ast.AST, skipped: ast.AST) -> list[ast.AST]:
@@ -618,7 +612,7 @@ def _walk_outside(root: ast.AST, skipped: ast.AST) -> list[ast.AST]:
         if node is skipped:
             continue
         found.append(node)
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(children(node))
     return found
 
 
@@ -725,7 +719,7 @@ def _import_time_nodes(node: ast.AST) -> list[ast.AST]:
             continue
         if isinstance(current, ast.Lambda):
             continue
-        stack.extend(ast.iter_child_nodes(current))
+        stack.extend(children(current))
     return out
 
 

@@ -15,6 +15,8 @@ import ast
 from collections.abc import Callable
 from typing import Final
 
+from svcc.frontends.python._walk import children
+
 Qualify = Callable[[ast.expr], str | None]
 
 CATCHING: Final = frozenset(
@@ -47,7 +49,7 @@ def _raises(body: list[ast.stmt]) -> bool:
             return True
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
             continue
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(children(node))
     return False
 
 

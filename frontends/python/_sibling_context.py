@@ -25,6 +25,10 @@ class SiblingValues(Protocol):
     def absolute(self, reader: str, level: int, module: str) -> str | None:
         """``from <level dots><module> import`` in ``reader``, made absolute."""
 
+    def lowered(self, module: str, text: str, tree: ast.Module) -> None:
+        """``module`` was parsed from ``text`` to be lowered (what the provider reads of
+        it may come from that tree)."""
+
 
 _current: list[SiblingValues] = []
 

@@ -8,8 +8,11 @@ plain data, so nothing of the source ever runs: an operator on plain data reads 
 else and writes nothing.
 """
 
+import ast
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Final
+
+from svcc.frontends.python._walk import walk
 
 if TYPE_CHECKING:
     from attrs import frozen
@@ -80,15 +83,15 @@ class ClassValue:
     ``__slots__``, no dunder method Python would call behind its back (``__getattr__``,
     ``__setattr__``, ``__del__``, ...). ``methods``: its undecorated methods
     (``ast.FunctionDef``) by name; ``names``: every name its body binds (a name bound
-    otherwise, a property, is not an attribute the evaluator reads or sets). ``listable``:
-    ``names`` is every name the class and its bases bind (no ``del`` in their bodies):
-    ``dir()`` of an instance is known."""
+    otherwise, a property, is not an attribute the evaluator reads or sets).
+    ``definitions``: the class statements of the class and its own bases, for
+    :attr:`listable`."""
 
     __slots__ = (
         "attributes",
         "constructible",
+        "definitions",
         "instantiable",
-        "listable",
         "methods",
         "name",
         "names",
@@ -103,7 +106,7 @@ class ClassValue:
         instantiable: bool = False,
         methods: Mapping[str, object] | None = None,
         names: frozenset[str] = frozenset(),
-        listable: bool = False,
+        definitions: tuple[ast.ClassDef, ...] = (),
     ) -> None:
         self.name = name
         self.attributes = attributes
@@ -111,10 +114,18 @@ class ClassValue:
         self.instantiable = instantiable
         self.methods: Mapping[str, object] = {} if methods is None else methods
         self.names = names
-        self.listable = listable
+        self.definitions = definitions
 
     def __repr__(self) -> str:
         return f"ClassValue(name={self.name!r})"
+
+    @property
+    def listable(self) -> bool:
+        """``names`` is every name the class and its bases bind (no ``del`` in their
+        bodies): ``dir()`` of an instance is known. Asked for rarely, so only then walked."""
+        return bool(self.definitions) and not any(
+            isinstance(n, ast.Delete) for d in self.definitions for n in walk(d)
+        )
 
 
 class FunctionRef:

@@ -16,6 +16,10 @@ the reader": unknown). What a module holds does not depend on which module asked
 """
 
 import ast
+import fcntl
+import marshal
+import os
+import tempfile
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -28,6 +32,7 @@ from svcc.frontends.python._source import SourceDecodeError, decode_source
 from svcc.frontends.python._statements import nested_bindings
 from svcc.frontends.python._types import Symbols
 from svcc.frontends.python._values import FunctionRef, Unknown, is_plain
+from svcc.frontends.python._walk import children
 from svcc.ir.imports import package_of, resolve_relative
 from svcc.ir.python_version import running_version
 
@@ -38,6 +43,9 @@ Lookup = Callable[[str], tuple[bytes, bool] | None]
 MAX_MODULES: Final = 10_000
 MAX_BYTES: Final = 1_000_000
 MAX_BASE_DEPTH: Final = 3
+# Trees kept after a read: a module's facts are read (``_reaches``) just before its values
+# are (``_module``), and each parse of a large module costs milliseconds.
+_RECENT_TREES: Final = 4
 # Hooks a class runs when a subclass of it is made.
 _SUBCLASS_HOOKS: Final = frozenset({"__init_subclass__", "__mro_entries__", "__class_getitem__"})
 
@@ -54,12 +62,38 @@ class _Facts:
 class Siblings:
     """The repository's modules for the evaluator (``_sibling_context.SiblingValues``)."""
 
-    def __init__(self, lookup: Lookup, python_version: tuple[int, int]) -> None:
+    def __init__(
+        self, lookup: Lookup, python_version: tuple[int, int], shared: int | None = None
+    ) -> None:
         self.lookup = lookup
         self.version = python_version
+        # The file the lowering workers of one tree share answers through: each module is
+        # read (parsed, evaluated) once among them, not once in each (see ``_Shared``).
+        self._shared = _Shared(shared) if shared is not None else None
         self._facts: dict[str, _Facts | None] = {}
         self._values: dict[str, ModuleValues | None] = {}
         self._running: set[str] = set()
+        self._recent: dict[str, tuple[ast.Module, bool] | None] = {}
+        # start module -> every repository module its import runs (``None``: unknown)
+        self._closures: dict[str, frozenset[str] | None] = {}
+
+    def lowered(self, module: str, text: str, tree: ast.Module) -> None:
+        """``module`` was just parsed from ``text`` to be lowered: its facts come from that
+        tree rather than from a second parse when another module's evaluation asks (the
+        same facts: the repository's text, the same grammar)."""
+        if module in self._facts:
+            return
+        found = self.lookup(module)
+        if found is None or len(found[0]) > MAX_BYTES:
+            return
+        try:
+            same = decode_source(found[0])[0] == text
+        except SourceDecodeError:
+            return
+        if same:
+            self._facts[module] = facts = self._facts_of(module, tree, found[1])
+            if self._shared is not None:
+                self._shared.put(f"facts:{module}", _stored(facts))
 
     # -- the evaluator's questions ----------------------------------------------------------
     def absolute(self, reader: str, level: int, module: str) -> str | None:
@@ -126,6 +160,15 @@ class Siblings:
         return module, attribute
 
     def _parse(self, module: str) -> tuple[ast.Module, bool] | None:
+        if module in self._recent:
+            return self._recent[module]
+        parsed = self._parse_new(module)
+        self._recent[module] = parsed
+        if len(self._recent) > _RECENT_TREES:
+            del self._recent[next(iter(self._recent))]
+        return parsed
+
+    def _parse_new(self, module: str) -> tuple[ast.Module, bool] | None:
         found = self.lookup(module)
         if found is None or len(found[0]) > MAX_BYTES:
             return None
@@ -139,10 +182,19 @@ class Siblings:
             return None
 
     def _read_facts(self, module: str) -> _Facts | None:
-        if module not in self._facts:
+        if module in self._facts:
+            return self._facts[module]
+        found, stored = (
+            self._shared.get(f"facts:{module}") if self._shared is not None else (False, None)
+        )
+        facts = _restored(stored) if found else None
+        if not found:
             parsed = self._parse(module)
-            self._facts[module] = None if parsed is None else self._facts_of(module, *parsed)
-        return self._facts[module]
+            facts = None if parsed is None else self._facts_of(module, *parsed)
+            if self._shared is not None:
+                self._shared.put(f"facts:{module}", _stored(facts))
+        self._facts[module] = facts
+        return facts
 
     def _facts_of(self, module: str, tree: ast.Module, is_package: bool) -> _Facts:
         package = package_of(module, is_package)
@@ -193,22 +245,29 @@ class Siblings:
         return values
 
     def _reaches(self, start: str, target: str) -> bool:
-        """Whether importing ``start`` runs ``target`` (unknown counts as yes)."""
+        """Whether importing ``start`` runs ``target``, another module (unknown counts as
+        yes). The closure of ``start`` is walked once for every target."""
+        if start not in self._closures:
+            self._closures[start] = self._closure(start)
+        closure = self._closures[start]
+        return closure is None or target in closure
+
+    def _closure(self, start: str) -> frozenset[str] | None:
+        """Every repository module importing ``start`` runs, or ``None`` when one of them
+        cannot be read or there are more than ``MAX_MODULES``."""
         seen = {start}
         pending = [start]
         while pending:
             facts = self._read_facts(pending.pop())
             if facts is None:
-                return True
-            for name in sorted(facts.imports):
-                if name == target:
-                    return True
+                return None
+            for name in facts.imports:
                 if name not in seen:
                     if len(seen) >= MAX_MODULES:
-                        return True
+                        return None
                     seen.add(name)
                     pending.append(name)
-        return False
+        return frozenset(seen)  # with ``start``: callers never ask about the module itself
 
     def _plain_class(self, reader: str, name: str, depth: int) -> bool:
         if depth > MAX_BASE_DEPTH:
@@ -216,6 +275,25 @@ class Siblings:
         module, attribute = self._split(reader, name, ast.Constant(None))
         if module == reader or self._reaches(module, reader):
             return False
+        return self._plain_in(module, attribute, depth)
+
+    def _plain_in(self, module: str, attribute: str, depth: int) -> bool:
+        """Whether ``module``'s ``attribute`` is a plain class, whoever reads it (the
+        reader only decides whether it may read ``module`` at all): shared between the
+        lowering processes, since evaluating ``module`` costs more than the question."""
+        key = f"plain:{module}:{attribute}:{depth}"
+        found, answer = self._shared.get(key) if self._shared is not None else (False, None)
+        if found:
+            return answer is True
+        try:
+            plain = self._plain_here(module, attribute, depth)
+        except Unknown:  # what ``plain_class`` answers for it
+            plain = False
+        if self._shared is not None:
+            self._shared.put(key, plain)
+        return plain
+
+    def _plain_here(self, module: str, attribute: str, depth: int) -> bool:
         values = self._module(module)
         if values is None:
             return False
@@ -243,6 +321,73 @@ class Siblings:
         return True
 
 
+class _Shared:
+    """Answers shared between the processes lowering one tree, through an unnamed file
+    their parent made before forking them (nothing is left behind, whatever ends them):
+    records appended under a lock by whichever process answered first, read by the others
+    when they need an answer. Each answer depends only on the repository's text (a
+    module's facts; whether a module's class is plain), so which process wrote it does
+    not change it."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self._read_to = 0
+        self._seen: dict[str, object] = {}
+
+    def get(self, key: str) -> tuple[bool, object]:
+        """``(found, answer)``: whether some process stored an answer for ``key``."""
+        if key not in self._seen:
+            self._catch_up()
+        if key not in self._seen:
+            return False, None
+        return True, self._seen[key]
+
+    def put(self, key: str, answer: "bool | tuple[tuple[str, ...], ...] | None") -> None:
+        """Store ``answer`` for ``key``."""
+        payload = marshal.dumps((key, answer))
+        record = len(payload).to_bytes(4, "little") + payload
+        try:
+            fcntl.lockf(self.fd, fcntl.LOCK_EX)
+            try:
+                os.pwrite(self.fd, record, os.fstat(self.fd).st_size)
+            finally:
+                fcntl.lockf(self.fd, fcntl.LOCK_UN)
+        except OSError:  # sharing saves time only: each process can still answer alone
+            pass
+
+    def _catch_up(self) -> None:
+        """Read the records appended since the last look. The file's size grows only
+        over bytes already written, so every record within it is whole."""
+        try:
+            data = os.pread(self.fd, os.fstat(self.fd).st_size - self._read_to, self._read_to)
+        except OSError:
+            return
+        at = 0
+        while at + 4 <= len(data):
+            size = int.from_bytes(data[at : at + 4], "little")
+            if at + 4 + size > len(data):
+                break
+            try:
+                key, answer = marshal.loads(data[at + 4 : at + 4 + size])
+            except (EOFError, ValueError, TypeError):
+                break
+            self._seen[key] = answer
+            at += 4 + size
+        self._read_to += at
+
+
+def _stored(facts: _Facts | None) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    return None if facts is None else (tuple(facts.imports), tuple(facts.names))
+
+
+def _restored(stored: object) -> _Facts | None:
+    if not isinstance(stored, tuple):
+        return None
+    imports: tuple[str, ...] = stored[0]
+    names: tuple[str, ...] = stored[1]
+    return _Facts(frozenset(imports), frozenset(names))
+
+
 def _note_imports(stmt: ast.stmt, package: str, symbols: Symbols, imports: set[str]) -> None:
     """Record what ``stmt`` imports: in ``symbols`` (for the names the evaluator qualifies
     next) and, with the packages on the way, in ``imports`` (every module-level import,
@@ -252,7 +397,7 @@ def _note_imports(stmt: ast.stmt, package: str, symbols: Symbols, imports: set[s
         node = stack.pop()
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
             continue
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(children(node))
         if isinstance(node, ast.Import):
             for alias in node.names:
                 _with_parents(alias.name, imports)
@@ -282,10 +427,24 @@ def _with_parents(name: str, into: set[str]) -> None:
 
 
 @contextmanager
-def reading(lookup: Lookup, python_version: tuple[int, int]) -> Iterator[None]:
-    """The repository's modules readable by the evaluator while the block lowers it."""
-    _sibling_context.push(Siblings(lookup, python_version))
+def reading(
+    lookup: Lookup, python_version: tuple[int, int], *, shared: bool = False
+) -> Iterator[None]:
+    """The repository's modules readable by the evaluator while the block lowers it;
+    ``shared``: by processes forked in the block, which share what they read."""
+    fd = _unnamed_file() if shared else None
+    _sibling_context.push(Siblings(lookup, python_version, fd))
     try:
         yield
     finally:
         _sibling_context.pop()
+        if fd is not None:
+            os.close(fd)
+
+
+def _unnamed_file() -> int:
+    """A file descriptor of a file without a name (in memory where the system allows)."""
+    if hasattr(os, "memfd_create"):
+        return os.memfd_create("svcc-facts", os.MFD_CLOEXEC)
+    with tempfile.TemporaryFile() as file:  # unlinked already; the duplicate keeps it
+        return os.dup(file.fileno())

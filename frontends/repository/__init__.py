@@ -118,7 +118,7 @@ def lowered_tree(
 
     count = workers_for(tree, workers)
     modules = {f.module: (f.data, f.is_package) for f in tree.files}
-    with reading(modules.get, python_version):  # forked workers inherit it
+    with reading(modules.get, python_version, shared=count > 1):  # workers inherit it
         if count <= 1:
             with collection_paused():
                 siblings = sources_of(tree.files)

@@ -4,10 +4,13 @@ list, a plain class of a sibling as a base; on a directory and on a file with it
 alike. What it cannot know stays refused: a sibling that imports its reader, a sibling's
 container changed by its reader, a decorated sibling class."""
 
+import ast
+import os
 from pathlib import Path
 
 import pytest
 from svcc.compiler.driver import analyze_file, analyze_repository
+from svcc.frontends.python.sibling_values import Siblings, _unnamed_file
 
 MODULES = {
     "__init__.py": "from .api import parse\n",
@@ -104,3 +107,51 @@ def test_an_identity_decorator_from_a_sibling_module_runs_nothing(tmp_path: Path
     verdict, codes = _verdicts(_tree(tmp_path / "b", {"compat.py": compat, "api.py": changing}))
     assert verdict != "eligible"
     assert "SVC-R010" in codes
+
+
+def test_lowering_workers_read_each_module_once_among_them_and_judge_alike(
+    tmp_path: Path,
+) -> None:
+    """The processes lowering a large tree share the facts they read of each module (which
+    modules its import runs): the verdicts are those of one process, and a module read by
+    one is not parsed again by another."""
+    fillers = {f"m{n:02}.py": f"from . import abnf\n\nX{n} = abnf.WORD * {n}\n" for n in range(70)}
+    package = _tree(tmp_path, fillers)
+    one = analyze_repository(package.parent, python_version="3.11", strict=False, workers=1)
+    two = analyze_repository(package.parent, python_version="3.11", strict=False, workers=2)
+    assert len(one.reports) >= 64  # forks workers (``PARALLEL_FROM``)
+    assert set(two.reports) == set(one.reports)
+    for module, report in one.reports.items():
+        other = two.reports[module]
+        assert (other and other.to_json()) == (report and report.to_json()), module
+
+
+class _Counting(Siblings):
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.parsed: list[str] = []
+
+    def _parse_new(self, module: str) -> tuple[ast.Module, bool] | None:
+        self.parsed.append(module)
+        return super()._parse_new(module)
+
+
+def test_what_one_reader_answered_the_others_read() -> None:
+    sources = {
+        f"pkg.{name[:-3]}": (text.encode(), False)
+        for name, text in MODULES.items()
+        if name != "__init__.py"
+    } | {"pkg": (MODULES["__init__.py"].encode(), True)}
+    fd = _unnamed_file()
+    try:
+        first, second = (_Counting(sources.get, (3, 11), fd) for _ in range(2))
+        assert first.plain_class("pkg.api", "pkg._mixin.Mixin")
+        assert first.parsed == ["pkg", "pkg._mixin"]  # the package's facts, then the class's
+        assert second.plain_class("pkg.api", "pkg._mixin.Mixin")
+        # the second read no module itself: the facts and the answer were the first's
+        assert second.parsed == []
+        # a question the first did not answer is answered here
+        assert not second.plain_class("pkg.api", "pkg.abnf.WORD")
+        assert second.parsed == ["pkg.abnf"]
+    finally:
+        os.close(fd)
