@@ -16,7 +16,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final
 
-from attrs import Factory, evolve, field, frozen
 from svcc.compiler.options import AnalyzeOptions
 from svcc.compiler.passes.readiness import ReadinessReport
 from svcc.compiler.program_kinds import DIRECTORY, FILE, ProgramKind
@@ -25,16 +24,20 @@ from svcc.contracts.errors import InputError
 from svcc.frontends.source_files import read_source_file
 from svcc.ir.canonical import canonical_json
 from svcc.ir.model import Capability, ModuleIR, SourceFormat, Span
+from svcc.ir.records import evolve
 
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from attrs import field, frozen
     from svcc.compiler.data_files import DataFiles
     from svcc.compiler.passes.select import Entry
     from svcc.contracts.requirements import DeclaredRequirements
     from svcc.frontends.file_repository import LocalClosure
     from svcc.frontends.python import FrontendResult
     from svcc.frontends.repository import LoweringPool, Repository, RepositoryTree, TreeLimits
+else:  # the same records, their methods generated ahead of time (svcc.ir.records)
+    from svcc.ir.records import field, frozen
 
 
 DEFAULTS: Final = AnalyzeOptions()
@@ -63,16 +66,16 @@ class Analysis:
     # ``--requirements``, or (a directory) the project's declared dependencies.
     requirements: "DeclaredRequirements | None" = None
     repository: "Repository | None" = None
-    reports: Mapping[str, ReadinessReport | None] = field(default=Factory(dict))
+    reports: Mapping[str, ReadinessReport | None] = field(factory=dict)
     # A directory's modules' documents as canonical JSON (module → bytes), when they were
     # rendered where the modules were judged (``analyze_repository(documents=True)``).
-    rendered: Mapping[str, bytes | memoryview] = field(default=Factory(dict))
+    rendered: Mapping[str, bytes | memoryview] = field(factory=dict)
     # How the front end that read the input makes it a program (chosen once, asked after).
     kind: ProgramKind = FILE
     # A directory's notebooks (tree path → their analysis), when asked for
     # (``AnalyzeOptions.notebooks``): not modules of the repository, each is analysed as
     # ``inspect FILE`` would, so a folder of notebooks lists them.
-    notebooks: "Mapping[str, Analysis]" = field(default=Factory(dict))
+    notebooks: "Mapping[str, Analysis]" = field(factory=dict)
 
     @property
     def bundle_kind(self) -> str:

@@ -13,11 +13,11 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Final, Protocol
 
-import attrs
 from svcc.compiler.passes.cog_shim import SHIM_MODULE, imports_cog
 from svcc.contracts.errors import IneligibleError, InputError
 from svcc.contracts.program import DeclaredSource, FileLayout, Program, RepositoryLayout
 from svcc.ir.model import Capability, ModuleIR
+from svcc.ir.records import evolve
 
 if TYPE_CHECKING:
     from svcc.compiler.bundles import BundleRequest
@@ -148,7 +148,7 @@ class FileProgram:
         assert text is not None
         chosen = tuple(cap for _, cap in selected)
         if chosen != ir.capabilities:  # else the same object: what was derived from it is reused
-            ir = attrs.evolve(ir, capabilities=chosen)
+            ir = evolve(ir, capabilities=chosen)
         parts = ir.module.split(".")
         files = {"/".join(["source", *parts[:d], "__init__.py"]): b"" for d in range(1, len(parts))}
         files |= dict(analysis.local_files)
@@ -252,7 +252,7 @@ class DirectoryProgram:
             by_module.setdefault(ir.module, []).append(cap)
         closure = carried_modules(repo, by_module, spec)
         modules = tuple(
-            qualified(attrs.evolve(_ir_of(repo, m), capabilities=tuple(caps)))
+            qualified(evolve(_ir_of(repo, m), capabilities=tuple(caps)))
             for m, caps in sorted(by_module.items())
         )
         sources = tuple(
@@ -326,15 +326,15 @@ def _namespaces(repo: "Repository", closure: Sequence[str]) -> tuple[str, ...]:
 
 def qualified(ir: ModuleIR) -> ModuleIR:
     """The module's capabilities named ``<module>.<function>`` (routes, tools)."""
-    caps = tuple(attrs.evolve(c, name=f"{ir.module}.{c.qualname}") for c in ir.capabilities)
-    return attrs.evolve(ir, capabilities=caps)
+    caps = tuple(evolve(c, name=f"{ir.module}.{c.qualname}") for c in ir.capabilities)
+    return evolve(ir, capabilities=caps)
 
 
 def _view(name: str, modules: Sequence[ModuleIR]) -> ModuleIR:
     """The IR a target sees for a directory's program: the program's name, every selected
     capability (dotted names, id order); the modules themselves are in ``ctx.program``."""
     caps = sorted((c for ir in modules for c in ir.capabilities), key=lambda c: c.id)
-    return attrs.evolve(
+    return evolve(
         modules[0],
         module=name,
         docstring=None,

@@ -17,16 +17,23 @@ methods are missing or stale (a field added, a default changed, without re-runni
 generator) is built by attrs instead: slower, never wrong; ``tests/ir/test_records.py``
 keeps the generated module current and checks each record against attrs' own build.
 
-Type checkers see ``attrs.frozen`` and ``attrs.field`` (the modules import them under
-``TYPE_CHECKING``), so attrs' plugin types the constructors and ``attrs.evolve`` as before.
+Nothing of attrs is imported until something asks for attrs' interface: :func:`evolve`,
+:func:`field_names` and :func:`plain_fields` are ``attrs.evolve``, ``attrs.fields``' names and
+``attrs.asdict`` (shallow) for these records, so ``svcc inspect FILE`` (both reports) never
+imports attrs, whose import was a tenth of the command.
+
+Type checkers see ``attrs.frozen``, ``attrs.field`` and ``attrs.evolve`` (the modules import
+them under ``TYPE_CHECKING``), so attrs' plugin types the constructors and copies as before.
 What is supported is what those records use: ``@frozen``/``@frozen(kw_only=True)`` on a class
-of its own (no base), literal defaults, and :func:`field` with ``default``, ``converter`` and
-``eq=False``; anything else is attrs' build.
+of its own (no base), defaults (a literal is written into the generated ``__init__``, any
+other value, such as another record, is given to it when the class is made), and
+:func:`field` with ``default``, ``factory``, ``converter`` and ``eq=False``; anything else is
+attrs' build.
 """
 
 from collections.abc import Callable
 from operator import itemgetter
-from typing import Any, ClassVar, TypeVar, get_origin, overload
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, get_origin, overload
 
 C = TypeVar("C", bound=type)
 
@@ -42,36 +49,54 @@ _NO_DEFAULTS: dict[str, Any] = {}
 
 class Field:
     """A field stated with :func:`field`: its default (``NOTHING``: none), the callable that
-    converts what ``__init__`` is given, and whether equality and hashing compare it."""
+    makes a fresh default each time (``factory``), the callable that converts what
+    ``__init__`` is given, and whether equality and hashing compare it."""
 
-    __slots__ = ("converter", "default", "eq")
+    __slots__ = ("converter", "default", "eq", "factory")
 
-    def __init__(self, default: Any, converter: Callable[[Any], Any] | None, eq: bool) -> None:
+    def __init__(
+        self,
+        default: Any,
+        converter: Callable[[Any], Any] | None,
+        eq: bool,
+        factory: Callable[[], Any] | None = None,
+    ) -> None:
         self.default = default
         self.converter = converter
         self.eq = eq
+        self.factory = factory
 
 
 class _Nothing:
     """No default (attrs' ``NOTHING`` without importing attrs)."""
+
+    def __repr__(self) -> str:
+        return "NOTHING"
 
 
 NOTHING: Any = _Nothing()
 
 
 def field(
-    *, default: Any = NOTHING, converter: Callable[[Any], Any] | None = None, eq: bool = True
+    *,
+    default: Any = NOTHING,
+    factory: Callable[[], Any] | None = None,
+    converter: Callable[[Any], Any] | None = None,
+    eq: bool = True,
 ) -> Any:
-    """``attrs.field`` for a record: a default, a converter, ``eq=False``."""
-    return Field(default, converter, eq)
+    """``attrs.field`` for a record: a default or a factory, a converter, ``eq=False``."""
+    return Field(default, converter, eq, factory)
 
 
 def plain_defaults(defaults: dict[str, Any]) -> dict[str, Any]:
-    """The defaults ``__init__`` takes: a :func:`field`'s own default, where it has one."""
+    """The defaults ``__init__`` takes: a :func:`field`'s own default, where it has one
+    (``NOTHING`` for a factory's: ``__init__`` calls the factory when given nothing)."""
     out = {}
     for name, value in defaults.items():
         if type(value) is not Field:
             out[name] = value
+        elif value.factory is not None:
+            out[name] = NOTHING
         elif value.default is not NOTHING:
             out[name] = value.default
     return out
@@ -83,7 +108,11 @@ def attrs_defaults(defaults: dict[str, Any]) -> dict[str, Any]:
 
     return {
         name: attrs.field(
-            default=attrs.NOTHING if value.default is NOTHING else value.default,
+            default=attrs.Factory(value.factory)
+            if value.factory is not None
+            else attrs.NOTHING
+            if value.default is NOTHING
+            else value.default,
             converter=value.converter,
             eq=value.eq,
         )
@@ -135,10 +164,13 @@ class _AttrsFields:
 
     def __get__(self, instance: object, owner: type) -> Any:
         from attrs import NOTHING as ATTRS_NOTHING
-        from attrs import Attribute
+        from attrs import Attribute, Factory
 
         names, defaults = self.names, plain_defaults(self.defaults)
         fields = {n: f for n, f in self.defaults.items() if type(f) is Field}
+        for name, spec in fields.items():
+            if spec.factory is not None:
+                defaults[name] = Factory(spec.factory)
         own = owner.__annotations__
         fields_type = type(
             f"{owner.__name__}Attributes",
@@ -209,12 +241,16 @@ def _state_methods(names: tuple[str, ...]) -> dict[str, Callable[..., Any]]:
     return {"__getstate__": __getstate__, "__setstate__": __setstate__}
 
 
-def field_rules(names: tuple[str, ...], defaults: dict[str, Any]) -> tuple[tuple[str, ...], ...]:
-    """The fields ``__init__`` converts and the fields equality leaves out, in field order."""
+def field_rules(
+    names: tuple[str, ...], defaults: dict[str, Any]
+) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """The fields ``__init__`` converts, the fields equality leaves out and the fields whose
+    default a factory makes, in field order."""
     fields = {n: f for n, f in defaults.items() if type(f) is Field}
     converted = tuple(n for n in names if n in fields and fields[n].converter is not None)
     uncompared = tuple(n for n in names if n in fields and not fields[n].eq)
-    return converted, uncompared
+    made = tuple(n for n in names if n in fields and fields[n].factory is not None)
+    return converted, uncompared, made
 
 
 def _generated(
@@ -227,12 +263,27 @@ def _generated(
     entry = RECORDS.get(key)
     if entry is None:
         return {}
-    converted, uncompared = field_rules(names, defaults)
-    if entry.get("converted", ()) != converted or entry.get("uncompared", ()) != uncompared:
+    converted, uncompared, made = field_rules(names, defaults)
+    if (
+        entry.get("converted", ()) != converted
+        or entry.get("uncompared", ()) != uncompared
+        or entry.get("made", ()) != made
+    ):
+        return {}
+    plain = plain_defaults(defaults)
+    shared = entry.get("shared", ())
+    if any(n not in plain for n in shared):
         return {}
     methods = {name: entry[name] for name in METHODS}
-    if converted:  # the generated ``__init__`` is made for the class body's converters
-        methods["__init__"] = entry["__init__"]({n: defaults[n].converter for n in converted})
+    if converted or made or shared:  # the generated ``__init__`` is made for the body's values
+        if entry["__init__"].__code__.co_argcount != 4:  # written by an older generator
+            return {}
+        methods["__init__"] = entry["__init__"](
+            {n: defaults[n].converter for n in converted},
+            {n: defaults[n].factory for n in made},
+            NOTHING,
+            {n: plain[n] for n in shared},
+        )
     init = methods["__init__"]
     code = init.__code__
     count = len(names)
@@ -243,7 +294,6 @@ def _generated(
         shape = (code.co_argcount, code.co_kwonlyargcount) == (1 + count, 0)
         values = init.__defaults__ or ()
         given = dict(zip(names[count - len(values) :], values, strict=True))
-    plain = plain_defaults(defaults)
     if (
         not shape
         or code.co_varnames[1 : 1 + count] != names
@@ -299,4 +349,44 @@ def _record(cls: C, kw_only: bool) -> C:
     body["__setattr__"] = _frozen_setattr
     body["__delattr__"] = _frozen_delattr
     body["__attrs_attrs__"] = _AttrsFields(names, defaults, kw_only)
+    body["__record_fields__"] = names
     return type(cls)(cls.__name__, cls.__bases__, body)
+
+
+def field_names(cls: type) -> tuple[str, ...] | None:
+    """A record class's field names in order (a generated record's, or any attrs class's),
+    ``None`` for any other class: ``attrs.fields`` without importing attrs for a generated
+    record (the IR's writer asks it of every record it writes)."""
+    names: tuple[str, ...] | None = cls.__dict__.get("__record_fields__")
+    if names is not None:
+        return names
+    attributes = getattr(cls, "__attrs_attrs__", None)  # attrs' own build, or a subclass
+    return None if attributes is None else tuple(a.name for a in attributes)
+
+
+def plain_fields(inst: Any) -> dict[str, Any]:
+    """A record's fields by name, in order (``attrs.asdict`` of a record of plain values)."""
+    names = field_names(inst.__class__)
+    if names is None:
+        raise TypeError(f"not a record: {inst.__class__.__name__}")
+    return {name: getattr(inst, name) for name in names}
+
+
+if TYPE_CHECKING:
+    # re-exported (mypy strict); attrs' plugin checks the changes' names and types
+    from attrs import evolve as evolve  # noqa: PLC0414
+else:
+
+    def evolve(inst, /, **changes):
+        """``attrs.evolve``: a copy of ``inst`` with ``changes``, made by its ``__init__``
+        (so converters and factories apply as attrs' do); a generated record's without
+        importing attrs."""
+        names = inst.__class__.__dict__.get("__record_fields__")
+        if names is None:
+            import attrs
+
+            return attrs.evolve(inst, **changes)
+        for name in names:
+            if name not in changes:
+                changes[name] = getattr(inst, name)
+        return inst.__class__(**changes)

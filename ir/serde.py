@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 from svcc.ir.canonical import ENCODER, digest_bytes, json_utf8, sha256
 from svcc.ir.model import ConstraintValue, InputValue, ModuleIR
+from svcc.ir.records import field_names
 from svcc.ir.types import (
     TYPE_NODE_CLASSES,
     LiteralValue,
@@ -101,11 +102,9 @@ def _layout(cls: type) -> tuple[tuple[str, ...], str | None]:
     """A record class's keys in sorted order (a type node's tag among them, which replaces
     a field of its name) and that tag: the one rule of a record's shape, for both writers
     (:func:`unstructure` and :func:`_text`)."""
-    import attrs
-
-    if not attrs.has(cls):
+    names = field_names(cls)  # attrs' fields, without importing attrs for a generated record
+    if names is None:
         raise TypeError(f"not an IR value: {cls.__name__}")
-    names = tuple(f.name for f in attrs.fields(cls))
     tag = _kind_of(cls) if cls in TYPE_NODE_CLASSES else None
     return tuple(sorted({*names, "kind"} if tag is not None else names)), tag
 
@@ -226,10 +225,8 @@ def _text(value: Any) -> str:
 def _encode_ir(ir: ModuleIR) -> Iterator[bytes]:
     """The canonical bytes of ``ir`` in pieces: each record of the IR's lists encoded on
     its own (batched), never the whole IR's text at once."""
-    import attrs
-
     yield b"{"
-    for position, name in enumerate(sorted(attrs.fields_dict(ModuleIR))):
+    for position, name in enumerate(sorted(field_names(ModuleIR) or ())):
         value = getattr(ir, name)
         yield (b"," if position else b"") + ENCODER.encode(name).encode("utf-8") + b":"
         if not isinstance(value, tuple):

@@ -33,6 +33,11 @@ MODULES = (
     "svcc.frontends.python._file_paths",
     "svcc.frontends.python._param_flow",
     "svcc.frontends.python.scopes",
+    "svcc.compiler.driver",
+    "svcc.compiler.passes.readiness",
+    "svcc.frontends.python",
+    "svcc.frontends.python._inputs",
+    "svcc.frontends.python._values",
 )
 
 HEADER = '''# ruff: noqa: ARG001, E501, PLR0917 -- generated: field-less records, long lines
@@ -48,35 +53,52 @@ _bind = object.__setattr__.__get__
 '''
 
 
-def _literal(value: Any) -> str:
+def _literal(value: Any) -> str | None:
+    """The default as source text, ``None`` when it is not a literal (a value of the
+    module's own, such as another record: ``__init__`` is then given it when attached)."""
     if type(value) is frozenset and not value:
         return "frozenset()"
     text = repr(value)
-    if ast.literal_eval(text) != value or type(ast.literal_eval(text)) is not type(value):
-        raise SystemExit(f"gen_records: default {value!r} is not a literal")
-    return text
+    try:
+        same = ast.literal_eval(text) == value and type(ast.literal_eval(text)) is type(value)
+    except (ValueError, SyntaxError):
+        return None
+    return text if same else None
+
+
+def _shared(names: tuple[str, ...], plain: dict[str, Any]) -> tuple[str, ...]:
+    """The fields whose default is not a literal (nor a factory's): given to ``__init__``."""
+    from svcc.ir.records import NOTHING
+
+    return tuple(
+        n for n in names if n in plain and plain[n] is not NOTHING and _literal(plain[n]) is None
+    )
 
 
 def _methods(
     key: str, cls: type, kw_only: bool, names: tuple[str, ...], defaults: dict[str, Any]
 ) -> str:
-    from svcc.ir.records import field_rules, plain_defaults
+    from svcc.ir.records import NOTHING, field_rules, plain_defaults
 
     prefix = key.removeprefix("svcc.").replace(".", "_")
-    converted, uncompared = field_rules(names, defaults)
+    converted, uncompared, made = field_rules(names, defaults)
     plain = plain_defaults(defaults)
-    params = ", ".join(
-        f"{n}: Any = {_literal(plain[n])}" if n in plain else f"{n}: Any" for n in names
-    )
-    init_body = [
-        "    _setattr = _bind(self)",
-        *(
-            f'    _setattr("{n}", convert["{n}"]({n}))'
-            if n in converted
-            else f'    _setattr("{n}", {n})'
-            for n in names
-        ),
-    ]
+    shared = _shared(names, plain)
+
+    def param(n: str) -> str:
+        if n not in plain:
+            return f"{n}: Any"
+        if plain[n] is NOTHING:
+            return f"{n}: Any = nothing"
+        return f'{n}: Any = default["{n}"]' if n in shared else f"{n}: Any = {_literal(plain[n])}"
+
+    params = ", ".join(param(n) for n in names)
+
+    def given(n: str) -> str:
+        value = f'make["{n}"]() if {n} is nothing else {n}' if n in made else n
+        return f'convert["{n}"]({value})' if n in converted else value
+
+    init_body = ["    _setattr = _bind(self)", *(f'    _setattr("{n}", {given(n)})' for n in names)]
     compared = [n for n in names if n not in uncompared]
     mine = ", ".join(f"self.{n}" for n in compared)
     fields_repr = ", ".join(f"{n}={{self.{n}!r}}" for n in names)
@@ -86,9 +108,9 @@ def _methods(
     same = " and ".join(f"self.{n} == other.{n}" for n in compared)
     eq = f"    return {same}" if compared else "    return True"
     init = [f"def {prefix}__init__({init_sig}) -> None:", *(init_body if names else ["    pass"])]
-    if converted:  # made for the class body's converters (``svcc.ir.records._generated``)
+    if converted or made or shared:  # made for the body's values (``records._generated``)
         init = [
-            f"def {prefix}__init__(convert: Any) -> Any:",
+            f"def {prefix}__init__(convert: Any, make: Any, nothing: Any, default: Any) -> Any:",
             *(f"    {line}" for line in init),
             "",
             "    return __init__",
@@ -121,7 +143,7 @@ def _methods(
 
 def render() -> str:
     """The generated module's text (formatted by ruff, as the checkout's style wants)."""
-    from svcc.ir.records import SPECS, field_rules, fields_of
+    from svcc.ir.records import SPECS, field_rules, fields_of, plain_defaults
 
     for module in MODULES:
         importlib.import_module(module)
@@ -134,11 +156,16 @@ def render() -> str:
         entries = ", ".join(
             f'"{m}": {prefix}{m}' for m in ("__init__", "__eq__", "__hash__", "__repr__")
         )
-        converted, uncompared = field_rules(names, defaults)
+        converted, uncompared, made = field_rules(names, defaults)
         if converted:
             entries += f', "converted": {converted!r}'
         if uncompared:
             entries += f', "uncompared": {uncompared!r}'
+        if made:
+            entries += f', "made": {made!r}'
+        shared = _shared(names, plain_defaults(defaults))
+        if shared:
+            entries += f', "shared": {shared!r}'
         table.append(f'    "{key}": {{{entries}}},')
     table.append("}")
     text = "".join(parts) + "\n".join(table) + "\n"

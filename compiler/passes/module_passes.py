@@ -11,10 +11,10 @@ module: it runs once over every module's assessments
 
 from typing import TYPE_CHECKING, ClassVar, Final, Protocol
 
-import attrs
 from svcc.compiler.passes.readiness import ReadinessPass, ReadinessReport
 from svcc.compiler.passes.rule_subject import Environment
 from svcc.ir.model import ModuleIR
+from svcc.ir.records import evolve
 
 if TYPE_CHECKING:
     from attrs import frozen
@@ -75,7 +75,7 @@ class JudgePass:
 
     def run(self, unit: ModuleUnit) -> ModuleUnit:
         report = ReadinessPass().run(unit.ir, unit.env, unit.digest, diagnostics=unit.diagnostics)
-        return attrs.evolve(unit, report=report)
+        return evolve(unit, report=report)
 
 
 class InheritPass:
@@ -87,7 +87,7 @@ class InheritPass:
     def run(self, unit: ModuleUnit) -> ModuleUnit:
         if unit.graph is None or unit.report is None:
             return unit
-        return attrs.evolve(unit, report=unit.graph.inherit(unit.module, unit.ir, unit.report))
+        return evolve(unit, report=unit.graph.inherit(unit.module, unit.ir, unit.report))
 
 
 PASSES: Final[tuple[Pass, ...]] = (VerifyPass(), JudgePass(), InheritPass())

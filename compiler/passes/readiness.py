@@ -8,10 +8,8 @@ beside the source, declared requirements) is an input here and never part of the
 
 import re
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, ClassVar, Final
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
-import attrs
-from attrs import field, frozen
 from svcc.compiler.passes import import_fallbacks as fallbacks
 from svcc.compiler.passes.data_read_rules import data_read_reasons, source_depth
 from svcc.compiler.passes.docstrings import undocumented_names
@@ -42,6 +40,7 @@ from svcc.frontends.removed_names import REMOVED_NAMES, removed_name
 from svcc.ir.index import ModuleIndex, module_index
 from svcc.ir.interface import answered, left_out
 from svcc.ir.model import Capability, ModuleIR, ParamUse, Span
+from svcc.ir.records import plain_fields
 from svcc.ir.schema import READINESS_SCHEMA
 from svcc.ir.types import (
     AnyType,
@@ -54,6 +53,11 @@ from svcc.ir.types import (
     UnsupportedType,
     iter_leaves,
 )
+
+if TYPE_CHECKING:
+    from attrs import field, frozen
+else:  # the same records, their methods generated ahead of time (svcc.ir.records)
+    from svcc.ir.records import field, frozen
 
 
 @frozen(kw_only=True)
@@ -184,7 +188,7 @@ class ReadinessPass:
             )
         return ReadinessReport(
             module=ir.module,
-            source=attrs.asdict(ir.source),  # plain fields: no converter needed
+            source=plain_fields(ir.source),  # plain fields: no converter needed
             ir_digest=ir_digest,
             assessments=tuple(assessments),
             requirements=env.declared_requirements,

@@ -20,7 +20,6 @@ external, judged by the same rule.
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import attrs
 from svcc.compiler.passes.import_resolution import undeclared
 from svcc.compiler.passes.readiness import ReadinessReport, classify, module_reasons, order
 from svcc.compiler.passes.rule_subject import Environment, ImportProblem
@@ -29,6 +28,7 @@ from svcc.contracts.diagnostics import Diagnostic, diag
 from svcc.contracts.diagnostics.codes import R021_LOCAL_IMPORT, R024_IMPORTED_MODULE_RISK
 from svcc.ir.canonical import digest_bytes
 from svcc.ir.model import Capability, Import, ModuleIR, Span
+from svcc.ir.records import evolve
 
 if TYPE_CHECKING:
     from svcc.frontends.repository import (
@@ -134,7 +134,7 @@ class RepositoryReadiness:
                 governed=self.governed,
                 repository=self.declared_by_project,
             )
-            self.envs[module] = attrs.evolve(base, resolve_import=self.resolver(module, ir, base))
+            self.envs[module] = evolve(base, resolve_import=self.resolver(module, ir, base))
         return self.envs[module]
 
     def risks(self, module: str) -> list[str]:
@@ -315,10 +315,8 @@ class RepositoryReadiness:
                 assessments.append(assessment)
                 continue
             reasons = sorted([*assessment.reasons, *extra], key=order)
-            assessments.append(
-                attrs.evolve(assessment, klass=classify(reasons), reasons=tuple(reasons))
-            )
-        return attrs.evolve(base, assessments=tuple(assessments))
+            assessments.append(evolve(assessment, klass=classify(reasons), reasons=tuple(reasons)))
+        return evolve(base, assessments=tuple(assessments))
 
     def run(self, pool: "LoweringPool | None" = None) -> Mapping[str, ReadinessReport | None]:
         """Every module's report, sorted by module. ``pool``: the worker processes that

@@ -11,9 +11,8 @@ import re
 import unicodedata
 import warnings
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
-import attrs
-from attrs import frozen
 from svcc.contracts.diagnostics import Diagnostic, diag
 from svcc.contracts.diagnostics.codes import F001_SYNTAX, F002_DECODE
 from svcc.frontends.python import _sibling_context
@@ -37,6 +36,11 @@ from svcc.ir.canonical import digest_bytes
 from svcc.ir.model import ModuleIR, SourceFormat, SourceInfo, Span
 from svcc.ir.python_version import parse_python_version, running_version
 
+if TYPE_CHECKING:
+    from attrs import field, frozen
+else:  # the same records, their methods generated ahead of time (svcc.ir.records)
+    from svcc.ir.records import field, frozen
+
 
 @frozen(kw_only=True)
 class FrontendResult:
@@ -50,7 +54,7 @@ class FrontendResult:
     ir: ModuleIR | None
     diagnostics: tuple[Diagnostic, ...]
     module_text: str | None
-    ir_json: bytes | None = attrs.field(default=None, eq=False)
+    ir_json: bytes | None = field(default=None, eq=False)
 
 
 def module_name_problem(name: str) -> str | None:

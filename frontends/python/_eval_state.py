@@ -7,7 +7,6 @@ body) and ``_evaluator`` (the module's top-level statements and what the lowerer
 """
 
 import ast
-import copy
 import sys
 from collections.abc import Callable, Mapping
 from typing import Final
@@ -249,6 +248,8 @@ class EvaluatorState:
         importer shares; the evaluator does not follow that)."""
         if isinstance(value, FunctionRef):
             return value  # another module's function: passed on, never called here
+        import copy  # on first use: with ``weakref``, a hundredth of a cold ``inspect FILE``
+
         copied = copy.deepcopy(value)
         stack = [copied]
         while stack:

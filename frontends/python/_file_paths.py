@@ -12,7 +12,7 @@ module). :func:`ir_path` gives the form the IR records (``Evaluation.path``).
 
 from typing import TYPE_CHECKING, Final, Literal
 
-from attrs import evolve
+from svcc.ir.records import evolve
 
 if TYPE_CHECKING:
     from attrs import frozen

@@ -14,8 +14,8 @@ parameter required, as in Cog, though Python sees a default (the descriptor).
 
 import ast
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-import attrs
 from svcc.frontends.python._models import CONSTRAINTS, HARMLESS_FIELD_KEYWORDS, _literal
 from svcc.frontends.python._types import ANNOTATED, NOT_LITERAL, literal_value
 from svcc.ir.model import (
@@ -26,7 +26,13 @@ from svcc.ir.model import (
     Span,
     Unreadable,
 )
+from svcc.ir.records import evolve
 from svcc.ir.types import LiteralValue
+
+if TYPE_CHECKING:
+    from attrs import frozen
+else:  # the same records, their methods generated ahead of time (svcc.ir.records)
+    from svcc.ir.records import frozen
 
 COG_INPUTS = frozenset({"cog.Input", "cog.predictor.Input", "cog.types.Input"})
 FIELDS = frozenset({"pydantic.Field", "pydantic.fields.Field"})
@@ -39,7 +45,7 @@ HARMLESS = HARMLESS_FIELD_KEYWORDS | {"deprecated"}
 Qualify = Callable[[ast.expr], str | None]
 
 
-@attrs.frozen
+@frozen
 class Source:
     """How the reader qualifies names and places what it reads in the module's source."""
 
@@ -60,8 +66,8 @@ def with_input(
         call = _annotated(annotation, source)
         if call is None:
             return param
-        return attrs.evolve(param, input=_read(call, source, as_default=False))
-    return attrs.evolve(param, input=_read(call, source, as_default=True))
+        return evolve(param, input=_read(call, source, as_default=False))
+    return evolve(param, input=_read(call, source, as_default=True))
 
 
 def _descriptor(node: ast.expr | None, source: Source) -> ast.Call | None:

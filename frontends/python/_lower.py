@@ -16,6 +16,7 @@ between them stays the same text.
 import ast
 from collections.abc import Iterator
 
+from svcc.frontends.python._docstrings import get_docstring
 from svcc.frontends.python._fallbacks import alternatives
 from svcc.frontends.python._readers.capabilities import CapabilityReader, doc_text
 from svcc.frontends.python._readers.state import FunctionNode
@@ -81,9 +82,7 @@ class ModuleLowerer(CapabilityReader):
     def _lower(self) -> ModuleIR:
         for position, stmt in enumerate(self._body()):
             if position == 0:
-                self.docstring = ast.get_docstring(
-                    ast.Module(body=[stmt], type_ignores=[]), clean=True
-                )
+                self.docstring = get_docstring(ast.Module(body=[stmt], type_ignores=[]))
             if (
                 isinstance(stmt, ast.ImportFrom)
                 and stmt.module == "__future__"

@@ -22,7 +22,6 @@ called (``data_reads.never_run``).
 import ast
 from collections.abc import Callable, Iterable, Mapping
 
-from attrs import define, field
 from svcc.frontends.python._walk import walk
 from svcc.frontends.python.data_reads import Body, with_arguments
 from svcc.ir.model import Evaluation, FileRead, Span
@@ -33,15 +32,17 @@ _CACHES = frozenset({"functools.cache", "functools.lru_cache"})
 _BINDERS = frozenset({"builtins.staticmethod", "builtins.classmethod"})
 
 
-@define
 class _Facts:
     """A followed function's reads, the reads of its parameters' paths, and its followed
     calls (site, target)."""
 
-    body: Body
-    reads: list[list[Evaluation]] = field(factory=list)
-    parametric: list[ast.Call] = field(factory=list)
-    calls: list[tuple[ast.Call, str]] = field(factory=list)
+    __slots__ = ("body", "calls", "parametric", "reads")
+
+    def __init__(self, body: Body) -> None:
+        self.body = body
+        self.reads: list[list[Evaluation]] = []
+        self.parametric: list[ast.Call] = []
+        self.calls: list[tuple[ast.Call, str]] = []
 
 
 class CalledReads:

@@ -10,10 +10,14 @@ else and writes nothing.
 
 import ast
 from collections.abc import Mapping
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-import attrs
 from svcc.frontends.python._walk import walk
+
+if TYPE_CHECKING:
+    from attrs import frozen
+else:  # the same records, their methods generated ahead of time (svcc.ir.records)
+    from svcc.ir.records import frozen
 
 # Bounds: past any of them a value is unknown (never a hang, never a large allocation).
 MAX_STRING: Final = 100_000  # characters or bytes of one string
@@ -62,32 +66,58 @@ def plain_data(value: object, depth: int = 0) -> bool:
     return False
 
 
-@attrs.frozen
+@frozen
 class EnumMember:
     cls: str
     name: str
     value: object
 
 
-@attrs.frozen(eq=False)
 class ClassValue:
-    """A class of the module whose body binds only known values (an Enum's members)."""
+    """A class of the module whose body binds only known values (an Enum's members).
+    Compared by identity (each class statement makes its own class).
 
-    name: str
-    attributes: dict[str, object]
-    # A plain class (base ``object``) defining neither ``__init__`` nor ``__new__``: making
-    # an instance runs none of its code.
-    constructible: bool = False
-    # A plain class whose instances the evaluator makes (``Instance``): no decorator, base
-    # ``object``, no ``__slots__``, no dunder method Python would call behind its back
-    # (``__getattr__``, ``__setattr__``, ``__del__``, ...). ``methods``: its undecorated
-    # methods (``ast.FunctionDef``) by name; ``names``: every name its body binds (a name
-    # bound otherwise, a property, is not an attribute the evaluator reads or sets).
-    instantiable: bool = False
-    methods: Mapping[str, object] = attrs.field(factory=dict)
-    names: frozenset[str] = frozenset()
-    # The class statements of the class and its own bases, for ``listable``.
-    definitions: tuple[ast.ClassDef, ...] = ()
+    ``constructible``: a plain class (base ``object``) defining neither ``__init__`` nor
+    ``__new__``: making an instance runs none of its code. ``instantiable``: a plain class
+    whose instances the evaluator makes (``Instance``): no decorator, base ``object``, no
+    ``__slots__``, no dunder method Python would call behind its back (``__getattr__``,
+    ``__setattr__``, ``__del__``, ...). ``methods``: its undecorated methods
+    (``ast.FunctionDef``) by name; ``names``: every name its body binds (a name bound
+    otherwise, a property, is not an attribute the evaluator reads or sets).
+    ``definitions``: the class statements of the class and its own bases, for
+    :attr:`listable`."""
+
+    __slots__ = (
+        "attributes",
+        "constructible",
+        "definitions",
+        "instantiable",
+        "methods",
+        "name",
+        "names",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        attributes: dict[str, object],
+        *,
+        constructible: bool = False,
+        instantiable: bool = False,
+        methods: Mapping[str, object] | None = None,
+        names: frozenset[str] = frozenset(),
+        definitions: tuple[ast.ClassDef, ...] = (),
+    ) -> None:
+        self.name = name
+        self.attributes = attributes
+        self.constructible = constructible
+        self.instantiable = instantiable
+        self.methods: Mapping[str, object] = {} if methods is None else methods
+        self.names = names
+        self.definitions = definitions
+
+    def __repr__(self) -> str:
+        return f"ClassValue(name={self.name!r})"
 
     @property
     def listable(self) -> bool:
@@ -171,7 +201,7 @@ class Instance:
         self.attributes: dict[str, object] = {}
 
 
-@attrs.frozen
+@frozen
 class TargetVersion:
     """``sys.version_info`` of the target Python (``major.minor``; the micro version is
     not known: a comparison that depends on it is unknown)."""
@@ -180,7 +210,7 @@ class TargetVersion:
     minor: int
 
 
-@attrs.frozen
+@frozen
 class TargetHexversion:
     """``sys.hexversion`` of the target: some integer in ``[low, high)`` (every release of
     its ``major.minor``); a comparison with an integer inside that range is unknown."""

@@ -14,7 +14,6 @@ module's own functions by :mod:`svcc.frontends.python._read_calls`).
 """
 
 import ast
-import copy
 import posixpath
 import re
 from collections.abc import Callable
@@ -305,6 +304,8 @@ class _Substitute(ast.NodeTransformer):
 def _replace(call: ast.Call, values: dict[str, ast.expr]) -> ast.Call:
     """A copy of ``call`` with the names in ``values`` replaced (located where ``call``
     is: the read's span stays the read's)."""
+    import copy  # on first use: with ``weakref``, a hundredth of a cold ``inspect FILE``
+
     copied = _Substitute(values).visit(copy.deepcopy(call))
     return ast.copy_location(copied, call)  # type: ignore[no-any-return]
 

@@ -15,9 +15,9 @@ import ast
 from collections.abc import Callable, Iterator, Mapping
 from typing import Final
 
-import attrs
 from svcc.frontends.python._walk import walk
 from svcc.ir.model import Capability, Evaluation, Span
+from svcc.ir.records import evolve
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -264,7 +264,7 @@ def with_path_reads(
         effects = sorted(
             [*cap.effects, *added.values()], key=lambda e: (e.span.line, e.span.column)
         )
-        out[key] = attrs.evolve(cap, effects=tuple(effects))
+        out[key] = evolve(cap, effects=tuple(effects))
     return out
 
 

@@ -19,7 +19,6 @@ import ast
 import fcntl
 import marshal
 import os
-import tempfile
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -470,5 +469,7 @@ def _unnamed_file() -> int:
     """A file descriptor of a file without a name (in memory where the system allows)."""
     if hasattr(os, "memfd_create"):
         return os.memfd_create("svcc-facts", os.MFD_CLOEXEC)
+    import tempfile  # here only: with ``shutil`` and ``random``, a cost to every ``inspect FILE``
+
     with tempfile.TemporaryFile() as file:  # unlinked already; the duplicate keeps it
         return os.dup(file.fileno())

@@ -19,11 +19,11 @@ import builtins
 from collections.abc import Callable
 from typing import Final
 
-import attrs
 from svcc.frontends.python._statements import is_main_guard, nested_bindings
 from svcc.frontends.python._walk import children, walk, walk_parts
 from svcc.frontends.python.scopes import statement_names
 from svcc.ir.model import Capability, Evaluation, Span
+from svcc.ir.records import evolve
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -270,7 +270,7 @@ def with_unbound_reads(
             for name, (read, where) in found.items()
         ]
         effects = sorted([*cap.effects, *added], key=lambda e: (e.span.line, e.span.column))
-        out[key] = attrs.evolve(cap, effects=tuple(effects))
+        out[key] = evolve(cap, effects=tuple(effects))
     return out
 
 

@@ -4,8 +4,8 @@ parameters, returns and streams, and the facts known once the whole module is re
 
 import ast
 
-import attrs
 from svcc.frontends.python._descriptions import annotation_description, described
+from svcc.frontends.python._docstrings import get_docstring
 from svcc.frontends.python._inputs import Source as InputSource
 from svcc.frontends.python._inputs import with_input
 from svcc.frontends.python._reach import Reach
@@ -41,6 +41,7 @@ from svcc.ir.model import (
     StateWrite,
     Stream,
 )
+from svcc.ir.records import evolve
 from svcc.ir.types import AnyType, TypeNode, plain_json
 
 
@@ -115,7 +116,7 @@ class CapabilityReader(ParamUseReader):
             form=form,
             params=params[1:] if qualname else params,
             returns=returns,
-            docstring=doc_text(ast.get_docstring(fn, clean=True)),
+            docstring=doc_text(get_docstring(fn)),
             decorators=tuple(
                 Decorator(
                     text=self.src.segment(d),
@@ -191,7 +192,7 @@ class CapabilityReader(ParamUseReader):
         for name, cap in self.capabilities.items():
             body, calls, own_reads = self._reading[name]
             reads = (*own_reads, *called.of(name, body, calls))
-            out[name] = attrs.evolve(cap, file_reads=reads) if reads else cap
+            out[name] = evolve(cap, file_reads=reads) if reads else cap
         return out
 
     def _with_reach(self, capabilities: dict[str, Capability]) -> dict[str, Capability]:
@@ -208,7 +209,7 @@ class CapabilityReader(ParamUseReader):
                 found = tuple(sorted({*found, *wrapper}))
             if name in self._instance_changers:
                 found = tuple(sorted({*found, "<state>"}))
-            out[name] = attrs.evolve(cap, reach=found) if found else cap
+            out[name] = evolve(cap, reach=found) if found else cap
         return out
 
     def _params(

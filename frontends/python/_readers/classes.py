@@ -4,7 +4,6 @@ pydantic, NamedTuple: see ``_models``) and the TypedDicts (class and functional 
 import ast
 from collections.abc import Callable
 
-import attrs
 from svcc.contracts.names import is_utf8
 from svcc.frontends.python._models import ModelReader, classify, harmless_field_call
 from svcc.frontends.python._readers.bindings import BindingReader
@@ -13,6 +12,7 @@ from svcc.frontends.python._source import short
 from svcc.frontends.python._statements import is_literal
 from svcc.frontends.python._types import REQUIREDNESS, TYPEDDICT, printable, typing_names
 from svcc.ir.model import ClassDecl, Decorator, Evaluation, Span, TypedDictDecl, TypedDictField
+from svcc.ir.records import evolve
 from svcc.ir.types import UnsupportedType
 
 
@@ -165,7 +165,7 @@ class ClassReader(BindingReader):
 
         temporary = "<materialised>"  # not an identifier: never a TypedDict's name
         fields = flattened_fields({**self.typed_dicts, temporary: decl}, temporary)
-        return attrs.evolve(decl, fields=fields, bases=())
+        return evolve(decl, fields=fields, bases=())
 
     def _typed_dict_field(
         self, name: str, annotation: ast.expr, total: bool, node: ast.AST
@@ -213,7 +213,7 @@ class ClassReader(BindingReader):
                 if isinstance(key, ast.Constant) and isinstance(key.value, str):
                     field = self._typed_dict_field(printable(key.value), ann, total, key)
                     if not is_utf8(key.value):
-                        field = attrs.evolve(
+                        field = evolve(
                             field,
                             type=UnsupportedType(
                                 text=field.annotation,

@@ -6,7 +6,6 @@ pass's rule."""
 import ast
 from collections.abc import Callable
 
-import attrs
 from svcc.frontends.python._effects import argument_names, literal_argument, origin, plain_facts
 from svcc.frontends.python._readers.paths import PathReader, module_path
 from svcc.frontends.python._readers.state import FunctionNode
@@ -23,6 +22,7 @@ from svcc.frontends.python._statements import (
 )
 from svcc.frontends.python.data_reads import literal_read
 from svcc.ir.model import Evaluation, StatementKind
+from svcc.ir.records import evolve
 
 
 class EvaluationReader(PathReader):
@@ -181,7 +181,7 @@ class EvaluationReader(PathReader):
         for index, branch in enumerate((stmt.body, stmt.orelse)):
             nested = self._nested(branch, " under a module-level if")
             if index == imported[1]:
-                nested = [attrs.evolve(e, only_if_imported=group) for e in nested]
+                nested = [evolve(e, only_if_imported=group) for e in nested]
             found += nested
         return "if", "if block", stmt, found
 
@@ -227,7 +227,7 @@ class EvaluationReader(PathReader):
             if kind in ("main-guard", "expression") and not inner:
                 found.append(self._code(f"{self._describe(node)}{suffix}", node))
             found.extend(
-                attrs.evolve(e, text=f"{e.text}{suffix}") if e.kind == "code" else e for e in inner
+                evolve(e, text=f"{e.text}{suffix}") if e.kind == "code" else e for e in inner
             )
         return found
 
