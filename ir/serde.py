@@ -166,35 +166,35 @@ _TEXTS: dict[type, Callable[[Any], str]] = {}
 
 
 def _text_writer(cls: type) -> Callable[[Any], str]:
-    """The canonical JSON text of one record class's values, built once: each key's text
-    (with its separator) made here, the values written as :func:`_text` writes them."""
+    """The canonical JSON text of one record class's values, built once as a function of
+    its own (generated, as attrs generates ``__init__``): each key's text (with its
+    separator) a constant, each field read and written inline as :func:`_text` writes it
+    (a string, an int and ``None`` without a call), the pieces joined by one expression.
+    A loop over the fields cost a third of encoding the standard library's IRs."""
     keys, tag = _layout(cls)
-    fields = tuple(
-        (("," if position else "{") + encode_basestring(name) + ":", name)
-        for position, name in enumerate(keys)
-    )
-    tag_text = "null" if tag is None else encode_basestring(tag)
-    int_text = int.__repr__
-
-    def write(value: Any) -> str:
-        parts = []
-        for key, name in fields:
-            if name == "kind" and tag is not None:  # the tag replaces a field of its name
-                parts.append(key + tag_text)
-                continue
-            item = getattr(value, name)
-            kind = type(item)  # the commonest values written here, without a call
-            if kind is str:
-                parts.append(key + encode_basestring(item))
-            elif kind is int:
-                parts.append(key + int_text(item))
-            elif item is None:
-                parts.append(key + "null")
-            else:
-                parts.append(key + _text(item))
-        parts.append("}")
-        return "".join(parts)
-
+    lines = ["def write(value):"]
+    pieces = []
+    for position, name in enumerate(keys):
+        key = ("," if position else "{") + encode_basestring(name) + ":"
+        if name == "kind" and tag is not None:  # the tag replaces a field of its name
+            pieces.append(repr(key + encode_basestring(tag)))
+            continue
+        lines.append(f"    x{position} = value.{name}")
+        lines.append(f"    t{position} = type(x{position})")
+        pieces.append(repr(key))
+        pieces.append(
+            f"(enc(x{position}) if t{position} is str else int_text(x{position}) "
+            f'if t{position} is int else "null" if x{position} is None else text(x{position}))'
+        )
+    pieces.append(repr("}"))
+    lines.append("    return " + " + ".join(pieces))
+    namespace: dict[str, Any] = {
+        "enc": encode_basestring,
+        "int_text": int.__repr__,
+        "text": _text,
+    }
+    exec(compile("\n".join(lines), f"<svcc text writer {cls.__name__}>", "exec"), namespace)
+    write: Callable[[Any], str] = namespace["write"]
     _TEXTS[cls] = write
     return write
 
