@@ -30,6 +30,7 @@ the same whatever order the body spells its calls in:
 import ast
 from collections import ChainMap
 from collections.abc import Callable, Mapping
+from typing import cast
 
 from svcc.frontends.python._effects import origin
 from svcc.frontends.python._walk import walk
@@ -209,7 +210,8 @@ class Reach:
         names = _parameter_origins(fn, object_params)
         for name in counts:
             names.setdefault(name, "?")
-        view = ChainMap(names, self.origins)  # as ``names`` grows
+        # ``names`` first, as it grows (read only: the module's origins are never written)
+        view = ChainMap(names, cast("dict[str, str]", self.origins))
         binders = _BINDERS
         for stmt in fn.body:
             for node in walk(stmt):
