@@ -449,6 +449,14 @@ def _with_parents(name: str, into: set[str]) -> None:
         into.add(".".join(parts[:end]))
 
 
+def keep_parsed(keep: Callable[[str, str, tuple[int, int], ast.Module], None]) -> None:
+    """In a process lowering the tree: ``keep`` is told of each module the evaluator parses
+    (its name, text, grammar and tree; see ``Siblings.keep``)."""
+    provider = _sibling_context.current()
+    if isinstance(provider, Siblings):
+        provider.keep = keep
+
+
 @contextmanager
 def reading(
     lookup: Lookup, python_version: tuple[int, int], *, shared: bool = False

@@ -33,14 +33,8 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 import attrs
 from attrs import frozen
 from svcc.contracts.errors import SvccError
-from svcc.frontends.python import (
-    FrontendResult,
-    Parsed,
-    _sibling_context,
-    collection_paused,
-    read_python,
-)
-from svcc.frontends.python.sibling_values import Siblings
+from svcc.frontends.python import FrontendResult, Parsed, collection_paused, read_python
+from svcc.frontends.python.sibling_values import keep_parsed
 from svcc.frontends.repository._spill import Spilled, Spills, SpillWriter
 from svcc.frontends.sibling_models import SourceOf, link_models, sources_of
 from svcc.ir.model import Import, ModuleIR
@@ -254,9 +248,7 @@ def _serve(
     # library's, at the end, while the parent waited for the worker's exit).
     gc.disable()
     queue = _Queue(files, taken, claimed)
-    provider = _sibling_context.current()
-    if isinstance(provider, Siblings):
-        provider.keep = queue.keep
+    keep_parsed(queue.keep)
     try:
         lowered = {}
         while (step := queue.next()) is not None:
