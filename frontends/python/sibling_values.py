@@ -20,7 +20,7 @@ import fcntl
 import marshal
 import os
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Final
 
@@ -233,7 +233,31 @@ class Siblings:
             finally:
                 self._running.discard(module)
         self._values[module] = values
+        if self._shared is not None:
+            self._share_plain_answers(self._shared, module, values)
         return values
+
+    def _share_plain_answers(
+        self, shared: "_Shared", module: str, values: ModuleValues | None
+    ) -> None:
+        """What ``_plain_in`` answers of every class the module itself defines, at every
+        depth, for the other lowering processes: a module is evaluated for one class, and
+        the others ask of its other classes (the standard library's ``typing``, ``enum``,
+        ``collections``), each of which cost them a parse and an evaluation of it."""
+        if values is None:
+            shared.put_many([(f"novalues:{module}", True)])
+            return
+        answers: list[tuple[str, bool]] = []
+        for name in values.class_nodes:
+            if name in values.imported:
+                continue
+            for depth in range(MAX_BASE_DEPTH + 1):
+                try:
+                    plain = self._class_in(module, values, name, depth)
+                except Unknown:
+                    plain = False
+                answers.append((f"plain:{module}:{name}:{depth}", plain))
+        shared.put_many(answers)
 
     def _evaluate(self, module: str, tree: ast.Module, is_package: bool) -> ModuleValues | None:
         symbols = Symbols()
@@ -289,6 +313,8 @@ class Siblings:
         found, answer = self._shared.get(key) if self._shared is not None else (False, None)
         if found:
             return answer is True
+        if self._shared is not None and self._shared.get(f"novalues:{module}")[0]:
+            return False  # what ``_plain_here`` answers when the module has no values
         try:
             plain = self._plain_here(module, attribute, depth)
         except Unknown:  # what ``plain_class`` answers for it
@@ -348,8 +374,19 @@ class _Shared:
 
     def put(self, key: str, answer: "bool | tuple[tuple[str, ...], ...] | None") -> None:
         """Store ``answer`` for ``key``."""
-        payload = marshal.dumps((key, answer))
-        record = len(payload).to_bytes(4, "little") + payload
+        self.put_many([(key, answer)])
+
+    def put_many(
+        self, answers: "Sequence[tuple[str, bool | tuple[tuple[str, ...], ...] | None]]"
+    ) -> None:
+        """Store each ``(key, answer)``, in one write."""
+        if not answers:
+            return
+        records = []
+        for key, answer in answers:
+            payload = marshal.dumps((key, answer))
+            records.append(len(payload).to_bytes(4, "little") + payload)
+        record = b"".join(records)
         try:
             fcntl.lockf(self.fd, fcntl.LOCK_EX)
             try:

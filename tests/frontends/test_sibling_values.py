@@ -142,13 +142,20 @@ def test_what_one_reader_answered_the_others_read() -> None:
         for name, text in MODULES.items()
         if name != "__init__.py"
     } | {"pkg": (MODULES["__init__.py"].encode(), True)}
+    mixins = (
+        MODULES["_mixin.py"]
+        + "\n\nclass Other:\n    pass\n\n\n@dataclass\nclass Made:\n    x: int\n"
+    )
+    sources["pkg._mixin"] = ("from dataclasses import dataclass\n" + mixins).encode(), False
     fd = _unnamed_file()
     try:
         first, second = (_Counting(sources.get, (3, 11), fd) for _ in range(2))
         assert first.plain_class("pkg.api", "pkg._mixin.Mixin")
         assert first.parsed == ["pkg", "pkg._mixin"]  # the package's facts, then the class's
         assert second.plain_class("pkg.api", "pkg._mixin.Mixin")
-        # the second read no module itself: the facts and the answer were the first's
+        # the module's other classes were answered with it: the second parses nothing
+        assert second.plain_class("pkg.api", "pkg._mixin.Other")
+        assert not second.plain_class("pkg.api", "pkg._mixin.Made")  # decorated
         assert second.parsed == []
         # a question the first did not answer is answered here
         assert not second.plain_class("pkg.api", "pkg.abnf.WORD")
