@@ -162,3 +162,25 @@ def test_what_one_reader_answered_the_others_read() -> None:
         assert second.parsed == ["pkg.abnf"]
     finally:
         os.close(fd)
+
+
+def test_a_record_still_being_written_is_not_read() -> None:
+    """A reader sees a record only once it is whole (another process may be writing it)."""
+    import marshal
+
+    from svcc.frontends.python.sibling_values import _Shared
+
+    fd = _unnamed_file()
+    try:
+        reader = _Shared(fd)
+        payload = marshal.dumps(("plain:pkg.m:C:0", True))
+        record = len(payload).to_bytes(4, "little") + payload
+        os.write(fd, record[:7])
+        assert reader.get("plain:pkg.m:C:0") == (False, None)
+        os.write(fd, record[7:])
+        assert reader.get("plain:pkg.m:C:0") == (True, True)
+        _Shared(fd).put_many([("facts:pkg.m", (("os",), ("C",))), ("novalues:pkg.n", True)])
+        assert reader.get("facts:pkg.m") == (True, (("os",), ("C",)))
+        assert reader.get("novalues:pkg.n") == (True, True)
+    finally:
+        os.close(fd)
