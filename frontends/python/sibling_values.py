@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from typing import Final
 
 from svcc.frontends.python import _sibling_context
+from svcc.frontends.python._chunks import SLICE_LINES
 from svcc.frontends.python._eval_state import OPERATOR_ERRORS
 from svcc.frontends.python._evaluator import ModuleValues
 from svcc.frontends.python._source import SourceDecodeError, decode_source
@@ -74,6 +75,9 @@ class Siblings:
         self._recent: dict[str, tuple[ast.Module, bool] | None] = {}
         # start module -> every repository module its import runs (``None``: unknown)
         self._closures: dict[str, frozenset[str] | None] = {}
+        # Modules whose reading ran out of stack or memory here: what that decided depends
+        # on how deep this process was when it asked, so it is not shared.
+        self._local: set[str] = set()
         # Told of each module parsed here (its text, grammar and tree): a lowering worker
         # keeps the tree to lower the module from, when no worker has taken it yet.
         self.keep: Callable[[str, str, tuple[int, int], ast.Module], None] | None = None
@@ -179,9 +183,13 @@ class Siblings:
                 warnings.simplefilter("ignore")
                 feature = min(self.version, running_version())
                 tree = ast.parse(text, feature_version=feature)
-        except (SourceDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
+        except (SourceDecodeError, SyntaxError, ValueError):
             return None
-        if self.keep is not None:
+        except (RecursionError, MemoryError):
+            self._local.add(module)  # the stack's depth, not the text's: not shared
+            return None
+        if self.keep is not None and text.count("\n") < SLICE_LINES:
+            # (a longer module is lowered a slice at a time: its whole tree would not be used)
             self.keep(module, text, self.version, tree)
         return tree, found[1]
 
@@ -195,7 +203,7 @@ class Siblings:
         if not found:
             parsed = self._parse(module)
             facts = None if parsed is None else self._facts_of(module, *parsed)
-            if self._shared is not None:
+            if self._shared is not None and module not in self._local:
                 self._shared.put(f"facts:{module}", _stored(facts))
         self._facts[module] = facts
         return facts
@@ -233,7 +241,7 @@ class Siblings:
             finally:
                 self._running.discard(module)
         self._values[module] = values
-        if self._shared is not None:
+        if self._shared is not None and module not in self._local:
             self._share_plain_answers(self._shared, module, values)
         return values
 
@@ -266,7 +274,9 @@ class Siblings:
         for stmt in tree.body:
             try:
                 values.run(stmt)
-            except (Unknown, RecursionError, *OPERATOR_ERRORS):
+            except (Unknown, RecursionError, *OPERATOR_ERRORS) as exc:
+                if isinstance(exc, RecursionError):
+                    self._local.add(module)  # the stack's depth decided: not shared
                 return None
             _note_imports(stmt, package, symbols, set())
         values.finish()
@@ -319,7 +329,7 @@ class Siblings:
             plain = self._plain_here(module, attribute, depth)
         except Unknown:  # what ``plain_class`` answers for it
             plain = False
-        if self._shared is not None:
+        if self._shared is not None and not self._local:  # (see ``_local``)
             self._shared.put(key, plain)
         return plain
 
@@ -390,7 +400,13 @@ class _Shared:
         try:
             fcntl.lockf(self.fd, fcntl.LOCK_EX)
             try:
-                os.pwrite(self.fd, record, os.fstat(self.fd).st_size)
+                start = os.fstat(self.fd).st_size
+                try:
+                    written = os.pwrite(self.fd, record, start)
+                except OSError:
+                    written = -1
+                if written != len(record):  # a record cut short would stop every reader
+                    os.ftruncate(self.fd, start)
             finally:
                 fcntl.lockf(self.fd, fcntl.LOCK_UN)
         except OSError:  # sharing saves time only: each process can still answer alone
@@ -500,7 +516,7 @@ def reading(
 ) -> Iterator[None]:
     """The repository's modules readable by the evaluator while the block lowers it;
     ``shared``: by processes forked in the block, which share what they read."""
-    fd = _unnamed_file() if shared else None
+    fd = _unnamed_file() if shared else None  # ``None`` too when none can be made
     _sibling_context.push(Siblings(lookup, python_version, fd))
     try:
         yield
@@ -510,11 +526,18 @@ def reading(
             os.close(fd)
 
 
-def _unnamed_file() -> int:
-    """A file descriptor of a file without a name (in memory where the system allows)."""
+def _unnamed_file() -> int | None:
+    """A file descriptor of a file without a name (in memory where the system allows), or
+    ``None`` when the system gives none (sharing only saves time)."""
     if hasattr(os, "memfd_create"):
-        return os.memfd_create("svcc-facts", os.MFD_CLOEXEC)
-    import tempfile  # here only: with ``shutil`` and ``random``, a cost to every ``inspect FILE``
+        try:
+            return os.memfd_create("svcc-facts", os.MFD_CLOEXEC)
+        except OSError:
+            pass
+    try:
+        import tempfile  # only here: ``inspect FILE`` does not import it
 
-    with tempfile.TemporaryFile() as file:  # unlinked already; the duplicate keeps it
-        return os.dup(file.fileno())
+        with tempfile.TemporaryFile() as file:  # unlinked already; the duplicate keeps it
+            return os.dup(file.fileno())
+    except OSError:
+        return None

@@ -157,8 +157,10 @@ def _lean(result: FrontendResult, ir_json: bytes | None, spill: SpillWriter) -> 
     )
 
 
-# Modules a worker keeps parsed ahead of lowering them, at most (see ``_Queue``).
+# Modules a worker keeps parsed ahead of lowering them, at most, and their text's length
+# in all (a tree takes about 30 times its text; see ``_Queue``).
 MAX_AHEAD: Final = 32
+MAX_AHEAD_CHARS: Final = 2_000_000
 
 
 class _Queue:
@@ -173,6 +175,7 @@ class _Queue:
         files: "Sequence[SourceFile]",
         taken: "Synchronized[int]",
         claimed: "SynchronizedArray[int]",
+        encoding: str | None = None,
     ) -> None:
         self.files = files
         self.taken = taken
@@ -181,20 +184,32 @@ class _Queue:
         for index, file in enumerate(files):
             self.position.setdefault(file.module, index)
         self.ahead: dict[int, Parsed] = {}
+        self.ahead_chars = 0
+        # a text decoded otherwise than the evaluator decodes it is never lowered from its tree
+        self.keeping = encoding is None
 
     def keep(self, module: str, text: str, version: tuple[int, int], tree: ast.Module) -> None:
         """A module the evaluator parsed: lowered next from ``tree`` if no one took it."""
         index = self.position.get(module)
-        if index is None or index in self.ahead or len(self.ahead) >= MAX_AHEAD:
+        if (
+            not self.keeping
+            or index is None
+            or index in self.ahead
+            or len(self.ahead) >= MAX_AHEAD
+            or self.ahead_chars + len(text) > MAX_AHEAD_CHARS
+        ):
             return
         if self._claim(index):
             self.ahead[index] = (text, version, tree)
+            self.ahead_chars += len(text)
 
     def next(self) -> tuple[int, Parsed | None] | None:
         """The index of the next file to lower and its tree if parsed; ``None``: done."""
         if self.ahead:
             index = next(iter(self.ahead))
-            return index, self.ahead.pop(index)
+            parsed = self.ahead.pop(index)
+            self.ahead_chars -= len(parsed[0])
+            return index, parsed
         while True:
             with self.taken.get_lock():
                 index = self.taken.value
@@ -247,7 +262,7 @@ def _serve(
     # collection after a pause walks every object made during it (0.1 s of the standard
     # library's, at the end, while the parent waited for the worker's exit).
     gc.disable()
-    queue = _Queue(files, taken, claimed)
+    queue = _Queue(files, taken, claimed, encoding)
     keep_parsed(queue.keep)
     try:
         lowered = {}
@@ -338,17 +353,31 @@ class LoweringPool:
         return self._spills.view(where)
 
     def _receive(self) -> list[Any]:
-        out = []
+        """Each worker's answer, in the workers' order. Waited for together with the
+        workers' ends: a worker killed while it held a lock the others wait for (the shared
+        counter, the claims) is reported at once instead of leaving the parent waiting on
+        one of the others for good."""
+        from multiprocessing.connection import wait
+
+        answers: dict[int, Any] = {}
+        pending = dict(enumerate(zip(self._conns, self._processes, strict=True)))
         with collection_paused():
-            for conn, process in zip(self._conns, self._processes, strict=True):
-                try:
-                    ok, value = pickle.loads(conn.recv_bytes())
-                except (EOFError, OSError):
-                    raise _ended(process) from None
-                if not ok:
-                    raise value
-                out.append(value)
-        return out
+            while pending:
+                waited = [conn for conn, _ in pending.values()]
+                ready = wait([*waited, *(process.sentinel for _, process in pending.values())])
+                for index, (conn, process) in list(pending.items()):
+                    if conn.poll():  # an answer, read even when the worker ended after it
+                        try:
+                            ok, value = pickle.loads(conn.recv_bytes())
+                        except (EOFError, OSError):
+                            raise _ended(process) from None
+                        if not ok:
+                            raise value
+                        answers[index] = value
+                        del pending[index]
+                    elif process.sentinel in ready:
+                        raise _ended(process)
+        return [answers[index] for index in range(len(self._conns))]
 
     def each(
         self, function: "Callable[[Held, A], T]", argument: A, *, last: bool = False

@@ -148,6 +148,7 @@ def test_what_one_reader_answered_the_others_read() -> None:
     )
     sources["pkg._mixin"] = ("from dataclasses import dataclass\n" + mixins).encode(), False
     fd = _unnamed_file()
+    assert fd is not None
     try:
         first, second = (_Counting(sources.get, (3, 11), fd) for _ in range(2))
         assert first.plain_class("pkg.api", "pkg._mixin.Mixin")
@@ -171,6 +172,7 @@ def test_a_record_still_being_written_is_not_read() -> None:
     from svcc.frontends.python.sibling_values import _Shared
 
     fd = _unnamed_file()
+    assert fd is not None
     try:
         reader = _Shared(fd)
         payload = marshal.dumps(("plain:pkg.m:C:0", True))
