@@ -86,7 +86,12 @@ def parse(text: str, version: tuple[int, int], filename: str) -> ast.Module:
     feature = min(version, running_version())
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return ast.parse(text, filename=filename, feature_version=feature)
+        try:
+            return ast.parse(text, filename=filename, feature_version=feature)
+        except SystemError as exc:
+            # CPython's parser out of memory can fail without setting the MemoryError
+            # ("error return without exception set"): it is one, and is judged as one
+            raise MemoryError(str(exc)) from None
 
 
 def syntax_diagnostic(

@@ -185,8 +185,8 @@ class Siblings:
                 tree = ast.parse(text, feature_version=feature)
         except (SourceDecodeError, SyntaxError, ValueError):
             return None
-        except (RecursionError, MemoryError):
-            self._local.add(module)  # the stack's depth, not the text's: not shared
+        except (RecursionError, MemoryError, SystemError):  # (see ``frontends.python.parse``)
+            self._local.add(module)  # the stack's depth or the memory left: not shared
             return None
         if self.keep is not None and text.count("\n") < SLICE_LINES:
             # (a longer module is lowered a slice at a time: its whole tree would not be used)
