@@ -35,6 +35,7 @@ from svcc.ir.types import (
     UnionType,
     UnresolvedType,
     UnsupportedType,
+    iter_leaves,
 )
 
 if TYPE_CHECKING:
@@ -86,28 +87,10 @@ def _type_sites(ir: ModuleIR) -> Iterator[tuple[TypeNode, Span | None]]:
             yield item.type, item.span
 
 
-def _leaves(node: TypeNode) -> Iterator[TypeNode]:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, ListType):
-            stack.append(current.item)
-        elif isinstance(current, DictType):
-            stack.append(current.value)
-        elif isinstance(current, TupleType):
-            stack.extend(current.items)
-            if current.variadic is not None:
-                stack.append(current.variadic)
-        elif isinstance(current, UnionType):
-            stack.extend(current.options)
-        else:
-            yield current
-
-
 def _wanted(ir: ModuleIR) -> Iterator[str]:
     """The qualified names the front end found no shape for (``.models.Size``)."""
     for node, _ in _type_sites(ir):
-        for leaf in _leaves(node):
+        for leaf in iter_leaves(node):
             if isinstance(leaf, UnsupportedType):
                 match = _SHAPELESS.match(leaf.reason)
                 if match:
@@ -308,7 +291,7 @@ def _needed(shape: TypeNode, ir: ModuleIR, module: str) -> dict[str, Decl]:
     out: dict[str, Decl] = {}
     pending = [shape]
     while pending:
-        for leaf in _leaves(pending.pop()):
+        for leaf in iter_leaves(pending.pop()):
             if not isinstance(leaf, ModelType | TypedDictType) or leaf.name in out:
                 continue
             decl = by_absolute.get(leaf.name)
