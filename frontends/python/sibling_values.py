@@ -19,12 +19,11 @@ import ast
 import fcntl
 import marshal
 import os
-import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Final
 
-from svcc.frontends.python import _sibling_context
+from svcc.frontends.python import _sibling_context, parse
 from svcc.frontends.python._chunks import SLICE_LINES
 from svcc.frontends.python._eval_state import OPERATOR_ERRORS
 from svcc.frontends.python._evaluator import ModuleValues
@@ -33,7 +32,6 @@ from svcc.frontends.python._statements import nested_bindings
 from svcc.frontends.python._types import Symbols
 from svcc.frontends.python._values import FunctionRef, Unknown, is_plain
 from svcc.ir.imports import package_of, resolve_relative
-from svcc.ir.python_version import running_version
 
 # A module's dotted name -> its bytes and whether it is a package, or ``None`` when the
 # repository has no such module.
@@ -179,13 +177,10 @@ class Siblings:
             return None
         try:
             text, _ = decode_source(found[0])
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                feature = min(self.version, running_version())
-                tree = ast.parse(text, feature_version=feature)
+            tree = parse(text, self.version, module)  # the lowerer's parse: the same tree
         except (SourceDecodeError, SyntaxError, ValueError):
             return None
-        except (RecursionError, MemoryError, SystemError):  # (see ``frontends.python.parse``)
+        except (RecursionError, MemoryError):
             self._local.add(module)  # the stack's depth or the memory left: not shared
             return None
         if self.keep is not None and text.count("\n") < SLICE_LINES:
