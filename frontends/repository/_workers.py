@@ -184,7 +184,6 @@ class _Queue:
         for index, file in enumerate(files):
             self.position.setdefault(file.module, index)
         self.ahead: dict[int, Parsed] = {}
-        self.ahead_chars = 0
         # a text decoded otherwise than the evaluator decodes it is never lowered from its tree
         self.keeping = encoding is None
 
@@ -196,20 +195,17 @@ class _Queue:
             or index is None
             or index in self.ahead
             or len(self.ahead) >= MAX_AHEAD
-            or self.ahead_chars + len(text) > MAX_AHEAD_CHARS
+            or sum(len(kept[0]) for kept in self.ahead.values()) + len(text) > MAX_AHEAD_CHARS
         ):
             return
         if self._claim(index):
             self.ahead[index] = (text, version, tree)
-            self.ahead_chars += len(text)
 
     def next(self) -> tuple[int, Parsed | None] | None:
         """The index of the next file to lower and its tree if parsed; ``None``: done."""
         if self.ahead:
             index = next(iter(self.ahead))
-            parsed = self.ahead.pop(index)
-            self.ahead_chars -= len(parsed[0])
-            return index, parsed
+            return index, self.ahead.pop(index)
         while True:
             with self.taken.get_lock():
                 index = self.taken.value

@@ -7,7 +7,7 @@ import multiprocessing
 from pathlib import Path
 
 from svcc.frontends.repository import TreeLimits, read_tree
-from svcc.frontends.repository._workers import MAX_AHEAD, _Queue
+from svcc.frontends.repository._workers import MAX_AHEAD, MAX_AHEAD_CHARS, _Queue
 
 
 def _files(tmp_path: Path, count: int) -> list:  # type: ignore[type-arg]
@@ -47,3 +47,11 @@ def test_trees_kept_ahead_are_bounded(tmp_path: Path) -> None:
     for file in files:
         queue.keep(file.module, "", (3, 11), tree)
     assert len(queue.ahead) == MAX_AHEAD
+    big = "#" * (MAX_AHEAD_CHARS // 2 + 1)
+    by_size = _Queue(files, context.Value("q", 0), context.Array("b", len(files)))
+    for file in files[:3]:
+        by_size.keep(file.module, big, (3, 11), tree)
+    assert len(by_size.ahead) == 1  # a tree takes about 30 times its text: bounded by text too
+    encoded = _Queue(files, context.Value("q", 0), context.Array("b", len(files)), "latin-1")
+    encoded.keep(files[0].module, "", (3, 11), tree)
+    assert not encoded.ahead  # an --encoding override: the evaluator's text may differ
