@@ -4,8 +4,12 @@ stream too, ``streaming``: calls and streams share its limit).
 A sync function must not block the event loop, so each call is handed to a pool thread
 and its result handed back. anyio's ``to_thread.run_sync`` does that with a capacity
 limiter, a cancel scope and a queue per thread: about 45 microseconds of CPU per call here,
-more than a small REST call spends on everything else. The pool below keeps what a call
-needs of it and drops the rest (about 15 microseconds):
+more than a small REST call spends on everything else; ``concurrent.futures`` with
+``asyncio.wrap_future`` still takes about 15 (a future of each kind, a lock and a condition
+per call, the result copied between them by two callbacks). The pool below keeps what a
+call needs and nothing else (about 4): the threads take calls from one queue (C's
+``SimpleQueue``), and a thread hands the result straight to the caller's asyncio future
+(one ``call_soon_threadsafe``). What a call keeps of it:
 
 - at most :data:`MAX_THREADS` calls and streams run at once (anyio's default limit), the
   others wait for a thread in order of arrival;
@@ -14,48 +18,195 @@ needs of it and drops the rest (about 15 microseconds):
   interrupted, so the cancellation is answered once the function has returned (and the
   direct-mode limits still count the call as running until then); a call cancelled before
   a thread took it never runs.
+
+The threads are daemon threads: a function that never returns does not keep the process
+from exiting once the server has stopped (the server itself waits for the requests it is
+answering before it stops).
 """
 
 import asyncio
 import contextlib
 import contextvars
+import os
+import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, TypeVar
+from concurrent.futures import Future
+from queue import SimpleQueue
+from typing import Any, Generic, TypeVar
 
 MAX_THREADS = 40
 
 T = TypeVar("T")
 
-_pool: list[ThreadPoolExecutor] = []  # at most one: this process's, made on first use
+Job = Callable[[], None]
 
 
-def _executor() -> ThreadPoolExecutor:
+class Pool:
+    """Threads taking jobs from one queue in order of arrival, at most ``limit`` of them,
+    a new one made only when a job finds none idle (as ``ThreadPoolExecutor`` does)."""
+
+    __slots__ = ("_idle", "_jobs", "_lock", "_threads", "limit")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._jobs: SimpleQueue[Job | None] = SimpleQueue()
+        self._lock = threading.Lock()
+        self._idle = 0
+        self._threads: list[threading.Thread] = []
+
+    def put(self, job: Job) -> None:
+        self._jobs.put(job)
+        with self._lock:
+            if self._idle:
+                self._idle -= 1
+                return
+            if len(self._threads) >= self.limit:
+                return
+            thread = threading.Thread(
+                target=self._work, name=f"svc-call_{len(self._threads)}", daemon=True
+            )
+            self._threads.append(thread)
+        thread.start()
+
+    def _work(self) -> None:
+        jobs, lock = self._jobs, self._lock
+        while True:
+            job = jobs.get()
+            if job is None:
+                return
+            job()
+            del job  # what it holds is not kept while the thread waits
+            with lock:
+                self._idle += 1
+
+    def close(self) -> None:
+        """Let every thread end once the jobs queued before are done, and wait for them."""
+        with self._lock:
+            threads = list(self._threads)
+        for _ in threads:
+            self._jobs.put(None)
+        for thread in threads:
+            thread.join()
+
+
+_pool: list[Pool] = []  # at most one: this process's, made on first use
+
+
+def _executor() -> Pool:
     if not _pool:
-        _pool.append(ThreadPoolExecutor(MAX_THREADS, thread_name_prefix="svc-call"))
+        _pool.append(Pool(MAX_THREADS))
     return _pool[0]
+
+
+os.register_at_fork(after_in_child=_pool.clear)  # a forked server makes its own threads
 
 
 def start(function: Callable[..., T], *args: Any) -> "Future[T]":
     """``function(*args)`` handed to a pool thread now, in a copy of the caller's context,
     and not awaited: for work the caller follows by other means (a stream's generator,
-    ``streaming``), under the same limit as the calls."""
-    return _executor().submit(contextvars.copy_context().run, function, *args)
+    ``streaming``), under the same limit as the calls. Cancelling the future before a
+    thread took it keeps the function from running."""
+    future: Future[T] = Future()
+    context = contextvars.copy_context()
+
+    def job() -> None:
+        if not future.set_running_or_notify_cancel():
+            return
+        try:
+            result = context.run(function, *args)
+        except BaseException as exc:  # the caller's to judge, as an executor's future would
+            future.set_exception(exc)
+        else:
+            future.set_result(result)
+
+    _executor().put(job)
+    return future
+
+
+class _Call(Generic[T]):
+    """One call of :func:`run_sync`: run by a pool thread, answered on the caller's loop."""
+
+    __slots__ = (
+        "_after",
+        "_args",
+        "_context",
+        "_function",
+        "_kwargs",
+        "_loop",
+        "_ticket",
+        "ended",
+        "future",
+    )
+
+    def __init__(
+        self, function: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._context = contextvars.copy_context()
+        self._function = function
+        self._args = args
+        self._kwargs = kwargs
+        self._ticket = [True]  # taken by exactly one of: a thread, a cancellation
+        self._after: asyncio.Future[None] | None = None
+        self.ended = False
+        self.future: asyncio.Future[T] = self._loop.create_future()
+
+    def take_back(self) -> bool:
+        """On the loop: whether the call was taken back before a thread took it (then it
+        never runs)."""
+        try:
+            self._ticket.pop()
+        except IndexError:
+            return False
+        return True
+
+    def run(self) -> None:
+        """In a pool thread."""
+        try:
+            self._ticket.pop()
+        except IndexError:
+            return  # cancelled while it waited for a thread
+        try:
+            result = self._context.run(self._function, *self._args, **self._kwargs)
+        except BaseException as exc:  # the caller's to judge
+            self._answer(None, exc)
+        else:
+            self._answer(result, None)
+
+    def _answer(self, result: Any, exc: BaseException | None) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits
+            self._loop.call_soon_threadsafe(self._end, result, exc)
+
+    def _end(self, result: T, exc: BaseException | None) -> None:
+        """On the loop, once the function has returned or raised."""
+        self.ended = True
+        future = self.future
+        if not future.done():
+            if exc is None:
+                future.set_result(result)
+            else:
+                future.set_exception(exc)
+        if self._after is not None and not self._after.done():
+            self._after.set_result(None)
+
+    async def until_ended(self) -> None:
+        """After a cancellation, on the loop: wait until the function has returned, through
+        any further cancellation."""
+        if self.ended:
+            return
+        after = self._after = self._loop.create_future()
+        while not after.done():
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.wait((after,))
 
 
 async def run_sync(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """``function(*args, **kwargs)`` in a pool thread, awaited (see the module docstring)."""
-    context = contextvars.copy_context()
-    done = _executor().submit(context.run, function, *args, **kwargs)
+    call = _Call(function, args, kwargs)
+    _executor().put(call.run)
     try:
-        return await asyncio.wrap_future(done)
+        return await call.future
     except asyncio.CancelledError:
-        if done.cancel() or done.cancelled():
-            raise  # no thread took it: it never runs
-        finished = asyncio.wrap_future(done)
-        while not finished.done():  # it runs to its end: the cancellation waits for it
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.wait((finished,))
-        if not finished.cancelled():
-            finished.exception()  # retrieved: its outcome is dropped with the cancellation
+        if not call.take_back():
+            await call.until_ended()  # it runs to its end: the cancellation waits for it
         raise

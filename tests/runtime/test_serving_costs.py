@@ -86,6 +86,85 @@ def test_a_call_cancelled_before_a_thread_took_it_never_runs() -> None:
     assert ran == []
 
 
+def test_the_pool_runs_at_most_its_limit_at_once_in_order_of_arrival(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pool = threads.Pool(2)
+    monkeypatch.setattr(threads, "_pool", [pool])
+    lock = threading.Lock()
+    running: list[int] = []
+    started: list[int] = []
+    most = [0]
+
+    def call(n: int) -> int:
+        with lock:
+            started.append(n)
+            running.append(n)
+            most[0] = max(most[0], len(running))
+        time.sleep(0.02)
+        with lock:
+            running.remove(n)
+        return n * n
+
+    async def main() -> list[int]:
+        return list(await asyncio.gather(*(threads.run_sync(call, n) for n in range(8))))
+
+    try:
+        assert asyncio.run(main()) == [n * n for n in range(8)]
+    finally:
+        pool.close()
+    assert most[0] == 2
+    assert started == sorted(started)  # a waiting call is taken in order of arrival
+    assert len(pool._threads) == 2
+
+
+def test_a_stream_future_cancelled_before_a_thread_took_it_never_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pool = threads.Pool(1)
+    monkeypatch.setattr(threads, "_pool", [pool])
+    release = threading.Event()
+    ran: list[str] = []
+
+    async def main() -> None:
+        busy = threads.start(release.wait, 5)
+        waiting = threads.start(ran.append, "waiting")
+        assert waiting.cancel()
+        release.set()
+        assert await asyncio.wrap_future(busy) is True
+
+    try:
+        asyncio.run(main())
+    finally:
+        pool.close()
+    assert ran == []
+
+
+def test_what_a_cancelled_call_raises_later_is_dropped_quietly(
+    recwarn: pytest.WarningsRecorder,
+) -> None:
+    """The caller was answered with its cancellation; what the function raises once it
+    returns has nobody to reach, and no future is left holding it unretrieved."""
+    errors: list[object] = []
+
+    def slow_failure() -> None:
+        time.sleep(0.1)
+        raise ValueError("late")
+
+    async def main() -> None:
+        asyncio.get_running_loop().set_exception_handler(lambda _loop, ctx: errors.append(ctx))
+        task = asyncio.ensure_future(threads.run_sync(slow_failure))
+        await asyncio.sleep(0.02)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await asyncio.sleep(0.05)
+
+    asyncio.run(main())
+    assert errors == []
+    assert not recwarn.list
+
+
 # -- metrics ----------------------------------------------------------------------------------
 
 

@@ -10,7 +10,6 @@ import asyncio
 import threading
 import time
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from svcc.runtime import threads
@@ -86,7 +85,7 @@ def test_streams_and_calls_share_the_calls_threads_and_wait_for_one(
     leaves nothing running."""
     started: list[str] = []
     release = threading.Event()
-    pool = ThreadPoolExecutor(1)
+    pool = threads.Pool(1)
     monkeypatch.setattr(threads, "_pool", [pool])
 
     def blocking(name: str) -> Iterator[str]:
@@ -113,7 +112,7 @@ def test_streams_and_calls_share_the_calls_threads_and_wait_for_one(
     try:
         names, called = asyncio.run(main())
     finally:
-        pool.shutdown()
+        pool.close()
     assert names == ["first"]  # the second generator never ran
     assert called == "call"
 
