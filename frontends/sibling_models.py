@@ -17,13 +17,14 @@ is followed the same way, a few modules deep (:data:`MAX_DEPTH`). Nothing is run
 that is not a sibling module's source is read.
 """
 
+import keyword
 import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 from svcc.ir.imports import package_of, resolve_relative
-from svcc.ir.model import ModelDecl, ModuleIR, Span, TypedDictDecl
+from svcc.ir.model import ModelDecl, ModuleIR, Span, TypedDictDecl, TypedDictField
 from svcc.ir.types import (
     DictType,
     EnumType,
@@ -142,6 +143,9 @@ class Siblings:
         self._index: dict[str, tuple[bytes, bool]] | None = None
         # (module, class name, Python version) → its shape, or None (no shape, or a cycle)
         self.shapes: dict[tuple[str, str, tuple[int, int]], Shape | None] = {}
+        # (module, Python version) → the module lowered once with a probe field for each
+        # name it binds at its top level (see ``_Linker._probe``)
+        self.probes: dict[tuple[str, tuple[int, int]], Probe | None] = {}
 
     def __call__(self, module: str) -> tuple[bytes, bool] | None:
         if self._index is None:
@@ -159,9 +163,12 @@ class _Linker:
         self.source_of = source_of
         self.version = python_version
         # (module, name, version) → the shape and the declarations it needs (absolute names)
-        shared = source_of.shapes if isinstance(source_of, Siblings) else None
+        shared = source_of if isinstance(source_of, Siblings) else None
         self.shapes: dict[tuple[str, str, tuple[int, int]], Shape | None] = (
-            {} if shared is None else shared
+            {} if shared is None else shared.shapes
+        )
+        self.probes: dict[tuple[str, tuple[int, int]], Probe | None] = (
+            {} if shared is None else shared.probes
         )
 
     def link(self, ir: ModuleIR, module: str, is_package: bool, depth: int) -> ModuleIR:
@@ -194,14 +201,57 @@ class _Linker:
     def _probe(self, module: str, names: list[str], depth: int) -> None:
         """The shapes of ``names``, classes of ``module``, read in it with one lowering: one
         TypedDict field each (recorded as None first: a cycle of re-exports ends there)."""
-        from svcc.frontends.python import read_python
-
         for name in names:
             self.shapes[(module, name, self.version)] = None
         found = self.source_of(module)
         if found is None:
             return
         data, is_package = found
+        probed = self._probed(module, data, names)
+        if probed is None:
+            return
+        ir, asked = probed
+        # only what the probe reaches is linked in turn, not the sibling's own functions
+        typed = tuple(asked if t.name == _PROBE else t for t in ir.typed_dicts)
+        ir = attrs.evolve(ir, capabilities=(), typed_dicts=typed)
+        ir = self.link(ir, module, is_package, depth + 1)
+        linked = next((t for t in ir.typed_dicts if t.name == _PROBE), None)
+        if linked is None or len(linked.fields) != len(names):
+            return
+        for name, field in zip(names, linked.fields, strict=True):
+            self.shapes[(module, name, self.version)] = _shape_of(field.type, ir, module)
+
+    def _probed(
+        self, module: str, data: bytes, names: list[str]
+    ) -> tuple[ModuleIR, TypedDictDecl] | None:
+        """``module`` lowered with the probe, and the probe's declaration with one field per
+        name of ``names``, in order (None: the probe has not one for each, as it had none).
+
+        A module is asked for names again and again (the standard library's ``typing``, by
+        most modules and through re-exports), each time one lowering of it. So the first
+        probe of a module has a field for every name its text binds at its top level too,
+        and a later one takes its fields from that lowering: each field is read on its own,
+        so a field's type is the same among any others. A name the first probe had no field
+        for is probed alone."""
+        key = (module, self.version)
+        if key not in self.probes:
+            self.probes[key] = self._lowered(module, data, sorted({*names, *_bound_names(data)}))
+        held = self.probes[key]
+        if held is not None and all(n in held.fields for n in names):
+            chosen = [held.fields[n] for n in names]
+            if any(f is None for f in chosen):
+                return None  # as when probed alone: a name without its field
+            return held.ir, attrs.evolve(held.decl, fields=tuple(f for f in chosen if f))
+        alone = self._lowered(module, data, names)
+        if alone is None or any(alone.fields[n] is None for n in names):
+            return None
+        return alone.ir, alone.decl
+
+    def _lowered(self, module: str, data: bytes, names: list[str]) -> "Probe | None":
+        """``module``'s source with a probe field for each of ``names`` appended, lowered
+        (None: it did not lower)."""
+        from svcc.frontends.python import read_python
+
         fields = "".join(f"    f{i}: {name}\n" for i, name in enumerate(names))
         probe = (
             f"\n\nimport typing as {_PROBE_TYPING}\n\n\n"
@@ -214,15 +264,52 @@ class _Linker:
             python_version=self.version,
         )
         ir = result.ir
-        if ir is None:
-            return
-        # only what the probe reaches is linked in turn, not the sibling's own functions
-        ir = self.link(attrs.evolve(ir, capabilities=()), module, is_package, depth + 1)
-        decl = next((t for t in ir.typed_dicts if t.name == _PROBE), None)
-        if decl is None or len(decl.fields) != len(names):
-            return
-        for name, field in zip(names, decl.fields, strict=True):
-            self.shapes[(module, name, self.version)] = _shape_of(field.type, ir, module)
+        decl = None if ir is None else next((t for t in ir.typed_dicts if t.name == _PROBE), None)
+        if ir is None or decl is None:
+            return None
+        by_name = {f.name: f for f in decl.fields}
+        return Probe(ir, decl, {name: by_name.get(f"f{i}") for i, name in enumerate(names)})
+
+
+class Probe:
+    """A module lowered with a probe: its IR, the probe's declaration, and the probe's
+    field of each name asked (None: the front end made no field of it)."""
+
+    __slots__ = ("decl", "fields", "ir")
+
+    def __init__(
+        self, ir: ModuleIR, decl: TypedDictDecl, fields: "dict[str, TypedDictField | None]"
+    ) -> None:
+        self.ir = ir
+        self.decl = decl
+        self.fields = fields
+
+
+# A name bound at a line's start: a class, a function, an assignment or annotation target,
+# or the last name of an import (``import a.b as c``, ``from x import y``, ``y, z``).
+_BOUND: Final = re.compile(
+    rb"^(?:(?:async[ \t]+)?def|class)[ \t]+([A-Za-z_]\w*)|^([A-Za-z_]\w*)[ \t]*(?::|=[^=])",
+    re.M,
+)
+_IMPORTED: Final = re.compile(rb"^(?:from[ \t]+[\w.]+[ \t]+)?import[ \t]+([^\n#;]+)", re.M)
+# names a probe field never asks (a soft keyword is a name)
+_NOT_NAMES: Final = frozenset(keyword.kwlist)
+MAX_PROBE_NAMES: Final = 2_000
+
+
+def _bound_names(data: bytes) -> set[str]:
+    """The names a module's text visibly binds at its top level (a cheap reading: a name
+    missed is probed alone when asked, a name that is not one has a field of no shape)."""
+    names: set[str] = set()
+    for match in _BOUND.finditer(data):
+        names.add((match.group(1) or match.group(2)).decode("ascii"))
+    for match in _IMPORTED.finditer(data):
+        for part in match.group(1).decode("ascii", "replace").strip("()\\ \t\r").split(","):
+            words = part.split()
+            if words and words[-1].isidentifier():
+                names.add(words[-1].split(".")[-1] if len(words) == 1 else words[-1])
+    names -= _NOT_NAMES
+    return set(sorted(names)[:MAX_PROBE_NAMES])
 
 
 def _linked(ir: ModuleIR, found: dict[str, Shape]) -> ModuleIR:

@@ -167,3 +167,46 @@ def test_linked_in_lowering_workers_too(tmp_path: Path) -> None:
     document = json.loads(proc.stdout.splitlines()[0])
     classes = {a["name"]: a["class"] for a in document["files"]["shop/api.py"]["assessments"]}
     assert set(classes.values()) == {"eligible"}, classes
+
+
+def test_a_sibling_asked_again_is_lowered_once_with_the_same_shapes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The first probe of a module has a field for every name its text binds, so later
+    questions of it are answered from that lowering, each name's shape the one a probe of
+    it alone gives; a name the text scan did not see is probed alone."""
+    import svcc.frontends.python as front
+    from svcc.frontends import sibling_models
+
+    models = MODELS + "Alias = Box\nglobals()['Hidden'] = Box\n"
+    files = {"shop.models": (models.encode(), False)}
+    lowered: list[int] = []
+    real = front.read_python
+
+    def counting(data: bytes, **kwargs: object) -> object:
+        lowered.append(data.count(b"\n    f"))  # the probe's fields
+        return real(data, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(front, "read_python", counting)
+
+    def shapes(linker: sibling_models._Linker, names: list[str]) -> list[object]:
+        linker._probe("shop.models", names, 0)
+        return [linker.shapes[("shop.models", n, (3, 11))] for n in names]
+
+    shared = sibling_models._Linker(files.get, (3, 11))
+    first = shapes(shared, ["Size"])
+    later = shapes(shared, ["Point", "Box"]) + shapes(shared, ["Item", "Alias"])
+    assert len(lowered) == 1  # one lowering, with a field for every name
+    assert lowered[0] > 6
+    # bound where the text scan does not look, and not bound at all: probed alone
+    missed = shapes(shared, ["Hidden", "Nothing"])
+    assert lowered[1:] == [2]
+    for names, got in (
+        (["Size"], first),
+        (["Point", "Box", "Item", "Alias"], later),
+        (["Hidden", "Nothing"], missed),
+    ):
+        for name, shape in zip(names, got, strict=True):
+            alone = sibling_models._Linker(files.get, (3, 11))
+            assert shapes(alone, [name]) == [shape], name
+    assert [s is not None for s in (*first, *later)] == [True] * 5
