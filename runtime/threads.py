@@ -19,9 +19,9 @@ call needs and nothing else (about 4): the threads take calls from one queue (C'
   direct-mode limits still count the call as running until then); a call cancelled before
   a thread took it never runs.
 
-The threads are daemon threads: a function that never returns does not keep the process
-from exiting once the server has stopped (the server itself waits for the requests it is
-answering before it stops).
+The threads are daemon threads: every call that ran on one was waited for by its caller
+(a cancelled one too, above), so the interpreter's exit has nothing left to wait for on
+them.
 """
 
 import asyncio
