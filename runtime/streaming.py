@@ -20,12 +20,11 @@ import asyncio
 import threading
 from collections import deque
 from collections.abc import AsyncGenerator, Awaitable, Callable, Generator
-from concurrent.futures import Future
 from typing import Any, Final
 
 from .encoding import encode_result
 from .settings import positive
-from .threads import start
+from .threads import Started, start
 
 MAX_ITEMS_ENV: Final = "SVC_STREAM_MAX_ITEMS"
 MAX_BYTES_ENV: Final = "SVC_STREAM_MAX_BYTES"
@@ -153,6 +152,7 @@ class ThreadedItems(ItemSource):
         "_buffer",
         "_bytes",
         "_encode",
+        "_ended",
         "_failure",
         "_finished",
         "_full",
@@ -178,8 +178,9 @@ class ThreadedItems(ItemSource):
         self._full = False  # the producer waits for room in the buffer
         self._failure: BaseException | None = None
         self._waiter: asyncio.Future[None] | None = None
+        self._ended: asyncio.Future[None] | None = None  # close() waits for the thread's end
         self._loop = asyncio.get_running_loop()
-        self._thread: Future[None] = start(self._produce)
+        self._thread: Started = start(self._produce)
 
     def _wake(self) -> None:
         """Under the lock, from the producer's thread: let a waiting reader in."""
@@ -228,6 +229,9 @@ class ThreadedItems(ItemSource):
                 self._failure = failure
                 self._finished = True
                 self._wake()
+                ended, self._ended = self._ended, None
+                if ended is not None:
+                    self._loop.call_soon_threadsafe(_resolve, ended)
 
     async def batch(self, idle: float) -> list[bytes] | None:
         while True:
@@ -264,10 +268,11 @@ class ThreadedItems(ItemSource):
             self._lock.notify()
             if self._finished:
                 return
-        if self._thread.cancel():  # still waiting for a thread
-            self._gen.close()
-            return
-        await asyncio.shield(asyncio.wrap_future(self._thread))
+            if self._thread.cancel():  # still waiting for a thread
+                self._gen.close()
+                return
+            ended = self._ended = self._ended or self._loop.create_future()
+        await asyncio.shield(ended)  # resolved by the thread once the generator is closed
 
 
 def _resolve(waiter: "asyncio.Future[None]") -> None:

@@ -30,7 +30,6 @@ import contextvars
 import os
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future
 from queue import SimpleQueue
 from typing import Any, Generic, TypeVar
 
@@ -74,7 +73,14 @@ class Pool:
             job = jobs.get()
             if job is None:
                 return
-            job()
+            try:
+                job()
+            except BaseException as exc:  # a job's own failure does not end the thread
+                threading.excepthook(
+                    threading.ExceptHookArgs(
+                        (type(exc), exc, exc.__traceback__, threading.current_thread())
+                    )
+                )
             del job  # what it holds is not kept while the thread waits
             with lock:
                 self._idle += 1
@@ -101,26 +107,43 @@ def _executor() -> Pool:
 os.register_at_fork(after_in_child=_pool.clear)  # a forked server makes its own threads
 
 
-def start(function: Callable[..., T], *args: Any) -> "Future[T]":
-    """``function(*args)`` handed to a pool thread now, in a copy of the caller's context,
-    and not awaited: for work the caller follows by other means (a stream's generator,
-    ``streaming``), under the same limit as the calls. Cancelling the future before a
-    thread took it keeps the function from running."""
-    future: Future[T] = Future()
+class Started:
+    """A function :func:`start` handed to the pool: taken back with :meth:`cancel` until a
+    thread takes it."""
+
+    __slots__ = ("_ticket",)
+
+    def __init__(self) -> None:
+        self._ticket = [True]  # taken by exactly one of: a thread, a cancellation
+
+    def cancel(self) -> bool:
+        """Whether it was taken back before a thread took it (then it never runs)."""
+        try:
+            self._ticket.pop()
+        except IndexError:
+            return False
+        return True
+
+    def take(self) -> bool:
+        """In the thread: whether it may run (it was not taken back)."""
+        return self.cancel()
+
+
+def start(function: Callable[[], None]) -> Started:
+    """``function()`` handed to a pool thread now, in a copy of the caller's context, and
+    not awaited: for work the caller follows by other means (a stream's generator,
+    ``streaming``, which catches what it raises and says when it has ended), under the
+    same limit as the calls. No future per call: a stream's first item costs what a call
+    costs."""
+    started = Started()
     context = contextvars.copy_context()
 
     def job() -> None:
-        if not future.set_running_or_notify_cancel():
-            return
-        try:
-            result = context.run(function, *args)
-        except BaseException as exc:  # the caller's to judge, as an executor's future would
-            future.set_exception(exc)
-        else:
-            future.set_result(result)
+        if started.take():
+            context.run(function)
 
     _executor().put(job)
-    return future
+    return started
 
 
 class _Call(Generic[T]):

@@ -118,26 +118,54 @@ def test_the_pool_runs_at_most_its_limit_at_once_in_order_of_arrival(
     assert len(pool._threads) == 2
 
 
-def test_a_stream_future_cancelled_before_a_thread_took_it_never_runs(
+def test_work_started_and_taken_back_before_a_thread_took_it_never_runs(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """``threads.start`` (a stream's generator): taken back while it waits for a thread, it
+    never runs; taken by a thread, it can no longer be taken back."""
     pool = threads.Pool(1)
     monkeypatch.setattr(threads, "_pool", [pool])
     release = threading.Event()
     ran: list[str] = []
-
-    async def main() -> None:
-        busy = threads.start(release.wait, 5)
-        waiting = threads.start(ran.append, "waiting")
+    busy = threads.start(lambda: ran.append("busy") or release.wait(5) or None)
+    waiting = threads.start(lambda: ran.append("waiting"))
+    try:
+        deadline = time.monotonic() + 5
+        while not ran and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not busy.cancel()  # a thread has it
         assert waiting.cancel()
         release.set()
-        assert await asyncio.wrap_future(busy) is True
+        last = threads.start(lambda: ran.append("last"))
+        while len(ran) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not last.cancel()
+    finally:
+        release.set()
+        pool.close()
+    assert ran == ["busy", "last"]
+
+
+def test_a_failing_job_does_not_end_its_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    pool = threads.Pool(1)
+    monkeypatch.setattr(threads, "_pool", [pool])
+    reported: list[BaseException | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: reported.append(args.exc_value))
+
+    def fail() -> None:
+        raise RuntimeError("from the job")
+
+    threads.start(fail)
+
+    async def main() -> int:
+        return await threads.run_sync(lambda: 42)
 
     try:
-        asyncio.run(main())
+        assert asyncio.run(main()) == 42  # the one thread still serves
     finally:
         pool.close()
-    assert ran == []
+    assert [str(e) for e in reported] == ["from the job"]
+    assert len(pool._threads) == 1
 
 
 def test_what_a_cancelled_call_raises_later_is_dropped_quietly(
