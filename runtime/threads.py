@@ -169,7 +169,7 @@ class _Call(Generic[T]):
         self._function = function
         self._args = args
         self._kwargs = kwargs
-        self._ticket = [True]  # taken by exactly one of: a thread, a cancellation
+        self._ticket = Started()
         self._after: asyncio.Future[None] | None = None
         self.ended = False
         self.future: asyncio.Future[T] = self._loop.create_future()
@@ -177,17 +177,11 @@ class _Call(Generic[T]):
     def take_back(self) -> bool:
         """On the loop: whether the call was taken back before a thread took it (then it
         never runs)."""
-        try:
-            self._ticket.pop()
-        except IndexError:
-            return False
-        return True
+        return self._ticket.cancel()
 
     def run(self) -> None:
         """In a pool thread."""
-        try:
-            self._ticket.pop()
-        except IndexError:
+        if not self._ticket.take():
             return  # cancelled while it waited for a thread
         try:
             result = self._context.run(self._function, *self._args, **self._kwargs)
