@@ -237,15 +237,14 @@ class _Linker:
         if key not in self.probes:
             self.probes[key] = self._lowered(module, data, sorted({*names, *_bound_names(data)}))
         held = self.probes[key]
-        if held is not None and all(n in held.fields for n in names):
-            chosen = [held.fields[n] for n in names]
-            if any(f is None for f in chosen):
-                return None  # as when probed alone: a name without its field
-            return held.ir, attrs.evolve(held.decl, fields=tuple(f for f in chosen if f))
-        alone = self._lowered(module, data, names)
-        if alone is None or any(alone.fields[n] is None for n in names):
+        if held is None or not all(n in held.fields for n in names):
+            held = self._lowered(module, data, names)  # probed alone
+        if held is None:
             return None
-        return alone.ir, alone.decl
+        fields = [f for n in names if (f := held.fields[n]) is not None]
+        if len(fields) != len(names):
+            return None  # as when probed alone: a name without its field
+        return held.ir, attrs.evolve(held.decl, fields=tuple(fields))
 
     def _lowered(self, module: str, data: bytes, names: list[str]) -> "Probe | None":
         """``module``'s source with a probe field for each of ``names`` appended, lowered
@@ -306,8 +305,8 @@ def _bound_names(data: bytes) -> set[str]:
     for match in _IMPORTED.finditer(data):
         for part in match.group(1).decode("ascii", "replace").strip("()\\ \t\r").split(","):
             words = part.split()
-            if words and words[-1].isidentifier():
-                names.add(words[-1].split(".")[-1] if len(words) == 1 else words[-1])
+            if words and words[-1].isidentifier():  # ``a.b`` binds ``a``: found by the text
+                names.add(words[-1])
     names -= _NOT_NAMES
     return set(sorted(names)[:MAX_PROBE_NAMES])
 

@@ -114,19 +114,23 @@ class Started:
     __slots__ = ("_ticket",)
 
     def __init__(self) -> None:
-        self._ticket = [True]  # taken by exactly one of: a thread, a cancellation
+        self._ticket = [True]  # popped once, atomically: by a thread or by a cancellation
 
-    def cancel(self) -> bool:
-        """Whether it was taken back before a thread took it (then it never runs)."""
+    def _pop(self) -> bool:
         try:
             self._ticket.pop()
         except IndexError:
             return False
         return True
 
+    def cancel(self) -> bool:
+        """On the loop: whether it was taken back before a thread took it (then it never
+        runs)."""
+        return self._pop()
+
     def take(self) -> bool:
         """In the thread: whether it may run (it was not taken back)."""
-        return self.cancel()
+        return self._pop()
 
 
 def start(function: Callable[[], None]) -> Started:
