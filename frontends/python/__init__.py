@@ -325,7 +325,7 @@ def _lower_text(
         )
     siblings = _sibling_context.current()
     if siblings is not None and isinstance(body, ast.Module):
-        siblings.lowered(module, text, body)
+        siblings.lowered(module, text, python_version, body)
     duplicate = duplicate_parameter(body, text) if isinstance(body, ast.Module) else None
     if duplicate is not None:
         return FrontendResult(

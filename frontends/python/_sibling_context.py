@@ -25,9 +25,9 @@ class SiblingValues(Protocol):
     def absolute(self, reader: str, level: int, module: str) -> str | None:
         """``from <level dots><module> import`` in ``reader``, made absolute."""
 
-    def lowered(self, module: str, text: str, tree: ast.Module) -> None:
-        """``module`` was parsed from ``text`` to be lowered (what the provider reads of
-        it may come from that tree)."""
+    def lowered(self, module: str, text: str, version: tuple[int, int], tree: ast.Module) -> None:
+        """``module`` was parsed from ``text`` with the grammar of ``version`` to be
+        lowered (what the provider reads of it may come from that tree)."""
 
 
 _current: list[SiblingValues] = []

@@ -36,13 +36,19 @@ from svcc.ir.imports import package_of, resolve_relative
 # A module's dotted name -> its bytes and whether it is a package, or ``None`` when the
 # repository has no such module.
 Lookup = Callable[[str], tuple[bytes, bool] | None]
+# What the lowering processes share of a question (see ``_Shared``): marshal's data.
+Answer = bool | tuple[tuple[str, ...], ...] | None
 
 MAX_MODULES: Final = 10_000
 MAX_BYTES: Final = 1_000_000
 MAX_BASE_DEPTH: Final = 3
-# Trees kept after a read: a module's facts are read (``_reaches``) just before its values
-# are (``_module``), and each parse of a large module costs milliseconds.
-_RECENT_TREES: Final = 4
+# Trees kept after a parse (the evaluator's or the lowerer's), the least recently used
+# dropped first past this many bytes of their texts in all (a tree takes about 28 bytes
+# a character of its text: ~28 MB). A module's facts are read (``_reaches``) long before its
+# values are (``_module``), and the modules whose values are read are the ones many others
+# import, lowered early: each parse again of one cost milliseconds (a tenth of the standard
+# library's sibling parses were second parses).
+_TREE_CHARS: Final = 1_000_000
 # Hooks a class runs when a subclass of it is made.
 _SUBCLASS_HOOKS: Final = frozenset({"__init_subclass__", "__mro_entries__", "__class_getitem__"})
 
@@ -54,6 +60,30 @@ class _Facts:
     def __init__(self, imports: frozenset[str], names: frozenset[str]) -> None:
         self.imports = imports
         self.names = names
+
+
+class _Names:
+    """What the questions of a base class or a decorator read of an evaluated module
+    besides its classes' answers: the names it imports (``from M import N``, still bound)
+    and its identity functions."""
+
+    def __init__(self, imported: dict[str, str], identities: frozenset[str]) -> None:
+        self.imported = imported
+        self.identities = identities
+
+    @classmethod
+    def of(cls, values: ModuleValues) -> "_Names":
+        return cls(values.imported, frozenset(values.identities))
+
+    def stored(self) -> "Answer":
+        return (tuple(self.imported), tuple(self.imported.values()), tuple(self.identities))
+
+    @classmethod
+    def restored(cls, stored: object) -> "_Names | None":
+        if not isinstance(stored, tuple) or len(stored) != 3:
+            return None
+        names, targets, identities = stored
+        return cls(dict(zip(names, targets, strict=True)), frozenset(identities))
 
 
 class Siblings:
@@ -70,7 +100,10 @@ class Siblings:
         self._facts: dict[str, _Facts | None] = {}
         self._values: dict[str, ModuleValues | None] = {}
         self._running: set[str] = set()
-        self._recent: dict[str, tuple[ast.Module, bool] | None] = {}
+        # module -> its tree, whether it is a package, its text's size (see _TREE_CHARS)
+        self._trees: dict[str, tuple[ast.Module, bool, int]] = {}
+        self._tree_chars = 0
+        self._unparsable: set[str] = set()
         # start module -> every repository module its import runs (``None``: unknown)
         self._closures: dict[str, frozenset[str] | None] = {}
         # Modules whose reading ran out of stack or memory here: what that decided depends
@@ -80,11 +113,13 @@ class Siblings:
         # keeps the tree to lower the module from, when no worker has taken it yet.
         self.keep: Callable[[str, str, tuple[int, int], ast.Module], None] | None = None
 
-    def lowered(self, module: str, text: str, tree: ast.Module) -> None:
+    def lowered(self, module: str, text: str, version: tuple[int, int], tree: ast.Module) -> None:
         """``module`` was just parsed from ``text`` to be lowered: its facts come from that
         tree rather than from a second parse when another module's evaluation asks (the
-        same facts: the repository's text, the same grammar)."""
-        if module in self._facts:
+        same facts: the repository's text), and so do its values when the tree is still
+        held then and was parsed with the same grammar (the tree ``_parse`` would make)."""
+        hold = version == self.version and module not in self._values
+        if module in self._facts and not hold:
             return
         found = self.lookup(module)
         if found is None or len(found[0]) > MAX_BYTES:
@@ -93,10 +128,14 @@ class Siblings:
             same = decode_source(found[0])[0] == text
         except SourceDecodeError:
             return
-        if same:
+        if not same:
+            return
+        if module not in self._facts:
             self._facts[module] = facts = self._facts_of(module, tree, found[1])
             if self._shared is not None:
                 self._shared.put(f"facts:{module}", _stored(facts))
+        if hold:
+            self._hold(module, tree, found[1], len(found[0]))
 
     # -- the evaluator's questions ----------------------------------------------------------
     def absolute(self, reader: str, level: int, module: str) -> str | None:
@@ -129,13 +168,13 @@ class Siblings:
         module, attribute = self._split(reader, name, ast.Constant(None))
         if module == reader or depth > MAX_BASE_DEPTH or self._reaches(module, reader):
             return False
-        values = self._module(module)
-        if values is None:
+        names = self._names(module)
+        if names is None:
             return False
-        imported = values.imported.get(attribute)
+        imported = names.imported.get(attribute)
         if imported is not None:  # ``from .compat import with_str_method`` there
             return self._identity(module, imported, depth + 1)
-        return attribute in values.identities
+        return attribute in names.identities
 
     def plain_class(self, reader: str, name: str) -> bool:
         try:
@@ -163,13 +202,32 @@ class Siblings:
         return module, attribute
 
     def _parse(self, module: str) -> tuple[ast.Module, bool] | None:
-        if module in self._recent:
-            return self._recent[module]
+        held = self._trees.pop(module, None)
+        if held is not None:
+            self._trees[module] = held  # the most recently used last
+            return held[0], held[1]
+        if module in self._unparsable:
+            return None
         parsed = self._parse_new(module)
-        self._recent[module] = parsed
-        if len(self._recent) > _RECENT_TREES:
-            del self._recent[next(iter(self._recent))]
+        if parsed is None:
+            self._unparsable.add(module)
+            return None
+        found = self.lookup(module)
+        self._hold(module, *parsed, len(found[0]) if found is not None else 0)
         return parsed
+
+    def _hold(self, module: str, tree: ast.Module, is_package: bool, chars: int) -> None:
+        """Keep ``module``'s tree for a later read, within ``_TREE_CHARS``."""
+        self._drop(module)
+        self._trees[module] = (tree, is_package, chars)
+        self._tree_chars += chars
+        while self._tree_chars > _TREE_CHARS and len(self._trees) > 1:
+            self._drop(next(iter(self._trees)))
+
+    def _drop(self, module: str) -> None:
+        held = self._trees.pop(module, None)
+        if held is not None:
+            self._tree_chars -= held[2]
 
     def _parse_new(self, module: str) -> tuple[ast.Module, bool] | None:
         found = self.lookup(module)
@@ -236,9 +294,29 @@ class Siblings:
             finally:
                 self._running.discard(module)
         self._values[module] = values
+        if module in self._facts:  # nothing reads its tree again
+            self._drop(module)
         if self._shared is not None and module not in self._local:
             self._share_plain_answers(self._shared, module, values)
         return values
+
+    def _names(self, module: str) -> "_Names | None":
+        """What ``module`` imports by name and its identity functions: shared by another
+        process that evaluated it, or from its evaluation here (``None``: no values)."""
+        shared = self._shared_names(module)
+        if shared is not None:
+            return shared
+        values = self._module(module)
+        return None if values is None else _Names.of(values)
+
+    def _shared_names(self, module: str) -> "_Names | None":
+        """``module``'s names as another process shared them with its classes' answers
+        (``_share_plain_answers``), when this process has not evaluated it: a question of
+        its imported names or its classes then costs no parse and no evaluation here."""
+        if self._shared is None or module in self._values:
+            return None
+        found, stored = self._shared.get(f"names:{module}")
+        return _Names.restored(stored) if found else None
 
     def _share_plain_answers(
         self, shared: "_Shared", module: str, values: ModuleValues | None
@@ -250,7 +328,7 @@ class Siblings:
         if values is None:
             shared.put_many([(f"novalues:{module}", True)])
             return
-        answers: list[tuple[str, bool]] = []
+        answers: list[tuple[str, Answer]] = []
         for name in values.class_nodes:
             if name in values.imported:
                 continue
@@ -260,6 +338,8 @@ class Siblings:
                 except Unknown:
                     plain = False
                 answers.append((f"plain:{module}:{name}:{depth}", plain))
+        # last, in the same write: a process that reads it has read the answers above
+        answers.append((f"names:{module}", _Names.of(values).stored()))
         shared.put_many(answers)
 
     def _evaluate(self, module: str, tree: ast.Module, is_package: bool) -> ModuleValues | None:
@@ -329,6 +409,14 @@ class Siblings:
         return plain
 
     def _plain_here(self, module: str, attribute: str, depth: int) -> bool:
+        shared = self._shared_names(module)
+        if shared is not None:  # evaluated by another process, which shared its answers
+            imported = shared.imported.get(attribute)
+            if imported is not None:
+                return self._plain_class(module, imported, depth + 1)
+            assert self._shared is not None  # (names are shared only with answers)
+            found, answer = self._shared.get(f"plain:{module}:{attribute}:{depth}")
+            return found and answer is True  # not found: not a class the module defines
         values = self._module(module)
         if values is None:
             return False
@@ -377,13 +465,11 @@ class _Shared:
             return False, None
         return True, self._seen[key]
 
-    def put(self, key: str, answer: "bool | tuple[tuple[str, ...], ...] | None") -> None:
+    def put(self, key: str, answer: Answer) -> None:
         """Store ``answer`` for ``key``."""
         self.put_many([(key, answer)])
 
-    def put_many(
-        self, answers: "Sequence[tuple[str, bool | tuple[tuple[str, ...], ...] | None]]"
-    ) -> None:
+    def put_many(self, answers: Sequence[tuple[str, Answer]]) -> None:
         """Store each ``(key, answer)``, in one write."""
         if not answers:
             return

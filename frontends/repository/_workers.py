@@ -159,7 +159,7 @@ def _lean(result: FrontendResult, ir_json: bytes | None, spill: SpillWriter) -> 
 
 # Modules a worker keeps parsed ahead of lowering them, at most, and their text's length
 # in all (a tree takes about 30 times its text; see ``_Queue``).
-MAX_AHEAD: Final = 32
+MAX_AHEAD: Final = 64
 MAX_AHEAD_CHARS: Final = 2_000_000
 
 

@@ -165,6 +165,71 @@ def test_what_one_reader_answered_the_others_read() -> None:
         os.close(fd)
 
 
+def test_a_name_another_reader_evaluated_is_followed_without_evaluating_its_module() -> None:
+    """A class or an identity function a module imports by name (``from pkg._mixin import
+    Mixin`` there) is followed from what the process that evaluated the module shared:
+    the second reader parses neither that module nor the one it names."""
+    sources = {
+        f"pkg.{name[:-3]}": (text.encode(), False)
+        for name, text in MODULES.items()
+        if name != "__init__.py"
+    } | {"pkg": (MODULES["__init__.py"].encode(), True)}
+    sources["pkg.compat"] = b"def same(f):\n    return f\n", False
+    sources["pkg.reexport"] = (
+        b"from pkg._mixin import Mixin\nfrom pkg.compat import same\n\n\n"
+        b"def own(f):\n    return f\n",
+        False,
+    )
+    fd = _unnamed_file()
+    assert fd is not None
+    try:
+        first, second = (_Counting(sources.get, (3, 11), fd) for _ in range(2))
+        assert first.plain_class("pkg.api", "pkg.reexport.Mixin")
+        assert first.identity("pkg.api", "pkg.reexport.same")
+        assert first.identity("pkg.api", "pkg.reexport.own")
+        assert {"pkg.reexport", "pkg._mixin", "pkg.compat"} <= set(first.parsed)
+        assert second.plain_class("pkg.api", "pkg.reexport.Mixin")
+        assert second.identity("pkg.api", "pkg.reexport.same")
+        assert second.identity("pkg.api", "pkg.reexport.own")
+        assert not second.plain_class("pkg.api", "pkg.reexport.own")  # not a class
+        assert second.parsed == []
+    finally:
+        os.close(fd)
+
+
+def test_a_lowered_module_is_evaluated_from_the_tree_it_was_lowered_from() -> None:
+    """The tree the lowerer parsed is the one a later question of the module's values reads
+    (no second parse), within a budget of the trees' texts, least recently used out first."""
+    sources = {f"pkg.{name[:-3]}": (text.encode(), False) for name, text in MODULES.items()}
+    sources["pkg"] = (MODULES["__init__.py"].encode(), True)
+    siblings = _Counting(sources.get, (3, 11))
+    text = MODULES["_mixin.py"]
+    siblings.lowered("pkg._mixin", text, (3, 11), ast.parse(text))
+    assert siblings.plain_class("pkg.api", "pkg._mixin.Mixin")
+    assert "pkg._mixin" not in siblings.parsed
+    # another grammar's tree is not the one the evaluator's parse makes: not read
+    other = _Counting(sources.get, (3, 11))
+    other.lowered("pkg._mixin", text, (3, 8), ast.parse(text))
+    assert other.plain_class("pkg.api", "pkg._mixin.Mixin")
+    assert "pkg._mixin" in other.parsed
+
+
+def test_the_trees_kept_stay_within_their_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    from svcc.frontends.python import sibling_values
+
+    sources = {f"m{n}": (f"X = {n}\n".encode(), False) for n in range(4)}
+    siblings = _Counting(sources.get, (3, 11))
+    monkeypatch.setattr(sibling_values, "_TREE_CHARS", 2 * len(b"X = 0\n"))
+    for n in range(4):
+        assert siblings._parse(f"m{n}") is not None
+    assert list(siblings._trees) == ["m2", "m3"]
+    assert siblings._tree_chars == 2 * len(b"X = 0\n")
+    assert siblings._parse("m3") is not None
+    assert siblings._parse("m0") is not None
+    assert siblings.parsed == ["m0", "m1", "m2", "m3", "m0"]  # m3 kept, m0 read again
+    assert list(siblings._trees) == ["m3", "m0"]
+
+
 def test_a_record_still_being_written_is_not_read() -> None:
     """A reader sees a record only once it is whole (another process may be writing it)."""
     import marshal
