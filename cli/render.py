@@ -8,7 +8,7 @@ import json
 import os
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from svcc.cli import program
@@ -50,6 +50,13 @@ def _use_colour() -> bool:
 
 def _write(data: bytes) -> None:
     sys.stdout.buffer.write(data)
+    sys.stdout.flush()
+
+
+def _write_pieces(pieces: Iterable[bytes | memoryview]) -> None:
+    """``_write`` of the pieces joined, without joining them (one copy of a large output
+    fewer)."""
+    sys.stdout.buffer.writelines(pieces)
     sys.stdout.flush()
 
 
@@ -244,9 +251,10 @@ def inspect_repository(
         _write_sarif(sources, not failed)
         return _directory_status(failed)
     if fmt == "json":  # the modules' documents rendered on every core (see there)
-        from svcc.compiler.repository_document import encode_document
+        from svcc.compiler.repository_document import document_pieces
 
-        _write(encode_document(analysis, {p: a.document() for p, a in notebooks.items()}))
+        notebook_documents = {p: a.document() for p, a in notebooks.items()}
+        _write_pieces(document_pieces(analysis, notebook_documents))
         return _directory_status(failed)
     colour = _use_colour()
     tree = repository.tree

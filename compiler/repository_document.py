@@ -125,10 +125,18 @@ def encode_document(
     analysis: "Analysis", extra_files: Mapping[str, dict[str, Any]] | None = None
 ) -> bytes:
     """``canonical_json`` of ``analysis.document()`` with ``extra_files`` (path → document,
-    such as the notebooks below the tree) added to its ``files``; each module's document
-    is the text the workers rendered (:attr:`Analysis.rendered`), or rendered here. The
-    pieces stay bytes and are joined once, so a large document is copied once, not once
-    per string step."""
+    such as the notebooks below the tree) added to its ``files``: :func:`document_pieces`
+    joined."""
+    return b"".join(document_pieces(analysis, extra_files))
+
+
+def document_pieces(
+    analysis: "Analysis", extra_files: Mapping[str, dict[str, Any]] | None = None
+) -> list[bytes | memoryview]:
+    """:func:`encode_document`'s bytes in pieces, in order: each module's document is the
+    text the workers rendered (:attr:`Analysis.rendered`, read in place), or rendered here.
+    Written piece by piece, a large document is copied once, to its file (the standard
+    library's is 50 MB: joined first, it was copied twice)."""
     repository = analysis.repository
     assert repository is not None  # a directory's analysis
     document = analysis.document(files=False)
@@ -149,4 +157,4 @@ def encode_document(
         else:
             pieces.append(json_utf8(ENCODER.encode(document[key])))
     pieces.append(b"}\n")
-    return b"".join(pieces)
+    return pieces
