@@ -19,6 +19,7 @@ import ast
 import fcntl
 import marshal
 import os
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Final
@@ -101,7 +102,9 @@ class Siblings:
         self._values: dict[str, ModuleValues | None] = {}
         self._running: set[str] = set()
         # module -> its tree, whether it is a package, its text's size (see _TREE_CHARS)
-        self._trees: dict[str, tuple[ast.Module, bool, int]] = {}
+        # (an OrderedDict: a plain dict's first key is found by skipping every key deleted
+        # before it, and this one drops its first keys all the time)
+        self._trees: OrderedDict[str, tuple[ast.Module, bool, int]] = OrderedDict()
         self._tree_chars = 0
         self._unparsable: set[str] = set()
         # start module -> every repository module its import runs (``None``: unknown)
@@ -202,9 +205,9 @@ class Siblings:
         return module, attribute
 
     def _parse(self, module: str) -> tuple[ast.Module, bool] | None:
-        held = self._trees.pop(module, None)
+        held = self._trees.get(module)
         if held is not None:
-            self._trees[module] = held  # the most recently used last
+            self._trees.move_to_end(module)  # the most recently used last
             return held[0], held[1]
         if module in self._unparsable:
             return None
@@ -222,7 +225,7 @@ class Siblings:
         self._trees[module] = (tree, is_package, chars)
         self._tree_chars += chars
         while self._tree_chars > _TREE_CHARS and len(self._trees) > 1:
-            self._drop(next(iter(self._trees)))
+            self._tree_chars -= self._trees.popitem(last=False)[1][2]
 
     def _drop(self, module: str) -> None:
         held = self._trees.pop(module, None)
