@@ -55,7 +55,7 @@ class DocumentWriter:
         for d in diagnostics:
             held = texts.get(id(d))
             if held is None:
-                held = texts[id(d)] = (d, ENCODER.encode(d.to_json()))  # d kept: its id
+                held = texts[id(d)] = (d, d.json_text())  # d kept: its id
             parts.append(held[1])
         return "[" + ",".join(parts) + "]"
 
