@@ -74,7 +74,7 @@ class Diagnostic:
         return (
             f'{{{where}"code":{_string(self.code)},{column}'
             f'"dimension":{_string(entry.dimension)},{lines[0]}'
-            f'"hint":{"null" if hint is None else _string(hint)},{lines[1]}'
+            f'"hint":{_string(hint)},{lines[1]}'
             f'"message":{_string(self.message)},"severity":{_string(entry.severity)}}}'
         )
 

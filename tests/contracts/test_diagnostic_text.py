@@ -1,6 +1,6 @@
 """``Diagnostic.json_text`` is ``ENCODER.encode(to_json())`` written directly: the same
 text for every code, span shape and message a diagnostic can carry (quotes, backslashes,
-control characters, non-ASCII, lone surrogates, no hint and the code's own hint)."""
+control characters, non-ASCII, lone surrogates, a hint of its own or its code's)."""
 
 from hypothesis import given
 from hypothesis import strategies as st
