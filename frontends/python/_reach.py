@@ -121,16 +121,17 @@ class Reach:
         view = {**self.origins, **names}  # once per body, not once per call
         found: set[str] = set()
         calls: set[str] = set()
-        passed: set[int] = set()  # what calls are given: a function there may be called
         for stmt in fn.body:
-            nodes = walk(stmt)
-            for node in nodes:
-                if type(node) is ast.Call:
-                    passed.update(id(a) for a in _arguments(node))
-            for node in nodes:
+            for node in walk(stmt):
                 kind = type(node)
-                if (kind is ast.Name or kind is ast.Attribute) and id(node) in passed:
-                    self._reference(node, locals_, found, calls)  # type: ignore[arg-type]
+                if kind is ast.Call:
+                    self._call(node, view, locals_, found, calls)  # type: ignore[arg-type]
+                    # what a call is given: a function there may be called (each argument
+                    # is the walk's too, read here rather than in a second pass: only sets
+                    # are filled, so the order is free)
+                    for given in _arguments(node):  # type: ignore[arg-type]
+                        if type(given) is ast.Name or type(given) is ast.Attribute:
+                            self._reference(given, locals_, found, calls)
                 elif kind is ast.Global or kind is ast.Nonlocal:
                     found.add("<global>")
                 elif kind is ast.Assign or kind is ast.AugAssign or kind is ast.Delete:
@@ -141,8 +142,6 @@ class Reach:
                     )
                     if any(self._module_value(t, locals_, nested=True) for t in targets):
                         found.add("<state>")
-                elif kind is ast.Call:
-                    self._call(node, view, locals_, found, calls)  # type: ignore[arg-type]
         if not object_params:
             self._own[key] = (set(found), set(calls))
         return found, calls
