@@ -191,7 +191,9 @@ def _own_nodes(fn: FunctionNode) -> list[ast.AST]:
         found = memo.get(fn)
         if found is not None:
             return found  # type: ignore[no-any-return]
-    nodes = [node for stmt in fn.body for node in walk(stmt)]
+    nodes: list[ast.AST] = []
+    for stmt in fn.body:
+        nodes += walk(stmt)
     scopes = [node for node in nodes if type(node) in _SCOPES]
     if scopes:  # rare: a method defining a function, a lambda or a class
         inner = {id(node) for scope in scopes for node in walk(scope)}
