@@ -3,6 +3,7 @@ parameters, returns and streams, and the facts known once the whole module is re
 (files read through called functions, reach, unbound names, path arguments)."""
 
 import ast
+from functools import cached_property
 
 from svcc.frontends.python._descriptions import annotation_description, described
 from svcc.frontends.python._docstrings import get_docstring
@@ -256,8 +257,12 @@ class CapabilityReader(ParamUseReader):
             description=annotation_description(annotation, self.symbols.qualify)
             or described(default, self.symbols.qualify),
         )
-        source = InputSource(self.symbols.qualify, self.src.segment, self.src.span)
-        return with_input(param, annotation, default, source)
+        return with_input(param, annotation, default, self._input_source)
+
+    @cached_property
+    def _input_source(self) -> InputSource:
+        """How ``with_input`` reads a descriptor: the module's, built once, not per parameter."""
+        return InputSource(self.symbols.qualify, self.src.segment, self.src.span)
 
     def _is_generator(self, fn: FunctionNode) -> bool:
         if "yield" not in self.src.text_of_lines(fn.lineno, fn.end_lineno or fn.lineno):
