@@ -107,7 +107,9 @@ class CapabilityReader(ParamUseReader):
             type=self.types.resolve(fn.returns) if fn.returns else AnyType(),
             span=self.src.span(fn.returns) if fn.returns else None,
         )
-        uses, effects = self._param_uses(fn, name)
+        # a method's instance parameter (the first) is no parameter of the capability
+        instance = _first_parameter(fn.args) if qualname else None
+        uses, effects = self._param_uses(fn, name, instance)
         params = tuple(self._params(fn.args, uses))
         return Capability(
             id=f"python:{self.module}:{name}",
@@ -276,6 +278,14 @@ class CapabilityReader(ParamUseReader):
                 continue
             stack.extend(children(node))
         return False
+
+
+def _first_parameter(args: ast.arguments) -> str | None:
+    """The name of the first parameter ``_params`` lists (``params[0]``), if any."""
+    for arg in [*args.posonlyargs, *args.args, args.vararg, *args.kwonlyargs, args.kwarg]:
+        if arg is not None:
+            return arg.arg
+    return None
 
 
 def doc_text(text: str | None) -> str | None:
