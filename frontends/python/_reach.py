@@ -30,7 +30,7 @@ the same whatever order the body spells its calls in:
 import ast
 from collections import ChainMap
 from collections.abc import Callable, Mapping
-from typing import cast
+from typing import Final, cast
 
 from svcc.frontends.python._effects import origin
 from svcc.frontends.python._walk import walk
@@ -291,12 +291,18 @@ def _arguments(call: ast.Call) -> list[ast.expr]:
     """What ``call`` is given: its arguments, keyword values and the items of a literal
     list, tuple or set among them (``map(f, xs)``, ``sorted(xs, key=f)``, ``run([f])``)."""
     out: list[ast.expr] = []
-    for given in [*call.args, *(k.value for k in call.keywords)]:
-        value = given.value if isinstance(given, ast.Starred) else given
+    givens = call.args
+    if call.keywords:
+        givens = [*givens, *(k.value for k in call.keywords)]
+    for given in givens:  # exact types: the parser makes no subclasses
+        value = given.value if type(given) is ast.Starred else given
         out.append(value)
-        if isinstance(value, ast.List | ast.Tuple | ast.Set):
-            out.extend(value.elts)
+        if type(value) in _DISPLAYS:
+            out.extend(value.elts)  # type: ignore[attr-defined]
     return out
+
+
+_DISPLAYS: Final = frozenset({ast.List, ast.Tuple, ast.Set})
 
 
 def _mode(call: ast.Call, index: int) -> str:
