@@ -60,7 +60,10 @@ def _is_type_checking(test: ast.expr) -> bool:
 class ModuleNames:
     """The names the served module binds, gathered statement by statement."""
 
-    def __init__(self) -> None:
+    def __init__(self, mentions: Callable[[ast.AST, str], bool] | None = None) -> None:
+        # whether a line of a node holds a word (``SourceText.mentions``): a statement with
+        # no ``global`` on its lines needs no scope analysis for its ``global`` writes
+        self._mentions = mentions
         self.bound: set[str] = set()
         self._statements: list[ast.stmt] = []  # scanned for dynamic bindings when needed
         self._dynamic: bool | None = None
@@ -104,8 +107,10 @@ class ModuleNames:
         """Module names functions rebind through ``global`` (walked once, when needed)."""
         if self._globals is None:
             self._globals = set()
+            mentions = self._mentions
             for stmt in self._scoped:
-                self._globals |= statement_names(stmt).global_writes
+                if mentions is None or mentions(stmt, "global"):
+                    self._globals |= statement_names(stmt).global_writes
         return self._globals
 
     def unbound_reads(self, fn: FunctionNode) -> dict[str, tuple[ast.Name, str]]:
