@@ -267,7 +267,7 @@ class CapabilityReader(ParamUseReader):
         return InputSource(self.symbols.qualify, self.src.segment, self.src.span)
 
     def _is_generator(self, fn: FunctionNode) -> bool:
-        if "yield" not in self.src.text_of_lines(fn.lineno, fn.end_lineno or fn.lineno):
+        if not self.src.mentions(fn, "yield"):  # the module's lines holding it, found once
             return False
         stack: list[ast.AST] = list(fn.body)
         while stack:
