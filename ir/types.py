@@ -8,7 +8,7 @@ keeps the fact and the readiness pass judges it.
 """
 
 from functools import cache
-from typing import TYPE_CHECKING, ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar, Final, Literal
 
 if TYPE_CHECKING:
     from attrs import frozen
@@ -270,8 +270,17 @@ def plain_json(node: TypeNode) -> bool:
     """Whether every part of ``node`` is a plain JSON value (scalars, lists, objects,
     unions, literals, TypedDicts, any JSON): a value whose methods are those of ``dict``,
     ``list``, ``str``, ``int``, ``float``, ``bool`` or ``None``."""
+    if type(node) in _PLAIN_LEAVES:  # most parameters' types: no parts to look at
+        return True
     plain = (
         AnyType, IntType, FloatType, StrType, BoolType, NoneType, ListType, DictType,
         TupleType, UnionType, LiteralType, TypedDictType,
     )  # fmt: skip
     return all(isinstance(leaf, plain) for leaf in iter_leaves(node))
+
+
+# The plain types that have no parts in ``iter_leaves`` (a list's, a tuple's, a dict's or a
+# union's are looked at one by one).
+_PLAIN_LEAVES: Final = frozenset(
+    {AnyType, IntType, FloatType, StrType, BoolType, NoneType, LiteralType, TypedDictType}
+)

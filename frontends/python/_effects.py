@@ -16,6 +16,7 @@ receiver the source does not name (a parameter, a local variable).
 
 import ast
 from collections.abc import Callable, Mapping
+from functools import lru_cache
 
 from svcc.frontends.python._walk import children
 from svcc.frontends.removed_names import removed_name
@@ -185,6 +186,8 @@ JSON_VALUE_ATTRIBUTES: frozenset[str] = frozenset(
 )
 
 
+@lru_cache(maxsize=8192)  # asked of every call and attribute of every capability's body
 def recorded(qualified: str) -> bool:
-    """Whether a capability's call or read of ``qualified`` is recorded in the IR."""
+    """Whether a capability's call or read of ``qualified`` is recorded in the IR (a fact
+    of the name alone: kept per name, which the bodies of a module repeat)."""
     return qualified.startswith(SENSITIVE) or removed_name(qualified) is not None

@@ -30,7 +30,7 @@ the same whatever order the body spells its calls in:
 import ast
 from collections import ChainMap
 from collections.abc import Callable, Mapping
-from typing import cast
+from typing import Final, cast
 
 from svcc.frontends.python._effects import origin
 from svcc.frontends.python._walk import walk
@@ -116,33 +116,43 @@ class Reach:
         if key in self._own and not object_params:
             known, followed = self._own[key]
             return set(known), set(followed)
-        names = self._local_origins(fn, object_params)
+        # One pass over the body's nodes sorts out the few either step reads (the binders,
+        # then what is judged), each list in the walk's order.
+        binders: list[ast.AST] = []
+        judged: list[ast.AST] = []
+        binder_kinds, judged_kinds = _BINDERS, _JUDGED
+        for stmt in fn.body:
+            for node in walk(stmt):
+                kind = type(node)
+                if kind in judged_kinds:
+                    judged.append(node)
+                if kind in binder_kinds:  # an assignment is both
+                    binders.append(node)
+        names = self._local_origins(fn, object_params, binders)
         locals_ = set(names)
         view = {**self.origins, **names}  # once per body, not once per call
         found: set[str] = set()
         calls: set[str] = set()
-        passed: set[int] = set()  # what calls are given: a function there may be called
-        for stmt in fn.body:
-            nodes = walk(stmt)
-            for node in nodes:
-                if type(node) is ast.Call:
-                    passed.update(id(a) for a in _arguments(node))
-            for node in nodes:
-                kind = type(node)
-                if (kind is ast.Name or kind is ast.Attribute) and id(node) in passed:
-                    self._reference(node, locals_, found, calls)  # type: ignore[arg-type]
-                elif kind is ast.Global or kind is ast.Nonlocal:
-                    found.add("<global>")
-                elif kind is ast.Assign or kind is ast.AugAssign or kind is ast.Delete:
-                    targets = (
-                        node.targets  # type: ignore[attr-defined]
-                        if kind is not ast.AugAssign
-                        else [node.target]  # type: ignore[attr-defined]
-                    )
-                    if any(self._module_value(t, locals_, nested=True) for t in targets):
-                        found.add("<state>")
-                elif kind is ast.Call:
-                    self._call(node, view, locals_, found, calls)  # type: ignore[arg-type]
+        for node in judged:
+            kind = type(node)
+            if kind is ast.Call:
+                self._call(node, view, locals_, found, calls)  # type: ignore[arg-type]
+                # what a call is given: a function there may be called (each argument
+                # is the walk's too, read here rather than in a second pass: only sets
+                # are filled, so the order is free)
+                for given in _arguments(node):  # type: ignore[arg-type]
+                    if type(given) is ast.Name or type(given) is ast.Attribute:
+                        self._reference(given, locals_, found, calls)
+            elif kind is ast.Global or kind is ast.Nonlocal:
+                found.add("<global>")
+            elif kind is ast.Assign or kind is ast.AugAssign or kind is ast.Delete:
+                targets = (
+                    node.targets  # type: ignore[attr-defined]
+                    if kind is not ast.AugAssign
+                    else [node.target]  # type: ignore[attr-defined]
+                )
+                if any(self._module_value(t, locals_, nested=True) for t in targets):
+                    found.add("<state>")
         if not object_params:
             self._own[key] = (set(found), set(calls))
         return found, calls
@@ -205,57 +215,60 @@ class Reach:
             return False
         return node.id in self.origins and not self.origins[node.id].startswith("local.")
 
-    def _local_origins(self, fn: FunctionNode, object_params: frozenset[str]) -> dict[str, str]:
+    def _local_origins(
+        self, fn: FunctionNode, object_params: frozenset[str], binders: list[ast.AST]
+    ) -> dict[str, str]:
+        """Each local name's origin; ``binders``: the body's nodes of the kinds in
+        ``_BINDERS``, in the walk's order."""
         counts = binding_counts(fn.body)
         names = _parameter_origins(fn, object_params)
         for name in counts:
             names.setdefault(name, "?")
         # ``names`` first, as it grows (read only: the module's origins are never written)
         view = ChainMap(names, cast("dict[str, str]", self.origins))
-        binders = _BINDERS
-        for stmt in fn.body:
-            for node in walk(stmt):
-                if type(node) not in binders:  # most nodes: skipped at one test
-                    continue
-                if isinstance(node, ast.Import):
-                    for alias in node.names:
-                        bound = alias.asname or alias.name.split(".", 1)[0]
-                        names[bound] = alias.name if alias.asname else bound
-                elif isinstance(node, ast.ImportFrom):
-                    base = "." * node.level + (node.module or "")
-                    for alias in node.names:
-                        joined = f"{base}.{alias.name}" if node.module else base + alias.name
-                        names[alias.asname or alias.name] = joined
-                elif (
-                    isinstance(node, ast.withitem)
-                    and isinstance(node.optional_vars, ast.Name)
-                    and counts.get(node.optional_vars.id) == 1
-                ):  # what entering returns, taken as the manager itself (``open``'s file)
-                    names[node.optional_vars.id] = origin(node.context_expr, self.qualify, view)
-                elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
-                    if not isinstance(node, ast.Lambda) and counts.get(node.name) == 1:
-                        names[node.name] = NESTED  # its body is walked with the capability's
-                elif (
-                    isinstance(node, ast.Assign)
-                    and isinstance(node.value, ast.Lambda)
-                    and len(node.targets) == 1
-                    and isinstance(node.targets[0], ast.Name)
-                    and counts.get(node.targets[0].id) == 1
-                ):
-                    names[node.targets[0].id] = NESTED
-                elif (
-                    isinstance(node, ast.Assign)
-                    and len(node.targets) == 1
-                    and isinstance(node.targets[0], ast.Name)
-                    and counts.get(node.targets[0].id) == 1
-                    and node.targets[0].id not in object_params
-                ):
-                    names[node.targets[0].id] = origin(node.value, self.qualify, view)
+        for node in binders:
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    bound = alias.asname or alias.name.split(".", 1)[0]
+                    names[bound] = alias.name if alias.asname else bound
+            elif isinstance(node, ast.ImportFrom):
+                base = "." * node.level + (node.module or "")
+                for alias in node.names:
+                    joined = f"{base}.{alias.name}" if node.module else base + alias.name
+                    names[alias.asname or alias.name] = joined
+            elif (
+                isinstance(node, ast.withitem)
+                and isinstance(node.optional_vars, ast.Name)
+                and counts.get(node.optional_vars.id) == 1
+            ):  # what entering returns, taken as the manager itself (``open``'s file)
+                names[node.optional_vars.id] = origin(node.context_expr, self.qualify, view)
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+                if not isinstance(node, ast.Lambda) and counts.get(node.name) == 1:
+                    names[node.name] = NESTED  # its body is walked with the capability's
+            elif (
+                isinstance(node, ast.Assign)
+                and isinstance(node.value, ast.Lambda)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+                and counts.get(node.targets[0].id) == 1
+            ):
+                names[node.targets[0].id] = NESTED
+            elif (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+                and counts.get(node.targets[0].id) == 1
+                and node.targets[0].id not in object_params
+            ):
+                names[node.targets[0].id] = origin(node.value, self.qualify, view)
         return names
 
 
-# The nodes ``_local_origins`` reads a name's origin from (exact types: the parser makes no
-# subclasses).
+# The nodes ``_facts`` judges (exact types: the parser makes no subclasses).
+_JUDGED = frozenset(
+    {ast.Call, ast.Global, ast.Nonlocal, ast.Assign, ast.AugAssign, ast.Delete}
+)  # fmt: skip
+# The nodes ``_local_origins`` reads a name's origin from (exact types, as above).
 _BINDERS = frozenset(
     {
         ast.Import, ast.ImportFrom, ast.withitem, ast.FunctionDef, ast.AsyncFunctionDef,
@@ -278,12 +291,18 @@ def _arguments(call: ast.Call) -> list[ast.expr]:
     """What ``call`` is given: its arguments, keyword values and the items of a literal
     list, tuple or set among them (``map(f, xs)``, ``sorted(xs, key=f)``, ``run([f])``)."""
     out: list[ast.expr] = []
-    for given in [*call.args, *(k.value for k in call.keywords)]:
-        value = given.value if isinstance(given, ast.Starred) else given
+    givens = call.args
+    if call.keywords:
+        givens = [*givens, *(k.value for k in call.keywords)]
+    for given in givens:  # exact types: the parser makes no subclasses
+        value = given.value if type(given) is ast.Starred else given
         out.append(value)
-        if isinstance(value, ast.List | ast.Tuple | ast.Set):
-            out.extend(value.elts)
+        if type(value) in _DISPLAYS:
+            out.extend(value.elts)  # type: ignore[attr-defined]
     return out
+
+
+_DISPLAYS: Final = frozenset({ast.List, ast.Tuple, ast.Set})
 
 
 def _mode(call: ast.Call, index: int) -> str:

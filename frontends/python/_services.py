@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from typing import Final
 
 from svcc.frontends.python._reach import MUTATING
-from svcc.frontends.python._walk import children
+from svcc.frontends.python._walk import shared_memo, walk
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -118,23 +118,19 @@ def construction_bodies(cls: ast.ClassDef) -> list[FunctionNode]:
 
 def state_writes(fn: FunctionNode) -> Iterator[tuple[str, ast.AST]]:
     """``(attribute, node)`` for each assignment to an attribute of the instance (the first
-    parameter) in the method's body, nested functions left out."""
+    parameter) in the method's body, nested functions left out; in no set order (the
+    caller sorts them by position)."""
     first = [*fn.args.posonlyargs, *fn.args.args]
     if not first:
         return
     me = first[0].arg
-    stack: list[ast.AST] = list(fn.body)
-    while stack:
-        node = stack.pop()
+    for node in _own_nodes(fn):
         kind = type(node)  # exact types: the parser makes no subclasses
-        if kind in _SCOPES:
-            continue
         if kind is ast.Assign:
             targets: list[ast.expr] = node.targets  # type: ignore[attr-defined]
         elif kind is ast.AugAssign or kind is ast.AnnAssign:
             targets = [node.target]  # type: ignore[attr-defined]
         else:
-            stack.extend(children(node))
             continue
         for target in targets:
             for item in target.elts if isinstance(target, ast.Tuple | ast.List) else [target]:
@@ -144,7 +140,6 @@ def state_writes(fn: FunctionNode) -> Iterator[tuple[str, ast.AST]]:
                     and item.value.id == me
                 ):
                     yield item.attr, item
-        stack.extend(children(node))
 
 
 def changes_instance(fn: FunctionNode) -> bool:
@@ -163,12 +158,8 @@ def changes_instance(fn: FunctionNode) -> bool:
             node = node.value
         return isinstance(node, ast.Name) and node.id == me
 
-    stack: list[ast.AST] = list(fn.body)
-    while stack:
-        node = stack.pop()
+    for node in _own_nodes(fn):
         kind = type(node)  # exact types: the parser makes no subclasses
-        if kind in _SCOPES:
-            continue
         targets: list[ast.expr] = []
         if kind is ast.Assign or kind is ast.Delete:
             targets = node.targets  # type: ignore[attr-defined]
@@ -187,8 +178,29 @@ def changes_instance(fn: FunctionNode) -> bool:
             items = target.elts if isinstance(target, ast.Tuple | ast.List) else [target]
             if any(isinstance(i, ast.Attribute | ast.Subscript) and rooted(i) for i in items):
                 return True
-        stack.extend(children(node))
     return False
+
+
+def _own_nodes(fn: FunctionNode) -> list[ast.AST]:
+    """The nodes of ``fn``'s body outside its nested scopes (a nested function's decorators
+    and defaults left out with it), in no set order: from the body's walks, which the other
+    readers of the body share (``shared_walks``), so neither reader above walks it again;
+    the same list for both within one lowering."""
+    memo = shared_memo("own_nodes")
+    if memo is not None:
+        found = memo.get(fn)
+        if found is not None:
+            return found  # type: ignore[no-any-return]
+    nodes: list[ast.AST] = []
+    for stmt in fn.body:
+        nodes += walk(stmt)
+    scopes = [node for node in nodes if type(node) in _SCOPES]
+    if scopes:  # rare: a method defining a function, a lambda or a class
+        inner = {id(node) for scope in scopes for node in walk(scope)}
+        nodes = [node for node in nodes if id(node) not in inner]
+    if memo is not None:
+        memo[fn] = nodes
+    return nodes
 
 
 # What a method's body holds but does not run on a call: another scope.

@@ -151,9 +151,6 @@ class SourceText:
         last = self.lines[end_lineno - 1].encode("utf-8")[:end_col].decode("utf-8", "replace")
         return "\n".join([first, *self.lines[lineno : end_lineno - 1], last])
 
-    def text_of_lines(self, start: int, end: int) -> str:
-        return "\n".join(self.lines[start - 1 : end])
-
 
 def short(text: str, limit: int = 60) -> str:
     """One line of at most ``limit`` characters, for messages."""

@@ -102,7 +102,10 @@ def walk_parts(node: ast.AST) -> list[ast.AST]:
     its children in turn (each parent still before what is below it). For a reader that
     needs the set, not the order, of a function's nodes: its statements' walks are shared
     (``shared_walks``) with the readers that walk them one by one."""
-    return [node, *(found for child in children(node) for found in walk(child))]
+    nodes = [node]
+    for child in children(node):
+        nodes += walk(child)  # a copy in C, not a generator's step per node
+    return nodes
 
 
 def _walk(node: ast.AST) -> list[ast.AST]:

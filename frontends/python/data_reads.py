@@ -335,16 +335,18 @@ def absence_handled(
     guarded: set[int] = set()
     for stmt in body:
         for node in walk(stmt):
-            if isinstance(node, ast.Call):
-                func = node.func
+            kind = type(node)  # exact types (the parser makes no subclasses): every node
+            if kind is ast.Call:
+                func = node.func  # type: ignore[attr-defined]
                 if isinstance(func, ast.Attribute) and func.attr in _EXISTENCE_METHODS:
                     tests = True
                 elif isinstance(func, ast.Name | ast.Attribute):
                     tests = tests or qualify(func) in _EXISTENCE_CALLS
-            elif isinstance(node, ast.Try | ast.TryStar):
-                coping = [h for h in node.handlers if _catches_missing(h, qualify)]
+            elif kind is ast.Try or kind is ast.TryStar:
+                block: ast.Try | ast.TryStar = node  # type: ignore[assignment]
+                coping = [h for h in block.handlers if _catches_missing(h, qualify)]
                 if coping:  # the fallback a coping handler reads runs only when a read failed
-                    guarded.update(id(n) for s in node.body for n in walk(s))
+                    guarded.update(id(n) for s in block.body for n in walk(s))
                     guarded.update(id(n) for h in coping for s in h.body for n in walk(s))
     return tests, guarded
 
@@ -440,6 +442,9 @@ class Body:
         self._bound: Bound | None = None
         self._handled: tuple[bool, set[int]] | None = None
         self._never_run: set[int] | None = None
+        # ``variants`` of each call asked about (the call kept: its identity is not reused):
+        # a followed function's calls are asked for a read, then for a parametric one
+        self._variants: dict[int, tuple[ast.Call, list[ast.Call] | None]] = {}
 
     def counts(self) -> dict[str, int]:
         if self._counts is None:
@@ -471,6 +476,14 @@ class Body:
     def variants(self, call: ast.Call) -> list[ast.Call] | None:
         """``call`` once per value of the path it reads through a name, or ``[call]``;
         ``None`` for a call that reads no file."""
+        known = self._variants.get(id(call))
+        if known is not None and known[0] is call:
+            return known[1]
+        found = self._variants_of(call)
+        self._variants[id(call)] = (call, found)
+        return found
+
+    def _variants_of(self, call: ast.Call) -> list[ast.Call] | None:
         callee = normalise(self.resolve(call.func))
         if not reads_file(callee) and not (
             isinstance(call.func, ast.Attribute) and call.func.attr in _PATH_READS

@@ -100,7 +100,10 @@ def _names(nodes: list[ast.expr]) -> set[str]:
 
 def _assignments(nodes: list[ast.AST]) -> Iterator[tuple[list[ast.expr], ast.expr]]:
     """(targets, value) of the body's bindings that carry a value on (``nodes``: a walk)."""
+    binders = _BINDERS
     for node in nodes:
+        if type(node) not in binders:  # most nodes: one test (exact types, as the parser's)
+            continue
         if isinstance(node, ast.Assign):
             yield node.targets, node.value
         elif isinstance(node, ast.AnnAssign | ast.AugAssign | ast.NamedExpr):
@@ -112,6 +115,15 @@ def _assignments(nodes: list[ast.AST]) -> Iterator[tuple[list[ast.expr], ast.exp
             for item in node.items:
                 if item.optional_vars is not None:
                     yield [item.optional_vars], item.context_expr
+
+
+# The nodes ``_assignments`` reads.
+_BINDERS: Final = frozenset(
+    {
+        ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr, ast.For, ast.AsyncFor,
+        ast.comprehension, ast.With, ast.AsyncWith,
+    }
+)  # fmt: skip
 
 
 def derived(nodes: list[ast.AST], params: set[str]) -> dict[str, set[str]]:

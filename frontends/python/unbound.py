@@ -60,7 +60,10 @@ def _is_type_checking(test: ast.expr) -> bool:
 class ModuleNames:
     """The names the served module binds, gathered statement by statement."""
 
-    def __init__(self) -> None:
+    def __init__(self, mentions: Callable[[ast.AST, str], bool] | None = None) -> None:
+        # whether a line of a node holds a word (``SourceText.mentions``): a statement with
+        # no ``global`` on its lines needs no scope analysis for its ``global`` writes
+        self._mentions = mentions
         self.bound: set[str] = set()
         self._statements: list[ast.stmt] = []  # scanned for dynamic bindings when needed
         self._dynamic: bool | None = None
@@ -104,8 +107,10 @@ class ModuleNames:
         """Module names functions rebind through ``global`` (walked once, when needed)."""
         if self._globals is None:
             self._globals = set()
+            mentions = self._mentions
             for stmt in self._scoped:
-                self._globals |= statement_names(stmt).global_writes
+                if mentions is None or mentions(stmt, "global"):
+                    self._globals |= statement_names(stmt).global_writes
         return self._globals
 
     def unbound_reads(self, fn: FunctionNode) -> dict[str, tuple[ast.Name, str]]:
@@ -187,23 +192,16 @@ def _names_of(nodes: list[ast.AST]) -> tuple[set[str], set[str], dict[str, ast.N
     (its own and nested scopes': an over-approximation of its locals, refined by
     ``scopes.statement_names`` only when a load is bound nowhere else), and the first load
     of each name (by position)."""
-    loads: set[str] = set()
     local: set[str] = set()
-    first: dict[str, ast.Name] = {}
+    first: dict[str, ast.Name] = {}  # its keys: the names loaded
     annotations: set[int] = set()  # never evaluated on a call (local or postponed ones)
     for node in nodes:  # ``walk_parts(fn)``
         kind = type(node)
-        annotation = _ANNOTATED.get(kind)
-        if annotation is not None:
-            value = getattr(node, annotation)
-            if value is not None:
-                annotations.update(id(sub) for sub in walk(value))
-        if kind is ast.Name:
+        if kind is ast.Name:  # the commonest node: tested first (a name holds no annotation)
             if id(node) in annotations:
                 continue
             name = node.id  # type: ignore[attr-defined]
             if type(node.ctx) is ast.Load:  # type: ignore[attr-defined]
-                loads.add(name)
                 seen = first.get(name)
                 if seen is None or (node.lineno, node.col_offset) < (  # type: ignore[attr-defined]
                     seen.lineno,
@@ -212,11 +210,17 @@ def _names_of(nodes: list[ast.AST]) -> tuple[set[str], set[str], dict[str, ast.N
                     first[name] = node  # type: ignore[assignment]
             else:
                 local.add(name)
-        elif kind is ast.arg:
+            continue
+        annotation = _ANNOTATED.get(kind)
+        if annotation is not None:
+            value = getattr(node, annotation)
+            if value is not None:
+                annotations.update(id(sub) for sub in walk(value))
+        if kind is ast.arg:
             local.add(node.arg)  # type: ignore[attr-defined]
         elif kind in _BINDERS:
             local.update(_bound_by(node))
-    return loads, local, first
+    return set(first), local, first
 
 
 def _bound_by(node: ast.AST) -> list[str]:

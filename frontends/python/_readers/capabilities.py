@@ -3,6 +3,7 @@ parameters, returns and streams, and the facts known once the whole module is re
 (files read through called functions, reach, unbound names, path arguments)."""
 
 import ast
+from functools import cached_property
 
 from svcc.frontends.python._descriptions import annotation_description, described
 from svcc.frontends.python._docstrings import get_docstring
@@ -106,7 +107,9 @@ class CapabilityReader(ParamUseReader):
             type=self.types.resolve(fn.returns) if fn.returns else AnyType(),
             span=self.src.span(fn.returns) if fn.returns else None,
         )
-        uses, effects = self._param_uses(fn, name)
+        # a method's instance parameter (the first) is no parameter of the capability
+        instance = _first_parameter(fn.args) if qualname else None
+        uses, effects = self._param_uses(fn, name, instance)
         params = tuple(self._params(fn.args, uses))
         return Capability(
             id=f"python:{self.module}:{name}",
@@ -256,11 +259,15 @@ class CapabilityReader(ParamUseReader):
             description=annotation_description(annotation, self.symbols.qualify)
             or described(default, self.symbols.qualify),
         )
-        source = InputSource(self.symbols.qualify, self.src.segment, self.src.span)
-        return with_input(param, annotation, default, source)
+        return with_input(param, annotation, default, self._input_source)
+
+    @cached_property
+    def _input_source(self) -> InputSource:
+        """How ``with_input`` reads a descriptor: the module's, built once, not per parameter."""
+        return InputSource(self.symbols.qualify, self.src.segment, self.src.span)
 
     def _is_generator(self, fn: FunctionNode) -> bool:
-        if "yield" not in self.src.text_of_lines(fn.lineno, fn.end_lineno or fn.lineno):
+        if not self.src.mentions(fn, "yield"):  # the module's lines holding it, found once
             return False
         stack: list[ast.AST] = list(fn.body)
         while stack:
@@ -271,6 +278,14 @@ class CapabilityReader(ParamUseReader):
                 continue
             stack.extend(children(node))
         return False
+
+
+def _first_parameter(args: ast.arguments) -> str | None:
+    """The name of the first parameter ``_params`` lists (``params[0]``), if any."""
+    for arg in [*args.posonlyargs, *args.args, args.vararg, *args.kwonlyargs, args.kwarg]:
+        if arg is not None:
+            return arg.arg
+    return None
 
 
 def doc_text(text: str | None) -> str | None:

@@ -20,11 +20,12 @@ class ParamUseReader(ClassReader):
         return Body(fn, self._resolve, self.symbols.qualify, self._read_path, self.src.span)
 
     def _param_uses(
-        self, fn: FunctionNode, key: str
+        self, fn: FunctionNode, key: str, dropped: str | None = None
     ) -> tuple[dict[str, tuple[ParamUse, ...]], tuple[Evaluation, ...]]:
         """Where the body needs a parameter to be a callable, a class or an object no JSON
         value is (first use per kind), and the body's sensitive calls and reads (see
-        ``Capability.effects``).
+        ``Capability.effects``). ``dropped``: a parameter the capability leaves out (a
+        method's instance), whose uses through values (``_param_flow``) are not looked for.
 
         One walk of the body; a name rebound in the body is still reported as a callable
         (conservative: the readiness pass only asks about parameters without a JSON type),
@@ -43,7 +44,8 @@ class ParamUseReader(ClassReader):
                 elif kind in _DEFINITION_NODES:
                     collected.definition(node)  # type: ignore[arg-type]
         found = collected.found
-        for flow in object_uses(fn, names, qualify, self.src.segment):  # see _param_flow
+        # see _param_flow
+        for flow in object_uses(fn, names, qualify, self.src.segment, dropped=dropped):
             found.setdefault(flow.param, {}).setdefault(
                 flow.kind,
                 ParamUse(

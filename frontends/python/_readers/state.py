@@ -78,7 +78,7 @@ class LowererState:
         # Per capability: its body's reads, its calls and the reads through a name bound
         # more than once (``_param_uses``), for ``_file_reads``.
         self._reading: dict[str, tuple[Body, list[ast.Call], list[FileRead]]] = {}
-        self._module_names = ModuleNames()  # what the served module binds (see _unbound)
+        self._module_names = ModuleNames(src.mentions)  # what the served module binds
         # What import-time code computes, read in the first pass (see ``_evaluator``).
         major, minor = source.python_version.split(".")
         self.values = ModuleValues(
