@@ -637,7 +637,13 @@ def analyze_repository(
         pool,
     ):
         analysis = assess_repository(
-            repo, requirements, allow, path=os.fspath(root), pool=pool, python_version=version
+            repo,
+            requirements,
+            allow,
+            path=os.fspath(root),
+            pool=pool,
+            python_version=version,
+            keep_reports=not (documents and pool is not None),
         )
         if documents and pool is not None:
             from svcc.compiler.repository_document import render_in_workers
@@ -654,12 +660,14 @@ def assess_repository(
     path: str = ".",
     pool: "LoweringPool | None" = None,
     python_version: tuple[int, int] | None = None,
+    keep_reports: bool = True,
 ) -> Analysis:
     """Readiness over the module graph of a repository already read and lowered (the
     analysis service lowers each module under its own per-file budget, then comes here, so
     it judges exactly as ``svcc inspect DIR``). ``pool``: the workers that lowered it, which
-    judge the modules they hold (the same reports). ``python_version``: the target's, which
-    declared requirements' markers are evaluated for (default: the one the modules were read
+    judge the modules they hold (the same reports; ``keep_reports`` false: kept there for
+    their documents, not sent). ``python_version``: the target's, which declared
+    requirements' markers are evaluated for (default: the one the modules were read
     for)."""
     from svcc.compiler.passes.repository_readiness import RepositoryReadiness
 
@@ -671,7 +679,7 @@ def assess_repository(
         allow=allow | frozenset(repo.tree.config.allow),  # checked with the tree
         unmapped=declared.unmapped if declared else (),
     )
-    reports = readiness.run(pool)
+    reports = readiness.run(pool, keep=keep_reports)
     return Analysis(
         path=path, repository=repo, reports=reports, requirements=declared, kind=DIRECTORY
     )

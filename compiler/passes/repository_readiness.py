@@ -318,11 +318,15 @@ class RepositoryReadiness:
             assessments.append(evolve(assessment, klass=classify(reasons), reasons=tuple(reasons)))
         return evolve(base, assessments=tuple(assessments))
 
-    def run(self, pool: "LoweringPool | None" = None) -> Mapping[str, ReadinessReport | None]:
+    def run(
+        self, pool: "LoweringPool | None" = None, *, keep: bool = True
+    ) -> Mapping[str, ReadinessReport | None]:
         """Every module's report, sorted by module. ``pool``: the worker processes that
         lowered the repository and hold its IRs; each judges the modules it holds (the
         parent, which holds only their JSON, never decodes them): first each module's own
-        import-time risks, which the parent gathers and hands to all, then the reports."""
+        import-time risks, which the parent gathers and hands to all, then the reports.
+        ``keep`` false: the workers render the documents next (``render_in_workers``) and
+        the parent reads no report, so none is sent (reading one is an error)."""
         from svcc.frontends.repository import collection_paused
 
         assert self.repo is not None
@@ -339,7 +343,7 @@ class RepositoryReadiness:
         for part in pool.each(_own_risks, (graph, self.settings, reached)):
             risks |= part
         encoded: dict[str, memoryview | None] = {}
-        for judged in pool.each(_reports, risks):
+        for judged in pool.each(_reports, (risks, keep)):
             encoded |= {m: None if at is None else pool.spilled(at) for m, at in judged.items()}
         return EncodedReports({module: encoded[module] for module in sorted(self.repo.modules)})
 
@@ -362,20 +366,25 @@ def _own_risks(
     return {module: walk.risks(module) for module in modules if module in reached}
 
 
-def _reports(held: "Held", risks: dict[str, list[str]]) -> "dict[str, Spilled | None]":
+def _reports(
+    held: "Held", argument: tuple[dict[str, list[str]], bool]
+) -> "dict[str, Spilled | None]":
     """The reports of the modules this worker holds, given every module's risks (kept in
     ``held.scratch["reports"]`` for what the parent asks next), each pickled on its own
     into the worker's spill file for :class:`EncodedReports` (``None``: the module did not
-    lower)."""
+    lower); when the parent will not read them (``keep`` false: their documents are
+    rendered here next), an empty piece instead (pickling them cost each worker a tenth of
+    its judging)."""
     import pickle
 
+    risks, keep = argument
     walk: RepositoryReadiness = held.scratch["walk"]
     walk._risks |= risks
     reports = held.scratch["reports"] = {module: walk.report(module) for module in held.results}
     return {
         module: None
         if report is None
-        else held.spill.put(pickle.dumps(report, pickle.HIGHEST_PROTOCOL))
+        else held.spill.put(pickle.dumps(report, pickle.HIGHEST_PROTOCOL) if keep else b"")
         for module, report in reports.items()
     }
 
@@ -383,9 +392,9 @@ def _reports(held: "Held", risks: dict[str, list[str]]) -> "dict[str, Spilled | 
 class EncodedReports(Mapping[str, ReadinessReport | None]):
     """Reports judged in worker processes, as the parent holds them: each one unpickled
     on first use. ``inspect DIR --format json`` has the workers render the documents and
-    reads no report in the parent, whose serial part would otherwise unpickle all of them.
-    Which modules have none (they did not lower) is known
-    without decoding (:meth:`failed`)."""
+    reads no report in the parent, whose serial part would otherwise unpickle all of them
+    (the workers then send none: an empty piece, see ``_reports``). Which modules have
+    none (they did not lower) is known without decoding (:meth:`failed`)."""
 
     __slots__ = ("_decoded", "_encoded")
 
@@ -401,6 +410,8 @@ class EncodedReports(Mapping[str, ReadinessReport | None]):
         data = self._encoded[module]
         if data is None:
             return None
+        if not data:
+            raise RuntimeError(f"{module}: its report was rendered in its worker, not sent")
         import pickle
 
         report: ReadinessReport = pickle.loads(data)
