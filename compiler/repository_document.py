@@ -12,6 +12,7 @@ the joining is exact (``tests/compiler/test_scaling.py`` checks it).
 """
 
 from collections.abc import Iterator, Mapping, Sequence
+from json.encoder import encode_basestring as _string  # what ENCODER writes a str with
 from typing import TYPE_CHECKING, Any
 
 from svcc.ir.canonical import ENCODER, json_utf8
@@ -42,22 +43,24 @@ class DocumentWriter:
 
     A directory's reasons repeat: a module's import-time risks are every one of its
     capabilities' reasons, and those of every module importing it (the standard library:
-    171,018 reasons, 48,132 diagnostics), so each diagnostic is encoded once and the texts
-    are joined. The texts are keyed by the diagnostic
-    object, so a writer lives no longer than the reports it writes (one render)."""
+    114,295 reasons, 19,129 diagnostics), so each diagnostic is encoded once and the texts
+    are joined. The texts are keyed by the diagnostic object's id (the object kept while
+    it is a key), so a writer lives no longer than the reports it writes (one render)."""
 
     def __init__(self) -> None:
-        self._texts: dict[int, tuple[Diagnostic, str]] = {}
+        self._texts: dict[int, str] = {}
+        self._kept: list[Diagnostic] = []
 
     def _diagnostics(self, diagnostics: "Sequence[Diagnostic]") -> str:
         texts = self._texts
-        parts = []
-        for d in diagnostics:
-            held = texts.get(id(d))
-            if held is None:
-                held = texts[id(d)] = (d, d.json_text())  # d kept: its id
-            parts.append(held[1])
-        return "[" + ",".join(parts) + "]"
+        try:  # nearly always: a capability's reasons are mostly its module's and imports'
+            return "[" + ",".join([texts[id(d)] for d in diagnostics]) + "]"
+        except KeyError:
+            for d in diagnostics:
+                if id(d) not in texts:
+                    texts[id(d)] = d.json_text()
+                    self._kept.append(d)  # while its id is a key
+            return "[" + ",".join([texts[id(d)] for d in diagnostics]) + "]"
 
     def document(
         self, path: str, diagnostics: "Sequence[Diagnostic]", report: "ReadinessReport | None"
@@ -65,13 +68,13 @@ class DocumentWriter:
         """``canonical_json`` of :func:`module_document` (without its newline)."""
         if report is None:
             return json_utf8(ENCODER.encode(module_document(path, diagnostics, None)))
-        entries = {key: ENCODER.encode(value) for key, value in report.head_json().items()}
+        entries = {key: _text(value) for key, value in report.head_json().items()}
         entries["diagnostics"] = self._diagnostics(diagnostics)
         entries["assessments"] = (
             "["
             + ",".join(
                 _object_text(
-                    {key: ENCODER.encode(value) for key, value in a.head_json().items()}
+                    {key: _text(value) for key, value in a.head_json().items()}
                     | {"reasons": self._diagnostics(a.reasons)}
                 )
                 for a in report.assessments
@@ -81,13 +84,28 @@ class DocumentWriter:
         return json_utf8(_object_text(entries))
 
 
+def _text(value: Any) -> str:
+    """``ENCODER.encode(value)``, a string or a flag (most of a head's values) written
+    directly."""
+    if type(value) is str:
+        return _string(value)
+    if type(value) is bool:
+        return "true" if value else "false"
+    return ENCODER.encode(value)
+
+
+_KEYS: dict[str, str] = {}  # a key's canonical text and the colon after it
+
+
 def _object_text(entries: Mapping[str, str]) -> str:
     """A JSON object's canonical text from its keys and its values' canonical texts."""
-    return (
-        "{"
-        + ",".join(ENCODER.encode(key) + ":" + value for key, value in sorted(entries.items()))
-        + "}"
-    )
+    parts = []
+    for key, value in sorted(entries.items()):
+        head = _KEYS.get(key)
+        if head is None:
+            head = _KEYS[key] = ENCODER.encode(key) + ":"
+        parts.append(head + value)
+    return "{" + ",".join(parts) + "}"
 
 
 def _render_held(held: "Held", _: None) -> "dict[str, Spilled]":
