@@ -379,17 +379,27 @@ class ModuleValues(MetaclassRuns):
                     self.folded.add(position(item))
                 except (Unknown, RecursionError, *OPERATOR_ERRORS):
                     pass
-            for name in nested_bindings(item):
+            binds = nested_bindings(item)  # once per item: popped, then added to ``own``
+            for name in binds:
                 namespace.names.pop(name, None)
             target = single_target(item)
             if target is not None and known is not NOT_KNOWN:
                 namespace.names[target] = known
-            if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and not (
-                own  # a decorator naming the class's own binding is not the module's
-                & {n.id for d in item.decorator_list for n in walk(d) if isinstance(n, ast.Name)}
+            if (
+                isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef)
+                and item.decorator_list  # most methods have none: nothing to record or walk
+                and not (
+                    own  # a decorator naming the class's own binding is not the module's
+                    & {
+                        n.id
+                        for d in item.decorator_list
+                        for n in walk(d)
+                        if isinstance(n, ast.Name)
+                    }
+                )
             ):
                 self._decorators(item)
-            own.update(nested_bindings(item))
+            own.update(binds)
 
     def _class(self, stmt: ast.ClassDef) -> ClassValue | None:
         """An Enum's members, or a plain class's literal attributes (no decorator, bases
@@ -407,8 +417,11 @@ class ModuleValues(MetaclassRuns):
         only_object = all(b == "builtins.object" for b in bases)
         attributes: dict[str, object] = {}
         methods: dict[str, object] = {}
+        binds: set[str] = set()  # every name the body binds (each item's asked once)
         for item in stmt.body:
-            for name in nested_bindings(item):  # bound again: what it held is gone
+            item_binds = nested_bindings(item)
+            binds.update(item_binds)
+            for name in item_binds:  # bound again: what it held is gone
                 attributes.pop(name, None)
                 methods.pop(name, None)
             if (
@@ -426,7 +439,6 @@ class ModuleValues(MetaclassRuns):
                 attributes[name] = value
             elif isinstance(item, ast.FunctionDef) and not item.decorator_list:
                 methods[item.name] = item
-        binds = {name for item in stmt.body for name in nested_bindings(item)}
         plain = not enum and not binds & {"__init__", "__new__", "__del__"}
         dunders = {n for n in binds if n.startswith("__") and n.endswith("__")}
         instantiable = (
