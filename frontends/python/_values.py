@@ -9,7 +9,7 @@ else and writes nothing.
 """
 
 import ast
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Final
 
 from svcc.frontends.python._walk import walk
@@ -227,6 +227,8 @@ class Opaque:
 OPAQUE: Final = Opaque()
 
 PLAIN_SCALARS: Final = (type(None), bool, int, float, complex, str, bytes)
+_SEQUENCES: Final = (tuple, list, set, frozenset)
+_TEXT: Final = (str, bytes)
 MUTABLE: Final = (list, dict, set)
 
 
@@ -236,10 +238,20 @@ def is_plain(value: object, depth: int = 0) -> bool:
         return True
     if depth > 20:
         return False
-    if isinstance(value, tuple | list | set | frozenset):
-        return all(is_plain(v, depth + 1) for v in value)
+    # a scalar element answered in place, a loop rather than a generator: a list the
+    # module's statements append to is asked again at each call (``_method``)
+    if isinstance(value, _SEQUENCES):
+        for v in value:  # noqa: SIM110  # a loop: no generator frame per element
+            if not (isinstance(v, PLAIN_SCALARS) or is_plain(v, depth + 1)):
+                return False
+        return True
     if isinstance(value, dict):
-        return all(is_plain(k, depth + 1) and is_plain(v, depth + 1) for k, v in value.items())
+        for k, v in value.items():
+            if not (isinstance(k, PLAIN_SCALARS) or is_plain(k, depth + 1)):
+                return False
+            if not (isinstance(v, PLAIN_SCALARS) or is_plain(v, depth + 1)):
+                return False
+        return True
     return isinstance(value, range)
 
 
@@ -268,6 +280,15 @@ def unordered(value: object, depth: int = 0) -> bool:
 
 def check_size(value: object, node: object) -> object:
     """``value`` when it is within the bounds, else ``Unknown`` at ``node``."""
+    kind = type(value)  # the commonest exact types first (asked of every value made)
+    if kind is str:
+        if len(value) > MAX_STRING:  # type: ignore[arg-type]
+            raise Unknown(node, "a string past the evaluator's size limit")
+        return value
+    if kind is list or kind is tuple or kind is dict:
+        if len(value) > MAX_ITEMS:  # type: ignore[arg-type]
+            raise Unknown(node, "a container past the evaluator's size limit")
+        return value
     if isinstance(value, str | bytes):
         if len(value) > MAX_STRING:
             raise Unknown(node, "a string past the evaluator's size limit")
@@ -290,8 +311,24 @@ def weight(value: object, nested: bool = False) -> int:
         return len(value)
     if isinstance(value, int) and not isinstance(value, bool) and not nested:
         return abs(value) if abs(value) < MAX_STRING * 10 else MAX_STRING * 10
-    if isinstance(value, tuple | list | set | frozenset):
-        return len(value) + sum(weight(v, True) for v in value)
+    if isinstance(value, _SEQUENCES):
+        return len(value) + _nested_weight(value)
     if isinstance(value, dict):
-        return len(value) + sum(weight(k, True) + weight(v, True) for k, v in value.items())
+        return len(value) + _nested_weight(value.keys()) + _nested_weight(value.values())
     return 1
+
+
+def _nested_weight(values: Iterable[object]) -> int:
+    """The sum of ``weight(v, True)`` over ``values``, each element's case in place (no
+    call per string or number: a container is weighed again at each method call on it)."""
+    total = 0
+    for v in values:
+        if isinstance(v, _TEXT):
+            total += len(v)
+        elif isinstance(v, _SEQUENCES):
+            total += len(v) + _nested_weight(v)
+        elif isinstance(v, dict):
+            total += len(v) + _nested_weight(v.keys()) + _nested_weight(v.values())
+        else:
+            total += 1  # a number, or anything else, inside a container: one element
+    return total
