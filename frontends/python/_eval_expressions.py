@@ -22,7 +22,10 @@ from svcc.frontends.python._eval_state import (
     stdlib_module,
 )
 from svcc.frontends.python._values import (
+    MAX_ITEMS,
     MAX_ITERATIONS,
+    MAX_MODULE_STEPS,
+    MAX_STEPS,
     MAX_STRING,
     MUTABLE,
     OPAQUE,
@@ -138,10 +141,15 @@ class Expressions(EvaluatorState):
         return self._plain_truth(self._eval(test, scope), test)
 
     def _eval(self, node: ast.expr, scope: Scope | None) -> object:
-        self._step(node)
-        if type(node) is ast.Constant:
-            return check_size(node.value, node)
-        handler = _HANDLERS.get(type(node))
+        # ``_step`` inlined: every node evaluated passes here
+        self.steps += 1
+        self.module_steps += 1
+        if self.steps > MAX_STEPS or self.module_steps > MAX_MODULE_STEPS:
+            raise Unknown(node, "past the evaluator's step limit")
+        kind = type(node)
+        if kind is ast.Constant:
+            return check_size(node.value, node)  # type: ignore[attr-defined]
+        handler = _HANDLERS.get(kind)
         if handler is None:
             raise Unknown(node, "an expression the evaluator does not know")
         return handler(self, node, scope)
@@ -239,7 +247,8 @@ class Expressions(EvaluatorState):
                 out.extend(self._iterate(elt.value, scope))
             else:
                 out.append(self._eval(elt, scope))
-            check_size(out, elt)
+            if len(out) > MAX_ITEMS:  # ``check_size`` of a list, without the call
+                raise Unknown(elt, "a container past the evaluator's size limit")
         return out
 
     def _dict(self, node: ast.Dict, scope: Scope | None) -> object:
@@ -254,7 +263,8 @@ class Expressions(EvaluatorState):
                 k = self._eval(key, scope)
                 self._hashable(k, key)
                 out[k] = self._eval(value, scope)
-            check_size(out, node)
+            if len(out) > MAX_ITEMS:  # ``check_size`` of a dict, without the call
+                raise Unknown(node, "a container past the evaluator's size limit")
         return out
 
     def _hashable(self, value: object, node: ast.expr) -> None:
