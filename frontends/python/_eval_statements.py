@@ -37,6 +37,12 @@ from svcc.frontends.python._values import (
     weight,
 )
 
+# isinstance's classes as tuples made once (``A | B`` makes a union at each test, and a
+# union is tested slower): ``_exec`` asks them of every statement it runs
+_ASSIGNMENTS: Final = (ast.Assign, ast.AnnAssign, ast.AugAssign)
+_JUMPS: Final = (ast.Pass, ast.Break, ast.Continue)
+_IMPORTS: Final = (ast.Import, ast.ImportFrom)
+
 
 class Statements(Calls):
     """A statement run in a scope (``None``: the module's own), or ``Unknown``."""
@@ -47,7 +53,7 @@ class Statements(Calls):
 
     def _exec(self, stmt: ast.stmt, scope: Scope | None) -> None:
         self._step(stmt)
-        if isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign):
+        if isinstance(stmt, _ASSIGNMENTS):
             self._exec_assignment(stmt, scope)
         elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Yield) and self.yields:
             value = None if stmt.value.value is None else self._eval(stmt.value.value, scope)
@@ -60,7 +66,7 @@ class Statements(Calls):
             self._for(stmt, scope)
         elif isinstance(stmt, ast.If):
             self._exec_block(stmt.body if self._truth(stmt.test, scope) else stmt.orelse, scope)
-        elif isinstance(stmt, ast.Pass | ast.Break | ast.Continue):
+        elif isinstance(stmt, _JUMPS):
             _jump(stmt)
         elif isinstance(stmt, ast.Global) and scope is not None:
             pass  # read by ``_local_call``: the frame's ``globals``
@@ -68,7 +74,7 @@ class Statements(Calls):
             self._try(stmt, scope)  # at module level: its imports are judged as alternatives
         elif isinstance(stmt, ast.Return) and scope is not None:
             raise Return(None if stmt.value is None else self._eval(stmt.value, scope))
-        elif isinstance(stmt, ast.Import | ast.ImportFrom) and scope is None:
+        elif isinstance(stmt, _IMPORTS) and scope is None:
             self._import(stmt)
         elif isinstance(stmt, ast.FunctionDef) and scope is not None and self._nested(stmt, scope):
             scope.names[stmt.name] = Closure(stmt, scope)  # a helper's own helper

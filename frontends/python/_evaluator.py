@@ -70,6 +70,11 @@ _INSTANCE_DUNDERS: Final = frozenset(
      "__contains__", "__getitem__", "__call__", "__format__", "__bool__"}
 )  # fmt: skip
 _IMPORT_ERRORS: Final = frozenset({"builtins.ImportError", "builtins.ModuleNotFoundError"})
+# isinstance's classes as tuples made once (``A | B`` makes a union at each test, and a
+# union is tested slower): asked of every module-level statement and class-body item
+_FUNCTIONS: Final = (ast.FunctionDef, ast.AsyncFunctionDef)
+_BRANCHES: Final = (ast.If, ast.Try, ast.TryStar)
+_NOT_FOLDED: Final = (ast.Import, ast.ImportFrom, ast.Pass)
 
 
 NOT_KNOWN: Final = object()
@@ -136,7 +141,7 @@ class ModuleValues(MetaclassRuns):
         try:
             if self._definition(stmt):
                 return
-            if isinstance(stmt, ast.If | ast.Try | ast.TryStar) and self._branch(stmt):
+            if isinstance(stmt, _BRANCHES) and self._branch(stmt):
                 return
             if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
                 return
@@ -147,7 +152,7 @@ class ModuleValues(MetaclassRuns):
                 self._exec(stmt, None)
             finally:
                 written, self.global_writes = self.global_writes, None
-            if not isinstance(stmt, ast.Import | ast.ImportFrom | ast.Pass):
+            if not isinstance(stmt, _NOT_FOLDED):
                 self.folded.add(position(stmt))
         except (Unknown, Break, Continue, Return, RecursionError, *OPERATOR_ERRORS) as exc:
             for name in written:  # a helper's ``global`` bindings, made before it stopped
@@ -182,7 +187,7 @@ class ModuleValues(MetaclassRuns):
         return self.imported_branch.get(position(stmt))
 
     def _definition(self, stmt: ast.stmt) -> bool:
-        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+        if isinstance(stmt, _FUNCTIONS):
             self._decorators(stmt)
             self._unbind(stmt.name)
             self._define(stmt)
@@ -369,6 +374,20 @@ class ModuleValues(MetaclassRuns):
         own: set[str] = set()
         namespace = Scope({}, None, is_class=True)
         for item in stmt.body:
+            if isinstance(item, _FUNCTIONS):  # most items: a method binds its name only
+                namespace.names.pop(item.name, None)
+                if item.decorator_list and not (  # most have none: nothing to record or walk
+                    own  # a decorator naming the class's own binding is not the module's
+                    & {
+                        n.id
+                        for d in item.decorator_list
+                        for n in walk(d)
+                        if isinstance(n, ast.Name)
+                    }
+                ):
+                    self._decorators(item)
+                own.add(item.name)
+                continue
             value = item.value if isinstance(item, ast.Assign | ast.AnnAssign) else None
             reads = {n.id for n in walk(value) if isinstance(n, ast.Name)} if value else set()
             known: object = NOT_KNOWN
@@ -379,26 +398,12 @@ class ModuleValues(MetaclassRuns):
                     self.folded.add(position(item))
                 except (Unknown, RecursionError, *OPERATOR_ERRORS):
                     pass
-            binds = nested_bindings(item)  # once per item: popped, then added to ``own``
+            binds = nested_bindings(item)  # once: popped, then added to ``own``
             for name in binds:
                 namespace.names.pop(name, None)
             target = single_target(item)
             if target is not None and known is not NOT_KNOWN:
                 namespace.names[target] = known
-            if (
-                isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef)
-                and item.decorator_list  # most methods have none: nothing to record or walk
-                and not (
-                    own  # a decorator naming the class's own binding is not the module's
-                    & {
-                        n.id
-                        for d in item.decorator_list
-                        for n in walk(d)
-                        if isinstance(n, ast.Name)
-                    }
-                )
-            ):
-                self._decorators(item)
             own.update(binds)
 
     def _class(self, stmt: ast.ClassDef) -> ClassValue | None:
