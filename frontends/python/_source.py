@@ -96,14 +96,18 @@ class SourceText:
             end_lineno = getattr(node, "end_lineno", None) or lineno
             col = getattr(node, "col_offset", 0)
             end_col = getattr(node, "end_col_offset", None) or 0
-        if end_lineno == lineno:
-            end_lineno = lineno  # one int object for both (a long module holds millions)
         lines = self.lines
         # ``_char_col`` inlined for ASCII lines (most): a byte offset is a character offset
-        if not (0 < lineno <= len(lines) and lines[lineno - 1].isascii()):
-            col = self._char_col(lineno, col)
-        if not (0 < end_lineno <= len(lines) and lines[end_lineno - 1].isascii()):
-            end_col = self._char_col(end_lineno, end_col)
+        if end_lineno == lineno:
+            end_lineno = lineno  # one int object for both (a long module holds millions)
+            if not (0 < lineno <= len(lines) and lines[lineno - 1].isascii()):  # one line
+                col = self._char_col(lineno, col)  # judged once for both ends
+                end_col = self._char_col(end_lineno, end_col)
+        else:
+            if not (0 < lineno <= len(lines) and lines[lineno - 1].isascii()):
+                col = self._char_col(lineno, col)
+            if not (0 < end_lineno <= len(lines) and lines[end_lineno - 1].isascii()):
+                end_col = self._char_col(end_lineno, end_col)
         if self.line_map is None:
             return Span(line=lineno, column=col, end_line=end_lineno, end_column=end_col)
         return self.make_span(lineno, col, end_lineno, end_col)
