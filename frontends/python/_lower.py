@@ -54,6 +54,15 @@ def public_defs(stmt: ast.stmt) -> Iterator[str]:
                 stack.extend(case.body)
 
 
+# What ``public_defs`` finds anything in (exact types: the parser makes no subclasses): a
+# function, or a block holding statements; a class or a simple statement has none.
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_DEFINES_NESTED = frozenset(
+    {ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.TryStar, ast.With, ast.AsyncWith}
+    | {ast.Match}
+)
+
+
 def _runtime_binds(stmt: ast.stmt, kind: str) -> list[str]:
     """The names a module-level statement binds when the module runs: an ``if
     TYPE_CHECKING:`` block binds only what its ``else`` branch binds (a name its body
@@ -91,7 +100,10 @@ class ModuleLowerer(CapabilityReader):
                 self.future_annotations = True
             self.values.run(stmt)
             self._collect_symbols([stmt])
-            self._def_names.update(public_defs(stmt))
+            if type(stmt) in _DEFINES_NESTED:  # a block: the functions defined inside it
+                self._def_names.update(public_defs(stmt))
+            elif isinstance(stmt, _FUNCTIONS) and not stmt.name.startswith("_"):
+                self._def_names.add(stmt.name)
         for stmt in self._body():
             kind, detail, node, evaluations = self._classify(stmt)
             self.statements.append(
