@@ -249,17 +249,24 @@ def _definition_reads(
 ) -> None:
     """What defining a function reads: its decorators, defaults and (unless PEP 563
     postpones them) annotations."""
+    # each list read in place, none copied into a new one (asked of every function and
+    # method of every module); the first read of each name is the one kept, so in order
     for dec in stmt.decorator_list:
         expression_reads(dec, out, local)
     args = stmt.args
-    for default in [*args.defaults, *(d for d in args.kw_defaults if d is not None)]:
+    for default in args.defaults:
         expression_reads(default, out, local)
+    for kw_default in args.kw_defaults:
+        if kw_default is not None:
+            expression_reads(kw_default, out, local)
     if annotations:
-        every = [*args.posonlyargs, *args.args, *args.kwonlyargs]
-        every += [a for a in (args.vararg, args.kwarg) if a is not None]
-        for arg in every:
-            if arg.annotation is not None:  # most are absent: no call
-                expression_reads(arg.annotation, out, local)
+        for group in (args.posonlyargs, args.args, args.kwonlyargs):
+            for arg in group:
+                if arg.annotation is not None:  # most are absent: no call
+                    expression_reads(arg.annotation, out, local)
+        for star in (args.vararg, args.kwarg):
+            if star is not None and star.annotation is not None:
+                expression_reads(star.annotation, out, local)
         expression_reads(stmt.returns, out, local)
 
 
