@@ -23,7 +23,7 @@ from svcc.frontends.python._eval_state import (
     is_local,
     lookup,
 )
-from svcc.frontends.python._statements import nested_bindings
+from svcc.frontends.python._statements import bound_names
 from svcc.frontends.python._values import (
     MAX_STRING,
     MUTABLE,
@@ -115,7 +115,7 @@ class Statements(Calls):
 
     def _import(self, stmt: ast.Import | ast.ImportFrom) -> None:
         """A module-level import: the names it binds are the imported ones from then on."""
-        for name in nested_bindings(stmt):
+        for name in bound_names(stmt):
             self._unbind(name)
         if not isinstance(stmt, ast.ImportFrom):
             return

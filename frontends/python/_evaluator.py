@@ -45,7 +45,7 @@ from svcc.frontends.python._eval_state import (
     stdlib_module,
 )
 from svcc.frontends.python._fallbacks import alternatives, catches_import_error
-from svcc.frontends.python._statements import nested_bindings
+from svcc.frontends.python._statements import bound_names
 from svcc.frontends.python._target_platform import platform_failure
 from svcc.frontends.python._values import (
     ClassValue,
@@ -398,7 +398,7 @@ class ModuleValues(MetaclassRuns):
                     self.folded.add(position(item))
                 except (Unknown, RecursionError, *OPERATOR_ERRORS):
                     pass
-            binds = nested_bindings(item)  # once: popped, then added to ``own``
+            binds = bound_names(item)  # once: popped, then added to ``own``
             for name in binds:
                 namespace.names.pop(name, None)
             target = single_target(item)
@@ -424,7 +424,7 @@ class ModuleValues(MetaclassRuns):
         methods: dict[str, object] = {}
         binds: set[str] = set()  # every name the body binds (each item's asked once)
         for item in stmt.body:
-            item_binds = nested_bindings(item)
+            item_binds = bound_names(item)
             binds.update(item_binds)
             for name in item_binds:  # bound again: what it held is gone
                 attributes.pop(name, None)
@@ -502,7 +502,7 @@ class ModuleValues(MetaclassRuns):
             if handler.name is not None:
                 return False
             self._exec_block(handler.body, None)  # raises Unknown: judged as before
-        for name in nested_bindings(stmt):
+        for name in bound_names(stmt):
             self._unbind(name)
         self.folded.add(position(stmt))
         return True
@@ -578,7 +578,7 @@ class ModuleValues(MetaclassRuns):
     def _forget(self, stmt: ast.stmt) -> None:
         """After a statement not evaluated whole: what it binds, and every mutable value it
         may have reached, is unknown."""
-        for name in nested_bindings(stmt):
+        for name in bound_names(stmt):
             self._unbind(name)
         mentioned = {n.id for n in walk(stmt) if isinstance(n, ast.Name)}
         if self.mutated or (self.shared and mentioned & self.mutable):
@@ -662,7 +662,7 @@ def _bool_bindings(body: list[ast.stmt]) -> dict[str, bool]:
     found: dict[str, bool] = {}
     seen: set[str] = set()
     for stmt in body:
-        for name in nested_bindings(stmt):
+        for name in bound_names(stmt):
             if name in seen:
                 found.pop(name, None)
                 continue

@@ -14,7 +14,7 @@ between them stays the same text.
 """
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from svcc.frontends.python._docstrings import get_docstring
 from svcc.frontends.python._fallbacks import alternatives
@@ -22,11 +22,11 @@ from svcc.frontends.python._readers.capabilities import CapabilityReader, doc_te
 from svcc.frontends.python._readers.state import FunctionNode
 from svcc.frontends.python._statements import (
     assigned_names,
+    bound_names,
     import_bindings,
     import_time_reads,
     is_main_guard,
     is_type_checking,
-    nested_bindings,
 )
 from svcc.frontends.python._walk import shared_walks
 from svcc.ir.model import BindingKind, Fallback, ModuleIR, NameRead, Statement
@@ -63,14 +63,14 @@ _DEFINES_NESTED = frozenset(
 )
 
 
-def _runtime_binds(stmt: ast.stmt, kind: str) -> list[str]:
+def _runtime_binds(stmt: ast.stmt, kind: str) -> Sequence[str]:
     """The names a module-level statement binds when the module runs: an ``if
     TYPE_CHECKING:`` block binds only what its ``else`` branch binds (a name its body
     defines for the type checker is unbound at run time: reading it at import is a
     ``NameError``)."""
     if kind == "type-checking" and isinstance(stmt, ast.If):
-        return [name for sub in stmt.orelse for name in nested_bindings(sub)]
-    return nested_bindings(stmt)
+        return [name for sub in stmt.orelse for name in bound_names(sub)]
+    return bound_names(stmt)
 
 
 class ModuleLowerer(CapabilityReader):

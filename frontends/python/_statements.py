@@ -197,13 +197,22 @@ def nested_bindings(stmt: ast.stmt) -> list[str]:
     subclasses): it runs on every module-level statement."""
     if type(stmt) in _SCOPES:  # the commonest statement in a class body: a method
         return [stmt.name]  # type: ignore[attr-defined]
+    return list(bound_names(stmt))  # the caller's own list
+
+
+def bound_names(stmt: ast.stmt) -> tuple[str, ...]:
+    """``nested_bindings(stmt)`` as a tuple, the one the memo keeps (inside
+    ``shared_walks``), not copied: for a caller that only reads it (the evaluator and the
+    statement loop ask it of every module-level statement)."""
+    if type(stmt) in _SCOPES:
+        return (stmt.name,)  # type: ignore[attr-defined]
     memo = shared_memo("nested_bindings")  # asked of each statement by several readers
     if memo is None:
-        return _nested_bindings(stmt)
-    found: list[str] | None = memo.get(stmt)
+        return tuple(_nested_bindings(stmt))
+    found: tuple[str, ...] | None = memo.get(stmt)
     if found is None:
-        found = memo[stmt] = _nested_bindings(stmt)
-    return list(found)  # the caller's own list
+        found = memo[stmt] = tuple(_nested_bindings(stmt))
+    return found
 
 
 def _nested_bindings(stmt: ast.stmt) -> list[str]:
@@ -280,7 +289,7 @@ def _class_reads(
     inner = set(local)
     for item in stmt.body:
         _statement_reads(item, annotations, out, inner)
-        inner.update(nested_bindings(item))
+        inner.update(bound_names(item))
 
 
 def _statement_reads(
