@@ -8,6 +8,7 @@ beside the source, declared requirements) is an input here and never part of the
 
 import re
 from collections.abc import Callable, Iterable, Iterator
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from svcc.compiler.passes import import_fallbacks as fallbacks
@@ -140,10 +141,37 @@ class ReadinessReport:
         }
 
 
-def order(d: Diagnostic) -> tuple[int, int, int, str, str]:
+OrderKey = tuple[int, int, int, str, str]
+# A reason with its key (``order``): reasons shared by many capabilities (a module's
+# import-time risks, what importing it runs) are keyed once, not once per capability.
+Keyed = tuple[OrderKey, Diagnostic]
+
+
+def order(d: Diagnostic) -> OrderKey:
     """The one order of reasons: by place (cell, line, column), then code and message."""
     s = d.span
     return (s.cell or 0, s.line, s.column, d.code, d.message) if s else (0, 0, 0, d.code, d.message)
+
+
+_KEY: Final = itemgetter(0)
+
+
+def keyed(reasons: Iterable[Diagnostic]) -> list[Keyed]:
+    """Each reason with its key, in their order; ``keyed(r)`` sorted by key is
+    ``sorted(r, key=order)`` (sorting is stable), so a sorted keyed list of reasons shared
+    by many capabilities can be joined to each one's own (:func:`in_order`)."""
+    return [(order(r), r) for r in reasons]
+
+
+def sorted_keyed(reasons: Iterable[Diagnostic]) -> list[Keyed]:
+    """``keyed(reasons)`` sorted: joined to other reasons, a run :func:`in_order` merges."""
+    return sorted(keyed(reasons), key=_KEY)
+
+
+def in_order(reasons: list[Keyed]) -> tuple[Diagnostic, ...]:
+    """The reasons (sorted here, by key only: stable, so equal keys keep their order)."""
+    reasons.sort(key=_KEY)
+    return tuple([r for _, r in reasons])
 
 
 def classify(reasons: Iterable[Diagnostic]) -> ReadinessClass:
@@ -156,6 +184,12 @@ def classify(reasons: Iterable[Diagnostic]) -> ReadinessClass:
         if forced and entry.severity == "error" and CLASS_ORDER[forced] > rank:
             klass, rank = forced, CLASS_ORDER[forced]
     return klass
+
+
+def stronger(first: ReadinessClass, second: ReadinessClass) -> ReadinessClass:
+    """The stronger class: ``classify(a + b)`` is ``stronger(classify(a), classify(b))``, so
+    the class of reasons shared by many capabilities is computed once."""
+    return second if CLASS_ORDER[second] > CLASS_ORDER[first] else first
 
 
 class ReadinessPass:
@@ -171,18 +205,23 @@ class ReadinessPass:
         """``diagnostics`` are the front end's (notebook magics, ...): the report carries
         them so that the bundle's ``readiness.json`` is the very document ``inspect`` prints."""
         module_wide = module_reasons(ir, env)
+        # every capability's: keyed, sorted and classified once (a capability's own reasons
+        # come first, as ``sorted(own + module_wide, key=order)`` puts them on a tie)
+        shared = sorted_keyed(module_wide)
+        shared_class = classify(module_wide)
         index = module_index(ir)
         assessments = []
         for cap in ir.capabilities:
             subject = Subject(ir=ir, index=index, cap=cap, env=env)
             own = [r for rule in CAPABILITY_RULES.values() for r in rule(subject)]
-            reasons = sorted(own + module_wide, key=order)
+            reasons = keyed(own)
+            reasons += shared
             assessments.append(
                 Assessment(
                     capability_id=cap.id,
                     name=cap.name,
-                    klass=classify(reasons),
-                    reasons=tuple(reasons),
+                    klass=stronger(classify(own), shared_class),
+                    reasons=in_order(reasons),
                     effects=tool_effects(cap),
                 )
             )

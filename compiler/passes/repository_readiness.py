@@ -21,11 +21,25 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from svcc.compiler.passes.import_resolution import undeclared
-from svcc.compiler.passes.readiness import ReadinessReport, classify, module_reasons, order
+from svcc.compiler.passes.readiness import (
+    Keyed,
+    ReadinessReport,
+    classify,
+    in_order,
+    keyed,
+    module_reasons,
+    order,
+    sorted_keyed,
+    stronger,
+)
 from svcc.compiler.passes.rule_subject import Environment, ImportProblem
 from svcc.compiler.passes.sibling_imports import bare_sibling, sibling_import_problem
 from svcc.contracts.diagnostics import Diagnostic, diag
-from svcc.contracts.diagnostics.codes import R021_LOCAL_IMPORT, R024_IMPORTED_MODULE_RISK
+from svcc.contracts.diagnostics.codes import (
+    R021_LOCAL_IMPORT,
+    R024_IMPORTED_MODULE_RISK,
+    ReadinessClass,
+)
 from svcc.ir.canonical import digest_bytes
 from svcc.ir.model import Capability, Import, ModuleIR, Span
 from svcc.ir.records import evolve
@@ -86,7 +100,8 @@ class RepositoryReadiness:
         self.envs: dict[str, Environment] = {}
         self._risks: dict[str, list[str]] = {}
         self._reach: dict[str, frozenset[str]] = {}
-        self._module_level: dict[str, tuple[list[Diagnostic], frozenset[str]]] = {}
+        # per module: what importing it runs (keyed, sorted), its class, the modules said
+        self._module_level: dict[str, tuple[list[Keyed], ReadinessClass, frozenset[str]]] = {}
 
     def resolver(
         self, module: str, ir: ModuleIR, base: Environment
@@ -237,11 +252,13 @@ class RepositoryReadiness:
                 )
         return out
 
-    def inherited(self, module: str, cap: Capability) -> list[Diagnostic]:
+    def inherited(self, module: str, cap: Capability) -> tuple[list[Keyed], ReadinessClass]:
         """Reasons from the modules that importing ``module`` executes (shared by all its
-        capabilities, computed once), then from ``cap``'s own function-scope imports."""
+        capabilities: computed, keyed, sorted and classified once), then from ``cap``'s own
+        function-scope imports; with their class (``classify``). The list may be the shared
+        one: not to be changed."""
         if self.repo is None:
-            return []
+            return [], "eligible"
         from svcc.frontends.repository import parents
 
         edges = self.repo.graph.edges.get(module, [])
@@ -249,10 +266,18 @@ class RepositoryReadiness:
             reported = {module}
             starts: list[tuple[str, Span | None]] = [(p, None) for p in parents(module)]
             starts += [(e.target, e.span) for e in edges if e.scope == ""]
-            self._module_level[module] = (self._walk(starts, reported), frozenset(reported))
-        shared, seen = self._module_level[module]
+            found = self._walk(starts, reported)
+            self._module_level[module] = (
+                sorted_keyed(found),
+                classify(found),
+                frozenset(reported),
+            )
+        shared, shared_class, seen = self._module_level[module]
         own = [(e.target, e.span) for e in edges if e.scope == cap.qualname]
-        return [*shared, *self._walk(own, set(seen))] if own else list(shared)
+        more = self._walk(own, set(seen)) if own else []
+        if not more:
+            return shared, shared_class
+        return [*shared, *keyed(more)], stronger(shared_class, classify(more))
 
     def report(
         self,
@@ -304,18 +329,28 @@ class RepositoryReadiness:
             return base
         assessments = []
         for cap, assessment in zip(ir.capabilities, base.assessments, strict=True):
+            extra, extra_class = self.inherited(module, cap)
             # one reason per import: where the pass already said the import cannot work
             # (SVC-R021: a relative import that does not resolve, a clash), the imported
             # module's risks add nothing
             cannot = {r.span for r in assessment.reasons if r.code == R021_LOCAL_IMPORT.code}
-            extra = [
-                d for d in self.inherited(module, cap) if d.span is None or d.span not in cannot
-            ]
+            if cannot:
+                extra = [(k, d) for k, d in extra if d.span is None or d.span not in cannot]
+                extra_class = classify(d for _, d in extra)
             if not extra:
                 assessments.append(assessment)
                 continue
-            reasons = sorted([*assessment.reasons, *extra], key=order)
-            assessments.append(evolve(assessment, klass=classify(reasons), reasons=tuple(reasons)))
+            # the pass's reasons first, as ``sorted([*reasons, *extra], key=order)`` puts
+            # them on a tie; its class is its reasons' (``ReadinessPass.run``)
+            reasons = keyed(assessment.reasons)
+            reasons += extra
+            assessments.append(
+                evolve(
+                    assessment,
+                    klass=stronger(assessment.klass, extra_class),
+                    reasons=in_order(reasons),
+                )
+            )
         return evolve(base, assessments=tuple(assessments))
 
     def run(
