@@ -24,7 +24,7 @@ from svcc.compiler.passes.import_time import (
 )
 from svcc.compiler.passes.pickled_models import pickled_model_reasons
 from svcc.compiler.passes.rule_subject import CapabilityRule, Environment, Subject
-from svcc.compiler.passes.service_readiness import service_reasons
+from svcc.compiler.passes.service_readiness import construction_reasons, service_reasons
 from svcc.compiler.passes.tool_effects import ToolEffects, tool_effects
 from svcc.compiler.passes.type_readiness import (
     ENCODABLE_REASONS,
@@ -40,7 +40,7 @@ from svcc.frontends.python.unbound import IPYTHON_REMOVED, UNBOUND_PREFIX
 from svcc.frontends.removed_names import REMOVED_NAMES, removed_name
 from svcc.ir.index import ModuleIndex, module_index
 from svcc.ir.interface import answered, left_out
-from svcc.ir.model import Capability, ModuleIR, ParamUse, Span
+from svcc.ir.model import Capability, ModuleIR, ParamUse, ServiceDecl, Span
 from svcc.ir.records import plain_fields
 from svcc.ir.schema import READINESS_SCHEMA
 from svcc.ir.types import (
@@ -603,14 +603,28 @@ CAPABILITY_RULES: Final[dict[str, CapabilityRule]] = {
         s.ir, s.cap, s.env.data_files, s.env.declared_imports
     ),
     "SVC-R085": lambda s: service_reasons(
-        s.ir,
-        s.cap,
-        s.env.governed,
-        lambda found: first_effect(found, {}, module_judge(s.ir, s.env.data_files, s.env.governed)),
+        s.ir, s.cap, s.env.governed, lambda service: _construction(s, service)
     ),
     "SVC-R061": _unbound_names,
     "SVC-R070": lambda s: undocumented_names(s.cap),
 }
+
+
+def _construction(s: Subject, service: ServiceDecl) -> list[Diagnostic]:
+    """The :func:`construction_reasons` of ``service``, judged once per module and
+    environment (kept with the module's index): every method of the class shares them,
+    and each judged the construction again, with a judge of its own."""
+    memo: dict[tuple[str, frozenset[str], bool], list[Diagnostic]] = s.index.derived.setdefault(
+        f"{__name__}.construction", {}
+    )
+    key = (service.name, s.env.data_files, s.env.governed)
+    found = memo.get(key)
+    if found is None:
+        judge = module_judge(s.ir, s.env.data_files, s.env.governed)
+        found = memo[key] = construction_reasons(
+            service, lambda evaluations: first_effect(evaluations, {}, judge)
+        )
+    return found
 
 
 def _type_reasons(index: ModuleIndex, node: TypeNode, what: str, span: Span) -> list[Diagnostic]:
