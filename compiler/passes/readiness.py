@@ -201,10 +201,14 @@ class ReadinessPass:
         env: Environment,
         ir_digest: str,
         diagnostics: tuple[Diagnostic, ...] = (),
+        *,
+        module_wide: list[Diagnostic] | None = None,
     ) -> ReadinessReport:
         """``diagnostics`` are the front end's (notebook magics, ...): the report carries
-        them so that the bundle's ``readiness.json`` is the very document ``inspect`` prints."""
-        module_wide = module_reasons(ir, env)
+        them so that the bundle's ``readiness.json`` is the very document ``inspect`` prints.
+        ``module_wide``: ``module_reasons(ir, env)`` when the caller has them already."""
+        if module_wide is None:
+            module_wide = module_reasons(ir, env)
         # every capability's: keyed, sorted and classified once (a capability's own reasons
         # come first, as ``sorted(own + module_wide, key=order)`` puts them on a tie)
         shared = sorted_keyed(module_wide)

@@ -99,6 +99,9 @@ class RepositoryReadiness:
         self.declared_by_project = declared_by_project
         self.envs: dict[str, Environment] = {}
         self._risks: dict[str, list[str]] = {}
+        # per module: its module-wide reasons (its risks and its report both start from
+        # them), with the IR and environment they are of
+        self._module_wide: dict[str, tuple[ModuleIR, Environment, list[Diagnostic]]] = {}
         self._reach: dict[str, frozenset[str]] = {}
         # per module: what importing it runs (keyed, sorted), its class, the modules said
         self._module_level: dict[str, tuple[list[Keyed], ReadinessClass, frozenset[str]]] = {}
@@ -152,6 +155,16 @@ class RepositoryReadiness:
             self.envs[module] = evolve(base, resolve_import=self.resolver(module, ir, base))
         return self.envs[module]
 
+    def module_reasons(self, module: str, ir: ModuleIR, env: Environment) -> list[Diagnostic]:
+        """``readiness.module_reasons(ir, env)``, computed once per module: a module's risks
+        (:meth:`risks`) and its report (``module_passes.JudgePass``) both need them."""
+        cached = self._module_wide.get(module)
+        if cached is not None and cached[0] is ir and cached[1] is env:
+            return cached[2]
+        found = module_reasons(ir, env)
+        self._module_wide[module] = (ir, env, found)
+        return found
+
     def risks(self, module: str) -> list[str]:
         """The import-time risks of one module, each ``path:line: message``."""
         if module not in self._risks:
@@ -166,7 +179,9 @@ class RepositoryReadiness:
             else:
                 self._risks[module] = [
                     f"{r.location(source.file.path)}: {r.message}"
-                    for r in sorted(module_reasons(ir, self.env(module, ir)), key=order)
+                    for r in sorted(
+                        self.module_reasons(module, ir, self.env(module, ir)), key=order
+                    )
                     if r.severity == "error"
                 ]
         return self._risks[module]
