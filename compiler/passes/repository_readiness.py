@@ -274,10 +274,10 @@ class RepositoryReadiness:
         one: not to be changed."""
         if self.repo is None:
             return [], "eligible"
-        from svcc.frontends.repository import parents
-
         edges = self.repo.graph.edges.get(module, [])
         if module not in self._module_level:
+            from svcc.frontends.repository import parents  # once per module, not per capability
+
             reported = {module}
             starts: list[tuple[str, Span | None]] = [(p, None) for p in parents(module)]
             starts += [(e.target, e.span) for e in edges if e.scope == ""]
