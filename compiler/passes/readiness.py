@@ -40,7 +40,7 @@ from svcc.frontends.python.unbound import IPYTHON_REMOVED, UNBOUND_PREFIX
 from svcc.frontends.removed_names import REMOVED_NAMES, removed_name
 from svcc.ir.index import ModuleIndex, module_index
 from svcc.ir.interface import answered, left_out
-from svcc.ir.model import Capability, ModuleIR, ParamUse, ServiceDecl, Span
+from svcc.ir.model import Capability, Import, ModuleIR, ParamUse, ServiceDecl, Span
 from svcc.ir.records import plain_fields
 from svcc.ir.schema import READINESS_SCHEMA
 from svcc.ir.types import (
@@ -479,9 +479,7 @@ def _call_imports(s: Subject) -> Iterator[Diagnostic]:
             found = resolver.problem(imp, C.R009_UNRESOLVED_CALL_IMPORT)
             if found:
                 yield diag(found[0], found[1], imp.span)
-    if not any(i.fallback for i in s.ir.imports):
-        return
-    for group, substitute in fallbacks.missing(s.ir, resolver.provided):
+    for group, substitute in _missing_fallbacks(s):
         if substitute and fallbacks.reaches(s.cap, group):
             yield diag(
                 C.R009_UNRESOLVED_CALL_IMPORT,
@@ -490,6 +488,19 @@ def _call_imports(s: Subject) -> Iterator[Diagnostic]:
                 + declare_hint(s.env),
                 group[0].span,
             )
+
+
+def _missing_fallbacks(s: Subject) -> list[tuple[list[Import], bool]]:
+    """``fallbacks.missing`` of the module in its environment, found once per module (kept
+    with its index, for the environment last asked): every capability asks the same."""
+    key = f"{__name__}.missing"
+    cached: tuple[Environment, list[tuple[list[Import], bool]]] | None = s.index.derived.get(key)
+    if cached is None or cached[0] is not s.env:
+        found = []
+        if any(i.fallback for i in s.ir.imports):
+            found = list(fallbacks.missing(s.ir, ImportResolver(s.env).provided))
+        cached = s.index.derived[key] = (s.env, found)
+    return cached[1]
 
 
 def _security(s: Subject) -> Iterator[Diagnostic]:
