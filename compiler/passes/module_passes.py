@@ -29,7 +29,7 @@ class ModuleGraphRisks(Protocol):
 
     def module_reasons(self, module: str, ir: ModuleIR, env: Environment) -> "list[Diagnostic]":
         """``readiness.module_reasons(ir, env)``, which the walk may have computed already
-        (a module's risks are what it judges a walk by)."""
+        (a module's import-time risks, which the walk reads for the modules importing it)."""
         ...
 
     def inherit(self, module: str, ir: ModuleIR, base: ReadinessReport) -> ReadinessReport: ...
