@@ -421,11 +421,18 @@ def kind_of(callee: str) -> Kind | None:
 
 
 _LONGEST_KEY: Final = max(map(len, KINDS))
+# Every key's first characters, as many as the shortest key has: a name that starts
+# otherwise (``?.strip``, a value the analysis did not follow: most callees) has no prefix
+# to look up.
+_SHORTEST_KEY: Final = min(map(len, KINDS))
+_HEADS: Final = frozenset(key[:_SHORTEST_KEY] for key in KINDS)
 
 
 def _lookup(name: str) -> Kind | Literal["pure"] | None:
     """The kind of the longest key of :data:`KINDS` that ``name`` starts with: each of
     ``name``'s prefixes looked up, longest first (keys end anywhere, not only at a dot)."""
+    if name[:_SHORTEST_KEY] not in _HEADS:
+        return None
     for end in range(min(len(name), _LONGEST_KEY), -1, -1):
         kind = KINDS.get(name[:end])
         if kind is not None:
