@@ -397,6 +397,7 @@ def _parameters(s: Subject) -> Iterator[Diagnostic]:
                         _object_use_message(param.name, use),
                         use.span,
                     )
+            continue  # any JSON value: not left out, and no leaf of it is a type reason
         if not left_out(param):  # else SVC-R052 (type_reasons)
             yield from _type_reasons(s.index, param.type, f"parameter {param.name!r}", param.span)
 
