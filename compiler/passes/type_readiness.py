@@ -263,8 +263,29 @@ def _served_types(cap: Capability) -> list[tuple[TypeNode, Span]]:
     return nodes
 
 
+def _any_array_type(ir: ModuleIR, index: ModuleIndex) -> bool:
+    """Whether a type the module records (a capability's parameter, result or stream item,
+    a TypedDict's or a model's field) has a numpy or pandas value in it, found once per IR:
+    only then can a capability's served types reach one (:func:`reachable`)."""
+    found: bool | None = index.derived.get(f"{__name__}.arrays")
+    if found is None:
+        nodes = [f.type for d in index.typed_dicts.values() for f in d.fields]
+        nodes += [f.type for d in index.models.values() for f in d.fields]
+        for cap in ir.capabilities:
+            nodes += [p.type for p in cap.params]
+            nodes.append(cap.returns.type)
+            if cap.stream is not None:
+                nodes.append(cap.stream.item)
+        found = index.derived[f"{__name__}.arrays"] = any(
+            type(leaf) in LIBRARIES for node in nodes for leaf in iter_leaves(node)
+        )
+    return found
+
+
 def _undeclared_array_library(s: Subject) -> Iterator[Diagnostic]:
     """SVC-R053: a numpy or pandas value whose library is not declared (said once)."""
+    if not _any_array_type(s.ir, s.index):
+        return  # no numpy or pandas value anywhere in the module (most modules)
     reported: set[str] = set()
     for node, span in _served_types(s.cap):
         for leaf in reachable(s.ir, node):
