@@ -169,25 +169,27 @@ def _text_writer(cls: type) -> Callable[[Any], str]:
     """The canonical JSON text of one record class's values, built once as a function of
     its own (generated, as attrs generates ``__init__``): each key's text (with its
     separator) a constant, each field read and written inline as :func:`_text` writes it
-    (a string, an int and ``None`` without a call), the pieces joined by one expression.
-    A loop over the fields cost a third of encoding the standard library's IRs."""
+    (a string, an int and ``None`` without a call), the pieces joined by one f-string: one
+    string built, where a ``+`` per piece copied all the text before it (0.176 -> 0.148 s
+    over the standard library's IRs). A loop over the fields cost a third of encoding the
+    standard library's IRs."""
     keys, tag = _layout(cls)
     lines = ["def write(value):"]
-    pieces = []
+    pieces = []  # an f-string's parts: its text, each field's expression
     for position, name in enumerate(keys):
         key = ("," if position else "{") + encode_basestring(name) + ":"
         if name == "kind" and tag is not None:  # the tag replaces a field of its name
-            pieces.append(repr(key + encode_basestring(tag)))
+            pieces.append(_literal(key + encode_basestring(tag)))
             continue
         lines.append(f"    x{position} = value.{name}")
         lines.append(f"    t{position} = type(x{position})")
-        pieces.append(repr(key))
+        pieces.append(_literal(key))
         pieces.append(
-            f"(enc(x{position}) if t{position} is str else int_text(x{position}) "
-            f'if t{position} is int else "null" if x{position} is None else text(x{position}))'
+            f"{{enc(x{position}) if t{position} is str else int_text(x{position}) "
+            f'if t{position} is int else "null" if x{position} is None else text(x{position})}}'
         )
-    pieces.append(repr("}"))
-    lines.append("    return " + " + ".join(pieces))
+    pieces.append(_literal("}"))
+    lines.append("    return f'''" + "".join(pieces) + "'''")
     namespace: dict[str, Any] = {
         "enc": encode_basestring,
         "int_text": int.__repr__,
@@ -197,6 +199,13 @@ def _text_writer(cls: type) -> Callable[[Any], str]:
     write: Callable[[Any], str] = namespace["write"]
     _TEXTS[cls] = write
     return write
+
+
+def _literal(text: str) -> str:
+    """``text`` as the text of an f-string written in triple single quotes."""
+    if "\\" in text or "'" in text:  # a key or tag is an identifier: never
+        raise ValueError(f"cannot be an f-string's text: {text!r}")
+    return text.replace("{", "{{").replace("}", "}}")
 
 
 def _text(value: Any) -> str:
@@ -212,8 +221,8 @@ def _text(value: Any) -> str:
         return "null"
     if kind is bool:
         return "true" if value else "false"
-    if kind is tuple or kind is list:
-        return "[" + ",".join([_text(item) for item in value]) + "]"
+    if kind is tuple or kind is list:  # an f-string: one string built (see _text_writer)
+        return f"[{','.join([_text(item) for item in value])}]"
     write = _TEXTS.get(kind)
     if write is None and kind is not float and kind is not dict:
         write = _text_writer(kind)

@@ -104,16 +104,20 @@ def _capability_problems(
 def _parameter_problems(
     cap: Capability, fmt: SourceFormat, declared: set[str], where: str, out: list[str]
 ) -> None:
-    param_names = [p.name for p in cap.params]
+    params = cap.params
+    if not params:
+        return
+    param_names = [p.name for p in params]
     if len(set(param_names)) != len(param_names):
         out.append(f"duplicate parameter names @ {where}.params")
-    order = [_KIND_ORDER[p.kind] for p in cap.params]
+    kinds = [p.kind for p in params]
+    order = [_KIND_ORDER[k] for k in kinds]
     if order != sorted(order):
         out.append(f"parameter kinds out of order @ {where}.params")
     for kind in ("var_positional", "var_keyword"):
-        if sum(p.kind == kind for p in cap.params) > 1:
+        if kinds.count(kind) > 1:
             out.append(f"more than one {kind} parameter @ {where}.params")
-    for j, param in enumerate(cap.params):
+    for j, param in enumerate(params):
         _span(param.span, fmt, f"{where}.params[{j}]", out)
         _undeclared(param.type, declared, f"{where}.params[{j}].type", out)
 

@@ -272,17 +272,28 @@ EFFECT_READS: Final = ("os.environ", "os.environb", "sys.argv", "sys.orig_argv",
 PURE_NAMES: Final = frozenset().union(*PURE.values()) | _EXCEPTIONS
 
 
+# The entries of :data:`EFFECTS` that cover every name they start (a key ending in ``.`` or
+# ``_``, and ``os.exec``, ``os.spawn``), and the longest: :func:`effect_of` looks each of a
+# name's prefixes up here instead of testing every entry (it was a scan of the whole table
+# per evaluation judged).
+_EFFECT_PREFIXES: Final[dict[str, tuple[Code, str]]] = {
+    key: value
+    for key, value in EFFECTS.items()
+    if key.endswith((".", "_")) or key in ("os.exec", "os.spawn")
+}
+_LONGEST_EFFECT_PREFIX: Final = max(map(len, _EFFECT_PREFIXES))
+
+
 def effect_of(name: str) -> tuple[Code, str] | None:
     """The effect entry covering ``name`` (exact, then the longest prefix)."""
-    if name in EFFECTS:
-        return EFFECTS[name]
-    best: tuple[Code, str] | None = None
-    length = 0
-    for key, value in EFFECTS.items():
-        prefix = key.endswith((".", "_")) or key in ("os.exec", "os.spawn")
-        if prefix and name.startswith(key) and len(key) > length:
-            best, length = value, len(key)
-    return best
+    found = EFFECTS.get(name)
+    if found is not None:
+        return found
+    for end in range(min(len(name), _LONGEST_EFFECT_PREFIX), 0, -1):
+        found = _EFFECT_PREFIXES.get(name[:end])
+        if found is not None:
+            return found
+    return None
 
 
 def is_pure(name: str) -> bool:

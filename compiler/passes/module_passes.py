@@ -27,6 +27,11 @@ class ModuleGraphRisks(Protocol):
     """The import-time risks a module inherits over its module graph (the repository walk:
     ``repository_readiness.RepositoryReadiness``)."""
 
+    def module_reasons(self, module: str, ir: ModuleIR, env: Environment) -> "list[Diagnostic]":
+        """``readiness.module_reasons(ir, env)``, which the walk may have computed already
+        (a module's import-time risks, which the walk reads for the modules importing it)."""
+        ...
+
     def inherit(self, module: str, ir: ModuleIR, base: ReadinessReport) -> ReadinessReport: ...
 
 
@@ -74,7 +79,16 @@ class JudgePass:
     name: ClassVar[str] = "readiness"
 
     def run(self, unit: ModuleUnit) -> ModuleUnit:
-        report = ReadinessPass().run(unit.ir, unit.env, unit.digest, diagnostics=unit.diagnostics)
+        graph = unit.graph
+        report = ReadinessPass().run(
+            unit.ir,
+            unit.env,
+            unit.digest,
+            diagnostics=unit.diagnostics,
+            module_wide=None
+            if graph is None
+            else graph.module_reasons(unit.module, unit.ir, unit.env),
+        )
         return evolve(unit, report=report)
 
 

@@ -51,6 +51,8 @@ def pickled_model_reasons(
 ) -> Iterator[Diagnostic]:
     """One warning per declared file an unpickler reads; ``declared`` are the import names
     the requirements provide."""
+    if not data_files:  # no declared file to read (most modules): no reason, nothing to scan
+        return
     seen: set[str] = set()
     for load in _loads(ir, cap):
         path = load.path

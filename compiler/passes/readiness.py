@@ -8,6 +8,7 @@ beside the source, declared requirements) is an input here and never part of the
 
 import re
 from collections.abc import Callable, Iterable, Iterator
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from svcc.compiler.passes import import_fallbacks as fallbacks
@@ -23,7 +24,7 @@ from svcc.compiler.passes.import_time import (
 )
 from svcc.compiler.passes.pickled_models import pickled_model_reasons
 from svcc.compiler.passes.rule_subject import CapabilityRule, Environment, Subject
-from svcc.compiler.passes.service_readiness import service_reasons
+from svcc.compiler.passes.service_readiness import construction_reasons, service_reasons
 from svcc.compiler.passes.tool_effects import ToolEffects, tool_effects
 from svcc.compiler.passes.type_readiness import (
     ENCODABLE_REASONS,
@@ -39,7 +40,7 @@ from svcc.frontends.python.unbound import IPYTHON_REMOVED, UNBOUND_PREFIX
 from svcc.frontends.removed_names import REMOVED_NAMES, removed_name
 from svcc.ir.index import ModuleIndex, module_index
 from svcc.ir.interface import answered, left_out
-from svcc.ir.model import Capability, ModuleIR, ParamUse, Span
+from svcc.ir.model import Capability, Import, ModuleIR, ParamUse, ServiceDecl, Span
 from svcc.ir.records import plain_fields
 from svcc.ir.schema import READINESS_SCHEMA
 from svcc.ir.types import (
@@ -140,10 +141,37 @@ class ReadinessReport:
         }
 
 
-def order(d: Diagnostic) -> tuple[int, int, int, str, str]:
+OrderKey = tuple[int, int, int, str, str]
+# A reason with its key (``order``): reasons shared by many capabilities (a module's
+# import-time risks, what importing it runs) are keyed once, not once per capability.
+Keyed = tuple[OrderKey, Diagnostic]
+
+
+def order(d: Diagnostic) -> OrderKey:
     """The one order of reasons: by place (cell, line, column), then code and message."""
     s = d.span
     return (s.cell or 0, s.line, s.column, d.code, d.message) if s else (0, 0, 0, d.code, d.message)
+
+
+_KEY: Final = itemgetter(0)
+
+
+def keyed(reasons: Iterable[Diagnostic]) -> list[Keyed]:
+    """Each reason with its key, in their order; ``keyed(r)`` sorted by key is
+    ``sorted(r, key=order)`` (sorting is stable), so a sorted keyed list of reasons shared
+    by many capabilities can be joined to each one's own (:func:`in_order`)."""
+    return [(order(r), r) for r in reasons]
+
+
+def sorted_keyed(reasons: Iterable[Diagnostic]) -> list[Keyed]:
+    """``keyed(reasons)`` sorted: joined to other reasons, a run :func:`in_order` merges."""
+    return sorted(keyed(reasons), key=_KEY)
+
+
+def in_order(reasons: list[Keyed]) -> tuple[Diagnostic, ...]:
+    """The reasons (sorted here, by key only: stable, so equal keys keep their order)."""
+    reasons.sort(key=_KEY)
+    return tuple([r for _, r in reasons])
 
 
 def classify(reasons: Iterable[Diagnostic]) -> ReadinessClass:
@@ -158,6 +186,12 @@ def classify(reasons: Iterable[Diagnostic]) -> ReadinessClass:
     return klass
 
 
+def stronger(first: ReadinessClass, second: ReadinessClass) -> ReadinessClass:
+    """The stronger class: ``classify(a + b)`` is ``stronger(classify(a), classify(b))``, so
+    the class of reasons shared by many capabilities is computed once."""
+    return second if CLASS_ORDER[second] > CLASS_ORDER[first] else first
+
+
 class ReadinessPass:
     name: ClassVar[str] = "readiness"
 
@@ -167,22 +201,31 @@ class ReadinessPass:
         env: Environment,
         ir_digest: str,
         diagnostics: tuple[Diagnostic, ...] = (),
+        *,
+        module_wide: list[Diagnostic] | None = None,
     ) -> ReadinessReport:
         """``diagnostics`` are the front end's (notebook magics, ...): the report carries
-        them so that the bundle's ``readiness.json`` is the very document ``inspect`` prints."""
-        module_wide = module_reasons(ir, env)
+        them so that the bundle's ``readiness.json`` is the very document ``inspect`` prints.
+        ``module_wide``: ``module_reasons(ir, env)`` when the caller has them already."""
+        if module_wide is None:
+            module_wide = module_reasons(ir, env)
+        # every capability's: keyed, sorted and classified once (a capability's own reasons
+        # come first, as ``sorted(own + module_wide, key=order)`` puts them on a tie)
+        shared = sorted_keyed(module_wide)
+        shared_class = classify(module_wide)
         index = module_index(ir)
         assessments = []
         for cap in ir.capabilities:
             subject = Subject(ir=ir, index=index, cap=cap, env=env)
             own = [r for rule in CAPABILITY_RULES.values() for r in rule(subject)]
-            reasons = sorted(own + module_wide, key=order)
+            reasons = keyed(own)
+            reasons += shared
             assessments.append(
                 Assessment(
                     capability_id=cap.id,
                     name=cap.name,
-                    klass=classify(reasons),
-                    reasons=tuple(reasons),
+                    klass=stronger(classify(own), shared_class),
+                    reasons=in_order(reasons),
                     effects=tool_effects(cap),
                 )
             )
@@ -354,6 +397,7 @@ def _parameters(s: Subject) -> Iterator[Diagnostic]:
                         _object_use_message(param.name, use),
                         use.span,
                     )
+            continue  # any JSON value: not left out, and no leaf of it is a type reason
         if not left_out(param):  # else SVC-R052 (type_reasons)
             yield from _type_reasons(s.index, param.type, f"parameter {param.name!r}", param.span)
 
@@ -436,9 +480,7 @@ def _call_imports(s: Subject) -> Iterator[Diagnostic]:
             found = resolver.problem(imp, C.R009_UNRESOLVED_CALL_IMPORT)
             if found:
                 yield diag(found[0], found[1], imp.span)
-    if not any(i.fallback for i in s.ir.imports):
-        return
-    for group, substitute in fallbacks.missing(s.ir, resolver.provided):
+    for group, substitute in _missing_fallbacks(s):
         if substitute and fallbacks.reaches(s.cap, group):
             yield diag(
                 C.R009_UNRESOLVED_CALL_IMPORT,
@@ -447,6 +489,19 @@ def _call_imports(s: Subject) -> Iterator[Diagnostic]:
                 + declare_hint(s.env),
                 group[0].span,
             )
+
+
+def _missing_fallbacks(s: Subject) -> list[tuple[list[Import], bool]]:
+    """``fallbacks.missing`` of the module in its environment, found once per module (kept
+    with its index, for the environment last asked): every capability asks the same."""
+    key = f"{__name__}.missing"
+    cached: tuple[Environment, list[tuple[list[Import], bool]]] | None = s.index.derived.get(key)
+    if cached is None or cached[0] is not s.env:
+        found = []
+        if any(i.fallback for i in s.ir.imports):
+            found = list(fallbacks.missing(s.ir, ImportResolver(s.env).provided))
+        cached = s.index.derived[key] = (s.env, found)
+    return cached[1]
 
 
 def _security(s: Subject) -> Iterator[Diagnostic]:
@@ -564,14 +619,28 @@ CAPABILITY_RULES: Final[dict[str, CapabilityRule]] = {
         s.ir, s.cap, s.env.data_files, s.env.declared_imports
     ),
     "SVC-R085": lambda s: service_reasons(
-        s.ir,
-        s.cap,
-        s.env.governed,
-        lambda found: first_effect(found, {}, module_judge(s.ir, s.env.data_files, s.env.governed)),
+        s.ir, s.cap, s.env.governed, lambda service: _construction(s, service)
     ),
     "SVC-R061": _unbound_names,
     "SVC-R070": lambda s: undocumented_names(s.cap),
 }
+
+
+def _construction(s: Subject, service: ServiceDecl) -> list[Diagnostic]:
+    """The :func:`construction_reasons` of ``service``, judged once per module and
+    environment (kept with the module's index): every method of the class shares them
+    (each method used to judge the construction again, with a judge of its own)."""
+    memo: dict[tuple[str, frozenset[str], bool], list[Diagnostic]] = s.index.derived.setdefault(
+        f"{__name__}.construction", {}
+    )
+    key = (service.name, s.env.data_files, s.env.governed)
+    found = memo.get(key)
+    if found is None:
+        judge = module_judge(s.ir, s.env.data_files, s.env.governed)
+        found = memo[key] = construction_reasons(
+            service, lambda evaluations: first_effect(evaluations, {}, judge)
+        )
+    return found
 
 
 def _type_reasons(index: ModuleIndex, node: TypeNode, what: str, span: Span) -> list[Diagnostic]:

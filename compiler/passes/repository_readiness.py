@@ -21,11 +21,25 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from svcc.compiler.passes.import_resolution import undeclared
-from svcc.compiler.passes.readiness import ReadinessReport, classify, module_reasons, order
+from svcc.compiler.passes.readiness import (
+    Keyed,
+    ReadinessReport,
+    classify,
+    in_order,
+    keyed,
+    module_reasons,
+    order,
+    sorted_keyed,
+    stronger,
+)
 from svcc.compiler.passes.rule_subject import Environment, ImportProblem
 from svcc.compiler.passes.sibling_imports import bare_sibling, sibling_import_problem
 from svcc.contracts.diagnostics import Diagnostic, diag
-from svcc.contracts.diagnostics.codes import R021_LOCAL_IMPORT, R024_IMPORTED_MODULE_RISK
+from svcc.contracts.diagnostics.codes import (
+    R021_LOCAL_IMPORT,
+    R024_IMPORTED_MODULE_RISK,
+    ReadinessClass,
+)
 from svcc.ir.canonical import digest_bytes
 from svcc.ir.model import Capability, Import, ModuleIR, Span
 from svcc.ir.records import evolve
@@ -85,8 +99,12 @@ class RepositoryReadiness:
         self.declared_by_project = declared_by_project
         self.envs: dict[str, Environment] = {}
         self._risks: dict[str, list[str]] = {}
+        # per module: its module-wide reasons (its risks and its report both start from
+        # them), with the IR and environment they are of
+        self._module_wide: dict[str, tuple[ModuleIR, Environment, list[Diagnostic]]] = {}
         self._reach: dict[str, frozenset[str]] = {}
-        self._module_level: dict[str, tuple[list[Diagnostic], frozenset[str]]] = {}
+        # per module: what importing it runs (keyed, sorted), its class, the modules said
+        self._module_level: dict[str, tuple[list[Keyed], ReadinessClass, frozenset[str]]] = {}
 
     def resolver(
         self, module: str, ir: ModuleIR, base: Environment
@@ -137,6 +155,16 @@ class RepositoryReadiness:
             self.envs[module] = evolve(base, resolve_import=self.resolver(module, ir, base))
         return self.envs[module]
 
+    def module_reasons(self, module: str, ir: ModuleIR, env: Environment) -> list[Diagnostic]:
+        """``readiness.module_reasons(ir, env)``, computed once per module: a module's risks
+        (:meth:`risks`) and its report (``module_passes.JudgePass``) both need them."""
+        cached = self._module_wide.get(module)
+        if cached is not None and cached[0] is ir and cached[1] is env:
+            return cached[2]
+        found = module_reasons(ir, env)
+        self._module_wide[module] = (ir, env, found)
+        return found
+
     def risks(self, module: str) -> list[str]:
         """The import-time risks of one module, each ``path:line: message``."""
         if module not in self._risks:
@@ -151,7 +179,9 @@ class RepositoryReadiness:
             else:
                 self._risks[module] = [
                     f"{r.location(source.file.path)}: {r.message}"
-                    for r in sorted(module_reasons(ir, self.env(module, ir)), key=order)
+                    for r in sorted(
+                        self.module_reasons(module, ir, self.env(module, ir)), key=order
+                    )
                     if r.severity == "error"
                 ]
         return self._risks[module]
@@ -237,22 +267,32 @@ class RepositoryReadiness:
                 )
         return out
 
-    def inherited(self, module: str, cap: Capability) -> list[Diagnostic]:
+    def inherited(self, module: str, cap: Capability) -> tuple[list[Keyed], ReadinessClass]:
         """Reasons from the modules that importing ``module`` executes (shared by all its
-        capabilities, computed once), then from ``cap``'s own function-scope imports."""
+        capabilities: computed, keyed, sorted and classified once), then from ``cap``'s own
+        function-scope imports; with their class (``classify``). The list may be the shared
+        one: not to be changed."""
         if self.repo is None:
-            return []
-        from svcc.frontends.repository import parents
-
+            return [], "eligible"
         edges = self.repo.graph.edges.get(module, [])
         if module not in self._module_level:
+            from svcc.frontends.repository import parents  # once per module, not per capability
+
             reported = {module}
             starts: list[tuple[str, Span | None]] = [(p, None) for p in parents(module)]
             starts += [(e.target, e.span) for e in edges if e.scope == ""]
-            self._module_level[module] = (self._walk(starts, reported), frozenset(reported))
-        shared, seen = self._module_level[module]
+            found = self._walk(starts, reported)
+            self._module_level[module] = (
+                sorted_keyed(found),
+                classify(found),
+                frozenset(reported),
+            )
+        shared, shared_class, seen = self._module_level[module]
         own = [(e.target, e.span) for e in edges if e.scope == cap.qualname]
-        return [*shared, *self._walk(own, set(seen))] if own else list(shared)
+        more = self._walk(own, set(seen)) if own else []
+        if not more:
+            return shared, shared_class
+        return [*shared, *keyed(more)], stronger(shared_class, classify(more))
 
     def report(
         self,
@@ -304,18 +344,28 @@ class RepositoryReadiness:
             return base
         assessments = []
         for cap, assessment in zip(ir.capabilities, base.assessments, strict=True):
+            extra, extra_class = self.inherited(module, cap)
             # one reason per import: where the pass already said the import cannot work
             # (SVC-R021: a relative import that does not resolve, a clash), the imported
             # module's risks add nothing
             cannot = {r.span for r in assessment.reasons if r.code == R021_LOCAL_IMPORT.code}
-            extra = [
-                d for d in self.inherited(module, cap) if d.span is None or d.span not in cannot
-            ]
+            if cannot:
+                extra = [(k, d) for k, d in extra if d.span is None or d.span not in cannot]
+                extra_class = classify(d for _, d in extra)
             if not extra:
                 assessments.append(assessment)
                 continue
-            reasons = sorted([*assessment.reasons, *extra], key=order)
-            assessments.append(evolve(assessment, klass=classify(reasons), reasons=tuple(reasons)))
+            # the pass's reasons first, as ``sorted([*reasons, *extra], key=order)`` puts
+            # them on a tie; its class is its reasons' (``ReadinessPass.run``)
+            reasons = keyed(assessment.reasons)
+            reasons += extra
+            assessments.append(
+                evolve(
+                    assessment,
+                    klass=stronger(assessment.klass, extra_class),
+                    reasons=in_order(reasons),
+                )
+            )
         return evolve(base, assessments=tuple(assessments))
 
     def run(

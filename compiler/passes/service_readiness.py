@@ -10,12 +10,12 @@ accepted: the value came from calls judged here. The class definition itself (me
 decorators) is judged by the module-wide class rule (SVC-R010), as every class is.
 """
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from svcc.contracts.diagnostics import Diagnostic, diag
 from svcc.contracts.diagnostics import codes as C
 from svcc.contracts.diagnostics.codes import Code
-from svcc.ir.model import Capability, Evaluation, ModuleIR
+from svcc.ir.model import Capability, Evaluation, ModuleIR, ServiceDecl
 
 # The judgement of import-time evaluations (``import_time.first_effect`` bound to the module's
 # judge): the first that is not known harmless, with its code and a phrase.
@@ -28,20 +28,19 @@ def _own_value(evaluation: Evaluation) -> bool:
     return evaluation.kind == "call" and (evaluation.callee or "").startswith("?.")
 
 
-def service_reasons(
-    ir: ModuleIR, cap: Capability, governed: bool, first_effect: FirstEffect
-) -> Iterator[Diagnostic]:
-    """The reasons of a service method ``cap``; none for a module-level function."""
-    service = ir.service(cap.qualname)
-    if service is None:
-        return
+def construction_reasons(service: ServiceDecl, first_effect: FirstEffect) -> list[Diagnostic]:
+    """What building ``service`` gives every method of it: a constructor that requires
+    arguments, the construction's first effect (or its part the facts do not describe)."""
+    out: list[Diagnostic] = []
     what = f"service class {service.name}"
     if service.required:
         names = ", ".join(repr(n) for n in service.required)
-        yield diag(
-            C.R085_SERVICE_NOT_CONSTRUCTIBLE,
-            f"{what}: the constructor requires {names}; the server builds it with no arguments",
-            service.span,
+        out.append(
+            diag(
+                C.R085_SERVICE_NOT_CONSTRUCTIBLE,
+                f"{what}: the constructor requires {names}; the server builds it with no arguments",
+                service.span,
+            )
         )
     built = "when the server builds it at startup" + (
         f" ({service.name}() and {service.setup}())" if service.setup else f" ({service.name}())"
@@ -50,13 +49,31 @@ def service_reasons(
     if found is not None:
         effect, (code, why) = found
         tail = f": {why}" if why else ""
-        yield diag(code, f"{what}: {effect.text} runs {built}{tail}", effect.span)
+        out.append(diag(code, f"{what}: {effect.text} runs {built}{tail}", effect.span))
     elif service.opaque is not None:
-        yield diag(
-            C.R087_SERVICE_METHOD_FORM,
-            f"{what}: {service.opaque.text} is not read, so what runs {built} is unknown",
-            service.opaque.span,
+        out.append(
+            diag(
+                C.R087_SERVICE_METHOD_FORM,
+                f"{what}: {service.opaque.text} is not read, so what runs {built} is unknown",
+                service.opaque.span,
+            )
         )
+    return out
+
+
+def service_reasons(
+    ir: ModuleIR,
+    cap: Capability,
+    governed: bool,
+    construction: Callable[[ServiceDecl], Iterable[Diagnostic]],
+) -> Iterator[Diagnostic]:
+    """The reasons of a service method ``cap``; none for a module-level function.
+    ``construction`` gives its class's :func:`construction_reasons` (the same for every
+    method of the class: the readiness pass judges them once per module)."""
+    service = ir.service(cap.qualname)
+    if service is None:
+        return
+    yield from construction(service)
     if governed:
         return
     method = cap.qualname.rpartition(".")[2]

@@ -159,6 +159,16 @@ def chain_depths(index: ModuleIndex) -> dict[str, int]:
     return depths
 
 
+def _longest_chain(index: ModuleIndex) -> int:
+    """The deepest of the module's declarations (:func:`chain_depths`), found once per IR:
+    a module with none deeper than :data:`MAX_DECLARATION_CHAIN` (every module but a
+    pathological one) has no capability to judge for it."""
+    found: int | None = index.derived.get(f"{__name__}.longest")
+    if found is None:
+        found = index.derived[f"{__name__}.longest"] = max(chain_depths(index).values(), default=0)
+    return found
+
+
 def _chain_reason(index: ModuleIndex, node: TypeNode, what: str) -> str | None:
     """Why ``node`` (a parameter's or the result's type) cannot be served: it reaches a chain
     of declarations longer than :data:`MAX_DECLARATION_CHAIN`; ``None`` when it does not."""
@@ -253,8 +263,29 @@ def _served_types(cap: Capability) -> list[tuple[TypeNode, Span]]:
     return nodes
 
 
+def _any_array_type(ir: ModuleIR, index: ModuleIndex) -> bool:
+    """Whether a type the module records (a capability's parameter, result or stream item,
+    a TypedDict's or a model's field) has a numpy or pandas value in it, found once per IR:
+    only then can a capability's served types reach one (:func:`reachable`)."""
+    found: bool | None = index.derived.get(f"{__name__}.arrays")
+    if found is None:
+        nodes = [f.type for d in index.typed_dicts.values() for f in d.fields]
+        nodes += [f.type for d in index.models.values() for f in d.fields]
+        for cap in ir.capabilities:
+            nodes += [p.type for p in cap.params]
+            nodes.append(cap.returns.type)
+            if cap.stream is not None:
+                nodes.append(cap.stream.item)
+        found = index.derived[f"{__name__}.arrays"] = any(
+            type(leaf) in LIBRARIES for node in nodes for leaf in iter_leaves(node)
+        )
+    return found
+
+
 def _undeclared_array_library(s: Subject) -> Iterator[Diagnostic]:
     """SVC-R053: a numpy or pandas value whose library is not declared (said once)."""
+    if not _any_array_type(s.ir, s.index):
+        return  # no numpy or pandas value anywhere in the module (most modules)
     reported: set[str] = set()
     for node, span in _served_types(s.cap):
         for leaf in reachable(s.ir, node):
@@ -268,8 +299,21 @@ def _undeclared_array_library(s: Subject) -> Iterator[Diagnostic]:
                 )
 
 
+def _any_unreadable(index: ModuleIndex) -> bool:
+    """Whether a model of the module has something that cannot be read (found once per IR):
+    only such a model gives :func:`_unreadable_model` a reason."""
+    found: bool | None = index.derived.get(f"{__name__}.unreadable")
+    if found is None:
+        found = index.derived[f"{__name__}.unreadable"] = any(
+            decl.unreadable for decl in index.models.values()
+        )
+    return found
+
+
 def _unreadable_model(s: Subject) -> Iterator[Diagnostic]:
     """SVC-R051: a model whose fields cannot be read statically (each said once)."""
+    if not _any_unreadable(s.index):
+        return  # no model of the module has a field that cannot be read (most modules)
     reported: set[str] = set()
     for node, _ in _served_types(s.cap):
         for leaf in reachable(s.ir, node):
@@ -287,6 +331,8 @@ def _unreadable_model(s: Subject) -> Iterator[Diagnostic]:
 def _declaration_chain(s: Subject) -> Iterator[Diagnostic]:
     """SVC-R011 (a parameter) and SVC-R050 (the result): a chain of TypedDicts and models
     nested deeper than any server takes (:data:`MAX_DECLARATION_CHAIN`)."""
+    if _longest_chain(s.index) <= MAX_DECLARATION_CHAIN:
+        return  # no chain of the module is too deep: none a capability reaches
     for param in s.cap.params:
         if not left_out(param):
             chain = _chain_reason(s.index, param.type, f"parameter {param.name!r}")
