@@ -622,8 +622,8 @@ def analyze_repository(
     ``workers``: processes lowering a large tree (``None``: one per CPU, as the CLI asks),
     which then judge the modules they lowered (see ``RepositoryReadiness.run``) and, with
     ``documents`` (``inspect DIR --format json``), render their documents
-    (:attr:`Analysis.rendered`). ``include_tests`` reads test code and tool scripts too
-    (see ``read_tree``)."""
+    (:attr:`Analysis.rendered`) and send no report back (reading one is an error).
+    ``include_tests`` reads test code and tool scripts too (see ``read_tree``)."""
     from pathlib import Path
 
     from svcc.frontends.repository import lowered_tree

@@ -55,6 +55,9 @@ class AnalyzeOptions:
     display_path: str | None = None
     # shared by the files of one directory analysis: compared by identity
     facts_cache: dict[str, Any] | None = field(default=None, eq=False)
+    # the modules' documents rendered by the workers that judged them, for ``inspect DIR
+    # --format json``: the analysis then holds no report a worker judged (reading one is
+    # an error), only the documents (``Analysis.rendered``) and which modules failed
     documents: bool = False
     select: tuple[str, ...] | None = field(default=None, converter=_optional_tuple)
     include_tests: bool = False

@@ -628,8 +628,8 @@ CAPABILITY_RULES: Final[dict[str, CapabilityRule]] = {
 
 def _construction(s: Subject, service: ServiceDecl) -> list[Diagnostic]:
     """The :func:`construction_reasons` of ``service``, judged once per module and
-    environment (kept with the module's index): every method of the class shares them
-    (each method used to judge the construction again, with a judge of its own)."""
+    environment (kept with the module's index): every method of the class shares them, so
+    the construction is judged once, not once per method."""
     memo: dict[tuple[str, frozenset[str], bool], list[Diagnostic]] = s.index.derived.setdefault(
         f"{__name__}.construction", {}
     )

@@ -21,6 +21,7 @@ import marshal
 import os
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from contextlib import contextmanager
 from typing import Final
 
@@ -47,9 +48,8 @@ MAX_BASE_DEPTH: Final = 3
 # dropped first past this many bytes of their texts in all (a tree takes about 28 bytes
 # a character of its text: ~28 MB). A module's facts are read (``_reaches``) long before its
 # values are (``_module``), and the modules whose values are read are the ones many others
-# import, lowered early: each parse again of one cost milliseconds (a tenth of the standard
-# library's sibling parses were second parses).
-_TREE_CHARS: Final = 1_000_000
+# import, lowered early: each parse again of one costs milliseconds.
+_TREE_BYTES: Final = 1_000_000
 # Hooks a class runs when a subclass of it is made.
 _SUBCLASS_HOOKS: Final = frozenset({"__init_subclass__", "__mro_entries__", "__class_getitem__"})
 
@@ -68,13 +68,13 @@ class _Names:
     besides its classes' answers: the names it imports (``from M import N``, still bound)
     and its identity functions."""
 
-    def __init__(self, imported: dict[str, str], identities: frozenset[str]) -> None:
+    def __init__(self, imported: dict[str, str], identities: AbstractSet[str]) -> None:
         self.imported = imported
         self.identities = identities
 
     @classmethod
     def of(cls, values: ModuleValues) -> "_Names":
-        return cls(values.imported, frozenset(values.identities))
+        return cls(values.imported, values.identities)
 
     def stored(self) -> "Answer":
         return (tuple(self.imported), tuple(self.imported.values()), tuple(self.identities))
@@ -101,11 +101,11 @@ class Siblings:
         self._facts: dict[str, _Facts | None] = {}
         self._values: dict[str, ModuleValues | None] = {}
         self._running: set[str] = set()
-        # module -> its tree, whether it is a package, its text's size (see _TREE_CHARS)
+        # module -> its tree, whether it is a package, its text's size (see _TREE_BYTES)
         # (an OrderedDict: a plain dict's first key is found by skipping every key deleted
         # before it, and this one drops its first keys all the time)
         self._trees: OrderedDict[str, tuple[ast.Module, bool, int]] = OrderedDict()
-        self._tree_chars = 0
+        self._tree_bytes = 0
         self._unparsable: set[str] = set()
         # start module -> every repository module its import runs (``None``: unknown)
         self._closures: dict[str, frozenset[str] | None] = {}
@@ -213,24 +213,25 @@ class Siblings:
             return None
         parsed = self._parse_new(module)
         if parsed is None:
-            self._unparsable.add(module)
+            if module not in self._local:  # (the stack's depth or the memory left: not kept)
+                self._unparsable.add(module)
             return None
         found = self.lookup(module)
         self._hold(module, *parsed, len(found[0]) if found is not None else 0)
         return parsed
 
-    def _hold(self, module: str, tree: ast.Module, is_package: bool, chars: int) -> None:
-        """Keep ``module``'s tree for a later read, within ``_TREE_CHARS``."""
+    def _hold(self, module: str, tree: ast.Module, is_package: bool, size: int) -> None:
+        """Keep ``module``'s tree for a later read, within ``_TREE_BYTES``."""
         self._drop(module)
-        self._trees[module] = (tree, is_package, chars)
-        self._tree_chars += chars
-        while self._tree_chars > _TREE_CHARS and len(self._trees) > 1:
-            self._tree_chars -= self._trees.popitem(last=False)[1][2]
+        self._trees[module] = (tree, is_package, size)
+        self._tree_bytes += size
+        while self._tree_bytes > _TREE_BYTES and len(self._trees) > 1:
+            self._tree_bytes -= self._trees.popitem(last=False)[1][2]
 
     def _drop(self, module: str) -> None:
         held = self._trees.pop(module, None)
         if held is not None:
-            self._tree_chars -= held[2]
+            self._tree_bytes -= held[2]
 
     def _parse_new(self, module: str) -> tuple[ast.Module, bool] | None:
         found = self.lookup(module)

@@ -219,11 +219,11 @@ def test_the_trees_kept_stay_within_their_budget(monkeypatch: pytest.MonkeyPatch
 
     sources = {f"m{n}": (f"X = {n}\n".encode(), False) for n in range(4)}
     siblings = _Counting(sources.get, (3, 11))
-    monkeypatch.setattr(sibling_values, "_TREE_CHARS", 2 * len(b"X = 0\n"))
+    monkeypatch.setattr(sibling_values, "_TREE_BYTES", 2 * len(b"X = 0\n"))
     for n in range(4):
         assert siblings._parse(f"m{n}") is not None
     assert list(siblings._trees) == ["m2", "m3"]
-    assert siblings._tree_chars == 2 * len(b"X = 0\n")
+    assert siblings._tree_bytes == 2 * len(b"X = 0\n")
     assert siblings._parse("m3") is not None
     assert siblings._parse("m0") is not None
     assert siblings.parsed == ["m0", "m1", "m2", "m3", "m0"]  # m3 kept, m0 read again
