@@ -70,8 +70,7 @@ _INSTANCE_DUNDERS: Final = frozenset(
      "__contains__", "__getitem__", "__call__", "__format__", "__bool__"}
 )  # fmt: skip
 _IMPORT_ERRORS: Final = frozenset({"builtins.ImportError", "builtins.ModuleNotFoundError"})
-# isinstance's classes as tuples made once (``A | B`` makes a union at each test, and a
-# union is tested slower): asked of every module-level statement and class-body item
+# isinstance's classes made once (``A | B`` makes a union at each test, tested slower)
 _FUNCTIONS: Final = (ast.FunctionDef, ast.AsyncFunctionDef)
 _BRANCHES: Final = (ast.If, ast.Try, ast.TryStar)
 _NOT_FOLDED: Final = (ast.Import, ast.ImportFrom, ast.Pass)
@@ -376,15 +375,11 @@ class ModuleValues(MetaclassRuns):
         for item in stmt.body:
             if isinstance(item, _FUNCTIONS):  # most items: a method binds its name only
                 namespace.names.pop(item.name, None)
-                if item.decorator_list and not (  # most have none: nothing to record or walk
-                    own  # a decorator naming the class's own binding is not the module's
-                    & {
-                        n.id
-                        for d in item.decorator_list
-                        for n in walk(d)
-                        if isinstance(n, ast.Name)
-                    }
-                ):
+                # most have no decorator: nothing to record or walk; a decorator naming
+                # the class's own binding is not the module's
+                decorators = item.decorator_list
+                names = {n.id for d in decorators for n in walk(d) if isinstance(n, ast.Name)}
+                if decorators and not own & names:
                     self._decorators(item)
                 own.add(item.name)
                 continue
