@@ -70,6 +70,14 @@ class ModuleIndex:
         # keyed by their owner's name, so they too are computed once per IR object.
         self.derived: dict[str, Any] = {}
 
+    def once(self, key: str, compute: Callable[[], T]) -> T:
+        """``derived[key]``, computed by ``compute`` the first time it is asked: a fact of
+        the whole module that every capability's judging asks again."""
+        if key not in self.derived:
+            self.derived[key] = compute()
+        found: T = self.derived[key]
+        return found
+
     def typed_dict_fields(self, name: str) -> tuple[TypedDictField, ...]:
         """Every field of TypedDict ``name``, inherited ones included (``KeyError`` when it is
         not declared). Memoised per requested name only, so walking a chain never stores

@@ -163,10 +163,7 @@ def _longest_chain(index: ModuleIndex) -> int:
     """The deepest of the module's declarations (:func:`chain_depths`), found once per IR:
     a module with none deeper than :data:`MAX_DECLARATION_CHAIN` (every module but a
     pathological one) has no capability to judge for it."""
-    found: int | None = index.derived.get(f"{__name__}.longest")
-    if found is None:
-        found = index.derived[f"{__name__}.longest"] = max(chain_depths(index).values(), default=0)
-    return found
+    return index.once(f"{__name__}.longest", lambda: max(chain_depths(index).values(), default=0))
 
 
 def _chain_reason(index: ModuleIndex, node: TypeNode, what: str) -> str | None:
@@ -267,8 +264,8 @@ def _any_array_type(ir: ModuleIR, index: ModuleIndex) -> bool:
     """Whether a type the module records (a capability's parameter, result or stream item,
     a TypedDict's or a model's field) has a numpy or pandas value in it, found once per IR:
     only then can a capability's served types reach one (:func:`reachable`)."""
-    found: bool | None = index.derived.get(f"{__name__}.arrays")
-    if found is None:
+
+    def arrays() -> bool:
         nodes = [f.type for d in index.typed_dicts.values() for f in d.fields]
         nodes += [f.type for d in index.models.values() for f in d.fields]
         for cap in ir.capabilities:
@@ -276,10 +273,9 @@ def _any_array_type(ir: ModuleIR, index: ModuleIndex) -> bool:
             nodes.append(cap.returns.type)
             if cap.stream is not None:
                 nodes.append(cap.stream.item)
-        found = index.derived[f"{__name__}.arrays"] = any(
-            type(leaf) in LIBRARIES for node in nodes for leaf in iter_leaves(node)
-        )
-    return found
+        return any(type(leaf) in LIBRARIES for node in nodes for leaf in iter_leaves(node))
+
+    return index.once(f"{__name__}.arrays", arrays)
 
 
 def _undeclared_array_library(s: Subject) -> Iterator[Diagnostic]:
@@ -302,12 +298,9 @@ def _undeclared_array_library(s: Subject) -> Iterator[Diagnostic]:
 def _any_unreadable(index: ModuleIndex) -> bool:
     """Whether a model of the module has something that cannot be read (found once per IR):
     only such a model gives :func:`_unreadable_model` a reason."""
-    found: bool | None = index.derived.get(f"{__name__}.unreadable")
-    if found is None:
-        found = index.derived[f"{__name__}.unreadable"] = any(
-            decl.unreadable for decl in index.models.values()
-        )
-    return found
+    return index.once(
+        f"{__name__}.unreadable", lambda: any(d.unreadable for d in index.models.values())
+    )
 
 
 def _unreadable_model(s: Subject) -> Iterator[Diagnostic]:
